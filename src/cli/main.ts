@@ -1,0 +1,45 @@
+// The `tapedeck` command line: one commander program, one file per command in commands/.
+import { Command, CommanderError } from 'commander';
+import { isTapedeckError } from '../recording/errors.js';
+
+// Each command module exports `register(program)`. Add a line here when a command lands.
+const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [];
+
+for (const stream of [process.stdout, process.stderr]) {
+  // A closed pipe (`tapedeck ... | head`) is not an error worth a stack trace.
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
+export async function buildProgram(): Promise<Command> {
+  const program = new Command('tapedeck')
+    .description(
+      'Record an LLM agent run once, replay it deterministically in a sandbox, bisect where it went wrong, and score it.',
+    )
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  for (const load of COMMANDS) (await load()).register(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = await buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode;
+      return;
+    }
+    if (isTapedeckError(error)) {
+      process.stderr.write(`tapedeck: ${error.message}\n`);
+      process.exitCode = error.exitCode;
+      return;
+    }
+    throw error;
+  }
+}
+
+await main(process.argv);
