@@ -1,0 +1,139 @@
+// HTTP side effects of a run: the mutating requests it made (tool.called mutating, bare mutating exchanges)
+// and, in a replay, the ones held back (divergence.heldBack), each with target, parameters and step.
+import type { Body, HttpExchangePayload, RecordingEvent } from '../recording/index.js';
+import { decodeText } from './fs-diff.js';
+import type { HttpEffect } from './types.js';
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Text of a body (inline text, base64 or blob); undefined when unreadable or binary. */
+export function bodyText(body: Body | undefined, readBlob?: (sha256: string) => Uint8Array): string | undefined {
+  if (!body) return undefined;
+  if (body.text !== undefined) return body.text;
+  if (body.base64 !== undefined) return decodeText(Buffer.from(body.base64, 'base64')) ?? undefined;
+  if (body.blob !== undefined && readBlob) {
+    try {
+      return decodeText(readBlob(body.blob)) ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** JSON.parse that returns the text itself when it is not JSON. */
+export function parseMaybeJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Query parameters, JSON body fields and tool arguments, merged into one flat-ish object. */
+export function effectParameters(url: string | undefined, body: unknown, args: unknown): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  if (url) {
+    try {
+      for (const [k, v] of new URL(url, 'http://localhost').searchParams) params[k] = v;
+    } catch {
+      // not a URL: no query parameters
+    }
+  }
+  const bodyValue = typeof body === 'string' ? parseMaybeJson(body) : body;
+  if (isRecord(bodyValue)) Object.assign(params, bodyValue);
+  if (isRecord(args)) {
+    for (const [k, v] of Object.entries(args)) {
+      if (k === 'body' || k === 'json' || k === 'data') {
+        const inner = typeof v === 'string' ? parseMaybeJson(v) : v;
+        if (isRecord(inner)) Object.assign(params, inner);
+        else params[k] = v;
+      } else if (k !== 'headers' && k !== 'method' && k !== 'url' && !(k in params)) params[k] = v;
+    }
+  }
+  return params;
+}
+
+/**
+ * The mutating requests of a recording in event order, attributed to their steps.
+ * Requests answered by a model endpoint (referenced by model.called) are never side effects.
+ */
+export function collectHttpEffects(
+  events: readonly RecordingEvent[],
+  readBlob?: (sha256: string) => Uint8Array,
+): HttpEffect[] {
+  const exchanges = new Map<string, HttpExchangePayload>();
+  const claimed = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'http.exchange') exchanges.set(e.payload.exchangeId, e.payload);
+    else if ((e.type === 'model.called' || e.type === 'tool.called') && e.payload.exchangeId)
+      claimed.add(e.payload.exchangeId);
+  }
+  const effects: HttpEffect[] = [];
+  const add = (e: Omit<HttpEffect, 'index' | 'kind' | 'steps'>) => {
+    effects.push({ kind: 'request', index: effects.length + 1, steps: e.stepId === null ? [] : [e.stepId], ...e });
+  };
+  for (const e of events) {
+    if (e.type === 'tool.called' && e.payload.mutating) {
+      const p = e.payload;
+      const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
+      const body = x ? parseMaybeJson(bodyText(x.request.body, readBlob)) : undefined;
+      const result = p.result !== undefined ? p.result : parseMaybeJson(bodyText(p.resultBody, readBlob));
+      const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
+        stepId: e.stepId,
+        name: p.name,
+        method: x?.request.method.toUpperCase() ?? 'CALL',
+        target: x?.request.url ?? p.name,
+        parameters: effectParameters(x?.request.url, body, p.args),
+        args: p.args,
+        executed: x?.servedFrom !== 'blocked' && !(x?.error && !x.response),
+        heldBack: false,
+        seq: e.seq,
+      };
+      if (x?.response) effect.status = x.response.status;
+      if (result !== undefined) effect.result = result;
+      const error = p.error ?? x?.error;
+      if (error) effect.error = error;
+      add(effect);
+    } else if (e.type === 'http.exchange' && !claimed.has(e.payload.exchangeId)) {
+      const x = e.payload;
+      const method = x.request.method.toUpperCase();
+      if (!MUTATING.has(method) || x.servedFrom === 'blocked') continue;
+      const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
+        stepId: e.stepId,
+        name: 'http',
+        method,
+        target: x.request.url,
+        parameters: effectParameters(x.request.url, parseMaybeJson(bodyText(x.request.body, readBlob)), undefined),
+        executed: !(x.error && !x.response),
+        heldBack: false,
+        seq: e.seq,
+      };
+      if (x.response) {
+        effect.status = x.response.status;
+        const result = parseMaybeJson(bodyText(x.response.body, readBlob));
+        if (result !== undefined) effect.result = result;
+      }
+      if (x.error) effect.error = x.error;
+      add(effect);
+    } else if (e.type === 'divergence' && e.payload.heldBack) {
+      const h = e.payload.heldBack;
+      add({
+        stepId: e.stepId,
+        name: 'held-back',
+        method: h.method.toUpperCase(),
+        target: h.target,
+        parameters: effectParameters(h.target, h.body, undefined),
+        executed: false,
+        heldBack: true,
+        seq: e.seq,
+      });
+    }
+  }
+  return effects;
+}

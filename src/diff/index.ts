@@ -1,0 +1,24 @@
+// The state-diff engine: pure functions from recordings (or snapshots) to world changes and eval_state_result rows.
+export { changedColumns, diffDb, rowRef, sameValue } from './db-diff.js';
+export {
+  changeObjectId,
+  checkExpectations,
+  type ExpectationResult,
+  type ExpectedState,
+  ExpectedStateSchema,
+  isRequestedChange,
+  objectId,
+  requestSelected,
+} from './expected.js';
+export { decodeText, diffFs } from './fs-diff.js';
+export { bodyText, collectHttpEffects, effectParameters, parseMaybeJson } from './http-effects.js';
+export { containsToken, findKey, globToRegExp, looseEqual, mismatchedKeys, subsetMatch } from './match.js';
+export {
+  type AgainstDiff,
+  changeAttribution,
+  postWorld,
+  type StateDiff,
+  type StateDiffOptions,
+  stateDiff,
+} from './state-diff.js';
+export * from './types.js';

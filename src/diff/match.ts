@@ -1,0 +1,101 @@
+// Value matching shared by expectations and validators: loose scalar equality, subset match, deep key search, globs.
+import { sameValue } from './db-diff.js';
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Scalars equal as text (1 == "1", "342.50" == 342.5 numerically); objects by subset. */
+export function looseEqual(expected: unknown, actual: unknown): boolean {
+  if (expected === actual) return true;
+  if (expected === null || actual === null || expected === undefined || actual === undefined) return false;
+  if (typeof expected !== 'object') {
+    if (typeof actual === 'object') return false;
+    const a = String(expected);
+    const b = String(actual);
+    if (a === b) return true;
+    const na = Number(a);
+    const nb = Number(b);
+    return a.trim() !== '' && b.trim() !== '' && Number.isFinite(na) && Number.isFinite(nb) && na === nb;
+  }
+  return subsetMatch(expected, actual);
+}
+
+/** Every key of `expected` is in `actual` with a loosely equal value (arrays: same length, element-wise). */
+export function subsetMatch(expected: unknown, actual: unknown): boolean {
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual) || actual.length !== expected.length) return false;
+    return expected.every((v, i) => looseEqual(v, actual[i]));
+  }
+  if (isRecord(expected)) {
+    if (!isRecord(actual)) return false;
+    for (const [k, v] of Object.entries(expected)) if (!looseEqual(v, actual[k])) return false;
+    return true;
+  }
+  return looseEqual(expected, actual);
+}
+
+/** All values stored under `key` anywhere inside `value` (depth-first). */
+export function findKey(value: unknown, key: string, out: unknown[] = [], depth = 0): unknown[] {
+  if (depth > 12) return out;
+  if (Array.isArray(value)) for (const v of value) findKey(v, key, out, depth + 1);
+  else if (isRecord(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === key) out.push(v);
+      findKey(v, key, out, depth + 1);
+    }
+  }
+  return out;
+}
+
+/**
+ * Each expected key is found somewhere in `actual` (or its text, e.g. a URL path) with a loosely equal value.
+ * Returns the keys that did not match, with what was found.
+ */
+export function mismatchedKeys(
+  expected: Record<string, unknown>,
+  actual: unknown,
+  alsoText = '',
+): Array<{ key: string; expected: unknown; actual: unknown[] }> {
+  const misses: Array<{ key: string; expected: unknown; actual: unknown[] }> = [];
+  for (const [key, want] of Object.entries(expected)) {
+    const found = findKey(actual, key);
+    if (found.some((v) => looseEqual(want, v))) continue;
+    if (found.length === 0 && typeof want !== 'object' && alsoText && containsToken(alsoText, String(want))) continue;
+    misses.push({ key, expected: want, actual: found });
+  }
+  return misses;
+}
+
+/** `token` appears in `text` not glued to other word characters. */
+export function containsToken(text: string, token: string): boolean {
+  if (!token) return false;
+  let from = 0;
+  for (;;) {
+    const i = text.indexOf(token, from);
+    if (i < 0) return false;
+    const before = text[i - 1];
+    const after = text[i + token.length];
+    if ((before === undefined || !/\w/.test(before)) && (after === undefined || !/\w/.test(after))) return true;
+    from = i + 1;
+  }
+}
+
+/** A glob (`*` within a path segment, `**` across segments, `?` one char) as an anchored RegExp. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        re += '.*';
+        i++;
+        if (glob[i + 1] === '/') i++;
+      } else re += '[^/]*';
+    } else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+export { sameValue };
