@@ -1,0 +1,66 @@
+// The seed's cost formulas (000 §20–22): LLM cost by token type, state cost, task cost.
+import type { PriceEntry } from '../recording/types.js';
+import type { TokenBuckets } from './tokens.js';
+
+/** LLM cost split by token type, in the price table's currency. */
+export interface LlmCost {
+  uncachedInput: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+  reasoning: number;
+  total: number;
+}
+
+export const ZERO_COST: Readonly<LlmCost> = Object.freeze({
+  uncachedInput: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  output: 0,
+  reasoning: 0,
+  total: 0,
+});
+
+/**
+ * LLM Cost = uncached/1e6 × P_input + cached/1e6 × P_cached_input + output/1e6 × P_output
+ * + reasoning/1e6 × P_reasoning (§20). Cache writes are uncached input billed at P_cache_write
+ * when the table has one, else at P_input. Reasoning without its own price is billed as output
+ * (how providers bill it); a table can set reasoningPerMillion to 0 to follow the seed's
+ * "not separately billed" rule.
+ */
+export function llmCost(tokens: TokenBuckets, price: PriceEntry | undefined): LlmCost {
+  if (!price) return { ...ZERO_COST };
+  const uncachedInput = (tokens.uncachedInput / 1e6) * price.inputPerMillion;
+  const cacheRead = (tokens.cacheRead / 1e6) * price.cachedInputPerMillion;
+  const cacheWrite = (tokens.cacheWrite / 1e6) * (price.cacheWritePerMillion ?? price.inputPerMillion);
+  const output = (tokens.output / 1e6) * price.outputPerMillion;
+  const reasoning = (tokens.reasoning / 1e6) * (price.reasoningPerMillion ?? price.outputPerMillion);
+  return {
+    uncachedInput,
+    cacheRead,
+    cacheWrite,
+    output,
+    reasoning,
+    total: uncachedInput + cacheRead + cacheWrite + output + reasoning,
+  };
+}
+
+export function addCost(into: LlmCost, add: LlmCost): LlmCost {
+  into.uncachedInput += add.uncachedInput;
+  into.cacheRead += add.cacheRead;
+  into.cacheWrite += add.cacheWrite;
+  into.output += add.output;
+  into.reasoning += add.reasoning;
+  into.total += add.total;
+  return into;
+}
+
+/** State Cost = LLM + Tool + API + DB + Compute + Parse + Write cost (§21); tool/API/DB/parse/write share `tool`. */
+export function stateCost(parts: { llm: number; tool: number; compute: number }): number {
+  return parts.llm + parts.tool + parts.compute;
+}
+
+/** Money rounded to 1e-10 so sums print without float noise; NUMERIC columns get the same value. */
+export function roundMoney(value: number): number {
+  return Math.round(value * 1e10) / 1e10;
+}

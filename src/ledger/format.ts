@@ -1,0 +1,158 @@
+// Plain-text rendering of a ledger for the terminal: steps, totals, by state, metrics, conclusion.
+import type { CostDelta } from './compare.js';
+import { formatMoney } from './profile.js';
+import type { Ledger } from './types.js';
+
+const int = (n: number): string => n.toLocaleString('en-US');
+const pct = (r: number | null): string => (r === null ? '—' : `${(r * 100).toFixed(1)}%`);
+const money = (n: number): string => (n === 0 ? '0' : n >= 1 ? n.toFixed(2) : Number(n.toPrecision(4)).toString());
+
+function table(rows: string[][], rightAligned: ReadonlySet<number>): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** The ledger as a readable report (what `tapedeck ledger` prints). */
+export function formatLedger(ledger: Ledger, title?: string): string {
+  const out: string[] = [];
+  const recost = ledger.recostModel ? `, every call re-costed as ${ledger.recostModel}` : '';
+  out.push(`${title ?? ledger.recordingId}  trace ${ledger.traceId}`);
+  out.push(`prices ${ledger.priceVersion} (${ledger.priceSource}), ${ledger.currency}${recost}`);
+  out.push('');
+  const isReplay = ledger.replay !== null;
+  const head = ['step', 'state', 'name', 'model', 'uncached', 'cache rd', 'cache wr', 'output', 'reason', 'cost', 'ms'];
+  if (isReplay) head.push('served', 'recorded', 'replay', 'live');
+  const rows: string[][] = [head];
+  for (const s of ledger.detail) {
+    const row = [
+      String(s.stepId),
+      s.stateType,
+      s.name.length > 28 ? `${s.name.slice(0, 27)}…` : s.name,
+      s.model ? (s.isPriced ? s.model : `${s.model}?`) : '',
+      int(s.tokens.uncachedInput),
+      int(s.tokens.cacheRead),
+      int(s.tokens.cacheWrite),
+      int(s.tokens.output),
+      int(s.tokens.reasoning),
+      money(s.cost),
+      s.latencyMs === null ? '' : int(Math.round(s.latencyMs)),
+    ];
+    if (isReplay) row.push(s.servedFrom ?? '', money(s.recordedCost), money(s.replayCost), money(s.liveCost));
+    rows.push(row);
+  }
+  const t = ledger.totals.tokens;
+  const total = [
+    'total',
+    '',
+    `${ledger.steps.length} steps`,
+    '',
+    int(t.uncachedInput),
+    int(t.cacheRead),
+    int(t.cacheWrite),
+    int(t.output),
+    int(t.reasoning),
+    money(ledger.totals.cost),
+    ledger.run.total_latency_ms === null ? '' : int(ledger.run.total_latency_ms),
+  ];
+  if (ledger.replay) {
+    total.push('', money(ledger.replay.recordedCost), money(ledger.replay.replayCost), money(ledger.replay.liveCost));
+  }
+  rows.push(total);
+  const right = new Set([0, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14]);
+  out.push(table(rows, right));
+  out.push('');
+  const seed = ledger.totals.seed;
+  out.push(
+    `tokens: ${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input (${int(seed.input_tokens_uncached)} uncached incl. ${int(seed.input_tokens_cache_write)} cache-write, ${int(seed.input_tokens_cached)} cached) + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
+  );
+  out.push(
+    `cost:   ${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
+  );
+  out.push('');
+  out.push('by state');
+  const stateRows: string[][] = [['state', 'steps', 'tokens', 'cost', 'share', 'ms']];
+  for (const [state, s] of Object.entries(ledger.byState).sort((a, b) => b[1].cost - a[1].cost)) {
+    stateRows.push([
+      state,
+      String(s.steps),
+      int(s.totalTokens),
+      money(s.cost),
+      pct(s.share),
+      int(Math.round(s.latencyMs)),
+    ]);
+  }
+  out.push(table(stateRows, new Set([1, 2, 3, 4, 5])));
+  out.push('');
+  const m = ledger.metrics;
+  const ratio = (r: number | null): string => (r === null ? '—' : r.toFixed(3));
+  out.push('metrics');
+  out.push(
+    table(
+      [
+        ['cache hit ratio', pct(m.cacheHitRatio)],
+        ['cache saving', formatMoney(m.cacheSaving, ledger.currency)],
+        ['input amplification', m.inputAmplification === null ? '—' : `${m.inputAmplification.toFixed(1)}×`],
+        ['tool context ratio', ratio(m.toolContextRatio)],
+        ['retrieval compression', ratio(m.retrievalCompression)],
+        ['validation repair rate', ratio(m.validationRepairRate)],
+        ['refinement efficiency', ratio(m.refinementEfficiency)],
+        ['main cost sources', ledger.mainCostSources.join(', ') || '—'],
+      ],
+      new Set(),
+    ),
+  );
+  if (ledger.replay) {
+    out.push('');
+    const r = ledger.replay;
+    out.push(
+      `replay of ${r.replayOf}: ${r.steps.recording} steps served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${r.steps.blocked} blocked; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
+    );
+  }
+  out.push('');
+  out.push(ledger.costProfile.conclusion);
+  for (const w of ledger.warnings) out.push(`warning: ${w}`);
+  return out.join('\n');
+}
+
+/** The baseline-vs-replay delta as text. */
+export function formatCostDelta(delta: CostDelta): string {
+  const sign = (n: number): string => (n > 0 ? `+${money(n)}` : n < 0 ? `-${money(-n)}` : '0');
+  const rows: string[][] = [['', 'baseline', 'replay', 'delta']];
+  rows.push(['cost', money(delta.baseline.cost), money(delta.replay.cost), sign(delta.delta.cost)]);
+  rows.push([
+    'tokens',
+    int(delta.baseline.totalTokens),
+    int(delta.replay.totalTokens),
+    (delta.delta.totalTokens >= 0 ? '+' : '') + int(delta.delta.totalTokens),
+  ]);
+  rows.push([
+    'steps',
+    String(delta.baseline.steps),
+    String(delta.replay.steps),
+    String(delta.replay.steps - delta.baseline.steps),
+  ]);
+  for (const [state, s] of Object.entries(delta.byState))
+    rows.push([`  ${state}`, money(s.baseline), money(s.replay), sign(s.delta)]);
+  const lines = [
+    `cost delta (${delta.currency}), baseline ${delta.baseline.traceId} -> replay ${delta.replay.traceId}`,
+  ];
+  lines.push(table(rows, new Set([1, 2, 3])));
+  if (delta.delta.costRatio !== null)
+    lines.push(
+      `the replay's trajectory costs ${pct(delta.delta.costRatio)} vs the baseline; the replay itself spent ${money(delta.replay.spent)}`,
+    );
+  for (const w of delta.warnings) lines.push(`warning: ${w}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,120 @@
+// Price tables: the bundled, versioned table, user overrides (zod-validated), and model lookup.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { TapedeckError } from '../recording/errors.js';
+import { PriceEntrySchema, StateTypeSchema } from '../recording/schema.js';
+import type { PriceEntry, PriceSnapshot } from '../recording/types.js';
+import bundled from './prices/2026-11-01.json' with { type: 'json' };
+
+/** A per-call price for a tool (by tool name; `*` matches any run of characters). SCRIPT_EXEC counts as compute. */
+export const ToolPriceSchema = z
+  .object({
+    tool: z.string().min(1),
+    stateType: StateTypeSchema.optional(),
+    perCall: z.number().nonnegative(),
+  })
+  .strict();
+
+/** A price table: the manifest's PriceSnapshot plus optional per-call tool prices. */
+export const PriceTableSchema = z
+  .object({
+    version: z.string().min(1),
+    currency: z.string().min(1),
+    models: z.array(PriceEntrySchema),
+    tools: z.array(ToolPriceSchema).optional(),
+  })
+  .strict();
+
+export type ToolPrice = z.infer<typeof ToolPriceSchema>;
+export type PriceTable = z.infer<typeof PriceTableSchema>;
+
+/** Where the prices of a ledger came from. */
+export type PriceSource = 'manifest' | 'bundled' | 'file';
+
+/** The table shipped with tapedeck (newest version). */
+export function bundledPrices(): PriceTable {
+  return PriceTableSchema.parse(bundled);
+}
+
+/** Validates a parsed price table; `where` names the file in the error. */
+export function parsePrices(value: unknown, where = 'price table'): PriceTable {
+  const parsed = PriceTableSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path.length ? issue.path.join('.') : '(root)';
+  throw new TapedeckError(
+    'PRICES_INVALID',
+    `${where}: ${path}: ${issue?.message ?? 'invalid'}. A price table is {"version", "currency", "models": [{"model", "inputPerMillion", "cachedInputPerMillion", "outputPerMillion", "cacheWritePerMillion"?, "reasoningPerMillion"?}], "tools"?: [{"tool", "perCall"}]}.`,
+  );
+}
+
+/**
+ * Loads a price table: the bundled one without a file, else the file (JSON, validated).
+ * @example const prices = loadPrices('prices-2027.json');
+ */
+export function loadPrices(file?: string): PriceTable {
+  if (file === undefined) return bundledPrices();
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new TapedeckError('PRICES_NOT_FOUND', `cannot read price table ${file}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new TapedeckError('PRICES_INVALID', `${file}: not JSON (${(error as Error).message})`);
+  }
+  return parsePrices(json, file);
+}
+
+/** The manifest's snapshot as a price table. */
+export function tableFromSnapshot(snapshot: PriceSnapshot): PriceTable {
+  return { version: snapshot.version, currency: snapshot.currency, models: snapshot.models };
+}
+
+/** The snapshot to store in a manifest: only the entries of the models a run used. */
+export function snapshotPrices(table: PriceTable, models: Iterable<string>): PriceSnapshot {
+  const entries = new Map<string, PriceEntry>();
+  for (const model of models) {
+    const entry = findModelPrice(table, model);
+    if (entry) entries.set(entry.model, entry);
+  }
+  return { version: table.version, currency: table.currency, models: [...entries.values()] };
+}
+
+/**
+ * The price of a model: the exact name, else the longest entry that prefixes it at a
+ * `-`/`@`/`:` boundary (so `gpt-4o-2024-08-06` is priced as `gpt-4o`, never as `gpt-4`),
+ * matched case-insensitively and ignoring a `provider/` prefix.
+ */
+export function findModelPrice(table: PriceTable, model: string): PriceEntry | undefined {
+  const name = model.toLowerCase().replace(/^[a-z0-9_-]+\//, '');
+  let best: PriceEntry | undefined;
+  for (const entry of table.models) {
+    const candidate = entry.model.toLowerCase();
+    if (candidate === name || candidate === model.toLowerCase()) return entry;
+    if (name.startsWith(candidate) && /[-@:]/.test(name.charAt(candidate.length))) {
+      if (!best || candidate.length > best.model.length) best = entry;
+    }
+  }
+  return best;
+}
+
+/** The per-call price of a tool by name, if the table has one. */
+export function findToolPrice(table: PriceTable, name: string): ToolPrice | undefined {
+  for (const tool of table.tools ?? []) {
+    if (tool.tool === name) return tool;
+  }
+  for (const tool of table.tools ?? []) {
+    if (!tool.tool.includes('*')) continue;
+    const pattern = new RegExp(`^${tool.tool.split('*').map(escapeRegExp).join('.*')}$`);
+    if (pattern.test(name)) return tool;
+  }
+  return undefined;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,183 @@
+// Context provenance (000 §18): split a model call's input across its sources with a local
+// tokenizer (gpt-tokenizer, o200k), then scale so the parts sum to the provider's reported input.
+import { countTokens } from 'gpt-tokenizer';
+import type { ModelCalledPayload } from '../recording/types.js';
+
+export const CONTEXT_SOURCES = [
+  'system_prompt',
+  'skill_instruction',
+  'user_instruction',
+  'history',
+  'memory',
+  'tool_result',
+  'retrieved_context',
+  'artifact_context',
+  'other_context',
+] as const;
+export type ContextSource = (typeof CONTEXT_SOURCES)[number];
+export type ContextTokens = Record<ContextSource, number>;
+
+/** One piece of a model call's input. Tool results carry the id of the tool call they answer. */
+export interface ContextSegment {
+  source: ContextSource;
+  text: string;
+  toolCallId?: string;
+}
+
+export function emptyContextTokens(): ContextTokens {
+  return {
+    system_prompt: 0,
+    skill_instruction: 0,
+    user_instruction: 0,
+    history: 0,
+    memory: 0,
+    tool_result: 0,
+    retrieved_context: 0,
+    artifact_context: 0,
+    other_context: 0,
+  };
+}
+
+/** Counts tokens with gpt-tokenizer, remembering every text it has seen (histories repeat). */
+export class TokenCounter {
+  readonly #memo = new Map<string, number>();
+  count(text: string): number {
+    if (text.length === 0) return 0;
+    let n = this.#memo.get(text);
+    if (n === undefined) {
+      n = countTokens(text);
+      this.#memo.set(text, n);
+    }
+    return n;
+  }
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Text of a message content: a string, or the text parts of an array of blocks. */
+export function contentText(content: unknown): string {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map(contentText).filter(Boolean).join('\n');
+  if (isObj(content)) {
+    const text = str(content.text) ?? str(content.input_text) ?? str(content.output_text);
+    if (text !== undefined) return text;
+    if ('content' in content) return contentText(content.content);
+  }
+  return JSON.stringify(content);
+}
+
+/**
+ * The input segments of one model call, classified by source: system/developer messages (or the
+ * payload's `system` when the messages carry none) are the system prompt; tool specs are skill
+ * instructions; the first user text is the user instruction; later user and assistant turns are
+ * history; tool results are tool results (the ledger re-labels them as retrieved context, memory or
+ * artifact context from the state type of the tool step that produced them); the rest is other.
+ */
+export function contextSegments(call: ModelCalledPayload): ContextSegment[] {
+  const segments: ContextSegment[] = [];
+  const messages = call.messages;
+  const hasSystemMessage = messages.some((m) => isObj(m) && (m.role === 'system' || m.role === 'developer'));
+  if (!hasSystemMessage && call.system) segments.push({ source: 'system_prompt', text: call.system });
+  if (call.tools && call.tools.length > 0)
+    segments.push({ source: 'skill_instruction', text: JSON.stringify(call.tools) });
+  let seenUser = false;
+  const userText = (text: string): void => {
+    if (!text) return;
+    segments.push({ source: seenUser ? 'history' : 'user_instruction', text });
+    seenUser = true;
+  };
+  for (const message of messages) {
+    if (typeof message === 'string') {
+      userText(message);
+      continue;
+    }
+    if (!isObj(message)) continue;
+    const type = str(message.type);
+    if (type === 'function_call_output') {
+      segments.push(toolSegment(contentText(message.output), str(message.call_id)));
+      continue;
+    }
+    if (type === 'function_call') {
+      segments.push({ source: 'history', text: `${str(message.name) ?? ''}${str(message.arguments) ?? ''}` });
+      continue;
+    }
+    const role = str(message.role);
+    if (role === 'system' || role === 'developer') {
+      segments.push({ source: 'system_prompt', text: contentText(message.content) });
+    } else if (role === 'tool') {
+      segments.push(toolSegment(contentText(message.content), str(message.tool_call_id)));
+    } else if (role === 'user') {
+      if (Array.isArray(message.content)) {
+        const texts: string[] = [];
+        for (const block of message.content) {
+          if (isObj(block) && block.type === 'tool_result') {
+            segments.push(toolSegment(contentText(block.content), str(block.tool_use_id)));
+          } else if (
+            isObj(block) &&
+            (block.type === 'image' || block.type === 'image_url' || block.type === 'document')
+          ) {
+            segments.push({ source: 'other_context', text: contentText(block) });
+          } else {
+            texts.push(contentText(block));
+          }
+        }
+        userText(texts.join('\n'));
+      } else {
+        userText(contentText(message.content));
+      }
+    } else if (role === 'assistant') {
+      const parts = [contentText(message.content)];
+      if (Array.isArray(message.tool_calls)) parts.push(JSON.stringify(message.tool_calls));
+      segments.push({ source: 'history', text: parts.filter(Boolean).join('\n') });
+    } else {
+      segments.push({ source: 'other_context', text: contentText(message.content ?? message) });
+    }
+  }
+  return segments;
+}
+
+function toolSegment(text: string, toolCallId: string | undefined): ContextSegment {
+  return toolCallId === undefined ? { source: 'tool_result', text } : { source: 'tool_result', text, toolCallId };
+}
+
+/**
+ * Scales local counts so they sum exactly to `total` (largest remainder). With no local tokens,
+ * the whole total is "other". @example scaleToTotal([1, 3], 8) // [2, 6]
+ */
+export function scaleToTotal(counts: readonly number[], total: number): number[] {
+  const sum = counts.reduce((a, b) => a + b, 0);
+  if (counts.length === 0) return [];
+  if (sum === 0) return counts.map((_, i) => (i === counts.length - 1 ? total : 0));
+  const exact = counts.map((c) => (c * total) / sum);
+  const floors = exact.map(Math.floor);
+  let left = total - floors.reduce((a, b) => a + b, 0);
+  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  for (const [, i] of order) {
+    if (left <= 0) break;
+    floors[i] = (floors[i] ?? 0) + 1;
+    left--;
+  }
+  return floors;
+}
+
+/** Sums local token counts of segments into the nine sources, scaled to `providerInput` when known. */
+export function contextBreakdown(
+  counted: ReadonlyArray<{ source: ContextSource; tokens: number }>,
+  providerInput: number | undefined,
+): ContextTokens {
+  const local = emptyContextTokens();
+  for (const s of counted) local[s.source] += s.tokens;
+  if (providerInput === undefined) return local;
+  const scaled = scaleToTotal(
+    CONTEXT_SOURCES.map((k) => local[k]),
+    providerInput,
+  );
+  const out = emptyContextTokens();
+  CONTEXT_SOURCES.forEach((k, i) => {
+    out[k] = scaled[i] ?? 0;
+  });
+  return out;
+}
