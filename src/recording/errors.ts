@@ -15,3 +15,26 @@ export class TapedeckError extends Error {
 export function isTapedeckError(error: unknown): error is TapedeckError {
   return error instanceof TapedeckError;
 }
+
+/**
+ * A recording that cannot be read: names the file (relative to the recording directory),
+ * the 1-based line when known, and the field (a path such as `payload.request.url`).
+ */
+export class RecordingError extends TapedeckError {
+  readonly dir: string;
+  readonly file: string;
+  readonly line: number | undefined;
+  readonly field: string | undefined;
+  readonly problem: string;
+  constructor(where: { dir: string; file: string; line?: number; field?: string }, problem: string, hint?: string) {
+    const at = `${where.dir.replace(/\/+$/, '')}/${where.file}${where.line === undefined ? '' : `:${where.line}`}`;
+    const field = where.field === undefined ? '' : ` field ${where.field}:`;
+    super('BAD_RECORDING', `${at}:${field} ${problem}${hint ? ` (${hint})` : ''}`);
+    this.name = 'RecordingError';
+    this.dir = where.dir;
+    this.file = where.file;
+    this.line = where.line;
+    this.field = where.field;
+    this.problem = problem;
+  }
+}

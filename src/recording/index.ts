@@ -1,4 +1,26 @@
 // The Recording contract: what this folder offers to every other module.
+export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
+export { bodyBytes, bodyText } from './body.js';
+export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export * from './errors.js';
+export { isSafeRelativePath, unsafePathReason } from './paths.js';
+export {
+  formatFieldPath,
+  type ListOptions,
+  listRecordings,
+  MAX_LINE_BYTES,
+  type ReadOptions,
+  readManifest,
+  readRecording,
+} from './reader.js';
+export { createRedactor, isPlaceholder, type RedactionOptions, type Redactor } from './redact.js';
 export * from './schema.js';
 export type * from './types.js';
+export { compareKeyValues, sortRows, worldAt } from './world.js';
+export {
+  type AppendInput,
+  createRecordingWriter,
+  INLINE_BODY_MAX,
+  type RecordingWriter,
+  type WriterInit,
+} from './writer.js';

@@ -220,10 +220,7 @@ export const DivergencePayloadSchema = z
     fieldDiff: z.array(z.object({ path: z.string(), expected: z.unknown(), actual: z.unknown() }).strict()).optional(),
     message: z.string(),
     /** For a held-back side effect: the request that never went live. */
-    heldBack: z
-      .object({ method: z.string(), target: z.string(), body: z.unknown().optional() })
-      .strict()
-      .optional(),
+    heldBack: z.object({ method: z.string(), target: z.string(), body: z.unknown().optional() }).strict().optional(),
   })
   .strict();
 
@@ -284,9 +281,7 @@ export const ManifestSchema = z
     name: z.string(),
     createdAt: IsoTime,
     status: z.enum(['complete', 'incomplete', 'failed']),
-    agent: z
-      .object({ command: z.array(z.string()), cwd: z.string(), entry: z.string().optional() })
-      .strict(),
+    agent: z.object({ command: z.array(z.string()), cwd: z.string(), entry: z.string().optional() }).strict(),
     runtime: z
       .object({ node: z.string(), platform: z.string(), sdkVersions: z.record(z.string(), z.string()) })
       .strict(),
@@ -296,7 +291,10 @@ export const ManifestSchema = z
         /** The fs root that was snapshotted (absolute path on the recording machine). */
         fsRoot: z.string().optional(),
         /** The database URL with credentials removed, and the schemas snapshotted. */
-        db: z.object({ url: z.string(), schemas: z.array(z.string()), env: z.string().optional() }).strict().optional(),
+        db: z
+          .object({ url: z.string(), schemas: z.array(z.string()), env: z.string().optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .optional(),

@@ -1,0 +1,70 @@
+// The content-addressed blob store of a recording: blobs/sha256/<first 2 hex>/<other 62 hex>.
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export function isSha256(value: string): boolean {
+  return SHA256_HEX.test(value);
+}
+
+/** The blob's path relative to the recording directory, e.g. `blobs/sha256/ab/cdef…`. */
+export function blobRelativePath(sha256: string): string {
+  if (!isSha256(sha256)) throw new TypeError(`not a sha256: ${JSON.stringify(sha256)}`);
+  return `blobs/sha256/${sha256.slice(0, 2)}/${sha256.slice(2)}`;
+}
+
+/**
+ * Writes blobs into one recording directory. A blob is written to a temporary file in its
+ * final directory and renamed into place, so a reader never sees a half-written blob;
+ * a blob that already exists is not written again.
+ */
+export class BlobStore {
+  private readonly known = new Set<string>();
+  private readonly dirs = new Set<string>();
+  constructor(readonly dir: string) {}
+
+  put(bytes: Uint8Array, sha256 = sha256Hex(bytes)): string {
+    if (this.known.has(sha256)) return sha256;
+    const rel = blobRelativePath(sha256);
+    const file = join(this.dir, rel);
+    if (!existsSync(file)) {
+      const parent = join(this.dir, 'blobs', 'sha256', sha256.slice(0, 2));
+      if (!this.dirs.has(parent)) {
+        mkdirSync(parent, { recursive: true });
+        this.dirs.add(parent);
+      }
+      writeFileAtomicSync(file, bytes);
+    }
+    this.known.add(sha256);
+    return sha256;
+  }
+}
+
+/** Writes `file` via a temporary sibling and a rename: a crash leaves the old file or the new one, never half of one. */
+export function writeFileAtomicSync(file: string, data: Uint8Array | string, mode = 0o644): void {
+  const slash = file.lastIndexOf('/');
+  const tmp = `${file.slice(0, slash + 1)}.${file.slice(slash + 1)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = openSync(tmp, 'wx', mode);
+  try {
+    writeAllSync(fd, data);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(tmp, file);
+}
+
+/** writeSync until every byte is written (a single writeSync may write fewer). */
+export function writeAllSync(fd: number, data: Uint8Array | string): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let offset = 0;
+  while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset, bytes.byteLength - offset);
+}

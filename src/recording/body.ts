@@ -1,0 +1,17 @@
+// Resolving a Body (inline text, inline base64 or blob reference) to its bytes or text.
+import type { Body, Recording } from './types.js';
+
+/** The body's bytes, read from the blob store when it is a blob reference. */
+export function bodyBytes(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): Buffer {
+  if (!body) return Buffer.alloc(0);
+  if (body.text !== undefined) return Buffer.from(body.text, 'utf8');
+  if (body.base64 !== undefined) return Buffer.from(body.base64, 'base64');
+  if (body.blob !== undefined) return recording.readBlob(body.blob);
+  return Buffer.alloc(0);
+}
+
+/** The body as utf8 text (empty for no body). */
+export function bodyText(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): string {
+  if (body?.text !== undefined) return body.text;
+  return bodyBytes(recording, body).toString('utf8');
+}

@@ -1,0 +1,454 @@
+// The recording reader: validates a recording directory line by line and reports a bad or hostile
+// one as a RecordingError naming file, line and field, never a crash or a hang.
+import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
+import { RecordingError } from './errors.js';
+import { unsafePathReason } from './paths.js';
+import {
+  DbSnapshotSchema,
+  EVENT_TYPES,
+  EventEnvelopeSchema,
+  FORMAT,
+  FsSnapshotSchema,
+  ManifestSchema,
+  PAYLOAD_SCHEMAS,
+} from './schema.js';
+import type { DbSnapshot, EventType, FsSnapshot, Manifest, Recording, RecordingEvent } from './types.js';
+
+/** A line of events.jsonl longer than this is refused (a hostile file must not exhaust memory). */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** manifest.json and snapshot files larger than this are refused. */
+export const MAX_JSON_FILE_BYTES = 512 * 1024 * 1024;
+
+export interface ReadOptions {
+  /** Default MAX_LINE_BYTES. */
+  maxLineBytes?: number;
+  /** Hash every blob under blobs/ while reading (default true); readBlob always verifies. */
+  verifyBlobs?: boolean;
+}
+
+const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
+
+/** `payload.request.headers["x-y"]`-style path of a zod issue. */
+export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (typeof seg === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(seg)) out += out === '' ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(String(seg))}]`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+function issueField(issue: z.core.$ZodIssue, prefix: ReadonlyArray<PropertyKey> = []): string {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) path.push(issue.keys[0] as string);
+  return formatFieldPath(path);
+}
+
+function issueProblem(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field (${issue.keys.map((k) => JSON.stringify(k)).join(', ')})`;
+  return issue.message;
+}
+
+/** The 1-based line of the last path segment found in a pretty-printed JSON text (best effort). */
+function lineOf(text: string, path: ReadonlyArray<PropertyKey>): number {
+  let pos = 0;
+  for (const seg of path) {
+    if (typeof seg !== 'string') continue;
+    const at = text.indexOf(JSON.stringify(seg), pos);
+    if (at >= 0) pos = at;
+  }
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < pos; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+function jsonErrorLine(text: string, error: unknown): number {
+  const match = /position (\d+)/.exec(String((error as Error).message));
+  return match ? text.slice(0, Number(match[1])).split('\n').length : 1;
+}
+
+async function readJsonFile(dir: string, file: string): Promise<{ text: string; value: unknown } | undefined> {
+  let size: number;
+  try {
+    size = (await stat(join(dir, file))).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  if (size > MAX_JSON_FILE_BYTES) {
+    throw new RecordingError({ dir, file }, `is ${size} bytes, more than the ${MAX_JSON_FILE_BYTES}-byte limit`);
+  }
+  const text = await readFile(join(dir, file), 'utf8');
+  try {
+    return { text, value: JSON.parse(text) };
+  } catch (error) {
+    throw new RecordingError(
+      { dir, file, line: jsonErrorLine(text, error), field: '(json)' },
+      `is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads and validates manifest.json. */
+export async function readManifest(dir: string): Promise<Manifest> {
+  const file = 'manifest.json';
+  const json = await readJsonFile(dir, file);
+  if (!json) {
+    throw new RecordingError({ dir, file }, 'is missing', 'a recording directory holds manifest.json and events.jsonl');
+  }
+  const { text, value } = json;
+  if (!isRecord(value)) throw new RecordingError({ dir, file, line: 1, field: '(root)' }, 'is not a JSON object');
+  if (value.format !== FORMAT) {
+    throw new RecordingError(
+      { dir, file, line: lineOf(text, ['format']), field: 'format' },
+      `unsupported recording format ${JSON.stringify(value.format)}`,
+      `this tapedeck reads ${FORMAT}; record again or use a matching tapedeck version`,
+    );
+  }
+  const parsed = ManifestSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+    throw new RecordingError(
+      { dir, file, line: lineOf(text, issue.path), field: issueField(issue) },
+      issueProblem(issue),
+    );
+  }
+  return parsed.data;
+}
+
+function parseEventLine(dir: string, text: string, line: number): RecordingEvent {
+  const file = 'events.jsonl';
+  if (text.trim() === '') throw new RecordingError({ dir, file, line, field: '(line)' }, 'is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RecordingError({ dir, file, line, field: '(json)' }, `is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isRecord(value)) throw new RecordingError({ dir, file, line, field: '(line)' }, 'is not a JSON object');
+  if (typeof value.type === 'string' && !EVENT_TYPE_SET.has(value.type)) {
+    throw new RecordingError(
+      { dir, file, line, field: 'type' },
+      `unknown event type ${JSON.stringify(value.type.slice(0, 100))}`,
+      `known types: ${EVENT_TYPES.join(', ')}`,
+    );
+  }
+  const envelope = EventEnvelopeSchema.safeParse(value);
+  if (!envelope.success) {
+    const issue = envelope.error.issues[0] as z.core.$ZodIssue;
+    throw new RecordingError({ dir, file, line, field: issueField(issue) }, issueProblem(issue));
+  }
+  const type = envelope.data.type as EventType;
+  const payload = PAYLOAD_SCHEMAS[type].safeParse(value.payload);
+  if (!payload.success) {
+    const issue = payload.error.issues[0] as z.core.$ZodIssue;
+    throw new RecordingError({ dir, file, line, field: issueField(issue, ['payload']) }, issueProblem(issue));
+  }
+  if (type === 'fs.changed') {
+    const path = (value.payload as { path: string }).path;
+    const reason = unsafePathReason(path);
+    if (reason) {
+      throw new RecordingError(
+        { dir, file, line, field: 'payload.path' },
+        `path ${JSON.stringify(path.slice(0, 200))} ${reason}`,
+      );
+    }
+  }
+  return value as unknown as RecordingEvent;
+}
+
+interface ScanResult {
+  lines: number;
+  sha256: string;
+  /** Bytes after the last newline, if any. */
+  partial?: { line: number; text: string; bytes: number };
+}
+
+/** Reads events.jsonl in chunks, calling onLine for each complete line; refuses lines above maxLine bytes. */
+async function scanLines(
+  dir: string,
+  file: string,
+  maxLine: number,
+  onLine: (text: string, line: number) => void,
+): Promise<ScanResult | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(join(dir, file), 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  let parts: Buffer[] = [];
+  let partLen = 0;
+  let line = 0;
+  const tooLong = (n: number) =>
+    new RecordingError(
+      { dir, file, line: n, field: '(line)' },
+      `is longer than ${maxLine} bytes`,
+      'an event this large is not something tapedeck writes; the file is damaged or hostile',
+    );
+  try {
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      const data = chunk.subarray(0, bytesRead);
+      hash.update(data);
+      let start = 0;
+      while (start < bytesRead) {
+        const nl = data.indexOf(10, start);
+        if (nl === -1) {
+          partLen += bytesRead - start;
+          if (partLen > maxLine) throw tooLong(line + 1);
+          parts.push(Buffer.from(data.subarray(start)));
+          break;
+        }
+        line++;
+        const piece = data.subarray(start, nl);
+        if (partLen + piece.length > maxLine) throw tooLong(line);
+        const bytes = parts.length > 0 ? Buffer.concat([...parts, piece]) : piece;
+        parts = [];
+        partLen = 0;
+        onLine(bytes.toString('utf8'), line);
+        start = nl + 1;
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+  const result: ScanResult = { lines: line, sha256: hash.digest('hex') };
+  if (partLen > 0) result.partial = { line: line + 1, text: Buffer.concat(parts).toString('utf8'), bytes: partLen };
+  return result;
+}
+
+async function readSnapshot(dir: string, which: 'pre' | 'post'): Promise<{ fs?: FsSnapshot; db?: DbSnapshot }> {
+  const out: { fs?: FsSnapshot; db?: DbSnapshot } = {};
+  const fsFile = `snapshots/${which}/fs.json`;
+  const fsJson = await readJsonFile(dir, fsFile);
+  if (fsJson) {
+    const parsed = FsSnapshotSchema.safeParse(fsJson.value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+      throw new RecordingError(
+        { dir, file: fsFile, line: lineOf(fsJson.text, issue.path), field: issueField(issue) },
+        issueProblem(issue),
+      );
+    }
+    for (const path of Object.keys(parsed.data.files)) {
+      const reason = unsafePathReason(path);
+      if (reason) {
+        throw new RecordingError(
+          { dir, file: fsFile, line: lineOf(fsJson.text, ['files', path]), field: formatFieldPath(['files', path]) },
+          `path ${JSON.stringify(path.slice(0, 200))} ${reason}`,
+        );
+      }
+    }
+    out.fs = parsed.data;
+  }
+  const dbFile = `snapshots/${which}/db.json`;
+  const dbJson = await readJsonFile(dir, dbFile);
+  if (dbJson) {
+    const parsed = DbSnapshotSchema.safeParse(dbJson.value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+      throw new RecordingError(
+        { dir, file: dbFile, line: lineOf(dbJson.text, issue.path), field: issueField(issue) },
+        issueProblem(issue),
+      );
+    }
+    out.db = parsed.data;
+  }
+  return out;
+}
+
+function blobReader(dir: string): { readBlob(sha256: string): Buffer; verify(sha256: string, bytes: Buffer): void } {
+  const verified = new Set<string>();
+  function verify(sha256: string, bytes: Buffer): void {
+    const actual = sha256Hex(bytes);
+    if (actual !== sha256) {
+      throw new RecordingError(
+        { dir, file: blobRelativePath(sha256), field: 'sha256' },
+        `content hashes to ${actual}, not to its name`,
+        'the blob was changed or damaged after recording',
+      );
+    }
+    verified.add(sha256);
+  }
+  function readBlob(sha256: string): Buffer {
+    if (!isSha256(sha256)) {
+      throw new RecordingError(
+        { dir, file: 'blobs/sha256', field: 'blob' },
+        `${JSON.stringify(sha256)} is not a sha256`,
+      );
+    }
+    const file = blobRelativePath(sha256);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(join(dir, file));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new RecordingError({ dir, file, field: 'blob' }, 'is missing', 'an event or snapshot refers to it');
+      }
+      throw error;
+    }
+    if (!verified.has(sha256)) verify(sha256, bytes);
+    return bytes;
+  }
+  return { readBlob, verify };
+}
+
+async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobReader>): Promise<void> {
+  const root = join(dir, 'blobs', 'sha256');
+  let prefixes: Dirent[];
+  try {
+    prefixes = await readdir(root, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const prefix of prefixes) {
+    if (prefix.name.startsWith('.')) continue;
+    if (!prefix.isDirectory() || !/^[0-9a-f]{2}$/.test(prefix.name)) {
+      throw new RecordingError(
+        { dir, file: `blobs/sha256/${prefix.name}`, field: 'sha256' },
+        'is not a blob directory',
+        'blob directories are named by the first 2 hex digits of the sha256',
+      );
+    }
+    for (const entry of await readdir(join(root, prefix.name), { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue; // a writer's temporary file
+      const sha256 = prefix.name + entry.name;
+      if (!entry.isFile() || !isSha256(sha256)) {
+        throw new RecordingError(
+          { dir, file: `blobs/sha256/${prefix.name}/${entry.name}`, field: 'sha256' },
+          'is not a blob (blobs are files named by the other 62 hex digits of their sha256)',
+        );
+      }
+      blobs.verify(sha256, await readFile(join(root, prefix.name, entry.name)));
+    }
+  }
+}
+
+/**
+ * Reads and validates a recording directory. Throws RecordingError naming file, line and field
+ * for anything malformed. An `incomplete` recording's cut-off last line is skipped and reported
+ * in `warnings`.
+ */
+export async function readRecording(dir: string, options: ReadOptions = {}): Promise<Recording> {
+  const manifest = await readManifest(dir);
+  const events: RecordingEvent[] = [];
+  const warnings: string[] = [];
+  let lastSeq = -1;
+  const file = 'events.jsonl';
+  const push = (text: string, line: number) => {
+    const event = parseEventLine(dir, text, line);
+    if (event.seq <= lastSeq) {
+      throw new RecordingError(
+        { dir, file, line, field: 'seq' },
+        `seq ${event.seq} does not follow ${lastSeq}`,
+        'events are appended in increasing seq order',
+      );
+    }
+    lastSeq = event.seq;
+    events.push(event);
+  };
+  const scan = await scanLines(dir, file, options.maxLineBytes ?? MAX_LINE_BYTES, push);
+  if (!scan)
+    throw new RecordingError({ dir, file }, 'is missing', 'a recording directory holds manifest.json and events.jsonl');
+  if (scan.partial) {
+    const { line, bytes } = scan.partial;
+    if (manifest.status === 'incomplete') {
+      warnings.push(
+        `${file}:${line}: ignored a cut-off last line (${bytes} bytes without a newline): the writer stopped mid-write`,
+      );
+    } else {
+      push(scan.partial.text, line);
+      warnings.push(`${file}:${line}: the last line has no newline`);
+    }
+  }
+  const { eventsSha256, events: count } = manifest.integrity;
+  if (eventsSha256 !== undefined && eventsSha256 !== scan.sha256) {
+    throw new RecordingError(
+      { dir, file, field: 'integrity.eventsSha256' },
+      `hashes to ${scan.sha256}, but manifest.json says ${eventsSha256}`,
+      'events.jsonl was changed or cut after the recording was closed',
+    );
+  }
+  if (eventsSha256 !== undefined && count !== events.length) {
+    throw new RecordingError(
+      { dir, file: 'manifest.json', field: 'integrity.events' },
+      `says ${count} events, but events.jsonl holds ${events.length}`,
+    );
+  }
+  if (manifest.status === 'incomplete') {
+    warnings.push('the recording is incomplete: the writer did not close it (killed or still running)');
+  }
+  const [pre, post] = [await readSnapshot(dir, 'pre'), await readSnapshot(dir, 'post')];
+  const blobs = blobReader(dir);
+  if (options.verifyBlobs ?? true) await verifyAllBlobs(dir, blobs);
+  return { dir, manifest, events, pre, post, readBlob: blobs.readBlob, warnings };
+}
+
+export interface ListOptions {
+  /** How many directory levels below root to look (default 3). */
+  depth?: number;
+  /** Called for a directory whose manifest.json is invalid (default: skip it silently). */
+  onError?: (error: RecordingError) => void;
+}
+
+/**
+ * Finds recordings (directories holding a valid manifest.json) under root, oldest first.
+ * A missing root gives an empty list.
+ */
+export async function listRecordings(
+  root: string,
+  options: ListOptions = {},
+): Promise<Array<{ dir: string; manifest: Manifest }>> {
+  const found: Array<{ dir: string; manifest: Manifest }> = [];
+  async function walk(dir: string, depth: number): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') return;
+      throw error;
+    }
+    if (entries.some((e) => e.isFile() && e.name === 'manifest.json')) {
+      try {
+        found.push({ dir, manifest: await readManifest(dir) });
+      } catch (error) {
+        if (!(error instanceof RecordingError)) throw error;
+        options.onError?.(error);
+      }
+      return;
+    }
+    if (depth <= 0) return;
+    for (const entry of entries) {
+      if (entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules') {
+        await walk(join(dir, entry.name), depth - 1);
+      }
+    }
+  }
+  await walk(root, options.depth ?? 3);
+  return found.sort((a, b) =>
+    a.manifest.createdAt === b.manifest.createdAt
+      ? a.dir.localeCompare(b.dir)
+      : a.manifest.createdAt < b.manifest.createdAt
+        ? -1
+        : 1,
+  );
+}

@@ -1,0 +1,385 @@
+// Redaction at write time: secrets in headers, URLs, bodies, stream chunks and JSON payloads are
+// replaced by keyed-HMAC placeholders, so equal secrets stay equal (and matching still works)
+// while the secret itself never reaches disk.
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { TapedeckError } from './errors.js';
+import type { Body, EventType, HttpExchangePayload } from './types.js';
+
+/** What to redact beyond the defaults, and with which key. */
+export interface RedactionOptions {
+  /** The HMAC key. Default: env TAPEDECK_REDACTION_KEY, else the per-user key file. */
+  key?: string | Uint8Array;
+  /** Default: $XDG_CONFIG_HOME/tapedeck/redaction.key or ~/.config/tapedeck/redaction.key (created 0600). */
+  keyFile?: string;
+  /** Extra header names whose whole value is secret (case-insensitive). */
+  headers?: string[];
+  /** Extra JSON field / query parameter names whose value is secret (case-insensitive, exact). */
+  fields?: string[];
+  /** Extra patterns; every match in any text is replaced. Use lookbehind for context: /(?<=pin=)\d+/. */
+  patterns?: Array<string | RegExp>;
+  /** Header, field or parameter names never redacted (case-insensitive), e.g. 'max_tokens'. */
+  allow?: string[];
+}
+
+/** Redacts the parts of a recording that may carry secrets. All methods are pure and idempotent. */
+export interface Redactor {
+  /** A short id of the key (not the key), stored in the manifest so replays can check they use the same one. */
+  readonly keyId: string;
+  /** The rules applied, as stored in manifest.redaction.rules. */
+  readonly rules: string[];
+  /** `[REDACTED:hmac:<12 hex>]` for a secret: equal secrets give equal placeholders. */
+  placeholder(secret: string): string;
+  /** Whether a header, JSON field or query parameter of this name holds a secret. */
+  isSecretName(name: string): boolean;
+  headers(headers: Record<string, string>): Record<string, string>;
+  url(url: string): string;
+  /** Token patterns, `"secret_field": "…"` pairs and `token=…` pairs in free text (bodies, SSE chunks). */
+  text(text: string): string;
+  /** Walks a JSON value: string fields with secret names become placeholders, other strings go through text(). */
+  json<T>(value: T): T;
+  /** An inline text body through text(), with its size updated. Blob and base64 bodies are returned as they are. */
+  body(body: Body): Body;
+  exchange(payload: HttpExchangePayload): HttpExchangePayload;
+  /** The payload of an event of this type, redacted as the writer stores it. */
+  payload(type: EventType, payload: unknown): unknown;
+}
+
+export const PLACEHOLDER_PREFIX = '[REDACTED:hmac:';
+const PLACEHOLDER = /^\[REDACTED:hmac:[0-9a-f]{12}\]$/;
+const PLACEHOLDER_SPLIT = /(\[REDACTED:hmac:[0-9a-f]{12}\])/;
+
+export function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value);
+}
+
+const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key'];
+const SECRET_WORDS = new Set([
+  'key',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'authorization',
+  'cookie',
+  'credential',
+  'credentials',
+]);
+const SECRET_SUFFIX =
+  /(apikey|accesskey|secretkey|privatekey|accesstoken|refreshtoken|idtoken|authtoken|sessiontoken|secret|password|passwd)$/;
+const COOKIE_ATTRIBUTES = new Set([
+  'path',
+  'domain',
+  'expires',
+  'max-age',
+  'samesite',
+  'secure',
+  'httponly',
+  'priority',
+  'partitioned',
+]);
+
+const TOKEN_PATTERNS: Array<[string, RegExp]> = [
+  ['bearer', /(?<=\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9\-._~+/]{8,}=*/g],
+  ['sk-key', /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g],
+  ['github-token', /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g],
+  ['aws-access-key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
+  ['slack-token', /\bxox[abprs]-[A-Za-z0-9-]{10,}/g],
+  ['google-api-key', /\bAIza[0-9A-Za-z_-]{35}/g],
+  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
+];
+const PREFILTER_WORDS = [
+  'key',
+  'token',
+  'secret',
+  'passw',
+  'pwd',
+  'passphrase',
+  'credential',
+  'authoriz',
+  'cookie',
+  'bearer',
+  'sk-',
+  'gh',
+  'github_pat_',
+  'akia',
+  'asia',
+  'xox',
+  'aiza',
+  'eyj',
+];
+
+// "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
+const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
+const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
+// name=value in query strings, form bodies, env files and command lines.
+const PAIR = /(^|[?&;\s,])([A-Za-z0-9_.\-[\]]{1,128})=([^&\s#"'<>;,]*)/g;
+
+const keyCache = new Map<string, Buffer>();
+
+function resolveKey(options: RedactionOptions): Buffer {
+  if (options.key !== undefined) {
+    const key = typeof options.key === 'string' ? Buffer.from(options.key, 'utf8') : Buffer.from(options.key);
+    if (key.byteLength === 0)
+      throw new TapedeckError('BAD_REDACTION_KEY', 'The redaction key is empty; give a non-empty key.');
+    return key;
+  }
+  const fromEnv = process.env.TAPEDECK_REDACTION_KEY;
+  if (fromEnv) return Buffer.from(fromEnv, 'utf8');
+  const file =
+    options.keyFile ?? join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'tapedeck', 'redaction.key');
+  const cached = keyCache.get(file);
+  if (cached) return cached;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    try {
+      writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (raced) {
+      if ((raced as NodeJS.ErrnoException).code !== 'EEXIST') throw raced;
+    }
+    text = readFileSync(file, 'utf8').trim();
+  }
+  if (text.length === 0) {
+    throw new TapedeckError(
+      'BAD_REDACTION_KEY',
+      `The redaction key file ${file} is empty; delete it to get a new key.`,
+    );
+  }
+  const key = Buffer.from(text, 'utf8');
+  keyCache.set(file, key);
+  return key;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function toGlobal(pattern: string | RegExp): RegExp {
+  if (typeof pattern === 'string') return new RegExp(pattern, 'g');
+  return pattern.global ? pattern : new RegExp(pattern.source, `${pattern.flags}g`);
+}
+
+function splitWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+function decodeJsonString(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
+}
+
+function decodeUriLoose(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * A redactor with the default rules plus `options`.
+ *
+ * @example
+ * const r = createRedactor({ key: 'k' });
+ * r.headers({ Authorization: 'Bearer sk-…' }) // { Authorization: 'Bearer [REDACTED:hmac:1a2b3c4d5e6f]' }
+ */
+export function createRedactor(options: RedactionOptions = {}): Redactor {
+  const key = resolveKey(options);
+  const keyId = createHmac('sha256', key).update('tapedeck.redaction.key-id').digest('hex').slice(0, 12);
+  const allow = new Set((options.allow ?? []).map((n) => n.toLowerCase()));
+  const secretHeaders = new Set([...DEFAULT_HEADERS, ...(options.headers ?? []).map((n) => n.toLowerCase())]);
+  const secretFields = new Set((options.fields ?? []).map((n) => n.toLowerCase()));
+  const userPatterns = (options.patterns ?? []).map(toGlobal);
+  const prefilter = new RegExp([...PREFILTER_WORDS, ...secretFields].map(escapeRegExp).join('|'), 'i');
+
+  const rules = [
+    ...[...secretHeaders].map((h) => `header:${h}`),
+    'field:key|token|secret|password|credential (as a word of the name)',
+    'query:key|token|secret|password|credential (as a word of the name)',
+    ...TOKEN_PATTERNS.map(([name]) => `pattern:${name}`),
+    ...[...secretFields].map((f) => `field:${f}`),
+    ...userPatterns.map((re) => `pattern:/${re.source}/${re.flags}`),
+    ...[...allow].map((n) => `allow:${n}`),
+  ];
+
+  const placeholders = new Map<string, string>();
+  function placeholder(secret: string): string {
+    let p = placeholders.get(secret);
+    if (p === undefined) {
+      p = `${PLACEHOLDER_PREFIX}${createHmac('sha256', key).update(secret, 'utf8').digest('hex').slice(0, 12)}]`;
+      if (placeholders.size > 10_000) placeholders.clear();
+      placeholders.set(secret, p);
+    }
+    return p;
+  }
+  function redactValue(secret: string): string {
+    return secret === '' || isPlaceholder(secret) ? secret : placeholder(secret);
+  }
+
+  const nameCache = new Map<string, boolean>();
+  function isSecretName(name: string): boolean {
+    let verdict = nameCache.get(name);
+    if (verdict === undefined) {
+      const lower = name.toLowerCase();
+      if (allow.has(lower)) verdict = false;
+      else if (secretFields.has(lower) || secretHeaders.has(lower)) verdict = true;
+      else {
+        const words = splitWords(name);
+        verdict = words.some((w) => SECRET_WORDS.has(w)) || SECRET_SUFFIX.test(words.join(''));
+      }
+      if (nameCache.size > 10_000) nameCache.clear();
+      nameCache.set(name, verdict);
+    }
+    return verdict;
+  }
+
+  function textSegment(text: string): string {
+    let out = text;
+    if (prefilter.test(out)) {
+      out = out.replace(JSON_FIELD, (match, name: string, sep: string, value: string) =>
+        value !== '' && isSecretName(decodeJsonString(name))
+          ? `"${name}"${sep}"${redactValue(decodeJsonString(value))}"`
+          : match,
+      );
+      out = out.replace(ESCAPED_JSON_FIELD, (match, name: string, sep: string, value: string) =>
+        value !== '' && isSecretName(name) ? `\\"${name}\\"${sep}\\"${redactValue(value)}\\"` : match,
+      );
+      out = out.replace(PAIR, (match, lead: string, name: string, value: string) =>
+        value !== '' && !isPlaceholder(value) && isSecretName(decodeUriLoose(name))
+          ? `${lead}${name}=${placeholder(decodeUriLoose(value))}`
+          : match,
+      );
+      for (const re of TOKEN_PATTERNS) out = out.replace(re[1], (m) => placeholder(m));
+    }
+    for (const re of userPatterns) out = out.replace(re, (m) => (m === '' ? m : placeholder(m)));
+    return out;
+  }
+
+  function text(input: string): string {
+    if (input.length === 0) return input;
+    if (!input.includes(PLACEHOLDER_PREFIX)) return textSegment(input);
+    // Leave earlier placeholders alone so redacting twice changes nothing.
+    const parts = input.split(PLACEHOLDER_SPLIT);
+    for (let i = 0; i < parts.length; i += 2) parts[i] = textSegment(parts[i] as string);
+    return parts.join('');
+  }
+
+  function cookieValue(value: string): string {
+    return value.replace(/(^|[;,]\s*)([^=;,\s]+)=([^;,]*)/g, (match, lead: string, name: string, v: string) =>
+      COOKIE_ATTRIBUTES.has(name.toLowerCase()) ? match : `${lead}${name}=${redactValue(v)}`,
+    );
+  }
+
+  function headerValue(lowerName: string, value: string): string {
+    if (lowerName === 'cookie' || lowerName === 'set-cookie') return cookieValue(value);
+    const scheme = /^([A-Za-z][A-Za-z0-9_-]*)\s+(\S.*)$/.exec(value);
+    if (scheme && (lowerName === 'authorization' || lowerName === 'proxy-authorization')) {
+      return `${scheme[1]} ${redactValue(scheme[2] as string)}`;
+    }
+    return redactValue(value);
+  }
+
+  function headers(input: Record<string, string>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(input)) {
+      const lower = name.toLowerCase();
+      if (allow.has(lower)) out[name] = value;
+      else if (typeof value !== 'string') out[name] = value;
+      else if (secretHeaders.has(lower) || isSecretName(name)) out[name] = headerValue(lower, value);
+      else out[name] = text(value);
+    }
+    return out;
+  }
+
+  function url(input: string): string {
+    // user:password@host
+    const withoutPassword = input.replace(
+      /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/@?#:]*):([^/@?#]*)@/,
+      (_m, scheme: string, user: string, password: string) => `${scheme}${user}:${redactValue(password)}@`,
+    );
+    return text(withoutPassword);
+  }
+
+  function json<T>(value: T): T {
+    return walk(value, 0) as T;
+  }
+  function walk(value: unknown, depth: number): unknown {
+    if (typeof value === 'string') return text(value);
+    if (value === null || typeof value !== 'object' || depth > 200) return value;
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
+    const input = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [name, v] of Object.entries(input)) {
+      out[name] = typeof v === 'string' && isSecretName(name) ? redactValue(v) : walk(v, depth + 1);
+    }
+    // A Body inside a payload: keep its size true to the stored text.
+    if (typeof out.size === 'number' && typeof out.text === 'string' && out.text !== input.text) {
+      out.size = Buffer.byteLength(out.text, 'utf8');
+    }
+    return out;
+  }
+
+  function body(input: Body): Body {
+    if (input.text === undefined) return input;
+    const redacted = text(input.text);
+    return redacted === input.text ? input : { ...input, text: redacted, size: Buffer.byteLength(redacted, 'utf8') };
+  }
+
+  function exchange(payload: HttpExchangePayload): HttpExchangePayload {
+    const { request, response, error } = payload;
+    const out: HttpExchangePayload = {
+      ...payload,
+      request: {
+        ...request,
+        url: url(request.url),
+        headers: headers(request.headers),
+        ...(request.body ? { body: body(request.body) } : {}),
+      },
+    };
+    if (response) {
+      out.response = {
+        ...response,
+        headers: headers(response.headers),
+        ...(response.body ? { body: body(response.body) } : {}),
+        ...(response.chunks ? { chunks: response.chunks.map((c) => ({ ...c, data: text(c.data) })) } : {}),
+      };
+    }
+    if (error) out.error = { ...error, message: text(error.message) };
+    return out;
+  }
+
+  function payload(type: EventType, value: unknown): unknown {
+    switch (type) {
+      case 'http.exchange':
+        return exchange(value as HttpExchangePayload);
+      case 'fs.changed':
+      case 'db.changed':
+      case 'nondeterminism':
+      case 'step.started':
+      case 'step.completed':
+        // World state and values handed to the agent stay exact: replay and worldAt depend on them.
+        return value;
+      default:
+        return json(value);
+    }
+  }
+
+  return { keyId, rules, placeholder, isSecretName, headers, url, text, json, body, exchange, payload };
+}

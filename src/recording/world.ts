@@ -1,0 +1,101 @@
+// Time travel over a recording: the world (fs + db) as it was after step k.
+import { canonicalJson } from './canonical-json.js';
+import type { DbSnapshot, DbTable, FsSnapshot, Recording, Row } from './types.js';
+
+/**
+ * Orders primary-key values: numbers (and integer strings, as bigint/numeric columns are stored)
+ * numerically, everything else by canonical JSON. Snapshot writers sort rows with the same order
+ * (see sortRows) so that worldAt(last) equals the post snapshot.
+ */
+export function compareKeyValues(a: unknown, b: unknown): number {
+  const na = asNumber(a);
+  const nb = asNumber(b);
+  if (na !== undefined && nb !== undefined) return na < nb ? -1 : na > nb ? 1 : 0;
+  if (na !== undefined) return -1;
+  if (nb !== undefined) return 1;
+  const sa = typeof a === 'string' ? a : canonicalJson(a);
+  const sb = typeof b === 'string' ? b : canonicalJson(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+function asNumber(value: unknown): bigint | number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && /^-?\d{1,300}$/.test(value)) return BigInt(value);
+  return undefined;
+}
+
+/** Sorts a table's rows by its primary key columns (in place) and returns them. */
+export function sortRows(rows: Row[], primaryKey: readonly string[]): Row[] {
+  if (primaryKey.length === 0) return rows;
+  return rows.sort((x, y) => {
+    for (const column of primaryKey) {
+      const c = compareKeyValues(x[column], y[column]);
+      if (c !== 0) return c;
+    }
+    return 0;
+  });
+}
+
+function matchesKey(row: Row, key: Row): boolean {
+  for (const [column, value] of Object.entries(key)) {
+    if (canonicalJson(row[column]) !== canonicalJson(value)) return false;
+  }
+  return true;
+}
+
+function cloneDb(db: DbSnapshot): DbSnapshot {
+  return {
+    schemas: [...db.schemas],
+    ddl: [...db.ddl],
+    tables: db.tables.map((t) => ({ ...t, columns: [...t.columns], primaryKey: [...t.primaryKey], rows: [...t.rows] })),
+  };
+}
+
+/**
+ * The world after step `step`: the pre snapshot plus the fs.changed and db.changed events of
+ * steps 0..step, in seq order. worldAt(recording, lastStep) equals the post snapshot.
+ * A step below 0 gives the pre snapshot.
+ */
+export function worldAt(
+  recording: Pick<Recording, 'events' | 'pre'>,
+  step: number,
+): { fs: FsSnapshot; db?: DbSnapshot } {
+  const files: FsSnapshot['files'] = { ...(recording.pre.fs?.files ?? {}) };
+  let db = recording.pre.db ? cloneDb(recording.pre.db) : undefined;
+  const touched = new Set<DbTable>();
+  for (const event of recording.events) {
+    if (event.stepId > step) continue;
+    if (event.type === 'fs.changed') {
+      const { path, op, after } = event.payload;
+      if (op === 'delete' || !after) delete files[path];
+      else files[path] = after;
+    } else if (event.type === 'db.changed') {
+      const change = event.payload;
+      db ??= { schemas: [], ddl: [], tables: [] };
+      let table = db.tables.find((t) => t.schema === change.schema && t.name === change.table);
+      if (!table) {
+        table = {
+          schema: change.schema,
+          name: change.table,
+          columns: [],
+          primaryKey: Object.keys(change.key),
+          rows: [],
+        };
+        db.tables.push(table);
+        if (!db.schemas.includes(change.schema)) db.schemas.push(change.schema);
+      }
+      const index = change.op === 'insert' ? -1 : table.rows.findIndex((row) => matchesKey(row, change.key));
+      if (change.op === 'delete') {
+        if (index >= 0) table.rows.splice(index, 1);
+      } else if (change.after) {
+        if (index >= 0) table.rows[index] = change.after;
+        else table.rows.push(change.after);
+      }
+      touched.add(table);
+    }
+  }
+  for (const table of touched) sortRows(table.rows, table.primaryKey);
+  const sortedFiles: FsSnapshot['files'] = {};
+  for (const path of Object.keys(files).sort()) sortedFiles[path] = files[path] as FsSnapshot['files'][string];
+  return db ? { fs: { files: sortedFiles }, db } : { fs: { files: sortedFiles } };
+}

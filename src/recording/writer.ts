@@ -1,0 +1,283 @@
+// The recording writer: an append-only events.jsonl flushed at every step boundary,
+// content-addressed blobs, snapshots and the manifest. Redaction happens here, before any byte is written.
+
+import { isUtf8 } from 'node:buffer';
+import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { BlobStore, writeAllSync, writeFileAtomicSync } from './blobs.js';
+import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
+import { TapedeckError } from './errors.js';
+import { unsafePathReason } from './paths.js';
+import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
+import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, PAYLOAD_SCHEMAS } from './schema.js';
+import type { Body, DbSnapshot, EventType, FsSnapshot, Manifest, PayloadMap, PriceSnapshot } from './types.js';
+
+/** Bodies up to this many bytes are stored inline in the event; larger ones go to blobs/. */
+export const INLINE_BODY_MAX = 4096;
+/** Buffered event bytes that force a flush even between step boundaries. */
+const FLUSH_THRESHOLD = 1 << 20;
+
+export interface WriterInit {
+  /** Default: the directory's base name. */
+  id?: string;
+  name: string;
+  agent: Manifest['agent'];
+  /** Default: this process's node version and platform, no SDK versions. */
+  runtime?: Partial<Manifest['runtime']>;
+  prompt?: Manifest['prompt'];
+  world?: Manifest['world'];
+  replayOf?: string;
+  replay?: Manifest['replay'];
+  prices?: PriceSnapshot;
+  redaction?: RedactionOptions;
+  /** Use this redactor instead of building one from `redaction`. */
+  redactor?: Redactor;
+  /** Default: now. Give it (and traceId) to make two recordings of the same events byte-identical. */
+  createdAt?: string;
+  /** Default: 32 random hex digits. */
+  traceId?: string;
+  /** Validate every event with the zod schema as it is appended (slow; for tests). Also env TAPEDECK_VALIDATE_WRITES=1. */
+  validate?: boolean;
+  /** Default INLINE_BODY_MAX. */
+  inlineBodyMax?: number;
+}
+
+/** What a caller appends: the writer assigns seq and traceId, and time when it is missing. */
+export type AppendInput<K extends EventType = EventType> = {
+  type: K;
+  stepId: number;
+  parentStepId?: number;
+  /** ISO time; default now. */
+  time?: string;
+  payload: PayloadMap[K];
+};
+
+export interface RecordingWriter {
+  readonly dir: string;
+  readonly id: string;
+  readonly traceId: string;
+  readonly redactor: Redactor;
+  /** Redacts and buffers one event; returns its seq (0, 1, 2, …). Flushes at step.completed and run.completed. */
+  append<K extends EventType>(event: AppendInput<K>): number;
+  /** A redacted Body: inline text (utf8) or base64 when small, else a blob reference. */
+  body(bytes: Uint8Array | string, contentType?: string): Body;
+  /** Stores bytes as they are (file contents) and returns their sha256. Not redacted. */
+  putBlob(bytes: Uint8Array): string;
+  /** Writes buffered events to events.jsonl (synchronous; no fsync). */
+  flush(): void;
+  writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void;
+  /** Merges into the manifest and rewrites manifest.json at once. */
+  setManifest(patch: Partial<Manifest>): void;
+  readonly manifest: Readonly<Manifest>;
+  /** Flushes, fsyncs, and writes the manifest with its final status and integrity. Idempotent. */
+  close(status: 'complete' | 'failed' | 'incomplete'): Promise<void>;
+}
+
+const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
+const BINARY_TYPES =
+  /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|pdf|x-protobuf|protobuf|grpc|wasm)/i;
+
+// Flush every open writer if the process exits without closing them (not on SIGKILL, by nature).
+const openWriters = new Set<Writer>();
+let exitHookInstalled = false;
+function trackOpen(writer: Writer): void {
+  openWriters.add(writer);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const w of openWriters) {
+        try {
+          w.flush();
+        } catch {
+          // The process is exiting; a failed last flush leaves an incomplete recording, which readers accept.
+        }
+      }
+    });
+  }
+}
+
+class Writer implements RecordingWriter {
+  readonly id: string;
+  readonly traceId: string;
+  readonly redactor: Redactor;
+  private readonly fd: number;
+  private readonly blobs: BlobStore;
+  private readonly hash: Hash = createHash('sha256');
+  private readonly validate: boolean;
+  private readonly inlineMax: number;
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private seq = 0;
+  private closed = false;
+  private current: Manifest;
+
+  constructor(
+    readonly dir: string,
+    init: WriterInit,
+  ) {
+    this.id = init.id ?? basename(dir);
+    this.traceId = init.traceId ?? randomBytes(16).toString('hex');
+    this.redactor = init.redactor ?? createRedactor(init.redaction);
+    this.validate = init.validate ?? process.env.TAPEDECK_VALIDATE_WRITES === '1';
+    this.inlineMax = init.inlineBodyMax ?? INLINE_BODY_MAX;
+    this.blobs = new BlobStore(dir);
+    const manifest: Manifest = {
+      format: FORMAT,
+      id: this.id,
+      name: init.name,
+      createdAt: init.createdAt ?? new Date().toISOString(),
+      status: 'incomplete',
+      agent: init.agent,
+      runtime: { node: process.version, platform: process.platform, sdkVersions: {}, ...init.runtime },
+      redaction: { rules: this.redactor.rules, keyId: this.redactor.keyId },
+      integrity: { events: 0 },
+    };
+    if (init.prompt) manifest.prompt = init.prompt;
+    if (init.world) manifest.world = init.world;
+    if (init.replayOf !== undefined) manifest.replayOf = init.replayOf;
+    if (init.replay) manifest.replay = init.replay;
+    if (init.prices) manifest.prices = init.prices;
+    this.current = manifest;
+    mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
+    try {
+      this.fd = openSync(join(dir, 'events.jsonl'), 'wx');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new TapedeckError(
+          'RECORDING_EXISTS',
+          `${dir} already holds a recording (events.jsonl exists); choose a new directory or delete it.`,
+        );
+      }
+      throw error;
+    }
+    this.writeManifest();
+    trackOpen(this);
+  }
+
+  get manifest(): Readonly<Manifest> {
+    return this.current;
+  }
+
+  append<K extends EventType>(event: AppendInput<K>): number {
+    if (this.closed) throw new Error(`recording ${this.dir} is closed; cannot append ${event.type}`);
+    if (!EVENT_TYPE_SET.has(event.type)) throw new TypeError(`unknown event type ${JSON.stringify(event.type)}`);
+    if (!Number.isInteger(event.stepId) || event.stepId < 0) {
+      throw new TypeError(`stepId must be a non-negative integer, got ${event.stepId}`);
+    }
+    const seq = this.seq++;
+    const envelope = {
+      seq,
+      traceId: this.traceId,
+      stepId: event.stepId,
+      parentStepId: event.parentStepId,
+      type: event.type,
+      time: event.time ?? new Date().toISOString(),
+      payload: this.redactor.payload(event.type, event.payload),
+    };
+    if (this.validate) validateEvent(envelope);
+    const line = `${canonicalJson(envelope)}\n`;
+    this.pending.push(line);
+    this.pendingChars += line.length;
+    if (event.type === 'step.completed' || event.type === 'run.completed' || this.pendingChars > FLUSH_THRESHOLD) {
+      this.flush();
+    }
+    return seq;
+  }
+
+  body(data: Uint8Array | string, contentType?: string): Body {
+    const ct = contentType === undefined ? {} : { contentType };
+    let text: string | undefined;
+    if (typeof data === 'string') text = data;
+    else if (!(contentType && BINARY_TYPES.test(contentType)) && isUtf8(data)) {
+      text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+    }
+    if (text !== undefined) {
+      const redacted = this.redactor.text(text);
+      const size = Buffer.byteLength(redacted, 'utf8');
+      if (size <= this.inlineMax) return { size, ...ct, text: redacted };
+      return { size, ...ct, blob: this.blobs.put(Buffer.from(redacted, 'utf8')) };
+    }
+    const bytes = data as Uint8Array;
+    if (bytes.byteLength <= this.inlineMax) {
+      return { size: bytes.byteLength, ...ct, base64: Buffer.from(bytes).toString('base64') };
+    }
+    return { size: bytes.byteLength, ...ct, blob: this.blobs.put(bytes) };
+  }
+
+  putBlob(bytes: Uint8Array): string {
+    return this.blobs.put(bytes);
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+    this.pending = [];
+    this.pendingChars = 0;
+    writeAllSync(this.fd, chunk);
+    this.hash.update(chunk, 'utf8');
+  }
+
+  writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void {
+    if (which !== 'pre' && which !== 'post') throw new TypeError(`snapshot must be 'pre' or 'post', got ${which}`);
+    const dir = join(this.dir, 'snapshots', which);
+    mkdirSync(dir, { recursive: true });
+    if (snapshot.fs) {
+      for (const path of Object.keys(snapshot.fs.files)) {
+        const reason = unsafePathReason(path);
+        if (reason) throw new TapedeckError('UNSAFE_PATH', `fs snapshot path ${JSON.stringify(path)} ${reason}`);
+      }
+      writeFileAtomicSync(join(dir, 'fs.json'), `${canonicalJsonPretty(snapshot.fs)}\n`);
+    }
+    if (snapshot.db) writeFileAtomicSync(join(dir, 'db.json'), `${canonicalJsonPretty(snapshot.db)}\n`);
+  }
+
+  setManifest(patch: Partial<Manifest>): void {
+    if (this.closed) throw new Error(`recording ${this.dir} is closed; cannot change its manifest`);
+    const { format: _format, integrity: _integrity, ...rest } = patch;
+    this.current = { ...this.current, ...rest };
+    this.writeManifest();
+  }
+
+  async close(status: 'complete' | 'failed' | 'incomplete'): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.closed = true;
+    openWriters.delete(this);
+    this.current = {
+      ...this.current,
+      status,
+      integrity: { eventsSha256: this.hash.digest('hex'), events: this.seq },
+    };
+    this.writeManifest();
+  }
+
+  private writeManifest(): void {
+    writeFileAtomicSync(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
+  }
+}
+
+function validateEvent(envelope: Record<string, unknown>): void {
+  const env = EventEnvelopeSchema.safeParse(envelope);
+  const payload = PAYLOAD_SCHEMAS[envelope.type as EventType].safeParse(envelope.payload);
+  const issue = env.success ? (payload.success ? undefined : payload.error.issues[0]) : env.error.issues[0];
+  if (issue) {
+    const where = env.success ? ['payload', ...issue.path] : issue.path;
+    throw new TypeError(`invalid ${String(envelope.type)} event: ${where.join('.')}: ${issue.message}`);
+  }
+}
+
+/**
+ * Starts a recording in `dir` (created if missing; must not already hold one). manifest.json is
+ * written at once with status 'incomplete', so a killed writer leaves a readable recording.
+ *
+ * @example
+ * const w = await createRecordingWriter('recordings/run-1', { name: 'run', agent: { command: ['node', 'a.mjs'], cwd } });
+ * w.append({ type: 'run.started', stepId: 0, payload: { command: ['node', 'a.mjs'], cwd } });
+ * await w.close('complete');
+ */
+export async function createRecordingWriter(dir: string, init: WriterInit): Promise<RecordingWriter> {
+  return new Writer(dir, init);
+}

@@ -1,0 +1,87 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bodyText, createRecordingWriter, FORMAT, listRecordings, readRecording } from '../../src/recording/index.js';
+import { init, tempDir, writeTwoSteps } from './helpers.js';
+
+describe('writer and reader', () => {
+  it('writes a recording that reads back with every event, seq assigned in order', async () => {
+    const dir = join(tempDir(), 'run-1');
+    const w = await createRecordingWriter(dir, init());
+    writeTwoSteps(w);
+    w.append({ type: 'run.completed', stepId: 0, payload: { status: 'complete', exitCode: 0 } });
+    await w.close('complete');
+
+    const rec = await readRecording(dir);
+    expect(rec.manifest.format).toBe(FORMAT);
+    expect(rec.manifest.status).toBe('complete');
+    expect(rec.manifest.id).toBe('run-1');
+    expect(rec.events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(rec.events.map((e) => e.type)).toEqual([
+      'run.started',
+      'step.started',
+      'http.exchange',
+      'model.called',
+      'step.completed',
+      'step.started',
+      'tool.called',
+      'step.completed',
+      'run.completed',
+    ]);
+    expect(rec.manifest.integrity.events).toBe(9);
+    expect(rec.warnings).toEqual([]);
+    const exchange = rec.events.find((e) => e.type === 'http.exchange');
+    if (exchange?.type !== 'http.exchange') throw new Error('no exchange');
+    expect(bodyText(rec, exchange.payload.request.body)).toContain('book a flight');
+  });
+
+  it('marks a recording incomplete from the first moment, with a readable manifest', async () => {
+    const dir = join(tempDir(), 'open');
+    const w = await createRecordingWriter(dir, init());
+    writeTwoSteps(w);
+    const rec = await readRecording(dir);
+    expect(rec.manifest.status).toBe('incomplete');
+    expect(rec.events).toHaveLength(8);
+    await w.close('complete');
+  });
+
+  it('puts large bodies in content-addressed blobs and binary bodies in base64', async () => {
+    const dir = join(tempDir(), 'blobs');
+    const w = await createRecordingWriter(dir, init());
+    const large = 'x'.repeat(10_000);
+    const a = w.body(large, 'text/plain');
+    const b = w.body(large, 'text/plain');
+    expect(a.blob).toMatch(/^[0-9a-f]{64}$/);
+    expect(a).toEqual(b);
+    const bin = w.body(new Uint8Array([0xff, 0x00, 0xfe]), 'application/octet-stream');
+    expect(bin.base64).toBe(Buffer.from([0xff, 0x00, 0xfe]).toString('base64'));
+    await w.close('complete');
+    const blobPath = join(dir, 'blobs/sha256', a.blob!.slice(0, 2), a.blob!.slice(2));
+    expect(readFileSync(blobPath, 'utf8')).toBe(large);
+    expect(readdirSync(join(dir, 'blobs/sha256', a.blob!.slice(0, 2)))).toHaveLength(1);
+    const rec = await readRecording(dir);
+    expect(bodyText(rec, a)).toBe(large);
+  });
+
+  it('gives the same bytes for the same events', async () => {
+    const root = tempDir();
+    const files: string[][] = [];
+    for (const name of ['a', 'b']) {
+      const w = await createRecordingWriter(join(root, name), init('same', { id: 'same' }));
+      writeTwoSteps(w);
+      await w.close('complete');
+      files.push(['manifest.json', 'events.jsonl'].map((f) => readFileSync(join(root, name, f), 'utf8')));
+    }
+    expect(files[0]).toEqual(files[1]);
+  });
+
+  it('lists recordings under a root', async () => {
+    const root = tempDir();
+    for (const name of ['one', 'nested/two']) {
+      const w = await createRecordingWriter(join(root, name), init(name));
+      await w.close('complete');
+    }
+    const list = await listRecordings(root);
+    expect(list.map((r) => r.manifest.name).sort()).toEqual(['nested/two', 'one']);
+  });
+});
