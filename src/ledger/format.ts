@@ -1,10 +1,10 @@
 // Plain-text rendering of a ledger for the terminal: steps, totals, by state, metrics, conclusion.
 import type { CostDelta } from './compare.js';
+import { formatPercent as pct } from './metrics.js';
 import { formatMoney } from './profile.js';
 import type { Ledger } from './types.js';
 
 const int = (n: number): string => n.toLocaleString('en-US');
-const pct = (r: number | null): string => (r === null ? '—' : `${(r * 100).toFixed(1)}%`);
 const money = (n: number): string => (n === 0 ? '0' : n >= 1 ? n.toFixed(2) : Number(n.toPrecision(4)).toString());
 
 function table(rows: string[][], rightAligned: ReadonlySet<number>): string {

@@ -68,3 +68,13 @@ export interface DerivedMetrics {
   refinementEfficiency: number | null;
   retrievalCompression: number | null;
 }
+
+/**
+ * A ratio as a percentage with one decimal, truncated as the seed reports it (84,000 of 142,000
+ * cached is 59.15…%, shown as 59.1%). @example formatPercent(84000 / 142000) // '59.1%'
+ */
+export function formatPercent(ratio: number | null): string {
+  if (ratio === null) return '—';
+  const tenths = Math.floor(Math.abs(ratio) * 1000 + 1e-9);
+  return `${ratio < 0 ? '-' : ''}${(tenths / 10).toFixed(1)}%`;
+}

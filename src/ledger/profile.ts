@@ -1,6 +1,6 @@
 // The §24 cost profile: totals, cost and tokens by state, main cost sources, and a conclusion
 // a person can read.
-import { cacheHitRatio } from './metrics.js';
+import { cacheHitRatio, formatPercent } from './metrics.js';
 import type { SeedTokenView } from './tokens.js';
 import type { CostProfile } from './types.js';
 
@@ -115,11 +115,11 @@ function conclude(input: CostProfileInput, main: string[], hit: number | null): 
   if (bySource.length > 0 && inputCost > 0) {
     const [source, cost] = bySource.sort((a, b) => b[1] - a[1])[0] as [string, number];
     sentences.push(
-      `The largest share of input cost came from ${SOURCE_PHRASE[source] ?? source} (${((cost / inputCost) * 100).toFixed(1)}%).`,
+      `The largest share of input cost came from ${SOURCE_PHRASE[source] ?? source} (${formatPercent(cost / inputCost)}).`,
     );
   }
   if (hit !== null) {
-    const pct = `${(hit * 100).toFixed(1)}%`;
+    const pct = formatPercent(hit);
     if (hit >= 0.5) {
       sentences.push(
         `Cached input tokens represented ${pct} of total input tokens, indicating that fixed Skill instructions and historical context benefited from caching.`,

@@ -1,0 +1,217 @@
+import { countTokens } from 'gpt-tokenizer';
+import { describe, expect, it } from 'vitest';
+import { buildLedger, compareLedgers, formatLedger, type PriceTable } from '../../src/ledger/index.js';
+import { defaultUsage, syntheticRecording } from './synthetic.js';
+
+const TOOLS = 4;
+// gpt-4o-mini in the bundled table: 0.15 in, 0.075 cached, 0.60 out; no cache-write or reasoning price.
+const MINI = { input: 0.15, cached: 0.075, output: 0.6 };
+
+function handCost(callIndex: number): number {
+  const u = defaultUsage(callIndex);
+  return (
+    ((u.inputUncached + u.cacheWrite) * MINI.input +
+      u.cacheRead * MINI.cached +
+      (u.output + u.reasoning) * MINI.output) /
+    1e6
+  );
+}
+
+describe('buildLedger on a recorded agent run', () => {
+  const recording = syntheticRecording({ tools: TOOLS });
+  const ledger = buildLedger(recording);
+
+  it('keeps every model call usage in separate buckets, step by step and in total', () => {
+    const modelSteps = ledger.detail.filter((s) => s.model !== null);
+    expect(modelSteps).toHaveLength(TOOLS + 1);
+    modelSteps.forEach((s, i) => {
+      const u = defaultUsage(i);
+      expect(s.tokens).toEqual({
+        uncachedInput: u.inputUncached,
+        cacheRead: u.cacheRead,
+        cacheWrite: u.cacheWrite,
+        output: u.output,
+        reasoning: u.reasoning,
+      });
+    });
+    const sum = (k: keyof ReturnType<typeof defaultUsage>) =>
+      Array.from({ length: TOOLS + 1 }, (_, i) => defaultUsage(i)[k]).reduce((a, b) => a + b, 0);
+    expect(ledger.run.total_cached_input_tokens).toBe(sum('cacheRead'));
+    expect(ledger.run.total_uncached_input_tokens).toBe(sum('inputUncached') + sum('cacheWrite'));
+    expect(ledger.run.total_cache_write_input_tokens).toBe(sum('cacheWrite'));
+    expect(ledger.run.total_input_tokens).toBe(sum('inputUncached') + sum('cacheWrite') + sum('cacheRead'));
+    expect(ledger.run.total_output_tokens).toBe(sum('output'));
+    expect(ledger.run.total_reasoning_tokens).toBe(sum('reasoning'));
+    expect(ledger.run.total_tokens).toBe(ledger.run.total_input_tokens + sum('output') + sum('reasoning'));
+  });
+
+  it('costs each call by the bundled price table as a hand computation does', () => {
+    const modelSteps = ledger.steps.filter((s) => s.model_name !== null);
+    modelSteps.forEach((s, i) => {
+      expect(s.llm_cost).toBeCloseTo(handCost(i), 12);
+    });
+    const total = Array.from({ length: TOOLS + 1 }, (_, i) => handCost(i)).reduce((a, b) => a + b, 0);
+    expect(ledger.run.total_cost).toBeCloseTo(total, 12);
+    expect(ledger.prices).toEqual([
+      expect.objectContaining({ model_name: 'gpt-4o-mini', price_input_per_million: 0.15, currency: 'USD' }),
+    ]);
+    expect(ledger.priceSource).toBe('bundled');
+  });
+
+  it('attributes cost and tokens by state type and names the main cost sources', () => {
+    expect(Object.keys(ledger.byState).sort()).toEqual(['FINALIZE', 'RETRIEVE', 'THINK']);
+    expect(ledger.byState.THINK?.steps).toBe(TOOLS);
+    expect(ledger.byState.RETRIEVE?.cost).toBe(0);
+    expect(ledger.mainCostSources[0]).toBe('THINK');
+    expect(ledger.run.main_cost_state).toBe('THINK');
+    expect(ledger.costProfile.cost_by_state.THINK).toBeCloseTo(
+      Array.from({ length: TOOLS }, (_, i) => handCost(i)).reduce((a, b) => a + b, 0),
+      10,
+    );
+  });
+
+  it('splits every model call input across context sources summing to the provider input', () => {
+    for (const row of ledger.context) {
+      const step = ledger.steps.find((s) => s.step_id === row.step_id);
+      const parts =
+        row.system_prompt_tokens +
+        row.skill_instruction_tokens +
+        row.user_instruction_tokens +
+        row.history_tokens +
+        row.memory_tokens +
+        row.tool_result_tokens +
+        row.retrieved_context_tokens +
+        row.artifact_context_tokens +
+        row.other_context_tokens;
+      expect(parts).toBe(step?.input_tokens_total);
+    }
+    expect(ledger.context[0]?.retrieved_context_tokens).toBe(0);
+    // RETRIEVE tool results re-enter the context as retrieved context.
+    expect(ledger.context.at(-1)?.retrieved_context_tokens).toBeGreaterThan(0);
+    expect(ledger.context.at(-1)?.tool_result_tokens).toBe(0);
+  });
+
+  it('records which tool results entered the next model context', () => {
+    expect(ledger.tools).toHaveLength(TOOLS);
+    const first = recording.events.find((e) => e.type === 'tool.called');
+    const flights = (first?.payload as { result: { flights: unknown } }).result.flights;
+    expect(ledger.tools[0]?.tokens_sent_to_next_llm).toBe(countTokens(JSON.stringify(flights)));
+    for (const t of ledger.tools) {
+      expect(t.tokens_sent_to_next_llm).toBeGreaterThan(0);
+      expect(t.tokens_sent_to_next_llm).toBeLessThan(t.response_tokens_raw);
+      expect(t.request_tokens).toBeGreaterThan(0);
+    }
+    expect(ledger.metrics.retrievalCompression).toBeGreaterThan(0);
+    expect(ledger.metrics.retrievalCompression).toBeLessThan(1);
+  });
+
+  it('reports a tool result the agent dropped from its context as not sent', () => {
+    const windowed = buildLedger(syntheticRecording({ tools: 3, historyWindow: 0 }));
+    expect(windowed.tools.map((t) => t.tokens_sent_to_next_llm)).toEqual([0, 0, 0]);
+  });
+
+  it('computes input amplification from the user instruction of the first call', () => {
+    const user = ledger.context[0]?.user_instruction_tokens ?? 0;
+    expect(user).toBeGreaterThan(0);
+    expect(ledger.metrics.inputAmplification).toBeCloseTo(ledger.run.total_input_tokens / user, 10);
+    expect(ledger.metrics.cacheHitRatio).toBeCloseTo(
+      ledger.run.total_cached_input_tokens / ledger.run.total_input_tokens,
+    );
+  });
+
+  it('renders a readable table with totals, metrics and the conclusion', () => {
+    const text = formatLedger(ledger);
+    expect(text).toContain('FINALIZE');
+    expect(text).toContain('cache hit ratio');
+    expect(text).toContain(ledger.costProfile.conclusion);
+  });
+});
+
+describe('re-costing and providers', () => {
+  it('re-costs a recording under another price table and another model', () => {
+    const recording = syntheticRecording({ tools: 2 });
+    const table: PriceTable = {
+      version: 'test-1',
+      currency: 'RMB',
+      models: [
+        { model: 'gpt-4o-mini', inputPerMillion: 10, cachedInputPerMillion: 2.5, outputPerMillion: 30 },
+        { model: 'model_x', inputPerMillion: 1, cachedInputPerMillion: 1, outputPerMillion: 1, reasoningPerMillion: 0 },
+      ],
+      tools: [{ tool: 'search_*', perCall: 0.02 }],
+    };
+    const recosted = buildLedger(recording, { prices: table });
+    expect(recosted.currency).toBe('RMB');
+    expect(recosted.run.total_tool_cost).toBeCloseTo(0.04, 12);
+    const asX = buildLedger(recording, { prices: table, model: 'model_x' });
+    const tokens = asX.totals.tokens;
+    const expected = (tokens.uncachedInput + tokens.cacheWrite + tokens.cacheRead + tokens.output) / 1e6 + 0.04;
+    expect(asX.run.total_cost).toBeCloseTo(expected, 12);
+    expect(asX.prices.map((p) => p.model_name)).toEqual(['model_x']);
+  });
+
+  it('prefers the manifest price snapshot over the bundled table', () => {
+    const recording = syntheticRecording({
+      tools: 1,
+      prices: {
+        version: 'rec-1',
+        currency: 'EUR',
+        models: [{ model: 'gpt-4o-mini', inputPerMillion: 1, cachedInputPerMillion: 1, outputPerMillion: 1 }],
+      },
+    });
+    const ledger = buildLedger(recording);
+    expect(ledger.priceSource).toBe('manifest');
+    expect(ledger.currency).toBe('EUR');
+  });
+
+  it('warns and costs 0 for a model with no price', () => {
+    const ledger = buildLedger(syntheticRecording({ tools: 1, model: 'no-such-model' }));
+    expect(ledger.run.total_llm_cost).toBe(0);
+    expect(ledger.warnings.join('\n')).toMatch(/no price for model no-such-model/);
+  });
+
+  it('follows Anthropic tool_result blocks into the context of the next call', () => {
+    const ledger = buildLedger(
+      syntheticRecording({ tools: 2, provider: 'anthropic', toolStateType: () => 'API_CALL' }),
+    );
+    expect(ledger.tools.every((t) => t.tokens_sent_to_next_llm > 0)).toBe(true);
+    expect(ledger.context.at(-1)?.tool_result_tokens).toBeGreaterThan(0);
+    expect(ledger.context[0]?.system_prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('replays', () => {
+  const baseline = syntheticRecording({ tools: 3, id: 'base' });
+  // Tool steps served from the recording; model calls went live (a counterfactual replay).
+  const replay = syntheticRecording({
+    tools: 3,
+    id: 'replay',
+    replayOf: 'base',
+    servedFrom: (step) => (step % 2 === 0 ? 'recording' : 'live'),
+  });
+
+  it('shows recorded, replay and live cost side by side', () => {
+    const ledger = buildLedger(replay, {
+      prices: {
+        version: 't',
+        currency: 'USD',
+        models: [{ model: 'gpt-4o-mini', inputPerMillion: 1, cachedInputPerMillion: 1, outputPerMillion: 1 }],
+        tools: [{ tool: 'search_flights', perCall: 0.5 }],
+      },
+    });
+    expect(ledger.replay?.recordedCost).toBeCloseTo(1.5, 12); // three tool calls served from the recording
+    expect(ledger.replay?.liveCost).toBeCloseTo(ledger.run.total_llm_cost, 12);
+    expect(ledger.replay?.replayCost).toBeCloseTo(ledger.run.total_llm_cost, 12);
+    expect(ledger.steps.filter((s) => s.served_from === 'recording')).toHaveLength(3);
+    expect(ledger.detail.filter((s) => s.servedFrom === 'recording').every((s) => s.replayCost === 0)).toBe(true);
+    expect(formatLedger(ledger)).toContain('replay of base');
+  });
+
+  it('computes the cost delta between a baseline and its replay', () => {
+    const longer = syntheticRecording({ tools: 5, id: 'replay2', replayOf: 'base' });
+    const delta = compareLedgers(buildLedger(baseline), buildLedger(longer));
+    expect(delta.delta.cost).toBeGreaterThan(0);
+    expect(delta.delta.cost).toBeCloseTo(delta.replay.cost - delta.baseline.cost, 12);
+    expect(delta.replay.steps - delta.baseline.steps).toBe(4);
+    expect(delta.replay.spent).toBe(0); // everything served from the recording
+  });
+});
