@@ -94,7 +94,7 @@ describe('buildLedger on a recorded agent run', () => {
   it('records which tool results entered the next model context', () => {
     expect(ledger.tools).toHaveLength(TOOLS);
     const first = recording.events.find((e) => e.type === 'tool.called');
-    const flights = (first?.payload as { result: { flights: unknown } }).result.flights;
+    const flights = (first?.payload as { result: { flights: unknown } } | undefined)?.result.flights;
     expect(ledger.tools[0]?.tokens_sent_to_next_llm).toBe(countTokens(JSON.stringify(flights)));
     for (const t of ledger.tools) {
       expect(t.tokens_sent_to_next_llm).toBeGreaterThan(0);
