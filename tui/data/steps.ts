@@ -1,0 +1,246 @@
+// Turns a Recording's event stream into what the run view shows: one row per step for the
+// timeline, and the full detail of one step (input, output, observation, world changes).
+import type {
+  DbChangedPayload,
+  DivergencePayload,
+  FsChangedPayload,
+  ModelCalledPayload,
+  Recording,
+  RecordingEvent,
+  StateType,
+  ToolCalledPayload,
+} from '../../src/recording/index.js';
+
+export type StepStatus = 'success' | 'error' | 'timeout' | 'cancelled' | 'running';
+
+/** One line of the timeline. */
+export interface StepRow {
+  stepId: number;
+  parentStepId?: number;
+  stateType: StateType | 'STEP';
+  /** The tool name, or the model for a model call. */
+  name: string;
+  kind: 'model' | 'tool' | 'other';
+  /** Provider-reported tokens: input (all buckets) + output. */
+  tokens?: number;
+  latencyMs?: number;
+  status: StepStatus;
+  errorType?: string;
+  /** Replay divergences attributed to this step. */
+  divergences: number;
+  fsChanges: number;
+  dbChanges: number;
+}
+
+export interface StepIndex {
+  rows: StepRow[];
+  /** Position in `rows` of each stepId. */
+  positionOf: Map<number, number>;
+  /** Events of each step (stepId 0 holds run-level events). */
+  eventsOf: Map<number, RecordingEvent[]>;
+}
+
+/** Builds the timeline of a recording in one pass over its events. */
+export function indexSteps(recording: Recording): StepIndex {
+  const eventsOf = new Map<number, RecordingEvent[]>();
+  for (const event of recording.events) {
+    let list = eventsOf.get(event.stepId);
+    if (!list) {
+      list = [];
+      eventsOf.set(event.stepId, list);
+    }
+    list.push(event);
+  }
+  const ids = [...eventsOf.keys()].filter((id) => id > 0).sort((a, b) => a - b);
+  const rows: StepRow[] = [];
+  const positionOf = new Map<number, number>();
+  for (const stepId of ids) {
+    const row = rowOf(stepId, eventsOf.get(stepId) ?? []);
+    positionOf.set(stepId, rows.length);
+    rows.push(row);
+  }
+  return { rows, positionOf, eventsOf };
+}
+
+function rowOf(stepId: number, events: RecordingEvent[]): StepRow {
+  const row: StepRow = {
+    stepId,
+    stateType: 'STEP',
+    name: '',
+    kind: 'other',
+    status: 'running',
+    divergences: 0,
+    fsChanges: 0,
+    dbChanges: 0,
+  };
+  for (const event of events) {
+    if (event.parentStepId !== undefined && row.parentStepId === undefined) row.parentStepId = event.parentStepId;
+    switch (event.type) {
+      case 'step.started':
+        row.stateType = event.payload.stateType;
+        if (!row.name) row.name = event.payload.name;
+        break;
+      case 'model.called': {
+        row.kind = 'model';
+        row.name = event.payload.model;
+        const u = event.payload.usage;
+        if (u) row.tokens = (row.tokens ?? 0) + u.inputUncached + u.cacheRead + u.cacheWrite + u.output;
+        row.latencyMs ??= event.payload.latencyMs;
+        break;
+      }
+      case 'tool.called':
+        row.kind = 'tool';
+        row.name = event.payload.name;
+        if (row.stateType === 'STEP') row.stateType = event.payload.stateType;
+        row.latencyMs ??= event.payload.latencyMs;
+        if (event.payload.error) {
+          row.status = 'error';
+          row.errorType = event.payload.error.code;
+        }
+        break;
+      case 'fs.changed':
+        row.fsChanges++;
+        break;
+      case 'db.changed':
+        row.dbChanges++;
+        break;
+      case 'divergence':
+        row.divergences++;
+        break;
+      case 'step.completed':
+        if (row.status !== 'error' || event.payload.status !== 'success') row.status = event.payload.status;
+        if (event.payload.errorType) row.errorType = event.payload.errorType;
+        row.latencyMs = event.payload.latencyMs;
+        break;
+      default:
+        break;
+    }
+  }
+  return row;
+}
+
+/** Everything the detail pane shows about one step. */
+export interface StepDetail {
+  row: StepRow;
+  model?: ModelCalledPayload;
+  tool?: ToolCalledPayload;
+  fs: FsChangedPayload[];
+  db: DbChangedPayload[];
+  divergences: DivergencePayload[];
+  /** Result text the agent observed (tool result, or the http response body when small). */
+  observation?: string;
+}
+
+export function stepDetail(recording: Recording, index: StepIndex, stepId: number): StepDetail | undefined {
+  const pos = index.positionOf.get(stepId);
+  if (pos === undefined) return undefined;
+  const row = index.rows[pos];
+  if (!row) return undefined;
+  const detail: StepDetail = { row, fs: [], db: [], divergences: [] };
+  for (const event of index.eventsOf.get(stepId) ?? []) {
+    if (event.type === 'model.called') detail.model = event.payload;
+    else if (event.type === 'tool.called') detail.tool = event.payload;
+    else if (event.type === 'fs.changed') detail.fs.push(event.payload);
+    else if (event.type === 'db.changed') detail.db.push(event.payload);
+    else if (event.type === 'divergence') detail.divergences.push(event.payload);
+  }
+  if (detail.tool) detail.observation = observationOf(recording, detail.tool);
+  return detail;
+}
+
+function observationOf(recording: Recording, tool: ToolCalledPayload): string | undefined {
+  if (tool.error) return `error ${tool.error.code}: ${tool.error.message}`;
+  if (tool.result !== undefined) return typeof tool.result === 'string' ? tool.result : pretty(tool.result);
+  const body = tool.resultBody;
+  if (!body) return undefined;
+  if (body.text !== undefined) return body.text;
+  if (body.blob) {
+    try {
+      return recording.readBlob(body.blob).toString('utf8');
+    } catch (error) {
+      return `(blob ${body.blob.slice(0, 12)} unreadable: ${(error as Error).message})`;
+    }
+  }
+  return `(${body.size} bytes, binary)`;
+}
+
+function pretty(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 1) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** A provider-shaped message reduced to a role and its text. */
+export interface MessageText {
+  role: string;
+  text: string;
+  /** Where this message's tokens come from, in the seed's context provenance terms. */
+  source: 'system' | 'user' | 'history' | 'tool' | 'other';
+}
+
+/** Reads OpenAI chat messages and Anthropic messages alike. */
+export function messageTexts(model: ModelCalledPayload): MessageText[] {
+  const out: MessageText[] = [];
+  if (model.system) out.push({ role: 'system', text: model.system, source: 'system' });
+  let seenUser = false;
+  for (const raw of model.messages) {
+    if (!raw || typeof raw !== 'object') continue;
+    const m = raw as Record<string, unknown>;
+    const role = typeof m.role === 'string' ? m.role : 'unknown';
+    const parts = contentParts(m.content);
+    if (Array.isArray(m.tool_calls)) {
+      for (const call of m.tool_calls as Array<Record<string, unknown>>) {
+        const fn = call.function as Record<string, unknown> | undefined;
+        parts.push({ text: `→ ${String(fn?.name ?? '?')}(${String(fn?.arguments ?? '')})`, tool: false });
+      }
+    }
+    for (const part of parts) {
+      let source: MessageText['source'];
+      if (role === 'system' || role === 'developer') source = 'system';
+      else if (role === 'tool' || part.tool) source = 'tool';
+      else if (role === 'user' && !seenUser) source = 'user';
+      else source = 'history';
+      out.push({ role, text: part.text, source });
+    }
+    if (role === 'user') seenUser = true;
+  }
+  return out;
+}
+
+function contentParts(content: unknown): Array<{ text: string; tool: boolean }> {
+  if (typeof content === 'string') return [{ text: content, tool: false }];
+  if (!Array.isArray(content)) return [];
+  const parts: Array<{ text: string; tool: boolean }> = [];
+  for (const block of content) {
+    if (typeof block === 'string') {
+      parts.push({ text: block, tool: false });
+      continue;
+    }
+    if (!block || typeof block !== 'object') continue;
+    const b = block as Record<string, unknown>;
+    if (b.type === 'tool_result') {
+      const inner = contentParts(b.content)
+        .map((p) => p.text)
+        .join('\n');
+      parts.push({ text: inner, tool: true });
+    } else if (b.type === 'tool_use') {
+      parts.push({ text: `→ ${String(b.name)}(${JSON.stringify(b.input)})`, tool: false });
+    } else if (typeof b.text === 'string') {
+      parts.push({ text: b.text, tool: false });
+    }
+  }
+  return parts;
+}
+
+/** The system prompt the run started with: the first model call's system text. */
+export function baselineSystemPrompt(recording: Recording): string | undefined {
+  for (const event of recording.events) {
+    if (event.type !== 'model.called') continue;
+    const system = messageTexts(event.payload).filter((m) => m.source === 'system');
+    if (system.length > 0) return system.map((m) => m.text).join('\n\n');
+    return undefined;
+  }
+  return undefined;
+}
