@@ -177,6 +177,13 @@ function splitWords(name: string): string[] {
     .filter((w) => w.length > 0);
 }
 
+/** Sets an own property, even one named `__proto__` (JSON.parse makes those; plain assignment would not). */
+function setOwn(target: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__')
+    Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+  else target[name] = value;
+}
+
 function decodeJsonString(raw: string): string {
   try {
     return JSON.parse(`"${raw}"`) as string;
@@ -300,10 +307,9 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     const out: Record<string, string> = {};
     for (const [name, value] of Object.entries(input)) {
       const lower = name.toLowerCase();
-      if (allow.has(lower)) out[name] = value;
-      else if (typeof value !== 'string') out[name] = value;
-      else if (secretHeaders.has(lower) || isSecretName(name)) out[name] = headerValue(lower, value);
-      else out[name] = text(value);
+      if (allow.has(lower) || typeof value !== 'string') setOwn(out, name, value);
+      else if (secretHeaders.has(lower) || isSecretName(name)) setOwn(out, name, headerValue(lower, value));
+      else setOwn(out, name, text(value));
     }
     return out;
   }
@@ -327,7 +333,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     const input = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     for (const [name, v] of Object.entries(input)) {
-      out[name] = typeof v === 'string' && isSecretName(name) ? redactValue(v) : walk(v, depth + 1);
+      setOwn(out, name, typeof v === 'string' && isSecretName(name) ? redactValue(v) : walk(v, depth + 1));
     }
     // A Body inside a payload: keep its size true to the stored text.
     if (typeof out.size === 'number' && typeof out.text === 'string' && out.text !== input.text) {
