@@ -1,0 +1,155 @@
+// The agent's belief at step k: what it was told, what it observed, what it claimed and what it did.
+import type { Recording, StateType, ToolCall } from '../recording/index.js';
+import { canonical, parseMaybeJson } from './canonical.js';
+import { bodyToText, listSteps, type StepView } from './view.js';
+
+/** One action the agent took (a tool step). */
+export interface BeliefAction {
+  step: number;
+  stateType: StateType;
+  name: string;
+  args: unknown;
+  /** The result the agent observed, as text. */
+  result: string;
+  mutating: boolean;
+  /** True when the action finished without an error (no tool error, step success, HTTP status < 400). */
+  completed: boolean;
+  requestedBy?: number;
+}
+
+/** Text the agent saw, and where it came from. */
+export interface Observation {
+  step: number;
+  source: 'input' | 'tool-result' | 'context';
+  text: string;
+}
+
+/** What the agent said (model output text) at a step. */
+export interface Claim {
+  step: number;
+  text: string;
+}
+
+/** A model step's decision: the tool calls it asked for (none for a final answer). */
+export interface Decision {
+  step: number;
+  toolCalls: ToolCall[];
+}
+
+/** The agent's belief over the prefix of steps 1..step. */
+export interface Belief {
+  step: number;
+  /** The task as given: the system prompt and the first user input. */
+  given: string[];
+  /** The latest context the model saw (messages of the last model call at or before `step`). */
+  context?: { step: number; system?: string; messages: unknown[] };
+  observations: Observation[];
+  claims: Claim[];
+  actions: BeliefAction[];
+  decisions: Decision[];
+}
+
+/** The belief at step k, built from the steps 1..k of the recording. */
+export function beliefAt(recording: Recording, step: number, steps: StepView[] = listSteps(recording)): Belief {
+  const belief: Belief = { step, given: [], observations: [], claims: [], actions: [], decisions: [] };
+  let firstModel = true;
+  let lastModelStep = 0;
+  for (const view of steps) {
+    if (view.step > step) break;
+    if (view.model) {
+      const model = view.model;
+      lastModelStep = view.step;
+      if (firstModel) {
+        firstModel = false;
+        if (model.system) belief.given.push(model.system);
+        for (const message of model.messages) {
+          const role = roleOf(message);
+          if (role === 'system' || role === 'developer' || role === 'user') belief.given.push(messageText(message));
+        }
+      }
+      for (const message of model.messages) {
+        if (roleOf(message) !== 'assistant')
+          belief.observations.push({ step: view.step, source: 'context', text: messageText(message) });
+      }
+      belief.context =
+        model.system === undefined
+          ? { step: view.step, messages: model.messages }
+          : { step: view.step, system: model.system, messages: model.messages };
+      if (model.output.text) belief.claims.push({ step: view.step, text: model.output.text });
+      belief.decisions.push({ step: view.step, toolCalls: model.output.toolCalls });
+    }
+    if (view.tool) {
+      const tool = view.tool;
+      const result = toolResultText(recording, view);
+      const status = view.exchange?.response?.status;
+      const action: BeliefAction = {
+        step: view.step,
+        stateType: view.stateType,
+        name: tool.name,
+        args: parseMaybeJson(tool.args),
+        result,
+        mutating: tool.mutating,
+        completed:
+          tool.error === undefined &&
+          view.exchange?.error === undefined &&
+          (view.status === undefined || view.status === 'success') &&
+          (status === undefined || status < 400),
+      };
+      if (view.parentStepId !== undefined) action.requestedBy = view.parentStepId;
+      belief.actions.push(action);
+      if (result) belief.observations.push({ step: view.step, source: 'tool-result', text: result });
+    }
+  }
+  // The run's final answer, when the recorder put it on run.completed only, is the last model step's claim.
+  const finalOutput = recording.events.find((e) => e.type === 'run.completed');
+  if (finalOutput?.type === 'run.completed' && finalOutput.payload.finalOutput && lastModelStep > 0) {
+    const last = steps.filter((s) => s.model).at(-1);
+    if (last && last.step <= step && !belief.claims.some((c) => c.text === finalOutput.payload.finalOutput)) {
+      belief.claims.push({ step: last.step, text: finalOutput.payload.finalOutput });
+    }
+  }
+  for (const text of belief.given) belief.observations.unshift({ step: 0, source: 'input', text });
+  return belief;
+}
+
+function toolResultText(recording: Recording, view: StepView): string {
+  const tool = view.tool;
+  if (!tool) return '';
+  const parts: string[] = [];
+  if (tool.result !== undefined) parts.push(typeof tool.result === 'string' ? tool.result : canonical(tool.result));
+  if (tool.resultBody) parts.push(bodyToText(recording, tool.resultBody));
+  if (tool.error) parts.push(`${tool.error.code}: ${tool.error.message}`);
+  if (parts.length === 0 && view.exchange?.response) parts.push(bodyToText(recording, view.exchange.response.body));
+  return parts.join('\n');
+}
+
+function roleOf(message: unknown): string | undefined {
+  if (message && typeof message === 'object' && 'role' in message) {
+    const role = (message as { role: unknown }).role;
+    return typeof role === 'string' ? role : undefined;
+  }
+  return undefined;
+}
+
+/** The text of a provider message (OpenAI string/parts content, Anthropic blocks incl. tool_result). */
+export function messageText(message: unknown): string {
+  if (typeof message === 'string') return message;
+  if (!message || typeof message !== 'object') return '';
+  const content = (message as { content?: unknown }).content;
+  const parts: string[] = [];
+  collectText(content, parts);
+  const toolCalls = (message as { tool_calls?: unknown }).tool_calls;
+  if (toolCalls !== undefined) parts.push(canonical(toolCalls));
+  return parts.join('\n');
+}
+
+function collectText(content: unknown, parts: string[]): void {
+  if (typeof content === 'string') parts.push(content);
+  else if (Array.isArray(content)) for (const block of content) collectText(block, parts);
+  else if (content && typeof content === 'object') {
+    const block = content as Record<string, unknown>;
+    if (typeof block.text === 'string') parts.push(block.text);
+    if (block.content !== undefined) collectText(block.content, parts);
+    if (block.input !== undefined) parts.push(canonical(block.input));
+  }
+}

@@ -1,0 +1,100 @@
+// Which values in an action's arguments are identifiers worth grounding, and where a value was seen.
+
+/** A value an action uses, and the argument path it came from. */
+export interface UsedValue {
+  path: string;
+  value: string;
+}
+
+const ID_KEY =
+  /^(id|ids|uuid|guid|key|ref|reference|pnr|locator|code|number|email)$|(_|-)(id|ids|ref|code|number|key|uuid)$|[a-z](Id|Ids|Ref|Code|Number|Key|Uuid)$/i;
+const DATE_LIKE = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$|^\d{1,2}:\d{2}(:\d{2})?$/;
+/** A token mixing letters and digits, like FL123, bk_7f3a, 3f9c-…: the shape of an identifier. */
+const ID_SHAPE = /^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-.:#/]{2,79}$/;
+
+function isIdKey(key: string): boolean {
+  return ID_KEY.test(key);
+}
+
+/** True when a string looks like an identifier (letters and digits mixed, no spaces, not a date). */
+export function looksLikeId(text: string): boolean {
+  return ID_SHAPE.test(text) && !DATE_LIKE.test(text) && !/^https?:/.test(text);
+}
+
+/** The identifier-like values used in a tool's arguments (URL path segments and query values included). */
+export function usedValues(args: unknown): UsedValue[] {
+  const out: UsedValue[] = [];
+  walk(args, '$', '', out);
+  const seen = new Set<string>();
+  return out.filter((v) => {
+    const key = `${v.path}=${v.value}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function walk(value: unknown, path: string, key: string, out: UsedValue[]): void {
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) walk(item, `${path}[${i}]`, key, out);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) walk(v, `${path}.${k}`, k, out);
+  } else if (typeof value === 'number' || typeof value === 'bigint') {
+    if (isIdKey(key)) out.push({ path, value: String(value) });
+  } else if (typeof value === 'string') {
+    const text = value.trim();
+    if (text === '') return;
+    if (/^https?:\/\//.test(text)) {
+      urlValues(text, path, out);
+      return;
+    }
+    if (/\s/.test(text) || text.length > 80) return;
+    if (isIdKey(key) && !DATE_LIKE.test(text)) out.push({ path, value: text });
+    else if (looksLikeId(text)) out.push({ path, value: text });
+  }
+}
+
+function urlValues(text: string, path: string, out: UsedValue[]): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return;
+  }
+  const segments = url.pathname.split('/').filter(Boolean).map(safeDecode);
+  segments.forEach((segment, i) => {
+    const previous = segments[i - 1] ?? '';
+    // /bookings/42: a number after a collection name is an id; FL123 anywhere is.
+    if (looksLikeId(segment) || (/^\d+$/.test(segment) && /[a-z]/i.test(previous))) {
+      out.push({ path: `${path} (path /${segments.slice(0, i + 1).join('/')})`, value: segment });
+    }
+  });
+  for (const [k, v] of url.searchParams) {
+    if (looksLikeId(v) || (isIdKey(k) && v !== '' && !DATE_LIKE.test(v)))
+      out.push({ path: `${path} (?${k})`, value: v });
+  }
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** True when `value` occurs in `text` as a whole token (not inside a longer identifier), ignoring case. */
+export function mentions(text: string, value: string): boolean {
+  if (!text.toLowerCase().includes(value.toLowerCase())) return false;
+  return new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(value)}(?![A-Za-z0-9_])`, 'i').test(text);
+}
+
+/** Identifier-like tokens in free text (for claims). */
+export function idTokens(text: string): string[] {
+  const tokens = text.match(/[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]/g) ?? [];
+  return [...new Set(tokens.filter(looksLikeId))];
+}

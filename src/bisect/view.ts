@@ -1,0 +1,133 @@
+// A step-indexed view of a Recording: what happened at each step, the bodies as text, the world.
+import type {
+  Body,
+  DbSnapshot,
+  FsSnapshot,
+  HttpExchangePayload,
+  ModelCalledPayload,
+  Recording,
+  StateType,
+  StepCompletedPayload,
+  ToolCalledPayload,
+} from '../recording/index.js';
+import { TapedeckError } from '../recording/index.js';
+
+/** One step of a run, with the event that defines it. */
+export interface StepView {
+  step: number;
+  stateType: StateType;
+  name: string;
+  parentStepId?: number;
+  model?: ModelCalledPayload;
+  tool?: ToolCalledPayload;
+  /** The HTTP exchange of a tool step (its response is what the agent observed). */
+  exchange?: HttpExchangePayload;
+  status?: StepCompletedPayload['status'];
+}
+
+/** The world at a step: files and database rows. */
+export interface World {
+  fs: FsSnapshot;
+  db?: DbSnapshot;
+}
+
+/** Every step of the recording, ordered by step number (steps count from 1). */
+export function listSteps(recording: Recording): StepView[] {
+  const byStep = new Map<number, StepView>();
+  const exchanges = new Map<string, HttpExchangePayload>();
+  for (const event of recording.events) {
+    if (event.type === 'http.exchange') exchanges.set(event.payload.exchangeId, event.payload);
+    if (event.stepId < 1) continue;
+    let view = byStep.get(event.stepId);
+    if (event.type === 'step.started') {
+      view = { ...view, step: event.stepId, stateType: event.payload.stateType, name: event.payload.name };
+      if (event.parentStepId !== undefined) view.parentStepId = event.parentStepId;
+      byStep.set(event.stepId, view);
+      continue;
+    }
+    if (!view) {
+      view = { step: event.stepId, stateType: 'OBSERVE', name: event.type };
+      byStep.set(event.stepId, view);
+    }
+    if (event.type === 'model.called') view.model = event.payload;
+    else if (event.type === 'tool.called') {
+      view.tool = event.payload;
+      if (view.parentStepId === undefined && event.parentStepId !== undefined) view.parentStepId = event.parentStepId;
+    } else if (event.type === 'step.completed') view.status = event.payload.status;
+  }
+  for (const view of byStep.values()) {
+    const id = view.tool?.exchangeId;
+    const exchange = id === undefined ? undefined : exchanges.get(id);
+    if (exchange) view.exchange = exchange;
+  }
+  return [...byStep.values()].sort((a, b) => a.step - b.step);
+}
+
+/** The highest step number of the recording (0 when it has no steps). */
+export function stepCount(recording: Recording): number {
+  let max = 0;
+  for (const event of recording.events) if (event.stepId > max) max = event.stepId;
+  return max;
+}
+
+/** A body's text: inline text, decoded base64, or the blob's bytes. */
+export function bodyToText(recording: Recording, body: Body | undefined): string {
+  if (!body) return '';
+  if (body.text !== undefined) return body.text;
+  if (body.base64 !== undefined) return Buffer.from(body.base64, 'base64').toString('utf8');
+  if (body.blob !== undefined) return recording.readBlob(body.blob).toString('utf8');
+  return '';
+}
+
+/** Throws a clear error for a step outside 1..N. */
+export function assertStep(recording: Recording, step: number, what = 'step'): void {
+  const n = stepCount(recording);
+  if (!Number.isInteger(step) || step < 0 || step > n) {
+    throw new TapedeckError(
+      'BISECT_STEP_RANGE',
+      `${what} ${step} is out of range: ${recording.dir} has steps 1..${n} (0 = before the first step)`,
+    );
+  }
+}
+
+/**
+ * worldAt(recording, k): the pre snapshot plus the fs.changed/db.changed events of steps 0..k.
+ * (Kept here so bisect stays usable on its own; it follows the contract's definition exactly.)
+ */
+export function worldAtStep(recording: Recording, step: number): World {
+  assertStep(recording, step);
+  const files: FsSnapshot['files'] = { ...(recording.pre.fs?.files ?? {}) };
+  const pre = recording.pre.db;
+  const db: DbSnapshot | undefined = pre
+    ? { ...pre, tables: pre.tables.map((t) => ({ ...t, rows: t.rows.map((r) => ({ ...r })) })) }
+    : undefined;
+  for (const event of recording.events) {
+    if (event.stepId > step) continue;
+    if (event.type === 'fs.changed') {
+      const { path, op, after } = event.payload;
+      if (op === 'delete' || !after) delete files[path];
+      else files[path] = after;
+    } else if (event.type === 'db.changed' && db) {
+      const { schema, table, op, key, after } = event.payload;
+      let target = db.tables.find((t) => t.schema === schema && t.name === table);
+      if (!target) {
+        target = { schema, name: table, columns: [], primaryKey: Object.keys(key), rows: [] };
+        db.tables.push(target);
+      }
+      const index = target.rows.findIndex((row) => Object.entries(key).every(([c, v]) => sameValue(row[c], v)));
+      if (op === 'delete') {
+        if (index >= 0) target.rows.splice(index, 1);
+      } else if (after) {
+        if (index >= 0) target.rows[index] = { ...target.rows[index], ...after };
+        else target.rows.push({ ...after });
+      }
+    }
+  }
+  return db ? { fs: { files }, db } : { fs: { files } };
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  return String(a) === String(b);
+}

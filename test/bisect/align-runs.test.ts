@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { alignRuns, builtinPredicate, compareDivergence } from '../../src/bisect/index.js';
+import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
+
+describe('alignRuns', () => {
+  it('finds where the fixed run parts from the baseline: an extra booking step', () => {
+    const alignment = alignRuns(baselineRun(), fixedRun());
+    expect(alignment.firstDivergence).toEqual({ kind: 'extra-step', stepB: 5 });
+    expect(alignment.distance).toBe(2);
+    expect(alignment.similarity).toBeCloseTo(1 - 2 / 7);
+  });
+
+  it('a run aligned with itself is identical', () => {
+    const alignment = alignRuns(baselineRun(), baselineRun());
+    expect(alignment.firstDivergence).toBeUndefined();
+    expect(alignment.similarity).toBe(1);
+  });
+
+  it('a different booking decision is other arguments', () => {
+    const alignment = alignRuns(baselineRun(), doubleBookingRun());
+    expect(alignment.firstDivergence).toMatchObject({ kind: 'other-arguments', stepA: 3, stepB: 3 });
+  });
+});
+
+describe('compareDivergence', () => {
+  it('reports the divergence gone when the replay with the fixed prompt is good', async () => {
+    const shift = await compareDivergence(baselineRun(), fixedRun(), () => builtinPredicate('all'));
+    expect(shift.verdict).toBe('disappeared');
+    expect(shift.baseline.firstBad?.step).toBe(5);
+    expect(shift.replay.firstBad).toBeUndefined();
+    expect(shift.summary).toMatch(/divergence at baseline step 5 .* is gone/);
+  });
+
+  it('reports a divergence that stayed at the same step', async () => {
+    const shift = await compareDivergence(baselineRun(), baselineRun(), () => builtinPredicate('claims'));
+    expect(shift.verdict).toBe('stayed');
+  });
+
+  it('reports a divergence that moved', async () => {
+    const shift = await compareDivergence(baselineRun(), doubleBookingRun(), () => builtinPredicate('all'));
+    expect(shift.verdict).toBe('moved');
+    expect(shift.replay.firstBad?.step).toBe(6);
+  });
+});

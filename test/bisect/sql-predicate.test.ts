@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bisectBelief, evaluationBound, openWorldDb, sqlPredicate, type WorldDb } from '../../src/bisect/index.js';
+import { TapedeckError } from '../../src/recording/index.js';
+import { doubleBookingRun, fixedRun } from './fixtures.js';
+
+// One embedded Postgres for the file: PGlite takes seconds to start on a shared machine.
+let db: WorldDb;
+beforeAll(async () => {
+  db = await openWorldDb();
+});
+afterAll(async () => db.close());
+
+describe('SQL predicates against the world database at step k', () => {
+  it('a duplicate-booking query finds the step that inserted the second booking', async () => {
+    const sql = 'SELECT passenger, count(*) FROM bookings GROUP BY passenger HAVING count(*) > 1';
+    const result = await bisectBelief(doubleBookingRun(), sqlPredicate(sql, { db }));
+    expect(result.firstBad?.step).toBe(6);
+    expect(result.firstBad?.reason).toMatch(/returned 1 row/);
+    expect(result.evaluations).toBeLessThanOrEqual(evaluationBound(7));
+  });
+
+  it('a boolean "good" or "bad" column decides', async () => {
+    const good = await bisectBelief(fixedRun(), sqlPredicate('SELECT count(*) = 0 AS good FROM bookings', { db }));
+    expect(good.firstBad?.step).toBe(6);
+    expect(good.firstBad?.reason).toMatch(/good = false/);
+    const bad = await bisectBelief(
+      fixedRun(),
+      sqlPredicate("SELECT count(*) > 1 AS bad FROM bookings WHERE status = 'confirmed'", { db }),
+    );
+    expect(bad.firstBad).toBeUndefined();
+  });
+
+  it('each step sees only its own world: nothing loaded for one probe leaks into the next', async () => {
+    await db.queryAt(fixedRun().pre.db!, "INSERT INTO bookings VALUES ('BK-9', 'FL200', 'Zed', 'confirmed')");
+    const rows = await db.queryAt(fixedRun().pre.db!, 'SELECT * FROM bookings');
+    expect(rows.rows).toEqual([]);
+  });
+
+  it('an error in the query is a clear TapedeckError and the database stays usable', async () => {
+    const error = await bisectBelief(fixedRun(), sqlPredicate('SELECT * FROM no_such_table', { db })).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TapedeckError);
+    expect((error as TapedeckError).message).toMatch(/the SQL predicate failed: .*no_such_table/);
+    const rows = await db.queryAt(fixedRun().pre.db!, 'SELECT id FROM flights ORDER BY id');
+    expect(rows.rows.map((r) => r.id)).toEqual(['FL100', 'FL200']);
+  });
+});
