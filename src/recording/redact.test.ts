@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRedactor, isPlaceholder } from './redact.js';
+
+describe('createRedactor', () => {
+  const r = createRedactor({ key: 'unit-key' });
+
+  it('keeps the auth scheme and cookie names readable', () => {
+    const h = r.headers({
+      Authorization: 'Bearer abc.def',
+      Cookie: 'theme=dark; sid=s3',
+      'Content-Type': 'text/plain',
+    });
+    expect(h.Authorization).toBe(`Bearer ${r.placeholder('abc.def')}`);
+    expect(h.Cookie).toBe(`theme=${r.placeholder('dark')}; sid=${r.placeholder('s3')}`);
+    expect(h['Content-Type']).toBe('text/plain');
+  });
+
+  it('tells secret names from look-alikes', () => {
+    for (const name of [
+      'api_key',
+      'apiKey',
+      'x-api-key',
+      'access_token',
+      'clientSecret',
+      'PASSWORD',
+      'key',
+      'OPENAI_API_KEY',
+    ]) {
+      expect(r.isSecretName(name), name).toBe(true);
+    }
+    for (const name of ['max_tokens', 'input_tokens', 'keyword', 'monkey', 'tokenizer', 'content', 'model']) {
+      expect(r.isSecretName(name), name).toBe(false);
+    }
+  });
+
+  it('leaves numbers under secret-looking names (token counts) alone', () => {
+    expect(r.json({ usage: { prompt_tokens: 5 }, token: 7 })).toEqual({ usage: { prompt_tokens: 5 }, token: 7 });
+  });
+
+  it('is idempotent and keyed', () => {
+    const text = 'Bearer sk-abcdefghijklmnopqrstuvwx and {"token":"t0k"} and ?secret=s';
+    const once = r.text(text);
+    expect(r.text(once)).toBe(once);
+    expect(once).not.toMatch(/sk-abc|t0k|=s\b/);
+    expect(isPlaceholder(r.placeholder('x'))).toBe(true);
+    expect(createRedactor({ key: 'other-key' }).placeholder('x')).not.toBe(r.placeholder('x'));
+    expect(createRedactor({ key: 'unit-key' }).placeholder('x')).toBe(r.placeholder('x'));
+  });
+
+  it('creates a private per-user key file when no key is given, and reuses it', () => {
+    const home = mkdtempSync(join(tmpdir(), 'tapedeck-key-'));
+    const saved = { xdg: process.env.XDG_CONFIG_HOME, env: process.env.TAPEDECK_REDACTION_KEY };
+    try {
+      process.env.XDG_CONFIG_HOME = home;
+      delete process.env.TAPEDECK_REDACTION_KEY;
+      const a = createRedactor();
+      const file = join(home, 'tapedeck', 'redaction.key');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(createRedactor({ keyFile: file }).keyId).toBe(a.keyId);
+      process.env.TAPEDECK_REDACTION_KEY = 'from-env';
+      expect(createRedactor().keyId).toBe(createRedactor({ key: 'from-env' }).keyId);
+    } finally {
+      if (saved.xdg === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = saved.xdg;
+      if (saved.env === undefined) delete process.env.TAPEDECK_REDACTION_KEY;
+      else process.env.TAPEDECK_REDACTION_KEY = saved.env;
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,215 @@
+// Bad and hostile recordings: each gives a RecordingError naming file, line and field; none hangs.
+import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRecordingWriter, type RecordingError, readRecording } from '../../src/recording/index.js';
+import { init, tempDir, writeTwoSteps } from './helpers.js';
+
+async function goodRecording(status: 'complete' | 'incomplete' = 'complete'): Promise<string> {
+  const dir = join(tempDir(), 'rec');
+  const w = await createRecordingWriter(dir, init());
+  writeTwoSteps(w);
+  w.writeSnapshot('pre', { fs: { files: { 'a.txt': { mode: 0o644, size: 1, sha256: w.putBlob(Buffer.from('a')) } } } });
+  await w.close(status);
+  return dir;
+}
+
+function replaceLine(dir: string, line: number, text: string): void {
+  const file = join(dir, 'events.jsonl');
+  const lines = readFileSync(file, 'utf8').split('\n');
+  lines[line - 1] = text;
+  writeFileSync(file, lines.join('\n'));
+}
+
+function editLine(dir: string, line: number, edit: (event: Record<string, unknown>) => void): void {
+  const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n');
+  const event = JSON.parse(lines[line - 1] as string);
+  edit(event);
+  replaceLine(dir, line, JSON.stringify(event));
+}
+
+/** For tampering tests: drop the integrity hash so the reader looks at the content itself. */
+function dropIntegrity(dir: string): void {
+  const file = join(dir, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(file, 'utf8'));
+  manifest.integrity = { events: manifest.integrity.events };
+  writeFileSync(file, JSON.stringify(manifest, null, 2));
+}
+
+async function readError(dir: string, options?: Parameters<typeof readRecording>[1]): Promise<RecordingError> {
+  try {
+    await readRecording(dir, options);
+  } catch (error) {
+    expect((error as Error).name).toBe('RecordingError');
+    return error as RecordingError;
+  }
+  throw new Error(`reading ${dir} did not fail`);
+}
+
+function expectWhere(error: RecordingError, file: string, line: number | undefined, field: string): void {
+  expect({ file: error.file, line: error.line, field: error.field }).toEqual({ file, line, field });
+  expect(error.message).toContain(line === undefined ? file : `${file}:${line}`);
+  expect(error.message).toContain(field);
+  expect(error.code).toBe('BAD_RECORDING');
+}
+
+describe('hostile recordings', () => {
+  it('names the line of an event that is not JSON', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    replaceLine(dir, 3, '{"seq": 2, "type": "http.exch');
+    expectWhere(await readError(dir), 'events.jsonl', 3, '(json)');
+  });
+
+  it('names an unknown event type', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 2, (e) => {
+      e.type = 'shell.exec';
+    });
+    const error = await readError(dir);
+    expectWhere(error, 'events.jsonl', 2, 'type');
+    expect(error.message).toContain('unknown event type "shell.exec"');
+  });
+
+  it('names the payload field that is wrong', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 4, (e) => {
+      (e.payload as { latencyMs: unknown }).latencyMs = 'fast';
+    });
+    expectWhere(await readError(dir), 'events.jsonl', 4, 'payload.latencyMs');
+  });
+
+  it('names a nested payload field and an unknown field', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 3, (e) => {
+      (e.payload as { request: { headers: unknown } }).request.headers = { accept: 5 };
+    });
+    expectWhere(await readError(dir), 'events.jsonl', 3, 'payload.request.headers.accept');
+    editLine(dir, 3, (e) => {
+      (e.payload as { request: { headers: unknown } }).request.headers = {};
+      (e.payload as Record<string, unknown>).exploit = true;
+    });
+    expectWhere(await readError(dir), 'events.jsonl', 3, 'payload.exploit');
+  });
+
+  it('refuses another format version', async () => {
+    const dir = await goodRecording();
+    const file = join(dir, 'manifest.json');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('tapedeck.recording/v1', 'tapedeck.recording/v999'));
+    const error = await readError(dir);
+    expectWhere(error, 'manifest.json', error.line, 'format');
+    expect(error.line).toBeGreaterThan(1);
+    expect(error.message).toContain('tapedeck.recording/v999');
+  });
+
+  it('names a bad or missing manifest field', async () => {
+    const dir = await goodRecording();
+    const file = join(dir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(file, 'utf8'));
+    manifest.status = 'done';
+    writeFileSync(file, JSON.stringify(manifest, null, 2));
+    const error = await readError(dir);
+    expectWhere(error, 'manifest.json', error.line, 'status');
+    writeFileSync(file, '{"format": "tapedeck.recording/v1",');
+    expectWhere(await readError(dir), 'manifest.json', 1, '(json)');
+    rmSync(file);
+    expect((await readError(dir)).message).toMatch(/manifest\.json: is missing/);
+  });
+
+  for (const path of ['../../etc/passwd', '/etc/passwd', 'a/../../b', 'a\\..\\..\\b', 'a\u0000b', 'C:/x', './a']) {
+    it(`refuses the snapshot path ${JSON.stringify(path)}`, async () => {
+      const dir = await goodRecording();
+      const entry = { mode: 420, size: 1, sha256: 'a'.repeat(64) };
+      mkdirSync(join(dir, 'snapshots/post'), { recursive: true });
+      writeFileSync(
+        join(dir, 'snapshots/post/fs.json'),
+        JSON.stringify({ files: { 'ok.txt': entry, [path]: entry } }, null, 2),
+      );
+      const error = await readError(dir);
+      expectWhere(error, 'snapshots/post/fs.json', 8, `files[${JSON.stringify(path)}]`);
+    });
+  }
+
+  it('refuses an fs.changed path that escapes the root', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    replaceLine(
+      dir,
+      2,
+      JSON.stringify({
+        seq: 1,
+        traceId: 't',
+        stepId: 1,
+        type: 'fs.changed',
+        time: 't',
+        payload: { path: '../../../home/u/.ssh/authorized_keys', op: 'create' },
+      }),
+    );
+    expectWhere(await readError(dir), 'events.jsonl', 2, 'payload.path');
+  });
+
+  it('names a blob whose sha256 does not match its content', async () => {
+    const dir = await goodRecording();
+    const sha = JSON.parse(readFileSync(join(dir, 'snapshots/pre/fs.json'), 'utf8')).files['a.txt'].sha256 as string;
+    const blob = `blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2)}`;
+    writeFileSync(join(dir, blob), 'tampered');
+    const error = await readError(dir);
+    expectWhere(error, blob, undefined, 'sha256');
+    // readBlob verifies too, when the eager check is off.
+    const rec = await readRecording(dir, { verifyBlobs: false });
+    expect(() => rec.readBlob(sha)).toThrow(/does not match|hashes to/);
+  });
+
+  it('refuses an oversized line without reading it whole', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    replaceLine(dir, 2, JSON.stringify({ seq: 1, pad: 'x'.repeat(5000) }));
+    expectWhere(await readError(dir, { maxLineBytes: 4096 }), 'events.jsonl', 2, '(line)');
+  });
+
+  it('refuses a 65 MiB line with no newline at the default limit, without hanging', async () => {
+    const dir = await goodRecording();
+    const file = join(dir, 'events.jsonl');
+    const lines = readFileSync(file, 'utf8').split('\n').length - 1;
+    appendFileSync(file, '{"seq":');
+    truncateSync(file, readFileSync(file).length + 65 * 1024 * 1024);
+    expectWhere(await readError(dir), 'events.jsonl', lines + 1, '(line)');
+  });
+
+  it('refuses events out of seq order', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 3, (e) => {
+      e.seq = 0;
+    });
+    expectWhere(await readError(dir), 'events.jsonl', 3, 'seq');
+  });
+
+  it('detects events.jsonl changed after the recording was closed', async () => {
+    const dir = await goodRecording();
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n');
+    writeFileSync(join(dir, 'events.jsonl'), `${lines.slice(0, 4).join('\n')}\n`);
+    expectWhere(await readError(dir), 'events.jsonl', undefined, 'integrity.eventsSha256');
+  });
+
+  it('ignores and reports a cut-off last line of an incomplete recording', async () => {
+    const dir = join(tempDir(), 'open');
+    const w = await createRecordingWriter(dir, init());
+    writeTwoSteps(w);
+    appendFileSync(join(dir, 'events.jsonl'), '{"seq":8,"traceId":"0123","type":"step.sta');
+    const rec = await readRecording(dir);
+    expect(rec.events).toHaveLength(8);
+    expect(rec.warnings.join('\n')).toMatch(/events\.jsonl:9: ignored a cut-off last line/);
+    await w.close('complete');
+  });
+
+  it('refuses a cut-off last line that is not JSON in a complete recording', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    appendFileSync(join(dir, 'events.jsonl'), '{"seq":8,"traceId"');
+    expectWhere(await readError(dir), 'events.jsonl', 9, '(json)');
+  });
+});
