@@ -1,0 +1,284 @@
+// The replay fs sandbox: node:fs, node:fs/promises (and, via syncBuiltinESMExports, ESM named
+// imports) routed by path. The sandboxed root lives in a memfs volume seeded from the replay's
+// start world; other paths read the real disk; no write ever reaches the real disk (writes
+// outside the root land in the volume too and are reported).
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createFsFromVolume, Volume } from 'memfs';
+
+const PATH_READ = [
+  'readFile',
+  'readdir',
+  'stat',
+  'lstat',
+  'access',
+  'realpath',
+  'readlink',
+  'opendir',
+  'statfs',
+  'watch',
+  'watchFile',
+  'unwatchFile',
+];
+const PATH_WRITE = [
+  'writeFile',
+  'appendFile',
+  'mkdir',
+  'rm',
+  'rmdir',
+  'unlink',
+  'truncate',
+  'chmod',
+  'utimes',
+  'lchmod',
+];
+const TWO_PATH = ['rename', 'copyFile', 'symlink', 'link', 'cp'];
+const FD_OPS = [
+  'read',
+  'write',
+  'close',
+  'fstat',
+  'fsync',
+  'fdatasync',
+  'ftruncate',
+  'readv',
+  'writev',
+  'fchmod',
+  'futimes',
+];
+const O_WRITE = fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND;
+
+/**
+ * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
+ * Returns the volume and a function that reports (and clears) the paths written since the last call.
+ */
+export function installFsSandbox({ root, files, onOutsideWrite }) {
+  const vol = new Volume();
+  const mfs = createFsFromVolume(vol);
+  const rootAbs = path.resolve(root);
+  mfs.mkdirSync(rootAbs, { recursive: true });
+  for (const [abs, file] of Object.entries(files)) {
+    mfs.mkdirSync(path.dirname(abs), { recursive: true });
+    mfs.writeFileSync(abs, file.data, { mode: file.mode & 0o777 });
+  }
+  const dirty = new Set();
+  const memFds = new Set();
+
+  const resolve = (p) => {
+    if (typeof p === 'number') return undefined;
+    if (p instanceof URL) return p.protocol === 'file:' ? fileURLToPath(p) : undefined;
+    if (Buffer.isBuffer(p)) p = p.toString('utf8');
+    if (typeof p !== 'string') return undefined;
+    return path.resolve(p);
+  };
+  const underRoot = (abs) => abs === rootAbs || abs.startsWith(rootAbs + path.sep);
+  // Reads of a path go to the volume under the root, or where an outside write landed.
+  const readsVolume = (abs) => abs !== undefined && (underRoot(abs) || vol.existsSync(abs));
+  const markWrite = (abs) => {
+    if (underRoot(abs)) dirty.add(abs);
+    else onOutsideWrite?.(abs);
+  };
+  const ensureParent = (abs) => {
+    if (!underRoot(abs)) mfs.mkdirSync(path.dirname(abs), { recursive: true });
+  };
+
+  const patch = (target, source, name, route) => {
+    const original = target[name];
+    if (typeof original !== 'function' || typeof source[name] !== 'function') return;
+    target[name] = function sandboxed(...args) {
+      const routed = route(args);
+      if (!routed) return original.apply(this, args);
+      return source[name](...routed);
+    };
+  };
+
+  const isWriteFlag = (flags) => {
+    if (flags === undefined || flags === null) return false;
+    if (typeof flags === 'number') return (flags & O_WRITE) !== 0;
+    return /[wa+]/.test(String(flags));
+  };
+
+  const api = (target, source, isPromises) => {
+    for (const name of PATH_READ) {
+      for (const n of isPromises ? [name] : [name, `${name}Sync`]) {
+        patch(target, source, n, (args) => {
+          const abs = resolve(args[0]);
+          return readsVolume(abs) ? [abs, ...args.slice(1)] : undefined;
+        });
+      }
+    }
+    if (!isPromises) {
+      patch(target, source, 'existsSync', (args) => {
+        const abs = resolve(args[0]);
+        return readsVolume(abs) ? [abs] : undefined;
+      });
+      patch(target, source, 'exists', (args) => {
+        const abs = resolve(args[0]);
+        return readsVolume(abs) ? [abs, ...args.slice(1)] : undefined;
+      });
+      for (const n of ['createReadStream']) {
+        patch(target, source, n, (args) => {
+          const abs = resolve(args[0]);
+          return readsVolume(abs) ? [abs, ...args.slice(1)] : undefined;
+        });
+      }
+      patch(target, source, 'createWriteStream', (args) => {
+        const abs = resolve(args[0]);
+        if (abs === undefined) return undefined;
+        ensureParent(abs);
+        markWrite(abs);
+        return [abs, ...args.slice(1)];
+      });
+    }
+    for (const name of PATH_WRITE) {
+      for (const n of isPromises ? [name] : [name, `${name}Sync`]) {
+        patch(target, source, n, (args) => {
+          const abs = resolve(args[0]);
+          if (abs === undefined) {
+            // A write through a file descriptor: route by who owns the fd.
+            return typeof args[0] === 'number' && memFds.has(args[0]) ? args : undefined;
+          }
+          if (name !== 'mkdir') ensureParent(abs);
+          markWrite(abs);
+          return [abs, ...args.slice(1)];
+        });
+      }
+    }
+    for (const name of TWO_PATH) {
+      for (const n of isPromises ? [name] : [name, `${name}Sync`]) {
+        const original = target[n];
+        if (typeof original !== 'function' || typeof source[n] !== 'function') continue;
+        target[n] = function sandboxedTwo(...args) {
+          const from = resolve(args[0]);
+          const to = resolve(args[1]);
+          if (to === undefined) return original.apply(this, args);
+          ensureParent(to);
+          markWrite(to);
+          if (from !== undefined && !readsVolume(from)) {
+            // Source on the real disk, target in the volume: copy the bytes in; a rename
+            // cannot remove the real source, so it is refused like a cross-device move.
+            if (name === 'copyFile' || name === 'cp') {
+              const data = fs.readFileSync.call(fs, from);
+              const write = () => mfs.writeFileSync(to, data);
+              if (isPromises) return Promise.resolve().then(write);
+              if (n.endsWith('Sync')) return write();
+              const cb = args.find((a) => typeof a === 'function');
+              try {
+                write();
+                process.nextTick(() => cb?.(null));
+              } catch (error) {
+                process.nextTick(() => cb?.(error));
+              }
+              return undefined;
+            }
+            if (name === 'symlink') return source[n](args[0], to, ...args.slice(2));
+            const error = Object.assign(
+              new Error(`EXDEV: cross-device link not permitted, ${name} '${from}' -> '${to}'`),
+              {
+                code: 'EXDEV',
+              },
+            );
+            if (isPromises) return Promise.reject(error);
+            if (n.endsWith('Sync')) throw error;
+            const cb = args.find((a) => typeof a === 'function');
+            process.nextTick(() => cb?.(error));
+            return undefined;
+          }
+          if (from !== undefined && name === 'rename') markWrite(from);
+          return source[n](from ?? args[0], to, ...args.slice(2));
+        };
+      }
+    }
+    // open: memfs for sandboxed paths and for any write; the fd remembers where it lives.
+    for (const n of isPromises ? ['open'] : ['open', 'openSync']) {
+      const original = target[n];
+      target[n] = function sandboxedOpen(...args) {
+        const abs = resolve(args[0]);
+        const writing = isWriteFlag(typeof args[1] === 'function' ? undefined : args[1]);
+        if (abs === undefined || (!readsVolume(abs) && !writing)) return original.apply(this, args);
+        if (writing) {
+          ensureParent(abs);
+          markWrite(abs);
+        }
+        const rest = args.slice(1);
+        if (isPromises) return source.open(abs, ...rest);
+        if (n === 'openSync') {
+          const fd = source.openSync(abs, ...rest);
+          memFds.add(fd);
+          return fd;
+        }
+        const cb = rest.pop();
+        return source.open(abs, ...rest, (error, fd) => {
+          if (!error) memFds.add(fd);
+          cb(error, fd);
+        });
+      };
+    }
+    if (!isPromises) {
+      for (const name of FD_OPS) {
+        for (const n of [name, `${name}Sync`]) {
+          patch(target, source, n, (args) => (typeof args[0] === 'number' && memFds.has(args[0]) ? args : undefined));
+        }
+      }
+      const closeSync = target.closeSync;
+      target.closeSync = function sandboxedCloseSync(fd) {
+        if (memFds.has(fd)) {
+          memFds.delete(fd);
+          return mfs.closeSync(fd);
+        }
+        return closeSync.call(this, fd);
+      };
+    }
+  };
+
+  api(fs, mfs, false);
+  api(fs.promises, mfs.promises, true);
+  syncBuiltinESMExports();
+
+  /** Files under the root written since the last call: abs -> { mode, data } or null (gone). */
+  const takeChanges = () => {
+    const out = {};
+    for (const abs of dirty) {
+      let st;
+      try {
+        st = mfs.statSync(abs);
+      } catch {
+        out[abs] = null;
+        continue;
+      }
+      if (st.isDirectory()) walk(abs, out);
+      else out[abs] = { mode: Number(st.mode), data: mfs.readFileSync(abs) };
+    }
+    dirty.clear();
+    return out;
+  };
+  const walk = (dir, out) => {
+    // A written directory (mkdir, rename of a folder) may hide files; report what it holds
+    // and mark it so the parent drops files it knew under it that are gone.
+    out[`${dir}${path.sep}`] = 'dir';
+    for (const name of mfs.readdirSync(dir)) {
+      const abs = path.join(dir, String(name));
+      const st = mfs.statSync(abs);
+      if (st.isDirectory()) walk(abs, out);
+      else out[abs] = { mode: Number(st.mode), data: mfs.readFileSync(abs) };
+    }
+  };
+
+  /** Applies recorded effects (served tool calls): not reported back as agent writes. */
+  const applyEffects = (effects) => {
+    for (const e of effects) {
+      if (e.data === null) {
+        try {
+          mfs.rmSync(e.abs, { force: true, recursive: true });
+        } catch {}
+      } else {
+        mfs.mkdirSync(path.dirname(e.abs), { recursive: true });
+        mfs.writeFileSync(e.abs, e.data, { mode: e.mode & 0o777 });
+      }
+    }
+  };
+
+  return { vol, mfs, takeChanges, applyEffects, root: rootAbs };
+}

@@ -1,0 +1,313 @@
+// The replayer's preload, loaded into the agent process with `node --import` (and inherited by
+// node grandchildren through NODE_OPTIONS). Every HTTP request (fetch, http/https) and in-process
+// tool() call is answered by the parent replayer over IPC; nondeterministic values come from the
+// recording; the recorded fs root is a memfs volume; every other connection is blocked.
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { BatchInterceptor } from '@mswjs/interceptors';
+import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
+import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { installFsSandbox } from './replay-fs.mjs';
+import { connectIpc } from './shared-ipc.mjs';
+import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
+
+const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const HOP_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
+const realWriteFileSync = fs.writeFileSync;
+const realReadFileSync = fs.readFileSync;
+
+function encodeBody(bytes) {
+  if (!bytes || bytes.byteLength === 0) return undefined;
+  try {
+    return { size: bytes.byteLength, text: utf8.decode(bytes) };
+  } catch {
+    return {
+      size: bytes.byteLength,
+      b64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+    };
+  }
+}
+
+function headersObject(headers) {
+  const out = {};
+  for (const [name, value] of headers) out[name] = value;
+  return out;
+}
+
+/** A small deterministic PRNG for values asked for beyond what the recording holds. */
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function installNondeterminism(recorded, seed, suppressed) {
+  const prng = mulberry32(seed);
+  const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  const fallback = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  let clockShift;
+  const hex = (n) => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += Math.floor(prng() * 16).toString(16);
+    return s;
+  };
+  patchNondeterminism((kind, real) => {
+    const list = recorded[kind] ?? [];
+    const i = cursor[kind]++;
+    if (i < list.length) {
+      served[kind]++;
+      const value = list[i];
+      if (kind === 'clock') clockShift = undefined;
+      if (kind === 'randomBytes') {
+        const bytes = Buffer.from(String(value), 'hex');
+        const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
+        if (bytes.length === view.length) view.set(bytes);
+        return real;
+      }
+      return value;
+    }
+    fallback[kind]++;
+    switch (kind) {
+      case 'clock': {
+        // Time keeps flowing from the last recorded instant, never backwards.
+        const last = list.length > 0 ? Number(list[list.length - 1]) : real;
+        clockShift ??= last - real;
+        return Math.max(last, real + clockShift);
+      }
+      case 'random':
+        return prng();
+      case 'uuid': {
+        const h = hex(32);
+        return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[Math.floor(prng() * 4)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      }
+      case 'randomBytes': {
+        const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
+        for (let j = 0; j < view.length; j++) view[j] = Math.floor(prng() * 256);
+        return real;
+      }
+      default:
+        return real;
+    }
+  }, suppressed);
+  return { served, fallback };
+}
+
+function installNetworkGuard(allowed, onBlocked) {
+  const proto = net.Socket.prototype;
+  const realConnect = proto.connect;
+  const isLocal = (h) => h === 'localhost' || h === '127.0.0.1' || h === '::1' || h === '::ffff:127.0.0.1';
+  const permitted = (target) => {
+    if (target.path !== undefined) return allowed.paths.includes(path.resolve(String(target.path)));
+    const host = String(target.host ?? 'localhost');
+    const port = Number(target.port);
+    return allowed.hosts.some(
+      (a) => Number(a.port) === port && (a.host === host || (isLocal(a.host) && isLocal(host))),
+    );
+  };
+  proto.connect = function guardedConnect(...args) {
+    let target = {};
+    const first = Array.isArray(args[0]) ? args[0][0] : args[0];
+    if (first !== null && typeof first === 'object') target = { path: first.path, host: first.host, port: first.port };
+    else if (typeof first === 'string' && !/^\d+$/.test(first)) target = { path: first };
+    else target = { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };
+    if (permitted(target)) return realConnect.apply(this, args);
+    const where = target.path !== undefined ? String(target.path) : `${target.host ?? 'localhost'}:${target.port}`;
+    onBlocked(where);
+    const error = Object.assign(
+      new Error(`connect ECONNREFUSED ${where} (blocked by the tapedeck replay network guard)`),
+      {
+        code: 'ECONNREFUSED',
+      },
+    );
+    process.nextTick(() => this.destroy(error));
+    return this;
+  };
+}
+
+function responseFrom(reply, timing) {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(reply.headers ?? {})) {
+    if (HOP_HEADERS.has(name.toLowerCase())) continue;
+    try {
+      headers.append(name, value);
+    } catch {}
+  }
+  const status = reply.status >= 200 && reply.status <= 599 ? reply.status : 500;
+  let body = null;
+  if (![204, 205, 304].includes(status)) {
+    if (reply.chunks) {
+      const chunks = reply.chunks;
+      const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1;
+      const encoder = new TextEncoder();
+      let i = 0;
+      const start = performance.now();
+      body = new ReadableStream({
+        async pull(controller) {
+          if (i >= chunks.length) {
+            controller.close();
+            return;
+          }
+          const chunk = chunks[i++];
+          const wait = factor > 0 ? start + chunk.offsetMs * factor - performance.now() : 0;
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          controller.enqueue(encoder.encode(chunk.data));
+        },
+      });
+    } else if (reply.body?.b64 !== undefined) body = Buffer.from(reply.body.b64, 'base64');
+    else if (reply.body?.text !== undefined) body = reply.body.text;
+  }
+  return new Response(body, { status, statusText: reply.statusText ?? '', headers });
+}
+
+function encodeChanges(changes) {
+  const out = [];
+  for (const [abs, v] of Object.entries(changes)) {
+    if (v === null) out.push({ abs, gone: true });
+    else if (v === 'dir') out.push({ abs, dir: true });
+    else out.push({ abs, mode: v.mode, b64: Buffer.from(v.data).toString('base64') });
+  }
+  return out;
+}
+
+/** Starts the replay client in this process from the config file the replayer wrote. */
+export function installReplay(config) {
+  const ipc = connectIpc(config.socket);
+  const pid = process.pid;
+  ipc.send({ t: 'hello', pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
+  let depth = 0;
+  const suppressed = () => depth > 0;
+  const quiet = (fn) => {
+    depth++;
+    try {
+      return fn();
+    } finally {
+      depth--;
+    }
+  };
+  const send = (message) => quiet(() => ipc.send(message));
+  const ask = (message) => quiet(() => ipc.sync({ ...message, pid }));
+
+  let fsBox;
+  if (config.fsRoot) {
+    const files = {};
+    const seed = config.seedFile ? JSON.parse(realReadFileSync(config.seedFile, 'utf8')) : { files: [] };
+    for (const [abs, mode, b64] of seed.files) files[abs] = { mode, data: Buffer.from(b64, 'base64') };
+    fsBox = installFsSandbox({
+      root: config.fsRoot,
+      files,
+      onOutsideWrite: (abs) => send({ t: 'outside-write', path: abs }),
+    });
+  }
+  const applyEffects = (effects) => {
+    if (!fsBox || !effects?.length) return;
+    fsBox.applyEffects(
+      effects.map((e) => ({
+        abs: e.abs,
+        mode: e.mode ?? 0o644,
+        data: e.gone ? null : Buffer.from(e.b64 ?? '', 'base64'),
+      })),
+    );
+  };
+  const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
+
+  const nd = installNondeterminism(config.nondeterminism ?? {}, config.seed ?? 1, suppressed);
+  installNetworkGuard({ hosts: config.allow ?? [], paths: [path.resolve(config.socket)] }, (target) =>
+    send({ t: 'blocked', target }),
+  );
+
+  const finish = () => {
+    try {
+      const dump = { pid, fs: takeChanges(), nondeterminism: { served: nd.served, fallback: nd.fallback } };
+      realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));
+    } catch {}
+  };
+  process.on('exit', finish);
+
+  const interceptor = new BatchInterceptor({
+    name: 'tapedeck-replay',
+    interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
+  });
+  interceptor.on('request', async ({ request, controller }) => {
+    let body;
+    if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
+      body = encodeBody(new Uint8Array(await request.clone().arrayBuffer()));
+    }
+    const reply = await ask({
+      kind: 'http',
+      method: request.method,
+      url: request.url,
+      headers: headersObject(request.headers),
+      body,
+      fs: takeChanges(),
+    });
+    if (reply.ack === -1) {
+      controller.errorWith(new Error('tapedeck replay: the replayer went away'));
+      return;
+    }
+    applyEffects(reply.effects);
+    if (reply.stop) {
+      process.exit(0);
+    }
+    if (reply.error) {
+      controller.errorWith(Object.assign(new TypeError(reply.error.message), { code: reply.error.code }));
+      return;
+    }
+    controller.respondWith(responseFrom(reply, config.timing ?? { kind: 'none' }));
+  });
+
+  // The interceptors' own randomness (request ids) must not count as the agent's.
+  const suppressDuring = (target, key) => {
+    const real = target[key];
+    if (typeof real !== 'function') return;
+    const patched = function (...args) {
+      depth++;
+      try {
+        return new.target ? Reflect.construct(real, args, new.target) : real.apply(this, args);
+      } finally {
+        depth--;
+      }
+    };
+    Object.defineProperties(patched, Object.getOwnPropertyDescriptors(real));
+    target[key] = patched;
+  };
+  interceptor.apply();
+  suppressDuring(globalThis, 'fetch');
+  for (const mod of [http, https]) {
+    suppressDuring(mod, 'request');
+    suppressDuring(mod, 'get');
+  }
+
+  // In-process tool() calls: served from the recording when they match, else per policy.
+  globalThis[REPLAYER_KEY] = {
+    async tool(name, fn, args, toolOptions = {}) {
+      const reply = await ask({
+        kind: 'tool',
+        name,
+        args: args.length === 1 ? args[0] : args,
+        mutating: toolOptions.mutating,
+        fs: takeChanges(),
+      });
+      applyEffects(reply.effects);
+      if (reply.stop) process.exit(0);
+      if (reply.run) return fn(...args);
+      if (reply.error) throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
+      return reply.result;
+    },
+  };
+  return { ipc, bytesToHex };
+}
+
+const configPath = process.env.TAPEDECK_REPLAY_CONFIG;
+if (configPath && !globalThis[REPLAYER_KEY]) {
+  installReplay(JSON.parse(realReadFileSync(configPath, 'utf8')));
+}

@@ -1,0 +1,72 @@
+// The replayer's end of the preload's IPC: newline-delimited JSON over a Unix socket.
+// The preload sends {t:'sync', n, ...} for questions and expects {ack: n, ...} back; other
+// messages ({t:'hello'}, {t:'blocked'}, {t:'outside-write'}) are notices.
+import net from 'node:net';
+
+export type IpcMessage = Record<string, unknown> & { t?: string; n?: number };
+
+export interface IpcServer {
+  readonly path: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on `path`. `onQuestion` answers sync messages (in arrival order per connection, but
+ * concurrently across requests); `onNotice` gets the rest.
+ */
+export async function listenIpc(
+  path: string,
+  onQuestion: (message: IpcMessage) => Promise<Record<string, unknown>>,
+  onNotice: (message: IpcMessage) => void,
+): Promise<IpcServer> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.setNoDelay?.(true);
+    let input = '';
+    socket.on('data', (data) => {
+      input += data.toString('utf8');
+      let nl = input.indexOf('\n');
+      while (nl >= 0) {
+        const line = input.slice(0, nl);
+        input = input.slice(nl + 1);
+        nl = input.indexOf('\n');
+        if (line.length === 0) continue;
+        let message: IpcMessage;
+        try {
+          message = JSON.parse(line) as IpcMessage;
+        } catch {
+          continue;
+        }
+        if (message.t === 'sync' && typeof message.n === 'number') {
+          const n = message.n;
+          onQuestion(message).then(
+            (reply) => {
+              if (!socket.destroyed) socket.write(`${JSON.stringify({ ...reply, ack: n })}\n`);
+            },
+            (error: unknown) => {
+              const text = error instanceof Error ? error.message : String(error);
+              if (!socket.destroyed) {
+                socket.write(`${JSON.stringify({ ack: n, error: { code: 'REPLAY_ERROR', message: text } })}\n`);
+              }
+            },
+          );
+        } else onNotice(message);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => resolve());
+  });
+  return {
+    path,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

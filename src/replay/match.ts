@@ -1,0 +1,274 @@
+// The replay index: every recorded HTTP call of a recording, and layered matching of live
+// requests against it (exact, normalised, structural; repeats in recorded order). A miss
+// explains itself: the layers tried, the nearest recorded request and a field diff.
+import type {
+  Body,
+  DbChangedPayload,
+  FsChangedPayload,
+  HttpExchangePayload,
+  ModelCalledPayload,
+  Recording,
+  RecordingEvent,
+  StateType,
+  ToolCalledPayload,
+} from '../recording/index.js';
+import {
+  distance,
+  type FieldDiff,
+  fieldDiff,
+  isModelApi,
+  keysOf,
+  type LiveRequest,
+  type RequestKeys,
+  type RequestView,
+  viewOf,
+} from './normalize.js';
+
+export type MatchLayer = 'exact' | 'normalised' | 'structural';
+export const LAYERS: readonly MatchLayer[] = ['exact', 'normalised', 'structural'];
+
+/** One recorded HTTP call (a model call or a tool call) with everything needed to serve it. */
+export interface RecordedCall {
+  /** Position among the recording's calls, in recorded order. */
+  index: number;
+  step: number;
+  parentStepId?: number;
+  stateType: StateType;
+  stepName: string;
+  kind: 'model' | 'tool';
+  exchange: HttpExchangePayload;
+  model?: ModelCalledPayload;
+  tool?: ToolCalledPayload;
+  request: LiveRequest;
+  view: RequestView;
+  keys: RequestKeys;
+  mutating: boolean;
+  effects: { fs: FsChangedPayload[]; db: DbChangedPayload[] };
+  stepLatencyMs: number;
+}
+
+export interface LayerResult {
+  layer: MatchLayer;
+  passed: boolean;
+  /** Recorded calls with the same key under this layer (used or not). */
+  candidates: number;
+}
+
+export interface MatchResult {
+  call?: RecordedCall;
+  layer?: MatchLayer;
+  /** The call had been served before and is served again (non-mutating repeats only). */
+  reused: boolean;
+  layers: LayerResult[];
+  /** When nothing matched: the closest recorded request, and how it differs. */
+  nearest?: RecordedCall;
+  fieldDiff: FieldDiff[];
+}
+
+/** Resolves a body ref to text (inline text, inline base64, or a blob of the recording). */
+export function bodyTextOf(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): string | undefined {
+  return bodyBytesOf(recording, body)?.toString('utf8');
+}
+
+export function bodyBytesOf(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): Buffer | undefined {
+  if (!body) return undefined;
+  if (body.text !== undefined) return Buffer.from(body.text, 'utf8');
+  if (body.base64 !== undefined) return Buffer.from(body.base64, 'base64');
+  if (body.blob !== undefined) return recording.readBlob(body.blob);
+  return Buffer.alloc(0);
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Builds the list of recorded calls: one per step that has an http.exchange. */
+export function indexRecording(recording: Recording): RecordedCall[] {
+  const byStep = new Map<number, RecordingEvent[]>();
+  for (const e of recording.events) {
+    if (e.stepId === 0) continue;
+    let list = byStep.get(e.stepId);
+    if (!list) byStep.set(e.stepId, (list = []));
+    list.push(e);
+  }
+  const calls: RecordedCall[] = [];
+  for (const [step, events] of [...byStep.entries()].sort((a, b) => a[0] - b[0])) {
+    let stateType: StateType = 'API_CALL';
+    let stepName = '';
+    let parentStepId: number | undefined;
+    let model: ModelCalledPayload | undefined;
+    let tool: ToolCalledPayload | undefined;
+    let stepLatencyMs = 0;
+    const exchanges: HttpExchangePayload[] = [];
+    const fs: FsChangedPayload[] = [];
+    const db: DbChangedPayload[] = [];
+    for (const e of events) {
+      if (e.parentStepId !== undefined) parentStepId ??= e.parentStepId;
+      switch (e.type) {
+        case 'step.started':
+          stateType = e.payload.stateType;
+          stepName = e.payload.name;
+          break;
+        case 'model.called':
+          model = e.payload;
+          break;
+        case 'tool.called':
+          tool = e.payload;
+          break;
+        case 'http.exchange':
+          exchanges.push(e.payload);
+          break;
+        case 'fs.changed':
+          fs.push(e.payload);
+          break;
+        case 'db.changed':
+          db.push(e.payload);
+          break;
+        case 'step.completed':
+          stepLatencyMs = e.payload.latencyMs;
+          break;
+        default:
+          break;
+      }
+    }
+    const exchange =
+      exchanges.find((x) => x.exchangeId === (model?.exchangeId ?? tool?.exchangeId)) ??
+      exchanges[exchanges.length - 1];
+    if (!exchange) continue; // in-process or db steps run for real in the sandbox
+    const request: LiveRequest = {
+      method: exchange.request.method.toUpperCase(),
+      url: exchange.request.url,
+      headers: exchange.request.headers,
+      ...(exchange.request.body ? { bodyText: bodyTextOf(recording, exchange.request.body) } : {}),
+    };
+    const view = viewOf(request);
+    const kind = model || (!tool && isModelApi(view.api)) ? 'model' : 'tool';
+    calls.push({
+      index: calls.length,
+      step,
+      ...(parentStepId !== undefined ? { parentStepId } : {}),
+      stateType,
+      stepName,
+      kind,
+      exchange,
+      ...(model ? { model } : {}),
+      ...(tool ? { tool } : {}),
+      request,
+      view,
+      keys: keysOf(request, view),
+      mutating: tool ? tool.mutating : kind === 'tool' && !SAFE_METHODS.has(request.method),
+      effects: { fs, db },
+      stepLatencyMs: stepLatencyMs || exchange.durationMs,
+    });
+  }
+  return calls;
+}
+
+/** The matcher over one recording's calls; it remembers which calls were served. */
+export class CallIndex {
+  readonly calls: RecordedCall[];
+  private readonly used = new Set<number>();
+  private readonly byKey: Record<MatchLayer, Map<string, RecordedCall[]>> = {
+    exact: new Map(),
+    normalised: new Map(),
+    structural: new Map(),
+  };
+
+  constructor(calls: RecordedCall[]) {
+    this.calls = calls;
+    for (const call of calls) {
+      for (const layer of LAYERS) {
+        const key = call.keys[layer];
+        const list = this.byKey[layer].get(key);
+        if (list) list.push(call);
+        else this.byKey[layer].set(key, [call]);
+      }
+    }
+  }
+
+  isUsed(call: RecordedCall): boolean {
+    return this.used.has(call.index);
+  }
+
+  markUsed(call: RecordedCall): void {
+    this.used.add(call.index);
+  }
+
+  unused(): RecordedCall[] {
+    return this.calls.filter((c) => !this.used.has(c.index));
+  }
+
+  /** The first call not yet served, optionally of one kind. */
+  nextExpected(kind?: 'model' | 'tool'): RecordedCall | undefined {
+    return this.calls.find((c) => !this.used.has(c.index) && (kind === undefined || c.kind === kind));
+  }
+
+  /**
+   * Matches a live request, loosest layer last; among equal candidates the first unused one
+   * in recorded order wins. `maxLayer` stops before looser layers (e.g. 'normalised' for a
+   * model call that must be identical to be served). Does not mark the call used.
+   */
+  match(
+    live: LiveRequest,
+    options: { kind?: 'model' | 'tool'; maxLayer?: MatchLayer; allowReuse?: boolean } = {},
+  ): MatchResult {
+    const view = viewOf(live);
+    const keys = keysOf(live, view);
+    const layers: LayerResult[] = [];
+    let reusable: { call: RecordedCall; layer: MatchLayer } | undefined;
+    for (const layer of LAYERS) {
+      const all = (this.byKey[layer].get(keys[layer]) ?? []).filter(
+        (c) => options.kind === undefined || c.kind === options.kind,
+      );
+      const free = all.find((c) => !this.used.has(c.index));
+      layers.push({ layer, passed: free !== undefined, candidates: all.length });
+      if (free) return { call: free, layer, reused: false, layers, fieldDiff: fieldDiff(free.view, view) };
+      const again = all.find((c) => !c.mutating);
+      if (again && !reusable) reusable = { call: again, layer };
+      if (layer === options.maxLayer) break;
+    }
+    if (options.allowReuse && reusable) {
+      return { ...reusable, reused: true, layers, fieldDiff: fieldDiff(reusable.call.view, view) };
+    }
+    const nearest = this.nearest(view, options.kind);
+    return {
+      reused: false,
+      layers,
+      ...(nearest ? { nearest } : {}),
+      fieldDiff: nearest ? fieldDiff(nearest.view, view) : [],
+    };
+  }
+
+  /** The closest recorded request: fewest differing fields, unused first, then recorded order. */
+  nearest(view: RequestView, kind?: 'model' | 'tool'): RecordedCall | undefined {
+    let best: { call: RecordedCall; score: number } | undefined;
+    for (const call of this.calls) {
+      if (kind !== undefined && call.kind !== kind) continue;
+      // Same method and path weigh most; then the number of differing leaves.
+      let score = distance(call.view, view);
+      if (call.view.method !== view.method) score += 1000;
+      if (call.view.path !== view.path) score += 100;
+      if (this.used.has(call.index)) score += 0.5;
+      if (!best || score < best.score) best = { call, score };
+    }
+    return best?.call;
+  }
+}
+
+/** A one-paragraph explanation of a miss, for messages and the CLI. */
+export function explainMiss(live: LiveRequest, result: MatchResult): string {
+  const tried = result.layers
+    .map(
+      (l) =>
+        `${l.layer}: ${l.passed ? 'passed' : l.candidates > 0 ? 'only already-served candidates' : 'no candidate'}`,
+    )
+    .join('; ');
+  const head = `${live.method.toUpperCase()} ${live.url} matches no recorded request (${tried}).`;
+  if (!result.nearest) return `${head} The recording has no request to compare with.`;
+  const n = result.nearest;
+  const fields = result.fieldDiff.length
+    ? result.fieldDiff
+        .slice(0, 8)
+        .map((d) => `${d.path}: expected ${JSON.stringify(d.expected)}, got ${JSON.stringify(d.actual)}`)
+        .join('; ')
+    : 'no field differs after normalisation (it was already served)';
+  return `${head} Nearest recorded request: step ${n.step} ${n.request.method} ${n.request.url}; differing fields: ${fields}.`;
+}

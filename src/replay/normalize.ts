@@ -1,0 +1,222 @@
+// Request normalisation for matching: canonical JSON, the declared volatile fields of each
+// API, the three match keys (exact, normalised, structural) and field diffs between requests.
+
+/** A request as the replayer sees it (already redacted with the recording's redactor). */
+export interface LiveRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The body as utf8 text (JSON or other), when there is one. */
+  bodyText?: string;
+}
+
+export interface FieldDiff {
+  path: string;
+  expected: unknown;
+  actual: unknown;
+}
+
+/** The API a request speaks, decided from its path and body. */
+export type RequestApi = 'openai.chat.completions' | 'openai.responses' | 'anthropic.messages' | 'jsonrpc' | 'http';
+
+/**
+ * Declared volatile fields, dropped by the normalised layer. `anyDepth` names are dropped
+ * wherever they occur in a JSON body or query string; `topLevel` only at the body's root.
+ */
+export const VOLATILE_RULES: Record<RequestApi | 'any', { topLevel: string[]; anyDepth?: RegExp }> = {
+  any: {
+    topLevel: [],
+    anyDepth: /^(request_?id|idempotency_?key|client_?request_?id|nonce|trace_?id|span_?id|x-request-id)$/i,
+  },
+  'openai.chat.completions': { topLevel: ['user', 'metadata', 'store', 'prompt_cache_key', 'safety_identifier'] },
+  'openai.responses': { topLevel: ['user', 'metadata', 'store', 'prompt_cache_key', 'safety_identifier'] },
+  'anthropic.messages': { topLevel: ['metadata'] },
+  jsonrpc: { topLevel: ['id'] },
+  http: { topLevel: [] },
+};
+
+/** Sampling and transport knobs the structural layer ignores for model calls. */
+const MODEL_SAMPLING = [
+  'temperature',
+  'top_p',
+  'top_k',
+  'max_tokens',
+  'max_completion_tokens',
+  'max_output_tokens',
+  'n',
+  'seed',
+  'parallel_tool_calls',
+  'stream_options',
+  'frequency_penalty',
+  'presence_penalty',
+];
+
+/** Stable JSON: object keys sorted, no whitespace. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(sortDeep(value));
+}
+
+function sortDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortDeep);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortDeep(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function parseJson(text: string | undefined): { ok: true; value: unknown } | { ok: false } {
+  if (text === undefined || text.length === 0) return { ok: false };
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function pathOf(url: string): { origin: string; path: string; query: Record<string, string[]> } {
+  try {
+    const u = new URL(url);
+    const query: Record<string, string[]> = {};
+    for (const [k, v] of u.searchParams) (query[k] ??= []).push(v);
+    return { origin: u.origin, path: u.pathname, query };
+  } catch {
+    return { origin: '', path: url, query: {} };
+  }
+}
+
+/** Which API a request speaks. */
+export function apiOf(method: string, url: string, body: unknown): RequestApi {
+  const { path } = pathOf(url);
+  const obj =
+    body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  if (method.toUpperCase() === 'POST') {
+    if (/\/chat\/completions$/.test(path) && 'messages' in obj) return 'openai.chat.completions';
+    if (/\/responses$/.test(path) && ('input' in obj || 'model' in obj)) return 'openai.responses';
+    if (/\/messages$/.test(path) && 'messages' in obj && 'model' in obj) return 'anthropic.messages';
+  }
+  if (obj.jsonrpc === '2.0') return 'jsonrpc';
+  return 'http';
+}
+
+export function isModelApi(api: RequestApi): boolean {
+  return api === 'openai.chat.completions' || api === 'openai.responses' || api === 'anthropic.messages';
+}
+
+function dropVolatile(value: unknown, api: RequestApi, depth: number): unknown {
+  const anyDepth = VOLATILE_RULES.any.anyDepth;
+  if (Array.isArray(value)) return value.map((v) => dropVolatile(v, api, depth + 1));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (depth === 0 && VOLATILE_RULES[api].topLevel.includes(k)) continue;
+      if (anyDepth?.test(k)) continue;
+      out[k] = dropVolatile(v, api, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** The normalised view of a request: what the normalised layer compares, and what field diffs walk. */
+export interface RequestView {
+  api: RequestApi;
+  method: string;
+  path: string;
+  query: Record<string, string[]>;
+  body: unknown;
+}
+
+export function viewOf(req: LiveRequest): RequestView {
+  const method = req.method.toUpperCase();
+  const parsed = parseJson(req.bodyText);
+  const body = parsed.ok ? parsed.value : (req.bodyText ?? null);
+  const api = apiOf(method, req.url, body);
+  const { path, query } = pathOf(req.url);
+  const anyDepth = VOLATILE_RULES.any.anyDepth;
+  const q: Record<string, string[]> = {};
+  for (const k of Object.keys(query).sort()) if (!anyDepth?.test(k)) q[k] = query[k] ?? [];
+  return { api, method, path, query: q, body: parsed.ok ? dropVolatile(body, api, 0) : body };
+}
+
+/** The structural identity: the tool (or model API) and its canonical arguments, host ignored. */
+export function structuralOf(view: RequestView): unknown {
+  const body = view.body;
+  if (isModelApi(view.api) && body !== null && typeof body === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(body)) if (!MODEL_SAMPLING.includes(k)) out[k] = v;
+    return { api: view.api, body: out };
+  }
+  if (view.api === 'jsonrpc' && body !== null && typeof body === 'object') {
+    const b = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    if (b.method === 'tools/call') return { tool: b.params?.name, args: b.params?.arguments ?? {} };
+    return { rpc: b.method, params: (b as { params?: unknown }).params ?? null };
+  }
+  return { method: view.method, path: view.path, query: view.query, body };
+}
+
+export interface RequestKeys {
+  exact: string;
+  normalised: string;
+  structural: string;
+}
+
+export function keysOf(req: LiveRequest, view: RequestView = viewOf(req)): RequestKeys {
+  return {
+    exact: `${req.method.toUpperCase()} ${req.url}\n${req.bodyText ?? ''}`,
+    normalised: canonical(view),
+    structural: canonical(structuralOf(view)),
+  };
+}
+
+const MAX_SHOWN = 400;
+
+function shown(value: unknown): unknown {
+  if (typeof value === 'string' && value.length > MAX_SHOWN)
+    return `${value.slice(0, MAX_SHOWN)}… (${value.length} chars)`;
+  return value;
+}
+
+function flatten(value: unknown, prefix: string, out: Map<string, unknown>): void {
+  if (Array.isArray(value)) {
+    if (value.length === 0) out.set(prefix, []);
+    for (const [i, v] of value.entries()) flatten(v, `${prefix}[${i}]`, out);
+    return;
+  }
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 0) out.set(prefix, {});
+    for (const k of keys) flatten((value as Record<string, unknown>)[k], prefix ? `${prefix}.${k}` : k, out);
+    return;
+  }
+  out.set(prefix, value);
+}
+
+/** Leaf-by-leaf differences between two values (paths like `body.messages[0].content`). */
+export function fieldDiff(expected: unknown, actual: unknown, limit = 50): FieldDiff[] {
+  const a = new Map<string, unknown>();
+  const b = new Map<string, unknown>();
+  flatten(expected, '', a);
+  flatten(actual, '', b);
+  const diffs: FieldDiff[] = [];
+  const paths = new Set([...a.keys(), ...b.keys()]);
+  for (const path of paths) {
+    const e = a.get(path);
+    const g = b.get(path);
+    if (canonical(e) === canonical(g)) continue;
+    diffs.push({ path: path || '(root)', expected: shown(e), actual: shown(g) });
+    if (diffs.length >= limit) break;
+  }
+  return diffs;
+}
+
+/** How many leaves differ (uncapped): the distance used to find the nearest recorded request. */
+export function distance(expected: unknown, actual: unknown): number {
+  return fieldDiff(expected, actual, Number.MAX_SAFE_INTEGER).length;
+}

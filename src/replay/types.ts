@@ -1,0 +1,83 @@
+// The replayer's public options and results.
+import type { DivergencePayload, Usage } from '../recording/index.js';
+
+export type ReplayMode = 'exact' | 'counterfactual';
+export type MissPolicy = 'fail' | 'error-response';
+export type Timing = { kind: 'none' } | { kind: 'original' } | { kind: 'scaled'; factor: number };
+
+export interface ReplayProgress {
+  step: number;
+  /** What happened at this step. */
+  action: 'served' | 'live' | 'held-back' | 'divergence' | 'stopped';
+  detail: string;
+}
+
+export interface ReplayOptions {
+  /** The recording's directory. */
+  recording: string;
+  mode: ReplayMode;
+  /** A new system prompt (text) for every outgoing model request. */
+  systemPrompt?: string;
+  /** A unified diff applied to the system prompt of every outgoing model request. */
+  promptPatch?: string;
+  /** Steps before K come wholly from the recording, then the counterfactual rules apply. */
+  forkAt?: number;
+  /** Stop at step K and materialise the world of step K. */
+  until?: number;
+  /** Where live model calls go (default: the host the request names). */
+  modelEndpoint?: string;
+  /** The agent command (default: the recorded one). */
+  command?: string[];
+  /** Working directory of the agent (default: the recorded one when it exists, else the current one). */
+  cwd?: string;
+  /** Extra environment for the agent. */
+  env?: Record<string, string>;
+  /** Output directory of the replay recording (default: recordings/<id> under the current directory). */
+  out?: string;
+  /** What an unmatched non-model call gets: a network error (fail) or an error response. Default: fail in exact mode, error-response in counterfactual. */
+  onMiss?: MissPolicy;
+  /** Policy per tool name or `METHOD /path` (overrides onMiss). */
+  onMissByTool?: Record<string, MissPolicy>;
+  /** Streamed responses: chunk timing. Default none. */
+  timing?: Timing;
+  /** The database sandbox: PGlite (default), a template clone on the server at `db`, or testcontainers. */
+  dbSandbox?: 'pglite' | 'template' | 'testcontainers';
+  /** Server URL for the template sandbox (setting it implies dbSandbox 'template'). */
+  db?: string;
+  /** Kill the agent after this many ms (default 10 minutes). */
+  timeoutMs?: number;
+  /** Where the agent's stdout/stderr go (default: inherited). */
+  stdio?: 'inherit' | 'pipe' | 'ignore';
+  onProgress?: (progress: ReplayProgress) => void;
+}
+
+export interface HeldBack {
+  step: number;
+  method: string;
+  target: string;
+  body?: unknown;
+}
+
+export interface ReplayResult {
+  /** The replay recording. */
+  dir: string;
+  id: string;
+  status: 'complete' | 'failed';
+  exitCode: number | null;
+  divergences: Array<DivergencePayload & { step: number }>;
+  firstDivergentStep?: number;
+  heldBack: HeldBack[];
+  /** How the agent's calls were answered. */
+  served: { recording: number; live: number; blocked: number };
+  /** Model calls served from the recording in counterfactual mode: cost not paid again. */
+  savedCost: { calls: number; usage: Usage; usd?: number };
+  /** Connections the network guard refused. */
+  blockedConnections: string[];
+  /** The replay's post-world compared with the recorded one (exact mode; undefined when stopped early). */
+  worldMatches?: boolean;
+  worldDiff?: string[];
+  /** until K: where the world of step K was materialised (fs/ and db.json). */
+  worldDir?: string;
+  /** stdout/stderr of the agent when stdio was 'pipe'. */
+  output?: { stdout: string; stderr: string };
+}
