@@ -1,0 +1,264 @@
+// The recorder's capture layer, loaded into the agent process with `node --import` (and inherited
+// by node grandchildren through NODE_OPTIONS). It observes HTTP (fetch and http/https through
+// @mswjs/interceptors), in-process tool() calls and nondeterministic values, and streams them to
+// the parent as newline-delimited JSON. It never changes what the agent sees: bodies are read
+// from clones, and all encoding work beyond utf8/base64 is left to the parent.
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { BatchInterceptor } from '@mswjs/interceptors';
+import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
+import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { connectIpc } from './shared-ipc.mjs';
+import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
+
+export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const origin = performance.timeOrigin;
+const nowMs = () => origin + performance.now();
+const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
+
+/** Encodes captured bytes for the wire: utf8 text when valid, else base64; cut at maxBody. */
+export function encodeBody(bytes, maxBody) {
+  if (!bytes || bytes.byteLength === 0) return undefined;
+  let view = bytes;
+  let truncated = false;
+  if (maxBody >= 0 && view.byteLength > maxBody) {
+    view = view.subarray(0, maxBody);
+    truncated = true;
+  }
+  const body = { size: bytes.byteLength };
+  try {
+    body.text = utf8.decode(view);
+  } catch {
+    body.b64 = Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
+  }
+  if (truncated) body.truncated = true;
+  return body;
+}
+
+function headersObject(headers) {
+  const out = {};
+  for (const [name, value] of headers) out[name] = value;
+  return out;
+}
+
+/**
+ * Installs the capture layers in this process. `sink` is { send(msg), sync(msg): Promise } —
+ * the IPC client in a child, the recording session itself in-process.
+ * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true }.
+ * Returns dispose().
+ */
+export function installCapture(sink, options = {}) {
+  const maxBody = typeof options.maxBody === 'number' ? options.maxBody : -1;
+  const syncWorld = options.syncWorld === true;
+  const pid = process.pid;
+  let depth = 0;
+  const suppressed = () => depth > 0;
+  const nd = { clock: [], random: [], uuid: [], randomBytes: [] };
+  let ndCount = 0;
+
+  const flushNondeterminism = () => {
+    if (ndCount === 0) return;
+    const batches = {};
+    for (const kind of Object.keys(nd)) {
+      if (nd[kind].length > 0) {
+        batches[kind] = nd[kind];
+        nd[kind] = [];
+      }
+    }
+    ndCount = 0;
+    depth++;
+    try {
+      sink.send({ t: 'nd', pid, ts: nowMs(), batches });
+    } finally {
+      depth--;
+    }
+  };
+
+  const restoreNondeterminism =
+    options.nondeterminism === false
+      ? () => {}
+      : patchNondeterminism((kind, value) => {
+          nd[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
+          if (++ndCount >= 1000) flushNondeterminism();
+          return value;
+        }, suppressed);
+
+  const send = (message) => {
+    depth++;
+    try {
+      sink.send(message);
+    } finally {
+      depth--;
+    }
+  };
+
+  const interceptor = new BatchInterceptor({
+    name: 'tapedeck-record',
+    interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
+  });
+  const open = new Map();
+  let toolSeq = 0;
+
+  interceptor.on('request', async ({ request, requestId }) => {
+    const id = `${pid}-${requestId}`;
+    const ts = nowMs();
+    open.set(requestId, id);
+    flushNondeterminism();
+    let body;
+    if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
+      body = encodeBody(new Uint8Array(await request.clone().arrayBuffer()), maxBody);
+    }
+    send({
+      t: 'req',
+      id,
+      pid,
+      ts,
+      method: request.method,
+      url: request.url,
+      headers: headersObject(request.headers),
+      body,
+    });
+    if (syncWorld) await sink.sync({ reason: 'req', id });
+  });
+
+  interceptor.on('response', async ({ response, requestId }) => {
+    const id = open.get(requestId) ?? `${pid}-${requestId}`;
+    open.delete(requestId);
+    const ts = nowMs();
+    const head = {
+      id,
+      ts,
+      status: response.status,
+      statusText: response.statusText,
+      headers: headersObject(response.headers),
+    };
+    const contentType = response.headers.get('content-type') ?? '';
+    const clone = response.body === null ? null : response.clone();
+    if (clone !== null && STREAM_TYPES.test(contentType)) {
+      send({ t: 'res', ...head, stream: true });
+      // Streamed bodies are read in the background: the agent gets each chunk when it arrives.
+      void (async () => {
+        const decoder = new TextDecoder();
+        const reader = clone.body.getReader();
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            send({ t: 'chunk', id, off: nowMs() - ts, data: decoder.decode(value, { stream: true }) });
+          }
+          send({ t: 'end', id, ts: nowMs() });
+        } catch (error) {
+          send({ t: 'end', id, ts: nowMs(), error: { code: error?.name ?? 'Error', message: String(error?.message) } });
+        }
+      })();
+      return;
+    }
+    let body;
+    let error;
+    if (clone !== null) {
+      try {
+        body = encodeBody(new Uint8Array(await clone.arrayBuffer()), maxBody);
+      } catch (cause) {
+        error = { code: cause?.name ?? 'Error', message: String(cause?.message) };
+      }
+    }
+    send({ t: 'res', ...head, body, end: nowMs(), error });
+    if (syncWorld) await sink.sync({ reason: 'res', id });
+  });
+
+  // The interceptors' own randomness (request ids) must not count as the agent's.
+  const wrapped = [];
+  const suppressDuring = (target, key) => {
+    const real = target[key];
+    if (typeof real !== 'function') return;
+    const patched = function (...args) {
+      depth++;
+      try {
+        return new.target ? Reflect.construct(real, args, new.target) : real.apply(this, args);
+      } finally {
+        depth--;
+      }
+    };
+    Object.defineProperties(patched, Object.getOwnPropertyDescriptors(real));
+    target[key] = patched;
+    wrapped.push(() => {
+      target[key] = real;
+    });
+  };
+
+  interceptor.apply();
+  suppressDuring(globalThis, 'fetch');
+  for (const mod of [http, https]) {
+    suppressDuring(mod, 'request');
+    suppressDuring(mod, 'get');
+  }
+
+  const recorder = {
+    /** Records one in-process tool call as a step (see src/record/tool.ts). */
+    async tool(name, fn, args, toolOptions = {}) {
+      flushNondeterminism();
+      const id = `${pid}-tool-${++toolSeq}`;
+      const ts = nowMs();
+      if (syncWorld) await sink.sync({ reason: 'req', id });
+      let result;
+      let failure;
+      try {
+        result = await fn(...args);
+      } catch (error) {
+        failure = error;
+      }
+      const message = {
+        t: 'tool',
+        id,
+        pid,
+        name,
+        ts,
+        end: nowMs(),
+        args: args.length === 1 ? safeJson(args[0]) : safeJson(args),
+        stateType: toolOptions.stateType,
+        mutating: toolOptions.mutating,
+      };
+      if (failure === undefined) message.result = safeJson(result);
+      else message.error = { code: failure?.name ?? 'Error', message: String(failure?.message ?? failure) };
+      send(message);
+      if (syncWorld) await sink.sync({ reason: 'res', id });
+      if (failure !== undefined) throw failure;
+      return result;
+    },
+  };
+  globalThis[RECORDER_KEY] = recorder;
+  const onExit = () => flushNondeterminism();
+  process.on('exit', onExit);
+
+  return function dispose() {
+    flushNondeterminism();
+    process.off('exit', onExit);
+    if (globalThis[RECORDER_KEY] === recorder) delete globalThis[RECORDER_KEY];
+    for (const undo of wrapped.reverse()) undo();
+    interceptor.dispose();
+    restoreNondeterminism();
+  };
+}
+
+function safeJson(value) {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value));
+  } catch {
+    return String(value);
+  }
+}
+
+// Auto-start when loaded as a preload by `tapedeck record`.
+const socketPath = process.env.TAPEDECK_RECORD_IPC;
+if (socketPath && !globalThis[RECORDER_KEY]) {
+  let options = {};
+  try {
+    options = JSON.parse(process.env.TAPEDECK_RECORD_OPTIONS ?? '{}');
+  } catch {}
+  const ipc = connectIpc(socketPath);
+  ipc.send({ t: 'hello', pid: process.pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
+  installCapture(ipc, options);
+}

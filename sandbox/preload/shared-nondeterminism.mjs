@@ -1,0 +1,89 @@
+// Patches the sources of nondeterminism an agent reads (Date/Date.now, Math.random,
+// crypto.randomUUID, crypto.getRandomValues) so that every value handed to the agent passes
+// through one hook: the recorder logs it, a replayer can substitute the recorded value.
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+
+/**
+ * patchNondeterminism(hook) -> restore()
+ * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' | 'randomBytes'.
+ * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
+ * Calls made while `suppressed()` returns true (the capture layer's own) bypass the hook.
+ */
+export function patchNondeterminism(hook, suppressed = () => false) {
+  const RealDate = globalThis.Date;
+  const realNow = RealDate.now;
+  const realRandom = Math.random;
+  const webCrypto = globalThis.crypto;
+  const realUuid = crypto.randomUUID;
+  const realWebUuid = webCrypto?.randomUUID;
+  const realGetRandomValues = webCrypto?.getRandomValues;
+  const realNodeGetRandomValues = crypto.getRandomValues;
+
+  const now = () => {
+    const value = realNow.call(RealDate);
+    return suppressed() ? value : hook('clock', value);
+  };
+  const PatchedDate = new Proxy(RealDate, {
+    construct(target, args, newTarget) {
+      if (args.length === 0) return Reflect.construct(target, [now()], newTarget === PatchedDate ? target : newTarget);
+      return Reflect.construct(target, args, newTarget === PatchedDate ? target : newTarget);
+    },
+    apply() {
+      return new RealDate(now()).toString();
+    },
+    get(target, key, receiver) {
+      if (key === 'now') return now;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  globalThis.Date = PatchedDate;
+  Math.random = function random() {
+    const value = realRandom();
+    return suppressed() ? value : hook('random', value);
+  };
+  const uuid = (real) =>
+    function randomUUID(options) {
+      const value = real.call(this, options);
+      return suppressed() ? value : hook('uuid', value);
+    };
+  const fill = (real) =>
+    function getRandomValues(array) {
+      const result = real.call(this, array);
+      if (!suppressed()) hook('randomBytes', result);
+      return result;
+    };
+  set(crypto, 'randomUUID', uuid(realUuid));
+  set(crypto, 'getRandomValues', fill(realNodeGetRandomValues));
+  if (webCrypto) {
+    if (realWebUuid) set(webCrypto, 'randomUUID', uuid(realWebUuid.bind(webCrypto)));
+    if (realGetRandomValues) set(webCrypto, 'getRandomValues', fill(realGetRandomValues.bind(webCrypto)));
+  }
+  syncBuiltinESMExports();
+
+  return function restore() {
+    globalThis.Date = RealDate;
+    Math.random = realRandom;
+    set(crypto, 'randomUUID', realUuid);
+    set(crypto, 'getRandomValues', realNodeGetRandomValues);
+    if (webCrypto) {
+      if (realWebUuid) set(webCrypto, 'randomUUID', realWebUuid);
+      if (realGetRandomValues) set(webCrypto, 'getRandomValues', realGetRandomValues);
+    }
+    syncBuiltinESMExports();
+  };
+}
+
+// Some of these are accessor properties (node:crypto.getRandomValues): redefine them as values.
+function set(target, key, value) {
+  try {
+    Object.defineProperty(target, key, { value, writable: true, configurable: true, enumerable: true });
+  } catch {
+    // A frozen or non-configurable property stays as it is: its values are not recorded.
+  }
+}
+
+/** A typed array's bytes as lowercase hex (how randomBytes values are recorded). */
+export function bytesToHex(array) {
+  return Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString('hex');
+}

@@ -1,0 +1,136 @@
+// Tool classification: which seed state type a non-LLM HTTP call is, its tool name, arguments
+// and whether it mutates the world. Rules are tried in order (user rules first); the defaults:
+// JSON-RPC `tools/call` -> MCP_CALL, GET on search/query/policy/knowledge-like paths -> RETRIEVE,
+// any other HTTP -> API_CALL; mutating = POST/PUT/PATCH/DELETE except MCP protocol chatter.
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { TapedeckError } from '../recording/errors.js';
+import { StateTypeSchema } from '../recording/schema.js';
+import type { StateType, ToolCalledPayload } from '../recording/types.js';
+
+/** A string matches exactly (case-insensitive); "/re/flags" is a regular expression. */
+const Pattern = z.union([z.string(), z.instanceof(RegExp)]);
+
+export const ToolRuleSchema = z
+  .object({
+    match: z
+      .object({
+        method: z.union([z.string(), z.array(z.string())]).optional(),
+        host: Pattern.optional(),
+        path: Pattern.optional(),
+        /** JSON-RPC method of the request body (e.g. "tools/call"). */
+        rpcMethod: Pattern.optional(),
+      })
+      .strict(),
+    stateType: StateTypeSchema,
+    /** Tool name; default "<METHOD> <path>" (MCP: the called tool's name). */
+    name: z.string().optional(),
+    mutating: z.boolean().optional(),
+  })
+  .strict();
+export type ToolRule = z.infer<typeof ToolRuleSchema>;
+
+export interface HttpCallInfo {
+  method: string;
+  url: URL;
+  /** The request body parsed as JSON, if it was JSON. */
+  json: unknown;
+}
+
+export type ToolClassification = Pick<ToolCalledPayload, 'kind' | 'name' | 'stateType' | 'args' | 'mutating'>;
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const RETRIEVE_PATH = /(search|query|queries|lookup|find|retriev|polic|knowledge|kb\b|docs?\b|faq|article|wiki|rag)/i;
+
+function matches(pattern: string | RegExp | undefined, value: string): boolean {
+  if (pattern === undefined) return true;
+  if (pattern instanceof RegExp) return pattern.test(value);
+  const re = /^\/(.*)\/([a-z]*)$/s.exec(pattern);
+  if (re) return new RegExp(re[1] ?? '', re[2]).test(value);
+  return pattern.toLowerCase() === value.toLowerCase();
+}
+
+function rpc(json: unknown): { method: string; params: Record<string, unknown> } | undefined {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return undefined;
+  const body = json as Record<string, unknown>;
+  if (body.jsonrpc !== '2.0' || typeof body.method !== 'string') return undefined;
+  const params =
+    body.params !== null && typeof body.params === 'object' ? (body.params as Record<string, unknown>) : {};
+  return { method: body.method, params };
+}
+
+function argsOf(call: HttpCallInfo): unknown {
+  const query: Record<string, string> = {};
+  for (const [key, value] of call.url.searchParams) query[key] = value;
+  if (call.json !== undefined) return Object.keys(query).length > 0 ? { query, body: call.json } : call.json;
+  return query;
+}
+
+/** Classifies a non-LLM HTTP call by the user's rules, then the defaults. */
+export function classifyHttp(call: HttpCallInfo, rules: readonly ToolRule[] = []): ToolClassification {
+  const method = call.method.toUpperCase();
+  const message = rpc(call.json);
+  const path = call.url.pathname;
+  for (const rule of rules) {
+    const m = rule.match;
+    const methods = m.method === undefined ? undefined : [m.method].flat().map((x) => x.toUpperCase());
+    if (methods !== undefined && !methods.includes(method)) continue;
+    if (!matches(m.host, call.url.host) || !matches(m.path, path)) continue;
+    if (m.rpcMethod !== undefined && (message === undefined || !matches(m.rpcMethod, message.method))) continue;
+    const isMcp = message?.method === 'tools/call';
+    return {
+      kind: message === undefined ? 'http' : 'mcp',
+      name:
+        rule.name ?? (isMcp && typeof message?.params.name === 'string' ? message.params.name : `${method} ${path}`),
+      stateType: rule.stateType,
+      args: isMcp ? (message?.params.arguments ?? {}) : argsOf(call),
+      mutating: rule.mutating ?? (MUTATING.has(method) && (message === undefined || isMcp)),
+    };
+  }
+  if (message !== undefined) {
+    const isCall = message.method === 'tools/call';
+    const toolName = typeof message.params.name === 'string' ? message.params.name : message.method;
+    return {
+      kind: 'mcp',
+      name: isCall ? toolName : `mcp ${message.method}`,
+      stateType: isCall ? 'MCP_CALL' : 'OBSERVE',
+      args: isCall ? (message.params.arguments ?? {}) : message.params,
+      mutating: isCall && MUTATING.has(method),
+    };
+  }
+  const stateType: StateType = method === 'GET' && RETRIEVE_PATH.test(path) ? 'RETRIEVE' : 'API_CALL';
+  return { kind: 'http', name: `${method} ${path}`, stateType, args: argsOf(call), mutating: MUTATING.has(method) };
+}
+
+/** Loads user rules from a JSON or YAML file: a list of rules, or `{ rules: [...] }`. */
+export function loadToolRules(file: string): ToolRule[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new TapedeckError('RULES_UNREADABLE', `cannot read the tool rules file ${file}: ${String(cause)}`);
+  }
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (cause) {
+    throw new TapedeckError('RULES_INVALID', `${file} is not valid YAML or JSON: ${String(cause)}`);
+  }
+  const list = Array.isArray(value) ? value : (value as { rules?: unknown } | null)?.rules;
+  const parsed = z.array(ToolRuleSchema).safeParse(list);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TapedeckError(
+      'RULES_INVALID',
+      `${file}: rules${issue?.path.map((p) => `[${String(p)}]`).join('') ?? ''}: ${issue?.message ?? 'invalid'} (expected a list of { match: { method?, host?, path?, rpcMethod? }, stateType, name?, mutating? })`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Guesses the state type of an in-process tool from its name. */
+export function classifyToolName(name: string): StateType {
+  if (/search|query|retriev|lookup|find|fetch|get|read|list|policy|knowledge/i.test(name)) return 'RETRIEVE';
+  return 'API_CALL';
+}

@@ -1,0 +1,188 @@
+// recordCommand: runs an agent command as a child process with the capture preload and writes
+// its recording. Node children and grandchildren inherit the preload through NODE_OPTIONS and
+// stream events over a Unix socket whose path is passed in the environment.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TapedeckError } from '../recording/index.js';
+import { openRecording, type RecordOptions, shouldSample } from './recorder.js';
+import { findSdkVersions } from './sdk-versions.js';
+
+/** Absolute path of the capture preload (plain ESM, loaded with --import). */
+export const RECORD_PRELOAD = fileURLToPath(new URL('../../sandbox/preload/record.mjs', import.meta.url));
+
+export interface RecordCommandOptions extends RecordOptions {
+  /** The agent command, e.g. ['node', 'agent.mjs']. */
+  command: string[];
+  /** Extra environment for the agent. */
+  env?: Record<string, string>;
+  /** How the agent's stdio is connected (default 'inherit'). */
+  stdio?: 'inherit' | 'ignore' | 'pipe';
+  /** Receives the child once spawned (e.g. to read piped output). */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
+export interface RecordCommandResult {
+  /** The recording folder ('' when the run was not sampled). */
+  dir: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  recorded: boolean;
+  steps: number;
+}
+
+function entryOf(command: string[], cwd: string): string | undefined {
+  const script = command.slice(1).find((arg) => /\.(m|c)?(j|t)sx?$/.test(arg));
+  return script === undefined ? undefined : path.resolve(cwd, script);
+}
+
+function quoteNodeOption(value: string): string {
+  return /[\s"\\]/.test(value) ? `"${value.replace(/(["\\])/g, '\\$1')}"` : value;
+}
+
+function runChild(
+  command: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; stdio: 'inherit' | 'ignore' | 'pipe' },
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<{ child: ChildProcess; exit: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }> }> {
+  const [file, ...args] = command;
+  if (file === undefined)
+    throw new TapedeckError('NO_COMMAND', 'no agent command given: tapedeck record -- node agent.mjs');
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: options.stdio });
+    const exit = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>((done) => {
+      child.once('exit', (exitCode, signal) => done({ exitCode, signal }));
+    });
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new TapedeckError(
+          'COMMAND_FAILED',
+          `cannot start ${JSON.stringify(file)}: ${error.code === 'ENOENT' ? 'command not found' : error.message}`,
+          { cause: error },
+        ),
+      );
+    });
+    child.once('spawn', () => {
+      onSpawn?.(child);
+      resolve({ child, exit });
+    });
+  });
+}
+
+/**
+ * Records one run of `command`.
+ *
+ * @example
+ * const { dir } = await recordCommand({ command: ['node', 'agent.mjs'], fsRoot: 'work', dbUrl: process.env.DATABASE_URL });
+ */
+export async function recordCommand(options: RecordCommandOptions): Promise<RecordCommandResult> {
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const stdio = options.stdio ?? 'inherit';
+  const baseEnv = { ...process.env, ...options.env };
+  if (!shouldSample(options.sample)) {
+    const { exit } = await runChild(options.command, { cwd, env: baseEnv, stdio }, options.onSpawn);
+    const { exitCode, signal } = await exit;
+    return { dir: '', exitCode, signal, recorded: false, steps: 0 };
+  }
+  const entry = entryOf(options.command, cwd);
+  const sdkVersions = findSdkVersions([...(entry ? [path.dirname(entry)] : []), cwd]);
+  const active = await openRecording(
+    { ...options, cwd },
+    { command: options.command, cwd, ...(entry ? { entry } : {}) },
+    { sdkVersions },
+  );
+  const { session } = active;
+  const socketPath = path.join(os.tmpdir(), `tapedeck-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    let buffer = '';
+    const reply = (answer: { ack: number }) => {
+      if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
+    };
+    socket.on('data', (data) => {
+      buffer += data.toString('utf8');
+      let nl = buffer.indexOf('\n');
+      while (nl >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        nl = buffer.indexOf('\n');
+        if (line.length === 0) continue;
+        let message: unknown;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        session.accept(message, reply);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  const cleanup = () => {
+    server.close();
+    for (const socket of sockets) socket.destroy();
+    if (existsSync(socketPath)) rmSync(socketPath, { force: true });
+  };
+  let result: { exitCode: number | null; signal: NodeJS.Signals | null } = { exitCode: null, signal: null };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => resolve());
+    });
+    const nodeOptions = [baseEnv.NODE_OPTIONS ?? '', `--import=${quoteNodeOption(RECORD_PRELOAD)}`]
+      .filter((x) => x !== '')
+      .join(' ');
+    const env: NodeJS.ProcessEnv = {
+      ...baseEnv,
+      NODE_OPTIONS: nodeOptions,
+      TAPEDECK_RECORD_IPC: socketPath,
+      TAPEDECK_RECORD_OPTIONS: JSON.stringify({
+        syncWorld: active.syncWorld,
+        maxBody: options.maxBodyBytes ?? -1,
+        nondeterminism: options.nondeterminism ?? true,
+      }),
+    };
+    const { child, exit } = await runChild(options.command, { cwd, env, stdio }, options.onSpawn);
+    active.writer.append({
+      type: 'run.started',
+      stepId: 0,
+      payload: { command: options.command, cwd, ...(child.pid === undefined ? {} : { pid: child.pid }) },
+    });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    try {
+      result = await exit;
+    } finally {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+    }
+    // Everything the child wrote is in the kernel; wait for its sockets to be read to the end.
+    const deadline = Date.now() + 2000;
+    while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const ok = result.exitCode === 0;
+    await active.finish({
+      status: ok ? 'complete' : 'incomplete',
+      exitCode: result.exitCode,
+      signal: result.signal,
+    });
+  } catch (error) {
+    await active.finish({ status: 'failed', exitCode: result.exitCode, signal: result.signal }).catch(() => {});
+    throw error;
+  } finally {
+    cleanup();
+  }
+  return {
+    dir: active.writer.dir,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    recorded: true,
+    steps: session.steps,
+  };
+}

@@ -1,0 +1,11 @@
+// The recorder: capture a real agent run (HTTP + LLM calls, tools, world, nondeterminism)
+// without changing its code, as a child process (recordCommand) or in-process (record).
+export { classifyHttp, classifyToolName, loadToolRules, type ToolClassification, type ToolRule } from './classify.js';
+export { RECORD_PRELOAD, type RecordCommandOptions, type RecordCommandResult, recordCommand } from './command.js';
+export { type RecordContext, type RecordResult, record } from './in-process.js';
+export * from './llm/index.js';
+export { newRecordingId, type RecordOptions } from './recorder.js';
+export { findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
+export { type RecordedEvent, RecordSession, type SessionOptions, type WorldSource } from './session.js';
+export { type ToolOptions, tool } from './tool.js';
+export { createDbTracker, createFsTracker, openWorld, type WorldCapture, type WorldOptions } from './world/index.js';

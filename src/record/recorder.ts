@@ -1,0 +1,184 @@
+// What recordCommand and record() share: choosing and checking the output folder, opening the
+// writer, world capture and session, and closing them in the right order (also on failure).
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  createRecordingWriter,
+  type Manifest,
+  type RecordingWriter,
+  type RedactionOptions,
+  TapedeckError,
+} from '../recording/index.js';
+import { loadToolRules, type ToolRule } from './classify.js';
+import type { LlmCodec } from './llm/index.js';
+import { type RecordedEvent, RecordSession } from './session.js';
+import { openWorld, type WorldCapture } from './world/index.js';
+
+export interface RecordOptions {
+  /** Filesystem root to snapshot and watch. */
+  fsRoot?: string;
+  /** postgres:// URL of the database to snapshot and watch. */
+  dbUrl?: string;
+  /** Schemas to capture; default all non-system schemas. */
+  dbSchemas?: string[];
+  /** Recording folder; default recordings/<id>/ under cwd. */
+  out?: string;
+  name?: string;
+  /** Working directory of the agent (default process.cwd()). */
+  cwd?: string;
+  /** Extra tool classification rules (tried before the defaults), or a JSON/YAML rules file. */
+  rules?: ToolRule[] | string;
+  codecs?: LlmCodec[];
+  /** Bodies larger than this are cut (and marked truncated). Default: no cap. */
+  maxBodyBytes?: number;
+  /** Fraction of runs to record, 0..1 (default 1). A run not sampled just runs. */
+  sample?: number;
+  /** Capture Date/Math.random/crypto values (default: on in a child, off in-process). */
+  nondeterminism?: boolean;
+  redaction?: RedactionOptions;
+  /** Called after each event is written; awaited before the agent passes the next step boundary. */
+  onEvent?: (event: RecordedEvent) => void | Promise<void>;
+}
+
+export interface ActiveRecording {
+  writer: RecordingWriter;
+  session: RecordSession;
+  world?: WorldCapture;
+  syncWorld: boolean;
+  /** Drains, writes post snapshots and run.completed, closes everything. */
+  finish(outcome: {
+    status: 'complete' | 'incomplete' | 'failed';
+    exitCode: number | null;
+    signal?: string | null;
+  }): Promise<void>;
+}
+
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40) || 'run';
+
+export function newRecordingId(name: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  return `${slug(name)}-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export function shouldSample(sample: number | undefined): boolean {
+  if (sample === undefined || sample >= 1) return true;
+  if (!(sample > 0)) return false;
+  return Math.random() < sample;
+}
+
+/** Creates the output folder or explains why it cannot. */
+export function prepareOutputDir(dir: string): void {
+  const fail = (cause: unknown) => {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'EACCES';
+    throw new TapedeckError(
+      'OUTPUT_NOT_WRITABLE',
+      `cannot write the recording to ${dir} (${code}). Choose a writable folder with --out, or fix its permissions.`,
+      { cause },
+    );
+  };
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (cause) {
+    fail(cause);
+  }
+  if (existsSync(path.join(dir, 'events.jsonl'))) {
+    throw new TapedeckError('RECORDING_EXISTS', `${dir} already holds a recording; choose another --out folder.`);
+  }
+}
+
+export async function openRecording(
+  options: RecordOptions,
+  agent: Manifest['agent'],
+  runtime: { sdkVersions: Record<string, string> },
+): Promise<ActiveRecording> {
+  const cwd = options.cwd ?? process.cwd();
+  const name = options.name ?? path.basename(agent.entry ?? agent.command.at(-1) ?? 'run');
+  const dir = path.resolve(cwd, options.out ?? path.join('recordings', newRecordingId(name)));
+  prepareOutputDir(dir);
+  const id = path.basename(dir);
+  const rules = typeof options.rules === 'string' ? loadToolRules(options.rules) : (options.rules ?? []);
+  let writer: RecordingWriter;
+  try {
+    writer = await createRecordingWriter(dir, {
+      id,
+      name,
+      agent,
+      runtime,
+      ...(options.redaction ? { redaction: options.redaction } : {}),
+    });
+  } catch (cause) {
+    if (cause instanceof TapedeckError) throw cause;
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM' || code === 'ENOSPC') {
+      throw new TapedeckError('OUTPUT_NOT_WRITABLE', `cannot write the recording to ${dir} (${code}).`, { cause });
+    }
+    throw cause;
+  }
+  let world: WorldCapture | undefined;
+  if (options.fsRoot !== undefined || options.dbUrl !== undefined) {
+    try {
+      world = await openWorld(
+        {
+          id,
+          exclude: [dir],
+          ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
+          ...(options.dbUrl === undefined ? {} : { dbUrl: options.dbUrl }),
+          ...(options.dbSchemas === undefined ? {} : { dbSchemas: options.dbSchemas }),
+        },
+        (bytes) => writer.putBlob(bytes),
+      );
+      writer.setManifest({ world: world.manifest });
+      await world.start(writer);
+    } catch (error) {
+      await world?.close().catch(() => {});
+      await writer.close('failed');
+      throw error;
+    }
+  }
+  const session = new RecordSession(writer, {
+    rules,
+    ...(world ? { world } : {}),
+    ...(options.codecs ? { codecs: options.codecs } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  let finished = false;
+  return {
+    writer,
+    session,
+    ...(world ? { world } : {}),
+    syncWorld: world !== undefined,
+    async finish(outcome) {
+      if (finished) return;
+      finished = true;
+      let status = outcome.status;
+      try {
+        await session.finish();
+        await world?.finish(writer);
+        writer.append({
+          type: 'run.completed',
+          stepId: 0,
+          payload: {
+            status: outcome.exitCode === 0 && status === 'complete' ? 'complete' : 'failed',
+            exitCode: outcome.exitCode,
+            ...(outcome.signal === undefined ? {} : { signal: outcome.signal }),
+            ...(session.lastOutput === undefined ? {} : { finalOutput: session.lastOutput }),
+          },
+        });
+      } catch (error) {
+        status = 'failed';
+        await world?.close().catch(() => {});
+        await writer.close(status);
+        throw error;
+      }
+      await world?.close();
+      await writer.close(status);
+    },
+  };
+}

@@ -1,0 +1,432 @@
+// The recording session: turns the capture layer's messages into a Recording. It pairs requests
+// with responses, decodes LLM protocols into model.called, classifies other calls as tools,
+// segments the run into steps, and attributes world changes and nondeterministic values to the
+// step during which they happened. Messages are handled strictly in arrival order.
+import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import type {
+  AppendInput,
+  Body,
+  DbChangedPayload,
+  EventType,
+  FsChangedPayload,
+  HttpExchangePayload,
+  ModelCalledPayload,
+  NondeterminismPayload,
+  RecordingWriter,
+  StateType,
+  StreamChunk,
+  ToolCalledPayload,
+} from '../recording/index.js';
+import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
+import { DEFAULT_CODECS, detectLlm, eventJson, type LlmCodec, parseSse } from './llm/index.js';
+import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
+
+/** Where the session gets the world changes since it last asked. */
+export interface WorldSource {
+  drain(): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
+}
+
+/** An event as the session appended it (after seq assignment), for onEvent observers. */
+export interface RecordedEvent {
+  seq: number;
+  type: EventType;
+  stepId: number;
+  parentStepId?: number;
+  payload: unknown;
+}
+
+export interface SessionOptions {
+  world?: WorldSource;
+  rules?: readonly ToolRule[];
+  codecs?: readonly LlmCodec[];
+  /** Called after each event is appended; awaited (the agent waits at the next step boundary). */
+  onEvent?: (event: RecordedEvent) => void | Promise<void>;
+  /** Tool results (parsed JSON) larger than this many bytes go to resultBody instead of result. */
+  maxInlineResult?: number;
+}
+
+interface OpenExchange {
+  req: MessageOf<'req'>;
+  res?: MessageOf<'res'>;
+  chunks: StreamChunk[];
+  parentThink: number | undefined;
+  nd: NondeterminismPayload[];
+}
+
+type Pending = Omit<AppendInput, 'stepId' | 'parentStepId'>;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
+
+function decodeContent(bytes: Buffer, headers: Record<string, string>): Buffer {
+  const encoding = (headers['content-encoding'] ?? '').toLowerCase().trim();
+  if (bytes.length === 0 || encoding === '' || encoding === 'identity') return bytes;
+  try {
+    if (encoding.includes('gzip')) return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
+    if (encoding.includes('br')) return brotliDecompressSync(bytes);
+    if (encoding.includes('deflate')) {
+      try {
+        return inflateSync(bytes);
+      } catch {
+        return inflateRawSync(bytes);
+      }
+    }
+  } catch {
+    // Already decoded by the client (fetch decodes before the capture layer sees the body).
+  }
+  return bytes;
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export class RecordSession {
+  private lastStep = 0;
+  private lastThink: number | undefined;
+  private finalOutput: string | undefined;
+  private readonly open = new Map<string, OpenExchange>();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly codecs: readonly LlmCodec[];
+  private failure: unknown;
+
+  constructor(
+    private readonly writer: RecordingWriter,
+    private readonly options: SessionOptions = {},
+  ) {
+    this.codecs = options.codecs ?? DEFAULT_CODECS;
+  }
+
+  /** The number of steps recorded so far. */
+  get steps(): number {
+    return this.lastStep;
+  }
+
+  get lastOutput(): string | undefined {
+    return this.finalOutput;
+  }
+
+  /** Queues one message (raw JSON value); `reply` is called once it and everything before it is handled. */
+  accept(raw: unknown, reply?: (answer: { ack: number }) => void): void {
+    this.chain = this.chain.then(async () => {
+      const parsed = CaptureMessageSchema.safeParse(raw);
+      if (!parsed.success) return;
+      try {
+        await this.handle(parsed.data);
+      } catch (error) {
+        this.failure ??= error;
+      }
+      if (parsed.data.t === 'sync') reply?.({ ack: parsed.data.n });
+    });
+  }
+
+  /** Resolves when every queued message is handled; rethrows the first handling error. */
+  async idle(): Promise<void> {
+    await this.chain;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Drains the world after the last step (as its own step if anything changed). */
+  async finish(): Promise<void> {
+    await this.idle();
+    await this.drainBetweenSteps();
+  }
+
+  private async handle(message: CaptureMessage): Promise<void> {
+    switch (message.t) {
+      case 'hello':
+        return;
+      case 'req':
+        this.open.set(message.id, { req: message, chunks: [], parentThink: this.lastThink, nd: [] });
+        return;
+      case 'res': {
+        const open = this.open.get(message.id);
+        if (open === undefined) return;
+        open.res = message;
+        if (message.stream !== true) await this.completeExchange(open, message.end ?? message.ts, message.error);
+        return;
+      }
+      case 'chunk':
+        this.open.get(message.id)?.chunks.push({ offsetMs: Math.max(0, message.off), data: message.data });
+        return;
+      case 'end': {
+        const open = this.open.get(message.id);
+        if (open !== undefined) await this.completeExchange(open, message.ts, message.error);
+        return;
+      }
+      case 'tool':
+        await this.completeTool(message);
+        return;
+      case 'nd':
+        await this.nondeterminism(message);
+        return;
+      case 'sync':
+        if (message.reason === 'req') await this.drainBetweenSteps();
+        return;
+    }
+  }
+
+  private async emit(stepId: number, parentStepId: number | undefined, event: Pending): Promise<void> {
+    const input = { ...event, stepId, ...(parentStepId === undefined ? {} : { parentStepId }) } as AppendInput;
+    const seq = this.writer.append(input);
+    await this.options.onEvent?.({
+      seq,
+      type: input.type,
+      stepId,
+      ...(parentStepId === undefined ? {} : { parentStepId }),
+      payload: input.payload,
+    });
+  }
+
+  private async worldChanges(): Promise<Pending[]> {
+    if (this.options.world === undefined) return [];
+    const { fs, db } = await this.options.world.drain();
+    return [
+      ...fs.map((payload): Pending => ({ type: 'fs.changed', payload })),
+      ...db.map((payload): Pending => ({ type: 'db.changed', payload })),
+    ];
+  }
+
+  private async writeStep(step: {
+    stateType: StateType;
+    name: string;
+    parentStepId?: number | undefined;
+    start: number;
+    end: number;
+    events: Pending[];
+    status: 'success' | 'error';
+    errorType?: string | undefined;
+  }): Promise<number> {
+    const stepId = ++this.lastStep;
+    const parent = step.parentStepId;
+    await this.emit(stepId, parent, {
+      type: 'step.started',
+      time: iso(step.start),
+      payload: { stateType: step.stateType, name: step.name },
+    });
+    for (const event of step.events) await this.emit(stepId, parent, { time: iso(step.end), ...event });
+    await this.emit(stepId, parent, {
+      type: 'step.completed',
+      time: iso(step.end),
+      payload: {
+        status: step.status,
+        latencyMs: Math.max(0, step.end - step.start),
+        ...(step.errorType === undefined ? {} : { errorType: step.errorType }),
+      },
+    });
+    return stepId;
+  }
+
+  /** World changes made between steps (by the agent itself or by other processes) become their own step. */
+  private async drainBetweenSteps(): Promise<void> {
+    const changes = await this.worldChanges();
+    if (changes.length === 0) return;
+    const hasFs = changes.some((c) => c.type === 'fs.changed');
+    const now = Date.now();
+    await this.writeStep({
+      stateType: hasFs ? 'FILE_WRITE' : 'DB_QUERY',
+      name: hasFs ? 'file changes' : 'database changes',
+      parentStepId: this.lastThink,
+      start: now,
+      end: now,
+      events: changes,
+      status: 'success',
+    });
+  }
+
+  private async nondeterminism(message: MessageOf<'nd'>): Promise<void> {
+    const payloads: NondeterminismPayload[] = [];
+    for (const kind of ND_KINDS) {
+      const values = message.batches[kind];
+      if (values !== undefined && values.length > 0) payloads.push({ kind, values });
+    }
+    // Values read while a call is in flight belong to that call's step; others to the last step.
+    let latest: OpenExchange | undefined;
+    for (const open of this.open.values()) if (open.req.pid === message.pid) latest = open;
+    if (latest !== undefined) {
+      latest.nd.push(...payloads);
+      return;
+    }
+    for (const payload of payloads) {
+      await this.emit(this.lastStep, undefined, { type: 'nondeterminism', time: iso(message.ts), payload });
+    }
+  }
+
+  private body(wire: WireBody | undefined, bytes: Buffer, contentType: string | undefined): Body | undefined {
+    if (wire === undefined && bytes.length === 0) return undefined;
+    const body = this.writer.body(bytes, contentType);
+    return wire?.truncated ? { ...body, truncated: true } : body;
+  }
+
+  private async completeExchange(
+    open: OpenExchange,
+    end: number,
+    error: { code: string; message: string } | undefined,
+  ): Promise<void> {
+    this.open.delete(open.req.id);
+    const { req, res } = open;
+    const reqBytes = wireBytes(req.body);
+    const reqText = reqBytes.toString('utf8');
+    const reqJson = parseJson(reqText);
+    const url = new URL(req.url);
+    const resHeaders = res?.headers ?? {};
+    const streamed = res?.stream === true;
+    const resBytes = streamed ? Buffer.alloc(0) : decodeContent(wireBytes(res?.body), resHeaders);
+    const resText = resBytes.toString('utf8');
+    const resJson = parseJson(resText);
+    const latencyMs = Math.max(0, end - req.ts);
+    const ttfbMs = res === undefined ? undefined : Math.max(0, res.ts - req.ts);
+
+    const exchange: HttpExchangePayload = {
+      exchangeId: req.id,
+      request: {
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        ...optional('body', this.body(req.body, reqBytes, req.headers['content-type'])),
+      },
+      ...(res === undefined
+        ? {}
+        : {
+            response: {
+              status: res.status,
+              ...optional('statusText', res.statusText || undefined),
+              headers: resHeaders,
+              ...(streamed
+                ? { chunks: open.chunks }
+                : optional('body', this.body(res.body, resBytes, resHeaders['content-type']))),
+            },
+          }),
+      ...optional('error', error),
+      startedAt: iso(req.ts),
+      durationMs: latencyMs,
+      ...optional('ttfbMs', ttfbMs),
+    };
+    const failed = error !== undefined || res === undefined || res.status >= 400;
+    const errorType = error?.code ?? (res !== undefined && res.status >= 400 ? `HTTP_${res.status}` : undefined);
+    const nd = open.nd.map((payload): Pending => ({ type: 'nondeterminism', payload }));
+
+    const llm = detectLlm({ method: req.method, url, headers: req.headers, json: reqJson }, this.codecs);
+    if (llm !== undefined) {
+      const decoded = llm.codec.decode(
+        llm.api,
+        { method: req.method, url, headers: req.headers, json: reqJson },
+        {
+          status: res?.status ?? 0,
+          headers: resHeaders,
+          ...(streamed ? { chunks: open.chunks } : { json: resJson }),
+        },
+      );
+      const { firstTokenOffsetMs, ...rest } = decoded;
+      const model: ModelCalledPayload = {
+        exchangeId: req.id,
+        ...rest,
+        latencyMs,
+        ...optional(
+          'ttftMs',
+          firstTokenOffsetMs === undefined || ttfbMs === undefined ? undefined : ttfbMs + firstTokenOffsetMs,
+        ),
+      };
+      const isThink = model.output.toolCalls.length > 0 || failed;
+      if (!failed && model.output.text !== undefined) this.finalOutput = model.output.text;
+      const events: Pending[] = [
+        { type: 'model.called', payload: model },
+        { type: 'http.exchange', payload: exchange },
+        ...(await this.worldChanges()),
+        ...nd,
+      ];
+      const stepId = await this.writeStep({
+        stateType: isThink ? 'THINK' : 'FINALIZE',
+        name: model.model || `${model.provider} ${model.api}`,
+        start: req.ts,
+        end,
+        events,
+        status: failed ? 'error' : 'success',
+        errorType,
+      });
+      if (isThink && !failed) this.lastThink = stepId;
+      return;
+    }
+
+    const tool = classifyHttp({ method: req.method, url, json: reqJson }, this.options.rules);
+    let result: unknown = resJson;
+    if (streamed) {
+      result = open.chunks.map((c) => c.data).join('');
+    } else if (resJson === undefined && resText !== '') {
+      result = resText;
+    }
+    if (tool.kind === 'mcp') {
+      // Streamable-HTTP MCP answers with SSE; the JSON-RPC response is one of its events.
+      const messages = streamed ? parseSse(open.chunks).map(eventJson) : [resJson];
+      const answer = messages.find((m) => m !== null && typeof m === 'object' && ('result' in m || 'error' in m)) as
+        | { result?: unknown; error?: unknown }
+        | undefined;
+      if (answer !== undefined) result = answer.result ?? answer.error;
+    }
+    const maxInline = this.options.maxInlineResult ?? 65536;
+    const resultSize = streamed ? open.chunks.reduce((n, c) => n + c.data.length, 0) : resBytes.length;
+    const big = resultSize > maxInline;
+    const payload: ToolCalledPayload = {
+      exchangeId: req.id,
+      ...tool,
+      ...(big
+        ? optional('resultBody', this.body(res?.body, resBytes, resHeaders['content-type']))
+        : optional('result', result)),
+      ...optional(
+        'error',
+        error ??
+          (failed ? { code: errorType ?? 'NO_RESPONSE', message: res?.statusText || 'request failed' } : undefined),
+      ),
+      latencyMs,
+    };
+    await this.writeStep({
+      stateType: tool.stateType,
+      name: tool.name,
+      parentStepId: open.parentThink,
+      start: req.ts,
+      end,
+      events: [
+        { type: 'tool.called', payload },
+        { type: 'http.exchange', payload: exchange },
+        ...(await this.worldChanges()),
+        ...nd,
+      ],
+      status: failed ? 'error' : 'success',
+      errorType,
+    });
+  }
+
+  private async completeTool(message: MessageOf<'tool'>): Promise<void> {
+    const payload: ToolCalledPayload = {
+      kind: 'in-process',
+      name: message.name,
+      stateType: message.stateType ?? classifyToolName(message.name),
+      args: message.args ?? null,
+      ...optional('result', message.result),
+      ...optional('error', message.error),
+      mutating: message.mutating ?? false,
+      latencyMs: Math.max(0, message.end - message.ts),
+    };
+    await this.writeStep({
+      stateType: payload.stateType,
+      name: message.name,
+      parentStepId: this.lastThink,
+      start: message.ts,
+      end: message.end,
+      events: [{ type: 'tool.called', payload }, ...(await this.worldChanges())],
+      status: message.error === undefined ? 'success' : 'error',
+      errorType: message.error?.code,
+    });
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

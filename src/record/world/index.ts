@@ -1,0 +1,74 @@
+// World capture: the fs root and the database schemas the user named, snapshotted before and
+// after the run, with the changes in between drained at every step boundary.
+import type { DbChangedPayload, FsChangedPayload, Manifest, RecordingWriter } from '../../recording/index.js';
+import { createDbTracker, type DbTracker, redactDbUrl } from './db.js';
+import { createFsTracker, type FsTracker } from './fs.js';
+
+export { createDbTracker, type DbTracker, redactDbUrl } from './db.js';
+export { createFsTracker, type FsTracker } from './fs.js';
+
+export interface WorldOptions {
+  fsRoot?: string;
+  dbUrl?: string;
+  dbSchemas?: string[];
+  /** Absolute paths inside fsRoot that are not part of the world (the recording itself). */
+  exclude?: string[];
+  id: string;
+}
+
+export interface WorldCapture {
+  readonly manifest: Manifest['world'];
+  /** Takes the pre snapshot (after installing change capture) and writes it. */
+  start(writer: RecordingWriter): Promise<void>;
+  drain(): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
+  /** Takes the post snapshot and writes it. */
+  finish(writer: RecordingWriter): Promise<void>;
+  /** Removes change capture from the database; always call it (also on failure). */
+  close(): Promise<void>;
+}
+
+export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Array) => string): Promise<WorldCapture> {
+  const fs: FsTracker | undefined =
+    options.fsRoot === undefined
+      ? undefined
+      : createFsTracker(options.fsRoot, putBlob, { exclude: options.exclude ?? [] });
+  const db: DbTracker | undefined =
+    options.dbUrl === undefined
+      ? undefined
+      : await createDbTracker(options.dbUrl, {
+          id: options.id,
+          ...(options.dbSchemas ? { schemas: options.dbSchemas } : {}),
+        });
+  const manifest: Manifest['world'] = {
+    ...(fs === undefined ? {} : { fsRoot: fs.root }),
+    ...(db === undefined || options.dbUrl === undefined
+      ? {}
+      : { db: { url: redactDbUrl(options.dbUrl), schemas: db.schemas } }),
+  };
+  return {
+    manifest,
+    async start(writer) {
+      try {
+        await db?.start();
+        const pre = { ...(fs ? { fs: await fs.snapshot() } : {}), ...(db ? { db: await db.snapshot() } : {}) };
+        // Changes committed while the snapshot was taken are already in it.
+        await db?.drain();
+        writer.writeSnapshot('pre', pre);
+      } catch (error) {
+        await db?.close();
+        throw error;
+      }
+    },
+    async drain() {
+      const [fsChanges, dbChanges] = await Promise.all([fs?.changes() ?? [], db?.drain() ?? []]);
+      return { fs: fsChanges, db: dbChanges };
+    },
+    async finish(writer) {
+      const post = { ...(fs ? { fs: await fs.snapshot() } : {}), ...(db ? { db: await db.snapshot() } : {}) };
+      writer.writeSnapshot('post', post);
+    },
+    async close() {
+      await db?.close();
+    },
+  };
+}
