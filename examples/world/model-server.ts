@@ -82,10 +82,11 @@ async function serve(req: IncomingMessage, res: ServerResponse, record: (e: Obj)
     const sse = reply.sse();
     record({ api, path, stream, request: body, response: { sse } });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    // Write event by event so clients (and recorders) see real chunk boundaries.
+    // Write event by event, with a pause, so clients (and recorders) see real chunk boundaries
+    // instead of one coalesced buffer.
     for (const event of sse.split(/(?<=\n\n)/)) {
       res.write(event);
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 1));
     }
     res.end();
   } else {
