@@ -10,7 +10,7 @@ import type {
   StepCompletedPayload,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { TapedeckError } from '../recording/index.js';
+import { bodyText, TapedeckError, worldAt } from '../recording/index.js';
 
 /** One step of a run, with the event that defines it. */
 export interface StepView {
@@ -72,11 +72,7 @@ export function stepCount(recording: Recording): number {
 
 /** A body's text: inline text, decoded base64, or the blob's bytes. */
 export function bodyToText(recording: Recording, body: Body | undefined): string {
-  if (!body) return '';
-  if (body.text !== undefined) return body.text;
-  if (body.base64 !== undefined) return Buffer.from(body.base64, 'base64').toString('utf8');
-  if (body.blob !== undefined) return recording.readBlob(body.blob).toString('utf8');
-  return '';
+  return bodyText(recording, body);
 }
 
 /** Throws a clear error for a step outside 1..N. */
@@ -90,44 +86,8 @@ export function assertStep(recording: Recording, step: number, what = 'step'): v
   }
 }
 
-/**
- * worldAt(recording, k): the pre snapshot plus the fs.changed/db.changed events of steps 0..k.
- * (Kept here so bisect stays usable on its own; it follows the contract's definition exactly.)
- */
+/** worldAt(recording, k) from the recording library, with the step checked against the run's range. */
 export function worldAtStep(recording: Recording, step: number): World {
   assertStep(recording, step);
-  const files: FsSnapshot['files'] = { ...(recording.pre.fs?.files ?? {}) };
-  const pre = recording.pre.db;
-  const db: DbSnapshot | undefined = pre
-    ? { ...pre, tables: pre.tables.map((t) => ({ ...t, rows: t.rows.map((r) => ({ ...r })) })) }
-    : undefined;
-  for (const event of recording.events) {
-    if (event.stepId > step) continue;
-    if (event.type === 'fs.changed') {
-      const { path, op, after } = event.payload;
-      if (op === 'delete' || !after) delete files[path];
-      else files[path] = after;
-    } else if (event.type === 'db.changed' && db) {
-      const { schema, table, op, key, after } = event.payload;
-      let target = db.tables.find((t) => t.schema === schema && t.name === table);
-      if (!target) {
-        target = { schema, name: table, columns: [], primaryKey: Object.keys(key), rows: [] };
-        db.tables.push(target);
-      }
-      const index = target.rows.findIndex((row) => Object.entries(key).every(([c, v]) => sameValue(row[c], v)));
-      if (op === 'delete') {
-        if (index >= 0) target.rows.splice(index, 1);
-      } else if (after) {
-        if (index >= 0) target.rows[index] = { ...target.rows[index], ...after };
-        else target.rows.push({ ...after });
-      }
-    }
-  }
-  return db ? { fs: { files }, db } : { fs: { files } };
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || a === undefined || b === undefined) return false;
-  return String(a) === String(b);
+  return worldAt(recording, step);
 }

@@ -56,7 +56,7 @@ describe('built-in predicates', () => {
     expect(result.evaluations).toBe(1);
   });
 
-  it('grounding: finds a hallucinated id among many steps within ceil(log2 N)+1 evaluations', async () => {
+  it('grounding: finds the model step that decided on a hallucinated id, within ceil(log2 N)+1 evaluations', async () => {
     for (const [n, bad] of [
       [41, 18],
       [64, 2],
@@ -64,8 +64,10 @@ describe('built-in predicates', () => {
       [7, 6],
     ] as const) {
       const result = await bisectBelief(longRun(n, bad), builtinPredicate('grounding'));
-      expect(result.firstBad?.step, `n=${n}`).toBe(bad);
-      expect(result.firstBad?.reason).toMatch(/"FL999"/);
+      // `bad` is the tool step; the THINK step before it decided the call.
+      expect(result.firstBad?.step, `n=${n}`).toBe(bad - 1);
+      expect(result.firstBad?.stateType).toBe('THINK');
+      expect(result.firstBad?.reason).toMatch(/THINK decided flight_status\) uses "FL999"/);
       expect(result.evaluations).toBeLessThanOrEqual(evaluationBound(n));
     }
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bisectBelief, evaluationBound, openWorldDb, sqlPredicate, type WorldDb } from '../../src/bisect/index.js';
 import { TapedeckError } from '../../src/recording/index.js';
-import { doubleBookingRun, fixedRun } from './fixtures.js';
+import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
 
 // One embedded Postgres for the file: PGlite takes seconds to start on a shared machine.
 let db: WorldDb;
@@ -44,5 +44,22 @@ describe('SQL predicates against the world database at step k', () => {
     expect((error as TapedeckError).message).toMatch(/the SQL predicate failed: .*no_such_table/);
     const rows = await db.queryAt(fixedRun().pre.db!, 'SELECT id FROM flights ORDER BY id');
     expect(rows.rows.map((r) => r.id)).toEqual(['FL100', 'FL200']);
+  });
+});
+
+describe('SQL predicates over belief and world together', () => {
+  it('joins the decisions the agent made with the world: who did it decide to book?', async () => {
+    const sql = `SELECT d.step FROM tapedeck.decisions d
+      JOIN flights f ON f.id = d.args->>'flight_id'
+      WHERE d.name = 'book_flight' AND f.seats = 0`;
+    const result = await bisectBelief(baselineRun(), sqlPredicate(sql, { db }));
+    expect(result.firstBad?.step).toBe(3);
+    expect(result.firstBad?.stateType).toBe('THINK');
+  });
+
+  it('sees the claims and observations of the prefix', async () => {
+    const sql = "SELECT 1 FROM tapedeck.claims WHERE text LIKE '%booked%' AND NOT EXISTS (SELECT 1 FROM bookings)";
+    const result = await bisectBelief(baselineRun(), sqlPredicate(sql, { db }));
+    expect(result.firstBad?.step).toBe(5);
   });
 });

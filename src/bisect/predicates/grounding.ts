@@ -1,28 +1,54 @@
 // Built-in predicate "grounding": every id/value an action uses was observed or given before it.
-import type { BeliefAction, Observation } from '../belief.js';
+
+import type { Observation } from '../belief.js';
+import { parseMaybeJson } from '../canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 import { mentions, usedValues } from './values.js';
 
-/** The first action in the prefix whose identifier-like argument no earlier observation or input mentions. */
+interface Used {
+  step: number;
+  what: string;
+  args: unknown;
+  /** Model decisions may ground on the context of their own call; tool steps on what came before. */
+  ownContext: boolean;
+}
+
+/**
+ * The first decision or action in the prefix whose identifier-like argument nothing the agent saw
+ * before mentions. A model step that decides a tool call with an invented id is the divergence;
+ * the tool step that executes it is the world meeting that belief.
+ */
 export function checkGrounding(input: PredicateInput): PredicateResult {
   const { belief } = input;
-  for (const action of belief.actions) {
-    const seen = seenBefore(belief.observations, action);
-    for (const used of usedValues(action.args)) {
+  const uses: Used[] = [
+    ...belief.decisions.flatMap((d) =>
+      d.toolCalls.map((c) => ({
+        step: d.step,
+        what: `THINK decided ${c.name}`,
+        args: parseMaybeJson(c.arguments),
+        ownContext: true,
+      })),
+    ),
+    ...belief.actions.map((a) => ({ step: a.step, what: `${a.stateType} ${a.name}`, args: a.args, ownContext: false })),
+  ].sort((x, y) => x.step - y.step);
+  for (const use of uses) {
+    const seen = seenBefore(belief.observations, use);
+    for (const used of usedValues(use.args)) {
       if (seen.some((text) => mentions(text, used.value))) continue;
       return {
         verdict: 'bad',
-        violationStep: action.step,
-        reason: `step ${action.step} (${action.stateType} ${action.name}) uses ${JSON.stringify(used.value)} at ${used.path}, which no tool result, input or task text before it mentions`,
+        violationStep: use.step,
+        reason: `step ${use.step} (${use.what}) uses ${JSON.stringify(used.value)} at ${used.path}, which no tool result, input or task text before it mentions`,
       };
     }
   }
   return { verdict: 'good' };
 }
 
-function seenBefore(observations: Observation[], action: BeliefAction): string[] {
-  // The agent can only ground on what it saw before acting: inputs, earlier results, the context of the deciding call.
-  return observations.filter((o) => o.step < action.step).map((o) => o.text);
+function seenBefore(observations: Observation[], use: Used): string[] {
+  return observations
+    .filter((o) => o.step < use.step || (use.ownContext && o.step === use.step && o.source === 'context'))
+    .map((o) => o.text);
 }
 
 export const grounding: StepPredicate = { name: 'grounding', evaluate: checkGrounding };

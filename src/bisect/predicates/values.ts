@@ -48,7 +48,16 @@ function walk(value: unknown, path: string, key: string, out: UsedValue[]): void
       urlValues(text, path, out);
       return;
     }
-    if (/\s/.test(text) || text.length > 80) return;
+    if (/\s/.test(text) || text.length > 200) return;
+    if (text.includes('/') || /\.[A-Za-z][A-Za-z0-9]{0,4}$/.test(text)) {
+      // A file path: the ids are in its segments (confirmations/BK-0001.md names BK-0001).
+      for (const segment of text.split('/')) {
+        const stem = segment.replace(/\.[A-Za-z][A-Za-z0-9]{0,4}$/, '');
+        if (looksLikeId(stem)) out.push({ path: `${path} (${text})`, value: stem });
+      }
+      return;
+    }
+    if (text.length > 80) return;
     if (isIdKey(key) && !DATE_LIKE.test(text)) out.push({ path, value: text });
     else if (looksLikeId(text)) out.push({ path, value: text });
   }

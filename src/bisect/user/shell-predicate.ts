@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { materializeFs } from '../../../sandbox/index.js';
 import { TapedeckError } from '../../recording/index.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
-import { materializeWorld } from './materialize.js';
 
 export interface ShellPredicateOptions {
   /** Where the temporary world folders are made (default: the OS temp folder). */
@@ -27,7 +27,7 @@ export function shellPredicate(command: string, options: ShellPredicateOptions =
       options.onFolder?.(base);
       try {
         const worldDir = join(base, 'world');
-        materializeWorld(input.world.fs, (sha) => input.recording.readBlob(sha), worldDir);
+        await materializeFs(input.world.fs, (sha) => input.recording.readBlob(sha), worldDir);
         const beliefFile = join(base, 'belief.json');
         writeFileSync(beliefFile, JSON.stringify(input.belief, null, 2));
         const env: NodeJS.ProcessEnv = {

@@ -1,5 +1,4 @@
 // A SQL predicate: a query against the world's database at step k. Rows returned = bad (or a boolean column).
-import { TapedeckError } from '../../recording/index.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 import { openWorldDb, type QueryResult, type WorldDb } from './world-db.js';
 
@@ -33,7 +32,10 @@ export interface SqlPredicateOptions {
   db?: WorldDb;
 }
 
-/** A predicate that runs `sql` against worldAt(k).db in an in-memory Postgres. */
+/**
+ * A predicate that runs `sql` against worldAt(k).db in an in-memory Postgres, with the belief at k
+ * beside it in schema `tapedeck` (decisions, actions, observations, claims) to join against.
+ */
 export function sqlPredicate(sql: string, options: SqlPredicateOptions = {}): StepPredicate {
   const name = options.name ?? 'sql';
   const shared = options.db;
@@ -41,15 +43,8 @@ export function sqlPredicate(sql: string, options: SqlPredicateOptions = {}): St
   return {
     name,
     async evaluate(input: PredicateInput): Promise<PredicateResult> {
-      const snapshot = input.world.db;
-      if (!snapshot) {
-        throw new TapedeckError(
-          'BISECT_NO_DB',
-          `${input.recording.dir} has no database snapshot: a --sql predicate needs a recording made with --db`,
-        );
-      }
       db ??= openWorldDb();
-      return verdictOfRows(await (await db).queryAt(snapshot, sql));
+      return verdictOfRows(await (await db).queryAt(input.world.db, sql, input.belief));
     },
     async close() {
       if (db && !shared) await (await db).close();

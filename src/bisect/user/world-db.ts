@@ -3,6 +3,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { DbSnapshot, DbTable } from '../../recording/index.js';
 import { TapedeckError } from '../../recording/index.js';
+import type { Belief } from '../belief.js';
+import { parseMaybeJson } from '../canonical.js';
 
 export interface QueryResult {
   fields: string[];
@@ -11,8 +13,11 @@ export interface QueryResult {
 
 /** An in-memory Postgres that answers a query against one world snapshot at a time. */
 export interface WorldDb {
-  /** Loads `snapshot`, runs `sql`, and throws the loaded state away again (one transaction, rolled back). */
-  queryAt(snapshot: DbSnapshot, sql: string): Promise<QueryResult>;
+  /**
+   * Loads `snapshot` (and the belief, as tables in schema `tapedeck`), runs `sql`, and throws the
+   * loaded state away again (one transaction, rolled back).
+   */
+  queryAt(snapshot: DbSnapshot | undefined, sql: string, belief?: Belief): Promise<QueryResult>;
   close(): Promise<void>;
 }
 
@@ -23,10 +28,11 @@ export async function openWorldDb(): Promise<WorldDb> {
   const db = await PGlite.create();
   let closed = false;
   return {
-    async queryAt(snapshot, sql) {
+    async queryAt(snapshot, sql, belief) {
       await db.exec('BEGIN');
       try {
-        await load(db, snapshot);
+        if (snapshot) await load(db, snapshot);
+        if (belief) await loadBelief(db, belief);
         let results: Awaited<ReturnType<PGlite['exec']>>;
         try {
           results = await db.exec(sql);
@@ -95,4 +101,45 @@ function createFromColumns(table: DbTable): string {
     for (const n of names) columns.push(`${quote(n)} text`);
   }
   return `CREATE TABLE IF NOT EXISTS ${quote(table.schema)}.${quote(table.name)} (${columns.join(', ')})`;
+}
+
+/** The belief tables a SQL predicate can join with the world's tables. */
+export const BELIEF_DDL = [
+  'CREATE SCHEMA tapedeck',
+  'CREATE TABLE tapedeck.decisions (step integer, call_id text, name text, args jsonb)',
+  'CREATE TABLE tapedeck.actions (step integer, state_type text, name text, args jsonb, result text, mutating boolean, completed boolean)',
+  'CREATE TABLE tapedeck.observations (step integer, source text, text text)',
+  'CREATE TABLE tapedeck.claims (step integer, text text)',
+];
+
+async function loadBelief(db: PGlite, belief: Belief): Promise<void> {
+  for (const statement of BELIEF_DDL) await db.exec(statement);
+  const json = (value: unknown): string => JSON.stringify(value === undefined ? null : value);
+  const insert = async (table: string, rows: unknown[]): Promise<void> => {
+    if (rows.length === 0) return;
+    await db.query(
+      `INSERT INTO tapedeck.${table} SELECT * FROM json_populate_recordset(NULL::tapedeck.${table}, $1::json)`,
+      [JSON.stringify(rows)],
+    );
+  };
+  await insert(
+    'decisions',
+    belief.decisions.flatMap((d) =>
+      d.toolCalls.map((c) => ({ step: d.step, call_id: c.id, name: c.name, args: parseMaybeJson(c.arguments) })),
+    ),
+  );
+  await insert(
+    'actions',
+    belief.actions.map((a) => ({
+      step: a.step,
+      state_type: a.stateType,
+      name: a.name,
+      args: typeof a.args === 'object' ? a.args : json(a.args),
+      result: a.result,
+      mutating: a.mutating,
+      completed: a.completed,
+    })),
+  );
+  await insert('observations', belief.observations);
+  await insert('claims', belief.claims);
 }
