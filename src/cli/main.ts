@@ -3,7 +3,9 @@ import { Command, CommanderError } from 'commander';
 import { isTapedeckError } from '../recording/errors.js';
 
 // Each command module exports `register(program)`. Add a line here when a command lands.
-const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [];
+const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [
+  () => import('./commands/tui.js'),
+];
 
 for (const stream of [process.stdout, process.stderr]) {
   // A closed pipe (`tapedeck ... | head`) is not an error worth a stack trace.

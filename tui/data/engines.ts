@@ -1,7 +1,16 @@
 // Adapters between the UI and the engines (recording, ledger, evaluate, replay, bisect). Each
 // engine is imported lazily, so a missing engine shows "not available yet" instead of crashing,
 // and each answer is reduced to the small view model its panel draws.
-import type { DbSnapshot, DivergencePayload, FsSnapshot, Manifest, Recording } from '../../src/recording/index.js';
+import {
+  type DbSnapshot,
+  type DivergencePayload,
+  type FsSnapshot,
+  listRecordings,
+  type Manifest,
+  type Recording,
+  readRecording,
+  worldAt,
+} from '../../src/recording/index.js';
 import { type Provenance, provenanceFromRow } from './provenance.js';
 
 export type Available<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -38,7 +47,6 @@ export function loadEngine(spec: string, names: string[]): Promise<Available<Mod
   return cached;
 }
 
-const RECORDING = '../../src/recording/index.js';
 const LEDGER = '../../src/ledger/index.js';
 const EVALUATE = '../../src/evaluate/index.js';
 const REPLAY = '../../src/replay/index.js';
@@ -74,16 +82,12 @@ export interface RecordingSummary {
   manifest: Manifest;
 }
 
-export async function listRecordingsIn(root: string): Promise<RecordingSummary[]> {
-  const mod = await loadEngine(RECORDING, ['listRecordings']);
-  if (!mod.ok) throw new Error(`listing recordings is ${mod.reason}`);
-  return (await fn(mod.value, 'listRecordings')(root)) as RecordingSummary[];
+export function listRecordingsIn(root: string): Promise<RecordingSummary[]> {
+  return listRecordings(root);
 }
 
-export async function readRecordingAt(dir: string): Promise<Recording> {
-  const mod = await loadEngine(RECORDING, ['readRecording']);
-  if (!mod.ok) throw new Error(`reading recordings is ${mod.reason}`);
-  return (await fn(mod.value, 'readRecording')(dir)) as Recording;
+export function readRecordingAt(dir: string): Promise<Recording> {
+  return readRecording(dir);
 }
 
 export interface WorldSummary {
@@ -105,11 +109,8 @@ export function summarizeWorld(step: number, world: { fs?: FsSnapshot; db?: DbSn
 
 /** The world (fs + db) as it was after `step`, summarised. */
 export async function worldSummaryAt(recording: Recording, step: number): Promise<Available<WorldSummary>> {
-  const mod = await loadEngine(RECORDING, ['worldAt']);
-  if (!mod.ok) return unavailable(`world at step: ${mod.reason}`);
   try {
-    const world = fn(mod.value, 'worldAt')(recording, step) as { fs?: FsSnapshot; db?: DbSnapshot };
-    return ok(summarizeWorld(step, world));
+    return ok(summarizeWorld(step, worldAt(recording, step)));
   } catch (error) {
     return unavailable(errorReason(error));
   }

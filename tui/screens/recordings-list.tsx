@@ -84,7 +84,13 @@ export function RecordingsList(props: RecordingsListProps) {
   const [entries, setEntries] = useState<RecordingSummary[] | { error: string } | undefined>();
   const [facts, setFacts] = useState<Map<string, RowFacts>>(new Map());
   const [filter, setFilter] = useState('');
-  const [pos, setPos] = useState(0);
+  const [pos, setPosState] = useState(0);
+  // Several keys can arrive in one chunk (↓ then enter): each must see the one before.
+  const posRef = useRef(0);
+  const setPos = (value: number) => {
+    posRef.current = value;
+    setPosState(value);
+  };
   const offset = useRef(0);
 
   useEffect(() => {
@@ -131,6 +137,7 @@ export function RecordingsList(props: RecordingsListProps) {
 
   useKeys(
     (input, key) => {
+      const selected = Math.min(posRef.current, Math.max(0, shown.length - 1));
       if (key.upArrow) setPos(Math.max(0, selected - 1));
       else if (key.downArrow) setPos(Math.min(shown.length - 1, selected + 1));
       else if (key.pageDown) setPos(Math.min(shown.length - 1, selected + body - 2));

@@ -51,7 +51,7 @@ export function positionOfStep(index: StepIndex, stepId: number): number {
 const KEYS: KeyHelp = [
   ['jk', 'step'],
   ['g', 'jump'],
-  ['n', 'next mark'],
+  ['n', 'mark'],
   ['l', 'ledger'],
   ['r', 'replay'],
   ['b', 'bisect'],

@@ -1,0 +1,48 @@
+// `tapedeck tui [recording]`: the terminal UI (also what a bare `tapedeck` opens).
+import type { Command } from 'commander';
+
+export interface TuiCommandOptions {
+  recording?: string;
+  dir?: string;
+  contract?: string;
+  modelEndpoint?: string;
+}
+
+/** Opens the TUI. main.ts calls this for a bare `tapedeck` with no arguments. */
+export async function runTui(options: TuiCommandOptions = {}): Promise<void> {
+  // Loaded on demand: ink and react stay out of every other command's start-up.
+  const { openTui } = await import('../../../tui/index.js');
+  await openTui(options);
+}
+
+export function register(program: Command): void {
+  program
+    .command('tui')
+    .summary('browse recordings, time-travel through a run, replay it with a changed prompt, bisect')
+    .description(
+      'The terminal UI. Lists the recordings under --dir; opens one in the run view: the timeline of steps (state type, tool or model, tokens, cost, latency, failures), the selected step in full (model input with its context provenance, output or tool call, observation, the world changes at that step). Step through time with j/k, jump with g<step><enter>; r replays the run with a changed system prompt and shows baseline and replay side by side; b bisects to the first step where the agent’s belief diverged from the world; l shows the ledger and scores. Press ? inside for every key.',
+    )
+    .argument('[recording]', 'a recording directory, or the id of one under --dir')
+    .option('--dir <dir>', 'folder of recordings to list', 'recordings')
+    .option('--contract <file>', 'eval contract (YAML) for the hard gate, soft score and failure codes')
+    .option('--model-endpoint <url>', 'model endpoint for counterfactual replays')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck tui                                   pick a recording from ./recordings
+  tapedeck tui recordings/examples/baseline      open a run straight away
+  tapedeck tui --contract examples/contracts/book-flight.yaml
+  EDITOR=nano tapedeck tui <recording>           then r, e: edit the system prompt and replay
+
+Needs an interactive terminal; works from 80x24 up. NO_COLOR=1 turns colour off.`,
+    )
+    .action(async (recording: string | undefined, opts: { dir: string; contract?: string; modelEndpoint?: string }) => {
+      await runTui({
+        ...(recording ? { recording } : {}),
+        dir: opts.dir,
+        ...(opts.contract ? { contract: opts.contract } : {}),
+        ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
+      });
+    });
+}
