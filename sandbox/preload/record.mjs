@@ -3,9 +3,13 @@
 // @mswjs/interceptors), in-process tool() calls and nondeterministic values, and streams them to
 // the parent as newline-delimited JSON. It never changes what the agent sees: bodies are read
 // from clones, and all encoding work beyond utf8/base64 is left to the parent.
+import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { syncBuiltinESMExports } from 'node:module';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
@@ -196,6 +200,23 @@ export function installCapture(sink, options = {}) {
   }
 
   const recorder = {
+    /** Runs one file operation as a step boundary-aware call; report(ts, value, error) sends the step. */
+    async fileOp(run, report) {
+      flushNondeterminism();
+      if (syncWorld) await sink.sync({ reason: 'req' });
+      const ts = nowMs();
+      let value;
+      try {
+        value = await run();
+      } catch (error) {
+        report(ts, undefined, error);
+        if (syncWorld) await sink.sync({ reason: 'res' });
+        throw error;
+      }
+      report(ts, value, undefined);
+      if (syncWorld) await sink.sync({ reason: 'res' });
+      return value;
+    },
     /** Records one in-process tool call as a step (see src/record/tool.ts). */
     async tool(name, fn, args, toolOptions = {}) {
       flushNondeterminism();
@@ -229,6 +250,8 @@ export function installCapture(sink, options = {}) {
     },
   };
   globalThis[RECORDER_KEY] = recorder;
+  if (typeof options.fsRoot === 'string')
+    wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, send, () => depth > 0));
   const onExit = () => flushNondeterminism();
   process.on('exit', onExit);
 
@@ -239,6 +262,116 @@ export function installCapture(sink, options = {}) {
     for (const undo of wrapped.reverse()) undo();
     interceptor.dispose();
     restoreNondeterminism();
+  };
+}
+
+const FILE_OPS = {
+  readFile: ['read_file', 'FILE_READ'],
+  writeFile: ['write_file', 'FILE_WRITE'],
+  appendFile: ['append_file', 'FILE_WRITE'],
+  rm: ['delete_file', 'FILE_WRITE'],
+  unlink: ['delete_file', 'FILE_WRITE'],
+  rename: ['rename_file', 'FILE_WRITE'],
+};
+
+/**
+ * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
+ * fs/promises, sync, callback and promise forms). Returns the undo function.
+ */
+function patchFiles(root, recorder, send, suppressed) {
+  const relative = (target) => {
+    try {
+      const file = typeof target === 'string' ? target : target instanceof URL ? fileURLToPath(target) : null;
+      if (file === null) return undefined;
+      const abs = path.resolve(file);
+      if (abs !== root && !abs.startsWith(root + path.sep)) return undefined;
+      return path.relative(root, abs).split(path.sep).join('/');
+    } catch {
+      return undefined;
+    }
+  };
+  const sizeOf = (value) => (typeof value === 'string' ? Buffer.byteLength(value) : (value?.byteLength ?? undefined));
+  const report = (op, rel, ts, value, error, dataArg) => {
+    const [name, stateType] = FILE_OPS[op];
+    const bytes = stateType === 'FILE_READ' ? sizeOf(value) : sizeOf(dataArg);
+    const message = {
+      t: 'tool',
+      id: `${process.pid}-fs-${++fileSeq}`,
+      pid: process.pid,
+      name,
+      ts,
+      end: nowMs(),
+      args: { path: rel },
+      stateType,
+      mutating: stateType === 'FILE_WRITE',
+    };
+    if (error) message.error = { code: error.code ?? error.name ?? 'Error', message: String(error.message) };
+    else message.result = bytes === undefined ? { ok: true } : { ok: true, bytes };
+    send(message);
+  };
+  let fileSeq = 0;
+  const undo = [];
+  const replace = (target, key, make) => {
+    const real = target[key];
+    if (typeof real !== 'function') return;
+    target[key] = make(real);
+    undo.push(() => {
+      target[key] = real;
+    });
+  };
+  for (const op of Object.keys(FILE_OPS)) {
+    replace(
+      fs.promises,
+      op,
+      (real) =>
+        async function (target, ...rest) {
+          const rel = suppressed() ? undefined : relative(target);
+          if (rel === undefined) return real.call(this, target, ...rest);
+          return recorder.fileOp(
+            () => real.call(this, target, ...rest),
+            (ts, value, error) => report(op, rel, ts, value, error, rest[0]),
+          );
+        },
+    );
+    replace(
+      fs,
+      `${op}Sync`,
+      (real) =>
+        function (target, ...rest) {
+          const rel = suppressed() ? undefined : relative(target);
+          if (rel === undefined) return real.call(this, target, ...rest);
+          const ts = nowMs();
+          try {
+            const value = real.call(this, target, ...rest);
+            report(op, rel, ts, value, undefined, rest[0]);
+            return value;
+          } catch (error) {
+            report(op, rel, ts, undefined, error, rest[0]);
+            throw error;
+          }
+        },
+    );
+    replace(
+      fs,
+      op,
+      (real) =>
+        function (target, ...rest) {
+          const rel = suppressed() ? undefined : relative(target);
+          const callback = rest.at(-1);
+          if (rel === undefined || typeof callback !== 'function') return real.call(this, target, ...rest);
+          const ts = nowMs();
+          const args = rest.slice(0, -1);
+          return real.call(this, target, ...args, (error, value) => {
+            report(op, rel, ts, value, error, args[0]);
+            callback(error, value);
+          });
+        },
+    );
+  }
+  syncBuiltinESMExports();
+  return () => {
+    for (const u of undo.reverse()) u();
+    syncBuiltinESMExports();
   };
 }
 

@@ -146,6 +146,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         syncWorld: active.syncWorld,
         maxBody: options.maxBodyBytes ?? -1,
         nondeterminism: options.nondeterminism ?? true,
+        ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
       }),
     };
     const { child, exit } = await runChild(options.command, { cwd, env, stdio }, options.onSpawn);
