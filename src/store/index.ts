@@ -1,0 +1,12 @@
+// The evaluation warehouse: the seed's eval and trace tables in Postgres (PGlite or a server).
+export { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION } from './migrations.js';
+export { loadScores, normalizeScores, type Scores, scoresTraceId } from './scores.js';
+export type { QueryResult } from './sql.js';
+export {
+  DEFAULT_WAREHOUSE_DIR,
+  type IngestResult,
+  openWarehouse,
+  type TableName,
+  type Warehouse,
+  type WarehouseOptions,
+} from './warehouse.js';
