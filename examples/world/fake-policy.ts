@@ -153,7 +153,11 @@ export function decide(c: Conversation): Decision {
     if (!profile) needed.push({ name: 'read_file', args: { path: 'traveler.json' } });
     if (rules.checkPolicy && !policy) needed.push(policyCall());
     if (needed.length > 0) return call('Reading the traveler profile before booking.', ...needed);
-    const profileId = parseResult(profile?.result).value.passenger_id;
+    const profileResult = parseResult(profile?.result);
+    if (!profileResult.ok) {
+      return { kind: 'final', text: `I could not read the traveler profile: ${errorMessage(profileResult.value)}.` };
+    }
+    const profileId = profileResult.value.passenger_id;
     if (typeof profileId !== 'string') {
       return { kind: 'final', text: 'I need your passenger id to book; the traveler profile does not have one.' };
     }
