@@ -669,16 +669,17 @@ function argsText(args: unknown): string {
   return typeof args === 'string' ? args : JSON.stringify(args);
 }
 
-/** The raw result a tool returned: its result, its result body, else its HTTP response body. */
+/** The raw result a tool returned: its HTTP response body, else its result body, else its result. */
 function toolResultText(
   recording: Recording,
   tool: ToolCalledPayload,
   exchanges: Map<string, HttpExchangePayload>,
 ): string {
-  if (tool.result !== undefined) return typeof tool.result === 'string' ? tool.result : JSON.stringify(tool.result);
-  if (tool.resultBody) return bodyText(recording, tool.resultBody);
+  // The bytes an HTTP tool answered are its raw result; the recorder's `result` is a canonical form of them.
   const exchange = tool.exchangeId === undefined ? undefined : exchanges.get(tool.exchangeId);
   if (exchange?.response?.body) return bodyText(recording, exchange.response.body);
+  if (tool.resultBody) return bodyText(recording, tool.resultBody);
+  if (tool.result !== undefined) return typeof tool.result === 'string' ? tool.result : JSON.stringify(tool.result);
   if (tool.error) return tool.error.message;
   return contentText(undefined);
 }
