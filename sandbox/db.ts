@@ -57,8 +57,12 @@ export async function seedDatabase(client: pg.Client, snapshot: DbSnapshot): Pro
   for (const schema of snapshot.schemas) {
     if (schema !== 'public') await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
   }
-  for (const statement of snapshot.ddl) await client.query(statement);
+  // Foreign keys and sequence positions come after the rows, whatever order the tables are in.
+  const deferred = (sql: string) =>
+    /^\s*ALTER\s+TABLE\b[\s\S]*\bFOREIGN\s+KEY\b/i.test(sql) || /^\s*SELECT\s+setval\b/i.test(sql);
+  for (const statement of snapshot.ddl) if (!deferred(statement)) await client.query(statement);
   for (const table of snapshot.tables) await insertRows(client, table);
+  for (const statement of snapshot.ddl) if (deferred(statement)) await client.query(statement);
   for (const table of snapshot.tables) {
     for (const column of table.columns) {
       const { rows } = await client.query<{ seq: string | null }>('SELECT pg_get_serial_sequence($1, $2) AS seq', [
@@ -98,20 +102,25 @@ async function insertRows(client: pg.Client, table: DbTable): Promise<void> {
 }
 
 /** Applies recorded row changes: inserts, updates and deletes by key. */
-export async function applyRowChanges(client: pg.Client, changes: DbChangedPayload[]): Promise<void> {
+export async function applyRowChanges(
+  client: pg.Client,
+  changes: DbChangedPayload[],
+  columnTypes: ReadonlyMap<string, string> = new Map(),
+): Promise<void> {
   for (const change of changes) {
+    const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
     const ref = tableRef(change.schema, change.table);
     const keyCols = Object.keys(change.key);
     const where = (offset: number) =>
       keyCols.map((k, i) => `${quoteIdent(k)} IS NOT DISTINCT FROM $${offset + i + 1}`).join(' AND ');
-    const keyVals = keyCols.map((k) => paramValue(change.key[k], undefined));
+    const keyVals = keyCols.map((k) => paramValue(change.key[k], typeOf(k)));
     if (change.op === 'delete') {
       await client.query(`DELETE FROM ${ref} WHERE ${where(0)}`, keyVals);
       continue;
     }
     const after = change.after ?? {};
     const cols = Object.keys(after);
-    const vals = cols.map((c) => paramValue(after[c], undefined));
+    const vals = cols.map((c) => paramValue(after[c], typeOf(c)));
     if (change.op === 'insert') {
       await client.query(
         `INSERT INTO ${ref} (${cols.map(quoteIdent).join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
@@ -172,8 +181,17 @@ async function connect(url: string): Promise<pg.Client> {
   return client;
 }
 
-function sandboxFrom(kind: DbSandboxKind, url: string, client: pg.Client, cleanup: () => Promise<void>): DbSandbox {
+function sandboxFrom(
+  kind: DbSandboxKind,
+  url: string,
+  client: pg.Client,
+  snapshot: DbSnapshot,
+  cleanup: () => Promise<void>,
+): DbSandbox {
   const u = new URL(url);
+  const columnTypes = new Map<string, string>();
+  for (const t of snapshot.tables)
+    for (const c of t.columns) columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
   let closed = false;
   return {
     kind,
@@ -186,7 +204,7 @@ function sandboxFrom(kind: DbSandboxKind, url: string, client: pg.Client, cleanu
         Object.fromEntries(Object.entries(r).map(([k, v]) => [k, snapshotValue(v)])),
       );
     },
-    apply: (changes) => applyRowChanges(client, changes),
+    apply: (changes) => applyRowChanges(client, changes, columnTypes),
     snapshot: (schemas, ddl) => snapshotDatabase(client, schemas, ddl),
     async close() {
       if (closed) return;
@@ -216,7 +234,7 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
     const url = `postgres://postgres@${server.getServerConn()}/postgres`;
     const client = await connect(url);
     await seedDatabase(client, snapshot);
-    return sandboxFrom('pglite', url, client, cleanup);
+    return sandboxFrom('pglite', url, client, snapshot, cleanup);
   } catch (error) {
     await cleanup();
     throw error;
@@ -265,7 +283,7 @@ async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Pr
     await admin.query(`CREATE DATABASE ${quoteIdent(sandbox)} TEMPLATE ${quoteIdent(template)}`);
     const url = withDatabase(options.url, sandbox);
     const client = await connect(url);
-    return sandboxFrom('template', url, client, cleanup);
+    return sandboxFrom('template', url, client, snapshot, cleanup);
   } catch (error) {
     await cleanup();
     throw error;
@@ -295,7 +313,7 @@ async function openContainer(snapshot: DbSnapshot, options: DbSandboxOptions): P
     const url = `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`;
     const client = await connect(url);
     await seedDatabase(client, snapshot);
-    return sandboxFrom('testcontainers', url, client, cleanup);
+    return sandboxFrom('testcontainers', url, client, snapshot, cleanup);
   } catch (error) {
     await cleanup();
     throw error;

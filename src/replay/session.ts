@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type DbSandbox, fsSeed, materializeFs, openDbSandbox, REPLAY_PRELOAD } from '../../sandbox/index.js';
-import { detectLlm } from '../record/llm/index.js';
+import { createDbTracker, detectLlm } from '../record/index.js';
 import {
   blobRelativePath,
   canonicalJson,
   createRecordingWriter,
   createRedactor,
+  type DbChangedPayload,
   type DbSnapshot,
   type DivergencePayload,
   type FsSnapshot,
@@ -49,6 +50,7 @@ interface FsReport {
 }
 
 type Reply = Record<string, unknown>;
+type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
 
 const ZERO_USAGE = (): Usage => ({ inputUncached: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -187,6 +189,8 @@ class ReplaySession {
   private exchangeSeq = 0;
   private readonly stepMap = new Map<number, number>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Changes the agent made since the last step began: attributed when the next step begins. */
+  private pending: { fs: FsReport[]; db: DbChangedPayload[] } = { fs: [], db: [] };
   /** The replay's files: path relative to the fs root -> entry. */
   readonly files = new Map<string, { mode: number; size: number; sha256: string }>();
 
@@ -199,6 +203,7 @@ class ReplaySession {
     readonly fsRoot: string | undefined,
     readonly db: DbSandbox | undefined,
     readonly override: PromptOverride | undefined,
+    readonly tracker: DbTracker | undefined,
   ) {
     for (const [p, e] of Object.entries(recording.pre.fs?.files ?? {})) this.files.set(p, { ...e });
   }
@@ -216,9 +221,24 @@ class ReplaySession {
 
   private async handle(message: Record<string, unknown>): Promise<Reply> {
     if (this.stopped) return { stop: true };
-    if (Array.isArray(message.fs)) this.takeFsReport(message.fs as FsReport[], this.lastStep);
-    if (message.kind === 'tool') return this.handleTool(message);
-    return this.handleHttp(message);
+    await this.collect(Array.isArray(message.fs) ? (message.fs as FsReport[]) : []);
+    if (message.kind === 'noop') return {};
+    const reply = message.kind === 'tool' ? await this.handleTool(message) : await this.handleHttp(message);
+    this.flushPending(this.lastStep);
+    return reply;
+  }
+
+  /** Takes the agent's file writes (reported by the preload) and row changes (the sandbox's triggers). */
+  async collect(fs: FsReport[]): Promise<void> {
+    this.pending.fs.push(...fs);
+    if (this.tracker) this.pending.db.push(...(await this.tracker.drain()));
+  }
+
+  flushPending(step: number): void {
+    const { fs, db } = this.pending;
+    this.pending = { fs: [], db: [] };
+    this.takeFsReport(fs, step);
+    for (const change of db) this.writer.append({ type: 'db.changed', stepId: step, payload: change });
   }
 
   private isPrefix(): boolean {
@@ -353,26 +373,42 @@ class ReplaySession {
     return this.miss(raw, bytes, live, m, 'unmatched-request');
   }
 
-  /** Emits the recorded local steps (files, pg) skipped between the last step and `step`. */
-  private fillGap(step: number): void {
+  /**
+   * Emits the recorded local steps (files, pg) skipped between the last step and `step`; the
+   * changes the agent made meanwhile are attributed to the last of them.
+   */
+  fillGap(step: number): void {
     // Local steps ran for real in the sandbox; their structure is copied so step numbers align.
-    for (const e of this.recording.events) {
-      if (e.stepId <= this.lastStep || e.stepId >= step) continue;
-      if (this.index.calls.some((c) => c.step === e.stepId)) continue;
-      if (e.type === 'step.started' || e.type === 'tool.called' || e.type === 'step.completed') {
-        this.writer.append({
-          type: e.type,
-          stepId: e.stepId,
-          ...(e.parentStepId !== undefined ? { parentStepId: this.stepMap.get(e.parentStepId) ?? e.parentStepId } : {}),
-          payload: e.payload,
-        } as Parameters<RecordingWriter['append']>[0]);
-        this.stepMap.set(e.stepId, e.stepId);
-      }
+    const isCall = new Set(this.index.calls.map((c) => c.step));
+    const gap = this.recording.events.filter(
+      (e) =>
+        e.stepId > this.lastStep &&
+        e.stepId < step &&
+        !isCall.has(e.stepId) &&
+        (e.type === 'step.started' || e.type === 'tool.called' || e.type === 'step.completed'),
+    );
+    const lastGap = gap.reduce((max, e) => Math.max(max, e.stepId), 0);
+    if (lastGap === 0) {
+      this.flushPending(this.lastStep);
+      return;
     }
+    for (const e of gap) {
+      if (e.type === 'step.completed' && e.stepId === lastGap) this.flushPending(lastGap);
+      this.writer.append({
+        type: e.type,
+        stepId: e.stepId,
+        ...(e.parentStepId !== undefined ? { parentStepId: this.stepMap.get(e.parentStepId) ?? e.parentStepId } : {}),
+        payload: e.payload,
+      } as Parameters<RecordingWriter['append']>[0]);
+      this.stepMap.set(e.stepId, e.stepId);
+    }
+    this.flushPending(lastGap);
+    this.lastStep = Math.max(this.lastStep, lastGap);
   }
 
   private beginStep(step: number, recordedStep: number | undefined): void {
     if (recordedStep !== undefined && step > this.lastStep + 1) this.fillGap(step);
+    else this.flushPending(this.lastStep);
     this.lastStep = step;
     if (recordedStep !== undefined) this.stepMap.set(recordedStep, step);
   }
@@ -436,9 +472,11 @@ class ReplaySession {
         this.writer.append({ type: 'fs.changed', stepId: step, ...parent, payload: change });
       }
     }
-    if (call.kind === 'tool' && call.effects.db.length > 0) {
-      if (this.db) await this.db.apply(call.effects.db);
-      for (const change of call.effects.db)
+    if (call.kind === 'tool' && call.effects.db.length > 0 && this.db) {
+      await this.db.apply(call.effects.db);
+      // What the sandbox's triggers saw, not a copy of the recording: equal when the effects replay faithfully.
+      const applied = this.tracker ? await this.tracker.drain() : call.effects.db;
+      for (const change of applied)
         this.writer.append({ type: 'db.changed', stepId: step, ...parent, payload: change });
     }
 
@@ -948,7 +986,24 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
     w.writeSnapshot('pre', recording.pre);
 
-    const session = new ReplaySession(recording, new CallIndex(calls), w, redactor, options, fsRoot, db, override);
+    let tracker: DbTracker | undefined;
+    if (db && recording.pre.db) {
+      const t = await createDbTracker(db.url, { schemas: recording.pre.db.schemas, id: 'replay' });
+      cleanups.push(() => t.close());
+      await t.start();
+      tracker = t;
+    }
+    const session = new ReplaySession(
+      recording,
+      new CallIndex(calls),
+      w,
+      redactor,
+      options,
+      fsRoot,
+      db,
+      override,
+      tracker,
+    );
     const socket = path.join(tmp, 'ipc.sock');
     const ipc = await listenIpc(
       socket,
@@ -1028,13 +1083,16 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     });
     // Let answers still in flight settle, then take what the agent wrote last.
     await session.answer({ kind: 'noop' }).catch(() => undefined);
+    const finalFs: FsReport[] = [];
     for (const name of await readdir(tmp)) {
       if (!name.startsWith('dump.')) continue;
       const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as { fs?: FsReport[] };
-      if (dump.fs) session.takeFsReport(dump.fs, session.lastStep);
+      if (dump.fs) finalFs.push(...dump.fs);
     }
-
+    await session.collect(finalFs);
     const stoppedEarly = session.stopped;
+    if (options.mode === 'exact' && !stoppedEarly) session.fillGap(Number.POSITIVE_INFINITY);
+    else session.flushPending(session.lastStep);
     if (options.mode === 'exact' && !stoppedEarly && exit.code === 0) {
       for (const c of session.index.unused()) {
         session.writer.append({
@@ -1056,7 +1114,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     }
     const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
     if (fsRoot) post.fs = session.fsSnapshot();
-    if (db && recording.pre.db) post.db = await db.snapshot(recording.pre.db.schemas, recording.pre.db.ddl);
+    if (tracker) post.db = await tracker.snapshot();
     w.writeSnapshot('post', post);
     let worldDir: string | undefined;
     if (stoppedEarly || options.until !== undefined) {
