@@ -195,7 +195,7 @@ class Writer implements RecordingWriter {
     if (text !== undefined) {
       const redacted = this.redactor.text(text);
       const size = Buffer.byteLength(redacted, 'utf8');
-      if (size <= this.inlineMax) return { size, ...ct, text: redacted };
+      if (size <= this.inlineMax) return this.redactor.markClean({ size, ...ct, text: redacted });
       return { size, ...ct, blob: this.blobs.put(Buffer.from(redacted, 'utf8')) };
     }
     const bytes = data as Uint8Array;
@@ -214,8 +214,9 @@ class Writer implements RecordingWriter {
     const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
     this.pending = [];
     this.pendingChars = 0;
-    writeAllSync(this.fd, chunk);
-    this.hash.update(chunk, 'utf8');
+    const bytes = Buffer.from(chunk, 'utf8');
+    writeAllSync(this.fd, bytes);
+    this.hash.update(bytes);
   }
 
   writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void {
