@@ -1,0 +1,321 @@
+// The trajectory of a run as the validators see it: model calls with their tool calls, tool steps with the
+// results the agent observed, the final answer, what the user said, and the tokens and cost spent.
+import { bodyText, parseMaybeJson } from '../diff/index.js';
+import type { HttpExchangePayload, PriceSnapshot, Recording, StateType, Usage } from '../recording/index.js';
+
+export interface RequestedCall {
+  id: string;
+  name: string;
+  /** Parsed arguments; the raw text when they are not JSON. */
+  args: unknown;
+  argsValid: boolean;
+}
+
+export interface ModelStep {
+  stepId: number;
+  seq: number;
+  model: string;
+  text?: string;
+  toolCalls: RequestedCall[];
+  /** Names of the tools the model was offered. */
+  offeredTools: string[];
+  /** Required argument names per offered tool (from its JSON schema). */
+  requiredArgs: Map<string, string[]>;
+  usage?: Usage;
+}
+
+export interface ToolStep {
+  stepId: number;
+  parentStepId?: number;
+  seq: number;
+  name: string;
+  stateType: StateType;
+  args: unknown;
+  result: unknown;
+  resultText: string;
+  error?: { code: string; message: string };
+  status?: number;
+  mutating: boolean;
+}
+
+/** A tool call as the agent made it: the model's request, the step that ran it, the result it got back. */
+export interface AgentCall {
+  id: string;
+  name: string;
+  args: unknown;
+  argsValid: boolean;
+  /** The THINK step that requested it. */
+  thinkStepId: number;
+  /** The tool step that ran it (the THINK step when no tool step was recorded for it). */
+  stepId: number;
+  seq: number;
+  resultText?: string;
+  /** The tool step's error or HTTP status, when known. */
+  error?: { code: string; message: string };
+  status?: number;
+}
+
+export interface Trajectory {
+  modelSteps: ModelStep[];
+  /** Every tool call the model requested, in order. */
+  calls: AgentCall[];
+  toolSteps: ToolStep[];
+  /** Number of steps (step.started events). */
+  stepCount: number;
+  finalAnswer?: string;
+  /** The user's words: the contract input and every user message the model saw. */
+  userText: string;
+  systemText: string;
+  /** Observations: tool results and tool messages, with the seq at which each became visible. */
+  observations: Array<{ seq: number; stepId: number; text: string }>;
+  totalTokens: number;
+  /** Model cost from the recording's price snapshot (0 without one). */
+  cost: number;
+}
+
+function textOf(content: unknown): { user: string[]; tool: string[] } {
+  const out = { user: [] as string[], tool: [] as string[] };
+  if (typeof content === 'string') out.user.push(content);
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (!part || typeof part !== 'object') continue;
+      const p = part as Record<string, unknown>;
+      if (p.type === 'tool_result')
+        out.tool.push(typeof p.content === 'string' ? p.content : JSON.stringify(p.content ?? ''));
+      else if (typeof p.text === 'string') out.user.push(p.text);
+    }
+  }
+  return out;
+}
+
+function toolNames(tools: unknown[] | undefined): { names: string[]; required: Map<string, string[]> } {
+  const names: string[] = [];
+  const required = new Map<string, string[]>();
+  for (const t of tools ?? []) {
+    if (!t || typeof t !== 'object') continue;
+    const o = t as Record<string, unknown>;
+    const fn = (o.function && typeof o.function === 'object' ? o.function : o) as Record<string, unknown>;
+    if (typeof fn.name !== 'string') continue;
+    names.push(fn.name);
+    const schema = (fn.parameters ?? fn.input_schema ?? o.input_schema) as Record<string, unknown> | undefined;
+    if (schema && Array.isArray(schema.required)) required.set(fn.name, schema.required.map(String));
+  }
+  return { names, required };
+}
+
+function priceOf(prices: PriceSnapshot | undefined, model: string) {
+  if (!prices) return undefined;
+  return prices.models.find((m) => m.model === model) ?? prices.models.find((m) => model.startsWith(m.model));
+}
+
+/** Builds the trajectory of a recording. `userInstruction` (the contract's input) counts as user text. */
+export function trajectoryOf(recording: Recording, userInstruction?: string): Trajectory {
+  const readBlob = (sha: string) => recording.readBlob(sha);
+  const exchanges = new Map<string, HttpExchangePayload>();
+  for (const e of recording.events) if (e.type === 'http.exchange') exchanges.set(e.payload.exchangeId, e.payload);
+  const t: Trajectory = {
+    modelSteps: [],
+    calls: [],
+    toolSteps: [],
+    stepCount: 0,
+    userText: userInstruction ?? '',
+    systemText: '',
+    observations: [],
+    totalTokens: 0,
+    cost: 0,
+  };
+  const resultById = new Map<string, string>();
+  const userSeen = new Set<string>();
+  const toolSeen = new Set<string>();
+  let lastText: string | undefined;
+  let finalOutput: string | undefined;
+  for (const e of recording.events) {
+    if (e.type === 'step.started') t.stepCount++;
+    else if (e.type === 'model.called') {
+      const p = e.payload;
+      const offered = toolNames(p.tools);
+      const step: ModelStep = {
+        stepId: e.stepId,
+        seq: e.seq,
+        model: p.model,
+        toolCalls: p.output.toolCalls.map((c) => {
+          const parsed = parseMaybeJson(c.arguments);
+          return {
+            id: c.id,
+            name: c.name,
+            args: parsed,
+            argsValid: c.arguments.trim() === '' || typeof parsed !== 'string',
+          };
+        }),
+        offeredTools: offered.names,
+        requiredArgs: offered.required,
+      };
+      if (p.output.text !== undefined) step.text = p.output.text;
+      if (p.usage) step.usage = p.usage;
+      t.modelSteps.push(step);
+      if (p.system && !t.systemText.includes(p.system)) t.systemText += `${p.system}\n`;
+      for (const m of p.messages) {
+        if (!m || typeof m !== 'object') continue;
+        const msg = m as Record<string, unknown>;
+        const parts = textOf(msg.content);
+        if (msg.role === 'tool' && typeof msg.tool_call_id === 'string')
+          resultById.set(msg.tool_call_id, [...parts.user, ...parts.tool].join('\n'));
+        if (Array.isArray(msg.content))
+          for (const part of msg.content as Array<Record<string, unknown>>)
+            if (part && part.type === 'tool_result' && typeof part.tool_use_id === 'string')
+              resultById.set(
+                part.tool_use_id,
+                typeof part.content === 'string' ? part.content : JSON.stringify(part.content ?? ''),
+              );
+        if (msg.role === 'user') {
+          for (const u of parts.user) if (!userSeen.has(u)) userSeen.add(u), (t.userText += `\n${u}`);
+          for (const x of parts.tool)
+            if (!toolSeen.has(x)) toolSeen.add(x), t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
+        } else if (msg.role === 'tool' || msg.role === 'function') {
+          for (const x of [...parts.user, ...parts.tool])
+            if (!toolSeen.has(x)) toolSeen.add(x), t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
+        } else if (msg.role === 'system' || msg.role === 'developer') {
+          for (const s of parts.user) if (!t.systemText.includes(s)) t.systemText += `${s}\n`;
+        }
+      }
+      if (p.output.text) lastText = p.output.text;
+      if (p.usage) {
+        const u = p.usage;
+        t.totalTokens += u.inputUncached + u.cacheRead + u.cacheWrite + u.output + u.reasoning;
+        const price = priceOf(recording.manifest.prices, p.model);
+        if (price)
+          t.cost +=
+            (u.inputUncached * price.inputPerMillion +
+              u.cacheRead * price.cachedInputPerMillion +
+              u.cacheWrite * (price.cacheWritePerMillion ?? price.inputPerMillion) +
+              u.output * price.outputPerMillion +
+              u.reasoning * (price.reasoningPerMillion ?? 0)) /
+            1e6;
+      }
+    } else if (e.type === 'tool.called') {
+      const p = e.payload;
+      const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
+      let resultText = '';
+      let result: unknown = p.result;
+      if (p.result !== undefined) resultText = typeof p.result === 'string' ? p.result : JSON.stringify(p.result);
+      else {
+        const text = bodyText(p.resultBody, readBlob) ?? bodyText(x?.response?.body, readBlob);
+        if (text !== undefined) {
+          resultText = text;
+          result = parseMaybeJson(text);
+        }
+      }
+      if (typeof result === 'string') result = parseMaybeJson(result);
+      const step: ToolStep = {
+        stepId: e.stepId,
+        seq: e.seq,
+        name: p.name,
+        stateType: p.stateType,
+        args: p.args,
+        result,
+        resultText,
+        mutating: p.mutating,
+      };
+      if (e.parentStepId !== undefined) step.parentStepId = e.parentStepId;
+      const error = p.error ?? x?.error;
+      if (error) step.error = error;
+      if (x?.response) step.status = x.response.status;
+      t.toolSteps.push(step);
+      if (resultText && !toolSeen.has(resultText)) {
+        toolSeen.add(resultText);
+        t.observations.push({ seq: e.seq, stepId: e.stepId, text: resultText });
+      }
+    } else if (e.type === 'run.completed' && e.payload.finalOutput !== undefined) finalOutput = e.payload.finalOutput;
+  }
+  pairCalls(t, resultById);
+  const lastModel = t.modelSteps.at(-1);
+  const answer =
+    finalOutput ?? (lastModel && lastModel.toolCalls.length === 0 ? lastModel.text : undefined) ?? lastText;
+  if (answer !== undefined) t.finalAnswer = answer;
+  return t;
+}
+
+/** Tokens that look like identifiers: letters and digits mixed, e.g. BK-0001, P-102, FL-101, TD101. */
+export const ID_PATTERN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
+const NUMBER_PATTERN = /(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])/g;
+
+export function idsIn(text: string): string[] {
+  return text.match(ID_PATTERN) ?? [];
+}
+
+/** Numbers in text, normalised (commas dropped, 189.00 -> 189). */
+export function numbersIn(text: string): number[] {
+  const out: number[] = [];
+  for (const m of text.match(NUMBER_PATTERN) ?? []) {
+    const n = Number(m.replace(/,/g, ''));
+    if (Number.isFinite(n)) out.push(n);
+  }
+  return out;
+}
+
+/** Every string value inside a JSON value. */
+export function stringsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (typeof value === 'number') out.push(String(value));
+  else if (Array.isArray(value)) for (const v of value) stringsIn(v, out);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) stringsIn(v, out);
+  return out;
+}
+
+/** What was known at a point of the run: ids and numbers from the user's words and the observations so far. */
+export class Knowledge {
+  readonly ids = new Set<string>();
+  readonly numbers = new Set<number>();
+  text = '';
+  add(text: string): void {
+    this.text += `\n${text}`;
+    for (const id of idsIn(text)) this.ids.add(id);
+    for (const n of numbersIn(text)) this.numbers.add(n);
+  }
+  knowsId(id: string): boolean {
+    return this.ids.has(id) || this.text.includes(id);
+  }
+}
+
+/** Knowledge from the user's words plus the observations visible at `seq` (all when omitted). */
+export function knowledgeAt(t: Trajectory, seq = Number.POSITIVE_INFINITY): Knowledge {
+  const k = new Knowledge();
+  k.add(t.userText);
+  for (const o of t.observations) if (o.seq <= seq) k.add(o.text);
+  return k;
+}
+
+/** Pairs each requested call with the tool step that ran it (by name, then by shared argument values). */
+function pairCalls(t: Trajectory, resultById: Map<string, string>): void {
+  const used = new Set<ToolStep>();
+  for (const m of t.modelSteps) {
+    const children = t.toolSteps.filter((s) => s.parentStepId === m.stepId);
+    for (const c of m.toolCalls) {
+      const wanted = stringsIn(c.args);
+      let best: ToolStep | undefined;
+      let bestScore = 0;
+      for (const s of children) {
+        if (used.has(s)) continue;
+        const have = new Set(stringsIn(s.args));
+        let score = s.name === c.name ? 100 : 0;
+        for (const w of wanted) if (have.has(w)) score++;
+        if (score > bestScore) (best = s), (bestScore = score);
+      }
+      if (best) used.add(best);
+      const call: AgentCall = {
+        id: c.id,
+        name: c.name,
+        args: c.args,
+        argsValid: c.argsValid,
+        thinkStepId: m.stepId,
+        stepId: best?.stepId ?? m.stepId,
+        seq: m.seq,
+      };
+      const result = resultById.get(c.id) ?? (best?.resultText || undefined);
+      if (result !== undefined) call.resultText = result;
+      if (best?.error) call.error = best.error;
+      if (best?.status !== undefined) call.status = best.status;
+      t.calls.push(call);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+// Required Field Validator (Completeness): the final answer, the required outputs and the must_include
+// fields (and, for executable tasks, the execution fields) are present in what the agent returned.
+import type { FieldSpec } from '../contract.js';
+import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
+
+const CITATION = /https?:\/\/[^\s)\]]+|\[[^\]\s][^\]]*\]/;
+const STATUS_WORDS =
+  /\b(booked|confirmed|created|submitted|sent|scheduled|placed|completed|done|cancell?ed|updated|deleted|failed)\b/i;
+
+/** A field name as a label in free text: `trial_phase` matches "Trial phase", "trial-phase", "trialPhase". */
+function labelPattern(name: string): RegExp {
+  const words = name.split(/[_\s-]+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`\\b${words.join('[\\s_-]*')}\\b`, 'i');
+}
+
+function specMatch(spec: FieldSpec, text: string): string | undefined {
+  if (typeof spec === 'string') return new RegExp(spec).exec(text)?.[0];
+  if (spec.pattern) {
+    const m = new RegExp(spec.pattern).exec(text)?.[0];
+    if (m !== undefined) return m;
+  }
+  if (spec.any_of) return spec.any_of.find((v) => text.includes(v));
+  if (spec.expected !== undefined && text.includes(String(spec.expected))) return String(spec.expected);
+  return undefined;
+}
+
+/** Where a required name shows in the answer: the matched text, or undefined. `how` says what was looked for. */
+export function findField(
+  ctx: ValidatorContext,
+  name: string,
+  answer: string,
+): { found?: string; how: string; confident: boolean } {
+  const spec = ctx.contract.fields?.[name];
+  if (spec !== undefined) {
+    const found = specMatch(spec, answer);
+    return { ...(found !== undefined ? { found } : {}), how: `fields.${name}`, confident: true };
+  }
+  const ex = ctx.contract.execution;
+  const pick = (re: RegExp | undefined, how: string) => {
+    const found = re?.exec(answer)?.[0];
+    return { ...(found !== undefined ? { found } : {}), how, confident: true };
+  };
+  switch (name) {
+    case 'final_answer':
+      return answer.trim()
+        ? { found: answer.slice(0, 40), how: 'a non-empty final answer', confident: true }
+        : { how: 'a non-empty final answer', confident: true };
+    case 'citations':
+    case 'evidence_list':
+      return pick(CITATION, 'a URL or [reference]');
+    case 'confirmation_id':
+      if (ex?.confirmation_id_pattern)
+        return pick(new RegExp(ex.confirmation_id_pattern), `execution.confirmation_id_pattern`);
+      break;
+    case 'execution_status':
+      return pick(STATUS_WORDS, 'a status word (booked, confirmed, created, submitted, sent...)');
+    case 'execution_target':
+    case 'execution_parameters': {
+      const values = Object.entries((name === 'execution_target' ? ex?.target : ex?.parameters) ?? {})
+        .filter(
+          ([k, v]) =>
+            k !== 'table' &&
+            !k.startsWith('max_') &&
+            !k.startsWith('min_') &&
+            (typeof v === 'string' || typeof v === 'number'),
+        )
+        .map(([, v]) => String(v));
+      if (values.length > 0) {
+        const found = values.find((v) => answer.includes(v));
+        return {
+          ...(found !== undefined ? { found } : {}),
+          how: `one of ${values.join(', ')} (execution.${name.slice(10)})`,
+          confident: true,
+        };
+      }
+      break;
+    }
+  }
+  const label = labelPattern(name);
+  const m = label.exec(answer);
+  return { ...(m ? { found: m[0] } : {}), how: `the label "${name}"`, confident: false };
+}
+
+export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome {
+  const sc = ctx.contract.success_criteria;
+  const answer = ctx.trajectory.finalAnswer;
+  const findings: Finding[] = [];
+  const refs: EvidenceRef[] = [];
+  let checks = 0;
+  let ok = 0;
+  let confident = true;
+  const finalStep = ctx.trajectory.modelSteps.at(-1)?.stepId;
+  if (answer === undefined) {
+    findings.push({ code: 'MISSING_FINAL_ANSWER', hard: true, message: 'the run produced no final answer' });
+    return {
+      validatorName: 'required_field',
+      validatorType: 'required_field',
+      metric: 'completeness',
+      score: 0,
+      confidence: 1,
+      findings,
+      evidenceRefs: [],
+      message: 'no final answer: nothing to check',
+    };
+  }
+  if (!answer.trim())
+    findings.push({ code: 'EMPTY_OR_INVALID_OUTPUT', hard: true, message: 'the final answer is empty' });
+  const check = (name: string, code: string, group: string) => {
+    checks++;
+    const r = findField(ctx, name, answer);
+    if (!r.confident) confident = false;
+    if (r.found !== undefined) {
+      ok++;
+      refs.push({
+        kind: 'field',
+        ref: `${group}.${name}=${r.found}`,
+        ...(finalStep !== undefined ? { stepId: finalStep } : {}),
+      });
+      const spec = ctx.contract.fields?.[name];
+      if (spec && typeof spec === 'object' && spec.expected !== undefined && r.found !== String(spec.expected))
+        findings.push({ code: 'WRONG_FACT', hard: true, message: `${name} is ${r.found}, expected ${spec.expected}` });
+    } else
+      findings.push({
+        code,
+        hard: true,
+        message: `${group}: ${name} missing from the final answer (looked for ${r.how})`,
+      });
+  };
+  for (const name of sc.required_outputs ?? [])
+    check(name, name === 'final_answer' ? 'MISSING_FINAL_ANSWER' : 'MISSING_REQUIRED_OUTPUT', 'required_outputs');
+  for (const name of sc.must_include ?? []) check(name, 'MISSING_REQUIRED_FIELD', 'must_include');
+  if (sc.execution_result?.required)
+    for (const name of sc.execution_result.must_include ?? [])
+      check(name, 'MISSING_REQUIRED_FIELD', 'execution_result.must_include');
+  for (const name of [...(sc.must_not_include ?? []), ...(sc.execution_result?.must_not_include ?? [])]) {
+    if (ctx.forbiddenCodes.has(name.toUpperCase())) continue;
+    checks++;
+    const spec = ctx.contract.fields?.[name];
+    const hit = spec !== undefined ? specMatch(spec, answer) : answer.includes(name) ? name : undefined;
+    if (hit !== undefined)
+      findings.push({
+        code: 'OUTPUT_FORMAT_INVALID',
+        hard: true,
+        message: `must_not_include: the answer contains ${hit}`,
+      });
+    else ok++;
+  }
+  const score = checks === 0 ? 10 : (10 * ok) / checks;
+  return {
+    validatorName: 'required_field',
+    validatorType: 'required_field',
+    metric: 'completeness',
+    score: round1(score),
+    confidence: confident ? 0.95 : 0.7,
+    findings,
+    evidenceRefs: refs,
+    message:
+      findings.length === 0
+        ? `all ${checks} required outputs and fields present`
+        : findings.map((f) => f.message).join('; '),
+  };
+}
+
+export function round1(n: number): number {
+  return Math.round(n * 10) / 10;
+}
