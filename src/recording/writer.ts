@@ -138,7 +138,7 @@ class Writer implements RecordingWriter {
     if (init.replayOf !== undefined) manifest.replayOf = init.replayOf;
     if (init.replay) manifest.replay = init.replay;
     if (init.prices) manifest.prices = init.prices;
-    this.current = manifest;
+    this.current = this.redactManifest(manifest);
     mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
     try {
       this.fd = openSync(join(dir, 'events.jsonl'), 'wx');
@@ -236,7 +236,7 @@ class Writer implements RecordingWriter {
   setManifest(patch: Partial<Manifest>): void {
     if (this.closed) throw new Error(`recording ${this.dir} is closed; cannot change its manifest`);
     const { format: _format, integrity: _integrity, ...rest } = patch;
-    this.current = { ...this.current, ...rest };
+    this.current = this.redactManifest({ ...this.current, ...rest });
     this.writeManifest();
   }
 
@@ -253,6 +253,14 @@ class Writer implements RecordingWriter {
       integrity: { eventsSha256: this.hash.digest('hex'), events: this.seq },
     };
     this.writeManifest();
+  }
+
+  /** The agent's command line and the database URL may carry secrets too (`--api-key …`, `postgres://u:pw@…`). */
+  private redactManifest(manifest: Manifest): Manifest {
+    const out = { ...manifest, agent: { ...manifest.agent, command: manifest.agent.command.map(this.redactor.text) } };
+    if (manifest.world?.db)
+      out.world = { ...manifest.world, db: { ...manifest.world.db, url: this.redactor.url(manifest.world.db.url) } };
+    return out;
   }
 
   private writeManifest(): void {

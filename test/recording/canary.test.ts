@@ -248,3 +248,20 @@ describe('redaction at write time', () => {
     );
   });
 });
+
+describe('redaction of the manifest', () => {
+  it('keeps secrets in the agent command line and the database URL off disk', async () => {
+    const dir = join(tempDir(), 'manifest');
+    const w = await createRecordingWriter(
+      dir,
+      init('m', {
+        agent: { command: ['node', 'a.mjs', '--token=c4n4ry-one', 'sk-proj-c4n4ry0123456789abcdef'], cwd: '/w' },
+      }),
+    );
+    w.setManifest({ world: { db: { url: 'postgres://app:c4n4ry-two@127.0.0.1:5432/app', schemas: ['public'] } } });
+    await w.close('complete');
+    const text = readFileSync(join(dir, 'manifest.json'), 'utf8');
+    expect(text).not.toMatch(/c4n4ry/);
+    expect(text).toContain('postgres://app:[REDACTED:hmac:');
+  });
+});
