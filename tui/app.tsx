@@ -1,7 +1,7 @@
 // The app: which screen is up (recordings, run, replay, bisect, help), the recording being
 // looked at, its ledger and scores, and the replay and bisect sessions started from it.
 import { useApp, useInput } from 'ink';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Recording } from '../src/recording/index.js';
 import { Frame } from './components/frame.js';
 import { Help } from './components/help.js';
@@ -66,15 +66,22 @@ export function App(props: AppProps) {
   }, [recording, services]);
 
   const quit = useCallback(() => (props.onQuit ? props.onQuit() : exit()), [props.onQuit, exit]);
-  const showHelp = useCallback(() => setHelp(true), []);
+  // Help closes on the next key. The handler is always attached (attaching one takes a render,
+  // and a fast key would slip past); the flag flips after the opening key has been dispatched.
+  const helpOpen = useRef(false);
+  const showHelp = useCallback(() => {
+    setHelp(true);
+    queueMicrotask(() => {
+      helpOpen.current = true;
+    });
+  }, []);
 
-  useInput(
-    (input, key) => {
-      if (input === 'q') quit();
-      else if (input === '?' || key.escape || input || key.return) setHelp(false);
-    },
-    { isActive: help },
-  );
+  useInput((input) => {
+    if (!helpOpen.current) return;
+    if (input === 'q') return quit();
+    helpOpen.current = false;
+    setHelp(false);
+  });
 
   const open = useCallback(
     (dir: string) => {

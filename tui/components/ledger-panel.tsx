@@ -58,11 +58,10 @@ function ledgerLinesOf(run: RunScores, width: number): Line[] {
     [
       seg('tokens ', { bold: true }),
       seg(
-        `in ${fmtTokens(l.inputTokens)} (cached ${fmtTokens(l.cachedInputTokens)})  out ${fmtTokens(l.outputTokens)}  `,
+        `in ${fmtTokens(l.inputTokens)} (cached ${fmtTokens(l.cachedInputTokens)})  out ${fmtTokens(l.outputTokens)}`,
       ),
-      seg('cache hit ', { bold: true }),
-      seg(fmtPercent(l.cacheHitRatio)),
     ],
+    [seg('cache hit ', { bold: true }), seg(`${fmtPercent(l.cacheHitRatio)} of input tokens`)],
     [
       seg('cost by state type', { bold: true }),
       seg(l.mainCostState ? `  main: ${l.mainCostState}` : '', { tint: 'muted' }),

@@ -1,6 +1,8 @@
 // Adapters between the UI and the engines (recording, ledger, evaluate, replay, bisect). Each
 // engine is imported lazily, so a missing engine shows "not available yet" instead of crashing,
 // and each answer is reduced to the small view model its panel draws.
+
+import { basename, dirname, join } from 'node:path';
 import {
   type DbSnapshot,
   type DivergencePayload,
@@ -271,8 +273,13 @@ export interface ReplayProgress {
 export function progressOf(p: unknown, total: number | undefined): ReplayProgress {
   const step = num(field(p, 'step')) ?? num(field(p, 'step_id'));
   const reportedTotal = num(field(p, 'total')) ?? total;
-  const phase = field(p, 'phase') ?? field(p, 'type') ?? field(p, 'message');
-  const text = [typeof phase === 'string' ? phase : '', step !== undefined ? `step ${step}` : '']
+  const phase = field(p, 'action') ?? field(p, 'phase') ?? field(p, 'type');
+  const detail = field(p, 'detail') ?? field(p, 'message');
+  const text = [
+    step !== undefined ? `step ${step}` : '',
+    typeof phase === 'string' ? phase : '',
+    typeof detail === 'string' ? detail : '',
+  ]
     .filter(Boolean)
     .join(' · ');
   const out: ReplayProgress = { text: text || 'working' };
@@ -285,6 +292,7 @@ export interface ReplayRequest {
   baseline: Recording;
   systemPrompt: string;
   modelEndpoint?: string;
+  /** The replay recording's directory (default: next to the baseline, `<id>-replay-<time>`). */
   out?: string;
   onProgress(p: ReplayProgress): void;
 }
@@ -304,9 +312,13 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
       mode: 'counterfactual',
       systemPrompt: request.systemPrompt,
       onProgress: (p: unknown) => request.onProgress(progressOf(p, totalSteps)),
+      // The agent's own output would draw over the UI.
+      stdio: 'pipe',
+      out:
+        request.out ??
+        join(dirname(request.baseline.dir), `${basename(request.baseline.dir)}-replay-${Date.now().toString(36)}`),
     };
     if (request.modelEndpoint) options.modelEndpoint = request.modelEndpoint;
-    if (request.out) options.out = request.out;
     const result = (await fn(mod.value, 'replay')(options)) as { dir: string; divergences?: DivergencePayload[] };
     const recording = await readRecordingAt(result.dir);
     return ok({ dir: result.dir, divergences: result.divergences ?? [], recording });
@@ -323,31 +335,25 @@ export interface AlignmentView {
   firstDivergence?: { baseline?: number; replay?: number; kind: string };
 }
 
-/** Reduces alignRuns' answer: pairs of steps and the first divergent step. */
+/** Reduces alignRuns' RunAlignment: its ops become step pairs; firstDivergence names the steps. */
 export function alignmentView(result: unknown): AlignmentView {
-  const rawPairs = (field(result, 'pairs') ?? field(result, 'alignment') ?? field(result, 'steps')) as
-    | unknown[]
-    | undefined;
-  const pairs = (rawPairs ?? []).map((p) => {
+  const ops = (field(result, 'ops') as unknown[] | undefined) ?? [];
+  const pairs = ops.map((op) => {
     const pair: { baseline?: number; replay?: number } = {};
-    const a = num(
-      field(p, 'a') ?? field(p, 'baseline') ?? field(p, 'baseline_step') ?? (Array.isArray(p) ? p[0] : undefined),
-    );
-    const b = num(
-      field(p, 'b') ?? field(p, 'replay') ?? field(p, 'replay_step') ?? (Array.isArray(p) ? p[1] : undefined),
-    );
+    const a = num(field(field(op, 'a'), 'step'));
+    const b = num(field(field(op, 'b'), 'step'));
     if (a !== undefined) pair.baseline = a;
     if (b !== undefined) pair.replay = b;
     return pair;
   });
   const view: AlignmentView = { pairs };
-  const first = field(result, 'first_divergence') ?? field(result, 'divergence');
+  const first = field(result, 'firstDivergence');
   if (first && typeof first === 'object') {
-    const fd: NonNullable<AlignmentView['firstDivergence']> = { kind: String(field(first, 'kind') ?? 'divergence') };
-    const a = num(
-      field(first, 'a') ?? field(first, 'baseline') ?? field(first, 'baseline_step') ?? field(first, 'step'),
-    );
-    const b = num(field(first, 'b') ?? field(first, 'replay') ?? field(first, 'replay_step') ?? field(first, 'step'));
+    const fd: NonNullable<AlignmentView['firstDivergence']> = {
+      kind: String(field(first, 'kind') ?? 'divergence').replace(/-/g, ' '),
+    };
+    const a = num(field(first, 'stepA'));
+    const b = num(field(first, 'stepB'));
     if (a !== undefined) fd.baseline = a;
     if (b !== undefined) fd.replay = b;
     view.firstDivergence = fd;
@@ -376,33 +382,46 @@ export interface BisectView {
   firstBad?: number;
   probes: BisectProbe[];
   message: string;
+  evaluations?: number;
 }
 
+/** Reads bisectBelief's progress: the step probed, its verdict, and the range still in play (good, bad]. */
 export function probeOf(p: unknown): BisectProbe | undefined {
-  const step = num(field(p, 'step') ?? field(p, 'mid') ?? field(p, 'probe'));
+  const step = num(field(p, 'step'));
   if (step === undefined) return undefined;
-  const verdict = field(p, 'verdict') ?? field(p, 'result') ?? field(p, 'outcome');
-  const probe: BisectProbe = {
-    step,
-    verdict: typeof verdict === 'string' ? verdict : verdict === true ? 'good' : verdict === false ? 'bad' : '…',
-  };
-  const lo = num(field(p, 'lo') ?? field(p, 'low') ?? field(p, 'good'));
-  const hi = num(field(p, 'hi') ?? field(p, 'high') ?? field(p, 'bad'));
+  const probe: BisectProbe = { step, verdict: String(field(p, 'verdict') ?? '…') };
+  const lo = num(field(p, 'good'));
+  const hi = num(field(p, 'bad'));
   if (lo !== undefined) probe.lo = lo;
   if (hi !== undefined) probe.hi = hi;
   return probe;
 }
 
+/** Reduces a BisectBeliefResult: the first bad step and why, and the path when progress was not seen. */
 export function bisectView(result: unknown, probes: BisectProbe[]): BisectView {
-  const firstBad = num(field(result, 'first_bad_step') ?? field(result, 'step') ?? field(result, 'first_bad'));
-  const explanation = field(result, 'explanation') ?? field(result, 'message') ?? field(result, 'reason');
-  const path = field(result, 'path') ?? field(result, 'search_path') ?? field(result, 'probes');
+  const first = field(result, 'firstBad');
+  const firstBad = num(field(first, 'step'));
+  const path = field(result, 'path');
   const known = Array.isArray(path) ? (path.map(probeOf).filter(Boolean) as BisectProbe[]) : [];
-  const view: BisectView = {
-    probes: probes.length > 0 ? probes : known,
-    message: typeof explanation === 'string' ? explanation : firstBad === undefined ? 'no bad step found' : '',
-  };
+  let message: string;
+  if (firstBad === undefined) {
+    const candidates = field(result, 'candidates');
+    message =
+      Array.isArray(candidates) && candidates.length > 0
+        ? `skipped steps hide the boundary: one of ${candidates.join(', ')}`
+        : 'no step where belief and world part';
+  } else {
+    const what = typeof field(first, 'stateType') === 'string' ? String(field(first, 'stateType')) : '';
+    const action = field(first, 'action');
+    const reason = field(first, 'reason');
+    message = [what, typeof action === 'string' ? action : '', typeof reason === 'string' ? `— ${reason}` : '']
+      .filter(Boolean)
+      .join(' ');
+  }
+  const view: BisectView = { probes: probes.length > 0 ? probes : known, message };
   if (firstBad !== undefined) view.firstBad = firstBad;
+  const evaluations = num(field(result, 'evaluations'));
+  if (evaluations !== undefined) view.evaluations = evaluations;
   return view;
 }
 
@@ -410,11 +429,12 @@ export async function runBisect(
   recording: Recording,
   onProbe: (p: BisectProbe) => void,
 ): Promise<Available<BisectView>> {
-  const mod = await loadEngine(BISECT, ['bisectBelief']);
+  const mod = await loadEngine(BISECT, ['bisectBelief', 'builtinPredicate']);
   if (!mod.ok) return unavailable(`bisect ${mod.reason}`);
   const probes: BisectProbe[] = [];
   try {
-    const result = await fn(mod.value, 'bisectBelief')(recording, undefined, {
+    const predicate = fn(mod.value, 'builtinPredicate')('all');
+    const result = await fn(mod.value, 'bisectBelief')(recording, predicate, {
       onProgress: (p: unknown) => {
         const probe = probeOf(p);
         if (probe) {

@@ -18,9 +18,10 @@ export function narrow(
   let lo = first;
   let hi = last;
   return probes.map((probe) => {
-    if (probe.lo !== undefined && probe.hi !== undefined) {
-      lo = probe.lo;
-      hi = probe.hi;
+    if (probe.lo !== undefined || probe.hi !== undefined) {
+      // The engine's own range: (good, bad].
+      if (probe.lo !== undefined) lo = probe.lo + 1;
+      if (probe.hi !== undefined) hi = probe.hi;
     } else if (/good|pass|true|ok/i.test(probe.verdict)) lo = probe.step + 1;
     else if (/bad|fail|false/i.test(probe.verdict)) hi = probe.step;
     return { probe, lo, hi };
