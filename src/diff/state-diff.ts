@@ -162,7 +162,15 @@ export function stateDiff(recording: Recording, options: StateDiffOptions = {}):
   const expectations = expected ? checkExpectations(expected, { ...post, readBlob }, changes) : [];
   const policy = expected?.side_effects ?? 'fail';
   const all: StateChange[] = [...changes.files, ...changes.rows, ...changes.requests];
-  const sideEffects = expected && policy !== 'ignore' ? all.filter((c) => !isRequestedChange(c, expected)) : [];
+  // A request is asked for when an expectation selects it, or when the world change it made at its step
+  // (a file, a row) was asked for: the contract names the outcome, the request is the means.
+  const requestedSteps = new Set<number>();
+  if (expected)
+    for (const c of [...changes.files, ...changes.rows])
+      if (isRequestedChange(c, expected)) for (const s of c.steps) requestedSteps.add(s);
+  const requested = (c: StateChange) =>
+    isRequestedChange(c, expected) || (c.kind === 'request' && c.stepId !== null && requestedSteps.has(c.stepId));
+  const sideEffects = expected && policy !== 'ignore' ? all.filter((c) => !requested(c)) : [];
 
   const result: StateDiff = {
     traceId: traceIdOf(recording),

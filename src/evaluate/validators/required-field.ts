@@ -1,6 +1,7 @@
 // Required Field Validator (Completeness): the final answer, the required outputs and the must_include
 // fields (and, for executable tasks, the execution fields) are present in what the agent returned.
 import type { FieldSpec } from '../contract.js';
+import { numbersIn } from '../trajectory.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
 const CITATION = /https?:\/\/[^\s)\]]+|\[[^\]\s][^\]]*\]/;
@@ -56,20 +57,30 @@ export function findField(
       return pick(STATUS_WORDS, 'a status word (booked, confirmed, created, submitted, sent...)');
     case 'execution_target':
     case 'execution_parameters': {
-      const values = Object.entries((name === 'execution_target' ? ex?.target : ex?.parameters) ?? {})
-        .filter(
-          ([k, v]) =>
-            k !== 'table' &&
-            !k.startsWith('max_') &&
-            !k.startsWith('min_') &&
-            (typeof v === 'string' || typeof v === 'number'),
-        )
-        .map(([, v]) => String(v));
-      if (values.length > 0) {
-        const found = values.find((v) => answer.includes(v));
+      const spec = (name === 'execution_target' ? ex?.target : ex?.parameters) ?? {};
+      const values: string[] = [];
+      const bounds: Array<{ op: string; limit: number }> = [];
+      for (const [k, v] of Object.entries(spec)) {
+        const b = /^(max|min)_/.exec(k);
+        if (b && typeof v === 'number') bounds.push({ op: b[1]!, limit: v });
+        else if (k !== 'table' && (typeof v === 'string' || typeof v === 'number'))
+          values.push(String(v), ...entityValues(ctx, String(v)));
+      }
+      if (values.length > 0 || bounds.length > 0) {
+        let found = values.find((v) => answer.includes(v));
+        if (found === undefined && bounds.length > 0)
+          found = numbersIn(answer)
+            .filter((n) => n >= 10 && bounds.every((b) => (b.op === 'max' ? n <= b.limit : n >= b.limit)))
+            .map(String)[0];
+        const how = [
+          values.length > 0 ? `one of ${values.join(', ')}` : '',
+          ...bounds.map((b) => `a number ${b.op} ${b.limit}`),
+        ]
+          .filter(Boolean)
+          .join(' or ');
         return {
           ...(found !== undefined ? { found } : {}),
-          how: `one of ${values.join(', ')} (execution.${name.slice(10)})`,
+          how: `${how} (execution.${name.slice(10)})`,
           confident: true,
         };
       }
@@ -79,6 +90,19 @@ export function findField(
   const label = labelPattern(name);
   const m = label.exec(answer);
   return { ...(m ? { found: m[0] } : {}), how: `the label "${name}"`, confident: false };
+}
+
+/** Text attributes of the entity an id names (a post-world row whose one-column primary key is the id). */
+function entityValues(ctx: ValidatorContext, id: string): string[] {
+  const out: string[] = [];
+  for (const t of ctx.recording.post.db?.tables ?? []) {
+    if (t.primaryKey.length !== 1) continue;
+    const row = t.rows.find((r) => String(r[t.primaryKey[0]!]) === id);
+    if (row)
+      for (const v of Object.values(row))
+        if (typeof v === 'string' && v !== id && /[A-Za-z]/.test(v) && v.length >= 3) out.push(v);
+  }
+  return out;
 }
 
 export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome {
