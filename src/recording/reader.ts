@@ -2,7 +2,7 @@
 // one as a RecordingError naming file, line and field, never a crash or a hang.
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -75,10 +75,21 @@ function jsonErrorLine(text: string, error: unknown): number {
   return match ? text.slice(0, Number(match[1])).split('\n').length : 1;
 }
 
+/** A FIFO or device in place of a file would hang or flood the reader: refuse it by name. */
+function notAFile(dir: string, file: string): RecordingError {
+  return new RecordingError(
+    { dir, file },
+    'is not a regular file',
+    'a FIFO, device or directory cannot be part of a recording',
+  );
+}
+
 async function readJsonFile(dir: string, file: string): Promise<{ text: string; value: unknown } | undefined> {
   let size: number;
   try {
-    size = (await stat(join(dir, file))).size;
+    const info = await stat(join(dir, file));
+    if (!info.isFile()) throw notAFile(dir, file);
+    size = info.size;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -185,6 +196,7 @@ async function scanLines(
 ): Promise<ScanResult | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
+    if (!(await stat(join(dir, file))).isFile()) throw notAFile(dir, file);
     handle = await open(join(dir, file), 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -297,6 +309,7 @@ function blobReader(dir: string): { readBlob(sha256: string): Buffer; verify(sha
     const file = blobRelativePath(sha256);
     let bytes: Buffer;
     try {
+      if (!statSync(join(dir, file)).isFile()) throw notAFile(dir, file);
       bytes = readFileSync(join(dir, file));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {

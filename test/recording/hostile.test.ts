@@ -1,5 +1,6 @@
 // Bad and hostile recordings: each gives a RecordingError naming file, line and field; none hangs.
-import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRecordingWriter, type RecordingError, readRecording } from '../../src/recording/index.js';
@@ -46,10 +47,10 @@ async function readError(dir: string, options?: Parameters<typeof readRecording>
   throw new Error(`reading ${dir} did not fail`);
 }
 
-function expectWhere(error: RecordingError, file: string, line: number | undefined, field: string): void {
+function expectWhere(error: RecordingError, file: string, line: number | undefined, field: string | undefined): void {
   expect({ file: error.file, line: error.line, field: error.field }).toEqual({ file, line, field });
   expect(error.message).toContain(line === undefined ? file : `${file}:${line}`);
-  expect(error.message).toContain(field);
+  if (field !== undefined) expect(error.message).toContain(field);
   expect(error.code).toBe('BAD_RECORDING');
 }
 
@@ -177,6 +178,36 @@ describe('hostile recordings', () => {
     appendFileSync(file, '{"seq":');
     truncateSync(file, readFileSync(file).length + 65 * 1024 * 1024);
     expectWhere(await readError(dir), 'events.jsonl', lines + 1, '(line)');
+  });
+
+  it('refuses a FIFO or a device in place of events.jsonl instead of hanging', async () => {
+    const dir = await goodRecording();
+    rmSync(join(dir, 'events.jsonl'));
+    execFileSync('mkfifo', [join(dir, 'events.jsonl')]);
+    expectWhere(await readError(dir), 'events.jsonl', undefined, undefined);
+    rmSync(join(dir, 'events.jsonl'));
+    symlinkSync('/dev/zero', join(dir, 'events.jsonl'));
+    expect((await readError(dir)).message).toContain('is not a regular file');
+  });
+
+  it('reads a deeply nested payload without overflowing the stack', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const line = JSON.stringify({
+      seq: 3,
+      traceId: 't',
+      stepId: 1,
+      type: 'context.compiled',
+      time: 't',
+      payload: { x: 0 },
+    }).replace('{"x":0}', `{"x":${deep}}`);
+    replaceLine(dir, 4, line);
+    const outcome = await readRecording(dir).then(
+      () => 'read',
+      (error: Error) => error.name,
+    );
+    expect(['read', 'RecordingError']).toContain(outcome);
   });
 
   it('refuses events out of seq order', async () => {
