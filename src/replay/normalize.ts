@@ -145,6 +145,17 @@ export function viewOf(req: LiveRequest): RequestView {
   return { api, method, path, query: q, body: parsed.ok ? dropVolatile(body, api, 0) : body };
 }
 
+/** A short description of a request for divergence payloads: the body only when it is not a model call. */
+export function summaryOf(view: RequestView): Record<string, unknown> {
+  return {
+    api: view.api,
+    method: view.method,
+    path: view.path,
+    ...(Object.keys(view.query).length > 0 ? { query: view.query } : {}),
+    ...(isModelApi(view.api) || view.body === null ? {} : { body: view.body }),
+  };
+}
+
 /** The structural identity: the tool (or model API) and its canonical arguments, host ignored. */
 export function structuralOf(view: RequestView): unknown {
   const body = view.body;
@@ -210,7 +221,8 @@ export function fieldDiff(expected: unknown, actual: unknown, limit = 50): Field
     const e = a.get(path);
     const g = b.get(path);
     if (canonical(e) === canonical(g)) continue;
-    diffs.push({ path: path || '(root)', expected: shown(e), actual: shown(g) });
+    // A field one side lacks shows as null (JSON has no undefined).
+    diffs.push({ path: path || '(root)', expected: shown(e) ?? null, actual: shown(g) ?? null });
     if (diffs.length >= limit) break;
   }
   return diffs;

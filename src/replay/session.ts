@@ -31,8 +31,19 @@ import {
 } from '../recording/index.js';
 import { listenIpc } from './ipc.js';
 import { bodyBytesOf, CallIndex, explainMiss, indexRecording, type MatchResult, type RecordedCall } from './match.js';
-import { apiOf, type FieldDiff, isModelApi, type LiveRequest, parseJson, viewOf } from './normalize.js';
-import { applyOverride, overrideRequestBody, type PromptOverride, systemPromptOf } from './prompt.js';
+import {
+  apiOf,
+  canonical,
+  type FieldDiff,
+  fieldDiff,
+  isModelApi,
+  type LiveRequest,
+  parseJson,
+  type RequestView,
+  summaryOf,
+  viewOf,
+} from './normalize.js';
+import { applyOverride, overrideRequestBody, type PromptOverride, systemPromptOf, withSystemPrompt } from './prompt.js';
 import type { HeldBack, MissPolicy, ReplayOptions, ReplayResult } from './types.js';
 
 interface WireBody {
@@ -332,8 +343,8 @@ class ReplaySession {
           if (this.shouldStop(step)) return this.stop(step);
           this.diverge(step, {
             kind: 'different-request',
-            expected: { step: expected.step, request: expected.view },
-            actual: viewOf(live),
+            expected: { step: expected.step, request: summaryOf(expected.view) },
+            actual: summaryOf(viewOf(live)),
             fieldDiff: m.call ? m.fieldDiff : fieldDiffOf(expected, live),
             message: `Step ${step}: the model request differs from the recorded step ${expected.step}; served the recorded answer.`,
           });
@@ -362,8 +373,8 @@ class ReplaySession {
       if (prefix && (m.layer === 'structural' || m.reused || !this.inOrder(m.call))) {
         this.diverge(step, {
           kind: 'different-request',
-          expected: { step: m.call.step, request: m.call.view },
-          actual: viewOf(live),
+          expected: { step: m.call.step, request: summaryOf(m.call.view) },
+          actual: summaryOf(viewOf(live)),
           fieldDiff: m.fieldDiff,
           message: `Step ${step}: ${live.method} ${viewOf(live).path} matched recorded step ${m.call.step} only ${m.reused ? 'as a repeat' : m.layer === 'structural' ? 'structurally' : 'out of order'}; served it.`,
         });
@@ -547,13 +558,12 @@ class ReplaySession {
     const policy = this.policyFor(raw);
     const explanation = explainMiss(live, m);
     const body = live.bodyText === undefined ? undefined : parseJson(live.bodyText);
-    const held = mutating
-      ? {
-          method: raw.method,
-          target: live.url,
-          ...(body ? { body: body.ok ? body.value : live.bodyText } : {}),
-        }
-      : undefined;
+    // Every unmatched call is held back (never sent); `mutating` tells side effects from reads.
+    const held = {
+      method: raw.method,
+      target: live.url,
+      ...(body ? { body: body.ok ? body.value : live.bodyText } : {}),
+    };
     const exchangeId = `r${++this.exchangeSeq}`;
     const name = `${raw.method} ${view.path}`;
     this.writer.append({ type: 'step.started', stepId: step, payload: { stateType: 'API_CALL', name } });
@@ -590,13 +600,13 @@ class ReplaySession {
     });
     this.diverge(step, {
       kind,
-      ...(m.nearest ? { expected: { step: m.nearest.step, request: m.nearest.view } } : {}),
-      actual: view,
+      ...(m.nearest ? { expected: { step: m.nearest.step, request: summaryOf(m.nearest.view) } } : {}),
+      actual: summaryOf(view),
       fieldDiff: m.fieldDiff,
       message: `Step ${step}: ${explanation} Policy: ${policy}.`,
-      ...(held ? { heldBack: held } : {}),
+      heldBack: held,
     });
-    if (held) this.heldBack.push({ step, ...held });
+    this.heldBack.push({ step, ...held, mutating });
     this.writer.append({
       type: 'step.completed',
       stepId: step,
@@ -614,8 +624,19 @@ class ReplaySession {
     };
   }
 
+  /**
+   * The recorded model call a live one stands in for: the next recorded model call when the
+   * requests are equal apart from the system prompt (which an override changes on purpose).
+   */
+  private alignedModelCall(live: LiveRequest): RecordedCall | undefined {
+    const expected = this.index.nextExpected('model');
+    if (!expected) return undefined;
+    return canonical(withoutSystem(expected.view)) === canonical(withoutSystem(viewOf(live))) ? expected : undefined;
+  }
+
   private async goLive(raw: LiveRequest, bytes: Buffer | undefined, live: LiveRequest, m: MatchResult): Promise<Reply> {
-    const step = this.lastStep + 1;
+    const aligned = this.alignedModelCall(live);
+    const step = this.stepFor(aligned);
     if (this.shouldStop(step)) return this.stop(step);
     const target = this.options.modelEndpoint ? retarget(raw.url, this.options.modelEndpoint) : raw.url;
     const headers: Record<string, string> = {};
@@ -683,7 +704,8 @@ class ReplaySession {
       responseBytes = Buffer.from(await response.arrayBuffer());
     }
     const durationMs = Date.now() - started;
-    this.beginStep(step, undefined);
+    if (aligned) this.index.markUsed(aligned);
+    this.beginStep(step, aligned?.step);
     const exchangeId = `r${++this.exchangeSeq}`;
     const decoded = this.decodeModel(raw, target, response.status, responseHeaders, responseBytes, chunks);
     const stateType = decoded && decoded.output.toolCalls.length === 0 ? 'FINALIZE' : 'THINK';
@@ -723,15 +745,33 @@ class ReplaySession {
         servedFrom: 'live',
       },
     });
-    // A live model call is where the run leaves the recording: report it against the nearest recorded request.
-    const nearest = m.nearest;
-    this.diverge(step, {
-      kind: 'different-request',
-      ...(nearest ? { expected: { step: nearest.step, request: nearest.view } } : {}),
-      actual: viewOf(live),
-      fieldDiff: m.fieldDiff,
-      message: `Step ${step}: the model request is not in the recording${nearest ? ` (nearest: step ${nearest.step})` : ''}; sent it live to ${new URL(target).origin}.`,
-    });
+    // A live model call that asked the same (bar the prompt) and decided the same keeps the run on
+    // the recording; otherwise this is where the run leaves it.
+    const outputOf = (o: ModelCalledPayload['output'] | undefined) =>
+      canonical({ text: o?.text ?? '', tools: (o?.toolCalls ?? []).map((t) => [t.name, parseArgs(t.arguments)]) });
+    if (aligned && decoded && aligned.model && outputOf(aligned.model.output) === outputOf(decoded.output)) {
+      this.progress(step, 'live', `model answered as recorded at step ${aligned.step}`);
+    } else if (aligned) {
+      this.diverge(step, {
+        kind: 'different-request',
+        expected: { step: aligned.step, output: aligned.model?.output },
+        actual: { output: decoded?.output },
+        fieldDiff: fieldDiff(aligned.model?.output ?? {}, decoded?.output ?? {}).map((d) => ({
+          ...d,
+          path: `output.${d.path}`,
+        })),
+        message: `Step ${step}: the model decided differently from recorded step ${aligned.step} (live answer from ${new URL(target).origin}).`,
+      });
+    } else {
+      const nearest = m.nearest;
+      this.diverge(step, {
+        kind: 'different-request',
+        ...(nearest ? { expected: { step: nearest.step, request: summaryOf(nearest.view) } } : {}),
+        actual: summaryOf(viewOf(live)),
+        fieldDiff: m.fieldDiff,
+        message: `Step ${step}: the model request is not in the recording${nearest ? ` (nearest: step ${nearest.step})` : ''}; sent it live to ${new URL(target).origin}.`,
+      });
+    }
     this.writer.append({
       type: 'step.completed',
       stepId: step,
@@ -876,6 +916,18 @@ class ReplaySession {
       });
     }
   }
+}
+
+function parseArgs(text: string): unknown {
+  const parsed = parseJson(text);
+  return parsed.ok ? parsed.value : text;
+}
+
+/** A model request's view with its system prompt blanked, for comparing runs under a prompt override. */
+function withoutSystem(view: RequestView): RequestView {
+  if (!isModelApi(view.api) || view.body === null || typeof view.body !== 'object' || Array.isArray(view.body))
+    return view;
+  return { ...view, body: withSystemPrompt(view.api, view.body as Record<string, unknown>, '') };
 }
 
 function fieldDiffOf(expected: RecordedCall, live: LiveRequest): FieldDiff[] {
@@ -1100,14 +1152,14 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
           stepId: session.lastStep,
           payload: {
             kind: 'missing-call',
-            expected: { step: c.step, request: c.view },
+            expected: { step: c.step, request: summaryOf(c.view) },
             message: `Recorded step ${c.step} (${c.stateType} ${c.stepName || c.request.url}) was never requested in the replay.`,
           },
         });
         session.divergences.push({
           kind: 'missing-call',
           step: session.lastStep,
-          expected: { step: c.step, request: c.view },
+          expected: { step: c.step, request: summaryOf(c.view) },
           message: `Recorded step ${c.step} was never requested in the replay.`,
         });
       }

@@ -56,6 +56,8 @@ export interface HeldBack {
   method: string;
   target: string;
   body?: unknown;
+  /** A side effect (not GET/HEAD/OPTIONS, or a tool recorded as mutating) rather than a read. */
+  mutating: boolean;
 }
 
 export interface ReplayResult {

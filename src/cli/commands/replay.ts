@@ -1,0 +1,183 @@
+// `tapedeck replay <recording> [options] [-- <command…>]`: re-runs an agent against a recording in the sandbox.
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { TapedeckError } from '../../recording/errors.js';
+import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
+
+interface ReplayCliOptions {
+  mode: string;
+  systemPrompt?: string;
+  promptPatch?: string;
+  forkAt?: string;
+  until?: string;
+  modelEndpoint?: string;
+  onMiss?: string;
+  timing: string;
+  out?: string;
+  db?: string;
+  dbSandbox?: string;
+  env?: string[];
+  json?: boolean;
+}
+
+function stepNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new TapedeckError('BAD_OPTION', `${flag} ${JSON.stringify(value)} is not a step number (1, 2, …)`);
+  return n;
+}
+
+export function parseTiming(value: string): Timing {
+  if (value === 'none' || value === 'original') return { kind: value };
+  const m = /^scaled:(\d+(?:\.\d+)?)$/.exec(value);
+  if (m) return { kind: 'scaled', factor: Number(m[1]) };
+  throw new TapedeckError(
+    'BAD_OPTION',
+    `--timing ${JSON.stringify(value)} is not none, original or scaled:X (e.g. scaled:0.5)`,
+  );
+}
+
+async function readText(flag: string, file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new TapedeckError('BAD_OPTION', `${flag}: cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+function printResult(result: ReplayResult): void {
+  const lines = [
+    `replay ${result.status}: ${result.dir}`,
+    `  served from the recording ${result.served.recording}, live ${result.served.live}, held back ${result.served.blocked}`,
+  ];
+  if (result.savedCost.calls > 0) {
+    const usd = result.savedCost.usd === undefined ? '' : ` ($${result.savedCost.usd.toFixed(4)})`;
+    lines.push(`  model calls served from the recording (cost saved): ${result.savedCost.calls}${usd}`);
+  }
+  if (result.divergences.length === 0) lines.push('  no divergence');
+  else {
+    lines.push(`  ${result.divergences.length} divergence(s); first at step ${result.firstDivergentStep}:`);
+    for (const d of result.divergences.slice(0, 10)) lines.push(`    step ${d.step} ${d.kind}: ${d.message}`);
+    if (result.divergences.length > 10) lines.push(`    … ${result.divergences.length - 10} more (--json for all)`);
+  }
+  if (result.heldBack.length > 0) {
+    lines.push('  held back (never sent):');
+    for (const h of result.heldBack) {
+      const body = h.body === undefined ? '' : ` ${JSON.stringify(h.body).slice(0, 200)}`;
+      lines.push(`    step ${h.step} ${h.method} ${h.target}${body}${h.mutating ? '  [side effect]' : ''}`);
+    }
+  }
+  if (result.blockedConnections.length > 0)
+    lines.push(`  connections blocked: ${result.blockedConnections.join(', ')}`);
+  if (result.worldMatches !== undefined) {
+    lines.push(
+      result.worldMatches ? '  end state equals the recorded end state' : '  end state differs from the recorded one:',
+    );
+    for (const d of (result.worldDiff ?? []).slice(0, 10)) lines.push(`    ${d}`);
+  }
+  if (result.worldDir) lines.push(`  world of the stop step materialised in ${result.worldDir} (fs/, db.json)`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+export function register(program: Command): void {
+  program
+    .command('replay')
+    .summary('re-run an agent against a recording in a sandbox: exact, or counterfactual with a changed prompt')
+    .description(
+      'Runs the agent again (the recorded command, or the one after --) with a replay preload. Every HTTP call and tool result is answered from the recording; clock, random and uuid values come from it too; files under the recorded fs root live in memory (memfs) and the database is a sandbox seeded from the recorded snapshot (PGlite by default). Nothing real is touched: any other connection is blocked and reported. The replay is written as a new recording (manifest.replayOf).\n\n' +
+        'exact: the agent must reproduce its trajectory; every deviation is a divergence (step, expected, actual, field diff).\n' +
+        'counterfactual: model calls go live (to the recorded host or --model-endpoint) unless identical to a recorded one (then served, and the cost is saved); tool calls are served when they match; an unmatched tool call is never sent: it is a divergence, listed as held back, and the agent gets --on-miss.',
+    )
+    .argument('<recording>', 'the recording folder (e.g. recordings/examples/openai-baseline)')
+    .argument('[command...]', 'the agent command after `--` (default: the recorded one)')
+    .option('--mode <mode>', 'exact or counterfactual', 'exact')
+    .option('--system-prompt <file>', 'replace the system prompt of every model request with this file')
+    .option('--prompt-patch <file>', 'apply this unified diff to the system prompt of every model request')
+    .option('--fork-at <k>', 'steps before k come wholly from the recording, then counterfactual rules apply')
+    .option('--until <k>', 'stop at step k and materialise its world into <out>/world (fs/ and db.json)')
+    .option('--model-endpoint <url>', 'where live model calls go (default: the host the agent calls)')
+    .option(
+      '--on-miss <policy>',
+      'unmatched tool calls: fail (network error) or error-response (HTTP 503 the agent sees)',
+    )
+    .option('--timing <timing>', 'streamed chunks: none, original or scaled:X', 'none')
+    .option('--out <dir>', 'replay recording folder (default: recordings/<id>/)')
+    .option('--db <url>', 'seed the database sandbox as a template-cloned database on this Postgres server')
+    .option('--db-sandbox <kind>', 'pglite (default), template (needs --db) or testcontainers (needs Docker)')
+    .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck replay recordings/examples/openai-baseline
+  tapedeck replay recordings/examples/openai-baseline --mode counterfactual --system-prompt examples/prompts/fixed.txt
+  tapedeck replay recordings/examples/openai-baseline --until 4          # time travel: the world after step 4
+  tapedeck replay recordings/r1 --mode counterfactual --fork-at 5 --model-endpoint http://127.0.0.1:11434/v1
+  tapedeck replay recordings/r1 --json -- node agent.mjs --stream
+
+Exit code: 0 when the replay ran with no divergence, 1 when it diverged or the agent failed,
+2 for bad input (no recording, other format version, missing blob, command not found).`,
+    )
+    .action(async (recording: string, command: string[], opts: ReplayCliOptions) => {
+      if (opts.mode !== 'exact' && opts.mode !== 'counterfactual') {
+        throw new TapedeckError('BAD_OPTION', `--mode ${JSON.stringify(opts.mode)} is not exact or counterfactual`);
+      }
+      if (opts.systemPrompt !== undefined && opts.promptPatch !== undefined) {
+        throw new TapedeckError('BAD_OPTION', 'give --system-prompt or --prompt-patch, not both');
+      }
+      if (opts.onMiss !== undefined && opts.onMiss !== 'fail' && opts.onMiss !== 'error-response') {
+        throw new TapedeckError('BAD_OPTION', `--on-miss ${JSON.stringify(opts.onMiss)} is not fail or error-response`);
+      }
+      const kinds = ['pglite', 'template', 'testcontainers'];
+      if (opts.dbSandbox !== undefined && !kinds.includes(opts.dbSandbox)) {
+        throw new TapedeckError(
+          'BAD_OPTION',
+          `--db-sandbox ${JSON.stringify(opts.dbSandbox)} is not ${kinds.join(', ')}`,
+        );
+      }
+      if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
+        throw new TapedeckError('BAD_OPTION', `--db ${JSON.stringify(opts.db)} is not a postgres:// URL`);
+      }
+      if (opts.modelEndpoint !== undefined && !URL.canParse(opts.modelEndpoint)) {
+        throw new TapedeckError('BAD_OPTION', `--model-endpoint ${JSON.stringify(opts.modelEndpoint)} is not a URL`);
+      }
+      const env: Record<string, string> = {};
+      for (const pair of opts.env ?? []) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) throw new TapedeckError('BAD_OPTION', `--env ${JSON.stringify(pair)} is not KEY=VALUE`);
+        env[pair.slice(0, eq)] = pair.slice(eq + 1);
+      }
+      const forkAt = stepNumber('--fork-at', opts.forkAt);
+      const until = stepNumber('--until', opts.until);
+      const { replay } = await import('../../replay/index.js');
+      const result = await replay({
+        recording,
+        mode: opts.mode as ReplayMode,
+        ...(opts.systemPrompt !== undefined
+          ? { systemPrompt: await readText('--system-prompt', opts.systemPrompt) }
+          : {}),
+        ...(opts.promptPatch !== undefined ? { promptPatch: await readText('--prompt-patch', opts.promptPatch) } : {}),
+        ...(forkAt !== undefined ? { forkAt } : {}),
+        ...(until !== undefined ? { until } : {}),
+        ...(opts.modelEndpoint !== undefined ? { modelEndpoint: opts.modelEndpoint } : {}),
+        ...(opts.onMiss !== undefined ? { onMiss: opts.onMiss as MissPolicy } : {}),
+        timing: parseTiming(opts.timing),
+        ...(opts.out !== undefined ? { out: opts.out } : {}),
+        ...(opts.db !== undefined ? { db: opts.db } : {}),
+        ...(opts.dbSandbox !== undefined
+          ? { dbSandbox: opts.dbSandbox as 'pglite' | 'template' | 'testcontainers' }
+          : {}),
+        ...(command.length > 0 ? { command } : {}),
+        env,
+        stdio: opts.json ? 'pipe' : 'inherit',
+      });
+      if (opts.json) {
+        // The agent's own output goes to stderr so stdout stays one JSON document.
+        if (result.output) process.stderr.write(result.output.stdout + result.output.stderr);
+        process.stdout.write(`${JSON.stringify({ ...result, output: undefined })}\n`);
+      } else printResult(result);
+      process.exitCode = result.status === 'complete' && result.divergences.length === 0 ? 0 : 1;
+    });
+}
