@@ -41,13 +41,10 @@ export interface RunAlignment {
 
 /** The normalised actions of a recording (tool steps and model steps, in step order). */
 export function normaliseActions(recording: Recording): NormalisedAction[] {
-  return listSteps(recording).flatMap((view) => {
-    const action = normaliseStep(view);
-    return action ? [action] : [];
-  });
+  return listSteps(recording).map(normaliseStep);
 }
 
-function normaliseStep(view: StepView): NormalisedAction | undefined {
+function normaliseStep(view: StepView): NormalisedAction {
   if (view.tool) {
     return {
       step: view.step,
@@ -63,7 +60,14 @@ function normaliseStep(view: StepView): NormalisedAction | undefined {
     const args = canonical(calls.map((c) => parseMaybeJson(c.arguments)));
     return { step: view.step, kind: 'model', name, args, line: describeAction(view) };
   }
-  return undefined;
+  // A step with only world changes (a direct database write): the step's name stands for the action.
+  return {
+    step: view.step,
+    kind: 'tool',
+    name: `${view.stateType} ${view.name}`,
+    args: '',
+    line: describeAction(view),
+  };
 }
 
 const same = (x: NormalisedAction, y: NormalisedAction): boolean =>

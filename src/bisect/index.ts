@@ -46,6 +46,16 @@ export {
   promptHunks,
 } from './ddmin.js';
 export { compareDivergence, type DivergenceShift, type ShiftVerdict } from './divergence-shift.js';
+export {
+  formatAlignment,
+  formatBisect,
+  formatDdmin,
+  formatDdminProbe,
+  formatProgress,
+  formatPromptBisect,
+  formatPromptProbe,
+  formatShift,
+} from './format.js';
 export type { PredicateInput, PredicateResult, StepPredicate, Verdict } from './predicate.js';
 export { toResult } from './predicate.js';
 export * from './predicates/index.js';
@@ -58,6 +68,7 @@ export {
   type ProbeStore,
   probeKey,
 } from './probe-cache.js';
+export { commandProbe, diskStore, type ReplayProbeOptions, replayProbe } from './replay-probe.js';
 export { bisectRange, evaluationBound, type SearchResult } from './search.js';
 export * from './user/index.js';
 export { assertStep, bodyToText, listSteps, type StepView, stepCount, type World, worldAtStep } from './view.js';

@@ -5,6 +5,8 @@ import { isTapedeckError } from '../recording/errors.js';
 // Each command module exports `register(program)`. Add a line here when a command lands.
 const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [
   () => import('./commands/tui.js'),
+  () => import('./commands/bisect.js'),
+  () => import('./commands/diff.js'),
   () => import('./commands/replay.js'),
 ];
 

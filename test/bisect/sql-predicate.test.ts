@@ -1,6 +1,7 @@
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bisectBelief, evaluationBound, openWorldDb, sqlPredicate, type WorldDb } from '../../src/bisect/index.js';
-import { TapedeckError } from '../../src/recording/index.js';
+import { readRecording, TapedeckError } from '../../src/recording/index.js';
 import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
 
 // One embedded Postgres for the file: PGlite takes seconds to start on a shared machine.
@@ -61,5 +62,26 @@ describe('SQL predicates over belief and world together', () => {
     const sql = "SELECT 1 FROM tapedeck.claims WHERE text LIKE '%booked%' AND NOT EXISTS (SELECT 1 FROM bookings)";
     const result = await bisectBelief(baselineRun(), sqlPredicate(sql, { db }));
     expect(result.firstBad?.step).toBe(5);
+  });
+});
+
+describe('on the example baseline recording (divergent step 3)', () => {
+  const BASELINE = join(resolve(import.meta.dirname, '../..'), 'recordings/examples/anthropic-baseline-stream');
+
+  it('a SQL predicate over belief and world finds step 3 within ceil(log2 9)+1 evaluations', async () => {
+    const sql =
+      "SELECT d.step, p.name FROM tapedeck.decisions d JOIN travel.passengers p ON p.id = d.args->>'passenger_id' WHERE p.name <> 'Dana Reyes'";
+    const result = await bisectBelief(await readRecording(BASELINE), sqlPredicate(sql, { db }));
+    expect(result.firstBad).toMatchObject({ step: 3, stateType: 'THINK' });
+    expect(result.firstBad?.reason).toMatch(/Priya Natarajan/);
+    expect(result.evaluations).toBeLessThanOrEqual(5);
+    expect(result.maxEvaluations).toBe(5);
+  });
+
+  it('a world-only SQL predicate sees the contradiction where the world changed: step 4', async () => {
+    const sql =
+      "SELECT b.id FROM travel.bookings b JOIN travel.passengers p ON p.id = b.passenger_id WHERE p.name <> 'Dana Reyes'";
+    const result = await bisectBelief(await readRecording(BASELINE), sqlPredicate(sql, { db }));
+    expect(result.firstBad).toMatchObject({ step: 4, stateType: 'API_CALL' });
   });
 });

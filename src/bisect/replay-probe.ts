@@ -1,0 +1,102 @@
+// The real prompt probe: replay the recording with a prompt, judge the replay, price it from the ledger.
+
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildLedger } from '../ledger/index.js';
+import { readRecording, TapedeckError } from '../recording/index.js';
+import { replay } from '../replay/index.js';
+import { bisectBelief } from './bisect-belief.js';
+import type { StepPredicate } from './predicate.js';
+import type { ProbeFn, ProbeOutcome } from './probe-cache.js';
+
+export interface ReplayProbeOptions {
+  /** The recording to replay. */
+  recording: string;
+  /** The predicate a passing replay satisfies through its last step (a fresh one per probe). */
+  predicate: () => StepPredicate;
+  /** Where live model calls go (the counterfactual replay's model endpoint). */
+  modelEndpoint?: string;
+  /** Folder the replay recordings are written to (one per prompt). */
+  outRoot: string;
+  /** A real Postgres server for the replay's database sandbox (template clone). */
+  db?: string;
+}
+
+/** A probe that replays `recording` counterfactually with the prompt as its system prompt. */
+export function replayProbe(options: ReplayProbeOptions): ProbeFn {
+  return async (promptText) => {
+    const out = join(options.outRoot, `probe-${createHash('sha256').update(promptText).digest('hex').slice(0, 12)}`);
+    rmSync(out, { recursive: true, force: true });
+    const result = await replay({
+      recording: options.recording,
+      mode: 'counterfactual',
+      systemPrompt: promptText,
+      out,
+      stdio: 'ignore',
+      ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
+      ...(options.db ? { db: options.db } : {}),
+    });
+    const recording = await readRecording(result.dir);
+    const verdict = await bisectBelief(recording, options.predicate());
+    const ledger = buildLedger(recording);
+    const outcome: ProbeOutcome = {
+      ok: result.status === 'complete' && verdict.firstBad === undefined,
+      cost: ledger.run.replay_cost ?? ledger.run.total_cost,
+      recordingDir: result.dir,
+    };
+    if (verdict.firstBad) outcome.reason = `step ${verdict.firstBad.step}: ${verdict.firstBad.reason}`;
+    else if (result.status !== 'complete') outcome.reason = `the replay ${result.status} (exit ${result.exitCode})`;
+    return outcome;
+  };
+}
+
+/**
+ * A probe that runs a shell command, like `git bisect run`: the prompt is in the file named by
+ * TAPEDECK_PROMPT_FILE; exit 0 = pass, any other exit = fail. For probes outside tapedeck's replayer.
+ */
+export function commandProbe(command: string, recordingDir: string): ProbeFn {
+  return async (promptText) => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-probe-'));
+    try {
+      const file = join(dir, 'prompt.txt');
+      writeFileSync(file, promptText);
+      const code = await new Promise<number | null>((resolve, reject) => {
+        const child = spawn('sh', ['-c', command], {
+          stdio: ['ignore', 'ignore', 'inherit'],
+          env: { ...process.env, TAPEDECK_PROMPT_FILE: file, TAPEDECK_RECORDING: recordingDir },
+        });
+        child.on('error', reject);
+        child.on('close', resolve);
+      });
+      if (code === null || code === 126 || code === 127 || code > 128) {
+        throw new TapedeckError('BISECT_PROBE_FAILED', `probe command \`${command}\` could not run (exit ${code})`);
+      }
+      return code === 0 ? { ok: true } : { ok: false, reason: `\`${command}\` exited ${code}` };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+/** A probe cache on disk: one JSON file per key under `dir`. */
+export function diskStore(dir: string): {
+  get(key: string): ProbeOutcome | undefined;
+  set(key: string, outcome: ProbeOutcome): void;
+} {
+  mkdirSync(dir, { recursive: true });
+  return {
+    get(key) {
+      try {
+        return JSON.parse(readFileSync(join(dir, `${key}.json`), 'utf8')) as ProbeOutcome;
+      } catch {
+        return undefined;
+      }
+    },
+    set(key, outcome) {
+      writeFileSync(join(dir, `${key}.json`), JSON.stringify(outcome));
+    },
+  };
+}

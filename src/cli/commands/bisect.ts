@@ -1,0 +1,324 @@
+// `tapedeck bisect` (belief vs world, and prompt change) and `tapedeck bisect-prompt` (prompt versions, ddmin).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  allOf,
+  type BisectBeliefResult,
+  bisectBelief,
+  bisectPrompts,
+  builtinPredicate,
+  commandProbe,
+  compareDivergence,
+  type DivergenceShift,
+  ddminPromptHunks,
+  diskStore,
+  formatBisect,
+  formatDdmin,
+  formatDdminProbe,
+  formatProgress,
+  formatPromptBisect,
+  formatPromptProbe,
+  formatShift,
+  loadJsPredicate,
+  memoryStore,
+  type ProbeFn,
+  type PromptVersion,
+  replayProbe,
+  type StepPredicate,
+  shellPredicate,
+  sqlPredicate,
+} from '../../bisect/index.js';
+import { listRecordings, type Recording, readRecording, TapedeckError } from '../../recording/index.js';
+
+interface BisectOptions {
+  predicate?: string;
+  js?: string;
+  sql?: string;
+  sqlFile?: string;
+  shell?: string;
+  good?: string;
+  bad?: string;
+  baseline?: string;
+  compare?: boolean;
+  json?: boolean;
+}
+
+function stepOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n))
+    throw new TapedeckError('BISECT_STEP_RANGE', `${name} must be a step number, got "${value}"`);
+  return n;
+}
+
+/** Builds the predicate the options ask for; several are combined (bad when any is bad). */
+async function predicateFactory(opts: BisectOptions): Promise<() => StepPredicate> {
+  const given = [opts.js, opts.sql ?? opts.sqlFile, opts.shell].filter((v) => v !== undefined).length;
+  if (opts.sql !== undefined && opts.sqlFile !== undefined) {
+    throw new TapedeckError('BISECT_PREDICATE', 'give either --sql or --sql-file, not both');
+  }
+  let sql = opts.sql;
+  if (opts.sqlFile !== undefined) {
+    if (!existsSync(opts.sqlFile))
+      throw new TapedeckError('BISECT_PREDICATE', `--sql-file ${opts.sqlFile} does not exist`);
+    sql = readFileSync(opts.sqlFile, 'utf8');
+  }
+  const js = opts.js === undefined ? undefined : await loadJsPredicate(opts.js);
+  // Built-ins run when asked for, or when no user predicate is given.
+  const builtin = opts.predicate ?? (given === 0 ? 'all' : undefined);
+  if (builtin !== undefined) builtinPredicate(builtin); // validates the name now
+  return () => {
+    const parts: StepPredicate[] = [];
+    if (builtin !== undefined) parts.push(builtinPredicate(builtin));
+    if (js) parts.push(js);
+    if (sql !== undefined) parts.push(sqlPredicate(sql));
+    if (opts.shell !== undefined) parts.push(shellPredicate(opts.shell));
+    return parts.length === 1 ? parts[0]! : allOf(parts);
+  };
+}
+
+async function load(dir: string): Promise<Recording> {
+  if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `no recording at ${dir}`);
+  return readRecording(dir);
+}
+
+/** The baseline of a replay: --baseline, or the recording named by manifest.replayOf next to it. */
+async function findBaseline(recording: Recording, explicit: string | undefined): Promise<Recording | undefined> {
+  if (explicit) return load(explicit);
+  const id = recording.manifest.replayOf;
+  if (!id) return undefined;
+  for (const root of [dirname(resolve(recording.dir)), resolve('recordings')]) {
+    if (!existsSync(root)) continue;
+    const found = (await listRecordings(root)).find((r) => r.manifest.id === id);
+    if (found) return load(found.dir);
+  }
+  return undefined;
+}
+
+async function runBisect(recordingDir: string, opts: BisectOptions): Promise<void> {
+  const recording = await load(recordingDir);
+  const make = await predicateFactory(opts);
+  const good = stepOption(opts.good, '--good');
+  const bad = stepOption(opts.bad, '--bad');
+  const progress = (label: string) => (p: Parameters<typeof formatProgress>[0]) =>
+    process.stderr.write(`bisect${label}: ${formatProgress(p)}\n`);
+  const result: BisectBeliefResult = await bisectBelief(recording, make(), {
+    ...(good === undefined ? {} : { good }),
+    ...(bad === undefined ? {} : { bad }),
+    onProgress: progress(''),
+  });
+  let shift: DivergenceShift | undefined;
+  if (opts.compare !== false) {
+    const baseline = await findBaseline(recording, opts.baseline);
+    if (opts.baseline === undefined && recording.manifest.replayOf && !baseline) {
+      process.stderr.write(
+        `bisect: the baseline ${recording.manifest.replayOf} of this replay was not found; give --baseline DIR\n`,
+      );
+    }
+    if (baseline)
+      shift = await compareDivergence(baseline, recording, make, { onProgress: progress(' (baseline/replay)') });
+  }
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(shift ? { ...result, promptChange: shift } : result, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${formatBisect(result)}\n`);
+    if (shift) process.stdout.write(`${formatShift(shift)}\n`);
+  }
+  if (result.firstBad) process.exitCode = 1;
+}
+
+interface PromptOptions {
+  versions?: string[];
+  gitFile?: string;
+  revs?: string;
+  ddmin?: boolean;
+  from?: string;
+  to?: string;
+  probeCmd?: string;
+  modelEndpoint?: string;
+  db?: string;
+  predicate?: string;
+  out?: string;
+  cache?: string | false;
+  json?: boolean;
+}
+
+function readText(file: string, what: string): string {
+  if (!existsSync(file)) throw new TapedeckError('BISECT_PROMPT_INPUT', `${what} ${file} does not exist`);
+  return readFileSync(file, 'utf8');
+}
+
+/** The versions of a prompt file in git: A, then every commit in A..B that touched it, oldest first. */
+function gitVersions(file: string, revs: string): PromptVersion[] {
+  const [from, to] = revs.split('..');
+  if (!from || to === undefined) throw new TapedeckError('BISECT_PROMPT_INPUT', `--revs must be A..B, got "${revs}"`);
+  const cwd = dirname(resolve(file));
+  const git = (args: string[]): string => {
+    try {
+      return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      const stderr = (error as { stderr?: string }).stderr ?? String(error);
+      throw new TapedeckError('BISECT_PROMPT_INPUT', `git ${args.join(' ')} failed: ${stderr.trim()}`);
+    }
+  };
+  const top = git(['rev-parse', '--show-toplevel']).trim();
+  const path = relative(top, resolve(file));
+  const commits = git(['rev-list', '--reverse', `${from}..${to || 'HEAD'}`, '--', path])
+    .split('\n')
+    .filter(Boolean);
+  return [from, ...commits].map((rev) => ({
+    label: `${rev.slice(0, 12)}:${path}`,
+    text: git(['show', `${rev}:${path}`]),
+  }));
+}
+
+async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promise<void> {
+  const recording = await load(recordingDir);
+  const predicateName = opts.predicate ?? 'all';
+  builtinPredicate(predicateName);
+  const probe: ProbeFn = opts.probeCmd
+    ? commandProbe(opts.probeCmd, recording.dir)
+    : replayProbe({
+        recording: recording.dir,
+        predicate: () => builtinPredicate(predicateName),
+        outRoot: resolve(opts.out ?? join('recordings', 'bisect-prompt')),
+        ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
+        ...(opts.db ? { db: opts.db } : {}),
+      });
+  const store = opts.cache === false ? memoryStore() : diskStore(opts.cache ?? join(tmpdir(), 'tapedeck-probe-cache'));
+  const recordingId = recording.manifest.id;
+  if (opts.ddmin) {
+    if (!opts.from || !opts.to)
+      throw new TapedeckError('BISECT_PROMPT_INPUT', '--ddmin needs --from OLD and --to NEW prompt files');
+    const result = await ddminPromptHunks({
+      from: readText(opts.from, '--from'),
+      to: readText(opts.to, '--to'),
+      probe,
+      recordingId,
+      store,
+      onProbe: (p) => process.stderr.write(`ddmin: ${formatDdminProbe(p)}\n`),
+    });
+    process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatDdmin(result)}\n`);
+    return;
+  }
+  let versions: PromptVersion[];
+  if (opts.versions && opts.versions.length > 0) {
+    versions = opts.versions.map((file) => ({ label: file, text: readText(file, 'prompt version') }));
+  } else if (opts.gitFile && opts.revs) {
+    versions = gitVersions(opts.gitFile, opts.revs);
+  } else {
+    throw new TapedeckError(
+      'BISECT_PROMPT_INPUT',
+      'give --versions F1 F2 …, or --git-file PATH --revs A..B, or --ddmin --from OLD --to NEW',
+    );
+  }
+  const result = await bisectPrompts({
+    versions,
+    probe,
+    recordingId,
+    store,
+    onProbe: (entry, n, max) => process.stderr.write(`bisect-prompt: ${formatPromptProbe(entry, n, max)}\n`),
+  });
+  process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatPromptBisect(result)}\n`);
+  if (result.firstBad) process.exitCode = 1;
+}
+
+export function register(program: Command): void {
+  program
+    .command('bisect')
+    .summary('find the first step where the agent’s belief diverged from the world')
+    .description(
+      `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.
+
+The predicate at step k judges the prefix 1..k, so once bad it stays bad (the search relies on this).
+
+Built-in predicates (--predicate):
+  grounding  every id an action or a tool-call decision uses was seen before: in a tool result, the input or the task
+  claims     every state change the agent claims in its text ("I booked BK-7") exists in the world at that step
+  no-repeat  no action repeats a mutation that already completed
+  all        any of the above (default when no user predicate is given)
+
+User predicates, like git bisect run (combined with --predicate when both are given):
+  --js FILE     a module whose default export (belief, world, step) returns 'good' | 'bad' | 'skip' or a boolean (true = good)
+  --sql QUERY   run against the world's database at step k (in-memory Postgres); rows returned = bad, or one row
+                with a boolean column good/ok (true = good) or bad. The belief is there too, as tables
+                tapedeck.decisions(step, call_id, name, args jsonb), tapedeck.actions(step, state_type, name, args,
+                result, mutating, completed), tapedeck.observations(step, source, text), tapedeck.claims(step, text)
+  --shell CMD   run with sh -c in a temp folder holding the world's files at step k: exit 0 good, 1-124 bad,
+                125 skip; env TAPEDECK_STEP, TAPEDECK_WORLD_DIR, TAPEDECK_BELIEF (JSON), TAPEDECK_WORLD_DB (JSON)
+
+Prompt change: when the recording is a replay (manifest.replayOf) and its baseline is found next to it (or given
+with --baseline), both are bisected and the report says whether the divergence step moved, disappeared or stayed.
+
+Exit code: 1 when a bad step is found, 0 when none, 2 on bad input.`,
+    )
+    .argument('<recording>', 'recording directory')
+    .option('-p, --predicate <name>', 'built-in predicate: grounding | claims | no-repeat | all')
+    .option('--js <file>', 'JS/TS predicate module')
+    .option('--sql <query>', 'SQL predicate against the world database at step k')
+    .option('--sql-file <file>', 'SQL predicate read from a file')
+    .option('--shell <cmd>', 'shell predicate run in the world folder at step k')
+    .option('--good <step>', 'a step known good (default 0: before the first step)')
+    .option('--bad <step>', 'a step known bad (default: the last step, evaluated first)')
+    .option('--baseline <dir>', 'the baseline recording to compare a replay with (default: manifest.replayOf)')
+    .option('--no-compare', 'do not compare a replay with its baseline')
+    .option('--json', 'print the result as JSON on stdout (progress stays on stderr)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck bisect recordings/examples/baseline
+  tapedeck bisect recordings/examples/baseline --predicate grounding --json
+  tapedeck bisect rec --sql "SELECT d.step FROM tapedeck.decisions d JOIN travel.passengers p
+                              ON p.id = d.args->>'passenger_id' WHERE p.name <> 'Dana Reyes'"
+  tapedeck bisect rec --js ./checks/no-overbooking.mjs
+  tapedeck bisect rec --shell 'grep -q P-102 confirmations/*.md 2>/dev/null || exit 1'
+  tapedeck bisect recordings/replay-fixed --baseline recordings/examples/baseline`,
+    )
+    .action(async (recording: string, opts: BisectOptions) => runBisect(recording, opts));
+
+  program
+    .command('bisect-prompt')
+    .summary('find the prompt version (or the smallest prompt change) that flips a replay’s outcome')
+    .description(
+      `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the
+replay is good by the built-in predicate through its last step. Probes are cached by (recording id, prompt text)
+and their cost, from the ledger, is reported.
+
+Ordered versions: --versions F1 F2 … (files, oldest first) or --git-file PATH --revs A..B (A, then every commit in
+A..B that changed PATH). Finds the first version whose replay fails, with at most ceil(log2 N)+1 replays.
+
+Delta debugging: --ddmin --from OLD --to NEW splits the diff OLD -> NEW into hunks and finds the smallest set of
+hunks that, applied to OLD alone, gives NEW's outcome (ddmin).
+
+--probe-cmd CMD replaces the replay with a command, like git bisect run: the prompt is in $TAPEDECK_PROMPT_FILE,
+exit 0 = pass.`,
+    )
+    .argument('<recording>', 'the recording to replay')
+    .option('--versions <files...>', 'prompt files in order, oldest first')
+    .option('--git-file <path>', 'a prompt file under git')
+    .option('--revs <A..B>', 'the git revision range of --git-file')
+    .option('--ddmin', 'minimise the diff --from -> --to to the hunks that flip the outcome')
+    .option('--from <file>', 'the old prompt (ddmin)')
+    .option('--to <file>', 'the new prompt (ddmin)')
+    .option('-p, --predicate <name>', 'built-in predicate a passing replay satisfies', 'all')
+    .option('--model-endpoint <url>', 'where the replay’s live model calls go')
+    .option('--db <url>', 'a real Postgres server for the replays’ database sandboxes')
+    .option('--probe-cmd <cmd>', 'probe with a shell command instead of a replay')
+    .option('--out <dir>', 'where the probe replays are written', 'recordings/bisect-prompt')
+    .option('--cache <dir>', 'probe cache folder (default: the temp folder)')
+    .option('--no-cache', 'do not reuse cached probes')
+    .option('--json', 'print the result as JSON on stdout')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck bisect-prompt recordings/examples/baseline --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt
+  tapedeck bisect-prompt rec --git-file examples/prompts/baseline.txt --revs v1.0..HEAD
+  tapedeck bisect-prompt rec --ddmin --from examples/prompts/baseline.txt --to examples/prompts/fixed.txt`,
+    )
+    .action(async (recording: string, opts: PromptOptions) => runBisectPrompt(recording, opts));
+}
