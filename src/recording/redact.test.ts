@@ -71,3 +71,38 @@ describe('createRedactor', () => {
     }
   });
 });
+
+describe('stream chunks', () => {
+  const r = createRedactor({ key: 'unit-key' });
+  const exchange = (chunks: Array<{ offsetMs: number; data: string }>) =>
+    r.exchange({
+      exchangeId: 'x',
+      request: { method: 'POST', url: 'http://h/', headers: {} },
+      response: { status: 200, headers: {}, chunks },
+      startedAt: 't',
+      durationMs: 1,
+    }).response?.chunks ?? [];
+
+  it('leaves chunk boundaries alone when no secret straddles them', () => {
+    const chunks = [
+      { offsetMs: 1, data: 'data: {"a":1}\n\nda' },
+      { offsetMs: 2, data: 'ta: {"b":2}\n\n' },
+    ];
+    expect(exchange(chunks)).toEqual(chunks);
+  });
+
+  it('redacts a secret split across two chunks, and the chunks still join to the redacted stream', () => {
+    const secret = 'sk-ant-api03-SPLITSECRET0123456789';
+    const stream = `data: {"text":"hello"}\n\ndata: {"text":"key ${secret} end"}\n\n`;
+    const split = stream.indexOf('SPLIT') + 3;
+    const out = exchange([
+      { offsetMs: 1, data: stream.slice(0, split) },
+      { offsetMs: 7, data: stream.slice(split) },
+    ]);
+    const joined = out.map((c) => c.data).join('');
+    expect(joined).toBe(r.text(stream));
+    expect(joined).not.toContain('SPLIT');
+    expect(out.map((c) => c.offsetMs)).toEqual([1, 7]);
+    expect(out[0]?.data).toBe('data: {"text":"hello"}\n\n');
+  });
+});

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { TapedeckError } from './errors.js';
-import type { Body, EventType, HttpExchangePayload } from './types.js';
+import type { Body, EventType, HttpExchangePayload, StreamChunk } from './types.js';
 
 /** What to redact beyond the defaults, and with which key. */
 export interface RedactionOptions {
@@ -361,6 +361,34 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return redacted === input.text ? input : { ...input, text: redacted, size: Buffer.byteLength(redacted, 'utf8') };
   }
 
+  /**
+   * Stream chunks one by one; but when a secret straddles a chunk boundary (the joined stream
+   * redacts differently), each chunk's text is moved to the chunk that completes its SSE event
+   * (blank line), so every event is redacted whole and the chunks still join to the body.
+   */
+  function chunks(input: StreamChunk[]): StreamChunk[] {
+    const each = input.map((c) => ({ ...c, data: text(c.data) }));
+    const joined = input.map((c) => c.data).join('');
+    if (each.map((c) => c.data).join('') === text(joined)) return each;
+    const out: StreamChunk[] = [];
+    let carry = '';
+    for (const chunk of input) {
+      const pending = carry + chunk.data;
+      const end = Math.max(pending.lastIndexOf('\n\n'), pending.lastIndexOf('\r\n\r\n'));
+      if (end === -1) {
+        carry = pending;
+        out.push({ ...chunk, data: '' });
+        continue;
+      }
+      const cut = pending.startsWith('\r\n\r\n', end) ? end + 4 : end + 2;
+      out.push({ ...chunk, data: text(pending.slice(0, cut)) });
+      carry = pending.slice(cut);
+    }
+    const last = out[out.length - 1];
+    if (carry !== '' && last) last.data += text(carry);
+    return out;
+  }
+
   function exchange(payload: HttpExchangePayload): HttpExchangePayload {
     const { request, response, error } = payload;
     const out: HttpExchangePayload = {
@@ -377,7 +405,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
         ...response,
         headers: headers(response.headers),
         ...(response.body ? { body: body(response.body) } : {}),
-        ...(response.chunks ? { chunks: response.chunks.map((c) => ({ ...c, data: text(c.data) })) } : {}),
+        ...(response.chunks ? { chunks: chunks(response.chunks) } : {}),
       };
     }
     if (error) out.error = { ...error, message: text(error.message) };
