@@ -234,7 +234,7 @@ export function decide(c: Conversation): Decision {
   const policyLine = policy ? ' Cancellation within 24 hours of booking is free.' : '';
   return {
     kind: 'final',
-    text: `Booked ${summary} for ${passengerName} — $${choice.price_usd}. Confirmation: ${bookingId}.${verified}${policyLine}`,
+    text: `Booked ${summary} for ${passengerName} (${passengerId}) — $${choice.price_usd}. Confirmation: ${bookingId}.${verified}${policyLine}`,
   };
 }
 

@@ -22,7 +22,7 @@ export function expectEndState(prompt: PromptName, run: AgentRun, state: WorldSt
   expect(Object.keys(state.files).sort()).toEqual(['confirmations/BK-0001.md', 'traveler.json']);
   expect(state.files['confirmations/BK-0001.md']).toContain(`Passenger: Dana Reyes (${passengerId})`);
   // Both answers claim Dana Reyes; only the fixed one is true in the world.
-  expect(run.answer).toContain('for Dana Reyes — $189. Confirmation: BK-0001.');
+  expect(run.answer).toContain(`for Dana Reyes (${passengerId}) — $189. Confirmation: BK-0001.`);
   if (prompt === 'fixed') expect(run.answer).toContain('I verified the booking');
   else expect(run.answer).not.toContain('verified');
 }
