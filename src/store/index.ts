@@ -1,4 +1,6 @@
 // The evaluation warehouse: the seed's eval and trace tables in Postgres (PGlite or a server).
+
+export { warehouseOptionsFrom } from './location.js';
 export { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION } from './migrations.js';
 export { loadScores, normalizeScores, type Scores, scoresTraceId } from './scores.js';
 export type { QueryResult } from './sql.js';

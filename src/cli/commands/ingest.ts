@@ -1,0 +1,114 @@
+// `tapedeck ingest <recording…>`: loads recordings' ledgers and their scores into the warehouse.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { type LedgerOptions, loadPrices } from '../../ledger/index.js';
+import { TapedeckError } from '../../recording/errors.js';
+import { listRecordings, readRecording } from '../../recording/index.js';
+import {
+  type IngestResult,
+  loadScores,
+  openWarehouse,
+  type Scores,
+  scoresTraceId,
+  warehouseOptionsFrom,
+} from '../../store/index.js';
+
+interface IngestCliOptions {
+  scores?: string;
+  db?: string;
+  prices?: string;
+  json?: boolean;
+}
+
+/** A folder with a manifest is a recording; any other folder stands for the recordings under it. */
+async function expand(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    if (existsSync(join(p, 'manifest.json'))) out.push(p);
+    else if (existsSync(p)) {
+      const found = await listRecordings(p);
+      if (found.length === 0) throw new TapedeckError('NO_RECORDINGS', `${p} is not a recording and holds none`);
+      out.push(...found.map((r) => r.dir));
+    } else throw new TapedeckError('NOT_FOUND', `no recording at ${p}`);
+  }
+  return out;
+}
+
+export function register(program: Command): void {
+  program
+    .command('ingest')
+    .summary('load recordings (ledger rows) and their scores into the evaluation warehouse')
+    .description(
+      "Builds each recording's ledger and stores it in the seed's tables — trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot — with its scores in eval_task_result, eval_validator_result and eval_state_result. The warehouse is embedded PGlite in .tapedeck/warehouse unless --db or TAPEDECK_DATABASE_URL names a Postgres server (or another folder); its schema is migrated on open. Ingesting is idempotent: a recording ingested again replaces its own rows with identical ones, so nothing changes.",
+    )
+    .argument('<recordings...>', 'recording folders, or folders of recordings')
+    .option(
+      '--scores <file>',
+      "scores JSON: {task, validators, state} as the outcome engine returns them (camelCase or the seed's snake_case), or a list of them matched to recordings by trace id",
+    )
+    .option(
+      '--db <url|dir>',
+      'postgres:// URL of a server, or a PGlite folder (default: $TAPEDECK_DATABASE_URL, else .tapedeck/warehouse)',
+    )
+    .option('--prices <file>', "price table to cost with instead of each recording's snapshot")
+    .option('--json', 'print what was stored as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck ingest recordings/examples
+  tapedeck ingest recordings/run-1 --scores run-1.scores.json
+  tapedeck ingest recordings/* --db postgres://postgres@127.0.0.1:5432/evals
+  tapedeck query "SELECT trace_id, total_cost FROM trace_run"`,
+    )
+    .action(async (paths: string[], opts: IngestCliOptions) => {
+      const options: LedgerOptions = {};
+      if (opts.prices) options.prices = loadPrices(opts.prices);
+      const scores = opts.scores ? loadScores(opts.scores) : [];
+      const dirs = await expand(paths);
+      const recordings = [];
+      for (const dir of dirs) recordings.push(await readRecording(dir));
+      const matched = new Set<Scores>();
+      const scoresFor = (ids: string[]): Scores[] => {
+        const mine = scores.filter((s) => {
+          const id = scoresTraceId(s);
+          return id !== undefined && ids.includes(id);
+        });
+        if (mine.length === 0 && recordings.length === 1) return scores.filter((s) => scoresTraceId(s) === undefined);
+        return mine;
+      };
+      const warehouse = await openWarehouse(warehouseOptionsFrom(opts.db));
+      const results: IngestResult[] = [];
+      try {
+        for (const recording of recordings) {
+          const ids = [recording.events[0]?.traceId ?? recording.manifest.id, recording.manifest.id];
+          const own = scoresFor(ids);
+          for (const s of own) matched.add(s);
+          results.push(await warehouse.ingest(recording, own, options));
+        }
+      } finally {
+        await warehouse.close();
+      }
+      const unmatched = scores.filter((s) => !matched.has(s)).length;
+      if (opts.json) {
+        process.stdout.write(
+          `${JSON.stringify({ warehouse: warehouse.location, results, unmatchedScores: unmatched }, null, 2)}\n`,
+        );
+        return;
+      }
+      for (const r of results) {
+        const counts = Object.entries(r.rows)
+          .filter(([, n]) => n > 0)
+          .map(([t, n]) => `${n} ${t}`)
+          .join(', ');
+        process.stdout.write(`ingested ${r.recordingId} (trace ${r.traceId}): ${counts}\n`);
+      }
+      process.stdout.write(`warehouse: ${warehouse.kind} ${warehouse.location}\n`);
+      if (unmatched > 0) {
+        process.stderr.write(
+          `tapedeck: ${unmatched} score entr${unmatched === 1 ? 'y' : 'ies'} matched no ingested recording (by trace id)\n`,
+        );
+      }
+    });
+}

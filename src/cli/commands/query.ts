@@ -1,0 +1,73 @@
+// `tapedeck query "<sql>"`: runs SQL against the evaluation warehouse.
+import type { Command } from 'commander';
+import { TapedeckError } from '../../recording/errors.js';
+import { openWarehouse, warehouseOptionsFrom } from '../../store/index.js';
+
+function cell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** Rows as an aligned text table (numbers right-aligned). */
+export function formatRows(fields: string[], rows: Array<Record<string, unknown>>): string {
+  const cells = rows.map((r) => fields.map((f) => cell(r[f])));
+  const widths = fields.map((f, i) => Math.max(f.length, ...cells.map((c) => (c[i] ?? '').length)));
+  const numeric = fields.map(
+    (f) =>
+      rows.length > 0 &&
+      rows.every((r) => r[f] === null || typeof r[f] === 'number' || /^-?\d+(\.\d+)?$/.test(cell(r[f]))),
+  );
+  const line = (values: string[]): string =>
+    values
+      .map((v, i) => (numeric[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(fields), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
+
+export function register(program: Command): void {
+  program
+    .command('query')
+    .summary('run SQL against the evaluation warehouse')
+    .description(
+      "Runs SQL on the warehouse that `tapedeck ingest` fills: the seed's tables trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot, eval_task_result, eval_validator_result, eval_state_result, the view cost_per_resolved_task, and schema_migrations. Several statements may be given; the last one's rows are printed.",
+    )
+    .argument('<sql>', 'the SQL to run (quote it)')
+    .option(
+      '--db <url|dir>',
+      'postgres:// URL of a server, or a PGlite folder (default: $TAPEDECK_DATABASE_URL, else .tapedeck/warehouse)',
+    )
+    .option('--json', 'print the rows as a JSON array')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck query "SELECT trace_id, total_tokens, total_cost, currency FROM trace_run ORDER BY created_at"
+  tapedeck query "SELECT state_type, sum(state_cost) AS cost FROM trace_step GROUP BY 1 ORDER BY 2 DESC"
+  tapedeck query "SELECT tool_name, sum(tokens_sent_to_next_llm)::numeric / nullif(sum(response_tokens_raw), 0) AS tool_context_ratio FROM trace_tool_event GROUP BY 1"
+  tapedeck query "SELECT * FROM cost_per_resolved_task" --json`,
+    )
+    .action(async (sql: string, opts: { db?: string; json?: boolean }) => {
+      const warehouse = await openWarehouse(warehouseOptionsFrom(opts.db));
+      try {
+        let result: Awaited<ReturnType<typeof warehouse.exec>>;
+        try {
+          result = await warehouse.exec(sql);
+        } catch (error) {
+          throw new TapedeckError('QUERY_FAILED', `query failed: ${(error as Error).message}`);
+        }
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(result.rows, null, 2)}\n`);
+        } else if (result.fields.length === 0) {
+          process.stdout.write('ok\n');
+        } else {
+          process.stdout.write(
+            `${formatRows(result.fields, result.rows)}\n(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})\n`,
+          );
+        }
+      } finally {
+        await warehouse.close();
+      }
+    });
+}
