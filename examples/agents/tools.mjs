@@ -13,7 +13,7 @@ export const config = {
   databaseUrl: process.env.DATABASE_URL,
   workspace: resolve(process.env.WORKSPACE ?? process.cwd()),
   today: process.env.TRAVEL_TODAY ?? '2026-11-24',
-  task: process.env.TASK ?? "Hi, it's Dana Reyes. Book me a flight to Denver tomorrow under $300.",
+  task: process.env.TRAVEL_TASK ?? "Hi, it's Dana Reyes. Book me a flight to Denver tomorrow under $300.",
   stream: process.argv.includes('--stream') || /^(1|true|yes)$/i.test(process.env.AGENT_STREAM ?? ''),
 };
 

@@ -1,4 +1,4 @@
-// Each example agent (openai streaming and not, anthropic streaming and not) under both prompts,
+// Each example agent (openai streaming and not, anthropic) under both prompts,
 // on the embedded PGlite world: the end state of the database and the workspace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentName, type PromptName, startWorld, type World } from '../../examples/world/index.js';
@@ -8,8 +8,8 @@ const AGENTS: Array<[AgentName, boolean]> = [
   ['openai', false],
   ['openai', true],
   ['anthropic', false],
-  ['anthropic', true],
 ];
+// anthropic streaming runs in world.test.ts (under an interceptor) and agents-postgres.test.ts.
 const PROMPTS: PromptName[] = ['baseline', 'fixed'];
 
 describe('example agents on the PGlite world', () => {
