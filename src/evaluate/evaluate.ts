@@ -2,6 +2,7 @@
 // eval_task_result, eval_validator_result[] and eval_state_result[] (seed 000 §4-§7, §12).
 import { createHash } from 'node:crypto';
 import { type EvalStateResult, type StateDiff, stateDiff } from '../diff/index.js';
+import { buildLedger } from '../ledger/index.js';
 import type { Recording } from '../recording/index.js';
 import { byPrecedence, HARD_GATE_CODES, type TrajectoryClass } from './codes.js';
 import type { Contract } from './contract.js';
@@ -80,6 +81,16 @@ export interface EvaluateOptions {
   judge?: JudgeVerdict;
   agentId?: string;
   skillId?: string;
+  /** The run's total cost; default: the ledger's total_cost (price snapshot, else the bundled table). */
+  cost?: number;
+}
+
+function runCost(recording: Recording, fallback: number): number {
+  try {
+    return buildLedger(recording).run.total_cost ?? fallback;
+  } catch {
+    return fallback;
+  }
 }
 
 /** Soft score weights of seed 000 §4.2. */
@@ -235,7 +246,7 @@ export function evaluateRecording(recording: Recording, contract: Contract, opti
     trajectoryFailureClasses: [...new Set(traj.map((f) => f.failureClass))],
     stateChangeScore: diff.stateChangeScore,
     totalTokens: trajectory.totalTokens,
-    cost: trajectory.cost,
+    cost: options.cost ?? runCost(recording, trajectory.cost),
   };
   const validators: EvalValidatorResult[] = outcomes.map((o) => ({
     evalId,

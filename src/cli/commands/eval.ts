@@ -1,0 +1,208 @@
+// `tapedeck eval <recording…> --contract FILE`: score runs (or replays) against an eval contract — hard gate,
+// soft score, validators, failure codes, state diff, trajectory classes — and aggregate many runs.
+import type { Command } from 'commander';
+import type { AgainstDiff, StateChange } from '../../diff/index.js';
+import {
+  aggregate,
+  type Evaluation,
+  evaluateRecording,
+  type JudgeOptions,
+  judgeRecording,
+  loadContract,
+} from '../../evaluate/index.js';
+import { TapedeckError } from '../../recording/errors.js';
+import { readRecording } from '../../recording/index.js';
+import type { Recording } from '../../recording/types.js';
+
+interface EvalCliOptions {
+  contract: string;
+  json?: boolean;
+  against?: string;
+  judgeUrl?: string;
+  judgeModel?: string;
+  judgeKeyEnv?: string;
+  k: string;
+  strict?: boolean;
+}
+
+async function load(dir: string): Promise<Recording> {
+  try {
+    return await readRecording(dir);
+  } catch (error) {
+    if (error instanceof TapedeckError) throw error;
+    throw new TapedeckError(
+      'BAD_RECORDING',
+      `cannot read recording ${dir}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+function describeChange(c: StateChange): string {
+  if (c.kind === 'file') return `${c.op} file ${c.path}`;
+  if (c.kind === 'row')
+    return `${c.op} ${c.schema}.${c.table} ${JSON.stringify(c.key)}${c.op === 'update' ? ` (${c.changedColumns.join(', ')})` : ''}`;
+  return `${c.heldBack ? 'held back' : c.method} ${c.heldBack ? `${c.method} ` : ''}${c.target}`;
+}
+
+function at(stepId: number | null): string {
+  return stepId === null ? '' : ` @step ${stepId}`;
+}
+
+function formatAgainst(a: AgainstDiff): string[] {
+  const lines = [`  vs ${a.recordingId}: ${a.files.length} file, ${a.rows.length} row difference(s) in the post-world`];
+  for (const c of [...a.files, ...a.rows].slice(0, 20)) lines.push(`    ${describeChange(c)}`);
+  for (const r of a.requestsOnlyHere) lines.push(`    only here: ${r.method} ${r.target}${at(r.stepId)}`);
+  for (const r of a.requestsOnlyThere) lines.push(`    only there: ${r.method} ${r.target}${at(r.stepId)}`);
+  return lines;
+}
+
+function formatEvaluation(dir: string, e: Evaluation): string {
+  const t = e.task;
+  const lines: string[] = [];
+  const verdict = t.hardSuccess ? 'PASS' : 'FAIL';
+  lines.push(`${verdict}  ${dir}  (task ${t.taskId}, trace ${t.traceId})`);
+  if (t.primaryFailureReasonCode)
+    lines.push(
+      `  ${t.hardSuccess ? 'note' : 'primary failure'}: ${t.primaryFailureReasonCode}${at(t.primaryFailureStepId)}${t.primaryFailureMessage ? ` — ${t.primaryFailureMessage}` : ''}`,
+    );
+  lines.push(
+    `  outcome score ${t.outcomeScore.toFixed(2)} (completeness ${t.completenessScore}, evidence validity ${t.evidenceValidityScore}, ` +
+      `evidence consistency ${t.evidenceConsistencyScore}, methodology ${t.methodologyScore}, readability ${t.readabilityScore}); ` +
+      `execution ${t.executionSuccessScore}; state ${t.stateChangeScore}`,
+  );
+  if (t.failureReasonCodes.length > 0) lines.push(`  failure codes: ${t.failureReasonCodes.join(', ')}`);
+  if (e.trajectory.length > 0)
+    lines.push(`  trajectory: ${e.trajectory.map((f) => `${f.failureClass}${at(f.stepId)}`).join(', ')}`);
+  lines.push('  validators:');
+  for (const v of e.validators) {
+    const mark = v.passed ? 'ok  ' : 'FAIL';
+    lines.push(
+      `    ${mark} ${v.validatorName.padEnd(14)} ${String(v.score).padStart(4)}  ${v.failureReasonCodes.join(', ')}${v.failureReasonCodes.length > 0 ? '  ' : ''}${v.diagnosticMessage.slice(0, 240)}`,
+    );
+  }
+  const ch = e.diff.changes;
+  lines.push(`  world: ${ch.files.length} file, ${ch.rows.length} row, ${ch.requests.length} request change(s)`);
+  for (const c of [...ch.files, ...ch.rows, ...ch.requests].slice(0, 30))
+    lines.push(`    ${describeChange(c)}${at(c.stepId)}`);
+  if (e.diff.sideEffects.length > 0) {
+    lines.push(`  side effects (not asked for by the contract; policy ${e.diff.sideEffectPolicy}):`);
+    for (const c of e.diff.sideEffects) lines.push(`    ${describeChange(c)}${at(c.stepId)}`);
+  }
+  if (e.diff.against) lines.push(...formatAgainst(e.diff.against));
+  return lines.join('\n');
+}
+
+export function register(program: Command): void {
+  program
+    .command('eval')
+    .summary('score recordings or replays against an eval contract: hard gate, soft score, failure codes, state diff')
+    .description(
+      "Evaluates each recording (or replay) against an eval contract (YAML in the form of seed 000 §3: task_id, input, success_criteria with required_outputs, must_include, must_not_include and execution_result; plus fields, execution, expected_state, rules, budgets — see docs/scoring.md). The validator mesh (required field, evidence, claim-fact, rule/SOP, readability or an LLM judge, execution, state) produces the hard gate (hardSuccess), the soft outcome score (0.30 completeness + 0.20 evidence validity + 0.20 evidence consistency + 0.20 methodology + 0.10 readability, weights configurable) and the seed's failure codes, the primary one chosen by a documented precedence and tied to the step that caused it. The state diff compares the post-world with the pre-world (files, rows, mutating requests, each attributed to its step), checks the contract's expected state and lists side effects: changes the contract did not ask for. The trajectory is checked for the five failure classes (wrong tool, bad args, hallucinated state, gave up, loop). With several recordings it also prints Task Success Rate, Average Outcome Score, pass@k and pass^k per task, cost per resolved task and the failure Pareto.",
+    )
+    .argument('<recording...>', 'recording or replay folders')
+    .requiredOption('--contract <file>', 'eval contract YAML (e.g. examples/contracts/book-flight.yaml)')
+    .option(
+      '--json',
+      'print JSON: evaluations[] {recording, task (eval_task_result), validators (eval_validator_result[]), state (eval_state_result[]), sideEffects, trajectory, against} and aggregate',
+    )
+    .option('--against <recording>', "also compare each post-world with this recording's post-world")
+    .option(
+      '--judge-url <url>',
+      'OpenAI-compatible base URL for the optional LLM judge (off by default), e.g. http://127.0.0.1:8080/v1',
+    )
+    .option('--judge-model <model>', 'model name for the LLM judge', 'gpt-4.1-mini')
+    .option('--judge-key-env <name>', 'environment variable holding the judge API key', 'OPENAI_API_KEY')
+    .option('--k <list>', 'k values for pass@k and pass^k, comma separated', '1,5,10')
+    .option('--strict', 'exit with status 1 when any run fails the hard gate (for CI)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck eval recordings/examples/openai-baseline --contract examples/contracts/book-flight.yaml
+  tapedeck eval recordings/examples/* --contract examples/contracts/book-flight.yaml --json | jq .aggregate
+  tapedeck eval recordings/<replay> --contract examples/contracts/book-flight.yaml --against recordings/examples/openai-baseline
+  tapedeck eval recordings/<run> --contract c.yaml --judge-url http://127.0.0.1:8080/v1 --judge-model judge-1
+  tapedeck record -- tapedeck eval recordings/<run> --contract c.yaml --judge-url ...   records the judge's calls too
+
+Reading the result: FAIL means the hard gate failed; "primary failure" is the first code by precedence
+(docs/scoring.md) with the step it points at. Side effects are changes nobody asked for.`,
+    )
+    .action(async (dirs: string[], options: EvalCliOptions) => {
+      const contract = loadContract(options.contract);
+      const ks = options.k.split(',').map((s) => Number(s.trim()));
+      if (ks.some((k) => !Number.isInteger(k) || k < 1))
+        throw new TapedeckError('BAD_ARGUMENT', `--k takes positive integers separated by commas (got "${options.k}")`);
+      const against = options.against ? await load(options.against) : undefined;
+      let judge: JudgeOptions | undefined;
+      if (options.judgeUrl) {
+        const apiKey = options.judgeKeyEnv ? process.env[options.judgeKeyEnv] : undefined;
+        judge = {
+          baseUrl: options.judgeUrl,
+          model: options.judgeModel ?? 'gpt-4.1-mini',
+          ...(apiKey ? { apiKey } : {}),
+        };
+      }
+      const evaluations: Array<{ dir: string; evaluation: Evaluation }> = [];
+      for (const dir of dirs) {
+        const recording = await load(dir);
+        const verdict = judge ? await judgeRecording(recording, contract, judge) : undefined;
+        const evaluation = evaluateRecording(recording, contract, {
+          ...(against ? { against } : {}),
+          ...(verdict ? { judge: verdict } : {}),
+        });
+        evaluations.push({ dir, evaluation });
+      }
+      const agg = aggregate(
+        evaluations.map((e) => e.evaluation.task),
+        { k: ks },
+      );
+      if (options.json) {
+        process.stdout.write(
+          `${JSON.stringify(
+            {
+              evaluations: evaluations.map(({ dir, evaluation: e }) => ({
+                recording: dir,
+                task: e.task,
+                validators: e.validators,
+                state: e.state,
+                sideEffects: e.diff.sideEffects,
+                expectations: e.diff.expectations,
+                trajectory: e.trajectory,
+                ...(e.diff.against ? { against: e.diff.against } : {}),
+              })),
+              aggregate: {
+                ...agg,
+                costPerResolvedTask: Number.isFinite(agg.costPerResolvedTask) ? agg.costPerResolvedTask : null,
+              },
+            },
+            null,
+            2,
+          )}\n`,
+        );
+      } else {
+        for (const { dir, evaluation } of evaluations) process.stdout.write(`${formatEvaluation(dir, evaluation)}\n\n`);
+        if (evaluations.length > 1) {
+          const lines = [
+            `${agg.runs} runs: Task Success Rate ${(agg.taskSuccessRate * 100).toFixed(1)}%, Average Outcome Score ${agg.averageOutcomeScore === null ? 'n/a (no run passed)' : agg.averageOutcomeScore.toFixed(2)}`,
+            `cost per run ${agg.meanCostPerRun.toFixed(4)}, cost per resolved task ${Number.isFinite(agg.costPerResolvedTask) ? agg.costPerResolvedTask.toFixed(4) : 'n/a (nothing resolved)'}`,
+          ];
+          for (const t of agg.tasks) {
+            const at = Object.entries(t.passAtK).map(([k, v]) => `pass@${k} ${v.toFixed(3)}`);
+            const hat = Object.entries(t.passHatK).map(([k, v]) => `pass^${k} ${v.toFixed(3)}`);
+            lines.push(`task ${t.taskId}: ${t.c}/${t.n} passed; ${[...at, ...hat].join(', ')}`);
+          }
+          if (agg.failurePareto.length > 0) {
+            lines.push('failure Pareto (primary reason of failed runs):');
+            for (const b of agg.failurePareto)
+              lines.push(
+                `  ${b.key.padEnd(32)} ${String(b.count).padStart(4)}  ${(b.share * 100).toFixed(0).padStart(3)}%  cum ${(b.cumulativeShare * 100).toFixed(0)}%`,
+              );
+          }
+          if (agg.trajectoryPareto.length > 0)
+            lines.push(`trajectory classes: ${agg.trajectoryPareto.map((b) => `${b.key} ${b.count}`).join(', ')}`);
+          process.stdout.write(`${lines.join('\n')}\n`);
+        }
+      }
+      if (options.strict && evaluations.some((e) => !e.evaluation.task.hardSuccess)) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,56 @@
+// `tapedeck eval` end to end: a real child process on the committed example recordings and a bad contract.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const CLI = ['--import', 'tsx', 'src/cli/main.ts', 'eval'];
+const CONTRACT = 'examples/contracts/book-flight.yaml';
+
+async function tapedeck(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [...CLI, ...args], {
+      cwd: process.cwd(),
+      maxBuffer: 32 << 20,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('tapedeck eval', () => {
+  it('prints the hard-gate verdict, the primary failure with its step, and JSON rows named as the seed', async () => {
+    const r = await tapedeck(['recordings/examples/openai-baseline', '--contract', CONTRACT, '--json', '--strict']);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as {
+      evaluations: Array<{
+        task: Record<string, unknown>;
+        validators: Array<Record<string, unknown>>;
+        state: Array<Record<string, unknown>>;
+      }>;
+      aggregate: { taskSuccessRate: number };
+    };
+    const task = out.evaluations[0]!.task;
+    expect(task.hardSuccess).toBe(false);
+    expect(task.primaryFailureReasonCode).toBe('WRONG_EXECUTION_TARGET');
+    expect(task.primaryFailureStepId).toBe(4);
+    expect(out.evaluations[0]!.validators.map((v) => v.validatorName)).toContain('execution');
+    expect(out.evaluations[0]!.state.some((s) => s.stateObjectType === 'db_row')).toBe(true);
+    expect(out.aggregate.taskSuccessRate).toBe(0);
+  });
+
+  it('rejects a bad contract naming the line and column', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-eval-'));
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'task_id: t\nsuccess_criteria:\n  required_outputs: [final_answer]\n  must_include: yes\n');
+    const r = await tapedeck(['recordings/examples/openai-baseline', '--contract', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}:4:17: success_criteria.must_include`);
+    expect(r.stderr).not.toContain('    at ');
+  });
+});
