@@ -8,6 +8,7 @@ const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [
   () => import('./commands/bisect.js'),
   () => import('./commands/diff.js'),
   () => import('./commands/replay.js'),
+  () => import('./commands/eval.js'),
 ];
 
 for (const stream of [process.stdout, process.stderr]) {
