@@ -60,6 +60,18 @@ describe('a writer killed mid-run', () => {
     expect(bodyText(rec, step3.payload.resultBody)).toBe('file 3\n'.repeat(1000));
   });
 
+  it('flushes buffered events when the process exits without closing the writer', async () => {
+    const dir = join(tempDir(), 'exited');
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, 'exit'], { stdio: 'ignore' });
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    const rec = await readRecording(dir);
+    expect(rec.manifest.status).toBe('incomplete');
+    expect([...stepsOf(rec).values()]).toEqual([
+      ['step.started', 'tool.called', 'fs.changed', 'step.completed'],
+      ['step.started', 'tool.called', 'fs.changed'],
+    ]);
+  });
+
   it('reads back whatever was flushed when killed at an arbitrary moment of a busy run', async () => {
     const dir = join(tempDir(), 'busy');
     await runAndKill(dir, 'forever', /flushed 200\n/);
