@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyHunks, ddminPromptHunks, promptHunks } from './ddmin.js';
+import { applyHunks, ddminPromptHunks, promptHunks, splitHunks } from './ddmin.js';
 
 const OLD = [
   'You are a travel desk agent.',
@@ -47,6 +49,7 @@ describe('promptHunks / applyHunks', () => {
     fc.assert(
       fc.property(text, text, (a, b) => {
         expect(applyHunks(a, promptHunks(a, b))).toBe(b);
+        expect(applyHunks(a, splitHunks(promptHunks(a, b)))).toBe(b);
       }),
     );
   });
@@ -87,5 +90,38 @@ describe('ddminPromptHunks', () => {
     await expect(
       ddminPromptHunks({ from: OLD, to: NEW, recordingId: 'r', probe: async () => ({ ok: true }) }),
     ).rejects.toThrow(/both prompts pass/);
+  });
+});
+
+describe('ddmin on the example prompts (baseline -> fixed adds three rules in one hunk)', () => {
+  const dir = resolve(import.meta.dirname, '../../examples/prompts');
+  const from = readFileSync(resolve(dir, 'baseline.txt'), 'utf8');
+  const to = readFileSync(resolve(dir, 'fixed.txt'), 'utf8');
+
+  it('splits the one hunk into lines and finds the rule that flips the outcome alone', async () => {
+    // Deterministic probe standing in for a replay: the run passes when the prompt forbids assumed ids.
+    const result = await ddminPromptHunks({
+      from,
+      to,
+      recordingId: 'openai-baseline',
+      probe: async (text) => ({ ok: /use only ids returned by tools/.test(text) }),
+    });
+    expect(promptHunks(from, to)).toHaveLength(1);
+    expect(result.hunks).toHaveLength(3);
+    expect(result.minimal).toHaveLength(1);
+    expect(result.prompt).toMatch(/use only ids returned by tools/);
+    expect(result.prompt).not.toMatch(/search_policies|get_booking/);
+  });
+
+  it('keeps whole hunks when asked to', async () => {
+    const result = await ddminPromptHunks({
+      from,
+      to,
+      granularity: 'hunk',
+      recordingId: 'openai-baseline',
+      probe: async (text) => ({ ok: /use only ids returned by tools/.test(text) }),
+    });
+    expect(result.hunks).toHaveLength(1);
+    expect(result.prompt).toBe(to);
   });
 });

@@ -27,6 +27,44 @@ export function promptHunks(from: string, to: string): PromptHunk[] {
   }));
 }
 
+/**
+ * Splits hunks that only add or only remove lines into one change per line, so ddmin can pick
+ * single lines out of a block (three added rules in one hunk become three changes). Hunks that
+ * replace lines stay whole: which new line stands for which old one is not defined.
+ */
+export function splitHunks(hunks: PromptHunk[]): PromptHunk[] {
+  const out: PromptHunk[] = [];
+  for (const hunk of hunks) {
+    const body = hunk.lines.filter((l) => !l.startsWith('\\'));
+    const adds = body.every((l) => l.startsWith('+'));
+    const removes = body.every((l) => l.startsWith('-'));
+    if (body.length <= 1 || !(adds || removes)) {
+      out.push({ ...hunk, index: out.length });
+      continue;
+    }
+    let j = 0;
+    for (const [i, line] of hunk.lines.entries()) {
+      if (line.startsWith('\\')) continue;
+      const next = hunk.lines[i + 1];
+      const lines = next?.startsWith('\\') ? [line, next] : [line];
+      out.push(
+        adds
+          ? { index: out.length, oldStart: hunk.oldStart, oldLines: 0, newStart: hunk.newStart + j, newLines: 1, lines }
+          : {
+              index: out.length,
+              oldStart: hunk.oldStart + j,
+              oldLines: 1,
+              newStart: hunk.newStart,
+              newLines: 0,
+              lines,
+            },
+      );
+      j++;
+    }
+  }
+  return out;
+}
+
 /** The old text with only the chosen hunks applied. Applying all gives the new text; none gives the old. */
 export function applyHunks(from: string, hunks: PromptHunk[]): string {
   const lines = splitLines(from);
@@ -61,6 +99,8 @@ function splitLines(text: string): string[] {
 export interface DdminOptions {
   from: string;
   to: string;
+  /** 'hunk': the diff's hunks; 'line': added/removed blocks split per line; 'auto' (default): lines when the diff is one hunk. */
+  granularity?: 'hunk' | 'line' | 'auto';
   probe: ProbeFn;
   recordingId: string;
   store?: ProbeStore;
@@ -93,7 +133,9 @@ export interface DdminResult {
  * and the result is a 1-minimal set of hunks that, applied to `from` alone, gives `to`'s outcome.
  */
 export async function ddminPromptHunks(options: DdminOptions): Promise<DdminResult> {
-  const hunks = promptHunks(options.from, options.to);
+  const raw = promptHunks(options.from, options.to);
+  const granularity = options.granularity ?? 'auto';
+  const hunks = granularity === 'line' || (granularity === 'auto' && raw.length === 1) ? splitHunks(raw) : raw;
   if (hunks.length === 0)
     throw new TapedeckError('BISECT_PROMPT_INPUT', 'the two prompts are identical: there is no diff to minimise');
   const { probe, stats } = cachedProbe(options.probe, options.recordingId, options.store);

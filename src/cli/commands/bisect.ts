@@ -143,6 +143,7 @@ interface PromptOptions {
   predicate?: string;
   out?: string;
   cache?: string | false;
+  granularity?: string;
   json?: boolean;
 }
 
@@ -193,7 +194,12 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
   if (opts.ddmin) {
     if (!opts.from || !opts.to)
       throw new TapedeckError('BISECT_PROMPT_INPUT', '--ddmin needs --from OLD and --to NEW prompt files');
+    const granularity = opts.granularity ?? 'auto';
+    if (granularity !== 'auto' && granularity !== 'hunk' && granularity !== 'line') {
+      throw new TapedeckError('BISECT_PROMPT_INPUT', `--granularity must be auto, hunk or line, got "${granularity}"`);
+    }
     const result = await ddminPromptHunks({
+      granularity,
       from: readText(opts.from, '--from'),
       to: readText(opts.to, '--to'),
       probe,
@@ -304,6 +310,11 @@ exit 0 = pass.`,
     .option('--ddmin', 'minimise the diff --from -> --to to the hunks that flip the outcome')
     .option('--from <file>', 'the old prompt (ddmin)')
     .option('--to <file>', 'the new prompt (ddmin)')
+    .option(
+      '--granularity <g>',
+      'ddmin changes: hunk, line (added/removed blocks split per line), auto (line when the diff is one hunk)',
+      'auto',
+    )
     .option('-p, --predicate <name>', 'built-in predicate a passing replay satisfies', 'all')
     .option('--model-endpoint <url>', 'where the replay’s live model calls go')
     .option('--db <url>', 'a real Postgres server for the replays’ database sandboxes')
