@@ -1,6 +1,6 @@
 // Property: any stream of events goes through writer and reader unchanged (after redaction),
 // and writing what was read gives the same bytes again.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -160,6 +160,39 @@ describe('recording round trip', () => {
         }
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('reads a recording cut at any byte as its complete lines, reporting a cut-off last line', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(eventArb, { minLength: 1, maxLength: 15 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        async (stream, at) => {
+          const root = tempDir('tapedeck-cut-');
+          const w = await createRecordingWriter(join(root, 'live'), init('cut'));
+          for (const event of stream) w.append(event as AppendInput);
+          w.flush();
+          // What a SIGKILL leaves: the first manifest (incomplete, no integrity) and events cut anywhere.
+          const manifest = readFileSync(join(root, 'live', 'manifest.json'));
+          const events = readFileSync(join(root, 'live', 'events.jsonl'));
+          await w.close('complete');
+          const cut = Math.floor(at * events.length);
+          const dir = join(root, 'killed');
+          mkdirSync(dir);
+          writeFileSync(join(dir, 'manifest.json'), manifest);
+          writeFileSync(join(dir, 'events.jsonl'), events.subarray(0, cut));
+
+          const rec = await readRecording(dir);
+          const whole = events.subarray(0, cut).toString('utf8').split('\n');
+          const partial = whole.pop() as string;
+          expect(rec.events.length).toBe(whole.length);
+          const full = await readRecording(join(root, 'live'));
+          expect(rec.events).toEqual(full.events.slice(0, whole.length));
+          expect(rec.warnings.some((warning) => warning.includes('cut-off last line'))).toBe(partial.length > 0);
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 });
