@@ -1,8 +1,10 @@
 // The ledger and score panel: cost by state type, cache hit ratio, totals, hard gate, soft
 // score and failure codes; for a replay, the baseline and the replay side by side.
+
+import { Box } from 'ink';
 import type { Available, LedgerView, ScoreView } from '../data/engines.js';
 import { clip, clipRight, fmtCost, fmtPercent, fmtTokens } from '../data/format.js';
-import { type Line, Lines, plain, seg } from './lines.js';
+import { type Line, Lines, seg } from './lines.js';
 
 export interface RunScores {
   label: string;
@@ -68,7 +70,7 @@ function ledgerLinesOf(run: RunScores, width: number): Line[] {
     ],
   ];
   const max = Math.max(...l.costByState.map((c) => c.cost), 0);
-  const barWidth = Math.max(4, width - 32);
+  const barWidth = Math.max(2, width - 28);
   for (const c of l.costByState) {
     const cells = max > 0 ? Math.max(c.cost > 0 ? 1 : 0, Math.round((c.cost / max) * barWidth)) : 0;
     lines.push([
@@ -79,19 +81,20 @@ function ledgerLinesOf(run: RunScores, width: number): Line[] {
   return lines;
 }
 
-/** One column per run (baseline, replay), stacked when there is one. */
-export function ledgerPanelLines(runs: RunScores[], width: number): Line[] {
-  const lines: Line[] = [];
-  for (const run of runs) {
-    lines.push([
+function runLines(run: RunScores, width: number): Line[] {
+  return [
+    [
       seg(`── ${run.label} `, { bold: true, tint: 'accent' }),
       seg('─'.repeat(Math.max(0, width - run.label.length - 4)), { tint: 'muted' }),
-    ]);
-    lines.push(...gateLine(run, width));
-    lines.push(...ledgerLinesOf(run, width));
-  }
-  if (runs.length === 2) lines.push(...compareLines(runs[0] as RunScores, runs[1] as RunScores));
-  return lines;
+    ],
+    ...gateLine(run, width),
+    ...ledgerLinesOf(run, width),
+  ];
+}
+
+/** The lines of one run, or of a baseline and a replay (the caller lays them side by side). */
+export function ledgerPanelLines(runs: RunScores[], width: number): Line[] {
+  return runs.flatMap((run) => runLines(run, width));
 }
 
 function compareLines(a: RunScores, b: RunScores): Line[] {
@@ -101,7 +104,6 @@ function compareLines(a: RunScores, b: RunScores): Line[] {
   if (ca === undefined || cb === undefined) return [];
   const delta = cb - ca;
   return [
-    plain(''),
     [
       seg('replay vs baseline ', { bold: true }),
       seg(
@@ -112,5 +114,17 @@ function compareLines(a: RunScores, b: RunScores): Line[] {
 }
 
 export function LedgerPanel({ runs, width, height }: { runs: RunScores[]; width: number; height: number }) {
-  return <Lines lines={ledgerPanelLines(runs, width)} width={width} height={height} />;
+  if (runs.length < 2) return <Lines lines={ledgerPanelLines(runs, width)} width={width} height={height} />;
+  const [a, b] = runs as [RunScores, RunScores];
+  const half = Math.floor((width - 1) / 2);
+  return (
+    <Box flexDirection="column" width={width} height={height}>
+      <Lines lines={compareLines(a, b)} width={width} />
+      <Box flexDirection="row">
+        <Lines lines={runLines(a, half)} width={half} height={height - 1} />
+        <Box width={1} />
+        <Lines lines={runLines(b, width - half - 1)} width={width - half - 1} height={height - 1} />
+      </Box>
+    </Box>
+  );
 }

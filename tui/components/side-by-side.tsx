@@ -55,9 +55,24 @@ export function firstDivergentPair(alignment: AlignmentView): number {
   );
 }
 
-function cell(row: StepRow | undefined, width: number): string {
+/** What a step did, shortly: the tool calls a model step decided, or a tool step's arguments. */
+export function actionSummary(index: StepIndex, stepId: number): string {
+  for (const e of index.eventsOf.get(stepId) ?? []) {
+    if (e.type === 'model.called') {
+      const calls = e.payload.output.toolCalls.map((c) => `→ ${c.name}`).join(' ');
+      return calls || '→ answer';
+    }
+    if (e.type === 'tool.called') return JSON.stringify(e.payload.args) ?? '';
+  }
+  return '';
+}
+
+function cell(index: StepIndex, row: StepRow | undefined, width: number): string {
   if (!row) return clip('  (no step)', width);
-  return clip(`${clipRight(String(row.stepId), 4)} ${clip(row.stateType, 9)} ${row.name}`, width);
+  return clip(
+    `${clipRight(String(row.stepId), 4)} ${clip(row.stateType, 9)} ${row.name} ${actionSummary(index, row.stepId)}`,
+    width,
+  );
 }
 
 export function sideBySideLines(
@@ -79,7 +94,7 @@ export function sideBySideLines(
     const b = pair.replay === undefined ? undefined : replay.rows[replay.positionOf.get(pair.replay) ?? -1];
     const differs = !a || !b || (b.divergences ?? 0) > 0 || actionOf(baseline, a.stepId) !== actionOf(replay, b.stepId);
     const mark = at === first ? '»' : differs ? '≠' : ' ';
-    const text = `${mark}${cell(a, half)}│ ${cell(b, half - 1)}`;
+    const text = `${mark}${cell(baseline, a, half)}│ ${cell(replay, b, half - 1)}`;
     if (at === first) lines.push([seg(text, { tint: 'diverge', inverse: true, bold: true })]);
     else lines.push([seg(text, differs ? { tint: 'warn' } : {})]);
   }

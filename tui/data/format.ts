@@ -11,11 +11,13 @@ export function fmtTokens(n: number | undefined): string {
 /** Money with enough precision for per-step LLM costs: $0.0012, $1.23. */
 export function fmtCost(n: number | undefined, currency = 'USD'): string {
   if (n === undefined || Number.isNaN(n)) return '—';
-  const sign = currency === 'USD' ? '$' : `${currency} `;
-  if (n === 0) return `${sign}0`;
-  if (Math.abs(n) < 0.01) return `${sign}${n.toFixed(4)}`;
-  if (Math.abs(n) < 100) return `${sign}${n.toFixed(3)}`;
-  return `${sign}${n.toFixed(0)}`;
+  const unit = currency === 'USD' ? '$' : `${currency} `;
+  const sign = n < 0 ? '-' : '';
+  const a = Math.abs(n);
+  if (a === 0) return `${unit}0`;
+  if (a < 0.01) return `${sign}${unit}${a.toFixed(4)}`;
+  if (a < 100) return `${sign}${unit}${a.toFixed(3)}`;
+  return `${sign}${unit}${a.toFixed(0)}`;
 }
 
 /** 340 -> "340ms", 12_300 -> "12.3s". */

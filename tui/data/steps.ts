@@ -183,7 +183,12 @@ export interface MessageText {
 /** Reads OpenAI chat messages and Anthropic messages alike. */
 export function messageTexts(model: ModelCalledPayload): MessageText[] {
   const out: MessageText[] = [];
-  if (model.system) out.push({ role: 'system', text: model.system, source: 'system' });
+  // `system` repeats the system message(s) for chat APIs; it is the only place for Anthropic's.
+  const hasSystemMessage = model.messages.some((m) => {
+    const role = m && typeof m === 'object' ? (m as Record<string, unknown>).role : undefined;
+    return role === 'system' || role === 'developer';
+  });
+  if (model.system && !hasSystemMessage) out.push({ role: 'system', text: model.system, source: 'system' });
   let seenUser = false;
   for (const raw of model.messages) {
     if (!raw || typeof raw !== 'object') continue;

@@ -83,7 +83,12 @@ export function RecordingsList(props: RecordingsListProps) {
   const { services, root, width, height } = props;
   const [entries, setEntries] = useState<RecordingSummary[] | { error: string } | undefined>();
   const [facts, setFacts] = useState<Map<string, RowFacts>>(new Map());
-  const [filter, setFilter] = useState('');
+  const [filter, setFilterState] = useState('');
+  const filterRef = useRef('');
+  const setFilter = (update: (f: string) => string) => {
+    filterRef.current = update(filterRef.current);
+    setFilterState(filterRef.current);
+  };
   const [pos, setPosState] = useState(0);
   // Several keys can arrive in one chunk (↓ then enter): each must see the one before.
   const posRef = useRef(0);
@@ -145,10 +150,10 @@ export function RecordingsList(props: RecordingsListProps) {
       else if (key.return) {
         const entry = shown[selected];
         if (entry) props.onOpen(entry.dir);
-      } else if (key.escape) setFilter('');
+      } else if (key.escape) setFilter(() => '');
       else if (key.backspace || key.delete) setFilter((f) => f.slice(0, -1));
-      else if (input === 'q' && filter === '') props.onQuit();
-      else if (input === '?' && filter === '') props.onHelp();
+      else if (input === 'q' && filterRef.current === '') props.onQuit();
+      else if (input === '?' && filterRef.current === '') props.onHelp();
       else if (input && !key.ctrl && !key.meta && input >= ' ') {
         setFilter((f) => f + input);
         setPos(0);

@@ -8,7 +8,7 @@ import { bodyHeight, Frame, type KeyHelp } from '../components/frame.js';
 import { LedgerPanel, type RunScores } from '../components/ledger-panel.js';
 import { type Line, Lines, plain, seg } from '../components/lines.js';
 import { firstDivergentPair, sideBySideLines } from '../components/side-by-side.js';
-import { clip, wrapLines } from '../data/format.js';
+import { wrapLines } from '../data/format.js';
 import type { StepIndex } from '../data/steps.js';
 import { useKeys } from '../hooks/use-keys.js';
 import type { ReplaySession } from '../hooks/use-replay.js';
@@ -152,6 +152,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
       seg(progressBar(last?.step, last?.total ?? props.baselineIndex.rows.length, Math.min(40, width - 20))),
     ]);
     lines.push(plain(''));
+    if (session.progress.length === 0) lines.push([seg('  starting the agent in the sandbox…', { tint: 'muted' })]);
     for (const p of session.progress.slice(-(body - 3))) lines.push([seg(`  ${p.text}`, { tint: 'muted' })]);
   } else {
     const d = session as Extract<ReplaySession, { phase: 'done' }>;
@@ -191,7 +192,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
             runs={[
               props.baselineScores,
               {
-                label: `replay ${clip(d.outcome.recording.manifest.name, 30).trim()}`,
+                label: 'replay',
                 ...(d.ledger ? { ledger: d.ledger } : {}),
                 ...(d.score ? { score: d.score } : {}),
               },
