@@ -12,7 +12,7 @@ export interface TrajectoryFailure {
 const GAVE_UP =
   /\b(I (?:cannot|can't|can not|am unable|was unable|could not|couldn't|won't be able)|unable to|I'm sorry|I am sorry|give up|not possible)\b/i;
 const UNKNOWN_TOOL = /\b(unknown|no such|unsupported|invalid) tool\b|tool .* not found/i;
-const BAD_ARGS = /\b(invalid|bad[_ ]request|validation|missing|required|malformed)\b/i;
+const BAD_ARGS = /(invalid|bad[_ ]?request|validation|missing|required|malformed|unprocessable)/i;
 
 function signature(c: AgentCall): string {
   return `${c.name} ${JSON.stringify(sortDeep(c.args))}`;

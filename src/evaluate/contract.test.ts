@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { isTapedeckError } from '../recording/errors.js';
+import { loadContract, parseContract } from './contract.js';
+
+function errorOf(text: string): string {
+  try {
+    parseContract(text, 'c.yaml');
+  } catch (error) {
+    if (isTapedeckError(error)) return error.message;
+    throw error;
+  }
+  throw new Error('accepted a bad contract');
+}
+
+describe('contracts', () => {
+  it("loads the example world's contract in the seed's form", () => {
+    const c = loadContract('examples/contracts/book-flight.yaml');
+    expect(c.task_id).toBe('travel_book_flight_001');
+    expect(c.success_criteria.execution_result?.required).toBe(true);
+    expect(c.success_criteria.execution_result?.must_not_include).toContain('duplicate_execution');
+    expect(c.expected_state?.rows?.[0]?.table).toBe('travel.bookings');
+  });
+
+  it('names line and column of a wrong type, an unknown key, a missing field, bad YAML and a bad regex', () => {
+    expect(errorOf('task_id: t\nsuccess_criteria:\n  must_include: 3\n')).toBe(
+      'c.yaml:3:17: success_criteria.must_include: Invalid input: expected array, received number',
+    );
+    expect(errorOf('task_id: t\nsuccess_criteria: {}\nexpected_state:\n  rowz: []\n')).toMatch(
+      /^c\.yaml:4:3: expected_state\.rowz: unknown key rowz/,
+    );
+    expect(errorOf('success_criteria: {}\n')).toMatch(/^c\.yaml:1:1: task_id: required field is missing/);
+    expect(errorOf('task_id: [\n')).toMatch(/^c\.yaml:2:1: invalid YAML/);
+    expect(errorOf('task_id: t\nsuccess_criteria: {}\nfields:\n  id: "(["\n')).toBe(
+      'c.yaml:4:7: fields.id: not a valid regular expression',
+    );
+  });
+
+  it('says when the contract file does not exist', () => {
+    expect(() => loadContract('nope/missing.yaml')).toThrow(/contract nope\/missing\.yaml not found/);
+  });
+});
