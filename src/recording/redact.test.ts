@@ -31,7 +31,16 @@ describe('createRedactor', () => {
     ]) {
       expect(r.isSecretName(name), name).toBe(true);
     }
-    for (const name of ['max_tokens', 'input_tokens', 'keyword', 'monkey', 'tokenizer', 'content', 'model']) {
+    for (const name of [
+      'max_tokens',
+      'input_tokens',
+      'keyword',
+      'monkey',
+      'tokenizer',
+      'primaryKey',
+      'cache_key',
+      'public_key',
+    ]) {
       expect(r.isSecretName(name), name).toBe(false);
     }
   });

@@ -72,6 +72,33 @@ const SECRET_WORDS = new Set([
   'credential',
   'credentials',
 ]);
+/** `<word> key` names that are not secrets: database and cache keys, public keys. */
+const NOT_SECRET_KEYS = new Set([
+  'primary',
+  'foreign',
+  'sort',
+  'partition',
+  'range',
+  'hash',
+  'row',
+  'composite',
+  'unique',
+  'cache',
+  'idempotency',
+  'dedup',
+  'dedupe',
+  'public',
+  'object',
+  'lookup',
+  'map',
+  'group',
+  'order',
+  'message',
+  'translation',
+  'i18n',
+  'shortcut',
+  'hot',
+]);
 const SECRET_SUFFIX =
   /(apikey|accesskey|secretkey|privatekey|accesstoken|refreshtoken|idtoken|authtoken|sessiontoken|secret|password|passwd)$/;
 const COOKIE_ATTRIBUTES = new Set([
@@ -256,7 +283,10 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       else if (secretFields.has(lower) || secretHeaders.has(lower)) verdict = true;
       else {
         const words = splitWords(name);
-        verdict = words.some((w) => SECRET_WORDS.has(w)) || SECRET_SUFFIX.test(words.join(''));
+        verdict =
+          words.some(
+            (w, i) => SECRET_WORDS.has(w) && !(w === 'key' && i > 0 && NOT_SECRET_KEYS.has(words[i - 1] as string)),
+          ) || SECRET_SUFFIX.test(words.join(''));
       }
       if (nameCache.size > 10_000) nameCache.clear();
       nameCache.set(name, verdict);
