@@ -17,7 +17,7 @@ export const config = {
   stream: process.argv.includes('--stream') || /^(1|true|yes)$/i.test(process.env.AGENT_STREAM ?? ''),
 };
 
-// One id per run: sent as x-request-id and stored with the agent's note. Nondeterministic on
+// One id per run: the prefix of x-request-id and stored with the agent's note. Nondeterministic on
 // purpose, so a recorder has a value to capture and a replay has one to reproduce.
 export const runId = randomUUID();
 const startedAt = Date.now();
@@ -101,7 +101,11 @@ export function jsonSchema(tool) {
 async function api(method, path, body) {
   const res = await fetch(`${config.apiUrl}${path}`, {
     method,
-    headers: { 'content-type': 'application/json', 'x-request-id': runId },
+    // A per-request id from Math.random: only in a header, so the world stays deterministic.
+    headers: {
+      'content-type': 'application/json',
+      'x-request-id': `${runId}.${Math.random().toString(36).slice(2, 8)}`,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return await res.text();
