@@ -165,7 +165,7 @@ class Writer implements RecordingWriter {
     if (!Number.isInteger(event.stepId) || event.stepId < 0) {
       throw new TypeError(`stepId must be a non-negative integer, got ${event.stepId}`);
     }
-    const seq = this.seq++;
+    const seq = this.seq;
     const envelope = {
       seq,
       traceId: this.traceId,
@@ -177,6 +177,7 @@ class Writer implements RecordingWriter {
     };
     if (this.validate) validateEvent(envelope);
     const line = `${canonicalJson(envelope)}\n`;
+    this.seq++; // only once the event is sure to be written: a rejected event leaves no gap
     this.pending.push(line);
     this.pendingChars += line.length;
     if (event.type === 'step.completed' || event.type === 'run.completed' || this.pendingChars > FLUSH_THRESHOLD) {

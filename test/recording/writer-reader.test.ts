@@ -84,4 +84,22 @@ describe('writer and reader', () => {
     const list = await listRecordings(root);
     expect(list.map((r) => r.manifest.name).sort()).toEqual(['nested/two', 'one']);
   });
+
+  it('with validate on, rejects a malformed event at append time without leaving a gap in seq', async () => {
+    const dir = join(tempDir(), 'validated');
+    const w = await createRecordingWriter(dir, init('v', { validate: true }));
+    expect(() => w.append({ type: 'step.completed', stepId: 1, payload: { status: 'done' } as never })).toThrow(
+      /payload\.status/,
+    );
+    expect(w.append({ type: 'step.completed', stepId: 1, payload: { status: 'success', latencyMs: 1 } })).toBe(0);
+    expect(() => w.append({ type: 'nope' as never, stepId: 1, payload: {} as never })).toThrow(/unknown event type/);
+    await w.close('complete');
+    expect((await readRecording(dir)).events.map((e) => e.seq)).toEqual([0]);
+  });
+
+  it('refuses to write over an existing recording', async () => {
+    const dir = join(tempDir(), 'twice');
+    await (await createRecordingWriter(dir, init())).close('complete');
+    await expect(createRecordingWriter(dir, init())).rejects.toThrow(/already holds a recording/);
+  });
 });
