@@ -137,4 +137,12 @@ describe('stateDiff', () => {
     expect(d.against!.requestsOnlyHere).toHaveLength(1);
     expect(d.against!.requestsOnlyThere).toHaveLength(2);
   });
+
+  it('rebuilds the post-world of an incomplete recording from its recorded changes', () => {
+    const complete = bookingRun().build();
+    const incomplete = { ...complete, post: {} };
+    const d = stateDiff(incomplete);
+    expect(d.changes.rows).toMatchObject([{ table: 'bookings', op: 'insert', key: { id: 1 }, stepId: 2 }]);
+    expect(d.changes.files).toMatchObject([{ path: 'notes.txt', op: 'modify', stepId: 3 }]);
+  });
 });

@@ -1,6 +1,6 @@
 // The state-diff engine: a recording's post-world against its pre-world, the contract's expected state and
 // another recording's post-world; every change attributed to its step; eval_state_result rows with state scores.
-import type { DbSnapshot, FsSnapshot, Recording, RecordingEvent } from '../recording/index.js';
+import type { DbSnapshot, FsSnapshot, Recording, RecordingEvent, Row } from '../recording/index.js';
 import { diffDb, rowRef } from './db-diff.js';
 import {
   changeObjectId,
@@ -12,7 +12,6 @@ import {
 } from './expected.js';
 import { decodeText, diffFs } from './fs-diff.js';
 import { collectHttpEffects } from './http-effects.js';
-import { sameValue } from './match.js';
 import {
   type DbChange,
   DEFAULT_STATE_WEIGHTS,
@@ -106,21 +105,23 @@ function applyFsEvents(pre: FsSnapshot, events: readonly RecordingEvent[]): FsSn
 }
 
 function applyDbEvents(pre: DbSnapshot, events: readonly RecordingEvent[]): DbSnapshot {
-  const tables = pre.tables.map((t) => ({ ...t, rows: [...t.rows] }));
+  // One map per table keyed like rowRef, so replaying n changes over a big table stays linear.
+  const tables = pre.tables.map((t) => {
+    const keyCols = t.primaryKey.length > 0 ? t.primaryKey : t.columns.map((c) => c.name);
+    const rows = new Map<string, Row>();
+    for (const r of t.rows) rows.set(rowRef(t.schema, t.name, Object.fromEntries(keyCols.map((c) => [c, r[c]]))), r);
+    return { table: t, rows };
+  });
   for (const e of events) {
     if (e.type !== 'db.changed') continue;
     const p = e.payload;
-    const t = tables.find((x) => x.schema === p.schema && x.name === p.table);
-    if (!t) continue;
-    const at = t.rows.findIndex((r) => Object.entries(p.key).every(([k, v]) => sameValue(r[k], v)));
-    if (p.op === 'delete') {
-      if (at >= 0) t.rows.splice(at, 1);
-    } else if (p.after) {
-      if (at >= 0) t.rows[at] = p.after;
-      else t.rows.push(p.after);
-    }
+    const slot = tables.find((x) => x.table.schema === p.schema && x.table.name === p.table);
+    if (!slot) continue;
+    const ref = rowRef(p.schema, p.table, p.key);
+    if (p.op === 'delete') slot.rows.delete(ref);
+    else if (p.after) slot.rows.set(ref, p.after);
   }
-  return { ...pre, tables };
+  return { ...pre, tables: tables.map(({ table, rows }) => ({ ...table, rows: [...rows.values()] })) };
 }
 
 function effectSignature(e: HttpEffect): string {
@@ -366,6 +367,16 @@ function diffIdOf(diff: StateDiff): string {
   return diff.traceId;
 }
 
+const requestIndex = new WeakMap<StateDiff, Map<string, HttpEffect>>();
+function requestsById(diff: StateDiff): Map<string, HttpEffect> {
+  let m = requestIndex.get(diff);
+  if (!m) {
+    m = new Map(diff.changes.requests.map((e) => [objectId.request(e), e]));
+    requestIndex.set(diff, m);
+  }
+  return m;
+}
+
 /** exists / readable / non-empty after the run, and the content and format scores that follow from them. */
 function fillPresence(
   row: EvalStateResult,
@@ -405,7 +416,7 @@ function fillPresence(
     row.formatQualityScore = row.existsAfterRun || deletionWanted ? 10 : 0;
     return;
   }
-  const effect = diff.changes.requests.find((e) => objectId.request(e) === row.stateObjectId);
+  const effect = requestsById(diff).get(row.stateObjectId);
   row.existsAfterRun = effect !== undefined;
   row.readableAfterRun = effect !== undefined;
   row.nonEmptyAfterRun = effect !== undefined && Object.keys(effect.parameters).length > 0;
