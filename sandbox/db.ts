@@ -1,7 +1,11 @@
 // Database sandboxes seeded from a recording's snapshot: PGlite served over the Postgres wire
 // protocol (default), a template-cloned database on a real server, or a testcontainers Postgres.
 // Each hands back a URL for the agent, a query function, effect application and a snapshot.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../src/recording/index.js';
 import { TapedeckError } from '../src/recording/index.js';
@@ -215,10 +219,80 @@ function sandboxFrom(
   };
 }
 
-async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Promise<DbSandbox> {
+// PGlite's first start compiles its WASM and runs initdb (seconds on a busy machine). The
+// compiled modules and an initialised data dir are kept per process (and the data dir on disk),
+// and a seeded data dir per snapshot, so later sandboxes start in well under a second.
+interface PgliteRuntime {
+  pgliteWasmModule: WebAssembly.Module;
+  initdbWasmModule: WebAssembly.Module;
+  fsBundle: Blob;
+  version: string;
+}
+let runtime: Promise<PgliteRuntime> | undefined;
+let blank: Promise<Blob> | undefined;
+const seeded = new Map<string, Blob>();
+const SEEDED_CACHE_MAX = 8;
+
+function pgliteRuntime(): Promise<PgliteRuntime> {
+  runtime ??= (async () => {
+    const require = createRequire(import.meta.url);
+    const dist = path.dirname(require.resolve('@electric-sql/pglite'));
+    const pkg = JSON.parse(await readFile(path.join(dist, '..', 'package.json'), 'utf8')) as { version: string };
+    const [pglite, initdb, data] = await Promise.all([
+      readFile(path.join(dist, 'pglite.wasm')),
+      readFile(path.join(dist, 'initdb.wasm')),
+      readFile(path.join(dist, 'pglite.data')),
+    ]);
+    return {
+      pgliteWasmModule: await WebAssembly.compile(pglite),
+      initdbWasmModule: await WebAssembly.compile(initdb),
+      fsBundle: new Blob([data]),
+      version: pkg.version,
+    };
+  })();
+  return runtime;
+}
+
+async function createPglite(loadDataDir?: Blob) {
   const { PGlite } = await import('@electric-sql/pglite');
+  const rt = await pgliteRuntime();
+  return PGlite.create({
+    pgliteWasmModule: rt.pgliteWasmModule,
+    initdbWasmModule: rt.initdbWasmModule,
+    fsBundle: rt.fsBundle,
+    ...(loadDataDir ? { loadDataDir } : {}),
+  });
+}
+
+/** An initialised, empty PGlite data dir: from memory, from the on-disk cache, or made once. */
+function blankDataDir(): Promise<Blob> {
+  blank ??= (async () => {
+    const rt = await pgliteRuntime();
+    const file = path.join(tmpdir(), `tapedeck-pglite-${rt.version}-blank.tar`);
+    try {
+      return new Blob([await readFile(file)]);
+    } catch {}
+    const db = await createPglite();
+    const dump = await db.dumpDataDir('none');
+    await db.close();
+    const bytes = Buffer.from(await dump.arrayBuffer());
+    const part = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    await writeFile(part, bytes)
+      .then(() => rename(part, file))
+      .catch(() => rm(part, { force: true }));
+    return new Blob([bytes]);
+  })();
+  blank.catch(() => {
+    blank = undefined;
+  });
+  return blank;
+}
+
+async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Promise<DbSandbox> {
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const db = await PGlite.create();
+  const key = createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
+  const cached = seeded.get(key);
+  const db = await createPglite(cached ?? (await blankDataDir()));
   const server = new PGLiteSocketServer({
     db,
     port: 0,
@@ -233,7 +307,11 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
     await server.start();
     const url = `postgres://postgres@${server.getServerConn()}/postgres`;
     const client = await connect(url);
-    await seedDatabase(client, snapshot);
+    if (!cached) {
+      await seedDatabase(client, snapshot);
+      if (seeded.size >= SEEDED_CACHE_MAX) seeded.delete(seeded.keys().next().value as string);
+      seeded.set(key, await db.dumpDataDir('none'));
+    }
     return sandboxFrom('pglite', url, client, snapshot, cleanup);
   } catch (error) {
     await cleanup();

@@ -64,6 +64,11 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
     mfs.writeFileSync(abs, file.data, { mode: file.mode & 0o777 });
   }
   const dirty = new Set();
+  // Modes are reported as the real disk would have them: permission bits under the umask
+  // (memfs itself ignores the umask). process.umask() without an argument is deprecated.
+  const umask = process.umask(0o022);
+  process.umask(umask);
+  const modeOf = (st) => Number(st.mode) & 0o777 & ~umask;
   const memFds = new Set();
 
   const resolve = (p) => {
@@ -249,7 +254,7 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
         continue;
       }
       if (st.isDirectory()) walk(abs, out);
-      else out[abs] = { mode: Number(st.mode), data: mfs.readFileSync(abs) };
+      else out[abs] = { mode: modeOf(st), data: mfs.readFileSync(abs) };
     }
     dirty.clear();
     return out;
@@ -262,7 +267,7 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
       const abs = path.join(dir, String(name));
       const st = mfs.statSync(abs);
       if (st.isDirectory()) walk(abs, out);
-      else out[abs] = { mode: Number(st.mode), data: mfs.readFileSync(abs) };
+      else out[abs] = { mode: modeOf(st), data: mfs.readFileSync(abs) };
     }
   };
 

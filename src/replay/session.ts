@@ -874,7 +874,7 @@ class ReplaySession {
       }
       seen.add(p);
       const data = Buffer.from(r.b64 ?? '', 'base64');
-      const entry = { mode: r.mode ?? 0o100644, size: data.length, sha256: sha256(data) };
+      const entry = { mode: r.mode ?? 0o644, size: data.length, sha256: sha256(data) };
       const before = this.files.get(p);
       if (before && before.sha256 === entry.sha256 && before.mode === entry.mode) continue;
       this.writer.putBlob(data);
