@@ -199,3 +199,53 @@ export function describeAction(view: StepView): string {
 function clip(text: string, max = 160): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
+
+export interface MonotonicityReport {
+  /** Verdict of every step 1..N. */
+  verdicts: PathEntry[];
+  monotone: boolean;
+  /** Steps that are good although an earlier step was bad: binary search may have missed a boundary. */
+  reversals: number[];
+}
+
+/**
+ * Evaluates the predicate at every step (N evaluations, not log N) to check the assumption the
+ * search rests on: once bad, bad. Prefix predicates are monotone by construction; user predicates
+ * that look only at the world at k may not be (a row inserted at 4 and deleted at 6).
+ */
+export async function checkMonotone(
+  recording: Recording,
+  predicate: StepPredicate,
+  options: Pick<BisectBeliefOptions, 'worldAt'> = {},
+): Promise<MonotonicityReport> {
+  const n = stepCount(recording);
+  const steps = listSteps(recording);
+  const timeTravel = options.worldAt ?? worldAtStep;
+  const verdicts: PathEntry[] = [];
+  try {
+    for (let step = 1; step <= n; step++) {
+      const input: PredicateInput = {
+        step,
+        belief: beliefAt(recording, step, steps),
+        world: timeTravel(recording, step),
+        recording,
+        worldAt: (k) => timeTravel(recording, k),
+      };
+      const result = await evaluateSafely(predicate, input);
+      verdicts.push(
+        result.reason === undefined
+          ? { step, verdict: result.verdict }
+          : { step, verdict: result.verdict, reason: result.reason },
+      );
+    }
+  } finally {
+    await predicate.close?.();
+  }
+  const reversals: number[] = [];
+  let seenBad = false;
+  for (const v of verdicts) {
+    if (v.verdict === 'bad') seenBad = true;
+    else if (v.verdict === 'good' && seenBad) reversals.push(v.step);
+  }
+  return { verdicts, monotone: reversals.length === 0, reversals };
+}

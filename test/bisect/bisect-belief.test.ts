@@ -6,6 +6,7 @@ import {
   beliefAt,
   bisectBelief,
   builtinPredicate,
+  checkMonotone,
   evaluationBound,
   functionPredicate,
   loadJsPredicate,
@@ -151,5 +152,22 @@ describe('bad input', () => {
       /--bad step 99 is out of range: .* has steps 1\.\.5/,
     );
     await expect(bisectBelief(baselineRun(), builtinPredicate('all'), { good: -1 })).rejects.toThrow(/out of range/);
+  });
+});
+
+describe('monotonicity', () => {
+  it('the built-in prefix predicates are monotone', async () => {
+    const report = await checkMonotone(baselineRun(), builtinPredicate('all'));
+    expect(report.verdicts.map((v) => v.verdict)).toEqual(['good', 'good', 'good', 'good', 'bad']);
+    expect(report.monotone).toBe(true);
+  });
+
+  it('a predicate that turns good again is reported with the steps where it does', async () => {
+    const report = await checkMonotone(
+      baselineRun(),
+      functionPredicate((_b, _w, step) => step !== 3, 'only-step-3'),
+    );
+    expect(report.monotone).toBe(false);
+    expect(report.reversals).toEqual([4, 5]);
   });
 });

@@ -10,6 +10,7 @@ import {
   bisectBelief,
   bisectPrompts,
   builtinPredicate,
+  checkMonotone,
   commandProbe,
   compareDivergence,
   type DivergenceShift,
@@ -23,6 +24,7 @@ import {
   formatPromptProbe,
   formatShift,
   loadJsPredicate,
+  type MonotonicityReport,
   memoryStore,
   type ProbeFn,
   type PromptVersion,
@@ -43,6 +45,7 @@ interface BisectOptions {
   bad?: string;
   baseline?: string;
   compare?: boolean;
+  checkMonotone?: boolean;
   json?: boolean;
 }
 
@@ -110,6 +113,12 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
     ...(bad === undefined ? {} : { bad }),
     onProgress: progress(''),
   });
+  let monotonicity: MonotonicityReport | undefined;
+  if (opts.checkMonotone) {
+    monotonicity = await checkMonotone(recording, make());
+    const line = monotonicity.verdicts.map((v) => `${v.step}:${v.verdict}`).join(' ');
+    process.stderr.write(`bisect: monotonicity check (${monotonicity.verdicts.length} evaluations): ${line}\n`);
+  }
   let shift: DivergenceShift | undefined;
   if (opts.compare !== false) {
     const baseline = await findBaseline(recording, opts.baseline);
@@ -122,9 +131,17 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
       shift = await compareDivergence(baseline, recording, make, { onProgress: progress(' (baseline/replay)') });
   }
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify(shift ? { ...result, promptChange: shift } : result, null, 2)}\n`);
+    const data = { ...result, ...(monotonicity ? { monotonicity } : {}), ...(shift ? { promptChange: shift } : {}) };
+    process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
   } else {
     process.stdout.write(`${formatBisect(result)}\n`);
+    if (monotonicity) {
+      process.stdout.write(
+        monotonicity.monotone
+          ? 'monotone: yes (once bad, bad at every later step)\n'
+          : `monotone: NO — good again at step ${monotonicity.reversals.join(', ')} after a bad step; the first bad step found may not be the earliest. Make the predicate judge the prefix 1..k.\n`,
+      );
+    }
     if (shift) process.stdout.write(`${formatShift(shift)}\n`);
   }
   if (result.firstBad) process.exitCode = 1;
@@ -271,6 +288,7 @@ Exit code: 1 when a bad step is found, 0 when none, 2 on bad input.`,
     .option('--bad <step>', 'a step known bad (default: the last step, evaluated first)')
     .option('--baseline <dir>', 'the baseline recording to compare a replay with (default: manifest.replayOf)')
     .option('--no-compare', 'do not compare a replay with its baseline')
+    .option('--check-monotone', 'also evaluate every step to check the predicate is monotone (N evaluations)')
     .option('--json', 'print the result as JSON on stdout (progress stays on stderr)')
     .addHelpText(
       'after',
