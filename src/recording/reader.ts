@@ -323,13 +323,15 @@ function blobReader(dir: string): { readBlob(sha256: string): Buffer; verify(sha
   return { readBlob, verify };
 }
 
-async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobReader>): Promise<void> {
+/** Hashes every blob under blobs/ and returns the set of those present. */
+async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobReader>): Promise<Set<string>> {
+  const present = new Set<string>();
   const root = join(dir, 'blobs', 'sha256');
   let prefixes: Dirent[];
   try {
     prefixes = await readdir(root, { withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return present;
     throw error;
   }
   for (const prefix of prefixes) {
@@ -351,8 +353,38 @@ async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobReader>)
         );
       }
       blobs.verify(sha256, await readFile(join(root, prefix.name, entry.name)));
+      present.add(sha256);
     }
   }
+  return present;
+}
+
+/** Blob references (bodies, file contents) whose blob is not in the recording: warnings, not errors. */
+function missingBlobs(
+  events: RecordingEvent[],
+  snapshots: Array<[string, FsSnapshot | undefined]>,
+  present: Set<string>,
+): string[] {
+  const out: string[] = [];
+  const check = (sha256: string | undefined, where: string) => {
+    if (sha256 !== undefined && !present.has(sha256)) out.push(`${where}: blob ${sha256} is missing`);
+  };
+  events.forEach((event, index) => {
+    const at = `events.jsonl:${index + 1}: field payload`;
+    if (event.type === 'http.exchange') {
+      check(event.payload.request.body?.blob, `${at}.request.body.blob`);
+      check(event.payload.response?.body?.blob, `${at}.response.body.blob`);
+    } else if (event.type === 'tool.called') {
+      check(event.payload.resultBody?.blob, `${at}.resultBody.blob`);
+    } else if (event.type === 'fs.changed') {
+      check(event.payload.after?.sha256, `${at}.after.sha256`);
+    }
+  });
+  for (const [file, fs] of snapshots) {
+    for (const [path, entry] of Object.entries(fs?.files ?? {}))
+      check(entry.sha256, `${file}: field ${formatFieldPath(['files', path])}`);
+  }
+  return out.length > 20 ? [...out.slice(0, 20), `… and ${out.length - 20} more missing blobs`] : out;
 }
 
 /**
@@ -411,7 +443,14 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
   }
   const [pre, post] = [await readSnapshot(dir, 'pre'), await readSnapshot(dir, 'post')];
   const blobs = blobReader(dir);
-  if (options.verifyBlobs ?? true) await verifyAllBlobs(dir, blobs);
+  if (options.verifyBlobs ?? true) {
+    const present = await verifyAllBlobs(dir, blobs);
+    const snapshots: Array<[string, FsSnapshot | undefined]> = [
+      ['snapshots/pre/fs.json', pre.fs],
+      ['snapshots/post/fs.json', post.fs],
+    ];
+    warnings.push(...missingBlobs(events, snapshots, present));
+  }
   return { dir, manifest, events, pre, post, readBlob: blobs.readBlob, warnings };
 }
 

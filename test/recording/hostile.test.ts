@@ -164,6 +164,15 @@ describe('hostile recordings', () => {
     expect(() => rec.readBlob(sha)).toThrow(/does not match|hashes to/);
   });
 
+  it('warns about a blob that a snapshot refers to but the recording lacks', async () => {
+    const dir = await goodRecording();
+    const sha = JSON.parse(readFileSync(join(dir, 'snapshots/pre/fs.json'), 'utf8')).files['a.txt'].sha256 as string;
+    rmSync(join(dir, `blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2)}`));
+    const rec = await readRecording(dir);
+    expect(rec.warnings).toEqual([`snapshots/pre/fs.json: field files["a.txt"]: blob ${sha} is missing`]);
+    expect(() => rec.readBlob(sha)).toThrow(/is missing/);
+  });
+
   it('refuses an oversized line without reading it whole', async () => {
     const dir = await goodRecording();
     dropIntegrity(dir);
