@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { loadScores } from '../../src/store/scores.js';
 
 const run = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli/main.ts', 'eval'];
@@ -25,7 +26,16 @@ async function tapedeck(args: string[]): Promise<{ code: number; stdout: string;
 
 describe('tapedeck eval', () => {
   it('prints the hard-gate verdict, the primary failure with its step, and JSON rows named as the seed', async () => {
-    const r = await tapedeck(['recordings/examples/openai-baseline', '--contract', CONTRACT, '--json', '--strict']);
+    const scoresFile = join(mkdtempSync(join(tmpdir(), 'tapedeck-eval-')), 'scores.json');
+    const r = await tapedeck([
+      'recordings/examples/openai-baseline',
+      '--contract',
+      CONTRACT,
+      '--json',
+      '--strict',
+      '--scores-out',
+      scoresFile,
+    ]);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout) as {
       evaluations: Array<{
@@ -42,6 +52,10 @@ describe('tapedeck eval', () => {
     expect(out.evaluations[0]!.validators.map((v) => v.validatorName)).toContain('execution');
     expect(out.evaluations[0]!.state.some((s) => s.stateObjectType === 'db_row')).toBe(true);
     expect(out.aggregate.taskSuccessRate).toBe(0);
+    // The scores file is what `tapedeck ingest --scores` reads: the seed's columns after snake-casing.
+    const [scores] = loadScores(scoresFile);
+    expect(scores!.task).toMatchObject({ hard_success: false, primary_failure_reason_code: 'WRONG_EXECUTION_TARGET' });
+    expect(scores!.validators.length).toBe(out.evaluations[0]!.validators.length);
   });
 
   it('rejects a bad contract naming the line and column', async () => {

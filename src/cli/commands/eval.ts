@@ -1,5 +1,6 @@
 // `tapedeck eval <recording…> --contract FILE`: score runs (or replays) against an eval contract — hard gate,
 // soft score, validators, failure codes, state diff, trajectory classes — and aggregate many runs.
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { AgainstDiff, StateChange } from '../../diff/index.js';
 import {
@@ -23,6 +24,7 @@ interface EvalCliOptions {
   judgeKeyEnv?: string;
   k: string;
   strict?: boolean;
+  scoresOut?: string;
 }
 
 async function load(dir: string): Promise<Recording> {
@@ -114,6 +116,10 @@ export function register(program: Command): void {
     .option('--judge-key-env <name>', 'environment variable holding the judge API key', 'OPENAI_API_KEY')
     .option('--k <list>', 'k values for pass@k and pass^k, comma separated', '1,5,10')
     .option('--strict', 'exit with status 1 when any run fails the hard gate (for CI)')
+    .option(
+      '--scores-out <file>',
+      'also write the rows as a scores file for `tapedeck ingest --scores`: a list of {task, validators, state}',
+    )
     .addHelpText(
       'after',
       `
@@ -156,6 +162,14 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
         evaluations.map((e) => e.evaluation.task),
         { k: ks },
       );
+      if (options.scoresOut) {
+        const rows = evaluations.map(({ evaluation: e }) => ({
+          task: e.task,
+          validators: e.validators,
+          state: e.state,
+        }));
+        writeFileSync(options.scoresOut, `${JSON.stringify(rows, null, 2)}\n`);
+      }
       if (options.json) {
         process.stdout.write(
           `${JSON.stringify(
