@@ -3,6 +3,8 @@
 // @mswjs/interceptors), in-process tool() calls and nondeterministic values, and streams them to
 // the parent as newline-delimited JSON. It never changes what the agent sees: bodies are read
 // from clones, and all encoding work beyond utf8/base64 is left to the parent.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -310,6 +312,10 @@ function patchFiles(root, recorder, send, suppressed) {
     send(message);
   };
   let fileSeq = 0;
+  // fs calls itself (appendFileSync -> writeFileSync, rm -> unlink): only the outermost call is a step.
+  const inside = new AsyncLocalStorage();
+  let insideSync = 0;
+  const nested = () => insideSync > 0 || inside.getStore() === true;
   const undo = [];
   const replace = (target, key, make) => {
     const real = target[key];
@@ -325,11 +331,13 @@ function patchFiles(root, recorder, send, suppressed) {
       op,
       (real) =>
         async function (target, ...rest) {
-          const rel = suppressed() ? undefined : relative(target);
+          const rel = suppressed() || nested() ? undefined : relative(target);
           if (rel === undefined) return real.call(this, target, ...rest);
-          return recorder.fileOp(
-            () => real.call(this, target, ...rest),
-            (ts, value, error) => report(op, rel, ts, value, error, rest[0]),
+          return inside.run(true, () =>
+            recorder.fileOp(
+              () => real.call(this, target, ...rest),
+              (ts, value, error) => report(op, rel, ts, value, error, rest[0]),
+            ),
           );
         },
     );
@@ -338,17 +346,21 @@ function patchFiles(root, recorder, send, suppressed) {
       `${op}Sync`,
       (real) =>
         function (target, ...rest) {
-          const rel = suppressed() ? undefined : relative(target);
+          const rel = suppressed() || nested() ? undefined : relative(target);
           if (rel === undefined) return real.call(this, target, ...rest);
           const ts = nowMs();
+          let value;
+          insideSync++;
           try {
-            const value = real.call(this, target, ...rest);
-            report(op, rel, ts, value, undefined, rest[0]);
-            return value;
+            value = real.call(this, target, ...rest);
           } catch (error) {
+            insideSync--;
             report(op, rel, ts, undefined, error, rest[0]);
             throw error;
           }
+          insideSync--;
+          report(op, rel, ts, value, undefined, rest[0]);
+          return value;
         },
     );
     replace(
@@ -356,15 +368,17 @@ function patchFiles(root, recorder, send, suppressed) {
       op,
       (real) =>
         function (target, ...rest) {
-          const rel = suppressed() ? undefined : relative(target);
+          const rel = suppressed() || nested() ? undefined : relative(target);
           const callback = rest.at(-1);
           if (rel === undefined || typeof callback !== 'function') return real.call(this, target, ...rest);
           const ts = nowMs();
           const args = rest.slice(0, -1);
-          return real.call(this, target, ...args, (error, value) => {
-            report(op, rel, ts, value, error, args[0]);
-            callback(error, value);
-          });
+          return inside.run(true, () =>
+            real.call(this, target, ...args, (error, value) => {
+              report(op, rel, ts, value, error, args[0]);
+              callback(error, value);
+            }),
+          );
         },
     );
   }

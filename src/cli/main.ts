@@ -5,6 +5,10 @@ import { isTapedeckError } from '../recording/errors.js';
 // Each command module exports `register(program)`. Add a line here when a command lands.
 const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [
   () => import('./commands/tui.js'),
+  () => import('./commands/ledger.js'),
+  () => import('./commands/ingest.js'),
+  () => import('./commands/query.js'),
+  () => import('./commands/record.js'),
   () => import('./commands/bisect.js'),
   () => import('./commands/diff.js'),
   () => import('./commands/replay.js'),
@@ -33,6 +37,14 @@ export async function buildProgram(): Promise<Command> {
 async function main(argv: string[]): Promise<void> {
   const program = await buildProgram();
   try {
+    if (argv.length <= 2) {
+      // A bare `tapedeck` opens the TUI in a terminal, and teaches the commands anywhere else.
+      if (process.stdin.isTTY && process.stdout.isTTY) {
+        const { runTui } = await import('./commands/tui.js');
+        await runTui();
+      } else program.outputHelp();
+      return;
+    }
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -1,7 +1,7 @@
 // What recordCommand and record() share: choosing and checking the output folder, opening the
 // writer, world capture and session, and closing them in the right order (also on failure).
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   createRecordingWriter,
@@ -83,7 +83,19 @@ export function prepareOutputDir(dir: string): void {
     );
   };
   try {
-    mkdirSync(dir, { recursive: true });
+    // Segment by segment: a recursive mkdir under /proc never returns on Node 20.
+    const missing: string[] = [];
+    let existing = dir;
+    while (!existsSync(existing)) {
+      missing.unshift(existing);
+      const parent = path.dirname(existing);
+      if (parent === existing) break;
+      existing = parent;
+    }
+    if (!statSync(existing).isDirectory()) {
+      throw Object.assign(new Error(`${existing} is not a directory`), { code: 'ENOTDIR' });
+    }
+    for (const segment of missing) mkdirSync(segment);
     accessSync(dir, constants.W_OK);
   } catch (cause) {
     fail(cause);

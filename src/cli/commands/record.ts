@@ -1,0 +1,96 @@
+// `tapedeck record [options] -- <command…>`: records one run of an unchanged agent.
+import type { Command } from 'commander';
+import { TapedeckError } from '../../recording/errors.js';
+
+interface RecordCliOptions {
+  fs?: string;
+  db?: string;
+  dbSchema?: string[];
+  out?: string;
+  name?: string;
+  rules?: string;
+  maxBody?: string;
+  sample?: string;
+  nondeterminism: boolean;
+  json?: boolean;
+}
+
+function parseNumber(flag: string, value: string | undefined, check: (n: number) => boolean, expected: string) {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || !check(n)) {
+    throw new TapedeckError('BAD_OPTION', `${flag} ${JSON.stringify(value)} is not ${expected}`);
+  }
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('record')
+    .summary('record an agent run: HTTP + LLM calls, tool calls, fs + Postgres changes, clock/random')
+    .description(
+      'Runs the agent command as a child process with a capture preload (node --import, inherited by node grandchildren through NODE_OPTIONS). The agent code is unchanged. Every model call (OpenAI Chat Completions/Responses, Anthropic Messages, streamed or not) becomes a THINK or FINALIZE step with its messages, tool calls and usage; every other HTTP call becomes a tool step (API_CALL, RETRIEVE, MCP_CALL); reads and writes of files under --fs become FILE_READ/FILE_WRITE steps. With --fs and --db the world is snapshotted before and after, and each step carries the file and row changes made during it — also by other processes, such as your tool API writing to the database. Secrets are redacted before anything is written.',
+    )
+    .argument('<command...>', 'the agent command, after `--` (e.g. -- node agent.mjs)')
+    .option('--fs <dir>', 'filesystem root to snapshot and watch (the agent workspace)')
+    .option('--db <url>', 'postgres:// URL to snapshot and watch (installs temporary change-capture triggers)')
+    .option('--db-schema <schema...>', 'schemas to capture (default: every non-system schema)')
+    .option('--out <dir>', 'recording folder (default: recordings/<id>/ under the current folder)')
+    .option('--name <name>', 'a name for the run (default: the agent script name)')
+    .option(
+      '--rules <file>',
+      'extra tool classification rules (YAML/JSON list of {match, stateType, name?, mutating?})',
+    )
+    .option('--max-body <bytes>', 'cut bodies larger than this many bytes (marked truncated)')
+    .option('--sample <fraction>', 'record only this fraction of runs, 0..1 (a run not sampled just runs)')
+    .option('--no-nondeterminism', 'do not capture Date/Math.random/crypto values')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck record -- node agent.mjs
+  tapedeck record --fs ./workspace --db postgres://localhost/app --db-schema travel -- node agent.mjs --stream
+  tapedeck record --out recordings/ticket-42 --name ticket-42 --max-body 1000000 -- npm start
+
+The recording folder holds manifest.json, events.jsonl (one event per line), blobs/ and
+snapshots/{pre,post}. A run that crashes leaves a readable recording marked "incomplete" with
+every finished step. The exit code is the agent's.`,
+    )
+    .action(async (command: string[], opts: RecordCliOptions) => {
+      const maxBodyBytes = parseNumber(
+        '--max-body',
+        opts.maxBody,
+        (n) => Number.isInteger(n) && n >= 0,
+        'a byte count',
+      );
+      const sample = parseNumber('--sample', opts.sample, (n) => n >= 0 && n <= 1, 'a fraction between 0 and 1');
+      if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
+        throw new TapedeckError('BAD_OPTION', `--db ${JSON.stringify(opts.db)} is not a postgres:// URL`);
+      }
+      const { recordCommand } = await import('../../record/index.js');
+      const result = await recordCommand({
+        command,
+        ...(opts.fs === undefined ? {} : { fsRoot: opts.fs }),
+        ...(opts.db === undefined ? {} : { dbUrl: opts.db }),
+        ...(opts.dbSchema === undefined ? {} : { dbSchemas: opts.dbSchema }),
+        ...(opts.out === undefined ? {} : { out: opts.out }),
+        ...(opts.name === undefined ? {} : { name: opts.name }),
+        ...(opts.rules === undefined ? {} : { rules: opts.rules }),
+        ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+        ...(sample === undefined ? {} : { sample }),
+        nondeterminism: opts.nondeterminism,
+        stdio: 'inherit',
+      });
+      const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ ...result, status })}\n`);
+      } else if (result.recorded) {
+        const exit = result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
+        process.stderr.write(`tapedeck: recorded ${result.steps} steps (${status}, ${exit}) -> ${result.dir}\n`);
+      } else {
+        process.stderr.write('tapedeck: run not sampled; nothing recorded\n');
+      }
+      if (result.exitCode !== 0) process.exitCode = result.exitCode ?? 1;
+    });
+}

@@ -1,0 +1,182 @@
+// Test helpers for the recorder: real HTTP servers on 127.0.0.1 and a small FAKE model server
+// (OpenAI Chat Completions and Responses, streaming and not) — the only fake allowed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
+
+export interface TestServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  handler: (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void | Promise<void>,
+): Promise<TestServer> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      Promise.resolve(handler(req, Buffer.concat(chunks).toString('utf8'), res)).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end(String(error));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function tempDir(prefix = 'tapedeck-record-'): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The FAKE model's usage for a call: fixed numbers per call index, with cached and reasoning tokens. */
+export function fakeUsage(call: number) {
+  return {
+    prompt_tokens: 100 + call * 10,
+    completion_tokens: 20 + call,
+    total_tokens: 120 + call * 11,
+    prompt_tokens_details: { cached_tokens: 30 + call },
+    completion_tokens_details: { reasoning_tokens: 5 },
+  };
+}
+
+/**
+ * A FAKE OpenAI-compatible model server. The reply to a chat completion is a tool call
+ * `lookup` while the conversation has fewer tool results than `toolTurns`, then a final text.
+ * `hangOnCall` makes that call's stream send one chunk and then never finish.
+ */
+export async function startFakeModel(options: { toolTurns?: number; hangOnCall?: number } = {}) {
+  let calls = 0;
+  const log: Array<{ path: string; stream: boolean; usage: unknown }> = [];
+  const server = await startServer(async (req, body, res) => {
+    const json = JSON.parse(body || '{}') as Record<string, unknown>;
+    const call = ++calls;
+    const stream = json.stream === true;
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const usage = fakeUsage(call);
+    log.push({ path, stream, usage });
+    if (path.endsWith('/responses')) {
+      const responsesUsage = {
+        input_tokens: usage.prompt_tokens,
+        input_tokens_details: usage.prompt_tokens_details,
+        output_tokens: usage.completion_tokens,
+        output_tokens_details: usage.completion_tokens_details,
+        total_tokens: usage.total_tokens,
+      };
+      log[log.length - 1]!.usage = responsesUsage;
+      const response = {
+        id: `resp_${call}`,
+        object: 'response',
+        created_at: 1,
+        status: 'completed',
+        model: 'fake-responses-1',
+        output: [
+          {
+            id: `msg_${call}`,
+            type: 'message',
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: `answer ${call}`, annotations: [] }],
+          },
+        ],
+        usage: responsesUsage,
+      };
+      if (!stream) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(response));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const events = [
+        { type: 'response.created', response: { ...response, status: 'in_progress', output: [], usage: null } },
+        {
+          type: 'response.output_text.delta',
+          item_id: `msg_${call}`,
+          output_index: 0,
+          content_index: 0,
+          delta: 'answer ',
+        },
+        {
+          type: 'response.output_text.delta',
+          item_id: `msg_${call}`,
+          output_index: 0,
+          content_index: 0,
+          delta: `${call}`,
+        },
+        { type: 'response.completed', response },
+      ];
+      for (const [i, event] of events.entries()) {
+        res.write(`event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: i })}\n\n`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      res.end();
+      return;
+    }
+    const messages = (json.messages as Array<{ role: string }>) ?? [];
+    const toolResults = messages.filter((m) => m.role === 'tool').length;
+    const wantsTool = toolResults < (options.toolTurns ?? 1);
+    const message = wantsTool
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: `call_${call}`, type: 'function', function: { name: 'lookup', arguments: `{"n":${call}}` } },
+          ],
+        }
+      : { role: 'assistant', content: `final answer after ${toolResults} tools` };
+    const finish = wantsTool ? 'tool_calls' : 'stop';
+    const base = { id: `chatcmpl-${call}`, created: 1, model: 'fake-chat-1' };
+    if (!stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message, finish_reason: finish }],
+          usage,
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const chunk = (delta: unknown, finishReason: string | null, extra: object = {}) =>
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
+    res.write(chunk({ role: 'assistant', content: '' }, null));
+    if (options.hangOnCall === call) return; // never finishes
+    if (wantsTool) {
+      const tc = message.tool_calls![0]!;
+      res.write(
+        chunk(
+          { tool_calls: [{ index: 0, id: tc.id, type: 'function', function: { name: 'lookup', arguments: '' } }] },
+          null,
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 2));
+      res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: tc.function.arguments } }] }, null));
+    } else {
+      for (const word of String(message.content).split(/(?= )/)) {
+        res.write(chunk({ content: word }, null));
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    }
+    res.write(chunk({}, finish));
+    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  });
+  return { ...server, log, calls: () => calls };
+}
