@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadScores } from '../../src/store/scores.js';
+import { loadScores } from '../../src/store/index.js';
 
 const run = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli/main.ts', 'eval'];
