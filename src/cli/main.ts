@@ -5,6 +5,7 @@ import { isTapedeckError } from '../recording/errors.js';
 // Each command module exports `register(program)`. Add a line here when a command lands.
 const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [
   () => import('./commands/tui.js'),
+  () => import('./commands/verify.js'),
   () => import('./commands/ledger.js'),
   () => import('./commands/ingest.js'),
   () => import('./commands/query.js'),
