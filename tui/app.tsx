@@ -1,6 +1,6 @@
 // The app: which screen is up (recordings, run, replay, bisect, help), the recording being
 // looked at, its ledger and scores, and the replay and bisect sessions started from it.
-import { useApp, useInput } from 'ink';
+import { useApp } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Recording } from '../src/recording/index.js';
 import { Frame } from './components/frame.js';
@@ -10,6 +10,7 @@ import { seg } from './components/lines.js';
 import type { Available, LedgerView, ScoreView, TuiServices } from './data/engines.js';
 import { baselineSystemPrompt, indexSteps } from './data/steps.js';
 import { useBisectSession } from './hooks/use-bisect.js';
+import { type KeyRouter, KeyRouterContext, useRootKeys } from './hooks/use-keys.js';
 import { useReplaySession } from './hooks/use-replay.js';
 import { useSize } from './hooks/use-size.js';
 import { BisectScreen } from './screens/bisect-screen.js';
@@ -66,21 +67,26 @@ export function App(props: AppProps) {
   }, [recording, services]);
 
   const quit = useCallback(() => (props.onQuit ? props.onQuit() : exit()), [props.onQuit, exit]);
-  // Help closes on the next key. The handler is always attached (attaching one takes a render,
-  // and a fast key would slip past); the flag flips after the opening key has been dispatched.
+  // Keys: one subscription for the whole app (see hooks/use-keys.ts). Help, when up, takes the
+  // next key; the flag flips after the opening key has been dispatched.
+  const router = useRef<KeyRouter>({ current: null }).current;
   const helpOpen = useRef(false);
+  const quitRef = useRef(quit);
+  quitRef.current = quit;
   const showHelp = useCallback(() => {
     setHelp(true);
     queueMicrotask(() => {
       helpOpen.current = true;
     });
   }, []);
-
-  useInput((input) => {
-    if (!helpOpen.current) return;
-    if (input === 'q') return quit();
-    helpOpen.current = false;
-    setHelp(false);
+  useRootKeys((input, key) => {
+    if (helpOpen.current) {
+      if (input === 'q') return quitRef.current();
+      helpOpen.current = false;
+      setHelp(false);
+      return;
+    }
+    router.current?.(input, key);
   });
 
   const open = useCallback(
@@ -218,5 +224,10 @@ export function App(props: AppProps) {
       />
     );
   }
-  return <ThemeContext.Provider value={theme}>{body}</ThemeContext.Provider>;
+  if (help) router.current = null;
+  return (
+    <ThemeContext.Provider value={theme}>
+      <KeyRouterContext.Provider value={router}>{body}</KeyRouterContext.Provider>
+    </ThemeContext.Provider>
+  );
 }

@@ -87,6 +87,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
             setOffset(undefined);
             props.onStart(text);
           } catch (error) {
+            setPath(null);
             setMessage(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
           }
         } else if (key.escape) setPath(null);
