@@ -254,8 +254,23 @@ export function register(program: Command): void {
     .command('bisect')
     .summary('find the first step where the agent’s belief diverged from the world')
     .description(
-      `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.
-
+      `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.`,
+    )
+    .argument('<recording>', 'recording directory')
+    .option('-p, --predicate <name>', 'built-in predicate: grounding | claims | no-repeat | all')
+    .option('--js <file>', 'JS/TS predicate module')
+    .option('--sql <query>', 'SQL predicate against the world database at step k')
+    .option('--sql-file <file>', 'SQL predicate read from a file')
+    .option('--shell <cmd>', 'shell predicate run in the world folder at step k')
+    .option('--good <step>', 'a step known good (default 0: before the first step)')
+    .option('--bad <step>', 'a step known bad (default: the last step, evaluated first)')
+    .option('--baseline <dir>', 'the baseline recording to compare a replay with (default: manifest.replayOf)')
+    .option('--no-compare', 'do not compare a replay with its baseline')
+    .option('--check-monotone', 'also evaluate every step to check the predicate is monotone (N evaluations)')
+    .option('--json', 'print the result as JSON on stdout (progress stays on stderr)')
+    .addHelpText(
+      'after',
+      `
 The predicate at step k judges the prefix 1..k, so once bad it stays bad (the search relies on this).
 
 Built-in predicates (--predicate):
@@ -276,31 +291,16 @@ User predicates, like git bisect run (combined with --predicate when both are gi
 Prompt change: when the recording is a replay (manifest.replayOf) and its baseline is found next to it (or given
 with --baseline), both are bisected and the report says whether the divergence step moved, disappeared or stayed.
 
-Exit code: 1 when a bad step is found, 0 when none, 2 on bad input.`,
-    )
-    .argument('<recording>', 'recording directory')
-    .option('-p, --predicate <name>', 'built-in predicate: grounding | claims | no-repeat | all')
-    .option('--js <file>', 'JS/TS predicate module')
-    .option('--sql <query>', 'SQL predicate against the world database at step k')
-    .option('--sql-file <file>', 'SQL predicate read from a file')
-    .option('--shell <cmd>', 'shell predicate run in the world folder at step k')
-    .option('--good <step>', 'a step known good (default 0: before the first step)')
-    .option('--bad <step>', 'a step known bad (default: the last step, evaluated first)')
-    .option('--baseline <dir>', 'the baseline recording to compare a replay with (default: manifest.replayOf)')
-    .option('--no-compare', 'do not compare a replay with its baseline')
-    .option('--check-monotone', 'also evaluate every step to check the predicate is monotone (N evaluations)')
-    .option('--json', 'print the result as JSON on stdout (progress stays on stderr)')
-    .addHelpText(
-      'after',
-      `
+Exit code: 1 when a bad step is found, 0 when none, 2 on bad input.
+
 Examples:
-  tapedeck bisect recordings/examples/baseline
-  tapedeck bisect recordings/examples/baseline --predicate grounding --json
+  tapedeck bisect recordings/examples/openai-baseline
+  tapedeck bisect recordings/examples/openai-baseline --predicate grounding --json
   tapedeck bisect rec --sql "SELECT d.step FROM tapedeck.decisions d JOIN travel.passengers p
                               ON p.id = d.args->>'passenger_id' WHERE p.name <> 'Dana Reyes'"
   tapedeck bisect rec --js ./checks/no-overbooking.mjs
   tapedeck bisect rec --shell 'grep -q P-102 confirmations/*.md 2>/dev/null || exit 1'
-  tapedeck bisect recordings/replay-fixed --baseline recordings/examples/baseline`,
+  tapedeck bisect recordings/replay-fixed --baseline recordings/examples/openai-baseline`,
     )
     .action(async (recording: string, opts: BisectOptions) => runBisect(recording, opts));
 
@@ -308,18 +308,7 @@ Examples:
     .command('bisect-prompt')
     .summary('find the prompt version (or the smallest prompt change) that flips a replay’s outcome')
     .description(
-      `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the
-replay is good by the built-in predicate through its last step. Probes are cached by (recording id, prompt text)
-and their cost, from the ledger, is reported.
-
-Ordered versions: --versions F1 F2 … (files, oldest first) or --git-file PATH --revs A..B (A, then every commit in
-A..B that changed PATH). Finds the first version whose replay fails, with at most ceil(log2 N)+1 replays.
-
-Delta debugging: --ddmin --from OLD --to NEW splits the diff OLD -> NEW into hunks and finds the smallest set of
-hunks that, applied to OLD alone, gives NEW's outcome (ddmin).
-
---probe-cmd CMD replaces the replay with a command, like git bisect run: the prompt is in $TAPEDECK_PROMPT_FILE,
-exit 0 = pass.`,
+      `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step. Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,
     )
     .argument('<recording>', 'the recording to replay')
     .option('--versions <files...>', 'prompt files in order, oldest first')
@@ -344,8 +333,17 @@ exit 0 = pass.`,
     .addHelpText(
       'after',
       `
+Ordered versions: --versions F1 F2 … (files, oldest first) or --git-file PATH --revs A..B (A, then every commit in
+A..B that changed PATH). Finds the first version whose replay fails, with at most ceil(log2 N)+1 replays.
+
+Delta debugging: --ddmin --from OLD --to NEW splits the diff OLD -> NEW into hunks and finds the smallest set of
+hunks that, applied to OLD alone, gives NEW's outcome (ddmin).
+
+--probe-cmd CMD replaces the replay with a command, like git bisect run: the prompt is in $TAPEDECK_PROMPT_FILE,
+exit 0 = pass.
+
 Examples:
-  tapedeck bisect-prompt recordings/examples/baseline --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt
+  tapedeck bisect-prompt recordings/examples/openai-baseline --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt
   tapedeck bisect-prompt rec --git-file examples/prompts/baseline.txt --revs v1.0..HEAD
   tapedeck bisect-prompt rec --ddmin --from examples/prompts/baseline.txt --to examples/prompts/fixed.txt`,
     )

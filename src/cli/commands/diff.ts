@@ -9,15 +9,7 @@ export function register(program: Command): void {
     .command('diff')
     .summary('align two runs and show the first step where they part')
     .description(
-      `Aligns the trajectories of two recordings (say a baseline and its replay with a changed prompt) by edit distance
-over normalised actions: a tool step is its tool name and canonical arguments, a model step is the tool calls it
-decided (or "(final)" for an answer). Reports the edit distance, the similarity 1 - distance / max(len a, len b),
-the first divergent step and its kind:
-  other-tool       the runs did different things at that point
-  other-arguments  the same tool with different arguments
-  extra-step       b did something a did not
-  missing-step     a did something b did not
-and shows both steps side by side. Exit code 1 when the runs differ.`,
+      'Aligns the trajectories of two recordings (say a baseline and its replay with a changed prompt) by edit distance over normalised actions: a tool step is its tool name and canonical arguments, a model step is the tool calls it decided (or "(final)" for an answer). Reports the edit distance, the similarity 1 - distance / max(len a, len b), the first divergent step and its kind, and shows both steps side by side. Exit code 1 when the runs differ.',
     )
     .argument('<a>', 'the first recording (the baseline)')
     .argument('<b>', 'the second recording (the replay)')
@@ -27,9 +19,15 @@ and shows both steps side by side. Exit code 1 when the runs differ.`,
     .addHelpText(
       'after',
       `
+Kinds of divergence:
+  other-tool       the runs did different things at that point
+  other-arguments  the same tool with different arguments
+  extra-step       b did something a did not
+  missing-step     a did something b did not
+
 Examples:
-  tapedeck diff recordings/examples/baseline recordings/examples/fixed
-  tapedeck diff recordings/examples/baseline recordings/replay-1 --all
+  tapedeck diff recordings/examples/openai-baseline recordings/examples/openai-fixed-stream
+  tapedeck diff recordings/examples/openai-baseline recordings/replay-1 --all
   tapedeck diff a b --json | jq .firstDivergence`,
     )
     .action(async (aDir: string, bDir: string, opts: { all?: boolean; width: string; json?: boolean }) => {
