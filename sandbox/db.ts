@@ -2,9 +2,9 @@
 // protocol (default), a template-cloned database on a real server, or a testcontainers Postgres.
 // Each hands back a URL for the agent, a query function, effect application and a snapshot.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../src/recording/index.js';
@@ -268,7 +268,10 @@ async function createPglite(loadDataDir?: Blob) {
 function blankDataDir(): Promise<Blob> {
   blank ??= (async () => {
     const rt = await pgliteRuntime();
-    const file = path.join(tmpdir(), `tapedeck-pglite-${rt.version}-blank.tar`);
+    const cacheDir =
+      process.env.TAPEDECK_CACHE_DIR ??
+      path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'tapedeck');
+    const file = path.join(cacheDir, `pglite-${rt.version}-blank.tar`);
     try {
       return new Blob([await readFile(file)]);
     } catch {}
@@ -277,7 +280,8 @@ function blankDataDir(): Promise<Blob> {
     await db.close();
     const bytes = Buffer.from(await dump.arrayBuffer());
     const part = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    await writeFile(part, bytes)
+    await mkdir(cacheDir, { recursive: true })
+      .then(() => writeFile(part, bytes))
       .then(() => rename(part, file))
       .catch(() => rm(part, { force: true }));
     return new Blob([bytes]);

@@ -1,0 +1,72 @@
+// Prompt overrides rewrite the system prompt where each provider API keeps it.
+import { createPatch } from 'diff';
+import { describe, expect, it } from 'vitest';
+import { TapedeckError } from '../recording/index.js';
+import { applyOverride, overrideRequestBody, systemPromptOf } from './prompt.js';
+
+describe('prompt overrides', () => {
+  it('replaces the system message of a Chat Completions request, folding several into one', () => {
+    const body = {
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'old' },
+        { role: 'system', content: [{ type: 'text', text: 'more' }] },
+        { role: 'user', content: 'hi' },
+      ],
+    };
+    expect(systemPromptOf('openai.chat.completions', body)).toBe('old\n\nmore');
+    const out = JSON.parse(
+      overrideRequestBody('openai.chat.completions', JSON.stringify(body), { kind: 'replace', text: 'new' }),
+    );
+    expect(out.messages).toEqual([
+      { role: 'system', content: 'new' },
+      { role: 'user', content: 'hi' },
+    ]);
+  });
+
+  it('keeps the developer role, and adds a system message when there is none', () => {
+    const dev = { messages: [{ role: 'developer', content: 'old' }] };
+    expect(
+      JSON.parse(overrideRequestBody('openai.chat.completions', JSON.stringify(dev), { kind: 'replace', text: 'new' }))
+        .messages,
+    ).toEqual([{ role: 'developer', content: 'new' }]);
+    const none = { messages: [{ role: 'user', content: 'hi' }] };
+    expect(
+      JSON.parse(overrideRequestBody('openai.chat.completions', JSON.stringify(none), { kind: 'replace', text: 'new' }))
+        .messages[0],
+    ).toEqual({
+      role: 'system',
+      content: 'new',
+    });
+  });
+
+  it('sets Responses instructions and Anthropic system (keeping cache_control)', () => {
+    const responses = { model: 'm', instructions: 'old', input: 'hi' };
+    expect(
+      JSON.parse(overrideRequestBody('openai.responses', JSON.stringify(responses), { kind: 'replace', text: 'new' }))
+        .instructions,
+    ).toBe('new');
+    const anthropic = {
+      model: 'c',
+      system: [{ type: 'text', text: 'old', cache_control: { type: 'ephemeral' } }],
+      messages: [],
+    };
+    expect(
+      JSON.parse(overrideRequestBody('anthropic.messages', JSON.stringify(anthropic), { kind: 'replace', text: 'new' }))
+        .system,
+    ).toEqual([{ type: 'text', text: 'new', cache_control: { type: 'ephemeral' } }]);
+  });
+
+  it('applies a unified diff to the recorded prompt, and says so when it does not apply', () => {
+    const old = 'Work quickly.\nBook the cheapest flight.\n';
+    const patch = createPatch(
+      'prompt',
+      old,
+      'Work quickly.\nLook up the passenger first.\nBook the cheapest flight.\n',
+    );
+    expect(applyOverride(old, { kind: 'patch', patch })).toBe(
+      'Work quickly.\nLook up the passenger first.\nBook the cheapest flight.\n',
+    );
+    expect(() => applyOverride('Something else entirely.\n', { kind: 'patch', patch })).toThrow(TapedeckError);
+  });
+});

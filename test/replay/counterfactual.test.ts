@@ -1,0 +1,69 @@
+// Counterfactual replay of the example baseline under the fixed prompt: model calls go live to
+// the (fake) model server, tool calls are served from the recording when they match, and the
+// ones that don't are held back, never reaching the real API.
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTRACT, PROMPTS } from '../../examples/world/index.js';
+import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
+import { readRecording } from '../../src/recording/index.js';
+import { replay } from '../../src/replay/index.js';
+import { type RecordedExample, recordExample } from './world-fixture.js';
+
+let tmp: string;
+let example: RecordedExample;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-replay-cf-'));
+  example = await recordExample({ agent: 'openai', out: path.join(tmp, 'recorded') });
+});
+
+afterAll(async () => {
+  await example?.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('counterfactual replay with the fixed prompt', () => {
+  it('writes a replay recording, reports the first divergent step and lists held-back calls', async () => {
+    const fixed = readFileSync(PROMPTS.fixed, 'utf8').trim();
+    const before = await example.world.state();
+    const modelCalls = example.world.modelLog().length;
+    example.resetHits();
+
+    const result = await replay({
+      recording: example.dir,
+      mode: 'counterfactual',
+      systemPrompt: fixed,
+      env: example.env,
+      out: path.join(tmp, 'fixed'),
+      stdio: 'pipe',
+    });
+
+    const original = await readRecording(example.dir);
+    const replayed = await readRecording(result.dir);
+    expect(replayed.manifest.replayOf).toBe(original.manifest.id);
+    expect(replayed.manifest.replay).toMatchObject({ mode: 'counterfactual', overrides: { systemPrompt: fixed } });
+
+    // Steps 1-2 agree (the model answers the new prompt as it answered the old one); step 3 parts.
+    expect(result.firstDivergentStep).toBe(3);
+    expect(result.served.live).toBeGreaterThan(0);
+    expect(example.world.modelLog().length).toBe(modelCalls + result.served.live);
+    // The live requests carried the new prompt, not the recorded one.
+    const sent = example.world.modelLog().slice(modelCalls).join('\n');
+    expect(sent).toContain('Check the booking policy with search_policies before you book.');
+
+    // The passenger lookup was never recorded: held back, explained, and the API never saw it.
+    const lookup = result.heldBack.find((h) => h.target.endsWith('/passengers/P-102'));
+    expect(lookup).toMatchObject({ method: 'GET', mutating: false });
+    const miss = result.divergences.find((d) => d.kind === 'unmatched-request' && d.step === lookup?.step);
+    expect(miss?.message).toContain('Nearest recorded request');
+    expect(example.apiHits()).toBe(0);
+    expect(await example.world.state()).toEqual(before);
+
+    // The replay is a recording like any other: the scoring engine reads it.
+    const evaluation = evaluateRecording(replayed, loadContract(CONTRACT));
+    expect(evaluation.task.hardSuccess).toBe(false);
+  });
+});

@@ -1,0 +1,168 @@
+// Layered request matching over a recording made by the writer: exact, normalised, structural,
+// repeats in recorded order, and misses that explain themselves.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecording } from '../../src/recording/index.js';
+import { CallIndex, canonical, explainMiss, indexRecording, keysOf, type LiveRequest } from '../../src/replay/index.js';
+import { writeRecording } from './build.js';
+
+let tmp: string;
+let index: () => CallIndex;
+
+const API = 'http://127.0.0.1:8787';
+const chat = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'gpt-test',
+  messages: [
+    { role: 'system', content: 'You are a test.' },
+    { role: 'user', content },
+  ],
+  ...extra,
+});
+const req = (method: string, url: string, body?: unknown): LiveRequest => ({
+  method,
+  url,
+  headers: {},
+  ...(body === undefined ? {} : { bodyText: typeof body === 'string' ? body : JSON.stringify(body) }),
+});
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-match-'));
+  const dir = await writeRecording(path.join(tmp, 'rec'), {
+    calls: [
+      {
+        kind: 'model',
+        url: `${API}/v1/chat/completions`,
+        body: chat('book', { temperature: 0 }),
+        response: { id: 'a' },
+      },
+      { kind: 'tool', url: `${API}/flights?to=DEN&date=2026-11-25`, response: [{ id: 'FL-1' }] },
+      {
+        kind: 'tool',
+        url: `${API}/bookings`,
+        body: { flight_id: 'FL-1', passenger_id: 'P-1' },
+        response: { id: 'BK-1' },
+      },
+      { kind: 'tool', url: `${API}/flights?to=DEN&date=2026-11-25`, response: [{ id: 'FL-2' }] },
+      {
+        kind: 'tool',
+        url: `${API}/mcp`,
+        body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'lookup', arguments: { q: 'x' } } },
+        response: { jsonrpc: '2.0', id: 7, result: {} },
+      },
+    ],
+  });
+  const recording = await readRecording(dir);
+  index = () => new CallIndex(indexRecording(recording));
+});
+
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('layered matching', () => {
+  it('matches an identical request at the exact layer', () => {
+    const m = index().match(req('POST', `${API}/bookings`, { flight_id: 'FL-1', passenger_id: 'P-1' }));
+    expect(m.layer).toBe('exact');
+    expect(m.call?.step).toBe(3);
+  });
+
+  it('matches after normalisation: key order, query order, another host and declared volatile fields', () => {
+    const i = index();
+    const reordered = i.match(
+      req('POST', 'http://10.0.0.9:9/bookings', '{ "passenger_id": "P-1", "flight_id": "FL-1", "request_id": "r-42" }'),
+    );
+    expect(reordered.layers.map((l) => [l.layer, l.passed])).toEqual([
+      ['exact', false],
+      ['normalised', true],
+    ]);
+    expect(reordered.layer).toBe('normalised');
+    expect(reordered.call?.step).toBe(3);
+    const query = i.match(req('GET', `${API}/flights?date=2026-11-25&to=DEN&request_id=9`));
+    expect([query.layer, query.call?.step]).toEqual(['normalised', 2]);
+    // A JSON-RPC id is volatile: the same tools/call with another id is the same request.
+    const rpc = i.match(
+      req('POST', `${API}/mcp`, {
+        jsonrpc: '2.0',
+        id: 99,
+        method: 'tools/call',
+        params: { name: 'lookup', arguments: { q: 'x' } },
+      }),
+    );
+    expect([rpc.layer, rpc.call?.step]).toEqual(['normalised', 5]);
+  });
+
+  it('matches a model call structurally when only sampling parameters differ', () => {
+    const m = index().match(
+      req('POST', `${API}/v1/chat/completions`, chat('book', { temperature: 0.7, max_tokens: 50 })),
+      {
+        kind: 'model',
+      },
+    );
+    expect(m.layer).toBe('structural');
+    expect(m.call?.step).toBe(1);
+    expect(m.fieldDiff.map((d) => d.path).sort()).toEqual(['body.max_tokens', 'body.temperature']);
+    // A model call must be identical to be served in counterfactual mode: stop at the normalised layer.
+    expect(
+      index().match(req('POST', `${API}/v1/chat/completions`, chat('book', { temperature: 0.7 })), {
+        maxLayer: 'normalised',
+      }).call,
+    ).toBeUndefined();
+  });
+
+  it('serves repeats in recorded order, and a read again once every recorded answer was served', () => {
+    const i = index();
+    const search = req('GET', `${API}/flights?to=DEN&date=2026-11-25`);
+    const first = i.match(search);
+    expect(first.call?.step).toBe(2);
+    i.markUsed(first.call!);
+    const second = i.match(search);
+    expect(second.call?.step).toBe(4);
+    i.markUsed(second.call!);
+    expect(i.match(search).call).toBeUndefined();
+    const again = i.match(search, { allowReuse: true });
+    expect([again.reused, again.call?.step]).toEqual([true, 2]);
+    // A mutating call is never served twice.
+    const book = req('POST', `${API}/bookings`, { flight_id: 'FL-1', passenger_id: 'P-1' });
+    i.markUsed(i.match(book).call!);
+    expect(i.match(book, { allowReuse: true }).call).toBeUndefined();
+  });
+
+  it('explains a miss: the layers tried, the nearest recorded request and the differing fields', () => {
+    const live = req('POST', `${API}/bookings`, { flight_id: 'FL-9', passenger_id: 'P-1' });
+    const m = index().match(live);
+    expect(m.call).toBeUndefined();
+    expect(m.layers.every((l) => !l.passed)).toBe(true);
+    expect(m.nearest?.step).toBe(3);
+    expect(m.fieldDiff).toEqual([{ path: 'body.flight_id', expected: 'FL-1', actual: 'FL-9' }]);
+    const text = explainMiss(live, m);
+    expect(text).toContain('Nearest recorded request: step 3 POST http://127.0.0.1:8787/bookings');
+    expect(text).toContain('body.flight_id: expected "FL-1", got "FL-9"');
+  });
+});
+
+describe('normalisation', () => {
+  it('gives the same normalised key whatever the key order and whitespace of a JSON body', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
+        fc.boolean(),
+        (obj, pretty) => {
+          const shuffled = Object.fromEntries(Object.entries(obj).reverse());
+          const a = keysOf(req('POST', `${API}/x`, JSON.stringify(obj)));
+          const b = keysOf(req('POST', `${API}/x`, JSON.stringify(shuffled, null, pretty ? 2 : 0)));
+          expect(b.normalised).toBe(a.normalised);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('sorts object keys at every depth in canonical JSON', () => {
+    expect(canonical({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[2,{"e":0,"f":1}]},"b":1}',
+    );
+  });
+});
