@@ -372,7 +372,7 @@ export class RecordSession {
     }
     const maxInline = this.options.maxInlineResult ?? 65536;
     const resultSize = streamed ? open.chunks.reduce((n, c) => n + c.data.length, 0) : resBytes.length;
-    const big = resultSize > maxInline;
+    const big = resultSize > maxInline || res?.body?.truncated === true;
     const payload: ToolCalledPayload = {
       exchangeId: req.id,
       ...tool,

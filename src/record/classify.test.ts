@@ -1,0 +1,51 @@
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { classifyHttp, loadToolRules } from './classify.js';
+
+const call = (method: string, url: string, json?: unknown) => ({ method, url: new URL(url), json });
+
+describe('classifyHttp', () => {
+  it('calls JSON-RPC tools/call an MCP_CALL named by the tool, other MCP methods OBSERVE', () => {
+    const mcp = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: { q: 'x' } } };
+    expect(classifyHttp(call('POST', 'http://h/mcp', mcp))).toEqual({
+      kind: 'mcp',
+      name: 'search',
+      stateType: 'MCP_CALL',
+      args: { q: 'x' },
+      mutating: true,
+    });
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    expect(classifyHttp(call('POST', 'http://h/mcp', list))).toMatchObject({ stateType: 'OBSERVE', mutating: false });
+  });
+
+  it('calls GETs on search-like paths RETRIEVE and everything else API_CALL', () => {
+    expect(classifyHttp(call('GET', 'http://h/policies?q=refund'))).toMatchObject({
+      stateType: 'RETRIEVE',
+      args: { q: 'refund' },
+      mutating: false,
+    });
+    expect(classifyHttp(call('GET', 'http://h/flights?to=DEN'))).toMatchObject({ stateType: 'API_CALL' });
+    expect(classifyHttp(call('POST', 'http://h/search', { q: 1 }))).toMatchObject({
+      stateType: 'API_CALL',
+      mutating: true,
+    });
+    expect(classifyHttp(call('DELETE', 'http://h/bookings/1'))).toMatchObject({ mutating: true });
+  });
+
+  it('applies user rules first, from a YAML file', () => {
+    const file = path.join(os.tmpdir(), `rules-${process.pid}.yaml`);
+    writeFileSync(
+      file,
+      'rules:\n  - match: { method: GET, path: "/^\\\\/flights/" }\n    stateType: RETRIEVE\n    name: search_flights\n',
+    );
+    const rules = loadToolRules(file);
+    expect(classifyHttp(call('GET', 'http://h/flights?to=DEN'), rules)).toMatchObject({
+      stateType: 'RETRIEVE',
+      name: 'search_flights',
+    });
+    writeFileSync(file, 'rules:\n  - match: { verb: GET }\n    stateType: RETRIEVE\n');
+    expect(() => loadToolRules(file)).toThrow(/rules\[0\]/);
+  });
+});
