@@ -3,28 +3,28 @@ import { alignRuns, builtinPredicate, compareDivergence } from '../../src/bisect
 import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
 
 describe('alignRuns', () => {
-  it('finds where the fixed run parts from the baseline: an extra booking step', () => {
-    const alignment = alignRuns(baselineRun(), fixedRun());
+  it('finds where the fixed run parts from the baseline: an extra booking step', async () => {
+    const alignment = alignRuns(await baselineRun(), await fixedRun());
     expect(alignment.firstDivergence).toEqual({ kind: 'extra-step', stepB: 5 });
     expect(alignment.distance).toBe(2);
     expect(alignment.similarity).toBeCloseTo(1 - 2 / 7);
   });
 
-  it('a run aligned with itself is identical', () => {
-    const alignment = alignRuns(baselineRun(), baselineRun());
+  it('a run aligned with itself is identical', async () => {
+    const alignment = alignRuns(await baselineRun(), await baselineRun());
     expect(alignment.firstDivergence).toBeUndefined();
     expect(alignment.similarity).toBe(1);
   });
 
-  it('a different booking decision is other arguments', () => {
-    const alignment = alignRuns(baselineRun(), doubleBookingRun());
+  it('a different booking decision is other arguments', async () => {
+    const alignment = alignRuns(await baselineRun(), await doubleBookingRun());
     expect(alignment.firstDivergence).toMatchObject({ kind: 'other-arguments', stepA: 3, stepB: 3 });
   });
 });
 
 describe('compareDivergence', () => {
   it('reports the divergence gone when the replay with the fixed prompt is good', async () => {
-    const shift = await compareDivergence(baselineRun(), fixedRun(), () => builtinPredicate('all'));
+    const shift = await compareDivergence(await baselineRun(), await fixedRun(), () => builtinPredicate('all'));
     expect(shift.verdict).toBe('disappeared');
     expect(shift.baseline.firstBad?.step).toBe(5);
     expect(shift.replay.firstBad).toBeUndefined();
@@ -32,12 +32,12 @@ describe('compareDivergence', () => {
   });
 
   it('reports a divergence that stayed at the same step', async () => {
-    const shift = await compareDivergence(baselineRun(), baselineRun(), () => builtinPredicate('claims'));
+    const shift = await compareDivergence(await baselineRun(), await baselineRun(), () => builtinPredicate('claims'));
     expect(shift.verdict).toBe('stayed');
   });
 
   it('reports a divergence that moved', async () => {
-    const shift = await compareDivergence(baselineRun(), doubleBookingRun(), () => builtinPredicate('all'));
+    const shift = await compareDivergence(await baselineRun(), await doubleBookingRun(), () => builtinPredicate('all'));
     expect(shift.verdict).toBe('moved');
     expect(shift.replay.firstBad?.step).toBe(6);
   });

@@ -19,19 +19,19 @@ const scratch = mkdtempSync(join(tmpdir(), 'tapedeck-bisect-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('belief and world at a step', () => {
-  it('collects the task, the observations, the claims and the actions of the prefix', () => {
-    const belief = beliefAt(baselineRun(), 4);
+  it('collects the task, the observations, the claims and the actions of the prefix', async () => {
+    const belief = beliefAt(await baselineRun(), 4);
     expect(belief.given.join('\n')).toContain('Book Ana Lopez');
     expect(belief.actions.map((a) => [a.step, a.name, a.completed])).toEqual([
       [2, 'search_flights', true],
       [4, 'book_flight', false],
     ]);
     expect(belief.claims).toEqual([]);
-    expect(beliefAt(baselineRun(), 5).claims[0]?.text).toContain('I booked Ana Lopez');
+    expect(beliefAt(await baselineRun(), 5).claims[0]?.text).toContain('I booked Ana Lopez');
   });
 
-  it('time-travels the database: the booking exists from the step that inserted it', () => {
-    const run = fixedRun();
+  it('time-travels the database: the booking exists from the step that inserted it', async () => {
+    const run = await fixedRun();
     const rows = (k: number) => worldAtStep(run, k).db?.tables.find((t) => t.name === 'bookings')?.rows ?? [];
     expect(rows(5)).toEqual([]);
     expect(rows(6)).toEqual([{ id: 'BK-1', flight_id: 'FL200', passenger: 'Ana Lopez', status: 'confirmed' }]);
@@ -41,7 +41,7 @@ describe('belief and world at a step', () => {
 describe('built-in predicates', () => {
   it('claims: finds the step where the agent says it booked a flight the world never booked', async () => {
     const progress: number[] = [];
-    const result = await bisectBelief(baselineRun(), builtinPredicate('claims'), {
+    const result = await bisectBelief(await baselineRun(), builtinPredicate('claims'), {
       onProgress: (p) => progress.push(p.step),
     });
     expect(result.firstBad?.step).toBe(5);
@@ -52,7 +52,7 @@ describe('built-in predicates', () => {
   });
 
   it('all: the fixed run is good to the end', async () => {
-    const result = await bisectBelief(fixedRun(), builtinPredicate('all'));
+    const result = await bisectBelief(await fixedRun(), builtinPredicate('all'));
     expect(result.firstBad).toBeUndefined();
     expect(result.evaluations).toBe(1);
   });
@@ -64,7 +64,7 @@ describe('built-in predicates', () => {
       [100, 100],
       [7, 6],
     ] as const) {
-      const result = await bisectBelief(longRun(n, bad), builtinPredicate('grounding'));
+      const result = await bisectBelief(await longRun(n, bad), builtinPredicate('grounding'));
       // `bad` is the tool step; the THINK step before it decided the call.
       expect(result.firstBad?.step, `n=${n}`).toBe(bad - 1);
       expect(result.firstBad?.stateType).toBe('THINK');
@@ -74,13 +74,13 @@ describe('built-in predicates', () => {
   });
 
   it('no-repeat: finds the second identical booking', async () => {
-    const result = await bisectBelief(doubleBookingRun(), builtinPredicate('no-repeat'));
+    const result = await bisectBelief(await doubleBookingRun(), builtinPredicate('no-repeat'));
     expect(result.firstBad?.step).toBe(6);
     expect(result.firstBad?.reason).toMatch(/repeats the mutation that already completed at step 4/);
     expect(result.firstBad?.action).toMatch(/^book_flight\(/);
   });
 
-  it('rejects an unknown predicate name', () => {
+  it('rejects an unknown predicate name', async () => {
     expect(() => builtinPredicate('vibes')).toThrow(/unknown predicate "vibes"/);
   });
 });
@@ -92,7 +92,7 @@ describe('user predicates', () => {
       file,
       "export default (belief, world, step) => !belief.actions.some((a) => a.name === 'book_flight' && !a.completed);\n",
     );
-    const result = await bisectBelief(baselineRun(), await loadJsPredicate(file));
+    const result = await bisectBelief(await baselineRun(), await loadJsPredicate(file));
     expect(result.firstBad?.step).toBe(4);
   });
 
@@ -100,7 +100,7 @@ describe('user predicates', () => {
     const boom = functionPredicate(() => {
       throw new Error('cannot read flights');
     }, 'boom');
-    await expect(bisectBelief(baselineRun(), boom)).rejects.toThrow(
+    await expect(bisectBelief(await baselineRun(), boom)).rejects.toThrow(
       /predicate boom threw at step 5: cannot read flights/,
     );
   });
@@ -117,7 +117,7 @@ describe('user predicates', () => {
       tmpRoot: scratch,
       onFolder: (dir) => folders.push(dir),
     });
-    const result = await bisectBelief(itineraryRun(), predicate);
+    const result = await bisectBelief(await itineraryRun(), predicate);
     expect(result.firstBad?.step).toBe(4);
     expect(result.firstBad?.stateType).toBe('FILE_WRITE');
     expect(folders.length).toBe(result.evaluations);
@@ -132,7 +132,7 @@ describe('user predicates', () => {
         tmpRoot: scratch,
       },
     );
-    const result = await bisectBelief(itineraryRun(), predicate);
+    const result = await bisectBelief(await itineraryRun(), predicate);
     expect(result.firstBad?.step).toBe(4);
     expect(result.path.find((p) => p.step === 2)?.verdict).toBe('skip');
     expect(result.path.some((p) => p.step === 3)).toBe(true);
@@ -140,7 +140,7 @@ describe('user predicates', () => {
 
   it('shell: a command that is not found stops the bisection with a clear message', async () => {
     await expect(
-      bisectBelief(itineraryRun(), shellPredicate('no-such-command-xyz', { tmpRoot: scratch })),
+      bisectBelief(await itineraryRun(), shellPredicate('no-such-command-xyz', { tmpRoot: scratch })),
     ).rejects.toThrow(/exited 127/);
     expect(readdirSync(scratch).filter((f) => f.startsWith('tapedeck-bisect-'))).toEqual([]);
   });
@@ -148,23 +148,25 @@ describe('user predicates', () => {
 
 describe('bad input', () => {
   it('a step out of range is refused with the valid range', async () => {
-    await expect(bisectBelief(baselineRun(), builtinPredicate('all'), { bad: 99 })).rejects.toThrow(
+    await expect(bisectBelief(await baselineRun(), builtinPredicate('all'), { bad: 99 })).rejects.toThrow(
       /--bad step 99 is out of range: .* has steps 1\.\.5/,
     );
-    await expect(bisectBelief(baselineRun(), builtinPredicate('all'), { good: -1 })).rejects.toThrow(/out of range/);
+    await expect(bisectBelief(await baselineRun(), builtinPredicate('all'), { good: -1 })).rejects.toThrow(
+      /out of range/,
+    );
   });
 });
 
 describe('monotonicity', () => {
   it('the built-in prefix predicates are monotone', async () => {
-    const report = await checkMonotone(baselineRun(), builtinPredicate('all'));
+    const report = await checkMonotone(await baselineRun(), builtinPredicate('all'));
     expect(report.verdicts.map((v) => v.verdict)).toEqual(['good', 'good', 'good', 'good', 'bad']);
     expect(report.monotone).toBe(true);
   });
 
   it('a predicate that turns good again is reported with the steps where it does', async () => {
     const report = await checkMonotone(
-      baselineRun(),
+      await baselineRun(),
       functionPredicate((_b, _w, step) => step !== 3, 'only-step-3'),
     );
     expect(report.monotone).toBe(false);

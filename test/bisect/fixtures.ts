@@ -1,17 +1,20 @@
-// Builds small recordings of a travel-desk run in the shape schema.ts defines (every event validated).
+// Builds small recordings of a travel-desk run with the recording library's writer (validated, read back).
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
+  type AppendInput,
+  createRecordingWriter,
   type DbChangedPayload,
   type DbSnapshot,
-  EventEnvelopeSchema,
   type FsChangedPayload,
   type FsSnapshot,
-  type Manifest,
-  ManifestSchema,
-  PAYLOAD_SCHEMAS,
   type Recording,
   type RecordingEvent,
+  readRecording,
   type StateType,
+  worldAt,
 } from '../../src/recording/index.js';
 
 export interface ToolStepSpec {
@@ -168,49 +171,51 @@ export class RunBuilder {
     this.events.push(event);
   }
 
-  /** The finished recording (run.started/run.completed added), each event checked against the schema. */
-  build(id = 'run-1', extra: Partial<Manifest> = {}): Recording {
+  /**
+   * Writes the run with the recording library's writer (run.started/run.completed added, pre and post
+   * snapshots) and reads it back with readRecording, as every engine will see it.
+   */
+  async build(id = 'run-1', extra: { replayOf?: string } = {}): Promise<Recording> {
+    const dir = join(fixtureRoot(), `${id}-${++built}`);
+    const writer = await createRecordingWriter(dir, {
+      id,
+      name: id,
+      agent: { command: ['node', 'agent.mjs'], cwd: '/agent' },
+      ...(extra.replayOf ? { replayOf: extra.replayOf } : {}),
+    });
+    for (const bytes of this.blobs.values()) writer.putBlob(bytes);
+    const pre = this.db
+      ? { fs: structuredClone(this.fs), db: structuredClone(this.db) }
+      : { fs: structuredClone(this.fs) };
+    writer.writeSnapshot('pre', pre);
     const all = [
       { stepId: 0, type: 'run.started', payload: { command: ['node', 'agent.mjs'], cwd: '/agent' } },
       ...this.events,
       { stepId: 0, type: 'run.completed', payload: { status: 'complete', exitCode: 0 } },
     ] as Array<Omit<RecordingEvent, 'seq' | 'traceId' | 'time'>>;
-    const events = all.map((e, seq) => {
-      const event = { ...e, seq, traceId: 'trace-1', time: new Date(Date.UTC(2026, 10, 24, 10, 0, seq)).toISOString() };
-      EventEnvelopeSchema.parse(event);
-      PAYLOAD_SCHEMAS[event.type].parse(event.payload);
-      return event as RecordingEvent;
-    });
-    const manifest = ManifestSchema.parse({
-      format: 'tapedeck.recording/v1',
-      id,
-      name: id,
-      createdAt: '2026-11-24T10:00:00.000Z',
-      status: 'complete',
-      agent: { command: ['node', 'agent.mjs'], cwd: '/agent' },
-      runtime: { node: process.version, platform: process.platform, sdkVersions: {} },
-      redaction: { rules: [], keyId: 'test' },
-      integrity: { events: events.length },
-      ...extra,
-    });
-    const pre = this.db
-      ? { fs: structuredClone(this.fs), db: structuredClone(this.db) }
-      : { fs: structuredClone(this.fs) };
-    const blobs = this.blobs;
-    return {
-      dir: `/recordings/${id}`,
-      manifest,
-      events,
-      pre,
-      post: {},
-      readBlob(sha256: string): Buffer {
-        const bytes = blobs.get(sha256);
-        if (!bytes) throw new Error(`blob ${sha256} missing`);
-        return bytes;
-      },
-      warnings: [],
-    };
+    for (const event of all) writer.append(event as AppendInput);
+    writer.writeSnapshot(
+      'post',
+      worldAt(
+        { events: all.map((e, seq) => ({ ...e, seq, traceId: 't', time: '' }) as RecordingEvent), pre },
+        this.step,
+      ),
+    );
+    await writer.close('complete');
+    return readRecording(dir);
   }
+}
+
+let root: string | undefined;
+let built = 0;
+/** One temp folder per test process for the fixtures' recordings, removed when the process exits. */
+function fixtureRoot(): string {
+  if (!root) {
+    const made = mkdtempSync(join(tmpdir(), 'tapedeck-bisect-fixtures-'));
+    root = made;
+    process.on('exit', () => rmSync(made, { recursive: true, force: true }));
+  }
+  return root;
 }
 
 /** The travel desk's database before the run. */
@@ -266,7 +271,7 @@ const SEARCH = {
  * The baseline run: FL100 is sold out; booking it fails with 409, yet the agent tells the user it booked
  * it (a claim the world never bears out) — the belief diverges at step 5.
  */
-export function baselineRun(): Recording {
+export function baselineRun(): Promise<Recording> {
   return new RunBuilder(SYSTEM, TASK, travelDb())
     .model([{ name: 'search_flights', args: { destination: 'Denver' } }])
     .tool({ name: 'search_flights', args: { destination: 'Denver' }, result: SEARCH })
@@ -283,7 +288,7 @@ export function baselineRun(): Recording {
 }
 
 /** The fixed run: after the 409 the agent books FL200, which works, and says so. */
-export function fixedRun(): Recording {
+export function fixedRun(): Promise<Recording> {
   return new RunBuilder(SYSTEM, TASK, travelDb())
     .model([{ name: 'search_flights', args: { destination: 'Denver' } }])
     .tool({ name: 'search_flights', args: { destination: 'Denver' }, result: SEARCH })
@@ -318,7 +323,7 @@ export function fixedRun(): Recording {
  * A long run of `n` steps: grounded weather look-ups, then at `badAt` an action on an id nobody
  * mentioned (a hallucinated flight), then more look-ups. Steps alternate THINK / tool.
  */
-export function longRun(n: number, badAt: number | undefined): Recording {
+export function longRun(n: number, badAt: number | undefined): Promise<Recording> {
   const cities = Array.from({ length: n }, (_, i) => `C${i + 1}`).join(', ');
   const b = new RunBuilder(SYSTEM, `Check the weather in cities ${cities}, then report.`, travelDb());
   let step = 0;
@@ -341,7 +346,7 @@ export function longRun(n: number, badAt: number | undefined): Recording {
 }
 
 /** The agent books FL200 twice with the same arguments: the second booking is a repeated mutation at step 6. */
-export function doubleBookingRun(): Recording {
+export function doubleBookingRun(): Promise<Recording> {
   const booking = (id: string) => ({
     table: 'bookings',
     op: 'insert' as const,
@@ -372,7 +377,7 @@ export function doubleBookingRun(): Recording {
 }
 
 /** The agent writes an itinerary file naming a flight it made up (FL999) at step 4. */
-export function itineraryRun(): Recording {
+export function itineraryRun(): Promise<Recording> {
   return new RunBuilder(SYSTEM, TASK, travelDb())
     .preFile('notes.txt', 'travel notes\n')
     .model([{ name: 'search_flights', args: { destination: 'Denver' } }])

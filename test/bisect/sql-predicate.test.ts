@@ -14,36 +14,39 @@ afterAll(async () => db.close());
 describe('SQL predicates against the world database at step k', () => {
   it('a duplicate-booking query finds the step that inserted the second booking', async () => {
     const sql = 'SELECT passenger, count(*) FROM bookings GROUP BY passenger HAVING count(*) > 1';
-    const result = await bisectBelief(doubleBookingRun(), sqlPredicate(sql, { db }));
+    const result = await bisectBelief(await doubleBookingRun(), sqlPredicate(sql, { db }));
     expect(result.firstBad?.step).toBe(6);
     expect(result.firstBad?.reason).toMatch(/returned 1 row/);
     expect(result.evaluations).toBeLessThanOrEqual(evaluationBound(7));
   });
 
   it('a boolean "good" or "bad" column decides', async () => {
-    const good = await bisectBelief(fixedRun(), sqlPredicate('SELECT count(*) = 0 AS good FROM bookings', { db }));
+    const good = await bisectBelief(
+      await fixedRun(),
+      sqlPredicate('SELECT count(*) = 0 AS good FROM bookings', { db }),
+    );
     expect(good.firstBad?.step).toBe(6);
     expect(good.firstBad?.reason).toMatch(/good = false/);
     const bad = await bisectBelief(
-      fixedRun(),
+      await fixedRun(),
       sqlPredicate("SELECT count(*) > 1 AS bad FROM bookings WHERE status = 'confirmed'", { db }),
     );
     expect(bad.firstBad).toBeUndefined();
   });
 
   it('each step sees only its own world: nothing loaded for one probe leaks into the next', async () => {
-    await db.queryAt(fixedRun().pre.db!, "INSERT INTO bookings VALUES ('BK-9', 'FL200', 'Zed', 'confirmed')");
-    const rows = await db.queryAt(fixedRun().pre.db!, 'SELECT * FROM bookings');
+    await db.queryAt((await fixedRun()).pre.db!, "INSERT INTO bookings VALUES ('BK-9', 'FL200', 'Zed', 'confirmed')");
+    const rows = await db.queryAt((await fixedRun()).pre.db!, 'SELECT * FROM bookings');
     expect(rows.rows).toEqual([]);
   });
 
   it('an error in the query is a clear TapedeckError and the database stays usable', async () => {
-    const error = await bisectBelief(fixedRun(), sqlPredicate('SELECT * FROM no_such_table', { db })).catch(
+    const error = await bisectBelief(await fixedRun(), sqlPredicate('SELECT * FROM no_such_table', { db })).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(TapedeckError);
     expect((error as TapedeckError).message).toMatch(/the SQL predicate failed: .*no_such_table/);
-    const rows = await db.queryAt(fixedRun().pre.db!, 'SELECT id FROM flights ORDER BY id');
+    const rows = await db.queryAt((await fixedRun()).pre.db!, 'SELECT id FROM flights ORDER BY id');
     expect(rows.rows.map((r) => r.id)).toEqual(['FL100', 'FL200']);
   });
 });
@@ -53,14 +56,14 @@ describe('SQL predicates over belief and world together', () => {
     const sql = `SELECT d.step FROM tapedeck.decisions d
       JOIN flights f ON f.id = d.args->>'flight_id'
       WHERE d.name = 'book_flight' AND f.seats = 0`;
-    const result = await bisectBelief(baselineRun(), sqlPredicate(sql, { db }));
+    const result = await bisectBelief(await baselineRun(), sqlPredicate(sql, { db }));
     expect(result.firstBad?.step).toBe(3);
     expect(result.firstBad?.stateType).toBe('THINK');
   });
 
   it('sees the claims and observations of the prefix', async () => {
     const sql = "SELECT 1 FROM tapedeck.claims WHERE text LIKE '%booked%' AND NOT EXISTS (SELECT 1 FROM bookings)";
-    const result = await bisectBelief(baselineRun(), sqlPredicate(sql, { db }));
+    const result = await bisectBelief(await baselineRun(), sqlPredicate(sql, { db }));
     expect(result.firstBad?.step).toBe(5);
   });
 });
