@@ -50,6 +50,8 @@ export interface AgentCall {
   stepId: number;
   seq: number;
   resultText?: string;
+  /** The result recorded by the tool step itself (may hold more than the model was shown). */
+  stepResultText?: string;
   /** The tool step's error or HTTP status, when known. */
   error?: { code: string; message: string };
   status?: number;
@@ -313,6 +315,7 @@ function pairCalls(t: Trajectory, resultById: Map<string, string>): void {
       };
       const result = resultById.get(c.id) ?? (best?.resultText || undefined);
       if (result !== undefined) call.resultText = result;
+      if (best?.resultText) call.stepResultText = best.resultText;
       if (best?.error) call.error = best.error;
       if (best?.status !== undefined) call.status = best.status;
       t.calls.push(call);

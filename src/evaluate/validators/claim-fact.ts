@@ -20,6 +20,12 @@ export function claimsIn(answer: string, patterns: readonly string[] = [], ignor
   ))
     if (Math.abs(n) >= 10 && !skip.has(String(n)) && !idText.includes(String(n)))
       claims.set(`n:${n}`, { kind: 'number', text: String(n) });
+  // Names: two or more capitalised words in a row, not counting a sentence's first word.
+  for (const m of answer.matchAll(/(?:^|[.!?]\s+|(\s))((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)+)/g)) {
+    const words = m[2]!.split(/\s+/);
+    const name = (m[1] === undefined ? words.slice(1) : words).join(' ');
+    if (name.includes(' ') && !skip.has(name)) claims.set(`name:${name}`, { kind: 'name', text: name });
+  }
   for (const p of patterns)
     for (const m of answer.matchAll(new RegExp(p, 'g')))
       if (!skip.has(m[0])) claims.set(`p:${m[0]}`, { kind: 'name', text: m[0] });

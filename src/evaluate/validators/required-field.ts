@@ -131,6 +131,8 @@ export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome 
     findings.push({ code: 'EMPTY_OR_INVALID_OUTPUT', hard: true, message: 'the final answer is empty' });
   const check = (name: string, code: string, group: string) => {
     checks++;
+    // An empty answer is already EMPTY_OR_INVALID_OUTPUT; not also a missing one.
+    if (name === 'final_answer' && !answer.trim()) return;
     const r = findField(ctx, name, answer);
     if (!r.confident) confident = false;
     if (r.found !== undefined) {

@@ -4,7 +4,7 @@ import { findKey } from '../../diff/index.js';
 import type { Recording } from '../../recording/index.js';
 import { HARD_GATE_CODES } from '../codes.js';
 import type { Rule } from '../contract.js';
-import { type AgentCall, idsIn, knowledgeAt, stringsIn, type Trajectory } from '../trajectory.js';
+import { idsIn, knowledgeAt, stringsIn, type Trajectory } from '../trajectory.js';
 import { round1 } from './required-field.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
@@ -77,12 +77,12 @@ function toolsOf(rule: Rule): string[] | undefined {
   return t.length > 0 ? t : undefined;
 }
 
-function parseResult(call: AgentCall): unknown {
-  if (call.resultText === undefined) return undefined;
+function parseResult(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
   try {
-    return JSON.parse(call.resultText);
+    return JSON.parse(text);
   } catch {
-    return call.resultText;
+    return text;
   }
 }
 
@@ -186,9 +186,11 @@ function checkRule(rule: Rule, kind: RuleKind, ctx: ValidatorContext): Violation
     }
     case 'bounds':
       for (const c of calls) {
-        const result = parseResult(c);
+        const results = [parseResult(c.resultText), parseResult(c.stepResultText)];
         for (const b of boundsOf(rule)) {
-          const values = [...findKey(c.args, b.key), ...findKey(result, b.key)].map(Number).filter(Number.isFinite);
+          const values = [...findKey(c.args, b.key), ...results.flatMap((r) => findKey(r, b.key))]
+            .map(Number)
+            .filter(Number.isFinite);
           for (const v of values) {
             if ((b.op === 'max' && v > b.limit) || (b.op === 'min' && v < b.limit)) {
               out.push({ stepId: c.stepId, message: `step ${c.stepId} ${c.name}: ${b.key}=${v} (${b.op} ${b.limit})` });
