@@ -329,9 +329,12 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 
   // Tool events: which tool results entered the next model context.
   const toolRows: TraceToolEventRow[] = [];
+  let nextModelIndex = 0; // both lists ascend, so one pointer finds each tool step's next model call
   for (const acc of ordered) {
     if (acc.tools.length === 0) continue;
-    const nextModel = modelStepIds.find((id) => id > acc.stepId);
+    while (nextModelIndex < modelStepIds.length && (modelStepIds[nextModelIndex] as number) <= acc.stepId)
+      nextModelIndex++;
+    const nextModel = modelStepIds[nextModelIndex];
     const sent = nextModel === undefined ? 0 : (sentTo.get(acc.stepId)?.get(nextModel) ?? 0);
     acc.tools.forEach((tool, i) => {
       const price = findToolPrice(table, tool.name);

@@ -213,3 +213,24 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
     warnings: [],
   };
 }
+
+/** Writes the synthetic run through the recording writer, so it is read back as any recording is. */
+export async function writeSyntheticRecording(dir: string, options: SyntheticOptions): Promise<string> {
+  const { createRecordingWriter } = await import('../../src/recording/index.js');
+  const rec = syntheticRecording(options);
+  const writer = await createRecordingWriter(dir, {
+    id: rec.manifest.id,
+    name: rec.manifest.name,
+    agent: rec.manifest.agent,
+    createdAt: rec.manifest.createdAt,
+    traceId: rec.events[0]?.traceId ?? 'trace',
+    ...(rec.manifest.replayOf ? { replayOf: rec.manifest.replayOf, replay: rec.manifest.replay } : {}),
+    ...(rec.manifest.prices ? { prices: rec.manifest.prices } : {}),
+  });
+  for (const e of rec.events) {
+    const { seq: _seq, traceId: _traceId, ...input } = e;
+    writer.append(input);
+  }
+  await writer.close('complete');
+  return writer.dir;
+}

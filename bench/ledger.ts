@@ -1,0 +1,115 @@
+// bench/ledger: the ledger of a 10,000-step recording (target < 200 ms) against reading the same
+// recording, and warehouse ingest rows/s into PGlite (and the server when TAPEDECK_PG_URL is set)
+// against a bare bulk insert of the same rows.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { buildLedger, type Ledger } from '../src/ledger/index.js';
+import { readRecording } from '../src/recording/index.js';
+import { openWarehouse, type Warehouse } from '../src/store/index.js';
+import { writeSyntheticRecording } from '../test/ledger/synthetic.js';
+
+const TOOLS = 5000; // 5,000 model steps + 5,000 tool steps + the final answer
+
+async function time<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
+  const t0 = performance.now();
+  const out = await fn();
+  return [out, performance.now() - t0];
+}
+
+async function median(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push((await time(fn))[1]);
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] as number;
+}
+
+const ms = (n: number): string => `${n.toFixed(1)} ms`;
+
+function ledgerRows(ledger: Ledger): number {
+  return 1 + ledger.steps.length + ledger.context.length + ledger.tools.length + ledger.prices.length;
+}
+
+async function ingestFigures(label: string, wh: Warehouse, ledger: Ledger): Promise<void> {
+  const rows = ledgerRows(ledger);
+  await wh.ingestLedger(ledger); // warm: first ingest creates the rows, later ones replace them
+  const ingest = await median(3, () => wh.ingestLedger(ledger));
+  // Baseline: the same step rows bulk-inserted into an unindexed copy of trace_step, nothing else.
+  await wh.exec('DROP TABLE IF EXISTS bench_trace_step; CREATE TABLE bench_trace_step (LIKE trace_step)');
+  const payload = JSON.stringify(ledger.steps);
+  const bare = await median(3, async () => {
+    await wh.exec('TRUNCATE bench_trace_step');
+    await wh.query(
+      'INSERT INTO bench_trace_step SELECT * FROM jsonb_populate_recordset(NULL::bench_trace_step, $1::jsonb)',
+      [payload],
+    );
+  });
+  await wh.exec('DROP TABLE bench_trace_step');
+  const bareRate = ledger.steps.length / (bare / 1000);
+  const rate = rows / (ingest / 1000);
+  process.stdout.write(
+    `ingest into ${label}: ${rows} rows in ${ms(ingest)} = ${Math.round(rate).toLocaleString('en-US')} rows/s (re-ingest: delete + insert in one transaction); bare bulk insert ${Math.round(bareRate).toLocaleString('en-US')} rows/s; ratio ${(rate / bareRate).toFixed(2)}x\n`,
+  );
+}
+
+export async function run(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-bench-ledger-'));
+  try {
+    const recDir = await writeSyntheticRecording(join(dir, 'rec'), {
+      tools: TOOLS,
+      historyWindow: 20,
+      id: 'bench-10k',
+    });
+    const [recording, readMs] = await time(() => readRecording(recDir));
+    const steps = new Set(recording.events.map((e) => e.stepId)).size - 1;
+    buildLedger(recording); // warm the tokenizer and JIT
+    const baseline = await median(5, () => {
+      // Baseline: a pass over the events summing usage — the least any ledger must do.
+      let tokens = 0;
+      for (const e of recording.events) {
+        if (e.type === 'model.called' && e.payload.usage)
+          tokens += e.payload.usage.inputUncached + e.payload.usage.output;
+      }
+      return tokens;
+    });
+    const full = await median(5, () => buildLedger(recording));
+    const noProvenance = await median(5, () => buildLedger(recording, { provenance: false }));
+    const target = full < 200 ? 'within' : 'OVER';
+    process.stdout.write(
+      `recording: ${steps} steps, ${recording.events.length} events (readRecording ${ms(readMs)})\n` +
+        `ledger with context provenance: ${ms(full)} (${target} the 200 ms target; ${(full / readMs).toFixed(2)}x readRecording, ${(full / baseline).toFixed(0)}x a bare pass over the events at ${ms(baseline)})\n` +
+        `ledger without provenance: ${ms(noProvenance)} (${(noProvenance / baseline).toFixed(0)}x the bare pass)\n`,
+    );
+    const ledger = buildLedger(recording);
+    const [wh, openMs] = await time(() => openWarehouse({ dir: join(dir, 'warehouse') }));
+    process.stdout.write(`PGlite warehouse opened and migrated in ${ms(openMs)}\n`);
+    try {
+      await ingestFigures('PGlite', wh, ledger);
+    } finally {
+      await wh.close();
+    }
+    const serverUrl = process.env.TAPEDECK_PG_URL;
+    if (serverUrl) {
+      const name = `tapedeck_bench_${process.pid}`;
+      const admin = new pg.Client({ connectionString: serverUrl });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+      await admin.query(`CREATE DATABASE ${name}`);
+      const url = new URL(serverUrl);
+      url.pathname = `/${name}`;
+      const server = await openWarehouse({ url: url.toString() });
+      try {
+        await ingestFigures('Postgres server', server, ledger);
+      } finally {
+        await server.close();
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
+      }
+    } else {
+      process.stdout.write('Postgres server: skipped (set TAPEDECK_PG_URL)\n');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
