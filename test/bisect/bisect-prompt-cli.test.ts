@@ -1,13 +1,12 @@
-// `tapedeck bisect-prompt` with a command probe (git bisect run style): versions, git revisions, ddmin.
-import { execFile, execFileSync } from 'node:child_process';
+// `tapedeck bisect-prompt` (in-process) with a command probe (git bisect run style): versions, git revisions, ddmin.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from './cli-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/tapedeck.mjs');
 const BASELINE = join(ROOT, 'recordings/examples/openai-baseline');
 const scratch = mkdtempSync(join(tmpdir(), 'tapedeck-bisect-prompt-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -16,15 +15,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const counter = join(scratch, 'runs.log');
 const PROBE = `echo run >> ${counter}; ! grep -q assume "$TAPEDECK_PROMPT_FILE"`;
 
-async function tapedeck(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { cwd: ROOT });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const tapedeck = runCli;
 
 const runs = (): number => {
   try {

@@ -1,10 +1,12 @@
-// The bisect and diff commands on the committed example recordings (recordings/examples/), end to end.
+// The bisect and diff commands on the committed example recordings (recordings/examples/): the
+// `tapedeck` binary for the printed search and the error path, in-process for the rest.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from './cli-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/tapedeck.mjs');
@@ -40,7 +42,7 @@ describe('tapedeck bisect on the example baseline (divergent step 3: book_flight
   });
 
   it('the fixed run has no bad step, and against the baseline the divergence is gone', async () => {
-    const { code, stdout } = await tapedeck('bisect', FIXED, '--baseline', BASELINE);
+    const { code, stdout } = await runCli('bisect', FIXED, '--baseline', BASELINE);
     expect(code).toBe(0);
     expect(stdout).toMatch(/no bad step/);
     expect(stdout).toMatch(/prompt change: disappeared — the divergence at baseline step 3 .* is gone/);
@@ -49,7 +51,7 @@ describe('tapedeck bisect on the example baseline (divergent step 3: book_flight
 
 describe('tapedeck diff', () => {
   it('shows where the baseline and the fixed run part, side by side', async () => {
-    const { code, stdout } = await tapedeck('diff', BASELINE, FIXED);
+    const { code, stdout } = await runCli('diff', BASELINE, FIXED);
     expect(code).toBe(1);
     expect(stdout).toMatch(/first divergence: other-tool at a step 3, b step 3/);
     expect(stdout).toMatch(/calls book_flight\s+\| calls read_file/);
@@ -70,7 +72,7 @@ describe('bad input', () => {
     expect(thrown.stderr).toMatch(/tapedeck: predicate js:.*throws\.mjs threw at step 9: no flights table/);
     expect(thrown.stderr).not.toMatch(/\n\s+at /);
 
-    const shell = await tapedeck('bisect', BASELINE, '--shell', 'exit 1');
+    const shell = await runCli('bisect', BASELINE, '--shell', 'exit 1');
     expect(shell.code).toBe(1);
     expect(readdirSync(scratch).filter((f) => f.startsWith('tapedeck-bisect-'))).toEqual([]);
   });
