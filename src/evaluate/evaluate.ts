@@ -87,7 +87,7 @@ export interface EvaluateOptions {
 
 function runCost(recording: Recording, fallback: number): number {
   try {
-    return buildLedger(recording).run.total_cost ?? fallback;
+    return buildLedger(recording, { provenance: false }).run.total_cost ?? fallback;
   } catch {
     return fallback;
   }
