@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { buildLedger, compareLedgers, formatLedger, type PriceTable } from '../../src/ledger/index.js';
-import { defaultUsage, syntheticRecording } from './synthetic.js';
+import { readRecording } from '../../src/recording/index.js';
+import { defaultUsage, syntheticRecording, writeSyntheticRecording } from './synthetic.js';
 
 const TOOLS = 4;
 // gpt-4o-mini in the bundled table: 0.15 in, 0.075 cached, 0.60 out; no cache-write or reasoning price.
@@ -213,5 +217,22 @@ describe('replays', () => {
     expect(delta.delta.cost).toBeCloseTo(delta.replay.cost - delta.baseline.cost, 12);
     expect(delta.replay.steps - delta.baseline.steps).toBe(4);
     expect(delta.replay.spent).toBe(0); // everything served from the recording
+  });
+});
+
+describe('recordings written by the recording writer', () => {
+  it('give the same ledger as the run they were written from', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-ledger-writer-'));
+    try {
+      const options = { tools: 3, id: 'written', provider: 'anthropic' as const };
+      const read = await readRecording(await writeSyntheticRecording(join(dir, 'rec'), options));
+      const fromDisk = buildLedger(read);
+      const inMemory = buildLedger(syntheticRecording(options));
+      expect(fromDisk.steps).toEqual(inMemory.steps);
+      expect(fromDisk.context).toEqual(inMemory.context);
+      expect(fromDisk.tools).toEqual(inMemory.tools);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

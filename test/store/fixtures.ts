@@ -86,3 +86,21 @@ export async function answers(wh: Warehouse): Promise<unknown[]> {
   }
   return out;
 }
+
+/** The committed example recordings with their real evaluations (src/evaluate) against the example contract. */
+export async function examplesWithScores(): Promise<Array<{ recording: Recording; scores: Scores }>> {
+  const { existsSync, readdirSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { readRecording } = await import('../../src/recording/index.js');
+  const { evaluateRecording, loadContract } = await import('../../src/evaluate/index.js');
+  const root = 'recordings/examples';
+  if (!existsSync(root)) return [];
+  const contract = loadContract('examples/contracts/book-flight.yaml');
+  const out: Array<{ recording: Recording; scores: Scores }> = [];
+  for (const name of readdirSync(root).sort()) {
+    if (!existsSync(join(root, name, 'manifest.json'))) continue;
+    const recording = await readRecording(join(root, name));
+    out.push({ recording, scores: normalizeScores(evaluateRecording(recording, contract)) });
+  }
+  return out;
+}
