@@ -169,13 +169,20 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
                 part.tool_use_id,
                 typeof part.content === 'string' ? part.content : JSON.stringify(part.content ?? ''),
               );
+        const observe = (x: string) => {
+          if (toolSeen.has(x)) return;
+          toolSeen.add(x);
+          t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
+        };
         if (msg.role === 'user') {
-          for (const u of parts.user) if (!userSeen.has(u)) userSeen.add(u), (t.userText += `\n${u}`);
-          for (const x of parts.tool)
-            if (!toolSeen.has(x)) toolSeen.add(x), t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
+          for (const u of parts.user) {
+            if (userSeen.has(u)) continue;
+            userSeen.add(u);
+            t.userText += `\n${u}`;
+          }
+          parts.tool.forEach(observe);
         } else if (msg.role === 'tool' || msg.role === 'function') {
-          for (const x of [...parts.user, ...parts.tool])
-            if (!toolSeen.has(x)) toolSeen.add(x), t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
+          [...parts.user, ...parts.tool].forEach(observe);
         } else if (msg.role === 'system' || msg.role === 'developer') {
           for (const s of parts.user) if (!t.systemText.includes(s)) t.systemText += `${s}\n`;
         }
@@ -301,7 +308,10 @@ function pairCalls(t: Trajectory, resultById: Map<string, string>): void {
         const have = new Set(stringsIn(s.args));
         let score = s.name === c.name ? 100 : 0;
         for (const w of wanted) if (have.has(w)) score++;
-        if (score > bestScore) (best = s), (bestScore = score);
+        if (score > bestScore) {
+          best = s;
+          bestScore = score;
+        }
       }
       if (best) used.add(best);
       const call: AgentCall = {

@@ -113,15 +113,23 @@ export function readabilityValidator(ctx: ValidatorContext, verdict?: JudgeVerdi
     };
   }
   const answer = ctx.trajectory.finalAnswer ?? '';
-  let score = 10;
   const notes: string[] = [];
-  if (!answer.trim()) (score = 0), notes.push('empty answer');
+  let score = 10;
+  const penalty = (when: boolean, points: number, note: string) => {
+    if (!when) return;
+    score -= points;
+    notes.push(note);
+  };
+  if (!answer.trim()) penalty(true, 10, 'empty answer');
   else {
-    const letters = (answer.match(/[A-Za-z]/g) ?? []).length / answer.length;
-    if (letters < 0.4) (score -= 4), notes.push('mostly non-letters');
-    if (/^\s*[[{]/.test(answer)) (score -= 3), notes.push('raw data instead of prose');
-    if (answer.length > 6000) (score -= 2), notes.push('very long');
-    if (answer.split(/\n/).some((l) => l.length > 1000)) (score -= 1), notes.push('very long lines');
+    penalty((answer.match(/[A-Za-z]/g) ?? []).length / answer.length < 0.4, 4, 'mostly non-letters');
+    penalty(/^\s*[[{]/.test(answer), 3, 'raw data instead of prose');
+    penalty(answer.length > 6000, 2, 'very long');
+    penalty(
+      answer.split(/\n/).some((l) => l.length > 1000),
+      1,
+      'very long lines',
+    );
   }
   return {
     validatorName: 'readability',
