@@ -26,6 +26,8 @@ export interface BisectPromptsOptions {
   /** The recording the replays start from (part of the cache key). */
   recordingId: string;
   store?: ProbeStore;
+  /** What judges a replay (part of the cache key): "predicate:all", "contract:<sha256>"… */
+  judge?: string;
   /** Index (0-based) of a version known good; default: none assumed. */
   knownGood?: number;
   onProbe?: (entry: PromptProbeEntry, evaluations: number, maxEvaluations: number) => void;
@@ -51,7 +53,7 @@ export interface BisectPromptsResult {
 export async function bisectPrompts(options: BisectPromptsOptions): Promise<BisectPromptsResult> {
   const { versions } = options;
   if (versions.length === 0) throw new TapedeckError('BISECT_PROMPT_INPUT', 'no prompt versions given');
-  const { probe, stats } = cachedProbe(options.probe, options.recordingId, options.store);
+  const { probe, stats } = cachedProbe(options.probe, options.recordingId, options.store, options.judge);
   const path: PromptProbeEntry[] = [];
   const search = await bisectRange(
     0,

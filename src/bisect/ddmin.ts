@@ -104,6 +104,8 @@ export interface DdminOptions {
   probe: ProbeFn;
   recordingId: string;
   store?: ProbeStore;
+  /** What judges a replay (part of the cache key): "predicate:all", "contract:<sha256>"… */
+  judge?: string;
   onProbe?: (entry: DdminProbe) => void;
 }
 
@@ -138,7 +140,7 @@ export async function ddminPromptHunks(options: DdminOptions): Promise<DdminResu
   const hunks = granularity === 'line' || (granularity === 'auto' && raw.length === 1) ? splitHunks(raw) : raw;
   if (hunks.length === 0)
     throw new TapedeckError('BISECT_PROMPT_INPUT', 'the two prompts are identical: there is no diff to minimise');
-  const { probe, stats } = cachedProbe(options.probe, options.recordingId, options.store);
+  const { probe, stats } = cachedProbe(options.probe, options.recordingId, options.store, options.judge);
   const probes: DdminProbe[] = [];
   const run = async (subset: number[], target?: boolean): Promise<boolean> => {
     const hitsBefore = stats.cacheHits;

@@ -28,9 +28,18 @@ export interface ProbeStats {
   cost: number;
 }
 
-/** The cache key of a probe: sha256 of the recording id and the prompt text. */
-export function probeKey(recordingId: string, promptText: string): string {
-  return createHash('sha256').update(recordingId).update('\0').update(promptText).digest('hex');
+/**
+ * The cache key of a probe: sha256 of the recording id, the prompt text and what judges the replay
+ * (`judge`, e.g. "predicate:all" or a contract's hash), so a different verdict rule replays again.
+ */
+export function probeKey(recordingId: string, promptText: string, judge = ''): string {
+  return createHash('sha256')
+    .update(recordingId)
+    .update('\0')
+    .update(judge)
+    .update('\0')
+    .update(promptText)
+    .digest('hex');
 }
 
 /** Wraps a probe with a cache keyed by (recording id, prompt) and counts replays, hits and cost. */
@@ -38,13 +47,14 @@ export function cachedProbe(
   probe: ProbeFn,
   recordingId: string,
   store: ProbeStore = memoryStore(),
+  judge = '',
 ): { probe: ProbeFn; stats: ProbeStats } {
   const stats: ProbeStats = { replays: 0, cacheHits: 0, cost: 0 };
   const inFlight = new Map<string, Promise<ProbeOutcome>>();
   return {
     stats,
     probe: async (promptText) => {
-      const key = probeKey(recordingId, promptText);
+      const key = probeKey(recordingId, promptText, judge);
       const cached = store.get(key);
       if (cached) {
         stats.cacheHits++;

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Contract, evaluateRecording } from '../evaluate/index.js';
 import { buildLedger } from '../ledger/index.js';
 import { readRecording, TapedeckError } from '../recording/index.js';
 import { replay } from '../replay/index.js';
@@ -23,6 +24,8 @@ export interface ReplayProbeOptions {
   outRoot: string;
   /** A real Postgres server for the replay's database sandbox (template clone). */
   db?: string;
+  /** When given, the replay passes on the contract's hard gate instead of the predicate. */
+  contract?: Contract;
 }
 
 /** A probe that replays `recording` counterfactually with the prompt as its system prompt. */
@@ -40,15 +43,25 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       ...(options.db ? { db: options.db } : {}),
     });
     const recording = await readRecording(result.dir);
-    const verdict = await bisectBelief(recording, options.predicate());
     const ledger = buildLedger(recording);
     const outcome: ProbeOutcome = {
-      ok: result.status === 'complete' && verdict.firstBad === undefined,
+      ok: result.status === 'complete',
       cost: ledger.run.replay_cost ?? ledger.run.total_cost,
       recordingDir: result.dir,
     };
-    if (verdict.firstBad) outcome.reason = `step ${verdict.firstBad.step}: ${verdict.firstBad.reason}`;
-    else if (result.status !== 'complete') outcome.reason = `the replay ${result.status} (exit ${result.exitCode})`;
+    if (options.contract) {
+      const { task } = evaluateRecording(recording, options.contract);
+      outcome.ok &&= task.hardSuccess;
+      if (!task.hardSuccess) {
+        const at = task.primaryFailureStepId === null ? '' : `step ${task.primaryFailureStepId}: `;
+        outcome.reason = `${at}${task.primaryFailureReasonCode ?? 'hard gate failed'}${task.primaryFailureMessage ? ` — ${task.primaryFailureMessage}` : ''}`;
+      }
+    } else {
+      const verdict = await bisectBelief(recording, options.predicate());
+      outcome.ok &&= verdict.firstBad === undefined;
+      if (verdict.firstBad) outcome.reason = `step ${verdict.firstBad.step}: ${verdict.firstBad.reason}`;
+    }
+    if (result.status !== 'complete') outcome.reason ??= `the replay ${result.status} (exit ${result.exitCode})`;
     return outcome;
   };
 }

@@ -1,5 +1,6 @@
 // `tapedeck bisect` (belief vs world, and prompt change) and `tapedeck bisect-prompt` (prompt versions, ddmin).
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -33,6 +34,7 @@ import {
   shellPredicate,
   sqlPredicate,
 } from '../../bisect/index.js';
+import { loadContract } from '../../evaluate/index.js';
 import { listRecordings, type Recording, readRecording, TapedeckError } from '../../recording/index.js';
 
 interface BisectOptions {
@@ -161,6 +163,7 @@ interface PromptOptions {
   out?: string;
   cache?: string | false;
   granularity?: string;
+  contract?: string;
   json?: boolean;
 }
 
@@ -197,11 +200,19 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
   const recording = await load(recordingDir);
   const predicateName = opts.predicate ?? 'all';
   builtinPredicate(predicateName);
+  const contractText = opts.contract === undefined ? undefined : readText(opts.contract, '--contract');
+  const contract = opts.contract === undefined ? undefined : loadContract(opts.contract);
+  const judge = opts.probeCmd
+    ? `command:${opts.probeCmd}`
+    : contractText !== undefined
+      ? `contract:${createHash('sha256').update(contractText).digest('hex')}`
+      : `predicate:${predicateName}`;
   const probe: ProbeFn = opts.probeCmd
     ? commandProbe(opts.probeCmd, recording.dir)
     : replayProbe({
         recording: recording.dir,
         predicate: () => builtinPredicate(predicateName),
+        ...(contract ? { contract } : {}),
         outRoot: resolve(opts.out ?? join('recordings', 'bisect-prompt')),
         ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
         ...(opts.db ? { db: opts.db } : {}),
@@ -222,6 +233,7 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
       probe,
       recordingId,
       store,
+      judge,
       onProbe: (p) => process.stderr.write(`ddmin: ${formatDdminProbe(p)}\n`),
     });
     process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatDdmin(result)}\n`);
@@ -243,6 +255,7 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
     probe,
     recordingId,
     store,
+    judge,
     onProbe: (entry, n, max) => process.stderr.write(`bisect-prompt: ${formatPromptProbe(entry, n, max)}\n`),
   });
   process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatPromptBisect(result)}\n`);
@@ -308,7 +321,7 @@ Examples:
     .command('bisect-prompt')
     .summary('find the prompt version (or the smallest prompt change) that flips a replay’s outcome')
     .description(
-      `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step. Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,
+      `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step (or, with --contract, passes the contract's hard gate). Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,
     )
     .argument('<recording>', 'the recording to replay')
     .option('--versions <files...>', 'prompt files in order, oldest first')
@@ -323,6 +336,7 @@ Examples:
       'auto',
     )
     .option('-p, --predicate <name>', 'built-in predicate a passing replay satisfies', 'all')
+    .option('--contract <file>', 'judge each replay by this eval contract’s hard gate instead of the predicate')
     .option('--model-endpoint <url>', 'where the replay’s live model calls go')
     .option('--db <url>', 'a real Postgres server for the replays’ database sandboxes')
     .option('--probe-cmd <cmd>', 'probe with a shell command instead of a replay')
