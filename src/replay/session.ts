@@ -118,7 +118,7 @@ function usageCost(usage: Usage | undefined, model: string, recording: Recording
 async function loadRecording(dir: string): Promise<Recording> {
   if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `No recording at ${dir}.`);
   try {
-    return await readRecording(dir);
+    return await readRecording(dir, { verifyBlobs: false });
   } catch (error) {
     if (error instanceof TapedeckError) throw error;
     throw new TapedeckError('BAD_RECORDING', `Cannot read the recording at ${dir}: ${(error as Error).message}`, {
@@ -286,7 +286,8 @@ class ReplaySession {
     const next = this.index.nextExpected();
     if (!next || next.index === call.index) return true;
     // Parallel calls requested by the same step may come in any order.
-    return next.parentStepId !== undefined && next.parentStepId === call.parentStepId;
+    if (next.parentStepId !== undefined && next.parentStepId === call.parentStepId) return true;
+    return issuedEarly(call, next);
   }
 
   private liveRequest(message: Record<string, unknown>): { raw: LiveRequest; bytes?: Buffer } {
@@ -438,9 +439,13 @@ class ReplaySession {
   ): Promise<Reply> {
     const step = stepArg ?? this.stepFor(call);
     if (this.shouldStop(step)) return this.stop(step);
+    const next = this.index.nextExpected();
+    // A call issued before the next expected one keeps its (later) recorded step and does not move the replay's step on.
+    const early = step === call.step && next !== undefined && next.index !== call.index && issuedEarly(call, next);
     this.index.markUsed(call);
     const started = new Date();
-    this.beginStep(step, call.step);
+    if (early) this.stepMap.set(call.step, step);
+    else this.beginStep(step, call.step);
     const parent = this.parentOf(call);
     const exchangeId = `r${++this.exchangeSeq}`;
     this.writer.append({
@@ -916,6 +921,15 @@ class ReplaySession {
       });
     }
   }
+}
+
+/**
+ * Steps are numbered by completion, so a call issued before `next` but completed after it (a
+ * long-lived stream, such as the MCP server-notification GET) has a later step than its place in
+ * request order: requested now, it is in order.
+ */
+function issuedEarly(call: RecordedCall, next: RecordedCall): boolean {
+  return call.step > next.step && Date.parse(call.exchange.startedAt) <= Date.parse(next.exchange.startedAt);
 }
 
 function parseArgs(text: string): unknown {
