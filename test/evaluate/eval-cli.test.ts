@@ -58,6 +58,29 @@ describe('tapedeck eval', () => {
     expect(scores!.validators.length).toBe(out.evaluations[0]!.validators.length);
   });
 
+  it('aggregates several runs: success rate, pass@k, pass^k, failure Pareto; and diffs against another run', async () => {
+    const r = await tapedeck([
+      'recordings/examples/openai-baseline',
+      'recordings/examples/anthropic-baseline-stream',
+      '--contract',
+      CONTRACT,
+      '--k',
+      '1,2',
+      '--against',
+      'recordings/examples/openai-fixed-stream',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('FAIL  recordings/examples/openai-baseline');
+    expect(r.stdout).toContain('primary failure: WRONG_EXECUTION_TARGET @step 4');
+    expect(r.stdout).toContain('2 runs: Task Success Rate 0.0%');
+    expect(r.stdout).toContain(
+      'task travel_book_flight_001: 0/2 passed; pass@1 0.000, pass@2 0.000, pass^1 0.000, pass^2 0.000',
+    );
+    expect(r.stdout).toMatch(/WRONG_EXECUTION_TARGET\s+2\s+100%/);
+    expect(r.stdout).toContain('vs openai-fixed-stream: 1 file, 2 row difference(s) in the post-world');
+    expect(r.stdout).toContain('update travel.bookings {"id":"BK-0001"} (passenger_id)');
+  });
+
   it('rejects a bad contract naming the line and column', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-eval-'));
     const file = join(dir, 'bad.yaml');
