@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { alignActions, type NormalisedAction, sideBySide } from './align.js';
 
@@ -32,6 +33,35 @@ describe('alignActions', () => {
     const { ops, distance } = alignActions(a, [act(1, 'search'), act(2, 'book')]);
     expect(distance).toBe(1);
     expect(ops.find((o) => o.op !== 'match')).toMatchObject({ op: 'delete', kind: 'missing-step', a: { step: 2 } });
+  });
+});
+
+function levenshtein(a: string[], b: string[]): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+describe('alignActions on any two trajectories', () => {
+  it('has the Levenshtein distance, and its operations turn a into b', () => {
+    const trajectory = fc.array(fc.constantFrom('search', 'book', 'cancel', 'read'), { maxLength: 9 });
+    fc.assert(
+      fc.property(trajectory, trajectory, (xs, ys) => {
+        const a = xs.map((n, i) => act(i + 1, n));
+        const b = ys.map((n, i) => act(i + 1, n));
+        const { distance, ops } = alignActions(a, b);
+        expect(distance).toBe(levenshtein(xs, ys));
+        expect(ops.filter((o) => o.op !== 'match')).toHaveLength(distance);
+        const rebuilt = ops.flatMap((o) => (o.op === 'delete' ? [] : o.op === 'insert' ? [o.b.name] : [o.b.name]));
+        expect(rebuilt).toEqual(ys);
+        expect(ops.flatMap((o) => (o.op === 'insert' ? [] : [o.a.name]))).toEqual(xs);
+      }),
+    );
   });
 });
 

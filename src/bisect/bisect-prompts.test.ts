@@ -73,3 +73,20 @@ describe('bisectPrompts', () => {
     ).rejects.toThrow(/prompt version 8 \(prompt-v8.md\).*model endpoint down/);
   });
 });
+
+describe('the probe cache key', () => {
+  it('includes what judges the replay, so a new contract or predicate replays again', async () => {
+    const store = memoryStore();
+    let replays = 0;
+    const counted = async (text: string) => {
+      replays++;
+      return probe(text);
+    };
+    await bisectPrompts({ versions, recordingId: 'r', probe: counted, store, judge: 'predicate:all' });
+    const first = replays;
+    await bisectPrompts({ versions, recordingId: 'r', probe: counted, store, judge: 'predicate:all' });
+    expect(replays).toBe(first);
+    await bisectPrompts({ versions, recordingId: 'r', probe: counted, store, judge: 'contract:abc' });
+    expect(replays).toBe(2 * first);
+  });
+});
