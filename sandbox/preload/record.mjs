@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { installFastCapture } from './record-fast.mjs';
 import { connectIpc } from './shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
 
@@ -52,7 +53,8 @@ function headersObject(headers) {
 /**
  * Installs the capture layers in this process. `sink` is { send(msg), sync(msg): Promise } —
  * the IPC client in a child, the recording session itself in-process.
- * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true }.
+ * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true, fsRoot?,
+ *   capture = syncWorld ? 'interceptors' : 'fast' }.
  * Returns dispose().
  */
 export function installCapture(sink, options = {}) {
@@ -100,9 +102,12 @@ export function installCapture(sink, options = {}) {
     }
   };
 
+  // World capture needs step barriers (the agent waits while the world is drained), which only
+  // the interceptors can provide; plain traffic capture uses the low-overhead observers.
+  const mode = options.capture ?? (syncWorld ? 'interceptors' : 'fast');
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-record',
-    interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
+    interceptors: mode === 'interceptors' ? [new ClientRequestInterceptor(), new FetchInterceptor()] : [],
   });
   const open = new Map();
   let toolSeq = 0;
@@ -194,11 +199,26 @@ export function installCapture(sink, options = {}) {
     });
   };
 
-  interceptor.apply();
-  suppressDuring(globalThis, 'fetch');
-  for (const mod of [http, https]) {
-    suppressDuring(mod, 'request');
-    suppressDuring(mod, 'get');
+  if (mode === 'interceptors') {
+    interceptor.apply();
+    suppressDuring(globalThis, 'fetch');
+    for (const mod of [http, https]) {
+      suppressDuring(mod, 'request');
+      suppressDuring(mod, 'get');
+    }
+  } else {
+    wrapped.push(
+      installFastCapture({
+        send: (message) => {
+          if (message.t === 'xchg' || message.t === 'req') flushNondeterminism();
+          send(message);
+        },
+        encodeBody: (bytes) => encodeBody(bytes, maxBody),
+        nowMs,
+        suppressed,
+        pid,
+      }),
+    );
   }
 
   const recorder = {

@@ -48,6 +48,28 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     error: WireError.optional(),
   }),
   z.object({ t: z.literal('chunk'), id: z.string(), off: z.number(), data: z.string() }),
+  /** A whole non-streamed exchange in one message (request, response, end). */
+  z.object({
+    t: z.literal('xchg'),
+    id: z.string(),
+    pid: z.number(),
+    ts: z.number(),
+    method: z.string(),
+    url: z.string(),
+    headers: Headers,
+    body: WireBodySchema.optional(),
+    res: z
+      .object({
+        ts: z.number(),
+        status: z.number(),
+        statusText: z.string().optional(),
+        headers: Headers,
+        body: WireBodySchema.optional(),
+      })
+      .optional(),
+    end: z.number(),
+    error: WireError.optional(),
+  }),
   z.object({ t: z.literal('end'), id: z.string(), ts: z.number(), error: WireError.optional() }),
   z.object({
     t: z.literal('tool'),

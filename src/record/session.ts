@@ -2,6 +2,7 @@
 // with responses, decodes LLM protocols into model.called, classifies other calls as tools,
 // segments the run into steps, and attributes world changes and nondeterministic values to the
 // step during which they happened. Messages are handled strictly in arrival order.
+import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import type {
   AppendInput,
@@ -77,8 +78,32 @@ function decodeContent(bytes: Buffer, headers: Record<string, string>): Buffer {
   return bytes;
 }
 
-function parseJson(text: string): unknown {
-  if (text === '') return undefined;
+/** A body as the session uses it: utf8 text when it is text, else bytes (decoded from gzip/br/deflate). */
+interface Content {
+  text: string | undefined;
+  bytes: Buffer;
+  size: number;
+}
+
+function contentOf(wire: WireBody | undefined, headers: Record<string, string>): Content {
+  const encoding = headers['content-encoding'];
+  if (wire?.text !== undefined && (encoding === undefined || encoding === 'identity')) {
+    const text = wire.text;
+    return {
+      text,
+      get bytes() {
+        return Buffer.from(text, 'utf8');
+      },
+      size: wire.truncated ? Buffer.byteLength(text) : wire.size,
+    };
+  }
+  const bytes = decodeContent(wireBytes(wire), headers);
+  const text = isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+  return { text, bytes, size: bytes.length };
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined || text === '') return undefined;
   const first = text.trimStart()[0];
   if (first !== '{' && first !== '[') return undefined;
   try {
@@ -151,6 +176,19 @@ export class RecordSession {
         if (open === undefined) return;
         open.res = message;
         if (message.stream !== true) await this.completeExchange(open, message.end ?? message.ts, message.error);
+        return;
+      }
+      case 'xchg': {
+        const { res, end, error, t: _t, ...req } = message;
+        const open: OpenExchange = {
+          req: { t: 'req', ...req },
+          chunks: [],
+          parentThink: this.lastThink,
+          nd: [],
+          ...(res === undefined ? {} : { res: { t: 'res', id: req.id, ...res } }),
+        };
+        this.open.set(req.id, open);
+        await this.completeExchange(open, end, error);
         return;
       }
       case 'chunk':
@@ -259,9 +297,9 @@ export class RecordSession {
     }
   }
 
-  private body(wire: WireBody | undefined, bytes: Buffer, contentType: string | undefined): Body | undefined {
-    if (wire === undefined && bytes.length === 0) return undefined;
-    const body = this.writer.body(bytes, contentType);
+  private body(wire: WireBody | undefined, content: Content, contentType: string | undefined): Body | undefined {
+    if (wire === undefined && content.size === 0) return undefined;
+    const body = this.writer.body(content.text ?? content.bytes, contentType);
     return wire?.truncated ? { ...body, truncated: true } : body;
   }
 
@@ -272,14 +310,13 @@ export class RecordSession {
   ): Promise<void> {
     this.open.delete(open.req.id);
     const { req, res } = open;
-    const reqBytes = wireBytes(req.body);
-    const reqText = reqBytes.toString('utf8');
-    const reqJson = parseJson(reqText);
+    const reqContent = contentOf(req.body, {});
+    const reqJson = parseJson(reqContent.text);
     const url = new URL(req.url);
     const resHeaders = res?.headers ?? {};
     const streamed = res?.stream === true;
-    const resBytes = streamed ? Buffer.alloc(0) : decodeContent(wireBytes(res?.body), resHeaders);
-    const resText = resBytes.toString('utf8');
+    const resContent = streamed ? contentOf(undefined, {}) : contentOf(res?.body, resHeaders);
+    const resText = resContent.text;
     const resJson = parseJson(resText);
     const latencyMs = Math.max(0, end - req.ts);
     const ttfbMs = res === undefined ? undefined : Math.max(0, res.ts - req.ts);
@@ -290,7 +327,7 @@ export class RecordSession {
         method: req.method,
         url: req.url,
         headers: req.headers,
-        ...optional('body', this.body(req.body, reqBytes, req.headers['content-type'])),
+        ...optional('body', this.body(req.body, reqContent, req.headers['content-type'])),
       },
       ...(res === undefined
         ? {}
@@ -301,7 +338,7 @@ export class RecordSession {
               headers: resHeaders,
               ...(streamed
                 ? { chunks: open.chunks }
-                : optional('body', this.body(res.body, resBytes, resHeaders['content-type']))),
+                : optional('body', this.body(res.body, resContent, resHeaders['content-type']))),
             },
           }),
       ...optional('error', error),
@@ -360,7 +397,7 @@ export class RecordSession {
     if (streamed) {
       result = open.chunks.map((c) => c.data).join('');
     } else if (resJson === undefined && resText !== '') {
-      result = resText;
+      result = resText ?? `(${resContent.size} bytes of binary data)`;
     }
     if (tool.kind === 'mcp') {
       // Streamable-HTTP MCP answers with SSE; the JSON-RPC response is one of its events.
@@ -371,13 +408,13 @@ export class RecordSession {
       if (answer !== undefined) result = answer.result ?? answer.error;
     }
     const maxInline = this.options.maxInlineResult ?? 65536;
-    const resultSize = streamed ? open.chunks.reduce((n, c) => n + c.data.length, 0) : resBytes.length;
+    const resultSize = streamed ? open.chunks.reduce((n, c) => n + c.data.length, 0) : resContent.size;
     const big = resultSize > maxInline || res?.body?.truncated === true;
     const payload: ToolCalledPayload = {
       exchangeId: req.id,
       ...tool,
       ...(big
-        ? optional('resultBody', this.body(res?.body, resBytes, resHeaders['content-type']))
+        ? optional('resultBody', this.body(res?.body, resContent, resHeaders['content-type']))
         : optional('result', result)),
       ...optional(
         'error',
