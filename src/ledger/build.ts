@@ -529,6 +529,9 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     costByState: Object.fromEntries(Object.entries(byState).map(([k, v]) => [k, roundMoney(v.cost)])),
     tokenByState: Object.fromEntries(Object.entries(byState).map(([k, v]) => [k, v.totalTokens])),
     inputAmplification: metrics.inputAmplification,
+    replay: replay
+      ? { spent: replay.replayCost, servedFromRecording: replay.steps.recording, live: replay.steps.live }
+      : null,
     inputCostByContextSource: Object.fromEntries(
       Object.entries(inputCostBySource).map(([k, v]) => [k, roundMoney(v as number)]),
     ),

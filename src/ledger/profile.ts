@@ -75,6 +75,8 @@ export interface CostProfileInput {
   tokenByState: Record<string, number>;
   inputAmplification?: number | null;
   inputCostByContextSource?: Partial<Record<string, number>>;
+  /** For a replay: what it spent, and how many steps were served from the recording or went live. */
+  replay?: { spent: number; servedFromRecording: number; live: number } | null;
 }
 
 /** Builds the §24 cost profile JSON with a plain-language conclusion. */
@@ -136,6 +138,12 @@ function conclude(input: CostProfileInput, main: string[], hit: number | null): 
   }
   if (input.inputAmplification !== null && input.inputAmplification !== undefined) {
     sentences.push(`The agent expanded its instruction ${input.inputAmplification.toFixed(1)}× into runtime context.`);
+  }
+  if (input.replay) {
+    const r = input.replay;
+    sentences.push(
+      `As a replay it spent ${formatMoney(r.spent, input.currency)}: ${r.servedFromRecording} step${r.servedFromRecording === 1 ? ' was' : 's were'} served from the recording and ${r.live} went live.`,
+    );
   }
   return sentences.join(' ');
 }
