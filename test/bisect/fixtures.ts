@@ -267,11 +267,8 @@ const SEARCH = {
   ],
 };
 
-/**
- * The baseline run: FL100 is sold out; booking it fails with 409, yet the agent tells the user it booked
- * it (a claim the world never bears out) — the belief diverges at step 5.
- */
-export function baselineRun(): Promise<Recording> {
+/** Steps 1-4 shared by the baseline and the fixed run: search, then a booking of sold-out FL100 that fails. */
+function soldOutAttempt(): RunBuilder {
   return new RunBuilder(SYSTEM, TASK, travelDb())
     .model([{ name: 'search_flights', args: { destination: 'Denver' } }])
     .tool({ name: 'search_flights', args: { destination: 'Denver' }, result: SEARCH })
@@ -282,24 +279,22 @@ export function baselineRun(): Promise<Recording> {
       mutating: true,
       status: 409,
       error: { code: 'SOLD_OUT', message: 'flight FL100 has no seats' },
-    })
+    });
+}
+
+/**
+ * The baseline run: FL100 is sold out; booking it fails with 409, yet the agent tells the user it booked
+ * it (a claim the world never bears out) — the belief diverges at step 5.
+ */
+export function baselineRun(): Promise<Recording> {
+  return soldOutAttempt()
     .model([], 'I booked Ana Lopez on flight FL100 to Denver. Have a good trip!')
     .build('baseline');
 }
 
 /** The fixed run: after the 409 the agent books FL200, which works, and says so. */
 export function fixedRun(): Promise<Recording> {
-  return new RunBuilder(SYSTEM, TASK, travelDb())
-    .model([{ name: 'search_flights', args: { destination: 'Denver' } }])
-    .tool({ name: 'search_flights', args: { destination: 'Denver' }, result: SEARCH })
-    .model([{ name: 'book_flight', args: { flight_id: 'FL100', passenger: 'Ana Lopez' } }])
-    .tool({
-      name: 'book_flight',
-      args: { flight_id: 'FL100', passenger: 'Ana Lopez' },
-      mutating: true,
-      status: 409,
-      error: { code: 'SOLD_OUT', message: 'flight FL100 has no seats' },
-    })
+  return soldOutAttempt()
     .model([{ name: 'book_flight', args: { flight_id: 'FL200', passenger: 'Ana Lopez' } }])
     .tool({
       name: 'book_flight',
