@@ -1,6 +1,10 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alignRuns, builtinPredicate, compareDivergence } from '../../src/bisect/index.js';
+import { readRecording } from '../../src/recording/index.js';
 import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
+
+const example = (name: string) => readRecording(resolve(import.meta.dirname, '../../recordings/examples', name));
 
 describe('alignRuns', () => {
   it('finds where the fixed run parts from the baseline: an extra booking step', async () => {
@@ -19,6 +23,15 @@ describe('alignRuns', () => {
   it('a different booking decision is other arguments', async () => {
     const alignment = alignRuns(await baselineRun(), await doubleBookingRun());
     expect(alignment.firstDivergence).toMatchObject({ kind: 'other-arguments', stepA: 3, stepB: 3 });
+  });
+});
+
+describe('alignRuns on the example recordings', () => {
+  it('the OpenAI and Anthropic agents take the same actions; the fixed prompt parts from the baseline at step 3', async () => {
+    const openai = await example('openai-baseline');
+    expect(alignRuns(openai, await example('anthropic-baseline-stream')).similarity).toBe(1);
+    const fixed = alignRuns(openai, await example('anthropic-fixed'));
+    expect(fixed.firstDivergence).toEqual({ kind: 'other-tool', stepA: 3, stepB: 3 });
   });
 });
 
