@@ -33,7 +33,7 @@ export function resolveRecordingDir(arg: string, dir: string): string {
 }
 
 /** ink checks the CI variable once, at import, and then draws nothing until exit: hide it while importing. */
-async function importInkInteractive() {
+export async function importInkInteractive() {
   const saved = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
   delete process.env.CI;
   delete process.env.CONTINUOUS_INTEGRATION;
@@ -44,6 +44,9 @@ async function importInkInteractive() {
     for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
   }
 }
+
+/** Frames a second at most: 60 keeps scrolling under a 16 ms frame (ink's default is 30). */
+export const RENDER_MAX_FPS = 60;
 
 /** Runs the TUI; resolves when the user quits. */
 export async function openTui(options: OpenTuiOptions = {}): Promise<void> {
@@ -74,7 +77,7 @@ export async function openTui(options: OpenTuiOptions = {}): Promise<void> {
         color: colorFromEnv(),
         editPrompt: createPromptEditor({ stdin, stdout }),
       }),
-      { stdin, stdout, exitOnCtrlC: true, patchConsole: true },
+      { stdin, stdout, exitOnCtrlC: true, patchConsole: true, maxFps: RENDER_MAX_FPS },
     );
     await instance.waitUntilExit();
   } finally {
