@@ -80,10 +80,15 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
   };
   const underRoot = (abs) => abs === rootAbs || abs.startsWith(rootAbs + path.sep);
   // Reads of a path go to the volume under the root, or where an outside write landed.
-  const readsVolume = (abs) => abs !== undefined && (underRoot(abs) || vol.existsSync(abs));
+  // Paths outside the root that the agent wrote (they live in the volume from then on).
+  const outside = new Set();
+  const readsVolume = (abs) => abs !== undefined && (underRoot(abs) || outside.has(abs));
   const markWrite = (abs) => {
     if (underRoot(abs)) dirty.add(abs);
-    else onOutsideWrite?.(abs);
+    else if (!outside.has(abs)) {
+      outside.add(abs);
+      onOutsideWrite?.(abs);
+    }
   };
   const ensureParent = (abs) => {
     if (!underRoot(abs)) mfs.mkdirSync(path.dirname(abs), { recursive: true });

@@ -50,6 +50,14 @@ function mulberry32(seed) {
   };
 }
 
+function fromFsSandbox() {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 10;
+  const stack = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  return stack.includes(`${path.sep}memfs${path.sep}`) || stack.includes(`${path.sep}@jsonjoy.com${path.sep}fs-`);
+}
+
 function installNondeterminism(recorded, seed, suppressed) {
   const prng = mulberry32(seed);
   const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
@@ -62,6 +70,9 @@ function installNondeterminism(recorded, seed, suppressed) {
     return s;
   };
   patchNondeterminism((kind, real) => {
+    // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
+    // which reads no JS clock, so those reads must not consume recorded values.
+    if (kind === 'clock' && fromFsSandbox()) return real;
     const list = recorded[kind] ?? [];
     const i = cursor[kind]++;
     if (i < list.length) {

@@ -1,0 +1,113 @@
+// The sandbox an agent replays in: its files live in memory (node:fs, fs/promises and ESM named
+// imports alike), nothing it writes reaches the disk, clock/random/uuid come from the recording,
+// and connections other than the sandbox database are blocked and reported.
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecording } from '../../src/recording/index.js';
+import { replay } from '../../src/replay/index.js';
+import { writeRecording } from './build.js';
+
+let tmp: string;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-sandbox-'));
+});
+
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('the replay sandbox', () => {
+  it('keeps files in memory, blocks connections and hands out the recorded clock, random and uuid values', async () => {
+    const root = path.join(tmp, 'workspace');
+    const outside = path.join(tmp, 'outside.txt');
+    const helper = path.join(tmp, 'helper.mjs');
+    await writeFile(helper, 'export const loaded = "module loading works";\n');
+    let connections = 0;
+    const guarded = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => guarded.listen(0, '127.0.0.1', resolve));
+    const port = (guarded.address() as { port: number }).port;
+    const agent = path.join(tmp, 'agent.mjs');
+    await writeFile(
+      agent,
+      `
+import { writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { readFile, appendFile, mkdir } from 'node:fs/promises';
+import net from 'node:net';
+import crypto from 'node:crypto';
+const root = ${JSON.stringify(root)};
+const out = {};
+out.seeded = readFileSync(root + '/notes.txt', 'utf8');
+writeFileSync(root + '/report.md', 'written by the agent');
+await mkdir(root + '/sub', { recursive: true });
+await appendFile(root + '/sub/log.txt', 'one');
+out.report = await readFile(root + '/report.md', 'utf8');
+writeFileSync(${JSON.stringify(outside)}, 'must not reach the disk');
+out.outsideSeen = readFileSync(${JSON.stringify(outside)}, 'utf8');
+out.module = (await import(${JSON.stringify(helper)})).loaded;
+out.values = [Date.now(), Math.random(), crypto.randomUUID(), Date.now(), Math.random()];
+out.blocked = await new Promise((resolve) => {
+  const s = net.connect(${port}, '127.0.0.1');
+  s.on('connect', () => resolve('connected'));
+  s.on('error', (e) => resolve(e.code));
+});
+console.log(JSON.stringify(out));
+`,
+    );
+    const dir = await writeRecording(path.join(tmp, 'rec'), {
+      command: [process.execPath, agent],
+      fsRoot: root,
+      files: { 'notes.txt': 'seeded from the pre-snapshot' },
+      calls: [],
+      nondeterminism: {
+        clock: [1764000000000, 1764000000500],
+        random: [0.25],
+        uuid: ['11111111-2222-4333-8444-555555555555'],
+      },
+    });
+    // The real workspace exists with other content: the agent must see the recorded one.
+    await mkdir(root, { recursive: true });
+    await writeFile(path.join(root, 'notes.txt'), 'the real file');
+
+    const result = await replay({ recording: dir, mode: 'exact', out: path.join(tmp, 'replay'), stdio: 'pipe' });
+    await new Promise<void>((resolve) => guarded.close(() => resolve()));
+    const seen = JSON.parse(result.output?.stdout ?? '{}');
+
+    expect(seen.seeded).toBe('seeded from the pre-snapshot');
+    expect(seen.report).toBe('written by the agent');
+    expect(seen.outsideSeen).toBe('must not reach the disk');
+    expect(seen.module).toBe('module loading works');
+    // Recorded values in order; past the end, time keeps going and random values stay in range.
+    expect(seen.values.slice(0, 4)).toEqual([
+      1764000000000,
+      0.25,
+      '11111111-2222-4333-8444-555555555555',
+      1764000000500,
+    ]);
+    expect(seen.values[4]).toBeGreaterThanOrEqual(0);
+    expect(seen.values[4]).toBeLessThan(1);
+    expect(seen.blocked).toBe('ECONNREFUSED');
+    expect(connections).toBe(0);
+    expect(result.blockedConnections).toEqual([`127.0.0.1:${port}`]);
+    expect(result.divergences.map((d) => d.kind)).toEqual(['blocked-connection']);
+
+    // Nothing reached the disk.
+    expect(readFileSync(path.join(root, 'notes.txt'), 'utf8')).toBe('the real file');
+    expect(existsSync(path.join(root, 'report.md'))).toBe(false);
+    expect(existsSync(path.join(root, 'sub'))).toBe(false);
+    expect(existsSync(outside)).toBe(false);
+
+    // The replay recorded what the agent wrote under the root, and only that.
+    const replayed = await readRecording(result.dir);
+    expect(Object.keys(replayed.post.fs?.files ?? {}).sort()).toEqual(['notes.txt', 'report.md', 'sub/log.txt']);
+    const report = replayed.post.fs?.files['report.md'];
+    expect(report && replayed.readBlob(report.sha256).toString()).toBe('written by the agent');
+  });
+});
