@@ -64,10 +64,13 @@ function lastToolResult(body: Json): string | undefined {
   return undefined;
 }
 
-const sse = (res: http.ServerResponse, data: unknown, event?: string) =>
+/** Writes one SSE event, then yields a moment so events reach the client as separate chunks. */
+const sse = async (res: http.ServerResponse, data: unknown, event?: string) => {
   res.write(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+  await new Promise((resolve) => setTimeout(resolve, 1));
+};
 
-function chat(res: http.ServerResponse, n: number, body: Json, call: FakeCall): void {
+async function chat(res: http.ServerResponse, n: number, body: Json, call: FakeCall): Promise<void> {
   const t = fakeTokens(n);
   const usage = {
     prompt_tokens: t.input,
@@ -103,25 +106,25 @@ function chat(res: http.ServerResponse, n: number, body: Json, call: FakeCall): 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const chunk = (delta: unknown, finishReason: string | null) =>
     sse(res, { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] });
-  chunk({ role: 'assistant', content: '' }, null);
+  await chunk({ role: 'assistant', content: '' }, null);
   if (tc !== undefined) {
-    chunk(
+    await chunk(
       { tool_calls: [{ index: 0, id: tc.id, type: 'function', function: { name: tc.function.name, arguments: '' } }] },
       null,
     );
     const args = tc.function.arguments;
     const half = Math.ceil(args.length / 2);
-    chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, half) } }] }, null);
-    chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }, null);
+    await chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, half) } }] }, null);
+    await chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }, null);
   } else {
-    for (const word of (call.text ?? '').split(/(?= )/)) chunk({ content: word }, null);
+    for (const word of (call.text ?? '').split(/(?= )/)) await chunk({ content: word }, null);
   }
-  chunk({}, finish);
-  sse(res, { ...base, object: 'chat.completion.chunk', choices: [], usage });
+  await chunk({}, finish);
+  await sse(res, { ...base, object: 'chat.completion.chunk', choices: [], usage });
   res.end('data: [DONE]\n\n');
 }
 
-function responses(res: http.ServerResponse, n: number, body: Json, call: FakeCall): void {
+async function responses(res: http.ServerResponse, n: number, body: Json, call: FakeCall): Promise<void> {
   const t = fakeTokens(n);
   const usage = {
     input_tokens: t.input,
@@ -171,15 +174,18 @@ function responses(res: http.ServerResponse, n: number, body: Json, call: FakeCa
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let seq = 0;
   const emit = (type: string, data: Json) => sse(res, { type, sequence_number: seq++, ...data }, type);
-  emit('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } });
-  emit('response.in_progress', { response: { ...response, status: 'in_progress', output: [], usage: null } });
+  await emit('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } });
+  await emit('response.in_progress', { response: { ...response, status: 'in_progress', output: [], usage: null } });
   if (item.type === 'message') {
     const text = call.text ?? '';
-    emit('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+    await emit('response.output_item.added', {
+      output_index: 0,
+      item: { ...item, status: 'in_progress', content: [] },
+    });
     const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
-    emit('response.content_part.added', { item_id: item.id, output_index: 0, content_index: 0, part });
+    await emit('response.content_part.added', { item_id: item.id, output_index: 0, content_index: 0, part });
     for (const word of text.split(/(?= )/)) {
-      emit('response.output_text.delta', {
+      await emit('response.output_text.delta', {
         item_id: item.id,
         output_index: 0,
         content_index: 0,
@@ -187,8 +193,14 @@ function responses(res: http.ServerResponse, n: number, body: Json, call: FakeCa
         logprobs: [],
       });
     }
-    emit('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text, logprobs: [] });
-    emit('response.content_part.done', {
+    await emit('response.output_text.done', {
+      item_id: item.id,
+      output_index: 0,
+      content_index: 0,
+      text,
+      logprobs: [],
+    });
+    await emit('response.content_part.done', {
       item_id: item.id,
       output_index: 0,
       content_index: 0,
@@ -196,12 +208,15 @@ function responses(res: http.ServerResponse, n: number, body: Json, call: FakeCa
     });
   } else {
     const args = String(item.arguments);
-    emit('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
-    emit('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: args });
-    emit('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: args });
+    await emit('response.output_item.added', {
+      output_index: 0,
+      item: { ...item, status: 'in_progress', arguments: '' },
+    });
+    await emit('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: args });
+    await emit('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: args });
   }
-  emit('response.output_item.done', { output_index: 0, item });
-  emit('response.completed', { response });
+  await emit('response.output_item.done', { output_index: 0, item });
+  await emit('response.completed', { response });
   res.end();
 }
 
@@ -238,8 +253,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         call.text = result === undefined ? 'FAKE says hello.' : `FAKE final: the tool said ${result}`;
       }
       calls.push(call);
-      if (isChat) chat(res, n, body, call);
-      else responses(res, n, body, call);
+      void (isChat ? chat(res, n, body, call) : responses(res, n, body, call));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,0 +1,106 @@
+// MCP over Streamable HTTP (`@modelcontextprotocol/sdk` 1.x): a real McpServer with one tool on
+// node:http, and an agent whose tools come from it (Client + StreamableHTTPClientTransport) and
+// whose decisions come from the FAKE model (openai SDK). `tapedeck record` turns the JSON-RPC
+// `tools/call` into an MCP_CALL step (tool name, arguments, result) under its THINK step; the
+// protocol chatter (initialize, tools/list, the server-notification GET stream) is recorded too.
+// The exact replay, with the MCP server and the model stopped, reproduces the run.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecording } from '../../src/recording/index.js';
+import {
+  expectedBuckets,
+  modelCalls,
+  recordWithCli,
+  replayExact,
+  steps,
+  stepTypes,
+  tempDir,
+  toolCalls,
+} from './harness.js';
+import { startFakeOpenAI } from './servers/fake-openai.js';
+import { startMcpServer } from './servers/mcp-server.js';
+
+let tmp: ReturnType<typeof tempDir>;
+beforeAll(() => {
+  tmp = tempDir();
+});
+afterAll(() => tmp.remove());
+
+describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
+  it('records tools/call as an MCP_CALL step and replays exactly with the MCP server stopped', async () => {
+    const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
+    const mcp = await startMcpServer();
+    const env = { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'sk-fake-mcp', MCP_URL: mcp.url };
+    let recorded: Awaited<ReturnType<typeof recordWithCli>>;
+    try {
+      recorded = await recordWithCli({ agent: 'mcp-agent.mjs', env, out: path.join(tmp.dir, 'mcp') });
+    } finally {
+      await model.close();
+      await mcp.close();
+    }
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    expect(recorded.agentStdout).toBe('FINAL: FAKE final: the tool said Lima: 22C sunny\n');
+    expect(mcp.toolCalls()).toBe(1);
+
+    const recording = await readRecording(recorded.dir);
+    expect(recording.manifest.status).toBe('complete');
+    const tools = toolCalls(recording);
+    const byName = (name: string) => tools.find((t) => t.name === name);
+    // The tool call the model asked for: an MCP_CALL step under the THINK step that decided it.
+    const [think, final] = modelCalls(recording);
+    expect(think?.output.toolCalls).toEqual([
+      { id: 'call_fake_1', name: 'get_forecast', arguments: '{"city":"Lima"}' },
+    ]);
+    // The MCP tool list was offered to the model as function tools.
+    expect(think?.tools).toEqual([
+      expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'get_forecast' }) }),
+    ]);
+    const call = byName('get_forecast');
+    expect(call).toMatchObject({
+      kind: 'mcp',
+      stateType: 'MCP_CALL',
+      args: { city: 'Lima' },
+      result: { content: [{ type: 'text', text: 'Lima: 22C sunny' }] },
+      parentStepId: think?.step,
+    });
+    expect(final?.output.text).toBe('FAKE final: the tool said Lima: 22C sunny');
+    for (const [i, m] of [think, final].entries())
+      expect(m?.usage).toEqual(expectedBuckets(model.calls[i]?.usage ?? {}));
+    // The protocol chatter is recorded as observation steps, not as tool calls of the agent.
+    expect(byName('mcp initialize')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE', mutating: false });
+    expect(byName('mcp tools/list')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE' });
+    expect(tools.filter((t) => t.stateType === 'MCP_CALL')).toHaveLength(1);
+    const order = stepTypes(recording).map(([, type]) => type);
+    expect(order.filter((t) => t === 'THINK' || t === 'MCP_CALL' || t === 'FINALIZE')).toEqual([
+      'THINK',
+      'MCP_CALL',
+      'FINALIZE',
+    ]);
+
+    // Exact replay with the MCP server and the model down.
+    const result = await replayExact(recorded.dir, env, path.join(tmp.dir, 'mcp-replay'));
+    expect(result.divergences).toEqual([]);
+    expect(result.status).toBe('complete');
+    expect(result.output?.stdout).toBe(recorded.agentStdout);
+    expect(result.served.live).toBe(0);
+    expect(result.blockedConnections).toEqual([]);
+    expect(mcp.toolCalls()).toBe(1);
+    expect(model.calls.length).toBe(2);
+    const replayed = await readRecording(result.dir);
+    // Same steps with the same numbers (the long-lived GET stream keeps its recorded step).
+    expect(stepTypes(replayed)).toEqual(stepTypes(recording));
+    expect(
+      steps(replayed)
+        .map(([, , name]) => name)
+        .sort(),
+    ).toEqual(
+      steps(recording)
+        .map(([, , n]) => n)
+        .sort(),
+    );
+    expect(toolCalls(replayed).find((t) => t.stateType === 'MCP_CALL')).toMatchObject({
+      name: 'get_forecast',
+      result: call?.result,
+    });
+  });
+});
