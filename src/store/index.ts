@@ -2,6 +2,16 @@
 
 export { warehouseOptionsFrom } from './location.js';
 export { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION } from './migrations.js';
+export {
+  type EnqueueOptions,
+  type Job,
+  type JobHandler,
+  type JobState,
+  openQueue,
+  type Queue,
+  runWorker,
+  type WorkerOptions,
+} from './queue.js';
 export { loadScores, normalizeScores, type Scores, scoresTraceId } from './scores.js';
 export type { QueryResult } from './sql.js';
 export {

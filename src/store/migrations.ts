@@ -195,6 +195,29 @@ JOIN trace_run r ON r.trace_id = e.trace_id
 GROUP BY e.task_id, r.currency;
 `,
   },
+  {
+    version: 2,
+    name: 'job queue',
+    sql: `
+-- A pg-boss-like queue: workers claim with FOR UPDATE SKIP LOCKED, so no job runs twice at once.
+CREATE TABLE tapedeck_job (
+  id                               BIGSERIAL PRIMARY KEY,
+  kind                             TEXT NOT NULL,
+  payload                          JSONB NOT NULL,
+  state                            TEXT NOT NULL DEFAULT 'queued',
+  attempts                         INTEGER NOT NULL DEFAULT 0,
+  max_attempts                     INTEGER NOT NULL DEFAULT 3,
+  run_after                        TIMESTAMP NOT NULL DEFAULT (now() AT TIME ZONE 'UTC'),
+  locked_by                        TEXT,
+  locked_at                        TIMESTAMP,
+  result                           JSONB,
+  error                            TEXT,
+  created_at                       TIMESTAMP NOT NULL DEFAULT (now() AT TIME ZONE 'UTC'),
+  finished_at                      TIMESTAMP
+);
+CREATE INDEX tapedeck_job_ready ON tapedeck_job (state, run_after, id);
+`,
+  },
 ];
 
 /** The newest schema version this tapedeck knows. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadScores, openWarehouse, SCHEMA_VERSION, type Warehouse } from '../../src/store/index.js';
+import { loadScores, MIGRATIONS, openWarehouse, SCHEMA_VERSION, type Warehouse } from '../../src/store/index.js';
 import { ingestAll } from './fixtures.js';
 import { dumpTables } from './helpers.js';
 
@@ -21,7 +21,8 @@ describe('warehouse on embedded PGlite', () => {
 
   it('creates the seed tables through versioned migrations', async () => {
     const r = await wh.query('SELECT version, name FROM schema_migrations ORDER BY version');
-    expect(r.rows.map((x) => x.version)).toEqual([SCHEMA_VERSION]);
+    expect(r.rows.map((x) => x.version)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(r.rows.at(-1)?.version).toBe(SCHEMA_VERSION);
     const cols = await wh.query(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'trace_step' ORDER BY ordinal_position`,
     );
@@ -61,7 +62,7 @@ describe('warehouse on embedded PGlite', () => {
     wh = await openWarehouse({ dir: join(dir, 'warehouse') });
     expect(await dumpTables(wh)).toEqual(before);
     const r = await wh.query('SELECT count(*) AS n FROM schema_migrations');
-    expect(r.rows[0]?.n).toBe(1);
+    expect(r.rows[0]?.n).toBe(MIGRATIONS.length);
   });
 
   it('reads a scores file and names the bad field of a wrong one', () => {
