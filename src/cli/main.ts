@@ -9,6 +9,7 @@ const COMMANDS: Array<() => Promise<{ register(program: Command): void }>> = [
   () => import('./commands/ledger.js'),
   () => import('./commands/ingest.js'),
   () => import('./commands/query.js'),
+  () => import('./commands/worker.js'),
   () => import('./commands/record.js'),
   () => import('./commands/bisect.js'),
   () => import('./commands/diff.js'),
