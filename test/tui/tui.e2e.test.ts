@@ -57,18 +57,18 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
     // CI=true: ink alone would draw nothing until exit there; the TUI must draw anyway.
     const t = start(args, [120, 40], { CI: 'true' });
 
-    await t.waitFor('Step 1/9 THINK', SLOW);
+    await t.waitFor('Step 1/', SLOW);
     t.keys('j');
-    await t.waitFor('Step 2/9 API_CALL GET /flights', SLOW);
+    await t.waitFor(/Step 2\/\d+ API_CALL GET \/flights/, SLOW);
     t.keys('j', 'j');
-    let screen = await t.waitFor(/Step 4\/9 API_CALL POST \/bookings[\s\S]*WORLD @ step 4 \d+ files/, SLOW);
+    let screen = await t.waitFor(/Step 4\/\d+ API_CALL POST \/bookings[\s\S]*WORLD @ step 4 \d+ files/, SLOW);
     expect(screen).toMatch(/▸\s+4 API_CALL/);
     expect(screen).toMatch(/\+ travel\.bookings/);
     const rowsAt4 = Number(/travel\.bookings (\d+) rows/.exec(screen)?.[1]);
 
     // Back in time: the world follows.
     t.keys('k', 'k', 'k');
-    screen = await t.waitFor(/Step 1\/9[\s\S]*WORLD @ step 1 \d+ files/, SLOW);
+    screen = await t.waitFor(/Step 1\/\d+[\s\S]*WORLD @ step 1 \d+ files/, SLOW);
     const rowsAt1 = Number(/travel\.bookings (\d+) rows/.exec(screen)?.[1]);
     expect(rowsAt1).toBe(rowsAt4 - 1);
 
@@ -77,7 +77,7 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
     await t.waitFor('jump to step:', SLOW);
     t.type('7');
     t.keys('Enter');
-    await t.waitFor('Step 7/9', SLOW);
+    await t.waitFor('Step 7/', SLOW);
 
     if (replayAvailable && modelServer) {
       t.keys('r');
@@ -91,7 +91,7 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
       expect(screen).toMatch(/» first divergence: baseline step 3 \/ replay step 3/);
       expect(screen).toMatch(/^»\s+3 THINK .*│\s+3 THINK/m);
       t.keys('Escape');
-      await t.waitFor('Step 7/9', SLOW);
+      await t.waitFor('Step 7/', SLOW);
     } else {
       console.warn('tui e2e: the replay step is skipped (replay engine or example world not available)');
     }
@@ -101,7 +101,7 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
       screen = await t.waitFor('result: first bad step 3', SLOW);
       expect(screen).toMatch(/step 9\s.*bad/);
       t.keys('Enter');
-      await t.waitFor(/Step 3\/9 THINK[\s\S]*▸\s+3 THINK/, SLOW);
+      await t.waitFor(/Step 3\/\d+ THINK[\s\S]*▸\s+3 THINK/, SLOW);
     } else {
       console.warn('tui e2e: the bisect step is skipped (bisect engine not available)');
     }
@@ -114,7 +114,7 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
     const listDir = join(work, 'list');
     cpSync(EXAMPLE, join(listDir, 'openai-baseline'), { recursive: true });
     const t = start(['--dir', listDir], [80, 24], { NO_COLOR: '1' });
-    let screen = await t.waitFor(/openai-baseline\s.*\s9 complete/, SLOW);
+    let screen = await t.waitFor(/openai-baseline\s.*\s\d+ complete/, SLOW);
     const lines = screen.split('\n');
     expect(lines.every((l) => l.length <= 80)).toBe(true);
     expect(screen).toMatch(/q quit/);
@@ -122,20 +122,20 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
     t.type('openai-base');
     await t.waitFor('filter: openai-base▌', SLOW);
     t.keys('Enter');
-    screen = await t.waitFor('Step 1/9 THINK', SLOW);
+    screen = await t.waitFor('Step 1/', SLOW);
     expect(screen.split('\n').every((l) => l.length <= 80)).toBe(true);
     expect(t.screen(true)).not.toMatch(/\x1b\[(3[0-8]|9[0-7])(;[0-9;]*)?m/);
     t.keys('?');
     await t.waitFor('g 42 enter', SLOW);
     t.keys('Escape');
-    await t.waitFor('Step 1/9 THINK', SLOW);
+    await t.waitFor('Step 1/', SLOW);
     t.keys('q');
     await t.waitFor('TAPEDECK-EXITED 0', SLOW);
   }, 600_000);
 
   it('draws in colour when NO_COLOR is not set', async () => {
     const t = start([join(work, 'openai-baseline')], [100, 30], { FORCE_COLOR: '1' });
-    await t.waitFor('Step 1/9 THINK', SLOW);
+    await t.waitFor('Step 1/', SLOW);
     expect(t.screen(true)).toMatch(/\x1b\[(3[0-8]|9[0-7])(;[0-9;]*)?m/);
     t.keys('q');
     await t.waitFor('TAPEDECK-EXITED 0', SLOW);

@@ -13,6 +13,8 @@ export async function runTui(options: TuiCommandOptions = {}): Promise<void> {
   // Loaded on demand: ink and react stay out of every other command's start-up.
   const { openTui } = await import('../../../tui/index.js');
   await openTui(options);
+  // The user quit: do not let a handle an engine left open (a replay's sandbox) keep the terminal waiting.
+  setTimeout(() => process.exit(), 500).unref();
 }
 
 export function register(program: Command): void {
