@@ -338,6 +338,9 @@ class ReplaySession {
       if (prefix) {
         const m = this.index.match(live, { kind: 'model' });
         if (m.call && m.layer !== 'structural' && this.inOrder(m.call)) return this.serve(m.call, raw, bytes, m);
+        // Under a prompt override the recorded prefix differs by the prompt alone, on purpose.
+        const aligned = this.override ? this.alignedModelCall(live) : undefined;
+        if (aligned) return this.serve(aligned, raw, bytes, m);
         const expected = m.call ?? this.index.nextExpected('model');
         if (expected) {
           const step = this.stepFor(expected);

@@ -67,3 +67,39 @@ describe('counterfactual replay with the fixed prompt', () => {
     expect(evaluation.task.hardSuccess).toBe(false);
   });
 });
+
+describe('fork-at', () => {
+  it('serves steps before K wholly from the recording, with their effects, then goes live', async () => {
+    const fixed = readFileSync(PROMPTS.fixed, 'utf8').trim();
+    example.resetHits();
+    const result = await replay({
+      recording: example.dir,
+      mode: 'counterfactual',
+      forkAt: 5,
+      systemPrompt: fixed,
+      env: example.env,
+      out: path.join(tmp, 'fork-5'),
+      stdio: 'pipe',
+    });
+    const replayed = await readRecording(result.dir);
+    const served = replayed.events
+      .filter((e) => e.type === 'http.exchange')
+      .map((e) => [e.stepId, e.payload.servedFrom]);
+    // Steps 1-4 (model answers included) came from the recording although the prompt changed.
+    expect(served.slice(0, 4)).toEqual([
+      [1, 'recording'],
+      [2, 'recording'],
+      [3, 'recording'],
+      [4, 'recording'],
+    ]);
+    expect(served[4]).toEqual([5, 'live']);
+    expect(result.divergences.every((d) => d.step >= 5)).toBe(true);
+    // Effects followed the served POST /bookings: the sandbox database has the booking, the real API saw nothing.
+    const bookings = replayed.events.filter(
+      (e) => e.type === 'db.changed' && e.stepId === 4 && e.payload.table === 'bookings',
+    );
+    expect(bookings.map((e) => e.type === 'db.changed' && e.payload.after?.id)).toEqual(['BK-0001']);
+    expect(replayed.post.db?.tables.find((t) => t.name === 'bookings')?.rows.map((r) => r.id)).toContain('BK-0001');
+    expect(example.apiHits()).toBe(0);
+  });
+});

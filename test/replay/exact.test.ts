@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording, worldAt } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
@@ -62,6 +63,36 @@ describe('exact replay of the example baseline', () => {
     }
     expect(replayed.post.db).toEqual(original.post.db);
   });
+
+  it.runIf(process.env.TAPEDECK_PG_URL)(
+    'replays into a template-cloned database on a real server, and drops it after',
+    async () => {
+      const admin = new pg.Client({ connectionString: process.env.TAPEDECK_PG_URL });
+      await admin.connect();
+      const ours = async () =>
+        (
+          await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'tapedeck\\_%'")
+        ).rows.map((r) => r.datname);
+      try {
+        const before = await ours();
+        const result = await replay({
+          recording: example.dir,
+          mode: 'exact',
+          db: process.env.TAPEDECK_PG_URL as string,
+          env: example.env,
+          out: path.join(tmp, 'template'),
+          stdio: 'pipe',
+        });
+        expect(result.divergences).toEqual([]);
+        expect(result.worldMatches).toBe(true);
+        const replayed = await readRecording(result.dir);
+        expect(replayed.manifest.replay?.overrides.dbSandbox).toBe('template');
+        expect((await ours()).filter((name) => !before.includes(name))).toEqual([]);
+      } finally {
+        await admin.end();
+      }
+    },
+  );
 
   it('stops at step 4 and materialises the world of step 4', async () => {
     const result = await replay({
