@@ -7,10 +7,14 @@ import { existsSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { TapedeckError } from '../recording/index.js';
 import { openRecording, type RecordOptions, shouldSample } from './recorder.js';
 import { findSdkVersions } from './sdk-versions.js';
+
+const IDLE_MS = 50;
+const BACKLOG_MAX = 16 << 20;
 
 /** Absolute path of the capture preload (plain ESM, loaded with --import). */
 export const RECORD_PRELOAD = fileURLToPath(new URL('../../sandbox/preload/record.mjs', import.meta.url));
@@ -98,33 +102,58 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const { session } = active;
   const socketPath = path.join(os.tmpdir(), `tapedeck-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
   const sockets = new Set<net.Socket>();
+  // Without world capture nothing needs the session live, so received lines wait in a backlog
+  // that is processed when the agent pauses (no data for IDLE_MS), when it grows past
+  // BACKLOG_MAX, or at exit: the agent does not compete with the recorder for CPU mid-burst.
+  const deferred = !active.syncWorld && options.onEvent === undefined;
+  const backlog: Array<{ line: string; reply: (answer: { ack: number }) => void }> = [];
+  let backlogBytes = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
+  const drainBacklog = () => {
+    if (idleTimer !== undefined) clearTimeout(idleTimer);
+    idleTimer = undefined;
+    for (const { line, reply } of backlog.splice(0)) {
+      let message: unknown;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      session.accept(message, reply);
+    }
+    backlogBytes = 0;
+  };
   const server = net.createServer((socket) => {
     sockets.add(socket);
+    const decoder = new StringDecoder('utf8');
     let buffer = '';
     const reply = (answer: { ack: number }) => {
       if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
     };
     socket.on('data', (data) => {
-      buffer += data.toString('utf8');
+      buffer += decoder.write(data);
       let nl = buffer.indexOf('\n');
+      let urgent = !deferred;
       while (nl >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         nl = buffer.indexOf('\n');
         if (line.length === 0) continue;
-        let message: unknown;
-        try {
-          message = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        session.accept(message, reply);
+        backlog.push({ line, reply });
+        backlogBytes += line.length;
+        if (line.startsWith('{"t":"sync"') || line.includes('"t":"sync"')) urgent = true;
+      }
+      if (urgent || backlogBytes > BACKLOG_MAX) drainBacklog();
+      else {
+        if (idleTimer !== undefined) clearTimeout(idleTimer);
+        idleTimer = setTimeout(drainBacklog, IDLE_MS);
       }
     });
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   });
   const cleanup = () => {
+    if (idleTimer !== undefined) clearTimeout(idleTimer);
     server.close();
     for (const socket of sockets) socket.destroy();
     if (existsSync(socketPath)) rmSync(socketPath, { force: true });
@@ -167,6 +196,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     // Everything the child wrote is in the kernel; wait for its sockets to be read to the end.
     const deadline = Date.now() + 2000;
     while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    drainBacklog();
     const ok = result.exitCode === 0;
     await active.finish({
       status: ok ? 'complete' : 'incomplete',

@@ -8,6 +8,7 @@ export const KNOWN_SDKS = [
   'ai',
   '@ai-sdk/openai',
   '@ai-sdk/anthropic',
+  '@openai/agents',
   '@langchain/core',
   '@langchain/openai',
   '@langchain/anthropic',
