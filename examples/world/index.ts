@@ -12,7 +12,7 @@ import { startModelServer } from './model-server.js';
 import { dumpSchema, resetSchema, TRAVEL_TODAY } from './schema.js';
 
 export { startTravelApi } from './api.js';
-export { openWorldDatabase } from './db.js';
+export { openWorldDatabase, pgliteCachePath } from './db.js';
 export { ASSUMED_PASSENGER_ID, decide, readRules } from './fake-policy.js';
 export { startModelServer } from './model-server.js';
 export { dumpSchema, resetSchema, SCHEMA, SEED, TABLES, TRAVEL_TODAY, TRAVEL_TOMORROW } from './schema.js';
