@@ -2,34 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { register as registerIngest } from '../../src/cli/commands/ingest.js';
-import { register as registerQuery } from '../../src/cli/commands/query.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { buildLedger } from '../../src/ledger/index.js';
 import { readRecording } from '../../src/recording/index.js';
+import { runCli as run } from '../ledger/run-cli.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-store-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-async function run(...args: string[]): Promise<string> {
-  const program = new Command('tapedeck').exitOverride();
-  registerIngest(program);
-  registerQuery(program);
-  let out = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  try {
-    await program.parseAsync(['node', 'tapedeck', ...args]);
-  } finally {
-    spy.mockRestore();
-    err.mockRestore();
-  }
-  return out;
-}
 
 describe('tapedeck ingest and query', () => {
   it('ingests idempotently and answers SQL', async () => {
