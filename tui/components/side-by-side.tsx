@@ -29,13 +29,18 @@ export function alignByPosition(baseline: StepIndex, replay: StepIndex): Alignme
   for (let i = 0; i < n; i++) {
     const a = baseline.rows[i];
     const b = replay.rows[i];
-    const pair: { baseline?: number; replay?: number } = {};
+    const same = !!a && !!b && b.divergences === 0 && actionOf(baseline, a.stepId) === actionOf(replay, b.stepId);
+    const pair: AlignmentView['pairs'][number] = { same };
     if (a) pair.baseline = a.stepId;
     if (b) pair.replay = b.stepId;
     pairs.push(pair);
     if (first) continue;
-    if (!a || !b) first = { ...pair, kind: a ? 'missing step' : 'extra step' };
-    else if (b.divergences > 0 || actionOf(baseline, a.stepId) !== actionOf(replay, b.stepId)) {
+    if (same) continue;
+    if (!a || !b) {
+      first = { kind: a ? 'missing step' : 'extra step' };
+      if (a) first.baseline = a.stepId;
+      if (b) first.replay = b.stepId;
+    } else {
       const kind = a.name !== b.name ? 'different tool' : b.divergences > 0 ? 'divergence' : 'different arguments';
       first = { baseline: a.stepId, replay: b.stepId, kind };
     }

@@ -331,7 +331,7 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
 
 export interface AlignmentView {
   /** Aligned pairs of step ids (baseline, replay); one side is missing for an extra/missing step. */
-  pairs: Array<{ baseline?: number; replay?: number }>;
+  pairs: Array<{ baseline?: number; replay?: number; same: boolean }>;
   firstDivergence?: { baseline?: number; replay?: number; kind: string };
 }
 
@@ -339,7 +339,7 @@ export interface AlignmentView {
 export function alignmentView(result: unknown): AlignmentView {
   const ops = (field(result, 'ops') as unknown[] | undefined) ?? [];
   const pairs = ops.map((op) => {
-    const pair: { baseline?: number; replay?: number } = {};
+    const pair: AlignmentView['pairs'][number] = { same: field(op, 'op') === 'match' };
     const a = num(field(field(op, 'a'), 'step'));
     const b = num(field(field(op, 'b'), 'step'));
     if (a !== undefined) pair.baseline = a;
