@@ -1,7 +1,8 @@
-// Start the example world from a shell and print the env an agent needs:
+// Start the example world from a shell and print the env an agent needs, or run one agent in it:
 //   npx tsx examples/world/cli.ts [--db postgres://…] [--fresh-db] [--workspace DIR] [--model-log FILE] [--json]
+//   npx tsx examples/world/cli.ts --run openai|anthropic [--stream] [--prompt baseline|fixed|FILE]
 import { parseArgs } from 'node:util';
-import { startWorld } from './index.js';
+import { type AgentName, startWorld } from './index.js';
 
 const { values } = parseArgs({
   options: {
@@ -10,6 +11,9 @@ const { values } = parseArgs({
     workspace: { type: 'string' },
     'model-log': { type: 'string' },
     json: { type: 'boolean', default: false },
+    run: { type: 'string' },
+    stream: { type: 'boolean', default: false },
+    prompt: { type: 'string', default: 'baseline' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -22,7 +26,11 @@ Usage: npx tsx examples/world/cli.ts [options]
   --fresh-db        with --db: create a uniquely named database and drop it on exit
   --workspace DIR   the agent's workspace folder (default: a temp folder)
   --model-log FILE  also write the fake model server's log (JSON lines) to FILE
-  --json            print the env as JSON
+  --json            print the env as JSON (with --run: the answer and end state)
+  --run AGENT       run one agent (openai or anthropic) from the seed state, print the
+                    answer and the end state, and stop
+  --stream          with --run: stream the model's answers
+  --prompt P        with --run: baseline (default), fixed, or a prompt file
 
 Then, in another shell, export the printed env and run an agent:
   node examples/agents/openai-agent.mjs [--stream]
@@ -31,21 +39,44 @@ Then, in another shell, export the printed env and run an agent:
   process.exit(0);
 }
 
+if (values.run !== undefined && values.run !== 'openai' && values.run !== 'anthropic') {
+  process.stderr.write(`--run must be openai or anthropic, not ${values.run}\n`);
+  process.exit(2);
+}
+
 const world = await startWorld({
   ...(values.db === undefined ? {} : { db: values.db, freshDatabase: values['fresh-db'] }),
   ...(values.workspace === undefined ? {} : { workspace: values.workspace }),
   ...(values['model-log'] === undefined ? {} : { modelLogFile: values['model-log'] }),
 });
-if (values.json) process.stdout.write(`${JSON.stringify(world.env, null, 2)}\n`);
-else {
-  process.stdout.write(`# tapedeck example world (${world.dbKind}); Ctrl-C to stop. Export these to run an agent:\n`);
-  for (const [key, value] of Object.entries(world.env)) process.stdout.write(`export ${key}='${value}'\n`);
+if (values.run !== undefined) {
+  try {
+    const run = await world.runAgent({ agent: values.run as AgentName, stream: values.stream, prompt: values.prompt });
+    const state = await world.state();
+    if (values.json)
+      process.stdout.write(`${JSON.stringify({ exitCode: run.exitCode, answer: run.answer, state }, null, 2)}\n`);
+    else {
+      process.stderr.write(run.stderr);
+      process.stdout.write(
+        `${run.answer}\n\nbookings: ${JSON.stringify(state.db.bookings)}\nfiles: ${Object.keys(state.files).join(', ')}\n`,
+      );
+    }
+    process.exitCode = run.exitCode ?? 1;
+  } finally {
+    await world.stop();
+  }
+} else {
+  if (values.json) process.stdout.write(`${JSON.stringify(world.env, null, 2)}\n`);
+  else {
+    process.stdout.write(`# tapedeck example world (${world.dbKind}); Ctrl-C to stop. Export these to run an agent:\n`);
+    for (const [key, value] of Object.entries(world.env)) process.stdout.write(`export ${key}='${value}'\n`);
+  }
+  const stop = () => {
+    world.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
-const stop = () => {
-  world.stop().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
