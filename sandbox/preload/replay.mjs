@@ -69,10 +69,10 @@ function installNondeterminism(recorded, seed, suppressed) {
     for (let i = 0; i < n; i++) s += Math.floor(prng() * 16).toString(16);
     return s;
   };
-  patchNondeterminism((kind, real) => {
-    // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
-    // which reads no JS clock, so those reads must not consume recorded values.
-    if (kind === 'clock' && fromFsSandbox()) return real;
+  // Values handed to the agent since the last request, reported like the recorder reports them.
+  const handed = { clock: [], random: [], uuid: [], randomBytes: [] };
+  const HANDED_MAX = 10000;
+  const choose = (kind, real) => {
     const list = recorded[kind] ?? [];
     const i = cursor[kind]++;
     if (i < list.length) {
@@ -109,8 +109,28 @@ function installNondeterminism(recorded, seed, suppressed) {
       default:
         return real;
     }
+  };
+  patchNondeterminism((kind, real) => {
+    // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
+    // which reads no JS clock, so those reads must not consume recorded values.
+    if (kind === 'clock' && fromFsSandbox()) return real;
+    const value = choose(kind, real);
+    if (handed[kind] && handed[kind].length < HANDED_MAX) {
+      handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
+    }
+    return value;
   }, suppressed);
-  return { served, fallback };
+  const takeHanded = () => {
+    const out = {};
+    for (const kind of Object.keys(handed)) {
+      if (handed[kind].length > 0) {
+        out[kind] = handed[kind];
+        handed[kind] = [];
+      }
+    }
+    return out;
+  };
+  return { served, fallback, takeHanded };
 }
 
 function installNetworkGuard(allowed, onBlocked) {
@@ -238,7 +258,12 @@ export function installReplay(config) {
 
   const finish = () => {
     try {
-      const dump = { pid, fs: takeChanges(), nondeterminism: { served: nd.served, fallback: nd.fallback } };
+      const dump = {
+        pid,
+        fs: takeChanges(),
+        nd: nd.takeHanded(),
+        nondeterminism: { served: nd.served, fallback: nd.fallback },
+      };
       realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));
     } catch {}
   };
@@ -260,6 +285,7 @@ export function installReplay(config) {
       headers: headersObject(request.headers),
       body,
       fs: takeChanges(),
+      nd: nd.takeHanded(),
     });
     if (reply.ack === -1) {
       controller.errorWith(new Error('tapedeck replay: the replayer went away'));
@@ -307,6 +333,7 @@ export function installReplay(config) {
         args: args.length === 1 ? args[0] : args,
         mutating: toolOptions.mutating,
         fs: takeChanges(),
+        nd: nd.takeHanded(),
       });
       applyEffects(reply.effects);
       if (reply.stop) process.exit(0);
@@ -315,7 +342,7 @@ export function installReplay(config) {
       return reply.result;
     },
   };
-  return { ipc, bytesToHex };
+  return { ipc };
 }
 
 const configPath = process.env.TAPEDECK_REPLAY_CONFIG;

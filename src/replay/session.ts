@@ -61,6 +61,7 @@ interface FsReport {
 }
 
 type Reply = Record<string, unknown>;
+type NdBatch = Partial<Record<'clock' | 'random' | 'uuid' | 'randomBytes', Array<number | string>>>;
 type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
 
 const ZERO_USAGE = (): Usage => ({ inputUncached: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
@@ -201,7 +202,7 @@ class ReplaySession {
   private readonly stepMap = new Map<number, number>();
   private queue: Promise<unknown> = Promise.resolve();
   /** Changes the agent made since the last step began: attributed when the next step begins. */
-  private pending: { fs: FsReport[]; db: DbChangedPayload[] } = { fs: [], db: [] };
+  private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
   /** The replay's files: path relative to the fs root -> entry. */
   readonly files = new Map<string, { mode: number; size: number; sha256: string }>();
 
@@ -232,7 +233,7 @@ class ReplaySession {
 
   private async handle(message: Record<string, unknown>): Promise<Reply> {
     if (this.stopped) return { stop: true };
-    await this.collect(Array.isArray(message.fs) ? (message.fs as FsReport[]) : []);
+    await this.collect(Array.isArray(message.fs) ? (message.fs as FsReport[]) : [], message.nd as NdBatch | undefined);
     if (message.kind === 'noop') return {};
     const reply = message.kind === 'tool' ? await this.handleTool(message) : await this.handleHttp(message);
     this.flushPending(this.lastStep);
@@ -240,14 +241,24 @@ class ReplaySession {
   }
 
   /** Takes the agent's file writes (reported by the preload) and row changes (the sandbox's triggers). */
-  async collect(fs: FsReport[]): Promise<void> {
+  async collect(fs: FsReport[], nd?: NdBatch): Promise<void> {
     this.pending.fs.push(...fs);
+    if (nd && typeof nd === 'object') this.pending.nd.push(nd);
     if (this.tracker) this.pending.db.push(...(await this.tracker.drain()));
   }
 
   flushPending(step: number): void {
-    const { fs, db } = this.pending;
-    this.pending = { fs: [], db: [] };
+    const { fs, db, nd } = this.pending;
+    this.pending = { fs: [], db: [], nd: [] };
+    // Clock, random and uuid values handed to the agent, as the recorder logs them.
+    for (const batch of nd) {
+      for (const kind of ['clock', 'random', 'uuid', 'randomBytes'] as const) {
+        const values = batch[kind];
+        if (Array.isArray(values) && values.length > 0) {
+          this.writer.append({ type: 'nondeterminism', stepId: step, payload: { kind, values } });
+        }
+      }
+    }
     this.takeFsReport(fs, step);
     for (const change of db) this.writer.append({ type: 'db.changed', stepId: step, payload: change });
   }
@@ -1153,12 +1164,15 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     // Let answers still in flight settle, then take what the agent wrote last.
     await session.answer({ kind: 'noop' }).catch(() => undefined);
     const finalFs: FsReport[] = [];
+    const finalNd: NdBatch[] = [];
     for (const name of await readdir(tmp)) {
       if (!name.startsWith('dump.')) continue;
-      const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as { fs?: FsReport[] };
+      const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as { fs?: FsReport[]; nd?: NdBatch };
       if (dump.fs) finalFs.push(...dump.fs);
+      if (dump.nd) finalNd.push(dump.nd);
     }
     await session.collect(finalFs);
+    for (const batch of finalNd) await session.collect([], batch);
     const stoppedEarly = session.stopped;
     if (options.mode === 'exact' && !stoppedEarly) session.fillGap(Number.POSITIVE_INFINITY);
     else session.flushPending(session.lastStep);

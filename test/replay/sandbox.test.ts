@@ -107,6 +107,12 @@ console.log(JSON.stringify(out));
     // The replay recorded what the agent wrote under the root, and only that.
     const replayed = await readRecording(result.dir);
     expect(Object.keys(replayed.post.fs?.files ?? {}).sort()).toEqual(['notes.txt', 'report.md', 'sub/log.txt']);
+    // The values handed out are logged as the recorder logs them.
+    const handed = replayed.events
+      .filter((e) => e.type === 'nondeterminism')
+      .map((e) => e.type === 'nondeterminism' && [e.payload.kind, e.payload.values.length]);
+    expect(handed).toContainEqual(['uuid', 1]);
+    expect(handed).toContainEqual(['random', 2]);
     const report = replayed.post.fs?.files['report.md'];
     expect(report && replayed.readBlob(report.sha256).toString()).toBe('written by the agent');
   });
