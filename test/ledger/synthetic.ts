@@ -18,6 +18,8 @@ export interface SyntheticOptions {
   toolStateType?: (toolIndex: number) => 'RETRIEVE' | 'API_CALL' | 'DB_QUERY' | 'MEMORY_READ' | 'FILE_READ';
   prices?: Manifest['prices'];
   id?: string;
+  /** The user's task (default USER_INSTRUCTION). */
+  userInstruction?: string;
 }
 
 export const SYSTEM_PROMPT = 'You are a travel desk agent. Book flights only after checking availability.';
@@ -53,9 +55,9 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
     provider === 'openai'
       ? [
           { role: 'system', content: SYSTEM_PROMPT },
-          { role: 'user', content: USER_INSTRUCTION },
+          { role: 'user', content: options.userInstruction ?? USER_INSTRUCTION },
         ]
-      : [{ role: 'user', content: USER_INSTRUCTION }];
+      : [{ role: 'user', content: options.userInstruction ?? USER_INSTRUCTION }];
   const tools = [{ type: 'function', function: { name: 'search_flights', parameters: { type: 'object' } } }];
   let step = 0;
   let exchange = 0;
