@@ -186,7 +186,7 @@ function openaiReply(body: Obj, hash: string): Reply {
   const content = decision.kind === 'final' ? decision.text : null;
   const finish = decision.kind === 'final' ? 'stop' : 'tool_calls';
   const usage = openaiUsage(body, decision, hasHistory);
-  const base = { id, created: CREATED, model, system_fingerprint: 'fp_tapedeck_fake' };
+  const base = { id, created: CREATED, model, service_tier: 'default', system_fingerprint: 'fp_tapedeck_fake' };
   return {
     json: () => ({
       ...base,
@@ -207,8 +207,12 @@ function openaiReply(body: Obj, hash: string): Reply {
       usage,
     }),
     sse: () => {
+      // As OpenAI does: with include_usage every chunk carries `usage: null`, and a last chunk
+      // with no choices carries the usage.
+      const includeUsage = (body.stream_options as Obj | undefined)?.include_usage === true;
+      const tail = includeUsage ? { usage: null } : {};
       const chunk = (delta: Obj, finishReason: string | null = null) =>
-        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })}\n\n`;
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...tail })}\n\n`;
       let out = chunk({ role: 'assistant', content: content === null ? null : '', refusal: null });
       if (content !== null) for (const piece of wordPieces(content)) out += chunk({ content: piece });
       toolCalls.forEach((tc, index) => {
@@ -220,9 +224,8 @@ function openaiReply(body: Obj, hash: string): Reply {
         }
       });
       out += chunk({}, finish);
-      if ((body.stream_options as Obj | undefined)?.include_usage === true) {
+      if (includeUsage)
         out += `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`;
-      }
       return `${out}data: [DONE]\n\n`;
     },
   };

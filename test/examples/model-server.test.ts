@@ -82,6 +82,7 @@ describe('OpenAI Chat Completions (fake)', () => {
     expect(JSON.parse(argPieces.join(''))).toEqual({ to: 'DEN', date: '2026-11-25', max_price: 300 });
     expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('tool_calls');
     const last = chunks.at(-1);
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
     expect(last?.choices).toEqual([]);
     expect(last?.usage?.prompt_tokens).toBeGreaterThan(0);
     expect(last?.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
