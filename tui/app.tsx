@@ -211,6 +211,13 @@ export function App(props: AppProps) {
         {...(ledger ? { ledger } : {})}
         scores={runs}
         {...(highlight !== undefined ? { highlight } : {})}
+        {...(replay.session.phase === 'running'
+          ? { note: 'replay running (r)' }
+          : replay.session.phase === 'done'
+            ? { note: 'replay done (r)' }
+            : bisect.session.phase === 'running'
+              ? { note: 'bisect running (b)' }
+              : {})}
         isActive={!help}
         {...(props.root !== undefined || !props.recording ? { onBack: () => setScreen('list') } : {})}
         onQuit={quit}

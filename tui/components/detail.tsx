@@ -124,14 +124,17 @@ export function detailLines(input: DetailInput, width: number, height: number): 
   }
   const world = input.world;
   const worldHead: Line = [seg(`WORLD @ step ${row.stepId}`, { bold: true })];
+  const worldBody: Line[] = [...detail.fs.map(fsLine), ...detail.db.map(dbLine)];
+  if (worldBody.length === 0) worldBody.push(plain(' no files or rows changed in this step'));
   if (world === undefined) worldHead.push(seg(' …', { tint: 'muted' }));
   else if (!world.ok) worldHead.push(seg(` (${world.reason})`, { tint: 'muted' }));
   else {
+    worldHead.push(seg(` ${world.value.files} files, ${world.value.tables.length} tables`, { tint: 'muted' }));
     const tables = world.value.tables.map((t) => `${t.name} ${t.rows} rows`).join(' · ');
-    worldHead.push(seg(` ${world.value.files} files${tables ? ` · ${tables}` : ''}`, { tint: 'muted' }));
+    if (tables)
+      worldBody.push(...wrapLines(tables, Math.max(1, width - 1), room).map((l) => [seg(` ${l}`, { tint: 'muted' })]));
   }
-  const changes = [...detail.fs.map(fsLine), ...detail.db.map(dbLine)];
-  sections.push({ title: worldHead, body: changes.length > 0 ? changes : [plain(' no files or rows changed')] });
+  sections.push({ title: worldHead, body: worldBody });
 
   // Share the height: titles first, then body lines round-robin so no section starves.
   let budget = height - head.length - sections.length;

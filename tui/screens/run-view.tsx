@@ -25,6 +25,8 @@ export interface RunViewProps {
   /** Runs for the ledger panel: the baseline, and the replay when there is one. */
   scores: RunScores[];
   highlight?: number;
+  /** A note for the title line (e.g. a replay running in the background). */
+  note?: string;
   isActive: boolean;
   onBack?: () => void;
   onQuit(): void;
@@ -144,6 +146,7 @@ export function RunView(props: RunViewProps) {
     seg('tapedeck ', { bold: true, tint: 'accent' }),
     seg(`${m.name} `, { bold: true }),
     seg(`${m.replayOf ? `replay of ${m.replayOf} · ` : ''}${m.status} · step ${row?.stepId ?? 0}/${rows.length}`),
+    ...(props.note ? [seg(`  ${props.note}`, { tint: 'warn' })] : []),
   ];
   let status: Line;
   if (jump !== null)
