@@ -168,8 +168,11 @@ export function installFastCapture(ctx) {
     let bodyBytes;
     const rawBody = init?.body;
     if (rawBody !== undefined && rawBody !== null) {
-      if (typeof rawBody === 'string') bodyBytes = Buffer.from(rawBody, 'utf8');
-      else if (rawBody instanceof URLSearchParams) bodyBytes = Buffer.from(rawBody.toString(), 'utf8');
+      if (typeof rawBody === 'string') bodyBytes = rawBody;
+      else if (rawBody instanceof URLSearchParams) bodyBytes = rawBody.toString();
+      else if (typeof Blob !== 'undefined' && rawBody instanceof Blob)
+        bodyBytes = new Uint8Array(await rawBody.arrayBuffer());
+      // FormData and stream bodies are sent as they are and not recorded (reading them would consume them).
       else bodyBytes = toBytes(rawBody);
     } else if (isRequest && input.body !== null) {
       bodyBytes = new Uint8Array(await input.clone().arrayBuffer());

@@ -25,8 +25,14 @@ const origin = performance.timeOrigin;
 const nowMs = () => origin + performance.now();
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 
-/** Encodes captured bytes for the wire: utf8 text when valid, else base64; cut at maxBody. */
+/** Encodes a captured body (bytes or a string) for the wire: utf8 text when valid, else base64; cut at maxBody. */
 export function encodeBody(bytes, maxBody) {
+  if (typeof bytes === 'string') {
+    const size = Buffer.byteLength(bytes);
+    if (size === 0) return undefined;
+    if (maxBody < 0 || size <= maxBody) return { size, text: bytes };
+    bytes = Buffer.from(bytes, 'utf8');
+  }
   if (!bytes || bytes.byteLength === 0) return undefined;
   let view = bytes;
   let truncated = false;
