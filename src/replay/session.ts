@@ -1093,7 +1093,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     cleanups.push(() => ipc.close());
 
     const seedFile = path.join(tmp, 'seed.json');
-    if (seed) await writeFile(seedFile, JSON.stringify(seed));
+    await writeFile(seedFile, JSON.stringify(seed ?? { files: [] }));
     const nondeterminism: Record<string, Array<number | string>> = {};
     for (const e of recording.events) {
       if (e.type !== 'nondeterminism') continue;
@@ -1105,7 +1105,9 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       configFile,
       JSON.stringify({
         socket,
-        ...(fsRoot ? { fsRoot, seedFile } : {}),
+        // Without a recorded fs root the volume still takes every write, so none reaches the disk.
+        fsRoot: fsRoot ?? path.join(tmp, 'no-fs-root'),
+        seedFile,
         nondeterminism,
         seed: Number.parseInt(createHash('sha256').update(manifest.id).digest('hex').slice(0, 8), 16),
         allow: db ? [{ host: db.host, port: db.port }] : [],

@@ -116,4 +116,25 @@ console.log(JSON.stringify(out));
     const report = replayed.post.fs?.files['report.md'];
     expect(report && replayed.readBlob(report.sha256).toString()).toBe('written by the agent');
   });
+
+  it('keeps writes off the disk even when the recording names no fs root', async () => {
+    const target = path.join(tmp, 'no-root', 'out.txt');
+    const agent = path.join(tmp, 'agent-no-root.mjs');
+    await writeFile(
+      agent,
+      `import { writeFileSync, readFileSync, mkdirSync } from 'node:fs';
+mkdirSync(${JSON.stringify(path.dirname(target))}, { recursive: true });
+writeFileSync(${JSON.stringify(target)}, 'kept in memory');
+console.log(readFileSync(${JSON.stringify(target)}, 'utf8'));`,
+    );
+    const dir = await writeRecording(path.join(tmp, 'rec-no-root'), { command: [process.execPath, agent], calls: [] });
+    const result = await replay({
+      recording: dir,
+      mode: 'exact',
+      out: path.join(tmp, 'replay-no-root'),
+      stdio: 'pipe',
+    });
+    expect(result.output?.stdout.trim()).toBe('kept in memory');
+    expect(existsSync(target)).toBe(false);
+  });
 });
