@@ -118,7 +118,13 @@ export function decide(c: Conversation): Decision {
   const task = parseTask(c.userText);
   const done = (name: string, pred?: (call: ToolCallSeen) => boolean) =>
     [...c.calls].reverse().find((call) => call.name === name && call.result !== undefined && (!pred || pred(call)));
-  const call = (say: string, ...calls: PlannedCall[]): Decision => ({ kind: 'tool_calls', say, calls });
+  // A model can only call the tools the request offers (no tools listed: anything goes).
+  const offered = (name: string) => c.toolNames.length === 0 || c.toolNames.includes(name);
+  const call = (say: string, ...calls: PlannedCall[]): Decision => {
+    const missing = calls.find((planned) => !offered(planned.name));
+    if (missing) return { kind: 'final', text: `I need the ${missing.name} tool to do this, and it is not available.` };
+    return { kind: 'tool_calls', say, calls };
+  };
 
   if (task.destination === null) return { kind: 'final', text: 'Where would you like to fly to?' };
 

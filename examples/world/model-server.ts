@@ -121,7 +121,7 @@ function parseArgs(text: unknown): Obj {
   }
 }
 
-/** Split a string into `parts` roughly equal pieces (tool-call arguments arrive in several deltas). */
+/** Split a string into pieces of `size` characters (tool-call arguments arrive in several deltas). */
 function pieces(text: string, size: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));

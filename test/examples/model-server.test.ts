@@ -171,3 +171,15 @@ describe('the exchange log', () => {
     expect(b?.response).toEqual(a?.response);
   });
 });
+
+describe('tools the request does not offer', () => {
+  it('are never called: the fake says which tool it lacks', async () => {
+    const res = await openai.chat.completions.create({
+      model: 'gpt-4.1-mini',
+      messages: [{ role: 'user', content: user }],
+      tools: [fn('book_flight')],
+    });
+    expect(res.choices[0]?.message.tool_calls).toBeUndefined();
+    expect(res.choices[0]?.message.content).toBe('I need the search_flights tool to do this, and it is not available.');
+  });
+});
