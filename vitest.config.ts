@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'sandbox/**/*.test.ts', 'tui/**/*.test.{ts,tsx}', 'test/**/*.test.{ts,tsx}', 'examples/**/*.test.ts'],
+    include: [
+      'src/**/*.test.ts',
+      'sandbox/**/*.test.ts',
+      'tui/**/*.test.{ts,tsx}',
+      'test/**/*.test.{ts,tsx}',
+      'examples/**/*.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
