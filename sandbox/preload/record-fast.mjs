@@ -50,10 +50,11 @@ function headerObject(headers) {
 
 /**
  * Observes node:http/https client requests and global fetch.
- * ctx: { send(msg), encodeBody(bytes), nowMs(), suppressed(), pid }. Returns dispose().
+ * ctx: { send(msg), encodeBody(bytes), nowMs(), suppressed(), pid, track(promise) } — track() is
+ * told about background stream readers so step boundaries can wait for them. Returns dispose().
  */
 export function installFastCapture(ctx) {
-  const { send, encodeBody, nowMs, suppressed, pid } = ctx;
+  const { send, encodeBody, nowMs, suppressed, pid, track } = ctx;
   let seq = 0;
 
   // node:http / https (and everything built on ClientRequest: axios, got, node-fetch, …). Node 20
@@ -202,7 +203,7 @@ export function installFastCapture(ctx) {
       send({ t: 'req', ...req });
       send({ t: 'res', id, ts: resTs, ...res, stream: true });
     }
-    void (async () => {
+    const reading = (async () => {
       const chunks = [];
       let size = 0;
       const decoder = streamed ? new TextDecoder() : undefined;
@@ -225,6 +226,7 @@ export function installFastCapture(ctx) {
         else send({ t: 'xchg', ...req, res: { ts: resTs, ...res }, end: nowMs(), error: failure });
       }
     })();
+    if (streamed) track(reading);
     return response;
   }
   if (typeof realFetch === 'function') {

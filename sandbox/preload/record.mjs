@@ -116,9 +116,21 @@ export function installCapture(sink, options = {}) {
     interceptors: mode === 'interceptors' ? [new ClientRequestInterceptor(), new FetchInterceptor()] : [],
   });
   const open = new Map();
+  const streams = new Set();
+  const track = (reading) => {
+    streams.add(reading);
+    void reading.finally(() => streams.delete(reading));
+  };
+  const settleStreams = () =>
+    streams.size === 0
+      ? undefined
+      : Promise.race([Promise.all(streams), new Promise((resolve) => setTimeout(resolve, 20))]);
   let toolSeq = 0;
 
   interceptor.on('request', async ({ request, requestId }) => {
+    // A stream the agent has just finished reading ends on our side a few microtasks later: let
+    // it, so the model step is complete before the next call (the agent's tool call) starts.
+    await settleStreams();
     const id = `${pid}-${requestId}`;
     const ts = nowMs();
     open.set(requestId, id);
@@ -156,7 +168,7 @@ export function installCapture(sink, options = {}) {
     if (clone !== null && STREAM_TYPES.test(contentType)) {
       send({ t: 'res', ...head, stream: true });
       // Streamed bodies are read in the background: the agent gets each chunk when it arrives.
-      void (async () => {
+      const reading = (async () => {
         const decoder = new TextDecoder();
         const reader = clone.body.getReader();
         try {
@@ -170,6 +182,7 @@ export function installCapture(sink, options = {}) {
           send({ t: 'end', id, ts: nowMs(), error: { code: error?.name ?? 'Error', message: String(error?.message) } });
         }
       })();
+      track(reading);
       return;
     }
     let body;
@@ -223,6 +236,7 @@ export function installCapture(sink, options = {}) {
         nowMs,
         suppressed,
         pid,
+        track,
       }),
     );
   }
@@ -230,6 +244,7 @@ export function installCapture(sink, options = {}) {
   const recorder = {
     /** Runs one file operation as a step boundary-aware call; report(ts, value, error) sends the step. */
     async fileOp(run, report) {
+      await settleStreams();
       flushNondeterminism();
       if (syncWorld) await sink.sync({ reason: 'req' });
       const ts = nowMs();
@@ -247,6 +262,7 @@ export function installCapture(sink, options = {}) {
     },
     /** Records one in-process tool call as a step (see src/record/tool.ts). */
     async tool(name, fn, args, toolOptions = {}) {
+      await settleStreams();
       flushNondeterminism();
       const id = `${pid}-tool-${++toolSeq}`;
       const ts = nowMs();
