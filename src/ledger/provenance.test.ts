@@ -71,7 +71,7 @@ describe('context provenance', () => {
     expect(segments.map((s) => [s.source, s.text])).toEqual([
       ['system_prompt', 'You are a desk agent.'],
       ['user_instruction', 'book a flight'],
-      ['history', JSON.stringify({ type: 'tool_use', id: 't1', name: 'search', input: {} })],
+      ['history', 'search{}'],
       ['tool_result', 'FL1'],
     ]);
   });

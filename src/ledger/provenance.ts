@@ -129,14 +129,33 @@ export function contextSegments(call: ModelCalledPayload): ContextSegment[] {
         userText(contentText(message.content));
       }
     } else if (role === 'assistant') {
-      const parts = [contentText(message.content)];
-      if (Array.isArray(message.tool_calls)) parts.push(JSON.stringify(message.tool_calls));
-      segments.push({ source: 'history', text: parts.filter(Boolean).join('\n') });
+      let text = assistantText(message.content);
+      if (Array.isArray(message.tool_calls)) {
+        for (const call of message.tool_calls) text += `\n${toolCallText(call)}`;
+      }
+      segments.push({ source: 'history', text });
     } else {
       segments.push({ source: 'other_context', text: contentText(message.content ?? message) });
     }
   }
   return segments;
+}
+
+/** What the model wrote for a tool call: its name and arguments (ids and wrappers are not tokens it produced). */
+function toolCallText(call: unknown): string {
+  if (!isObj(call)) return '';
+  const fn = isObj(call.function) ? call.function : call;
+  const args = fn.arguments ?? fn.input;
+  return `${str(fn.name) ?? ''}${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)}`;
+}
+
+/** An assistant turn: its text, and tool_use blocks as name + input. */
+function assistantText(content: unknown): string {
+  if (!Array.isArray(content)) return contentText(content);
+  return content
+    .map((block) => (isObj(block) && block.type === 'tool_use' ? toolCallText(block) : contentText(block)))
+    .filter(Boolean)
+    .join('\n');
 }
 
 function toolSegment(text: string, toolCallId: string | undefined): ContextSegment {
