@@ -130,3 +130,17 @@ describe('run view', () => {
     expect(off.frame()).not.toMatch(COLOR_CODE);
   });
 });
+
+describe('run view edge cases', () => {
+  it('opens a recording with no steps (an agent killed at once) without failing', async () => {
+    const recording = syntheticRecording({ steps: 0, name: 'empty-run' });
+    const r = render(<App services={services} recording={recording} width={80} height={23} worldDelayMs={0} />);
+    open.push(r);
+    const frame = () => r.lastFrame() ?? '';
+    await waitForFrame(frame, 'step 0/0');
+    await press(r.stdin, 'j', 'k', 'G', 'n', 'g', '5', KEY.enter, 'l');
+    await waitForFrame(frame, 'cost by state type');
+    await press(r.stdin, 'r');
+    await waitForFrame(frame, '(no system prompt recorded)');
+  });
+});
