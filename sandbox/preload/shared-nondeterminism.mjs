@@ -22,7 +22,7 @@ export function patchNondeterminism(hook, suppressed = () => false) {
 
   const now = () => {
     const value = realNow.call(RealDate);
-    return suppressed() ? value : hook('clock', value);
+    return suppressed() || fromNodeInternals() ? value : hook('clock', value);
   };
   const PatchedDate = new Proxy(RealDate, {
     construct(target, args, newTarget) {
@@ -72,6 +72,39 @@ export function patchNondeterminism(hook, suppressed = () => false) {
     }
     syncBuiltinESMExports();
   };
+}
+
+const SELF = import.meta.url;
+
+/**
+ * Whether the clock is read by Node's own internals rather than by the agent (or its libraries):
+ * undici's fetch reads Date.now() at the end of every network response body. Such reads happen
+ * when a request really goes out and not when a replay answers it, so recording them would
+ * shift every later value; they bypass the hook while recording and while replaying. (Only the
+ * clock: no internal on the network path draws Math.random or uuids, and those stay cheap.)
+ */
+function fromNodeInternals() {
+  const limit = Error.stackTraceLimit;
+  const prepare = Error.prepareStackTrace;
+  Error.stackTraceLimit = 3;
+  // Call sites, not a formatted stack: formatting costs ten times more.
+  Error.prepareStackTrace = (_error, sites) => sites;
+  const holder = {};
+  let sites;
+  try {
+    Error.captureStackTrace(holder, fromNodeInternals);
+    sites = holder.stack;
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+  if (!Array.isArray(sites)) return false;
+  for (const site of sites) {
+    const file = site.getFileName?.() ?? '';
+    if (file === SELF) continue;
+    return file.startsWith('node:internal/');
+  }
+  return false;
 }
 
 // Some of these are accessor properties (node:crypto.getRandomValues): redefine them as values.

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import {
   expectedBuckets,
+  installedVersion,
   modelCalls,
   recordWithCli,
   replayExact,
@@ -24,6 +25,8 @@ beforeAll(() => {
 });
 afterAll(() => tmp.remove());
 
+const AI_VERSION = installedVersion('ai');
+const AI_OPENAI_VERSION = installedVersion('@ai-sdk/openai');
 const FORECAST = { city: 'paris', tempC: 18, sky: 'cloudy' };
 
 describe('ai SDK 6 with @ai-sdk/openai 3', () => {
@@ -50,7 +53,9 @@ describe('ai SDK 6 with @ai-sdk/openai 3', () => {
       }
       expect(recorded.exitCode, recorded.stderr).toBe(0);
       expect(recorded.status).toBe('complete');
-      expect(recorded.agentStdout).toContain(`FINAL: FAKE final: the tool said ${JSON.stringify(FORECAST)}`);
+      const answer = /^FINAL: FAKE final: the tool said (\{.*\})$/m.exec(recorded.agentStdout)?.[1] ?? '{}';
+      // The tool stamps the time after its fetch (a clock read the replay must hand back unchanged).
+      expect(JSON.parse(answer)).toEqual({ ...FORECAST, checkedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
       expect(model.calls.map((c) => [c.path, c.stream])).toEqual([
         [apiPath, streamed],
         [apiPath, streamed],
@@ -58,6 +63,10 @@ describe('ai SDK 6 with @ai-sdk/openai 3', () => {
 
       const recording = await readRecording(recorded.dir);
       expect(recording.manifest.status).toBe('complete');
+      expect(recording.manifest.runtime.sdkVersions).toMatchObject({
+        ai: AI_VERSION,
+        '@ai-sdk/openai': AI_OPENAI_VERSION,
+      });
       expect(stepTypes(recording)).toEqual([
         [1, 'THINK'],
         [2, 'API_CALL'],
@@ -74,10 +83,7 @@ describe('ai SDK 6 with @ai-sdk/openai 3', () => {
       expect(think?.output.toolCalls).toEqual([
         { id: 'call_fake_1', name: 'get_forecast', arguments: '{"city":"Paris"}' },
       ]);
-      expect(final?.output).toEqual({
-        text: `FAKE final: the tool said ${JSON.stringify(FORECAST)}`,
-        toolCalls: [],
-      });
+      expect(final?.output).toEqual({ text: `FAKE final: the tool said ${answer}`, toolCalls: [] });
       const [forecast, ...others] = toolCalls(recording);
       expect(others).toEqual([]);
       expect(forecast).toMatchObject({

@@ -1,7 +1,7 @@
 // Shared steps of the SDK coverage tests: record an unchanged agent with the real `tapedeck
 // record` CLI (a child process), read what was recorded, and replay it exactly.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,12 @@ import type { ReplayResult } from '../../src/replay/types.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const AGENTS = path.join(ROOT, 'test/sdks/agents');
 const TAPEDECK = path.join(ROOT, 'bin/tapedeck.mjs');
+
+/** The version of a package as installed in this repository's node_modules. */
+export function installedVersion(name: string): string {
+  const file = path.join(ROOT, 'node_modules', name, 'package.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
 
 export function tempDir(): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-sdks-'));

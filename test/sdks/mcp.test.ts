@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import {
   expectedBuckets,
+  installedVersion,
   modelCalls,
   recordWithCli,
   replayExact,
@@ -44,6 +45,9 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
 
     const recording = await readRecording(recorded.dir);
     expect(recording.manifest.status).toBe('complete');
+    expect(recording.manifest.runtime.sdkVersions['@modelcontextprotocol/sdk']).toBe(
+      installedVersion('@modelcontextprotocol/sdk'),
+    );
     const tools = toolCalls(recording);
     const byName = (name: string) => tools.find((t) => t.name === name);
     // The tool call the model asked for: an MCP_CALL step under the THINK step that decided it.

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import {
   expectedBuckets,
+  installedVersion,
   modelCalls,
   recordWithCli,
   replayExact,
@@ -53,6 +54,7 @@ describe('@openai/agents 0.14 run() over the Responses API', () => {
 
     const recording = await readRecording(recorded.dir);
     expect(recording.manifest.status).toBe('complete');
+    expect(recording.manifest.runtime.sdkVersions['@openai/agents']).toBe(installedVersion('@openai/agents'));
     expect(stepTypes(recording)).toEqual([
       [1, 'THINK'],
       [2, 'API_CALL'],

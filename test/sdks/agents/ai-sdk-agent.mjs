@@ -19,7 +19,8 @@ const tools = {
     inputSchema: z.object({ city: z.string().describe('city name') }),
     execute: async ({ city }) => {
       const res = await fetch(`${process.env.WEATHER_URL}/forecast?city=${encodeURIComponent(city)}`);
-      return await res.json();
+      // A clock read after a network call: the replay must hand back the very same instant.
+      return { ...(await res.json()), checkedAt: new Date().toISOString() };
     },
   }),
 };
