@@ -31,14 +31,15 @@ export function matchesFilter(summary: RecordingSummary, filter: string): boolea
 }
 
 function columns(width: number) {
-  const fixed = 1 + 12 + 1 + 16 + 1 + 6 + 1 + 10 + 1 + 5 + 1 + 8;
-  return { name: Math.max(8, width - fixed - 1) };
+  const agent = width >= 110 ? 20 : 12;
+  const fixed = 1 + agent + 1 + 16 + 1 + 6 + 1 + 10 + 1 + 5 + 1 + 8;
+  return { agent, name: Math.max(8, width - fixed - 1) };
 }
 
 export function listHeader(width: number): string {
   const c = columns(width);
   return clip(
-    ` ${clip('name', c.name)} ${clip('agent', 12)} ${clip('date (UTC)', 16)} ${clipRight('steps', 6)} ${clip('status', 10)} ${clip('gate', 5)} ${clipRight('cost', 8)}`,
+    ` ${clip('name', c.name)} ${clip('agent', c.agent)} ${clip('date (UTC)', 16)} ${clipRight('steps', 6)} ${clip('status', 10)} ${clip('gate', 5)} ${clipRight('cost', 8)}`,
     width,
   );
 }
@@ -53,7 +54,7 @@ export function listRow(
   const m = summary.manifest;
   const name = m.replayOf ? `↳ ${m.name}` : m.name;
   return clip(
-    `${selected ? '▸' : ' '}${clip(name, c.name)} ${clip(agentOf(summary), 12)} ${clip(fmtDate(m.createdAt), 16)} ${clipRight(facts?.steps === undefined ? '…' : String(facts.steps), 6)} ${clip(m.status, 10)} ${clip(facts?.gate ?? '…', 5)} ${clipRight(facts?.cost ?? '…', 8)}`,
+    `${selected ? '▸' : ' '}${clip(name, c.name)} ${clip(agentOf(summary), c.agent)} ${clip(fmtDate(m.createdAt), 16)} ${clipRight(facts?.steps === undefined ? '…' : String(facts.steps), 6)} ${clip(m.status, 10)} ${clip(facts?.gate ?? '…', 5)} ${clipRight(facts?.cost ?? '…', 8)}`,
     width,
   );
 }
