@@ -143,6 +143,11 @@ export async function run(): Promise<void> {
       stdio: 'inherit',
     });
     const replayMs = performance.now() - t0;
+    if (result.status !== 'complete' || result.served.recording !== STEPS) {
+      throw new Error(
+        `the replay did not run through: ${result.status}, ${result.served.recording} of ${STEPS} steps served`,
+      );
+    }
     if (result.divergences.length > 0) throw new Error(`the replay diverged: ${result.divergences[0]?.message}`);
 
     const recording = await readRecording(dir);

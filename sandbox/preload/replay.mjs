@@ -11,7 +11,7 @@ import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { installFsSandbox } from './replay-fs.mjs';
-import { connectIpc } from './shared-ipc.mjs';
+import { connectReplayIpc } from './replay-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
 
 const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
@@ -165,7 +165,7 @@ function installNetworkGuard(allowed, onBlocked) {
   };
 }
 
-function responseFrom(reply, timing) {
+function responseFrom(reply, timing, signal) {
   const headers = new Headers();
   for (const [name, value] of Object.entries(reply.headers ?? {})) {
     if (HOP_HEADERS.has(name.toLowerCase())) continue;
@@ -183,8 +183,14 @@ function responseFrom(reply, timing) {
       let i = 0;
       const start = performance.now();
       body = new ReadableStream({
+        start(controller) {
+          // An open stream ends as it did when recorded: when the agent aborts its request.
+          if (reply.open && signal) signal.addEventListener('abort', () => controller.error(signal.reason));
+        },
         async pull(controller) {
           if (i >= chunks.length) {
+            // Recorded as aborted by the agent: stays open until the agent aborts it.
+            if (reply.open) return new Promise(() => {});
             controller.close();
             return;
           }
@@ -212,7 +218,7 @@ function encodeChanges(changes) {
 
 /** Starts the replay client in this process from the config file the replayer wrote. */
 export function installReplay(config) {
-  const ipc = connectIpc(config.socket);
+  const ipc = connectReplayIpc(config.socket);
   const pid = process.pid;
   ipc.send({ t: 'hello', pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
   let depth = 0;
@@ -299,7 +305,7 @@ export function installReplay(config) {
       controller.errorWith(Object.assign(new TypeError(reply.error.message), { code: reply.error.code }));
       return;
     }
-    controller.respondWith(responseFrom(reply, config.timing ?? { kind: 'none' }));
+    controller.respondWith(responseFrom(reply, config.timing ?? { kind: 'none' }, request.signal));
   });
 
   // The interceptors' own randomness (request ids) must not count as the agent's.

@@ -551,7 +551,10 @@ class ReplaySession {
       'served',
       `${call.stateType} ${call.stepName || call.request.url} from recorded step ${call.step}`,
     );
-    if (x.error) return { effects: fsEffects, error: x.error };
+    // A stream the agent itself aborted (e.g. MCP's server-notification GET, closed at the end):
+    // re-stream what had arrived and leave it open until the agent aborts it again.
+    const abortedByAgent = x.error?.code === 'AbortError' && response?.chunks !== undefined;
+    if (x.error && !abortedByAgent) return { effects: fsEffects, error: x.error };
     if (!response) return { effects: fsEffects, error: { code: 'ECONNRESET', message: 'recorded without a response' } };
     return {
       effects: fsEffects,
@@ -559,6 +562,7 @@ class ReplaySession {
       statusText: response.statusText,
       headers: response.headers,
       ...(response.chunks ? { chunks: response.chunks } : { body: wireOf(responseBytes) }),
+      ...(abortedByAgent ? { open: true } : {}),
     };
   }
 
@@ -1178,7 +1182,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     const stoppedEarly = session.stopped;
     if (options.mode === 'exact' && !stoppedEarly) session.fillGap(Number.POSITIVE_INFINITY);
     else session.flushPending(session.lastStep);
-    if (options.mode === 'exact' && !stoppedEarly && exit.code === 0) {
+    if (options.mode === 'exact' && !stoppedEarly) {
       for (const c of session.index.unused()) {
         session.writer.append({
           type: 'divergence',
