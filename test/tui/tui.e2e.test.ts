@@ -42,9 +42,11 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function start(args: string[], size: [number, number], env: Record<string, string> = {}): Terminal {
+/** Runs `tapedeck tui <args>` (or a bare `tapedeck` when args is null) in a new terminal. */
+function start(args: string[] | null, size: [number, number], env: Record<string, string> = {}): Terminal {
   const vars = Object.entries(env).map(([k, v]) => `${k}=${sh(v)}`);
-  const command = `cd ${sh(ROOT)} && env ${vars.join(' ')} node bin/tapedeck.mjs tui ${args.map(sh).join(' ')}; echo "TAPEDECK-EXITED $?"; sleep 600`;
+  const cli = args === null ? '' : `tui ${args.map(sh).join(' ')}`;
+  const command = `cd ${sh(ROOT)} && env ${vars.join(' ')} node bin/tapedeck.mjs ${cli}; echo "TAPEDECK-EXITED $?"; sleep 600`;
   const term = openTerminal(command, size[0], size[1]);
   terminals.push(term);
   return term;
@@ -140,6 +142,13 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
     t.keys('q');
     await t.waitFor('TAPEDECK-EXITED 0', SLOW);
   }, 600_000);
+
+  it('opens the recordings list for a bare `tapedeck`', async () => {
+    const t = start(null, [100, 20]);
+    await t.waitFor('tapedeck recordings in recordings', SLOW);
+    t.keys('q');
+    await t.waitFor('TAPEDECK-EXITED 0', SLOW);
+  }, 300_000);
 
   it('explains a missing recording and exits non-zero', async () => {
     const t = start([join(work, 'no-such-recording')], [100, 20]);
