@@ -33,9 +33,10 @@ export function register(program: Command): void {
       `
 Examples:
   tapedeck tui                                   pick a recording from ./recordings
-  tapedeck tui recordings/examples/baseline      open a run straight away
-  tapedeck tui --contract examples/contracts/book-flight.yaml
-  EDITOR=nano tapedeck tui <recording>           then r, e: edit the system prompt and replay
+  tapedeck tui recordings/examples/openai-baseline                 open a run straight away
+  tapedeck tui --contract examples/contracts/book-flight.yaml      with the hard gate and scores
+  EDITOR=nano tapedeck tui <recording> --model-endpoint http://127.0.0.1:8787
+                                                   then r, e: edit the system prompt and replay
 
 Needs an interactive terminal; works from 80x24 up. NO_COLOR=1 turns colour off.`,
     )
