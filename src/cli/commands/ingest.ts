@@ -5,9 +5,11 @@ import type { Command } from 'commander';
 import { type LedgerOptions, loadPrices } from '../../ledger/index.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
+import type { Recording } from '../../recording/types.js';
 import {
   type IngestResult,
   loadScores,
+  normalizeScores,
   openWarehouse,
   type Scores,
   scoresTraceId,
@@ -16,6 +18,7 @@ import {
 
 interface IngestCliOptions {
   scores?: string;
+  contract?: string;
   db?: string;
   prices?: string;
   json?: boolean;
@@ -51,6 +54,10 @@ export function register(program: Command): void {
       '--db <url|dir>',
       'postgres:// URL of a server, or a PGlite folder (default: $TAPEDECK_DATABASE_URL, else .tapedeck/warehouse)',
     )
+    .option(
+      '--contract <file>',
+      'evaluate each recording against this eval contract (YAML) and store the result as its scores',
+    )
     .option('--prices <file>', "price table to cost with instead of each recording's snapshot")
     .option('--json', 'print what was stored as JSON')
     .addHelpText(
@@ -59,12 +66,16 @@ export function register(program: Command): void {
 Examples:
   tapedeck ingest recordings/examples
   tapedeck ingest recordings/run-1 --scores run-1.scores.json
+  tapedeck ingest recordings/examples --contract examples/contracts/book-flight.yaml
   tapedeck ingest recordings/* --db postgres://postgres@127.0.0.1:5432/evals
   tapedeck query "SELECT trace_id, total_cost FROM trace_run"`,
     )
     .action(async (paths: string[], opts: IngestCliOptions) => {
       const options: LedgerOptions = {};
       if (opts.prices) options.prices = loadPrices(opts.prices);
+      if (opts.scores && opts.contract) {
+        throw new TapedeckError('BAD_OPTION', 'give --scores or --contract, not both');
+      }
       const scores = opts.scores ? loadScores(opts.scores) : [];
       const dirs = await expand(paths);
       const recordings = [];
@@ -78,12 +89,18 @@ Examples:
         if (mine.length === 0 && recordings.length === 1) return scores.filter((s) => scoresTraceId(s) === undefined);
         return mine;
       };
+      let evaluate: ((recording: Recording) => unknown) | undefined;
+      if (opts.contract) {
+        const { evaluateRecording, loadContract } = await import('../../evaluate/index.js');
+        const contract = loadContract(opts.contract);
+        evaluate = (recording) => evaluateRecording(recording, contract);
+      }
       const warehouse = await openWarehouse(warehouseOptionsFrom(opts.db));
       const results: IngestResult[] = [];
       try {
         for (const recording of recordings) {
           const ids = [recording.events[0]?.traceId ?? recording.manifest.id, recording.manifest.id];
-          const own = scoresFor(ids);
+          const own = evaluate ? [normalizeScores(evaluate(recording))] : scoresFor(ids);
           for (const s of own) matched.add(s);
           results.push(await warehouse.ingest(recording, own, options));
         }
