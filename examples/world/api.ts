@@ -26,6 +26,9 @@ type Json = Record<string, unknown>;
 /** Start the API on 127.0.0.1 (port 0 = any free port) against the database at `dbUrl`. */
 export async function startTravelApi(options: { dbUrl: string; port?: number }): Promise<TravelApi> {
   const pool = new pg.Pool({ connectionString: options.dbUrl, max: 4 });
+  // An idle connection the server drops (DROP DATABASE … FORCE on stop, a restart) is removed
+  // from the pool; without a listener pg would throw it as an uncaught error.
+  pool.on('error', () => {});
   const server = createServer((req, res) => {
     handle(pool, req)
       .then(([status, body]) => send(res, status, body))

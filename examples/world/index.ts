@@ -106,6 +106,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const ownsWorkspace = options.workspace === undefined;
   const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), 'tapedeck-world-'))));
   const admin = new pg.Pool({ connectionString: database.url, max: 1 });
+  admin.on('error', () => {}); // see startTravelApi: a dropped idle connection is not a crash
   const stops: Array<() => Promise<void>> = [];
   try {
     await resetSchema(admin);
