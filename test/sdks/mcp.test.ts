@@ -27,6 +27,9 @@ beforeAll(() => {
 });
 afterAll(() => tmp.remove());
 
+/** What the MCP client reports when it closes its server-notification stream. */
+const CLOSE_ERROR = 'MCP ERROR: SSE stream disconnected: AbortError: This operation was aborted\n';
+
 describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
   it('records tools/call as an MCP_CALL step and replays exactly with the MCP server stopped', async () => {
     const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
@@ -42,6 +45,7 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
     expect(recorded.exitCode, recorded.stderr).toBe(0);
     expect(recorded.agentStdout).toBe('FINAL: FAKE final: the tool said Lima: 22C sunny\n');
     expect(mcp.toolCalls()).toBe(1);
+    expect(recorded.stderr).toContain(CLOSE_ERROR);
 
     const recording = await readRecording(recorded.dir);
     expect(recording.manifest.status).toBe('complete');
@@ -86,6 +90,9 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
     expect(result.divergences).toEqual([]);
     expect(result.status).toBe('complete');
     expect(result.output?.stdout).toBe(recorded.agentStdout);
+    // The notification stream stays open until the client closes it, and ends as it did: the
+    // agent sees the same transport error at close, and no other.
+    expect(result.output?.stderr).toBe(CLOSE_ERROR);
     expect(result.served.live).toBe(0);
     expect(result.blockedConnections).toEqual([]);
     expect(mcp.toolCalls()).toBe(1);

@@ -2,12 +2,14 @@
 // Client) and its decisions from an OpenAI-compatible model (`openai` SDK, Chat Completions):
 // it lists the MCP tools, offers them to the model, runs each tool call with tools/call and
 // returns the result to the model until it answers. Unchanged by tapedeck.
-// Env: OPENAI_BASE_URL, OPENAI_API_KEY, MCP_URL. Prints `FINAL: <text>`.
+// Env: OPENAI_BASE_URL, OPENAI_API_KEY, MCP_URL. Prints `FINAL: <text>`; MCP transport errors on stderr.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
 
 const mcp = new Client({ name: 'weather-agent', version: '1.0.0' });
+// Transport errors are logged, as agents do: a replay must show the same ones at the same moments.
+mcp.onerror = (error) => process.stderr.write(`MCP ERROR: ${error.message}\n`);
 await mcp.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL)));
 const { tools } = await mcp.listTools();
 
