@@ -5,6 +5,7 @@ import { formatMoney } from './profile.js';
 import type { Ledger } from './types.js';
 
 const int = (n: number): string => n.toLocaleString('en-US');
+const steps = (n: number): string => `${n} step${n === 1 ? '' : 's'}`;
 const money = (n: number): string => (n === 0 ? '0' : n >= 1 ? n.toFixed(2) : Number(n.toPrecision(4)).toString());
 
 function table(rows: string[][], rightAligned: ReadonlySet<number>): string {
@@ -56,7 +57,7 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   const total = [
     'total',
     '',
-    `${ledger.steps.length} steps`,
+    steps(ledger.steps.length),
     '',
     int(t.uncachedInput),
     int(t.cacheRead),
@@ -117,7 +118,7 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     out.push('');
     const r = ledger.replay;
     out.push(
-      `replay of ${r.replayOf}: ${r.steps.recording} steps served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${r.steps.blocked} blocked; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
+      `replay of ${r.replayOf}: ${steps(r.steps.recording)} served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${r.steps.blocked} blocked; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
     );
   }
   out.push('');
