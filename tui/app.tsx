@@ -30,6 +30,8 @@ export interface AppProps {
   height?: number;
   color?: boolean;
   editPrompt?: (text: string) => Promise<string | undefined>;
+  /** Shown on the replay screen (the services already send model calls there). */
+  modelEndpoint?: string;
   worldDelayMs?: number;
   /** Called instead of exiting ink (tests). */
   onQuit?: () => void;
@@ -170,6 +172,7 @@ export function App(props: AppProps) {
         {...(prompt !== undefined ? { baselinePrompt: prompt } : {})}
         session={replay.session}
         baselineScores={baselineScores}
+        {...(props.modelEndpoint ? { modelEndpoint: props.modelEndpoint } : {})}
         width={width}
         height={height}
         isActive={!help}

@@ -76,6 +76,7 @@ export async function openTui(options: OpenTuiOptions = {}): Promise<void> {
         ...(recording ? { recording } : {}),
         color: colorFromEnv(),
         editPrompt: createPromptEditor({ stdin, stdout }),
+        ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
       }),
       { stdin, stdout, exitOnCtrlC: true, patchConsole: true, maxFps: RENDER_MAX_FPS },
     );

@@ -301,6 +301,11 @@ export interface ReplayOutcome {
   dir: string;
   divergences: DivergencePayload[];
   recording: Recording;
+  /** complete | failed, and the agent's exit code, as the replayer reports them. */
+  status?: string;
+  exitCode?: number | null;
+  /** Side effects the replay did not perform (unmatched mutating calls). */
+  heldBack?: number;
 }
 
 export async function runReplay(request: ReplayRequest, totalSteps?: number): Promise<Available<ReplayOutcome>> {
@@ -319,9 +324,19 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
         join(dirname(request.baseline.dir), `${basename(request.baseline.dir)}-replay-${Date.now().toString(36)}`),
     };
     if (request.modelEndpoint) options.modelEndpoint = request.modelEndpoint;
-    const result = (await fn(mod.value, 'replay')(options)) as { dir: string; divergences?: DivergencePayload[] };
+    const result = (await fn(mod.value, 'replay')(options)) as {
+      dir: string;
+      divergences?: DivergencePayload[];
+      status?: string;
+      exitCode?: number | null;
+      heldBack?: unknown[];
+    };
     const recording = await readRecordingAt(result.dir);
-    return ok({ dir: result.dir, divergences: result.divergences ?? [], recording });
+    const outcome: ReplayOutcome = { dir: result.dir, divergences: result.divergences ?? [], recording };
+    if (result.status !== undefined) outcome.status = result.status;
+    if (result.exitCode !== undefined) outcome.exitCode = result.exitCode;
+    if (Array.isArray(result.heldBack)) outcome.heldBack = result.heldBack.length;
+    return ok(outcome);
   } catch (error) {
     return unavailable(`replay failed: ${errorReason(error)}`);
   }

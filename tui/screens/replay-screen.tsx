@@ -19,6 +19,8 @@ export interface ReplayScreenProps {
   baselinePrompt?: string;
   session: ReplaySession;
   baselineScores: RunScores;
+  /** Where the replay's model calls go, for the user to see. */
+  modelEndpoint?: string;
   width: number;
   height: number;
   isActive: boolean;
@@ -137,6 +139,12 @@ export function ReplayScreen(props: ReplayScreenProps) {
     lines.push([
       seg('Counterfactual: model calls go to the model, tools are served from the recording.', { tint: 'muted' }),
     ]);
+    lines.push([
+      seg('model endpoint: ', { tint: 'muted' }),
+      seg(props.modelEndpoint ?? 'the host each recorded call named (--model-endpoint URL to change)', {
+        tint: 'muted',
+      }),
+    ]);
     if (session.phase === 'failed') lines.push([seg(`replay failed: ${session.reason}`, { tint: 'bad' })]);
     lines.push(plain(''));
     lines.push([seg('Current system prompt (step 1):', { bold: true })]);
@@ -166,10 +174,15 @@ export function ReplayScreen(props: ReplayScreenProps) {
       ['q', 'quit'],
     ];
     const fd = d.alignment.firstDivergence;
+    const o = d.outcome;
     lines.push([
       seg('Replay done ', { bold: true }),
       seg(
-        `${d.outcome.divergences.length} divergence event(s) · ${d.index.rows.length} steps vs ${props.baselineIndex.rows.length}`,
+        o.status ? `(${o.status}${o.exitCode ? `, exit ${o.exitCode}` : ''}) ` : '',
+        o.status === 'failed' ? { tint: 'bad' } : {},
+      ),
+      seg(
+        `${o.divergences.length} divergence event(s) · ${o.heldBack ? `${o.heldBack} held back · ` : ''}${d.index.rows.length} steps vs ${props.baselineIndex.rows.length}`,
       ),
     ]);
     lines.push(
