@@ -50,7 +50,7 @@ export function register(program: Command): void {
     .argument('<recording>', 'a recording (or replay) folder')
     .option(
       '--json',
-      'print the ledger as JSON: trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot rows, metrics, costProfile, replay, delta',
+      'print the ledger as JSON: the seed rows (run, steps, context, tools, prices), per-step detail (token buckets, cost by token type, recorded/replay/live cost), byState, metrics, costProfile, replay, delta',
     )
     .option('--profile', 'print only the cost profile JSON (seed §24)')
     .option(
@@ -111,8 +111,7 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
         return;
       }
       if (opts.json) {
-        const { detail: _detail, priceTable: _table, ...rest } = ledger;
-        process.stdout.write(`${JSON.stringify({ ...rest, ...(delta ? { delta } : {}) }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ ...ledger, ...(delta ? { delta } : {}) }, null, 2)}\n`);
         return;
       }
       const lines = [formatLedger(ledger, recording.manifest.name || recording.manifest.id)];
