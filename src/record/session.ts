@@ -288,6 +288,9 @@ export class RecordSession {
     // Values read while a call is in flight belong to that call's step; others to the last step.
     let latest: OpenExchange | undefined;
     for (const open of this.open.values()) if (open.req.pid === message.pid) latest = open;
+    // A replay hands values back in recorded order: while a call still in flight (a long-lived
+    // stream) holds earlier values, later ones join it rather than a call that completes sooner.
+    for (const open of this.open.values()) if (open.nd.length > 0) latest = open;
     if (latest !== undefined) {
       latest.nd.push(...payloads);
       return;
