@@ -130,9 +130,7 @@ export function detailLines(input: DetailInput, width: number, height: number): 
   else if (!world.ok) worldHead.push(seg(` (${world.reason})`, { tint: 'muted' }));
   else {
     worldHead.push(seg(` ${world.value.files} files, ${world.value.tables.length} tables`, { tint: 'muted' }));
-    const tables = world.value.tables.map((t) => `${t.name} ${t.rows} rows`).join(' · ');
-    if (tables)
-      worldBody.push(...wrapLines(tables, Math.max(1, width - 1), room).map((l) => [seg(` ${l}`, { tint: 'muted' })]));
+    for (const t of world.value.tables) worldBody.push([seg(`   ${t.name} ${t.rows} rows`, { tint: 'muted' })]);
   }
   sections.push({ title: worldHead, body: worldBody });
 
