@@ -1,5 +1,7 @@
 // In-process recording with record(options, fn): the OpenAI Responses API (streamed and not)
 // through the real SDK, tool() wrappers, MCP tools/call over HTTP, the body size cap and sampling.
+import { mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +110,28 @@ describe('record() in-process', () => {
     // The API key never reaches the disk.
     const first = recording.events.find((e) => e.type === 'http.exchange')?.payload as HttpExchangePayload;
     expect(first.request.headers.authorization).not.toContain('sk-test-in-process');
+  });
+
+  it('attributes file changes made in-process to the step during which they happened', async () => {
+    const ws = path.join(tmp.dir, 'ws');
+    mkdirSync(ws, { recursive: true });
+    const out = path.join(tmp.dir, 'in-process-world');
+    const rpcResult = await record({ out, fsRoot: ws }, async () => {
+      await rpc(1, 'tools/call', { name: 'first', arguments: {} });
+      await writeFile(path.join(ws, 'a.txt'), 'written between calls');
+      return rpc(2, 'tools/call', { name: 'second', arguments: {} });
+    });
+    expect(rpcResult.recorded).toBe(true);
+    const recording = await readRecording(out);
+    const steps = recording.events
+      .filter((e) => e.type === 'step.started')
+      .map((e) => (e.payload as { stateType: string }).stateType);
+    expect(steps).toEqual(['MCP_CALL', 'FILE_WRITE', 'MCP_CALL']);
+    expect(recording.events.find((e) => e.type === 'fs.changed')).toMatchObject({
+      stepId: 2,
+      payload: { path: 'a.txt', op: 'create' },
+    });
+    expect(recording.post.fs?.files['a.txt']).toBeDefined();
   });
 
   it('just runs the function when the run is not sampled', async () => {
