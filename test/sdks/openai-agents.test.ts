@@ -2,10 +2,12 @@
 // run() over the Responses API (its default), streamed and not. `tapedeck record` decodes the
 // Responses calls into model.called (tool calls, final text, usage bucket by bucket) and the
 // tool's HTTP call into a tool step; the exact replay, with every server stopped, reproduces
-// the run — including the SDK's own clock/random/uuid reads — with zero divergences.
+// the run — including the SDK's own clock/random/uuid reads — with zero divergences. A
+// counterfactual replay with a new system prompt rewrites the Responses `instructions`.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
+import { replay } from '../../src/replay/index.js';
 import {
   expectedBuckets,
   installedVersion,
@@ -67,6 +69,8 @@ describe('@openai/agents 0.14 run() over the Responses API', () => {
       // Responses `instructions` are the system prompt; the function tool is offered.
       expect(call?.system).toBe('You are a weather desk. Use get_forecast before answering.');
       expect(call?.tools).toEqual([expect.objectContaining({ type: 'function', name: 'get_forecast' })]);
+      // Time to first token is measured on streamed calls.
+      expect(call?.ttftMs !== undefined).toBe(streamed);
     }
     expect(think?.output.toolCalls).toEqual([
       { id: 'call_fake_1', name: 'get_forecast', arguments: '{"city":"Oslo"}' },
@@ -113,5 +117,45 @@ describe('@openai/agents 0.14 run() over the Responses API', () => {
     expect(
       chunksOf(recording).every((c) => (streamed ? c.join('').includes('response.completed') : c.length === 0)),
     ).toBe(true);
+  });
+
+  it.concurrent('a counterfactual replay rewrites the Responses instructions; the tool comes from the recording', async () => {
+    const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Oslo' } } });
+    const weather = await startWeatherApi();
+    const env = { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'sk-fake-agents', WEATHER_URL: weather.url };
+    try {
+      const recorded = await recordWithCli({ agent: 'openai-agents-agent.mjs', env, out: path.join(tmp.dir, 'cf') });
+      expect(recorded.exitCode, recorded.stderr).toBe(0);
+      await weather.close();
+      const result = await replay({
+        recording: recorded.dir,
+        mode: 'counterfactual',
+        systemPrompt: 'You are a terse weather desk.',
+        env,
+        out: path.join(tmp.dir, 'cf-replay'),
+        stdio: 'pipe',
+        timeoutMs: 30_000,
+      });
+      expect(result.status).toBe('complete');
+      // The model (still up) got the new prompt as `instructions`; the weather API (down) was
+      // answered from the recording.
+      expect(model.calls.slice(2).map((c) => c.body.instructions)).toEqual([
+        'You are a terse weather desk.',
+        'You are a terse weather desk.',
+      ]);
+      expect(result.served).toEqual({ recording: 1, live: 2, blocked: 0 });
+      expect(result.heldBack).toEqual([]);
+      expect(weather.hits()).toBe(1);
+      expect(result.output?.stdout).toBe(recorded.agentStdout);
+      const replayed = await readRecording(result.dir);
+      expect(replayed.manifest.replay?.mode).toBe('counterfactual');
+      expect(modelCalls(replayed).map((c) => c.system)).toEqual([
+        'You are a terse weather desk.',
+        'You are a terse weather desk.',
+      ]);
+    } finally {
+      await model.close();
+      await weather.close().catch(() => {});
+    }
   });
 });
