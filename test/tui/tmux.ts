@@ -27,7 +27,7 @@ export interface Terminal {
 export function openTerminal(command: string, width: number, height: number): Terminal {
   // A socket of its own: parallel test files never see each other's sessions.
   const socket = `tapedeck-e2e-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-u', '-L', socket, ...args], { encoding: 'utf8' });
   tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'e2e', '-x', String(width), '-y', String(height), command);
   const term: Terminal = {
     keys: (...keys) => {
