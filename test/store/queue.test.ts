@@ -1,8 +1,7 @@
-// The job queue: each job runs once even with concurrent workers, failures retry then fail,
-// and a worker drains ingest jobs into the warehouse.
+// The job queue on a server: each job runs once even with concurrent workers, failures retry
+// then fail, and jobs of dead workers come back. (The worker itself: warehouse-pglite.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobHandlers } from '../../src/cli/commands/worker.js';
-import { openQueue, openWarehouse, runWorker, type Warehouse } from '../../src/store/index.js';
+import { openQueue, openWarehouse, type Warehouse } from '../../src/store/index.js';
 import { createTestDatabase, PG_URL } from './helpers.js';
 
 describe.skipIf(!PG_URL)('job queue on a Postgres server (TAPEDECK_PG_URL)', () => {
@@ -59,29 +58,5 @@ describe.skipIf(!PG_URL)('job queue on a Postgres server (TAPEDECK_PG_URL)', () 
     expect(await q.claim('other', ['orphan'])).toBeNull();
     expect(await q.reap(0)).toBeGreaterThanOrEqual(1);
     expect((await q.claim('other', ['orphan']))?.id).toBe(id);
-  });
-});
-
-describe('tapedeck worker', () => {
-  let wh: Warehouse;
-  beforeAll(async () => {
-    wh = await openWarehouse({ dir: ':memory:' });
-  });
-  afterAll(async () => {
-    await wh?.close();
-  });
-
-  it('drains ingest jobs into the warehouse and records a bad one as failed', async () => {
-    const q = openQueue(wh);
-    await q.enqueue('ingest', { recording: 'recordings/examples/openai-baseline' });
-    await q.enqueue('ingest', { recording: 'recordings/examples/anthropic-fixed' });
-    const bad = await q.enqueue('ingest', { recording: 'recordings/no-such-recording' }, { maxAttempts: 1 });
-    const outcomes: string[] = [];
-    const ran = await runWorker(q, jobHandlers(wh), { once: true, onJob: (e) => outcomes.push(e.outcome) });
-    expect(ran).toBe(3);
-    expect(outcomes.sort()).toEqual(['done', 'done', 'failed']);
-    const runs = await wh.query('SELECT recording_id FROM trace_run ORDER BY recording_id');
-    expect(runs.rows.map((r) => r.recording_id)).toEqual(['anthropic-fixed', 'openai-baseline']);
-    expect((await q.get(bad))?.error).toMatch(/no-such-recording/);
   });
 });

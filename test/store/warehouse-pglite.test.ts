@@ -2,7 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadScores, MIGRATIONS, openWarehouse, SCHEMA_VERSION, type Warehouse } from '../../src/store/index.js';
+import { jobHandlers } from '../../src/cli/commands/worker.js';
+import {
+  loadScores,
+  MIGRATIONS,
+  openQueue,
+  openWarehouse,
+  runWorker,
+  SCHEMA_VERSION,
+  type Warehouse,
+} from '../../src/store/index.js';
 import { ingestAll } from './fixtures.js';
 import { dumpTables } from './helpers.js';
 
@@ -69,5 +78,22 @@ describe('warehouse on embedded PGlite', () => {
     const file = join(dir, 'scores.json');
     writeFileSync(file, JSON.stringify([{ task: { evalId: 'e', taskId: 't', hardSuccess: 'yes' } }]));
     expect(() => loadScores(file)).toThrow(/scores\.json\[0\]\.task\.hard_success/);
+  });
+
+  // Last: it adds the example runs to this warehouse.
+  it('drains ingest jobs into the warehouse and records a bad one as failed', async () => {
+    const q = openQueue(wh);
+    await q.enqueue('ingest', { recording: 'recordings/examples/openai-baseline' });
+    await q.enqueue('ingest', { recording: 'recordings/examples/anthropic-fixed' });
+    const bad = await q.enqueue('ingest', { recording: 'recordings/no-such-recording' }, { maxAttempts: 1 });
+    const outcomes: string[] = [];
+    const ran = await runWorker(q, jobHandlers(wh), { once: true, onJob: (e) => outcomes.push(e.outcome) });
+    expect(ran).toBe(3);
+    expect(outcomes.sort()).toEqual(['done', 'done', 'failed']);
+    const runs = await wh.query(
+      "SELECT recording_id FROM trace_run WHERE recording_id IN ('anthropic-fixed', 'openai-baseline') ORDER BY 1",
+    );
+    expect(runs.rows.map((r) => r.recording_id)).toEqual(['anthropic-fixed', 'openai-baseline']);
+    expect((await q.get(bad))?.error).toMatch(/no-such-recording/);
   });
 });
