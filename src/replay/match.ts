@@ -13,6 +13,7 @@ import type {
   ToolCalledPayload,
 } from '../recording/index.js';
 import {
+  canonical,
   distance,
   type FieldDiff,
   fieldDiff,
@@ -36,7 +37,8 @@ export interface RecordedCall {
   stateType: StateType;
   stepName: string;
   kind: 'model' | 'tool';
-  exchange: HttpExchangePayload;
+  /** The recorded HTTP exchange; absent for an in-process tool() call. */
+  exchange?: HttpExchangePayload;
   model?: ModelCalledPayload;
   tool?: ToolCalledPayload;
   request: LiveRequest;
@@ -80,8 +82,16 @@ export function bodyBytesOf(recording: Pick<Recording, 'readBlob'>, body: Body |
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Builds the list of recorded calls: one per step that has an http.exchange. */
-export function indexRecording(recording: Recording): RecordedCall[] {
+/** The request an in-process tool() call is matched as: its name and canonical arguments. */
+export function toolRequest(name: string, args: unknown): LiveRequest {
+  return { method: 'TOOL', url: `tool:${name}`, headers: {}, bodyText: canonical(args ?? null) };
+}
+
+/**
+ * Builds the list of recorded calls: one per step that has an http.exchange, or with
+ * `inProcess`, one per in-process tool step (served to the preload's tool() hook by name and arguments).
+ */
+export function indexRecording(recording: Recording, options: { inProcess?: boolean } = {}): RecordedCall[] {
   const byStep = new Map<number, RecordingEvent[]>();
   for (const e of recording.events) {
     if (e.stepId === 0) continue;
@@ -132,13 +142,16 @@ export function indexRecording(recording: Recording): RecordedCall[] {
     const exchange =
       exchanges.find((x) => x.exchangeId === (model?.exchangeId ?? tool?.exchangeId)) ??
       exchanges[exchanges.length - 1];
-    if (!exchange) continue; // in-process or db steps run for real in the sandbox
-    const request: LiveRequest = {
-      method: exchange.request.method.toUpperCase(),
-      url: exchange.request.url,
-      headers: exchange.request.headers,
-      ...(exchange.request.body ? { bodyText: bodyTextOf(recording, exchange.request.body) } : {}),
-    };
+    // Local steps (files, pg) run for real in the sandbox; in-process tool() calls are served by name and arguments.
+    if (options.inProcess ? exchange || tool?.kind !== 'in-process' : !exchange) continue;
+    const request: LiveRequest = exchange
+      ? {
+          method: exchange.request.method.toUpperCase(),
+          url: exchange.request.url,
+          headers: exchange.request.headers,
+          ...(exchange.request.body ? { bodyText: bodyTextOf(recording, exchange.request.body) } : {}),
+        }
+      : toolRequest(tool?.name ?? '', tool?.args);
     const view = viewOf(request);
     const kind = model || (!tool && isModelApi(view.api)) ? 'model' : 'tool';
     calls.push({
@@ -148,7 +161,7 @@ export function indexRecording(recording: Recording): RecordedCall[] {
       stateType,
       stepName,
       kind,
-      exchange,
+      ...(exchange ? { exchange } : {}),
       ...(model ? { model } : {}),
       ...(tool ? { tool } : {}),
       request,
@@ -156,7 +169,7 @@ export function indexRecording(recording: Recording): RecordedCall[] {
       keys: keysOf(request, view),
       mutating: tool ? tool.mutating : kind === 'tool' && !SAFE_METHODS.has(request.method),
       effects: { fs, db },
-      stepLatencyMs: stepLatencyMs || exchange.durationMs,
+      stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,
     });
   }
   return calls;

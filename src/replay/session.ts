@@ -30,7 +30,15 @@ import {
   worldAt,
 } from '../recording/index.js';
 import { listenIpc } from './ipc.js';
-import { bodyBytesOf, CallIndex, explainMiss, indexRecording, type MatchResult, type RecordedCall } from './match.js';
+import {
+  bodyBytesOf,
+  CallIndex,
+  explainMiss,
+  indexRecording,
+  type MatchResult,
+  type RecordedCall,
+  toolRequest,
+} from './match.js';
 import {
   apiOf,
   canonical,
@@ -216,6 +224,8 @@ class ReplaySession {
     readonly db: DbSandbox | undefined,
     readonly override: PromptOverride | undefined,
     readonly tracker: DbTracker | undefined,
+    /** In-process tool() calls, served by name and arguments when the agent makes them. */
+    readonly tools: CallIndex = new CallIndex([]),
   ) {
     for (const [p, e] of Object.entries(recording.pre.fs?.files ?? {})) this.files.set(p, { ...e });
   }
@@ -456,7 +466,8 @@ class ReplaySession {
     const next = this.index.nextExpected();
     // A call issued before the next expected one keeps its (later) recorded step and does not move the replay's step on.
     const early = step === call.step && next !== undefined && next.index !== call.index && issuedEarly(call, next);
-    this.index.markUsed(call);
+    // In-process tool calls live in their own index (marked by handleTool).
+    if (call.exchange) this.index.markUsed(call);
     const started = new Date();
     if (early) this.stepMap.set(call.step, step);
     else this.beginStep(step, call.step);
@@ -476,11 +487,11 @@ class ReplaySession {
       this.finalOutput = call.model.output.text;
 
     const x = call.exchange;
-    const response = x.response;
+    const response = x?.response;
     const responseBytes = response ? bodyBytesOf(this.recording, response.body) : undefined;
     const timing = this.options.timing ?? { kind: 'none' };
     const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1;
-    if (factor > 0) await sleep((response?.chunks ? (x.ttfbMs ?? 0) : x.durationMs) * factor);
+    if (factor > 0 && x) await sleep((response?.chunks ? (x.ttfbMs ?? 0) : x.durationMs) * factor);
 
     // Effects follow their calls: the world changes recorded for this call reach the sandbox.
     const fsEffects: FsReport[] = [];
@@ -510,40 +521,45 @@ class ReplaySession {
         this.writer.append({ type: 'db.changed', stepId: step, ...parent, payload: change });
     }
 
-    this.writer.append({
-      type: 'http.exchange',
-      stepId: step,
-      ...parent,
-      payload: {
-        exchangeId,
-        request: {
-          method: raw.method,
-          url: raw.url,
-          headers: raw.headers,
-          ...(bytes ? { body: this.writer.body(bytes, raw.headers['content-type']) } : {}),
+    if (x) {
+      this.writer.append({
+        type: 'http.exchange',
+        stepId: step,
+        ...parent,
+        payload: {
+          exchangeId,
+          request: {
+            method: raw.method,
+            url: raw.url,
+            headers: raw.headers,
+            ...(bytes ? { body: this.writer.body(bytes, raw.headers['content-type']) } : {}),
+          },
+          ...(response
+            ? {
+                response: {
+                  status: response.status,
+                  ...(response.statusText !== undefined ? { statusText: response.statusText } : {}),
+                  headers: response.headers,
+                  ...(responseBytes ? { body: this.writer.body(responseBytes, response.headers['content-type']) } : {}),
+                  ...(response.chunks ? { chunks: response.chunks } : {}),
+                },
+              }
+            : {}),
+          ...(x.error ? { error: x.error } : {}),
+          startedAt: started.toISOString(),
+          durationMs: Date.now() - started.getTime(),
+          servedFrom: 'recording',
         },
-        ...(response
-          ? {
-              response: {
-                status: response.status,
-                ...(response.statusText !== undefined ? { statusText: response.statusText } : {}),
-                headers: response.headers,
-                ...(responseBytes ? { body: this.writer.body(responseBytes, response.headers['content-type']) } : {}),
-                ...(response.chunks ? { chunks: response.chunks } : {}),
-              },
-            }
-          : {}),
-        ...(x.error ? { error: x.error } : {}),
-        startedAt: started.toISOString(),
-        durationMs: Date.now() - started.getTime(),
-        servedFrom: 'recording',
-      },
-    });
+      });
+    }
     this.writer.append({
       type: 'step.completed',
       stepId: step,
       ...parent,
-      payload: { status: x.error ? 'error' : 'success', latencyMs: Date.now() - started.getTime() },
+      payload: {
+        status: x?.error || call.tool?.error ? 'error' : 'success',
+        latencyMs: Date.now() - started.getTime(),
+      },
     });
     this.served.recording++;
     this.progress(
@@ -553,6 +569,7 @@ class ReplaySession {
     );
     // A stream the agent itself aborted (e.g. MCP's server-notification GET, closed at the end):
     // re-stream what had arrived and leave it open until the agent aborts it again.
+    if (!x) return { effects: fsEffects };
     const abortedByAgent = x.error?.code === 'AbortError' && response?.chunks !== undefined;
     if (x.error && !abortedByAgent) return { effects: fsEffects, error: x.error };
     if (!response) return { effects: fsEffects, error: { code: 'ECONNRESET', message: 'recorded without a response' } };
@@ -846,12 +863,13 @@ class ReplaySession {
   private async handleTool(message: Record<string, unknown>): Promise<Reply> {
     const name = String(message.name ?? '');
     const args = message.args ?? null;
-    const req: LiveRequest = { method: 'TOOL', url: `tool:${name}`, headers: {}, bodyText: canonicalJson(args) };
+    const req = toolRequest(name, args);
     const live = this.redacted(req);
-    const m = this.index.match(live, { kind: 'tool', allowReuse: message.mutating !== true });
+    const m = this.tools.match(live, { kind: 'tool', allowReuse: message.mutating !== true });
     if (m.call?.tool) {
       const step = this.stepFor(m.call);
       if (this.shouldStop(step)) return this.stop(step);
+      this.tools.markUsed(m.call);
       const reply = await this.serve(m.call, req, undefined, m, step);
       const t = m.call.tool;
       let result: unknown = t.result;
@@ -947,6 +965,7 @@ class ReplaySession {
  * request order: requested now, it is in order.
  */
 function issuedEarly(call: RecordedCall, next: RecordedCall): boolean {
+  if (!call.exchange || !next.exchange) return false;
   return call.step > next.step && Date.parse(call.exchange.startedAt) <= Date.parse(next.exchange.startedAt);
 }
 
@@ -1000,7 +1019,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const manifest = recording.manifest;
   const calls = indexRecording(recording);
   // Fail on missing blobs now, before any sandbox exists.
-  for (const c of calls) bodyBytesOf(recording, c.exchange.response?.body);
+  for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
   const command = options.command ?? manifest.agent.command;
   if (command.length === 0)
     throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
@@ -1087,6 +1106,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       db,
       override,
       tracker,
+      new CallIndex(indexRecording(recording, { inProcess: true })),
     );
     const socket = path.join(tmp, 'ipc.sock');
     const ipc = await listenIpc(
