@@ -36,6 +36,8 @@ export interface HttpCallInfo {
   url: URL;
   /** The request body parsed as JSON, if it was JSON. */
   json: unknown;
+  /** The request headers, when known. */
+  headers?: Record<string, string>;
 }
 
 export type ToolClassification = Pick<ToolCalledPayload, 'kind' | 'name' | 'stateType' | 'args' | 'mutating'>;
@@ -98,6 +100,13 @@ export function classifyHttp(call: HttpCallInfo, rules: readonly ToolRule[] = []
       args: isCall ? (message.params.arguments ?? {}) : message.params,
       mutating: isCall && MUTATING.has(method),
     };
+  }
+  // MCP Streamable HTTP chatter without a JSON-RPC body, told by the session header: the
+  // server-notification GET stream and the DELETE that ends the session. Not the agent's tools.
+  const mcpSession = Object.keys(call.headers ?? {}).some((name) => name.toLowerCase() === 'mcp-session-id');
+  if (mcpSession && (method === 'GET' || method === 'DELETE')) {
+    const what = method === 'GET' ? 'notification stream' : 'session end';
+    return { kind: 'mcp', name: `mcp ${what}`, stateType: 'OBSERVE', args: {}, mutating: false };
   }
   const stateType: StateType = method === 'GET' && RETRIEVE_PATH.test(path) ? 'RETRIEVE' : 'API_CALL';
   return { kind: 'http', name: `${method} ${path}`, stateType, args: argsOf(call), mutating: MUTATING.has(method) };

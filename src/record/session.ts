@@ -395,7 +395,7 @@ export class RecordSession {
       return;
     }
 
-    const tool = classifyHttp({ method: req.method, url, json: reqJson }, this.options.rules);
+    const tool = classifyHttp({ method: req.method, url, json: reqJson, headers: req.headers }, this.options.rules);
     let result: unknown = resJson;
     if (streamed) {
       result = open.chunks.map((c) => c.data).join('');

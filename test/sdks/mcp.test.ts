@@ -27,91 +27,109 @@ beforeAll(() => {
 });
 afterAll(() => tmp.remove());
 
-/** What the MCP client reports when it closes its server-notification stream. */
+/** What the MCP client reports when it closes its server-notification stream itself. */
 const CLOSE_ERROR = 'MCP ERROR: SSE stream disconnected: AbortError: This operation was aborted\n';
 
 describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
-  it('records tools/call as an MCP_CALL step and replays exactly with the MCP server stopped', async () => {
-    const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
-    const mcp = await startMcpServer();
-    const env = { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'sk-fake-mcp', MCP_URL: mcp.url };
-    let recorded: Awaited<ReturnType<typeof recordWithCli>>;
-    try {
-      recorded = await recordWithCli({ agent: 'mcp-agent.mjs', env, out: path.join(tmp.dir, 'mcp') });
-    } finally {
-      await model.close();
-      await mcp.close();
-    }
-    expect(recorded.exitCode, recorded.stderr).toBe(0);
-    expect(recorded.agentStdout).toBe('FINAL: FAKE final: the tool said Lima: 22C sunny\n');
-    expect(mcp.toolCalls()).toBe(1);
-    expect(recorded.stderr).toContain(CLOSE_ERROR);
+  it.concurrent.each([
+    { label: 'client closes', endSession: false, closeError: CLOSE_ERROR },
+    { label: 'session ended with DELETE first', endSession: true, closeError: '' },
+  ])(
+    '$label: tools/call is recorded as an MCP_CALL step and replays exactly with the MCP server stopped',
+    async ({ endSession, closeError }) => {
+      const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
+      const mcp = await startMcpServer();
+      const env = { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'sk-fake-mcp', MCP_URL: mcp.url };
+      let recorded: Awaited<ReturnType<typeof recordWithCli>>;
+      try {
+        recorded = await recordWithCli({
+          agent: 'mcp-agent.mjs',
+          args: endSession ? ['--end-session'] : [],
+          env,
+          out: path.join(tmp.dir, `mcp-${endSession}`),
+        });
+      } finally {
+        await model.close();
+        await mcp.close();
+      }
+      expect(recorded.exitCode, recorded.stderr).toBe(0);
+      expect(recorded.agentStdout).toBe('FINAL: FAKE final: the tool said Lima: 22C sunny\n');
+      expect(mcp.toolCalls()).toBe(1);
+      expect(recorded.stderr).toContain(closeError);
 
-    const recording = await readRecording(recorded.dir);
-    expect(recording.manifest.status).toBe('complete');
-    expect(recording.manifest.runtime.sdkVersions['@modelcontextprotocol/sdk']).toBe(
-      installedVersion('@modelcontextprotocol/sdk'),
-    );
-    const tools = toolCalls(recording);
-    const byName = (name: string) => tools.find((t) => t.name === name);
-    // The tool call the model asked for: an MCP_CALL step under the THINK step that decided it.
-    const [think, final] = modelCalls(recording);
-    expect(think?.output.toolCalls).toEqual([
-      { id: 'call_fake_1', name: 'get_forecast', arguments: '{"city":"Lima"}' },
-    ]);
-    // The MCP tool list was offered to the model as function tools.
-    expect(think?.tools).toEqual([
-      expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'get_forecast' }) }),
-    ]);
-    const call = byName('get_forecast');
-    expect(call).toMatchObject({
-      kind: 'mcp',
-      stateType: 'MCP_CALL',
-      args: { city: 'Lima' },
-      result: { content: [{ type: 'text', text: 'Lima: 22C sunny' }] },
-      parentStepId: think?.step,
-    });
-    expect(final?.output.text).toBe('FAKE final: the tool said Lima: 22C sunny');
-    for (const [i, m] of [think, final].entries())
-      expect(m?.usage).toEqual(expectedBuckets(model.calls[i]?.usage ?? {}));
-    // The protocol chatter is recorded as observation steps, not as tool calls of the agent.
-    expect(byName('mcp initialize')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE', mutating: false });
-    expect(byName('mcp tools/list')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE' });
-    expect(tools.filter((t) => t.stateType === 'MCP_CALL')).toHaveLength(1);
-    const order = stepTypes(recording).map(([, type]) => type);
-    expect(order.filter((t) => t === 'THINK' || t === 'MCP_CALL' || t === 'FINALIZE')).toEqual([
-      'THINK',
-      'MCP_CALL',
-      'FINALIZE',
-    ]);
+      const recording = await readRecording(recorded.dir);
+      expect(recording.manifest.status).toBe('complete');
+      expect(recording.manifest.runtime.sdkVersions['@modelcontextprotocol/sdk']).toBe(
+        installedVersion('@modelcontextprotocol/sdk'),
+      );
+      const tools = toolCalls(recording);
+      const byName = (name: string) => tools.find((t) => t.name === name);
+      // The tool call the model asked for: an MCP_CALL step under the THINK step that decided it.
+      const [think, final] = modelCalls(recording);
+      expect(think?.output.toolCalls).toEqual([
+        { id: 'call_fake_1', name: 'get_forecast', arguments: '{"city":"Lima"}' },
+      ]);
+      // The MCP tool list was offered to the model as function tools.
+      expect(think?.tools).toEqual([
+        expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'get_forecast' }) }),
+      ]);
+      const call = byName('get_forecast');
+      expect(call).toMatchObject({
+        kind: 'mcp',
+        stateType: 'MCP_CALL',
+        args: { city: 'Lima' },
+        result: { content: [{ type: 'text', text: 'Lima: 22C sunny' }] },
+        parentStepId: think?.step,
+      });
+      expect(final?.output.text).toBe('FAKE final: the tool said Lima: 22C sunny');
+      for (const [i, m] of [think, final].entries())
+        expect(m?.usage).toEqual(expectedBuckets(model.calls[i]?.usage ?? {}));
+      // The protocol chatter is recorded as observation steps, not as tool calls of the agent.
+      expect(byName('mcp initialize')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE', mutating: false });
+      expect(byName('mcp tools/list')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE' });
+      expect(tools.filter((t) => t.stateType === 'MCP_CALL')).toHaveLength(1);
+      // The transport's own GET stream and session DELETE are MCP chatter too: not API calls, and
+      // the DELETE is not a side effect of the agent.
+      expect(byName('mcp notification stream')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE', mutating: false });
+      if (endSession) {
+        expect(byName('mcp session end')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE', mutating: false });
+      }
+      expect(tools.filter((t) => t.stateType !== 'OBSERVE').map((t) => t.name)).toEqual(['get_forecast']);
+      const order = stepTypes(recording).map(([, type]) => type);
+      expect(order.filter((t) => t === 'THINK' || t === 'MCP_CALL' || t === 'FINALIZE')).toEqual([
+        'THINK',
+        'MCP_CALL',
+        'FINALIZE',
+      ]);
 
-    // Exact replay with the MCP server and the model down.
-    const result = await replayExact(recorded.dir, env, path.join(tmp.dir, 'mcp-replay'));
-    expect(result.divergences).toEqual([]);
-    expect(result.status).toBe('complete');
-    expect(result.output?.stdout).toBe(recorded.agentStdout);
-    // The notification stream stays open until the client closes it, and ends as it did: the
-    // agent sees the same transport error at close, and no other.
-    expect(result.output?.stderr).toBe(CLOSE_ERROR);
-    expect(result.served.live).toBe(0);
-    expect(result.blockedConnections).toEqual([]);
-    expect(mcp.toolCalls()).toBe(1);
-    expect(model.calls.length).toBe(2);
-    const replayed = await readRecording(result.dir);
-    // Same steps with the same numbers (the long-lived GET stream keeps its recorded step).
-    expect(stepTypes(replayed)).toEqual(stepTypes(recording));
-    expect(
-      steps(replayed)
-        .map(([, , name]) => name)
-        .sort(),
-    ).toEqual(
-      steps(recording)
-        .map(([, , n]) => n)
-        .sort(),
-    );
-    expect(toolCalls(replayed).find((t) => t.stateType === 'MCP_CALL')).toMatchObject({
-      name: 'get_forecast',
-      result: call?.result,
-    });
-  });
+      // Exact replay with the MCP server and the model down.
+      const result = await replayExact(recorded.dir, env, path.join(tmp.dir, `mcp-${endSession}-replay`));
+      expect(result.divergences).toEqual([]);
+      expect(result.status).toBe('complete');
+      expect(result.output?.stdout).toBe(recorded.agentStdout);
+      // The notification stream stays open until the client closes it, and ends as it did: the
+      // agent sees the same transport error at close, and no other.
+      expect(result.output?.stderr).toBe(closeError);
+      expect(result.served.live).toBe(0);
+      expect(result.blockedConnections).toEqual([]);
+      expect(mcp.toolCalls()).toBe(1);
+      expect(model.calls.length).toBe(2);
+      const replayed = await readRecording(result.dir);
+      // Same steps with the same numbers (the long-lived GET stream keeps its recorded step).
+      expect(stepTypes(replayed)).toEqual(stepTypes(recording));
+      expect(
+        steps(replayed)
+          .map(([, , name]) => name)
+          .sort(),
+      ).toEqual(
+        steps(recording)
+          .map(([, , n]) => n)
+          .sort(),
+      );
+      expect(toolCalls(replayed).find((t) => t.stateType === 'MCP_CALL')).toMatchObject({
+        name: 'get_forecast',
+        result: call?.result,
+      });
+    },
+  );
 });

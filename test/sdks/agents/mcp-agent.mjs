@@ -10,7 +10,8 @@ import OpenAI from 'openai';
 const mcp = new Client({ name: 'weather-agent', version: '1.0.0' });
 // Transport errors are logged, as agents do: a replay must show the same ones at the same moments.
 mcp.onerror = (error) => process.stderr.write(`MCP ERROR: ${error.message}\n`);
-await mcp.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL)));
+const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL));
+await mcp.connect(transport);
 const { tools } = await mcp.listTools();
 
 const openai = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY, maxRetries: 0 });
@@ -37,4 +38,6 @@ for (let turn = 0; turn < 4; turn++) {
     messages.push({ role: 'tool', tool_call_id: call.id, content: text });
   }
 }
+// With --end-session, end the MCP session first (HTTP DELETE; the server then ends the stream).
+if (process.argv.includes('--end-session')) await transport.terminateSession();
 await mcp.close();
