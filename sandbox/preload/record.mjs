@@ -447,7 +447,7 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   try {
     options = JSON.parse(process.env.TAPEDECK_RECORD_OPTIONS ?? '{}');
   } catch {}
-  const ipc = connectIpc(socketPath);
+  const ipc = connectIpc(socketPath, { spoolDir: process.env.TAPEDECK_RECORD_SPOOL });
   ipc.send({ t: 'hello', pid: process.pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
   installCapture(ipc, options);
 }

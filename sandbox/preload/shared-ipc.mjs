@@ -1,14 +1,26 @@
 // IPC client used inside the agent process: newline-delimited JSON to the parent over a
 // Unix socket. Writes are synchronous on the socket's fd once connected, so an event handed
 // to send() reaches the kernel before the agent can crash; replies ({"ack":n}) resolve sync().
+// With a spool folder, events are appended synchronously to this process's own file there
+// instead (cheaper than a socket write, and no reader is woken per event); the socket then
+// carries only sync() barriers, and the parent reads the spool up to the barrier first.
 import fs from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 
 /**
- * Connects to the parent's socket. Returns { send(obj), sync(obj): Promise<reply>, flush(), close() }.
+ * Connects to the parent's socket. Returns { send(obj), sync(obj): Promise<reply>, close() }.
  * The socket never keeps the agent alive unless a sync() is waiting for its reply.
  */
-export function connectIpc(path) {
+export function connectIpc(path, options = {}) {
+  let spool = -1;
+  if (options.spoolDir) {
+    try {
+      spool = fs.openSync(join(options.spoolDir, `${process.pid}-${process.hrtime.bigint()}.ndjson`), 'a');
+    } catch {
+      spool = -1;
+    }
+  }
   const socket = net.createConnection(path);
   const queue = [];
   const pending = new Map();
@@ -80,10 +92,21 @@ export function connectIpc(path) {
     }
   }
 
-  function send(message) {
+  function toSocket(message) {
     const line = `${JSON.stringify(message)}\n`;
     if (connected) writeLine(line);
     else queue.push(line);
+  }
+
+  function send(message) {
+    if (spool < 0) return toSocket(message);
+    const bytes = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
+    let offset = 0;
+    try {
+      while (offset < bytes.length) offset += fs.writeSync(spool, bytes, offset, bytes.length - offset);
+    } catch {
+      spool = -1;
+    }
   }
 
   function sync(message) {
@@ -91,7 +114,7 @@ export function connectIpc(path) {
     const n = nextSync++;
     const reply = new Promise((resolve) => pending.set(n, resolve));
     socket.ref();
-    send({ ...message, t: 'sync', n });
+    toSocket({ ...message, t: 'sync', n });
     return reply;
   }
 

@@ -3,7 +3,7 @@
 // stream events over a Unix socket whose path is passed in the environment.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,8 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { TapedeckError } from '../recording/index.js';
 import { openRecording, type RecordOptions, shouldSample } from './recorder.js';
 import { findSdkVersions } from './sdk-versions.js';
+import { SpoolReader } from './spool.js';
 
 const IDLE_MS = 50;
+const POLL_MS = 20;
 const BACKLOG_MAX = 16 << 20;
 
 /** Absolute path of the capture preload (plain ESM, loaded with --import). */
@@ -102,16 +104,20 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const { session } = active;
   const socketPath = path.join(os.tmpdir(), `tapedeck-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
   const sockets = new Set<net.Socket>();
-  // Without world capture nothing needs the session live, so received lines wait in a backlog
-  // that is processed when the agent pauses (no data for IDLE_MS), when it grows past
-  // BACKLOG_MAX, or at exit: the agent does not compete with the recorder for CPU mid-burst.
+  // Events arrive through the spool (one file per agent process); the socket carries only
+  // sync barriers. Without world capture nothing needs the session live, so received lines wait
+  // in a backlog that is processed when the agent pauses (nothing new for IDLE_MS), when it grows
+  // past BACKLOG_MAX, or at exit: the agent does not compete with the recorder for CPU mid-burst.
   const deferred = !active.syncWorld && options.onEvent === undefined;
+  // Inside the recording folder, which world capture never snapshots.
+  const spoolDir = path.join(active.writer.dir, '.spool');
+  mkdirSync(spoolDir, { recursive: true });
+  const spool = new SpoolReader(spoolDir);
+  const noReply = () => {};
   const backlog: Array<{ line: string; reply: (answer: { ack: number }) => void }> = [];
   let backlogBytes = 0;
-  let idleTimer: NodeJS.Timeout | undefined;
+  let lastData = Date.now();
   const drainBacklog = () => {
-    if (idleTimer !== undefined) clearTimeout(idleTimer);
-    idleTimer = undefined;
     for (const { line, reply } of backlog.splice(0)) {
       let message: unknown;
       try {
@@ -123,6 +129,20 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     }
     backlogBytes = 0;
   };
+  const pullSpool = (): number => {
+    const lines = spool.read();
+    for (const line of lines) {
+      backlog.push({ line, reply: noReply });
+      backlogBytes += line.length;
+    }
+    return lines.length;
+  };
+  const poll = setInterval(() => {
+    const now = Date.now();
+    if (pullSpool() > 0) lastData = now;
+    if (backlog.length === 0) return;
+    if (!deferred || backlogBytes > BACKLOG_MAX || now - lastData >= IDLE_MS) drainBacklog();
+  }, POLL_MS);
   const server = net.createServer((socket) => {
     sockets.add(socket);
     const decoder = new StringDecoder('utf8');
@@ -134,6 +154,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       buffer += decoder.write(data);
       let nl = buffer.indexOf('\n');
       let urgent = !deferred;
+      // Whatever the agent spooled before this barrier is handled before it.
+      pullSpool();
       while (nl >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
@@ -144,16 +166,14 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         if (line.startsWith('{"t":"sync"') || line.includes('"t":"sync"')) urgent = true;
       }
       if (urgent || backlogBytes > BACKLOG_MAX) drainBacklog();
-      else {
-        if (idleTimer !== undefined) clearTimeout(idleTimer);
-        idleTimer = setTimeout(drainBacklog, IDLE_MS);
-      }
     });
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   });
   const cleanup = () => {
-    if (idleTimer !== undefined) clearTimeout(idleTimer);
+    clearInterval(poll);
+    spool.close();
+    rmSync(spoolDir, { recursive: true, force: true });
     server.close();
     for (const socket of sockets) socket.destroy();
     if (existsSync(socketPath)) rmSync(socketPath, { force: true });
@@ -171,6 +191,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       ...baseEnv,
       NODE_OPTIONS: nodeOptions,
       TAPEDECK_RECORD_IPC: socketPath,
+      TAPEDECK_RECORD_SPOOL: spoolDir,
       TAPEDECK_RECORD_OPTIONS: JSON.stringify({
         syncWorld: active.syncWorld,
         maxBody: options.maxBodyBytes ?? -1,
@@ -196,6 +217,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     // Everything the child wrote is in the kernel; wait for its sockets to be read to the end.
     const deadline = Date.now() + 2000;
     while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    pullSpool();
     drainBacklog();
     const ok = result.exitCode === 0;
     await active.finish({
