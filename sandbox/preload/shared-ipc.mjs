@@ -100,10 +100,15 @@ export function connectIpc(path, options = {}) {
 
   function send(message) {
     if (spool < 0) return toSocket(message);
-    const bytes = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
-    let offset = 0;
+    const line = `${JSON.stringify(message)}\n`;
     try {
-      while (offset < bytes.length) offset += fs.writeSync(spool, bytes, offset, bytes.length - offset);
+      // A string goes to the kernel without an intermediate Buffer; a short write is finished bytewise.
+      const written = fs.writeSync(spool, line);
+      if (written < Buffer.byteLength(line)) {
+        const bytes = Buffer.from(line, 'utf8');
+        let offset = written;
+        while (offset < bytes.length) offset += fs.writeSync(spool, bytes, offset, bytes.length - offset);
+      }
     } catch {
       spool = -1;
     }
