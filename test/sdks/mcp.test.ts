@@ -132,4 +132,48 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
       });
     },
   );
+
+  it.concurrent('an @openai/agents Agent with MCPServerStreamableHttp is recorded and replays exactly', async () => {
+    const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
+    const mcp = await startMcpServer();
+    const env = { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'sk-fake-mcp', MCP_URL: mcp.url };
+    let recorded: Awaited<ReturnType<typeof recordWithCli>>;
+    try {
+      recorded = await recordWithCli({
+        agent: 'openai-agents-mcp-agent.mjs',
+        env,
+        out: path.join(tmp.dir, 'agents-mcp'),
+      });
+    } finally {
+      await model.close();
+      await mcp.close();
+    }
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    expect(recorded.agentStdout).toBe('FINAL: FAKE final: the tool said Lima: 22C sunny\n');
+    const recording = await readRecording(recorded.dir);
+    const [think, final] = modelCalls(recording);
+    expect(think).toMatchObject({
+      api: 'responses',
+      output: { toolCalls: [expect.objectContaining({ name: 'get_forecast' })] },
+    });
+    expect(final?.output.text).toBe('FAKE final: the tool said Lima: 22C sunny');
+    const tools = toolCalls(recording);
+    expect(tools.filter((t) => t.stateType !== 'OBSERVE')).toEqual([
+      expect.objectContaining({
+        kind: 'mcp',
+        stateType: 'MCP_CALL',
+        name: 'get_forecast',
+        args: { city: 'Lima' },
+        parentStepId: think?.step,
+      }),
+    ]);
+
+    const result = await replayExact(recorded.dir, env, path.join(tmp.dir, 'agents-mcp-replay'));
+    expect(result.divergences).toEqual([]);
+    expect(result.status).toBe('complete');
+    expect(result.output?.stdout).toBe(recorded.agentStdout);
+    expect(result.served.live).toBe(0);
+    expect(mcp.toolCalls()).toBe(1);
+    expect(stepTypes(await readRecording(result.dir))).toEqual(stepTypes(recording));
+  });
 });
