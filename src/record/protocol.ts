@@ -15,6 +15,17 @@ export type WireBody = z.infer<typeof WireBodySchema>;
 const Headers = z.record(z.string(), z.string());
 const WireError = z.object({ code: z.string(), message: z.string() });
 
+const REQUEST = {
+  id: z.string(),
+  pid: z.number(),
+  ts: z.number(),
+  method: z.string(),
+  url: z.string(),
+  headers: Headers,
+  body: WireBodySchema.optional(),
+};
+const RESPONSE_HEAD = { ts: z.number(), status: z.number(), statusText: z.string().optional(), headers: Headers };
+
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
   z.object({
     t: z.literal('hello'),
@@ -23,23 +34,11 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     argv: z.array(z.string()),
     cwd: z.string(),
   }),
-  z.object({
-    t: z.literal('req'),
-    id: z.string(),
-    pid: z.number(),
-    ts: z.number(),
-    method: z.string(),
-    url: z.string(),
-    headers: Headers,
-    body: WireBodySchema.optional(),
-  }),
+  z.object({ t: z.literal('req'), ...REQUEST }),
   z.object({
     t: z.literal('res'),
     id: z.string(),
-    ts: z.number(),
-    status: z.number(),
-    statusText: z.string().optional(),
-    headers: Headers,
+    ...RESPONSE_HEAD,
     /** Streamed responses: chunks and an `end` message follow. */
     stream: z.boolean().optional(),
     body: WireBodySchema.optional(),
@@ -51,22 +50,8 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
   /** A whole non-streamed exchange in one message (request, response, end). */
   z.object({
     t: z.literal('xchg'),
-    id: z.string(),
-    pid: z.number(),
-    ts: z.number(),
-    method: z.string(),
-    url: z.string(),
-    headers: Headers,
-    body: WireBodySchema.optional(),
-    res: z
-      .object({
-        ts: z.number(),
-        status: z.number(),
-        statusText: z.string().optional(),
-        headers: Headers,
-        body: WireBodySchema.optional(),
-      })
-      .optional(),
+    ...REQUEST,
+    res: z.object({ ...RESPONSE_HEAD, body: WireBodySchema.optional() }).optional(),
     end: z.number(),
     error: WireError.optional(),
   }),
