@@ -165,6 +165,21 @@ function installNetworkGuard(allowed, onBlocked) {
   };
 }
 
+/** Replayed streams held open until the replay has served the step they ended after. */
+const held = [];
+
+/** The held streams that end once step `step` is served. */
+function heldUntil(step) {
+  return typeof step === 'number' ? held.filter((h) => h.after <= step) : [];
+}
+
+function releaseHeld(due) {
+  for (const h of due) {
+    held.splice(held.indexOf(h), 1);
+    h.release();
+  }
+}
+
 function responseFrom(reply, timing, signal) {
   const headers = new Headers();
   for (const [name, value] of Object.entries(reply.headers ?? {})) {
@@ -182,6 +197,8 @@ function responseFrom(reply, timing, signal) {
       const encoder = new TextEncoder();
       let i = 0;
       const start = performance.now();
+      let release;
+      const ended = reply.closeAfterStep === undefined ? undefined : new Promise((resolve) => (release = resolve));
       body = new ReadableStream({
         start(controller) {
           // An open stream ends as it did when recorded: when the agent aborts its request.
@@ -189,6 +206,14 @@ function responseFrom(reply, timing, signal) {
         },
         async pull(controller) {
           if (i >= chunks.length) {
+            // Recorded as ending after later steps: ends once the replay has served them.
+            if (ended) {
+              await ended;
+              try {
+                controller.close();
+              } catch {}
+              return;
+            }
             // Recorded as aborted by the agent: stays open until the agent aborts it.
             if (reply.open) return new Promise(() => {});
             controller.close();
@@ -200,6 +225,7 @@ function responseFrom(reply, timing, signal) {
           controller.enqueue(encoder.encode(chunk.data));
         },
       });
+      if (ended) held.push({ after: reply.closeAfterStep, release });
     } else if (reply.body?.b64 !== undefined) body = Buffer.from(reply.body.b64, 'base64');
     else if (reply.body?.text !== undefined) body = reply.body.text;
   }
@@ -275,6 +301,9 @@ export function installReplay(config) {
   };
   process.on('exit', finish);
 
+  const fast = config.fastIndex ? JSON.parse(realReadFileSync(config.fastIndex, 'utf8')) : undefined;
+  let cursor = 0;
+
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-replay',
     interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
@@ -283,6 +312,27 @@ export function installReplay(config) {
     let body;
     if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
       body = encodeBody(new Uint8Array(await request.clone().arrayBuffer()));
+    }
+    // Fast path (exact mode): the next recorded call, asked for byte for byte, is answered here
+    // and reported to the replayer afterwards, saving a round trip per call.
+    const entry = fast?.[cursor];
+    if (entry && !entry.ask && entry.method === request.method && entry.body === (body?.text ?? '')) {
+      const u = new URL(request.url);
+      if (entry.pq === `${u.pathname}${u.search}` && (body === undefined || body.text !== undefined)) {
+        cursor = entry.i + 1;
+        send({
+          t: 'served',
+          i: entry.i,
+          method: request.method,
+          url: request.url,
+          headers: headersObject(request.headers),
+          body,
+          fs: takeChanges(),
+          nd: nd.takeHanded(),
+        });
+        controller.respondWith(responseFrom(entry.reply, config.timing ?? { kind: 'none' }));
+        return;
+      }
     }
     const reply = await ask({
       kind: 'http',
@@ -293,6 +343,8 @@ export function installReplay(config) {
       fs: takeChanges(),
       nd: nd.takeHanded(),
     });
+    if (typeof reply.cursor === 'number')
+      cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);
     if (reply.ack === -1) {
       controller.errorWith(new Error('tapedeck replay: the replayer went away'));
       return;
@@ -305,7 +357,10 @@ export function installReplay(config) {
       controller.errorWith(Object.assign(new TypeError(reply.error.message), { code: reply.error.code }));
       return;
     }
+    // Streams held until this step end once its response is on its way.
+    const due = heldUntil(reply.step);
     controller.respondWith(responseFrom(reply, config.timing ?? { kind: 'none' }, request.signal));
+    releaseHeld(due);
   });
 
   // The interceptors' own randomness (request ids) must not count as the agent's.

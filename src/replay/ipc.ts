@@ -7,6 +7,8 @@ export type IpcMessage = Record<string, unknown> & { t?: string; n?: number };
 
 export interface IpcServer {
   readonly path: string;
+  /** Resolves when every connected client has closed (its last messages read), or after `timeoutMs`. */
+  drained(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export async function listenIpc(
   onNotice: (message: IpcMessage) => void,
 ): Promise<IpcServer> {
   const sockets = new Set<net.Socket>();
+  let onEmpty: (() => void) | undefined;
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay?.(true);
@@ -55,7 +58,10 @@ export async function listenIpc(
       }
     });
     socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0) onEmpty?.();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -63,6 +69,15 @@ export async function listenIpc(
   });
   return {
     path,
+    drained: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        if (sockets.size === 0) return resolve();
+        const timer = setTimeout(resolve, timeoutMs);
+        onEmpty = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

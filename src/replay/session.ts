@@ -232,7 +232,11 @@ class ReplaySession {
 
   /** Questions are answered one at a time, in arrival order, so step numbers are deterministic. */
   answer(message: Record<string, unknown>): Promise<Reply> {
-    const next = this.queue.then(() => this.handle(message));
+    // `cursor` tells the preload which recorded call comes next, for its local fast path.
+    const next = this.queue.then(async () => ({
+      ...(await this.handle(message)),
+      cursor: this.index.nextExpected()?.index ?? -1,
+    }));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -580,6 +584,10 @@ class ReplaySession {
       headers: response.headers,
       ...(response.chunks ? { chunks: response.chunks } : { body: wireOf(responseBytes) }),
       ...(abortedByAgent ? { open: true } : {}),
+      // A stream requested before steps it outlived (issued early) ends, as recorded, once the
+      // replay has served the step before its own; ending it at once would make clients reconnect.
+      ...(early && !abortedByAgent && response.chunks ? { open: true, closeAfterStep: call.step - 1 } : {}),
+      step,
     };
   }
 
@@ -946,7 +954,28 @@ class ReplaySession {
     return { files };
   }
 
+  /** The preload answered a call itself from the fast index (exact mode): record it as served. */
+  private servedLocally(message: Record<string, unknown>): void {
+    const next = this.queue.then(async () => {
+      if (this.stopped) return;
+      await this.collect(
+        Array.isArray(message.fs) ? (message.fs as FsReport[]) : [],
+        message.nd as NdBatch | undefined,
+      );
+      const call = this.index.calls[Number(message.i)];
+      if (!call || this.index.isUsed(call)) return;
+      const { raw, bytes } = this.liveRequest(message);
+      await this.serve(call, raw, bytes, { reused: false, layers: [], fieldDiff: [] });
+      this.flushPending(this.lastStep);
+    });
+    this.queue = next.catch(() => undefined);
+  }
+
   notice(message: Record<string, unknown>): void {
+    if (message.t === 'served') {
+      this.servedLocally(message);
+      return;
+    }
     if (message.t === 'blocked') {
       const target = String(message.target);
       this.blockedConnections.push(target);
@@ -1124,6 +1153,34 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       const list = (nondeterminism[e.payload.kind] ??= []);
       for (const v of e.payload.values) list.push(v);
     }
+    // Exact mode: calls without effects are answered by the preload itself, in recorded order,
+    // when the request is byte-for-byte the recorded one (host aside); it reports them after.
+    const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
+    const fastIndex = path.join(tmp, 'fast.json');
+    const fast = options.mode === 'exact' && !override && options.until === undefined && timingNone;
+    if (fast) {
+      const entries = calls.map((c) => {
+        const x = c.exchange;
+        const r = x?.response;
+        // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
+        const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.length > 0);
+        if (!x || !r || x.error || effects) return { i: c.index, ask: true };
+        const u = new URL(c.request.url);
+        return {
+          i: c.index,
+          method: c.request.method,
+          pq: `${u.pathname}${u.search}`,
+          body: c.request.bodyText ?? '',
+          reply: {
+            status: r.status,
+            statusText: r.statusText,
+            headers: r.headers,
+            ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
+          },
+        };
+      });
+      await writeFile(fastIndex, JSON.stringify(entries));
+    }
     const configFile = path.join(tmp, 'config.json');
     await writeFile(
       configFile,
@@ -1136,6 +1193,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         seed: Number.parseInt(createHash('sha256').update(manifest.id).digest('hex').slice(0, 8), 16),
         allow: db ? [{ host: db.host, port: db.port }] : [],
         dumpPrefix: path.join(tmp, 'dump'),
+        ...(fast ? { fastIndex } : {}),
         timing: options.timing ?? { kind: 'none' },
       }),
     );
@@ -1188,6 +1246,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       });
     });
     // Let answers still in flight settle, then take what the agent wrote last.
+    // The agent's last messages may still be in the socket when it exits: read them first.
+    await ipc.drained(2000);
     await session.answer({ kind: 'noop' }).catch(() => undefined);
     const finalFs: FsReport[] = [];
     const finalNd: NdBatch[] = [];
