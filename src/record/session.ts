@@ -376,10 +376,11 @@ export class RecordSession {
       };
       const isThink = model.output.toolCalls.length > 0 || failed;
       if (!failed && model.output.text !== undefined) this.finalOutput = model.output.text;
+      // A model call does not change the world: changes seen now were made after it (the agent
+      // acting on a stream it has finished reading) and belong to the next step.
       const events: Pending[] = [
         { type: 'model.called', payload: model },
         { type: 'http.exchange', payload: exchange },
-        ...(await this.worldChanges()),
         ...nd,
       ];
       const stepId = await this.writeStep({
