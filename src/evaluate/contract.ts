@@ -172,7 +172,19 @@ export function loadContract(fileOrYaml: string): Contract {
       'CONTRACT_NOT_FOUND',
       `contract ${fileOrYaml} not found: pass the path of an eval contract YAML file`,
     );
-  const text = isText ? fileOrYaml : readFileSync(fileOrYaml, 'utf8');
+  let text = fileOrYaml;
+  if (!isText) {
+    try {
+      text = readFileSync(fileOrYaml, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'EISDIR' ? 'is a directory, not a YAML file' : `cannot be read (${code ?? String(error)})`;
+      throw new TapedeckError(
+        'CONTRACT_NOT_FOUND',
+        `contract ${fileOrYaml} ${why}: pass the path of an eval contract YAML file`,
+      );
+    }
+  }
   return parseContract(text, isText ? '<contract>' : fileOrYaml);
 }
 
@@ -207,6 +219,8 @@ export function parseContract(text: string, source = '<contract>'): Contract {
       : undefined;
     if (pair && isNode(pair.key) && pair.key.range) offset = pair.key.range[0];
     field = [...path, key].join('.');
+  } else if (path.length === 0 && issue.code === 'invalid_type') {
+    message = `a contract is a YAML mapping with task_id and success_criteria (see docs/scoring.md); ${issue.message.replace(/^Invalid input: /, '')}`;
   } else if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) {
     message = `required field is missing (${issue.message})`;
   }

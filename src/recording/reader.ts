@@ -7,7 +7,7 @@ import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
-import { RecordingError } from './errors.js';
+import { RecordingError, TapedeckError } from './errors.js';
 import { unsafePathReason } from './paths.js';
 import {
   DbSnapshotSchema,
@@ -112,8 +112,33 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A missing path or a file where a recording directory belongs is a user mistake: say so in one line. */
+async function assertRecordingDir(dir: string): Promise<void> {
+  let isDir: boolean;
+  try {
+    isDir = (await stat(dir)).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new TapedeckError(
+        'NO_RECORDING',
+        `${dir}: no such recording (expected a directory holding manifest.json and events.jsonl)`,
+      );
+    }
+    if (code === 'EACCES') throw new TapedeckError('NO_RECORDING', `${dir}: permission denied`);
+    throw error;
+  }
+  if (!isDir) {
+    throw new TapedeckError(
+      'NO_RECORDING',
+      `${dir}: is a file, not a recording directory (a recording directory holds manifest.json and events.jsonl)`,
+    );
+  }
+}
+
 /** Reads and validates manifest.json. */
 export async function readManifest(dir: string): Promise<Manifest> {
+  await assertRecordingDir(dir);
   const file = 'manifest.json';
   const json = await readJsonFile(dir, file);
   if (!json) {

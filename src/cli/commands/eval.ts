@@ -168,7 +168,15 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
           validators: e.validators,
           state: e.state,
         }));
-        writeFileSync(options.scoresOut, `${JSON.stringify(rows, null, 2)}\n`);
+        try {
+          writeFileSync(options.scoresOut, `${JSON.stringify(rows, null, 2)}\n`);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code ?? String(error);
+          throw new TapedeckError(
+            'BAD_ARGUMENT',
+            `--scores-out ${options.scoresOut}: cannot write the scores file (${code})`,
+          );
+        }
       }
       if (options.json) {
         process.stdout.write(

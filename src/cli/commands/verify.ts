@@ -1,4 +1,5 @@
 // `tapedeck verify <recording…>` and `tapedeck list [dir]`: check recordings and see what is there.
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
@@ -46,7 +47,15 @@ export function register(program: Command): void {
       'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
     )
     .argument('<recordings...>', 'recording folders')
-    .option('--json', 'print one JSON object per recording: {ok, summary | error}')
+    .option('--json', 'print a JSON array, one object per recording: {ok, summary} or {ok, dir, error}')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck verify recordings/examples/openai-baseline
+  tapedeck verify recordings/examples/*          every example recording, one line each
+  tapedeck verify recordings/<run> --json | jq '.[0].summary.steps'`,
+    )
     .action(async (dirs: string[], opts: { json?: boolean }) => {
       let bad = 0;
       const results: unknown[] = [];
@@ -64,7 +73,9 @@ export function register(program: Command): void {
           if (!(error instanceof TapedeckError)) throw error;
           bad++;
           results.push({ ok: false, dir, error: { code: error.code, message: error.message } });
-          if (!opts.json) process.stdout.write(`bad  ${dir}: ${error.message}\n`);
+          // Most messages already start with the path; do not print it twice.
+          const where = error.message.startsWith(dir.replace(/\/+$/, '')) ? '' : `${dir}: `;
+          if (!opts.json) process.stdout.write(`bad  ${where}${error.message}\n`);
         }
       }
       if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
@@ -74,10 +85,30 @@ export function register(program: Command): void {
   program
     .command('list')
     .summary('list the recordings under a folder')
-    .description('Lists the recordings found under a folder (default ./recordings), oldest first.')
+    .description(
+      'Lists the recordings found under a folder (default ./recordings, three levels deep), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder, which is what every other command takes.',
+    )
     .argument('[dir]', 'folder to search', 'recordings')
-    .option('--json', 'print the manifests as JSON')
-    .action(async (dir: string, opts: { json?: boolean }) => {
+    .option('--json', 'print a JSON array of {dir, manifest}')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck list
+  tapedeck list recordings/examples
+  tapedeck list --json | jq -r '.[] | select(.manifest.replayOf) | .dir'      only the replays`,
+    )
+    .action(async (dir: string, opts: { json?: boolean }, command: Command) => {
+      if (command.args.length > 0) {
+        // A folder the user named must exist; the default ./recordings may not exist yet.
+        let isDir = false;
+        try {
+          isDir = statSync(dir).isDirectory();
+        } catch {
+          throw new TapedeckError('NO_FOLDER', `${dir}: no such folder`);
+        }
+        if (!isDir) throw new TapedeckError('NO_FOLDER', `${dir}: is a file, not a folder of recordings`);
+      }
       const found = await listRecordings(dir);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(found, null, 2)}\n`);
@@ -87,11 +118,13 @@ export function register(program: Command): void {
         process.stdout.write(`no recordings under ${dir} (record one with: tapedeck record -- node agent.js)\n`);
         return;
       }
+      // The folder goes last: it is what a user copies into the next command, and the only
+      // column allowed to run past 80 characters.
+      process.stdout.write(`${'created (UTC)'.padEnd(16)}  ${'status'.padEnd(10)}  ${'kind'.padEnd(6)}  folder\n`);
       for (const { dir: d, manifest } of found) {
-        const kind = manifest.replayOf ? `replay of ${manifest.replayOf}` : 'recording';
-        process.stdout.write(
-          `${manifest.createdAt}  ${manifest.status.padEnd(10)}  ${manifest.name}  (${kind})  ${d}\n`,
-        );
+        const created = manifest.createdAt.slice(0, 16).replace('T', ' ');
+        const kind = manifest.replayOf ? 'replay' : 'run';
+        process.stdout.write(`${created.padEnd(16)}  ${manifest.status.padEnd(10)}  ${kind.padEnd(6)}  ${d}\n`);
       }
     });
 }
