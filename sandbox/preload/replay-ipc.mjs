@@ -3,13 +3,25 @@
 // asks and waits for every answer, so nothing is lost if the agent dies, and it is faster.
 import net from 'node:net';
 
-/** Connects to `path`. Returns { send(obj), sync(obj): Promise<reply> }; idle, it never keeps the agent alive. */
+/**
+ * Connects to `path`. Returns { send(obj, {batch}), sync(obj): Promise<reply>, takeBuffered() };
+ * idle, it never keeps the agent alive. Batched notices are written together (a few ms later, or
+ * before the next question); whatever is still buffered at exit is taken by takeBuffered().
+ */
 export function connectReplayIpc(path) {
   const socket = net.createConnection(path);
   const pending = new Map();
   let nextSync = 1;
   let input = '';
   let broken = false;
+  let buffer = [];
+  let timer;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (buffer.length > 0 && !broken) socket.write(buffer.join(''));
+    buffer = [];
+  };
   socket.unref();
   socket.setNoDelay?.(true);
   socket.on('data', (data) => {
@@ -43,15 +55,29 @@ export function connectReplayIpc(path) {
   socket.on('close', fail);
 
   return {
-    send(message) {
-      if (!broken) socket.write(`${JSON.stringify(message)}\n`);
+    send(message, options = {}) {
+      if (broken) return;
+      buffer.push(`${JSON.stringify(message)}\n`);
+      if (!options.batch) return flush();
+      if (!timer) {
+        timer = setTimeout(flush, 5);
+        timer.unref();
+      }
+    },
+    takeBuffered() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      const lines = buffer;
+      buffer = [];
+      return lines.map((line) => JSON.parse(line));
     },
     sync(message) {
       if (broken) return Promise.resolve({ ack: -1 });
       const n = nextSync++;
       const reply = new Promise((resolve) => pending.set(n, resolve));
       socket.ref();
-      socket.write(`${JSON.stringify({ ...message, t: 'sync', n })}\n`);
+      buffer.push(`${JSON.stringify({ ...message, t: 'sync', n })}\n`);
+      flush();
       return reply;
     },
   };

@@ -258,6 +258,7 @@ export function installReplay(config) {
     }
   };
   const send = (message) => quiet(() => ipc.send(message));
+  const sendBatched = (message) => quiet(() => ipc.send(message, { batch: true }));
   const ask = (message) => quiet(() => ipc.sync({ ...message, pid }));
 
   let fsBox;
@@ -292,6 +293,8 @@ export function installReplay(config) {
     try {
       const dump = {
         pid,
+        // Notices not yet written to the socket: the replayer reads them from here.
+        pending: ipc.takeBuffered(),
         fs: takeChanges(),
         nd: nd.takeHanded(),
         nondeterminism: { served: nd.served, fallback: nd.fallback },
@@ -303,6 +306,9 @@ export function installReplay(config) {
 
   const fast = config.fastIndex ? JSON.parse(realReadFileSync(config.fastIndex, 'utf8')) : undefined;
   let cursor = 0;
+  // Questions still waiting for the replayer: a call answered here must not overtake them (the
+  // agent would see answers in another order than recorded, e.g. an MCP stream opened late).
+  let asking = 0;
 
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-replay',
@@ -315,12 +321,12 @@ export function installReplay(config) {
     }
     // Fast path (exact mode): the next recorded call, asked for byte for byte, is answered here
     // and reported to the replayer afterwards, saving a round trip per call.
-    const entry = fast?.[cursor];
+    const entry = asking === 0 ? fast?.[cursor] : undefined;
     if (entry && !entry.ask && entry.method === request.method && entry.body === (body?.text ?? '')) {
       const u = new URL(request.url);
       if (entry.pq === `${u.pathname}${u.search}` && (body === undefined || body.text !== undefined)) {
         cursor = entry.i + 1;
-        send({
+        sendBatched({
           t: 'served',
           i: entry.i,
           method: request.method,
@@ -334,6 +340,7 @@ export function installReplay(config) {
         return;
       }
     }
+    asking++;
     const reply = await ask({
       kind: 'http',
       method: request.method,
@@ -342,6 +349,8 @@ export function installReplay(config) {
       body,
       fs: takeChanges(),
       nd: nd.takeHanded(),
+    }).finally(() => {
+      asking--;
     });
     if (typeof reply.cursor === 'number')
       cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);

@@ -1248,15 +1248,20 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     // Let answers still in flight settle, then take what the agent wrote last.
     // The agent's last messages may still be in the socket when it exits: read them first.
     await ipc.drained(2000);
-    await session.answer({ kind: 'noop' }).catch(() => undefined);
     const finalFs: FsReport[] = [];
     const finalNd: NdBatch[] = [];
     for (const name of await readdir(tmp)) {
       if (!name.startsWith('dump.')) continue;
-      const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as { fs?: FsReport[]; nd?: NdBatch };
+      const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as {
+        fs?: FsReport[];
+        nd?: NdBatch;
+        pending?: Array<Record<string, unknown>>;
+      };
+      for (const message of dump.pending ?? []) session.notice(message);
       if (dump.fs) finalFs.push(...dump.fs);
       if (dump.nd) finalNd.push(dump.nd);
     }
+    await session.answer({ kind: 'noop' }).catch(() => undefined);
     await session.collect(finalFs);
     for (const batch of finalNd) await session.collect([], batch);
     const stoppedEarly = session.stopped;
