@@ -137,4 +137,28 @@ console.log(readFileSync(${JSON.stringify(target)}, 'utf8'));`,
     expect(result.output?.stdout.trim()).toBe('kept in memory');
     expect(existsSync(target)).toBe(false);
   });
+
+  it('accounts for every call answered in the agent process, even when the agent exits at once', async () => {
+    const url = 'http://127.0.0.1:9/v1/chat/completions';
+    const body = (i: number) => ({ model: 'gpt-test', messages: [{ role: 'user', content: `step ${i}` }] });
+    const agent = path.join(tmp, 'agent-exit.mjs');
+    await writeFile(
+      agent,
+      `for (let i = 1; i <= 3; i++) {
+  const r = await fetch(${JSON.stringify(url)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'step ' + i }] }) });
+  console.log((await r.json()).answer);
+}
+process.exit(0);`,
+    );
+    const dir = await writeRecording(path.join(tmp, 'rec-exit'), {
+      command: [process.execPath, agent],
+      calls: [1, 2, 3].map((i) => ({ kind: 'model' as const, url, body: body(i), response: { answer: `a${i}` } })),
+    });
+    const result = await replay({ recording: dir, mode: 'exact', out: path.join(tmp, 'replay-exit'), stdio: 'pipe' });
+    expect(result.output?.stdout.trim().split('\n')).toEqual(['a1', 'a2', 'a3']);
+    expect(result.divergences).toEqual([]);
+    expect(result.served.recording).toBe(3);
+    const replayed = await readRecording(result.dir);
+    expect(replayed.events.filter((e) => e.type === 'model.called').map((e) => e.stepId)).toEqual([1, 2, 3]);
+  });
 });
