@@ -11,20 +11,25 @@ interface SpoolFile {
   tail: string;
 }
 
+const TS = /"ts":(\d+(?:\.\d+)?)/;
+
 export class SpoolReader {
   private readonly files = new Map<string, SpoolFile>();
 
   constructor(readonly dir: string) {}
 
-  /** Every complete line appended since the last call, file by file in arrival order of files. */
+  /**
+   * Every complete line appended since the last call. Each file keeps its own order; lines of
+   * different processes are interleaved by the time stamp they carry (`"ts":`, near the start).
+   */
   read(): string[] {
-    const lines: string[] = [];
     let names: string[];
     try {
       names = readdirSync(this.dir);
     } catch {
-      return lines;
+      return [];
     }
+    const perFile: Array<Array<{ line: string; key: number }>> = [];
     for (const name of names) {
       let file = this.files.get(name);
       if (file === undefined) {
@@ -54,9 +59,29 @@ export class SpoolReader {
       const text = file.tail + file.decoder.write(buffer.subarray(0, got));
       const parts = text.split('\n');
       file.tail = parts.pop() ?? '';
-      for (const line of parts) if (line.length > 0) lines.push(line);
+      const lines: Array<{ line: string; key: number }> = [];
+      let key = 0;
+      for (const line of parts) {
+        if (line.length === 0) continue;
+        const ts = TS.exec(line.slice(0, 200));
+        if (ts) key = Number(ts[1]);
+        lines.push({ line, key });
+      }
+      if (lines.length > 0) perFile.push(lines);
     }
-    return lines;
+    if (perFile.length <= 1) return (perFile[0] ?? []).map((l) => l.line);
+    const out: string[] = [];
+    const heads = perFile.map(() => 0);
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < perFile.length; i++) {
+        const entry = perFile[i]![heads[i]!];
+        if (entry !== undefined && (best < 0 || entry.key < perFile[best]![heads[best]!]!.key)) best = i;
+      }
+      if (best < 0) return out;
+      out.push(perFile[best]![heads[best]!]!.line);
+      heads[best]!++;
+    }
   }
 
   close(): void {

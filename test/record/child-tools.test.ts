@@ -3,11 +3,43 @@
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { recordCommand } from '../../src/record/index.js';
-import { type NondeterminismPayload, readRecording, type ToolCalledPayload } from '../../src/recording/index.js';
-import { FIXTURES, tempDir } from './helpers.js';
+import {
+  type HttpExchangePayload,
+  type NondeterminismPayload,
+  readRecording,
+  type ToolCalledPayload,
+} from '../../src/recording/index.js';
+import { FIXTURES, startServer, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
+
+it('records the calls of node grandchildren too (NODE_OPTIONS is inherited)', async () => {
+  const server = await startServer((_req, _body, res) => res.end('ok'));
+  try {
+    const out = path.join(tmp.dir, 'grandchild');
+    let stdout = '';
+    const result = await recordCommand({
+      command: [process.execPath, path.join(FIXTURES, 'spawning-agent.mjs')],
+      env: { TOOL_URL: server.url },
+      out,
+      stdio: 'pipe',
+      onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+    });
+    expect(result.exitCode).toBe(0);
+    const recording = await readRecording(out);
+    const calls = recording.events
+      .filter((e) => e.type === 'http.exchange')
+      .map((e) => (e.payload as HttpExchangePayload).request.url.replace(server.url, ''));
+    expect(calls).toEqual(['/from-parent', '/from-grandchild']);
+    const grandchild = recording.events.find(
+      (e) => e.type === 'http.exchange' && (e.payload as HttpExchangePayload).request.url.endsWith('/from-grandchild'),
+    )?.payload as HttpExchangePayload;
+    expect(grandchild.exchangeId.startsWith(`${stdout.trim()}-`)).toBe(true);
+  } finally {
+    await server.close();
+  }
+});
 
 it('records tool calls and the nondeterministic values handed to the agent', async () => {
   const out = path.join(tmp.dir, 'rec');
