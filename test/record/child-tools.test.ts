@@ -15,7 +15,9 @@ const tmp = tempDir();
 afterAll(() => tmp.remove());
 
 it('records the calls of node grandchildren too (NODE_OPTIONS is inherited)', async () => {
-  const server = await startServer((_req, _body, res) => res.end('ok'));
+  const server = await startServer((_req, _body, res) => {
+    res.end('ok');
+  });
   try {
     const out = path.join(tmp.dir, 'grandchild');
     let stdout = '';
