@@ -38,3 +38,14 @@ export class RecordingError extends TapedeckError {
     this.problem = problem;
   }
 }
+
+/**
+ * For commander's `.exitOverride(exitOnUsageError)`: a usage mistake (unknown option, missing
+ * argument) exits 2 like every other bad input, so exit 1 keeps meaning a finding (bisect found a
+ * bad step, diff found a difference, eval --strict saw a failure, verify saw a bad recording).
+ * `--help` (exit 0) passes through.
+ */
+export function exitOnUsageError(error: { exitCode: number }): never {
+  if (error.exitCode === 1) error.exitCode = 2;
+  throw error;
+}

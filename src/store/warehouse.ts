@@ -1,6 +1,7 @@
 // The evaluation warehouse: ledgers and scores in the seed's Postgres tables, on embedded
 // PGlite (a local folder) or a Postgres server. Ingest is idempotent: per trace, delete then
 // insert in one transaction, with every value (created_at too) taken from the recording.
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildLedger, type Ledger, type LedgerOptions } from '../ledger/index.js';
 import { TapedeckError } from '../recording/errors.js';
@@ -69,6 +70,12 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
   } else {
     const dir = options.dir ?? DEFAULT_WAREHOUSE_DIR;
     location = dir === ':memory:' ? ':memory:' : resolve(dir);
+    if (location !== ':memory:' && existsSync(location) && !statSync(location).isDirectory()) {
+      throw new TapedeckError(
+        'WAREHOUSE_UNREADABLE',
+        `${dir} is a file, not a warehouse folder: give a folder or a postgres:// URL`,
+      );
+    }
     try {
       db = await openPglite(dir === ':memory:' ? undefined : location);
     } catch (error) {

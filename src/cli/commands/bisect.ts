@@ -35,6 +35,7 @@ import {
   sqlPredicate,
 } from '../../bisect/index.js';
 import { loadContract } from '../../evaluate/index.js';
+import { exitOnUsageError } from '../../recording/errors.js';
 import { listRecordings, type Recording, readRecording, TapedeckError } from '../../recording/index.js';
 
 interface BisectOptions {
@@ -108,6 +109,8 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
   const make = await predicateFactory(opts);
   const good = stepOption(opts.good, '--good');
   const bad = stepOption(opts.bad, '--bad');
+  // Read the baseline before searching, so a wrong --baseline fails at once, not after the bisection.
+  const baseline = opts.compare !== false ? await findBaseline(recording, opts.baseline) : undefined;
   const progress = (label: string) => (p: Parameters<typeof formatProgress>[0]) =>
     process.stderr.write(`bisect${label}: ${formatProgress(p)}\n`);
   const result: BisectBeliefResult = await bisectBelief(recording, make(), {
@@ -123,7 +126,6 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
   }
   let shift: DivergenceShift | undefined;
   if (opts.compare !== false) {
-    const baseline = await findBaseline(recording, opts.baseline);
     if (opts.baseline === undefined && recording.manifest.replayOf && !baseline) {
       process.stderr.write(
         `bisect: the baseline ${recording.manifest.replayOf} of this replay was not found; give --baseline DIR\n`,
@@ -265,6 +267,7 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
 export function register(program: Command): void {
   program
     .command('bisect')
+    .exitOverride(exitOnUsageError)
     .summary('find the first step where the agent’s belief diverged from the world')
     .description(
       `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.`,
@@ -319,6 +322,7 @@ Examples:
 
   program
     .command('bisect-prompt')
+    .exitOverride(exitOnUsageError)
     .summary('find the prompt version (or the smallest prompt change) that flips a replay’s outcome')
     .description(
       `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step (or, with --contract, passes the contract's hard gate). Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,

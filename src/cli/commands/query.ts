@@ -1,6 +1,7 @@
 // `tapedeck query "<sql>"`: runs SQL against the evaluation warehouse.
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { TapedeckError } from '../../recording/errors.js';
+import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { openWarehouse, warehouseOptionsFrom } from '../../store/index.js';
 
 function cell(value: unknown): string {
@@ -29,6 +30,7 @@ export function formatRows(fields: string[], rows: Array<Record<string, unknown>
 export function register(program: Command): void {
   program
     .command('query')
+    .exitOverride(exitOnUsageError)
     .summary('run SQL against the evaluation warehouse')
     .description(
       "Runs SQL on the warehouse that `tapedeck ingest` fills: the seed's tables trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot, eval_task_result, eval_validator_result, eval_state_result, the view cost_per_resolved_task, and schema_migrations. Several statements may be given; the last one's rows are printed.",
@@ -49,7 +51,17 @@ Examples:
   tapedeck query "SELECT * FROM cost_per_resolved_task" --json`,
     )
     .action(async (sql: string, opts: { db?: string; json?: boolean }) => {
-      const warehouse = await openWarehouse(warehouseOptionsFrom(opts.db));
+      if (sql.trim() === '')
+        throw new TapedeckError('BAD_ARGUMENT', 'the SQL is empty: give a query, e.g. "SELECT * FROM trace_run"');
+      const where = warehouseOptionsFrom(opts.db);
+      // Querying a folder that does not exist would create an empty warehouse and answer 0 rows: say so instead.
+      if (where.dir !== undefined && where.dir !== ':memory:' && !existsSync(where.dir)) {
+        throw new TapedeckError(
+          'NO_WAREHOUSE',
+          `no warehouse at ${where.dir}: fill it first with tapedeck ingest <recordings>${opts.db ? ` --db ${opts.db}` : ''}`,
+        );
+      }
+      const warehouse = await openWarehouse(where);
       try {
         let result: Awaited<ReturnType<typeof warehouse.exec>>;
         try {

@@ -1,7 +1,7 @@
 // `tapedeck verify <recording…>` and `tapedeck list [dir]`: check recordings and see what is there.
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { TapedeckError } from '../../recording/errors.js';
+import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
 
@@ -42,6 +42,7 @@ function summarize(recording: Recording): Summary {
 export function register(program: Command): void {
   program
     .command('verify')
+    .exitOverride(exitOnUsageError)
     .summary('check that recordings are readable and intact')
     .description(
       'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
@@ -84,6 +85,7 @@ Examples:
 
   program
     .command('list')
+    .exitOverride(exitOnUsageError)
     .summary('list the recordings under a folder')
     .description(
       'Lists the recordings found under a folder (default ./recordings, three levels deep), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder, which is what every other command takes.',
