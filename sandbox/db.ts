@@ -24,6 +24,11 @@ export interface DbSandbox {
   apply(changes: DbChangedPayload[]): Promise<void>;
   /** The sandbox's current rows, in the snapshot format (DDL taken from `ddl`). */
   snapshot(schemas: string[], ddl?: string[]): Promise<DbSnapshot>;
+  /**
+   * Keeps the sandbox's data for inspection after close: a template clone stays on its server
+   * (its URL is returned), a PGlite sandbox returns its data dir (a tarball for PGlite's loadDataDir).
+   */
+  keep(): Promise<{ url?: string; dataDir?: Uint8Array }>;
   close(): Promise<void>;
 }
 
@@ -191,6 +196,7 @@ function sandboxFrom(
   client: pg.Client,
   snapshot: DbSnapshot,
   cleanup: () => Promise<void>,
+  keep: () => Promise<{ url?: string; dataDir?: Uint8Array }> = async () => ({}),
 ): DbSandbox {
   const u = new URL(url);
   const columnTypes = new Map<string, string>();
@@ -210,6 +216,7 @@ function sandboxFrom(
     },
     apply: (changes) => applyRowChanges(client, changes, columnTypes),
     snapshot: (schemas, ddl) => snapshotDatabase(client, schemas, ddl),
+    keep,
     async close() {
       if (closed) return;
       closed = true;
@@ -316,7 +323,9 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
       if (seeded.size >= SEEDED_CACHE_MAX) seeded.delete(seeded.keys().next().value as string);
       seeded.set(key, await db.dumpDataDir('none'));
     }
-    return sandboxFrom('pglite', url, client, snapshot, cleanup);
+    return sandboxFrom('pglite', url, client, snapshot, cleanup, async () => ({
+      dataDir: new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()),
+    }));
   } catch (error) {
     await cleanup();
     throw error;
@@ -349,8 +358,9 @@ async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Pr
       .catch(() => {});
     await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)}`).catch(() => {});
   };
+  let kept = false;
   const cleanup = async () => {
-    await drop(sandbox);
+    if (!kept) await drop(sandbox);
     await drop(template);
     await admin.end().catch(() => {});
   };
@@ -365,7 +375,10 @@ async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Pr
     await admin.query(`CREATE DATABASE ${quoteIdent(sandbox)} TEMPLATE ${quoteIdent(template)}`);
     const url = withDatabase(options.url, sandbox);
     const client = await connect(url);
-    return sandboxFrom('template', url, client, snapshot, cleanup);
+    return sandboxFrom('template', url, client, snapshot, cleanup, async () => {
+      kept = true;
+      return { url };
+    });
   } catch (error) {
     await cleanup();
     throw error;

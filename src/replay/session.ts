@@ -1054,6 +1054,12 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
   const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
   const redactor = createRedactor();
+  const warnings: string[] = [...recording.warnings];
+  if (redactor.keyId !== manifest.redaction.keyId) {
+    warnings.push(
+      `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,
+    );
+  }
   const override: PromptOverride | undefined =
     options.systemPrompt !== undefined
       ? { kind: 'replace', text: options.systemPrompt }
@@ -1291,6 +1297,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     if (tracker) post.db = await tracker.snapshot();
     w.writeSnapshot('post', post);
     let worldDir: string | undefined;
+    let worldDb: string | undefined;
     if (stoppedEarly || options.until !== undefined) {
       worldDir = path.join(out, 'world');
       const readBlob = (s: string) => {
@@ -1301,6 +1308,13 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         }
       };
       await writeWorld(worldDir, post.fs ?? { files: {} }, readBlob, post.db);
+      // The database of step K stays inspectable: a kept clone on the server, or PGlite's data dir.
+      if (db) {
+        await tracker?.close();
+        const kept = await db.keep();
+        if (kept.dataDir) await writeFile(path.join(worldDir, 'pglite-datadir.tar'), kept.dataDir);
+        if (kept.url) worldDb = kept.url;
+      }
     }
     const failed = !stoppedEarly && exit.code !== 0;
     w.append({
@@ -1339,6 +1353,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       blockedConnections: session.blockedConnections,
       ...(worldDiff ? { worldMatches: worldDiff.length === 0, worldDiff } : {}),
       ...(worldDir ? { worldDir } : {}),
+      ...(worldDb ? { worldDb } : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
       ...(stdio === 'pipe' ? { output } : {}),
     };
   } catch (error) {

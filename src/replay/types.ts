@@ -80,6 +80,10 @@ export interface ReplayResult {
   worldDiff?: string[];
   /** until K: where the world of step K was materialised (fs/ and db.json). */
   worldDir?: string;
+  /** until K with a template database: the kept clone holding the database of step K (drop it when done). */
+  worldDb?: string;
+  /** Things the user should know (a different redaction key, an incomplete recording). */
+  warnings?: string[];
   /** stdout/stderr of the agent when stdio was 'pipe'. */
   output?: { stdout: string; stderr: string };
 }

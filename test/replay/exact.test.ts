@@ -113,6 +113,8 @@ describe('exact replay of the example baseline', () => {
     expect(bookings?.rows.map((r) => r.id)).toEqual(['BK-0001']);
     expect(existsSync(path.join(worldDir, 'fs', 'traveler.json'))).toBe(true);
     expect(existsSync(path.join(worldDir, 'fs', 'confirmations'))).toBe(false);
+    // The sandbox database of step 4 is kept as a PGlite data dir for inspection.
+    expect(existsSync(path.join(worldDir, 'pglite-datadir.tar'))).toBe(true);
     const original = await readRecording(example.dir);
     expect(db.tables.map((t) => t.rows)).toEqual(worldAt(original, 4).db?.tables.map((t) => t.rows));
     const replayed = await readRecording(result.dir);

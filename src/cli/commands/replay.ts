@@ -77,6 +77,8 @@ function printResult(result: ReplayResult): void {
     for (const d of (result.worldDiff ?? []).slice(0, 10)) lines.push(`    ${d}`);
   }
   if (result.worldDir) lines.push(`  world of the stop step materialised in ${result.worldDir} (fs/, db.json)`);
+  if (result.worldDb) lines.push(`  its database is kept at ${result.worldDb} (drop it when done)`);
+  for (const w of result.warnings ?? []) lines.push(`  warning: ${w}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
