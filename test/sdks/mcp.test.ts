@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
+import { replay } from '../../src/replay/index.js';
 import {
   expectedBuckets,
   installedVersion,
@@ -130,6 +131,20 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
         name: 'get_forecast',
         result: call?.result,
       });
+
+      // A slow replay (recorded latencies x10): a stream the server ended late must not end
+      // early, or the client would reconnect (a repeated GET) before the run is over.
+      const slow = await replay({
+        recording: recorded.dir,
+        mode: 'exact',
+        env,
+        out: path.join(tmp.dir, `mcp-${endSession}-slow`),
+        stdio: 'pipe',
+        timing: { kind: 'scaled', factor: 10 },
+        timeoutMs: 30_000,
+      });
+      expect(slow.divergences).toEqual([]);
+      expect(slow.output?.stderr).toBe(closeError);
     },
   );
 
