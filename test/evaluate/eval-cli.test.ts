@@ -74,8 +74,10 @@ describe('tapedeck eval', () => {
     expect(r.stdout).toContain('primary failure: WRONG_EXECUTION_TARGET @step 4');
     expect(r.stdout).toContain('2 runs: Task Success Rate 0.0%');
     expect(r.stdout).toContain(
-      'task travel_book_flight_001: 0/2 passed; pass@1 0.000, pass@2 0.000, pass^1 0.000, pass^2 0.000',
+      'task travel_book_flight_001: 0/2 passed\n  pass@1 0.000, pass@2 0.000\n  pass^1 0.000, pass^2 0.000\n',
     );
+    // It reads at 80 columns.
+    for (const line of r.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(r.stdout).toMatch(/WRONG_EXECUTION_TARGET\s+2\s+100%/);
     expect(r.stdout).toContain('vs openai-fixed-stream: 1 file, 2 row difference(s) in the post-world');
     expect(r.stdout).toContain('update travel.bookings {"id":"BK-0001"} (passenger_id)');

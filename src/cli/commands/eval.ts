@@ -58,37 +58,80 @@ function formatAgainst(a: AgainstDiff): string[] {
   return lines;
 }
 
+const WIDTH = 80;
+
+/** Words of `text` wrapped to WIDTH, the first line after `first`, the rest indented by `indent`. */
+function wrap(first: string, text: string, indent: string): string[] {
+  const lines: string[] = [];
+  let line = first;
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const candidate = line.length === 0 || /\s$/.test(line) ? `${line}${word}` : `${line} ${word}`;
+    if (candidate.length > WIDTH && line.trim().length > 0 && line !== indent && line !== first) {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else line = candidate;
+  }
+  lines.push(line);
+  return lines;
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+/** Scores to at most 2 decimals (7.333… prints 7.33). */
+const num = (n: number): string => String(Math.round(n * 100) / 100);
+
 function formatEvaluation(dir: string, e: Evaluation): string {
   const t = e.task;
   const lines: string[] = [];
   const verdict = t.hardSuccess ? 'PASS' : 'FAIL';
-  lines.push(`${verdict}  ${dir}  (task ${t.taskId}, trace ${t.traceId})`);
+  lines.push(`${verdict}  ${dir}`);
+  lines.push(`  task ${t.taskId}, trace ${t.traceId}`);
   if (t.primaryFailureReasonCode)
     lines.push(
-      `  ${t.hardSuccess ? 'note' : 'primary failure'}: ${t.primaryFailureReasonCode}${at(t.primaryFailureStepId)}${t.primaryFailureMessage ? ` — ${t.primaryFailureMessage}` : ''}`,
+      ...wrap(
+        `  ${t.hardSuccess ? 'note' : 'primary failure'}: ${t.primaryFailureReasonCode}${at(t.primaryFailureStepId)}`,
+        t.primaryFailureMessage ? `— ${t.primaryFailureMessage}` : '',
+        '    ',
+      ),
     );
   lines.push(
-    `  outcome score ${t.outcomeScore.toFixed(2)} (completeness ${t.completenessScore}, evidence validity ${t.evidenceValidityScore}, ` +
-      `evidence consistency ${t.evidenceConsistencyScore}, methodology ${t.methodologyScore}, readability ${t.readabilityScore}); ` +
-      `execution ${t.executionSuccessScore}; state ${t.stateChangeScore}`,
+    ...wrap(
+      `  outcome score ${t.outcomeScore.toFixed(2)}`,
+      `(completeness ${num(t.completenessScore)}, evidence validity ${num(t.evidenceValidityScore)}, ` +
+        `evidence consistency ${num(t.evidenceConsistencyScore)}, methodology ${num(t.methodologyScore)}, ` +
+        `readability ${num(t.readabilityScore)}); execution ${num(t.executionSuccessScore)}; state ${num(t.stateChangeScore)}`,
+      '    ',
+    ),
   );
-  if (t.failureReasonCodes.length > 0) lines.push(`  failure codes: ${t.failureReasonCodes.join(', ')}`);
+  if (t.failureReasonCodes.length > 0) lines.push(...wrap('  failure codes:', t.failureReasonCodes.join(', '), '    '));
   if (e.trajectory.length > 0)
-    lines.push(`  trajectory: ${e.trajectory.map((f) => `${f.failureClass}${at(f.stepId)}`).join(', ')}`);
+    lines.push(
+      ...wrap('  trajectory:', e.trajectory.map((f) => `${f.failureClass}${at(f.stepId)}`).join(', '), '    '),
+    );
   lines.push('  validators:');
   for (const v of e.validators) {
     const mark = v.passed ? 'ok  ' : 'FAIL';
-    lines.push(
-      `    ${mark} ${v.validatorName.padEnd(14)} ${String(v.score).padStart(4)}  ${v.failureReasonCodes.join(', ')}${v.failureReasonCodes.length > 0 ? '  ' : ''}${v.diagnosticMessage.slice(0, 240)}`,
-    );
+    const codes = v.failureReasonCodes.join(', ');
+    const head = `    ${mark} ${v.validatorName.padEnd(14)} ${num(v.score).padStart(4)}${codes ? `  ${codes}` : ''}`;
+    const inline = `${head}  ${v.diagnosticMessage}`;
+    if (v.passed && inline.length <= WIDTH) {
+      lines.push(inline);
+      continue;
+    }
+    lines.push(head);
+    // A failure's findings (the diagnostic joins them with "; ") each on their own lines under it.
+    const findings = v.passed ? [v.diagnosticMessage] : v.diagnosticMessage.split('; ');
+    for (const finding of findings.filter(Boolean)) lines.push(...wrap('         ', finding, '           '));
   }
   const ch = e.diff.changes;
-  lines.push(`  world: ${ch.files.length} file, ${ch.rows.length} row, ${ch.requests.length} request change(s)`);
-  for (const c of [...ch.files, ...ch.rows, ...ch.requests].slice(0, 30))
-    lines.push(`    ${describeChange(c)}${at(c.stepId)}`);
+  lines.push(
+    `  world changes: ${plural(ch.files.length, 'file')}, ${plural(ch.rows.length, 'row')}, ${plural(ch.requests.length, 'request')}`,
+  );
+  const shown = [...ch.files, ...ch.rows, ...ch.requests];
+  for (const c of shown.slice(0, 30)) lines.push(...wrap('    ', `${describeChange(c)}${at(c.stepId)}`, '      '));
+  if (shown.length > 30) lines.push(`    … and ${shown.length - 30} more (--json has them all)`);
   if (e.diff.sideEffects.length > 0) {
     lines.push(`  side effects (not asked for by the contract; policy ${e.diff.sideEffectPolicy}):`);
-    for (const c of e.diff.sideEffects) lines.push(`    ${describeChange(c)}${at(c.stepId)}`);
+    for (const c of e.diff.sideEffects) lines.push(...wrap('    ', `${describeChange(c)}${at(c.stepId)}`, '      '));
   }
   if (e.diff.against) lines.push(...formatAgainst(e.diff.against));
   return lines.join('\n');
@@ -206,13 +249,15 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
         for (const { dir, evaluation } of evaluations) process.stdout.write(`${formatEvaluation(dir, evaluation)}\n\n`);
         if (evaluations.length > 1) {
           const lines = [
-            `${agg.runs} runs: Task Success Rate ${(agg.taskSuccessRate * 100).toFixed(1)}%, Average Outcome Score ${agg.averageOutcomeScore === null ? 'n/a (no run passed)' : agg.averageOutcomeScore.toFixed(2)}`,
+            `${agg.runs} runs: Task Success Rate ${(agg.taskSuccessRate * 100).toFixed(1)}%`,
+            `Average Outcome Score ${agg.averageOutcomeScore === null ? 'n/a (no run passed)' : `${agg.averageOutcomeScore.toFixed(2)} (over the runs that passed the hard gate)`}`,
             `cost per run ${agg.meanCostPerRun.toFixed(4)}, cost per resolved task ${Number.isFinite(agg.costPerResolvedTask) ? agg.costPerResolvedTask.toFixed(4) : 'n/a (nothing resolved)'}`,
           ];
           for (const t of agg.tasks) {
             const at = Object.entries(t.passAtK).map(([k, v]) => `pass@${k} ${v.toFixed(3)}`);
             const hat = Object.entries(t.passHatK).map(([k, v]) => `pass^${k} ${v.toFixed(3)}`);
-            lines.push(`task ${t.taskId}: ${t.c}/${t.n} passed; ${[...at, ...hat].join(', ')}`);
+            lines.push(`task ${t.taskId}: ${t.c}/${t.n} passed`);
+            if (at.length > 0) lines.push(...wrap('  ', at.join(', '), '    '), ...wrap('  ', hat.join(', '), '    '));
           }
           if (agg.failurePareto.length > 0) {
             lines.push('failure Pareto (primary reason of failed runs):');
