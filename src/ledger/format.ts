@@ -25,6 +25,25 @@ function table(rows: string[][], rightAligned: ReadonlySet<number>): string {
     .join('\n');
 }
 
+/** A paragraph wrapped at word boundaries to `width` columns. */
+function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+/** Column indexes after removing column `removed`. */
+function shiftLeft(columns: ReadonlySet<number>, removed: number): Set<number> {
+  return new Set([...columns].filter((i) => i !== removed).map((i) => (i > removed ? i - 1 : i)));
+}
+
 /** The ledger as a readable report (what `tapedeck ledger` prints). */
 export function formatLedger(ledger: Ledger, title?: string): string {
   const out: string[] = [];
@@ -33,6 +52,8 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   out.push(`prices ${ledger.priceVersion} (${ledger.priceSource}), ${ledger.currency}${recost}`);
   out.push('');
   const isReplay = ledger.replay !== null;
+  // A model step is named after its model: the model column only says more when one differs or is unpriced.
+  const showModel = ledger.detail.some((s) => s.model !== null && (s.model !== s.name || !s.isPriced));
   const head = ['step', 'state', 'name', 'model', 'uncached', 'cache rd', 'cache wr', 'output', 'reason', 'cost', 'ms'];
   if (isReplay) head.push('served', 'recorded', 'replay', 'live');
   const rows: string[][] = [head];
@@ -54,6 +75,8 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     rows.push(row);
   }
   const t = ledger.totals.tokens;
+  // The ms column sums to the time inside steps; the run's wall clock is printed under the table.
+  const stepMs = ledger.detail.reduce((n, s) => n + (s.latencyMs ?? 0), 0);
   const total = [
     'total',
     '',
@@ -65,18 +88,25 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     int(t.output),
     int(t.reasoning),
     money(ledger.totals.cost),
-    ledger.run.total_latency_ms === null ? '' : int(ledger.run.total_latency_ms),
+    int(Math.round(stepMs)),
   ];
   if (ledger.replay) {
     total.push('', money(ledger.replay.recordedCost), money(ledger.replay.replayCost), money(ledger.replay.liveCost));
   }
   rows.push(total);
   const right = new Set([0, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14]);
-  out.push(table(rows, right));
+  out.push(
+    table(showModel ? rows : rows.map((r) => r.filter((_, i) => i !== 3)), showModel ? right : shiftLeft(right, 3)),
+  );
   out.push('');
+  if (ledger.run.total_latency_ms !== null)
+    out.push(
+      `latency: ${int(Math.round(stepMs))} ms in steps, ${int(ledger.run.total_latency_ms)} ms wall clock for the run`,
+    );
   const seed = ledger.totals.seed;
   out.push(
-    `tokens: ${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input (${int(seed.input_tokens_uncached)} uncached incl. ${int(seed.input_tokens_cache_write)} cache-write, ${int(seed.input_tokens_cached)} cached) + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
+    `tokens: ${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
+    `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write) + ${int(seed.input_tokens_cached)} cached`,
   );
   out.push(
     `cost:   ${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
@@ -122,7 +152,7 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     );
   }
   out.push('');
-  out.push(ledger.costProfile.conclusion);
+  out.push(...wrapText(ledger.costProfile.conclusion, 80));
   for (const w of ledger.warnings) out.push(`warning: ${w}`);
   return out.join('\n');
 }
