@@ -68,5 +68,8 @@ describe('prompt overrides', () => {
       'Work quickly.\nLook up the passenger first.\nBook the cheapest flight.\n',
     );
     expect(() => applyOverride('Something else entirely.\n', { kind: 'patch', patch })).toThrow(TapedeckError);
+    // An agent that read the patched prompt from SYSTEM_PROMPT already sends it: it is not patched twice.
+    const result = applyOverride(old, { kind: 'patch', patch });
+    expect(applyOverride(result, { kind: 'patch', patch, result })).toBe(result);
   });
 });

@@ -5,7 +5,10 @@ import { applyPatch } from 'diff';
 import { TapedeckError } from '../recording/index.js';
 import type { RequestApi } from './normalize.js';
 
-export type PromptOverride = { kind: 'replace'; text: string } | { kind: 'patch'; patch: string };
+export type PromptOverride =
+  | { kind: 'replace'; text: string }
+  /** `result`: the recorded prompt patched, which an agent reading SYSTEM_PROMPT already sends (not patched twice). */
+  | { kind: 'patch'; patch: string; result?: string };
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -38,6 +41,7 @@ export function applyOverride(
   where = 'the system prompt',
 ): string {
   if (override.kind === 'replace') return override.text;
+  if (override.result !== undefined && current === override.result) return current;
   const patched = applyPatch(current ?? '', override.patch);
   if (patched === false) {
     throw new TapedeckError(

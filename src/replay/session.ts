@@ -1079,6 +1079,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
           )
         : undefined);
     promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
+    if (override.kind === 'patch') override.result = promptForEnv;
   }
 
   const fsRoot = manifest.world?.fsRoot;
