@@ -10,10 +10,17 @@ import type { DivergenceShift } from './divergence-shift.js';
 import { bodyToText, listSteps } from './view.js';
 
 /** One progress line: "[2/4] step 5: bad — reason". */
-export function formatProgress(p: BisectProgress): string {
-  const why = p.reason ? ` — ${p.reason}` : '';
+/**
+ * One progress line: verdict and range first, then the reason cut to fit `width` columns
+ * (the full reason is in the result). `width` counts the caller's "bisect: " prefix.
+ */
+export function formatProgress(p: BisectProgress, width = 80): string {
   const range = `good ≤ ${p.good}${p.bad === undefined ? '' : `, bad ≥ ${p.bad}`}`;
-  return `[${p.evaluation}/${p.maxEvaluations}] step ${p.step}: ${p.verdict}${why}  (${range})`;
+  const head = `[${p.evaluation}/${p.maxEvaluations}] step ${p.step}: ${p.verdict} (${range})`;
+  if (!p.reason) return head;
+  const room = width - 'bisect: '.length - head.length - 3;
+  const why = p.reason.length <= room ? p.reason : `${p.reason.slice(0, Math.max(10, room - 1))}…`;
+  return `${head} — ${why}`;
 }
 
 export function formatBisect(result: BisectBeliefResult): string {

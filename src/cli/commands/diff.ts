@@ -16,7 +16,7 @@ export function register(program: Command): void {
     .argument('<a>', 'the first recording (the baseline)')
     .argument('<b>', 'the second recording (the replay)')
     .option('--all', 'also print the whole alignment, step by step')
-    .option('--width <n>', 'column width of the side-by-side view', '58')
+    .option('--width <n>', 'column width of the side-by-side view (default: half the terminal, 38 at 80 columns)')
     .option('--json', 'print the alignment as JSON')
     .addHelpText(
       'after',
@@ -32,10 +32,12 @@ Examples:
   tapedeck diff recordings/examples/openai-baseline recordings/replay-1 --all
   tapedeck diff a b --json | jq .firstDivergence`,
     )
-    .action(async (aDir: string, bDir: string, opts: { all?: boolean; width: string; json?: boolean }) => {
+    .action(async (aDir: string, bDir: string, opts: { all?: boolean; width?: string; json?: boolean }) => {
       for (const dir of [aDir, bDir])
         if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `no recording at ${dir}`);
-      const width = Number(opts.width);
+      // Two columns and their " | " separator fit the terminal (80 columns when not a terminal).
+      const columns = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 80;
+      const width = opts.width === undefined ? Math.max(20, Math.floor((columns - 3) / 2)) : Number(opts.width);
       if (!Number.isInteger(width) || width < 20)
         throw new TapedeckError('BAD_OPTIONS', `--width must be a number of at least 20, got "${opts.width}"`);
       const [a, b] = await Promise.all([readRecording(aDir), readRecording(bDir)]);
