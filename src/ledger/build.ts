@@ -37,6 +37,7 @@ import {
   contentText,
   contextBreakdown,
   contextSegments,
+  emptyContextTokens,
   TokenCounter,
 } from './provenance.js';
 import {
@@ -69,6 +70,12 @@ export interface LedgerOptions {
   provenance?: boolean;
   /** The task id for trace_run.task_id (default: the recording's name). */
   taskId?: string;
+  /**
+   * The token counter for context provenance (default: a new one per ledger). Pass one to share its
+   * cache of counted texts across ledgers (a recording and its replays repeat most messages), or
+   * `new TokenCounter({ cache: false })` to count every text afresh.
+   */
+  counter?: TokenCounter;
 }
 
 interface StepAcc {
@@ -173,9 +180,18 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     return entry;
   };
 
-  const counter = new TokenCounter();
+  const counter = options.counter ?? new TokenCounter();
   const doProvenance = options.provenance !== false;
-  const toolText = (t: ToolCalledPayload): string => toolResultText(recording, t, exchanges);
+  // A tool's raw result text is needed twice (matching tool results to steps, and its row): build it once.
+  const toolTexts = new Map<ToolCalledPayload, string>();
+  const toolText = (t: ToolCalledPayload): string => {
+    let text = toolTexts.get(t);
+    if (text === undefined) {
+      text = toolResultText(recording, t, exchanges);
+      toolTexts.set(t, text);
+    }
+    return text;
+  };
 
   // Which tool step answered which tool call: the requesting step's children, by name then by order.
   const toolStepByCallId = new Map<string, number>();
@@ -235,7 +251,17 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       addCost(llm, llmCost(buckets, price));
       servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, exchanges));
       if (doProvenance) {
-        const counted = countSegments(callSegments(call, acc.compiled), counter, (seg) =>
+        const segments = callSegments(call, acc.compiled);
+        const providerInput = call.usage ? inputTotal(buckets) : undefined;
+        const only = providerInput === undefined ? undefined : singleSource(segments);
+        if (only !== undefined) {
+          // One source holds all the text: it holds all the provider's input, nothing to split or count.
+          const part = emptyContextTokens();
+          part[only] = providerInput as number;
+          context = context ? sumContext(context, part) : part;
+          continue;
+        }
+        const counted = countSegments(segments, counter, (seg) =>
           resolveToolStep(seg, toolStepByCallId, toolStepByText),
         );
         for (const c of counted) {
@@ -247,7 +273,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
           perModel.set(acc.stepId, (perModel.get(acc.stepId) ?? 0) + c.tokens);
           sentTo.set(c.toolStepId, perModel);
         }
-        const part = contextBreakdown(counted, call.usage ? inputTotal(buckets) : undefined);
+        const part = contextBreakdown(counted, providerInput);
         context = context ? sumContext(context, part) : part;
       }
     }
@@ -635,6 +661,22 @@ function normalizeSource(value: unknown): ContextSource | undefined {
     if (s === value || s.replace(/_context$/, '') === name) return s;
   }
   return undefined;
+}
+
+/**
+ * The source of a call's segments when every non-empty one has the same source and none is a tool
+ * result (whose local count the tool events report), else undefined. Such a call's breakdown is
+ * its whole input in that source, which is what scaling the local counts would give.
+ */
+function singleSource(segments: readonly ContextSegment[]): ContextSource | undefined {
+  let only: ContextSource | undefined;
+  for (const seg of segments) {
+    if (seg.text.length === 0) continue;
+    if (seg.source === 'tool_result') return undefined;
+    if (only === undefined) only = seg.source;
+    else if (only !== seg.source) return undefined;
+  }
+  return only;
 }
 
 interface CountedSegment {

@@ -1,7 +1,47 @@
 import fc from 'fast-check';
+import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import type { ModelCalledPayload } from '../recording/types.js';
-import { contextBreakdown, contextSegments, scaleToTotal } from './provenance.js';
+import { contextBreakdown, contextSegments, scaleToTotal, TokenCounter } from './provenance.js';
+
+/** The largest-remainder split as first written (sort by fraction, then by index), as a reference. */
+function scaleBySort(counts: readonly number[], total: number): number[] {
+  const sum = counts.reduce((a, b) => a + b, 0);
+  if (counts.length === 0) return [];
+  if (sum === 0) return counts.map((_, i) => (i === counts.length - 1 ? total : 0));
+  const exact = counts.map((c) => (c * total) / sum);
+  const floors = exact.map(Math.floor);
+  let left = total - floors.reduce((a, b) => a + b, 0);
+  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  for (const [, i] of order) {
+    if (left <= 0) break;
+    floors[i] = (floors[i] ?? 0) + 1;
+    left--;
+  }
+  return floors;
+}
+
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
+/** Texts where the tokenizer's pre-split is delicate: whitespace before words and at the end,
+ * newlines, contractions, digit runs, JSON, non-Latin scripts, combining marks, emoji, special tokens. */
+const TRICKY = [
+  'hello world',
+  '   leading and trailing   ',
+  'a  b   c\n\n  d\r\n\te',
+  "don't I'M we'll THEY'RE it's o'clock",
+  '1234567 3.14159 -42 1e10',
+  '{"flights":[{"id":"FL1-0","from":"SFO","price":215}],"note":"page 1"}',
+  'Straße naïve café résumé',
+  'e\u0301 combining a\u0308',
+  '東京から大阪まで新幹線で',
+  'Привет, мир! مرحبا',
+  'emoji 🚀✈️👩‍💻 done',
+  'tabs\tand\u00a0nbsp',
+  'a<|endoftext|>b <|im_start|>user',
+  '\n',
+  ' ',
+  'x',
+];
 
 const call = (over: Partial<ModelCalledPayload>): ModelCalledPayload => ({
   provider: 'openai',
@@ -74,6 +114,41 @@ describe('context provenance', () => {
       ['history', 'search{}'],
       ['tool_result', 'FL1'],
     ]);
+  });
+
+  it('splits the remainder exactly as sorting by fraction does', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(5000), { minLength: 0, maxLength: 9 }), fc.nat(200000), (counts, total) => {
+        expect(scaleToTotal(counts, total)).toEqual(scaleBySort(counts, total));
+      }),
+    );
+    expect(scaleToTotal([1, 1, 1], 2)).toEqual([1, 1, 0]);
+  });
+
+  it('counts every text as gpt-tokenizer does, with and without its cache', () => {
+    const cached = new TokenCounter();
+    const fresh = new TokenCounter({ cache: false });
+    const check = (text: string): void => {
+      const expected = countTokens(text, NO_SPECIAL);
+      expect(cached.count(text)).toBe(expected);
+      expect(cached.count(text)).toBe(expected); // a cache hit
+      expect(fresh.count(text)).toBe(expected);
+    };
+    for (const text of TRICKY) check(text);
+    check(TRICKY.join(' '));
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 80 }), check), { numRuns: 150 });
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...TRICKY, ' ', '\n', "'s", '9'), { maxLength: 12 }), (parts) =>
+        check(parts.join('')),
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('counts special-token text as plain text instead of failing', () => {
+    expect(() => countTokens('<|endoftext|>')).toThrow();
+    expect(new TokenCounter().count('<|endoftext|>')).toBe(countTokens('<|endoftext|>', NO_SPECIAL));
+    expect(new TokenCounter().count('<|endoftext|>')).toBeGreaterThan(1);
   });
 
   it('sums a breakdown to the provider-reported input', () => {

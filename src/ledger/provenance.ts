@@ -1,6 +1,7 @@
 // Context provenance (000 §18): split a model call's input across its sources with a local
 // tokenizer (gpt-tokenizer, o200k), then scale so the parts sum to the provider's reported input.
 import { countTokens } from 'gpt-tokenizer';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import type { ModelCalledPayload } from '../recording/types.js';
 
 export const CONTEXT_SOURCES = [
@@ -38,19 +39,54 @@ export function emptyContextTokens(): ContextTokens {
   };
 }
 
-/** Counts tokens with gpt-tokenizer, remembering every text it has seen (histories repeat). */
+/**
+ * Counts o200k tokens exactly as gpt-tokenizer's `countTokens`, remembering every text it has seen
+ * (a model call's history repeats the earlier messages, so each distinct message is counted once
+ * per ledger). A text it has not seen is split with the tokenizer's own pre-tokenizer pattern and its
+ * pieces' counts are summed: BPE never merges across those pieces, so the sum is the text's count,
+ * and the few hundred distinct pieces of a run (JSON punctuation, keys, words, digit groups) are
+ * each encoded once. A piece re-split on its own is itself (the pattern's only lookahead, `\s+(?!\S)`,
+ * matches the same whitespace at the end of a string), which the tests check against `countTokens`.
+ * Special-token text such as `<|endoftext|>` in a tool result counts as the plain text it is
+ * (`countTokens` alone would throw on it).
+ *
+ * `new TokenCounter({ cache: false })` calls `countTokens` on every text, for tests and comparisons.
+ */
 export class TokenCounter {
   readonly #memo = new Map<string, number>();
+  readonly #pieces = new Map<string, number>();
+  readonly #split = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, 'gu');
+  readonly #cache: boolean;
+  constructor(options: { cache?: boolean } = {}) {
+    this.#cache = options.cache !== false;
+  }
   count(text: string): number {
     if (text.length === 0) return 0;
+    if (!this.#cache) return countTokens(text, NO_SPECIAL);
     let n = this.#memo.get(text);
     if (n === undefined) {
-      n = countTokens(text);
+      n = this.#countPieces(text);
       this.#memo.set(text, n);
     }
     return n;
   }
+  #countPieces(text: string): number {
+    const pieces = text.match(this.#split);
+    if (pieces === null) return 0;
+    let n = 0;
+    for (const piece of pieces) {
+      let k = this.#pieces.get(piece);
+      if (k === undefined) {
+        k = countTokens(piece, NO_SPECIAL);
+        this.#pieces.set(piece, k);
+      }
+      n += k;
+    }
+    return n;
+  }
 }
+/** Special-token text is ordinary text in a recorded conversation: count it, don't throw. */
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -170,14 +206,25 @@ export function scaleToTotal(counts: readonly number[], total: number): number[]
   const sum = counts.reduce((a, b) => a + b, 0);
   if (counts.length === 0) return [];
   if (sum === 0) return counts.map((_, i) => (i === counts.length - 1 ? total : 0));
-  const exact = counts.map((c) => (c * total) / sum);
-  const floors = exact.map(Math.floor);
-  let left = total - floors.reduce((a, b) => a + b, 0);
-  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-  for (const [, i] of order) {
-    if (left <= 0) break;
-    floors[i] = (floors[i] ?? 0) + 1;
-    left--;
+  const floors = new Array<number>(counts.length);
+  const fractions = new Array<number>(counts.length);
+  let left = total;
+  for (let i = 0; i < counts.length; i++) {
+    const exact = ((counts[i] as number) * total) / sum;
+    const floor = Math.floor(exact);
+    floors[i] = floor;
+    fractions[i] = exact - floor;
+    left -= floor;
+  }
+  // The remainder goes one token each to the largest fractions (ties: the earlier source).
+  for (; left > 0; left--) {
+    let best = -1;
+    for (let i = 0; i < fractions.length; i++) {
+      if (best === -1 || (fractions[i] as number) > (fractions[best] as number)) best = i;
+    }
+    if (best === -1 || (fractions[best] as number) < 0) break;
+    floors[best] = (floors[best] as number) + 1;
+    fractions[best] = -1;
   }
   return floors;
 }
