@@ -116,11 +116,21 @@ Examples:
         return;
       }
       for (const r of results) {
+        // One line per recording, then its row counts wrapped under it (80 columns).
         const counts = Object.entries(r.rows)
           .filter(([, n]) => n > 0)
-          .map(([t, n]) => `${n} ${t}`)
-          .join(', ');
-        process.stdout.write(`ingested ${r.recordingId} (trace ${r.traceId}): ${counts}\n`);
+          .map(([t, n]) => `${n} ${t}`);
+        const lines = [`ingested ${r.recordingId} (trace ${r.traceId})`];
+        let line = '  rows:';
+        for (const [i, c] of counts.entries()) {
+          const part = `${c}${i < counts.length - 1 ? ',' : ''}`;
+          if (line.length + 1 + part.length > 80) {
+            lines.push(line);
+            line = `       ${part}`;
+          } else line = `${line} ${part}`;
+        }
+        lines.push(line);
+        process.stdout.write(`${lines.join('\n')}\n`);
       }
       process.stdout.write(`warehouse: ${warehouse.kind} ${warehouse.location}\n`);
       if (unmatched > 0) {

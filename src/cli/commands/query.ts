@@ -7,7 +7,10 @@ import { openWarehouse, warehouseOptionsFrom } from '../../store/index.js';
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  const text = String(value);
+  // Postgres numeric division keeps 20 decimals (0.00907473000000000000): show the digits that matter.
+  // Only a run of 3+ trailing zeros is trimmed, so a text value such as "1.50" prints as it is.
+  return typeof value === 'string' && /^-?\d+\.\d*000$/.test(text) ? text.replace(/\.?0+$/, '') : text;
 }
 
 /** Rows as an aligned text table (numbers right-aligned). */
