@@ -148,7 +148,10 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     out.push('');
     const r = ledger.replay;
     out.push(
-      `replay of ${r.replayOf}: ${steps(r.steps.recording)} served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${r.steps.blocked} blocked; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
+      ...wrapText(
+        `replay of ${r.replayOf}: ${steps(r.steps.recording)} served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${r.steps.blocked} blocked; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
+        80,
+      ),
     );
   }
   out.push('');
@@ -177,13 +180,21 @@ export function formatCostDelta(delta: CostDelta): string {
   for (const [state, s] of Object.entries(delta.byState))
     rows.push([`  ${state}`, money(s.baseline), money(s.replay), sign(s.delta)]);
   const lines = [
-    `cost delta (${delta.currency}), baseline ${delta.baseline.traceId} -> replay ${delta.replay.traceId}`,
+    `cost delta (${delta.currency})`,
+    `  baseline trace ${delta.baseline.traceId}`,
+    `  replay   trace ${delta.replay.traceId}`,
   ];
   lines.push(table(rows, new Set([1, 2, 3])));
-  if (delta.delta.costRatio !== null)
+  if (delta.delta.costRatio !== null) {
+    const ratio = delta.delta.costRatio;
+    const change =
+      ratio === 0
+        ? 'costs the same as the baseline'
+        : `costs ${pct(Math.abs(ratio))} ${ratio < 0 ? 'less' : 'more'} than the baseline`;
     lines.push(
-      `the replay's trajectory costs ${pct(delta.delta.costRatio)} vs the baseline; the replay itself spent ${money(delta.replay.spent)}`,
+      ...wrapText(`the replay's trajectory ${change}; the replay itself spent ${money(delta.replay.spent)}`, 80),
     );
+  }
   for (const w of delta.warnings) lines.push(`warning: ${w}`);
   return lines.join('\n');
 }

@@ -71,6 +71,12 @@ describe('tapedeck ledger', () => {
     const out = await run('ledger', replayDir);
     expect(out).toContain('replay of openai-baseline');
     expect(out).toMatch(/cost delta \(USD\)/);
+    expect(out).toContain("the replay's trajectory costs the same as the baseline");
+    // Outside the step table, a replay's ledger reads at 80 columns.
+    const lines = out.split('\n');
+    const table = [lines.findIndex((l) => /^\s*step\s+state/.test(l)), lines.findIndex((l) => /^total\s/.test(l))];
+    for (const line of [...lines.slice(0, table[0]), ...lines.slice((table[1] ?? 0) + 1)])
+      expect(line.length, line).toBeLessThanOrEqual(80);
     const json = JSON.parse(await run('ledger', replayDir, '--json'));
     expect(json.delta.delta.cost).toBe(0); // same trajectory, same prices
     expect(json.replay.replayOf).toBe('openai-baseline');
