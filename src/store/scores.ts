@@ -68,6 +68,14 @@ export function normalizeScores(value: unknown, where = 'scores'): Scores {
   const state = rowsOf(v.state ?? v.eval_state_result).map((r, i) =>
     check(StateRow, withEval(toSnake(r)), `${where}.state.${i}`),
   );
+  // An object with none of the three is not a scores entry (a price table or a typo'd file, say):
+  // storing "no scores" silently would hide the mistake.
+  if (!task && validators.length === 0 && state.length === 0) {
+    throw new TapedeckError(
+      'SCORES_INVALID',
+      `${where}: holds no task, validators or state (a scores file holds {task, validators, state} as \`tapedeck eval --scores-out\` writes them, or a list of them)`,
+    );
+  }
   const out: Scores = { validators, state };
   if (task) out.task = task;
   return out;

@@ -70,7 +70,15 @@ async function predicateFactory(opts: BisectOptions): Promise<() => StepPredicat
   if (opts.sqlFile !== undefined) {
     if (!existsSync(opts.sqlFile))
       throw new TapedeckError('BISECT_PREDICATE', `--sql-file ${opts.sqlFile} does not exist`);
-    sql = readFileSync(opts.sqlFile, 'utf8');
+    try {
+      sql = readFileSync(opts.sqlFile, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new TapedeckError(
+        'BISECT_PREDICATE',
+        `--sql-file ${opts.sqlFile} cannot be read (${code === 'EISDIR' ? 'a directory' : code})`,
+      );
+    }
   }
   const js = opts.js === undefined ? undefined : await loadJsPredicate(opts.js);
   // Built-ins run when asked for, or when no user predicate is given.

@@ -184,6 +184,11 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
         throw new TapedeckError('BAD_ARGUMENT', `--k takes positive integers separated by commas (got "${options.k}")`);
       const against = options.against ? await load(options.against) : undefined;
       let judge: JudgeOptions | undefined;
+      if (options.judgeUrl && !/^https?:\/\/[^/]/.test(options.judgeUrl))
+        throw new TapedeckError(
+          'BAD_ARGUMENT',
+          `--judge-url must be an http(s) base URL such as http://127.0.0.1:8080/v1 (got "${options.judgeUrl}")`,
+        );
       if (options.judgeUrl) {
         const apiKey = options.judgeKeyEnv ? process.env[options.judgeKeyEnv] : undefined;
         judge = {
