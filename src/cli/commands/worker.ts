@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { TapedeckError } from '../../recording/errors.js';
-import { readRecording } from '../../recording/index.js';
+import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
+import { readManifest, readRecording } from '../../recording/index.js';
 import {
   type Job,
   type JobHandler,
@@ -84,6 +84,7 @@ interface EnqueueOptions {
 export function register(program: Command): void {
   const worker = program
     .command('worker')
+    .exitOverride(exitOnUsageError)
     .summary('run queued replays and ingests from the warehouse job queue (scale-out over machines)')
     .description(
       "Takes jobs from the warehouse's job queue (table tapedeck_job) one at a time and runs them: `replay` jobs replay a recording (exact or counterfactual, optionally with a changed system prompt), evaluate it against a contract when one is given, and ingest the replay's ledger and scores; `ingest` jobs ingest a recording. Workers on many machines can share one Postgres server (--db or TAPEDECK_DATABASE_URL): a job is claimed with FOR UPDATE SKIP LOCKED, so it runs once; a failed job is retried with backoff up to 3 attempts; a job whose worker died is put back after 15 minutes. Recording paths must be readable by every worker.",
@@ -161,7 +162,12 @@ Examples:
       if (opts.replay !== undefined && opts.replay !== 'exact' && opts.replay !== 'counterfactual') {
         throw new TapedeckError('BAD_OPTION', `--replay ${opts.replay}: expected exact or counterfactual`);
       }
-      const warehouse = await openWarehouse(warehouseOptionsFrom(opts.db));
+      // `worker enqueue … --db X`: commander hands --db to the parent `worker` command when both
+      // define it, so read it from there too (else the jobs would go to the default warehouse).
+      const db = opts.db ?? worker.opts<RunOptions>().db;
+      // A path that is not a recording would only fail later, on a worker: refuse it now.
+      for (const rec of recordings) await readManifest(rec);
+      const warehouse = await openWarehouse(warehouseOptionsFrom(db));
       const ids: number[] = [];
       try {
         const queue = openQueue(warehouse);
