@@ -26,6 +26,7 @@ import {
   findToolPrice,
   type PriceSource,
   type PriceTable,
+  type ToolPrice,
   tableFromSnapshot,
 } from './prices.js';
 import { buildCostProfile, mainCostSources } from './profile.js';
@@ -35,9 +36,9 @@ import {
   type ContextSource,
   type ContextTokens,
   contentText,
-  contextBreakdown,
   contextSegments,
   emptyContextTokens,
+  scaleContext,
   TokenCounter,
 } from './provenance.js';
 import {
@@ -173,8 +174,17 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
   // Price every model call.
   const usedPrices = new Map<string, PriceEntry>();
   const missingPrice = new Set<string>();
+  // Price look-ups scan the table (and build patterns for wildcard tools): once per name per ledger.
+  const modelPrices = new Map<string, PriceEntry | undefined>();
+  const toolPrices = new Map<string, ToolPrice | undefined>();
+  const toolPriceFor = (name: string): ToolPrice | undefined => {
+    if (!toolPrices.has(name)) toolPrices.set(name, findToolPrice(table, name));
+    return toolPrices.get(name);
+  };
   const priceFor = (model: string): PriceEntry | undefined => {
-    const entry = findModelPrice(table, options.model ?? model);
+    const name = options.model ?? model;
+    if (!modelPrices.has(name)) modelPrices.set(name, findModelPrice(table, name));
+    const entry = modelPrices.get(name);
     if (entry) usedPrices.set(entry.model, entry);
     else missingPrice.add(options.model ?? model);
     return entry;
@@ -261,19 +271,29 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
           context = context ? sumContext(context, part) : part;
           continue;
         }
-        const counted = countSegments(segments, counter, (seg) =>
-          resolveToolStep(seg, toolStepByCallId, toolStepByText),
-        );
-        for (const c of counted) {
-          if (c.toolStepId === undefined) continue;
-          const tool = steps.get(c.toolStepId);
-          const mapped = tool ? TOOL_SOURCE[stateTypeOf(tool)] : undefined;
-          if (mapped) c.source = mapped;
-          const perModel = sentTo.get(c.toolStepId) ?? new Map<number, number>();
-          perModel.set(acc.stepId, (perModel.get(acc.stepId) ?? 0) + c.tokens);
-          sentTo.set(c.toolStepId, perModel);
+        // Local counts by source (tool results re-labelled by the state type of the step that produced
+        // them), noting how many tokens of each tool step's result this call received.
+        const local = emptyContextTokens();
+        for (const seg of segments) {
+          const tokens = counter.count(seg.text);
+          let source = seg.source;
+          if (source === 'tool_result') {
+            const toolStepId = resolveToolStep(seg, toolStepByCallId, toolStepByText);
+            if (toolStepId !== undefined) {
+              const tool = steps.get(toolStepId);
+              const mapped = tool ? TOOL_SOURCE[stateTypeOf(tool)] : undefined;
+              if (mapped) source = mapped;
+              let perModel = sentTo.get(toolStepId);
+              if (!perModel) {
+                perModel = new Map<number, number>();
+                sentTo.set(toolStepId, perModel);
+              }
+              perModel.set(acc.stepId, (perModel.get(acc.stepId) ?? 0) + tokens);
+            }
+          }
+          local[source] += tokens;
         }
-        const part = contextBreakdown(counted, providerInput);
+        const part = providerInput === undefined ? local : scaleContext(local, providerInput);
         context = context ? sumContext(context, part) : part;
       }
     }
@@ -282,7 +302,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let toolCost = 0;
     let computeCost = 0;
     for (const tool of acc.tools) {
-      const price = findToolPrice(table, tool.name);
+      const price = toolPriceFor(tool.name);
       const perCall = price?.perCall ?? 0;
       if ((price?.stateType ?? tool.stateType) === 'SCRIPT_EXEC') computeCost += perCall;
       else toolCost += perCall;
@@ -363,7 +383,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     const nextModel = modelStepIds[nextModelIndex];
     const sent = nextModel === undefined ? 0 : (sentTo.get(acc.stepId)?.get(nextModel) ?? 0);
     acc.tools.forEach((tool, i) => {
-      const price = findToolPrice(table, tool.name);
+      const price = toolPriceFor(tool.name);
       const share = i === 0 ? sent : 0;
       toolRows.push({
         trace_id: traceId,
@@ -677,27 +697,6 @@ function singleSource(segments: readonly ContextSegment[]): ContextSource | unde
     else if (only !== seg.source) return undefined;
   }
   return only;
-}
-
-interface CountedSegment {
-  source: ContextSource;
-  tokens: number;
-  toolStepId?: number;
-}
-
-function countSegments(
-  segments: ContextSegment[],
-  counter: TokenCounter,
-  toolStep: (seg: ContextSegment) => number | undefined,
-): CountedSegment[] {
-  return segments.map((seg) => {
-    const counted: CountedSegment = { source: seg.source, tokens: counter.count(seg.text) };
-    if (seg.source === 'tool_result') {
-      const id = toolStep(seg);
-      if (id !== undefined) counted.toolStepId = id;
-    }
-    return counted;
-  });
 }
 
 function resolveToolStep(

@@ -137,6 +137,7 @@ describe('context provenance', () => {
     for (const text of TRICKY) check(text);
     check(TRICKY.join(' '));
     fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 80 }), check), { numRuns: 150 });
+    fc.assert(fc.property(fc.string({ unit: 'binary-ascii', maxLength: 80 }), check), { numRuns: 150 });
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...TRICKY, ' ', '\n', "'s", '9'), { maxLength: 12 }), (parts) =>
         check(parts.join('')),

@@ -3,6 +3,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import type { ModelCalledPayload } from '../recording/types.js';
+import { asciiPieceEnd, isAsciiText } from './pretokenize.js';
 
 export const CONTEXT_SOURCES = [
   'system_prompt',
@@ -42,7 +43,8 @@ export function emptyContextTokens(): ContextTokens {
 /**
  * Counts o200k tokens exactly as gpt-tokenizer's `countTokens`, remembering every text it has seen
  * (a model call's history repeats the earlier messages, so each distinct message is counted once
- * per ledger). A text it has not seen is split with the tokenizer's own pre-tokenizer pattern and its
+ * per ledger). A text it has not seen is split with the tokenizer's own pre-tokenizer pattern (for
+ * ASCII text, an equivalent scanner that allocates no piece strings: ./pretokenize.ts) and its
  * pieces' counts are summed: BPE never merges across those pieces, so the sum is the text's count,
  * and the few hundred distinct pieces of a run (JSON punctuation, keys, words, digit groups) are
  * each encoded once. A piece re-split on its own is itself (the pattern's only lookahead, `\s+(?!\S)`,
@@ -55,6 +57,8 @@ export function emptyContextTokens(): ContextTokens {
 export class TokenCounter {
   readonly #memo = new Map<string, number>();
   readonly #pieces = new Map<string, number>();
+  /** ASCII pieces by a hash of their characters, so a scanned piece needs no string of its own. */
+  readonly #asciiPieces = new Map<number, Array<{ piece: string; count: number }>>();
   readonly #split = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, 'gu');
   readonly #cache: boolean;
   constructor(options: { cache?: boolean } = {}) {
@@ -71,6 +75,38 @@ export class TokenCounter {
     return n;
   }
   #countPieces(text: string): number {
+    return isAsciiText(text) ? this.#countAscii(text) : this.#countSplit(text);
+  }
+  #countAscii(text: string): number {
+    let n = 0;
+    for (let p = 0; p < text.length; ) {
+      const end = asciiPieceEnd(text, p);
+      let h = end - p;
+      for (let i = p; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+      let bucket = this.#asciiPieces.get(h);
+      let k: number | undefined;
+      if (bucket) {
+        for (const entry of bucket) {
+          if (entry.piece.length === end - p && text.startsWith(entry.piece, p)) {
+            k = entry.count;
+            break;
+          }
+        }
+      } else {
+        bucket = [];
+        this.#asciiPieces.set(h, bucket);
+      }
+      if (k === undefined) {
+        const piece = text.slice(p, end);
+        k = countTokens(piece, NO_SPECIAL);
+        bucket.push({ piece, count: k });
+      }
+      n += k;
+      p = end;
+    }
+    return n;
+  }
+  #countSplit(text: string): number {
     const pieces = text.match(this.#split);
     if (pieces === null) return 0;
     let n = 0;
@@ -237,6 +273,11 @@ export function contextBreakdown(
   const local = emptyContextTokens();
   for (const s of counted) local[s.source] += s.tokens;
   if (providerInput === undefined) return local;
+  return scaleContext(local, providerInput);
+}
+
+/** Local counts by source scaled (largest remainder) to sum exactly to the provider's input. */
+export function scaleContext(local: ContextTokens, providerInput: number): ContextTokens {
   const scaled = scaleToTotal(
     CONTEXT_SOURCES.map((k) => local[k]),
     providerInput,
