@@ -96,7 +96,10 @@ async function predicateFactory(opts: BisectOptions): Promise<() => StepPredicat
 
 async function load(dir: string): Promise<Recording> {
   if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `no recording at ${dir}`);
-  return readRecording(dir);
+  const recording = await readRecording(dir);
+  // An incomplete recording (writer killed) is read up to its last whole line: say so.
+  for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
+  return recording;
 }
 
 /** The baseline of a replay: --baseline, or the recording named by manifest.replayOf next to it. */

@@ -41,6 +41,7 @@ Examples:
       if (!Number.isInteger(width) || width < 20)
         throw new TapedeckError('BAD_OPTIONS', `--width must be a number of at least 20, got "${opts.width}"`);
       const [a, b] = await Promise.all([readRecording(aDir), readRecording(bDir)]);
+      for (const r of [a, b]) for (const w of r.warnings) process.stderr.write(`tapedeck: warning: ${r.dir}: ${w}\n`);
       const alignment = alignRuns(a, b);
       if (opts.json) {
         const { ops, ...rest } = alignment;

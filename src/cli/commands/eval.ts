@@ -29,7 +29,10 @@ interface EvalCliOptions {
 
 async function load(dir: string): Promise<Recording> {
   try {
-    return await readRecording(dir);
+    const recording = await readRecording(dir);
+    // An incomplete recording (writer killed) is read up to its last whole line: say so.
+    for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
+    return recording;
   } catch (error) {
     if (error instanceof TapedeckError) throw error;
     throw new TapedeckError(

@@ -87,6 +87,8 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
       if (opts.prices) options.prices = loadPrices(opts.prices);
       if (opts.model) options.model = opts.model;
       const recording = await readRecording(dir);
+      // An incomplete recording (writer killed) is read up to its last whole line: say so.
+      for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
       const ledger = buildLedger(recording, options);
       if (opts.model && !ledger.prices.length && ledger.steps.some((s) => s.model_name)) {
         throw new TapedeckError(
