@@ -18,4 +18,13 @@ describe('diff and bisect at 80 columns', () => {
     expect(progress[0]).toMatch(/^bisect: \[1\/\d\] step 9: bad \(good ≤ 0, bad ≥ 9\) — step 3 \(THINK decided/);
     expect(bisect.stdout).toMatch(/^first bad step: 3 /m);
   });
+
+  it('the --shell example of bisect --help finds the step that wrote the wrong passenger', async () => {
+    const help = await tapedeck(['bisect', '--help']);
+    const shell = /--shell '([^']+)'/.exec(help.stdout)?.[1];
+    expect(shell).toBeDefined();
+    const run = await tapedeck(['bisect', example('openai-baseline'), '--shell', shell ?? '']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toMatch(/^first bad step: 6 \(FILE_WRITE write_file\)$/m);
+  });
 });

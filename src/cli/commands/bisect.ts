@@ -326,7 +326,7 @@ Examples:
   tapedeck bisect rec --sql "SELECT d.step FROM tapedeck.decisions d JOIN travel.passengers p
                               ON p.id = d.args->>'passenger_id' WHERE p.name <> 'Dana Reyes'"
   tapedeck bisect rec --js ./checks/no-overbooking.mjs
-  tapedeck bisect rec --shell 'grep -q P-102 confirmations/*.md 2>/dev/null || exit 1'
+  tapedeck bisect rec --shell '! grep -q P-100 confirmations/*.md 2>/dev/null'     bad once a confirmation names P-100
   tapedeck bisect recordings/replay-fixed --baseline recordings/examples/openai-baseline`,
     )
     .action(async (recording: string, opts: BisectOptions) => runBisect(recording, opts));
