@@ -205,7 +205,18 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 
   // Which tool step answered which tool call: the requesting step's children, by name then by order.
   const toolStepByCallId = new Map<string, number>();
-  const toolStepByText = new Map<string, number>();
+  // Tool results that carry no (known) call id are matched by their text; the index is built the
+  // first time one needs it.
+  let toolStepByText: Map<string, number> | undefined;
+  const toolStepOfText = (text: string): number | undefined => {
+    if (!toolStepByText) {
+      toolStepByText = new Map();
+      for (const acc of ordered) {
+        for (const t of acc.tools) toolStepByText.set(toolText(t), acc.stepId);
+      }
+    }
+    return toolStepByText.get(text);
+  };
   if (doProvenance) {
     const children = new Map<number, StepAcc[]>();
     for (const acc of ordered) {
@@ -227,9 +238,6 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         taken.add(pick.stepId);
         toolStepByCallId.set(call.id, pick.stepId);
       });
-    }
-    for (const acc of ordered) {
-      for (const t of acc.tools) toolStepByText.set(toolText(t), acc.stepId);
     }
   }
 
@@ -278,7 +286,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
           const tokens = counter.count(seg.text);
           let source = seg.source;
           if (source === 'tool_result') {
-            const toolStepId = resolveToolStep(seg, toolStepByCallId, toolStepByText);
+            const toolStepId = resolveToolStep(seg, toolStepByCallId, toolStepOfText);
             if (toolStepId !== undefined) {
               const tool = steps.get(toolStepId);
               const mapped = tool ? TOOL_SOURCE[stateTypeOf(tool)] : undefined;
@@ -702,13 +710,13 @@ function singleSource(segments: readonly ContextSegment[]): ContextSource | unde
 function resolveToolStep(
   seg: ContextSegment,
   byCallId: Map<string, number>,
-  byText: Map<string, number>,
+  byText: (text: string) => number | undefined,
 ): number | undefined {
   if (seg.toolCallId !== undefined) {
     const id = byCallId.get(seg.toolCallId);
     if (id !== undefined) return id;
   }
-  return byText.get(seg.text);
+  return byText(seg.text);
 }
 
 function argsText(args: unknown): string {
