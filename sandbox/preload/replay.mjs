@@ -374,6 +374,63 @@ export function installReplay(config) {
     releaseHeld(due);
   });
 
+  /**
+   * Exact mode's fast path for the plainest fetch calls (a URL string, and at most method,
+   * headers and a string body): the next recorded call, asked for byte for byte, is answered
+   * without building the interceptor's Request and Response wrappers. Anything else, or any
+   * doubt, goes through the interceptor as before.
+   */
+  const fastFetchAnswer = (input, init) => {
+    const entry = asking === 0 ? fast[cursor] : undefined;
+    if (!entry || entry.ask || typeof input !== 'string') return undefined;
+    if (entry.reply.chunks || (entry.reply.status >= 300 && entry.reply.status < 400)) return undefined;
+    if (init !== undefined && (init === null || typeof init !== 'object')) return undefined;
+    for (const key in init ?? {}) if (key !== 'method' && key !== 'headers' && key !== 'body') return undefined;
+    const method = init?.method ?? 'GET';
+    const text = init?.body ?? undefined;
+    if (method !== entry.method || (text !== undefined && typeof text !== 'string')) return undefined;
+    if (text !== undefined && (method === 'GET' || method === 'HEAD')) return undefined;
+    if ((text ?? '') !== entry.body) return undefined;
+    let u;
+    let headers;
+    try {
+      u = new URL(input);
+      headers = new Headers(init?.headers);
+    } catch {
+      return undefined;
+    }
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) return undefined;
+    if (entry.pq !== `${u.pathname}${u.search}`) return undefined;
+    if (text !== undefined && !headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
+    const bytes = text === undefined ? undefined : Buffer.from(text, 'utf8');
+    cursor = entry.i + 1;
+    sendBatched({
+      t: 'served',
+      i: entry.i,
+      method,
+      url: u.href,
+      headers: headersObject(headers),
+      body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) : undefined,
+      fs: takeChanges(),
+      nd: nd.takeHanded(),
+    });
+    const response = responseFrom(entry.reply, config.timing ?? { kind: 'none' });
+    // The response carries the request's URL, as the interceptor sets it.
+    const state = Object.getOwnPropertySymbols(response).find((k) => k.description === 'state');
+    if (state && Array.isArray(response[state]?.urlList)) response[state].urlList.push(new URL(u.href));
+    else Object.defineProperty(response, 'url', { value: u.href, enumerable: true, configurable: true });
+    return response;
+  };
+  function installFastFetch() {
+    const viaInterceptor = globalThis.fetch;
+    const fetch = function fetch(input, init) {
+      const answer = fastFetchAnswer(input, init);
+      return answer ? Promise.resolve(answer) : viaInterceptor.call(this, input, init);
+    };
+    Object.defineProperties(fetch, Object.getOwnPropertyDescriptors(viaInterceptor));
+    globalThis.fetch = fetch;
+  }
+
   // The interceptors' own randomness (request ids) must not count as the agent's.
   const suppressDuring = (target, key) => {
     const real = target[key];
@@ -391,6 +448,7 @@ export function installReplay(config) {
   };
   interceptor.apply();
   suppressDuring(globalThis, 'fetch');
+  if (fast) installFastFetch();
   for (const mod of [http, https]) {
     suppressDuring(mod, 'request');
     suppressDuring(mod, 'get');
