@@ -81,7 +81,9 @@ export function assertStep(recording: Recording, step: number, what = 'step'): v
   if (!Number.isInteger(step) || step < 0 || step > n) {
     throw new TapedeckError(
       'BISECT_STEP_RANGE',
-      `${what} ${step} is out of range: ${recording.dir} has steps 1..${n} (0 = before the first step)`,
+      n === 0
+        ? `${what} ${step} is out of range: ${recording.dir} has no steps (only 0, before the first step)`
+        : `${what} ${step} is out of range: ${recording.dir} has steps 1..${n} (0 = before the first step)`,
     );
   }
 }
