@@ -12,11 +12,10 @@ writeFileSync(file, 'not a recording\n');
 const missing = join(tmp, 'no-such-recording');
 
 describe('a path that is not a recording', () => {
-  it('a file instead of a recording directory: one line naming it, exit 2 (ledger, eval, bisect, diff)', async () => {
+  it('a file instead of a recording directory: one line naming it, exit 2 (ledger, eval, diff)', async () => {
     const runs = await Promise.all([
-      tapedeck(['ledger', file]),
+      tapedeck(['ledger', file, '--json']),
       tapedeck(['eval', file, '--contract', 'examples/contracts/book-flight.yaml']),
-      tapedeck(['bisect', file, '--json']),
       tapedeck(['diff', file, example('openai-baseline')]),
     ]);
     for (const run of runs) expectOneLineError(run, /a-file\.txt: is a file, not a recording directory/);
@@ -40,11 +39,15 @@ describe('a path that is not a recording', () => {
   });
 
   it('list: a named folder that does not exist is an error; an existing empty one is not', async () => {
-    expectOneLineError(await tapedeck(['list', missing]), /no such folder/);
-    expectOneLineError(await tapedeck(['list', file]), /is a file, not a folder of recordings/);
     const empty = join(tmp, 'empty');
     mkdirSync(empty);
-    const run = await tapedeck(['list', empty]);
+    const [noFolder, aFile, run] = await Promise.all([
+      tapedeck(['list', missing]),
+      tapedeck(['list', file]),
+      tapedeck(['list', empty]),
+    ]);
+    expectOneLineError(noFolder, /no such folder/);
+    expectOneLineError(aFile, /is a file, not a folder of recordings/);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^no recordings under/);
   });
