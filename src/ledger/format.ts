@@ -48,7 +48,11 @@ function shiftLeft(columns: ReadonlySet<number>, removed: number): Set<number> {
 export function formatLedger(ledger: Ledger, title?: string): string {
   const out: string[] = [];
   const recost = ledger.recostModel ? `, every call re-costed as ${ledger.recostModel}` : '';
-  out.push(`${title ?? ledger.recordingId}  trace ${ledger.traceId}`);
+  const name = title ?? ledger.recordingId;
+  // Name and trace id share a line when they fit 80 columns.
+  const traceLine = `trace ${ledger.traceId}`;
+  if (name.length + 2 + traceLine.length <= 80) out.push(`${name}  ${traceLine}`);
+  else out.push(name, traceLine);
   out.push(`prices ${ledger.priceVersion} (${ledger.priceSource}), ${ledger.currency}${recost}`);
   out.push('');
   const isReplay = ledger.replay !== null;

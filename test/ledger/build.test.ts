@@ -128,6 +128,9 @@ describe('buildLedger on a recorded agent run', () => {
     const text = formatLedger(ledger);
     expect(text).toContain('FINALIZE');
     expect(text).toContain('cache hit ratio');
+    // A long run name puts the trace id on its own line rather than past 80 columns.
+    const long = formatLedger(ledger, 'a run name of some sixty characters, as a replay gets one....').split('\n');
+    expect(long[1]).toBe(`trace ${ledger.traceId}`);
     // The conclusion is wrapped at 80 columns: compare its words.
     expect(text.replace(/\s+/g, ' ')).toContain(ledger.costProfile.conclusion.replace(/\s+/g, ' '));
   });
