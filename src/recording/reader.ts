@@ -2,7 +2,7 @@
 // one as a RecordingError naming file, line and field, never a crash or a hang.
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -136,12 +136,29 @@ async function assertRecordingDir(dir: string): Promise<void> {
   }
 }
 
+/** How many direct subfolders of dir hold a manifest.json (to tell a folder of recordings from a broken one). */
+async function recordingsInside(dir: string): Promise<number> {
+  try {
+    const entries = await readdir(dir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'manifest.json'))).length;
+  } catch {
+    return 0;
+  }
+}
+
 /** Reads and validates manifest.json. */
 export async function readManifest(dir: string): Promise<Manifest> {
   await assertRecordingDir(dir);
   const file = 'manifest.json';
   const json = await readJsonFile(dir, file);
   if (!json) {
+    const inside = await recordingsInside(dir);
+    if (inside > 0) {
+      throw new TapedeckError(
+        'NO_RECORDING',
+        `${dir} is a folder of ${inside} recording${inside === 1 ? '' : 's'}, not a recording: name them (e.g. ${join(dir, '*')})`,
+      );
+    }
     throw new RecordingError({ dir, file }, 'is missing', 'a recording directory holds manifest.json and events.jsonl');
   }
   const { text, value } = json;

@@ -21,8 +21,13 @@ describe('a path that is not a recording', () => {
     for (const run of runs) expectOneLineError(run, /a-file\.txt: is a file, not a recording directory/);
   });
 
-  it('a missing path says "no such recording" rather than a missing manifest.json', async () => {
-    expectOneLineError(await tapedeck(['ledger', missing]), /no-such-recording: no such recording/);
+  it('a missing path says "no such recording"; a folder of recordings says to name them', async () => {
+    const [noSuch, folder] = await Promise.all([
+      tapedeck(['ledger', missing]),
+      tapedeck(['eval', 'recordings/examples', '--contract', 'examples/contracts/book-flight.yaml']),
+    ]);
+    expectOneLineError(noSuch, /no-such-recording: no such recording/);
+    expectOneLineError(folder, /recordings\/examples is a folder of \d+ recordings, not a recording: name them/);
   });
 
   it('verify names the problem once, without repeating the path', async () => {
