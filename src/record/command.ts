@@ -98,7 +98,14 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const sdkVersions = findSdkVersions([...(entry ? [path.dirname(entry)] : []), cwd]);
   const active = await openRecording(
     { ...options, cwd },
-    { command: options.command, cwd, ...(entry ? { entry } : {}) },
+    {
+      command: options.command,
+      cwd,
+      ...(entry ? { entry } : {}),
+      // The env given explicitly (not the inherited one) is what a replay needs to run the agent
+      // the same way: where its workspace is, which prompt file it reads. Secrets are redacted.
+      ...(options.env && Object.keys(options.env).length > 0 ? { env: options.env } : {}),
+    },
     { sdkVersions },
   );
   const { session } = active;

@@ -13,7 +13,7 @@ export {
   readManifest,
   readRecording,
 } from './reader.js';
-export { createRedactor, isPlaceholder, type RedactionOptions, type Redactor } from './redact.js';
+export { createRedactor, isPlaceholder, PLACEHOLDER_PREFIX, type RedactionOptions, type Redactor } from './redact.js';
 export * from './schema.js';
 export type * from './types.js';
 export { compareKeyValues, sortRows, worldAt } from './world.js';

@@ -281,7 +281,15 @@ export const ManifestSchema = z
     name: z.string(),
     createdAt: IsoTime,
     status: z.enum(['complete', 'incomplete', 'failed']),
-    agent: z.object({ command: z.array(z.string()), cwd: z.string(), entry: z.string().optional() }).strict(),
+    agent: z
+      .object({
+        command: z.array(z.string()),
+        cwd: z.string(),
+        entry: z.string().optional(),
+        /** Environment given to the agent explicitly (not inherited), secrets redacted; replay restores it. */
+        env: z.record(z.string(), z.string()).optional(),
+      })
+      .strict(),
     runtime: z
       .object({ node: z.string(), platform: z.string(), sdkVersions: z.record(z.string(), z.string()) })
       .strict(),

@@ -258,9 +258,25 @@ class Writer implements RecordingWriter {
 
   /** The agent's command line and the database URL may carry secrets too (`--api-key …`, `postgres://u:pw@…`). */
   private redactManifest(manifest: Manifest): Manifest {
-    const out = { ...manifest, agent: { ...manifest.agent, command: manifest.agent.command.map(this.redactor.text) } };
+    const agent = { ...manifest.agent, command: manifest.agent.command.map(this.redactor.text) };
+    if (manifest.agent.env) agent.env = this.redactEnv(manifest.agent.env);
+    const out = { ...manifest, agent };
     if (manifest.world?.db)
       out.world = { ...manifest.world, db: { ...manifest.world.db, url: this.redactor.url(manifest.world.db.url) } };
+    return out;
+  }
+
+  /** Env values: by variable name (OPENAI_API_KEY), URLs by their parts (passwords), the rest as text (tokens). */
+  private redactEnv(env: Record<string, string>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(env)) {
+      out[name] =
+        value !== '' && this.redactor.isSecretName(name)
+          ? this.redactor.placeholder(value)
+          : /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+            ? this.redactor.url(value)
+            : this.redactor.text(value);
+    }
     return out;
   }
 

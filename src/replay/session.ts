@@ -20,6 +20,7 @@ import {
   type DivergencePayload,
   type FsSnapshot,
   type ModelCalledPayload,
+  PLACEHOLDER_PREFIX,
   type Recording,
   type RecordingWriter,
   type Redactor,
@@ -1025,6 +1026,22 @@ function replayId(originalId: string): string {
 }
 
 /**
+ * A recording made in one checkout and replayed in another (a clone, a CI machine): a recorded
+ * path under the recorded cwd that is missing here is taken relative to the replay's cwd, when
+ * the file exists there. Anything else is left as recorded.
+ */
+function relocator(recordedCwd: string, cwd: string): (value: string) => string {
+  const from = path.resolve(recordedCwd);
+  const to = path.resolve(cwd);
+  if (from === to) return (value) => value;
+  return (value) => {
+    if (!value.startsWith(`${from}${path.sep}`) || existsSync(value)) return value;
+    const moved = path.join(to, value.slice(from.length + 1));
+    return existsSync(moved) ? moved : value;
+  };
+}
+
+/**
  * Replays a recording: the agent runs again in the sandbox and every call it makes is answered
  * from the recording (exact) or, for model calls that differ, live (counterfactual).
  * @example const r = await replay({ recording: 'recordings/examples/openai-baseline', mode: 'exact' });
@@ -1046,13 +1063,26 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   }
   const recording = await loadRecording(options.recording);
   const manifest = recording.manifest;
+  const lastStep = recording.events.reduce((max, e) => (e.stepId > max ? e.stepId : max), 0);
+  for (const [flag, v] of [
+    ['--fork-at', options.forkAt],
+    ['--until', options.until],
+  ] as const) {
+    if (v !== undefined && v > lastStep) {
+      throw new TapedeckError(
+        'BAD_OPTIONS',
+        `${flag} ${v} is past the recording's last step (${lastStep}); give a step from 1 to ${lastStep}.`,
+      );
+    }
+  }
   const calls = indexRecording(recording);
   // Fail on missing blobs now, before any sandbox exists.
   for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
-  const command = options.command ?? manifest.agent.command;
+  const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
+  const relocate = relocator(manifest.agent.cwd, cwd);
+  const command = options.command ?? manifest.agent.command.map(relocate);
   if (command.length === 0)
     throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
-  const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
   const redactor = createRedactor();
   const warnings: string[] = [...recording.warnings];
   if (redactor.keyId !== manifest.redaction.keyId) {
@@ -1206,7 +1236,17 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     );
     const promptFile = path.join(tmp, 'system-prompt.txt');
     if (promptForEnv !== undefined) await writeFile(promptFile, promptForEnv);
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...options.env };
+    // The recorded explicit env (minus redacted secrets: the caller's own values stand), then --env.
+    const recordedEnv = Object.fromEntries(
+      Object.entries(manifest.agent.env ?? {})
+        .filter(([, v]) => !v.includes(PLACEHOLDER_PREFIX))
+        .map(([k, v]) => [k, relocate(v)]),
+    );
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      ...recordedEnv,
+      ...options.env,
+    };
     delete env.TAPEDECK_RECORD_IPC;
     env.TAPEDECK_REPLAY_CONFIG = configFile;
     env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();

@@ -119,7 +119,7 @@ Examples:
   tapedeck replay recordings/r1 --mode counterfactual --fork-at 5 --model-endpoint http://127.0.0.1:11434/v1
   tapedeck replay recordings/r1 --json -- node agent.mjs --stream
 
-Exit code: 0 when the replay ran with no divergence, 1 when it diverged or the agent failed,
+Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exact mode: also when\nthe end state differs from the recorded one) or the agent failed,
 2 for bad input (no recording, other format version, missing blob, command not found).`,
     )
     .action(async (recording: string, command: string[], opts: ReplayCliOptions) => {
@@ -180,6 +180,8 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged or the a
         if (result.output) process.stderr.write(result.output.stdout + result.output.stderr);
         process.stdout.write(`${JSON.stringify({ ...result, output: undefined })}\n`);
       } else printResult(result);
-      process.exitCode = result.status === 'complete' && result.divergences.length === 0 ? 0 : 1;
+      // In exact mode a different end state is a divergence too; in counterfactual mode it is the point.
+      const worldDiverged = opts.mode === 'exact' && result.worldMatches === false;
+      process.exitCode = result.status === 'complete' && result.divergences.length === 0 && !worldDiverged ? 0 : 1;
     });
 }
