@@ -1,4 +1,4 @@
-// `npm run demo` end to end (on the real server when TAPEDECK_PG_URL is set, else on PGlite):
+// `npm run demo` end to end (on PGlite, and on the real server when TAPEDECK_PG_URL is set):
 // the baseline fails the hard gate and bisects to step 3, the fixed prompt passes. Run from a
 // temp folder so its recordings land there.
 import { spawn } from 'node:child_process';
@@ -6,7 +6,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -29,25 +29,32 @@ function runDemo(args: string[], cwd: string): Promise<{ code: number | null; ou
 }
 
 const url = process.env.TAPEDECK_PG_URL;
+// PGlite always (what a fresh clone runs); the real server as well when TAPEDECK_PG_URL is set.
+const variants: Array<{ name: string; args: string[]; world: string }> = [
+  { name: 'PGlite', args: [], world: 'world: pglite database' },
+  ...(url ? [{ name: 'the real Postgres server', args: ['--db', url], world: 'world: postgres database' }] : []),
+];
 
-it(`runs the demo on ${url ? 'the real Postgres server' : 'PGlite'}: baseline fails at step 3, fixed passes`, async () => {
-  const cwd = await mkdtemp(join(tmpdir(), 'tapedeck-demo-'));
-  try {
-    const { code, out } = await runDemo(url ? ['--db', url] : [], cwd);
-    expect(code, out).toBe(0);
-    expect(out).toContain(url ? 'world: postgres database' : 'world: pglite database');
-    expect(out).toContain('passenger P-100 (Priya Natarajan)');
-    expect(out).toContain('booked for Dana Reyes (P-102), as asked');
-    expect(out).toMatch(/recording: .*demo-openai-baseline-.* \(9 steps\)/);
-    expect(out).toMatch(/recording: .*demo-openai-fixed-.* \(16 steps\)/);
-    if (!out.includes('not built yet')) {
+describe.each(variants)('npm run demo on $name', ({ args, world }) => {
+  it('records the baseline (fails at step 3), replays it with the fixed prompt, and the fixed run passes', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'tapedeck-demo-'));
+    try {
+      const { code, out } = await runDemo(args, cwd);
+      expect(code, out).toBe(0);
+      expect(out).toContain(world);
+      expect(out).not.toContain('not built yet');
+      expect(out).toContain('passenger P-100 (Priya Natarajan)');
+      expect(out).toContain('booked for Dana Reyes (P-102), as asked');
+      expect(out).toMatch(/recording: .*demo-openai-baseline-.* \(9 steps\)/);
+      expect(out).toMatch(/recording: .*demo-openai-fixed-.* \(16 steps\)/);
       expect(out).toContain('first divergent step 3 (THINK)');
       expect(out).toMatch(/score: +hard gate FAIL, failure codes \["WRONG_EXECUTION_TARGET"/);
       expect(out).toMatch(/score: +hard gate PASS/);
+      expect(out).toMatch(/replay: +.*replay-.* \(complete\), first divergent step 3/);
+      expect(out).toContain('npx tapedeck tui ');
+      expect((await readdir(join(cwd, 'recordings'))).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
     }
-    expect(out).toContain('npx tapedeck tui ');
-    expect((await readdir(join(cwd, 'recordings'))).length).toBeGreaterThanOrEqual(2);
-  } finally {
-    await rm(cwd, { recursive: true, force: true });
-  }
+  });
 });
