@@ -2,6 +2,7 @@
 // Unlike the recorder's client it writes through the socket (no synchronous fd writes): a replay
 // asks and waits for every answer, so nothing is lost if the agent dies, and it is faster.
 import net from 'node:net';
+import { dispatchReplies } from './shared-ipc.mjs';
 
 /**
  * Connects to `path`. Returns { send(obj, {batch}), sync(obj): Promise<reply>, takeBuffered() };
@@ -12,7 +13,6 @@ export function connectReplayIpc(path) {
   const socket = net.createConnection(path);
   const pending = new Map();
   let nextSync = 1;
-  let input = '';
   let broken = false;
   let buffer = [];
   let timer;
@@ -24,28 +24,7 @@ export function connectReplayIpc(path) {
   };
   socket.unref();
   socket.setNoDelay?.(true);
-  socket.on('data', (data) => {
-    input += data.toString('utf8');
-    let nl = input.indexOf('\n');
-    while (nl >= 0) {
-      const line = input.slice(0, nl);
-      input = input.slice(nl + 1);
-      nl = input.indexOf('\n');
-      if (line.length === 0) continue;
-      let reply;
-      try {
-        reply = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      const waiter = pending.get(reply.ack);
-      if (waiter) {
-        pending.delete(reply.ack);
-        waiter(reply);
-      }
-    }
-    if (pending.size === 0) socket.unref();
-  });
+  dispatchReplies(socket, pending);
   const fail = () => {
     broken = true;
     for (const waiter of pending.values()) waiter({ ack: -1, error: { code: 'IPC_CLOSED', message: 'ipc closed' } });

@@ -28,7 +28,6 @@ export function connectIpc(path, options = {}) {
   let connected = false;
   let broken = false;
   let nextSync = 1;
-  let input = '';
 
   socket.unref();
   socket.setNoDelay?.(true);
@@ -39,28 +38,7 @@ export function connectIpc(path, options = {}) {
     const lines = queue.splice(0);
     if (lines.length > 0) writeLine(lines.join(''));
   });
-  socket.on('data', (data) => {
-    input += data.toString('utf8');
-    let nl = input.indexOf('\n');
-    while (nl >= 0) {
-      const line = input.slice(0, nl);
-      input = input.slice(nl + 1);
-      nl = input.indexOf('\n');
-      if (line.length === 0) continue;
-      let reply;
-      try {
-        reply = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      const waiter = pending.get(reply.ack);
-      if (waiter) {
-        pending.delete(reply.ack);
-        waiter(reply);
-      }
-    }
-    if (pending.size === 0) socket.unref();
-  });
+  dispatchReplies(socket, pending);
   const fail = () => {
     broken = true;
     for (const waiter of pending.values()) waiter({ ack: -1, error: 'ipc closed' });
@@ -133,4 +111,34 @@ export function connectIpc(path, options = {}) {
       socket.end();
     },
   };
+}
+
+/**
+ * Resolves the waiter of each `{"ack": n}` reply line that arrives on the socket, and lets the
+ * socket stop keeping the agent alive once no one waits. Shared by the record and replay clients.
+ */
+export function dispatchReplies(socket, pending) {
+  let input = '';
+  socket.on('data', (data) => {
+    input += data.toString('utf8');
+    let nl = input.indexOf('\n');
+    while (nl >= 0) {
+      const line = input.slice(0, nl);
+      input = input.slice(nl + 1);
+      nl = input.indexOf('\n');
+      if (line.length === 0) continue;
+      let reply;
+      try {
+        reply = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const waiter = pending.get(reply.ack);
+      if (waiter) {
+        pending.delete(reply.ack);
+        waiter(reply);
+      }
+    }
+    if (pending.size === 0) socket.unref();
+  });
 }
