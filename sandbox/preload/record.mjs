@@ -17,7 +17,7 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { installFastCapture } from './record-fast.mjs';
 import { connectIpc } from './shared-ipc.mjs';
-import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
+import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
 
 export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -201,21 +201,13 @@ export function installCapture(sink, options = {}) {
   // The interceptors' own randomness (request ids) must not count as the agent's.
   const wrapped = [];
   const suppressDuring = (target, key) => {
-    const real = target[key];
-    if (typeof real !== 'function') return;
-    const patched = function (...args) {
-      depth++;
-      try {
-        return new.target ? Reflect.construct(real, args, new.target) : real.apply(this, args);
-      } finally {
-        depth--;
-      }
-    };
-    Object.defineProperties(patched, Object.getOwnPropertyDescriptors(real));
-    target[key] = patched;
-    wrapped.push(() => {
-      target[key] = real;
-    });
+    const undo = wrapSuppressed(
+      target,
+      key,
+      () => depth++,
+      () => depth--,
+    );
+    if (undo) wrapped.push(undo);
   };
 
   if (mode === 'interceptors') {

@@ -12,7 +12,7 @@ import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { installFsSandbox } from './replay-fs.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
-import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
+import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
 
 const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -432,20 +432,13 @@ export function installReplay(config) {
   }
 
   // The interceptors' own randomness (request ids) must not count as the agent's.
-  const suppressDuring = (target, key) => {
-    const real = target[key];
-    if (typeof real !== 'function') return;
-    const patched = function (...args) {
-      depth++;
-      try {
-        return new.target ? Reflect.construct(real, args, new.target) : real.apply(this, args);
-      } finally {
-        depth--;
-      }
-    };
-    Object.defineProperties(patched, Object.getOwnPropertyDescriptors(real));
-    target[key] = patched;
-  };
+  const suppressDuring = (target, key) =>
+    wrapSuppressed(
+      target,
+      key,
+      () => depth++,
+      () => depth--,
+    );
   interceptor.apply();
   suppressDuring(globalThis, 'fetch');
   if (fast) installFastFetch();

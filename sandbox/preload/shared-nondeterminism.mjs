@@ -120,3 +120,26 @@ function set(target, key, value) {
 export function bytesToHex(array) {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString('hex');
 }
+
+/**
+ * Replaces target[key] (a function or class) with a wrapper that runs it between enter() and
+ * leave(), so clock/random values drawn inside (an interceptor's own request ids) are not counted
+ * as the agent's. Returns the undo, or undefined when target[key] is not a function.
+ */
+export function wrapSuppressed(target, key, enter, leave) {
+  const real = target[key];
+  if (typeof real !== 'function') return undefined;
+  const patched = function (...args) {
+    enter();
+    try {
+      return new.target ? Reflect.construct(real, args, new.target) : real.apply(this, args);
+    } finally {
+      leave();
+    }
+  };
+  Object.defineProperties(patched, Object.getOwnPropertyDescriptors(real));
+  target[key] = patched;
+  return () => {
+    target[key] = real;
+  };
+}
