@@ -1,12 +1,18 @@
 // The recorder's low-overhead HTTP observers, used when no world capture needs step barriers:
 // node:http/https through Node's diagnostics channels (the request's write/end and the
-// response's push are observed on the instance — nothing is re-implemented), and fetch through
-// a thin wrapper that reads a clone of the response. One IPC write per exchange (streams: one
-// per chunk); decoding (gzip, brotli) is left to the parent.
+// response's push are observed on the instance — nothing is re-implemented), and fetch at
+// undici's global dispatcher (the handler's callbacks are observed on the way to fetch), or,
+// where a call does not go through it, from a clone of the response. One message per exchange
+// (streams: one per chunk), built lazily: the agent's path only keeps references and time
+// stamps, and the message is built, encoded and written after the agent has moved on.
+// Decoding (gzip, brotli) is left to the parent, except for streams fetch decodes itself.
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
+import zlib from 'node:zlib';
 
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
+// Where undici (Node's fetch, and the undici package) keeps the dispatcher fetch uses by default.
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 function concat(chunks, size) {
   if (chunks.length === 1) return chunks[0];
@@ -48,10 +54,49 @@ function headerObject(headers) {
   return out;
 }
 
+/** Request headers as undici's dispatch options carry them: an object, pairs, or a flat [name, value, …] list. */
+function dispatchHeaders(headers) {
+  if (!Array.isArray(headers) || headers.length === 0 || Array.isArray(headers[0])) return headerObject(headers);
+  const out = {};
+  for (let i = 0; i + 1 < headers.length; i += 2)
+    addHeader(out, String(headers[i]).toLowerCase(), String(headers[i + 1]));
+  return out;
+}
+
+/** Response headers as undici hands them to a handler: [name, value, …] as Buffers (HTTP/1.1), or an object. */
+function rawHeaderObject(raw) {
+  if (!Array.isArray(raw)) return headerObject(raw);
+  const out = {};
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    addHeader(out, raw[i].toString('latin1').toLowerCase(), raw[i + 1].toString('latin1'));
+  return out;
+}
+
+/** A failure as the recording keeps it: a string code (a system error's, else the error's name) and the message. */
+function failureOf(error) {
+  const code = [error?.cause?.code, error?.code, error?.name].find((c) => typeof c === 'string' && c !== '');
+  return { code: code ?? 'Error', message: String(error?.message ?? error) };
+}
+
+function addHeader(out, name, value) {
+  out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+}
+
+/** A streaming decoder for a content coding fetch undoes itself, or undefined. */
+function decompressor(coding) {
+  const sync = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(sync);
+  if (coding === 'br') return zlib.createBrotliDecompress();
+  if (coding === 'deflate') return zlib.createInflate(sync);
+  return undefined;
+}
+
 /**
  * Observes node:http/https client requests and global fetch.
- * ctx: { send(msg), encodeBody(bytes), nowMs(), suppressed(), pid, track(promise) } — track() is
- * told about background stream readers so step boundaries can wait for them. Returns dispose().
+ * ctx: { send(msg | () => msg), encodeBody(bytes), nowMs(), suppressed(), pid, track(promise) } —
+ * send() may be given a function that builds the message, to be called later, in order;
+ * track() is told about background stream readers so step boundaries can wait for them.
+ * Returns dispose().
  */
 export function installFastCapture(ctx) {
   const { send, encodeBody, nowMs, suppressed, pid, track } = ctx;
@@ -97,7 +142,7 @@ export function installFastCapture(ctx) {
       t: 'xchg',
       ...head(request, rec),
       end: nowMs(),
-      error: { code: error?.code ?? error?.name ?? 'Error', message: String(error?.message) },
+      error: failureOf(error),
     });
   };
   const head = (request, rec) => {
@@ -136,12 +181,14 @@ export function installFastCapture(ctx) {
         if (streamed) send({ t: 'end', id: rec.id, ts: nowMs() });
         else if (!rec.done) {
           rec.done = true;
-          send({
+          const end = nowMs();
+          // Built and encoded later, off the agent's path (see send() in shared-ipc.mjs).
+          send(() => ({
             t: 'xchg',
             ...head(request, rec),
             res: { ts: resTs, ...res, body: encodeBody(concat(chunks, size)) },
-            end: nowMs(),
-          });
+            end,
+          }));
         }
       } else if (streamed) {
         send({ t: 'chunk', id: rec.id, off: nowMs() - resTs, data: decoder.decode(chunk, { stream: true }) });
@@ -156,10 +203,230 @@ export function installFastCapture(ctx) {
   dc.subscribe('http.client.request.error', onError);
   dc.subscribe('http.client.response.finish', onResponse);
 
-  // fetch (undici): a wrapper; the body is read from a clone, never from the agent's response.
+  // fetch (undici). A request through the dispatcher fetch uses by default is observed there:
+  // the handler's callbacks see the bytes as they arrive, before the agent does, and no copy of
+  // the response stream is made. Any other (an explicit dispatcher, a Request made before the
+  // hook was in place) is read from a clone of the response, never from the agent's own.
+  const observed = new WeakSet();
+  let hook; // { proxy, inner }: the dispatcher installed as the global one, and the one it wraps
+  const hookDispatcher = () => {
+    const current = globalThis[GLOBAL_DISPATCHER];
+    if (hook !== undefined && current === hook.proxy) return true;
+    if (current === undefined || current === null || typeof current.dispatch !== 'function') return false;
+    const proxy = observeDispatcher(current);
+    try {
+      globalThis[GLOBAL_DISPATCHER] = proxy;
+    } catch {
+      return false;
+    }
+    if (globalThis[GLOBAL_DISPATCHER] !== proxy) return false;
+    hook = { proxy, inner: current };
+    return true;
+  };
+
+  // The dispatcher with dispatch() observed; everything else is the wrapped one's own.
+  function observeDispatcher(inner) {
+    function dispatch(options, handler) {
+      // Only fetch's kind of handler (the callbacks undici has always had) is observed; upgrades
+      // (WebSocket) and CONNECT tunnels are not HTTP exchanges and pass through.
+      if (
+        handler === null ||
+        typeof handler !== 'object' ||
+        typeof handler.onHeaders !== 'function' ||
+        typeof handler.onData !== 'function' ||
+        typeof handler.onComplete !== 'function' ||
+        options === null ||
+        typeof options !== 'object' ||
+        options.upgrade ||
+        options.method === 'CONNECT'
+      )
+        return inner.dispatch(options, handler);
+      return inner.dispatch(options, new Observed(options, handler));
+    }
+    const proxy = new Proxy(inner, {
+      get(target, key) {
+        if (key === 'dispatch') return dispatch;
+        const value = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    observed.add(proxy);
+    return proxy;
+  }
+
+  /** One request through the observed dispatcher: passes every callback on, recording as it goes. */
+  class Observed {
+    constructor(options, handler) {
+      this.handler = handler;
+      this.options = options;
+      this.id = `${pid}-u${++seq}`;
+      this.ts = nowMs();
+      const body = options.body;
+      // A string or bytes body is known now; fetch's own (a stream) is seen as it is sent.
+      this.sent = typeof body === 'string' || body instanceof Uint8Array ? [body] : [];
+      this.bodyKnown = this.sent.length > 0;
+      this.resTs = 0;
+      this.res = undefined;
+      this.chunks = [];
+      this.size = 0;
+      this.stream = undefined;
+      this.done = false;
+    }
+    request() {
+      const { options } = this;
+      const origin = typeof options.origin === 'string' ? options.origin : String(options.origin?.origin ?? '');
+      let body;
+      if (this.sent.length === 1 && typeof this.sent[0] === 'string') body = encodeBody(this.sent[0]);
+      else if (this.sent.length > 0) {
+        const parts = this.sent.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part));
+        body = encodeBody(
+          concat(
+            parts,
+            parts.reduce((n, part) => n + part.byteLength, 0),
+          ),
+        );
+      }
+      return {
+        id: this.id,
+        pid,
+        ts: this.ts,
+        method: String(options.method ?? 'GET').toUpperCase(),
+        url: `${origin.replace(/\/$/, '')}${options.path ?? ''}`,
+        headers: dispatchHeaders(options.headers),
+        body,
+      };
+    }
+    onConnect(abort, context) {
+      return this.handler.onConnect(abort, context);
+    }
+    onUpgrade(statusCode, headers, socket) {
+      return this.handler.onUpgrade(statusCode, headers, socket);
+    }
+    onResponseStarted() {
+      return this.handler.onResponseStarted?.();
+    }
+    onRequestSent() {
+      return this.handler.onRequestSent?.();
+    }
+    onBodySent(chunk) {
+      if (!this.bodyKnown) {
+        const bytes = typeof chunk === 'string' ? chunk : toBytes(chunk);
+        if (bytes !== undefined && (typeof bytes === 'string' || bytes.byteLength > 0)) this.sent.push(bytes);
+      }
+      return this.handler.onBodySent?.(chunk);
+    }
+    onHeaders(statusCode, rawHeaders, resume, statusText) {
+      // 1xx (informational) answers are not the response.
+      if (statusCode >= 200 && !this.done) {
+        this.resTs = nowMs();
+        this.res = { status: statusCode, statusText: statusText ?? '', headers: rawHeaderObject(rawHeaders) };
+        if (STREAM_TYPES.test(this.res.headers['content-type'] ?? '')) this.startStream();
+      }
+      return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
+    }
+    onData(chunk) {
+      if (!this.done) {
+        if (this.stream !== undefined) this.streamChunk(chunk);
+        else if (this.res !== undefined) {
+          this.chunks.push(chunk);
+          this.size += chunk.byteLength;
+        }
+      }
+      return this.handler.onData(chunk);
+    }
+    onComplete(trailers) {
+      if (!this.done && this.res !== undefined) {
+        this.done = true;
+        const end = nowMs();
+        if (this.stream !== undefined) this.endStream(end);
+        else {
+          const { res, resTs, chunks, size } = this;
+          // Built and encoded later, off the agent's path (see send() in shared-ipc.mjs).
+          send(() => ({
+            t: 'xchg',
+            ...this.request(),
+            res: { ts: resTs, ...res, body: size > 0 ? encodeBody(concat(chunks, size)) : undefined },
+            end,
+          }));
+        }
+      }
+      return this.handler.onComplete(trailers);
+    }
+    onError(error) {
+      if (!this.done) {
+        this.done = true;
+        const failure = failureOf(error);
+        if (this.stream !== undefined) this.endStream(nowMs(), failure);
+        else {
+          const message = { t: 'xchg', ...this.request(), end: nowMs(), error: failure };
+          if (this.res !== undefined) message.res = { ts: this.resTs, ...this.res };
+          send(message);
+        }
+      }
+      return this.handler.onError(error);
+    }
+    // A streamed answer (SSE, NDJSON) is recorded chunk by chunk as text, with each chunk's offset.
+    startStream() {
+      const { res, resTs, id } = this;
+      send({ t: 'req', ...this.request() });
+      send({ t: 'res', id, ts: resTs, ...res, stream: true });
+      const text = new TextDecoder();
+      const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
+      const inflate = coding === '' || coding === 'identity' ? undefined : decompressor(coding);
+      const stream = { text, inflate, off: 0, finished: undefined };
+      if (inflate !== undefined) {
+        // fetch undoes the content coding for the agent; the recording keeps what the agent read.
+        inflate.on('data', (data) =>
+          send({ t: 'chunk', id, off: stream.off, data: text.decode(data, { stream: true }) }),
+        );
+        stream.finished = new Promise((resolve) => {
+          inflate.once('end', () => resolve(undefined));
+          inflate.once('error', (error) => resolve(failureOf(error)));
+        });
+        track(stream.finished);
+      }
+      this.stream = stream;
+    }
+    streamChunk(chunk) {
+      const { stream } = this;
+      stream.off = nowMs() - this.resTs;
+      if (stream.inflate === undefined)
+        send({ t: 'chunk', id: this.id, off: stream.off, data: stream.text.decode(chunk, { stream: true }) });
+      else stream.inflate.write(Buffer.from(chunk));
+    }
+    endStream(end, failure) {
+      const { stream, id } = this;
+      if (stream.inflate === undefined) {
+        send(failure === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error: failure });
+        return;
+      }
+      void stream.finished.then((inflateError) => {
+        const error = failure ?? inflateError;
+        send(error === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error });
+      });
+      stream.inflate.end();
+    }
+  }
+
+  // Where a fetch call will be dispatched: its own dispatcher option, the Request's, or the global one.
+  let requestDispatcherKey;
+  const dispatcherOf = (input, init) => {
+    if (init !== undefined && init !== null && init.dispatcher !== undefined) return init.dispatcher;
+    if (typeof Request === 'function' && input instanceof Request) {
+      requestDispatcherKey ??= Object.getOwnPropertySymbols(input).find((key) => key.description === 'dispatcher');
+      return requestDispatcherKey === undefined ? undefined : input[requestDispatcherKey];
+    }
+    return hookDispatcher() ? hook.proxy : undefined;
+  };
+
   const realFetch = globalThis.fetch;
-  async function fetch(input, init) {
-    if (suppressed()) return realFetch.call(this, input, init);
+  function fetch(input, init) {
+    // Loads Node's undici (as fetch itself would), which puts the global dispatcher in place.
+    if (hook === undefined) void globalThis.Headers;
+    if (observed.has(dispatcherOf(input, init))) return realFetch.call(this, input, init);
+    return cloneFetch.call(this, input, init);
+  }
+  async function cloneFetch(input, init) {
     const id = `${pid}-f${++seq}`;
     const ts = nowMs();
     const isRequest = typeof Request !== 'undefined' && input instanceof Request;
@@ -174,33 +441,34 @@ export function installFastCapture(ctx) {
       else if (typeof Blob !== 'undefined' && rawBody instanceof Blob)
         bodyBytes = new Uint8Array(await rawBody.arrayBuffer());
       // FormData and stream bodies are sent as they are and not recorded (reading them would consume them).
-      else bodyBytes = toBytes(rawBody);
+      else bodyBytes = toBytes(rawBody)?.slice(); // a copy: the agent may reuse its buffer
     } else if (isRequest && input.body !== null) {
       bodyBytes = new Uint8Array(await input.clone().arrayBuffer());
     }
-    const req = { id, pid, ts, method, url, headers, body: bodyBytes ? encodeBody(bodyBytes) : undefined };
+    // The request's body is encoded when the exchange is written, not before it is sent.
+    const request = () => ({ id, pid, ts, method, url, headers, body: bodyBytes ? encodeBody(bodyBytes) : undefined });
     let response;
     try {
       response = await realFetch.call(this, input, init);
     } catch (error) {
       send({
         t: 'xchg',
-        ...req,
+        ...request(),
         end: nowMs(),
-        error: { code: error?.cause?.code ?? error?.name ?? 'Error', message: String(error?.message) },
+        error: failureOf(error),
       });
       throw error;
     }
     const resTs = nowMs();
     const res = { status: response.status, statusText: response.statusText, headers: headerObject(response.headers) };
     if (response.body === null) {
-      send({ t: 'xchg', ...req, res: { ts: resTs, ...res }, end: resTs });
+      send({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
       return response;
     }
     const reader = response.clone().body.getReader();
     const streamed = STREAM_TYPES.test(res.headers['content-type'] ?? '');
     if (streamed) {
-      send({ t: 'req', ...req });
+      send({ t: 'req', ...request() });
       send({ t: 'res', id, ts: resTs, ...res, stream: true });
     }
     const reading = (async () => {
@@ -218,12 +486,19 @@ export function installFastCapture(ctx) {
           }
         }
         if (streamed) send({ t: 'end', id, ts: nowMs() });
-        else
-          send({ t: 'xchg', ...req, res: { ts: resTs, ...res, body: encodeBody(concat(chunks, size)) }, end: nowMs() });
+        else {
+          const end = nowMs();
+          send(() => ({
+            t: 'xchg',
+            ...request(),
+            res: { ts: resTs, ...res, body: encodeBody(concat(chunks, size)) },
+            end,
+          }));
+        }
       } catch (error) {
-        const failure = { code: error?.name ?? 'Error', message: String(error?.message) };
+        const failure = failureOf(error);
         if (streamed) send({ t: 'end', id, ts: nowMs(), error: failure });
-        else send({ t: 'xchg', ...req, res: { ts: resTs, ...res }, end: nowMs(), error: failure });
+        else send({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure });
       }
     })();
     if (streamed) track(reading);
@@ -246,5 +521,6 @@ export function installFastCapture(ctx) {
       else delete proto[key];
     }
     if (globalThis.fetch === fetch) globalThis.fetch = realFetch;
+    if (hook !== undefined && globalThis[GLOBAL_DISPATCHER] === hook.proxy) globalThis[GLOBAL_DISPATCHER] = hook.inner;
   };
 }

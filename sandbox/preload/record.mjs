@@ -5,6 +5,7 @@
 // from clones, and all encoding work beyond utf8/base64 is left to the parent.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import childProcess from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -99,10 +100,13 @@ export function installCapture(sink, options = {}) {
           return value;
         }, suppressed);
 
+  // A message may be a function that builds it (record-fast.mjs): the IPC client builds it when
+  // it writes; any other sink (the in-process session) gets it built now.
+  const lazySink = sink.lazy === true;
   const send = (message) => {
     depth++;
     try {
-      sink.send(message);
+      sink.send(typeof message === 'function' && !lazySink ? message() : message);
     } finally {
       depth--;
     }
@@ -221,7 +225,7 @@ export function installCapture(sink, options = {}) {
     wrapped.push(
       installFastCapture({
         send: (message) => {
-          if (message.t === 'xchg' || message.t === 'req') flushNondeterminism();
+          if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushNondeterminism();
           send(message);
         },
         encodeBody: (bytes) => encodeBody(bytes, maxBody),
@@ -442,4 +446,24 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   const ipc = connectIpc(socketPath, { spoolDir: process.env.TAPEDECK_RECORD_SPOOL });
   ipc.send({ t: 'hello', pid: process.pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
   installCapture(ipc, options);
+  flushBeforeBlockingSpawns(ipc.flush);
+}
+
+/**
+ * Events are written at the end of the agent's turn of the event loop; a synchronous spawn
+ * (execSync, spawnSync, execFileSync) blocks that turn while the child it runs records its own.
+ * Writing ours first keeps the recording in the order things happened across processes.
+ */
+function flushBeforeBlockingSpawns(flush) {
+  for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
+    const real = childProcess[name];
+    if (typeof real !== 'function') continue;
+    const patched = function (...args) {
+      flush();
+      return real.apply(this, args);
+    };
+    Object.defineProperties(patched, Object.getOwnPropertyDescriptors(real));
+    childProcess[name] = patched;
+  }
+  syncBuiltinESMExports();
 }

@@ -1,15 +1,18 @@
 // IPC client used inside the agent process: newline-delimited JSON to the parent over a
-// Unix socket. Writes are synchronous on the socket's fd once connected, so an event handed
-// to send() reaches the kernel before the agent can crash; replies ({"ack":n}) resolve sync().
-// With a spool folder, events are appended synchronously to this process's own file there
-// instead (cheaper than a socket write, and no reader is woken per event); the socket then
-// carries only sync() barriers, and the parent reads the spool up to the barrier first.
+// Unix socket; replies ({"ack":n}) resolve sync(). With a spool folder, events are appended to
+// this process's own file there instead (cheaper than a socket write, and no reader is woken
+// per event); the socket then carries only sync() barriers, and the parent reads the spool up
+// to the barrier first. Events are written synchronously at the end of the event-loop turn in
+// which they happened (and before a barrier, and at exit), so what the agent finished is in the
+// kernel before it can crash, except what happened in the very turn a SIGKILL cut short.
 import fs from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 
 /**
- * Connects to the parent's socket. Returns { send(obj), sync(obj): Promise<reply>, close() }.
+ * Connects to the parent's socket. Returns { send(obj | () => obj), sync(obj): Promise<reply>,
+ * flush(), close(), lazy: true }: send() may be given a function that builds the event when it
+ * is written.
  * The socket never keeps the agent alive unless a sync() is waiting for its reply.
  */
 export function connectIpc(path, options = {}) {
@@ -70,25 +73,60 @@ export function connectIpc(path, options = {}) {
     }
   }
 
-  function toSocket(message) {
-    const line = `${JSON.stringify(message)}\n`;
+  function toSocket(line) {
     if (connected) writeLine(line);
     else queue.push(line);
   }
 
-  function send(message) {
-    if (spool < 0) return toSocket(message);
-    const line = `${JSON.stringify(message)}\n`;
+  function toSpool(text) {
     try {
       // A string goes to the kernel without an intermediate Buffer; a short write is finished bytewise.
-      const written = fs.writeSync(spool, line);
-      if (written < Buffer.byteLength(line)) {
-        const bytes = Buffer.from(line, 'utf8');
+      const written = fs.writeSync(spool, text);
+      if (written < Buffer.byteLength(text)) {
+        const bytes = Buffer.from(text, 'utf8');
         let offset = written;
         while (offset < bytes.length) offset += fs.writeSync(spool, bytes, offset, bytes.length - offset);
       }
     } catch {
       spool = -1;
+      toSocket(text);
+    }
+  }
+
+  // Events wait in `pending` until the agent's current turn of the event loop ends (or a sync
+  // barrier, a large backlog, or exit), then are built and written in one go: the agent's path
+  // keeps references only, and the write overlaps the agent's next wait on the network.
+  let pendingEvents = [];
+  let pendingCount = 0;
+  let scheduled = false;
+  function flush() {
+    scheduled = false;
+    if (pendingCount === 0) return;
+    const events = pendingEvents;
+    pendingEvents = [];
+    pendingCount = 0;
+    let text = '';
+    for (const event of events) {
+      let message;
+      try {
+        message = typeof event === 'function' ? event() : event;
+      } catch {
+        continue;
+      }
+      text += `${JSON.stringify(message)}\n`;
+    }
+    if (text.length === 0) return;
+    if (spool >= 0) toSpool(text);
+    else toSocket(text);
+  }
+  process.on('exit', flush);
+
+  function send(message) {
+    pendingEvents.push(message);
+    if (++pendingCount >= 256) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
     }
   }
 
@@ -97,17 +135,23 @@ export function connectIpc(path, options = {}) {
     const n = nextSync++;
     const reply = new Promise((resolve) => pending.set(n, resolve));
     socket.ref();
-    toSocket({ ...message, t: 'sync', n });
+    // Everything sent before the barrier is written before it.
+    flush();
+    toSocket(`${JSON.stringify({ ...message, t: 'sync', n })}\n`);
     return reply;
   }
 
   return {
     send,
     sync,
+    lazy: true,
     get connected() {
       return connected && !broken;
     },
+    /** Writes every event sent so far now. */
+    flush,
     close() {
+      flush();
       socket.end();
     },
   };
