@@ -78,6 +78,22 @@ function failureOf(error) {
   return { code: code ?? 'Error', message: String(error?.message ?? error) };
 }
 
+/** The content-type of undici's raw response headers, without building them all. */
+function contentTypeOf(raw) {
+  if (!Array.isArray(raw)) return String(headerObject(raw)['content-type'] ?? '');
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type')
+      return raw[i + 1].toString('latin1');
+  }
+  return '';
+}
+
+/** { status, statusText, raw } as the recording keeps it: headers as an object. */
+function responseHead({ status, statusText, raw }) {
+  return { status, statusText, headers: rawHeaderObject(raw) };
+}
+
 function addHeader(out, name, value) {
   out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
 }
@@ -319,8 +335,9 @@ export function installFastCapture(ctx) {
       // 1xx (informational) answers are not the response.
       if (statusCode >= 200 && !this.done) {
         this.resTs = nowMs();
-        this.res = { status: statusCode, statusText: statusText ?? '', headers: rawHeaderObject(rawHeaders) };
-        if (STREAM_TYPES.test(this.res.headers['content-type'] ?? '')) this.startStream();
+        // The headers object is built when the event is, unless the answer is a stream.
+        this.res = { status: statusCode, statusText: statusText ?? '', raw: rawHeaders };
+        if (STREAM_TYPES.test(contentTypeOf(rawHeaders))) this.startStream();
       }
       return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
     }
@@ -345,7 +362,7 @@ export function installFastCapture(ctx) {
           send(() => ({
             t: 'xchg',
             ...this.request(),
-            res: { ts: resTs, ...res, body: size > 0 ? encodeBody(concat(chunks, size)) : undefined },
+            res: { ts: resTs, ...responseHead(res), body: size > 0 ? encodeBody(concat(chunks, size)) : undefined },
             end,
           }));
         }
@@ -359,7 +376,7 @@ export function installFastCapture(ctx) {
         if (this.stream !== undefined) this.endStream(nowMs(), failure);
         else {
           const message = { t: 'xchg', ...this.request(), end: nowMs(), error: failure };
-          if (this.res !== undefined) message.res = { ts: this.resTs, ...this.res };
+          if (this.res !== undefined) message.res = { ts: this.resTs, ...responseHead(this.res) };
           send(message);
         }
       }
@@ -367,7 +384,8 @@ export function installFastCapture(ctx) {
     }
     // A streamed answer (SSE, NDJSON) is recorded chunk by chunk as text, with each chunk's offset.
     startStream() {
-      const { res, resTs, id } = this;
+      const { resTs, id } = this;
+      const res = responseHead(this.res);
       send({ t: 'req', ...this.request() });
       send({ t: 'res', id, ts: resTs, ...res, stream: true });
       const text = new TextDecoder();
