@@ -292,7 +292,11 @@ export function installCapture(sink, options = {}) {
   globalThis[RECORDER_KEY] = recorder;
   if (typeof options.fsRoot === 'string')
     wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, send, () => depth > 0));
-  const onExit = () => flushNondeterminism();
+  // At exit no later turn comes: what is still pending is written now.
+  const onExit = () => {
+    flushNondeterminism();
+    sink.flush?.();
+  };
   process.on('exit', onExit);
 
   return function dispose() {

@@ -97,14 +97,12 @@ export function connectIpc(path, options = {}) {
   // barrier, a large backlog, or exit), then are built and written in one go: the agent's path
   // keeps references only, and the write overlaps the agent's next wait on the network.
   let pendingEvents = [];
-  let pendingCount = 0;
   let scheduled = false;
   function flush() {
     scheduled = false;
-    if (pendingCount === 0) return;
+    if (pendingEvents.length === 0) return;
     const events = pendingEvents;
     pendingEvents = [];
-    pendingCount = 0;
     let text = '';
     for (const event of events) {
       let message;
@@ -123,7 +121,7 @@ export function connectIpc(path, options = {}) {
 
   function send(message) {
     pendingEvents.push(message);
-    if (++pendingCount >= 256) flush();
+    if (pendingEvents.length >= 256) flush();
     else if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
