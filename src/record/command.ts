@@ -19,7 +19,7 @@ const POLL_MS = 20;
 const BACKLOG_MAX = 16 << 20;
 
 /** Absolute path of the capture preload (plain ESM, loaded with --import). */
-export const RECORD_PRELOAD = fileURLToPath(new URL('../../sandbox/preload/record.mjs', import.meta.url));
+export const RECORD_PRELOAD = fileURLToPath(new URL('./preload/record.mjs', import.meta.url));
 
 export interface RecordCommandOptions extends RecordOptions {
   /** The agent command, e.g. ['node', 'agent.mjs']. */

@@ -1,4 +1,4 @@
-// The messages the capture layer (sandbox/preload/record.mjs) sends to the recording session,
+// The messages the capture layer (src/record/preload/record.mjs) sends to the recording session,
 // one JSON object per line over IPC (or directly, in-process). Validated with zod on arrival.
 import { z } from 'zod';
 import { StateTypeSchema } from '../recording/schema.js';

@@ -1,5 +1,5 @@
 // Reads the capture spool: one append-only NDJSON file per agent process in a folder, written
-// synchronously by the preload (sandbox/preload/shared-ipc.mjs). Returns complete new lines.
+// synchronously by the preload (sandbox/preload/shared-ipc.mjs, loaded by src/record/preload/record.mjs). Returns complete new lines.
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';

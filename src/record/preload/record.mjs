@@ -16,9 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
+import { bytesToHex, patchNondeterminism, wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import { installFastCapture } from './record-fast.mjs';
-import { connectIpc } from './shared-ipc.mjs';
-import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
 
 export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
