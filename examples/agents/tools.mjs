@@ -94,9 +94,7 @@ export const TOOLS = [
   },
 ];
 
-export function jsonSchema(tool) {
-  return { type: 'object', properties: tool.parameters, required: tool.required, additionalProperties: false };
-}
+export { jsonSchema } from './json-schema.mjs';
 
 async function api(method, path, body) {
   const res = await fetch(`${config.apiUrl}${path}`, {

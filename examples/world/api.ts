@@ -1,79 +1,17 @@
 // The travel desk's REST API (node:http + pg): flight search, passengers, bookings, and a small
 // policy knowledge base. Errors are 4xx with `{ "error": { "code", "message" } }`.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pg from 'pg';
+import type { IncomingMessage } from 'node:http';
+import type pg from 'pg';
+import { HttpError, type Json, type JsonApi, readJson, startJsonApi } from './json-api.js';
 
-export interface TravelApi {
-  url: string;
-  server: Server;
-  pool: pg.Pool;
-  close(): Promise<void>;
-}
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-type Json = Record<string, unknown>;
+export type TravelApi = JsonApi;
 
 /** Start the API on 127.0.0.1 (port 0 = any free port) against the database at `dbUrl`. */
-export async function startTravelApi(options: { dbUrl: string; port?: number }): Promise<TravelApi> {
-  const pool = new pg.Pool({ connectionString: options.dbUrl, max: 4 });
-  // An idle connection the server drops (DROP DATABASE … FORCE on stop, a restart) is removed
-  // from the pool; without a listener pg would throw it as an uncaught error.
-  pool.on('error', () => {});
-  const server = createServer((req, res) => {
-    handle(pool, req)
-      .then(([status, body]) => send(res, status, body))
-      .catch((err: unknown) => {
-        if (err instanceof HttpError) send(res, err.status, { error: { code: err.code, message: err.message } });
-        else send(res, 500, { error: { code: 'internal', message: err instanceof Error ? err.message : String(err) } });
-      });
-  });
-  server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    server,
-    pool,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool.end();
-    },
-  };
+export function startTravelApi(options: { dbUrl: string; port?: number }): Promise<TravelApi> {
+  return startJsonApi({ ...options, handle });
 }
 
-function send(res: ServerResponse, status: number, body: Json): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-async function readJson(req: IncomingMessage): Promise<Json> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new HttpError(400, 'invalid_body', 'expected a JSON body');
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
-    return value as Json;
-  } catch {
-    throw new HttpError(400, 'invalid_body', 'the body is not a JSON object');
-  }
-}
-
-async function handle(pool: pg.Pool, req: IncomingMessage): Promise<[number, Json]> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+async function handle(pool: pg.Pool, req: IncomingMessage, url: URL): Promise<[number, Json]> {
   const parts = url.pathname.split('/').filter(Boolean);
   const method = req.method ?? 'GET';
   const [resource, id] = parts;
@@ -171,9 +109,12 @@ async function cancelBooking(pool: pg.Pool, id: string): Promise<Json> {
   return { booking: await getBooking(pool, id) };
 }
 
-/** A tiny retrieval: policies ranked by how many query words appear in their title, body or tags. */
-async function searchPolicies(pool: pg.Pool, q: string | null): Promise<Json> {
-  const { rows } = await pool.query('SELECT * FROM travel.policies ORDER BY id');
+/**
+ * A tiny retrieval: policies ranked by how many query words appear in their title, body or tags.
+ * `table` is a trusted constant (travel.policies, support.policies), never user input.
+ */
+export async function searchPolicies(pool: pg.Pool, q: string | null, table = 'travel.policies'): Promise<Json> {
+  const { rows } = await pool.query(`SELECT * FROM ${table} ORDER BY id`);
   const words = (q ?? '')
     .toLowerCase()
     .split(/[^a-z0-9-]+/)

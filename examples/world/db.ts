@@ -1,4 +1,4 @@
-// The world's Postgres: PGlite served over the wire protocol (the default, nothing to install), or
+// A world's Postgres (shared by the example worlds): PGlite served over the wire protocol (the default, nothing to install), or
 // a real server given by URL, optionally in a fresh database that is dropped on close.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -17,14 +17,17 @@ export interface WorldDatabase {
 }
 
 /**
- * Open the world's database. Without `url`: an in-memory PGlite on 127.0.0.1:<free port>.
- * With `url` and `fresh`: create `travel_<random>` on that server and drop it on close, so
- * parallel runs do not collide.
+ * Open a world's database. Without `url`: an in-memory PGlite on 127.0.0.1:<free port>.
+ * With `url` and `fresh`: create `<prefix>_<random>` (default prefix `travel`) on that server and
+ * drop it on close, so parallel runs do not collide.
  */
-export async function openWorldDatabase(options: { url?: string; fresh?: boolean } = {}): Promise<WorldDatabase> {
+export async function openWorldDatabase(
+  options: { url?: string; fresh?: boolean; prefix?: string } = {},
+): Promise<WorldDatabase> {
   if (options.url === undefined) return openPglite();
   if (!options.fresh) return { url: options.url, kind: 'postgres', close: async () => {} };
-  const name = `travel_${randomBytes(6).toString('hex')}`;
+  const prefix = (options.prefix ?? 'travel').replace(/[^a-z0-9_]/g, '_');
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: options.url });
   await admin.connect();
   try {

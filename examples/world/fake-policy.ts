@@ -82,7 +82,8 @@ function addDays(isoDate: string, days: number): string {
 
 type Obj = Record<string, unknown>;
 
-function parseResult(text: string | undefined): { ok: boolean; value: Obj; text: string } {
+/** A tool result as the scripted model reads it: a JSON object (ok unless it has `error`), or text. */
+export function parseResult(text: string | undefined): { ok: boolean; value: Obj; text: string } {
   const raw = text ?? '';
   try {
     const value = JSON.parse(raw) as unknown;
@@ -95,7 +96,8 @@ function parseResult(text: string | undefined): { ok: boolean; value: Obj; text:
   return { ok: true, value: {}, text: raw };
 }
 
-function errorMessage(value: Obj): string {
+/** The message of a tool result's `error` (a string or `{ code, message }`). */
+export function errorMessage(value: Obj): string {
   const err = value.error as Obj | string | undefined;
   if (typeof err === 'string') return err;
   return String(err?.message ?? err?.code ?? 'unknown error');
@@ -112,19 +114,33 @@ interface Flight {
   price_usd: number;
 }
 
+/**
+ * What every scripted policy needs: `done(name, pred?)` finds the latest call of a tool that has a
+ * result; `call(say, ...calls)` decides tool calls (or says a tool the request does not offer is missing).
+ */
+export function moves(c: Conversation): {
+  done: (name: string, pred?: (call: ToolCallSeen) => boolean) => ToolCallSeen | undefined;
+  call: (say: string, ...calls: PlannedCall[]) => Decision;
+} {
+  // A model can only call the tools the request offers (no tools listed: anything goes).
+  const offered = (name: string) => c.toolNames.length === 0 || c.toolNames.includes(name);
+  return {
+    done: (name, pred) =>
+      [...c.calls].reverse().find((call) => call.name === name && call.result !== undefined && (!pred || pred(call))),
+    call: (say, ...calls) => {
+      const missing = calls.find((planned) => !offered(planned.name));
+      if (missing)
+        return { kind: 'final', text: `I need the ${missing.name} tool to do this, and it is not available.` };
+      return { kind: 'tool_calls', say, calls };
+    },
+  };
+}
+
 /** The next move, given everything the model can see. Pure and deterministic. */
 export function decide(c: Conversation): Decision {
   const rules = readRules(c.system);
   const task = parseTask(c.userText);
-  const done = (name: string, pred?: (call: ToolCallSeen) => boolean) =>
-    [...c.calls].reverse().find((call) => call.name === name && call.result !== undefined && (!pred || pred(call)));
-  // A model can only call the tools the request offers (no tools listed: anything goes).
-  const offered = (name: string) => c.toolNames.length === 0 || c.toolNames.includes(name);
-  const call = (say: string, ...calls: PlannedCall[]): Decision => {
-    const missing = calls.find((planned) => !offered(planned.name));
-    if (missing) return { kind: 'final', text: `I need the ${missing.name} tool to do this, and it is not available.` };
-    return { kind: 'tool_calls', say, calls };
-  };
+  const { done, call } = moves(c);
 
   if (task.destination === null) return { kind: 'final', text: 'Where would you like to fly to?' };
 

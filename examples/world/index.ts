@@ -1,6 +1,5 @@
 // The example world in one call: the travel desk's database, REST API and FAKE model server,
 // a workspace folder, and helpers to run the example agents against it.
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -9,12 +8,22 @@ import pg from 'pg';
 import { startTravelApi } from './api.js';
 import { openWorldDatabase } from './db.js';
 import { startModelServer } from './model-server.js';
+import { type AgentRun, runProcess } from './run-process.js';
 import { dumpSchema, resetSchema, TRAVEL_TODAY } from './schema.js';
 
 export { startTravelApi } from './api.js';
 export { openWorldDatabase, pgliteCachePath } from './db.js';
-export { ASSUMED_PASSENGER_ID, decide, readRules } from './fake-policy.js';
-export { startModelServer } from './model-server.js';
+export {
+  ASSUMED_PASSENGER_ID,
+  type Conversation,
+  type Decision,
+  decide,
+  type PlannedCall,
+  readRules,
+  type ToolCallSeen,
+} from './fake-policy.js';
+export { type ModelServerOptions, type ScriptedPolicy, startModelServer } from './model-server.js';
+export { type AgentRun, runProcess } from './run-process.js';
 export { dumpSchema, resetSchema, SCHEMA, SEED, TABLES, TRAVEL_TODAY, TRAVEL_TOMORROW } from './schema.js';
 
 /** examples/ on disk. */
@@ -60,14 +69,6 @@ export interface AgentRunOptions {
   env?: Record<string, string>;
   /** Modules to load with `node --import` (e.g. a recorder preload). */
   imports?: string[];
-}
-
-export interface AgentRun {
-  exitCode: number | null;
-  /** The agent's final answer (stdout, trimmed). */
-  answer: string;
-  stdout: string;
-  stderr: string;
 }
 
 export interface WorldState {
@@ -157,7 +158,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
         const [node, ...args] = agentCommand(o.agent, o.stream === undefined ? {} : { stream: o.stream });
         const imports = (o.imports ?? []).flatMap((m) => ['--import', m]);
         const { SYSTEM_PROMPT: _ignored, ...parentEnv } = process.env;
-        return run(node as string, [...imports, ...args], { ...parentEnv, ...agentEnv(o.prompt), ...o.env });
+        return runProcess(node as string, [...imports, ...args], { ...parentEnv, ...agentEnv(o.prompt), ...o.env });
       },
       async stop() {
         for (const stop of stops.reverse()) await stop();
@@ -180,7 +181,8 @@ async function seedWorkspace(dir: string): Promise<void> {
   await writeFile(join(dir, 'traveler.json'), `${JSON.stringify(TRAVELER, null, 2)}\n`);
 }
 
-async function readTree(root: string): Promise<Record<string, string>> {
+/** Every file under `root` by relative posix path, with its text. */
+export async function readTree(root: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   const walk = async (dir: string) => {
     const entries = await readdir(dir, { withFileTypes: true });
@@ -193,20 +195,4 @@ async function readTree(root: string): Promise<Record<string, string>> {
   };
   await walk(root);
   return out;
-}
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<AgentRun> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString('utf8');
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString('utf8');
-    });
-    child.on('error', reject);
-    child.on('close', (exitCode) => resolvePromise({ exitCode, answer: stdout.trim(), stdout, stderr }));
-  });
 }

@@ -1,7 +1,8 @@
 // A deterministic FAKE model server — not a language model. It speaks OpenAI Chat Completions
 // (POST /v1/chat/completions) and Anthropic Messages (POST /v1/messages), streaming and not,
-// with provider-style usage, and answers from the scripted policy in fake-policy.ts. Token
-// counts come from text lengths; ids from a hash of the request; every exchange is logged.
+// with provider-style usage, and answers from a scripted policy: the travel desk's
+// (fake-policy.ts) by default, or the one a world passes in (`policy`). Token counts come from
+// text lengths; ids from a hash of the request; every exchange is logged.
 import { createHash } from 'node:crypto';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -23,7 +24,18 @@ export interface ModelServer {
 
 type Obj = Record<string, unknown>;
 
-export async function startModelServer(options: { port?: number; logFile?: string } = {}): Promise<ModelServer> {
+/** A world's scripted model: the next move given the conversation so far. Pure and deterministic. */
+export type ScriptedPolicy = (conversation: Conversation) => Decision;
+
+export interface ModelServerOptions {
+  port?: number;
+  logFile?: string;
+  /** The scripted policy that decides each answer (default: the travel desk's `decide`). */
+  policy?: ScriptedPolicy;
+}
+
+export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
+  const policy = options.policy ?? decide;
   const log: string[] = [];
   if (options.logFile) writeFileSync(options.logFile, '');
   const record = (entry: Obj) => {
@@ -32,7 +44,7 @@ export async function startModelServer(options: { port?: number; logFile?: strin
     if (options.logFile) appendFileSync(options.logFile, `${line}\n`);
   };
   const server = createServer((req, res) => {
-    serve(req, res, record).catch((err: unknown) => {
+    serve(req, res, record, policy).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       if (!res.headersSent) {
         res.writeHead(400, { 'content-type': 'application/json' });
@@ -58,7 +70,12 @@ export async function startModelServer(options: { port?: number; logFile?: strin
   };
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, record: (e: Obj) => void): Promise<void> {
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  record: (e: Obj) => void,
+  policy: ScriptedPolicy,
+): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const raw = Buffer.concat(chunks).toString('utf8');
@@ -77,7 +94,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, record: (e: Obj)
   const hash = createHash('sha256').update(raw).digest('hex').slice(0, 24);
   const api = path === '/v1/messages' ? 'anthropic' : 'openai';
   const stream = body.stream === true;
-  const reply = api === 'openai' ? openaiReply(body, hash) : anthropicReply(body, hash);
+  const reply = api === 'openai' ? openaiReply(body, hash, policy) : anthropicReply(body, hash, policy);
   if (stream) {
     const sse = reply.sse();
     record({ api, path, stream, request: body, response: { sse } });
@@ -170,9 +187,9 @@ function openaiConversation(body: Obj): { conv: Conversation; hasHistory: boolea
   return { conv: { system, userText, calls, toolNames }, hasHistory: messages.some((m) => m.role === 'assistant') };
 }
 
-function openaiReply(body: Obj, hash: string): Reply {
+function openaiReply(body: Obj, hash: string, policy: ScriptedPolicy): Reply {
   const { conv, hasHistory } = openaiConversation(body);
-  const decision = decide(conv);
+  const decision = policy(conv);
   const model = String(body.model ?? 'fake-model');
   const id = `chatcmpl-${hash}`;
   const toolCalls =
@@ -291,9 +308,9 @@ function anthropicConversation(body: Obj): { conv: Conversation; hasHistory: boo
   };
 }
 
-function anthropicReply(body: Obj, hash: string): Reply {
+function anthropicReply(body: Obj, hash: string, policy: ScriptedPolicy): Reply {
   const { conv, hasHistory } = anthropicConversation(body);
-  const decision = decide(conv);
+  const decision = policy(conv);
   const model = String(body.model ?? 'fake-model');
   const id = `msg_${hash}`;
   const content: Obj[] =

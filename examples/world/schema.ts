@@ -123,12 +123,21 @@ function f(
 /** Drop and recreate schema `travel` with its seed rows. Afterwards the next booking id is BK-0001. */
 export async function resetSchema(db: Pool | PoolClient): Promise<void> {
   await db.query(DDL);
-  for (const [table, rows] of Object.entries(SEED)) {
+  await insertSeed(db, SCHEMA, SEED);
+}
+
+/** Inserts seed rows (trusted constants) into `<schema>.<table>`, table by table, in order. */
+export async function insertSeed(
+  db: Pool | PoolClient,
+  schema: string,
+  seed: Record<string, Array<Record<string, unknown>>>,
+): Promise<void> {
+  for (const [table, rows] of Object.entries(seed)) {
     for (const row of rows) {
       const cols = Object.keys(row);
       const params = cols.map((_, i) => `$${i + 1}`).join(', ');
       await db.query(
-        `INSERT INTO travel.${table} (${cols.join(', ')}) VALUES (${params})`,
+        `INSERT INTO ${schema}.${table} (${cols.join(', ')}) VALUES (${params})`,
         cols.map((c) => row[c]),
       );
     }
