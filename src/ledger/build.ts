@@ -1,4 +1,6 @@
 // buildLedger: one recording in, the seed's trace_* rows, metrics and cost profile out. No I/O.
+
+import { weakerProvenance } from '../recording/provenance.js';
 import type {
   Body,
   EventOf,
@@ -530,6 +532,9 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
           recording: detail.filter((s) => s.servedFrom === 'recording').length,
           live: detail.filter((s) => s.servedFrom === 'live').length,
           blocked: detail.filter((s) => s.servedFrom === 'blocked').length,
+          sandbox: detail.filter((s) => s.servedFrom === 'sandbox').length,
+          mock: detail.filter((s) => s.servedFrom === 'mock').length,
+          simulated: detail.filter((s) => s.servedFrom === 'simulated').length,
         },
       }
     : null;
@@ -626,13 +631,10 @@ function servedOf(exchangeId: string | undefined, exchanges: Map<string, HttpExc
   return exchanges.get(exchangeId)?.servedFrom ?? null;
 }
 
-/** A step that went live anywhere counts as live; else recording; blocked only when all were blocked. */
+/** A step that went live anywhere counts as live (it cost money); else the weakest of its answers. */
 function mergeServed(a: ServedFrom | null, b: ServedFrom | null): ServedFrom | null {
-  if (a === null) return b;
-  if (b === null) return a;
   if (a === 'live' || b === 'live') return 'live';
-  if (a === 'recording' || b === 'recording') return 'recording';
-  return 'blocked';
+  return weakerProvenance(a, b);
 }
 
 function sumLatency(acc: StepAcc): number | null {

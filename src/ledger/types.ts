@@ -7,7 +7,9 @@ import type { PriceSource, PriceTable } from './prices.js';
 import type { ContextTokens } from './provenance.js';
 import type { SeedTokenView, TokenBuckets } from './tokens.js';
 
-export type ServedFrom = 'recording' | 'live' | 'blocked';
+export type { ServedFrom } from '../recording/index.js';
+
+import type { ServedFrom } from '../recording/index.js';
 
 /** trace_run (000 §25). Additive: recording_id, replay_of, total_cache_write_input_tokens, replay_cost. */
 export interface TraceRunRow {
@@ -162,7 +164,8 @@ export interface ReplayCost {
   replayCost: number;
   /** Cost of the calls that went live during the replay. */
   liveCost: number;
-  steps: { recording: number; live: number; blocked: number };
+  /** Steps by provenance (a step counts under the weakest of its answers, live first). */
+  steps: { recording: number; live: number; blocked: number; sandbox: number; mock: number; simulated: number };
 }
 
 /** The §24 cost profile (keys as in the seed, plus a few additive ones). */

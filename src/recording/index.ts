@@ -5,6 +5,17 @@ export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export * from './errors.js';
 export { isSafeRelativePath, unsafePathReason } from './paths.js';
 export {
+  type AnswerProvenance,
+  answerProvenance,
+  describeProvenance,
+  emptyProvenanceCounts,
+  PROVENANCE_LABELS,
+  type ProvenanceCounts,
+  type ServedFrom,
+  unsoundAnswers,
+  weakerProvenance,
+} from './provenance.js';
+export {
   formatFieldPath,
   type ListOptions,
   listRecordings,

@@ -44,6 +44,9 @@ export const EVENT_TYPES = [
 ] as const;
 export const EventTypeSchema = z.enum(EVENT_TYPES);
 
+/** How a replay's exchange was answered (see HttpExchangePayloadSchema.servedFrom). */
+export const SERVED_FROM = ['recording', 'sandbox', 'mock', 'simulated', 'live', 'blocked'] as const;
+
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a lowercase hex sha256');
 const IsoTime = z.string().min(1);
 const Headers = z.record(z.string(), z.string());
@@ -93,8 +96,13 @@ export const HttpExchangePayloadSchema = z
     startedAt: IsoTime,
     durationMs: z.number().nonnegative(),
     ttfbMs: z.number().nonnegative().optional(),
-    /** In a replay: how this exchange was answered. */
-    servedFrom: z.enum(['recording', 'live', 'blocked']).optional(),
+    /**
+     * In a replay: how this exchange was answered (its provenance): `recording` (served from the
+     * recording), `sandbox` (a sandboxed service), `mock` (an msw handler), `simulated` (written by a
+     * model), `live` (a model call sent to the model endpoint), `blocked` (held back, never sent).
+     * Recordings made before sandbox/mock/simulated existed use the first three names only.
+     */
+    servedFrom: z.enum(SERVED_FROM).optional(),
   })
   .strict();
 
