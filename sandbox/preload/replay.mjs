@@ -5,11 +5,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import path from 'node:path';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
@@ -133,38 +133,6 @@ function installNondeterminism(recorded, seed, suppressed) {
   return { served, fallback, takeHanded };
 }
 
-function installNetworkGuard(allowed, onBlocked) {
-  const proto = net.Socket.prototype;
-  const realConnect = proto.connect;
-  const isLocal = (h) => h === 'localhost' || h === '127.0.0.1' || h === '::1' || h === '::ffff:127.0.0.1';
-  const permitted = (target) => {
-    if (target.path !== undefined) return allowed.paths.includes(path.resolve(String(target.path)));
-    const host = String(target.host ?? 'localhost');
-    const port = Number(target.port);
-    return allowed.hosts.some(
-      (a) => Number(a.port) === port && (a.host === host || (isLocal(a.host) && isLocal(host))),
-    );
-  };
-  proto.connect = function guardedConnect(...args) {
-    let target = {};
-    const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-    if (first !== null && typeof first === 'object') target = { path: first.path, host: first.host, port: first.port };
-    else if (typeof first === 'string' && !/^\d+$/.test(first)) target = { path: first };
-    else target = { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };
-    if (permitted(target)) return realConnect.apply(this, args);
-    const where = target.path !== undefined ? String(target.path) : `${target.host ?? 'localhost'}:${target.port}`;
-    onBlocked(where);
-    const error = Object.assign(
-      new Error(`connect ECONNREFUSED ${where} (blocked by the tapedeck replay network guard)`),
-      {
-        code: 'ECONNREFUSED',
-      },
-    );
-    process.nextTick(() => this.destroy(error));
-    return this;
-  };
-}
-
 /** Replayed streams held open until the replay has served the step they ended after. */
 const held = [];
 
@@ -285,8 +253,10 @@ export function installReplay(config) {
   const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
 
   const nd = installNondeterminism(config.nondeterminism ?? {}, config.seed ?? 1, suppressed);
-  installNetworkGuard({ hosts: config.allow ?? [], paths: [path.resolve(config.socket)] }, (target) =>
-    send({ t: 'blocked', target }),
+  installNetworkGuard(
+    { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },
+    (target) => send({ t: 'blocked', target }),
+    config.routes ?? [],
   );
 
   const finish = () => {

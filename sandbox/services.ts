@@ -1,0 +1,373 @@
+// Sandboxed services: the user's own APIs re-hosted for a replay, against the sandbox database
+// and files. A command service runs on this machine under the service preload (its isolation:
+// memfs over the recorded fs root, no connection but the sandbox database and its own port); an
+// image service runs through testcontainers (a Docker engine is needed: without one, a clear error
+// at once). Either gets `${sandbox.db}`, `${sandbox.files}`, `${port}` and `${env.NAME}` filled in.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ServiceConfig } from '../src/config/index.js';
+import { TapedeckError } from '../src/recording/index.js';
+
+/** Absolute path of the sandboxed-service preload, for `node --import`. */
+export const SERVICE_PRELOAD = fileURLToPath(new URL('./preload/service.mjs', import.meta.url));
+
+/** Values of the placeholders a service's settings may hold. */
+export interface ServiceValues {
+  /** The sandbox database URL the service gets (`${sandbox.db}`). */
+  db?: string;
+  /** The recorded fs root (`${sandbox.files}`). */
+  files?: string;
+  /** The agent's environment in this replay (`${env.NAME}`). */
+  env: Record<string, string>;
+}
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** How a command service is held in: where its report goes, what it may reach, what is rerouted. */
+export interface ServiceIsolation {
+  /** Folder for the service's preload config and report (the replay's temp folder). */
+  dir: string;
+  fsRoot?: string;
+  /** The replay's fs seed (the preload's format), so the service sees the sandbox's files. */
+  seedFile?: string;
+  /** Addresses it may connect to (the sandbox database, the relay). */
+  allow: HostPort[];
+  /** Addresses rerouted (the recorded database's host:port to the relay). */
+  routes: Array<{ from: HostPort; to: HostPort }>;
+}
+
+export interface SandboxService {
+  readonly name: string;
+  /** The origin the agent calls (the config's `origin`, filled in). */
+  readonly origin: string;
+  /** Where the sandboxed instance listens. */
+  readonly url: string;
+  readonly kind: 'command' | 'container';
+  /** The tail of its stdout and stderr. */
+  output(): string;
+  /** Connections its guard refused (command services). */
+  blocked(): string[];
+  close(): Promise<void>;
+}
+
+const isImage = (config: ServiceConfig): config is Extract<ServiceConfig, { image: string }> => 'image' in config;
+
+export function serviceName(config: ServiceConfig): string {
+  return config.name ?? config.origin;
+}
+
+/** Fills `${…}` placeholders; a missing value is an error naming the service and the field. */
+export function fillPlaceholders(
+  text: string,
+  values: ServiceValues & { port?: number },
+  where: { service: string; field: string },
+): string {
+  return text.replace(/\$\{([^}]*)\}/g, (whole, name: string) => {
+    let value: string | undefined;
+    if (name === 'sandbox.db') value = values.db;
+    else if (name === 'sandbox.files') value = values.files;
+    else if (name === 'port') value = values.port === undefined ? undefined : String(values.port);
+    else if (name.startsWith('env.')) value = values.env[name.slice(4)];
+    if (value === undefined) {
+      const why =
+        name === 'sandbox.db'
+          ? 'the recording has no database snapshot'
+          : name === 'sandbox.files'
+            ? 'the recording has no fs root'
+            : name.startsWith('env.')
+              ? `the agent's environment has no ${name.slice(4)} (pass it with --env ${name.slice(4)}=…)`
+              : 'it has no value here';
+      throw new TapedeckError('BAD_CONFIG', `service "${where.service}": ${where.field}: ${whole} — ${why}.`);
+    }
+    return value;
+  });
+}
+
+/** The origin a service answers for, filled in and checked. */
+export function serviceOrigin(config: ServiceConfig, values: ServiceValues): string {
+  const service = serviceName(config);
+  const text = fillPlaceholders(config.origin, values, { service, field: 'origin' });
+  try {
+    return new URL(text).origin;
+  } catch {
+    throw new TapedeckError('BAD_CONFIG', `service "${service}": origin ${JSON.stringify(text)} is not a URL.`);
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Fails at once, with a clear message, when no container runtime (Docker engine) is reachable:
+ * called before a replay whose config has an image service starts its agent.
+ */
+export async function checkContainerRuntime(service: string): Promise<void> {
+  const { getContainerRuntimeClient } = await import('testcontainers');
+  try {
+    await getContainerRuntimeClient();
+  } catch (error) {
+    throw new TapedeckError(
+      'NO_CONTAINER_RUNTIME',
+      `service "${service}" runs from an image, and no Docker engine is reachable (${(error as Error).message}). Start a Docker engine, or give the service a command instead of an image.`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Starts a service and waits until it is ready (its `ready` path answers 2xx, or its port accepts
+ * connections). Close it when done.
+ */
+export async function startService(
+  config: ServiceConfig,
+  values: ServiceValues,
+  isolation: ServiceIsolation,
+): Promise<SandboxService> {
+  return isImage(config) ? startContainer(config, values) : startCommand(config, values, isolation);
+}
+
+async function startCommand(
+  config: Extract<ServiceConfig, { command: unknown }>,
+  values: ServiceValues,
+  isolation: ServiceIsolation,
+): Promise<SandboxService> {
+  const name = serviceName(config);
+  const origin = serviceOrigin(config, values);
+  const port = await freePort();
+  const fill = (text: string, field: string) => fillPlaceholders(text, { ...values, port }, { service: name, field });
+  const usesPort = [
+    ...(Array.isArray(config.command) ? config.command : [config.command]),
+    ...Object.values(config.env ?? {}),
+  ].some((text) => text.includes('${port}'));
+  if (!usesPort)
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `service "${name}": give it its port with \${port} (in env or command), so the sandboxed instance never takes the real one's place.`,
+    );
+  const argv = Array.isArray(config.command)
+    ? config.command.map((part, i) => fill(part, `command[${i}]`))
+    : ['sh', '-c', fill(config.command, 'command')];
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config.env ?? {})) env[key] = fill(value, `env.${key}`);
+  const cwd = config.cwd === undefined ? process.cwd() : path.resolve(fill(config.cwd, 'cwd'));
+  const id = `${port}`;
+  const reportFile = path.join(isolation.dir, `service-${id}.report.jsonl`);
+  const configFile = path.join(isolation.dir, `service-${id}.json`);
+  writeFileSync(reportFile, '');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      fsRoot: isolation.fsRoot,
+      seedFile: isolation.seedFile,
+      reportFile,
+      // Its own port too: a service may call itself.
+      allow: [...isolation.allow, { host: '127.0.0.1', port }],
+      routes: isolation.routes,
+    }),
+  );
+  const { TAPEDECK_REPLAY_CONFIG: _r, TAPEDECK_RECORD_IPC: _i, ...base } = process.env;
+  const childEnv: NodeJS.ProcessEnv = {
+    ...base,
+    ...env,
+    TAPEDECK_SERVICE_CONFIG: configFile,
+    NODE_OPTIONS:
+      `${env.NODE_OPTIONS ?? base.NODE_OPTIONS ?? ''} --import ${pathToFileURL(SERVICE_PRELOAD).href}`.trim(),
+  };
+  let tail = '';
+  const keep = (data: Buffer) => {
+    tail = (tail + data.toString('utf8')).slice(-4000);
+  };
+  let child: ChildProcess;
+  try {
+    child = spawn(argv[0] as string, argv.slice(1), {
+      cwd,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+  } catch (error) {
+    throw new TapedeckError(
+      'SERVICE_FAILED',
+      `service "${name}": cannot start ${argv.join(' ')}: ${(error as Error).message}`,
+    );
+  }
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  let done = false;
+  const stop = async () => {
+    if (done) return;
+    done = true;
+    const pid = child.pid;
+    if (pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-pid, 'SIGTERM');
+      } catch {}
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {}
+      }, 3000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, port, config, exited, () => tail, name, argv);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    name,
+    origin,
+    url,
+    kind: 'command',
+    output: () => tail,
+    blocked: () => readBlocked(reportFile),
+    close: stop,
+  };
+}
+
+function readBlocked(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { target: string }).target);
+  } catch {
+    return [];
+  }
+}
+
+async function waitReady(
+  url: string,
+  port: number,
+  config: ServiceConfig,
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>,
+  tail: () => string,
+  name: string,
+  argv: string[],
+): Promise<void> {
+  const timeout = config.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + timeout;
+  let gone: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | undefined;
+  void exited.then((e) => {
+    gone = e;
+  });
+  let wait = 25;
+  for (;;) {
+    if (gone) {
+      const how = gone.error
+        ? gone.error.message
+        : gone.signal
+          ? `was killed by ${gone.signal}`
+          : `exited with code ${gone.code}`;
+      const output = tail().trim().split('\n').slice(-8).join('\n  ');
+      throw new TapedeckError(
+        'SERVICE_FAILED',
+        `service "${name}" (${argv.join(' ')}) ${how} before it was ready${output ? `:\n  ${output}` : '.'}`,
+      );
+    }
+    if (await isReady(url, port, config.ready)) return;
+    if (Date.now() > deadline)
+      throw new TapedeckError(
+        'SERVICE_NOT_READY',
+        `service "${name}" was not ready after ${timeout} ms (${config.ready ? `GET ${config.ready} gave no 2xx` : `nothing listened on port ${port}`}); raise readyTimeoutMs or check its output:\n  ${tail().trim().split('\n').slice(-8).join('\n  ')}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(200, wait * 2);
+  }
+}
+
+async function isReady(url: string, port: number, ready: string | undefined): Promise<boolean> {
+  if (ready) {
+    try {
+      const response = await fetch(`${url}${ready}`, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer().catch(() => undefined);
+      return response.ok;
+    } catch {
+      return false;
+    }
+  }
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function startContainer(
+  config: Extract<ServiceConfig, { image: string }>,
+  values: ServiceValues,
+): Promise<SandboxService> {
+  const name = serviceName(config);
+  const origin = serviceOrigin(config, values);
+  await checkContainerRuntime(name);
+  const { GenericContainer, TestContainers, Wait } = await import('testcontainers');
+  // The sandbox database listens on this machine's loopback: the container reaches it through
+  // testcontainers' host-port tunnel, as host.testcontainers.internal.
+  let db = values.db;
+  if (db) {
+    const u = new URL(db);
+    await TestContainers.exposeHostPorts(Number(u.port || 5432));
+    u.hostname = 'host.testcontainers.internal';
+    db = u.toString();
+  }
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config.env ?? {}))
+    env[key] = fillPlaceholders(
+      value,
+      { ...values, ...(db ? { db } : {}), port: config.port },
+      { service: name, field: `env.${key}` },
+    );
+  let container: Awaited<ReturnType<InstanceType<typeof GenericContainer>['start']>>;
+  try {
+    container = await new GenericContainer(config.image)
+      .withEnvironment(env)
+      .withExposedPorts(config.port)
+      .withWaitStrategy(config.ready ? Wait.forHttp(config.ready, config.port) : Wait.forListeningPorts())
+      .withStartupTimeout(config.readyTimeoutMs ?? 60_000)
+      .start();
+  } catch (error) {
+    throw new TapedeckError(
+      'SERVICE_FAILED',
+      `service "${name}" (image ${config.image}) did not start: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return {
+    name,
+    origin,
+    url: `http://${container.getHost()}:${container.getMappedPort(config.port)}`,
+    kind: 'container',
+    output: () => '',
+    blocked: () => [],
+    close: async () => {
+      await container.stop().catch(() => {});
+    },
+  };
+}

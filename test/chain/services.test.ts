@@ -1,0 +1,143 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: service settings hold ${port}-style placeholders on purpose
+// Sandboxed services started from a command: ready, held to the sandbox (database, files, network),
+// stopped; a service that dies or is misconfigured says so; an image service without Docker fails at once.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DbSandbox, openDbSandbox } from '../../sandbox/db.js';
+import { type PgRelay, pgTargetOf, startPgRelay } from '../../sandbox/pg-relay.js';
+import { type ServiceIsolation, startService } from '../../sandbox/services.js';
+import { notesSnapshot } from './fixtures.js';
+
+const SERVICE = fileURLToPath(new URL('./fixtures/probe-service.mjs', import.meta.url));
+let dir: string;
+let db: DbSandbox;
+let relay: PgRelay;
+let sentinel: http.Server;
+let sentinelUrl: string;
+let hits = 0;
+const fsRoot = '/srv/tapedeck-test-world';
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-services-'));
+  db = await openDbSandbox(notesSnapshot('seeded'), { kind: 'pglite' });
+  relay = await startPgRelay(pgTargetOf(db.url));
+  sentinel = http.createServer((_req, res) => {
+    hits++;
+    res.end('real');
+  });
+  await new Promise<void>((resolve) => sentinel.listen(0, '127.0.0.1', resolve));
+  sentinelUrl = `http://127.0.0.1:${(sentinel.address() as AddressInfo).port}/`;
+  writeFileSync(
+    path.join(dir, 'seed.json'),
+    JSON.stringify({
+      files: [[`${fsRoot}/profile.txt`, 0o644, Buffer.from('the recorded profile').toString('base64')]],
+    }),
+  );
+});
+afterAll(async () => {
+  await relay?.close();
+  await db?.close();
+  sentinel?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const isolation = (): ServiceIsolation => ({
+  dir,
+  fsRoot,
+  seedFile: path.join(dir, 'seed.json'),
+  allow: [{ host: relay.host, port: relay.port }],
+  // The "recorded database" lives at 127.0.0.1:1 in this test; a connection there is routed to the relay.
+  routes: [{ from: { host: '127.0.0.1', port: 1 }, to: { host: relay.host, port: relay.port } }],
+});
+
+describe('a sandbox service started from a command', () => {
+  it('answers against the sandbox database and files, and reaches nothing else', async () => {
+    const escapeFile = path.join(dir, 'escaped.txt');
+    const service = await startService(
+      {
+        origin: '${env.API_URL}',
+        command: ['node', SERVICE],
+        env: {
+          DB_URL: '${sandbox.db}',
+          PORT: '${port}',
+          FILES: '${sandbox.files}',
+          SENTINEL_URL: sentinelUrl,
+          ESCAPE_FILE: escapeFile,
+        },
+        ready: '/health',
+      },
+      { db: relay.url(), files: fsRoot, env: { API_URL: 'http://127.0.0.1:8787/' } },
+      isolation(),
+    );
+    try {
+      expect(service.origin).toBe('http://127.0.0.1:8787');
+      expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(await (await fetch(`${service.url}/notes`)).json()).toEqual({ notes: [{ id: 'n1', body: 'seeded' }] });
+      expect((await fetch(`${service.url}/notes`, { method: 'POST' })).status).toBe(201);
+      expect(await db.query('SELECT body FROM app.notes ORDER BY id')).toEqual([
+        { body: 'seeded' },
+        { body: 'written by the service' },
+      ]);
+      // Whatever URL it names, a connection to the recorded database's address lands in the sandbox.
+      const routed = encodeURIComponent('postgres://someone:pw@127.0.0.1:1/production');
+      expect(
+        ((await (await fetch(`${service.url}/notes?db=${routed}`)).json()) as { notes: unknown[] }).notes,
+      ).toHaveLength(2);
+      // Files: the sandbox's copy, never the disk.
+      expect(await (await fetch(`${service.url}/file`)).json()).toEqual({ before: 'the recorded profile' });
+      expect(existsSync(escapeFile)).toBe(false);
+      expect(existsSync(`${fsRoot}/profile.txt`)).toBe(false);
+      // The network: refused and reported, the sentinel never hit.
+      expect(await (await fetch(`${service.url}/escape`)).json()).toEqual({ out: 'refused: ECONNREFUSED' });
+      expect(hits).toBe(0);
+      expect(service.blocked()).toEqual([sentinelUrl.replace(/^http:\/\/|\/$/g, '')]);
+    } finally {
+      await service.close();
+    }
+    // Stopped: nothing listens on its port any more.
+    await expect(fetch(`${service.url}/health`)).rejects.toThrow();
+  });
+
+  it('says why when the service dies before it is ready', async () => {
+    await expect(
+      startService(
+        { origin: 'http://127.0.0.1:8787', command: 'echo "cannot open the database" >&2; exit 3 # ${port}' },
+        { env: {} },
+        isolation(),
+      ),
+    ).rejects.toThrow(
+      /service "http:\/\/127\.0\.0\.1:8787" \(sh -c .*\) exited with code 3 before it was ready:\n {2}cannot open the database/,
+    );
+  });
+
+  it('refuses a service that would not get its own port, and names a missing placeholder value', async () => {
+    await expect(
+      startService({ origin: 'http://127.0.0.1:8787', command: 'node api.js' }, { env: {} }, isolation()),
+    ).rejects.toMatchObject({ code: 'BAD_CONFIG', message: expect.stringContaining('give it its port with ${port}') });
+    await expect(
+      startService({ name: 'api', origin: '${env.API_URL}', command: 'node api.js ${port}' }, { env: {} }, isolation()),
+    ).rejects.toThrow('service "api": origin: ${env.API_URL} — the agent\'s environment has no API_URL');
+  });
+});
+
+describe('a sandbox service from an image (testcontainers)', () => {
+  it('fails at once and clearly without a Docker engine', async () => {
+    const started = Date.now();
+    await expect(
+      startService(
+        { name: 'payments', origin: 'http://127.0.0.1:9999', image: 'org/payments:1.2', port: 8080 },
+        { env: {} },
+        isolation(),
+      ),
+    ).rejects.toMatchObject({
+      code: 'NO_CONTAINER_RUNTIME',
+      message: expect.stringMatching(/^service "payments" runs from an image, and no Docker engine is reachable/),
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
