@@ -1,6 +1,6 @@
 // The isolation a replay runs in: fs worlds (memfs seed, materialisation), database sandboxes
 // (PGlite, template clone, testcontainers) and the child-process preload (sandbox/preload/replay.mjs).
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../src/package.js';
 
 export {
   applyRowChanges,
@@ -14,4 +14,4 @@ export {
 export { entryPath, fsSeed, materializeFs, type ReadBlob } from './fs.js';
 
 /** Absolute path of the replay preload, for `node --import`. */
-export const REPLAY_PRELOAD = fileURLToPath(new URL('./preload/replay.mjs', import.meta.url));
+export const REPLAY_PRELOAD = packagePath('sandbox/preload/replay.mjs');

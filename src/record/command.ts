@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../package.js';
 import { TapedeckError } from '../recording/index.js';
 import { openRecording, type RecordOptions, shouldSample } from './recorder.js';
 import { findSdkVersions } from './sdk-versions.js';
@@ -19,7 +19,7 @@ const POLL_MS = 20;
 const BACKLOG_MAX = 16 << 20;
 
 /** Absolute path of the capture preload (plain ESM, loaded with --import). */
-export const RECORD_PRELOAD = fileURLToPath(new URL('./preload/record.mjs', import.meta.url));
+export const RECORD_PRELOAD = packagePath('src/record/preload/record.mjs');
 
 export interface RecordCommandOptions extends RecordOptions {
   /** The agent command, e.g. ['node', 'agent.mjs']. */

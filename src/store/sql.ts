@@ -1,8 +1,8 @@
 // One small SQL interface over the two backends: embedded PGlite (a local folder) and a
 // Postgres server (pg). Both parse values the same way so queries give identical results.
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
 
 export interface QueryResult {
   fields: string[];
@@ -58,6 +58,8 @@ function normalizeRows(rows: Array<Record<string, unknown>>): Array<Record<strin
 
 export async function openPglite(dir: string | undefined): Promise<SqlClient> {
   if (dir !== undefined) mkdirSync(dir, { recursive: true });
+  // Loaded here, not at the top: only commands that open a warehouse pay for PGlite.
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create({
     ...(dir === undefined ? {} : { dataDir: dir }),
     parsers: {
@@ -91,6 +93,7 @@ export async function openPglite(dir: string | undefined): Promise<SqlClient> {
 }
 
 export async function openPostgres(url: string): Promise<SqlClient> {
+  const pg = (await import('pg')).default;
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       if (oid === OID.INT8) return parseInt8;

@@ -28,14 +28,36 @@ export function functionPredicate(fn: UserPredicateFn, name: string): StepPredic
   };
 }
 
-/** Loads a predicate module (.js, .mjs, or .ts under tsx) and checks its default export is a function. */
+/** Lets `import()` load TypeScript: the built CLI is plain JavaScript, so tsx is loaded only for a .ts predicate. */
+async function registerTypeScript(file: string): Promise<void> {
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+  } catch (error) {
+    throw new TapedeckError(
+      'BISECT_PREDICATE',
+      `predicate module ${file} is TypeScript, and tsx (which loads it) is not installed: npm i -D tsx, or give a .js/.mjs file`,
+      { cause: error },
+    );
+  }
+}
+
+/** Loads a predicate module (.js, .mjs, or .ts through tsx) and checks its default export is a function. */
 export async function loadJsPredicate(file: string): Promise<StepPredicate> {
   const path = resolve(file);
   if (!existsSync(path)) throw new TapedeckError('BISECT_PREDICATE', `predicate module ${file} does not exist`);
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    try {
+      mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
+      await registerTypeScript(file);
+      // A new URL: the loader remembers the failed import of the plain one.
+      mod = (await import(`${pathToFileURL(path).href}?tsx`)) as { default?: unknown };
+    }
   } catch (error) {
+    if (error instanceof TapedeckError) throw error;
     throw new TapedeckError(
       'BISECT_PREDICATE',
       `could not load predicate module ${file}: ${error instanceof Error ? error.message : String(error)}`,

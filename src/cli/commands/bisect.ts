@@ -279,7 +279,6 @@ export function register(program: Command): void {
   program
     .command('bisect')
     .exitOverride(exitOnUsageError)
-    .summary('find the first step where the agent’s belief diverged from the world')
     .description(
       `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.`,
     )
@@ -334,7 +333,6 @@ Examples:
   program
     .command('bisect-prompt')
     .exitOverride(exitOnUsageError)
-    .summary('find the prompt version (or the smallest prompt change) that flips a replay’s outcome')
     .description(
       `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step (or, with --contract, passes the contract's hard gate). Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,
     )

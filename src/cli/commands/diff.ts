@@ -9,7 +9,6 @@ export function register(program: Command): void {
   program
     .command('diff')
     .exitOverride(exitOnUsageError)
-    .summary('align two runs and show the first step where they part')
     .description(
       'Aligns the trajectories of two recordings (say a baseline and its replay with a changed prompt) by edit distance over normalised actions: a tool step is its tool name and canonical arguments, a model step is the tool calls it decided (or "(final)" for an answer). Reports the edit distance, the similarity 1 - distance / max(len a, len b), the first divergent step and its kind, and shows both steps side by side. Exit code 1 when the runs differ.',
     )

@@ -34,7 +34,6 @@ export function register(program: Command): void {
   program
     .command('query')
     .exitOverride(exitOnUsageError)
-    .summary('run SQL against the evaluation warehouse')
     .description(
       "Runs SQL on the warehouse that `tapedeck ingest` fills: the seed's tables trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot, eval_task_result, eval_validator_result, eval_state_result, the view cost_per_resolved_task, and schema_migrations. Several statements may be given; the last one's rows are printed.",
     )

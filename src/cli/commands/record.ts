@@ -27,7 +27,6 @@ function parseNumber(flag: string, value: string | undefined, check: (n: number)
 export function register(program: Command): void {
   program
     .command('record')
-    .summary('record an agent run: HTTP + LLM calls, tool calls, fs + Postgres changes, clock/random')
     .description(
       'Runs the agent command as a child process with a capture preload (node --import, inherited by node grandchildren through NODE_OPTIONS). The agent code is unchanged. Every model call (OpenAI Chat Completions/Responses, Anthropic Messages, streamed or not) becomes a THINK or FINALIZE step with its messages, tool calls and usage; every other HTTP call becomes a tool step (API_CALL, RETRIEVE, MCP_CALL); reads and writes of files under --fs become FILE_READ/FILE_WRITE steps. With --fs and --db the world is snapshotted before and after, and each step carries the file and row changes made during it — also by other processes, such as your tool API writing to the database. Secrets are redacted before anything is written.',
     )

@@ -85,7 +85,6 @@ function printResult(result: ReplayResult): void {
 export function register(program: Command): void {
   program
     .command('replay')
-    .summary('re-run an agent against a recording in a sandbox: exact, or counterfactual with a changed prompt')
     .description(
       'Runs the agent again (the recorded command, or the one after --) with a replay preload. Every HTTP call and tool result is answered from the recording; clock, random and uuid values come from it too; files under the recorded fs root live in memory (memfs) and the database is a sandbox seeded from the recorded snapshot (PGlite by default). Nothing real is touched: any other connection is blocked and reported. The replay is written as a new recording (manifest.replayOf).\n\n' +
         'exact: the agent must reproduce its trajectory; every deviation is a divergence (step, expected, actual, field diff).\n' +

@@ -22,7 +22,6 @@ export function register(program: Command): void {
   program
     .command('tui')
     .exitOverride(exitOnUsageError)
-    .summary('browse recordings, time-travel through a run, replay it with a changed prompt, bisect')
     .description(
       'The terminal UI. Lists the recordings under --dir; opens one in the run view: the timeline of steps (state type, tool or model, tokens, cost, latency, failures), the selected step in full (model input with its context provenance, output or tool call, observation, the world changes at that step). Step through time with j/k, jump with g<step><enter>; r replays the run with a changed system prompt and shows baseline and replay side by side; b bisects to the first step where the agent’s belief diverged from the world; l shows the ledger and scores. Press ? inside for every key.',
     )

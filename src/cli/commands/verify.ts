@@ -43,7 +43,6 @@ export function register(program: Command): void {
   program
     .command('verify')
     .exitOverride(exitOnUsageError)
-    .summary('check that recordings are readable and intact')
     .description(
       'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
     )
@@ -86,7 +85,6 @@ Examples:
   program
     .command('list')
     .exitOverride(exitOnUsageError)
-    .summary('list the recordings under a folder')
     .description(
       'Lists the recordings found under a folder (default ./recordings, three levels deep), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder, which is what every other command takes.',
     )

@@ -85,7 +85,6 @@ export function register(program: Command): void {
   const worker = program
     .command('worker')
     .exitOverride(exitOnUsageError)
-    .summary('run queued replays and ingests from the warehouse job queue (scale-out over machines)')
     .description(
       "Takes jobs from the warehouse's job queue (table tapedeck_job) one at a time and runs them: `replay` jobs replay a recording (exact or counterfactual, optionally with a changed system prompt), evaluate it against a contract when one is given, and ingest the replay's ledger and scores; `ingest` jobs ingest a recording. Workers on many machines can share one Postgres server (--db or TAPEDECK_DATABASE_URL): a job is claimed with FOR UPDATE SKIP LOCKED, so it runs once; a failed job is retried with backoff up to 3 attempts; a job whose worker died is put back after 15 minutes. Recording paths must be readable by every worker.",
     )

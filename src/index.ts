@@ -1,0 +1,67 @@
+// The `tapedeck` package: what `import { … } from 'tapedeck'` offers. Record and replay agent
+// runs, score them (evaluate), cost them (ledger), find where they went wrong (bisect), and read
+// recordings. The CLI (`tapedeck …`) is built on exactly these.
+export {
+  type AlignmentOp,
+  alignRuns,
+  type BisectBeliefOptions,
+  type BisectBeliefResult,
+  type BisectPromptsOptions,
+  type BisectPromptsResult,
+  beliefAt,
+  bisectBelief,
+  bisectPrompts,
+  ddminPromptHunks,
+  type RunAlignment,
+  type StepPredicate,
+  worldAtStep,
+} from './bisect/index.js';
+export {
+  type Aggregate,
+  aggregate,
+  type Contract,
+  costPerResolvedTask,
+  type EvalTaskResult,
+  type EvaluateOptions,
+  type Evaluation,
+  evaluateRecording,
+  loadContract,
+  parseContract,
+  passAtK,
+  passHatK,
+} from './evaluate/index.js';
+export {
+  buildLedger,
+  compareLedgers,
+  formatLedger,
+  type LedgerOptions,
+  loadPrices,
+  type PriceTable,
+} from './ledger/index.js';
+export type { Ledger } from './ledger/types.js';
+export {
+  type RecordCommandOptions,
+  type RecordCommandResult,
+  type RecordContext,
+  type RecordOptions,
+  type RecordResult,
+  record,
+  recordCommand,
+  type ToolOptions,
+  tool,
+} from './record/index.js';
+export {
+  isTapedeckError,
+  listRecordings,
+  type Manifest,
+  type Recording,
+  RecordingError,
+  type RecordingEvent,
+  readManifest,
+  readRecording,
+  TapedeckError,
+  worldAt,
+} from './recording/index.js';
+export { replay } from './replay/index.js';
+export type { ReplayMode, ReplayOptions, ReplayResult } from './replay/types.js';
+export { openWarehouse, type Warehouse, type WarehouseOptions } from './store/index.js';
