@@ -46,14 +46,14 @@ Run 'tapedeck <command> --help' for each command's options and examples.`,
     );
   const loaded = new Set<CommandModule['register']>();
   for (const entry of COMMANDS) {
-    if (program.commands.some((c) => c.name() === entry.name)) continue;
-    if (options.all || entry.name === options.only) {
-      const mod = await entry.load();
-      if (!loaded.has(mod.register)) {
-        loaded.add(mod.register);
-        mod.register(program);
-      }
-    } else program.command(entry.name);
+    if (!options.all && entry.name !== options.only) continue;
+    const mod = await entry.load();
+    if (loaded.has(mod.register)) continue;
+    loaded.add(mod.register);
+    mod.register(program);
+  }
+  for (const entry of COMMANDS) {
+    if (!program.commands.some((c) => c.name() === entry.name)) program.command(entry.name);
   }
   for (const entry of COMMANDS) program.commands.find((c) => c.name() === entry.name)?.summary(entry.summary);
   return program;
