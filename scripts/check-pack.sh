@@ -24,7 +24,10 @@ import { record, replay, evaluateRecording, buildLedger, bisectBelief, readRecor
 for (const [name, fn] of Object.entries({ record, replay, evaluateRecording, buildLedger, bisectBelief, readRecording }))
   if (typeof fn !== 'function') throw new Error(name + ' is not exported as a function');
 "
-node --input-type=module -e "await import('tapedeck/package.json', { with: { type: 'json' } })"
+node --input-type=module -e "
+const { defineConfig } = await import('tapedeck/config');
+if (typeof defineConfig !== 'function') throw new Error('tapedeck/config has no defineConfig');
+"
 
 # 2. Types resolve in a strict TypeScript project (module NodeNext), and a wrong use is an error.
 cat > tsconfig.json <<'JSON'
@@ -32,6 +35,8 @@ cat > tsconfig.json <<'JSON'
 JSON
 cat > check.ts <<'TS'
 import { type Recording, readRecording, record, replay, type ReplayResult } from 'tapedeck';
+import { defineConfig, type TapedeckConfig } from 'tapedeck/config';
+export const config: TapedeckConfig = defineConfig({});
 export async function check(dir: string): Promise<number> {
   const recording: Recording = await readRecording(dir);
   const result: ReplayResult = await replay({ recording: dir, mode: 'exact' });
