@@ -7,12 +7,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { ServiceConfig } from '../src/config/index.js';
+import { packagePath } from '../src/package.js';
 import { TapedeckError } from '../src/recording/index.js';
 
 /** Absolute path of the sandboxed-service preload, for `node --import`. */
-export const SERVICE_PRELOAD = fileURLToPath(new URL('./preload/service.mjs', import.meta.url));
+export const SERVICE_PRELOAD = packagePath('sandbox/preload/service.mjs');
 
 /** Values of the placeholders a service's settings may hold. */
 export interface ServiceValues {
