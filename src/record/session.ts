@@ -14,10 +14,12 @@ import type {
   ModelCalledPayload,
   NondeterminismPayload,
   RecordingWriter,
-  StateType,
+  StepEvent,
+  StepRecord,
   StreamChunk,
   ToolCalledPayload,
 } from '../recording/index.js';
+import { stepEvents } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
 import { DEFAULT_CODECS, detectLlm, eventJson, type LlmCodec, parseSse } from './llm/index.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
@@ -53,8 +55,6 @@ interface OpenExchange {
   parentThink: number | undefined;
   nd: NondeterminismPayload[];
 }
-
-type Pending = Omit<AppendInput, 'stepId' | 'parentStepId'>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
@@ -211,54 +211,30 @@ export class RecordSession {
     }
   }
 
-  private async emit(stepId: number, parentStepId: number | undefined, event: Pending): Promise<void> {
-    const input = { ...event, stepId, ...(parentStepId === undefined ? {} : { parentStepId }) } as AppendInput;
+  private async emit(input: AppendInput): Promise<void> {
     const seq = this.writer.append(input);
     await this.options.onEvent?.({
       seq,
       type: input.type,
-      stepId,
-      ...(parentStepId === undefined ? {} : { parentStepId }),
+      stepId: input.stepId,
+      ...(input.parentStepId === undefined ? {} : { parentStepId: input.parentStepId }),
       payload: input.payload,
     });
   }
 
-  private async worldChanges(): Promise<Pending[]> {
+  private async worldChanges(): Promise<StepEvent[]> {
     if (this.options.world === undefined) return [];
     const { fs, db } = await this.options.world.drain();
     return [
-      ...fs.map((payload): Pending => ({ type: 'fs.changed', payload })),
-      ...db.map((payload): Pending => ({ type: 'db.changed', payload })),
+      ...fs.map((payload): StepEvent => ({ type: 'fs.changed', payload })),
+      ...db.map((payload): StepEvent => ({ type: 'db.changed', payload })),
     ];
   }
 
-  private async writeStep(step: {
-    stateType: StateType;
-    name: string;
-    parentStepId?: number | undefined;
-    start: number;
-    end: number;
-    events: Pending[];
-    status: 'success' | 'error';
-    errorType?: string | undefined;
-  }): Promise<number> {
+  /** Writes one step (numbered next) through the format's step writer; returns its id. */
+  private async writeStep(step: Omit<StepRecord, 'stepId'>): Promise<number> {
     const stepId = ++this.lastStep;
-    const parent = step.parentStepId;
-    await this.emit(stepId, parent, {
-      type: 'step.started',
-      time: iso(step.start),
-      payload: { stateType: step.stateType, name: step.name },
-    });
-    for (const event of step.events) await this.emit(stepId, parent, { time: iso(step.end), ...event });
-    await this.emit(stepId, parent, {
-      type: 'step.completed',
-      time: iso(step.end),
-      payload: {
-        status: step.status,
-        latencyMs: Math.max(0, step.end - step.start),
-        ...(step.errorType === undefined ? {} : { errorType: step.errorType }),
-      },
-    });
+    for (const event of stepEvents({ ...step, stepId })) await this.emit(event);
     return stepId;
   }
 
@@ -296,7 +272,7 @@ export class RecordSession {
       return;
     }
     for (const payload of payloads) {
-      await this.emit(this.lastStep, undefined, { type: 'nondeterminism', time: iso(message.ts), payload });
+      await this.emit({ type: 'nondeterminism', stepId: this.lastStep, time: iso(message.ts), payload });
     }
   }
 
@@ -351,7 +327,7 @@ export class RecordSession {
     };
     const failed = error !== undefined || res === undefined || res.status >= 400;
     const errorType = error?.code ?? (res !== undefined && res.status >= 400 ? `HTTP_${res.status}` : undefined);
-    const nd = open.nd.map((payload): Pending => ({ type: 'nondeterminism', payload }));
+    const nd = open.nd.map((payload): StepEvent => ({ type: 'nondeterminism', payload }));
 
     const llm = detectLlm({ method: req.method, url, headers: req.headers, json: reqJson }, this.codecs);
     if (llm !== undefined) {
@@ -378,7 +354,7 @@ export class RecordSession {
       if (!failed && model.output.text !== undefined) this.finalOutput = model.output.text;
       // A model call does not change the world: changes seen now were made after it (the agent
       // acting on a stream it has finished reading) and belong to the next step.
-      const events: Pending[] = [
+      const events: StepEvent[] = [
         { type: 'model.called', payload: model },
         { type: 'http.exchange', payload: exchange },
         ...nd,

@@ -26,6 +26,7 @@ export {
 } from './reader.js';
 export { createRedactor, isPlaceholder, PLACEHOLDER_PREFIX, type RedactionOptions, type Redactor } from './redact.js';
 export * from './schema.js';
+export { type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
 export type * from './types.js';
 export { compareKeyValues, sortRows, worldAt } from './world.js';
 export {

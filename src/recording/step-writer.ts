@@ -1,0 +1,53 @@
+// One step as the format writes it: step.started, the step's events, step.completed. The
+// recorder (src/record/session.ts) and the replayer (src/replay/) both build their steps here,
+// so a step looks the same whoever wrote it.
+
+import type { StateType } from './types.js';
+import type { AppendInput } from './writer.js';
+
+/** An event inside a step: the step writer sets its stepId, parentStepId and (when missing) time. */
+export type StepEvent = Omit<AppendInput, 'stepId' | 'parentStepId'>;
+
+export interface StepRecord {
+  stepId: number;
+  parentStepId?: number | undefined;
+  stateType: StateType;
+  name: string;
+  /** Epoch milliseconds: step.started carries `start`; the other events and step.completed carry `end`. */
+  start: number;
+  end: number;
+  events: readonly StepEvent[];
+  status: 'success' | 'error';
+  errorType?: string | undefined;
+}
+
+/**
+ * The events of one step, in the order they are appended.
+ * @example for (const e of stepEvents({ stepId: 3, stateType: 'THINK', name: 'gpt-4o', start, end, events, status: 'success' })) writer.append(e);
+ */
+export function stepEvents(step: StepRecord): AppendInput[] {
+  const ids = {
+    stepId: step.stepId,
+    ...(step.parentStepId === undefined ? {} : { parentStepId: step.parentStepId }),
+  };
+  const end = new Date(step.end).toISOString();
+  return [
+    {
+      type: 'step.started',
+      ...ids,
+      time: new Date(step.start).toISOString(),
+      payload: { stateType: step.stateType, name: step.name },
+    },
+    ...step.events.map((event) => ({ time: end, ...event, ...ids }) as AppendInput),
+    {
+      type: 'step.completed',
+      ...ids,
+      time: end,
+      payload: {
+        status: step.status,
+        latencyMs: Math.max(0, step.end - step.start),
+        ...(step.errorType === undefined ? {} : { errorType: step.errorType }),
+      },
+    },
+  ];
+}
