@@ -23,13 +23,12 @@ import {
   validationRepairRate,
 } from './metrics.js';
 import {
-  bundledPrices,
   findModelPrice,
   findToolPrice,
   type PriceSource,
   type PriceTable,
+  recordingPrices,
   type ToolPrice,
-  tableFromSnapshot,
 } from './prices.js';
 import { buildCostProfile, mainCostSources } from './profile.js';
 import {
@@ -622,8 +621,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 
 function choosePrices(recording: Recording, options: LedgerOptions): { table: PriceTable; source: PriceSource } {
   if (options.prices) return { table: options.prices, source: 'file' };
-  if (recording.manifest.prices) return { table: tableFromSnapshot(recording.manifest.prices), source: 'manifest' };
-  return { table: bundledPrices(), source: 'bundled' };
+  return recordingPrices(recording.manifest);
 }
 
 function servedOf(exchangeId: string | undefined, exchanges: Map<string, HttpExchangePayload>): ServedFrom | null {

@@ -1,6 +1,7 @@
 // The seed's cost formulas (000 §20–22): LLM cost by token type, state cost, task cost.
-import type { PriceEntry } from '../recording/types.js';
-import type { TokenBuckets } from './tokens.js';
+import type { PriceEntry, Usage } from '../recording/types.js';
+import { findModelPrice, type PriceTable } from './prices.js';
+import { bucketsFromUsage, type TokenBuckets } from './tokens.js';
 
 /** LLM cost split by token type, in the price table's currency. */
 export interface LlmCost {
@@ -63,4 +64,15 @@ export function stateCost(parts: { llm: number; tool: number; compute: number })
 /** Money rounded to 1e-10 so sums print without float noise; NUMERIC columns get the same value. */
 export function roundMoney(value: number): number {
   return Math.round(value * 1e10) / 1e10;
+}
+
+/**
+ * What one model call cost at a price table (recordingPrices(manifest).table for a recording),
+ * by the formula above; undefined when the call has no usage or its model no price.
+ * @example modelCallCost(recordingPrices(recording.manifest).table, 'gpt-4o', call.usage)
+ */
+export function modelCallCost(table: PriceTable, model: string, usage: Usage | undefined): number | undefined {
+  const price = findModelPrice(table, model);
+  if (!usage || !price) return undefined;
+  return llmCost(bucketsFromUsage(usage), price).total;
 }

@@ -1,7 +1,7 @@
 // The ledger engine: what every run and replay cost, per step, by token type and by state.
 export { buildLedger, type LedgerOptions } from './build.js';
 export { type CostDelta, compareLedgers } from './compare.js';
-export { addCost, type LlmCost, llmCost, roundMoney } from './cost.js';
+export { addCost, type LlmCost, llmCost, modelCallCost, roundMoney } from './cost.js';
 export { formatCostDelta, formatLedger } from './format.js';
 export * from './metrics.js';
 export {
@@ -13,6 +13,7 @@ export {
   type PriceTable,
   PriceTableSchema,
   parsePrices,
+  recordingPrices,
   snapshotPrices,
   type ToolPrice,
 } from './prices.js';

@@ -69,6 +69,15 @@ export function loadPrices(file?: string): PriceTable {
   return parsePrices(json, file);
 }
 
+/** The prices a recording is costed at: its manifest's snapshot, else the bundled table. */
+export function recordingPrices(manifest: { prices?: PriceSnapshot | undefined }): {
+  table: PriceTable;
+  source: PriceSource;
+} {
+  if (manifest.prices) return { table: tableFromSnapshot(manifest.prices), source: 'manifest' };
+  return { table: bundledPrices(), source: 'bundled' };
+}
+
 /** The manifest's snapshot as a price table. */
 export function tableFromSnapshot(snapshot: PriceSnapshot): PriceTable {
   return { version: snapshot.version, currency: snapshot.currency, models: snapshot.models };
