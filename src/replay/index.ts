@@ -1,4 +1,7 @@
 // The replayer: re-runs an agent against a recording in the sandbox, with no live side effects.
+
+export type { Answer, Answerer, Ask, HttpAnswer } from './answer.js';
+export { liveModelAnswerer, retarget } from './live.js';
 export {
   bodyBytesOf,
   bodyTextOf,
@@ -27,5 +30,6 @@ export {
   viewOf,
 } from './normalize.js';
 export { applyOverride, overrideRequestBody, type PromptOverride, systemPromptOf, withSystemPrompt } from './prompt.js';
-export { compareWorlds, materializeWorld, replay, retarget } from './session.js';
+export { replay } from './replay.js';
 export type * from './types.js';
+export { materializeWorld } from './world.js';

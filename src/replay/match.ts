@@ -82,6 +82,11 @@ export function bodyBytesOf(recording: Pick<Recording, 'readBlob'>, body: Body |
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** GET, HEAD and OPTIONS read; every other method may change the world. */
+export function isSafeMethod(method: string): boolean {
+  return SAFE_METHODS.has(method.toUpperCase());
+}
+
 /** The request an in-process tool() call is matched as: its name and canonical arguments. */
 export function toolRequest(name: string, args: unknown): LiveRequest {
   return { method: 'TOOL', url: `tool:${name}`, headers: {}, bodyText: canonical(args ?? null) };
@@ -167,7 +172,7 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
       request,
       view,
       keys: keysOf(request, view),
-      mutating: tool ? tool.mutating : kind === 'tool' && !SAFE_METHODS.has(request.method),
+      mutating: tool ? tool.mutating : kind === 'tool' && !isSafeMethod(request.method),
       effects: { fs, db },
       stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,
     });

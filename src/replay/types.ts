@@ -1,7 +1,10 @@
 // The replayer's public options and results.
-import type { DivergencePayload, Usage } from '../recording/index.js';
+import type { DivergencePayload, HttpExchangePayload, Usage } from '../recording/index.js';
+import type { Answerer } from './answer.js';
 
 export type ReplayMode = 'exact' | 'counterfactual';
+/** Who answered a call (written on its http.exchange): the recording, an answerer (live, …), or nobody (blocked: held back). */
+export type ServedFrom = NonNullable<HttpExchangePayload['servedFrom']>;
 export type MissPolicy = 'fail' | 'error-response';
 export type Timing = { kind: 'none' } | { kind: 'original' } | { kind: 'scaled'; factor: number };
 
@@ -49,6 +52,11 @@ export interface ReplayOptions {
   /** Where the agent's stdout/stderr go (default: inherited). */
   stdio?: 'inherit' | 'pipe' | 'ignore';
   onProgress?: (progress: ReplayProgress) => void;
+  /**
+   * Extra sources of answers for HTTP calls the recording cannot serve, tried in order before
+   * the built-in live model answerer (counterfactual) and before holding the call back.
+   */
+  answerers?: readonly Answerer[];
 }
 
 export interface HeldBack {
@@ -70,7 +78,7 @@ export interface ReplayResult {
   firstDivergentStep?: number;
   heldBack: HeldBack[];
   /** How the agent's calls were answered. */
-  served: { recording: number; live: number; blocked: number };
+  served: Record<ServedFrom, number>;
   /** Model calls served from the recording in counterfactual mode: cost not paid again. */
   savedCost: { calls: number; usage: Usage; usd?: number };
   /** Connections the network guard refused. */

@@ -1,0 +1,260 @@
+// The replay's decisions: who answers each call the agent makes. Every call (HTTP through the
+// preload, in-process tool(), or one the preload already served itself) goes through ONE
+// function, answerCall, whose result says where the answer came from (`servedFrom`, written on
+// the step's http.exchange and counted in ReplayResult.served):
+//
+//   1. the recording  — recordedVerdict(): a match (layered, in order), or in the prefix (exact
+//                       mode, before fork-at K) the expected recorded call with a divergence;
+//                       served by serveRecorded() (serve.ts) with its recorded world effects.
+//   2. the answerers  — for an HTTP call the recording cannot serve, an ordered list of
+//                       `Answerer`s (ReplayOptions.answerers, then the built-in live model
+//                       answerer in counterfactual mode, live.ts); the first that accepts the call
+//                       answers it and settleAnswer() writes the step with its provenance.
+//   3. held back      — holdBack() (held-back.ts): nobody may answer; the call is never sent, it
+//                       is a divergence, and the agent gets the miss policy's error.
+//
+// To add a source of answers (a sandbox service, a mock, a simulator) implement `Answerer` and
+// put it in the list; nothing else changes. An `until K` stop is checked before any answerer
+// runs, so a stopped replay never makes a live call.
+import type { DivergencePayload, StreamChunk } from '../recording/index.js';
+import { holdBack } from './held-back.js';
+import { CallIndex, type MatchResult, type RecordedCall, toolRequest } from './match.js';
+import {
+  apiOf,
+  canonical,
+  type FieldDiff,
+  fieldDiff,
+  isModelApi,
+  type LiveRequest,
+  parseJson,
+  type RequestView,
+  summaryOf,
+  viewOf,
+} from './normalize.js';
+import { overrideRequestBody, withSystemPrompt } from './prompt.js';
+import { type PreloadMessage, type Reply, type WireBody, wireBytes } from './protocol.js';
+import { serveRecorded } from './serve.js';
+import type { ReplaySession } from './session.js';
+import { settleAnswer } from './settle.js';
+import type { ReplayMode, ServedFrom } from './types.js';
+
+/** A call the agent made, as the decisions see it. */
+export interface Ask {
+  /** An HTTP request (through the preload's interceptors) or an in-process tool() call. */
+  kind: 'http' | 'tool';
+  /** The request as the agent sent it (after a prompt override); a tool call as `TOOL tool:<name>`. */
+  request: LiveRequest;
+  bytes?: Buffer;
+  /** The request with its secrets redacted, as recordings store requests: what matching compares. */
+  redacted: LiveRequest;
+  /** A call to a model API (decoded as model.called). */
+  isModel: boolean;
+  /** In-process tools: whether the tool was declared mutating (a mutating call is never served twice). */
+  mutating?: boolean;
+}
+
+/** The response an answerer produced, or the error it met. Times are epoch milliseconds. */
+export interface HttpAnswer {
+  /** Where the request went (a live endpoint, a sandbox service, a mock). */
+  url: string;
+  started: number;
+  durationMs: number;
+  ttfbMs?: number;
+  response?: {
+    status: number;
+    statusText: string;
+    headers: Record<string, string>;
+    bytes: Buffer;
+    /** A streamed (SSE) response, event by event. */
+    chunks?: StreamChunk[];
+  };
+  error?: { code: string; message: string };
+}
+
+/** A source of answers for HTTP calls the recording cannot serve, tried in list order. */
+export interface Answerer {
+  readonly name: string;
+  /** Provenance of its answers: written on the exchange, counted in ReplayResult.served. */
+  readonly servedFrom: Exclude<ServedFrom, 'recording' | 'blocked'>;
+  /** Whether it answers this call; `prefix` is true where every call must come from the recording. */
+  accepts(ask: Ask, context: { mode: ReplayMode; prefix: boolean }): boolean;
+  answer(ask: Ask): Promise<HttpAnswer>;
+}
+
+/** The outcome of one call: its provenance, the step it became, and the reply for the preload. */
+export interface Answer {
+  /** 'stopped': until K stopped the agent before this call. */
+  servedFrom: ServedFrom | 'stopped';
+  step: number;
+  reply: Reply;
+}
+
+/** What the recording says about a call. */
+export type RecordedVerdict =
+  | {
+      kind: 'serve';
+      call: RecordedCall;
+      step?: number;
+      divergence?: DivergencePayload;
+      /** A model call served in counterfactual mode: its cost is not paid again (ReplayResult.savedCost). */
+      saved?: boolean;
+    }
+  | { kind: 'stop'; step: number }
+  | { kind: 'miss'; match: MatchResult };
+
+/** The one decision: the recording, else the first accepting answerer, else held back. */
+export async function answerCall(session: ReplaySession, ask: Ask): Promise<Answer> {
+  const prefix = session.isPrefix();
+  const verdict = recordedVerdict(session, ask, prefix);
+  if (verdict.kind === 'stop') return stopped(session, verdict.step);
+  if (verdict.kind === 'serve') return serveRecorded(session, ask, verdict);
+  if (ask.kind === 'http') {
+    const context = { mode: session.options.mode, prefix };
+    const answerer = session.parts.answerers.find((a) => a.accepts(ask, context));
+    if (answerer) return settleAnswer(session, ask, answerer, verdict.match);
+  }
+  return holdBack(session, ask, verdict.match);
+}
+
+export function stopped(session: ReplaySession, step: number): Answer {
+  return { servedFrom: 'stopped', step, reply: session.stop(step) };
+}
+
+/** An HTTP call from the preload. */
+export async function answerHttp(session: ReplaySession, message: PreloadMessage): Promise<Reply> {
+  let { request, bytes } = requestOf(message);
+  const parsed = parseJson(request.bodyText);
+  const isModel = isModelApi(apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined));
+  const override = session.parts.override;
+  if (isModel && override && request.bodyText !== undefined) {
+    const api = apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined);
+    const text = overrideRequestBody(api, request.bodyText, override);
+    request = { ...request, bodyText: text };
+    bytes = Buffer.from(text, 'utf8');
+  }
+  const ask: Ask = { kind: 'http', request, redacted: session.redacted(request), isModel, ...(bytes ? { bytes } : {}) };
+  return (await answerCall(session, ask)).reply;
+}
+
+/** An in-process tool() call from the preload. */
+export async function answerTool(session: ReplaySession, message: PreloadMessage): Promise<Reply> {
+  const request = toolRequest(String(message.name ?? ''), message.args ?? null);
+  const ask: Ask = {
+    kind: 'tool',
+    request,
+    bytes: Buffer.from(request.bodyText ?? ''),
+    redacted: session.redacted(request),
+    isModel: false,
+    mutating: message.mutating === true,
+  };
+  return (await answerCall(session, ask)).reply;
+}
+
+/** A call the preload served itself from its fast index (exact mode): written as served from the recording. */
+export async function serveReported(session: ReplaySession, message: PreloadMessage): Promise<void> {
+  const call = session.index.calls[Number(message.i)];
+  if (!call || session.index.isUsed(call)) return;
+  const { request, bytes } = requestOf(message);
+  const ask: Ask = {
+    kind: 'http',
+    request,
+    redacted: request,
+    isModel: call.kind === 'model',
+    ...(bytes ? { bytes } : {}),
+  };
+  await serveRecorded(session, ask, { kind: 'serve', call });
+}
+
+function requestOf(message: PreloadMessage): { request: LiveRequest; bytes?: Buffer } {
+  const body = message.body as WireBody | undefined;
+  const bytes = wireBytes(body);
+  const request: LiveRequest = {
+    method: String(message.method ?? 'GET').toUpperCase(),
+    url: String(message.url ?? ''),
+    headers: (message.headers as Record<string, string>) ?? {},
+    ...(body?.text !== undefined ? { bodyText: body.text } : {}),
+  };
+  return bytes ? { request, bytes } : { request };
+}
+
+/** The recording's answer to a call, layer by layer; in the prefix, what departs from it is a divergence. */
+export function recordedVerdict(session: ReplaySession, ask: Ask, prefix: boolean): RecordedVerdict {
+  const live = ask.redacted;
+  if (ask.kind === 'tool') {
+    const m = session.parts.tools.match(live, { kind: 'tool', allowReuse: ask.mutating !== true });
+    if (!m.call?.tool) return { kind: 'miss', match: m };
+    const step = session.stepFor(m.call);
+    return session.shouldStop(step) ? { kind: 'stop', step } : { kind: 'serve', call: m.call, step };
+  }
+  const index = session.index;
+  if (ask.isModel && prefix) {
+    const m = index.match(live, { kind: 'model' });
+    if (m.call && m.layer !== 'structural' && session.inOrder(m.call)) return { kind: 'serve', call: m.call };
+    // Under a prompt override the recorded prefix differs by the prompt alone, on purpose.
+    const aligned = session.parts.override ? alignedModelCall(session, live) : undefined;
+    if (aligned) return { kind: 'serve', call: aligned };
+    const expected = m.call ?? index.nextExpected('model');
+    if (!expected) return { kind: 'miss', match: m };
+    const step = session.stepFor(expected);
+    if (session.shouldStop(step)) return { kind: 'stop', step };
+    return {
+      kind: 'serve',
+      call: expected,
+      step,
+      divergence: {
+        kind: 'different-request',
+        expected: { step: expected.step, request: summaryOf(expected.view) },
+        actual: summaryOf(viewOf(live)),
+        fieldDiff: m.call ? m.fieldDiff : fieldDiffOf(expected, live),
+        message: `Step ${step}: the model request differs from the recorded step ${expected.step}; served the recorded answer.`,
+      },
+    };
+  }
+  if (ask.isModel) {
+    // Counterfactual: a model call is served from the recording only when it is the same request.
+    const m = index.match(live, { kind: 'model', maxLayer: 'normalised' });
+    if (!m.call) return { kind: 'miss', match: m };
+    const step = session.stepFor(m.call);
+    return session.shouldStop(step) ? { kind: 'stop', step } : { kind: 'serve', call: m.call, step, saved: true };
+  }
+  const m = index.match(live, { kind: 'tool', allowReuse: true });
+  if (!m.call) return { kind: 'miss', match: m };
+  const step = session.stepFor(m.call);
+  if (session.shouldStop(step)) return { kind: 'stop', step };
+  const loose = m.layer === 'structural' || m.reused || !session.inOrder(m.call);
+  if (!prefix || !loose) return { kind: 'serve', call: m.call, step };
+  const how = m.reused ? 'as a repeat' : m.layer === 'structural' ? 'structurally' : 'out of order';
+  return {
+    kind: 'serve',
+    call: m.call,
+    step,
+    divergence: {
+      kind: 'different-request',
+      expected: { step: m.call.step, request: summaryOf(m.call.view) },
+      actual: summaryOf(viewOf(live)),
+      fieldDiff: m.fieldDiff,
+      message: `Step ${step}: ${live.method} ${viewOf(live).path} matched recorded step ${m.call.step} only ${how}; served it.`,
+    },
+  };
+}
+
+/**
+ * The recorded model call a live one stands in for: the next recorded model call when the
+ * requests are equal apart from the system prompt (which an override changes on purpose).
+ */
+export function alignedModelCall(session: ReplaySession, live: LiveRequest): RecordedCall | undefined {
+  const expected = session.index.nextExpected('model');
+  if (!expected) return undefined;
+  return canonical(withoutSystem(expected.view)) === canonical(withoutSystem(viewOf(live))) ? expected : undefined;
+}
+
+/** A model request's view with its system prompt blanked, for comparing runs under a prompt override. */
+function withoutSystem(view: RequestView): RequestView {
+  if (!isModelApi(view.api) || view.body === null || typeof view.body !== 'object' || Array.isArray(view.body))
+    return view;
+  return { ...view, body: withSystemPrompt(view.api, view.body as Record<string, unknown>, '') };
+}
+
+function fieldDiffOf(expected: RecordedCall, live: LiveRequest): FieldDiff[] {
+  return new CallIndex([expected]).match(live).fieldDiff;
+}

@@ -1,0 +1,89 @@
+// The replay's view of the sandboxed filesystem root: path -> entry, kept up to date from the
+// preload's reports of what the agent wrote and from the recorded effects the replay applied,
+// turned into fs.changed events. Its final state is the replay's post-snapshot.
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { FileEntry, FsChangedPayload, FsSnapshot, RecordingWriter } from '../recording/index.js';
+import type { FsReport } from './protocol.js';
+
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+export class ReplayFiles {
+  private readonly files = new Map<string, FileEntry>();
+
+  constructor(
+    private readonly writer: RecordingWriter,
+    readonly root: string | undefined,
+    pre: FsSnapshot | undefined,
+  ) {
+    for (const [p, e] of Object.entries(pre?.files ?? {})) this.files.set(p, { ...e });
+  }
+
+  /** Applies a recorded change (an effect served with its call); returns what the preload must write. */
+  applyRecorded(change: FsChangedPayload, readBlob: (sha: string) => Buffer): FsReport | undefined {
+    if (!this.root) return undefined;
+    const abs = path.join(this.root, change.path);
+    if (change.op === 'delete' || !change.after) {
+      this.files.delete(change.path);
+      return { abs, gone: true };
+    }
+    const data = readBlob(change.after.sha256);
+    this.files.set(change.path, { ...change.after });
+    this.writer.putBlob(data);
+    return { abs, mode: change.after.mode, b64: data.toString('base64') };
+  }
+
+  /** Turns the preload's report of written paths into fs.changed events of `step`. */
+  takeReport(reports: FsReport[], step: number): void {
+    if (!this.root || reports.length === 0) return;
+    const root = this.root;
+    const rel = (abs: string) => path.relative(root, abs).split(path.sep).join('/');
+    const inside = (abs: string) => abs === root || abs.startsWith(root + path.sep);
+    const seen = new Set<string>();
+    const dirs: string[] = [];
+    for (const r of reports) {
+      if (!inside(r.abs)) continue;
+      if (r.dir) {
+        dirs.push(rel(r.abs).replace(/\/$/, ''));
+        continue;
+      }
+      const p = rel(r.abs);
+      if (r.gone) {
+        for (const known of [...this.files.keys()]) {
+          if (known === p || known.startsWith(`${p}/`) || p === '') this.delete(known, step);
+        }
+        continue;
+      }
+      seen.add(p);
+      const data = Buffer.from(r.b64 ?? '', 'base64');
+      const entry = { mode: r.mode ?? 0o644, size: data.length, sha256: sha256(data) };
+      const before = this.files.get(p);
+      if (before && before.sha256 === entry.sha256 && before.mode === entry.mode) continue;
+      this.writer.putBlob(data);
+      this.files.set(p, entry);
+      this.writer.append({
+        type: 'fs.changed',
+        stepId: step,
+        payload: { path: p, op: before ? 'modify' : 'create', ...(before ? { before } : {}), after: entry },
+      });
+    }
+    for (const d of dirs) {
+      for (const known of [...this.files.keys()]) {
+        if ((d === '' || known.startsWith(`${d}/`)) && !seen.has(known)) this.delete(known, step);
+      }
+    }
+  }
+
+  private delete(p: string, step: number): void {
+    const before = this.files.get(p);
+    if (!before) return;
+    this.files.delete(p);
+    this.writer.append({ type: 'fs.changed', stepId: step, payload: { path: p, op: 'delete', before } });
+  }
+
+  snapshot(): FsSnapshot {
+    const files: FsSnapshot['files'] = {};
+    for (const p of [...this.files.keys()].sort()) files[p] = this.files.get(p) as FileEntry;
+    return { files };
+  }
+}

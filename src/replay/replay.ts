@@ -1,0 +1,350 @@
+// One replay, start to end: check the options, read the recording, set up the sandbox and the
+// agent process (setup.ts), let the session answer the agent's calls (session.ts, answer.ts),
+// then close the recording, compare its world with the recorded one (src/diff) and report.
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { compareWorlds } from '../diff/index.js';
+import {
+  blobRelativePath,
+  createRecordingWriter,
+  createRedactor,
+  type DbSnapshot,
+  type FsSnapshot,
+  type Recording,
+  type RecordingWriter,
+  readRecording,
+  TapedeckError,
+} from '../recording/index.js';
+import type { Answerer } from './answer.js';
+import { listenIpc } from './ipc.js';
+import { liveModelAnswerer } from './live.js';
+import { bodyBytesOf, CallIndex, indexRecording, type RecordedCall } from './match.js';
+import { parseJson } from './normalize.js';
+import { applyOverride, type PromptOverride, systemPromptOf } from './prompt.js';
+import { ReplaySession } from './session.js';
+import {
+  type AgentExit,
+  agentEnv,
+  makeTempDir,
+  openDatabase,
+  readExitDumps,
+  runAgent,
+  Teardown,
+  writePreloadConfig,
+} from './setup.js';
+import type { ReplayOptions, ReplayResult } from './types.js';
+import { writeWorld } from './world.js';
+
+/**
+ * Replays a recording: the agent runs again in the sandbox and every call it makes is answered
+ * from the recording (exact) or, for model calls that differ, live (counterfactual).
+ * @example const r = await replay({ recording: 'recordings/examples/openai-baseline', mode: 'exact' });
+ */
+export async function replay(options: ReplayOptions): Promise<ReplayResult> {
+  checkOptions(options);
+  const recording = await loadRecording(options.recording);
+  checkStepRange(options, recording);
+  const manifest = recording.manifest;
+  const calls = indexRecording(recording);
+  // Fail on missing blobs now, before any sandbox exists.
+  for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
+  const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
+  const relocate = relocator(manifest.agent.cwd, cwd);
+  const command = options.command ?? manifest.agent.command.map(relocate);
+  if (command.length === 0)
+    throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
+  const redactor = createRedactor();
+  const warnings: string[] = [...recording.warnings];
+  if (redactor.keyId !== manifest.redaction.keyId) {
+    warnings.push(
+      `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,
+    );
+  }
+  const { override, promptForEnv } = promptOverride(options, calls);
+  const fsRoot = manifest.world?.fsRoot;
+
+  const teardown = new Teardown();
+  let writer: RecordingWriter | undefined;
+  let child: ChildProcess | undefined;
+  try {
+    const tmp = await makeTempDir(teardown);
+    const { db, tracker } = await openDatabase(recording, options, teardown);
+    const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
+    writer = await createRecordingWriter(out, {
+      id: path.basename(out),
+      name: `${manifest.name} (replay, ${options.mode})`,
+      agent: { command, cwd, ...(manifest.agent.entry ? { entry: manifest.agent.entry } : {}) },
+      ...(manifest.prompt ? { prompt: override ? { source: 'replay override' } : manifest.prompt } : {}),
+      ...(manifest.world ? { world: manifest.world } : {}),
+      ...(manifest.prices ? { prices: manifest.prices } : {}),
+      replayOf: manifest.id,
+      replay: {
+        mode: options.mode,
+        ...(options.forkAt !== undefined ? { forkAt: options.forkAt } : {}),
+        ...(options.until !== undefined ? { until: options.until } : {}),
+        overrides: {
+          ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+          ...(options.promptPatch !== undefined ? { promptPatch: options.promptPatch } : {}),
+          ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
+          ...(options.command ? { command: options.command } : {}),
+          timing: options.timing ?? { kind: 'none' },
+          onMiss: options.onMiss ?? (options.mode === 'exact' ? 'fail' : 'error-response'),
+          ...(db ? { dbSandbox: db.kind } : {}),
+        },
+      },
+    });
+    const w = writer;
+    for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
+    w.writeSnapshot('pre', recording.pre);
+
+    const answerers: Answerer[] = [...(options.answerers ?? [])];
+    if (options.mode === 'counterfactual') answerers.push(liveModelAnswerer(options.modelEndpoint));
+    const session = new ReplaySession({
+      recording,
+      index: new CallIndex(calls),
+      tools: new CallIndex(indexRecording(recording, { inProcess: true })),
+      writer: w,
+      redactor,
+      options,
+      fsRoot,
+      db,
+      tracker,
+      override,
+      answerers,
+    });
+    const socket = path.join(tmp, 'ipc.sock');
+    const ipc = await listenIpc(
+      socket,
+      (message) => session.answer(message) as Promise<Record<string, unknown>>,
+      (message) => session.notice(message),
+    );
+    teardown.add(() => ipc.close());
+    const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
+    const configFile = await writePreloadConfig({
+      recording,
+      calls,
+      options,
+      tmp,
+      socket,
+      fsRoot,
+      db,
+      fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
+    });
+    const env = await agentEnv({
+      recording,
+      options,
+      configFile,
+      db,
+      relocate,
+      ...(promptForEnv !== undefined
+        ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
+        : {}),
+    });
+
+    w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
+    const stdio = options.stdio ?? 'inherit';
+    const output = { stdout: '', stderr: '' };
+    const exit = await runAgent(command, { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 }, output, (c) => {
+      child = c;
+    });
+    // The agent's last messages may still be in the socket when it exits: read them first, then
+    // let answers still in flight settle and take what the agent wrote last.
+    await ipc.drained(2000);
+    const dumps = await readExitDumps(tmp);
+    for (const message of dumps.pending) session.notice(message);
+    await session.answer({ kind: 'noop' }).catch(() => undefined);
+    await session.collect(dumps.fs);
+    for (const batch of dumps.nd) await session.collect([], batch);
+    const result = await finish(session, { recording, options, out, exit, db, tracker });
+    return {
+      ...result,
+      ...(warnings.length > 0 ? { warnings } : {}),
+      ...(stdio === 'pipe' ? { output } : {}),
+    };
+  } catch (error) {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    if (writer) {
+      await writer.close('failed').catch(() => undefined);
+      await rm(writer.dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+    throw error;
+  } finally {
+    await teardown.close();
+  }
+}
+
+/** After the agent exited: the last steps and divergences, the post-world, the result. */
+async function finish(
+  session: ReplaySession,
+  run: {
+    recording: Recording;
+    options: ReplayOptions;
+    out: string;
+    exit: AgentExit;
+    db: Awaited<ReturnType<typeof openDatabase>>['db'];
+    tracker: Awaited<ReturnType<typeof openDatabase>>['tracker'];
+  },
+): Promise<Omit<ReplayResult, 'warnings' | 'output'>> {
+  const { recording, options, out, exit, db, tracker } = run;
+  const w = session.writer;
+  const stoppedEarly = session.stopped;
+  if (options.mode === 'exact' && !stoppedEarly) {
+    session.fillGap(Number.POSITIVE_INFINITY);
+    session.reportMissingCalls();
+  } else session.flushPending(session.lastStep);
+  const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
+  if (session.files.root) post.fs = session.files.snapshot();
+  if (tracker) post.db = await tracker.snapshot();
+  w.writeSnapshot('post', post);
+  let worldDir: string | undefined;
+  let worldDb: string | undefined;
+  if (stoppedEarly || options.until !== undefined) {
+    worldDir = path.join(out, 'world');
+    const readBlob = (sha: string) => {
+      try {
+        return recording.readBlob(sha);
+      } catch {
+        // Blobs the replay itself stored (files the agent wrote) live in the new recording.
+        return readFileSync(path.join(out, blobRelativePath(sha)));
+      }
+    };
+    await writeWorld(worldDir, post.fs ?? { files: {} }, readBlob, post.db);
+    // The database of step K stays inspectable: a kept clone on the server, or PGlite's data dir.
+    if (db) {
+      await tracker?.close();
+      const kept = await db.keep();
+      if (kept.dataDir) await writeFile(path.join(worldDir, 'pglite-datadir.tar'), kept.dataDir);
+      if (kept.url) worldDb = kept.url;
+    }
+  }
+  const failed = !stoppedEarly && exit.code !== 0;
+  w.append({
+    type: 'run.completed',
+    stepId: 0,
+    payload: {
+      status: failed ? 'failed' : 'complete',
+      exitCode: stoppedEarly ? null : exit.code,
+      ...(exit.signal ? { signal: exit.signal } : {}),
+      ...(session.finalOutput !== undefined ? { finalOutput: session.finalOutput } : {}),
+    },
+  });
+  await w.close(failed ? 'failed' : 'complete');
+  const worldDiff =
+    options.mode === 'exact' && !stoppedEarly && options.forkAt === undefined
+      ? compareWorlds(recording.post, post)
+      : undefined;
+  const first = session.divergences.reduce<number | undefined>(
+    (min, d) => (min === undefined || d.step < min ? d.step : min),
+    undefined,
+  );
+  const saved = session.savedCost;
+  return {
+    dir: out,
+    id: w.id,
+    status: failed ? 'failed' : 'complete',
+    exitCode: exit.code,
+    divergences: session.divergences,
+    ...(first !== undefined ? { firstDivergentStep: first } : {}),
+    heldBack: session.heldBack,
+    served: session.served,
+    savedCost: {
+      calls: saved.calls,
+      usage: saved.usage,
+      ...(saved.usd !== undefined && saved.calls > 0 ? { usd: saved.usd } : {}),
+    },
+    blockedConnections: session.blockedConnections,
+    ...(worldDiff ? { worldMatches: worldDiff.length === 0, worldDiff } : {}),
+    ...(worldDir ? { worldDir } : {}),
+    ...(worldDb ? { worldDb } : {}),
+  };
+}
+
+function checkOptions(options: ReplayOptions): void {
+  if (options.systemPrompt !== undefined && options.promptPatch !== undefined) {
+    throw new TapedeckError('BAD_OPTIONS', 'Give either a new system prompt or a prompt patch, not both.');
+  }
+  for (const [name, v] of [
+    ['forkAt', options.forkAt],
+    ['until', options.until],
+  ] as const) {
+    if (v !== undefined && (!Number.isInteger(v) || v < 1)) {
+      throw new TapedeckError('BAD_OPTIONS', `${name} must be a step number (1 or more), got ${v}.`);
+    }
+  }
+  if (options.timing?.kind === 'scaled' && !(options.timing.factor >= 0)) {
+    throw new TapedeckError('BAD_OPTIONS', 'timing scaled:X needs a factor of 0 or more.');
+  }
+}
+
+function checkStepRange(options: ReplayOptions, recording: Recording): void {
+  const lastStep = recording.events.reduce((max, e) => (e.stepId > max ? e.stepId : max), 0);
+  for (const [flag, v] of [
+    ['--fork-at', options.forkAt],
+    ['--until', options.until],
+  ] as const) {
+    if (v !== undefined && v > lastStep) {
+      throw new TapedeckError(
+        'BAD_OPTIONS',
+        `${flag} ${v} is past the recording's last step (${lastStep}); give a step from 1 to ${lastStep}.`,
+      );
+    }
+  }
+}
+
+/** Reads a recording for replay, turning every problem into a TapedeckError. */
+async function loadRecording(dir: string): Promise<Recording> {
+  if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `No recording at ${dir}.`);
+  try {
+    return await readRecording(dir, { verifyBlobs: false });
+  } catch (error) {
+    if (error instanceof TapedeckError) throw error;
+    throw new TapedeckError('BAD_RECORDING', `Cannot read the recording at ${dir}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The prompt override, and the prompt an agent that reads its own prompt gets (the new one, or the recorded one patched). */
+function promptOverride(
+  options: ReplayOptions,
+  calls: readonly RecordedCall[],
+): { override?: PromptOverride; promptForEnv?: string } {
+  const override: PromptOverride | undefined =
+    options.systemPrompt !== undefined
+      ? { kind: 'replace', text: options.systemPrompt }
+      : options.promptPatch !== undefined
+        ? { kind: 'patch', patch: options.promptPatch }
+        : undefined;
+  if (!override) return {};
+  const first = calls.find((c) => c.kind === 'model');
+  const body = parseJson(first?.request.bodyText);
+  const recorded =
+    first?.model?.system ?? (first ? systemPromptOf(first.view.api, body.ok ? body.value : {}) : undefined);
+  const promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
+  if (override.kind === 'patch') override.result = promptForEnv;
+  return { override, promptForEnv };
+}
+
+function replayId(originalId: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  return `${originalId}.replay-${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * A recording made in one checkout and replayed in another (a clone, a CI machine): a recorded
+ * path under the recorded cwd that is missing here is taken relative to the replay's cwd, when
+ * the file exists there. Anything else is left as recorded.
+ */
+function relocator(recordedCwd: string, cwd: string): (value: string) => string {
+  const from = path.resolve(recordedCwd);
+  const to = path.resolve(cwd);
+  if (from === to) return (value) => value;
+  return (value) => {
+    if (!value.startsWith(`${from}${path.sep}`) || existsSync(value)) return value;
+    const moved = path.join(to, value.slice(from.length + 1));
+    return existsSync(moved) ? moved : value;
+  };
+}

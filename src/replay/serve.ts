@@ -1,0 +1,152 @@
+// Serving a recorded call: the step is written as recorded (its model.called / tool.called,
+// the recorded response), the world changes recorded for a tool call are applied to the sandbox
+// (effects follow their calls), and the preload gets the recorded response to hand the agent.
+import { modelCallCost } from '../ledger/index.js';
+import type { StepEvent } from '../recording/index.js';
+import type { Answer, Ask, RecordedVerdict } from './answer.js';
+import { stopped } from './answer.js';
+import { bodyBytesOf } from './match.js';
+import { parseJson } from './normalize.js';
+import { type FsReport, type Reply, wireOf } from './protocol.js';
+import { issuedEarly, type ReplaySession } from './session.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function serveRecorded(
+  session: ReplaySession,
+  ask: Ask,
+  verdict: Extract<RecordedVerdict, { kind: 'serve' }>,
+): Promise<Answer> {
+  const { call } = verdict;
+  const step = verdict.step ?? session.stepFor(call);
+  if (session.shouldStop(step)) return stopped(session, step);
+  const { recording, options, writer } = session;
+  if (verdict.saved) {
+    const model = call.model;
+    session.addSaved(model?.usage, modelCallCost(session.prices, model?.model ?? '', model?.usage));
+  }
+  const next = session.index.nextExpected();
+  // A call issued before the next expected one keeps its (later) recorded step and does not move the replay's step on.
+  const early = step === call.step && next !== undefined && next.index !== call.index && issuedEarly(call, next);
+  if (call.exchange) session.index.markUsed(call);
+  else session.parts.tools.markUsed(call);
+  const started = Date.now();
+  if (early) session.mapStep(call.step, step);
+  else session.beginStep(step, call.step);
+  const divergence = verdict.divergence ? session.diverge(step, verdict.divergence) : undefined;
+  const exchangeId = session.nextExchangeId();
+  const events: StepEvent[] = [];
+  if (call.model) events.push({ type: 'model.called', payload: { ...call.model, exchangeId } });
+  if (call.tool) events.push({ type: 'tool.called', payload: { ...call.tool, exchangeId } });
+  if (call.model?.output.text !== undefined && call.model.output.toolCalls.length === 0)
+    session.finalOutput = call.model.output.text;
+
+  const x = call.exchange;
+  const response = x?.response;
+  const responseBytes = response ? bodyBytesOf(recording, response.body) : undefined;
+  const timing = options.timing ?? { kind: 'none' };
+  const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1;
+  if (factor > 0 && x) await sleep((response?.chunks ? (x.ttfbMs ?? 0) : x.durationMs) * factor);
+
+  // Effects follow their calls: the world changes recorded for this call reach the sandbox.
+  // (A model step's recorded changes are the agent's own: the agent makes them again.)
+  const fsEffects: FsReport[] = [];
+  if (call.kind === 'tool' && session.files.root) {
+    for (const change of call.effects.fs) {
+      const report = session.files.applyRecorded(change, recording.readBlob);
+      if (report) fsEffects.push(report);
+      events.push({ type: 'fs.changed', payload: change });
+    }
+  }
+  const { db, tracker } = session.parts;
+  if (call.kind === 'tool' && call.effects.db.length > 0 && db) {
+    await db.apply(call.effects.db);
+    // What the sandbox's triggers saw, not a copy of the recording: equal when the effects replay faithfully.
+    const applied = tracker ? await tracker.drain() : call.effects.db;
+    for (const change of applied) events.push({ type: 'db.changed', payload: change });
+  }
+
+  const end = Date.now();
+  if (x) {
+    const { request, bytes } = ask;
+    events.push({
+      type: 'http.exchange',
+      payload: {
+        exchangeId,
+        request: {
+          method: request.method,
+          url: request.url,
+          headers: request.headers,
+          ...(bytes ? { body: writer.body(bytes, request.headers['content-type']) } : {}),
+        },
+        ...(response
+          ? {
+              response: {
+                status: response.status,
+                ...(response.statusText !== undefined ? { statusText: response.statusText } : {}),
+                headers: response.headers,
+                ...(responseBytes ? { body: writer.body(responseBytes, response.headers['content-type']) } : {}),
+                ...(response.chunks ? { chunks: response.chunks } : {}),
+              },
+            }
+          : {}),
+        ...(x.error ? { error: x.error } : {}),
+        startedAt: new Date(started).toISOString(),
+        durationMs: end - started,
+        servedFrom: 'recording',
+      },
+    });
+  }
+  if (divergence) events.push(divergence);
+  session.writeStep({
+    stepId: step,
+    parentStepId: session.parentOf(call),
+    stateType: call.stateType,
+    name: call.stepName,
+    start: started,
+    end,
+    events,
+    status: x?.error || call.tool?.error ? 'error' : 'success',
+  });
+  session.served.recording++;
+  session.progress(
+    step,
+    'served',
+    `${call.stateType} ${call.stepName || call.request.url} from recorded step ${call.step}`,
+  );
+  return { servedFrom: 'recording', step, reply: ask.kind === 'tool' ? toolReply() : httpReply() };
+
+  /** An in-process tool's recorded result (or error). */
+  function toolReply(): Reply {
+    const t = call.tool;
+    if (t?.error) return { effects: fsEffects, error: t.error };
+    let result: unknown = t?.result;
+    if (result === undefined && t?.resultBody) {
+      const text = bodyBytesOf(recording, t.resultBody)?.toString('utf8');
+      const parsed = parseJson(text);
+      result = parsed.ok ? parsed.value : text;
+    }
+    return { effects: fsEffects, result };
+  }
+
+  function httpReply(): Reply {
+    // A stream the agent itself aborted (e.g. MCP's server-notification GET, closed at the end):
+    // re-stream what had arrived and leave it open until the agent aborts it again.
+    if (!x) return { effects: fsEffects };
+    const abortedByAgent = x.error?.code === 'AbortError' && response?.chunks !== undefined;
+    if (x.error && !abortedByAgent) return { effects: fsEffects, error: x.error };
+    if (!response) return { effects: fsEffects, error: { code: 'ECONNRESET', message: 'recorded without a response' } };
+    return {
+      effects: fsEffects,
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+      ...(response.chunks ? { chunks: response.chunks } : { body: wireOf(responseBytes) }),
+      ...(abortedByAgent ? { open: true } : {}),
+      // A stream requested before steps it outlived (issued early) ends, as recorded, once the
+      // replay has served the step before its own; ending it at once would make clients reconnect.
+      ...(early && !abortedByAgent && response.chunks ? { open: true, closeAfterStep: call.step - 1 } : {}),
+      step,
+    };
+  }
+}

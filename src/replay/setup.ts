@@ -1,0 +1,228 @@
+// The process and sandbox side of a replay: the temp folder, the database sandbox and its change
+// tracker, the replay recording's writer, the config the preload reads (seed files, recorded
+// nondeterministic values, the fast index), the agent's environment, the agent process itself,
+// and what its preloads leave at exit. No decisions here: those are in answer.ts.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type DbSandbox, fsSeed, openDbSandbox, REPLAY_PRELOAD } from '../../sandbox/index.js';
+import { createDbTracker } from '../record/index.js';
+import { PLACEHOLDER_PREFIX, type Recording, TapedeckError } from '../recording/index.js';
+import { bodyBytesOf, type RecordedCall } from './match.js';
+import { type FsReport, type NdBatch, type PreloadMessage, wireOf } from './protocol.js';
+import type { DbTracker } from './session.js';
+import type { ReplayOptions } from './types.js';
+
+/** Resources opened for one replay, closed in reverse order by close(). */
+export class Teardown {
+  private readonly steps: Array<() => Promise<void>> = [];
+
+  add(step: () => Promise<void>): void {
+    this.steps.push(step);
+  }
+
+  async close(): Promise<void> {
+    for (const step of this.steps.reverse()) await step().catch(() => undefined);
+  }
+}
+
+/** A private temp folder for the socket, the preload's config and its exit dumps. */
+export async function makeTempDir(teardown: Teardown): Promise<string> {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-replay-'));
+  teardown.add(() => rm(tmp, { recursive: true, force: true }));
+  return tmp;
+}
+
+/** The database sandbox seeded from the recording's pre-snapshot, and the tracker of its row changes. */
+export async function openDatabase(
+  recording: Recording,
+  options: ReplayOptions,
+  teardown: Teardown,
+): Promise<{ db?: DbSandbox; tracker?: DbTracker }> {
+  const pre = recording.pre.db;
+  if (!pre) return {};
+  const kind = options.dbSandbox ?? (options.db ? 'template' : 'pglite');
+  const db = await openDbSandbox(pre, { kind, ...(options.db ? { url: options.db } : {}) });
+  teardown.add(() => db.close());
+  const tracker = await createDbTracker(db.url, { schemas: pre.schemas, id: 'replay' });
+  teardown.add(() => tracker.close());
+  await tracker.start();
+  return { db, tracker };
+}
+
+export interface PreloadConfigInput {
+  recording: Recording;
+  calls: readonly RecordedCall[];
+  options: ReplayOptions;
+  tmp: string;
+  socket: string;
+  fsRoot: string | undefined;
+  db: DbSandbox | undefined;
+  /** Exact mode without overrides: the preload may answer byte-identical calls itself. */
+  fast: boolean;
+}
+
+/** Writes what the replay preload reads at start (sandbox/preload/replay.mjs); returns the config's path. */
+export async function writePreloadConfig(input: PreloadConfigInput): Promise<string> {
+  const { recording, calls, options, tmp, fsRoot, db } = input;
+  const seedFile = path.join(tmp, 'seed.json');
+  const seed = fsRoot ? fsSeed(recording.pre.fs, recording.readBlob, fsRoot) : undefined;
+  await writeFile(seedFile, JSON.stringify(seed ?? { files: [] }));
+  const nondeterminism: Record<string, Array<number | string>> = {};
+  for (const e of recording.events) {
+    if (e.type !== 'nondeterminism') continue;
+    const list = (nondeterminism[e.payload.kind] ??= []);
+    for (const v of e.payload.values) list.push(v);
+  }
+  const fastIndex = path.join(tmp, 'fast.json');
+  if (input.fast) await writeFile(fastIndex, JSON.stringify(fastEntries(recording, calls)));
+  const configFile = path.join(tmp, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      socket: input.socket,
+      // Without a recorded fs root the volume still takes every write, so none reaches the disk.
+      fsRoot: fsRoot ?? path.join(tmp, 'no-fs-root'),
+      seedFile,
+      nondeterminism,
+      seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
+      allow: db ? [{ host: db.host, port: db.port }] : [],
+      dumpPrefix: path.join(tmp, 'dump'),
+      ...(input.fast ? { fastIndex } : {}),
+      timing: options.timing ?? { kind: 'none' },
+    }),
+  );
+  return configFile;
+}
+
+/**
+ * The preload's fast index (exact mode): calls without effects are answered by the preload
+ * itself, in recorded order, when the request is byte-for-byte the recorded one (host aside);
+ * it reports them after. The rest ask the session.
+ */
+function fastEntries(recording: Recording, calls: readonly RecordedCall[]) {
+  return calls.map((c) => {
+    const x = c.exchange;
+    const r = x?.response;
+    // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
+    const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.length > 0);
+    if (!x || !r || x.error || effects) return { i: c.index, ask: true };
+    const u = new URL(c.request.url);
+    return {
+      i: c.index,
+      method: c.request.method,
+      pq: `${u.pathname}${u.search}`,
+      body: c.request.bodyText ?? '',
+      reply: {
+        status: r.status,
+        statusText: r.statusText,
+        headers: r.headers,
+        ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
+      },
+    };
+  });
+}
+
+export interface AgentEnvInput {
+  recording: Recording;
+  options: ReplayOptions;
+  configFile: string;
+  db: DbSandbox | undefined;
+  relocate: (value: string) => string;
+  /** The prompt an agent that reads its own prompt gets, and the file holding it. */
+  prompt?: { text: string; file: string };
+}
+
+/** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */
+export async function agentEnv(input: AgentEnvInput): Promise<Record<string, string>> {
+  const { recording, options, db, prompt } = input;
+  const manifest = recording.manifest;
+  // The recorded explicit env minus redacted secrets (the caller's own values stand).
+  const recordedEnv = Object.fromEntries(
+    Object.entries(manifest.agent.env ?? {})
+      .filter(([, v]) => !v.includes(PLACEHOLDER_PREFIX))
+      .map(([k, v]) => [k, input.relocate(v)]),
+  );
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    ...recordedEnv,
+    ...options.env,
+  };
+  delete env.TAPEDECK_RECORD_IPC;
+  env.TAPEDECK_REPLAY_CONFIG = input.configFile;
+  env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();
+  if (db) env[manifest.world?.db?.env ?? 'DATABASE_URL'] = db.url;
+  if (prompt) {
+    await writeFile(prompt.file, prompt.text);
+    env.SYSTEM_PROMPT = prompt.text;
+    env.TAPEDECK_SYSTEM_PROMPT = prompt.text;
+    env.SYSTEM_PROMPT_FILE = prompt.file;
+    env.TAPEDECK_SYSTEM_PROMPT_FILE = prompt.file;
+  }
+  return env;
+}
+
+export interface AgentExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Runs the agent to its exit (killed after timeoutMs); output is collected when stdio is 'pipe'. */
+export function runAgent(
+  command: string[],
+  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; timeoutMs: number },
+  output: { stdout: string; stderr: string },
+  onSpawn: (child: ChildProcess) => void,
+): Promise<AgentExit> {
+  const { cwd, env, stdio } = options;
+  return new Promise<AgentExit>((resolve, reject) => {
+    const proc = spawn(command[0] as string, command.slice(1), { cwd, env, stdio: ['ignore', stdio, stdio] });
+    onSpawn(proc);
+    proc.stdout?.on('data', (d: Buffer) => {
+      output.stdout += d.toString('utf8');
+    });
+    proc.stderr?.on('data', (d: Buffer) => {
+      output.stderr += d.toString('utf8');
+    });
+    const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs);
+    timer.unref();
+    proc.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(
+        error.code === 'ENOENT'
+          ? new TapedeckError('COMMAND_NOT_FOUND', `Cannot run the agent: "${command[0]}" was not found (cwd ${cwd}).`)
+          : new TapedeckError('COMMAND_FAILED', `Cannot run the agent "${command.join(' ')}": ${error.message}`),
+      );
+    });
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+}
+
+/** What each agent process's preload wrote at exit: its last file writes, values and unsent notices. */
+export interface ExitDumps {
+  fs: FsReport[];
+  nd: NdBatch[];
+  pending: PreloadMessage[];
+}
+
+export async function readExitDumps(tmp: string): Promise<ExitDumps> {
+  const out: ExitDumps = { fs: [], nd: [], pending: [] };
+  for (const name of await readdir(tmp)) {
+    if (!name.startsWith('dump.')) continue;
+    const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as {
+      fs?: FsReport[];
+      nd?: NdBatch;
+      pending?: PreloadMessage[];
+    };
+    out.pending.push(...(dump.pending ?? []));
+    if (dump.fs) out.fs.push(...dump.fs);
+    if (dump.nd) out.nd.push(dump.nd);
+  }
+  return out;
+}
