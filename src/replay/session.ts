@@ -9,6 +9,7 @@ import type { createDbTracker } from '../record/index.js';
 import {
   type DbChangedPayload,
   type DivergencePayload,
+  emptyProvenanceCounts,
   type Recording,
   type RecordingWriter,
   type Redactor,
@@ -23,7 +24,7 @@ import type { CallIndex, RecordedCall } from './match.js';
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { FsReport, NdBatch, PreloadMessage, Reply } from './protocol.js';
-import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult, ServedFrom } from './types.js';
+import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
 
 export type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
 
@@ -50,7 +51,7 @@ export interface SessionParts {
 export class ReplaySession {
   readonly divergences: ReplayResult['divergences'] = [];
   readonly heldBack: HeldBack[] = [];
-  readonly served: Record<ServedFrom, number> = { recording: 0, live: 0, blocked: 0 };
+  readonly served = emptyProvenanceCounts();
   readonly savedCost = { calls: 0, usage: zeroUsage(), usd: 0 as number | undefined };
   readonly blockedConnections: string[] = [];
   readonly files: ReplayFiles;

@@ -1,10 +1,10 @@
 // The replayer's public options and results.
-import type { DivergencePayload, HttpExchangePayload, Usage } from '../recording/index.js';
+import type { DivergencePayload, ProvenanceCounts, ServedFrom, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 
 export type ReplayMode = 'exact' | 'counterfactual';
-/** Who answered a call (written on its http.exchange): the recording, an answerer (live, …), or nobody (blocked: held back). */
-export type ServedFrom = NonNullable<HttpExchangePayload['servedFrom']>;
+/** Who answered a call (written on its http.exchange): the recording, an answerer (live, sandbox, …), or nobody (blocked: held back). */
+export type { ServedFrom };
 export type MissPolicy = 'fail' | 'error-response';
 export type Timing = { kind: 'none' } | { kind: 'original' } | { kind: 'scaled'; factor: number };
 
@@ -78,7 +78,7 @@ export interface ReplayResult {
   firstDivergentStep?: number;
   heldBack: HeldBack[];
   /** How the agent's calls were answered. */
-  served: Record<ServedFrom, number>;
+  served: ProvenanceCounts;
   /** Model calls served from the recording in counterfactual mode: cost not paid again. */
   savedCost: { calls: number; usage: Usage; usd?: number };
   /** Connections the network guard refused. */
