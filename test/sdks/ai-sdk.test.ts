@@ -4,7 +4,7 @@
 // step under its THINK step), then replayed exactly with every server stopped.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecording } from '../../src/recording/index.js';
+import { emptyProvenanceCounts, readRecording } from '../../src/recording/index.js';
 import {
   expectedBuckets,
   installedVersion,
@@ -104,7 +104,7 @@ describe('ai SDK 6 with @ai-sdk/openai 3', () => {
       expect(result.status).toBe('complete');
       expect(result.exitCode).toBe(0);
       expect(result.output?.stdout).toBe(recorded.agentStdout);
-      expect(result.served).toEqual({ recording: 3, live: 0, blocked: 0 });
+      expect(result.served).toEqual({ ...emptyProvenanceCounts(), recording: 3, live: 0 });
       expect(result.blockedConnections).toEqual([]);
       expect(weather.hits()).toBe(weatherHits);
       expect(model.calls.length).toBe(2);

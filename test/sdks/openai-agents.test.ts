@@ -6,7 +6,7 @@
 // counterfactual replay with a new system prompt rewrites the Responses `instructions`.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecording } from '../../src/recording/index.js';
+import { emptyProvenanceCounts, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import {
   expectedBuckets,
@@ -99,7 +99,7 @@ describe('@openai/agents 0.14 run() over the Responses API', () => {
     expect(result.divergences).toEqual([]);
     expect(result.status).toBe('complete');
     expect(result.output?.stdout).toBe(recorded.agentStdout);
-    expect(result.served).toEqual({ recording: 3, live: 0, blocked: 0 });
+    expect(result.served).toEqual({ ...emptyProvenanceCounts(), recording: 3, live: 0 });
     expect(result.blockedConnections).toEqual([]);
     expect(weather.hits()).toBe(1);
     expect(model.calls.length).toBe(2);
@@ -143,7 +143,7 @@ describe('@openai/agents 0.14 run() over the Responses API', () => {
         'You are a terse weather desk.',
         'You are a terse weather desk.',
       ]);
-      expect(result.served).toEqual({ recording: 1, live: 2, blocked: 0 });
+      expect(result.served).toEqual({ ...emptyProvenanceCounts(), recording: 1, live: 2 });
       expect(result.heldBack).toEqual([]);
       expect(weather.hits()).toBe(1);
       expect(result.output?.stdout).toBe(recorded.agentStdout);
