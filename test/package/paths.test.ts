@@ -18,9 +18,7 @@ describe('finding tapedeck’s own files', () => {
       .flatMap((dir) => sources(join(root, dir)))
       .filter((file) => /new URL\([^)]*import\.meta\.url\)|import\.meta\.dirname/.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));
-    expect(offenders, 'use packagePath() from src/package.ts: the bundle moves modules into dist/chunks/').toEqual(
-      [],
-    );
+    expect(offenders, 'use packagePath() from src/package.ts: the bundle moves modules into dist/chunks/').toEqual([]);
   });
 
   it('packagePath is relative to the package root', () => {
