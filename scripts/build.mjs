@@ -79,6 +79,27 @@ const result = await build({
 });
 if (process.argv.includes('--meta')) process.stdout.write(JSON.stringify(result.metafile));
 
+// The tokenizer's rank table as typed arrays (src/ledger/o200k.ts), so `ledger` need not parse
+// gpt-tokenizer's text file at each start.
+const tableScript = join(root, 'dist/.write-rank-table.mjs');
+await build({
+  absWorkingDir: root,
+  stdin: {
+    contents: "import { writeRankTable, RANK_TABLE_FILE } from './src/ledger/o200k.ts'; import { packagePath } from './src/package.ts'; writeRankTable(packagePath(RANK_TABLE_FILE));",
+    resolveDir: root,
+    loader: 'ts',
+  },
+  outfile: tableScript,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external,
+  logLevel: 'warning',
+});
+execFileSync(process.execPath, [tableScript], { cwd: root, stdio: 'inherit' });
+rmSync(tableScript);
+
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
   cwd: root,
   stdio: 'inherit',

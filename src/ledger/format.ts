@@ -4,7 +4,9 @@ import { formatPercent as pct } from './metrics.js';
 import { formatMoney } from './profile.js';
 import type { Ledger } from './types.js';
 
-const int = (n: number): string => n.toLocaleString('en-US');
+/** 1234567 -> '1,234,567', as toLocaleString('en-US') prints it, without loading ICU's locale data (~10 ms). */
+const int = (n: number): string =>
+  Number.isSafeInteger(n) ? String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',') : n.toLocaleString('en-US');
 const steps = (n: number): string => `${n} step${n === 1 ? '' : 's'}`;
 const money = (n: number): string => (n === 0 ? '0' : n >= 1 ? n.toFixed(2) : Number(n.toPrecision(4)).toString());
 

@@ -13,7 +13,7 @@ export function mainCostSources(costByState: Record<string, number>): string[] {
   if (total <= 0) return [];
   const sorted = Object.entries(costByState)
     .filter(([, c]) => c > 0)
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)); // not localeCompare: ICU's collator costs ms to load
   const out: string[] = [];
   let covered = 0;
   for (const [state, cost] of sorted) {

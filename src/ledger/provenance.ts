@@ -1,8 +1,8 @@
 // Context provenance (000 §18): split a model call's input across its sources with a local
 // tokenizer (gpt-tokenizer, o200k), then scale so the parts sum to the provider's reported input.
-import { countTokens } from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import type { ModelCalledPayload } from '../recording/types.js';
+import { countPieceTokens } from './o200k.js';
 import { asciiPieceEnd, isAsciiText } from './pretokenize.js';
 
 export const CONTEXT_SOURCES = [
@@ -41,7 +41,8 @@ export function emptyContextTokens(): ContextTokens {
 }
 
 /**
- * Counts o200k tokens exactly as gpt-tokenizer's `countTokens`, remembering every text it has seen
+ * Counts o200k tokens exactly as gpt-tokenizer's `countTokens` (pieces through ./o200k.ts, which
+ * reads the same ranks without loading gpt-tokenizer's encoder), remembering every text it has seen
  * (a model call's history repeats the earlier messages, so each distinct message is counted once
  * per ledger). A text it has not seen is split with the tokenizer's own pre-tokenizer pattern (for
  * ASCII text, an equivalent scanner that allocates no piece strings: ./pretokenize.ts) and its
@@ -52,7 +53,7 @@ export function emptyContextTokens(): ContextTokens {
  * Special-token text such as `<|endoftext|>` in a tool result counts as the plain text it is
  * (`countTokens` alone would throw on it).
  *
- * `new TokenCounter({ cache: false })` calls `countTokens` on every text, for tests and comparisons.
+ * `new TokenCounter({ cache: false })` splits and counts every text afresh, for tests and comparisons.
  */
 export class TokenCounter {
   readonly #memo = new Map<string, number>();
@@ -66,7 +67,7 @@ export class TokenCounter {
   }
   count(text: string): number {
     if (text.length === 0) return 0;
-    if (!this.#cache) return countTokens(text, NO_SPECIAL);
+    if (!this.#cache) return this.#countFresh(text);
     let n = this.#memo.get(text);
     if (n === undefined) {
       n = this.#countPieces(text);
@@ -98,7 +99,7 @@ export class TokenCounter {
       }
       if (k === undefined) {
         const piece = text.slice(p, end);
-        k = countTokens(piece, NO_SPECIAL);
+        k = countPieceTokens(piece);
         bucket.push({ piece, count: k });
       }
       n += k;
@@ -113,16 +114,19 @@ export class TokenCounter {
     for (const piece of pieces) {
       let k = this.#pieces.get(piece);
       if (k === undefined) {
-        k = countTokens(piece, NO_SPECIAL);
+        k = countPieceTokens(piece);
         this.#pieces.set(piece, k);
       }
       n += k;
     }
     return n;
   }
+  #countFresh(text: string): number {
+    let n = 0;
+    for (const piece of text.match(this.#split) ?? []) n += countPieceTokens(piece);
+    return n;
+  }
 }
-/** Special-token text is ordinary text in a recorded conversation: count it, don't throw. */
-const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
