@@ -85,7 +85,8 @@ const tableScript = join(root, 'dist/.write-rank-table.mjs');
 await build({
   absWorkingDir: root,
   stdin: {
-    contents: "import { writeRankTable, RANK_TABLE_FILE } from './src/ledger/o200k.ts'; import { packagePath } from './src/package.ts'; writeRankTable(packagePath(RANK_TABLE_FILE));",
+    contents:
+      "import { writeRankTable, RANK_TABLE_FILE } from './src/ledger/o200k.ts'; import { packagePath } from './src/package.ts'; writeRankTable(packagePath(RANK_TABLE_FILE));",
     resolveDir: root,
     loader: 'ts',
   },
