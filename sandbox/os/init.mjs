@@ -1,0 +1,161 @@
+// The OS sandbox's init: the first program inside the namespaces (started by bwrap or unshare,
+// with tapedeck's IPC channel as its only tie to the outside). It owns no policy; it does what
+// the launcher outside asks, so that the launcher can serve the inside without a way out:
+//   listen  — opens a loopback listener inside and hands the listening socket out (the launcher
+//             accepts the inside's connections itself: the proxy, the database, the preload IPC)
+//   connect — connects to a loopback port inside and hands the connected socket out (the proxy
+//             reaching a service re-hosted in the sandbox)
+//   spawn   — starts a process inside (the agent, a service), optionally under strace, and
+//             reports its exit; kill — signals one; bye — ends everything
+// Handles travel over Node's IPC channel (SCM_RIGHTS), so no socket on the file system is needed
+// (the sandbox's seccomp filter refuses Unix sockets).
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+
+const children = new Map();
+const send = (message, handle) =>
+  new Promise((resolve) => {
+    if (!process.connected) return resolve(false);
+    process.send(message, handle, { keepOpen: false }, () => resolve(true));
+  });
+
+async function listen({ id, host, port }) {
+  const server = net.createServer();
+  server.once('error', (error) => void send({ t: 'error', id, code: error.code, message: error.message }));
+  server.listen({ host: host ?? '127.0.0.1', port: port ?? 0, exclusive: true }, async () => {
+    const address = server.address();
+    await send({ t: 'listening', id, port: address.port, host: address.address }, server);
+    // The launcher holds the listener now; this copy must not accept.
+    server.close();
+  });
+}
+
+function connect({ id, host, port }) {
+  const socket = net.connect({ host: host ?? '127.0.0.1', port });
+  socket.once('error', (error) => void send({ t: 'error', id, code: error.code, message: error.message }));
+  socket.once('connect', () => {
+    socket.pause();
+    void send({ t: 'connected', id }, socket);
+  });
+}
+
+/** A FIFO in the sandbox's private /tmp that strace writes its report to; its lines go out over IPC. */
+function traceFifo(id) {
+  const path = `/tmp/.tapedeck-trace-${randomBytes(8).toString('hex')}`;
+  const made = spawnSync('mkfifo', ['-m', '600', path]);
+  if (made.status !== 0) return undefined;
+  // Opened read-write so the open does not wait for strace; the socket reads as lines arrive.
+  const reader = new net.Socket({ fd: fs.openSync(path, 'r+'), readable: true, writable: false });
+  let rest = '';
+  reader.on('data', (data) => {
+    const lines = (rest + data.toString('utf8')).split('\n');
+    rest = lines.pop() ?? '';
+    if (lines.length === 0) return;
+    // Name the processes while they may still be alive (pids are this namespace's).
+    const commands = {};
+    for (const line of lines) {
+      const pid = /^(\d+)/.exec(line)?.[1];
+      if (!pid || commands[pid] !== undefined) continue;
+      try {
+        commands[pid] = fs
+          .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+          .split('\0')
+          .filter(Boolean)
+          .join(' ')
+          .slice(0, 300);
+      } catch {
+        commands[pid] = '';
+      }
+    }
+    void send({ t: 'trace', id, lines, commands });
+  });
+  reader.on('error', () => {});
+  return { path, reader };
+}
+
+function start({ id, command, env, cwd, stdio, trace }) {
+  let argv = command;
+  let fifo;
+  if (trace?.strace) {
+    fifo = traceFifo(id);
+    if (fifo) {
+      argv = [
+        trace.strace,
+        '-f',
+        '-qq',
+        '-Z',
+        '--seccomp-bpf',
+        '-e',
+        `trace=${trace.syscalls.join(',')}`,
+        '-e',
+        'signal=none',
+        '-s',
+        '256',
+        '-o',
+        fifo.path,
+        '--',
+        ...command,
+      ];
+    }
+  }
+  let child;
+  try {
+    child = spawn(argv[0], argv.slice(1), {
+      cwd,
+      env,
+      // The agent writes to the sandbox's own stdout/stderr; services' output comes out over IPC.
+      stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    void send({ t: 'exit', id, code: null, signal: null, error: { code: error.code, message: error.message } });
+    return;
+  }
+  children.set(id, child);
+  child.once('spawn', () => void send({ t: 'spawned', id, pid: child.pid }));
+  for (const name of ['stdout', 'stderr']) {
+    child[name]?.on('data', (data) => void send({ t: 'output', id, stream: name, b64: data.toString('base64') }));
+  }
+  child.once('error', (error) => {
+    children.delete(id);
+    void send({ t: 'exit', id, code: null, signal: null, error: { code: error.code, message: error.message } });
+  });
+  child.once('close', (code, signal) => {
+    children.delete(id);
+    // Give strace's last lines a moment to arrive before the exit is reported.
+    setTimeout(
+      () => {
+        fifo?.reader.destroy();
+        void send({ t: 'exit', id, code, signal });
+      },
+      fifo ? 50 : 0,
+    );
+  });
+}
+
+function kill({ id, signal }) {
+  children.get(id)?.kill(signal ?? 'SIGTERM');
+}
+
+process.on('message', (message) => {
+  switch (message?.t) {
+    case 'listen':
+      return void listen(message);
+    case 'connect':
+      return connect(message);
+    case 'spawn':
+      return start(message);
+    case 'kill':
+      return kill(message);
+    case 'bye':
+      for (const child of children.values()) child.kill('SIGKILL');
+      process.exit(0);
+  }
+});
+process.on('disconnect', () => {
+  for (const child of children.values()) child.kill('SIGKILL');
+  process.exit(0);
+});
+
+void send({ t: 'ready', pid: process.pid });

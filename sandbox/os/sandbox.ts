@@ -1,0 +1,447 @@
+// The OS sandbox: a process tree in new user, network, mount, PID, IPC and UTS namespaces
+// (bubblewrap), or in a network namespace alone (`unshare`, the fallback). Inside:
+//   - the real file system read-only; /tmp, /var/tmp, /run, /dev/shm private; the paths given
+//     as `writable` bound read-write (a replay's world copy at the recorded fs root);
+//   - no network but loopback: the launcher opens listeners inside (`listen`) and serves them
+//     from outside — the proxy (the only HTTP(S) door), the sandbox database, the preload's IPC;
+//   - no Unix sockets (seccomp), no capabilities, no new user namespaces, no other process
+//     visible; setuid bits do nothing (no_new_privs);
+//   - the hosts named in `hosts` resolve to 127.0.0.1 (a recorded database's own host name);
+//   - the run's CA is the only trusted root (bound over the system bundles and named in the env).
+// Refused attempts of any process (connect, sendto, kill, writes) are reported when strace is
+// present (`attempts`); Node processes also report their own through the preload.
+//
+// Services (for the answer chain): `spawn(command, { stdio: 'pipe' })` starts another process in
+// the same namespaces (same isolation as the agent), its output comes out as events; the proxy
+// reaches its loopback listener with `connect(port)`, which returns a socket connected from
+// inside. Start services before the agent; `close()` ends them all.
+//
+//   const box = await openOsSandbox({ isolation, cwd, writable: [{ source: copy, target: fsRoot }] });
+//   const proxyListener = await box.listen();               // a port inside; accept outside
+//   proxy.serve(proxyListener);
+//   const api = box.spawn(['node', 'api.mjs'], { env, stdio: 'pipe' });   // a service inside
+//   const socket = await box.connect(8787);                  // the proxy reaching the service
+//   const agent = box.spawn(['node', 'agent.mjs'], { env, stdio: 'inherit', trace: true });
+//   const { code } = await agent.exit; await box.close();
+import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import type net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TapedeckError } from '../../src/recording/index.js';
+import { BWRAP_BASE, type Isolation } from './detect.js';
+import { seccompProgram } from './seccomp.js';
+
+const INIT = fileURLToPath(new URL('./init.mjs', import.meta.url));
+/** Folders made private inside (their real content is hidden). */
+export const MASKED = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
+/** Where files handed in are visible inside. */
+export const INSIDE_DIR = '/run/tapedeck';
+/** System CA bundles, replaced by the run's CA inside. */
+const SYSTEM_BUNDLES = [
+  '/etc/ssl/certs/ca-certificates.crt',
+  '/etc/pki/tls/certs/ca-bundle.crt',
+  '/etc/ssl/cert.pem',
+  '/etc/ssl/ca-bundle.pem',
+];
+/** What strace watches: only failures are printed (-Z), so successful calls cost nothing to report. */
+const TRACED = [
+  'connect',
+  'sendto',
+  'sendmsg',
+  'socket',
+  'kill',
+  'tkill',
+  'tgkill',
+  'openat',
+  'creat',
+  'mkdirat',
+  'unlinkat',
+  'renameat2',
+  'linkat',
+  'symlinkat',
+  'fchmodat',
+  'fchownat',
+  'utimensat',
+  'truncate',
+];
+
+export interface OsSandboxOptions {
+  isolation: Isolation;
+  /** The agent's working directory (kept visible inside). */
+  cwd: string;
+  /** Host folders bound read-write inside, at `target` (default: the same path). */
+  writable?: Array<{ source: string; target?: string }>;
+  /** Host paths under a private folder (/tmp …) that must stay visible (read-only): scripts, cwd. */
+  visible?: string[];
+  /** Files handed in, read-only at /run/tapedeck/<name>. */
+  files?: Record<string, string | Buffer>;
+  /** Host names that resolve to 127.0.0.1 inside. */
+  hosts?: string[];
+  /** The run's CA (PEM): the only trusted root inside. */
+  caPem?: string;
+}
+
+/** A refused attempt seen below the process (strace), with the process that made it. */
+export interface OsAttempt {
+  pid: number;
+  /** The process's command line inside, when it could still be read. */
+  command?: string;
+  kind: 'connect' | 'send' | 'unix-socket' | 'signal' | 'write';
+  target: string;
+  error: string;
+  line: string;
+}
+
+export interface SpawnOptions {
+  env: Record<string, string>;
+  cwd?: string;
+  /** inherit: the sandbox's stdout/stderr (the agent); pipe: 'output' events (services). */
+  stdio?: 'inherit' | 'pipe';
+  /** Trace refused attempts with strace (when the machine has it). */
+  trace?: boolean;
+}
+
+export interface SandboxProcess extends EventEmitter {
+  /** The pid inside the sandbox's PID namespace. */
+  readonly pid: Promise<number>;
+  readonly exit: Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    error?: { code?: string; message: string };
+  }>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export interface OsSandbox {
+  readonly isolation: Isolation;
+  /** The launcher's child (bwrap or unshare): its stdout/stderr carry the agent's. */
+  readonly child: ChildProcess;
+  /** Opens a listener on loopback inside (port 0: any free one); its connections are accepted outside. */
+  listen(port?: number, host?: string): Promise<net.Server & { insidePort: number }>;
+  /** A socket connected from inside to a loopback port inside (a service's listener). */
+  connect(port: number, host?: string): Promise<net.Socket>;
+  spawn(command: string[], options: SpawnOptions): SandboxProcess;
+  /** Refused attempts traced so far. */
+  readonly attempts: OsAttempt[];
+  /** Path inside of a file handed in with `files`. */
+  inside(name: string): string;
+  close(): Promise<void>;
+}
+
+type Message = Record<string, unknown> & { t: string; id?: number };
+
+/** A path under a private folder that must be bound back in to stay visible. */
+function underMasked(p: string): boolean {
+  return MASKED.some((m) => p === m || p.startsWith(`${m}/`));
+}
+
+/** Existing absolute paths among the command's arguments (scripts the agent is run with). */
+export function pathsIn(argv: string[], cwd: string): string[] {
+  const out: string[] = [];
+  for (const arg of argv) {
+    if (!arg || arg.startsWith('-') || arg.includes('\n')) continue;
+    const abs = path.resolve(cwd, arg);
+    if (abs.length < 4096 && existsSync(abs)) out.push(abs);
+  }
+  return out;
+}
+
+const SOCKADDR_IN = /sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/;
+const SOCKADDR_IN6 = /sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/;
+const SOCKADDR_UN = /sun_path="([^"]*)"/;
+const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
+const REFUSED_WRITE = /= -1 (EROFS|EACCES|EPERM)\b/;
+
+/** Reads one strace line (`PID  call(args) = -1 ERR (text)`) as an attempt, or undefined for noise. */
+export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undefined {
+  const m = /^(\d+)\s+(\w+)\((.*)\)\s+=\s+-1\s+(\w+)/.exec(line);
+  if (!m) return undefined;
+  const pid = Number(m[1]);
+  const call = m[2] as string;
+  const args = m[3] as string;
+  const error = m[4] as string;
+  const addr = () => {
+    const v4 = SOCKADDR_IN.exec(args);
+    if (v4) return `${v4[2]}:${v4[1]}`;
+    const v6 = SOCKADDR_IN6.exec(args);
+    if (v6) return `[${v6[2]}]:${v6[1]}`;
+    const un = SOCKADDR_UN.exec(args);
+    if (un) return `unix:${un[1]}`;
+    return undefined;
+  };
+  switch (call) {
+    case 'connect': {
+      const target = addr();
+      return target ? { pid, kind: 'connect', target, error, line } : undefined;
+    }
+    case 'sendto':
+    case 'sendmsg': {
+      const target = addr();
+      return target && error !== 'EAGAIN' ? { pid, kind: 'send', target, error, line } : undefined;
+    }
+    case 'socket':
+      return /AF_(UNIX|LOCAL)/.test(args)
+        ? { pid, kind: 'unix-socket', target: 'a Unix socket', error, line }
+        : undefined;
+    case 'kill':
+    case 'tkill':
+    case 'tgkill': {
+      const target = args.split(',')[0]?.trim() ?? '?';
+      return error === 'ESRCH' || error === 'EPERM'
+        ? { pid, kind: 'signal', target: `pid ${target}`, error, line }
+        : undefined;
+    }
+    default: {
+      if (!REFUSED_WRITE.test(line)) return undefined;
+      if (call === 'openat' && !WRITE_FLAGS.test(args)) return undefined;
+      const file = /"([^"]*)"/.exec(args)?.[1];
+      return file === undefined ? undefined : { pid, kind: 'write', target: file, error, line };
+    }
+  }
+}
+
+/** Starts the sandbox (its init, not yet the agent). */
+export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbox> {
+  const { isolation } = options;
+  if (isolation.level === 'none') {
+    throw new TapedeckError('NO_ISOLATION', 'openOsSandbox needs bubblewrap or unshare; this machine has neither');
+  }
+  const tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-os-'));
+  const inDir = path.join(tmp, 'in');
+  await import('node:fs/promises').then((fs) => fs.mkdir(inDir));
+  for (const [name, content] of Object.entries(options.files ?? {})) {
+    if (name.includes('/') || name.startsWith('.'))
+      throw new TapedeckError('BAD_OPTION', `bad sandbox file name ${name}`);
+    await writeFile(path.join(inDir, name), content);
+  }
+  let args: string[];
+  let command: string;
+  let seccompFd: number | undefined;
+  const cleanup: Array<() => Promise<unknown>> = [() => rm(tmp, { recursive: true, force: true })];
+  if (isolation.level === 'bwrap') {
+    command = isolation.bwrap as string;
+    args = [...BWRAP_BASE, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+    for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
+    // Paths the agent needs that live in a private folder: bound back, read-only.
+    const visible = new Set<string>();
+    for (const p of [options.cwd, ...(options.visible ?? [])]) {
+      const real = existsSync(p) ? realpathSync(p) : p;
+      if (underMasked(real) && existsSync(real)) visible.add(real);
+    }
+    for (const p of visible) args.push('--ro-bind', p, p);
+    for (const w of options.writable ?? []) args.push('--bind', w.source, w.target ?? w.source);
+    args.push('--ro-bind', inDir, INSIDE_DIR);
+    const hosts = hostsFile(options.hosts ?? []);
+    await writeFile(path.join(tmp, 'hosts'), hosts);
+    if (existsSync('/etc/hosts') && !lstatSync('/etc/hosts').isSymbolicLink()) {
+      args.push('--ro-bind', path.join(tmp, 'hosts'), '/etc/hosts');
+    }
+    if (options.caPem) {
+      const bundle = path.join(tmp, 'ca.pem');
+      await writeFile(bundle, options.caPem);
+      for (const b of SYSTEM_BUNDLES) {
+        if (existsSync(b) && !lstatSync(b).isSymbolicLink()) args.push('--ro-bind', bundle, b);
+      }
+    }
+    const program = isolation.seccomp ? seccompProgram() : undefined;
+    if (program) {
+      const file = path.join(tmp, 'seccomp.bpf');
+      await writeFile(file, program);
+      const handle = await open(file, 'r');
+      cleanup.push(() => handle.close());
+      seccompFd = handle.fd;
+      // bwrap reads the program from the fd it is given as stdio slot 4.
+      args.push('--seccomp', '4');
+    }
+    args.push('--chdir', options.cwd, '--', process.execPath, INIT);
+  } else {
+    command = isolation.unshare as string;
+    // Network alone: the loopback interface starts down; the init brings it up (root in its namespace).
+    args = [
+      '-r',
+      '-n',
+      '--',
+      '/bin/sh',
+      '-c',
+      'ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null; exec "$0" "$@"',
+      process.execPath,
+      INIT,
+    ];
+  }
+  const stdio: Array<'pipe' | 'ipc' | 'ignore' | number> = ['ignore', 'pipe', 'pipe', 'ipc'];
+  if (seccompFd !== undefined) stdio.push(seccompFd);
+  const child = spawn(command, args, { cwd: options.cwd, stdio, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const waiters = new Map<number, (message: Message, handle?: unknown) => void>();
+  const processes = new Map<number, SandboxProcess & EventEmitter>();
+  const attempts: OsAttempt[] = [];
+  /** Loopback ports inside that something serves: the launcher's listeners and services reached. */
+  const insidePorts = new Set<number>();
+  let nextId = 1;
+  let ended = false;
+  const ready = new Promise<void>((resolve, reject) => {
+    const failed = (why: string) =>
+      reject(new TapedeckError('SANDBOX_FAILED', `The OS sandbox did not start (${command}): ${why}`));
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      if (stderr.length < 4000) stderr += d.toString('utf8');
+    });
+    child.once('error', (error) => failed(error.message));
+    child.once('exit', (code) => failed(stderr.trim() || `exit ${code}`));
+    child.on('message', (message: Message) => {
+      if (message?.t === 'ready') resolve();
+    });
+  });
+  child.on('message', (message: Message, handle?: unknown) => {
+    if (message.t === 'trace') {
+      for (const line of (message.lines as string[]) ?? []) {
+        const attempt = parseTraceLine(line);
+        if (!attempt) continue;
+        // A non-blocking connect in progress is no refusal, unless nothing inside serves that port.
+        if (attempt.error === 'EINPROGRESS') {
+          const port = Number(/:(\d+)$/.exec(attempt.target)?.[1]);
+          if (insidePorts.has(port) || !/^(127\.|\[::1\])/.test(attempt.target)) continue;
+        }
+        attempts.push({ ...attempt, ...commandOf(message, attempt.pid) });
+      }
+      return;
+    }
+    const id = typeof message.id === 'number' ? message.id : -1;
+    const proc = processes.get(id);
+    if (proc) {
+      proc.emit(message.t, message);
+      return;
+    }
+    const waiter = waiters.get(id);
+    if (waiter) {
+      waiters.delete(id);
+      waiter(message, handle);
+    }
+  });
+  child.once('exit', () => {
+    ended = true;
+    for (const waiter of waiters.values()) waiter({ t: 'error', message: 'the sandbox ended' });
+    waiters.clear();
+    for (const proc of processes.values()) proc.emit('exit', { t: 'exit', code: null, signal: 'SIGKILL' });
+  });
+  try {
+    await ready;
+  } catch (error) {
+    for (const c of cleanup.reverse()) await c().catch(() => undefined);
+    throw error;
+  }
+  // Stdout/stderr of the launcher are the agent's from here on; the caller reads them.
+  child.stdout?.pause();
+  child.stderr?.removeAllListeners('data');
+  child.stderr?.pause();
+
+  const request = (message: Message) =>
+    new Promise<{ message: Message; handle?: unknown }>((resolve) => {
+      if (ended) return resolve({ message: { t: 'error', message: 'the sandbox ended' } });
+      const id = nextId++;
+      waiters.set(id, (m, handle) => resolve({ message: m, handle }));
+      child.send({ ...message, id });
+    });
+
+  const box: OsSandbox = {
+    isolation,
+    child,
+    attempts,
+    inside: (name) => `${INSIDE_DIR}/${name}`,
+    async listen(port = 0, host = '127.0.0.1') {
+      const { message, handle } = await request({ t: 'listen', port, host });
+      if (message.t !== 'listening' || !handle) {
+        throw new TapedeckError(
+          'SANDBOX_FAILED',
+          `Cannot listen on ${host}:${port} inside the sandbox: ${String(message.message)}`,
+        );
+      }
+      const server = handle as net.Server & { insidePort: number };
+      server.insidePort = Number(message.port);
+      insidePorts.add(server.insidePort);
+      return server;
+    },
+    async connect(port, host = '127.0.0.1') {
+      insidePorts.add(port);
+      const { message, handle } = await request({ t: 'connect', port, host });
+      if (message.t !== 'connected' || !handle) {
+        const error = new Error(
+          `connect ${String(message.code ?? 'ECONNREFUSED')} ${host}:${port} (inside the sandbox)`,
+        );
+        throw Object.assign(error, { code: message.code ?? 'ECONNREFUSED' });
+      }
+      const socket = handle as net.Socket;
+      socket.resume();
+      return socket;
+    },
+    spawn(commandLine, spawnOptions) {
+      const id = nextId++;
+      const proc = new EventEmitter() as SandboxProcess & EventEmitter;
+      let pidResolve: (pid: number) => void = () => {};
+      Object.assign(proc, {
+        pid: new Promise<number>((resolve) => {
+          pidResolve = resolve;
+        }),
+        exit: new Promise((resolve) => {
+          proc.once('exit', (m: Message) => {
+            processes.delete(id);
+            resolve({
+              code: (m.code as number | null) ?? null,
+              signal: (m.signal as NodeJS.Signals | null) ?? null,
+              ...(m.error ? { error: m.error } : {}),
+            });
+          });
+        }),
+        kill: (signal?: NodeJS.Signals) => {
+          if (!ended) child.send({ t: 'kill', id, signal: signal ?? 'SIGTERM' });
+        },
+      });
+      proc.once('spawned', (m: Message) => pidResolve(Number(m.pid)));
+      proc.on('output', (m: Message) => proc.emit(m.stream as string, Buffer.from(String(m.b64), 'base64')));
+      processes.set(id, proc);
+      const trace = spawnOptions.trace && isolation.strace ? { strace: isolation.strace, syscalls: TRACED } : undefined;
+      child.send({
+        t: 'spawn',
+        id,
+        command: commandLine,
+        env: spawnOptions.env,
+        cwd: spawnOptions.cwd ?? options.cwd,
+        stdio: spawnOptions.stdio ?? 'inherit',
+        ...(trace ? { trace } : {}),
+      });
+      return proc;
+    },
+    async close() {
+      if (!ended && child.connected) {
+        child.send({ t: 'bye' });
+        await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 2000))]);
+      }
+      if (child.exitCode === null) child.kill('SIGKILL');
+      for (const c of cleanup.reverse()) await c().catch(() => undefined);
+    },
+  };
+  return box;
+}
+
+/** The trace message's command lines (the init reads /proc/<pid>/cmdline inside). */
+function commandOf(message: Message, pid: number): { command?: string } {
+  const commands = message.commands as Record<string, string> | undefined;
+  const command = commands?.[String(pid)];
+  return command ? { command } : {};
+}
+
+/** /etc/hosts inside: the real one, plus each host name in `names` at 127.0.0.1 and ::1. */
+function hostsFile(names: string[]): string {
+  let real = '';
+  try {
+    real = readFileSync('/etc/hosts', 'utf8');
+  } catch {}
+  const lines = [real.trimEnd(), '# tapedeck sandbox: these hosts are served inside the sandbox'];
+  for (const name of names) {
+    if (/^[A-Za-z0-9.-]+$/.test(name)) lines.push(`127.0.0.1 ${name}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
