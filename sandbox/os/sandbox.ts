@@ -210,6 +210,16 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   if (isolation.level === 'none') {
     throw new TapedeckError('NO_ISOLATION', 'openOsSandbox needs bubblewrap or unshare; this machine has neither');
   }
+  for (const w of options.writable ?? []) {
+    const target = w.target ?? w.source;
+    // The read-only root cannot take a new mount point: the place must exist on the real disk.
+    if (isolation.level === 'bwrap' && !existsSync(target) && !underMasked(target)) {
+      throw new TapedeckError(
+        'SANDBOX_FAILED',
+        `Cannot mount a writable folder at ${target}: it does not exist on this machine; create it, or replay with --cwd where it exists.`,
+      );
+    }
+  }
   const tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-os-'));
   const inDir = path.join(tmp, 'in');
   await import('node:fs/promises').then((fs) => fs.mkdir(inDir));

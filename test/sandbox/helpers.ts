@@ -1,0 +1,96 @@
+// Sentinels that see the real world: a TCP server counting hits, a Unix socket server counting
+// hits, a file outside any workspace, a live process; and a runner for shell scripts in the OS sandbox.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface Sentinels {
+  /** TCP on 127.0.0.1 (IPv4) and ::1 (IPv6): every connection counts. */
+  port: number;
+  port6: number;
+  /** A Unix socket in a folder on the real disk that is not /tmp. */
+  socketPath: string;
+  /** A file on the real disk outside any workspace, and its content. */
+  file: string;
+  fileContent: string;
+  /** A live process that must never be signalled (its pid). */
+  pid: number;
+  signalled(): boolean;
+  hits(): number;
+  close(): Promise<void>;
+}
+
+export async function startSentinels(dir: string): Promise<Sentinels> {
+  let hits = 0;
+  const count = (socket: net.Socket) => {
+    hits++;
+    socket.on('error', () => {});
+    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 8\r\nconnection: close\r\n\r\nsentinel');
+  };
+  const tcp = net.createServer(count);
+  await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+  const tcp6 = net.createServer(count);
+  await new Promise<void>((r) => tcp6.listen(0, '::1', r));
+  const socketPath = path.join(dir, 'sentinel.sock');
+  const unix = net.createServer(count);
+  await new Promise<void>((r) => unix.listen(socketPath, r));
+  const file = path.join(dir, 'real-file.txt');
+  const fileContent = `real ${Date.now()}\n`;
+  await writeFile(file, fileContent, { mode: 0o644 });
+  // A live process: a shell that records any signal it gets.
+  const marker = path.join(dir, 'signalled');
+  const live: ChildProcess = spawn(
+    'sh',
+    ['-c', `trap 'echo x > ${marker}; exit 0' TERM INT HUP USR1; while :; do sleep 1; done`],
+    {
+      stdio: 'ignore',
+      detached: true,
+    },
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const { existsSync } = await import('node:fs');
+  return {
+    port: (tcp.address() as net.AddressInfo).port,
+    port6: (tcp6.address() as net.AddressInfo).port,
+    socketPath,
+    file,
+    fileContent,
+    pid: live.pid as number,
+    signalled: () => existsSync(marker) || live.exitCode !== null || live.signalCode !== null,
+    hits: () => hits,
+    async close() {
+      live.kill('SIGKILL');
+      for (const s of [tcp, tcp6, unix]) await new Promise((r) => s.close(r));
+    },
+  };
+}
+
+/** A real HTTP server with a hit counter (the "real API"). */
+export async function startCountingApi(): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
+  let hits = 0;
+  const server = http.createServer((req, res) => {
+    hits++;
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"real":true}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    hits: () => hits,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** A folder on the real disk outside /tmp (which the sandbox hides), removed by the returned function. */
+export async function realDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
+  const base = path.join(process.cwd(), '.tapedeck', 'test-sentinels');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(base, { recursive: true });
+  const dir = await mkdtemp(path.join(base, prefix));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export const tmpBase = tmpdir();
