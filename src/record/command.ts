@@ -10,7 +10,8 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { packagePath } from '../package.js';
 import { TapedeckError } from '../recording/index.js';
-import { openRecording, type RecordOptions, shouldSample } from './recorder.js';
+import { openRecording, type RecordOptions } from './recorder.js';
+import { samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { SpoolReader } from './spool.js';
 
@@ -89,7 +90,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const stdio = options.stdio ?? 'inherit';
   const baseEnv = { ...process.env, ...options.env };
-  if (!shouldSample(options.sample)) {
+  if (!samplingOf(options.sample).start()) {
     const { exit } = await runChild(options.command, { cwd, env: baseEnv, stdio }, options.onSpawn);
     const { exitCode, signal } = await exit;
     return { dir: '', exitCode, signal, recorded: false, steps: 0 };

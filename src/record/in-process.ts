@@ -1,95 +1,230 @@
 // record(options, fn): records whatever fn does in this process (production handlers, tests),
-// with the same capture layer the child preload uses, wired straight to the session.
+// with the same capture layer the child preload uses, wired straight to a session per run. Any
+// number of record() calls may run at once: each run is its own async context (AsyncLocalStorage
+// in the capture layer), so every call, tool() and clock/random draw goes to the run that
+// started it, and work outside any run passes through unrecorded. The capture layer is installed
+// while at least one run is active and removed with the last one: between runs the process sees
+// its own Date, Math.random, fetch, dispatcher and diagnostics channels.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createRedactor, type Redactor, TapedeckError } from '../recording/index.js';
 import { RECORD_PRELOAD } from './command.js';
-import { openRecording, type RecordOptions, shouldSample } from './recorder.js';
+import { type ActiveRecording, openRecording, type RecordOptions } from './recorder.js';
+import { type Sampling, samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { tool } from './tool.js';
 
+/** One run in the capture layer (src/record/preload/record.mjs createRun); opaque here. */
+type CaptureRun = { readonly closed: boolean };
 interface CaptureSink {
+  lazy?: boolean;
   send(message: unknown): void;
   sync(message: Record<string, unknown>): Promise<unknown>;
 }
+interface RunOptions {
+  maxBody?: number;
+  syncWorld?: boolean;
+  nondeterminism?: boolean;
+}
+interface SharedCapture {
+  open(sink: CaptureSink, options: RunOptions): CaptureRun;
+  within<T>(run: CaptureRun, fn: () => T): T;
+  close(run: CaptureRun): void;
+  dispose(): void;
+}
 interface CaptureModule {
-  installCapture(
-    sink: CaptureSink,
-    options: { maxBody?: number; syncWorld?: boolean; nondeterminism?: boolean },
-  ): () => void;
+  installSharedCapture(options: { capture?: 'fast' | 'interceptors'; fsRoot?: string }): SharedCapture;
 }
 
 export interface RecordContext {
-  /** The recording folder ('' when this run was not sampled). */
+  /** The recording's id ('' when this run is not recorded). */
+  id: string;
+  /** The recording folder ('' when this run is not recorded). */
   dir: string;
   /** tool(name, fn) bound to this recording (the module-level tool() works too). */
   tool: typeof tool;
+  /** Tags this run; a sampling rule `tags` keeps runs that carry one of its tags. */
+  tag(name: string): void;
 }
 
 export interface RecordResult<T> {
+  /** Where the recording is ('' when none was kept): a folder, or the store URL it was shipped to. */
   dir: string;
+  id: string;
   result: T;
+  /** Whether a recording was kept (sampled in, and kept by the sampling rules). */
   recorded: boolean;
   steps: number;
 }
 
-let active = false;
+/** The layer and how many runs use it; an exclusive run (world snapshot, fs root) has it alone. */
+let layer: { capture: SharedCapture; users: number; exclusive: boolean } | undefined;
+let capturePromise: Promise<CaptureModule> | undefined;
+
+async function acquire(exclusive: boolean, fsRoot: string | undefined): Promise<SharedCapture> {
+  capturePromise ??= import(pathToFileURL(RECORD_PRELOAD).href) as Promise<CaptureModule>;
+  const mod = await capturePromise;
+  if (layer !== undefined && (exclusive || layer.exclusive)) {
+    throw new TapedeckError(
+      'RECORD_BUSY',
+      exclusive
+        ? 'record(): a run with world capture of the whole database (world: "snapshot") or of a folder (fsRoot) needs the process to itself, and other runs are being recorded. Use world: "observed" for concurrent runs.'
+        : 'record(): a run with world: "snapshot" or fsRoot is being recorded and has the process to itself; record this run after it, or use world: "observed" for both.',
+    );
+  }
+  if (layer === undefined) {
+    layer = {
+      capture: mod.installSharedCapture(exclusive ? { capture: 'interceptors', ...(fsRoot ? { fsRoot } : {}) } : {}),
+      users: 0,
+      exclusive,
+    };
+  }
+  layer.users++;
+  return layer.capture;
+}
+
+function release(): void {
+  if (layer === undefined) return;
+  if (--layer.users > 0) return;
+  layer.capture.dispose();
+  layer = undefined;
+}
+
+/** How many record() runs are active in this process now. */
+export function activeRuns(): number {
+  return layer?.users ?? 0;
+}
+
+// One redactor per key source for the process: building one reads the key file.
+const redactors = new Map<string, Redactor>();
+function sharedRedactor(options: RecordOptions): Redactor | undefined {
+  if (options.redactor) return options.redactor;
+  if (options.redaction !== undefined) return undefined;
+  const source = `${process.env.TAPEDECK_REDACTION_KEY ?? ''}\u0000${process.env.XDG_CONFIG_HOME ?? ''}`;
+  let redactor = redactors.get(source);
+  if (redactor === undefined) {
+    redactor = createRedactor();
+    redactors.clear();
+    redactors.set(source, redactor);
+  }
+  return redactor;
+}
+
+const sdkVersionsByCwd = new Map<string, Record<string, string>>();
 
 /**
- * Records fn's HTTP/LLM calls, tool() calls and world changes into a recording.
- * One recording at a time per process. If fn throws, the recording is closed `incomplete`
- * with every finished step, and the error is rethrown.
+ * Records fn's HTTP/LLM calls, tool() calls, clock/random values and database traffic into a
+ * recording. Runs may overlap freely (`world: 'observed'`, the default); a run that snapshots a
+ * whole database (`world: 'snapshot'`) or a folder (`fsRoot`) needs the process to itself. If fn
+ * throws, the recording is closed `incomplete` with every finished step, and the error is rethrown.
  *
  * @example
- * const { dir } = await record({ name: 'support-ticket-42', fsRoot: './work' }, () => runAgent(ticket));
+ * const { id } = await record({ name: 'support-ticket-42' }, () => runAgent(ticket));
  */
 export async function record<T>(
   options: RecordOptions,
   fn: (ctx: RecordContext) => Promise<T> | T,
 ): Promise<RecordResult<T>> {
-  if (!shouldSample(options.sample)) {
-    return { dir: '', result: await fn({ dir: '', tool }), recorded: false, steps: 0 };
+  const tags = new Set<string>();
+  const unrecorded = { id: '', dir: '', tool, tag: (name: string) => void tags.add(name) };
+  const sampling: Sampling = samplingOf(options.sample);
+  // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
+  if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined || !sampling.start()) {
+    return { dir: '', id: '', result: await fn(unrecorded), recorded: false, steps: 0 };
   }
-  if (active) throw new Error('record(): another in-process recording is already running in this process');
-  active = true;
+  const world = options.world ?? 'observed';
+  const exclusive = options.fsRoot !== undefined || (options.dbUrl !== undefined && world === 'snapshot');
+  const capture = await acquire(
+    exclusive,
+    options.fsRoot && path.resolve(options.cwd ?? process.cwd(), options.fsRoot),
+  );
+  let recording: ActiveRecording;
   const cwd = path.resolve(options.cwd ?? process.cwd());
-  const command = [process.argv0, ...process.argv.slice(1)];
-  let recording: Awaited<ReturnType<typeof openRecording>>;
+  const command = options.command ?? [process.argv0, ...process.argv.slice(1)];
   try {
+    let sdkVersions = sdkVersionsByCwd.get(cwd);
+    if (sdkVersions === undefined) {
+      sdkVersions = findSdkVersions([cwd]);
+      sdkVersionsByCwd.set(cwd, sdkVersions);
+    }
+    const redactor = sharedRedactor(options);
     recording = await openRecording(
-      { ...options, cwd, name: options.name ?? 'in-process' },
-      { command, cwd, ...(process.argv[1] ? { entry: process.argv[1] } : {}) },
-      { sdkVersions: findSdkVersions([cwd]) },
+      { ...options, cwd, name: options.name ?? 'in-process', world, ...(redactor ? { redactor } : {}) },
+      {
+        command,
+        cwd,
+        ...(options.command ? {} : process.argv[1] ? { entry: process.argv[1] } : {}),
+        ...(options.input === undefined ? {} : { env: { [RUN_INPUT_ENV]: JSON.stringify(options.input) } }),
+      },
+      { sdkVersions },
     );
   } catch (error) {
-    active = false;
+    release();
     throw error;
   }
   const { session, writer } = recording;
   writer.append({ type: 'run.started', stepId: 0, payload: { command, cwd, pid: process.pid } });
-  const capture = (await import(pathToFileURL(RECORD_PRELOAD).href)) as CaptureModule;
   let nextSync = 1;
-  const dispose = capture.installCapture(
+  const run = capture.open(
     {
+      lazy: true,
       send: (message) => session.accept(message),
       sync: (message) => new Promise((resolve) => session.accept({ ...message, t: 'sync', n: nextSync++ }, resolve)),
     },
     {
       maxBody: options.maxBodyBytes ?? -1,
       syncWorld: recording.syncWorld,
-      nondeterminism: options.nondeterminism ?? false,
+      nondeterminism: options.nondeterminism ?? true,
     },
   );
+  const context: RecordContext = { id: writer.id, dir: writer.dir, tool, tag: unrecorded.tag };
+  const started = performance.now();
   let result: T;
+  let failure: { error: unknown } | undefined;
   try {
-    result = await fn({ dir: writer.dir, tool });
+    result = await capture.within(run, () => fn(context));
   } catch (error) {
-    dispose();
-    active = false;
-    await recording.finish({ status: 'incomplete', exitCode: 1 });
-    throw error;
+    failure = { error };
+    result = undefined as T;
+  } finally {
+    capture.close(run);
+    release();
   }
-  dispose();
-  active = false;
-  await recording.finish({ status: 'complete', exitCode: 0 });
-  return { dir: writer.dir, result, recorded: true, steps: session.steps };
+  const durationMs = performance.now() - started;
+  const keep = sampling.keep({ failed: failure !== undefined, durationMs, tags });
+  const status = failure === undefined ? 'complete' : 'incomplete';
+  let where = writer.dir;
+  if (keep) {
+    if (tags.size > 0) writer.setManifest({ tags: [...tags].sort() });
+    where = await recording.finish({ status, exitCode: failure === undefined ? 0 : 1 });
+  } else await recording.discard();
+  if (failure !== undefined) throw failure.error;
+  return { dir: keep ? where : '', id: keep ? writer.id : '', result, recorded: keep, steps: session.steps };
+}
+
+/** The env variable a replayed run finds its recorded input in (see runInput()). */
+export const RUN_INPUT_ENV = 'TAPEDECK_RUN_INPUT';
+
+/**
+ * The `input` a run was recorded with, in the process `tapedeck replay` runs for it: a replay
+ * entry point calls the same agent function with it.
+ *
+ * @example
+ * // replay-session.mjs — record({ input: ticket, command: ['node', 'replay-session.mjs'] }, () => agent(ticket))
+ * import { runInput } from 'tapedeck';
+ * await agent(runInput());
+ */
+export function runInput<T = unknown>(): T {
+  const raw = process.env[RUN_INPUT_ENV];
+  if (raw === undefined) {
+    throw new TapedeckError(
+      'NO_RUN_INPUT',
+      `${RUN_INPUT_ENV} is not set: runInput() reads the input of a recorded run when \`tapedeck replay\` runs its command.`,
+    );
+  }
+  try {
+    return JSON.parse(raw) as T;
+  } catch (cause) {
+    throw new TapedeckError('NO_RUN_INPUT', `${RUN_INPUT_ENV} is not JSON: ${(cause as Error).message}`, { cause });
+  }
 }

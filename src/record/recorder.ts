@@ -1,25 +1,34 @@
 // What recordCommand and record() share: choosing and checking the output folder, opening the
 // writer, world capture and session, and closing them in the right order (also on failure).
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   createRecordingWriter,
   type Manifest,
   type RecordingWriter,
   type RedactionOptions,
+  type Redactor,
   TapedeckError,
 } from '../recording/index.js';
 import { loadToolRules, type ToolRule } from './classify.js';
 import type { LlmCodec } from './llm/index.js';
+import type { SampleOption } from './sampling.js';
 import { type RecordedEvent, RecordSession } from './session.js';
 import { openWorld, type WorldCapture } from './world/index.js';
 
 export interface RecordOptions {
   /** Filesystem root to snapshot and watch. */
   fsRoot?: string;
-  /** postgres:// URL of the database to snapshot and watch. */
+  /** postgres:// URL of the database to snapshot and watch (world: 'snapshot'). */
   dbUrl?: string;
+  /**
+   * How the database world is captured. 'observed' (default in-process): only what the run read
+   * and wrote through its own pg clients, no DDL, no full-table read — safe on a production
+   * database, and runs may overlap. 'snapshot': whole-schema snapshots and change triggers on
+   * `dbUrl` (test and staging databases; the run has the process to itself).
+   */
+  world?: 'observed' | 'snapshot';
   /** Schemas to capture; default all non-system schemas. */
   dbSchemas?: string[];
   /** Recording folder; default recordings/<id>/ under cwd. */
@@ -32,11 +41,17 @@ export interface RecordOptions {
   codecs?: LlmCodec[];
   /** Bodies larger than this are cut (and marked truncated). Default: no cap. */
   maxBodyBytes?: number;
-  /** Fraction of runs to record, 0..1 (default 1). A run not sampled just runs. */
-  sample?: number;
+  /** Fraction of runs to record, 0..1 (default 1), or rules (errors, slow runs, tags; see sampling.ts). A run not sampled just runs. */
+  sample?: SampleOption;
+  /** In-process: the command that replays this run (default: this process's command line). */
+  command?: string[];
+  /** In-process: the run's input (JSON), handed to the replayed command (runInput()). */
+  input?: unknown;
   /** Capture Date/Math.random/crypto values (default: on in a child, off in-process). */
   nondeterminism?: boolean;
   redaction?: RedactionOptions;
+  /** A redactor to use as it is (shared by many runs: building one reads the key). */
+  redactor?: Redactor;
   /** Called after each event is written; awaited before the agent passes the next step boundary. */
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
 }
@@ -46,12 +61,14 @@ export interface ActiveRecording {
   session: RecordSession;
   world?: WorldCapture;
   syncWorld: boolean;
-  /** Drains, writes post snapshots and run.completed, closes everything. */
+  /** Drains, writes post snapshots and run.completed, closes everything; returns where the recording is. */
   finish(outcome: {
     status: 'complete' | 'incomplete' | 'failed';
     exitCode: number | null;
     signal?: string | null;
-  }): Promise<void>;
+  }): Promise<string>;
+  /** Drops the recording (a run the sampling rules did not keep): closes everything, deletes the folder. */
+  discard(): Promise<void>;
 }
 
 const slug = (text: string) =>
@@ -64,12 +81,6 @@ const slug = (text: string) =>
 export function newRecordingId(name: string): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   return `${slug(name)}-${stamp}-${randomBytes(3).toString('hex')}`;
-}
-
-export function shouldSample(sample: number | undefined): boolean {
-  if (sample === undefined || sample >= 1) return true;
-  if (!(sample > 0)) return false;
-  return Math.random() < sample;
 }
 
 /** Creates the output folder or explains why it cannot. */
@@ -124,6 +135,7 @@ export async function openRecording(
       agent,
       runtime,
       ...(options.redaction ? { redaction: options.redaction } : {}),
+      ...(options.redactor ? { redactor: options.redactor } : {}),
     });
   } catch (cause) {
     if (cause instanceof TapedeckError) throw cause;
@@ -167,7 +179,7 @@ export async function openRecording(
     ...(world ? { world } : {}),
     syncWorld: world !== undefined,
     async finish(outcome) {
-      if (finished) return;
+      if (finished) return writer.dir;
       finished = true;
       let status = outcome.status;
       try {
@@ -191,6 +203,18 @@ export async function openRecording(
       }
       await world?.close();
       await writer.close(status);
+      return writer.dir;
+    },
+    async discard() {
+      if (finished) return;
+      finished = true;
+      try {
+        await session.idle().catch(() => {});
+        await world?.close().catch(() => {});
+        await writer.close('incomplete');
+      } finally {
+        rmSync(writer.dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -138,10 +138,19 @@ export class RecordSession {
     return this.finalOutput;
   }
 
-  /** Queues one message (raw JSON value); `reply` is called once it and everything before it is handled. */
+  /**
+   * Queues one message (raw JSON value, or a function that builds it when its turn comes);
+   * `reply` is called once it and everything before it is handled.
+   */
   accept(raw: unknown, reply?: (answer: { ack: number }) => void): void {
     this.chain = this.chain.then(async () => {
-      const parsed = CaptureMessageSchema.safeParse(raw);
+      let value: unknown;
+      try {
+        value = typeof raw === 'function' ? raw() : raw;
+      } catch {
+        return;
+      }
+      const parsed = CaptureMessageSchema.safeParse(value);
       if (!parsed.success) return;
       try {
         await this.handle(parsed.data);

@@ -314,6 +314,8 @@ export const ManifestSchema = z
       })
       .strict()
       .optional(),
+    /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */
+    tags: z.array(z.string().max(200)).max(100).optional(),
     replayOf: z.string().optional(),
     replay: z
       .object({

@@ -109,13 +109,15 @@ function decompressor(coding) {
 
 /**
  * Observes node:http/https client requests and global fetch.
- * ctx: { send(msg | () => msg), encodeBody(bytes), nowMs(), suppressed(), pid, track(promise) } —
- * send() may be given a function that builds the message, to be called later, in order;
- * track() is told about background stream readers so step boundaries can wait for them.
+ * ctx: { send(run, msg | () => msg), encodeBody(run, bytes), nowMs(), suppressed(), current(), pid,
+ * track(run, promise) } — current() names the run an exchange belongs to, taken when it starts
+ * (undefined: not recorded; the exchange passes through untouched); send() may be given a
+ * function that builds the message, to be called later, in order; track() is told about
+ * background stream readers so step boundaries can wait for them.
  * Returns dispose().
  */
 export function installFastCapture(ctx) {
-  const { send, encodeBody, nowMs, suppressed, pid, track } = ctx;
+  const { send, encodeBody, nowMs, suppressed, current, pid, track } = ctx;
   let seq = 0;
 
   // node:http / https (and everything built on ClientRequest: axios, got, node-fetch, …). Node 20
@@ -127,7 +129,8 @@ export function installFastCapture(ctx) {
   const recordOf = (request) => {
     let rec = request[kRec];
     if (rec === undefined) {
-      rec = suppressed() ? null : { id: `${pid}-h${++seq}`, ts: nowMs(), chunks: [], size: 0, done: false };
+      const run = suppressed() ? undefined : current();
+      rec = run === undefined ? null : { id: `${pid}-h${++seq}`, run, ts: nowMs(), chunks: [], size: 0, done: false };
       request[kRec] = rec;
     }
     return rec;
@@ -154,7 +157,7 @@ export function installFastCapture(ctx) {
     const rec = request[kRec];
     if (!rec || rec.done) return;
     rec.done = true;
-    send({
+    send(rec.run, {
       t: 'xchg',
       ...head(request, rec),
       end: nowMs(),
@@ -170,7 +173,7 @@ export function installFastCapture(ctx) {
       method: request.method,
       url: `${request.protocol}//${host}${request.path}`,
       headers: headerObject(request.getHeaders()),
-      body: rec.size > 0 ? encodeBody(concat(rec.chunks, rec.size)) : undefined,
+      body: rec.size > 0 ? encodeBody(rec.run, concat(rec.chunks, rec.size)) : undefined,
     };
   };
   const onResponse = ({ request, response }) => {
@@ -185,8 +188,8 @@ export function installFastCapture(ctx) {
     const streamed = STREAM_TYPES.test(response.headers['content-type'] ?? '');
     if (streamed) {
       rec.done = true;
-      send({ t: 'req', ...head(request, rec) });
-      send({ t: 'res', id: rec.id, ts: resTs, ...res, stream: true });
+      send(rec.run, { t: 'req', ...head(request, rec) });
+      send(rec.run, { t: 'res', id: rec.id, ts: resTs, ...res, stream: true });
     }
     const chunks = [];
     let size = 0;
@@ -194,20 +197,20 @@ export function installFastCapture(ctx) {
     const push = response.push;
     response.push = function (chunk, encoding) {
       if (chunk === null) {
-        if (streamed) send({ t: 'end', id: rec.id, ts: nowMs() });
+        if (streamed) send(rec.run, { t: 'end', id: rec.id, ts: nowMs() });
         else if (!rec.done) {
           rec.done = true;
           const end = nowMs();
           // Built and encoded later, off the agent's path (see send() in shared-ipc.mjs).
-          send(() => ({
+          send(rec.run, () => ({
             t: 'xchg',
             ...head(request, rec),
-            res: { ts: resTs, ...res, body: encodeBody(concat(chunks, size)) },
+            res: { ts: resTs, ...res, body: encodeBody(rec.run, concat(chunks, size)) },
             end,
           }));
         }
       } else if (streamed) {
-        send({ t: 'chunk', id: rec.id, off: nowMs() - resTs, data: decoder.decode(chunk, { stream: true }) });
+        send(rec.run, { t: 'chunk', id: rec.id, off: nowMs() - resTs, data: decoder.decode(chunk, { stream: true }) });
       } else {
         chunks.push(chunk);
         size += chunk.byteLength;
@@ -257,7 +260,9 @@ export function installFastCapture(ctx) {
         options.method === 'CONNECT'
       )
         return inner.dispatch(options, handler);
-      return inner.dispatch(options, new Observed(options, handler));
+      const run = current();
+      if (run === undefined) return inner.dispatch(options, handler);
+      return inner.dispatch(options, new Observed(options, handler, run));
     }
     const proxy = new Proxy(inner, {
       get(target, key) {
@@ -272,8 +277,9 @@ export function installFastCapture(ctx) {
 
   /** One request through the observed dispatcher: passes every callback on, recording as it goes. */
   class Observed {
-    constructor(options, handler) {
+    constructor(options, handler, run) {
       this.handler = handler;
+      this.run = run;
       this.options = options;
       this.id = `${pid}-u${++seq}`;
       this.ts = nowMs();
@@ -292,10 +298,11 @@ export function installFastCapture(ctx) {
       const { options } = this;
       const origin = typeof options.origin === 'string' ? options.origin : String(options.origin?.origin ?? '');
       let body;
-      if (this.sent.length === 1 && typeof this.sent[0] === 'string') body = encodeBody(this.sent[0]);
+      if (this.sent.length === 1 && typeof this.sent[0] === 'string') body = encodeBody(this.run, this.sent[0]);
       else if (this.sent.length > 0) {
         const parts = this.sent.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part));
         body = encodeBody(
+          this.run,
           concat(
             parts,
             parts.reduce((n, part) => n + part.byteLength, 0),
@@ -359,10 +366,14 @@ export function installFastCapture(ctx) {
         else {
           const { res, resTs, chunks, size } = this;
           // Built and encoded later, off the agent's path (see send() in shared-ipc.mjs).
-          send(() => ({
+          send(this.run, () => ({
             t: 'xchg',
             ...this.request(),
-            res: { ts: resTs, ...responseHead(res), body: size > 0 ? encodeBody(concat(chunks, size)) : undefined },
+            res: {
+              ts: resTs,
+              ...responseHead(res),
+              body: size > 0 ? encodeBody(this.run, concat(chunks, size)) : undefined,
+            },
             end,
           }));
         }
@@ -377,7 +388,7 @@ export function installFastCapture(ctx) {
         else {
           const message = { t: 'xchg', ...this.request(), end: nowMs(), error: failure };
           if (this.res !== undefined) message.res = { ts: this.resTs, ...responseHead(this.res) };
-          send(message);
+          send(this.run, message);
         }
       }
       return this.handler.onError(error);
@@ -386,8 +397,8 @@ export function installFastCapture(ctx) {
     startStream() {
       const { resTs, id } = this;
       const res = responseHead(this.res);
-      send({ t: 'req', ...this.request() });
-      send({ t: 'res', id, ts: resTs, ...res, stream: true });
+      send(this.run, { t: 'req', ...this.request() });
+      send(this.run, { t: 'res', id, ts: resTs, ...res, stream: true });
       const text = new TextDecoder();
       const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
       const inflate = coding === '' || coding === 'identity' ? undefined : decompressor(coding);
@@ -395,13 +406,13 @@ export function installFastCapture(ctx) {
       if (inflate !== undefined) {
         // fetch undoes the content coding for the agent; the recording keeps what the agent read.
         inflate.on('data', (data) =>
-          send({ t: 'chunk', id, off: stream.off, data: text.decode(data, { stream: true }) }),
+          send(this.run, { t: 'chunk', id, off: stream.off, data: text.decode(data, { stream: true }) }),
         );
         stream.finished = new Promise((resolve) => {
           inflate.once('end', () => resolve(undefined));
           inflate.once('error', (error) => resolve(failureOf(error)));
         });
-        track(stream.finished);
+        track(this.run, stream.finished);
       }
       this.stream = stream;
     }
@@ -409,18 +420,23 @@ export function installFastCapture(ctx) {
       const { stream } = this;
       stream.off = nowMs() - this.resTs;
       if (stream.inflate === undefined)
-        send({ t: 'chunk', id: this.id, off: stream.off, data: stream.text.decode(chunk, { stream: true }) });
+        send(this.run, {
+          t: 'chunk',
+          id: this.id,
+          off: stream.off,
+          data: stream.text.decode(chunk, { stream: true }),
+        });
       else stream.inflate.write(Buffer.from(chunk));
     }
     endStream(end, failure) {
       const { stream, id } = this;
       if (stream.inflate === undefined) {
-        send(failure === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error: failure });
+        send(this.run, failure === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error: failure });
         return;
       }
       void stream.finished.then((inflateError) => {
         const error = failure ?? inflateError;
-        send(error === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error });
+        send(this.run, error === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error });
       });
       stream.inflate.end();
     }
@@ -439,12 +455,14 @@ export function installFastCapture(ctx) {
 
   const realFetch = globalThis.fetch;
   function fetch(input, init) {
+    const run = current();
+    if (run === undefined) return realFetch.call(this, input, init);
     // Loads Node's undici (as fetch itself would), which puts the global dispatcher in place.
     if (hook === undefined) void globalThis.Headers;
     if (observed.has(dispatcherOf(input, init))) return realFetch.call(this, input, init);
-    return cloneFetch.call(this, input, init);
+    return cloneFetch.call(this, run, input, init);
   }
-  async function cloneFetch(input, init) {
+  async function cloneFetch(run, input, init) {
     const id = `${pid}-f${++seq}`;
     const ts = nowMs();
     const isRequest = typeof Request !== 'undefined' && input instanceof Request;
@@ -464,12 +482,20 @@ export function installFastCapture(ctx) {
       bodyBytes = new Uint8Array(await input.clone().arrayBuffer());
     }
     // The request's body is encoded when the exchange is written, not before it is sent.
-    const request = () => ({ id, pid, ts, method, url, headers, body: bodyBytes ? encodeBody(bodyBytes) : undefined });
+    const request = () => ({
+      id,
+      pid,
+      ts,
+      method,
+      url,
+      headers,
+      body: bodyBytes ? encodeBody(run, bodyBytes) : undefined,
+    });
     let response;
     try {
       response = await realFetch.call(this, input, init);
     } catch (error) {
-      send({
+      send(run, {
         t: 'xchg',
         ...request(),
         end: nowMs(),
@@ -480,14 +506,14 @@ export function installFastCapture(ctx) {
     const resTs = nowMs();
     const res = { status: response.status, statusText: response.statusText, headers: headerObject(response.headers) };
     if (response.body === null) {
-      send({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
+      send(run, { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
       return response;
     }
     const reader = response.clone().body.getReader();
     const streamed = STREAM_TYPES.test(res.headers['content-type'] ?? '');
     if (streamed) {
-      send({ t: 'req', ...request() });
-      send({ t: 'res', id, ts: resTs, ...res, stream: true });
+      send(run, { t: 'req', ...request() });
+      send(run, { t: 'res', id, ts: resTs, ...res, stream: true });
     }
     const reading = (async () => {
       const chunks = [];
@@ -497,29 +523,30 @@ export function installFastCapture(ctx) {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (streamed) send({ t: 'chunk', id, off: nowMs() - resTs, data: decoder.decode(value, { stream: true }) });
+          if (streamed)
+            send(run, { t: 'chunk', id, off: nowMs() - resTs, data: decoder.decode(value, { stream: true }) });
           else {
             chunks.push(value);
             size += value.byteLength;
           }
         }
-        if (streamed) send({ t: 'end', id, ts: nowMs() });
+        if (streamed) send(run, { t: 'end', id, ts: nowMs() });
         else {
           const end = nowMs();
-          send(() => ({
+          send(run, () => ({
             t: 'xchg',
             ...request(),
-            res: { ts: resTs, ...res, body: encodeBody(concat(chunks, size)) },
+            res: { ts: resTs, ...res, body: encodeBody(run, concat(chunks, size)) },
             end,
           }));
         }
       } catch (error) {
         const failure = failureOf(error);
-        if (streamed) send({ t: 'end', id, ts: nowMs(), error: failure });
-        else send({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure });
+        if (streamed) send(run, { t: 'end', id, ts: nowMs(), error: failure });
+        else send(run, { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure });
       }
     })();
-    if (streamed) track(reading);
+    if (streamed) track(run, reading);
     return response;
   }
   if (typeof realFetch === 'function') {

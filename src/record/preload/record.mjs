@@ -58,92 +58,147 @@ function headersObject(headers) {
 }
 
 /**
- * Installs the capture layers in this process. `sink` is { send(msg), sync(msg): Promise } —
- * the IPC client in a child, the recording session itself in-process.
- * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true, fsRoot?,
- *   capture = syncWorld ? 'interceptors' : 'fast' }.
+ * One recorded run's state in the capture layer: where its messages go, the nondeterministic
+ * values drawn since its last message, its background stream readers. A child process has one;
+ * an in-process recorder has one per concurrent record() (see installSharedCapture).
+ * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true }.
+ */
+export function createRun(sink, options = {}) {
+  return {
+    sink,
+    lazy: sink.lazy === true,
+    maxBody: typeof options.maxBody === 'number' ? options.maxBody : -1,
+    syncWorld: options.syncWorld === true,
+    nondeterminism: options.nondeterminism !== false,
+    nd: { clock: [], random: [], uuid: [], randomBytes: [] },
+    ndCount: 0,
+    toolSeq: 0,
+    streams: new Set(),
+    closed: false,
+  };
+}
+
+/**
+ * Installs the capture layers in this process for one run (a child under `tapedeck record`).
+ * `sink` is { send(msg), sync(msg): Promise } — the IPC client in a child, a recording session
+ * in-process. options: those of createRun, plus fsRoot? and capture = syncWorld ? 'interceptors' : 'fast'.
  * Returns dispose().
  */
 export function installCapture(sink, options = {}) {
-  const maxBody = typeof options.maxBody === 'number' ? options.maxBody : -1;
-  const syncWorld = options.syncWorld === true;
+  const run = createRun(sink, options);
+  const layer = installLayer(() => run, options);
+  // At exit no later turn comes: what is still pending is written now.
+  const onExit = () => {
+    layer.flushRun(run);
+    sink.flush?.();
+  };
+  process.on('exit', onExit);
+  return function dispose() {
+    process.off('exit', onExit);
+    layer.dispose();
+  };
+}
+
+const runs = new AsyncLocalStorage();
+
+/**
+ * The capture layers for in-process recording of any number of concurrent runs: every call,
+ * tool() and clock/random draw goes to the run whose async context started it (an
+ * AsyncLocalStorage store); work outside any run passes through unrecorded.
+ * options: { nondeterminism = true, capture = 'fast' | 'interceptors', fsRoot? }.
+ * Returns { open(sink, runOptions) -> run, within(run, fn), close(run), dispose() }.
+ */
+export function installSharedCapture(options = {}) {
+  const layer = installLayer(() => runs.getStore(), options);
+  return {
+    open: (sink, runOptions) => createRun(sink, runOptions),
+    within: (run, fn) => runs.run(run, fn),
+    /** Writes the run's pending values and stops taking its messages. */
+    close(run) {
+      layer.flushRun(run);
+      run.closed = true;
+    },
+    dispose: () => layer.dispose(),
+  };
+}
+
+/** Installs the patches; `current()` names the run a call, draw or tool belongs to (undefined: none). */
+function installLayer(current, options) {
   const pid = process.pid;
   let depth = 0;
   const suppressed = () => depth > 0;
-  const nd = { clock: [], random: [], uuid: [], randomBytes: [] };
-  let ndCount = 0;
 
-  const flushNondeterminism = () => {
-    if (ndCount === 0) return;
-    const batches = {};
-    for (const kind of Object.keys(nd)) {
-      if (nd[kind].length > 0) {
-        batches[kind] = nd[kind];
-        nd[kind] = [];
-      }
-    }
-    ndCount = 0;
+  const send = (run, message) => {
+    if (run.closed) return;
     depth++;
     try {
-      sink.send({ t: 'nd', pid, ts: nowMs(), batches });
+      run.sink.send(typeof message === 'function' && !run.lazy ? message() : message);
     } finally {
       depth--;
     }
+  };
+
+  const flushRun = (run) => {
+    if (run.ndCount === 0) return;
+    const batches = {};
+    for (const kind of Object.keys(run.nd)) {
+      if (run.nd[kind].length > 0) {
+        batches[kind] = run.nd[kind];
+        run.nd[kind] = [];
+      }
+    }
+    run.ndCount = 0;
+    send(run, { t: 'nd', pid, ts: nowMs(), batches });
   };
 
   const restoreNondeterminism =
     options.nondeterminism === false
       ? () => {}
-      : patchNondeterminism((kind, value) => {
-          nd[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
-          if (++ndCount >= 1000) flushNondeterminism();
-          return value;
-        }, suppressed);
+      : patchNondeterminism(
+          (kind, value) => {
+            const run = current();
+            if (run === undefined || !run.nondeterminism || run.closed) return value;
+            run.nd[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
+            if (++run.ndCount >= 1000) flushRun(run);
+            return value;
+          },
+          // Outside any run (or in one that does not record values) a draw costs one lookup.
+          () => depth > 0 || current()?.nondeterminism !== true,
+        );
 
-  // A message may be a function that builds it (record-fast.mjs): the IPC client builds it when
-  // it writes; any other sink (the in-process session) gets it built now.
-  const lazySink = sink.lazy === true;
-  const send = (message) => {
-    depth++;
-    try {
-      sink.send(typeof message === 'function' && !lazySink ? message() : message);
-    } finally {
-      depth--;
-    }
+  const track = (run, reading) => {
+    run.streams.add(reading);
+    void reading.finally(() => run.streams.delete(reading));
   };
+  // A stream the agent has just finished reading ends on our side a few microtasks later: let
+  // it, so the model step is complete before the next call (the agent's tool call) starts.
+  const settleStreams = (run) =>
+    run.streams.size === 0
+      ? undefined
+      : Promise.race([Promise.all(run.streams), new Promise((resolve) => setTimeout(resolve, 20))]);
 
   // World capture needs step barriers (the agent waits while the world is drained), which only
   // the interceptors can provide; plain traffic capture uses the low-overhead observers.
-  const mode = options.capture ?? (syncWorld ? 'interceptors' : 'fast');
+  const mode = options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast');
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-record',
     interceptors: mode === 'interceptors' ? [new ClientRequestInterceptor(), new FetchInterceptor()] : [],
   });
   const open = new Map();
-  const streams = new Set();
-  const track = (reading) => {
-    streams.add(reading);
-    void reading.finally(() => streams.delete(reading));
-  };
-  const settleStreams = () =>
-    streams.size === 0
-      ? undefined
-      : Promise.race([Promise.all(streams), new Promise((resolve) => setTimeout(resolve, 20))]);
-  let toolSeq = 0;
 
   interceptor.on('request', async ({ request, requestId }) => {
-    // A stream the agent has just finished reading ends on our side a few microtasks later: let
-    // it, so the model step is complete before the next call (the agent's tool call) starts.
-    await settleStreams();
+    const run = current();
+    if (run === undefined || run.closed) return;
+    await settleStreams(run);
     const id = `${pid}-${requestId}`;
     const ts = nowMs();
-    open.set(requestId, id);
-    flushNondeterminism();
+    open.set(requestId, { id, run });
+    flushRun(run);
     let body;
     if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
-      body = encodeBody(new Uint8Array(await request.clone().arrayBuffer()), maxBody);
+      body = encodeBody(new Uint8Array(await request.clone().arrayBuffer()), run.maxBody);
     }
-    send({
+    send(run, {
       t: 'req',
       id,
       pid,
@@ -153,11 +208,13 @@ export function installCapture(sink, options = {}) {
       headers: headersObject(request.headers),
       body,
     });
-    if (syncWorld) await sink.sync({ reason: 'req', id });
+    if (run.syncWorld) await run.sink.sync({ reason: 'req', id });
   });
 
   interceptor.on('response', async ({ response, requestId }) => {
-    const id = open.get(requestId) ?? `${pid}-${requestId}`;
+    const entry = open.get(requestId);
+    if (entry === undefined) return;
+    const { id, run } = entry;
     open.delete(requestId);
     const ts = nowMs();
     const head = {
@@ -170,7 +227,7 @@ export function installCapture(sink, options = {}) {
     const contentType = response.headers.get('content-type') ?? '';
     const clone = response.body === null ? null : response.clone();
     if (clone !== null && STREAM_TYPES.test(contentType)) {
-      send({ t: 'res', ...head, stream: true });
+      send(run, { t: 'res', ...head, stream: true });
       // Streamed bodies are read in the background: the agent gets each chunk when it arrives.
       const reading = (async () => {
         const decoder = new TextDecoder();
@@ -179,27 +236,32 @@ export function installCapture(sink, options = {}) {
           for (;;) {
             const { done, value } = await reader.read();
             if (done) break;
-            send({ t: 'chunk', id, off: nowMs() - ts, data: decoder.decode(value, { stream: true }) });
+            send(run, { t: 'chunk', id, off: nowMs() - ts, data: decoder.decode(value, { stream: true }) });
           }
-          send({ t: 'end', id, ts: nowMs() });
+          send(run, { t: 'end', id, ts: nowMs() });
         } catch (error) {
-          send({ t: 'end', id, ts: nowMs(), error: { code: error?.name ?? 'Error', message: String(error?.message) } });
+          send(run, {
+            t: 'end',
+            id,
+            ts: nowMs(),
+            error: { code: error?.name ?? 'Error', message: String(error?.message) },
+          });
         }
       })();
-      track(reading);
+      track(run, reading);
       return;
     }
     let body;
     let error;
     if (clone !== null) {
       try {
-        body = encodeBody(new Uint8Array(await clone.arrayBuffer()), maxBody);
+        body = encodeBody(new Uint8Array(await clone.arrayBuffer()), run.maxBody);
       } catch (cause) {
         error = { code: cause?.name ?? 'Error', message: String(cause?.message) };
       }
     }
-    send({ t: 'res', ...head, body, end: nowMs(), error });
-    if (syncWorld) await sink.sync({ reason: 'res', id });
+    send(run, { t: 'res', ...head, body, end: nowMs(), error });
+    if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
   });
 
   // The interceptors' own randomness (request ids) must not count as the agent's.
@@ -224,13 +286,17 @@ export function installCapture(sink, options = {}) {
   } else {
     wrapped.push(
       installFastCapture({
-        send: (message) => {
-          if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushNondeterminism();
-          send(message);
+        send: (run, message) => {
+          if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushRun(run);
+          send(run, message);
         },
-        encodeBody: (bytes) => encodeBody(bytes, maxBody),
+        encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
         nowMs,
         suppressed,
+        current: () => {
+          const run = current();
+          return run === undefined || run.closed ? undefined : run;
+        },
         pid,
         track,
       }),
@@ -239,30 +305,32 @@ export function installCapture(sink, options = {}) {
 
   const recorder = {
     /** Runs one file operation as a step boundary-aware call; report(ts, value, error) sends the step. */
-    async fileOp(run, report) {
-      await settleStreams();
-      flushNondeterminism();
-      if (syncWorld) await sink.sync({ reason: 'req' });
+    async fileOp(run, fileRun, report) {
+      await settleStreams(run);
+      flushRun(run);
+      if (run.syncWorld) await run.sink.sync({ reason: 'req' });
       const ts = nowMs();
       let value;
       try {
-        value = await run();
+        value = await fileRun();
       } catch (error) {
         report(ts, undefined, error);
-        if (syncWorld) await sink.sync({ reason: 'res' });
+        if (run.syncWorld) await run.sink.sync({ reason: 'res' });
         throw error;
       }
       report(ts, value, undefined);
-      if (syncWorld) await sink.sync({ reason: 'res' });
+      if (run.syncWorld) await run.sink.sync({ reason: 'res' });
       return value;
     },
-    /** Records one in-process tool call as a step (see src/record/tool.ts). */
+    /** Records one in-process tool call as a step (see src/record/tool.ts); outside a run, just calls fn. */
     async tool(name, fn, args, toolOptions = {}) {
-      await settleStreams();
-      flushNondeterminism();
-      const id = `${pid}-tool-${++toolSeq}`;
+      const run = current();
+      if (run === undefined || run.closed) return await fn(...args);
+      await settleStreams(run);
+      flushRun(run);
+      const id = `${pid}-tool-${++run.toolSeq}`;
       const ts = nowMs();
-      if (syncWorld) await sink.sync({ reason: 'req', id });
+      if (run.syncWorld) await run.sink.sync({ reason: 'req', id });
       let result;
       let failure;
       try {
@@ -283,29 +351,24 @@ export function installCapture(sink, options = {}) {
       };
       if (failure === undefined) message.result = safeJson(result);
       else message.error = { code: failure?.name ?? 'Error', message: String(failure?.message ?? failure) };
-      send(message);
-      if (syncWorld) await sink.sync({ reason: 'res', id });
+      send(run, message);
+      if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
       if (failure !== undefined) throw failure;
       return result;
     },
   };
   globalThis[RECORDER_KEY] = recorder;
   if (typeof options.fsRoot === 'string')
-    wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, send, () => depth > 0));
-  // At exit no later turn comes: what is still pending is written now.
-  const onExit = () => {
-    flushNondeterminism();
-    sink.flush?.();
-  };
-  process.on('exit', onExit);
+    wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, current, send, () => depth > 0));
 
-  return function dispose() {
-    flushNondeterminism();
-    process.off('exit', onExit);
-    if (globalThis[RECORDER_KEY] === recorder) delete globalThis[RECORDER_KEY];
-    for (const undo of wrapped.reverse()) undo();
-    interceptor.dispose();
-    restoreNondeterminism();
+  return {
+    flushRun,
+    dispose() {
+      if (globalThis[RECORDER_KEY] === recorder) delete globalThis[RECORDER_KEY];
+      for (const undo of wrapped.reverse()) undo();
+      interceptor.dispose();
+      restoreNondeterminism();
+    },
   };
 }
 
@@ -322,7 +385,7 @@ const FILE_OPS = {
  * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
  * fs/promises, sync, callback and promise forms). Returns the undo function.
  */
-function patchFiles(root, recorder, send, suppressed) {
+function patchFiles(root, recorder, current, send, suppressed) {
   const relative = (target) => {
     try {
       const file = typeof target === 'string' ? target : target instanceof URL ? fileURLToPath(target) : null;
@@ -335,7 +398,7 @@ function patchFiles(root, recorder, send, suppressed) {
     }
   };
   const sizeOf = (value) => (typeof value === 'string' ? Buffer.byteLength(value) : (value?.byteLength ?? undefined));
-  const report = (op, rel, ts, value, error, dataArg) => {
+  const report = (run, op, rel, ts, value, error, dataArg) => {
     const [name, stateType] = FILE_OPS[op];
     const bytes = stateType === 'FILE_READ' ? sizeOf(value) : sizeOf(dataArg);
     const message = {
@@ -351,7 +414,7 @@ function patchFiles(root, recorder, send, suppressed) {
     };
     if (error) message.error = { code: error.code ?? error.name ?? 'Error', message: String(error.message) };
     else message.result = bytes === undefined ? { ok: true } : { ok: true, bytes };
-    send(message);
+    send(run, message);
   };
   let fileSeq = 0;
   // fs calls itself (appendFileSync -> writeFileSync, rm -> unlink): only the outermost call is a step.
@@ -373,12 +436,14 @@ function patchFiles(root, recorder, send, suppressed) {
       op,
       (real) =>
         async function (target, ...rest) {
-          const rel = suppressed() || nested() ? undefined : relative(target);
+          const run = current();
+          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
           if (rel === undefined) return real.call(this, target, ...rest);
           return inside.run(true, () =>
             recorder.fileOp(
+              run,
               () => real.call(this, target, ...rest),
-              (ts, value, error) => report(op, rel, ts, value, error, rest[0]),
+              (ts, value, error) => report(run, op, rel, ts, value, error, rest[0]),
             ),
           );
         },
@@ -388,7 +453,8 @@ function patchFiles(root, recorder, send, suppressed) {
       `${op}Sync`,
       (real) =>
         function (target, ...rest) {
-          const rel = suppressed() || nested() ? undefined : relative(target);
+          const run = current();
+          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
           if (rel === undefined) return real.call(this, target, ...rest);
           const ts = nowMs();
           let value;
@@ -397,11 +463,11 @@ function patchFiles(root, recorder, send, suppressed) {
             value = real.call(this, target, ...rest);
           } catch (error) {
             insideSync--;
-            report(op, rel, ts, undefined, error, rest[0]);
+            report(run, op, rel, ts, undefined, error, rest[0]);
             throw error;
           }
           insideSync--;
-          report(op, rel, ts, value, undefined, rest[0]);
+          report(run, op, rel, ts, value, undefined, rest[0]);
           return value;
         },
     );
@@ -410,14 +476,15 @@ function patchFiles(root, recorder, send, suppressed) {
       op,
       (real) =>
         function (target, ...rest) {
-          const rel = suppressed() || nested() ? undefined : relative(target);
+          const run = current();
+          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
           const callback = rest.at(-1);
           if (rel === undefined || typeof callback !== 'function') return real.call(this, target, ...rest);
           const ts = nowMs();
           const args = rest.slice(0, -1);
           return inside.run(true, () =>
             real.call(this, target, ...args, (error, value) => {
-              report(op, rel, ts, value, error, args[0]);
+              report(run, op, rel, ts, value, error, args[0]);
               callback(error, value);
             }),
           );
