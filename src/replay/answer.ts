@@ -23,7 +23,6 @@ import {
   apiOf,
   canonical,
   type FieldDiff,
-  fieldDiff,
   isModelApi,
   type LiveRequest,
   parseJson,
