@@ -1,5 +1,6 @@
 // The isolation a replay runs in: fs worlds (memfs seed, materialisation), database sandboxes
-// (PGlite, template clone, testcontainers) and the child-process preload (sandbox/preload/replay.mjs).
+// (PGlite, template clone, testcontainers), the Postgres relay, sandboxed services and the
+// child-process preloads (sandbox/preload/replay.mjs, sandbox/preload/service.mjs).
 import { packagePath } from '../src/package.js';
 
 export {
@@ -12,6 +13,19 @@ export {
   snapshotDatabase,
 } from './db.js';
 export { entryPath, fsSeed, materializeFs, type ReadBlob } from './fs.js';
+export { type PgRelay, type PgTarget, pgTargetOf, startPgRelay } from './pg-relay.js';
+export {
+  checkContainerRuntime,
+  fillPlaceholders,
+  type HostPort,
+  type SandboxService,
+  SERVICE_PRELOAD,
+  type ServiceIsolation,
+  type ServiceValues,
+  serviceName,
+  serviceOrigin,
+  startService,
+} from './services.js';
 
 /** Absolute path of the replay preload, for `node --import`. */
 export const REPLAY_PRELOAD = packagePath('sandbox/preload/replay.mjs');

@@ -1,0 +1,76 @@
+// Sends a call to where an answerer serves it (a sandboxed service, a model endpoint) and reads
+// the response as the replay records one: bytes, or server-sent events chunk by chunk with timing.
+import type { StreamChunk } from '../../recording/index.js';
+import type { LiveRequest } from '../normalize.js';
+import type { HttpAnswer } from './types.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'transfer-encoding']);
+
+/** Reads a fetch Response into an answer (SSE event by event). */
+export async function answerOf(response: Response, url: string, started: number): Promise<HttpAnswer> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  let chunks: StreamChunk[] | undefined;
+  let bytes: Buffer;
+  let ttfbMs: number | undefined;
+  if (/text\/event-stream/i.test(response.headers.get('content-type') ?? '') && response.body) {
+    chunks = [];
+    const decoder = new TextDecoder();
+    const reader = response.body.getReader();
+    const t0 = Date.now();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      ttfbMs ??= Date.now() - started;
+      chunks.push({ offsetMs: Date.now() - t0, data: decoder.decode(value, { stream: true }) });
+    }
+    bytes = Buffer.from(chunks.map((c) => c.data).join(''), 'utf8');
+  } else bytes = Buffer.from(await response.arrayBuffer());
+  return {
+    url,
+    started,
+    durationMs: Date.now() - started,
+    ...(ttfbMs !== undefined ? { ttfbMs } : {}),
+    response: {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+      bytes,
+      ...(chunks ? { chunks } : {}),
+    },
+  };
+}
+
+/** Sends `request` (method, headers, body) to `url`; a network error is an answer with `error`. */
+export async function sendRequest(url: string, request: LiveRequest, bytes: Buffer | undefined): Promise<HttpAnswer> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(request.headers)) if (!HOP_HEADERS.has(k.toLowerCase())) headers[k] = v;
+  const started = Date.now();
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: request.method,
+      headers,
+      redirect: 'manual',
+      ...(bytes && !SAFE_METHODS.has(request.method) ? { body: new Uint8Array(bytes) } : {}),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return {
+      url,
+      started,
+      durationMs: Date.now() - started,
+      error: { code: cause?.code ?? 'FETCH_FAILED', message: `${url}: ${cause?.message ?? (error as Error).message}` },
+    };
+  }
+  return answerOf(response, url, started);
+}
+
+/** `url`'s path and query on another origin. */
+export function onOrigin(url: string, origin: string): string {
+  const u = new URL(url);
+  return `${origin.replace(/\/$/, '')}${u.pathname}${u.search}`;
+}

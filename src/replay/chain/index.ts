@@ -1,0 +1,173 @@
+// The answer chain for calls a replay's recording cannot serve, after the recording and before
+// holding a call back: sandbox services → msw mocks → simulated (off unless configured). Built
+// from the project config; one chain serves one replay, or (kept) every probe of a bisect-prompt
+// run, whose services then outlive each probe while each probe gets a fresh database.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  checkContainerRuntime,
+  type DbSandbox,
+  type HostPort,
+  type PgRelay,
+  pgTargetOf,
+  serviceName,
+  startPgRelay,
+} from '../../../sandbox/index.js';
+import type { MockContext, MocksExport, TapedeckConfig } from '../../config/index.js';
+import { canonicalJson, type Recording } from '../../recording/index.js';
+import { loadMocks, mockAnswerer } from './mocks.js';
+import { filterExchanges, recordedExchanges } from './recorded.js';
+import { ServiceHost } from './services.js';
+import { simulatedAnswerer } from './simulate.js';
+import type { ChainAnswerer } from './types.js';
+
+export { answerOf, onOrigin, sendRequest } from './http.js';
+export { filterExchanges, recordedExchanges, sameEndpoint } from './recorded.js';
+export { mayMutate, SIMULATOR_PROMPT } from './simulate.js';
+export type { ChainAnswerer, ChainAsk, HttpAnswer } from './types.js';
+
+/** What the chain needs from the replay it answers for. */
+export interface ChainWorld {
+  recording: Recording;
+  /** The replay's sandbox database (absent when the recording has none). */
+  db?: DbSandbox;
+  /** The recorded fs root and the replay's seed of it (the preload's format). */
+  fsRoot?: string;
+  seedFile?: string;
+  /** The agent's environment in this replay. */
+  env: Record<string, string>;
+  /** The step number the next answer will have. */
+  step(): number;
+}
+
+/** The chain as one replay uses it. */
+export interface ChainSession {
+  answerers: ChainAnswerer[];
+  /**
+   * Where the agent's connections go by address: the recorded database's host:port to the relay in
+   * front of the sandbox database, so the agent reaches the sandbox however it names its database.
+   */
+  routes: Array<{ from: HostPort; to: HostPort }>;
+  /** Things the user should know (a simulator that failed, a service that tried to reach out). */
+  warnings: string[];
+  /** The replay is over: its database is detached; the services stop unless the chain is kept. */
+  end(): Promise<void>;
+}
+
+export interface AnswerChain {
+  readonly config: TapedeckConfig;
+  /** Changes when what answers changes (config, mocks module): part of bisect's probe cache key. */
+  readonly fingerprint: string;
+  open(world: ChainWorld): Promise<ChainSession>;
+  /** Stops the services and the relay. */
+  close(): Promise<void>;
+}
+
+/** host:port of the database a recording was made against (its manifest keeps the URL without credentials). */
+export function recordedDbAddress(recording: Recording): HostPort | undefined {
+  const url = recording.manifest.world?.db?.url;
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 5432) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A chain from a config (paths in it absolute: see `withOverrides`). `keep`: the services outlive
+ * each replay (bisect-prompt); close the chain when done.
+ * @example const chain = createAnswerChain((await loadConfig()).config); await replay({ …, chain }); await chain.close();
+ */
+export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?: boolean } = {}): AnswerChain {
+  const services = new ServiceHost(config.services ?? []);
+  let relay: PgRelay | undefined;
+  let dir: string | undefined;
+  let mocks: Promise<MocksExport> | undefined;
+  const fingerprint = createHash('sha256')
+    .update(canonicalJson(config))
+    .update(config.mocks ? readOrEmpty(config.mocks) : '')
+    .digest('hex')
+    .slice(0, 16);
+  return {
+    config,
+    fingerprint,
+    async open(world) {
+      // An image service without a Docker engine fails now, before the agent runs.
+      for (const s of config.services ?? []) if ('image' in s) await checkContainerRuntime(serviceName(s));
+      const warnings: string[] = [];
+      dir ??= await mkdtemp(path.join(tmpdir(), 'tapedeck-chain-'));
+      const routes: ChainSession['routes'] = [];
+      let dbUrl: string | undefined;
+      if (world.db) {
+        const target = pgTargetOf(world.db.url);
+        relay ??= await startPgRelay();
+        relay.retarget(target);
+        dbUrl = relay.url();
+        const recorded = recordedDbAddress(world.recording);
+        if (recorded) routes.push({ from: recorded, to: { host: relay.host, port: relay.port } });
+      }
+      const answerers: ChainAnswerer[] = services.answerers({
+        env: world.env,
+        ...(dbUrl ? { db: dbUrl } : {}),
+        ...(world.fsRoot ? { fsRoot: world.fsRoot } : {}),
+        ...(world.seedFile ? { seedFile: world.seedFile } : {}),
+        allow: relay ? [{ host: relay.host, port: relay.port }] : [],
+        routes,
+        dir,
+      });
+      const exchanges = recordedExchanges(world.recording);
+      if (config.mocks) {
+        const file = config.mocks;
+        mocks ??= loadMocks(file);
+        mocks.catch(() => {
+          mocks = undefined;
+        });
+        const db = world.db;
+        const context: MockContext = {
+          recorded: (filter) => filterExchanges(exchanges, filter),
+          async query(sql, params) {
+            if (!db) throw new Error('this replay has no sandbox database (the recording has no database snapshot)');
+            return db.query(sql, params);
+          },
+          get step() {
+            return world.step();
+          },
+        };
+        answerers.push(await mockAnswerer(await mocks, context, file));
+      }
+      if (config.simulate) answerers.push(simulatedAnswerer(config.simulate, exchanges, (m) => warnings.push(m)));
+      return {
+        answerers,
+        routes,
+        warnings,
+        async end() {
+          for (const s of await services.started())
+            for (const target of s.blocked())
+              warnings.push(`sandbox service ${s.name} tried to connect to ${target}: refused`);
+          relay?.retarget(undefined);
+          if (!options.keep) await services.close();
+        },
+      };
+    },
+    async close() {
+      await services.close();
+      await relay?.close();
+      relay = undefined;
+      if (dir) await rm(dir, { recursive: true, force: true });
+      dir = undefined;
+    },
+  };
+}
+
+function readOrEmpty(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
