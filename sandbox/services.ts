@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: service settings hold ${port}-style placeholders on purpose
 // Sandboxed services: the user's own APIs re-hosted for a replay, against the sandbox database
 // and files. A command service runs on this machine under the service preload (its isolation:
 // memfs over the recorded fs root, no connection but the sandbox database and its own port); an

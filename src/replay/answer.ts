@@ -77,7 +77,8 @@ export interface Answerer {
   readonly servedFrom: Exclude<ServedFrom, 'recording' | 'blocked'>;
   /** Whether it answers this call; `prefix` is true where every call must come from the recording. */
   accepts(ask: Ask, context: { mode: ReplayMode; prefix: boolean }): boolean;
-  answer(ask: Ask): Promise<HttpAnswer>;
+  /** Its answer; undefined when it turns out to have none (no mock handler matched): the next answerer is asked. */
+  answer(ask: Ask): Promise<HttpAnswer | undefined>;
 }
 
 /** The outcome of one call: its provenance, the step it became, and the reply for the preload. */
@@ -109,8 +110,15 @@ export async function answerCall(session: ReplaySession, ask: Ask): Promise<Answ
   if (verdict.kind === 'serve') return serveRecorded(session, ask, verdict);
   if (ask.kind === 'http') {
     const context = { mode: session.options.mode, prefix };
-    const answerer = session.parts.answerers.find((a) => a.accepts(ask, context));
-    if (answerer) return settleAnswer(session, ask, answerer, verdict.match);
+    for (const answerer of session.parts.answerers) {
+      if (!answerer.accepts(ask, context)) continue;
+      const answer = await settleAnswer(session, ask, answerer, verdict.match);
+      // undefined: it had no answer after all (no mock handler matched); the next one is asked.
+      if (!answer) continue;
+      // What a sandbox service or a mock wrote to the sandbox database is this step's db.changed.
+      if (answer.servedFrom !== 'live') await session.collect([]);
+      return answer;
+    }
   }
   return holdBack(session, ask, verdict.match);
 }

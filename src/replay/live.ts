@@ -2,11 +2,8 @@
 // to the model endpoint (the host it names, or --model-endpoint). Only model calls, and never in
 // the prefix (exact mode, or before fork-at K). A streamed response is read event by event so
 // the replay records its chunks with their timing, as the recorder does.
-import type { StreamChunk } from '../recording/index.js';
 import type { Answerer, HttpAnswer } from './answer.js';
-import { isSafeMethod } from './match.js';
-
-const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'transfer-encoding']);
+import { sendRequest } from './http.js';
 
 /** The URL a live model call goes to: the endpoint's origin and path prefix, the request's API path. */
 export function retarget(url: string, endpoint: string): string {
@@ -31,62 +28,11 @@ export function liveModelAnswerer(modelEndpoint: string | undefined): Answerer {
     name: 'live model endpoint',
     servedFrom: 'live',
     accepts: (ask, { mode, prefix }) => mode === 'counterfactual' && !prefix && ask.kind === 'http' && ask.isModel,
-    async answer(ask): Promise<HttpAnswer> {
-      const { request, bytes } = ask;
-      const url = modelEndpoint ? retarget(request.url, modelEndpoint) : request.url;
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(request.headers)) if (!HOP_HEADERS.has(k.toLowerCase())) headers[k] = v;
-      const started = Date.now();
-      let response: Response;
-      try {
-        response = await fetch(url, {
-          method: request.method,
-          headers,
-          ...(bytes && !isSafeMethod(request.method) ? { body: new Uint8Array(bytes) } : {}),
-        });
-      } catch (error) {
-        return {
-          url,
-          started,
-          durationMs: Date.now() - started,
-          error: { code: 'LIVE_FAILED', message: `live model call to ${url} failed: ${(error as Error).message}` },
-        };
-      }
-      const responseHeaders: Record<string, string> = {};
-      response.headers.forEach((v, k) => {
-        responseHeaders[k] = v;
+    answer(ask): Promise<HttpAnswer> {
+      const url = modelEndpoint ? retarget(ask.request.url, modelEndpoint) : ask.request.url;
+      return sendRequest(url, ask.request, ask.bytes, {
+        failure: (to, reason) => ({ code: 'LIVE_FAILED', message: `live model call to ${to} failed: ${reason}` }),
       });
-      let chunks: StreamChunk[] | undefined;
-      let body: Buffer;
-      let ttfbMs: number | undefined;
-      if (/text\/event-stream/i.test(response.headers.get('content-type') ?? '') && response.body) {
-        chunks = [];
-        const decoder = new TextDecoder();
-        const reader = response.body.getReader();
-        const t0 = Date.now();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          ttfbMs ??= Date.now() - started;
-          chunks.push({ offsetMs: Date.now() - t0, data: decoder.decode(value, { stream: true }) });
-        }
-        body = Buffer.from(chunks.map((c) => c.data).join(''), 'utf8');
-      } else {
-        body = Buffer.from(await response.arrayBuffer());
-      }
-      return {
-        url,
-        started,
-        durationMs: Date.now() - started,
-        ...(ttfbMs !== undefined ? { ttfbMs } : {}),
-        response: {
-          status: response.status,
-          statusText: response.statusText,
-          headers: responseHeaders,
-          bytes: body,
-          ...(chunks ? { chunks } : {}),
-        },
-      };
     },
   };
 }

@@ -19,6 +19,7 @@ import {
   TapedeckError,
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
+import { createAnswerChain } from './chain/index.js';
 import { listenIpc } from './ipc.js';
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexRecording, type RecordedCall } from './match.js';
@@ -28,10 +29,12 @@ import { ReplaySession } from './session.js';
 import {
   type AgentExit,
   agentEnv,
+  explicitEnv,
   makeTempDir,
   openDatabase,
   readExitDumps,
   runAgent,
+  seedFileIn,
   Teardown,
   writePreloadConfig,
 } from './setup.js';
@@ -43,7 +46,8 @@ import { writeWorld } from './world.js';
  * from the recording (exact) or, for model calls that differ, live (counterfactual).
  * @example const r = await replay({ recording: 'recordings/examples/openai-baseline', mode: 'exact' });
  */
-export async function replay(options: ReplayOptions): Promise<ReplayResult> {
+export async function replay(given: ReplayOptions): Promise<ReplayResult> {
+  const options = withConfigPolicy(given);
   checkOptions(options);
   const recording = await loadRecording(options.recording);
   checkStepRange(options, recording);
@@ -100,9 +104,22 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
     w.writeSnapshot('pre', recording.pre);
 
-    const answerers: Answerer[] = [...(options.answerers ?? [])];
+    // The answer chain (sandbox services, mocks, simulator) from the project config, or one kept
+    // across replays by the caller (bisect-prompt); it also routes the agent's database by address.
+    const chain = options.chain ?? createAnswerChain(options.config ?? {});
+    if (!options.chain) teardown.add(() => chain.close());
+    let session: ReplaySession | undefined;
+    const chainSession = await chain.open({
+      recording,
+      ...(db ? { db } : {}),
+      ...(fsRoot ? { fsRoot, seedFile: seedFileIn(tmp) } : {}),
+      env: explicitEnv(recording, options, relocate),
+      step: () => (session?.lastStep ?? 0) + 1,
+    });
+    teardown.add(() => chainSession.end());
+    const answerers: Answerer[] = [...(options.answerers ?? []), ...chainSession.answerers];
     if (options.mode === 'counterfactual') answerers.push(liveModelAnswerer(options.modelEndpoint));
-    const session = new ReplaySession({
+    session = new ReplaySession({
       recording,
       index: new CallIndex(calls),
       tools: new CallIndex(indexRecording(recording, { inProcess: true })),
@@ -132,6 +149,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       fsRoot,
       db,
       fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
+      routes: chainSession.routes,
     });
     const env = await agentEnv({
       recording,
@@ -159,6 +177,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     await session.collect(dumps.fs);
     for (const batch of dumps.nd) await session.collect([], batch);
     const result = await finish(session, { recording, options, out, exit, db, tracker });
+    await chainSession.end();
+    warnings.push(...chainSession.warnings);
     return {
       ...result,
       ...(warnings.length > 0 ? { warnings } : {}),
@@ -174,6 +194,17 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   } finally {
     await teardown.close();
   }
+}
+
+/** The project config's miss policy where the options leave it unset (the options win). */
+function withConfigPolicy(options: ReplayOptions): ReplayOptions {
+  const config = options.chain?.config ?? options.config;
+  if (!config) return options;
+  return {
+    ...options,
+    ...(options.onMiss === undefined && config.onMiss ? { onMiss: config.onMiss } : {}),
+    ...(config.onMissByTool ? { onMissByTool: { ...config.onMissByTool, ...options.onMissByTool } } : {}),
+  };
 }
 
 /** After the agent exited: the last steps and divergences, the post-world, the result. */

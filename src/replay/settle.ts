@@ -10,17 +10,21 @@ import { canonical, fieldDiff, type LiveRequest, parseJson, summaryOf, viewOf } 
 import { wireOf } from './protocol.js';
 import type { ReplaySession } from './session.js';
 
-/** Asks `answerer` and writes its answer as a step: a model step (decoded) or a tool step. */
+/**
+ * Asks `answerer` and writes its answer as a step: a model step (decoded) or a tool step.
+ * Undefined (nothing written) when the answerer had no answer after all.
+ */
 export async function settleAnswer(
   session: ReplaySession,
   ask: Ask,
   answerer: Answerer,
   miss: MatchResult,
-): Promise<Answer> {
+): Promise<Answer | undefined> {
   const aligned = ask.isModel ? alignedModelCall(session, ask.redacted) : undefined;
   const step = session.stepFor(aligned);
   if (session.shouldStop(step)) return stopped(session, step);
   const a = await answerer.answer(ask);
+  if (!a) return undefined;
   const { request, bytes } = ask;
   const exchangeRequest = {
     method: request.method,

@@ -63,12 +63,19 @@ export interface PreloadConfigInput {
   db: DbSandbox | undefined;
   /** Exact mode without overrides: the preload may answer byte-identical calls itself. */
   fast: boolean;
+  /** Addresses rerouted by the preload's guard (the recorded database's host:port to the sandbox's relay). */
+  routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number } }>;
+}
+
+/** Where the replay's fs seed (the preload's format) is written: the sandboxed services read it too. */
+export function seedFileIn(tmp: string): string {
+  return path.join(tmp, 'seed.json');
 }
 
 /** Writes what the replay preload reads at start (sandbox/preload/replay.mjs); returns the config's path. */
 export async function writePreloadConfig(input: PreloadConfigInput): Promise<string> {
   const { recording, calls, options, tmp, fsRoot, db } = input;
-  const seedFile = path.join(tmp, 'seed.json');
+  const seedFile = seedFileIn(tmp);
   const seed = fsRoot ? fsSeed(recording.pre.fs, recording.readBlob, fsRoot) : undefined;
   await writeFile(seedFile, JSON.stringify(seed ?? { files: [] }));
   const nondeterminism: Record<string, Array<number | string>> = {};
@@ -90,6 +97,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
       nondeterminism,
       seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
       allow: db ? [{ host: db.host, port: db.port }] : [],
+      routes: input.routes ?? [],
       dumpPrefix: path.join(tmp, 'dump'),
       ...(input.fast ? { fastIndex } : {}),
       timing: options.timing ?? { kind: 'none' },
@@ -136,21 +144,28 @@ export interface AgentEnvInput {
   prompt?: { text: string; file: string };
 }
 
+/**
+ * The environment the agent starts from: ours, the recorded explicit env minus redacted secrets
+ * (the caller's own values stand), then --env. What `${env.NAME}` in the project config reads.
+ */
+export function explicitEnv(
+  recording: Recording,
+  options: ReplayOptions,
+  relocate: (value: string) => string,
+): Record<string, string> {
+  const recordedEnv = Object.fromEntries(
+    Object.entries(recording.manifest.agent.env ?? {})
+      .filter(([, v]) => !v.includes(PLACEHOLDER_PREFIX))
+      .map(([k, v]) => [k, relocate(v)]),
+  );
+  return { ...(process.env as Record<string, string>), ...recordedEnv, ...options.env };
+}
+
 /** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */
 export async function agentEnv(input: AgentEnvInput): Promise<Record<string, string>> {
-  const { recording, options, db, prompt } = input;
+  const { recording, db, prompt } = input;
   const manifest = recording.manifest;
-  // The recorded explicit env minus redacted secrets (the caller's own values stand).
-  const recordedEnv = Object.fromEntries(
-    Object.entries(manifest.agent.env ?? {})
-      .filter(([, v]) => !v.includes(PLACEHOLDER_PREFIX))
-      .map(([k, v]) => [k, input.relocate(v)]),
-  );
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    ...recordedEnv,
-    ...options.env,
-  };
+  const env = explicitEnv(recording, input.options, input.relocate);
   delete env.TAPEDECK_RECORD_IPC;
   env.TAPEDECK_REPLAY_CONFIG = input.configFile;
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();

@@ -1,6 +1,9 @@
 // The replayer's public options and results.
+
+import type { TapedeckConfig } from '../config/index.js';
 import type { DivergencePayload, ProvenanceCounts, ServedFrom, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
+import type { AnswerChain } from './chain/index.js';
 
 export type ReplayMode = 'exact' | 'counterfactual';
 /** Who answered a call (written on its http.exchange): the recording, an answerer (live, sandbox, …), or nobody (blocked: held back). */
@@ -57,6 +60,15 @@ export interface ReplayOptions {
    * the built-in live model answerer (counterfactual) and before holding the call back.
    */
   answerers?: readonly Answerer[];
+  /**
+   * The project config (`tapedeck.config.*`, see src/config): its sandbox services, mocks and
+   * simulator answer calls the recording cannot serve (after `answerers`, before the live model
+   * answerer); its onMiss and onMissByTool apply where these options leave them unset. Paths in it
+   * must be absolute (`withOverrides` makes them so).
+   */
+  config?: TapedeckConfig;
+  /** A chain kept across replays (bisect-prompt: its services outlive each probe); wins over `config`. */
+  chain?: AnswerChain;
 }
 
 export interface HeldBack {

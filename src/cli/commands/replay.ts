@@ -2,9 +2,11 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { TapedeckError } from '../../recording/errors.js';
+import { describeProvenance } from '../../recording/provenance.js';
 import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
+import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 
-interface ReplayCliOptions {
+interface ReplayCliOptions extends ConfigCliOptions {
   mode: string;
   systemPrompt?: string;
   promptPatch?: string;
@@ -47,10 +49,7 @@ async function readText(flag: string, file: string): Promise<string> {
 }
 
 function printResult(result: ReplayResult): void {
-  const lines = [
-    `replay ${result.status}: ${result.dir}`,
-    `  served from the recording ${result.served.recording}, live ${result.served.live}, held back ${result.served.blocked}`,
-  ];
+  const lines = [`replay ${result.status}: ${result.dir}`, `  answers: ${describeProvenance(result.served) || 'none'}`];
   if (result.savedCost.calls > 0) {
     const usd = result.savedCost.usd === undefined ? '' : ` ($${result.savedCost.usd.toFixed(4)})`;
     lines.push(`  model calls served from the recording (cost saved): ${result.savedCost.calls}${usd}`);
@@ -83,12 +82,12 @@ function printResult(result: ReplayResult): void {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command('replay')
     .description(
       'Runs the agent again (the recorded command, or the one after --) with a replay preload. Every HTTP call and tool result is answered from the recording; clock, random and uuid values come from it too; files under the recorded fs root live in memory (memfs) and the database is a sandbox seeded from the recorded snapshot (PGlite by default). Nothing real is touched: any other connection is blocked and reported. The replay is written as a new recording (manifest.replayOf).\n\n' +
         'exact: the agent must reproduce its trajectory; every deviation is a divergence (step, expected, actual, field diff).\n' +
-        'counterfactual: model calls go live (to the recorded host or --model-endpoint) unless identical to a recorded one (then served, and the cost is saved); tool calls are served when they match; an unmatched tool call is never sent: it is a divergence, listed as held back, and the agent gets --on-miss.',
+        'counterfactual: model calls go live (to the recorded host or --model-endpoint) unless identical to a recorded one (then served, and the cost is saved); tool calls are served when they match; a tool call the recording cannot serve goes down the answer chain of the project file (tapedeck.config.*: sandbox services re-hosting your own APIs against the sandbox database, msw mocks, a simulator) and is otherwise never sent: a divergence, listed as held back, and the agent gets --on-miss. Every answer carries its provenance: recorded, sandbox, mock, simulated, live or held back.',
     )
     .argument('<recording>', 'the recording folder (e.g. recordings/examples/openai-baseline)')
     .argument('[command...]', 'the agent command after `--` (default: the recorded one)')
@@ -107,12 +106,15 @@ export function register(program: Command): void {
     .option('--db <url>', 'seed the database sandbox as a template-cloned database on this Postgres server')
     .option('--db-sandbox <kind>', 'pglite (default), template (needs --db) or testcontainers (needs Docker)')
     .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as JSON');
+  addConfigOptions(command)
     .addHelpText(
       'after',
       `
 Examples:
   tapedeck replay recordings/examples/openai-baseline
+  tapedeck replay recordings/r1 --mode counterfactual --system-prompt fixed.txt --config examples/tapedeck.config.ts
+  tapedeck replay recordings/r1 --mode counterfactual --system-prompt fixed.txt --mocks ./mocks.ts --no-services
   tapedeck replay recordings/examples/openai-baseline --mode counterfactual --system-prompt examples/prompts/fixed.txt
   tapedeck replay recordings/examples/openai-baseline --until 4          # time travel: the world after step 4
   tapedeck replay recordings/r1 --mode counterfactual --fork-at 5 --model-endpoint http://127.0.0.1:11434/v1
@@ -121,7 +123,7 @@ Examples:
 Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exact mode: also when\nthe end state differs from the recorded one) or the agent failed,
 2 for bad input (no recording, other format version, missing blob, command not found).`,
     )
-    .action(async (recording: string, command: string[], opts: ReplayCliOptions) => {
+    .action(async (recording: string, agentCommand: string[], opts: ReplayCliOptions) => {
       if (opts.mode !== 'exact' && opts.mode !== 'counterfactual') {
         throw new TapedeckError('BAD_OPTION', `--mode ${JSON.stringify(opts.mode)} is not exact or counterfactual`);
       }
@@ -170,8 +172,9 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         ...(opts.dbSandbox !== undefined
           ? { dbSandbox: opts.dbSandbox as 'pglite' | 'template' | 'testcontainers' }
           : {}),
-        ...(command.length > 0 ? { command } : {}),
+        ...(agentCommand.length > 0 ? { command: agentCommand } : {}),
         env,
+        config: (await configFromOptions(opts)).config,
         stdio: opts.json ? 'pipe' : 'inherit',
       });
       if (opts.json) {

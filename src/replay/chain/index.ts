@@ -24,7 +24,6 @@ import { ServiceHost } from './services.js';
 import { simulatedAnswerer } from './simulate.js';
 import type { ChainAnswerer } from './types.js';
 
-export { answerOf, onOrigin, sendRequest } from './http.js';
 export { filterExchanges, recordedExchanges, sameEndpoint } from './recorded.js';
 export { mayMutate, SIMULATOR_PROMPT } from './simulate.js';
 export type { ChainAnswerer, ChainAsk, HttpAnswer } from './types.js';
@@ -141,11 +140,14 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
         answerers.push(await mockAnswerer(await mocks, context, file));
       }
       if (config.simulate) answerers.push(simulatedAnswerer(config.simulate, exchanges, (m) => warnings.push(m)));
+      let ended = false;
       return {
         answerers,
         routes,
         warnings,
         async end() {
+          if (ended) return;
+          ended = true;
           for (const s of await services.started())
             for (const target of s.blocked())
               warnings.push(`sandbox service ${s.name} tried to connect to ${target}: refused`);

@@ -5,7 +5,7 @@
 import { getResponse, type RequestHandler } from 'msw';
 import { importUserModule, type MockContext, type MocksExport } from '../../config/index.js';
 import { TapedeckError } from '../../recording/index.js';
-import { answerOf } from './http.js';
+import { answerOf } from '../http.js';
 import type { ChainAnswerer } from './types.js';
 
 const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive']);

@@ -9,7 +9,7 @@ import {
   startService,
 } from '../../../sandbox/index.js';
 import type { ServiceConfig } from '../../config/index.js';
-import { onOrigin, sendRequest } from './http.js';
+import { onOrigin, sendRequest } from '../http.js';
 import type { ChainAnswerer } from './types.js';
 
 /** What a service needs from the replay it answers for. */

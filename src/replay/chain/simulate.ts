@@ -5,6 +5,7 @@
 import { matchRequestUrl } from 'msw';
 import { z } from 'zod';
 import type { RecordedExchange, SimulateConfig } from '../../config/index.js';
+import { isSafeMethod } from '../match.js';
 import { parseJson } from '../normalize.js';
 import { sameEndpoint } from './recorded.js';
 import type { ChainAnswerer, ChainAsk } from './types.js';
@@ -13,8 +14,6 @@ import type { ChainAnswerer, ChainAsk } from './types.js';
 export const SIMULATOR_PROMPT = `You are tapedeck's API simulator.
 A replay of a recorded agent run made an HTTP call that the recording does not hold. Write the response the real API would most likely have given, consistent with the recorded exchanges of the same API (same shapes, same field names, same error format) and with the request. Do not invent side effects beyond what the request asks.
 Reply with one JSON object and nothing else: {"status": <HTTP status>, "headers": {"content-type": "..."}, "body": <the JSON body, or a string>}.`;
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const SimulatedResponse = z.object({
   status: z.number().int().min(100).max(599),
@@ -55,7 +54,7 @@ export function simulatedAnswerer(
       if (prefix || ask.kind !== 'http' || ask.isModel) return false;
       const { method, url } = ask.request;
       if (origins && !origins.includes(new URL(url).origin)) return false;
-      return SAFE_METHODS.has(method) || mayMutate(allow, method, url);
+      return isSafeMethod(method) || mayMutate(allow, method, url);
     },
     async answer(ask) {
       const { method, url, bodyText } = ask.request;

@@ -1,10 +1,11 @@
-// Sends a call to where an answerer serves it (a sandboxed service, a model endpoint) and reads
-// the response as the replay records one: bytes, or server-sent events chunk by chunk with timing.
-import type { StreamChunk } from '../../recording/index.js';
-import type { LiveRequest } from '../normalize.js';
-import type { HttpAnswer } from './types.js';
+// Sends a call to where an answerer serves it (the live model endpoint, a sandboxed service) and
+// reads the response as the replay records one: bytes, or server-sent events chunk by chunk with
+// their timing, as the recorder does.
+import type { StreamChunk } from '../recording/index.js';
+import type { HttpAnswer } from './answer.js';
+import { isSafeMethod } from './match.js';
+import type { LiveRequest } from './normalize.js';
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'transfer-encoding']);
 
 /** Reads a fetch Response into an answer (SSE event by event). */
@@ -45,7 +46,18 @@ export async function answerOf(response: Response, url: string, started: number)
 }
 
 /** Sends `request` (method, headers, body) to `url`; a network error is an answer with `error`. */
-export async function sendRequest(url: string, request: LiveRequest, bytes: Buffer | undefined): Promise<HttpAnswer> {
+export async function sendRequest(
+  url: string,
+  request: LiveRequest,
+  bytes: Buffer | undefined,
+  options: {
+    /** The error an unreachable `url` is reported as. */
+    failure?: (url: string, reason: string) => { code: string; message: string };
+    /** Pass redirects to the caller (a service's 302 is the agent's to follow) rather than follow them. */
+    redirect?: 'follow' | 'manual';
+  } = {},
+): Promise<HttpAnswer> {
+  const failure = options.failure ?? ((u, reason) => ({ code: 'FETCH_FAILED', message: `${u}: ${reason}` }));
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(request.headers)) if (!HOP_HEADERS.has(k.toLowerCase())) headers[k] = v;
   const started = Date.now();
@@ -54,16 +66,16 @@ export async function sendRequest(url: string, request: LiveRequest, bytes: Buff
     response = await fetch(url, {
       method: request.method,
       headers,
-      redirect: 'manual',
-      ...(bytes && !SAFE_METHODS.has(request.method) ? { body: new Uint8Array(bytes) } : {}),
+      redirect: options.redirect ?? 'follow',
+      ...(bytes && !isSafeMethod(request.method) ? { body: new Uint8Array(bytes) } : {}),
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const cause = (error as { cause?: { message?: string } }).cause;
     return {
       url,
       started,
       durationMs: Date.now() - started,
-      error: { code: cause?.code ?? 'FETCH_FAILED', message: `${url}: ${cause?.message ?? (error as Error).message}` },
+      error: failure(url, cause?.message ?? (error as Error).message),
     };
   }
   return answerOf(response, url, started);
