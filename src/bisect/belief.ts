@@ -1,4 +1,5 @@
 // The agent's belief at step k: what it was told, what it observed, what it claimed and what it did.
+import { FactIndex } from '../facts/index.js';
 import type { Recording, StateType, ToolCall } from '../recording/index.js';
 import { canonical, parseMaybeJson } from './canonical.js';
 import { bodyToText, listSteps, type StepView } from './view.js';
@@ -152,4 +153,30 @@ function collectText(content: unknown, parts: string[]): void {
     if (block.content !== undefined) collectText(block.content, parts);
     if (block.input !== undefined) parts.push(canonical(block.input));
   }
+}
+
+const beliefFacts = new WeakMap<Belief, FactIndex>();
+
+/**
+ * The facts of a belief's observations, indexed once. Positions order what was seen: an
+ * observation of step s is at 2s+1 (a tool result, seen by the steps after it) or 2s (the
+ * context of the model call at s, which that call's own decisions may use). Query with
+ * `seenBy(step, ownContext)`.
+ */
+export function factsOfBelief(belief: Belief): FactIndex {
+  let index = beliefFacts.get(belief);
+  if (index === undefined) {
+    index = new FactIndex();
+    for (const o of belief.observations) {
+      const label = o.source === 'input' ? 'the task' : `step ${o.step} (${o.source})`;
+      index.add(o.text, { pos: 2 * o.step + (o.source === 'context' ? 0 : 1), stepId: o.step, label });
+    }
+    beliefFacts.set(belief, index);
+  }
+  return index;
+}
+
+/** The bound of what a use at `step` has seen: before it, plus its own call's context for a model decision. */
+export function seenBy(step: number, ownContext: boolean): number {
+  return ownContext ? 2 * step : 2 * step - 1;
 }

@@ -1,7 +1,7 @@
 // The five trajectory failure classes of seed 001 (§6.5), detected on the recorded trajectory: wrong tool,
 // bad args, hallucinated state, gave up, loop. Each names the step that shows its signature.
 import type { TrajectoryClass } from './codes.js';
-import { type AgentCall, idsIn, knowledgeAt, stringsIn, type Trajectory } from './trajectory.js';
+import { type AgentCall, factsOf, idsUsed, type Trajectory } from './trajectory.js';
 
 export interface TrajectoryFailure {
   failureClass: TrajectoryClass;
@@ -62,8 +62,8 @@ export function detectTrajectoryFailures(t: Trajectory, options: { maxSteps?: nu
           : `rejected: ${err!.slice(0, 120)}`;
       out.push({ failureClass: 'bad_args', stepId: c.stepId, message: `step ${c.stepId}: ${c.name} ${why}` });
     }
-    const known = knowledgeAt(t, c.seq);
-    const invented = [...new Set(stringsIn(c.args).flatMap(idsIn))].filter((id) => !known.knowsId(id));
+    const facts = factsOf(t);
+    const invented = idsUsed(c.args).filter((id) => facts.groundId(id, c.seq) === undefined);
     if (invented.length > 0)
       out.push({
         failureClass: 'hallucinated_state',

@@ -1,6 +1,7 @@
 // The trajectory of a run as the validators see it: model calls with their tool calls, tool steps with the
 // results the agent observed, the final answer, what the user said, and the tokens and cost spent.
 import { bodyText, parseMaybeJson } from '../diff/index.js';
+import { FactIndex, stringsIn, usedValues } from '../facts/index.js';
 import type { HttpExchangePayload, PriceSnapshot, Recording, StateType, Usage } from '../recording/index.js';
 
 export interface RequestedCall {
@@ -244,61 +245,41 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
   return t;
 }
 
-/** Tokens that look like identifiers: letters and digits mixed, e.g. BK-0001, P-102, FL-101, TD101. */
-export const ID_PATTERN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
-const NUMBER_PATTERN = /(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])/g;
+const facts = new WeakMap<Trajectory, FactIndex>();
 
-export function idsIn(text: string): string[] {
-  return text.match(ID_PATTERN) ?? [];
-}
-
-/** Numbers in text, normalised (commas dropped, 189.00 -> 189). */
-export function numbersIn(text: string): number[] {
-  const out: number[] = [];
-  for (const m of text.match(NUMBER_PATTERN) ?? []) {
-    const n = Number(m.replace(/,/g, ''));
-    if (Number.isFinite(n)) out.push(n);
+/**
+ * What the run knew, indexed once: the user's words (always known) and each observation from
+ * the seq at which it became visible. Ground a claim with `factsOf(t).groundText(claim)`, an id
+ * an action uses with `factsOf(t).groundId(id, call.seq)`.
+ */
+export function factsOf(t: Trajectory): FactIndex {
+  let index = facts.get(t);
+  if (index === undefined) {
+    index = new FactIndex();
+    index.add(t.userText, { pos: -1, label: "the user's words" });
+    for (const o of t.observations) index.add(o.text, { pos: o.seq, stepId: o.stepId, label: `step ${o.stepId}` });
+    facts.set(t, index);
   }
-  return out;
+  return index;
 }
 
-/** Every string value inside a JSON value. */
-export function stringsIn(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') out.push(value);
-  else if (typeof value === 'number') out.push(String(value));
-  else if (Array.isArray(value)) for (const v of value) stringsIn(v, out);
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) stringsIn(v, out);
-  return out;
-}
-
-/** What was known at a point of the run: ids and numbers from the user's words and the observations so far. */
-export class Knowledge {
-  readonly ids = new Set<string>();
-  readonly numbers = new Set<number>();
-  text = '';
-  add(text: string): void {
-    this.text += `\n${text}`;
-    for (const id of idsIn(text)) this.ids.add(id);
-    for (const n of numbersIn(text)) this.numbers.add(n);
-  }
-  knowsId(id: string): boolean {
-    return this.ids.has(id) || this.text.includes(id);
-  }
-}
-
-/** Knowledge from the user's words plus the observations visible at `seq` (all when omitted). */
-export function knowledgeAt(t: Trajectory, seq = Number.POSITIVE_INFINITY): Knowledge {
-  const k = new Knowledge();
-  k.add(t.userText);
-  for (const o of t.observations) if (o.seq <= seq) k.add(o.text);
-  return k;
+/** The id-like values inside a call's arguments (keys like order_id, letter-digit tokens, URL and path parts). */
+export function idsUsed(args: unknown): string[] {
+  return [...new Set(usedValues(args).map((u) => u.value))];
 }
 
 /** Pairs each requested call with the tool step that ran it (by name, then by shared argument values). */
 function pairCalls(t: Trajectory, resultById: Map<string, string>): void {
   const used = new Set<ToolStep>();
+  const childrenOf = new Map<number, ToolStep[]>();
+  for (const s of t.toolSteps) {
+    if (s.parentStepId === undefined) continue;
+    const list = childrenOf.get(s.parentStepId);
+    if (list) list.push(s);
+    else childrenOf.set(s.parentStepId, [s]);
+  }
   for (const m of t.modelSteps) {
-    const children = t.toolSteps.filter((s) => s.parentStepId === m.stepId);
+    const children = childrenOf.get(m.stepId) ?? [];
     for (const c of m.toolCalls) {
       const wanted = stringsIn(c.args);
       let best: ToolStep | undefined;

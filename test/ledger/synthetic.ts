@@ -20,10 +20,13 @@ export interface SyntheticOptions {
   id?: string;
   /** The user's task (default USER_INSTRUCTION). */
   userInstruction?: string;
+  /** The final answer (default FINAL_ANSWER). */
+  answer?: string;
 }
 
 export const SYSTEM_PROMPT = 'You are a travel desk agent. Book flights only after checking availability.';
 export const USER_INSTRUCTION = 'Book the cheapest flight from SFO to JFK on 2026-12-01 for Ada Lovelace.';
+export const FINAL_ANSWER = 'Booked flight FL1 for Ada Lovelace.';
 
 export function defaultUsage(callIndex: number): Usage {
   return {
@@ -90,7 +93,7 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
         messages: window(),
         tools,
         output: final
-          ? { text: 'Booked flight FL1 for Ada Lovelace.', toolCalls: [] }
+          ? { text: options.answer ?? FINAL_ANSWER, toolCalls: [] }
           : { toolCalls: [{ id: callId as string, name: 'search_flights', arguments: args }] },
         usage: usageOf(callIndex),
         latencyMs: 50,
@@ -185,7 +188,7 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
   push({
     type: 'run.completed',
     stepId: 0,
-    payload: { status: 'complete', exitCode: 0, finalOutput: 'Booked flight FL1 for Ada Lovelace.' },
+    payload: { status: 'complete', exitCode: 0, finalOutput: options.answer ?? FINAL_ANSWER },
   });
 
   const manifest: Manifest = {

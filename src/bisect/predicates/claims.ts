@@ -1,9 +1,11 @@
 // Built-in predicate "claims": every state change the agent claims in its text exists in the world.
+
+import { FactIndex, idTokens } from '../../facts/index.js';
 import type { DbSnapshot } from '../../recording/index.js';
+import { factsOfBelief } from '../belief.js';
 import { canonical } from '../canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 import { listSteps, type World } from '../view.js';
-import { idTokens, mentions } from './values.js';
 
 /** Past-tense verbs by which an agent claims it changed the world. */
 const CLAIM_VERB =
@@ -74,8 +76,10 @@ export function checkClaims(input: PredicateInput): PredicateResult {
     const claims = stateClaims(claim.text);
     if (claims.length === 0) continue;
     const changed = changedTexts(pre, input.worldAt(settle));
+    const inChanges = new FactIndex();
+    for (const text of changed) inChanges.add(text, { pos: 0, label: 'a change' });
     for (const c of claims) {
-      const missing = c.ids.filter((id) => !changed.some((text) => mentions(text, id)));
+      const missing = c.ids.filter((id) => inChanges.groundId(id) === undefined);
       if (c.ids.length === 0 && changed.length === 0) {
         return {
           verdict: 'bad',
@@ -84,7 +88,8 @@ export function checkClaims(input: PredicateInput): PredicateResult {
         };
       }
       // An id named in the claim that neither the changed world nor anything the agent saw mentions is invented.
-      const invented = missing.filter((id) => !belief.observations.some((o) => mentions(o.text, id)));
+      const seen = factsOfBelief(belief);
+      const invented = missing.filter((id) => seen.groundId(id) === undefined);
       if (c.ids.length > 0 && (missing.length === c.ids.length || invented.length > 0)) {
         const named = invented.length > 0 ? invented : missing;
         return {

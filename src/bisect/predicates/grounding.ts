@@ -1,9 +1,10 @@
-// Built-in predicate "grounding": every id/value an action uses was observed or given before it.
+// Built-in predicate "grounding": every id/value an action uses was observed or given before it
+// (by id core: case, punctuation, a missing prefix and a leading # folded).
 
-import type { Observation } from '../belief.js';
+import { usedValues } from '../../facts/index.js';
+import { factsOfBelief, seenBy } from '../belief.js';
 import { parseMaybeJson } from '../canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
-import { mentions, usedValues } from './values.js';
 
 interface Used {
   step: number;
@@ -31,10 +32,12 @@ export function checkGrounding(input: PredicateInput): PredicateResult {
     ),
     ...belief.actions.map((a) => ({ step: a.step, what: `${a.stateType} ${a.name}`, args: a.args, ownContext: false })),
   ].sort((x, y) => x.step - y.step);
+  const facts = factsOfBelief(belief);
   for (const use of uses) {
-    const seen = seenBefore(belief.observations, use);
+    const bound = seenBy(use.step, use.ownContext);
     for (const used of usedValues(use.args)) {
-      if (seen.some((text) => mentions(text, used.value))) continue;
+      // By id core: "#7713" in the task grounds O-7713; o7713 and O 7713 are O-7713.
+      if (facts.groundId(used.value, bound) !== undefined) continue;
       return {
         verdict: 'bad',
         violationStep: use.step,
@@ -43,12 +46,6 @@ export function checkGrounding(input: PredicateInput): PredicateResult {
     }
   }
   return { verdict: 'good' };
-}
-
-function seenBefore(observations: Observation[], use: Used): string[] {
-  return observations
-    .filter((o) => o.step < use.step || (use.ownContext && o.step === use.step && o.source === 'context'))
-    .map((o) => o.text);
 }
 
 export const grounding: StepPredicate = { name: 'grounding', evaluate: checkGrounding };

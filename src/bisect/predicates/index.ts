@@ -8,7 +8,6 @@ import { noRepeat } from './no-repeat.js';
 export { changedTexts, checkClaims, claims, stateClaims } from './claims.js';
 export { checkGrounding, grounding } from './grounding.js';
 export { checkNoRepeat, noRepeat } from './no-repeat.js';
-export { idTokens, looksLikeId, mentions, usedValues } from './values.js';
 
 export const BUILTIN_PREDICATES = ['grounding', 'claims', 'no-repeat', 'all'] as const;
 export type BuiltinPredicateName = (typeof BUILTIN_PREDICATES)[number];

@@ -1,55 +1,79 @@
-// Claim-Fact Validator (Evidence Consistency): the key claims of the final answer (ids, numbers, names)
-// are grounded in what the agent observed (tool results) or was told (the user's words).
-import { idsIn, knowledgeAt, numbersIn } from '../trajectory.js';
+// Claim-Fact Validator (Evidence Consistency): the key claims of the final answer (ids, numbers,
+// amounts, percentages, quantities, dates, names) are grounded in what the agent observed (tool
+// results) or was told (the user's words) — in any form they may be restated in: 12999 cents as
+// "$129.99", 0.25 as "25%", an ISO timestamp as "Nov 20", O-7731 as "o7731".
+import { type FactMatch, type MentionKind, mentionsIn } from '../../facts/index.js';
+import { factsOf } from '../trajectory.js';
 import { round1 } from './required-field.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
 export interface Claim {
-  kind: 'id' | 'number' | 'name';
+  kind: 'id' | 'number' | 'amount' | 'percentage' | 'quantity' | 'date' | 'time' | 'name';
   text: string;
 }
 
-/** Key claims: identifiers, numbers >= 10 (small counts are not facts worth checking), and the contract's patterns. */
-export function claimsIn(answer: string, patterns: readonly string[] = [], ignore: readonly string[] = []): Claim[] {
-  const claims = new Map<string, Claim>();
-  const skip = new Set(ignore);
-  for (const id of idsIn(answer)) if (!skip.has(id)) claims.set(`id:${id}`, { kind: 'id', text: id });
-  const idText = idsIn(answer).join(' ');
-  for (const n of numbersIn(
-    answer.replace(/(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g, ' '),
-  ))
-    if (Math.abs(n) >= 10 && !skip.has(String(n)) && !idText.includes(String(n)))
-      claims.set(`n:${n}`, { kind: 'number', text: String(n) });
+const KIND: Record<MentionKind, Claim['kind']> = {
+  id: 'id',
+  number: 'number',
+  money: 'amount',
+  percent: 'percentage',
+  unit: 'quantity',
+  date: 'date',
+  time: 'time',
+};
+
+interface ClaimFound extends Claim {
+  ground(): FactMatch | undefined;
+}
+
+/**
+ * Key claims: every fact the answer mentions (plain numbers only from 10 up: small counts are not
+ * facts worth checking), names (two or more capitalised words), and the contract's patterns.
+ */
+function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
+  const index = factsOf(ctx.trajectory);
+  const skip = new Set(ctx.contract.claims?.ignore ?? []);
+  const claims = new Map<string, ClaimFound>();
+  for (const m of mentionsIn(answer)) {
+    if (skip.has(m.text)) continue;
+    if (m.kind === 'number' && Math.abs(m.value ?? 0) < 10) continue;
+    const kind = KIND[m.kind];
+    claims.set(`${kind}:${m.text}`, { kind, text: m.text, ground: () => index.groundMention(m) });
+  }
   // Names: two or more capitalised words in a row, not counting a sentence's first word.
   for (const m of answer.matchAll(/(?:^|[.!?]\s+|(\s))((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)+)/g)) {
     const words = m[2]!.split(/\s+/);
     const name = (m[1] === undefined ? words.slice(1) : words).join(' ');
-    if (name.includes(' ') && !skip.has(name)) claims.set(`name:${name}`, { kind: 'name', text: name });
+    if (name.includes(' ') && !skip.has(name))
+      claims.set(`name:${name}`, { kind: 'name', text: name, ground: () => index.groundPhrase(name) });
   }
-  for (const p of patterns)
+  for (const p of ctx.contract.claims?.patterns ?? [])
     for (const m of answer.matchAll(new RegExp(p, 'g')))
-      if (!skip.has(m[0])) claims.set(`p:${m[0]}`, { kind: 'name', text: m[0] });
+      if (!skip.has(m[0])) claims.set(`p:${m[0]}`, { kind: 'name', text: m[0], ground: () => index.groundText(m[0]) });
   return [...claims.values()];
 }
 
 export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
   const answer = ctx.trajectory.finalAnswer ?? '';
-  const claims = claimsIn(answer, ctx.contract.claims?.patterns, ctx.contract.claims?.ignore);
-  const known = knowledgeAt(ctx.trajectory);
+  const claims = claimsOf(ctx, answer);
   const findings: Finding[] = [];
   const refs: EvidenceRef[] = [];
   let grounded = 0;
   for (const c of claims) {
-    const ok = c.kind === 'number' ? known.numbers.has(Number(c.text)) : known.knowsId(c.text);
-    if (ok) {
+    const match = c.ground();
+    if (match !== undefined) {
       grounded++;
-      const where = ctx.trajectory.observations.find((o) => o.text.includes(c.text));
-      refs.push({ kind: 'claim', ref: c.text, ...(where ? { stepId: where.stepId } : {}) });
+      const ref = match.observed === c.text ? c.text : `${c.text} = ${match.observed}`;
+      refs.push({
+        kind: 'claim',
+        ref: `${ref} (${match.source.label})`,
+        ...(match.source.stepId !== undefined ? { stepId: match.source.stepId } : {}),
+      });
     } else
       findings.push({
         code: 'UNSUPPORTED_CLAIM',
         hard: true,
-        message: `the answer states ${c.kind} ${c.text}, which no observation or user message contains`,
+        message: `the answer states ${c.kind} ${c.text}, which no observation or user message contains in any form`,
       });
   }
   return {

@@ -2,6 +2,7 @@
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk.
 import { findKey, type HttpEffect, looseEqual, requestSelected } from '../../diff/index.js';
+import { keyWords, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { round1 } from './required-field.js';
 import { confirmedBefore, DEFAULT_CONFIRMATION } from './rule-sop.js';
@@ -41,6 +42,49 @@ function rowsById(ctx: ValidatorContext): Map<string, Row[]> {
     }
   }
   return index;
+}
+
+/** Words a key may end in that only say the unit or currency of its value. */
+const UNIT_WORDS = new Set([
+  'cents',
+  'cent',
+  'usd',
+  'eur',
+  'gbp',
+  'dollars',
+  'ms',
+  'seconds',
+  's',
+  'minutes',
+  'hours',
+  'days',
+]);
+
+/** Values under a key that is `key` plus a unit word (`amount_cents` for `amount`), with the key they were under. */
+function findKeyLike(value: unknown, key: string, depth = 0): Array<{ key: string; value: unknown }> {
+  const want = keyWords(key);
+  const out: Array<{ key: string; value: unknown }> = [];
+  const walk = (v: unknown, d: number) => {
+    if (d > 12) return;
+    if (Array.isArray(v)) for (const x of v) walk(x, d + 1);
+    else if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) {
+        const words = keyWords(k);
+        if (words.length === want.length + 1 && want.every((w, i) => words[i] === w) && UNIT_WORDS.has(words.at(-1)!))
+          out.push({ key: k, value: x });
+        walk(x, d + 1);
+      }
+  };
+  walk(value, depth);
+  return out;
+}
+
+/** A value found under `foundKey`, in the unit `wantKey` names: cents to dollars and back. */
+function inUnitOf(value: unknown, foundKey: string, wantKey: string): number {
+  const n = Number(value);
+  const fromCents = keyWords(foundKey).includes('cents');
+  const toCents = keyWords(wantKey).includes('cents');
+  return fromCents === toCents ? n : fromCents ? n / 100 : n * 100;
 }
 
 export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
@@ -139,9 +183,14 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
       ))
         referenced.push(...(index.get(v) ?? []));
       const sources: unknown[] = [c.parameters, result, stepRows, referenced];
-      const lookup = (key: string): unknown[] => {
+      const lookup = (key: string): Array<{ key: string; value: unknown }> => {
         for (const s of sources) {
-          const found = findKey(s, key);
+          const found = findKey(s, key).map((value) => ({ key, value }));
+          if (found.length > 0) return found;
+        }
+        // The same field in another unit or currency: amount ~ amount_cents, price ~ price_usd.
+        for (const s of sources) {
+          const found = findKeyLike(s, key);
           if (found.length > 0) return found;
         }
         return [];
@@ -150,16 +199,20 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
         checks++;
         const code = group === 'target' ? 'WRONG_EXECUTION_TARGET' : 'WRONG_EXECUTION_PARAMETERS';
         const bound = /^(max|min)_(.+)$/.exec(key);
-        const values = lookup(bound ? bound[2]! : key);
-        if (values.length === 0) return void ok++; // not observable here: not held against the run
+        const name = bound ? bound[2]! : key;
+        const found = lookup(name);
+        if (found.length === 0) return void ok++; // not observable here: not held against the run
         const good = bound
-          ? values.every((v) => (bound[1] === 'max' ? Number(v) <= Number(want) : Number(v) >= Number(want)))
-          : values.some((v) => looseEqual(want, v));
+          ? found.every((f) => {
+              const v = inUnitOf(f.value, f.key, name);
+              return bound[1] === 'max' ? v <= Number(want) : v >= Number(want);
+            })
+          : found.some((f) => looseEqual(want, f.value) || sameFact(want, f.value, { expected: key, actual: f.key }));
         if (good) return void ok++;
         findings.push({
           code,
           hard: true,
-          message: `step ${c.stepId} ${c.method} ${c.target}: ${bound ? bound[2] : key}=${JSON.stringify(values[0])} (expected ${bound ? `${bound[1]} ` : ''}${JSON.stringify(want)})`,
+          message: `step ${c.stepId} ${c.method} ${c.target}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})`,
           ...(c.stepId !== null ? { stepId: c.stepId } : {}),
         });
       };

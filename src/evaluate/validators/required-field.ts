@@ -1,12 +1,13 @@
 // Required Field Validator (Completeness): the final answer, the required outputs and the must_include
 // fields (and, for executable tasks, the execution fields) are present in what the agent returned.
+
+import { FactIndex, keyWords, mentionsIn, sameFact } from '../../facts/index.js';
 import type { FieldSpec } from '../contract.js';
-import { numbersIn } from '../trajectory.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
 const CITATION = /https?:\/\/[^\s)\]]+|\[[^\]\s][^\]]*\]/;
 const STATUS_WORDS =
-  /\b(booked|confirmed|created|submitted|sent|scheduled|placed|completed|done|cancell?ed|updated|deleted|failed)\b/i;
+  /\b(booked|reserved|confirmed|created|submitted|sent|scheduled|placed|completed|done|cancell?ed|updated|deleted|failed|refunded|issued|paid|charged|approved|processed|shipped|resolved|closed|opened|saved|added|removed|rejected|declined)\b/i;
 
 /** A field name as a label in free text: `trial_phase` matches "Trial phase", "trial-phase", "trialPhase". */
 function labelPattern(name: string): RegExp {
@@ -54,26 +55,37 @@ export function findField(
         return pick(new RegExp(ex.confirmation_id_pattern), `execution.confirmation_id_pattern`);
       break;
     case 'execution_status':
-      return pick(STATUS_WORDS, 'a status word (booked, confirmed, created, submitted, sent...)');
+      return pick(STATUS_WORDS, 'a status word (booked, confirmed, created, refunded, issued, sent...)');
     case 'execution_target':
     case 'execution_parameters': {
       const spec = (name === 'execution_target' ? ex?.target : ex?.parameters) ?? {};
-      const values: string[] = [];
-      const bounds: Array<{ op: string; limit: number }> = [];
+      const values: Array<{ value: string | number; key?: string }> = [];
+      const bounds: Array<{ op: string; limit: number; key: string }> = [];
       for (const [k, v] of Object.entries(spec)) {
-        const b = /^(max|min)_/.exec(k);
-        if (b && typeof v === 'number') bounds.push({ op: b[1]!, limit: v });
+        const b = /^(max|min)_(.+)$/.exec(k);
+        if (b && typeof v === 'number') bounds.push({ op: b[1]!, limit: v, key: b[2]! });
         else if (k !== 'table' && (typeof v === 'string' || typeof v === 'number'))
-          values.push(String(v), ...entityValues(ctx, String(v)));
+          values.push({ value: v, key: k }, ...entityValues(ctx, String(v)).map((value) => ({ value })));
       }
       if (values.length > 0 || bounds.length > 0) {
-        let found = values.find((v) => answer.includes(v));
+        // The answer may restate a value in another form: 12999 (amount_cents) as "$129.99".
+        const said = answerFacts(answer);
+        let found: string | undefined;
+        for (const v of values) {
+          found = said.groundValue(v.value, v.key)?.observed;
+          if (found !== undefined) break;
+        }
         if (found === undefined && bounds.length > 0)
-          found = numbersIn(answer)
-            .filter((n) => n >= 10 && bounds.every((b) => (b.op === 'max' ? n <= b.limit : n >= b.limit)))
-            .map(String)[0];
+          found = mentionsIn(answer).find((m) => {
+            if (m.value === undefined || m.kind === 'date' || m.kind === 'id' || Math.abs(m.value) < 10) return false;
+            return bounds.every((b) => {
+              // A bound in cents holds an amount the answer states in dollars.
+              const n = m.kind === 'money' && keyWords(b.key).includes('cents') ? m.value! * 100 : m.value!;
+              return b.op === 'max' ? n <= b.limit : n >= b.limit;
+            });
+          })?.text;
         const how = [
-          values.length > 0 ? `one of ${values.join(', ')}` : '',
+          values.length > 0 ? `one of ${values.map((v) => v.value).join(', ')}` : '',
           ...bounds.map((b) => `a number ${b.op} ${b.limit}`),
         ]
           .filter(Boolean)
@@ -143,7 +155,7 @@ export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome 
         ...(finalStep !== undefined ? { stepId: finalStep } : {}),
       });
       const spec = ctx.contract.fields?.[name];
-      if (spec && typeof spec === 'object' && spec.expected !== undefined && r.found !== String(spec.expected))
+      if (spec && typeof spec === 'object' && spec.expected !== undefined && !sameFact(spec.expected, r.found))
         findings.push({ code: 'WRONG_FACT', hard: true, message: `${name} is ${r.found}, expected ${spec.expected}` });
     } else
       findings.push({
@@ -185,6 +197,13 @@ export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome 
         ? `all ${checks} required outputs and fields present`
         : findings.map((f) => f.message).join('; '),
   };
+}
+
+/** The facts the answer states, indexed (the answer is short; built per lookup group). */
+function answerFacts(answer: string): FactIndex {
+  const index = new FactIndex();
+  index.add(answer, { pos: 0, label: 'the final answer' });
+  return index;
 }
 
 export function round1(n: number): number {

@@ -1,10 +1,11 @@
 // Rule / SOP Validator (Methodology Compliance): the contract's workflow rules — read-before-write, call caps,
 // tool order, prerequisites, forbidden tools, confirmation before high-risk actions, value bounds — and budgets.
 import { findKey } from '../../diff/index.js';
+import { stringsIn } from '../../facts/index.js';
 import type { Recording } from '../../recording/index.js';
 import { HARD_GATE_CODES } from '../codes.js';
 import type { Rule } from '../contract.js';
-import { idsIn, knowledgeAt, stringsIn, type Trajectory } from '../trajectory.js';
+import { factsOf, idsUsed, type Trajectory } from '../trajectory.js';
 import { round1 } from './required-field.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
@@ -118,19 +119,16 @@ function checkRule(rule: Rule, kind: RuleKind, ctx: ValidatorContext): Violation
   switch (kind) {
     case 'read_before_write':
       for (const c of calls) {
-        const known = knowledgeAt(t, c.seq);
+        const facts = factsOf(t);
         const args = c.args && typeof c.args === 'object' ? (c.args as Record<string, unknown>) : {};
         const names = rule.args ?? Object.keys(args);
         for (const name of names) {
-          for (const value of stringsIn(args[name])) {
-            const ids = idsIn(value);
-            for (const id of ids.length > 0 ? ids : []) {
-              if (!known.knowsId(id))
-                out.push({
-                  stepId: c.stepId,
-                  message: `step ${c.stepId} ${c.name}: ${name}=${id} was never returned by a tool nor given by the user`,
-                });
-            }
+          for (const id of idsUsed({ [name]: args[name] })) {
+            if (facts.groundId(id, c.seq) === undefined)
+              out.push({
+                stepId: c.stepId,
+                message: `step ${c.stepId} ${c.name}: ${name}=${id} was never returned by a tool nor given by the user`,
+              });
           }
         }
       }

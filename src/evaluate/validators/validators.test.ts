@@ -111,8 +111,8 @@ describe('the validator mesh', () => {
     expect(v.failureReasonCodes).toEqual(['UNSUPPORTED_CLAIM']);
     expect(v.diagnosticMessage).toMatch(/\d\/\d key claims/);
     expect(e.findings.filter((f) => f.code === 'UNSUPPORTED_CLAIM').map((f) => f.message.split(',')[0])).toEqual([
+      'the answer states amount $95',
       'the answer states id 14C',
-      'the answer states number 95',
       'the answer states name Captain Morgan',
     ]);
   });

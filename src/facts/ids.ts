@@ -1,4 +1,6 @@
-// Which values in an action's arguments are identifiers worth grounding, and where a value was seen.
+// Which values in an action's arguments are identifiers worth grounding (keys like `order_id`,
+// tokens mixing letters and digits, URL path segments, file-name stems), and the ids in free text.
+import { mentionsIn } from './mentions.js';
 
 /** A value an action uses, and the argument path it came from. */
 export interface UsedValue {
@@ -92,18 +94,16 @@ function safeDecode(segment: string): string {
   }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** True when `value` occurs in `text` as a whole token (not inside a longer identifier), ignoring case. */
-export function mentions(text: string, value: string): boolean {
-  if (!text.toLowerCase().includes(value.toLowerCase())) return false;
-  return new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(value)}(?![A-Za-z0-9_])`, 'i').test(text);
-}
-
 /** Identifier-like tokens in free text (for claims). */
 export function idTokens(text: string): string[] {
-  const tokens = text.match(/[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]/g) ?? [];
-  return [...new Set(tokens.filter(looksLikeId))];
+  return [...new Set(mentionsIn(text).flatMap((m) => (m.kind === 'id' && looksLikeId(m.text) ? [m.text] : [])))];
+}
+
+/** Every string (and number, as text) inside a JSON value. */
+export function stringsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (typeof value === 'number') out.push(String(value));
+  else if (Array.isArray(value)) for (const v of value) stringsIn(v, out);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) stringsIn(v, out);
+  return out;
 }

@@ -1,0 +1,256 @@
+// An index of what was observed (tool results, the user's words), built once: every id, number,
+// amount, date and word goes in under its canonical readings, with the earliest source that
+// showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
+// match names its source ("129.99 ← total_cents: 12999, step 5").
+import { idReadings, type Mention, mentionsIn, type Reading, valueReadings } from './mentions.js';
+
+/** Where an observed fact came from. */
+export interface FactSource {
+  /** Ordering position: a fact counts as known at `bound` when its source's pos <= bound. */
+  pos: number;
+  stepId?: number;
+  /** For messages: "the user's message", "step 3 (get_order)". */
+  label: string;
+}
+
+/** How a claim was grounded: the source and the observed form that matches it. */
+export interface FactMatch {
+  source: FactSource;
+  /** The observed text that grounds it ("total_cents: 12999", "#7713"). */
+  observed: string;
+}
+
+interface Entry {
+  source: FactSource;
+  observed: string;
+}
+
+interface Sorted {
+  values: number[];
+  entries: Entry[];
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Lower-cased word tokens of a text. */
+function words(text: string): string[] {
+  return text.toLowerCase().match(WORD) ?? [];
+}
+
+/** The observed facts of a run, indexed once; lookups cost O(log n) whatever the run's size. */
+export class FactIndex {
+  private readonly keyed = new Map<string, Entry>();
+  private readonly numeric = new Map<string, Map<number, Entry>>();
+  private sorted: Map<string, Sorted> | undefined;
+  /** Word tokens and adjacent pairs, for names, emails and codes: built on the first phrase lookup. */
+  private phrases: Map<string, Entry> | undefined;
+  private readonly phraseTexts: Array<{ text: string; source: FactSource; key: string | undefined }> = [];
+
+  /** Index one observed text (JSON is walked with its keys, so `total_cents: 12999` also reads as $129.99). */
+  add(text: string, source: FactSource): void {
+    const trimmed = text.trimStart();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        this.addValue(JSON.parse(text), source);
+        return;
+      } catch {
+        // not JSON after all: index it as text
+      }
+    }
+    this.addText(text, source, undefined);
+  }
+
+  /** Index a structured value (a tool result, arguments, a row). */
+  addValue(value: unknown, source: FactSource, key?: string): void {
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      const observed = key === undefined ? String(value) : `${key}: ${value}`;
+      for (const r of valueReadings(value, key)) this.put(r, source, observed);
+    } else if (typeof value === 'string') {
+      const t = value.trimStart();
+      if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {
+        try {
+          this.addValue(JSON.parse(value), source, key);
+          return;
+        } catch {
+          // a string that only looks like JSON
+        }
+      }
+      this.addText(value, source, key);
+    } else if (Array.isArray(value)) {
+      for (const v of value) this.addValue(v, source, key);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k);
+    } else if (typeof value === 'bigint') this.addText(String(value), source, key);
+  }
+
+  private addText(text: string, source: FactSource, key: string | undefined): void {
+    for (const m of mentionsIn(text)) {
+      const observed = key === undefined ? m.text : `${key}: ${m.text}`;
+      for (const r of m.observed) this.put(r, source, observed);
+    }
+    // A whole short value (a code, an email, a name) is also an id of itself.
+    const whole = text.trim();
+    if (whole !== '' && whole.length <= 120 && !/\s{2,}|\n/.test(whole)) {
+      for (const r of idReadings(whole, 'observed'))
+        this.put(r, source, key === undefined ? whole : `${key}: ${whole}`);
+    }
+    this.addPhrase(text, source, key);
+  }
+
+  private addPhrase(text: string, source: FactSource, key: string | undefined): void {
+    if (this.phrases === undefined) this.phraseTexts.push({ text, source, key });
+    else this.indexPhrase(this.phrases, text, source, key);
+  }
+
+  private indexPhrase(phrases: Map<string, Entry>, text: string, source: FactSource, key: string | undefined): void {
+    const tokens = words(text);
+    for (let i = 0; i < tokens.length; i++) {
+      const one = tokens[i]!;
+      this.keep(phrases, one, source, key === undefined ? one : `${key}: ${one}`);
+      const next = tokens[i + 1];
+      if (next !== undefined) this.keep(phrases, `${one} ${next}`, source, `${one} ${next}`);
+    }
+  }
+
+  private phraseIndex(): Map<string, Entry> {
+    if (this.phrases === undefined) {
+      const phrases = new Map<string, Entry>();
+      for (const p of this.phraseTexts) this.indexPhrase(phrases, p.text, p.source, p.key);
+      this.phraseTexts.length = 0;
+      this.phrases = phrases;
+    }
+    return this.phrases;
+  }
+
+  private keep<K>(map: Map<K, Entry>, k: K, source: FactSource, observed: string): boolean {
+    const had = map.get(k);
+    if (had !== undefined && had.source.pos <= source.pos) return false;
+    map.set(k, { source, observed });
+    return true;
+  }
+
+  private put(r: Reading, source: FactSource, observed: string): void {
+    if (r.key !== undefined) {
+      this.keep(this.keyed, r.key, source, observed);
+      return;
+    }
+    if (r.value === undefined || !Number.isFinite(r.value)) return;
+    let byValue = this.numeric.get(r.dim);
+    if (byValue === undefined) {
+      byValue = new Map();
+      this.numeric.set(r.dim, byValue);
+    }
+    if (this.keep(byValue, r.value, source, observed)) this.sorted = undefined;
+  }
+
+  private sortedOf(dim: string): Sorted | undefined {
+    if (this.sorted === undefined) {
+      this.sorted = new Map();
+      for (const [d, byValue] of this.numeric) {
+        const values = [...byValue.keys()].sort((a, b) => a - b);
+        this.sorted.set(d, { values, entries: values.map((v) => byValue.get(v)!) });
+      }
+    }
+    return this.sorted.get(dim);
+  }
+
+  /** The earliest observation (pos <= bound) that has this reading. */
+  private lookup(r: Reading, bound: number): Entry | undefined {
+    if (r.key !== undefined) {
+      const e = this.keyed.get(r.key);
+      return e !== undefined && e.source.pos <= bound ? e : undefined;
+    }
+    if (r.value === undefined) return undefined;
+    const s = this.sortedOf(r.dim);
+    if (s === undefined) return undefined;
+    const tol = r.tolerance ?? 0;
+    const lo = r.value - tol;
+    let i = lowerBound(s.values, lo);
+    let best: Entry | undefined;
+    for (; i < s.values.length && s.values[i]! <= r.value + tol; i++) {
+      const e = s.entries[i]!;
+      if (e.source.pos <= bound && (best === undefined || e.source.pos < best.source.pos)) best = e;
+    }
+    return best;
+  }
+
+  private first(readings: Reading[], bound: number): FactMatch | undefined {
+    let best: Entry | undefined;
+    for (const r of readings) {
+      const e = this.lookup(r, bound);
+      if (e !== undefined && (best === undefined || e.source.pos < best.source.pos)) best = e;
+    }
+    return best && { source: best.source, observed: best.observed };
+  }
+
+  /** Grounds a mention found in a claim (an answer, an argument). */
+  groundMention(m: Mention, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
+    return this.first(m.claim, bound);
+  }
+
+  /**
+   * Grounds an id-like value an action uses or a claim names: by its core (case, punctuation
+   * and a leading `#` folded; `O-7713` ~ `o7713` ~ `O 7713`), by its digits when it is a prefix
+   * plus a number (`#7713` grounds `O-7713`), else as a phrase of words.
+   */
+  groundId(value: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
+    const v = value.trim();
+    if (v === '') return undefined;
+    const readings = idReadings(v, 'claim');
+    const bare = /^#?(\d{3,})$/.exec(v)?.[1];
+    if (bare !== undefined) readings.push({ dim: 'dg', key: `dgn:${bare}` }, { dim: 'dg', key: `dgi:${bare}` });
+    return this.first(readings, bound) ?? this.groundPhrase(v, bound);
+  }
+
+  /** Grounds a phrase (a name, an email, a code) when each of its words, pair by pair, was observed. */
+  groundPhrase(text: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
+    const tokens = words(text);
+    if (tokens.length === 0) return undefined;
+    const keys = tokens.length === 1 ? tokens : tokens.slice(1).map((t, i) => `${tokens[i]} ${t}`);
+    const phrases = this.phraseIndex();
+    let latest: Entry | undefined;
+    for (const k of keys) {
+      const e = phrases.get(k);
+      if (e === undefined || e.source.pos > bound) return undefined;
+      if (latest === undefined || e.source.pos > latest.source.pos) latest = e;
+    }
+    return latest && { source: latest.source, observed: text };
+  }
+
+  /**
+   * Grounds a value as a structured source states it: a number under its key (`amount_cents`
+   * 12999 is grounded by "$129.99"), a string as an id, then as the facts it mentions.
+   */
+  groundValue(value: unknown, key?: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
+    if (typeof value === 'number')
+      return Number.isFinite(value) ? this.first(valueReadings(value, key), bound) : undefined;
+    if (typeof value !== 'string') return undefined;
+    return this.groundId(value, bound) ?? this.groundText(value, bound);
+  }
+
+  /**
+   * Grounds a claim written as text: every fact mentioned in it must be grounded (or, when it
+   * mentions none, the text as a phrase). Returns the match of the last fact checked.
+   */
+  groundText(text: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
+    const mentions = mentionsIn(text);
+    if (mentions.length === 0) return this.groundPhrase(text, bound);
+    let match: FactMatch | undefined;
+    for (const m of mentions) {
+      match = this.groundMention(m, bound);
+      if (match === undefined) return undefined;
+    }
+    return match;
+  }
+}
+
+function lowerBound(values: number[], x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

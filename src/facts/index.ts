@@ -1,0 +1,19 @@
+// Facts: one home for reading numbers, money, percentages, quantities, dates and ids the way
+// people write them, and for grounding a claim in what was observed. Shared by the validators
+// (claim_fact, required_field, execution), the trajectory classes and bisect's predicates.
+export { FactIndex, type FactMatch, type FactSource } from './fact-index.js';
+export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
+export {
+  idCore,
+  idDigits,
+  idReadings,
+  keyWords,
+  type Mention,
+  type MentionKind,
+  mentionsIn,
+  parseNumber,
+  type Reading,
+  unitOfKey,
+  valueReadings,
+} from './mentions.js';
+export { sameFact } from './same-fact.js';
