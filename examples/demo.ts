@@ -2,13 +2,16 @@
 // world, record the agent under the baseline prompt, score it, bisect it, replay it with the fixed
 // prompt, score the replay, run the fixed prompt live for comparison, and report. Each phase is one
 // function; a capability whose module is not there yet is reported as "not built yet".
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Recording } from '../src/recording/index.js';
 import {
   type AgentName,
   type AgentRun,
   CONTRACT,
+  EXAMPLES_DIR,
   PROMPTS,
   type PromptName,
   startWorld,
@@ -63,6 +66,7 @@ type RecordingModule = typeof import('../src/recording/index.js');
 type BisectModule = typeof import('../src/bisect/index.js');
 type ReplayModule = typeof import('../src/replay/index.js');
 type LedgerModule = typeof import('../src/ledger/index.js');
+type ConfigModule = typeof import('../src/config/index.js');
 /** The scorer's API as the brief names it (src/evaluate is not in the tree yet). */
 interface EvaluateModule {
   loadContract(fileOrYaml: string): unknown;
@@ -177,11 +181,25 @@ async function phaseBisect(recording: Recording | undefined): Promise<void> {
   } else say(`  bisect:    no step where belief and world part (${result.evaluations} probes)`);
 }
 
-/** Phase 5: replay the baseline recording with the fixed prompt (counterfactual, in the sandbox). */
+/** sha256 of a JSON value, shortened: equal digests before and after mean nothing changed. */
+function digest(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 12);
+}
+
+/**
+ * Phase 5: replay the baseline recording with the fixed prompt (counterfactual, in the sandbox).
+ * The travel API is re-hosted as a sandbox service (examples/tapedeck.config.ts), so the calls the
+ * fixed prompt adds are answered against the sandbox database; the real API, database and
+ * workspace are checked untouched.
+ */
 async function phaseReplay(world: World, baseline: Run): Promise<Recording | undefined> {
   const replayer = await capability<ReplayModule>('replay', '../src/replay/index.js');
   const reader = await capability<RecordingModule>('replay', '../src/recording/index.js');
-  if (!replayer || !reader || !baseline.dir) return undefined;
+  const configs = await capability<ConfigModule>('replay', '../src/config/index.js');
+  if (!replayer || !reader || !configs || !baseline.dir) return undefined;
+  const config = configs.withOverrides(await configs.loadConfig({ file: join(EXAMPLES_DIR, 'tapedeck.config.ts') }));
+  const before = await world.state();
+  const requestsBefore = world.apiRequests();
   const result = await replayer.replay({
     recording: baseline.dir,
     mode: 'counterfactual',
@@ -190,11 +208,25 @@ async function phaseReplay(world: World, baseline: Run): Promise<Recording | und
     // The recording does not keep the agent's env; give the replay the one the run had.
     env: world.agentEnv('baseline'),
     stdio: 'pipe',
+    config: config.config,
   });
+  const after = await world.state();
   say(`  replay:    ${result.dir} (${result.status}), first divergent step ${result.firstDivergentStep ?? '-'}`);
   say(`  answer:    ${result.output?.stdout.trim() ?? ''}`);
+  say(`  answers:   ${reader.describeProvenance(result.served)}`);
   say(`  held back: ${result.heldBack.length} side effect(s) that the replay did not perform`);
-  return await reader.readRecording(result.dir);
+  const replayed = await reader.readRecording(result.dir);
+  for (const e of replayed.events) {
+    if (e.type !== 'db.changed' || e.payload.table !== 'bookings' || e.payload.op !== 'insert') continue;
+    const b = e.payload.after ?? {};
+    say(
+      `  sandbox:   step ${e.stepId} inserted booking ${b.id} for passenger ${b.passenger_id}, flight ${b.flight_id}`,
+    );
+  }
+  say(
+    `  real world: API requests during the replay ${world.apiRequests() - requestsBefore}; database ${digest(before.db)} -> ${digest(after.db)}; workspace ${digest(before.files)} -> ${digest(after.files)}`,
+  );
+  return replayed;
 }
 
 /** Phase 6: the token/cost ledger of each recording. */

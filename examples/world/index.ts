@@ -88,6 +88,8 @@ export interface World {
   env: Record<string, string>;
   /** The model server's exchanges so far, one JSON line each. */
   modelLog(): string[];
+  /** Requests the real travel API has served since the world started (a replay must add none). */
+  apiRequests(): number;
   /** Back to the seed state: schema `travel` recreated, workspace emptied and re-seeded, model log cleared. */
   reset(): Promise<void>;
   state(): Promise<WorldState>;
@@ -113,6 +115,10 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     await resetSchema(admin);
     await seedWorkspace(workspace);
     const api = await startTravelApi({ dbUrl: database.url });
+    let apiRequests = 0;
+    api.server.on('request', () => {
+      apiRequests++;
+    });
     stops.push(() => api.close());
     const model = await startModelServer(options.modelLogFile ? { logFile: options.modelLogFile } : {});
     stops.push(() => model.close());
@@ -144,6 +150,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       workspace,
       env,
       modelLog: () => [...model.log],
+      apiRequests: () => apiRequests,
       async reset() {
         await resetSchema(admin);
         await seedWorkspace(workspace);

@@ -1,5 +1,7 @@
 // `npm run demo` end to end (on PGlite, and on the real server when TAPEDECK_PG_URL is set):
-// the baseline fails the hard gate and bisects to step 3, the fixed prompt passes. Run from a
+// the baseline fails the hard gate and bisects to step 3; replayed with the fixed prompt in the
+// sandbox (its travel API re-hosted there) it books the right passenger with nothing real touched;
+// the fixed prompt run live passes. Run from a
 // temp folder so its recordings land there.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -51,6 +53,24 @@ describe.each(variants)('npm run demo on $name', ({ args, world }) => {
       expect(out).toMatch(/score: +hard gate FAIL, failure codes \["WRONG_EXECUTION_TARGET"/);
       expect(out).toMatch(/score: +hard gate PASS/);
       expect(out).toMatch(/replay: +.*replay-.* \(complete\), first divergent step 3/);
+      // Step 2: the fixed prompt, replayed in the sandbox with the travel API re-hosted there, books
+      // Dana Reyes (P-102) in the sandbox database and passes the hard gate; the real API served no
+      // request and the real database and workspace have the same digest before and after.
+      const step2 = out.slice(out.indexOf('2. the baseline replayed'), out.indexOf('3. fixed prompt'));
+      expect(step2).toMatch(/answer: +Booked .* for Dana Reyes \(P-102\)/);
+      expect(step2).toMatch(/answers: +.*\d+ sandbox/);
+      expect(step2).toContain('held back: 0 side effect(s)');
+      expect(step2).toMatch(/sandbox: +step \d+ inserted booking BK-0001 for passenger P-102, flight FL-102/);
+      expect(step2).toMatch(/score: +hard gate PASS/);
+      const real =
+        /real world: API requests during the replay (\d+); database (\w+) -> (\w+); workspace (\w+) -> (\w+)/.exec(
+          step2,
+        );
+      expect(real, step2).not.toBeNull();
+      const [, hits, dbBefore, dbAfter, wsBefore, wsAfter] = real as RegExpExecArray;
+      expect(Number(hits)).toBe(0);
+      expect(dbAfter).toBe(dbBefore);
+      expect(wsAfter).toBe(wsBefore);
       expect(out).toContain('npx tapedeck tui ');
       expect((await readdir(join(cwd, 'recordings'))).length).toBeGreaterThanOrEqual(2);
     } finally {
