@@ -40,6 +40,7 @@ export {
 } from './ledger/index.js';
 export type { Ledger } from './ledger/types.js';
 export {
+  RECORDING_HEADER,
   type RecordCommandOptions,
   type RecordCommandResult,
   type RecordContext,
@@ -47,6 +48,12 @@ export {
   type RecordResult,
   record,
   recordCommand,
+  recordFetchHandler,
+  recordHandler,
+  recordMiddleware,
+  runInput,
+  type SampleOption,
+  type ServerRecordOptions,
   type ToolOptions,
   tool,
 } from './record/index.js';

@@ -14,8 +14,8 @@ import { type Sampling, samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { tool } from './tool.js';
 
-/** One run in the capture layer (src/record/preload/record.mjs createRun); opaque here. */
-type CaptureRun = { readonly closed: boolean };
+/** One run in the capture layer (src/record/preload/record.mjs createRun); opaque here but for its context. */
+type CaptureRun = { readonly closed: boolean; context?: RecordContext };
 interface CaptureSink {
   lazy?: boolean;
   send(message: unknown): void;
@@ -29,6 +29,7 @@ interface RunOptions {
 interface SharedCapture {
   open(sink: CaptureSink, options: RunOptions): CaptureRun;
   within<T>(run: CaptureRun, fn: () => T): T;
+  current(): CaptureRun | undefined;
   close(run: CaptureRun): void;
   dispose(): void;
 }
@@ -45,6 +46,8 @@ export interface RecordContext {
   tool: typeof tool;
   /** Tags this run; a sampling rule `tags` keeps runs that carry one of its tags. */
   tag(name: string): void;
+  /** Marks the run failed without throwing (a server's 5xx answer): run.completed says so, and `errors` sampling keeps it. */
+  fail(): void;
 }
 
 export interface RecordResult<T> {
@@ -90,6 +93,18 @@ function release(): void {
   layer = undefined;
 }
 
+/**
+ * The recorded run the caller is part of (its async context), or undefined: tag it, mark it
+ * failed, or log its id from anywhere in the code it runs.
+ *
+ * @example
+ * currentRecording()?.tag('refund');
+ */
+export function currentRecording(): RecordContext | undefined {
+  const run = layer?.capture.current();
+  return run === undefined || run.closed ? undefined : run.context;
+}
+
 /** How many record() runs are active in this process now. */
 export function activeRuns(): number {
   return layer?.users ?? 0;
@@ -126,44 +141,34 @@ export async function record<T>(
   fn: (ctx: RecordContext) => Promise<T> | T,
 ): Promise<RecordResult<T>> {
   const tags = new Set<string>();
-  const unrecorded = { id: '', dir: '', tool, tag: (name: string) => void tags.add(name) };
+  let markedFailed = false;
+  const base = {
+    tool,
+    tag: (name: string) => void tags.add(name),
+    fail: () => {
+      markedFailed = true;
+    },
+  };
+  const unrecorded = async (): Promise<RecordResult<T>> => ({
+    dir: '',
+    id: '',
+    result: await fn({ id: '', dir: '', ...base }),
+    recorded: false,
+    steps: 0,
+  });
   const sampling: Sampling = samplingOf(options.sample);
   // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
-  if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined || !sampling.start()) {
-    return { dir: '', id: '', result: await fn(unrecorded), recorded: false, steps: 0 };
-  }
-  const world = options.world ?? 'observed';
-  const exclusive = options.fsRoot !== undefined || (options.dbUrl !== undefined && world === 'snapshot');
-  const capture = await acquire(
-    exclusive,
-    options.fsRoot && path.resolve(options.cwd ?? process.cwd(), options.fsRoot),
-  );
-  let recording: ActiveRecording;
-  const cwd = path.resolve(options.cwd ?? process.cwd());
-  const command = options.command ?? [process.argv0, ...process.argv.slice(1)];
+  if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined || !sampling.start()) return unrecorded();
+  let opened: { capture: SharedCapture; recording: ActiveRecording };
   try {
-    let sdkVersions = sdkVersionsByCwd.get(cwd);
-    if (sdkVersions === undefined) {
-      sdkVersions = findSdkVersions([cwd]);
-      sdkVersionsByCwd.set(cwd, sdkVersions);
-    }
-    const redactor = sharedRedactor(options);
-    recording = await openRecording(
-      { ...options, cwd, name: options.name ?? 'in-process', world, ...(redactor ? { redactor } : {}) },
-      {
-        command,
-        cwd,
-        ...(options.command ? {} : process.argv[1] ? { entry: process.argv[1] } : {}),
-        ...(options.input === undefined ? {} : { env: { [RUN_INPUT_ENV]: JSON.stringify(options.input) } }),
-      },
-      { sdkVersions },
-    );
+    opened = await openRun(options);
   } catch (error) {
-    release();
-    throw error;
+    if (options.onRecorderError === undefined) throw error;
+    options.onRecorderError(error);
+    return unrecorded();
   }
+  const { capture, recording } = opened;
   const { session, writer } = recording;
-  writer.append({ type: 'run.started', stepId: 0, payload: { command, cwd, pid: process.pid } });
   let nextSync = 1;
   const run = capture.open(
     {
@@ -177,7 +182,8 @@ export async function record<T>(
       nondeterminism: options.nondeterminism ?? true,
     },
   );
-  const context: RecordContext = { id: writer.id, dir: writer.dir, tool, tag: unrecorded.tag };
+  const context: RecordContext = { id: writer.id, dir: writer.dir, ...base };
+  run.context = context;
   const started = performance.now();
   let result: T;
   let failure: { error: unknown } | undefined;
@@ -190,16 +196,56 @@ export async function record<T>(
     capture.close(run);
     release();
   }
-  const durationMs = performance.now() - started;
-  const keep = sampling.keep({ failed: failure !== undefined, durationMs, tags });
-  const status = failure === undefined ? 'complete' : 'incomplete';
-  let where = writer.dir;
-  if (keep) {
-    if (tags.size > 0) writer.setManifest({ tags: [...tags].sort() });
-    where = await recording.finish({ status, exitCode: failure === undefined ? 0 : 1 });
-  } else await recording.discard();
+  const failed = failure !== undefined || markedFailed;
+  const keep = sampling.keep({ failed, durationMs: performance.now() - started, tags });
+  let where = '';
+  try {
+    if (keep) {
+      if (tags.size > 0) writer.setManifest({ tags: [...tags].sort() });
+      where = await recording.finish({
+        status: failure === undefined ? 'complete' : 'incomplete',
+        exitCode: failed ? 1 : 0,
+      });
+    } else await recording.discard();
+  } catch (error) {
+    if (options.onRecorderError === undefined) throw failure?.error ?? error;
+    options.onRecorderError(error);
+    where = '';
+  }
   if (failure !== undefined) throw failure.error;
-  return { dir: keep ? where : '', id: keep ? writer.id : '', result, recorded: keep, steps: session.steps };
+  return { dir: where, id: where === '' ? '' : writer.id, result, recorded: where !== '', steps: session.steps };
+}
+
+/** Installs (or joins) the capture layer and opens the run's recording, with run.started written. */
+async function openRun(options: RecordOptions): Promise<{ capture: SharedCapture; recording: ActiveRecording }> {
+  const world = options.world ?? 'observed';
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const exclusive = options.fsRoot !== undefined || (options.dbUrl !== undefined && world === 'snapshot');
+  const capture = await acquire(exclusive, options.fsRoot && path.resolve(cwd, options.fsRoot));
+  const command = options.command ?? [process.argv0, ...process.argv.slice(1)];
+  try {
+    let sdkVersions = sdkVersionsByCwd.get(cwd);
+    if (sdkVersions === undefined) {
+      sdkVersions = findSdkVersions([cwd]);
+      sdkVersionsByCwd.set(cwd, sdkVersions);
+    }
+    const redactor = sharedRedactor(options);
+    const recording = await openRecording(
+      { ...options, cwd, name: options.name ?? 'in-process', world, ...(redactor ? { redactor } : {}) },
+      {
+        command,
+        cwd,
+        ...(options.command ? {} : process.argv[1] ? { entry: process.argv[1] } : {}),
+        ...(options.input === undefined ? {} : { env: { [RUN_INPUT_ENV]: JSON.stringify(options.input) } }),
+      },
+      { sdkVersions },
+    );
+    recording.writer.append({ type: 'run.started', stepId: 0, payload: { command, cwd, pid: process.pid } });
+    return { capture, recording };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /** The env variable a replayed run finds its recorded input in (see runInput()). */

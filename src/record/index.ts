@@ -2,11 +2,27 @@
 // without changing its code, as a child process (recordCommand) or in-process (record).
 export { classifyHttp, classifyToolName, loadToolRules, type ToolClassification, type ToolRule } from './classify.js';
 export { RECORD_PRELOAD, type RecordCommandOptions, type RecordCommandResult, recordCommand } from './command.js';
-export { activeRuns, type RecordContext, type RecordResult, RUN_INPUT_ENV, record, runInput } from './in-process.js';
+export {
+  activeRuns,
+  currentRecording,
+  type RecordContext,
+  type RecordResult,
+  RUN_INPUT_ENV,
+  record,
+  runInput,
+} from './in-process.js';
 export * from './llm/index.js';
 export { newRecordingId, type RecordOptions } from './recorder.js';
 export { type RunOutcome, type SampleOption, type Sampling, SamplingRulesSchema, samplingOf } from './sampling.js';
 export { findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
+export {
+  RECORDING_HEADER,
+  recordFetchHandler,
+  recordHandler,
+  recordMiddleware,
+  type ServerRecordOptions,
+  type ServerRunInfo,
+} from './server.js';
 export { type RecordedEvent, RecordSession, type SessionOptions, type WorldSource } from './session.js';
 export { type ToolOptions, tool } from './tool.js';
 export { createDbTracker, createFsTracker, openWorld, type WorldCapture, type WorldOptions } from './world/index.js';

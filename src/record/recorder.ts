@@ -31,8 +31,10 @@ export interface RecordOptions {
   world?: 'observed' | 'snapshot';
   /** Schemas to capture; default all non-system schemas. */
   dbSchemas?: string[];
-  /** Recording folder; default recordings/<id>/ under cwd. */
+  /** Recording folder; default <folder>/<id>/. */
   out?: string;
+  /** Where recordings go when `out` is not given: each in <folder>/<id>/ (default recordings/ under cwd). */
+  folder?: string;
   name?: string;
   /** Working directory of the agent (default process.cwd()). */
   cwd?: string;
@@ -52,6 +54,11 @@ export interface RecordOptions {
   redaction?: RedactionOptions;
   /** A redactor to use as it is (shared by many runs: building one reads the key). */
   redactor?: Redactor;
+  /**
+   * In-process: where failures of the recorder itself go (a full disk, an unreachable store).
+   * Given, the run goes on unrecorded instead of failing; the default is to throw.
+   */
+  onRecorderError?: (error: unknown) => void;
   /** Called after each event is written; awaited before the agent passes the next step boundary. */
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
 }
@@ -123,7 +130,7 @@ export async function openRecording(
 ): Promise<ActiveRecording> {
   const cwd = options.cwd ?? process.cwd();
   const name = options.name ?? path.basename(agent.entry ?? agent.command.at(-1) ?? 'run');
-  const dir = path.resolve(cwd, options.out ?? path.join('recordings', newRecordingId(name)));
+  const dir = path.resolve(cwd, options.out ?? path.join(options.folder ?? 'recordings', newRecordingId(name)));
   prepareOutputDir(dir);
   const id = path.basename(dir);
   const rules = typeof options.rules === 'string' ? loadToolRules(options.rules) : (options.rules ?? []);

@@ -1,0 +1,215 @@
+// Recording in a server: the node:http handler wrapper, Express and Fastify through the
+// middleware, Hono and a Next-style route handler through the fetch-handler wrapper — real
+// servers on 127.0.0.1, concurrent requests, the recording id in a response header, runs named
+// from the request, and sampling by rate and by rule (errors, slow runs, tags).
+import { readdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { streamText } from 'hono/streaming';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  currentRecording,
+  RECORDING_HEADER,
+  recordFetchHandler,
+  recordHandler,
+  recordMiddleware,
+} from '../../src/record/index.js';
+import { type HttpExchangePayload, readRecording } from '../../src/recording/index.js';
+import { startServer, type TestServer, tempDir } from './helpers.js';
+
+let api: TestServer;
+const tmp = tempDir();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  api = await startServer(async (req, _body, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    await sleep(Number(url.searchParams.get('delay') ?? 0));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ who: url.searchParams.get('who') }));
+  });
+});
+afterAll(async () => {
+  await api.close();
+  tmp.remove();
+});
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+const close = (server: { close(cb: () => void): unknown; closeAllConnections?: () => void }) =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections?.();
+    server.close(() => resolve());
+  });
+
+/** The who= values of the API calls a recording holds. */
+async function callsOf(dir: string): Promise<string[]> {
+  const recording = await readRecording(dir);
+  return recording.events
+    .filter((e) => e.type === 'http.exchange')
+    .map((e) => new URL((e.payload as HttpExchangePayload).request.url).searchParams.get('who') ?? '');
+}
+
+describe('server adapters', () => {
+  it('node:http: one recording per request, named from it, with its id in the response header', async () => {
+    const folder = `${tmp.dir}/node`;
+    const server = http.createServer(
+      recordHandler(
+        async (req, res) => {
+          const who = new URL(req.url ?? '/', 'http://x').searchParams.get('who');
+          await fetch(`${api.url}/a?who=${who}&delay=${Number(who) % 7}`);
+          await fetch(`${api.url}/b?who=${who}`);
+          res.end(`done ${who}`);
+        },
+        { folder, name: (req, info) => `${info.method} ${info.path} ${req.headers['x-user']}` },
+      ),
+    );
+    const url = await listen(server);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => fetch(`${url}/chat?who=${n}`, { headers: { 'x-user': `u${n}` } })),
+    );
+    await sleep(50);
+    for (const [n, answer] of answers.entries()) {
+      expect(await answer.text()).toBe(`done ${n}`);
+      const id = answer.headers.get(RECORDING_HEADER);
+      expect(id).toMatch(/^get-chat-u\d+-/);
+      const recording = await readRecording(`${folder}/${id}`);
+      expect(recording.manifest.name).toBe(`GET /chat u${n}`);
+      expect(await callsOf(`${folder}/${id}`)).toEqual([String(n), String(n)]);
+    }
+    await close(server);
+  });
+
+  it('sampling rules: keeps failed, slow and tagged runs, and drops the rest', async () => {
+    const folder = `${tmp.dir}/rules`;
+    const ids = new Map<string, string>();
+    const server = http.createServer(
+      recordHandler(
+        async (req, res) => {
+          const kind = new URL(req.url ?? '/', 'http://x').pathname.slice(1);
+          await fetch(`${api.url}/x?who=${kind}&delay=${kind === 'slow' ? 300 : 0}`);
+          if (kind === 'vip') currentRecording()?.tag('vip');
+          res.statusCode = kind === 'error' ? 503 : 200;
+          res.end(kind);
+        },
+        {
+          folder,
+          sample: { rate: 0, errors: true, slowMs: 250, tags: ['vip'] },
+          onRecorded: (run) => ids.set(run.name, run.id),
+        },
+      ),
+    );
+    const url = await listen(server);
+    await Promise.all(
+      ['ok', 'error', 'slow', 'vip', 'ok2'].map((kind) => fetch(`${url}/${kind}`).then((r) => r.text())),
+    );
+    await sleep(50);
+    expect([...ids.keys()].sort()).toEqual(['GET /error', 'GET /slow', 'GET /vip']);
+    expect((await readRecording(`${folder}/${ids.get('GET /vip')}`)).manifest.tags).toEqual(['vip']);
+    expect(readdirSync(folder).sort()).toEqual([...ids.values()].sort());
+    const failed = await readRecording(`${folder}/${ids.get('GET /error')}`);
+    expect(failed.events.at(-1)).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
+    await close(server);
+  });
+
+  it('Express and Fastify: the rest of the chain runs inside the run', async () => {
+    const folder = `${tmp.dir}/frameworks`;
+    const app = express();
+    app.use(recordMiddleware({ folder }));
+    app.get('/ask/:who', async (req, res) => {
+      await fetch(`${api.url}/e?who=${req.params.who}&delay=5`);
+      res.json({ who: req.params.who });
+    });
+    const expressServer = http.createServer(app);
+    const fastify = Fastify();
+    const mw = recordMiddleware({ folder });
+    fastify.addHook('onRequest', (request, reply, done) => mw(request.raw, reply.raw, done));
+    fastify.get('/ask/:who', async (request) => {
+      const { who } = request.params as { who: string };
+      await fetch(`${api.url}/f?who=${who}`);
+      return { who };
+    });
+    const expressUrl = await listen(expressServer);
+    const fastifyUrl = await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const answers = await Promise.all([
+      ...['e1', 'e2', 'e3'].map((who) => fetch(`${expressUrl}/ask/${who}`)),
+      ...['f1', 'f2', 'f3'].map((who) => fetch(`${fastifyUrl}/ask/${who}`)),
+    ]);
+    await sleep(50);
+    for (const answer of answers) {
+      const { who } = (await answer.json()) as { who: string };
+      const id = answer.headers.get(RECORDING_HEADER);
+      expect(id).toMatch(/^get-ask-[ef]\d-/);
+      expect(await callsOf(`${folder}/${id}`)).toEqual([who]);
+    }
+    await close(expressServer);
+    await fastify.close();
+  });
+
+  it('fetch-style handlers (Hono, Next route handlers): a streamed body is part of the run', async () => {
+    const folder = `${tmp.dir}/web`;
+    const app = new Hono();
+    app.get('/stream/:who', (c) =>
+      streamText(c, async (stream) => {
+        const who = c.req.param('who');
+        for (const part of ['a', 'b']) {
+          const answer = (await fetch(`${api.url}/s?who=${who}-${part}&delay=5`).then((r) => r.json())) as {
+            who: string;
+          };
+          await stream.write(`${answer.who};`);
+        }
+      }),
+    );
+    // A Next-style route handler whose body is produced as it is read.
+    const route = async (request: Request) => {
+      const who = new URL(request.url).searchParams.get('who');
+      let sent = 0;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (sent === 2) return controller.close();
+            const answer = await fetch(`${api.url}/n?who=${who}-${sent++}`).then((r) => r.text());
+            controller.enqueue(new TextEncoder().encode(answer));
+          },
+        }),
+        { status: who === 'bad' ? 500 : 200 },
+      );
+    };
+    const web = recordFetchHandler(
+      (request: Request) => (new URL(request.url).pathname === '/next' ? route(request) : app.fetch(request)),
+      { folder },
+    );
+    const server = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const answers = await Promise.all([
+      fetch(`${url}/stream/h1`),
+      fetch(`${url}/stream/h2`),
+      fetch(`${url}/next?who=n1`),
+      fetch(`${url}/next?who=bad`),
+    ]);
+    const texts = await Promise.all(answers.map((a) => a.text()));
+    expect(texts[0]).toBe('h1-a;h1-b;');
+    await sleep(100);
+    const expected = [
+      ['h1-a', 'h1-b'],
+      ['h2-a', 'h2-b'],
+      ['n1-0', 'n1-1'],
+      ['bad-0', 'bad-1'],
+    ];
+    for (const [i, answer] of answers.entries()) {
+      const id = answer.headers.get(RECORDING_HEADER);
+      expect(id).toBeTruthy();
+      expect(await callsOf(`${folder}/${id}`)).toEqual(expected[i]);
+    }
+    const bad = await readRecording(`${folder}/${answers[3]?.headers.get(RECORDING_HEADER)}`);
+    expect(bad.events.at(-1)).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
+    await close(server as unknown as http.Server);
+  });
+});
