@@ -154,7 +154,6 @@ async function startCommand(
   const usesPort = [
     ...(Array.isArray(config.command) ? config.command : [config.command]),
     ...Object.values(config.env ?? {}),
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own placeholder, not a template
   ].some((text) => text.includes('${port}'));
   if (!usesPort)
     throw new TapedeckError(
