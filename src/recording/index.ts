@@ -2,6 +2,7 @@
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
+export { describeFromDdl, parseColumnDefault } from './db-description.js';
 export * from './errors.js';
 export { isSafeRelativePath, unsafePathReason } from './paths.js';
 export {

@@ -2,11 +2,12 @@
 // one as a RecordingError naming file, line and field, never a crash or a hang.
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
+import { describeFromDdl } from './db-description.js';
 import { RecordingError, TapedeckError } from './errors.js';
 import { unsafePathReason } from './paths.js';
 import {
@@ -18,12 +19,24 @@ import {
   ManifestSchema,
   PAYLOAD_SCHEMAS,
 } from './schema.js';
-import type { DbSnapshot, EventType, FsSnapshot, Manifest, Recording, RecordingEvent } from './types.js';
+import type { DbSnapshot, DbTable, EventType, FsSnapshot, Manifest, Recording, RecordingEvent } from './types.js';
 
 /** A line of events.jsonl longer than this is refused (a hostile file must not exhaust memory). */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** manifest.json and snapshot files larger than this are refused. */
 export const MAX_JSON_FILE_BYTES = 512 * 1024 * 1024;
+/** A blob larger than this is refused (bodies and file contents are read whole). */
+export const MAX_BLOB_BYTES = 512 * 1024 * 1024;
+/**
+ * JSON nested deeper than this is refused: every engine walks values recursively, and a value a
+ * real agent exchanges is nowhere near this deep.
+ */
+export const MAX_JSON_DEPTH = 200;
+/** events.jsonl holding more events than this is refused. */
+export const MAX_EVENTS = 2_000_000;
+
+// A symlink in place of a file is refused (O_NOFOLLOW), and a FIFO does not block the open.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export interface ReadOptions {
   /** Default MAX_LINE_BYTES. */
@@ -84,20 +97,129 @@ function notAFile(dir: string, file: string): RecordingError {
   );
 }
 
-async function readJsonFile(dir: string, file: string): Promise<{ text: string; value: unknown } | undefined> {
-  let size: number;
+function aLink(dir: string, file: string): RecordingError {
+  return new RecordingError(
+    { dir, file },
+    'is a symbolic link',
+    'the files of a recording are read as they are, never through a link to somewhere else',
+  );
+}
+
+/**
+ * Checks the folders between the recording directory and `file` (snapshots/pre, blobs/sha256/ab):
+ * each must be a real folder, not a link. False when one is missing.
+ */
+function parentsAreFolders(dir: string, file: string): boolean {
+  const parts = file.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const rel = parts.slice(0, i).join('/');
+    let info: ReturnType<typeof lstatSync>;
+    try {
+      info = lstatSync(join(dir, rel));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+    if (info.isSymbolicLink()) throw aLink(dir, rel);
+    if (!info.isDirectory()) throw notAFile(dir, rel);
+  }
+  return true;
+}
+
+function openError(dir: string, file: string, error: unknown): never {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP') throw aLink(dir, file);
+  if (code === 'EACCES') throw new RecordingError({ dir, file }, 'cannot be read (permission denied)');
+  if (code === 'EISDIR' || code === 'ENXIO') throw notAFile(dir, file);
+  throw error;
+}
+
+/** Opens a file of the recording: never through a link, never a FIFO or device; undefined when missing. */
+async function openInside(dir: string, file: string): Promise<{ handle: FileHandle; size: number } | undefined> {
+  if (!parentsAreFolders(dir, file)) return undefined;
+  let handle: FileHandle;
   try {
-    const info = await stat(join(dir, file));
-    if (!info.isFile()) throw notAFile(dir, file);
-    size = info.size;
+    handle = await open(join(dir, file), OPEN_FLAGS);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    openError(dir, file, error);
   }
-  if (size > MAX_JSON_FILE_BYTES) {
-    throw new RecordingError({ dir, file }, `is ${size} bytes, more than the ${MAX_JSON_FILE_BYTES}-byte limit`);
+  const info = await handle.stat();
+  if (!info.isFile()) {
+    await handle.close();
+    throw notAFile(dir, file);
   }
-  const text = await readFile(join(dir, file), 'utf8');
+  return { handle, size: info.size };
+}
+
+/** The bytes of a file of the recording (sync: blobs are read on demand by the engines). */
+function readInsideSync(dir: string, file: string, max: number): Buffer | undefined {
+  if (!parentsAreFolders(dir, file)) return undefined;
+  let fd: number;
+  try {
+    fd = openSync(join(dir, file), OPEN_FLAGS);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    openError(dir, file, error);
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw notAFile(dir, file);
+    if (info.size > max)
+      throw new RecordingError({ dir, file }, `is ${info.size} bytes, more than the ${max}-byte limit`);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Whether JSON text nests deeper than `max` (arrays and objects), found by scanning the text so
+ * that nothing recursive ever sees it.
+ */
+export function jsonDepthExceeds(text: string, max: number = MAX_JSON_DEPTH): boolean {
+  // A line this short cannot nest this deep.
+  if (text.length <= max * 2) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
+function tooDeep(where: { dir: string; file: string; line?: number }): RecordingError {
+  return new RecordingError(
+    { ...where, field: '(json)' },
+    `nests deeper than ${MAX_JSON_DEPTH} levels`,
+    'tapedeck never writes values this deep; the file is damaged or hostile',
+  );
+}
+
+async function readJsonFile(dir: string, file: string): Promise<{ text: string; value: unknown } | undefined> {
+  const opened = await openInside(dir, file);
+  if (!opened) return undefined;
+  let text: string;
+  try {
+    if (opened.size > MAX_JSON_FILE_BYTES) {
+      throw new RecordingError(
+        { dir, file },
+        `is ${opened.size} bytes, more than the ${MAX_JSON_FILE_BYTES}-byte limit`,
+      );
+    }
+    text = await opened.handle.readFile('utf8');
+  } finally {
+    await opened.handle.close();
+  }
+  if (jsonDepthExceeds(text)) throw tooDeep({ dir, file });
   try {
     return { text, value: JSON.parse(text) };
   } catch (error) {
@@ -184,6 +306,7 @@ export async function readManifest(dir: string): Promise<Manifest> {
 function parseEventLine(dir: string, text: string, line: number): RecordingEvent {
   const file = 'events.jsonl';
   if (text.trim() === '') throw new RecordingError({ dir, file, line, field: '(line)' }, 'is empty');
+  if (jsonDepthExceeds(text)) throw tooDeep({ dir, file, line });
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -236,14 +359,9 @@ async function scanLines(
   maxLine: number,
   onLine: (text: string, line: number) => void,
 ): Promise<ScanResult | undefined> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    if (!(await stat(join(dir, file))).isFile()) throw notAFile(dir, file);
-    handle = await open(join(dir, file), 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const opened = await openInside(dir, file);
+  if (!opened) return undefined;
+  const { handle } = opened;
   const hash = createHash('sha256');
   const chunk = Buffer.allocUnsafe(1 << 20);
   let parts: Buffer[] = [];
@@ -271,6 +389,13 @@ async function scanLines(
           break;
         }
         line++;
+        if (line > MAX_EVENTS) {
+          throw new RecordingError(
+            { dir, file, line, field: '(line)' },
+            `holds more than ${MAX_EVENTS} events`,
+            'the file is damaged or hostile',
+          );
+        }
         const piece = data.subarray(start, nl);
         if (partLen + piece.length > maxLine) throw tooLong(line);
         const bytes = parts.length > 0 ? Buffer.concat([...parts, piece]) : piece;
@@ -288,8 +413,52 @@ async function scanLines(
   return result;
 }
 
-async function readSnapshot(dir: string, which: 'pre' | 'post'): Promise<{ fs?: FsSnapshot; db?: DbSnapshot }> {
-  const out: { fs?: FsSnapshot; db?: DbSnapshot } = {};
+/** Names that must be unique, and columns that must exist: what seeding a sandbox relies on. */
+function checkDbSnapshot(db: DbSnapshot): { path: Array<string | number>; problem: string } | undefined {
+  const tables = new Map<string, DbTable>();
+  const schemas = new Set(db.schemas);
+  for (const [i, table] of db.tables.entries()) {
+    const key = JSON.stringify([table.schema, table.name]);
+    if (tables.has(key))
+      return { path: ['tables', i, 'name'], problem: `table ${table.schema}.${table.name} is listed twice` };
+    tables.set(key, table);
+    if (!schemas.has(table.schema)) {
+      return { path: ['tables', i, 'schema'], problem: `schema ${JSON.stringify(table.schema)} is not in "schemas"` };
+    }
+    const columns = new Set<string>();
+    for (const [c, column] of table.columns.entries()) {
+      if (columns.has(column.name))
+        return { path: ['tables', i, 'columns', c, 'name'], problem: 'the column is listed twice' };
+      columns.add(column.name);
+    }
+    const lists: Array<[Array<string | number>, string[]]> = [[['primaryKey'], table.primaryKey]];
+    for (const [u, unique] of (table.unique ?? []).entries()) lists.push([['unique', u, 'columns'], unique.columns]);
+    for (const [x, index] of (table.indexes ?? []).entries()) lists.push([['indexes', x, 'columns'], index.columns]);
+    for (const [f, fk] of (table.foreignKeys ?? []).entries()) lists.push([['foreignKeys', f, 'columns'], fk.columns]);
+    for (const [path, names] of lists) {
+      const missing = names.find((n) => !columns.has(n));
+      if (missing !== undefined)
+        return { path: ['tables', i, ...path], problem: `no column named ${JSON.stringify(missing)}` };
+    }
+  }
+  const sequences = new Set<string>();
+  for (const [i, seq] of (db.sequences ?? []).entries()) {
+    const key = JSON.stringify([seq.schema, seq.name]);
+    if (sequences.has(key)) return { path: ['sequences', i, 'name'], problem: 'the sequence is listed twice' };
+    sequences.add(key);
+    if (!schemas.has(seq.schema))
+      return { path: ['sequences', i, 'schema'], problem: 'the schema is not in "schemas"' };
+  }
+  return undefined;
+}
+
+interface Snapshots {
+  fs?: FsSnapshot;
+  db?: DbSnapshot;
+}
+
+async function readSnapshot(dir: string, which: 'pre' | 'post', warnings: string[]): Promise<Snapshots> {
+  const out: Snapshots = {};
   const fsFile = `snapshots/${which}/fs.json`;
   const fsJson = await readJsonFile(dir, fsFile);
   if (fsJson) {
@@ -323,7 +492,21 @@ async function readSnapshot(dir: string, which: 'pre' | 'post'): Promise<{ fs?: 
         issueProblem(issue),
       );
     }
-    out.db = parsed.data;
+    // A recording made before db.json carried the schema description: derived from its ddl text.
+    const { snapshot, ignored } = describeFromDdl(parsed.data);
+    const bad = checkDbSnapshot(snapshot);
+    if (bad) {
+      throw new RecordingError(
+        { dir, file: dbFile, line: lineOf(dbJson.text, bad.path), field: formatFieldPath(bad.path) },
+        bad.problem,
+      );
+    }
+    if (ignored.length > 0) {
+      warnings.push(
+        `${dbFile}: ${ignored.length} ddl statement(s) outside the schema description were ignored (ddl[${ignored.slice(0, 5).join('], ddl[')}]${ignored.length > 5 ? ', …' : ''}); a sandbox is built from the description, never by running recorded SQL`,
+      );
+    }
+    out.db = snapshot;
   }
   return out;
 }
@@ -349,15 +532,9 @@ function blobReader(dir: string): { readBlob(sha256: string): Buffer; verify(sha
       );
     }
     const file = blobRelativePath(sha256);
-    let bytes: Buffer;
-    try {
-      if (!statSync(join(dir, file)).isFile()) throw notAFile(dir, file);
-      bytes = readFileSync(join(dir, file));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        throw new RecordingError({ dir, file, field: 'blob' }, 'is missing', 'an event or snapshot refers to it');
-      }
-      throw error;
+    const bytes = readInsideSync(dir, file, MAX_BLOB_BYTES);
+    if (bytes === undefined) {
+      throw new RecordingError({ dir, file, field: 'blob' }, 'is missing', 'an event or snapshot refers to it');
     }
     if (!verified.has(sha256)) verify(sha256, bytes);
     return bytes;
@@ -371,6 +548,7 @@ async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobReader>)
   const root = join(dir, 'blobs', 'sha256');
   let prefixes: Dirent[];
   try {
+    if (!parentsAreFolders(dir, 'blobs/sha256/x')) return present;
     prefixes = await readdir(root, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return present;
@@ -394,7 +572,8 @@ async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobReader>)
           'is not a blob (blobs are files named by the other 62 hex digits of their sha256)',
         );
       }
-      blobs.verify(sha256, await readFile(join(root, prefix.name, entry.name)));
+      const bytes = readInsideSync(dir, `blobs/sha256/${prefix.name}/${entry.name}`, MAX_BLOB_BYTES);
+      if (bytes !== undefined) blobs.verify(sha256, bytes);
       present.add(sha256);
     }
   }
@@ -480,10 +659,21 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
       `says ${count} events, but events.jsonl holds ${events.length}`,
     );
   }
+  // Step numbers bound the engines' loops (every step from 1 to the last): no more steps than events a recording may hold.
+  for (const [index, event] of events.entries()) {
+    const step = Math.max(event.stepId, event.parentStepId ?? 0);
+    if (step > MAX_EVENTS) {
+      throw new RecordingError(
+        { dir, file, line: index + 1, field: step === event.stepId ? 'stepId' : 'parentStepId' },
+        `step ${step} is past the ${MAX_EVENTS}-step limit`,
+        'steps count from 1; a number this large is damage or a hostile edit',
+      );
+    }
+  }
   if (manifest.status === 'incomplete') {
     warnings.push('the recording is incomplete: the writer did not close it (killed or still running)');
   }
-  const [pre, post] = [await readSnapshot(dir, 'pre'), await readSnapshot(dir, 'post')];
+  const [pre, post] = [await readSnapshot(dir, 'pre', warnings), await readSnapshot(dir, 'post', warnings)];
   const blobs = blobReader(dir);
   if (options.verifyBlobs ?? true) {
     const present = await verifyAllBlobs(dir, blobs);

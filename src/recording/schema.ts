@@ -282,10 +282,25 @@ export const PriceSnapshotSchema = z
   .object({ version: z.string(), currency: z.string(), models: z.array(PriceEntrySchema) })
   .strict();
 
+/**
+ * A recording id: one folder name (a replay is written to recordings/<id>.replay-…), so no slash,
+ * backslash, control character, `.` or `..`.
+ */
+export const RecordingIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((id) => id !== '.' && id !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(id), {
+    message: 'expected a recording id (one folder name: no slash, backslash, control character, "." or "..")',
+  });
+
+/** An environment variable name, as a shell would accept it. */
+const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'expected an environment variable name');
+
 export const ManifestSchema = z
   .object({
     format: z.literal(FORMAT),
-    id: z.string().min(1),
+    id: RecordingIdSchema,
     name: z.string(),
     createdAt: IsoTime,
     status: z.enum(['complete', 'incomplete', 'failed']),
@@ -295,7 +310,7 @@ export const ManifestSchema = z
         cwd: z.string(),
         entry: z.string().optional(),
         /** Environment given to the agent explicitly (not inherited), secrets redacted; replay restores it. */
-        env: z.record(z.string(), z.string()).optional(),
+        env: z.record(EnvNameSchema, z.string()).optional(),
       })
       .strict(),
     runtime: z
@@ -305,10 +320,15 @@ export const ManifestSchema = z
     world: z
       .object({
         /** The fs root that was snapshotted (absolute path on the recording machine). */
-        fsRoot: z.string().optional(),
+        fsRoot: z
+          .string()
+          .refine((p) => p.startsWith('/') && !/[\u0000]/.test(p) && !p.split('/').includes('..'), {
+            message: 'expected an absolute path without ".." segments',
+          })
+          .optional(),
         /** The database URL with credentials removed, and the schemas snapshotted. */
         db: z
-          .object({ url: z.string(), schemas: z.array(z.string()), env: z.string().optional() })
+          .object({ url: z.string(), schemas: z.array(z.string()), env: EnvNameSchema.optional() })
           .strict()
           .optional(),
       })
@@ -316,7 +336,7 @@ export const ManifestSchema = z
       .optional(),
     /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */
     tags: z.array(z.string().max(200)).max(100).optional(),
-    replayOf: z.string().optional(),
+    replayOf: RecordingIdSchema.optional(),
     replay: z
       .object({
         mode: z.enum(['exact', 'counterfactual']),
@@ -335,18 +355,122 @@ export const ManifestSchema = z
 /** fs.json: path (POSIX, relative to the root) -> entry; contents are blobs named by sha256. */
 export const FsSnapshotSchema = z.object({ files: z.record(z.string(), FileEntrySchema) }).strict();
 
+/** A Postgres name as the catalog holds it: 1 to 63 bytes, no NUL. Always quoted where it is used. */
+export const PgNameSchema = z
+  .string()
+  .min(1)
+  .refine((name) => Buffer.byteLength(name, 'utf8') <= 63 && !name.includes('\u0000'), {
+    message: 'expected a Postgres name (1 to 63 bytes, no NUL)',
+  });
+
+/** The column defaults a sandbox recreates; any other default expression is left out of the description. */
+export const DEFAULT_FUNCTIONS = [
+  'now',
+  'current_timestamp',
+  'current_date',
+  'current_time',
+  'localtimestamp',
+  'clock_timestamp',
+  'statement_timestamp',
+  'transaction_timestamp',
+  'gen_random_uuid',
+  'random',
+] as const;
+
+/** A column default as data: the next value of a sequence, a constant, or one of a few built-in functions. */
+export const ColumnDefaultSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('sequence'), schema: PgNameSchema, name: PgNameSchema }).strict(),
+  z.object({ kind: z.literal('value'), value: z.union([z.string(), z.number(), z.boolean(), z.null()]) }).strict(),
+  z.object({ kind: z.literal('function'), name: z.enum(DEFAULT_FUNCTIONS) }).strict(),
+]);
+
+export const DbColumnSchema = z
+  .object({
+    name: PgNameSchema,
+    /** The type as the catalog prints it (format_type); a sandbox maps it onto an allow-list, else text. */
+    type: z.string().min(1).max(200),
+    nullable: z.boolean(),
+    default: ColumnDefaultSchema.optional(),
+    identity: z.enum(['always', 'by default']).optional(),
+  })
+  .strict();
+
+const PgColumns = z.array(PgNameSchema).min(1).max(64);
+const FK_ACTIONS = ['no action', 'restrict', 'cascade', 'set null', 'set default'] as const;
+
 export const DbTableSchema = z
   .object({
-    schema: z.string(),
-    name: z.string(),
-    columns: z.array(z.object({ name: z.string(), type: z.string(), nullable: z.boolean() }).strict()),
-    primaryKey: z.array(z.string()),
+    schema: PgNameSchema,
+    name: PgNameSchema,
+    columns: z.array(DbColumnSchema).max(1600),
+    primaryKey: z.array(PgNameSchema).max(64),
+    /** Unique constraints (the primary key aside). */
+    unique: z.array(z.object({ name: PgNameSchema, columns: PgColumns }).strict()).optional(),
+    foreignKeys: z
+      .array(
+        z
+          .object({
+            name: PgNameSchema,
+            columns: PgColumns,
+            references: z.object({ schema: PgNameSchema, table: PgNameSchema, columns: PgColumns }).strict(),
+            onDelete: z.enum(FK_ACTIONS).optional(),
+            onUpdate: z.enum(FK_ACTIONS).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    /** Indexes on plain columns that no constraint owns (expression and partial indexes are left out). */
+    indexes: z
+      .array(
+        z
+          .object({
+            name: PgNameSchema,
+            columns: PgColumns,
+            unique: z.boolean(),
+            method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist']),
+          })
+          .strict(),
+      )
+      .optional(),
     /** Rows sorted by primary key, values as JSON (timestamps as ISO strings, bigint/numeric as strings). */
     rows: z.array(RowSchema),
   })
   .strict();
 
-/** db.json: the DDL to recreate the schemas, and the rows of every table. */
+const PgInteger = z.string().regex(/^-?\d{1,19}$/, 'expected an integer as a string');
+
+/** A sequence and its position: exact replay hands out the ids the recorded run got. */
+export const DbSequenceSchema = z
+  .object({
+    schema: PgNameSchema,
+    name: PgNameSchema,
+    type: z.enum(['smallint', 'integer', 'bigint']),
+    start: PgInteger,
+    increment: PgInteger,
+    min: PgInteger,
+    max: PgInteger,
+    cycle: z.boolean(),
+    /** last_value and is_called, as setval takes them. */
+    last: PgInteger,
+    called: z.boolean(),
+    /** The column that owns it (serial and identity columns). */
+    ownedBy: z.object({ table: PgNameSchema, column: PgNameSchema }).strict().optional(),
+    /** An identity column's sequence: created with its table, not on its own. */
+    identity: z.boolean().optional(),
+  })
+  .strict();
+
+/**
+ * db.json: the schema description (tables, columns, types, keys, indexes, sequences) and the rows
+ * of every table. `ddl` is a readable rendering of the same description; it is never executed.
+ * A recording made before the description existed has no `sequences`: the reader derives the
+ * description from its `ddl` text (parsing, never running it).
+ */
 export const DbSnapshotSchema = z
-  .object({ schemas: z.array(z.string()), ddl: z.array(z.string()), tables: z.array(DbTableSchema) })
+  .object({
+    schemas: z.array(PgNameSchema),
+    ddl: z.array(z.string()),
+    tables: z.array(DbTableSchema),
+    sequences: z.array(DbSequenceSchema).optional(),
+  })
   .strict();

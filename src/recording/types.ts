@@ -26,6 +26,9 @@ export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;
 export type FsSnapshot = z.infer<typeof S.FsSnapshotSchema>;
 export type DbTable = z.infer<typeof S.DbTableSchema>;
+export type DbColumn = z.infer<typeof S.DbColumnSchema>;
+export type ColumnDefault = z.infer<typeof S.ColumnDefaultSchema>;
+export type DbSequence = z.infer<typeof S.DbSequenceSchema>;
 export type DbSnapshot = z.infer<typeof S.DbSnapshotSchema>;
 
 /** Payload type of each event type. */

@@ -48,7 +48,46 @@ function cloneDb(db: DbSnapshot): DbSnapshot {
     schemas: [...db.schemas],
     ddl: [...db.ddl],
     tables: db.tables.map((t) => ({ ...t, columns: [...t.columns], primaryKey: [...t.primaryKey], rows: [...t.rows] })),
+    ...(db.sequences ? { sequences: db.sequences.map((s) => ({ ...s })) } : {}),
   };
+}
+
+/**
+ * An inserted row took its ids from the sequences of its columns' defaults: the world after it has
+ * those sequences at least that far (ids drawn and rolled back leave no trace in the change log).
+ */
+function advanceSequences(db: DbSnapshot, table: DbTable, row: Row): void {
+  if (!db.sequences) return;
+  for (const column of table.columns) {
+    const d = column.default;
+    const owner = (s: NonNullable<DbSnapshot['sequences']>[number]) =>
+      d?.kind === 'sequence'
+        ? s.schema === d.schema && s.name === d.name
+        : column.identity !== undefined &&
+          s.identity === true &&
+          s.schema === table.schema &&
+          s.ownedBy?.table === table.name &&
+          s.ownedBy.column === column.name;
+    const seq = db.sequences.find(owner);
+    const value = row[column.name];
+    if (
+      !seq ||
+      !(
+        (typeof value === 'number' && Number.isSafeInteger(value)) ||
+        (typeof value === 'string' && /^-?\d{1,19}$/.test(value))
+      )
+    )
+      continue;
+    const v = BigInt(value);
+    const last = BigInt(seq.last);
+    const up = BigInt(seq.increment) >= 0n;
+    // Not yet called, the next value is `last` itself; called, it is past it.
+    const drawn = seq.called ? (up ? v > last : v < last) : up ? v >= last : v <= last;
+    if (drawn) {
+      seq.last = v.toString();
+      seq.called = true;
+    }
+  }
 }
 
 /**
@@ -90,6 +129,7 @@ export function worldAt(
       } else if (change.after) {
         if (index >= 0) table.rows[index] = change.after;
         else table.rows.push(change.after);
+        if (change.op === 'insert') advanceSequences(db, table, change.after);
       }
       touched.add(table);
     }

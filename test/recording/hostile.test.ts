@@ -196,7 +196,7 @@ describe('hostile recordings', () => {
     expectWhere(await readError(dir), 'events.jsonl', undefined, undefined);
     rmSync(join(dir, 'events.jsonl'));
     symlinkSync('/dev/zero', join(dir, 'events.jsonl'));
-    expect((await readError(dir)).message).toContain('is not a regular file');
+    expect((await readError(dir)).message).toContain('is a symbolic link');
   });
 
   it('reads a deeply nested payload without overflowing the stack', async () => {
@@ -251,5 +251,104 @@ describe('hostile recordings', () => {
     dropIntegrity(dir);
     appendFileSync(join(dir, 'events.jsonl'), '{"seq":8,"traceId"');
     expectWhere(await readError(dir), 'events.jsonl', 9, '(json)');
+  });
+});
+
+describe('files of a recording are read as they are, never through a link', () => {
+  // A file outside the recording that a hostile one points at: its content must never show.
+  const secretFile = (): string => {
+    const file = join(tempDir('tapedeck-secret-'), 'secret.txt');
+    writeFileSync(file, '{"format":"tapedeck.recording/v1","canary":"SECRET-CANARY-41"}\n');
+    return file;
+  };
+
+  for (const file of ['manifest.json', 'events.jsonl', 'snapshots/pre/fs.json', 'snapshots/pre/db.json']) {
+    it(`refuses ${file} that is a symbolic link, without reading its target`, async () => {
+      const dir = await goodRecording();
+      dropIntegrity(dir);
+      mkdirSync(join(dir, 'snapshots/pre'), { recursive: true });
+      rmSync(join(dir, file), { force: true });
+      symlinkSync(secretFile(), join(dir, file));
+      const error = await readError(dir);
+      expect(error.message).toContain(`${file}: is a symbolic link`);
+      expect(error.message).not.toContain('SECRET-CANARY');
+    });
+  }
+
+  it('refuses a blob or a folder of the recording that is a symbolic link', async () => {
+    const dir = await goodRecording();
+    const sha = JSON.parse(readFileSync(join(dir, 'snapshots/pre/fs.json'), 'utf8')).files['a.txt'].sha256 as string;
+    const blob = join(dir, `blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2)}`);
+    rmSync(blob);
+    symlinkSync(secretFile(), blob);
+    const rec = await readRecording(dir, { verifyBlobs: false });
+    expect(() => rec.readBlob(sha)).toThrow(/is a symbolic link/);
+    await expect(readRecording(dir)).rejects.toThrow(/is not a blob|is a symbolic link/);
+
+    const dir2 = await goodRecording();
+    const elsewhere = tempDir('tapedeck-elsewhere-');
+    mkdirSync(join(elsewhere, 'pre'));
+    writeFileSync(join(elsewhere, 'pre', 'fs.json'), '{"files":{}}');
+    rmSync(join(dir2, 'snapshots'), { recursive: true });
+    symlinkSync(elsewhere, join(dir2, 'snapshots'));
+    expect((await readError(dir2)).message).toContain('snapshots: is a symbolic link');
+  });
+
+  it('refuses a FIFO in place of a snapshot or a blob without blocking', async () => {
+    const dir = await goodRecording();
+    rmSync(join(dir, 'snapshots/pre/fs.json'));
+    execFileSync('mkfifo', [join(dir, 'snapshots/pre/fs.json')]);
+    expect((await readError(dir)).message).toContain('snapshots/pre/fs.json: is not a regular file');
+  });
+
+  it('refuses JSON nested deeper than every engine can walk, in events and snapshots', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 4, (e) => {
+      (e.payload as Record<string, unknown>).messages = [];
+    });
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n');
+    lines[3] = (lines[3] as string).replace('"messages":[]', `"messages":[${deep}]`);
+    writeFileSync(join(dir, 'events.jsonl'), lines.join('\n'));
+    const error = await readError(dir);
+    expectWhere(error, 'events.jsonl', 4, '(json)');
+    expect(error.message).toContain('nests deeper than 200 levels');
+
+    const dir2 = await goodRecording();
+    writeFileSync(join(dir2, 'snapshots/pre/db.json'), `{"schemas":[],"ddl":[],"tables":[],"x":${deep}}`);
+    expect((await readError(dir2)).message).toContain('snapshots/pre/db.json: field (json): nests deeper');
+  });
+
+  for (const id of ['../../x', '..', 'a/b', 'a\\b', 'a\u0000b', '']) {
+    it(`refuses the recording id ${JSON.stringify(id)} (a replay is written to a folder named by it)`, async () => {
+      const dir = await goodRecording();
+      const file = join(dir, 'manifest.json');
+      const manifest = JSON.parse(readFileSync(file, 'utf8'));
+      manifest.id = id;
+      writeFileSync(file, JSON.stringify(manifest, null, 2));
+      expectWhere(await readError(dir), 'manifest.json', (await readError(dir)).line, 'id');
+    });
+  }
+
+  it('refuses a step number no recording can reach (engines loop over every step)', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 2, (e) => {
+      e.stepId = 1e15;
+    });
+    expectWhere(await readError(dir), 'events.jsonl', 2, 'stepId');
+  });
+
+  it('refuses database names that Postgres would cut, and keys naming missing columns', async () => {
+    const dir = await goodRecording();
+    const table = { schema: 's', name: 't', columns: [{ name: 'id', type: 'integer', nullable: false }], rows: [] };
+    const write = (db: unknown) => writeFileSync(join(dir, 'snapshots/pre/db.json'), JSON.stringify(db, null, 2));
+    write({ schemas: ['s'], ddl: [], tables: [{ ...table, name: 'x'.repeat(64), primaryKey: [] }] });
+    expect((await readError(dir)).field).toBe('tables[0].name');
+    write({ schemas: ['s'], ddl: [], tables: [{ ...table, primaryKey: ['nope'] }] });
+    expect((await readError(dir)).message).toContain('tables[0].primaryKey: no column named "nope"');
+    write({ schemas: ['other'], ddl: [], tables: [{ ...table, primaryKey: ['id'] }] });
+    expect((await readError(dir)).message).toContain('tables[0].schema');
   });
 });
