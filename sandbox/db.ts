@@ -1,14 +1,36 @@
 // Database sandboxes seeded from a recording's snapshot: PGlite served over the Postgres wire
-// protocol (default), a template-cloned database on a real server, or a testcontainers Postgres.
-// Each hands back a URL for the agent, a query function, effect application and a snapshot.
+// protocol (default), a database of its own on a real server (template mode, --db), or a
+// testcontainers Postgres. Each hands back the address the agent gets (host, port, URL), a query
+// function, effect application and a snapshot. Seeding goes through src/postgres, which builds
+// the database from the snapshot's description and never runs recorded SQL.
+//
+// On a real server the sandbox is a database created for this replay and owned by a role created
+// for it (no other privilege), and the agent reaches it only through a wire-protocol gate that
+// admits that database as that role: nothing else on the server is reachable or changed.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../src/recording/index.js';
+import type pg from 'pg';
+import {
+  applyRowChanges,
+  connectDb,
+  type DbGate,
+  lockKeyOf,
+  openGate,
+  redactDbUrl,
+  removeSandboxLeftovers,
+  SANDBOX_LOCK_CLASS,
+  SANDBOX_PREFIX,
+  seedDatabase,
+  snapshotDatabase,
+  type Upstream,
+  withDatabase,
+} from '../src/postgres/index.js';
+import type { DbChangedPayload, DbSnapshot, Row } from '../src/recording/index.js';
 import { TapedeckError } from '../src/recording/index.js';
+import { noteLeftover } from './leftovers.js';
 
 export type DbSandboxKind = 'pglite' | 'template' | 'testcontainers';
 
@@ -16,17 +38,17 @@ export interface DbSandbox {
   readonly kind: DbSandboxKind;
   /** The connection URL the agent gets (through the env var it reads). */
   readonly url: string;
-  /** host:port the network guard lets through. */
+  /** host:port the agent connects to (the network guard, or an OS sandbox, forwards exactly this). */
   readonly host: string;
   readonly port: number;
   query(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Applies recorded row changes (effects of a served tool call). */
   apply(changes: DbChangedPayload[]): Promise<void>;
-  /** The sandbox's current rows, in the snapshot format (DDL taken from `ddl`). */
-  snapshot(schemas: string[], ddl?: string[]): Promise<DbSnapshot>;
+  /** The sandbox's current state, in the snapshot format. */
+  snapshot(schemas: string[]): Promise<DbSnapshot>;
   /**
-   * Keeps the sandbox's data for inspection after close: a template clone stays on its server
-   * (its URL is returned), a PGlite sandbox returns its data dir (a tarball for PGlite's loadDataDir).
+   * Keeps the sandbox's data for inspection after close: a server sandbox stays on its server
+   * (its URL, without password, is returned), a PGlite sandbox returns its data dir (a tarball for PGlite's loadDataDir).
    */
   keep(): Promise<{ url?: string; dataDir?: Uint8Array }>;
   close(): Promise<void>;
@@ -34,16 +56,13 @@ export interface DbSandbox {
 
 export interface DbSandboxOptions {
   kind: DbSandboxKind;
-  /** template: an admin URL of a real server (its database is used to create and drop others). */
+  /** template: an admin URL of a real server (a role with CREATEDB and CREATEROLE, or a superuser). */
   url?: string;
   /** pglite: how many simultaneous client connections the wire server accepts. */
   maxConnections?: number;
   /** testcontainers: the image to run. */
   image?: string;
 }
-
-export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-const tableRef = (schema: string, table: string): string => `${quoteIdent(schema)}.${quoteIdent(table)}`;
 
 /** Values in the snapshot's JSON form: timestamps as ISO strings, bigint/numeric as strings. */
 export function snapshotValue(value: unknown): unknown {
@@ -54,168 +73,29 @@ export function snapshotValue(value: unknown): unknown {
   return value;
 }
 
-function paramValue(value: unknown, type: string | undefined): unknown {
-  if (value === null || value === undefined) return null;
-  if (type && /^json/i.test(type)) return JSON.stringify(value);
-  if (typeof value === 'object' && !Array.isArray(value)) return JSON.stringify(value);
-  return value;
-}
-
-/** Creates the snapshot's schemas and rows through `client`, then moves sequences past the seeded ids. */
-export async function seedDatabase(client: pg.Client, snapshot: DbSnapshot): Promise<void> {
-  for (const schema of snapshot.schemas) {
-    if (schema !== 'public') await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-  }
-  // Foreign keys and sequence positions come after the rows, whatever order the tables are in.
-  const deferred = (sql: string) =>
-    /^\s*ALTER\s+TABLE\b[\s\S]*\bFOREIGN\s+KEY\b/i.test(sql) || /^\s*SELECT\s+setval\b/i.test(sql);
-  for (const statement of snapshot.ddl) if (!deferred(statement)) await client.query(statement);
-  for (const table of snapshot.tables) await insertRows(client, table);
-  for (const statement of snapshot.ddl) if (deferred(statement)) await client.query(statement);
-  for (const table of snapshot.tables) {
-    for (const column of table.columns) {
-      const { rows } = await client.query<{ seq: string | null }>('SELECT pg_get_serial_sequence($1, $2) AS seq', [
-        tableRef(table.schema, table.name),
-        column.name,
-      ]);
-      const seq = rows[0]?.seq;
-      if (!seq) continue;
-      await client.query(
-        `SELECT setval($1, COALESCE((SELECT MAX(${quoteIdent(column.name)}) FROM ${tableRef(table.schema, table.name)}), 0) + 1, false)`,
-        [seq],
-      );
-    }
-  }
-}
-
-async function insertRows(client: pg.Client, table: DbTable): Promise<void> {
-  if (table.rows.length === 0) return;
-  const columns = table.columns.map((c) => c.name);
-  const types = new Map(table.columns.map((c) => [c.name, c.type]));
-  const perBatch = Math.max(1, Math.floor(30000 / Math.max(1, columns.length)));
-  for (let start = 0; start < table.rows.length; start += perBatch) {
-    const batch = table.rows.slice(start, start + perBatch);
-    const params: unknown[] = [];
-    const tuples = batch.map((row) => {
-      const slots = columns.map((c) => {
-        params.push(paramValue(row[c], types.get(c)));
-        return `$${params.length}`;
-      });
-      return `(${slots.join(', ')})`;
-    });
-    await client.query(
-      `INSERT INTO ${tableRef(table.schema, table.name)} (${columns.map(quoteIdent).join(', ')}) VALUES ${tuples.join(', ')}`,
-      params,
-    );
-  }
-}
-
-/** Applies recorded row changes: inserts, updates and deletes by key. */
-export async function applyRowChanges(
-  client: pg.Client,
-  changes: DbChangedPayload[],
-  columnTypes: ReadonlyMap<string, string> = new Map(),
-): Promise<void> {
-  for (const change of changes) {
-    const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
-    const ref = tableRef(change.schema, change.table);
-    const keyCols = Object.keys(change.key);
-    const where = (offset: number) =>
-      keyCols.map((k, i) => `${quoteIdent(k)} IS NOT DISTINCT FROM $${offset + i + 1}`).join(' AND ');
-    const keyVals = keyCols.map((k) => paramValue(change.key[k], typeOf(k)));
-    if (change.op === 'delete') {
-      await client.query(`DELETE FROM ${ref} WHERE ${where(0)}`, keyVals);
-      continue;
-    }
-    const after = change.after ?? {};
-    const cols = Object.keys(after);
-    const vals = cols.map((c) => paramValue(after[c], typeOf(c)));
-    if (change.op === 'insert') {
-      await client.query(
-        `INSERT INTO ${ref} (${cols.map(quoteIdent).join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
-        vals,
-      );
-    } else if (cols.length > 0) {
-      const sets = cols.map((c, i) => `${quoteIdent(c)} = $${i + 1}`).join(', ');
-      await client.query(`UPDATE ${ref} SET ${sets} WHERE ${where(cols.length)}`, [...vals, ...keyVals]);
-    }
-  }
-}
-
-/** Reads the tables of `schemas` in the snapshot format, rows sorted by primary key. */
-export async function snapshotDatabase(client: pg.Client, schemas: string[], ddl: string[] = []): Promise<DbSnapshot> {
-  const tables: DbTable[] = [];
-  const { rows: tableRows } = await client.query<{ schema: string; name: string }>(
-    `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
-     WHERE table_type = 'BASE TABLE' AND table_schema = ANY($1) ORDER BY table_schema, table_name`,
-    [schemas],
-  );
-  for (const t of tableRows) {
-    const { rows: cols } = await client.query<{ name: string; type: string; nullable: string }>(
-      `SELECT column_name AS name, data_type AS type, is_nullable AS nullable FROM information_schema.columns
-       WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
-      [t.schema, t.name],
-    );
-    const { rows: pk } = await client.query<{ name: string }>(
-      `SELECT a.attname AS name FROM pg_index i
-       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-       WHERE i.indrelid = $1::regclass AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)`,
-      [tableRef(t.schema, t.name)],
-    );
-    const primaryKey = pk.map((r) => r.name);
-    const order = (primaryKey.length > 0 ? primaryKey : cols.map((c) => c.name)).map(quoteIdent).join(', ');
-    const { rows } = await client.query(`SELECT * FROM ${tableRef(t.schema, t.name)} ORDER BY ${order}`);
-    tables.push({
-      schema: t.schema,
-      name: t.name,
-      columns: cols.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable === 'YES' })),
-      primaryKey,
-      rows: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, snapshotValue(v)]))),
-    });
-  }
-  return { schemas, ddl, tables };
-}
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  // A dropped sandbox connection must not crash the replayer.
-  client.on('error', () => {});
-  return client;
-}
+const connect = (url: string, what: string): Promise<pg.Client> =>
+  connectDb(url, { what, application: 'tapedeck replay' });
 
 function sandboxFrom(
   kind: DbSandboxKind,
-  url: string,
+  address: { url: string; host: string; port: number },
   client: pg.Client,
   snapshot: DbSnapshot,
   cleanup: () => Promise<void>,
   keep: () => Promise<{ url?: string; dataDir?: Uint8Array }> = async () => ({}),
 ): DbSandbox {
-  const u = new URL(url);
-  const columnTypes = new Map<string, string>();
-  for (const t of snapshot.tables)
-    for (const c of t.columns) columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
   let closed = false;
   return {
     kind,
-    url,
-    host: u.hostname,
-    port: Number(u.port || 5432),
+    ...address,
     async query(sql, params) {
       const result = await client.query(sql, params as unknown[] | undefined);
       return (result.rows as Row[]).map((r) =>
         Object.fromEntries(Object.entries(r).map(([k, v]) => [k, snapshotValue(v)])),
       );
     },
-    apply: (changes) => applyRowChanges(client, changes, columnTypes),
-    snapshot: (schemas, ddl) => snapshotDatabase(client, schemas, ddl),
+    apply: (changes) => applyRowChanges(client, changes, snapshot),
+    snapshot: async (schemas) => (await snapshotDatabase(client, schemas)).snapshot,
     keep,
     async close() {
       if (closed) return;
@@ -316,14 +196,15 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
   };
   try {
     await server.start();
-    const url = `postgres://postgres@${server.getServerConn()}/postgres`;
-    const client = await connect(url);
+    const [host, port] = server.getServerConn().split(':') as [string, string];
+    const url = `postgres://postgres@${host}:${port}/postgres`;
+    const client = await connect(url, 'the PGlite sandbox');
     if (!cached) {
       await seedDatabase(client, snapshot);
       if (seeded.size >= SEEDED_CACHE_MAX) seeded.delete(seeded.keys().next().value as string);
       seeded.set(key, await db.dumpDataDir('none'));
     }
-    return sandboxFrom('pglite', url, client, snapshot, cleanup, async () => ({
+    return sandboxFrom('pglite', { url, host, port: Number(port) }, client, snapshot, cleanup, async () => ({
       dataDir: new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()),
     }));
   } catch (error) {
@@ -332,52 +213,85 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
   }
 }
 
+/** Where the server of a postgres:// URL listens: host and port, or a Unix socket (`?host=/dir`). */
+function upstreamOf(url: string): Upstream {
+  const u = new URL(url);
+  const port = Number(u.port || 5432);
+  const socketDir = u.searchParams.get('host') ?? (u.hostname === '' ? '/var/run/postgresql' : undefined);
+  if (socketDir?.startsWith('/')) return { path: path.join(socketDir, `.s.PGSQL.${port}`) };
+  return { host: decodeURIComponent(u.hostname), port };
+}
+
+/** The same server, as another role with its password, on another database. */
+function asRole(url: string, role: string, password: string, database: string): string {
+  const u = new URL(withDatabase(url, database));
+  u.username = role;
+  u.password = password;
+  return u.toString();
+}
+
 async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Promise<DbSandbox> {
   if (!options.url)
-    throw new TapedeckError('DB_URL_REQUIRED', 'A template database sandbox needs a server URL (--db postgres://…).');
-  const suffix = randomBytes(5).toString('hex');
-  const template = `tapedeck_tpl_${suffix}`;
-  const sandbox = `tapedeck_sbx_${suffix}`;
-  let admin: pg.Client;
-  try {
-    admin = await connect(options.url);
-  } catch (error) {
-    throw new TapedeckError(
-      'DB_UNREACHABLE',
-      `Cannot connect to ${redactUrl(options.url)}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  const drop = async (name: string) => {
-    await admin
-      .query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-        name,
-      ])
-      .catch(() => {});
-    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)}`).catch(() => {});
-  };
+    throw new TapedeckError('DB_URL_REQUIRED', 'A database sandbox on a server needs its URL (--db postgres://…).');
+  const adminUrl = options.url;
+  const admin = await connect(adminUrl, 'the server');
+  // Sandboxes of replays that were killed are removed before this one is made.
+  await removeSandboxLeftovers(admin).catch(() => undefined);
+  const hex = randomBytes(4).toString('hex');
+  const name = `${SANDBOX_PREFIX}${hex}`;
+  const password = randomBytes(18).toString('hex');
+  const forget = noteLeftover({ kind: 'pg-sandbox', url: adminUrl, name });
+  let gate: DbGate | undefined;
+  let client: pg.Client | undefined;
   let kept = false;
   const cleanup = async () => {
-    if (!kept) await drop(sandbox);
-    await drop(template);
+    await gate?.close().catch(() => {});
+    await client?.end().catch(() => {});
+    if (kept) {
+      // Out of the cleaner's way: a kept sandbox is the user's to drop.
+      const keptName = `tapedeck_kept_${hex}`;
+      await admin
+        .query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [name])
+        .catch(() => {});
+      await admin.query(`ALTER DATABASE "${name}" RENAME TO "${keptName}"`).catch(() => {});
+      await admin.query(`ALTER ROLE "${name}" RENAME TO "${keptName}"`).catch(() => {});
+    } else {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS "${name}"`).catch(() => {});
+    }
+    await admin.query('SELECT pg_advisory_unlock_all()').catch(() => {});
     await admin.end().catch(() => {});
+    forget();
   };
   try {
-    await admin.query(`CREATE DATABASE ${quoteIdent(template)}`);
-    const seeder = await connect(withDatabase(options.url, template));
+    // Alive for as long as this session lasts: `tapedeck doctor` and other replays leave it be.
+    await admin.query('SELECT pg_advisory_lock($1, $2)', [SANDBOX_LOCK_CLASS, lockKeyOf(hex)]);
+    const { rows } = await admin.query<{ rolsuper: boolean }>(
+      'SELECT rolsuper FROM pg_roles WHERE rolname = current_user',
+    );
     try {
-      await seedDatabase(seeder, snapshot);
-    } finally {
-      await seeder.end();
+      await admin.query(
+        `CREATE ROLE "${name}" LOGIN PASSWORD '${password}' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 64`,
+      );
+      if (!rows[0]?.rolsuper) await admin.query(`GRANT "${name}" TO CURRENT_USER`);
+      await admin.query(`CREATE DATABASE "${name}" OWNER "${name}" TEMPLATE template0 ENCODING 'UTF8'`);
+      await admin.query(`REVOKE ALL ON DATABASE "${name}" FROM PUBLIC`);
+    } catch (error) {
+      throw new TapedeckError(
+        'DB_SANDBOX_FAILED',
+        `Cannot create the sandbox database on ${redactDbUrl(adminUrl)}: ${(error as Error).message}. --db needs a role with CREATEDB and CREATEROLE (or a superuser).`,
+        { cause: error },
+      );
     }
-    await admin.query(`CREATE DATABASE ${quoteIdent(sandbox)} TEMPLATE ${quoteIdent(template)}`);
-    const url = withDatabase(options.url, sandbox);
-    const client = await connect(url);
-    return sandboxFrom('template', url, client, snapshot, cleanup, async () => {
+    // Seeded as the sandbox role: the recording's description can create nothing that role cannot.
+    const roleUrl = asRole(adminUrl, name, password, name);
+    client = await connect(roleUrl, 'the sandbox database');
+    await seedDatabase(client, snapshot);
+    gate = await openGate({ upstream: upstreamOf(adminUrl), database: name, user: name });
+    const url = `postgres://${name}:${password}@${gate.host}:${gate.port}/${name}`;
+    return sandboxFrom('template', { url, host: gate.host, port: gate.port }, client, snapshot, cleanup, async () => {
       kept = true;
-      return { url };
+      return { url: redactDbUrl(withDatabase(adminUrl, `tapedeck_kept_${hex}`)) };
     });
   } catch (error) {
     await cleanup();
@@ -405,23 +319,15 @@ async function openContainer(snapshot: DbSnapshot, options: DbSandboxOptions): P
     await container.stop().catch(() => {});
   };
   try {
-    const url = `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`;
-    const client = await connect(url);
+    const host = container.getHost();
+    const port = container.getMappedPort(5432);
+    const url = `postgres://postgres@${host}:${port}/postgres`;
+    const client = await connect(url, 'the container');
     await seedDatabase(client, snapshot);
-    return sandboxFrom('testcontainers', url, client, snapshot, cleanup);
+    return sandboxFrom('testcontainers', { url, host, port }, client, snapshot, cleanup);
   } catch (error) {
     await cleanup();
     throw error;
-  }
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
   }
 }
 

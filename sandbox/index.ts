@@ -1,18 +1,12 @@
 // The isolation a replay runs in: fs worlds (memfs seed, materialisation), database sandboxes
-// (PGlite, template clone, testcontainers), the Postgres relay, sandboxed services and the
-// child-process preloads (sandbox/preload/replay.mjs, sandbox/preload/service.mjs).
+// (PGlite, a database of its own on a server, testcontainers), the Postgres relay, sandboxed
+// services, the child-process preloads (sandbox/preload/replay.mjs, sandbox/preload/service.mjs),
+// and the register of what a killed process leaves behind.
 import { packagePath } from '../src/package.js';
 
-export {
-  applyRowChanges,
-  type DbSandbox,
-  type DbSandboxKind,
-  type DbSandboxOptions,
-  openDbSandbox,
-  seedDatabase,
-  snapshotDatabase,
-} from './db.js';
+export { type DbSandbox, type DbSandboxKind, type DbSandboxOptions, openDbSandbox } from './db.js';
 export { entryPath, fsSeed, materializeFs, type ReadBlob } from './fs.js';
+export { type LeftoverItem, leftoverDir, noteLeftover, type ReapReport, reapLeftovers } from './leftovers.js';
 export { type PgRelay, type PgTarget, pgTargetOf, startPgRelay } from './pg-relay.js';
 export {
   checkContainerRuntime,

@@ -47,7 +47,7 @@ export async function openDatabase(
   const kind = options.dbSandbox ?? (options.db ? 'template' : 'pglite');
   const db = await openDbSandbox(pre, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
-  const tracker = await createDbTracker(db.url, { schemas: pre.schemas, id: 'replay' });
+  const tracker = await createDbTracker(db.url, { schemas: pre.schemas });
   teardown.add(() => tracker.close());
   await tracker.start();
   return { db, tracker };

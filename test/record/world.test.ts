@@ -75,7 +75,7 @@ describe('world capture', () => {
     writeFileSync(path.join(workspace, 'scratch.txt'), 'temporary\n');
     writeFileSync(path.join(workspace, 'keep.txt'), 'unchanged\n');
     const probeFs = createFsTracker(workspace, () => '');
-    const probeDb = await createDbTracker(database.url, { id: 'probe', schemas: [SCHEMA] });
+    const probeDb = await createDbTracker(database.url, { schemas: [SCHEMA] });
     const snapshots = new Map<number, { fs: FsSnapshot; db: DbSnapshot }>();
     const out = path.join(tmp.dir, 'rec');
     let result: Awaited<ReturnType<typeof recordCommand>>;

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording, worldAt } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
+import { deadSandboxes } from '../support/pg-leftovers.js';
 import { type RecordedExample, recordExample } from './world-fixture.js';
 
 let tmp: string;
@@ -69,12 +70,7 @@ describe('exact replay of the example baseline', () => {
     async () => {
       const admin = new pg.Client({ connectionString: process.env.TAPEDECK_PG_URL });
       await admin.connect();
-      const ours = async () =>
-        (
-          await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'tapedeck\\_%'")
-        ).rows.map((r) => r.datname);
       try {
-        const before = await ours();
         const result = await replay({
           recording: example.dir,
           mode: 'exact',
@@ -87,7 +83,7 @@ describe('exact replay of the example baseline', () => {
         expect(result.worldMatches).toBe(true);
         const replayed = await readRecording(result.dir);
         expect(replayed.manifest.replay?.overrides.dbSandbox).toBe('template');
-        expect((await ours()).filter((name) => !before.includes(name))).toEqual([]);
+        expect(await deadSandboxes(admin)).toEqual([]);
       } finally {
         await admin.end();
       }

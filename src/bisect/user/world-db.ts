@@ -1,7 +1,7 @@
 // The world's database at a step, loaded into an in-memory PGlite for SQL predicates.
-// (A small loader of bisect's own; the replay engineer's sandbox openDbSandbox can replace it.)
 import { PGlite } from '@electric-sql/pglite';
-import type { DbSnapshot, DbTable } from '../../recording/index.js';
+import { seedDatabase } from '../../postgres/index.js';
+import type { DbSnapshot } from '../../recording/index.js';
 import { TapedeckError } from '../../recording/index.js';
 import type { Belief } from '../belief.js';
 import { parseMaybeJson } from '../canonical.js';
@@ -20,8 +20,6 @@ export interface WorldDb {
   queryAt(snapshot: DbSnapshot | undefined, sql: string, belief?: Belief): Promise<QueryResult>;
   close(): Promise<void>;
 }
-
-const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /** Opens the in-memory database; nothing touches the disk, and close() releases it. */
 export async function openWorldDb(): Promise<WorldDb> {
@@ -61,46 +59,8 @@ export async function openWorldDb(): Promise<WorldDb> {
 }
 
 async function load(db: PGlite, snapshot: DbSnapshot): Promise<void> {
-  // Foreign keys are checked by triggers; replica mode lets rows load in any table order.
-  await db.exec('SET LOCAL session_replication_role = replica');
-  for (const schema of snapshot.schemas) await db.exec(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`);
-  await db.exec('SAVEPOINT ddl');
-  try {
-    for (const statement of snapshot.ddl) {
-      if (/^\s*CREATE\s+SCHEMA\b/i.test(statement)) continue;
-      await db.exec(statement);
-    }
-    await db.exec('RELEASE SAVEPOINT ddl');
-  } catch {
-    // DDL the embedded Postgres cannot run (extensions, owners): fall back to the column lists.
-    await db.exec('ROLLBACK TO SAVEPOINT ddl');
-    for (const table of snapshot.tables) await db.exec(createFromColumns(table));
-  }
-  for (const table of snapshot.tables) {
-    if (table.rows.length === 0) continue;
-    const name = `${quote(table.schema)}.${quote(table.name)}`;
-    try {
-      await db.query(
-        `INSERT INTO ${name} OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_recordset(NULL::${name}, $1::json)`,
-        [JSON.stringify(table.rows)],
-      );
-    } catch (error) {
-      throw new TapedeckError(
-        'BISECT_WORLD_DB',
-        `could not load the rows of ${table.schema}.${table.name} into the sandbox database: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-  }
-}
-
-function createFromColumns(table: DbTable): string {
-  const columns = table.columns.map((c) => `${quote(c.name)} ${c.type}${c.nullable ? '' : ' NOT NULL'}`);
-  if (columns.length === 0) {
-    const names = new Set(table.rows.flatMap((r) => Object.keys(r)));
-    for (const n of names) columns.push(`${quote(n)} text`);
-  }
-  return `CREATE TABLE IF NOT EXISTS ${quote(table.schema)}.${quote(table.name)} (${columns.join(', ')})`;
+  // Built from the snapshot's description, never by running its recorded SQL (a recording is data).
+  await seedDatabase(db, snapshot, { transaction: false });
 }
 
 /** The belief tables a SQL predicate can join with the world's tables. */

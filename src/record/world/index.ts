@@ -1,10 +1,11 @@
 // World capture: the fs root and the database schemas the user named, snapshotted before and
 // after the run, with the changes in between drained at every step boundary.
+import { noteLeftover } from '../../../sandbox/leftovers.js';
+import { createDbTracker, type DbTracker, redactDbUrl } from '../../postgres/index.js';
 import type { DbChangedPayload, FsChangedPayload, Manifest, RecordingWriter } from '../../recording/index.js';
-import { createDbTracker, type DbTracker, redactDbUrl } from './db.js';
 import { createFsTracker, type FsTracker } from './fs.js';
 
-export { createDbTracker, type DbTracker, redactDbUrl } from './db.js';
+export { createDbTracker, type DbTracker } from '../../postgres/index.js';
 export { createFsTracker, type FsTracker } from './fs.js';
 
 export interface WorldOptions {
@@ -32,13 +33,18 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
     options.fsRoot === undefined
       ? undefined
       : createFsTracker(options.fsRoot, putBlob, { exclude: options.exclude ?? [] });
-  const db: DbTracker | undefined =
-    options.dbUrl === undefined
-      ? undefined
-      : await createDbTracker(options.dbUrl, {
-          id: options.id,
-          ...(options.dbSchemas ? { schemas: options.dbSchemas } : {}),
-        });
+  // A recorder that is killed cannot remove its capture: the next tapedeck command does.
+  const forget = options.dbUrl === undefined ? () => {} : noteLeftover({ kind: 'pg-capture', url: options.dbUrl });
+  let db: DbTracker | undefined;
+  try {
+    db =
+      options.dbUrl === undefined
+        ? undefined
+        : await createDbTracker(options.dbUrl, options.dbSchemas ? { schemas: options.dbSchemas } : {});
+  } catch (error) {
+    forget();
+    throw error;
+  }
   const manifest: Manifest['world'] = {
     ...(fs === undefined ? {} : { fsRoot: fs.root }),
     ...(db === undefined || options.dbUrl === undefined
@@ -56,6 +62,7 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
         writer.writeSnapshot('pre', pre);
       } catch (error) {
         await db?.close();
+        forget();
         throw error;
       }
     },
@@ -69,6 +76,7 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
     },
     async close() {
       await db?.close();
+      forget();
     },
   };
 }

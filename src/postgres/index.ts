@@ -1,0 +1,35 @@
+// Postgres, the one home: reading a database into the snapshot format, building a database from
+// a snapshot's description (never from recorded SQL), change capture on a recorded database, the
+// wire-protocol gate in front of a sandbox database, and finding what dead runs left behind.
+export { createDbTracker, type DbTracker, type TrackerOptions } from './capture.js';
+export { type ConnectOptions, connectDb } from './connect.js';
+export { type DbGate, type GateOptions, openGate, type Upstream } from './gate.js';
+export { type LeftoverReport, removeCaptureLeftovers, removeSandboxLeftovers } from './leftovers.js';
+export {
+  CAPTURE_SCHEMA_PREFIX,
+  CAPTURE_TRIGGER_PREFIX,
+  lockKeyOf,
+  SANDBOX_LOCK_CLASS,
+  SANDBOX_PREFIX,
+} from './locks.js';
+export { type DatabaseItem, reapDatabaseItem } from './reap.js';
+export { applyRowChanges, renderDdl, seedDatabase } from './seed.js';
+export {
+  describeSequences,
+  describeTables,
+  installNormalizer,
+  readRows,
+  snapshotDatabase,
+  userSchemas,
+} from './snapshot.js';
+export {
+  defaultSql,
+  isPostgresUrl,
+  type Queryable,
+  quoteIdent,
+  quoteLiteral,
+  redactDbUrl,
+  sqlType,
+  tableRef,
+  withDatabase,
+} from './sql.js';

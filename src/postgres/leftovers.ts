@@ -1,0 +1,129 @@
+// Finding and removing what a killed tapedeck left on a Postgres server: capture schemas and
+// triggers of dead recorder runs (in one database), and sandbox databases and roles of dead
+// replays (on the server). A run is alive exactly while its session holds its advisory lock, so
+// this is safe to run next to live recordings and replays, from any machine.
+import type pg from 'pg';
+import { CAPTURE_LOCK_CLASS, CAPTURE_SCHEMA_PREFIX, lockKeyOf, SANDBOX_LOCK_CLASS, withLockRetry } from './locks.js';
+import { quoteIdent, tableRef } from './sql.js';
+
+// Older versions made tapedeck_tpl_/sbx_<10 hex> databases and _tapedeck_<id> schemas, with no lock.
+const NEW_SANDBOX = /^tapedeck_sbx_([0-9a-f]{8})$/;
+const OLD_SANDBOX = /^tapedeck_(?:tpl|sbx)_[0-9a-f]{10}$/;
+const NEW_CAPTURE = /^_tapedeck_cap_([0-9a-f]{8})$/;
+const NEW_TRIGGER = /^zz_tapedeck_([0-9a-f]{8})$/;
+
+export interface LeftoverReport {
+  /** What was removed (`schema x`, `trigger t on s.t`, `database d`, `role r`). */
+  removed: string[];
+  /** What is left because a live run holds it. */
+  live: string[];
+  /** What could not be removed, and why. */
+  failed: string[];
+}
+
+const emptyReport = (): LeftoverReport => ({ removed: [], live: [], failed: [] });
+
+async function heldKeys(client: pg.Client, lockClass: number, anyDatabase: boolean): Promise<Set<number>> {
+  const { rows } = await client.query<{ key: string }>(
+    `SELECT objid::bigint::text AS key FROM pg_locks
+      WHERE locktype = 'advisory' AND classid = $1::bigint::oid AND objsubid = 2 AND granted
+        ${anyDatabase ? '' : 'AND database = (SELECT oid FROM pg_database WHERE datname = current_database())'}`,
+    [lockClass],
+  );
+  return new Set(rows.map((r) => Number(r.key) | 0));
+}
+
+/**
+ * Removes the capture triggers and schemas of recorder runs that are gone, in the database
+ * `client` is connected to. Schemas of an older tapedeck (`_tapedeck_<id>`, no lock) count as gone.
+ */
+export async function removeCaptureLeftovers(client: pg.Client): Promise<LeftoverReport> {
+  const report = emptyReport();
+  const { rows: schemas } = await client.query<{ name: string }>(
+    `SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE '\\_tapedeck\\_%' ORDER BY 1`,
+  );
+  const { rows: triggers } = await client.query<{ name: string; schema: string; table: string }>(
+    `SELECT t.tgname AS name, n.nspname AS schema, c.relname AS table FROM pg_trigger t
+       JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE NOT t.tgisinternal AND t.tgname LIKE 'zz\\_tapedeck\\_%' ORDER BY 1, 2, 3`,
+  );
+  if (schemas.length === 0 && triggers.length === 0) return report;
+  const live = await heldKeys(client, CAPTURE_LOCK_CLASS, false);
+  const isLive = (name: string, pattern: RegExp) => {
+    const m = pattern.exec(name);
+    return m !== null && live.has(lockKeyOf(m[1] as string));
+  };
+  // Triggers first (each on its own, waiting politely for the application), then their schemas.
+  for (const t of triggers) {
+    const what = `trigger ${t.name} on ${t.schema}.${t.table}`;
+    if (isLive(t.name, NEW_TRIGGER)) {
+      report.live.push(what);
+      continue;
+    }
+    try {
+      await withLockRetry(client, `DROP TRIGGER IF EXISTS ${quoteIdent(t.name)} ON ${tableRef(t.schema, t.table)}`);
+      report.removed.push(what);
+    } catch (error) {
+      report.failed.push(`${what}: ${(error as Error).message}`);
+    }
+  }
+  for (const { name } of schemas) {
+    if (!name.startsWith(CAPTURE_SCHEMA_PREFIX) && !name.startsWith('_tapedeck_')) continue;
+    if (isLive(name, NEW_CAPTURE)) {
+      report.live.push(`schema ${name}`);
+      continue;
+    }
+    try {
+      await withLockRetry(client, `DROP SCHEMA IF EXISTS ${quoteIdent(name)} CASCADE`);
+      report.removed.push(`schema ${name}`);
+    } catch (error) {
+      report.failed.push(`schema ${name}: ${(error as Error).message}`);
+    }
+  }
+  return report;
+}
+
+/**
+ * Removes the sandbox databases and roles of replays that are gone, on the server `client` is
+ * connected to. An older tapedeck's sandbox (no lock) counts as gone when no one is connected to it.
+ */
+export async function removeSandboxLeftovers(client: pg.Client, only?: string[]): Promise<LeftoverReport> {
+  const report = emptyReport();
+  const { rows: databases } = await client.query<{ name: string; connected: number }>(
+    `SELECT d.datname AS name, (SELECT count(*)::int FROM pg_stat_activity a WHERE a.datname = d.datname) AS connected
+       FROM pg_database d WHERE d.datname LIKE 'tapedeck\\_%' ORDER BY 1`,
+  );
+  const { rows: roles } = await client.query<{ name: string }>(
+    `SELECT rolname AS name FROM pg_roles WHERE rolname LIKE 'tapedeck\\_sbx\\_%' ORDER BY 1`,
+  );
+  const wanted = (name: string) => only === undefined || only.includes(name);
+  const live = await heldKeys(client, SANDBOX_LOCK_CLASS, true);
+  const isLive = (name: string) => {
+    const m = NEW_SANDBOX.exec(name);
+    return m !== null && live.has(lockKeyOf(m[1] as string));
+  };
+  for (const db of databases) {
+    if (!wanted(db.name) || !(NEW_SANDBOX.test(db.name) || OLD_SANDBOX.test(db.name))) continue;
+    if (isLive(db.name) || (OLD_SANDBOX.test(db.name) && db.connected > 0)) {
+      report.live.push(`database ${db.name}`);
+      continue;
+    }
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(db.name)} WITH (FORCE)`);
+      report.removed.push(`database ${db.name}`);
+    } catch (error) {
+      report.failed.push(`database ${db.name}: ${(error as Error).message}`);
+    }
+  }
+  for (const role of roles) {
+    if (!wanted(role.name) || !NEW_SANDBOX.test(role.name) || isLive(role.name)) continue;
+    if (databases.some((d) => d.name === role.name) && !report.removed.includes(`database ${role.name}`)) continue;
+    try {
+      await client.query(`DROP ROLE IF EXISTS ${quoteIdent(role.name)}`);
+      report.removed.push(`role ${role.name}`);
+    } catch (error) {
+      report.failed.push(`role ${role.name}: ${(error as Error).message}`);
+    }
+  }
+  return report;
+}

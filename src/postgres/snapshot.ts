@@ -1,0 +1,300 @@
+// Reading a Postgres database into the snapshot format: the schema description from the catalog
+// (tables, columns, types, keys, indexes, sequences and their positions) and every row as JSON.
+// The one snapshotter: the recorder (pre/post snapshots of the user's database) and the replay
+// (the sandbox's end state) both use it. Values: bigint/numeric as strings, timestamptz as UTC ISO
+// strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
+import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
+import { parseColumnDefault, sortRows } from '../recording/index.js';
+import { renderDdl } from './seed.js';
+import { type Queryable, quoteIdent, quoteLiteral, tableRef } from './sql.js';
+
+/** A table as described, before its rows are read. */
+export type TableDescription = Omit<DbTable, 'rows'> & { oid: number };
+
+const FK_ACTION: Record<string, NonNullable<DbTable['foreignKeys']>[number]['onDelete']> = {
+  a: 'no action',
+  r: 'restrict',
+  c: 'cascade',
+  n: 'set null',
+  d: 'set default',
+};
+
+async function rowsOf<T>(db: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await db.query(sql, params)).rows as T[];
+}
+
+/** The non-system schemas of the database (tapedeck's own capture schemas left out). */
+export async function userSchemas(db: Queryable): Promise<string[]> {
+  const rows = await rowsOf<{ nspname: string }>(
+    db,
+    `SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'
+       AND nspname NOT LIKE '\\_tapedeck\\_%' ORDER BY nspname`,
+  );
+  return rows.map((r) => r.nspname);
+}
+
+/** Describes the tables of `schemas` from the catalog, referenced tables first. */
+export async function describeTables(db: Queryable, schemas: string[]): Promise<TableDescription[]> {
+  const tables = await rowsOf<{ schema: string; name: string; oid: number }>(
+    db,
+    `SELECT n.nspname AS schema, c.relname AS name, c.oid::int AS oid FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r','p') AND n.nspname = ANY($1::text[]) AND NOT c.relispartition
+      ORDER BY n.nspname, c.relname`,
+    [schemas],
+  );
+  const out: TableDescription[] = [];
+  for (const t of tables) {
+    const cols = await rowsOf<{
+      name: string;
+      type: string;
+      notnull: boolean;
+      def: string | null;
+      identity: string;
+      seq_schema: string | null;
+      seq_name: string | null;
+    }>(
+      db,
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
+              pg_get_expr(d.adbin, d.adrelid) AS def, a.attidentity::text AS identity,
+              s.nspname AS seq_schema, s.relname AS seq_name
+         FROM pg_attribute a
+         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+         LEFT JOIN LATERAL (
+           SELECT sn.nspname, sc.relname FROM pg_depend dep
+             JOIN pg_class sc ON sc.oid = dep.refobjid AND sc.relkind = 'S'
+             JOIN pg_namespace sn ON sn.oid = sc.relnamespace
+            WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
+            LIMIT 1) s ON true
+        WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+        ORDER BY a.attnum`,
+      [t.oid],
+    );
+    const cons = await rowsOf<{
+      name: string;
+      type: string;
+      cols: string[];
+      ref_schema: string | null;
+      ref_table: string | null;
+      ref_cols: string[] | null;
+      del: string;
+      upd: string;
+    }>(
+      db,
+      `SELECT c.conname AS name, c.contype::text AS type,
+              ARRAY(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, o)
+                      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.o) AS cols,
+              rn.nspname AS ref_schema, rc.relname AS ref_table,
+              ARRAY(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY k(n, o)
+                      JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.o) AS ref_cols,
+              c.confdeltype::text AS del, c.confupdtype::text AS upd
+         FROM pg_constraint c
+         LEFT JOIN pg_class rc ON rc.oid = c.confrelid
+         LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace
+        WHERE c.conrelid = $1 AND c.contype IN ('p','u','f') ORDER BY c.contype, c.conname`,
+      [t.oid],
+    );
+    const idx = await rowsOf<{ name: string; unique: boolean; method: string; cols: string[]; plain: boolean }>(
+      db,
+      `SELECT ic.relname AS name, i.indisunique AS unique, am.amname AS method,
+              ARRAY(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
+                      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o) AS cols,
+              (i.indexprs IS NULL AND i.indpred IS NULL AND NOT (0 = ANY(i.indkey::int2[]))) AS plain
+         FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
+        WHERE i.indrelid = $1 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+        ORDER BY ic.relname`,
+      [t.oid],
+    );
+    const primary = cons.find((c) => c.type === 'p');
+    const unique = cons.filter((c) => c.type === 'u').map((c) => ({ name: c.name, columns: c.cols }));
+    const foreignKeys = cons
+      .filter((c) => c.type === 'f' && c.ref_schema !== null && c.ref_table !== null)
+      .map((c) => ({
+        name: c.name,
+        columns: c.cols,
+        references: { schema: c.ref_schema as string, table: c.ref_table as string, columns: c.ref_cols ?? [] },
+        ...(FK_ACTION[c.del] && c.del !== 'a' ? { onDelete: FK_ACTION[c.del] } : {}),
+        ...(FK_ACTION[c.upd] && c.upd !== 'a' ? { onUpdate: FK_ACTION[c.upd] } : {}),
+      }));
+    const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist'] as const;
+    const indexes = idx
+      .filter((i) => i.plain && (methods as readonly string[]).includes(i.method) && i.cols.length > 0)
+      .map((i) => ({ name: i.name, columns: i.cols, unique: i.unique, method: i.method as (typeof methods)[number] }));
+    out.push({
+      oid: t.oid,
+      schema: t.schema,
+      name: t.name,
+      columns: cols.map((c) => {
+        const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
+        // A sequence default names its sequence by the catalog's dependency, not by parsing the text.
+        const d =
+          parsed?.kind === 'sequence' && c.seq_schema !== null && c.seq_name !== null
+            ? { kind: 'sequence' as const, schema: c.seq_schema, name: c.seq_name }
+            : parsed;
+        return {
+          name: c.name,
+          type: c.type,
+          nullable: !c.notnull,
+          ...(d === undefined || c.identity !== '' ? {} : { default: d }),
+          ...(c.identity === 'a'
+            ? { identity: 'always' as const }
+            : c.identity === 'd'
+              ? { identity: 'by default' as const }
+              : {}),
+        };
+      }),
+      primaryKey: primary?.cols ?? [],
+      ...(unique.length > 0 ? { unique } : {}),
+      ...(foreignKeys.length > 0 ? { foreignKeys } : {}),
+      ...(indexes.length > 0 ? { indexes } : {}),
+    });
+  }
+  // Referenced tables first, so rows can be inserted in order.
+  const byKey = new Map(out.map((t) => [`${t.schema}.${t.name}`, t]));
+  const ordered: TableDescription[] = [];
+  const seen = new Set<string>();
+  const visit = (t: TableDescription) => {
+    const key = `${t.schema}.${t.name}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    for (const fk of t.foreignKeys ?? []) {
+      const dep = byKey.get(`${fk.references.schema}.${fk.references.table}`);
+      if (dep !== undefined) visit(dep);
+    }
+    ordered.push(t);
+  };
+  out.forEach(visit);
+  return ordered;
+}
+
+/** The sequences of `schemas` with their positions (last_value, is_called) as they are now. */
+export async function describeSequences(db: Queryable, schemas: string[]): Promise<DbSequence[]> {
+  const seqs = await rowsOf<{
+    schema: string;
+    name: string;
+    type: string;
+    start: string;
+    increment: string;
+    min: string;
+    max: string;
+    cycle: boolean;
+    owner_table: string | null;
+    owner_column: string | null;
+    deptype: string | null;
+  }>(
+    db,
+    `SELECT n.nspname AS schema, c.relname AS name, format_type(s.seqtypid, NULL) AS type,
+            s.seqstart::text AS start, s.seqincrement::text AS increment, s.seqmin::text AS min,
+            s.seqmax::text AS max, s.seqcycle AS cycle,
+            t.relname AS owner_table, a.attname AS owner_column, d.deptype::text AS deptype
+       FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
+            AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i') AND d.refobjsubid > 0
+       LEFT JOIN pg_class t ON t.oid = d.refobjid AND t.relnamespace = c.relnamespace
+       LEFT JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+      WHERE n.nspname = ANY($1::text[]) ORDER BY 1, 2`,
+    [schemas],
+  );
+  const out: DbSequence[] = [];
+  for (const s of seqs) {
+    const [position] = await rowsOf<{ last: string; called: boolean }>(
+      db,
+      `SELECT last_value::text AS last, is_called AS called FROM ${tableRef(s.schema, s.name)}`,
+    );
+    out.push({
+      schema: s.schema,
+      name: s.name,
+      type: s.type === 'smallint' || s.type === 'integer' ? s.type : 'bigint',
+      start: s.start,
+      increment: s.increment,
+      min: s.min,
+      max: s.max,
+      cycle: s.cycle,
+      last: position?.last ?? s.start,
+      called: position?.called ?? false,
+      ...(s.owner_table !== null && s.owner_column !== null
+        ? { ownedBy: { table: s.owner_table, column: s.owner_column } }
+        : {}),
+      ...(s.deptype === 'i' ? { identity: true } : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * Installs, in this session only (temporary objects), the function that turns a row's to_jsonb
+ * into the snapshot's JSON form. Call again after the tables change.
+ */
+export async function installNormalizer(
+  db: Queryable,
+  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns'>>,
+): Promise<void> {
+  await db.query('CREATE TEMP TABLE IF NOT EXISTS tapedeck_cols (s text, t text, col text, kind text)');
+  await db.query('DELETE FROM pg_temp.tapedeck_cols');
+  const values: string[] = [];
+  for (const t of tables) {
+    for (const c of t.columns) {
+      const kind = /^(bigint|numeric|decimal|money)/.test(c.type)
+        ? 'num'
+        : c.type === 'timestamp with time zone'
+          ? 'tstz'
+          : null;
+      if (kind !== null) values.push(`(${[t.schema, t.name, c.name, kind].map(quoteLiteral).join(', ')})`);
+    }
+  }
+  if (values.length > 0) await db.query(`INSERT INTO pg_temp.tapedeck_cols VALUES ${values.join(', ')}`);
+  await db.query(
+    `CREATE OR REPLACE FUNCTION pg_temp.tapedeck_norm(s text, t text, r jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $$
+       SELECT CASE WHEN r IS NULL THEN NULL ELSE coalesce(jsonb_object_agg(e.key, CASE
+         WHEN c.kind = 'num' AND jsonb_typeof(e.value) = 'number' THEN to_jsonb(e.value #>> '{}')
+         WHEN c.kind = 'tstz' AND jsonb_typeof(e.value) = 'string'
+           THEN to_jsonb(to_char((e.value #>> '{}')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+         ELSE e.value END), '{}'::jsonb) END
+       FROM jsonb_each(r) e LEFT JOIN pg_temp.tapedeck_cols c ON c.s = $1 AND c.t = $2 AND c.col = e.key
+     $$`,
+  );
+}
+
+/** The rows of one table in snapshot form, sorted by primary key (needs installNormalizer first). */
+export async function readRows(
+  db: Queryable,
+  table: Pick<DbTable, 'schema' | 'name' | 'columns' | 'primaryKey'>,
+): Promise<Row[]> {
+  const order = (table.primaryKey.length > 0 ? table.primaryKey : table.columns.map((c) => c.name)).map(quoteIdent);
+  const rows = await rowsOf<{ r: Row }>(
+    db,
+    `SELECT pg_temp.tapedeck_norm($1, $2, to_jsonb(x)) AS r FROM ${tableRef(table.schema, table.name)} x${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''}`,
+    [table.schema, table.name],
+  );
+  return sortRows(
+    rows.map((r) => r.r),
+    table.primaryKey,
+  );
+}
+
+/**
+ * The snapshot of `schemas`: description, rows and sequence positions, read in one
+ * REPEATABLE READ transaction so that they are of one moment. `inside` runs in the same
+ * transaction (change capture reads which logged changes the snapshot already holds).
+ */
+export async function snapshotDatabase<T = undefined>(
+  db: Queryable,
+  schemas: string[],
+  inside?: () => Promise<T>,
+): Promise<{ snapshot: DbSnapshot; tables: TableDescription[]; inside: T | undefined }> {
+  await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  try {
+    const described = await describeTables(db, schemas);
+    await installNormalizer(db, described);
+    const tables: DbTable[] = [];
+    for (const { oid: _oid, ...t } of described) tables.push({ ...t, rows: await readRows(db, t) });
+    const sequences = await describeSequences(db, schemas);
+    const extra = inside ? await inside() : undefined;
+    await db.query('COMMIT');
+    const body = { schemas, tables, sequences };
+    return { snapshot: { ...body, ddl: renderDdl(body) }, tables: described, inside: extra };
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,175 @@
+// SQL text tapedeck builds itself: quoting, the allow-list of column types and defaults a sandbox
+// recreates, and database URLs (with their password kept out of every message and file).
+import type { ColumnDefault } from '../recording/index.js';
+
+/** What seeding, snapshots and capture need of a connection: pg.Client, pg.Pool and PGlite all fit. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/** A string constant; an E'' literal when it holds a backslash, so it reads the same whatever standard_conforming_strings is. */
+export function quoteLiteral(text: string): string {
+  const body = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
+}
+
+export const tableRef = (schema: string, table: string): string => `${quoteIdent(schema)}.${quoteIdent(table)}`;
+
+/** The name of a relation as a regclass literal: 'schema.name' with both parts quoted. */
+export const regclass = (schema: string, name: string): string => `${quoteLiteral(tableRef(schema, name))}::regclass`;
+
+const ALIASES: Record<string, string> = {
+  int: 'integer',
+  int4: 'integer',
+  int8: 'bigint',
+  int2: 'smallint',
+  serial: 'integer',
+  serial4: 'integer',
+  bigserial: 'bigint',
+  serial8: 'bigint',
+  smallserial: 'smallint',
+  serial2: 'smallint',
+  float8: 'double precision',
+  float4: 'real',
+  float: 'double precision',
+  bool: 'boolean',
+  varchar: 'character varying',
+  char: 'character',
+  bpchar: 'character',
+  timestamptz: 'timestamp with time zone',
+  timetz: 'time with time zone',
+  decimal: 'numeric',
+  varbit: 'bit varying',
+};
+
+const BASE_TYPES = new Set([
+  'smallint',
+  'integer',
+  'bigint',
+  'numeric',
+  'real',
+  'double precision',
+  'boolean',
+  'text',
+  'character varying',
+  'character',
+  'bytea',
+  'date',
+  'time',
+  'timestamp',
+  'interval',
+  'uuid',
+  'json',
+  'jsonb',
+  'inet',
+  'cidr',
+  'macaddr',
+  'macaddr8',
+  'money',
+  'bit',
+  'bit varying',
+  'xml',
+  'tsvector',
+  'tsquery',
+  'point',
+  'line',
+  'lseg',
+  'box',
+  'path',
+  'polygon',
+  'circle',
+  'int4range',
+  'int8range',
+  'numrange',
+  'tsrange',
+  'tstzrange',
+  'daterange',
+  'oid',
+]);
+/** Types whose modifier (length, precision) is kept. */
+const WITH_MODIFIER = new Set(['numeric', 'character varying', 'character', 'bit', 'bit varying', 'time', 'timestamp']);
+const TYPE =
+  /^([a-z][a-z0-9 ]*?)\s*(?:\(\s*(\d{1,4})\s*(?:,\s*(-?\d{1,4})\s*)?\))?(\s+with(?:out)?\s+time\s+zone)?\s*((?:\[\d*\]\s*)*)$/;
+
+/**
+ * The SQL type a sandbox gives a recorded column: the recorded type when it is a built-in one
+ * (format_type's spelling or a common alias, with its modifier and array dimensions), else text.
+ * Nothing of the recorded string reaches SQL unless it matched the allow-list.
+ */
+export function sqlType(recorded: string): string {
+  const m = TYPE.exec(recorded.trim().toLowerCase().replace(/\s+/g, ' '));
+  if (!m) return 'text';
+  const [, rawBase = '', p1, p2, zone, arrays = ''] = m;
+  let base = ALIASES[rawBase] ?? rawBase;
+  let withZone = zone?.trim();
+  if (base === 'timestamp with time zone' || base === 'time with time zone') {
+    withZone = 'with time zone';
+    base = base.replace(' with time zone', '');
+  }
+  if (!BASE_TYPES.has(base)) return 'text';
+  if (withZone !== undefined && base !== 'time' && base !== 'timestamp') return 'text';
+  let out = base;
+  if (p1 !== undefined && WITH_MODIFIER.has(base)) out += p2 === undefined ? `(${p1})` : `(${p1},${p2})`;
+  if (withZone !== undefined) out += ` ${withZone}`;
+  const dims = (arrays.match(/\[/g) ?? []).length;
+  return out + '[]'.repeat(Math.min(dims, 6));
+}
+
+const FUNCTION_SQL: Record<Extract<ColumnDefault, { kind: 'function' }>['name'], string> = {
+  now: 'now()',
+  current_timestamp: 'CURRENT_TIMESTAMP',
+  current_date: 'CURRENT_DATE',
+  current_time: 'CURRENT_TIME',
+  localtimestamp: 'LOCALTIMESTAMP',
+  clock_timestamp: 'clock_timestamp()',
+  statement_timestamp: 'statement_timestamp()',
+  transaction_timestamp: 'transaction_timestamp()',
+  gen_random_uuid: 'gen_random_uuid()',
+  random: 'random()',
+};
+
+/** The SQL of a column default from its description (a constant is left for Postgres to convert to the column's type). */
+export function defaultSql(d: ColumnDefault): string {
+  switch (d.kind) {
+    case 'sequence':
+      return `nextval(${regclass(d.schema, d.name)})`;
+    case 'function':
+      return FUNCTION_SQL[d.name];
+    case 'value':
+      if (d.value === null) return 'NULL';
+      if (typeof d.value === 'boolean') return d.value ? 'true' : 'false';
+      if (typeof d.value === 'number') return Number.isFinite(d.value) ? quoteLiteral(String(d.value)) : 'NULL';
+      return quoteLiteral(d.value);
+  }
+}
+
+/**
+ * A database URL fit for a message, a manifest or a file: the password is never kept. Anything
+ * that does not parse as a URL is not echoed at all (it may be a password pasted in the wrong place).
+ */
+export function redactDbUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    for (const name of [...u.searchParams.keys()]) {
+      if (/pass|secret|key|token/i.test(name)) u.searchParams.set(name, '***');
+    }
+    return u.toString();
+  } catch {
+    return '(a value that is not a URL)';
+  }
+}
+
+/** Whether `url` is a postgres:// (or postgresql://) URL. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url) && URL.canParse(url);
+}
+
+/** The same server and credentials, another database. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(database)}`;
+  return u.toString();
+}
