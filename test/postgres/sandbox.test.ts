@@ -193,7 +193,13 @@ describe.runIf(PG_URL)('a sandbox on a real server (template mode)', () => {
       const attempts: Array<[string, (u: URL) => void]> = [
         ['another database', (u) => (u.pathname = `/${victim}`)],
         ['the postgres database', (u) => (u.pathname = '/postgres')],
-        ['another role', (u) => ((u.username = 'postgres'), (u.password = ''))],
+        [
+          'another role',
+          (u) => {
+            u.username = 'postgres';
+            u.password = '';
+          },
+        ],
         ['a replication connection', (u) => u.searchParams.set('replication', 'database')],
       ];
       for (const [what, change] of attempts) {
