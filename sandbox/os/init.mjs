@@ -75,7 +75,32 @@ function traceFifo(id) {
   return { path, reader };
 }
 
+/** Whether `command` names a program that exists (a path, or a name on the PATH). */
+function found(command, env, cwd) {
+  const canRun = (file) => {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return fs.statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return canRun(command.startsWith('/') ? command : `${cwd}/${command}`);
+  return (env.PATH ?? '').split(':').some((dir) => dir && canRun(`${dir}/${command}`));
+}
+
 function start({ id, command, env, cwd, stdio, trace }) {
+  // Under strace a missing program would look like strace failing: say so as spawn would.
+  if (trace?.strace && !found(command[0], env, cwd ?? process.cwd())) {
+    void send({
+      t: 'exit',
+      id,
+      code: null,
+      signal: null,
+      error: { code: 'ENOENT', message: `spawn ${command[0]} ENOENT` },
+    });
+    return;
+  }
   let argv = command;
   let fifo;
   if (trace?.strace) {

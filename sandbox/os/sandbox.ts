@@ -30,12 +30,12 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../src/package.js';
 import { TapedeckError } from '../../src/recording/index.js';
 import { BWRAP_BASE, type Isolation } from './detect.js';
 import { seccompProgram } from './seccomp.js';
 
-const INIT = fileURLToPath(new URL('./init.mjs', import.meta.url));
+const INIT = packagePath('sandbox/os/init.mjs');
 /** Folders made private inside (their real content is hidden). */
 export const MASKED = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 /** Where files handed in are visible inside. */
@@ -139,13 +139,18 @@ function underMasked(p: string): boolean {
   return MASKED.some((m) => p === m || p.startsWith(`${m}/`));
 }
 
-/** Existing absolute paths among the command's arguments (scripts the agent is run with). */
+/**
+ * The folders of existing paths among the command's arguments (scripts the agent is run with, and
+ * the modules beside them); a file directly in a private folder (/tmp/agent.mjs) alone.
+ */
 export function pathsIn(argv: string[], cwd: string): string[] {
   const out: string[] = [];
   for (const arg of argv) {
     if (!arg || arg.startsWith('-') || arg.includes('\n')) continue;
     const abs = path.resolve(cwd, arg);
-    if (abs.length < 4096 && existsSync(abs)) out.push(abs);
+    if (abs.length >= 4096 || !existsSync(abs)) continue;
+    const dir = lstatSync(abs).isDirectory() ? abs : path.dirname(abs);
+    out.push(MASKED.includes(dir) ? abs : dir);
   }
   return out;
 }

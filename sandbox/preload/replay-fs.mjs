@@ -54,7 +54,7 @@ const O_WRITE = fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CRE
  * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
  * Returns the volume and a function that reports (and clears) the paths written since the last call.
  */
-export function installFsSandbox({ root, files, onOutsideWrite }) {
+export function installFsSandbox({ root, files, onOutsideWrite, rootOnDisk = false }) {
   const vol = new Volume();
   const mfs = createFsFromVolume(vol);
   const rootAbs = path.resolve(root);
@@ -82,7 +82,11 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
   // Reads of a path go to the volume under the root, or where an outside write landed.
   // Paths outside the root that the agent wrote (they live in the volume from then on).
   const outside = new Set();
-  const readsVolume = (abs) => abs !== undefined && (underRoot(abs) || outside.has(abs));
+  // In the OS sandbox the root is a writable copy on disk, shared with every process of the
+  // tree (the replayer reads it back): calls under it go to the real fs; only writes outside it
+  // (read-only there) land in the volume.
+  const onDisk = (abs) => rootOnDisk && abs !== undefined && underRoot(abs);
+  const readsVolume = (abs) => abs !== undefined && !onDisk(abs) && (underRoot(abs) || outside.has(abs));
   const markWrite = (abs) => {
     if (underRoot(abs)) dirty.add(abs);
     else if (!outside.has(abs)) {
@@ -136,7 +140,7 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
       }
       patch(target, source, 'createWriteStream', (args) => {
         const abs = resolve(args[0]);
-        if (abs === undefined) return undefined;
+        if (abs === undefined || onDisk(abs)) return undefined;
         ensureParent(abs);
         markWrite(abs);
         return [abs, ...args.slice(1)];
@@ -150,6 +154,7 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
             // A write through a file descriptor: route by who owns the fd.
             return typeof args[0] === 'number' && memFds.has(args[0]) ? args : undefined;
           }
+          if (onDisk(abs)) return undefined;
           if (name !== 'mkdir') ensureParent(abs);
           markWrite(abs);
           return [abs, ...args.slice(1)];
@@ -163,7 +168,8 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
         target[n] = function sandboxedTwo(...args) {
           const from = resolve(args[0]);
           const to = resolve(args[1]);
-          if (to === undefined) return original.apply(this, args);
+          if (to === undefined || (onDisk(to) && (from === undefined || onDisk(from))))
+            return original.apply(this, args);
           ensureParent(to);
           markWrite(to);
           if (from !== undefined && !readsVolume(from)) {
@@ -207,7 +213,7 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
       target[n] = function sandboxedOpen(...args) {
         const abs = resolve(args[0]);
         const writing = isWriteFlag(typeof args[1] === 'function' ? undefined : args[1]);
-        if (abs === undefined || (!readsVolume(abs) && !writing)) return original.apply(this, args);
+        if (abs === undefined || onDisk(abs) || (!readsVolume(abs) && !writing)) return original.apply(this, args);
         if (writing) {
           ensureParent(abs);
           markWrite(abs);
@@ -247,9 +253,55 @@ export function installFsSandbox({ root, files, onOutsideWrite }) {
   api(fs.promises, mfs.promises, true);
   syncBuiltinESMExports();
 
+  // On disk, what changed under the root is read from the disk itself (by any process of the
+  // tree: node, sh, curl…), comparing with what was there at the last call.
+  const realStat = fs.lstatSync.bind(fs);
+  const realReaddir = fs.readdirSync.bind(fs);
+  const realRead = fs.readFileSync.bind(fs);
+  const walkDisk = () => {
+    const seen = new Map();
+    const visit = (dir) => {
+      let names;
+      try {
+        names = realReaddir(dir);
+      } catch {
+        return;
+      }
+      for (const name of names) {
+        const abs = path.join(dir, String(name));
+        let st;
+        try {
+          st = realStat(abs);
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) visit(abs);
+        else if (st.isFile()) seen.set(abs, `${st.size}:${st.mtimeMs}:${st.ino}:${st.mode & 0o777}`);
+      }
+    };
+    visit(rootAbs);
+    return seen;
+  };
+  let diskKnown = rootOnDisk ? walkDisk() : undefined;
+  const takeDiskChanges = (out) => {
+    const now = walkDisk();
+    for (const [abs, stamp] of now) {
+      if (diskKnown.get(abs) === stamp) continue;
+      try {
+        out[abs] = { mode: Number(stamp.split(':')[3]), data: realRead(abs) };
+      } catch {}
+    }
+    for (const abs of diskKnown.keys()) if (!now.has(abs)) out[abs] = null;
+    diskKnown = now;
+  };
+
   /** Files under the root written since the last call: abs -> { mode, data } or null (gone). */
   const takeChanges = () => {
     const out = {};
+    if (rootOnDisk) {
+      takeDiskChanges(out);
+      return out;
+    }
     for (const abs of dirty) {
       let st;
       try {

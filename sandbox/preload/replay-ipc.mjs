@@ -1,4 +1,5 @@
-// The replay preload's IPC client: newline-delimited JSON to the replayer over a Unix socket.
+// The replay preload's IPC client: newline-delimited JSON to the replayer over a Unix socket
+// (or loopback TCP inside the OS sandbox).
 // Unlike the recorder's client it writes through the socket (no synchronous fd writes): a replay
 // asks and waits for every answer, so nothing is lost if the agent dies, and it is faster.
 import net from 'node:net';
@@ -10,7 +11,9 @@ import { dispatchReplies } from './shared-ipc.mjs';
  * before the next question); whatever is still buffered at exit is taken by takeBuffered().
  */
 export function connectReplayIpc(path) {
-  const socket = net.createConnection(path);
+  // `tcp:HOST:PORT` inside the OS sandbox (no Unix sockets there), else a Unix socket path.
+  const tcp = /^tcp:(.+):(\d+)$/.exec(String(path));
+  const socket = tcp ? net.createConnection(Number(tcp[2]), tcp[1]) : net.createConnection(path);
   const pending = new Map();
   let nextSync = 1;
   let broken = false;

@@ -238,6 +238,7 @@ export function installReplay(config) {
       root: config.fsRoot,
       files,
       onOutsideWrite: (abs) => send({ t: 'outside-write', path: abs }),
+      rootOnDisk: config.fsOnDisk === true,
     });
   }
   const applyEffects = (effects) => {

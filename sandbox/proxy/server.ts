@@ -38,6 +38,8 @@ export interface ProxyResponse {
   body?: Uint8Array | string | AsyncIterable<Uint8Array | string>;
   /** Where the answer came from (recording, live, held back, …): carried into the replay. */
   provenance?: string;
+  /** A network error instead of a response: the client's connection is cut. */
+  error?: { code: string; message: string };
 }
 
 export type Answer = (request: ProxyRequest) => Promise<ProxyResponse>;
@@ -222,6 +224,10 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
         ...(pid !== undefined ? { pid } : {}),
         signal: abort.signal,
       });
+      if (response.error) {
+        res.destroy();
+        return;
+      }
       await writeResponse(res, response, req.method === 'HEAD');
     } catch (error) {
       if (res.headersSent) res.destroy(error as Error);

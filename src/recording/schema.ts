@@ -222,7 +222,14 @@ export const RunCompletedPayloadSchema = z
 
 export const DivergencePayloadSchema = z
   .object({
-    kind: z.enum(['unmatched-request', 'different-request', 'extra-call', 'missing-call', 'blocked-connection']),
+    kind: z.enum([
+      'unmatched-request',
+      'different-request',
+      'extra-call',
+      'missing-call',
+      'blocked-connection',
+      'side-channel',
+    ]),
     expected: z.unknown().optional(),
     actual: z.unknown().optional(),
     fieldDiff: z.array(z.object({ path: z.string(), expected: z.unknown(), actual: z.unknown() }).strict()).optional(),

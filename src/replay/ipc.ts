@@ -13,11 +13,13 @@ export interface IpcServer {
 }
 
 /**
- * Listens on `path`. `onQuestion` answers sync messages (in arrival order per connection, but
+ * Listens on `path` (a Unix socket), or serves `path` when it is a listener already open (the OS
+ * sandbox's loopback listener inside its namespace: Unix sockets are closed to the agent there).
+ * `onQuestion` answers sync messages (in arrival order per connection, but
  * concurrently across requests); `onNotice` gets the rest.
  */
 export async function listenIpc(
-  path: string,
+  path: string | net.Server,
   onQuestion: (message: IpcMessage) => Promise<Record<string, unknown>>,
   onNotice: (message: IpcMessage) => void,
 ): Promise<IpcServer> {
@@ -63,12 +65,15 @@ export async function listenIpc(
       if (sockets.size === 0) onEmpty?.();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => resolve());
-  });
+  if (typeof path === 'string') {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+  } else path.on('connection', (socket: net.Socket) => server.emit('connection', socket));
+  const listener = typeof path === 'string' ? undefined : path;
   return {
-    path,
+    path: typeof path === 'string' ? path : `tcp:127.0.0.1:${(path.address() as net.AddressInfo | null)?.port ?? 0}`,
     drained: (timeoutMs) =>
       new Promise<void>((resolve) => {
         if (sockets.size === 0) return resolve();
@@ -81,6 +86,7 @@ export async function listenIpc(
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
+        listener?.close();
         server.close(() => resolve());
       }),
   };

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { chooseIsolation, describeIsolation } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
 import {
   blobRelativePath,
@@ -21,6 +22,7 @@ import {
 import type { Answerer } from './answer.js';
 import { createAnswerChain } from './chain/index.js';
 import { listenIpc } from './ipc.js';
+import { openReplaySandbox, type ReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexRecording, type RecordedCall } from './match.js';
 import { parseJson } from './normalize.js';
@@ -69,6 +71,13 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
   }
   const { override, promptForEnv } = promptOverride(options, calls);
   const fsRoot = manifest.world?.fsRoot;
+  const isolation = chooseIsolation(options.isolation ?? 'auto');
+  if (options.requireIsolation && isolation.level !== 'bwrap') {
+    throw new TapedeckError(
+      'NO_ISOLATION',
+      `--require-isolation: this machine has no OS sandbox (${isolation.notes.join('; ')}); install bubblewrap and allow user namespaces, or drop --require-isolation.`,
+    );
+  }
 
   const teardown = new Teardown();
   let writer: RecordingWriter | undefined;
@@ -132,11 +141,37 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       override,
       answerers,
     });
-    const socket = path.join(tmp, 'ipc.sock');
+    // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
+    // its doors (IPC, proxy, database) served from here.
+    let box: ReplaySandbox | undefined;
+    if (isolation.level !== 'none') {
+      box = await openReplaySandbox({
+        isolation,
+        recording,
+        tmp,
+        cwd,
+        command,
+        fsRoot,
+        db,
+        timing: options.timing ?? { kind: 'none' },
+        teardown,
+      });
+    }
+    const sandbox = box;
+    const live = session;
+    // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
+    for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
+    const ask = sandbox
+      ? async (message: Record<string, unknown>) => sandbox.settle(await live.answer(sandbox.withWorld(message)))
+      : (message: Record<string, unknown>) => live.answer(message);
+    sandbox?.answerWith(ask);
+    const socket = sandbox ? sandbox.ipcAddress : path.join(tmp, 'ipc.sock');
     const ipc = await listenIpc(
-      socket,
-      (message) => session.answer(message) as Promise<Record<string, unknown>>,
-      (message) => session.notice(message),
+      sandbox ? sandbox.ipcListener : socket,
+      (message) => ask(message) as Promise<Record<string, unknown>>,
+      // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
+      // call: a scan here would see writes made after it.
+      (message) => live.notice(message),
     );
     teardown.add(() => ipc.close());
     const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
@@ -150,8 +185,10 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       db,
       fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
       routes: chainSession.routes,
+      ...(sandbox?.world ? { fsOnDisk: true } : {}),
+      ...(sandbox ? { allow: sandbox.allow } : {}),
     });
-    const env = await agentEnv({
+    const baseEnv = await agentEnv({
       recording,
       options,
       configFile,
@@ -161,26 +198,37 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
         ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
         : {}),
     });
+    const env = sandbox ? sandbox.env(baseEnv) : baseEnv;
 
     w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
     const stdio = options.stdio ?? 'inherit';
     const output = { stdout: '', stderr: '' };
-    const exit = await runAgent(command, { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 }, output, (c) => {
-      child = c;
-    });
+    const runOptions = { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 };
+    const exit = sandbox
+      ? await sandbox.run(command, runOptions, output)
+      : await runAgent(command, runOptions, output, (c) => {
+          child = c;
+        });
     // The agent's last messages may still be in the socket when it exits: read them first, then
     // let answers still in flight settle and take what the agent wrote last.
     await ipc.drained(2000);
     const dumps = await readExitDumps(tmp);
     for (const message of dumps.pending) session.notice(message);
     await session.answer({ kind: 'noop' }).catch(() => undefined);
-    await session.collect(dumps.fs);
+    await session.collect([...dumps.fs, ...(sandbox?.world?.take() ?? [])]);
     for (const batch of dumps.nd) await session.collect([], batch);
+    // Ways out refused below the process or at the proxy: divergences, never a clean replay.
+    for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
     const result = await finish(session, { recording, options, out, exit, db, tracker });
     await chainSession.end();
     warnings.push(...chainSession.warnings);
+    const sideChannels = session.divergences
+      .filter((d) => d.kind === 'side-channel')
+      .map((d) => d.actual as { target: string; how: string; process?: string });
     return {
       ...result,
+      isolation: { level: isolation.level, summary: describeIsolation(isolation), notes: isolation.notes },
+      ...(sideChannels.length > 0 ? { sideChannels } : {}),
       ...(warnings.length > 0 ? { warnings } : {}),
       ...(stdio === 'pipe' ? { output } : {}),
     };

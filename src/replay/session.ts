@@ -120,6 +120,21 @@ export class ReplaySession {
     }
   }
 
+  /**
+   * A way out the agent tried that was refused below the process (a connect, a write, a signal
+   * seen by strace), at the proxy (a tunnel that is not HTTP), or a program the fallback could not
+   * contain: a divergence, so a replay that used a side channel is never reported clean.
+   */
+  sideChannel(channel: { target: string; how: string; process?: string }): void {
+    const who = channel.process ? ` by ${channel.process}` : '';
+    const event = this.diverge(this.lastStep, {
+      kind: 'side-channel',
+      actual: channel,
+      message: `A way out of the sandbox was tried${who}: ${channel.how} to ${channel.target}.`,
+    });
+    this.writer.append({ ...event, stepId: this.lastStep });
+  }
+
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
     const next = this.queue.then(task);
     this.queue = next.catch(() => undefined);

@@ -65,6 +65,9 @@ export interface PreloadConfigInput {
   fast: boolean;
   /** Addresses rerouted by the preload's guard (the recorded database's host:port to the sandbox's relay). */
   routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number } }>;
+  /** The OS sandbox: the fs root is a copy on disk (not the preload's memfs), more ports are allowed. */
+  fsOnDisk?: boolean;
+  allow?: Array<{ host: string; port: number }>;
 }
 
 /** Where the replay's fs seed (the preload's format) is written: the sandboxed services read it too. */
@@ -96,8 +99,9 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
       seedFile,
       nondeterminism,
       seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
-      allow: db ? [{ host: db.host, port: db.port }] : [],
+      allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
       routes: input.routes ?? [],
+      ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
       dumpPrefix: path.join(tmp, 'dump'),
       ...(input.fast ? { fastIndex } : {}),
       timing: options.timing ?? { kind: 'none' },

@@ -56,6 +56,14 @@ export interface ReplayOptions {
   stdio?: 'inherit' | 'pipe' | 'ignore';
   onProgress?: (progress: ReplayProgress) => void;
   /**
+   * Where the agent's tree runs: 'auto' (default; TAPEDECK_ISOLATION overrides) takes the best
+   * this machine has — 'bwrap' (the OS sandbox), 'unshare' (a network namespace alone), 'none'
+   * (the in-process preload alone).
+   */
+  isolation?: 'auto' | 'bwrap' | 'unshare' | 'none';
+  /** Refuse to run without the OS sandbox (bubblewrap). */
+  requireIsolation?: boolean;
+  /**
    * Extra sources of answers for HTTP calls the recording cannot serve, tried in order before
    * the built-in live model answerer (counterfactual) and before holding the call back.
    */
@@ -102,6 +110,10 @@ export interface ReplayResult {
   worldDir?: string;
   /** until K with a template database: the kept clone holding the database of step K (drop it when done). */
   worldDb?: string;
+  /** The isolation the agent ran in: its level, a one-line summary (printed first) and findings. */
+  isolation?: { level: 'bwrap' | 'unshare' | 'none'; summary: string; notes: string[] };
+  /** Ways out the agent tried that were refused (below the process, at the proxy, or unguarded). */
+  sideChannels?: Array<{ target: string; how: string; process?: string }>;
   /** Things the user should know (a different redaction key, an incomplete recording). */
   warnings?: string[];
   /** stdout/stderr of the agent when stdio was 'pipe'. */

@@ -20,6 +20,8 @@ interface ReplayCliOptions extends ConfigCliOptions {
   dbSandbox?: string;
   env?: string[];
   json?: boolean;
+  isolation?: string;
+  requireIsolation?: boolean;
 }
 
 function stepNumber(flag: string, value: string | undefined): number | undefined {
@@ -49,7 +51,11 @@ async function readText(flag: string, file: string): Promise<string> {
 }
 
 function printResult(result: ReplayResult): void {
-  const lines = [`replay ${result.status}: ${result.dir}`, `  answers: ${describeProvenance(result.served) || 'none'}`];
+  const lines = [
+    ...(result.isolation ? [result.isolation.summary] : []),
+    `replay ${result.status}: ${result.dir}`,
+    `  answers: ${describeProvenance(result.served) || 'none'}`,
+  ];
   if (result.savedCost.calls > 0) {
     const usd = result.savedCost.usd === undefined ? '' : ` ($${result.savedCost.usd.toFixed(4)})`;
     lines.push(`  model calls served from the recording (cost saved): ${result.savedCost.calls}${usd}`);
@@ -66,6 +72,9 @@ function printResult(result: ReplayResult): void {
       const body = h.body === undefined ? '' : ` ${JSON.stringify(h.body).slice(0, 200)}`;
       lines.push(`    step ${h.step} ${h.method} ${h.target}${body}${h.mutating ? '  [side effect]' : ''}`);
     }
+  }
+  for (const c of result.sideChannels ?? []) {
+    lines.push(`  side channel refused: ${c.how} to ${c.target}${c.process ? ` by ${c.process}` : ''}`);
   }
   if (result.blockedConnections.length > 0)
     lines.push(`  connections blocked: ${result.blockedConnections.join(', ')}`);
@@ -106,6 +115,11 @@ export function register(program: Command): void {
     .option('--db <url>', 'seed the database sandbox as a template-cloned database on this Postgres server')
     .option('--db-sandbox <kind>', 'pglite (default), template (needs --db) or testcontainers (needs Docker)')
     .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
+    .option(
+      '--isolation <level>',
+      'auto (default: the best this machine has), bwrap (OS sandbox), unshare (network namespace alone) or none (in-process preload alone)',
+    )
+    .option('--require-isolation', 'refuse to run without the OS sandbox (bubblewrap with user namespaces)')
     .option('--json', 'print the result as JSON');
   addConfigOptions(command)
     .addHelpText(
@@ -152,6 +166,17 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         if (eq <= 0) throw new TapedeckError('BAD_OPTION', `--env ${JSON.stringify(pair)} is not KEY=VALUE`);
         env[pair.slice(0, eq)] = pair.slice(eq + 1);
       }
+      const levels = ['auto', 'bwrap', 'unshare', 'none'];
+      if (opts.isolation !== undefined && !levels.includes(opts.isolation)) {
+        throw new TapedeckError(
+          'BAD_OPTION',
+          `--isolation ${JSON.stringify(opts.isolation)} is not ${levels.join(', ')}`,
+        );
+      }
+      // What the agent will run in, said first (the fallback says what it cannot guarantee).
+      const { chooseIsolation, describeIsolation } = await import('../../../sandbox/os/detect.js');
+      const isolation = chooseIsolation((opts.isolation ?? 'auto') as 'auto');
+      if (!opts.json) process.stderr.write(`tapedeck ${describeIsolation(isolation)}\n`);
       const forkAt = stepNumber('--fork-at', opts.forkAt);
       const until = stepNumber('--until', opts.until);
       const { replay } = await import('../../replay/index.js');
@@ -176,6 +201,8 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         env,
         config: (await configFromOptions(opts)).config,
         stdio: opts.json ? 'pipe' : 'inherit',
+        ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
+        ...(opts.requireIsolation ? { requireIsolation: true } : {}),
       });
       if (opts.json) {
         // The agent's own output goes to stderr so stdout stays one JSON document.

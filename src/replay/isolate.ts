@@ -1,0 +1,325 @@
+// The replay's OS sandbox (sandbox/os): the agent's whole process tree in namespaces, with three
+// doors, all served here from outside:
+//   - the preload's IPC (loopback inside; Unix sockets are closed there),
+//   - the HTTP(S) proxy (sandbox/proxy): every HTTP call of a program that is not answered
+//     in-process (curl, Python, wget, a Go binary, npm undici) goes to the SAME decision as the
+//     preload's calls (session.answer → answerCall), with the run's CA trusted inside,
+//   - the sandbox database: the sandbox URL's port and the recorded database's own host:port
+//     inside lead to a Postgres relay that admits the sandbox database only.
+// With bubblewrap the recorded fs root is a writable copy of the pre-snapshot (WorldCopy), read
+// back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
+import { writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { type DbSandbox, pgTargetOf, startPgRelay } from '../../sandbox/index.js';
+import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
+import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { createRunCa } from '../../sandbox/proxy/ca.js';
+import {
+  createSandboxProxy,
+  type HeaderPairs,
+  type ProxyAttempt,
+  type ProxyRequest,
+  type ProxyResponse,
+  type SandboxProxy,
+} from '../../sandbox/proxy/server.js';
+import { type Recording, TapedeckError } from '../recording/index.js';
+import { type PreloadMessage, type Reply, wireBytes, wireOf } from './protocol.js';
+import type { AgentExit, Teardown } from './setup.js';
+import { WorldCopy } from './world-copy.js';
+
+/** A refused attempt to leave the sandbox, with who made it when known. */
+export interface SideChannel {
+  target: string;
+  how: string;
+  process?: string;
+}
+
+export interface ReplaySandbox {
+  readonly isolation: Isolation;
+  readonly box: OsSandbox;
+  /** The preload's IPC listener inside, and the address the preload connects to. */
+  readonly ipcListener: net.Server;
+  readonly ipcAddress: string;
+  /** Loopback ports inside the preload may connect to (the proxy, the database ports). */
+  readonly allow: Array<{ host: string; port: number }>;
+  /** The recorded fs root as a copy on disk (bubblewrap), or undefined (the preload's memfs). */
+  readonly world?: WorldCopy;
+  /** Adds the proxy and CA variables to the agent's environment. */
+  env(base: Record<string, string>): Record<string, string>;
+  /** Opens `port` on loopback inside, each connection piped to `to` outside (a relay, a route's target). */
+  expose(port: number, to: { host: string; port: number }): Promise<void>;
+  /** Gives the proxy its decision maker (the session), once it exists. */
+  answerWith(answer: (message: PreloadMessage) => Promise<Reply>): void;
+  run(
+    command: string[],
+    options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; timeoutMs: number },
+    output: { stdout: string; stderr: string },
+  ): Promise<AgentExit>;
+  /** Everything refused so far: below the process (strace) and at the proxy. */
+  sideChannels(): SideChannel[];
+  /** Takes the world copy's changes, applies a reply's recorded effects to it (the preload must not). */
+  withWorld(message: PreloadMessage): PreloadMessage;
+  settle(reply: Reply): Reply;
+}
+
+const SET_COOKIE_SEPARATOR = '\n';
+
+/** Recorded response headers as pairs; values a recorder kept apart with newlines stay apart. */
+export function headerPairs(headers: Record<string, string> | undefined): HeaderPairs {
+  const out: HeaderPairs = [];
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    for (const v of String(value).split(SET_COOKIE_SEPARATOR)) out.push([name, v]);
+  }
+  return out;
+}
+
+function headerObject(pairs: HeaderPairs): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const key = name.toLowerCase();
+    out[key] = out[key] === undefined ? value : `${out[key]}, ${value}`;
+  }
+  return out;
+}
+
+function describeAttempt(a: OsAttempt): SideChannel {
+  const how =
+    a.kind === 'connect'
+      ? `connect (${a.error})`
+      : a.kind === 'send'
+        ? `send (${a.error})`
+        : a.kind === 'signal'
+          ? `signal (${a.error})`
+          : a.kind === 'write'
+            ? `write (${a.error})`
+            : `Unix socket (${a.error})`;
+  return { target: a.target, how, process: `pid ${a.pid}${a.command ? ` (${a.command.slice(0, 120)})` : ''}` };
+}
+
+/** A replay's answer as an HTTP response for the proxy. */
+function responseOf(reply: Reply, timing: { kind: string; factor?: number }): ProxyResponse {
+  if (reply.error) return { status: 0, headers: [], error: reply.error };
+  const headers = headerPairs(reply.headers);
+  if (reply.chunks) {
+    const chunks = reply.chunks;
+    const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? (timing.factor ?? 1) : 1;
+    return {
+      status: reply.status ?? 200,
+      ...(reply.statusText ? { statusText: reply.statusText } : {}),
+      headers,
+      body: (async function* () {
+        const start = performance.now();
+        for (const chunk of chunks) {
+          const wait = factor > 0 ? start + chunk.offsetMs * factor - performance.now() : 0;
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          yield chunk.data;
+        }
+      })(),
+    };
+  }
+  const bytes = wireBytes(reply.body);
+  return {
+    status: reply.status ?? 200,
+    ...(reply.statusText ? { statusText: reply.statusText } : {}),
+    headers,
+    ...(bytes ? { body: bytes } : {}),
+  };
+}
+
+/** Opens the sandbox for one replay (not yet the agent). */
+export async function openReplaySandbox(input: {
+  isolation: Isolation;
+  recording: Recording;
+  tmp: string;
+  cwd: string;
+  command: string[];
+  fsRoot: string | undefined;
+  db: DbSandbox | undefined;
+  timing: { kind: string; factor?: number };
+  teardown: Teardown;
+}): Promise<ReplaySandbox> {
+  const { isolation, recording, tmp, cwd, fsRoot, db, teardown } = input;
+  const ca = await createRunCa();
+  const caFile = path.join(tmp, 'ca.pem');
+  await writeFile(caFile, ca.certPem);
+  const wgetrc = path.join(tmp, 'wgetrc');
+  await writeFile(wgetrc, `ca_certificate = ${caFile}\n`);
+  // The world copy: bubblewrap only (without a mount namespace the real root cannot be replaced).
+  let world: WorldCopy | undefined;
+  const writable: Array<{ source: string; target?: string }> = [{ source: tmp }];
+  if (fsRoot && isolation.level === 'bwrap') {
+    world = await WorldCopy.create(path.join(tmp, 'world'), fsRoot, recording.pre.fs, recording.readBlob);
+    writable.push({ source: world.dir, target: fsRoot });
+  }
+  const recordedDb = dbAddress(recording.manifest.world?.db?.url);
+  const box = await openOsSandbox({
+    isolation,
+    cwd,
+    writable,
+    visible: pathsIn(input.command, cwd),
+    hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
+    caPem: ca.certPem,
+  });
+  teardown.add(() => box.close());
+
+  const refused: SideChannel[] = [];
+  let answer: ((message: PreloadMessage) => Promise<Reply>) | undefined;
+  let agentKill: (() => void) | undefined;
+  const withWorld = (message: PreloadMessage): PreloadMessage => {
+    if (!world) return message;
+    const fs = Array.isArray(message.fs) ? (message.fs as unknown[]) : [];
+    return { ...message, fs: [...fs, ...world.take()] };
+  };
+  const settle = (reply: Reply): Reply => {
+    if (!world || !reply.effects?.length) return reply;
+    world.apply(reply.effects);
+    const { effects: _applied, ...rest } = reply;
+    return rest;
+  };
+  const proxy: SandboxProxy = createSandboxProxy({
+    ca,
+    answer: async (request: ProxyRequest) => {
+      if (!answer) throw new Error('the replay is not ready');
+      const reply = settle(
+        await answer(
+          withWorld({
+            kind: 'http',
+            method: request.method,
+            url: request.url,
+            headers: headerObject(request.headers),
+            body: wireOf(request.body),
+          }),
+        ),
+      );
+      if (reply.stop) {
+        // until K: the agent's tree stops before the call that would be step K+1.
+        agentKill?.();
+        return { status: 503, headers: [['x-tapedeck-stopped', '1']], body: '' };
+      }
+      return responseOf(reply, input.timing);
+    },
+    onRefused: (attempt: ProxyAttempt) =>
+      refused.push({
+        target: attempt.target,
+        how: `through the proxy: ${attempt.reason}`,
+        ...(attempt.pid ? { process: `pid ${attempt.pid}` } : {}),
+      }),
+  });
+  teardown.add(() => proxy.close());
+  const proxyListener = await box.listen();
+  proxy.serve(proxyListener);
+  const ipcListener = await box.listen();
+  const allow = [
+    { host: '127.0.0.1', port: proxyListener.insidePort },
+    { host: '127.0.0.1', port: ipcListener.insidePort },
+  ];
+
+  const exposed = new Set<number>();
+  const expose = async (port: number, to: { host: string; port: number }) => {
+    if (exposed.has(port)) return;
+    exposed.add(port);
+    const listener = await box.listen(port).catch((error: Error) => {
+      throw new TapedeckError('SANDBOX_FAILED', `Cannot open port ${port} inside the sandbox: ${error.message}`);
+    });
+    allow.push({ host: '127.0.0.1', port });
+    teardown.add(async () => {
+      listener.close();
+    });
+    listener.on('connection', (inside: net.Socket) => {
+      const outside = net.connect(to.port, to.host);
+      inside.pipe(outside).pipe(inside);
+      inside.on('error', () => outside.destroy());
+      outside.on('error', () => inside.destroy());
+    });
+  };
+  if (db) {
+    // Every database connection inside goes to a relay that takes it to the sandbox database,
+    // whatever database it names: the sandbox URL's own port, and the recorded address.
+    const relay = await startPgRelay(pgTargetOf(db.url));
+    teardown.add(() => relay.close());
+    await expose(db.port, relay);
+    if (recordedDb) await expose(recordedDb.port, relay);
+  }
+
+  const proxyUrl = `http://127.0.0.1:${proxyListener.insidePort}`;
+  return {
+    isolation,
+    box,
+    ipcListener,
+    ipcAddress: `tcp:127.0.0.1:${ipcListener.insidePort}`,
+    allow,
+    ...(world ? { world } : {}),
+    withWorld,
+    settle,
+    env(base) {
+      const env: Record<string, string> = { ...base };
+      for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+        env[name] = proxyUrl;
+        env[name.toLowerCase()] = proxyUrl;
+      }
+      env.NO_PROXY = '';
+      env.no_proxy = '';
+      for (const name of [
+        'SSL_CERT_FILE',
+        'NODE_EXTRA_CA_CERTS',
+        'REQUESTS_CA_BUNDLE',
+        'CURL_CA_BUNDLE',
+        'GIT_SSL_CAINFO',
+      ])
+        env[name] = caFile;
+      env.WGETRC = wgetrc;
+      env.TAPEDECK_PROXY = proxyUrl;
+      return env;
+    },
+    expose,
+    answerWith(fn) {
+      answer = fn;
+    },
+    async run(command, options, output) {
+      const out = box.child.stdout;
+      const err = box.child.stderr;
+      const sink = (stream: NodeJS.ReadableStream | null, key: 'stdout' | 'stderr') => {
+        if (!stream) return;
+        stream.on('data', (d: Buffer) => {
+          if (options.stdio === 'pipe') output[key] += d.toString('utf8');
+          else if (options.stdio === 'inherit') (key === 'stdout' ? process.stdout : process.stderr).write(d);
+        });
+        stream.resume();
+      };
+      sink(out, 'stdout');
+      sink(err, 'stderr');
+      const proc = box.spawn(command, { env: options.env, cwd: options.cwd, stdio: 'inherit', trace: true });
+      agentKill = () => proc.kill('SIGKILL');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs);
+      timer.unref();
+      const exit = await proc.exit;
+      clearTimeout(timer);
+      if (exit.error) {
+        throw exit.error.code === 'ENOENT'
+          ? new TapedeckError(
+              'COMMAND_NOT_FOUND',
+              `Cannot run the agent: "${command[0]}" was not found (cwd ${options.cwd}).`,
+            )
+          : new TapedeckError('COMMAND_FAILED', `Cannot run the agent "${command.join(' ')}": ${exit.error.message}`);
+      }
+      // The agent's last output is still in the pipes when its exit is reported.
+      await new Promise((r) => setTimeout(r, 20));
+      return { code: exit.code, signal: exit.signal };
+    },
+    sideChannels: () => [...box.attempts.map(describeAttempt), ...refused],
+  };
+}
+
+/** The host and port of the recorded database URL (a redacted password does not matter). */
+function dbAddress(url: string | undefined): { host: string; port: number } | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 5432) };
+  } catch {
+    return undefined;
+  }
+}
+
+export { describeIsolation };
