@@ -1,8 +1,8 @@
 // Start the example world from a shell and print the env an agent needs, or run one agent in it:
 //   npx tsx examples/world/cli.ts [--db postgres://…] [--fresh-db] [--workspace DIR] [--model-log FILE] [--json]
-//   npx tsx examples/world/cli.ts --run openai|anthropic [--stream] [--prompt baseline|fixed|FILE]
+//   npx tsx examples/world/cli.ts --run openai|anthropic|openai-responses|gemini [--stream] [--prompt baseline|fixed|FILE]
 import { parseArgs } from 'node:util';
-import { type AgentName, startWorld } from './index.js';
+import { AGENTS, type AgentName, startWorld } from './index.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,7 +27,7 @@ Usage: npx tsx examples/world/cli.ts [options]
   --workspace DIR   the agent's workspace folder (default: a temp folder)
   --model-log FILE  also write the fake model server's log (JSON lines) to FILE
   --json            print the env as JSON (with --run: the answer and end state)
-  --run AGENT       run one agent (openai or anthropic) from the seed state, print the
+  --run AGENT       run one agent (openai, anthropic, openai-responses or gemini) from the seed state, print the
                     answer and the end state, and stop
   --stream          with --run: stream the model's answers
   --prompt P        with --run: baseline (default), fixed, or a prompt file
@@ -39,8 +39,8 @@ Then, in another shell, export the printed env and run an agent:
   process.exit(0);
 }
 
-if (values.run !== undefined && values.run !== 'openai' && values.run !== 'anthropic') {
-  process.stderr.write(`--run must be openai or anthropic, not ${values.run}\n`);
+if (values.run !== undefined && !(values.run in AGENTS)) {
+  process.stderr.write(`--run must be one of ${Object.keys(AGENTS).join(', ')}, not ${values.run}\n`);
   process.exit(2);
 }
 

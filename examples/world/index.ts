@@ -35,6 +35,8 @@ export const PROMPTS = {
 export const AGENTS = {
   openai: join(EXAMPLES_DIR, 'agents', 'openai-agent.mjs'),
   anthropic: join(EXAMPLES_DIR, 'agents', 'anthropic-agent.mjs'),
+  'openai-responses': join(EXAMPLES_DIR, 'agents', 'openai-responses-agent.mjs'),
+  gemini: join(EXAMPLES_DIR, 'agents', 'gemini-agent.mjs'),
 } as const;
 export const CONTRACT = join(EXAMPLES_DIR, 'contracts', 'book-flight.yaml');
 
@@ -132,6 +134,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       OPENAI_API_KEY: 'fake-key-not-a-secret',
       ANTHROPIC_BASE_URL: model.url,
       ANTHROPIC_API_KEY: 'fake-key-not-a-secret',
+      GEMINI_BASE_URL: model.url,
+      GEMINI_API_KEY: 'fake-key-not-a-secret',
     };
     const agentEnv = (prompt: PromptName | string = 'baseline') => ({
       ...env,

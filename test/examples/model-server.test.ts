@@ -1,7 +1,9 @@
-// The FAKE model server through the real SDKs: OpenAI Chat Completions and Anthropic Messages,
-// streaming and not, provider-style usage, and a policy that follows the system prompt.
+// The FAKE model server through the real SDKs: OpenAI Chat Completions and Responses, Anthropic
+// Messages and Google Gemini, streaming and not, provider-style usage, and a policy that follows
+// the system prompt.
 import { readFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
+import { type Content, GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROMPTS, startModelServer } from '../../examples/world/index.js';
@@ -10,6 +12,7 @@ import type { ModelServer } from '../../examples/world/model-server.js';
 let server: ModelServer;
 let openai: OpenAI;
 let anthropic: Anthropic;
+let gemini: GoogleGenAI;
 let baseline: string;
 let fixed: string;
 const user = "Today is 2026-11-24. Hi, it's Dana Reyes. Book me a flight to Denver tomorrow under $300.";
@@ -51,6 +54,7 @@ beforeAll(async () => {
   server = await startModelServer();
   openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'fake', maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: server.url, apiKey: 'fake', maxRetries: 0 });
+  gemini = new GoogleGenAI({ apiKey: 'fake', httpOptions: { baseUrl: server.url } });
   baseline = await readFile(PROMPTS.baseline, 'utf8');
   fixed = await readFile(PROMPTS.fixed, 'utf8');
 });
@@ -156,6 +160,139 @@ describe('Anthropic Messages (fake)', () => {
       name: 'book_flight',
       input: { flight_id: 'FL-102', passenger_id: 'P-100' },
     });
+  });
+});
+
+describe('OpenAI Responses (fake)', () => {
+  const tools = ['search_flights', 'book_flight', 'read_file', 'search_policies'].map((name) => ({
+    type: 'function' as const,
+    name,
+    parameters: { type: 'object', properties: {} },
+    strict: false,
+  }));
+
+  it('streams function_call items with argument deltas, then response.completed with usage; the same as not streamed', async () => {
+    const params = { model: 'gpt-4.1-mini', instructions: baseline, input: user, tools };
+    const types: string[] = [];
+    const stream = openai.responses.stream(params);
+    stream.on('event', (event) => types.push(event.type));
+    const streamed = await stream.finalResponse();
+    expect(types[0]).toBe('response.created');
+    expect(types.at(-1)).toBe('response.completed');
+    expect(types.filter((t) => t === 'response.function_call_arguments.delta').length).toBeGreaterThan(1);
+    const plain = await openai.responses.create(params);
+    // Ids come from a hash of the request, which says `stream: true` in one of them.
+    const strip = (items: OpenAI.Responses.ResponseOutputItem[]) =>
+      items.map((item) =>
+        item.type === 'function_call' ? { ...item, id: '', call_id: '', parsed_arguments: null } : item,
+      );
+    expect(strip(plain.output)).toEqual(strip(streamed.output));
+    expect(plain.output[0]).toMatchObject({ type: 'function_call', name: 'search_flights' });
+    expect(plain.usage?.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+    expect(plain.usage?.input_tokens_details.cached_tokens).toBe(0);
+  });
+
+  it('reads function_call_output items back and reports cached tokens once there is history', async () => {
+    const first = await openai.responses.create({ model: 'gpt-4.1-mini', instructions: baseline, input: user, tools });
+    const call = first.output.find((item) => item.type === 'function_call');
+    const next = await openai.responses.create({
+      model: 'gpt-4.1-mini',
+      instructions: baseline,
+      tools,
+      input: [
+        { role: 'user', content: user },
+        ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+        {
+          type: 'function_call_output',
+          call_id: call?.type === 'function_call' ? call.call_id : '',
+          output: flightsResult,
+        },
+      ],
+    });
+    const booking = next.output.find((item) => item.type === 'function_call');
+    expect(booking?.type === 'function_call' && JSON.parse(booking.arguments)).toEqual({
+      flight_id: 'FL-102',
+      passenger_id: 'P-100',
+    });
+    expect(next.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('Google Gemini (fake)', () => {
+  const config = (system: string) => ({
+    systemInstruction: system,
+    tools: [
+      {
+        functionDeclarations: ['search_flights', 'book_flight', 'read_file', 'search_policies'].map((name) => ({
+          name,
+          parametersJsonSchema: { type: 'object', properties: {} },
+        })),
+      },
+    ],
+    thinkingConfig: { includeThoughts: true },
+  });
+  const first: Content[] = [{ role: 'user', parts: [{ text: user }] }];
+
+  it('streams SSE chunks whose parts join to the non-streamed answer; usage with thinking tokens', async () => {
+    const plain = await gemini.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: first,
+      config: config(baseline),
+    });
+    const chunks = [];
+    for await (const chunk of await gemini.models.generateContentStream({
+      model: 'gemini-2.5-flash',
+      contents: first,
+      config: config(baseline),
+    }))
+      chunks.push(chunk);
+    expect(chunks.length).toBeGreaterThan(2);
+    const streamedCalls = chunks.flatMap((c) => c.functionCalls ?? []);
+    expect(streamedCalls).toEqual(plain.functionCalls);
+    expect(plain.functionCalls).toEqual([
+      { name: 'search_flights', args: { to: 'DEN', date: '2026-11-25', max_price: 300 } },
+    ]);
+    const texts = (parts: Array<{ text?: string; thought?: boolean }>, thought: boolean) =>
+      parts
+        .filter((p) => p.text !== undefined && !!p.thought === thought)
+        .map((p) => p.text)
+        .join('');
+    const streamedParts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+    const plainParts = plain.candidates?.[0]?.content?.parts ?? [];
+    expect(texts(streamedParts, false)).toBe(texts(plainParts, false));
+    expect(texts(plainParts, true)).toMatch(/^Thinking: /);
+    expect(chunks.at(-1)?.usageMetadata).toEqual(plain.usageMetadata);
+    expect(plain.usageMetadata?.thoughtsTokenCount).toBeGreaterThan(0);
+    expect(plain.usageMetadata?.cachedContentTokenCount).toBeUndefined();
+    expect(chunks.at(-1)?.candidates?.[0]?.finishReason).toBe('STOP');
+  });
+
+  it('pairs functionResponse parts with the calls by name, follows the prompt, reports cached tokens', async () => {
+    const plain = await gemini.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: first,
+      config: config(fixed),
+    });
+    const history: Content[] = [
+      ...first,
+      { role: 'model', parts: (plain.candidates?.[0]?.content?.parts ?? []).filter((p) => !p.thought) },
+      { role: 'user', parts: [{ functionResponse: { name: 'search_flights', response: { output: flightsResult } } }] },
+    ];
+    const next = await gemini.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: history,
+      config: config(fixed),
+    });
+    expect(next.functionCalls?.map((c) => c.name)).toEqual(['read_file', 'search_policies']);
+    expect(next.usageMetadata?.cachedContentTokenCount).toBeGreaterThan(0);
+    const rushed = await gemini.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: history,
+      config: config(baseline),
+    });
+    expect(rushed.functionCalls).toEqual([
+      { name: 'book_flight', args: { flight_id: 'FL-102', passenger_id: 'P-100' } },
+    ]);
   });
 });
 
