@@ -1,4 +1,4 @@
-// Each example agent (openai streaming and not, anthropic) under both prompts, on the embedded
+// Each example agent (openai streaming and not, anthropic, openai Responses, Gemini streamed) under both prompts, on the embedded
 // PGlite world: the end state of the database and the workspace. And the fixed prompt line by
 // line: only the passenger line flips the outcome (what prompt ddmin should find).
 import { readFile } from 'node:fs/promises';
@@ -10,6 +10,8 @@ const AGENTS: Array<[AgentName, boolean]> = [
   ['openai', false],
   ['openai', true],
   ['anthropic', false],
+  ['openai-responses', false],
+  ['gemini', true],
 ];
 // anthropic streaming runs in world.test.ts (under an interceptor) and agents-postgres.test.ts.
 
