@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { type Contract, evaluateRecording } from '../evaluate/index.js';
 import { buildLedger } from '../ledger/index.js';
 import { readRecording, TapedeckError } from '../recording/index.js';
-import { replay } from '../replay/index.js';
+import { type AnswerChain, replay } from '../replay/index.js';
 import { bisectBelief } from './bisect-belief.js';
 import type { StepPredicate } from './predicate.js';
 import type { ProbeFn, ProbeOutcome } from './probe-cache.js';
@@ -26,6 +26,13 @@ export interface ReplayProbeOptions {
   db?: string;
   /** When given, the replay passes on the contract's hard gate instead of the predicate. */
   contract?: Contract;
+  /**
+   * The answer chain every probe's replay uses (sandbox services, mocks, simulator), kept across
+   * probes: its services start once, and each probe gets a fresh database behind them.
+   */
+  chain?: AnswerChain;
+  /** The agent's environment for each probe's replay. */
+  env?: Record<string, string>;
 }
 
 /** A probe that replays `recording` counterfactually with the prompt as its system prompt. */
@@ -41,6 +48,8 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       stdio: 'ignore',
       ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
       ...(options.db ? { db: options.db } : {}),
+      ...(options.chain ? { chain: options.chain } : {}),
+      ...(options.env ? { env: options.env } : {}),
     });
     const recording = await readRecording(result.dir);
     const ledger = buildLedger(recording);

@@ -1,6 +1,14 @@
 // The replayer: re-runs an agent against a recording in the sandbox, with no live side effects.
 
 export type { Answer, Answerer, Ask, HttpAnswer } from './answer.js';
+export {
+  type AnswerChain,
+  type ChainSession,
+  type ChainWorld,
+  createAnswerChain,
+  recordedDbAddress,
+  SIMULATOR_PROMPT,
+} from './chain/index.js';
 export { liveModelAnswerer, retarget } from './live.js';
 export {
   bodyBytesOf,

@@ -16,7 +16,8 @@ export interface RecordedExample {
   stop(): Promise<void>;
 }
 
-async function startSentinel(target: string): Promise<{ server: Server; url: string; hits: { n: number } }> {
+/** A counting proxy in front of `target`: every request that reaches the real API passes through it. */
+export async function startSentinel(target: string): Promise<{ server: Server; url: string; hits: { n: number } }> {
   const hits = { n: 0 };
   const server = createServer(async (req, res) => {
     hits.n++;

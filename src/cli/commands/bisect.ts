@@ -37,6 +37,8 @@ import {
 import { loadContract } from '../../evaluate/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { listRecordings, type Recording, readRecording, TapedeckError } from '../../recording/index.js';
+import { createAnswerChain } from '../../replay/chain/index.js';
+import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 
 interface BisectOptions {
   predicate?: string;
@@ -162,7 +164,7 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
   if (result.firstBad) process.exitCode = 1;
 }
 
-interface PromptOptions {
+interface PromptOptions extends ConfigCliOptions {
   versions?: string[];
   gitFile?: string;
   revs?: string;
@@ -220,16 +222,34 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
     : contractText !== undefined
       ? `contract:${createHash('sha256').update(contractText).digest('hex')}`
       : `predicate:${predicateName}`;
-  const probe: ProbeFn = opts.probeCmd
-    ? commandProbe(opts.probeCmd, recording.dir)
-    : replayProbe({
-        recording: recording.dir,
-        predicate: () => builtinPredicate(predicateName),
-        ...(contract ? { contract } : {}),
-        outRoot: resolve(opts.out ?? join('recordings', 'bisect-prompt')),
-        ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
-        ...(opts.db ? { db: opts.db } : {}),
-      });
+  // One answer chain for every probe: its sandbox services start once and outlive each probe,
+  // which gets a fresh database behind them. What answers is part of the probe cache key.
+  const chain = opts.probeCmd ? undefined : createAnswerChain((await configFromOptions(opts)).config, { keep: true });
+  try {
+    await bisectPromptWith(recording, opts, {
+      judge: chain ? `${judge}|chain:${chain.fingerprint}` : judge,
+      probe: opts.probeCmd
+        ? commandProbe(opts.probeCmd, recording.dir)
+        : replayProbe({
+            recording: recording.dir,
+            predicate: () => builtinPredicate(predicateName),
+            ...(contract ? { contract } : {}),
+            outRoot: resolve(opts.out ?? join('recordings', 'bisect-prompt')),
+            ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
+            ...(opts.db ? { db: opts.db } : {}),
+            ...(chain ? { chain } : {}),
+          }),
+    });
+  } finally {
+    await chain?.close();
+  }
+}
+
+async function bisectPromptWith(
+  recording: Recording,
+  opts: PromptOptions,
+  { judge, probe }: { judge: string; probe: ProbeFn },
+): Promise<void> {
   const store = opts.cache === false ? memoryStore() : diskStore(opts.cache ?? join(tmpdir(), 'tapedeck-probe-cache'));
   const recordingId = recording.manifest.id;
   if (opts.ddmin) {
@@ -330,7 +350,7 @@ Examples:
     )
     .action(async (recording: string, opts: BisectOptions) => runBisect(recording, opts));
 
-  program
+  const prompt = program
     .command('bisect-prompt')
     .exitOverride(exitOnUsageError)
     .description(
@@ -356,7 +376,8 @@ Examples:
     .option('--out <dir>', 'where the probe replays are written', 'recordings/bisect-prompt')
     .option('--cache <dir>', 'probe cache folder (default: the temp folder)')
     .option('--no-cache', 'do not reuse cached probes')
-    .option('--json', 'print the result as JSON on stdout')
+    .option('--json', 'print the result as JSON on stdout');
+  addConfigOptions(prompt)
     .addHelpText(
       'after',
       `
@@ -368,6 +389,10 @@ hunks that, applied to OLD alone, gives NEW's outcome (ddmin).
 
 --probe-cmd CMD replaces the replay with a command, like git bisect run: the prompt is in $TAPEDECK_PROMPT_FILE,
 exit 0 = pass.
+
+The project file's answer chain (tapedeck.config.*) answers what a prompt version calls that the recording does
+not hold: its sandbox services start once and are kept for every probe, each probe with a fresh database, so a
+version that takes a new path is judged by its outcome rather than failing at its first unrecorded call.
 
 Examples:
   tapedeck bisect-prompt recordings/examples/openai-baseline --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt

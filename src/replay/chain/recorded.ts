@@ -71,12 +71,22 @@ const segmentsOf = (path: string) => path.split('?')[0]?.split('/').filter(Boole
 /** A path segment that names one record (has a digit, or is long and opaque) rather than a collection. */
 const isId = (segment: string) => /\d/.test(segment) || /^[0-9a-f-]{16,}$/i.test(segment);
 
+/** How a recorded exchange relates to the call being answered. */
+export type EndpointMatch = 'same path' | 'same endpoint' | 'same path shape' | 'same API';
+const MATCHES: readonly EndpointMatch[] = ['same path', 'same endpoint', 'same path shape', 'same API'];
+
 /**
- * The recorded exchanges of the same endpoint as (method, url), most alike first: the same path,
- * then the same path shape (ids in the same places: `/passengers/P-100` for `/passengers/P-102`),
- * then other calls of the same origin (as examples of the API's style).
+ * The recorded exchanges of the same endpoint as (method, url), most alike first: the same path
+ * (`same path`), then the same method and path shape — ids in the same places, `/passengers/P-100`
+ * for `/passengers/P-102` (`same endpoint`), then the shape under another method, then other calls
+ * of the same origin, as examples of the API's style (`same API`).
  */
-export function sameEndpoint(all: RecordedExchange[], method: string, url: string, limit: number): RecordedExchange[] {
+export function sameEndpoint(
+  all: readonly RecordedExchange[],
+  method: string,
+  url: string,
+  limit: number,
+): Array<RecordedExchange & { match: EndpointMatch }> {
   const target = new URL(url);
   const want = segmentsOf(target.pathname);
   const rank = (x: RecordedExchange): number => {
@@ -100,5 +110,5 @@ export function sameEndpoint(all: RecordedExchange[], method: string, url: strin
     .filter((e) => e.r < 9)
     .sort((a, b) => a.r - b.r || a.i - b.i)
     .slice(0, limit)
-    .map((e) => e.x);
+    .map((e) => ({ ...e.x, match: MATCHES[e.r] as EndpointMatch }));
 }

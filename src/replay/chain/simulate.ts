@@ -59,7 +59,8 @@ export function simulatedAnswerer(
     async answer(ask) {
       const { method, url, bodyText } = ask.request;
       const u = new URL(url);
-      const shown = sameEndpoint([...recorded], method, url, examples).map((x) => ({
+      const shown = sameEndpoint(recorded, method, url, examples).map((x) => ({
+        match: x.match,
         request: { method: x.method, path: x.path, ...(x.requestBody !== undefined ? { body: x.requestBody } : {}) },
         response: { status: x.status, ...(x.body !== undefined ? { body: x.body } : {}) },
       }));
