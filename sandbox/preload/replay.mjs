@@ -152,9 +152,12 @@ function responseFrom(reply, timing, signal) {
   const headers = new Headers();
   for (const [name, value] of Object.entries(reply.headers ?? {})) {
     if (HOP_HEADERS.has(name.toLowerCase())) continue;
-    try {
-      headers.append(name, value);
-    } catch {}
+    // Set-Cookie values the recorder kept apart (newline-separated) are separate headers again.
+    for (const v of String(value).split('\n')) {
+      try {
+        headers.append(name, v);
+      } catch {}
+    }
   }
   const status = reply.status >= 200 && reply.status <= 599 ? reply.status : 500;
   let body = null;

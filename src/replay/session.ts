@@ -331,7 +331,11 @@ export class ReplaySession {
  */
 export function issuedEarly(call: RecordedCall, next: RecordedCall): boolean {
   if (!call.exchange || !next.exchange) return false;
-  return call.step > next.step && Date.parse(call.exchange.startedAt) <= Date.parse(next.exchange.startedAt);
+  if (call.step <= next.step) return false;
+  // In flight together when recorded: `call` was sent before `next` was answered, so the agent did
+  // not wait for `next`'s answer to send it — the two may arrive in either order (a set, not a list).
+  const nextStart = Date.parse(next.exchange.startedAt);
+  return Date.parse(call.exchange.startedAt) <= nextStart + next.exchange.durationMs;
 }
 
 function reportsOf(message: PreloadMessage): FsReport[] {

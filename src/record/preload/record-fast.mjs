@@ -38,18 +38,18 @@ function headerObject(headers) {
   const out = {};
   if (!headers) return out;
   if (typeof headers.forEach === 'function' && !Array.isArray(headers)) {
-    headers.forEach((value, name) => {
-      out[name] = value;
-    });
+    // fetch's Headers hands each Set-Cookie on its own.
+    headers.forEach((value, name) => addHeader(out, name, value));
     return out;
   }
   if (Array.isArray(headers)) {
-    for (const [name, value] of headers) out[String(name).toLowerCase()] = String(value);
+    for (const [name, value] of headers) addHeader(out, String(name).toLowerCase(), String(value));
     return out;
   }
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) addHeader(out, name.toLowerCase(), String(v));
   }
   return out;
 }
@@ -94,8 +94,14 @@ function responseHead({ status, statusText, raw }) {
   return { status, statusText, headers: rawHeaderObject(raw) };
 }
 
+/**
+ * Repeated headers are joined as HTTP joins them (", "), except Set-Cookie, whose values may hold
+ * commas (Expires=…): they are kept apart with a newline (no header value can hold one), and a
+ * replay hands them out as separate headers again.
+ */
 function addHeader(out, name, value) {
-  out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  if (out[name] === undefined) out[name] = value;
+  else out[name] = `${out[name]}${name === 'set-cookie' ? '\n' : ', '}${value}`;
 }
 
 /** A streaming decoder for a content coding fetch undoes itself, or undefined. */

@@ -53,7 +53,9 @@ export function encodeBody(bytes, maxBody) {
 
 function headersObject(headers) {
   const out = {};
-  for (const [name, value] of headers) out[name] = value;
+  // Headers#forEach/iteration hands each Set-Cookie on its own: kept apart with a newline (see record-fast.mjs).
+  for (const [name, value] of headers)
+    out[name] = out[name] === undefined ? value : `${out[name]}${name === 'set-cookie' ? '\n' : ', '}${value}`;
   return out;
 }
 
