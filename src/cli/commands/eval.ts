@@ -13,6 +13,12 @@ import {
 } from '../../evaluate/index.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { readRecording } from '../../recording/index.js';
+import {
+  answerProvenance,
+  describeProvenance,
+  type ProvenanceCounts,
+  unsoundAnswers,
+} from '../../recording/provenance.js';
 import type { Recording } from '../../recording/types.js';
 
 interface EvalCliOptions {
@@ -82,11 +88,30 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 /** Scores to at most 2 decimals (7.333… prints 7.33). */
 const num = (n: number): string => String(Math.round(n * 100) / 100);
 
-function formatEvaluation(dir: string, e: Evaluation): string {
+/**
+ * Why `--strict` refuses a replay's outcome: it rests on answers a model made up (simulated) or
+ * never got (held back). Undefined when it stands (or without --strict).
+ */
+function refusal(answers: ProvenanceCounts, strict: boolean | undefined): string | undefined {
+  if (!strict) return undefined;
+  const { simulated, heldBack } = unsoundAnswers(answers);
+  const parts = [
+    ...(simulated > 0 ? [`${plural(simulated, 'simulated answer')}`] : []),
+    ...(heldBack > 0 ? [`${plural(heldBack, 'held-back call')}`] : []),
+  ];
+  return parts.length === 0 ? undefined : `the outcome rests on ${parts.join(' and ')}`;
+}
+
+function formatEvaluation(dir: string, e: Evaluation, answers?: ProvenanceCounts, strict?: boolean): string {
   const t = e.task;
   const lines: string[] = [];
-  const verdict = t.hardSuccess ? 'PASS' : 'FAIL';
+  const refused = answers ? refusal(answers, strict) : undefined;
+  const verdict = refused ? 'REFUSED' : t.hardSuccess ? 'PASS' : 'FAIL';
   lines.push(`${verdict}  ${dir}`);
+  if (answers)
+    lines.push(
+      `  rests on: ${describeProvenance(answers) || 'no answers'}${refused ? ` — refused (--strict): ${refused}` : ''}`,
+    );
   lines.push(`  task ${t.taskId}, trace ${t.traceId}`);
   if (t.primaryFailureReasonCode)
     lines.push(
@@ -161,7 +186,10 @@ export function register(program: Command): void {
     .option('--judge-model <model>', 'model name for the LLM judge', 'gpt-4.1-mini')
     .option('--judge-key-env <name>', 'environment variable holding the judge API key', 'OPENAI_API_KEY')
     .option('--k <list>', 'k values for pass@k and pass^k, comma separated', '1,5,10')
-    .option('--strict', 'exit with status 1 when any run fails the hard gate (for CI)')
+    .option(
+      '--strict',
+      "exit with status 1 when any run fails the hard gate, or when a replay's outcome rests on simulated or held-back answers (for CI)",
+    )
     .option(
       '--scores-out <file>',
       'also write the rows as a scores file for `tapedeck ingest --scores`: a list of {task, validators, state}',
@@ -177,7 +205,9 @@ Examples:
   tapedeck record -- tapedeck eval recordings/<run> --contract c.yaml --judge-url ...   records the judge's calls too
 
 Reading the result: FAIL means the hard gate failed; "primary failure" is the first code by precedence
-(docs/scoring.md) with the step it points at. Side effects are changes nobody asked for.`,
+(docs/scoring.md) with the step it points at. Side effects are changes nobody asked for. A replay also says
+what its outcome rests on — its answers: recorded, sandbox, mock, simulated, live, held back (docs/replay.md);
+with --strict an outcome resting on simulated or held-back answers is REFUSED (exit 1).`,
     )
     .action(async (dirs: string[], options: EvalCliOptions) => {
       const contract = loadContract(options.contract);
@@ -199,7 +229,7 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
           ...(apiKey ? { apiKey } : {}),
         };
       }
-      const evaluations: Array<{ dir: string; evaluation: Evaluation }> = [];
+      const evaluations: Array<{ dir: string; evaluation: Evaluation; answers?: ProvenanceCounts }> = [];
       for (const dir of dirs) {
         const recording = await load(dir);
         const verdict = judge ? await judgeRecording(recording, contract, judge) : undefined;
@@ -207,7 +237,9 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
           ...(against ? { against } : {}),
           ...(verdict ? { judge: verdict } : {}),
         });
-        evaluations.push({ dir, evaluation });
+        // A replay's outcome rests on how its calls were answered: recorded, sandbox, mock, simulated, held back.
+        const answers = recording.manifest.replayOf === undefined ? undefined : answerProvenance(recording).counts;
+        evaluations.push({ dir, evaluation, ...(answers ? { answers } : {}) });
       }
       const agg = aggregate(
         evaluations.map((e) => e.evaluation.task),
@@ -233,8 +265,9 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
         process.stdout.write(
           `${JSON.stringify(
             {
-              evaluations: evaluations.map(({ dir, evaluation: e }) => ({
+              evaluations: evaluations.map(({ dir, evaluation: e, answers }) => ({
                 recording: dir,
+                ...(answers ? { answers, refused: refusal(answers, options.strict) ?? null } : {}),
                 task: e.task,
                 validators: e.validators,
                 state: e.state,
@@ -253,7 +286,8 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
           )}\n`,
         );
       } else {
-        for (const { dir, evaluation } of evaluations) process.stdout.write(`${formatEvaluation(dir, evaluation)}\n\n`);
+        for (const { dir, evaluation, answers } of evaluations)
+          process.stdout.write(`${formatEvaluation(dir, evaluation, answers, options.strict)}\n\n`);
         if (evaluations.length > 1) {
           const lines = [
             `${agg.runs} runs: Task Success Rate ${(agg.taskSuccessRate * 100).toFixed(1)}%`,
@@ -278,6 +312,10 @@ Reading the result: FAIL means the hard gate failed; "primary failure" is the fi
           process.stdout.write(`${lines.join('\n')}\n`);
         }
       }
-      if (options.strict && evaluations.some((e) => !e.evaluation.task.hardSuccess)) process.exitCode = 1;
+      if (
+        options.strict &&
+        evaluations.some((e) => !e.evaluation.task.hardSuccess || (e.answers && refusal(e.answers, true)))
+      )
+        process.exitCode = 1;
     });
 }
