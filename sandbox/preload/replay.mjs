@@ -13,6 +13,7 @@ import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
+import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
 const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -420,6 +421,78 @@ export function installReplay(config) {
     suppressDuring(mod, 'request');
     suppressDuring(mod, 'get');
   }
+
+  // The npm undici package (its own dispatchers, not global fetch's): every dispatch is answered
+  // like a fetch call, through the same question to the replayer, driving undici's handler.
+  onUndiciLoad(({ DispatcherBase, unwrap }) => {
+    const real = DispatcherBase.dispatch;
+    DispatcherBase.dispatch = function tapedeckDispatch(opts, handler) {
+      if (
+        opts === null ||
+        typeof opts !== 'object' ||
+        handler === null ||
+        typeof handler !== 'object' ||
+        opts.upgrade ||
+        opts.method === 'CONNECT' ||
+        !ownDispatch(opts)
+      )
+        return real.call(this, opts, handler);
+      const h = unwrap(handler);
+      let aborted = false;
+      try {
+        h.onConnect?.(() => {
+          aborted = true;
+        });
+      } catch {}
+      void (async () => {
+        try {
+          const request = dispatchRequest(opts, this);
+          const bytes = await dispatchBody(opts.body);
+          asking++;
+          const reply = await ask({
+            kind: 'http',
+            ...request,
+            body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) : undefined,
+            fs: takeChanges(),
+            nd: nd.takeHanded(),
+          }).finally(() => {
+            asking--;
+          });
+          if (typeof reply.cursor === 'number')
+            cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);
+          applyEffects(reply.effects);
+          if (reply.stop) process.exit(0);
+          if (aborted) return;
+          if (reply.ack === -1 || reply.error) {
+            const error = reply.error ?? { code: 'IPC_CLOSED', message: 'tapedeck replay: the replayer went away' };
+            h.onError(Object.assign(new Error(error.message), { code: error.code }));
+            return;
+          }
+          const raw = [];
+          for (const [name, value] of Object.entries(reply.headers ?? {})) {
+            if (HOP_HEADERS.has(name.toLowerCase())) continue;
+            for (const v of String(value).split('\n')) raw.push(Buffer.from(name, 'latin1'), Buffer.from(v, 'latin1'));
+          }
+          const chunks = reply.chunks
+            ? reply.chunks.map((c) => Buffer.from(c.data, 'utf8'))
+            : reply.body?.b64 !== undefined
+              ? [Buffer.from(reply.body.b64, 'base64')]
+              : reply.body?.text !== undefined
+                ? [Buffer.from(reply.body.text, 'utf8')]
+                : [];
+          h.onHeaders(reply.status ?? 200, raw, () => {}, reply.statusText ?? '');
+          for (const chunk of chunks) {
+            if (aborted) return;
+            h.onData(chunk);
+          }
+          if (!aborted) h.onComplete([]);
+        } catch (error) {
+          if (!aborted) h.onError(error);
+        }
+      })();
+      return true;
+    };
+  });
 
   // In-process tool() calls: served from the recording when they match, else per policy.
   globalThis[REPLAYER_KEY] = {

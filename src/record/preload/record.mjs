@@ -19,6 +19,7 @@ import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism, wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import { installFastCapture } from './record-fast.mjs';
+import { recordUndici } from './record-undici.mjs';
 
 export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -306,6 +307,28 @@ function installLayer(current, options) {
       }),
     );
   }
+
+  // The npm undici package, in both modes (its dispatchers are neither fetch's nor node:http's).
+  recordUndici({
+    send: (run, message) => {
+      if (message.t === 'xchg' || message.t === 'req') flushRun(run);
+      send(run, message);
+    },
+    encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
+    nowMs,
+    current: () => {
+      const run = current();
+      return run === undefined || run.closed ? undefined : run;
+    },
+    pid,
+    barrier: async (run, reason) => {
+      if (reason === 'req') {
+        await settleStreams(run);
+        flushRun(run);
+      }
+      await run.sink.sync({ reason });
+    },
+  });
 
   const recorder = {
     /** Runs one file operation as a step boundary-aware call; report(ts, value, error) sends the step. */

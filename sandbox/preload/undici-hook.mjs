@@ -1,0 +1,131 @@
+// The npm `undici` package (not Node's bundled one behind global fetch): its dispatchers (Agent,
+// Pool, Client, the default one of request/stream/fetch) are separate from global fetch's, so the
+// preloads reach them where every one of them passes: DispatcherBase.prototype.dispatch, patched
+// when the package is loaded (require or import, seen through Module._load). Handlers are first
+// unwrapped to undici's classic callbacks (onConnect/onHeaders/onData/onComplete/onError), as
+// undici itself does, so one wrapper serves both handler styles.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import Module, { createRequire } from 'node:module';
+import path from 'node:path';
+
+const patched = new WeakSet();
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+/** Dispatches made by global fetch belong to the fetch layer (its interceptors or observers). */
+const viaGlobalFetch = new AsyncLocalStorage();
+let fetchWrapped = false;
+
+function wrapGlobalFetch() {
+  if (fetchWrapped || typeof globalThis.fetch !== 'function') return;
+  fetchWrapped = true;
+  const inner = globalThis.fetch;
+  const fetch = function fetch(...args) {
+    return viaGlobalFetch.run(true, () => inner.apply(this, args));
+  };
+  Object.defineProperties(fetch, Object.getOwnPropertyDescriptors(inner));
+  globalThis.fetch = fetch;
+}
+
+/** Whether this dispatch is one the patch should take: not global fetch's, not a nested one. */
+const seen = new WeakSet();
+export function ownDispatch(opts) {
+  if (viaGlobalFetch.getStore() === true || seen.has(opts)) return false;
+  seen.add(opts);
+  return true;
+}
+const UNDICI_INDEX = /[\\/]node_modules[\\/]undici[\\/]index\.js$/;
+
+/**
+ * Calls `patch({ DispatcherBase, unwrap, undici })` once per undici installation loaded by the
+ * agent. `patch` replaces DispatcherBase.prototype.dispatch as it needs.
+ */
+export function onUndiciLoad(patch) {
+  wrapGlobalFetch();
+  const load = Module._load;
+  Module._load = function tapedeckLoad(request, parent, isMain) {
+    const exports = load.apply(this, arguments);
+    try {
+      if (request === 'undici' || UNDICI_INDEX.test(String(request))) {
+        const Agent = exports?.Agent;
+        const DispatcherBase = typeof Agent === 'function' ? Object.getPrototypeOf(Agent.prototype) : undefined;
+        if (DispatcherBase && typeof DispatcherBase.dispatch === 'function' && !patched.has(DispatcherBase)) {
+          patched.add(DispatcherBase);
+          const index = request === 'undici' ? Module._resolveFilename(request, parent, isMain) : String(request);
+          const local = createRequire(index);
+          let unwrap = (handler) => handler;
+          try {
+            const UnwrapHandler = local(path.join(path.dirname(index), 'lib', 'handler', 'unwrap-handler.js'));
+            if (typeof UnwrapHandler?.unwrap === 'function') unwrap = (handler) => UnwrapHandler.unwrap(handler);
+          } catch {}
+          patch({ DispatcherBase, unwrap, undici: exports });
+          // Its request()/stream() use the global dispatcher, which may be Node's own (bundled)
+          // undici's: that one is reached too (global fetch's own dispatches are told apart).
+          const global = globalThis[GLOBAL_DISPATCHER];
+          const bundled =
+            global && !(global instanceof Agent) ? Object.getPrototypeOf(Object.getPrototypeOf(global)) : undefined;
+          if (bundled && typeof bundled.dispatch === 'function' && !patched.has(bundled)) {
+            patched.add(bundled);
+            patch({ DispatcherBase: bundled, unwrap, undici: exports });
+          }
+        }
+      }
+    } catch {}
+    return exports;
+  };
+}
+
+/** The origin a Pool or Client dispatches to when the options name none (its own URL). */
+function ownOrigin(dispatcher) {
+  if (!dispatcher || typeof dispatcher !== 'object') return '';
+  for (const key of Object.getOwnPropertySymbols(dispatcher)) {
+    const value = dispatcher[key];
+    if (key.description === 'url' && value instanceof URL) return value.origin;
+  }
+  return '';
+}
+
+/** The request of a dispatch: method, absolute URL and headers as an object (repeats joined). */
+export function dispatchRequest(opts, dispatcher) {
+  const given = opts.origin;
+  const origin =
+    given === undefined || given === null || given === ''
+      ? ownOrigin(dispatcher)
+      : typeof given === 'string'
+        ? given
+        : String(given.origin ?? given);
+  const headers = {};
+  const add = (name, value) => {
+    if (value === undefined || value === null) return;
+    const key = String(name).toLowerCase();
+    const v = Array.isArray(value) ? value.join(', ') : String(value);
+    headers[key] = headers[key] === undefined ? v : `${headers[key]}, ${v}`;
+  };
+  const h = opts.headers;
+  if (Array.isArray(h)) {
+    if (Array.isArray(h[0])) for (const [n, v] of h) add(n, v);
+    else for (let i = 0; i + 1 < h.length; i += 2) add(h[i], h[i + 1]);
+  } else if (h && typeof h[Symbol.iterator] === 'function' && typeof h !== 'string') {
+    for (const [n, v] of h) add(n, v);
+  } else if (h && typeof h === 'object') {
+    for (const [n, v] of Object.entries(h)) add(n, v);
+  }
+  return {
+    method: String(opts.method ?? 'GET').toUpperCase(),
+    url: `${origin.replace(/\/$/, '')}${opts.path ?? '/'}`,
+    headers,
+  };
+}
+
+/** The bytes of a dispatch body (string, bytes, a stream or an async iterable), read whole. */
+export async function dispatchBody(body) {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (typeof body[Symbol.asyncIterator] === 'function' || typeof body[Symbol.iterator] === 'function') {
+    const chunks = [];
+    for await (const chunk of body) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
+    return Buffer.concat(chunks);
+  }
+  if (typeof body.arrayBuffer === 'function') return Buffer.from(await body.arrayBuffer());
+  return Buffer.from(String(body));
+}

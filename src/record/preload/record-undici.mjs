@@ -1,0 +1,128 @@
+// Recording the npm undici package's dispatches (its Agent, Pool, Client and the default
+// dispatcher of request/stream/fetch — none of them global fetch's): every dispatch's handler is
+// wrapped in an observer that passes each callback on and records the exchange. With world capture
+// the dispatch waits at a step barrier first, and the answer reaches the agent after the closing
+// barrier, as the interceptors do for fetch and node:http.
+import { dispatchRequest, onUndiciLoad, ownDispatch } from '../../../sandbox/preload/undici-hook.mjs';
+
+const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
+
+function rawHeaders(raw) {
+  const out = {};
+  if (!Array.isArray(raw)) return out;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = String(raw[i]).toLowerCase();
+    const value = String(raw[i + 1]);
+    out[name] = out[name] === undefined ? value : `${out[name]}${name === 'set-cookie' ? '\n' : ', '}${value}`;
+  }
+  return out;
+}
+
+function bytesOf(chunk) {
+  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return undefined;
+}
+
+/**
+ * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, barrier(run, reason): Promise }.
+ */
+export function recordUndici(ctx) {
+  const { send, encodeBody, nowMs, current, pid, barrier } = ctx;
+  let seq = 0;
+  onUndiciLoad(({ DispatcherBase, unwrap }) => {
+    const real = DispatcherBase.dispatch;
+    DispatcherBase.dispatch = function tapedeckRecordDispatch(opts, handler) {
+      const run = current();
+      if (
+        run === undefined ||
+        opts === null ||
+        typeof opts !== 'object' ||
+        handler === null ||
+        typeof handler !== 'object' ||
+        opts.upgrade ||
+        opts.method === 'CONNECT' ||
+        !ownDispatch(opts)
+      )
+        return real.call(this, opts, handler);
+      const h = unwrap(handler);
+      const id = `${pid}-n${++seq}`;
+      const ts = nowMs();
+      const request = dispatchRequest(opts, this);
+      const known = bytesOf(opts.body);
+      const sent = known ? [known] : [];
+      let res;
+      let resTs = 0;
+      const chunks = [];
+      let stream = false;
+      let decoder;
+      const head = () => ({
+        id,
+        pid,
+        ts,
+        ...request,
+        body: sent.length > 0 ? encodeBody(run, Buffer.concat(sent)) : undefined,
+      });
+      const observer = {
+        onConnect: (abort, context) => h.onConnect?.(abort, context),
+        onUpgrade: (...args) => h.onUpgrade?.(...args),
+        onResponseStarted: () => h.onResponseStarted?.(),
+        onRequestSent: () => h.onRequestSent?.(),
+        onBodySent(chunk) {
+          if (!known) {
+            const bytes = bytesOf(chunk);
+            if (bytes && bytes.length > 0) sent.push(bytes);
+          }
+          return h.onBodySent?.(chunk);
+        },
+        onHeaders(status, raw, resume, statusText) {
+          if (status >= 200 && res === undefined) {
+            resTs = nowMs();
+            res = { status, statusText: statusText ?? '', headers: rawHeaders(raw) };
+            stream = STREAM_TYPES.test(res.headers['content-type'] ?? '');
+            if (stream) {
+              decoder = new TextDecoder();
+              send(run, { t: 'req', ...head() });
+              send(run, { t: 'res', id, ts: resTs, ...res, stream: true });
+            }
+          }
+          return h.onHeaders(status, raw, resume, statusText);
+        },
+        onData(chunk) {
+          if (res !== undefined) {
+            if (stream)
+              send(run, { t: 'chunk', id, off: nowMs() - resTs, data: decoder.decode(chunk, { stream: true }) });
+            else chunks.push(Buffer.from(chunk));
+          }
+          return h.onData(chunk);
+        },
+        onComplete(trailers) {
+          const end = nowMs();
+          if (stream) send(run, { t: 'end', id, ts: end });
+          else if (res !== undefined) {
+            send(run, {
+              t: 'xchg',
+              ...head(),
+              res: { ts: resTs, ...res, body: encodeBody(run, Buffer.concat(chunks)) },
+              end,
+            });
+          }
+          if (!run.syncWorld) return h.onComplete(trailers);
+          void barrier(run, 'res').then(() => h.onComplete(trailers));
+        },
+        onError(error) {
+          const failure = {
+            code: String(error?.code ?? error?.name ?? 'Error'),
+            message: String(error?.message ?? error),
+          };
+          if (stream) send(run, { t: 'end', id, ts: nowMs(), error: failure });
+          else send(run, { t: 'xchg', ...head(), end: nowMs(), error: failure });
+          return h.onError(error);
+        },
+      };
+      if (!run.syncWorld) return real.call(this, opts, observer);
+      void barrier(run, 'req').then(() => real.call(this, opts, observer));
+      return true;
+    };
+  });
+}
