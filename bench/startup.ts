@@ -106,7 +106,7 @@ export async function run(): Promise<void> {
     process.stdout.write(
       `CPU (user + system) of a whole process, ${CPU_ROUNDS} interleaved rounds, load average ${loadavg()[0]?.toFixed(1)}:\n`,
     );
-    process.stdout.write(`  node -e 0                     ${fmt(base)}\n`);
+    process.stdout.write(`  ${'node -e 0'.padEnd(38)}${fmt(base)}\n`);
     for (const [name] of cases.slice(1)) {
       const s = stat(cpu.get(name) as number[]);
       const within = s.min <= 3 * base.min && s.median <= 3 * base.median;

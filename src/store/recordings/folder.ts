@@ -1,0 +1,85 @@
+// The folder backend: a directory of recordings (`file:///srv/recordings`), e.g. on a disk every
+// worker mounts. Recordings are read in place; `put` copies a recording folder in atomically.
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { cp, mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { TapedeckError } from '../../recording/errors.js';
+import { listRecordings, readManifest } from '../../recording/index.js';
+import { checkStoreId, contentHashOf, recordingFiles } from './files.js';
+import type { RecordingStore, StoreOpener } from './types.js';
+
+export const openFolderStore: StoreOpener = async (url) => {
+  const root = fileURLToPath(url);
+  if (existsSync(root) && !statSync(root).isDirectory())
+    throw new TapedeckError('BAD_STORE', `${root} is a file, not a folder of recordings`);
+  const storeUrl = pathToFileURL(root).href.replace(/\/$/, '');
+  const folderOf = (id: string): string => {
+    checkStoreId(id, storeUrl);
+    return join(root, id);
+  };
+  const isRecording = (id: string): boolean => existsSync(join(folderOf(id), 'manifest.json'));
+  const store: RecordingStore = {
+    url: storeUrl,
+    async list() {
+      const found = await listRecordings(root, { depth: 1 });
+      return found.flatMap(({ dir, manifest }) => {
+        const id = dir.slice(root.length).replace(/^\/+/, '');
+        return id.includes('/') ? [] : [{ id, url: `${storeUrl}/${id}`, manifest }];
+      });
+    },
+    async put(dir) {
+      const manifest = await readManifest(dir);
+      const id = manifest.id;
+      checkStoreId(id, dir);
+      const files = await recordingFiles(dir);
+      const hash = contentHashOf(files);
+      const bytes = files.reduce((n, f) => n + f.size, 0);
+      const result = { id, url: `${storeUrl}/${id}`, files: files.length, bytes };
+      if (isRecording(id)) {
+        if ((await store.contentHash(id)) === hash) return { ...result, reused: files.length, added: false };
+        throw new TapedeckError(
+          'STORE_CONFLICT',
+          `${storeUrl} already holds a different recording with id ${id}: recordings are immutable; give the new one another id`,
+        );
+      }
+      await mkdir(root, { recursive: true });
+      const tmp = join(root, `.${id}.${randomBytes(4).toString('hex')}.tmp`);
+      try {
+        await cp(dir, tmp, {
+          recursive: true,
+          filter: (src) =>
+            !src
+              .slice(dir.length)
+              .split('/')
+              .some((s) => s.startsWith('.')),
+        });
+        await rename(tmp, folderOf(id));
+      } finally {
+        await rm(tmp, { recursive: true, force: true });
+      }
+      return { ...result, reused: 0, added: true };
+    },
+    async contentHash(id) {
+      return isRecording(id) ? contentHashOf(await recordingFiles(folderOf(id))) : undefined;
+    },
+    async copyTo(id, dir) {
+      if (!isRecording(id)) throw notFound(storeUrl, id);
+      if (existsSync(dir)) throw new TapedeckError('OUT_EXISTS', `${dir} already exists: pull into a new folder`);
+      await cp(folderOf(id), dir, { recursive: true });
+    },
+    async localPath(id) {
+      return isRecording(id) ? folderOf(id) : undefined;
+    },
+    async close() {},
+  };
+  return store;
+};
+
+export function notFound(storeUrl: string, id: string): TapedeckError {
+  return new TapedeckError(
+    'NO_RECORDING',
+    `${storeUrl}/${id}: no such recording in the store (tapedeck list ${storeUrl} shows what it holds)`,
+  );
+}
