@@ -21,6 +21,28 @@ describe('finding tapedeck’s own files', () => {
     expect(offenders, 'use packagePath() from src/package.ts: the bundle moves modules into dist/chunks/').toEqual([]);
   });
 
+  it('every file found through packagePath() ships in the package (package.json "files")', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { files: string[] };
+    const globs = pkg.files.map(
+      (g) =>
+        new RegExp(
+          `^${g
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*\*\//g, '\u0000')
+            .replace(/\*/g, '[^/]*')
+            .replace(/\u0000/g, '(.*/)?')}(/.*)?$`,
+        ),
+    );
+    const always = ['package.json', 'README.md', 'LICENSE'];
+    const used = ['src', 'sandbox', 'tui']
+      .flatMap((dir) => sources(join(root, dir)))
+      .flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/packagePath\('([^']+)'\)/g)].map((m) => m[1] as string),
+      );
+    expect(used.length).toBeGreaterThan(2);
+    expect(used.filter((path) => !always.includes(path) && !globs.some((g) => g.test(path)))).toEqual([]);
+  });
+
   it('packagePath is relative to the package root', () => {
     expect(packageRoot()).toBe(root);
     expect(packagePath('sandbox/preload/replay.mjs')).toBe(join(root, 'sandbox/preload/replay.mjs'));

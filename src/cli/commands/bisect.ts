@@ -38,6 +38,7 @@ import { loadContract } from '../../evaluate/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { listRecordings, type Recording, readRecording, TapedeckError } from '../../recording/index.js';
 import { createAnswerChain } from '../../replay/chain/index.js';
+import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 
 interface BisectOptions {
@@ -96,7 +97,8 @@ async function predicateFactory(opts: BisectOptions): Promise<() => StepPredicat
   };
 }
 
-async function load(dir: string): Promise<Recording> {
+async function load(ref: string): Promise<Recording> {
+  const dir = await localRecording(ref);
   if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `no recording at ${dir}`);
   const recording = await readRecording(dir);
   // An incomplete recording (writer killed) is read up to its last whole line: say so.
@@ -302,7 +304,7 @@ export function register(program: Command): void {
     .description(
       `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.`,
     )
-    .argument('<recording>', 'recording directory')
+    .argument('<recording>', 'recording folder, or <store>/<id> (pg://…, file://…)')
     .option('-p, --predicate <name>', 'built-in predicate: grounding | claims | no-repeat | all')
     .option('--js <file>', 'JS/TS predicate module')
     .option('--sql <query>', 'SQL predicate against the world database at step k')
@@ -356,7 +358,7 @@ Examples:
     .description(
       `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step (or, with --contract, passes the contract's hard gate). Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,
     )
-    .argument('<recording>', 'the recording to replay')
+    .argument('<recording>', 'the recording to replay (a folder, or <store>/<id>)')
     .option('--versions <files...>', 'prompt files in order, oldest first')
     .option('--git-file <path>', 'a prompt file under git')
     .option('--revs <A..B>', 'the git revision range of --git-file')

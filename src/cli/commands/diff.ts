@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { alignRuns, formatAlignment } from '../../bisect/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { readRecording, TapedeckError } from '../../recording/index.js';
+import { localRecording } from '../../store/recordings/index.js';
 
 export function register(program: Command): void {
   program
@@ -12,8 +13,8 @@ export function register(program: Command): void {
     .description(
       'Aligns the trajectories of two recordings (say a baseline and its replay with a changed prompt) by edit distance over normalised actions: a tool step is its tool name and canonical arguments, a model step is the tool calls it decided (or "(final)" for an answer). Reports the edit distance, the similarity 1 - distance / max(len a, len b), the first divergent step and its kind, and shows both steps side by side. Exit code 1 when the runs differ.',
     )
-    .argument('<a>', 'the first recording (the baseline)')
-    .argument('<b>', 'the second recording (the replay)')
+    .argument('<a>', 'the first recording (the baseline): a folder, or <store>/<id>')
+    .argument('<b>', 'the second recording (the replay): a folder, or <store>/<id>')
     .option('--all', 'also print the whole alignment, step by step')
     .option('--width <n>', 'column width of the side-by-side view (default: half the terminal, 38 at 80 columns)')
     .option('--json', 'print the alignment as JSON')
@@ -31,7 +32,8 @@ Examples:
   tapedeck diff recordings/examples/openai-baseline recordings/replay-1 --all
   tapedeck diff a b --json | jq .firstDivergence`,
     )
-    .action(async (aDir: string, bDir: string, opts: { all?: boolean; width?: string; json?: boolean }) => {
+    .action(async (aRef: string, bRef: string, opts: { all?: boolean; width?: string; json?: boolean }) => {
+      const [aDir, bDir] = [await localRecording(aRef), await localRecording(bRef)];
       for (const dir of [aDir, bDir])
         if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `no recording at ${dir}`);
       // Two columns and their " | " separator fit the terminal (80 columns when not a terminal).

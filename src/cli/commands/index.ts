@@ -68,5 +68,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./tui.js'),
   },
   { name: 'verify', summary: 'check that recordings are readable and intact', load: () => import('./verify.js') },
-  { name: 'list', summary: 'list the recordings under a folder', load: () => import('./verify.js') },
+  { name: 'list', summary: 'list the recordings under a folder or in a store', load: () => import('./verify.js') },
+  {
+    name: 'push',
+    summary: 'store recordings in a recording store (Postgres, shared folder)',
+    load: () => import('./push.js'),
+  },
+  { name: 'pull', summary: 'copy a recording out of a recording store', load: () => import('./push.js') },
 ];

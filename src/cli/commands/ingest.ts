@@ -15,6 +15,7 @@ import {
   scoresTraceId,
   warehouseOptionsFrom,
 } from '../../store/index.js';
+import { isStoreUrl, localRecording } from '../../store/recordings/index.js';
 
 interface IngestCliOptions {
   scores?: string;
@@ -28,7 +29,8 @@ interface IngestCliOptions {
 async function expand(paths: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const p of paths) {
-    if (existsSync(join(p, 'manifest.json'))) out.push(p);
+    if (isStoreUrl(p)) out.push(await localRecording(p));
+    else if (existsSync(join(p, 'manifest.json'))) out.push(p);
     else if (existsSync(p)) {
       const found = await listRecordings(p);
       if (found.length === 0) throw new TapedeckError('NO_RECORDINGS', `${p} is not a recording and holds none`);
@@ -45,7 +47,7 @@ export function register(program: Command): void {
     .description(
       "Builds each recording's ledger and stores it in the seed's tables — trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot — with its scores in eval_task_result, eval_validator_result and eval_state_result. The warehouse is embedded PGlite in .tapedeck/warehouse unless --db or TAPEDECK_DATABASE_URL names a Postgres server (or another folder); its schema is migrated on open. Ingesting is idempotent: a recording ingested again replaces its own rows with identical ones, so nothing changes.",
     )
-    .argument('<recordings...>', 'recording folders, or folders of recordings')
+    .argument('<recordings...>', 'recording folders, folders of recordings, or <store>/<id> URLs (pg://…, file://…)')
     .option(
       '--scores <file>',
       "scores JSON: {task, validators, state} as the outcome engine returns them (camelCase or the seed's snake_case), or a list of them matched to recordings by trace id",

@@ -15,6 +15,7 @@ import {
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
+import { localRecording } from '../../store/recordings/index.js';
 
 interface LedgerCliOptions {
   json?: boolean;
@@ -47,7 +48,7 @@ export function register(program: Command): void {
     .description(
       "Builds the run's ledger from its recording: each step's tokens in separate buckets (uncached input, cache read, cache write, output, reasoning — the provider's reported usage, never double counted), its LLM cost from the price snapshot, tool/compute cost where the price table has one, latency; totals and cost by state type; the input of every model call split by context source (system prompt, skill instructions and tool specs, user instruction, history, memory, tool results, retrieved context, artifacts); which tool results entered the next model context; and the derived metrics (cache hit ratio, cache saving, state cost share, tool context ratio, input amplification, validation repair rate, refinement efficiency, retrieval compression) with a plain-language conclusion. Prices come from the recording's snapshot, else the bundled table; --prices and --model re-cost the same run. For a replay it shows recorded, replay and live cost side by side and the delta against its baseline.",
     )
-    .argument('<recording>', 'a recording (or replay) folder')
+    .argument('<recording>', 'a recording (or replay) folder, or <store>/<id> (pg://…, file://…)')
     .option(
       '--json',
       'print the ledger as JSON: the seed rows (run, steps, context, tools, prices), per-step detail (token buckets, cost by token type, recorded/replay/live cost), byState, metrics, costProfile, replay, delta',
@@ -85,7 +86,7 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
       const options: LedgerOptions = { provenance: opts.provenance };
       if (opts.prices) options.prices = loadPrices(opts.prices);
       if (opts.model) options.model = opts.model;
-      const recording = await readRecording(dir);
+      const recording = await readRecording(await localRecording(dir));
       // An incomplete recording (writer killed) is read up to its last whole line: say so.
       for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
       const ledger = buildLedger(recording, options);

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { TapedeckError } from '../../recording/errors.js';
 import { describeProvenance } from '../../recording/provenance.js';
 import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
+import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 
 interface ReplayCliOptions extends ConfigCliOptions {
@@ -98,7 +99,10 @@ export function register(program: Command): void {
         'exact: the agent must reproduce its trajectory; every deviation is a divergence (step, expected, actual, field diff).\n' +
         'counterfactual: model calls go live (to the recorded host or --model-endpoint) unless identical to a recorded one (then served, and the cost is saved); tool calls are served when they match; a tool call the recording cannot serve goes down the answer chain of the project file (tapedeck.config.*: sandbox services re-hosting your own APIs against the sandbox database, msw mocks, a simulator) and is otherwise never sent: a divergence, listed as held back, and the agent gets --on-miss. Every answer carries its provenance: recorded, sandbox, mock, simulated, live or held back.',
     )
-    .argument('<recording>', 'the recording folder (e.g. recordings/examples/openai-baseline)')
+    .argument(
+      '<recording>',
+      'the recording folder (e.g. recordings/examples/openai-baseline), or <store>/<id> (pg://…, file://…)',
+    )
     .argument('[command...]', 'the agent command after `--` (default: the recorded one)')
     .option('--mode <mode>', 'exact or counterfactual', 'exact')
     .option('--system-prompt <file>', 'replace the system prompt of every model request with this file')
@@ -181,7 +185,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
       const until = stepNumber('--until', opts.until);
       const { replay } = await import('../../replay/index.js');
       const result = await replay({
-        recording,
+        recording: await localRecording(recording),
         mode: opts.mode as ReplayMode,
         ...(opts.systemPrompt !== undefined
           ? { systemPrompt: await readText('--system-prompt', opts.systemPrompt) }

@@ -1,6 +1,7 @@
 // `tapedeck tui [recording]`: the terminal UI (also what a bare `tapedeck` opens).
 import type { Command } from 'commander';
 import { exitOnUsageError } from '../../recording/errors.js';
+import { localRecording } from '../../store/recordings/index.js';
 
 export interface TuiCommandOptions {
   recording?: string;
@@ -25,7 +26,7 @@ export function register(program: Command): void {
     .description(
       'The terminal UI. Lists the recordings under --dir; opens one in the run view: the timeline of steps (state type, tool or model, tokens, cost, latency, failures), the selected step in full (model input with its context provenance, output or tool call, observation, the world changes at that step). Step through time with j/k, jump with g<step><enter>; r replays the run with a changed system prompt and shows baseline and replay side by side; b bisects to the first step where the agent’s belief diverged from the world; l shows the ledger and scores. Press ? inside for every key.',
     )
-    .argument('[recording]', 'a recording directory, or the id of one under --dir')
+    .argument('[recording]', 'a recording directory, the id of one under --dir, or <store>/<id> (pg://…, file://…)')
     .option('--dir <dir>', 'folder of recordings to list', 'recordings')
     .option('--contract <file>', 'eval contract (YAML) for the hard gate, soft score and failure codes')
     .option('--model-endpoint <url>', 'model endpoint for counterfactual replays')
@@ -43,7 +44,7 @@ Needs an interactive terminal; works from 80x24 up. NO_COLOR=1 turns colour off.
     )
     .action(async (recording: string | undefined, opts: { dir: string; contract?: string; modelEndpoint?: string }) => {
       await runTui({
-        ...(recording ? { recording } : {}),
+        ...(recording ? { recording: await localRecording(recording) } : {}),
         dir: opts.dir,
         ...(opts.contract ? { contract: opts.contract } : {}),
         ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),

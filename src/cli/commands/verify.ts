@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
+import { isStoreUrl, listStore, localRecording } from '../../store/recordings/index.js';
 
 interface Summary {
   dir: string;
@@ -46,7 +47,7 @@ export function register(program: Command): void {
     .description(
       'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
     )
-    .argument('<recordings...>', 'recording folders')
+    .argument('<recordings...>', 'recording folders, or <store>/<id> URLs (pg://…, file://…)')
     .option('--json', 'print a JSON array, one object per recording: {ok, summary} or {ok, dir, error}')
     .addHelpText(
       'after',
@@ -61,7 +62,7 @@ Examples:
       const results: unknown[] = [];
       for (const dir of dirs) {
         try {
-          const summary = summarize(await readRecording(dir));
+          const summary = summarize(await readRecording(await localRecording(dir)));
           results.push({ ok: true, summary });
           if (!opts.json) {
             process.stdout.write(
@@ -86,9 +87,9 @@ Examples:
     .command('list')
     .exitOverride(exitOnUsageError)
     .description(
-      'Lists the recordings found under a folder (default ./recordings, three levels deep), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder, which is what every other command takes.',
+      'Lists the recordings found under a folder (default ./recordings, three levels deep), or held by a recording store (pg://…, file://…), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder or URL, which is what every other command takes.',
     )
-    .argument('[dir]', 'folder to search', 'recordings')
+    .argument('[dir]', 'folder to search, or a store URL', 'recordings')
     .option('--json', 'print a JSON array of {dir, manifest}')
     .addHelpText(
       'after',
@@ -96,9 +97,20 @@ Examples:
 Examples:
   tapedeck list
   tapedeck list recordings/examples
+  tapedeck list pg://postgres@127.0.0.1:5432/evals                   what a recording store holds
   tapedeck list --json | jq -r '.[] | select(.manifest.replayOf) | .dir'      only the replays`,
     )
     .action(async (dir: string, opts: { json?: boolean }, command: Command) => {
+      if (isStoreUrl(dir)) {
+        const stored = await listStore(dir);
+        if (opts.json) process.stdout.write(`${JSON.stringify(stored, null, 2)}\n`);
+        else
+          for (const r of stored)
+            process.stdout.write(
+              `${r.manifest.createdAt.slice(0, 16).replace('T', ' ')}  ${r.manifest.status.padEnd(10)}  ${(r.manifest.replayOf ? 'replay' : 'run').padEnd(6)}  ${r.url}\n`,
+            );
+        return;
+      }
       if (command.args.length > 0) {
         // A folder the user named must exist; the default ./recordings may not exist yet.
         let isDir = false;
