@@ -55,7 +55,7 @@ describe('concurrent requests and repeated headers', () => {
     );
     expect(
       String(
-        (login?.payload as { response: { headers: Record<string, string> } }).response.headers['set-cookie'],
+        (login!.payload as { response: { headers: Record<string, string> } }).response.headers['set-cookie'],
       ).split('\n'),
     ).toHaveLength(3);
     await api.close();

@@ -39,7 +39,9 @@ function headerObject(headers) {
   if (!headers) return out;
   if (typeof headers.forEach === 'function' && !Array.isArray(headers)) {
     // fetch's Headers hands each Set-Cookie on its own.
-    headers.forEach((value, name) => addHeader(out, name, value));
+    headers.forEach((value, name) => {
+      addHeader(out, name, value);
+    });
     return out;
   }
   if (Array.isArray(headers)) {
