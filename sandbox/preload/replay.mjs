@@ -434,7 +434,7 @@ export function installReplay(config) {
         typeof handler !== 'object' ||
         opts.upgrade ||
         opts.method === 'CONNECT' ||
-        !ownDispatch(opts)
+        !ownDispatch(opts, handler)
       )
         return real.call(this, opts, handler);
       const h = unwrap(handler);

@@ -10,28 +10,24 @@ import path from 'node:path';
 
 const patched = new WeakSet();
 const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-/** Dispatches made by global fetch belong to the fetch layer (its interceptors or observers). */
-const viaGlobalFetch = new AsyncLocalStorage();
-let fetchWrapped = false;
+/** Dispatches made by the package's own fetch (global fetch's belong to the fetch layer). */
+const viaPackageFetch = new AsyncLocalStorage();
 
-function wrapGlobalFetch() {
-  if (fetchWrapped || typeof globalThis.fetch !== 'function') return;
-  fetchWrapped = true;
-  const inner = globalThis.fetch;
-  const fetch = function fetch(...args) {
-    return viaGlobalFetch.run(true, () => inner.apply(this, args));
-  };
-  Object.defineProperties(fetch, Object.getOwnPropertyDescriptors(inner));
-  globalThis.fetch = fetch;
-}
-
-/** Whether this dispatch is one the patch should take: not global fetch's, not a nested one. */
+/**
+ * Whether this dispatch is one the patch should take, once (not again when an Agent passes it to
+ * its Pool and Client). The package's API (request, stream, pipeline…) dispatches with handler
+ * objects of its own classes; fetch dispatches with a plain object — taken only from the
+ * package's own fetch, never from global fetch (its interceptors and observers have it).
+ */
 const seen = new WeakSet();
-export function ownDispatch(opts) {
-  if (viaGlobalFetch.getStore() === true || seen.has(opts)) return false;
+export function ownDispatch(opts, handler) {
+  if (seen.has(opts)) return false;
+  const plain = handler?.constructor === Object || handler?.constructor === undefined;
+  if (plain && viaPackageFetch.getStore() !== true) return false;
   seen.add(opts);
   return true;
 }
+
 const UNDICI_INDEX = /[\\/]node_modules[\\/]undici[\\/]index\.js$/;
 
 /**
@@ -39,7 +35,6 @@ const UNDICI_INDEX = /[\\/]node_modules[\\/]undici[\\/]index\.js$/;
  * agent. `patch` replaces DispatcherBase.prototype.dispatch as it needs.
  */
 export function onUndiciLoad(patch) {
-  wrapGlobalFetch();
   const load = Module._load;
   Module._load = function tapedeckLoad(request, parent, isMain) {
     const exports = load.apply(this, arguments);
@@ -57,6 +52,12 @@ export function onUndiciLoad(patch) {
             if (typeof UnwrapHandler?.unwrap === 'function') unwrap = (handler) => UnwrapHandler.unwrap(handler);
           } catch {}
           patch({ DispatcherBase, unwrap, undici: exports });
+          const packageFetch = exports.fetch;
+          if (typeof packageFetch === 'function') {
+            exports.fetch = function fetch(...args) {
+              return viaPackageFetch.run(true, () => packageFetch.apply(this, args));
+            };
+          }
           // Its request()/stream() use the global dispatcher, which may be Node's own (bundled)
           // undici's: that one is reached too (global fetch's own dispatches are told apart).
           const global = globalThis[GLOBAL_DISPATCHER];

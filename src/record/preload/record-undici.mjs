@@ -42,7 +42,7 @@ export function recordUndici(ctx) {
         typeof handler !== 'object' ||
         opts.upgrade ||
         opts.method === 'CONNECT' ||
-        !ownDispatch(opts)
+        !ownDispatch(opts, handler)
       )
         return real.call(this, opts, handler);
       const h = unwrap(handler);
