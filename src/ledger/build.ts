@@ -36,7 +36,6 @@ import {
   type ContextSegment,
   type ContextSource,
   type ContextTokens,
-  contentText,
   contextSegments,
   emptyContextTokens,
   scaleContext,
@@ -736,7 +735,7 @@ function toolResultText(
   if (tool.resultBody) return bodyText(recording, tool.resultBody);
   if (tool.result !== undefined) return typeof tool.result === 'string' ? tool.result : JSON.stringify(tool.result);
   if (tool.error) return tool.error.message;
-  return contentText(undefined);
+  return '';
 }
 
 function bodyText(recording: Recording, body: Body): string {

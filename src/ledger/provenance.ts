@@ -1,6 +1,7 @@
 // Context provenance (000 §18): split a model call's input across its sources with a local
 // tokenizer (gpt-tokenizer, o200k), then scale so the parts sum to the provider's reported input.
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+import { turnsOf } from '../providers/index.js';
 import type { ModelCalledPayload } from '../recording/types.js';
 import { countPieceTokens } from './o200k.js';
 import { asciiPieceEnd, isAsciiText } from './pretokenize.js';
@@ -128,110 +129,40 @@ export class TokenCounter {
   }
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-/** Text of a message content: a string, or the text parts of an array of blocks. */
-export function contentText(content: unknown): string {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map(contentText).filter(Boolean).join('\n');
-  if (isObj(content)) {
-    const text = str(content.text) ?? str(content.input_text) ?? str(content.output_text);
-    if (text !== undefined) return text;
-    if ('content' in content) return contentText(content.content);
-  }
-  return JSON.stringify(content);
-}
-
 /**
- * The input segments of one model call, classified by source: system/developer messages (or the
- * payload's `system` when the messages carry none) are the system prompt; tool specs are skill
- * instructions; the first user text is the user instruction; later user and assistant turns are
- * history; tool results are tool results (the ledger re-labels them as retrieved context, memory or
- * artifact context from the state type of the tool step that produced them); the rest is other.
+ * The input segments of one model call, classified by source: system turns are the system prompt;
+ * tool specs are skill instructions; the first user text is the user instruction; later user and
+ * assistant turns are history; tool results are tool results (the ledger re-labels them as
+ * retrieved context, memory or artifact context from the state type of the tool step that
+ * produced them); media and anything else are other. The turns come from the call's provider
+ * (src/providers), so every provider's shapes are read the same way.
  */
 export function contextSegments(call: ModelCalledPayload): ContextSegment[] {
   const segments: ContextSegment[] = [];
-  const messages = call.messages;
-  const hasSystemMessage = messages.some((m) => isObj(m) && (m.role === 'system' || m.role === 'developer'));
-  if (!hasSystemMessage && call.system) segments.push({ source: 'system_prompt', text: call.system });
   if (call.tools && call.tools.length > 0)
     segments.push({ source: 'skill_instruction', text: JSON.stringify(call.tools) });
   let seenUser = false;
-  const userText = (text: string): void => {
-    if (!text) return;
-    segments.push({ source: seenUser ? 'history' : 'user_instruction', text });
-    seenUser = true;
-  };
-  for (const message of messages) {
-    if (typeof message === 'string') {
-      userText(message);
-      continue;
+  for (const turn of turnsOf(call)) {
+    const texts: string[] = [];
+    for (const part of turn.parts) {
+      if (part.kind === 'tool-result') segments.push(toolSegment(part.text, part.callId));
+      else if (part.kind === 'media') segments.push({ source: 'other_context', text: part.text });
+      // What the model wrote for a tool call: its name and arguments (ids and wrappers are not tokens it produced).
+      else if (part.kind === 'tool-call') texts.push(`${part.name}${part.arguments}`);
+      else texts.push(part.text);
     }
-    if (!isObj(message)) continue;
-    const type = str(message.type);
-    if (type === 'function_call_output') {
-      segments.push(toolSegment(contentText(message.output), str(message.call_id)));
-      continue;
-    }
-    if (type === 'function_call') {
-      segments.push({ source: 'history', text: `${str(message.name) ?? ''}${str(message.arguments) ?? ''}` });
-      continue;
-    }
-    const role = str(message.role);
-    if (role === 'system' || role === 'developer') {
-      segments.push({ source: 'system_prompt', text: contentText(message.content) });
-    } else if (role === 'tool') {
-      segments.push(toolSegment(contentText(message.content), str(message.tool_call_id)));
-    } else if (role === 'user') {
-      if (Array.isArray(message.content)) {
-        const texts: string[] = [];
-        for (const block of message.content) {
-          if (isObj(block) && block.type === 'tool_result') {
-            segments.push(toolSegment(contentText(block.content), str(block.tool_use_id)));
-          } else if (
-            isObj(block) &&
-            (block.type === 'image' || block.type === 'image_url' || block.type === 'document')
-          ) {
-            segments.push({ source: 'other_context', text: contentText(block) });
-          } else {
-            texts.push(contentText(block));
-          }
-        }
-        userText(texts.join('\n'));
-      } else {
-        userText(contentText(message.content));
-      }
-    } else if (role === 'assistant') {
-      let text = assistantText(message.content);
-      if (Array.isArray(message.tool_calls)) {
-        for (const call of message.tool_calls) text += `\n${toolCallText(call)}`;
-      }
-      segments.push({ source: 'history', text });
-    } else {
-      segments.push({ source: 'other_context', text: contentText(message.content ?? message) });
-    }
+    const text = texts.filter(Boolean).join('\n');
+    if (turn.role === 'system') segments.push({ source: 'system_prompt', text });
+    else if (turn.role === 'user') {
+      if (!text) continue;
+      segments.push({ source: seenUser ? 'history' : 'user_instruction', text });
+      seenUser = true;
+    } else if (turn.role === 'assistant') segments.push({ source: 'history', text });
+    else if (turn.role === 'tool') {
+      if (text) segments.push({ source: 'tool_result', text });
+    } else segments.push({ source: 'other_context', text });
   }
   return segments;
-}
-
-/** What the model wrote for a tool call: its name and arguments (ids and wrappers are not tokens it produced). */
-function toolCallText(call: unknown): string {
-  if (!isObj(call)) return '';
-  const fn = isObj(call.function) ? call.function : call;
-  const args = fn.arguments ?? fn.input;
-  return `${str(fn.name) ?? ''}${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)}`;
-}
-
-/** An assistant turn: its text, and tool_use blocks as name + input. */
-function assistantText(content: unknown): string {
-  if (!Array.isArray(content)) return contentText(content);
-  return content
-    .map((block) => (isObj(block) && block.type === 'tool_use' ? toolCallText(block) : contentText(block)))
-    .filter(Boolean)
-    .join('\n');
 }
 
 function toolSegment(text: string, toolCallId: string | undefined): ContextSegment {

@@ -11,7 +11,6 @@ export {
   record,
   runInput,
 } from './in-process.js';
-export * from './llm/index.js';
 export { newRecordingId, type RecordOptions } from './recorder.js';
 export { type RunOutcome, type SampleOption, type Sampling, SamplingRulesSchema, samplingOf } from './sampling.js';
 export { findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';

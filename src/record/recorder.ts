@@ -12,7 +12,6 @@ import {
   TapedeckError,
 } from '../recording/index.js';
 import { loadToolRules, type ToolRule } from './classify.js';
-import type { LlmCodec } from './llm/index.js';
 import type { SampleOption } from './sampling.js';
 import { type RecordedEvent, RecordSession } from './session.js';
 import { openWorld, type WorldCapture } from './world/index.js';
@@ -40,7 +39,6 @@ export interface RecordOptions {
   cwd?: string;
   /** Extra tool classification rules (tried before the defaults), or a JSON/YAML rules file. */
   rules?: ToolRule[] | string;
-  codecs?: LlmCodec[];
   /** Bodies larger than this are cut (and marked truncated). Default: no cap. */
   maxBodyBytes?: number;
   /** Fraction of runs to record, 0..1 (default 1), or rules (errors, slow runs, tags; see sampling.ts). A run not sampled just runs. */
@@ -176,7 +174,6 @@ export async function openRecording(
   const session = new RecordSession(writer, {
     rules,
     ...(world ? { world } : {}),
-    ...(options.codecs ? { codecs: options.codecs } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   let finished = false;

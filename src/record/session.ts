@@ -4,6 +4,7 @@
 // step during which they happened. Messages are handled strictly in arrival order.
 import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { decodeModelCall, detectProvider, eventJson, parseSse } from '../providers/index.js';
 import type {
   AppendInput,
   Body,
@@ -21,7 +22,6 @@ import type {
 } from '../recording/index.js';
 import { stepEvents } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
-import { DEFAULT_CODECS, detectLlm, eventJson, type LlmCodec, parseSse } from './llm/index.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
 
 /** Where the session gets the world changes since it last asked. */
@@ -41,7 +41,6 @@ export interface RecordedEvent {
 export interface SessionOptions {
   world?: WorldSource;
   rules?: readonly ToolRule[];
-  codecs?: readonly LlmCodec[];
   /** Called after each event is appended; awaited (the agent waits at the next step boundary). */
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
   /** Tool results (parsed JSON) larger than this many bytes go to resultBody instead of result. */
@@ -119,15 +118,12 @@ export class RecordSession {
   private finalOutput: string | undefined;
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();
-  private readonly codecs: readonly LlmCodec[];
   private failure: unknown;
 
   constructor(
     private readonly writer: RecordingWriter,
     private readonly options: SessionOptions = {},
-  ) {
-    this.codecs = options.codecs ?? DEFAULT_CODECS;
-  }
+  ) {}
 
   /** The number of steps recorded so far. */
   get steps(): number {
@@ -338,17 +334,14 @@ export class RecordSession {
     const errorType = error?.code ?? (res !== undefined && res.status >= 400 ? `HTTP_${res.status}` : undefined);
     const nd = open.nd.map((payload): StepEvent => ({ type: 'nondeterminism', payload }));
 
-    const llm = detectLlm({ method: req.method, url, headers: req.headers, json: reqJson }, this.codecs);
-    if (llm !== undefined) {
-      const decoded = llm.codec.decode(
-        llm.api,
-        { method: req.method, url, headers: req.headers, json: reqJson },
-        {
-          status: res?.status ?? 0,
-          headers: resHeaders,
-          ...(streamed ? { chunks: open.chunks } : { json: resJson }),
-        },
-      );
+    const call = { method: req.method, url, headers: req.headers, json: reqJson };
+    const provider = detectProvider(call);
+    if (provider !== undefined) {
+      const decoded = decodeModelCall(provider, call, {
+        status: res?.status ?? 0,
+        headers: resHeaders,
+        ...(streamed ? { chunks: open.chunks } : { json: resJson }),
+      });
       const { firstTokenOffsetMs, ...rest } = decoded;
       const model: ModelCalledPayload = {
         exchangeId: req.id,

@@ -16,6 +16,8 @@
 // To add a source of answers (a sandbox service, a mock, a simulator) implement `Answerer` and
 // put it in the list; nothing else changes. An `until K` stop is checked before any answerer
 // runs, so a stopped replay never makes a live call.
+
+import { withSystemPrompt } from '../providers/index.js';
 import type { DivergencePayload, StreamChunk } from '../recording/index.js';
 import { holdBack } from './held-back.js';
 import { CallIndex, type MatchResult, type RecordedCall, toolRequest } from './match.js';
@@ -30,7 +32,7 @@ import {
   summaryOf,
   viewOf,
 } from './normalize.js';
-import { overrideRequestBody, withSystemPrompt } from './prompt.js';
+import { overrideRequestBody } from './prompt.js';
 import { type PreloadMessage, type Reply, type WireBody, wireBytes } from './protocol.js';
 import { serveRecorded } from './serve.js';
 import type { ReplaySession } from './session.js';
@@ -131,10 +133,10 @@ export function stopped(session: ReplaySession, step: number): Answer {
 export async function answerHttp(session: ReplaySession, message: PreloadMessage): Promise<Reply> {
   let { request, bytes } = requestOf(message);
   const parsed = parseJson(request.bodyText);
-  const isModel = isModelApi(apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined));
+  const api = apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined, request.headers);
+  const isModel = isModelApi(api);
   const override = session.parts.override;
   if (isModel && override && request.bodyText !== undefined) {
-    const api = apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined);
     const text = overrideRequestBody(api, request.bodyText, override);
     request = { ...request, bodyText: text };
     bytes = Buffer.from(text, 'utf8');

@@ -34,10 +34,9 @@ export {
   type RequestKeys,
   type RequestView,
   structuralOf,
-  VOLATILE_RULES,
   viewOf,
 } from './normalize.js';
-export { applyOverride, overrideRequestBody, type PromptOverride, systemPromptOf, withSystemPrompt } from './prompt.js';
+export { applyOverride, overrideRequestBody, type PromptOverride } from './prompt.js';
 export { replay } from './replay.js';
 export type * from './types.js';
 export { materializeWorld } from './world.js';

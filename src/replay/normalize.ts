@@ -1,5 +1,7 @@
 // Request normalisation for matching: canonical JSON, the declared volatile fields of each
-// API, the three match keys (exact, normalised, structural) and field diffs between requests.
+// API (model APIs declare theirs in src/providers), the three match keys (exact, normalised,
+// structural) and field diffs between requests.
+import { detectProvider, providerById } from '../providers/index.js';
 
 /** A request as the replayer sees it (already redacted with the recording's redactor). */
 export interface LiveRequest {
@@ -16,40 +18,20 @@ export interface FieldDiff {
   actual: unknown;
 }
 
-/** The API a request speaks, decided from its path and body. */
-export type RequestApi = 'openai.chat.completions' | 'openai.responses' | 'anthropic.messages' | 'jsonrpc' | 'http';
-
 /**
- * Declared volatile fields, dropped by the normalised layer. `anyDepth` names are dropped
- * wherever they occur in a JSON body or query string; `topLevel` only at the body's root.
+ * The API a request speaks, decided from its path, body and headers: a model provider's id
+ * (`openai.chat.completions`, `anthropic.messages`, … — see src/providers), `jsonrpc` or `http`.
  */
-export const VOLATILE_RULES: Record<RequestApi | 'any', { topLevel: string[]; anyDepth?: RegExp }> = {
-  any: {
-    topLevel: [],
-    anyDepth: /^(request_?id|idempotency_?key|client_?request_?id|nonce|trace_?id|span_?id|x-request-id)$/i,
-  },
-  'openai.chat.completions': { topLevel: ['user', 'metadata', 'store', 'prompt_cache_key', 'safety_identifier'] },
-  'openai.responses': { topLevel: ['user', 'metadata', 'store', 'prompt_cache_key', 'safety_identifier'] },
-  'anthropic.messages': { topLevel: ['metadata'] },
-  jsonrpc: { topLevel: ['id'] },
-  http: { topLevel: [] },
-};
+export type RequestApi = string;
 
-/** Sampling and transport knobs the structural layer ignores for model calls. */
-const MODEL_SAMPLING = [
-  'temperature',
-  'top_p',
-  'top_k',
-  'max_tokens',
-  'max_completion_tokens',
-  'max_output_tokens',
-  'n',
-  'seed',
-  'parallel_tool_calls',
-  'stream_options',
-  'frequency_penalty',
-  'presence_penalty',
-];
+/** Names dropped wherever they occur in a JSON body or query string: per-request ids. */
+const VOLATILE_ANY_DEPTH =
+  /^(request_?id|idempotency_?key|client_?request_?id|nonce|trace_?id|span_?id|x-request-id)$/i;
+
+/** Declared volatile top-level fields of an API, dropped by the normalised layer (a provider declares its own). */
+function volatileTopLevel(api: RequestApi): readonly string[] {
+  return providerById(api)?.volatile ?? (api === 'jsonrpc' ? ['id'] : []);
+}
 
 /** Stable JSON: object keys sorted, no whitespace. */
 export function canonical(value: unknown): string {
@@ -92,32 +74,36 @@ function pathOf(url: string): { origin: string; path: string; query: Record<stri
 }
 
 /** Which API a request speaks. */
-export function apiOf(method: string, url: string, body: unknown): RequestApi {
-  const { path } = pathOf(url);
-  const obj =
-    body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  if (method.toUpperCase() === 'POST') {
-    if (/\/chat\/completions$/.test(path) && 'messages' in obj) return 'openai.chat.completions';
-    if (/\/responses$/.test(path) && ('input' in obj || 'model' in obj)) return 'openai.responses';
-    if (/\/messages$/.test(path) && 'messages' in obj && 'model' in obj) return 'anthropic.messages';
-  }
-  if (obj.jsonrpc === '2.0') return 'jsonrpc';
+export function apiOf(method: string, url: string, body: unknown, headers: Record<string, string> = {}): RequestApi {
+  const provider = modelProviderOf(method, url, body, headers);
+  if (provider) return provider.id;
+  if (body !== null && typeof body === 'object' && (body as Record<string, unknown>).jsonrpc === '2.0')
+    return 'jsonrpc';
   return 'http';
 }
 
-export function isModelApi(api: RequestApi): boolean {
-  return api === 'openai.chat.completions' || api === 'openai.responses' || api === 'anthropic.messages';
+function modelProviderOf(method: string, url: string, body: unknown, headers: Record<string, string>) {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  return detectProvider({ method: method.toUpperCase(), url: parsed, headers, json: body });
 }
 
-function dropVolatile(value: unknown, api: RequestApi, depth: number): unknown {
-  const anyDepth = VOLATILE_RULES.any.anyDepth;
-  if (Array.isArray(value)) return value.map((v) => dropVolatile(v, api, depth + 1));
+export function isModelApi(api: RequestApi): boolean {
+  return providerById(api) !== undefined;
+}
+
+function dropVolatile(value: unknown, topLevel: readonly string[], depth: number): unknown {
+  if (Array.isArray(value)) return value.map((v) => dropVolatile(v, topLevel, depth + 1));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (depth === 0 && VOLATILE_RULES[api].topLevel.includes(k)) continue;
-      if (anyDepth?.test(k)) continue;
-      out[k] = dropVolatile(v, api, depth + 1);
+      if (depth === 0 && topLevel.includes(k)) continue;
+      if (VOLATILE_ANY_DEPTH.test(k)) continue;
+      out[k] = dropVolatile(v, topLevel, depth + 1);
     }
     return out;
   }
@@ -137,12 +123,11 @@ export function viewOf(req: LiveRequest): RequestView {
   const method = req.method.toUpperCase();
   const parsed = parseJson(req.bodyText);
   const body = parsed.ok ? parsed.value : (req.bodyText ?? null);
-  const api = apiOf(method, req.url, body);
+  const api = apiOf(method, req.url, body, req.headers);
   const { path, query } = pathOf(req.url);
-  const anyDepth = VOLATILE_RULES.any.anyDepth;
   const q: Record<string, string[]> = {};
-  for (const k of Object.keys(query).sort()) if (!anyDepth?.test(k)) q[k] = query[k] ?? [];
-  return { api, method, path, query: q, body: parsed.ok ? dropVolatile(body, api, 0) : body };
+  for (const k of Object.keys(query).sort()) if (!VOLATILE_ANY_DEPTH.test(k)) q[k] = query[k] ?? [];
+  return { api, method, path, query: q, body: parsed.ok ? dropVolatile(body, volatileTopLevel(api), 0) : body };
 }
 
 /** A short description of a request for divergence payloads: the body only when it is not a model call. */
@@ -159,10 +144,9 @@ export function summaryOf(view: RequestView): Record<string, unknown> {
 /** The structural identity: the tool (or model API) and its canonical arguments, host ignored. */
 export function structuralOf(view: RequestView): unknown {
   const body = view.body;
-  if (isModelApi(view.api) && body !== null && typeof body === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(body)) if (!MODEL_SAMPLING.includes(k)) out[k] = v;
-    return { api: view.api, body: out };
+  const provider = providerById(view.api);
+  if (provider && body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    return { api: view.api, body: provider.structural(body as Record<string, unknown>) };
   }
   if (view.api === 'jsonrpc' && body !== null && typeof body === 'object') {
     const b = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } };

@@ -1,8 +1,9 @@
 // Prompt overrides rewrite the system prompt where each provider API keeps it.
 import { createPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
+import { systemPromptOf } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
-import { applyOverride, overrideRequestBody, systemPromptOf } from './prompt.js';
+import { applyOverride, overrideRequestBody } from './prompt.js';
 
 describe('prompt overrides', () => {
   it('replaces the system message of a Chat Completions request, folding several into one', () => {

@@ -8,6 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chooseIsolation, describeIsolation } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
+import { systemPromptOf } from '../providers/index.js';
 import {
   blobRelativePath,
   createRecordingWriter,
@@ -26,7 +27,7 @@ import { openReplaySandbox, type ReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexRecording, type RecordedCall } from './match.js';
 import { parseJson } from './normalize.js';
-import { applyOverride, type PromptOverride, systemPromptOf } from './prompt.js';
+import { applyOverride, type PromptOverride } from './prompt.js';
 import { ReplaySession } from './session.js';
 import {
   type AgentExit,

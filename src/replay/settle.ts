@@ -2,7 +2,8 @@
 // as the recorder decodes one and compared with the recorded call it stands in for (same decision:
 // the run stays on the recording; else a divergence), any other call becomes a tool step. The
 // step's http.exchange carries the answerer's provenance (servedFrom).
-import { classifyHttp, detectLlm } from '../record/index.js';
+import { type DecodedModelCall, decodeModelCall, detectProvider } from '../providers/index.js';
+import { classifyHttp } from '../record/index.js';
 import type { ModelCalledPayload, StepEvent } from '../recording/index.js';
 import { type Answer, type Answerer, type Ask, alignedModelCall, type HttpAnswer, stopped } from './answer.js';
 import type { MatchResult } from './match.js';
@@ -211,7 +212,7 @@ function decodeModel(
   request: LiveRequest,
   url: string,
   response: NonNullable<HttpAnswer['response']>,
-): Omit<ModelCalledPayload, 'exchangeId' | 'latencyMs' | 'ttftMs'> | undefined {
+): Omit<DecodedModelCall, 'firstTokenOffsetMs'> | undefined {
   const json = parseJson(request.bodyText);
   const call = {
     method: request.method,
@@ -219,11 +220,11 @@ function decodeModel(
     headers: request.headers,
     json: json.ok ? json.value : undefined,
   };
-  const found = detectLlm(call);
-  if (!found) return undefined;
+  const provider = detectProvider(call);
+  if (!provider) return undefined;
   try {
     const body = parseJson(response.bytes.toString('utf8'));
-    const { firstTokenOffsetMs: _ignored, ...decoded } = found.codec.decode(found.api, call, {
+    const { firstTokenOffsetMs: _ignored, ...decoded } = decodeModelCall(provider, call, {
       status: response.status,
       headers: response.headers,
       ...(response.chunks ? { chunks: response.chunks } : body.ok ? { json: body.value } : {}),

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../../examples/world/index.js';
-import { eventJson, parseSse } from '../../src/record/index.js';
+import { eventJson, parseSse } from '../../src/providers/index.js';
 import { type ModelCalledPayload, readRecording, type Usage } from '../../src/recording/index.js';
 import { tempDir } from './helpers.js';
 import { recordExample } from './make-example-recordings.js';

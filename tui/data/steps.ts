@@ -1,5 +1,7 @@
 // Turns a Recording's event stream into what the run view shows: one row per step for the
 // timeline, and the full detail of one step (input, output, observation, world changes).
+
+import { turnsOf } from '../../src/providers/index.js';
 import type {
   DbChangedPayload,
   DivergencePayload,
@@ -180,63 +182,25 @@ export interface MessageText {
   source: 'system' | 'user' | 'history' | 'tool' | 'other';
 }
 
-/** Reads OpenAI chat messages and Anthropic messages alike. */
+/** A model call's conversation as role + text lines, from its provider's turns (src/providers). */
 export function messageTexts(model: ModelCalledPayload): MessageText[] {
   const out: MessageText[] = [];
-  // `system` repeats the system message(s) for chat APIs; it is the only place for Anthropic's.
-  const hasSystemMessage = model.messages.some((m) => {
-    const role = m && typeof m === 'object' ? (m as Record<string, unknown>).role : undefined;
-    return role === 'system' || role === 'developer';
-  });
-  if (model.system && !hasSystemMessage) out.push({ role: 'system', text: model.system, source: 'system' });
   let seenUser = false;
-  for (const raw of model.messages) {
-    if (!raw || typeof raw !== 'object') continue;
-    const m = raw as Record<string, unknown>;
-    const role = typeof m.role === 'string' ? m.role : 'unknown';
-    const parts = contentParts(m.content);
-    if (Array.isArray(m.tool_calls)) {
-      for (const call of m.tool_calls as Array<Record<string, unknown>>) {
-        const fn = call.function as Record<string, unknown> | undefined;
-        parts.push({ text: `→ ${String(fn?.name ?? '?')}(${String(fn?.arguments ?? '')})`, tool: false });
-      }
-    }
-    for (const part of parts) {
+  for (const turn of turnsOf(model)) {
+    for (const part of turn.parts) {
+      if (part.kind === 'media') continue;
+      const text = part.kind === 'tool-call' ? `→ ${part.name}(${part.arguments})` : part.text;
       let source: MessageText['source'];
-      if (role === 'system' || role === 'developer') source = 'system';
-      else if (role === 'tool' || part.tool) source = 'tool';
-      else if (role === 'user' && !seenUser) source = 'user';
+      if (turn.role === 'system') source = 'system';
+      else if (turn.role === 'tool' || part.kind === 'tool-result') source = 'tool';
+      else if (turn.role === 'user' && !seenUser) source = 'user';
+      else if (turn.role === 'other') source = 'other';
       else source = 'history';
-      out.push({ role, text: part.text, source });
+      out.push({ role: turn.role, text, source });
     }
-    if (role === 'user') seenUser = true;
+    if (turn.role === 'user') seenUser = true;
   }
   return out;
-}
-
-function contentParts(content: unknown): Array<{ text: string; tool: boolean }> {
-  if (typeof content === 'string') return [{ text: content, tool: false }];
-  if (!Array.isArray(content)) return [];
-  const parts: Array<{ text: string; tool: boolean }> = [];
-  for (const block of content) {
-    if (typeof block === 'string') {
-      parts.push({ text: block, tool: false });
-      continue;
-    }
-    if (!block || typeof block !== 'object') continue;
-    const b = block as Record<string, unknown>;
-    if (b.type === 'tool_result') {
-      const inner = contentParts(b.content)
-        .map((p) => p.text)
-        .join('\n');
-      parts.push({ text: inner, tool: true });
-    } else if (b.type === 'tool_use') {
-      parts.push({ text: `→ ${String(b.name)}(${JSON.stringify(b.input)})`, tool: false });
-    } else if (typeof b.text === 'string') {
-      parts.push({ text: b.text, tool: false });
-    }
-  }
-  return parts;
 }
 
 /** The system prompt the run started with: the first model call's system text. */

@@ -1,6 +1,6 @@
 // Server-sent events: splits recorded stream chunks into events, each stamped with the offset
 // of the chunk that completed it (so time-to-first-token can be measured from the recording).
-import type { StreamChunk } from '../../recording/types.js';
+import type { StreamChunk } from '../recording/types.js';
 
 export interface SseEvent {
   event?: string;

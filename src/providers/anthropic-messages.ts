@@ -1,0 +1,200 @@
+// Anthropic Messages (POST …/messages), streamed (SSE) and not.
+//
+// Usage buckets: input_tokens is already the uncached input; cache_read_input_tokens = cacheRead;
+// cache_creation_input_tokens = cacheWrite; output_tokens = output (Anthropic does not report
+// thinking tokens separately, so reasoning = 0). In a stream, message_start carries the input
+// buckets and message_delta the final (cumulative) output_tokens; later values win.
+import type { ToolCall, Usage } from '../recording/types.js';
+import {
+  asArray,
+  asText,
+  contentText,
+  functionTools,
+  isJsonPost,
+  isObject,
+  num,
+  pathOf,
+  SAMPLING_KEYS,
+  str,
+  withoutKeys,
+} from './read.js';
+import { eventJson } from './sse.js';
+import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
+
+export function anthropicUsage(usage: unknown, base?: Usage): Usage | undefined {
+  if (!isObject(usage)) return base;
+  const pick = (key: string, fallback: number) => (typeof usage[key] === 'number' ? num(usage[key]) : fallback);
+  return {
+    inputUncached: pick('input_tokens', base?.inputUncached ?? 0),
+    cacheRead: pick('cache_read_input_tokens', base?.cacheRead ?? 0),
+    cacheWrite: pick('cache_creation_input_tokens', base?.cacheWrite ?? 0),
+    output: pick('output_tokens', base?.output ?? 0),
+    reasoning: 0,
+  };
+}
+
+interface Block {
+  type: string;
+  text: string;
+  id: string;
+  name: string;
+  json: string;
+}
+
+function outputOf(blocks: Block[], out: ModelOutput): ModelOutput {
+  for (const block of blocks) if (block.type.endsWith('tool_use') && block.json === '') block.json = '{}';
+  const texts = blocks.filter((b) => b.type === 'text').map((b) => b.text);
+  out.toolCalls = blocks
+    .filter((b) => b.type === 'tool_use' || b.type === 'server_tool_use')
+    .map((b): ToolCall => ({ id: b.id, name: b.name, arguments: b.json }));
+  if (texts.length > 0) out.text = texts.join('');
+  return out;
+}
+
+/** A message's content blocks as turn parts. */
+function blockParts(content: unknown): TurnPart[] {
+  if (!Array.isArray(content)) {
+    const text = contentText(content);
+    return text === '' ? [] : [{ kind: 'text', text }];
+  }
+  const parts: TurnPart[] = [];
+  for (const block of content) {
+    if (typeof block === 'string') parts.push({ kind: 'text', text: block });
+    if (!isObject(block)) continue;
+    if (block.type === 'tool_use' || block.type === 'server_tool_use') {
+      parts.push({
+        kind: 'tool-call',
+        id: str(block.id) ?? '',
+        name: str(block.name) ?? '',
+        arguments: block.input === undefined ? '{}' : JSON.stringify(block.input),
+      });
+    } else if (
+      block.type === 'tool_result' ||
+      (typeof block.type === 'string' && block.type.endsWith('_tool_result'))
+    ) {
+      const callId = str(block.tool_use_id);
+      parts.push({
+        kind: 'tool-result',
+        ...(callId === undefined ? {} : { callId }),
+        text: typeof block.content === 'string' ? block.content : contentText(block.content),
+      });
+    } else if (typeof block.text === 'string') parts.push({ kind: 'text', text: block.text });
+    else if (typeof block.thinking === 'string') parts.push({ kind: 'text', text: block.thinking });
+    else parts.push({ kind: 'media', text: asText(block) });
+  }
+  return parts;
+}
+
+export const anthropicMessages: Provider = {
+  id: 'anthropic.messages',
+  provider: 'anthropic',
+  api: 'messages',
+  detect(request) {
+    if (!isJsonPost(request) || !pathOf(request).endsWith('/messages') || !Array.isArray(request.json.messages))
+      return false;
+    if ('max_tokens' in request.json) return true;
+    return Object.keys(request.headers).some((k) => /^(anthropic-version|x-api-key)$/i.test(k));
+  },
+  readInput(body) {
+    const system = body.system === undefined ? undefined : contentText(body.system);
+    return {
+      model: str(body.model) ?? '',
+      ...(system === undefined || system === '' ? {} : { system }),
+      messages: asArray(body.messages),
+      ...(Array.isArray(body.tools) ? { tools: body.tools } : {}),
+    };
+  },
+  decodeBody(body) {
+    const out: ModelOutput = { toolCalls: [] };
+    if (!isObject(body)) return out;
+    if (typeof body.model === 'string') out.model = body.model;
+    const usage = anthropicUsage(body.usage);
+    if (usage) out.usage = usage;
+    const stop = str(body.stop_reason);
+    if (stop !== undefined) out.stopReason = stop;
+    const blocks: Block[] = [];
+    for (const block of asArray(body.content)) {
+      if (!isObject(block)) continue;
+      blocks.push({
+        type: str(block.type) ?? '',
+        text: str(block.text) ?? '',
+        id: str(block.id) ?? '',
+        name: str(block.name) ?? '',
+        json: block.input === undefined ? '' : JSON.stringify(block.input),
+      });
+    }
+    return outputOf(blocks, out);
+  },
+  assembleStream(events) {
+    const out: ModelOutput = { toolCalls: [] };
+    let usage: Usage | undefined;
+    const byIndex = new Map<number, Block>();
+    for (const event of events) {
+      const data = eventJson(event);
+      if (data === undefined) continue;
+      switch (data.type) {
+        case 'message_start':
+          if (isObject(data.message)) {
+            if (typeof data.message.model === 'string') out.model = data.message.model;
+            usage = anthropicUsage(data.message.usage, usage);
+          }
+          break;
+        case 'content_block_start': {
+          const block = isObject(data.content_block) ? data.content_block : {};
+          byIndex.set(num(data.index), {
+            type: str(block.type) ?? 'text',
+            text: str(block.text) ?? '',
+            id: str(block.id) ?? '',
+            name: str(block.name) ?? '',
+            json: '',
+          });
+          break;
+        }
+        case 'content_block_delta': {
+          const entry = byIndex.get(num(data.index));
+          const delta = isObject(data.delta) ? data.delta : {};
+          if (entry === undefined) break;
+          if (delta.type === 'text_delta' && typeof delta.text === 'string') {
+            entry.text += delta.text;
+            out.firstTokenOffsetMs ??= event.offsetMs;
+          } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+            entry.json += delta.partial_json;
+            out.firstTokenOffsetMs ??= event.offsetMs;
+          }
+          break;
+        }
+        case 'message_delta':
+          if (isObject(data.delta) && typeof data.delta.stop_reason === 'string')
+            out.stopReason = data.delta.stop_reason;
+          usage = anthropicUsage(data.usage, usage);
+          break;
+      }
+    }
+    if (usage) out.usage = usage;
+    return outputOf(
+      [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, block]) => block),
+      out,
+    );
+  },
+  turns(call) {
+    const turns: Turn[] = [];
+    if (call.system) turns.push({ role: 'system', parts: [{ kind: 'text', text: call.system }] });
+    for (const message of call.messages) {
+      if (!isObject(message)) continue;
+      const role = message.role === 'assistant' ? 'assistant' : message.role === 'user' ? 'user' : 'other';
+      turns.push({ role, parts: blockParts(message.content) });
+    }
+    return turns;
+  },
+  tools: (call) => functionTools(call.tools),
+  systemPrompt: (body) => (body.system === undefined ? undefined : contentText(body.system)),
+  withSystemPrompt(body, prompt) {
+    if (!Array.isArray(body.system)) return { ...body, system: prompt };
+    // One text block; a cache breakpoint on the last block stays on it.
+    const last = body.system[body.system.length - 1];
+    const cache = isObject(last) && last.cache_control !== undefined ? { cache_control: last.cache_control } : {};
+    return { ...body, system: [{ type: 'text', text: prompt, ...cache }] };
+  },
+  volatile: ['metadata'],
+  structural: (body: Json) => withoutKeys(body, SAMPLING_KEYS),
+};

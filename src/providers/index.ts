@@ -1,0 +1,29 @@
+// Providers: one module per model wire API behind one interface (types.ts), listed in
+// registry.ts. Everything outside this folder asks these functions about model calls.
+export {
+  decodeModelCall,
+  detectProvider,
+  partText,
+  providerById,
+  providerOf,
+  systemPromptOf,
+  toolsOf,
+  turnsOf,
+  turnText,
+  withSystemPrompt,
+} from './model-call.js';
+export { PROVIDERS } from './registry.js';
+export { eventJson, parseSse, type SseEvent } from './sse.js';
+export type {
+  DecodedModelCall,
+  Json,
+  ModelInput,
+  ModelOutput,
+  Provider,
+  ProviderRequest,
+  ProviderResponse,
+  RecordedModelCall,
+  ToolSpec,
+  Turn,
+  TurnPart,
+} from './types.js';

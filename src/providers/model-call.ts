@@ -1,0 +1,108 @@
+// What the rest of tapedeck asks the providers: which provider speaks a request, the
+// model.called payload of an exchange, and the turns, tools and system prompt of a call —
+// provider-independent answers, so no other module parses a provider's shapes.
+import { openaiChat } from './openai-chat.js';
+import { isObject } from './read.js';
+import { PROVIDERS } from './registry.js';
+import { parseSse } from './sse.js';
+import type {
+  DecodedModelCall,
+  Json,
+  Provider,
+  ProviderRequest,
+  ProviderResponse,
+  RecordedModelCall,
+  ToolSpec,
+  Turn,
+  TurnPart,
+} from './types.js';
+
+/** The provider whose API a request speaks, or undefined for a request that is no model call. */
+export function detectProvider(request: ProviderRequest): Provider | undefined {
+  for (const provider of PROVIDERS) if (provider.detect(request)) return provider;
+  return undefined;
+}
+
+/** A provider by its id (`openai.chat.completions`, …). */
+export function providerById(id: string): Provider | undefined {
+  return PROVIDERS.find((p) => p.id === id);
+}
+
+/** The provider that recorded a model call (by its `provider` and `api`), if tapedeck knows it. */
+export function providerOf(call: Pick<RecordedModelCall, 'provider' | 'api'>): Provider | undefined {
+  return PROVIDERS.find((p) => p.provider === call.provider && p.api === call.api);
+}
+
+/** A provider, or the reader of OpenAI-compatible shapes for a call no registered provider made. */
+function readerOf(call: Pick<RecordedModelCall, 'provider' | 'api'>): Provider {
+  return providerOf(call) ?? openaiChat;
+}
+
+/** The model.called payload (without timing) of one exchange the provider speaks. */
+export function decodeModelCall(
+  provider: Provider,
+  request: ProviderRequest,
+  response: ProviderResponse,
+): DecodedModelCall {
+  const input = provider.readInput(isObject(request.json) ? request.json : {}, request);
+  const output =
+    response.chunks !== undefined
+      ? provider.assembleStream(parseSse(response.chunks), input)
+      : provider.decodeBody(response.json, input);
+  return {
+    provider: provider.provider,
+    api: provider.api,
+    model: output.model ?? input.model,
+    streamed: response.chunks !== undefined,
+    ...(input.system === undefined ? {} : { system: input.system }),
+    messages: input.messages,
+    ...(input.tools === undefined ? {} : { tools: input.tools }),
+    output: { ...(output.text === undefined ? {} : { text: output.text }), toolCalls: output.toolCalls },
+    ...(output.stopReason === undefined ? {} : { stopReason: output.stopReason }),
+    ...(output.usage === undefined ? {} : { usage: output.usage }),
+    ...(output.firstTokenOffsetMs === undefined ? {} : { firstTokenOffsetMs: output.firstTokenOffsetMs }),
+  };
+}
+
+/** The conversation of a recorded model call, roles and parts unified across providers. */
+export function turnsOf(call: RecordedModelCall): Turn[] {
+  return readerOf(call).turns(call);
+}
+
+/** The tools a recorded model call offered. */
+export function toolsOf(call: RecordedModelCall): ToolSpec[] {
+  return readerOf(call).tools(call);
+}
+
+/** The text of one part: text as it is, a tool call as `name(arguments)`, a result's text; media as nothing. */
+export function partText(part: TurnPart): string {
+  switch (part.kind) {
+    case 'text':
+    case 'tool-result':
+      return part.text;
+    case 'tool-call':
+      return `${part.name}(${part.arguments})`;
+    case 'media':
+      return '';
+  }
+}
+
+/** The text of a turn, parts joined by newlines. */
+export function turnText(turn: Turn): string {
+  return turn.parts
+    .map(partText)
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** The system prompt of a model request body of the provider `id`. */
+export function systemPromptOf(id: string, body: unknown): string | undefined {
+  const provider = providerById(id);
+  return provider && isObject(body) ? provider.systemPrompt(body) : undefined;
+}
+
+/** A copy of a model request body of the provider `id` with its system prompt set to `prompt`. */
+export function withSystemPrompt(id: string, body: Json, prompt: string): Json {
+  const provider = providerById(id);
+  return provider ? provider.withSystemPrompt(body, prompt) : body;
+}

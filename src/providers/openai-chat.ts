@@ -1,0 +1,357 @@
+// OpenAI Chat Completions (POST …/chat/completions), streamed (SSE) and not. Also the shape
+// OpenAI-compatible servers speak, so the registry reads an unknown provider's calls with it.
+//
+// Usage buckets (provider usage is the truth, never double counted):
+//   inputUncached = prompt_tokens - prompt_tokens_details.cached_tokens
+//   cacheRead     = prompt_tokens_details.cached_tokens
+//   cacheWrite    = 0 (OpenAI does not report cache writes)
+//   output        = completion_tokens - completion_tokens_details.reasoning_tokens (visible output,
+//                   as the seed's output_tokens), reasoning = reasoning_tokens
+// so output + reasoning = completion_tokens and inputUncached + cacheRead = prompt_tokens.
+import type { ToolCall, Usage } from '../recording/types.js';
+import {
+  asArray,
+  asText,
+  contentText,
+  functionTools,
+  isJsonPost,
+  isObject,
+  num,
+  pathOf,
+  SAMPLING_KEYS,
+  str,
+  textParts,
+  withoutKeys,
+} from './read.js';
+import { eventJson } from './sse.js';
+import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
+
+/** OpenAI usage (Chat Completions `prompt_tokens`… or Responses `input_tokens`…) in buckets. */
+export function openaiUsage(usage: unknown): Usage | undefined {
+  if (!isObject(usage)) return undefined;
+  const isResponses = 'input_tokens' in usage;
+  const input = num(isResponses ? usage.input_tokens : usage.prompt_tokens);
+  const completion = num(isResponses ? usage.output_tokens : usage.completion_tokens);
+  const inDetails = usage[isResponses ? 'input_tokens_details' : 'prompt_tokens_details'];
+  const outDetails = usage[isResponses ? 'output_tokens_details' : 'completion_tokens_details'];
+  const cached = Math.min(input, isObject(inDetails) ? num(inDetails.cached_tokens) : 0);
+  const reasoning = Math.min(completion, isObject(outDetails) ? num(outDetails.reasoning_tokens) : 0);
+  return {
+    inputUncached: input - cached,
+    cacheRead: cached,
+    cacheWrite: 0,
+    output: completion - reasoning,
+    reasoning,
+  };
+}
+
+const isSystemMessage = (m: unknown): m is Json => isObject(m) && (m.role === 'system' || m.role === 'developer');
+
+/** The system/developer messages' text, joined; undefined when there are none. */
+export function systemOfMessages(messages: unknown[]): string | undefined {
+  const parts = messages
+    .filter(isSystemMessage)
+    .map((m) => contentText(m.content))
+    .filter((text) => text !== '');
+  return parts.length > 0 ? parts.join('\n\n') : undefined;
+}
+
+/** A copy of `list` whose first system message says `prompt` (later ones dropped; one added when there is none). */
+export function withSystemMessage(list: unknown[], prompt: string): unknown[] {
+  const first = list.findIndex(isSystemMessage);
+  if (first < 0) return [{ role: 'system', content: prompt }, ...list];
+  return list.flatMap((m, i) =>
+    i === first ? [{ ...(m as Json), role: (m as Json).role, content: prompt }] : isSystemMessage(m) ? [] : [m],
+  );
+}
+
+/** Content parts: text, and images / audio / files as media. */
+function contentParts(content: unknown): TurnPart[] {
+  if (!Array.isArray(content)) return textParts(content);
+  const parts: TurnPart[] = [];
+  for (const part of content) {
+    if (typeof part === 'string') parts.push({ kind: 'text', text: part });
+    else if (isObject(part) && typeof part.text === 'string') parts.push({ kind: 'text', text: part.text });
+    else if (isObject(part) && typeof part.refusal === 'string') parts.push({ kind: 'text', text: part.refusal });
+    else if (part !== null && part !== undefined) parts.push({ kind: 'media', text: asText(part) });
+  }
+  return parts;
+}
+
+function toolCallPart(call: unknown): TurnPart {
+  const c = isObject(call) ? call : {};
+  const fn = isObject(c.function) ? c.function : c;
+  const args = fn.arguments;
+  return {
+    kind: 'tool-call',
+    id: str(c.id) ?? '',
+    name: str(fn.name) ?? '',
+    arguments: typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args),
+  };
+}
+
+/** Chat messages as turns: system/developer, user, assistant (text and tool_calls), tool results. */
+export function chatTurns(messages: unknown[], system?: string): Turn[] {
+  const turns: Turn[] = [];
+  if (system !== undefined && system !== '' && !messages.some(isSystemMessage))
+    turns.push({ role: 'system', parts: [{ kind: 'text', text: system }] });
+  for (const message of messages) {
+    if (typeof message === 'string') {
+      turns.push({ role: 'user', parts: [{ kind: 'text', text: message }] });
+      continue;
+    }
+    if (!isObject(message)) continue;
+    const role = str(message.role);
+    if (role === 'system' || role === 'developer') turns.push({ role: 'system', parts: contentParts(message.content) });
+    else if (role === 'user') turns.push({ role: 'user', parts: contentParts(message.content) });
+    else if (role === 'assistant') {
+      const parts = contentParts(message.content);
+      for (const call of asArray(message.tool_calls)) parts.push(toolCallPart(call));
+      if (isObject(message.function_call)) parts.push(toolCallPart({ function: message.function_call }));
+      turns.push({ role: 'assistant', parts });
+    } else if (role === 'tool' || role === 'function') {
+      const callId = str(message.tool_call_id);
+      const name = str(message.name);
+      turns.push({
+        role: 'tool',
+        parts: [
+          {
+            kind: 'tool-result',
+            ...(callId === undefined ? {} : { callId }),
+            ...(name === undefined ? {} : { name }),
+            text: contentText(message.content),
+          },
+        ],
+      });
+    } else turns.push({ role: 'other', parts: [{ kind: 'text', text: asText(message.content ?? message) }] });
+  }
+  return turns;
+}
+
+function decodeBody(body: unknown): ModelOutput {
+  if (!isObject(body)) return { toolCalls: [] };
+  const out: ModelOutput = { toolCalls: [] };
+  if (typeof body.model === 'string') out.model = body.model;
+  const usage = openaiUsage(body.usage);
+  if (usage) out.usage = usage;
+  const choices = asArray(body.choices);
+  const choice = choices.find((c) => isObject(c) && num(c.index) === 0) ?? choices[0];
+  if (!isObject(choice)) return out;
+  const message = isObject(choice.message) ? choice.message : {};
+  if (typeof message.content === 'string') out.text = message.content;
+  for (const call of asArray(message.tool_calls)) {
+    if (!isObject(call)) continue;
+    const fn = isObject(call.function) ? call.function : {};
+    out.toolCalls.push({ id: str(call.id) ?? '', name: str(fn.name) ?? '', arguments: str(fn.arguments) ?? '' });
+  }
+  const stop = str(choice.finish_reason);
+  if (stop !== undefined) out.stopReason = stop;
+  return out;
+}
+
+export const openaiChat: Provider = {
+  id: 'openai.chat.completions',
+  provider: 'openai',
+  api: 'chat.completions',
+  detect: (request) =>
+    isJsonPost(request) && pathOf(request).endsWith('/chat/completions') && Array.isArray(request.json.messages),
+  readInput(body) {
+    const messages = asArray(body.messages);
+    const system = systemOfMessages(messages);
+    return {
+      model: str(body.model) ?? '',
+      ...(system === undefined ? {} : { system }),
+      messages,
+      ...(Array.isArray(body.tools) ? { tools: body.tools } : {}),
+    };
+  },
+  decodeBody,
+  assembleStream(events) {
+    const out: ModelOutput = { toolCalls: [] };
+    let text = '';
+    let hasText = false;
+    const byIndex = new Map<number, ToolCall>();
+    for (const event of events) {
+      const chunk = eventJson(event);
+      if (chunk === undefined) continue;
+      if (typeof chunk.model === 'string') out.model = chunk.model;
+      if (chunk.usage !== undefined && chunk.usage !== null) {
+        const usage = openaiUsage(chunk.usage);
+        if (usage) out.usage = usage;
+      }
+      for (const choice of asArray(chunk.choices)) {
+        if (!isObject(choice) || num(choice.index) !== 0) continue;
+        const delta = isObject(choice.delta) ? choice.delta : {};
+        if (typeof delta.content === 'string' && delta.content !== '') {
+          text += delta.content;
+          hasText = true;
+          out.firstTokenOffsetMs ??= event.offsetMs;
+        }
+        for (const part of asArray(delta.tool_calls)) {
+          if (!isObject(part)) continue;
+          out.firstTokenOffsetMs ??= event.offsetMs;
+          const index = num(part.index);
+          const call = byIndex.get(index) ?? { id: '', name: '', arguments: '' };
+          const fn = isObject(part.function) ? part.function : {};
+          if (typeof part.id === 'string') call.id = part.id;
+          if (typeof fn.name === 'string') call.name += fn.name;
+          if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+          byIndex.set(index, call);
+        }
+        if (typeof choice.finish_reason === 'string') out.stopReason = choice.finish_reason;
+      }
+    }
+    if (hasText) out.text = text;
+    out.toolCalls = [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, call]) => call);
+    return out;
+  },
+  turns: (call) => chatTurns(call.messages, call.system),
+  tools: (call) => functionTools(call.tools),
+  systemPrompt: (body) => systemOfMessages(asArray(body.messages)),
+  withSystemPrompt: (body, prompt) => ({ ...body, messages: withSystemMessage(asArray(body.messages), prompt) }),
+  volatile: ['user', 'metadata', 'store', 'prompt_cache_key', 'safety_identifier'],
+  structural: (body) => withoutKeys(body, SAMPLING_KEYS),
+};
+
+// ---------------------------------------------------------------- OpenAI Responses
+// (POST …/responses; folded in here as it was in the recorder's OpenAI codec: it moves to its own
+// provider module next.) `instructions` and system/developer input items are the system prompt,
+// `input` the messages (a string input is one user message), `function_call` items the tool calls.
+
+/** The input items of a Responses request (a string input is one user message). */
+function responsesInput(body: Json): unknown[] {
+  return typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : asArray(body.input);
+}
+
+function responsesOutput(body: Json): ModelOutput {
+  const texts: string[] = [];
+  const out: ModelOutput = { toolCalls: [] };
+  for (const item of asArray(body.output)) {
+    if (!isObject(item)) continue;
+    if (item.type === 'message') {
+      for (const part of asArray(item.content)) {
+        if (isObject(part) && part.type === 'output_text' && typeof part.text === 'string') texts.push(part.text);
+      }
+    } else if (item.type === 'function_call') {
+      out.toolCalls.push({
+        id: str(item.call_id) ?? str(item.id) ?? '',
+        name: str(item.name) ?? '',
+        arguments: str(item.arguments) ?? '',
+      });
+    }
+  }
+  if (texts.length > 0) out.text = texts.join('');
+  if (typeof body.model === 'string') out.model = body.model;
+  const usage = openaiUsage(body.usage);
+  if (usage) out.usage = usage;
+  const incomplete = isObject(body.incomplete_details) ? str(body.incomplete_details.reason) : undefined;
+  const stop = incomplete ?? (out.toolCalls.length > 0 ? 'tool_calls' : str(body.status));
+  if (stop !== undefined) out.stopReason = stop;
+  return out;
+}
+
+/** Input items as turns: messages by role, function calls and their outputs, anything else as other. */
+function responsesTurns(items: unknown[], system: string | undefined): Turn[] {
+  const turns: Turn[] = [];
+  // `system` joins the instructions and the system items: the instructions are what the items do not say.
+  const fromItems = systemOfMessages(items);
+  let instructions = system;
+  if (system !== undefined && fromItems !== undefined)
+    instructions =
+      system === fromItems
+        ? undefined
+        : system.endsWith(`\n\n${fromItems}`)
+          ? system.slice(0, -fromItems.length - 2)
+          : system;
+  if (instructions) turns.push({ role: 'system', parts: [{ kind: 'text', text: instructions }] });
+  for (const item of items) {
+    if (!isObject(item)) continue;
+    if (item.type === 'function_call') {
+      turns.push({
+        role: 'assistant',
+        parts: [
+          {
+            kind: 'tool-call',
+            id: str(item.call_id) ?? str(item.id) ?? '',
+            name: str(item.name) ?? '',
+            arguments: str(item.arguments) ?? '',
+          },
+        ],
+      });
+    } else if (item.type === 'function_call_output') {
+      const callId = str(item.call_id);
+      turns.push({
+        role: 'tool',
+        parts: [{ kind: 'tool-result', ...(callId === undefined ? {} : { callId }), text: contentText(item.output) }],
+      });
+    } else if (item.type === undefined || item.type === 'message') {
+      turns.push(...chatTurns([item]));
+    } else {
+      const summary = contentText(item.summary);
+      turns.push({ role: 'other', parts: [{ kind: 'text', text: summary !== '' ? summary : asText(item) }] });
+    }
+  }
+  return turns;
+}
+
+export const openaiResponses: Provider = {
+  id: 'openai.responses',
+  provider: 'openai',
+  api: 'responses',
+  detect: (request) =>
+    isJsonPost(request) &&
+    pathOf(request).endsWith('/responses') &&
+    ('input' in request.json || 'model' in request.json),
+  readInput(body) {
+    const messages = responsesInput(body);
+    const parts = [
+      ...(typeof body.instructions === 'string' && body.instructions !== '' ? [body.instructions] : []),
+      ...(systemOfMessages(messages) === undefined ? [] : [systemOfMessages(messages) as string]),
+    ];
+    return {
+      model: str(body.model) ?? '',
+      ...(parts.length > 0 ? { system: parts.join('\n\n') } : {}),
+      messages,
+      ...(Array.isArray(body.tools) ? { tools: body.tools } : {}),
+    };
+  },
+  decodeBody: (body) => (isObject(body) ? responsesOutput(body) : { toolCalls: [] }),
+  assembleStream(events) {
+    let final: Json | undefined;
+    let firstTokenOffsetMs: number | undefined;
+    let streamedText = '';
+    const items: unknown[] = [];
+    for (const event of events) {
+      const data = eventJson(event);
+      if (data === undefined) continue;
+      const type = str(data.type) ?? event.event;
+      if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta') {
+        firstTokenOffsetMs ??= event.offsetMs;
+        if (type === 'response.output_text.delta' && typeof data.delta === 'string') streamedText += data.delta;
+      }
+      if (type === 'response.output_item.done' && data.item !== undefined) items.push(data.item);
+      if (
+        (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') &&
+        isObject(data.response)
+      )
+        final = data.response;
+    }
+    // A stream cut short has no final response: its finished items and text deltas are what was said.
+    const out = responsesOutput(final ?? { output: items });
+    if (out.text === undefined && streamedText !== '') out.text = streamedText;
+    if (firstTokenOffsetMs !== undefined) out.firstTokenOffsetMs = firstTokenOffsetMs;
+    return out;
+  },
+  turns: (call) => responsesTurns(call.messages, call.system),
+  tools: (call) => functionTools(call.tools),
+  systemPrompt(body) {
+    if (typeof body.instructions === 'string') return body.instructions;
+    return systemOfMessages(responsesInput(body));
+  },
+  withSystemPrompt(body, prompt) {
+    if (typeof body.instructions === 'string' || !Array.isArray(body.input)) return { ...body, instructions: prompt };
+    return { ...body, input: withSystemMessage(body.input, prompt) };
+  },
+  volatile: ['user', 'metadata', 'store', 'prompt_cache_key', 'safety_identifier'],
+  structural: (body) => withoutKeys(body, SAMPLING_KEYS),
+};

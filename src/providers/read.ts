@@ -1,0 +1,93 @@
+// Small readers the provider modules share: JSON shapes read defensively (a recording is
+// untrusted data), text of content parts, request paths, and dropping keys.
+import type { Json, ProviderRequest, ToolSpec, TurnPart } from './types.js';
+
+export function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** A non-negative integer count; 0 for anything else. */
+export function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
+}
+
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Joins the text of a content value: a string, or an array of parts with `text`. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return asArray(content)
+    .map((part) => (typeof part === 'string' ? part : isObject(part) && typeof part.text === 'string' ? part.text : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** A value as text: strings as they are, anything else as JSON. */
+export function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value ?? null);
+}
+
+/** The request's path without trailing slashes. */
+export function pathOf(request: ProviderRequest): string {
+  return request.url.pathname.replace(/\/+$/, '');
+}
+
+/** A POST whose body is a JSON object. */
+export function isJsonPost(request: ProviderRequest): request is ProviderRequest & { json: Json } {
+  return request.method.toUpperCase() === 'POST' && isObject(request.json);
+}
+
+/** A copy of `body` without `keys` (top level). */
+export function withoutKeys(body: Json, keys: readonly string[]): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(body)) if (!keys.includes(k)) out[k] = v;
+  return out;
+}
+
+/** Text parts from a string or an array of text parts, keeping empty text out. */
+export function textParts(content: unknown): TurnPart[] {
+  const text = contentText(content);
+  return text === '' ? [] : [{ kind: 'text', text }];
+}
+
+/** Sampling and transport knobs of the OpenAI and Anthropic request bodies (top level). */
+export const SAMPLING_KEYS = [
+  'temperature',
+  'top_p',
+  'top_k',
+  'max_tokens',
+  'max_completion_tokens',
+  'max_output_tokens',
+  'n',
+  'seed',
+  'parallel_tool_calls',
+  'stream_options',
+  'frequency_penalty',
+  'presence_penalty',
+] as const;
+
+/** Tools with the fields at top level (Responses, Anthropic `input_schema`) or under `function` (Chat Completions). */
+export function functionTools(tools: unknown[] | undefined): ToolSpec[] {
+  const out: ToolSpec[] = [];
+  for (const tool of tools ?? []) {
+    if (!isObject(tool)) continue;
+    const fn = isObject(tool.function) ? tool.function : tool;
+    const name = str(fn.name) ?? str(tool.type);
+    if (name === undefined) continue;
+    const description = str(fn.description);
+    const parameters = fn.parameters ?? fn.input_schema;
+    out.push({
+      name,
+      ...(description === undefined ? {} : { description }),
+      ...(parameters === undefined ? {} : { parameters }),
+    });
+  }
+  return out;
+}
