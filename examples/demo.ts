@@ -214,7 +214,9 @@ async function phaseReplay(world: World, baseline: Run): Promise<Recording | und
   say(`  replay:    ${result.dir} (${result.status}), first divergent step ${result.firstDivergentStep ?? '-'}`);
   say(`  answer:    ${result.output?.stdout.trim() ?? ''}`);
   say(`  answers:   ${reader.describeProvenance(result.served)}`);
-  say(`  held back: ${result.heldBack.length} side effect(s) that the replay did not perform`);
+  say(
+    `  held back: ${result.heldBack.filter((h) => h.mutating).length} side effect(s) that the replay did not perform`,
+  );
   const replayed = await reader.readRecording(result.dir);
   for (const e of replayed.events) {
     if (e.type !== 'db.changed' || e.payload.table !== 'bookings' || e.payload.op !== 'insert') continue;

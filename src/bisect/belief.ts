@@ -1,5 +1,5 @@
 // The agent's belief at step k: what it was told, what it observed, what it claimed and what it did.
-import { FactIndex } from '../facts/index.js';
+import { EntityIndex, FactIndex } from '../facts/index.js';
 import type { Recording, StateType, ToolCall } from '../recording/index.js';
 import { canonical, parseMaybeJson } from './canonical.js';
 import { bodyToText, listSteps, type StepView } from './view.js';
@@ -42,6 +42,8 @@ export interface Belief {
   step: number;
   /** The task as given: the system prompt and the first user input. */
   given: string[];
+  /** The user's own words among them (the first call's user messages): who the user is, what they ask. */
+  task: string[];
   /** The latest context the model saw (messages of the last model call at or before `step`). */
   context?: { step: number; system?: string; messages: unknown[] };
   observations: Observation[];
@@ -52,7 +54,7 @@ export interface Belief {
 
 /** The belief at step k, built from the steps 1..k of the recording. */
 export function beliefAt(recording: Recording, step: number, steps: StepView[] = listSteps(recording)): Belief {
-  const belief: Belief = { step, given: [], observations: [], claims: [], actions: [], decisions: [] };
+  const belief: Belief = { step, given: [], task: [], observations: [], claims: [], actions: [], decisions: [] };
   let firstModel = true;
   let lastModelStep = 0;
   for (const view of steps) {
@@ -66,6 +68,7 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
         for (const message of model.messages) {
           const role = roleOf(message);
           if (role === 'system' || role === 'developer' || role === 'user') belief.given.push(messageText(message));
+          if (role === 'user') belief.task.push(messageText(message));
         }
       }
       for (const message of model.messages) {
@@ -156,6 +159,21 @@ function collectText(content: unknown, parts: string[]): void {
 }
 
 const beliefFacts = new WeakMap<Belief, FactIndex>();
+const beliefEntities = new WeakMap<Belief, EntityIndex>();
+
+/** The entities (objects with an id) the belief's observations show, positioned as in factsOfBelief. */
+export function entitiesOfBelief(belief: Belief): EntityIndex {
+  let index = beliefEntities.get(belief);
+  if (index === undefined) {
+    index = new EntityIndex();
+    for (const o of belief.observations) {
+      const label = o.source === 'input' ? 'the task' : `step ${o.step}`;
+      index.add(o.text, { pos: 2 * o.step + (o.source === 'context' ? 0 : 1), stepId: o.step, label });
+    }
+    beliefEntities.set(belief, index);
+  }
+  return index;
+}
 
 /**
  * The facts of a belief's observations, indexed once. Positions order what was seen: an

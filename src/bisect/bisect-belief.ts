@@ -49,7 +49,7 @@ export interface BisectBeliefResult {
   predicate: string;
   steps: number;
   /** The first step at which the predicate is bad; absent when the run is good to the end. */
-  firstBad?: StepSummary & { reason: string; violationStep?: number };
+  firstBad?: StepSummary & { reason: string; violationStep?: number; evidence?: Record<string, unknown> };
   /** When skipped steps hide the boundary: the steps that may be the first bad one. */
   candidates: number[];
   lastGood: number;
@@ -149,6 +149,7 @@ export async function bisectBelief(
       const summary = summarizeStep(steps, at);
       result.firstBad = { ...summary, reason: proof.reason ?? `predicate ${predicate.name} is bad at step ${at}` };
       if (proof.violationStep !== undefined) result.firstBad.violationStep = proof.violationStep;
+      if (proof.evidence !== undefined) result.firstBad.evidence = proof.evidence;
     }
     return result;
   } finally {

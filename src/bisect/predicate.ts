@@ -11,6 +11,8 @@ export interface PredicateResult {
   reason?: string;
   /** The step that violates the predicate, when the predicate knows it (prefix predicates do). */
   violationStep?: number;
+  /** Structured detail of a bad verdict (for --json): what acted, on what, and the conflicting facts. */
+  evidence?: Record<string, unknown>;
 }
 
 /** What a predicate sees at step k: the prefix 1..k of the run. */

@@ -1,6 +1,6 @@
 // HTTP side effects of a run: the mutating requests it made (tool.called mutating, bare mutating exchanges)
 // and, in a replay, the ones held back (divergence.heldBack), each with target, parameters and step.
-import type { Body, HttpExchangePayload, RecordingEvent } from '../recording/index.js';
+import { type Body, type HttpExchangePayload, isReadRequest, type RecordingEvent } from '../recording/index.js';
 import { decodeText } from './fs-diff.js';
 import type { HttpEffect } from './types.js';
 
@@ -69,10 +69,15 @@ export function collectHttpEffects(
 ): HttpEffect[] {
   const exchanges = new Map<string, HttpExchangePayload>();
   const claimed = new Set<string>();
+  /** Steps whose tool.called says the call only reads (a held-back GET, an MCP tools/list). */
+  const readSteps = new Set<number>();
+  const heldBackSteps = new Set<number>();
   for (const e of events) {
     if (e.type === 'http.exchange') exchanges.set(e.payload.exchangeId, e.payload);
     else if ((e.type === 'model.called' || e.type === 'tool.called') && e.payload.exchangeId)
       claimed.add(e.payload.exchangeId);
+    if (e.type === 'tool.called' && !e.payload.mutating) readSteps.add(e.stepId);
+    if (e.type === 'divergence' && e.payload.heldBack) heldBackSteps.add(e.stepId);
   }
   const effects: HttpEffect[] = [];
   const add = (e: Omit<HttpEffect, 'index' | 'kind' | 'steps'>) => {
@@ -82,6 +87,8 @@ export function collectHttpEffects(
     if (e.type === 'tool.called' && e.payload.mutating) {
       const p = e.payload;
       const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
+      // A call the replay held back is its divergence's held-back effect, not a second one.
+      if (x?.servedFrom === 'blocked' && heldBackSteps.has(e.stepId)) continue;
       const body = x ? parseMaybeJson(bodyText(x.request.body, readBlob)) : undefined;
       const result = p.result !== undefined ? p.result : parseMaybeJson(bodyText(p.resultBody, readBlob));
       const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
@@ -104,6 +111,7 @@ export function collectHttpEffects(
       const x = e.payload;
       const method = x.request.method.toUpperCase();
       if (!MUTATING.has(method) || x.servedFrom === 'blocked') continue;
+      if (isReadRequest(method, bodyText(x.request.body, readBlob))) continue;
       const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
         stepId: e.stepId,
         name: 'http',
@@ -123,6 +131,8 @@ export function collectHttpEffects(
       add(effect);
     } else if (e.type === 'divergence' && e.payload.heldBack) {
       const h = e.payload.heldBack;
+      // Reads are never side effects, held back or not.
+      if (readSteps.has(e.stepId) || isReadRequest(h.method, h.body)) continue;
       add({
         stepId: e.stepId,
         name: 'held-back',

@@ -138,6 +138,18 @@ describe('stateDiff', () => {
     expect(d.against!.requestsOnlyThere).toHaveLength(2);
   });
 
+  it('a held-back read (GET, HEAD, an MCP tools/list) is never a side effect; a held-back write is', () => {
+    const r = new RecordingBuilder('replay-reads');
+    const think = r.model({ messages: [], toolCalls: [{ name: 'look', arguments: {} }] });
+    r.heldBack(think, 'GET', 'http://127.0.0.1:4000/passengers/P-102');
+    r.heldBack(think, 'HEAD', 'http://127.0.0.1:4000/passengers/P-102');
+    r.heldBack(think, 'POST', 'http://127.0.0.1:4000/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    r.heldBack(think, 'POST', 'http://127.0.0.1:4000/bookings', { flight_id: 'TD202' });
+    const d = stateDiff(r.complete().build(), { expected: { side_effects: 'fail' } });
+    expect(d.changes.requests.map((q) => `${q.method} ${q.target}`)).toEqual(['POST http://127.0.0.1:4000/bookings']);
+    expect(d.sideEffects).toHaveLength(1);
+  });
+
   it('rebuilds the post-world of an incomplete recording from its recorded changes', () => {
     const complete = bookingRun().build();
     const incomplete = { ...complete, post: {} };

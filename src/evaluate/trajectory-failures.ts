@@ -1,7 +1,9 @@
 // The five trajectory failure classes of seed 001 (§6.5), detected on the recorded trajectory: wrong tool,
 // bad args, hallucinated state, gave up, loop. Each names the step that shows its signature.
+
+import { findContradiction, usedValues } from '../facts/index.js';
 import type { TrajectoryClass } from './codes.js';
-import { type AgentCall, factsOf, idsUsed, type Trajectory } from './trajectory.js';
+import { type AgentCall, entitiesOf, factsOf, idsUsed, type Trajectory } from './trajectory.js';
 
 export interface TrajectoryFailure {
   failureClass: TrajectoryClass;
@@ -64,12 +66,25 @@ export function detectTrajectoryFailures(t: Trajectory, options: { maxSteps?: nu
     }
     const facts = factsOf(t);
     const invented = idsUsed(c.args).filter((id) => facts.groundId(id, c.seq) === undefined);
-    if (invented.length > 0)
+    if (invented.length > 0) {
       out.push({
         failureClass: 'hallucinated_state',
         stepId: c.stepId,
         message: `step ${c.stepId}: ${c.name} acts on ${invented.join(', ')}, which no observation returned and the user never gave`,
       });
+      continue;
+    }
+    // Acting on an entity whose own observed attributes contradict the task (another customer's order):
+    // the belief that it is the user's was never observed either.
+    if (!c.mutating) continue;
+    const found = findContradiction(
+      { step: c.thinkStepId, what: `THINK decided ${c.name}`, args: c.args, bound: c.seq },
+      entitiesOf(t),
+      t.userText,
+      usedValues,
+    );
+    if (found !== undefined)
+      out.push({ failureClass: 'hallucinated_state', stepId: c.stepId, message: `contradiction: ${found.message}` });
   }
   const answer = t.finalAnswer ?? '';
   if (GAVE_UP.test(answer) && (options.maxSteps === undefined || t.stepCount < options.maxSteps)) {

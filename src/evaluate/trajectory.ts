@@ -1,8 +1,16 @@
 // The trajectory of a run as the validators see it: model calls with their tool calls, tool steps with the
 // results the agent observed, the final answer, what the user said, and the tokens and cost spent.
 import { bodyText, parseMaybeJson } from '../diff/index.js';
-import { FactIndex, stringsIn, usedValues } from '../facts/index.js';
-import type { HttpExchangePayload, PriceSnapshot, Recording, StateType, Usage } from '../recording/index.js';
+import { EntityIndex, FactIndex, looksMutating, usedValues } from '../facts/index.js';
+import {
+  type HttpExchangePayload,
+  linkToolSteps,
+  type PriceSnapshot,
+  type Recording,
+  type StateType,
+  type ToolLink,
+  type Usage,
+} from '../recording/index.js';
 
 export interface RequestedCall {
   id: string;
@@ -29,7 +37,10 @@ export interface ToolStep {
   stepId: number;
   parentStepId?: number;
   seq: number;
+  /** The agent's tool when the step carries out a decided call, else the capture layer's name. */
   name: string;
+  /** The capture layer's name (`POST /refunds`) when the step is named after the agent's tool. */
+  route?: string;
   stateType: StateType;
   args: unknown;
   result: unknown;
@@ -56,6 +67,8 @@ export interface AgentCall {
   /** The tool step's error or HTTP status, when known. */
   error?: { code: string; message: string };
   status?: number;
+  /** Whether the call changed the world: its step was mutating (a call no tool step shows: judged by its name). */
+  mutating: boolean;
 }
 
 export interface Trajectory {
@@ -237,7 +250,15 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
       }
     } else if (e.type === 'run.completed' && e.payload.finalOutput !== undefined) finalOutput = e.payload.finalOutput;
   }
-  pairCalls(t, resultById);
+  const links = linkToolSteps(recording.events);
+  for (const step of t.toolSteps) {
+    const link = links.get(step.stepId);
+    if (link !== undefined && link.name !== step.name) {
+      step.route = step.name;
+      step.name = link.name;
+    }
+  }
+  pairCalls(t, resultById, links);
   const lastModel = t.modelSteps.at(-1);
   const answer =
     finalOutput ?? (lastModel && lastModel.toolCalls.length === 0 ? lastModel.text : undefined) ?? lastText;
@@ -263,46 +284,45 @@ export function factsOf(t: Trajectory): FactIndex {
   return index;
 }
 
+const entities = new WeakMap<Trajectory, EntityIndex>();
+
+/** The objects with an id the run observed (orders, customers, passengers), each from the seq it became visible. */
+export function entitiesOf(t: Trajectory): EntityIndex {
+  let index = entities.get(t);
+  if (index === undefined) {
+    index = new EntityIndex();
+    for (const o of t.observations) index.add(o.text, { pos: o.seq, stepId: o.stepId, label: `step ${o.stepId}` });
+    entities.set(t, index);
+  }
+  return index;
+}
+
 /** The id-like values inside a call's arguments (keys like order_id, letter-digit tokens, URL and path parts). */
 export function idsUsed(args: unknown): string[] {
   return [...new Set(usedValues(args).map((u) => u.value))];
 }
 
-/** Pairs each requested call with the tool step that ran it (by name, then by shared argument values). */
-function pairCalls(t: Trajectory, resultById: Map<string, string>): void {
-  const used = new Set<ToolStep>();
-  const childrenOf = new Map<number, ToolStep[]>();
-  for (const s of t.toolSteps) {
-    if (s.parentStepId === undefined) continue;
-    const list = childrenOf.get(s.parentStepId);
-    if (list) list.push(s);
-    else childrenOf.set(s.parentStepId, [s]);
+/** Pairs each requested call with the step that carried it out (linkToolSteps: tool-call id, name, shared values). */
+function pairCalls(t: Trajectory, resultById: Map<string, string>, links: Map<number, ToolLink>): void {
+  const stepFor = new Map<string, number>();
+  for (const [stepId, link] of links) {
+    const key = `${link.thinkStepId} ${link.callId}`;
+    if (!stepFor.has(key)) stepFor.set(key, stepId);
   }
+  const toolStep = new Map(t.toolSteps.map((s) => [s.stepId, s]));
   for (const m of t.modelSteps) {
-    const children = childrenOf.get(m.stepId) ?? [];
     for (const c of m.toolCalls) {
-      const wanted = stringsIn(c.args);
-      let best: ToolStep | undefined;
-      let bestScore = 0;
-      for (const s of children) {
-        if (used.has(s)) continue;
-        const have = new Set(stringsIn(s.args));
-        let score = s.name === c.name ? 100 : 0;
-        for (const w of wanted) if (have.has(w)) score++;
-        if (score > bestScore) {
-          best = s;
-          bestScore = score;
-        }
-      }
-      if (best) used.add(best);
+      const stepId = stepFor.get(`${m.stepId} ${c.id}`);
+      const best = stepId === undefined ? undefined : toolStep.get(stepId);
       const call: AgentCall = {
         id: c.id,
         name: c.name,
         args: c.args,
         argsValid: c.argsValid,
         thinkStepId: m.stepId,
-        stepId: best?.stepId ?? m.stepId,
+        stepId: stepId ?? m.stepId,
         seq: m.seq,
+        mutating: best?.mutating ?? (stepId === undefined || best === undefined ? looksMutating(c.name) : false),
       };
       const result = resultById.get(c.id) ?? (best?.resultText || undefined);
       if (result !== undefined) call.resultText = result;

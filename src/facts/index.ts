@@ -1,6 +1,17 @@
 // Facts: one home for reading numbers, money, percentages, quantities, dates and ids the way
 // people write them, and for grounding a claim in what was observed. Shared by the validators
 // (claim_fact, required_field, execution), the trajectory classes and bisect's predicates.
+export {
+  type Contradiction,
+  EntityIndex,
+  findContradiction,
+  looksMutating,
+  type MutatingAction,
+  type ObservedEntity,
+  principalFacts,
+  type TaskFact,
+  taskFacts,
+} from './contradiction.js';
 export { FactIndex, type FactMatch, type FactSource } from './fact-index.js';
 export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
 export {

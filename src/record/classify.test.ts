@@ -20,6 +20,15 @@ describe('classifyHttp', () => {
     expect(classifyHttp(call('POST', 'http://h/mcp', list))).toMatchObject({ stateType: 'OBSERVE', mutating: false });
   });
 
+  it('a JSON-RPC method that only reads never mutates; others do unless a rule declares them reads', () => {
+    const rpc = (method: string) => call('POST', 'http://h/rpc', { jsonrpc: '2.0', id: 1, method, params: {} });
+    for (const read of ['tools/list', 'resources/read', 'prompts/get', 'initialize', 'notifications/initialized'])
+      expect(classifyHttp(rpc(read)).mutating, read).toBe(false);
+    expect(classifyHttp(rpc('orders/create')).mutating).toBe(true);
+    const rules = [{ match: { rpcMethod: 'orders/get' }, stateType: 'API_CALL' as const, mutating: false }];
+    expect(classifyHttp(rpc('orders/get'), rules).mutating).toBe(false);
+  });
+
   it('calls GETs on search-like paths RETRIEVE and everything else API_CALL', () => {
     expect(classifyHttp(call('GET', 'http://h/policies?q=refund'))).toMatchObject({
       stateType: 'RETRIEVE',

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { TapedeckError } from '../recording/errors.js';
+import { isReadRpc } from '../recording/reads.js';
 import { StateTypeSchema } from '../recording/schema.js';
 import type { StateType, ToolCalledPayload } from '../recording/types.js';
 
@@ -98,7 +99,8 @@ export function classifyHttp(call: HttpCallInfo, rules: readonly ToolRule[] = []
       name: isCall ? toolName : `mcp ${message.method}`,
       stateType: isCall ? 'MCP_CALL' : 'OBSERVE',
       args: isCall ? (message.params.arguments ?? {}) : message.params,
-      mutating: isCall && MUTATING.has(method),
+      // A tools/call may change anything; another JSON-RPC method changes something unless it is a known read.
+      mutating: MUTATING.has(method) && (isCall || !isReadRpc(message.method)),
     };
   }
   // MCP Streamable HTTP chatter without a JSON-RPC body, told by the session header: the

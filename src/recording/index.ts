@@ -25,9 +25,11 @@ export {
   readManifest,
   readRecording,
 } from './reader.js';
+export { isReadRequest, isReadRpc, READ_METHODS, rpcMethod } from './reads.js';
 export { createRedactor, isPlaceholder, PLACEHOLDER_PREFIX, type RedactionOptions, type Redactor } from './redact.js';
 export * from './schema.js';
 export { type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
+export { atomsOf, linkToolSteps, pickCall, type StepFacts, type ToolLink, urlAtoms } from './tool-links.js';
 export type * from './types.js';
 export { compareKeyValues, sortRows, worldAt } from './world.js';
 export {

@@ -195,7 +195,16 @@ export const NondeterminismPayloadSchema = z
   .strict();
 
 export const StepStartedPayloadSchema = z
-  .object({ stateType: StateTypeSchema, name: z.string(), agentId: z.string().optional() })
+  .object({
+    stateType: StateTypeSchema,
+    /** What the step is called: the model, or the agent's tool for a step that carries out a decided tool call. */
+    name: z.string(),
+    agentId: z.string().optional(),
+    /** The decided tool call this step answers (the model's tool-call id). */
+    toolCallId: z.string().optional(),
+    /** The capture layer's name for the step when it is named after the agent's tool (`POST /refunds`). */
+    route: z.string().optional(),
+  })
   .strict();
 
 export const StepCompletedPayloadSchema = z

@@ -2,8 +2,10 @@
 // sent. It becomes an API_CALL step whose exchange is `servedFrom: 'blocked'`, a divergence that
 // explains the miss (which match layers passed, the nearest recorded request, the differing
 // fields), and an entry in ReplayResult.heldBack; the agent gets the miss policy's answer.
+
+import { isReadRequest } from '../recording/index.js';
 import { type Answer, type Ask, stopped } from './answer.js';
-import { explainMiss, isSafeMethod, type MatchResult } from './match.js';
+import { explainMiss, type MatchResult } from './match.js';
 import { type LiveRequest, parseJson, summaryOf, viewOf } from './normalize.js';
 import { wireOf } from './protocol.js';
 import type { ReplaySession } from './session.js';
@@ -15,10 +17,11 @@ export function holdBack(session: ReplaySession, ask: Ask, m: MatchResult): Answ
   session.beginStep(step, undefined);
   const { request: raw, bytes, redacted: live } = ask;
   const view = viewOf(live);
-  const mutating = !isSafeMethod(raw.method);
   const policy = policyFor(session, raw);
   const explanation = explainMiss(live, m);
   const body = live.bodyText === undefined ? undefined : parseJson(live.bodyText);
+  // A held-back read (GET, an MCP tools/list) is not a side effect the replay kept from the world.
+  const mutating = !isReadRequest(raw.method, body?.ok ? body.value : undefined);
   // Every unmatched call is held back (never sent); `mutating` tells side effects from reads.
   const held = {
     method: raw.method,

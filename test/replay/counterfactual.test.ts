@@ -65,6 +65,14 @@ describe('counterfactual replay with the fixed prompt', () => {
     // The replay is a recording like any other: the scoring engine reads it.
     const evaluation = evaluateRecording(replayed, loadContract(CONTRACT));
     expect(evaluation.task.hardSuccess).toBe(false);
+    // Reads are never side effects, held back or not: the GETs the fixed prompt added (policy and
+    // passenger lookups) are neither request effects nor UNAUTHORIZED_ACTION.
+    expect(result.heldBack.map((h) => [h.method, h.mutating])).toEqual([
+      ['GET', false],
+      ['GET', false],
+    ]);
+    expect(evaluation.diff.changes.requests).toEqual([]);
+    expect(evaluation.task.failureReasonCodes).not.toContain('UNAUTHORIZED_ACTION');
   });
 });
 

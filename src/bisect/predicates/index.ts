@@ -2,14 +2,16 @@
 import { TapedeckError } from '../../recording/index.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 import { claims } from './claims.js';
+import { contradiction } from './contradiction.js';
 import { grounding } from './grounding.js';
 import { noRepeat } from './no-repeat.js';
 
 export { changedTexts, checkClaims, claims, stateClaims } from './claims.js';
+export { checkContradiction, contradiction } from './contradiction.js';
 export { checkGrounding, grounding } from './grounding.js';
 export { checkNoRepeat, noRepeat } from './no-repeat.js';
 
-export const BUILTIN_PREDICATES = ['grounding', 'claims', 'no-repeat', 'all'] as const;
+export const BUILTIN_PREDICATES = ['grounding', 'contradiction', 'claims', 'no-repeat', 'all'] as const;
 export type BuiltinPredicateName = (typeof BUILTIN_PREDICATES)[number];
 
 /** Combines predicates: bad when any is bad, the earliest violation wins; skip only if none is bad and one skips. */
@@ -25,6 +27,7 @@ export function allOf(predicates: StepPredicate[], name = predicates.map((p) => 
       if (first) {
         const result: PredicateResult = { verdict: 'bad', reason: `[${first.p.name}] ${first.r.reason ?? 'bad'}` };
         if (first.r.violationStep !== undefined) result.violationStep = first.r.violationStep;
+        if (first.r.evidence !== undefined) result.evidence = { predicate: first.p.name, ...first.r.evidence };
         return result;
       }
       if (results.some(({ r }) => r.verdict === 'skip')) return { verdict: 'skip' };
@@ -45,8 +48,10 @@ export function builtinPredicate(name: string): StepPredicate {
       return claims;
     case 'no-repeat':
       return noRepeat;
+    case 'contradiction':
+      return contradiction;
     case 'all':
-      return allOf([grounding, claims, noRepeat], 'all');
+      return allOf([grounding, contradiction, claims, noRepeat], 'all');
     default:
       throw new TapedeckError(
         'BISECT_PREDICATE',

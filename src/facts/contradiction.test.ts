@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { EntityIndex, findContradiction, looksMutating, usedValues } from './index.js';
+
+/** Observations in order (pos = index): each a JSON value. */
+function world(...observations: unknown[]): EntityIndex {
+  const index = new EntityIndex();
+  for (const [i, o] of observations.entries())
+    index.add(JSON.stringify(o), { pos: i, stepId: i + 1, label: `step ${i + 1}` });
+  return index;
+}
+
+const act = (args: unknown, what = 'THINK decided act') => ({ step: 9, what, args, bound: 99 });
+const check = (entities: EntityIndex, task: string, args: unknown) =>
+  findContradiction(act(args), entities, task, usedValues);
+
+describe('contradiction: an action on an entity whose observed attributes conflict with the task', () => {
+  it('the order belongs to another customer than the one the task identifies (by a looked-up record)', () => {
+    const entities = world(
+      { customers: [{ id: 'C-1042', name: 'Maya Chen', email: 'maya.chen@example.com' }] },
+      { order: { id: 'O-7713', customer_id: 'C-2001', total_cents: 8950 } },
+    );
+    const found = check(entities, 'Hi, this is Maya Chen (maya.chen@example.com). Refund order #7713.', {
+      order_id: 'O-7713',
+    });
+    expect(found).toMatchObject({
+      step: 9,
+      entity: { id: 'O-7713', observedAt: 2 },
+      attribute: { key: 'customer_id', value: 'C-2001' },
+      fact: { value: 'C-1042', stepId: 1 },
+    });
+    expect(found?.message).toContain('acts on order O-7713, whose customer_id is "C-2001" (observed at step 2)');
+    // The customer's own order is fine.
+    const mine = world(
+      { customers: [{ id: 'C-1042', name: 'Maya Chen', email: 'maya.chen@example.com' }] },
+      { orders: [{ id: 'O-7731', customer_id: 'C-1042' }] },
+    );
+    expect(check(mine, 'this is Maya Chen (maya.chen@example.com)', { order_id: 'O-7731' })).toBeUndefined();
+  });
+
+  it('any schema: tenant, account, owner email, nested owner objects', () => {
+    expect(
+      check(world({ workspace: { id: 'W-9', tenant_id: 'T-77' } }), 'I am tenant T-12, delete workspace W-9', {
+        workspace_id: 'W-9',
+      })?.attribute,
+    ).toEqual({ key: 'tenant_id', value: 'T-77' });
+    expect(
+      check(
+        world({ ticket: { id: 'TK-5', owner: { id: 'U-2', email: 'bob@corp.example' } } }),
+        'me: alice@corp.example',
+        {
+          ticket_id: 'TK-5',
+        },
+      )?.attribute,
+    ).toEqual({ key: 'owner.email', value: 'bob@corp.example' });
+    expect(
+      check(world({ invoice: { id: 'INV-3', account_number: 'AC-881' } }), 'my account number is AC-100', {
+        invoice: 'INV-3',
+      })?.fact,
+    ).toMatchObject({ value: 'AC-100', source: 'the task' });
+  });
+
+  it("the action's own argument says one owner, the entity another", () => {
+    const found = check(world({ order: { id: 'O-1', customer_id: 'C-2' } }), 'refund it', {
+      order_id: 'O-1',
+      customer_id: 'C-1',
+    });
+    expect(found?.fact.source).toBe('its own argument customer_id');
+  });
+
+  it('a booking for another passenger than the traveler on file', () => {
+    const entities = world({ name: 'Dana Reyes', passenger_id: 'P-102', email: 'dana@example.com' });
+    const found = check(entities, "Hi, it's Dana Reyes. Book me a flight.", {
+      flight_id: 'FL-1',
+      passenger_id: 'P-100',
+    });
+    expect(found).toMatchObject({ attribute: { key: 'passenger_id', value: 'P-100' }, fact: { value: 'P-102' } });
+    expect(check(entities, "Hi, it's Dana Reyes.", { flight_id: 'FL-1', passenger_id: 'P-102' })).toBeUndefined();
+  });
+
+  it('amounts: more than the entity total, over the budget, other than the amount asked for', () => {
+    const entities = world({ order: { id: 'O-1', total_cents: 12999 } }, { flights: [{ id: 'FL-9', price_usd: 312 }] });
+    expect(check(entities, 'refund my order', { order_id: 'O-1', amount_cents: 20000 })?.message).toMatch(
+      /more than its total_cents 12999/,
+    );
+    expect(check(entities, 'refund my order', { order_id: 'O-1', amount_cents: 12999 })).toBeUndefined();
+    expect(check(entities, 'a flight under $300 please', { flight_id: 'FL-9' })?.message).toMatch(
+      /over the task's limit \$300/,
+    );
+    expect(check(entities, 'refund $20 of it', { order_id: 'O-1', amount_cents: 12999 })?.message).toMatch(
+      /the task asks for \$20/,
+    );
+  });
+
+  it('no contradiction: reading is not acting, the other party of a transfer is someone else, unknown entities', () => {
+    const entities = world({
+      accounts: [
+        { id: 'A-1', owner_name: 'Alice Smith' },
+        { id: 'A-2', owner_name: 'Bob Jones' },
+      ],
+    });
+    expect(
+      check(entities, 'This is Alice Smith. Send $50 to Bob.', { from_account: 'A-1', to_account: 'A-2' }),
+    ).toBeUndefined();
+    expect(check(entities, 'This is Alice Smith.', { account_id: 'A-9' })).toBeUndefined();
+    expect(looksMutating('issue_refund')).toBe(true);
+    expect(looksMutating('createOrder')).toBe(true);
+    expect(looksMutating('get_order')).toBe(false);
+    expect(looksMutating('list_orders')).toBe(false);
+  });
+});

@@ -1,0 +1,177 @@
+// Which decided tool call a step answers. A model step decides tool calls (`get_order {order_id:
+// O-7713}`); the steps that follow carry them out under their own names (`GET /orders/O-7713`, a
+// file write, database changes). A step is linked to the call it answers by the tool-call id the
+// recorder wrote, else by name and by the values the call's arguments share with the step's
+// request, path, body, files and rows. Steps are then named after the agent's tool, the route kept
+// as detail. Pure; used by the recorder (at write time) and by every reader (for recordings made
+// before links were written, and for replays).
+import type { RecordingEvent, ToolCall } from './types.js';
+
+/** The decided call a step answers. */
+export interface ToolLink {
+  /** The model step that decided the call. */
+  thinkStepId: number;
+  callId: string;
+  /** The agent's tool name: what the step is named after. */
+  name: string;
+  /** The name the capture layer gave the step (`POST /refunds`, `database changes`), kept as detail. */
+  route: string;
+}
+
+/** What a step did, as far as matching it to a call goes. */
+export interface StepFacts {
+  /** The capture layer's name for it (tool name for in-process and MCP tools, `METHOD /path` for HTTP). */
+  name: string;
+  /** Values the step used: argument values, URL path segments and query values, body values, paths, row values. */
+  atoms: Set<string>;
+}
+
+const norm = (v: string) => v.trim().toLowerCase();
+
+/** Every scalar inside a value, as normalised text (paths split into their segments too). */
+export function atomsOf(value: unknown, into: Set<string> = new Set(), depth = 0): Set<string> {
+  if (depth > 10 || value === null || value === undefined) return into;
+  if (typeof value === 'string') {
+    const v = norm(value);
+    if (v.length < 2 || v.length > 200) return into;
+    into.add(v);
+    if (v.includes('/') && !/\s/.test(v)) for (const part of v.split('/')) if (part.length >= 2) into.add(part);
+  } else if (typeof value === 'number' || typeof value === 'bigint') into.add(String(value));
+  else if (Array.isArray(value)) for (const v of value) atomsOf(v, into, depth + 1);
+  else if (typeof value === 'object') for (const v of Object.values(value)) atomsOf(v, into, depth + 1);
+  return into;
+}
+
+/** The atoms of a URL: decoded path segments and query values. */
+export function urlAtoms(url: string, into: Set<string> = new Set()): Set<string> {
+  try {
+    const u = new URL(url, 'http://localhost');
+    for (const segment of u.pathname.split('/')) {
+      if (segment === '') continue;
+      try {
+        atomsOf(decodeURIComponent(segment), into);
+      } catch {
+        atomsOf(segment, into);
+      }
+    }
+    for (const [, v] of u.searchParams) atomsOf(v, into);
+  } catch {
+    // not a URL
+  }
+  return into;
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The call among `calls` that a step answers: by the same name (+1000), then by the most values
+ * shared with the call's arguments; among equals, the first not yet answered. With no evidence
+ * at all, the first call not yet answered (a positional match, as agents run calls in order).
+ */
+export function pickCall(
+  calls: readonly ToolCall[],
+  step: StepFacts,
+  answered: ReadonlySet<string>,
+): ToolCall | undefined {
+  let best: ToolCall | undefined;
+  let bestScore = 0;
+  for (const call of calls) {
+    let score = call.name === step.name ? 1000 : 0;
+    for (const a of atomsOf(parse(call.arguments))) if (step.atoms.has(a)) score++;
+    if (score === 0) continue;
+    // A call already answered needs more evidence than one that is not (a tool may take several steps).
+    const adjusted = answered.has(call.id) ? score - 0.5 : score;
+    if (adjusted > bestScore) {
+      best = call;
+      bestScore = adjusted;
+    }
+  }
+  return best ?? calls.find((c) => !answered.has(c.id));
+}
+
+/** The tool steps of a recording, each linked to the decided call it answers (steps with no deciding model step are absent). */
+export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, ToolLink> {
+  const callsOf = new Map<number, ToolCall[]>();
+  const answered = new Map<number, Set<string>>();
+  interface Pending {
+    stepId: number;
+    parent?: number;
+    startedName: string;
+    recordedCallId?: string;
+    recordedRoute?: string;
+    captureName?: string;
+    atoms: Set<string>;
+    isModel: boolean;
+    exchangeIds: Set<string>;
+  }
+  const steps = new Map<number, Pending>();
+  const exchangeAtoms = new Map<string, Set<string>>();
+  const stepOf = (e: RecordingEvent): Pending => {
+    let s = steps.get(e.stepId);
+    if (s === undefined) {
+      s = { stepId: e.stepId, startedName: '', atoms: new Set(), isModel: false, exchangeIds: new Set() };
+      if (e.parentStepId !== undefined) s.parent = e.parentStepId;
+      steps.set(e.stepId, s);
+    }
+    if (s.parent === undefined && e.parentStepId !== undefined) s.parent = e.parentStepId;
+    return s;
+  };
+  for (const e of events) {
+    if (e.stepId < 1) continue;
+    const s = stepOf(e);
+    switch (e.type) {
+      case 'step.started':
+        s.startedName = e.payload.name;
+        if (e.payload.toolCallId !== undefined) s.recordedCallId = e.payload.toolCallId;
+        if (e.payload.route !== undefined) s.recordedRoute = e.payload.route;
+        break;
+      case 'model.called':
+        s.isModel = true;
+        if (e.payload.output.toolCalls.length > 0) callsOf.set(e.stepId, e.payload.output.toolCalls);
+        break;
+      case 'tool.called':
+        s.captureName = e.payload.name;
+        atomsOf(e.payload.args, s.atoms);
+        if (e.payload.exchangeId !== undefined) s.exchangeIds.add(e.payload.exchangeId);
+        break;
+      case 'http.exchange': {
+        const atoms = urlAtoms(e.payload.request.url);
+        const body = e.payload.request.body?.text;
+        if (body !== undefined) atomsOf(parse(body), atoms);
+        exchangeAtoms.set(e.payload.exchangeId, atoms);
+        s.exchangeIds.add(e.payload.exchangeId);
+        break;
+      }
+      case 'fs.changed':
+        atomsOf(e.payload.path, s.atoms);
+        break;
+      case 'db.changed':
+        atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, s.atoms);
+        break;
+      default:
+        break;
+    }
+  }
+  const links = new Map<number, ToolLink>();
+  for (const s of [...steps.values()].sort((a, b) => a.stepId - b.stepId)) {
+    if (s.isModel || s.parent === undefined) continue;
+    const calls = callsOf.get(s.parent);
+    if (calls === undefined) continue;
+    for (const id of s.exchangeIds) for (const a of exchangeAtoms.get(id) ?? []) s.atoms.add(a);
+    let done = answered.get(s.parent);
+    if (done === undefined) answered.set(s.parent, (done = new Set()));
+    const recorded = s.recordedCallId === undefined ? undefined : calls.find((c) => c.id === s.recordedCallId);
+    const route = s.recordedRoute ?? s.captureName ?? s.startedName;
+    const call = recorded ?? pickCall(calls, { name: route, atoms: s.atoms }, done);
+    if (call === undefined) continue;
+    done.add(call.id);
+    links.set(s.stepId, { thinkStepId: s.parent, callId: call.id, name: call.name, route });
+  }
+  return links;
+}
