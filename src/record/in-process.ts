@@ -13,9 +13,10 @@ import { type ActiveRecording, openRecording, type RecordOptions } from './recor
 import { type Sampling, samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { tool } from './tool.js';
+import { installPgObserver, ObservedRun, type PgObserver } from './world/observed.js';
 
 /** One run in the capture layer (src/record/preload/record.mjs createRun); opaque here but for its context. */
-type CaptureRun = { readonly closed: boolean; context?: RecordContext };
+type CaptureRun = { readonly closed: boolean; context?: RecordContext; observed?: ObservedRun };
 interface CaptureSink {
   lazy?: boolean;
   send(message: unknown): void;
@@ -30,6 +31,7 @@ interface SharedCapture {
   open(sink: CaptureSink, options: RunOptions): CaptureRun;
   within<T>(run: CaptureRun, fn: () => T): T;
   current(): CaptureRun | undefined;
+  outside<T>(fn: () => T): T;
   close(run: CaptureRun): void;
   dispose(): void;
 }
@@ -61,12 +63,19 @@ export interface RecordResult<T> {
 }
 
 /** The layer and how many runs use it; an exclusive run (world snapshot, fs root) has it alone. */
-let layer: { capture: SharedCapture; users: number; exclusive: boolean } | undefined;
+let layer: { capture: SharedCapture; pg: PgObserver; users: number; exclusive: boolean } | undefined;
 let capturePromise: Promise<CaptureModule> | undefined;
+let installing: Promise<void> | undefined;
 
-async function acquire(exclusive: boolean, fsRoot: string | undefined): Promise<SharedCapture> {
+async function acquire(
+  exclusive: boolean,
+  fsRoot: string | undefined,
+  cwd: string,
+): Promise<{ capture: SharedCapture; pg: PgObserver }> {
   capturePromise ??= import(pathToFileURL(RECORD_PRELOAD).href) as Promise<CaptureModule>;
   const mod = await capturePromise;
+  // Runs that start together install the layer once.
+  while (installing !== undefined) await installing;
   if (layer !== undefined && (exclusive || layer.exclusive)) {
     throw new TapedeckError(
       'RECORD_BUSY',
@@ -76,20 +85,41 @@ async function acquire(exclusive: boolean, fsRoot: string | undefined): Promise<
     );
   }
   if (layer === undefined) {
-    layer = {
-      capture: mod.installSharedCapture(exclusive ? { capture: 'interceptors', ...(fsRoot ? { fsRoot } : {}) } : {}),
-      users: 0,
-      exclusive,
-    };
+    let done!: () => void;
+    installing = new Promise((resolve) => (done = resolve));
+    try {
+      const capture = mod.installSharedCapture(
+        exclusive ? { capture: 'interceptors', ...(fsRoot ? { fsRoot } : {}) } : {},
+      );
+      let pg: PgObserver;
+      try {
+        pg = await installPgObserver({
+          cwd,
+          runOf: () => {
+            const run = capture.current();
+            return run === undefined || run.closed ? undefined : run.observed;
+          },
+          outside: (fn) => capture.outside(fn),
+        });
+      } catch (error) {
+        capture.dispose();
+        throw error;
+      }
+      layer = { capture, pg, users: 0, exclusive };
+    } finally {
+      installing = undefined;
+      done();
+    }
   }
   layer.users++;
-  return layer.capture;
+  return { capture: layer.capture, pg: layer.pg };
 }
 
 function release(): void {
   if (layer === undefined) return;
   if (--layer.users > 0) return;
   layer.capture.dispose();
+  layer.pg.dispose();
   layer = undefined;
 }
 
@@ -159,7 +189,7 @@ export async function record<T>(
   const sampling: Sampling = samplingOf(options.sample);
   // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
   if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined || !sampling.start()) return unrecorded();
-  let opened: { capture: SharedCapture; recording: ActiveRecording };
+  let opened: { capture: SharedCapture; pg: PgObserver; recording: ActiveRecording };
   try {
     opened = await openRun(options);
   } catch (error) {
@@ -167,7 +197,7 @@ export async function record<T>(
     options.onRecorderError(error);
     return unrecorded();
   }
-  const { capture, recording } = opened;
+  const { capture, pg, recording } = opened;
   const { session, writer } = recording;
   let nextSync = 1;
   const run = capture.open(
@@ -184,6 +214,13 @@ export async function record<T>(
   );
   const context: RecordContext = { id: writer.id, dir: writer.dir, ...base };
   run.context = context;
+  const world = options.world ?? 'observed';
+  if (world === 'observed') {
+    run.observed = new ObservedRun(
+      (changes) => session.accept({ t: 'db', ts: performance.timeOrigin + performance.now(), changes }),
+      options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
+    );
+  }
   const started = performance.now();
   let result: T;
   let failure: { error: unknown } | undefined;
@@ -202,6 +239,7 @@ export async function record<T>(
   try {
     if (keep) {
       if (tags.size > 0) writer.setManifest({ tags: [...tags].sort() });
+      if (run.observed !== undefined) await writeObservedWorld(run.observed, pg, writer, options);
       where = await recording.finish({
         status: failure === undefined ? 'complete' : 'incomplete',
         exitCode: failed ? 1 : 0,
@@ -216,12 +254,40 @@ export async function record<T>(
   return { dir: where, id: where === '' ? '' : writer.id, result, recorded: where !== '', steps: session.steps };
 }
 
+/** The database world the run observed: pre and post snapshots, and the manifest's account of it. */
+async function writeObservedWorld(
+  observed: ObservedRun,
+  pg: PgObserver,
+  writer: ActiveRecording['writer'],
+  options: RecordOptions,
+): Promise<void> {
+  const world = await pg.finish(observed);
+  const unobserved = Object.fromEntries(observed.unobserved);
+  if (world === undefined) return;
+  writer.writeSnapshot('pre', { db: world.pre });
+  writer.writeSnapshot('post', { db: world.post });
+  writer.setManifest({
+    world: {
+      ...writer.manifest.world,
+      db: {
+        url: world.url,
+        schemas: world.schemas,
+        env: options.dbEnv ?? 'DATABASE_URL',
+        mode: 'observed',
+        ...(Object.keys(unobserved).length > 0 ? { unobserved } : {}),
+      },
+    },
+  });
+}
+
 /** Installs (or joins) the capture layer and opens the run's recording, with run.started written. */
-async function openRun(options: RecordOptions): Promise<{ capture: SharedCapture; recording: ActiveRecording }> {
+async function openRun(
+  options: RecordOptions,
+): Promise<{ capture: SharedCapture; pg: PgObserver; recording: ActiveRecording }> {
   const world = options.world ?? 'observed';
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const exclusive = options.fsRoot !== undefined || (options.dbUrl !== undefined && world === 'snapshot');
-  const capture = await acquire(exclusive, options.fsRoot && path.resolve(cwd, options.fsRoot));
+  const { capture, pg } = await acquire(exclusive, options.fsRoot && path.resolve(cwd, options.fsRoot), cwd);
   const command = options.command ?? [process.argv0, ...process.argv.slice(1)];
   try {
     let sdkVersions = sdkVersionsByCwd.get(cwd);
@@ -241,7 +307,7 @@ async function openRun(options: RecordOptions): Promise<{ capture: SharedCapture
       { sdkVersions },
     );
     recording.writer.append({ type: 'run.started', stepId: 0, payload: { command, cwd, pid: process.pid } });
-    return { capture, recording };
+    return { capture, pg, recording };
   } catch (error) {
     release();
     throw error;

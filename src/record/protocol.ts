@@ -1,7 +1,7 @@
 // The messages the capture layer (src/record/preload/record.mjs) sends to the recording session,
 // one JSON object per line over IPC (or directly, in-process). Validated with zod on arrival.
 import { z } from 'zod';
-import { StateTypeSchema } from '../recording/schema.js';
+import { DbChangedPayloadSchema, StateTypeSchema } from '../recording/schema.js';
 
 /** A body as the capture layer sends it: utf8 text or base64, with the original size. */
 export const WireBodySchema = z.object({
@@ -81,6 +81,8 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     }),
   }),
   z.object({ t: z.literal('sync'), n: z.number(), reason: z.enum(['req', 'res']), id: z.string().optional() }),
+  /** Row changes the run's own database statements committed (observed world capture), in order. */
+  z.object({ t: z.literal('db'), ts: z.number(), changes: z.array(DbChangedPayloadSchema) }),
 ]);
 export type CaptureMessage = z.infer<typeof CaptureMessageSchema>;
 export type MessageOf<T extends CaptureMessage['t']> = Extract<CaptureMessage, { t: T }>;

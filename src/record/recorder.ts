@@ -28,6 +28,10 @@ export interface RecordOptions {
    * `dbUrl` (test and staging databases; the run has the process to itself).
    */
   world?: 'observed' | 'snapshot';
+  /** The env variable the replayed agent reads its database URL from (observed world; default DATABASE_URL). */
+  dbEnv?: string;
+  /** Observed world: rows kept as images at most (default 50 000); past it the manifest says so. */
+  maxObservedRows?: number;
   /** Schemas to capture; default all non-system schemas. */
   dbSchemas?: string[];
   /** Recording folder; default <folder>/<id>/. */
@@ -151,14 +155,16 @@ export async function openRecording(
     throw cause;
   }
   let world: WorldCapture | undefined;
-  if (options.fsRoot !== undefined || options.dbUrl !== undefined) {
+  // Observed capture (in-process) never snapshots a database: it follows the run's own clients.
+  const dbUrl = options.world === 'observed' ? undefined : options.dbUrl;
+  if (options.fsRoot !== undefined || dbUrl !== undefined) {
     try {
       world = await openWorld(
         {
           id,
           exclude: [dir],
           ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
-          ...(options.dbUrl === undefined ? {} : { dbUrl: options.dbUrl }),
+          ...(dbUrl === undefined ? {} : { dbUrl }),
           ...(options.dbSchemas === undefined ? {} : { dbSchemas: options.dbSchemas }),
         },
         (bytes) => writer.putBlob(bytes),

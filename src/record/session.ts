@@ -213,6 +213,12 @@ export class RecordSession {
       case 'sync':
         if (message.reason === 'req') await this.drainBetweenSteps();
         return;
+      case 'db':
+        await this.writeChanges(
+          message.changes.map((payload): StepEvent => ({ type: 'db.changed', payload })),
+          message.ts,
+        );
+        return;
     }
   }
 
@@ -245,10 +251,13 @@ export class RecordSession {
 
   /** World changes made between steps (by the agent itself or by other processes) become their own step. */
   private async drainBetweenSteps(): Promise<void> {
-    const changes = await this.worldChanges();
+    await this.writeChanges(await this.worldChanges(), Date.now());
+  }
+
+  /** World changes made by the agent itself between calls: a step of their own. */
+  private async writeChanges(changes: StepEvent[], now: number): Promise<void> {
     if (changes.length === 0) return;
     const hasFs = changes.some((c) => c.type === 'fs.changed');
-    const now = Date.now();
     await this.writeStep({
       stateType: hasFs ? 'FILE_WRITE' : 'DB_QUERY',
       name: hasFs ? 'file changes' : 'database changes',

@@ -344,7 +344,19 @@ export const ManifestSchema = z
           .optional(),
         /** The database URL with credentials removed, and the schemas snapshotted. */
         db: z
-          .object({ url: z.string(), schemas: z.array(z.string()), env: EnvNameSchema.optional() })
+          .object({
+            url: z.string(),
+            schemas: z.array(z.string()),
+            env: EnvNameSchema.optional(),
+            /**
+             * snapshot: every row of the schemas, before and after, and every change (test and
+             * staging databases). observed: only the rows the run read and wrote through its
+             * own clients (production); `unobserved` counts its statements that capture could
+             * not follow, by kind.
+             */
+            mode: z.enum(['snapshot', 'observed']).optional(),
+            unobserved: z.record(z.string().max(200), z.number().int().nonnegative()).optional(),
+          })
           .strict()
           .optional(),
       })

@@ -109,7 +109,7 @@ const runs = new AsyncLocalStorage();
  * tool() and clock/random draw goes to the run whose async context started it (an
  * AsyncLocalStorage store); work outside any run passes through unrecorded.
  * options: { nondeterminism = true, capture = 'fast' | 'interceptors', fsRoot? }.
- * Returns { open(sink, runOptions) -> run, within(run, fn), current(), close(run), dispose() }.
+ * Returns { open(sink, runOptions) -> run, within(run, fn), current(), outside(fn), close(run), dispose() }.
  */
 export function installSharedCapture(options = {}) {
   const layer = installLayer(() => runs.getStore(), options);
@@ -118,6 +118,8 @@ export function installSharedCapture(options = {}) {
     within: (run, fn) => runs.run(run, fn),
     /** The run of the current async context, if any. */
     current: () => runs.getStore(),
+    /** Runs fn outside every run (the recorder's own work: its queries, timers and values). */
+    outside: (fn) => runs.exit(fn),
     /** Writes the run's pending values and stops taking its messages. */
     close(run) {
       layer.flushRun(run);

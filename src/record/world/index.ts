@@ -49,7 +49,7 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
     ...(fs === undefined ? {} : { fsRoot: fs.root }),
     ...(db === undefined || options.dbUrl === undefined
       ? {}
-      : { db: { url: redactDbUrl(options.dbUrl), schemas: db.schemas } }),
+      : { db: { url: redactDbUrl(options.dbUrl), schemas: db.schemas, mode: 'snapshot' } }),
   };
   return {
     manifest,

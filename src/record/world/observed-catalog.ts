@@ -1,0 +1,194 @@
+// What observed capture knows about a database: its tables (columns, types, primary and foreign
+// keys, the sequences their columns draw from, whether the user may read them), read from the
+// catalog once per database in one round of bulk queries, and the SQL it composes from that —
+// the expression that turns a row into the snapshot's JSON form inline (no helper function, no
+// temporary table: observed capture creates nothing) and keyed reads of chosen rows.
+import { quoteIdent, tableRef } from '../../postgres/index.js';
+import type { Row } from '../../recording/index.js';
+
+export interface CatalogColumn {
+  name: string;
+  attnum: number;
+  type: string;
+}
+
+export interface CatalogTable {
+  oid: number;
+  schema: string;
+  name: string;
+  /** 'r' table, 'p' partitioned table; views and others are not captured. */
+  kind: string;
+  /** The connected user may SELECT it (a RETURNING clause and keyed reads need that). */
+  readable: boolean;
+  columns: CatalogColumn[];
+  primaryKey: string[];
+  foreignKeys: Array<{ columns: string[]; refOid: number; refColumns: string[] }>;
+  /** Columns whose default draws from a sequence (serial, identity). */
+  sequences: Array<{ column: string; schema: string; name: string; increment: number }>;
+}
+
+/** Minimal query surface: a pg client or pool (rows as objects). */
+export interface CatalogQueryable {
+  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+}
+
+const SYSTEM = `n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'`;
+
+/** Reads every user table's description in four queries. */
+export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
+  const tables = await db.query(
+    `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+            has_table_privilege(c.oid, 'SELECT') AS readable
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p') AND ${SYSTEM}`,
+  );
+  const columns = await db.query(
+    `SELECT a.attrelid::int AS rel, a.attnum::int AS attnum, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p') AND ${SYSTEM} AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attrelid, a.attnum`,
+  );
+  const keys = await db.query(
+    `SELECT k.conrelid::int AS rel, k.contype::text AS type, k.confrelid::int AS ref,
+            ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(n, o)
+                    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n ORDER BY u.o) AS cols,
+            ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(n, o)
+                    JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n ORDER BY u.o) AS ref_cols
+       FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE k.contype IN ('p', 'f') AND ${SYSTEM}`,
+  );
+  const sequences = await db.query(
+    `SELECT d.refobjid::int AS rel, a.attname AS col, sn.nspname AS schema, s.relname AS name,
+            q.seqincrement::text AS increment
+       FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+       JOIN pg_namespace sn ON sn.oid = s.relnamespace JOIN pg_sequence q ON q.seqrelid = s.oid
+       JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+      WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+        AND d.refobjsubid > 0`,
+  );
+  const searchPath = await db.query('SELECT current_schemas(false) AS path');
+  const byOid = new Map<number, CatalogTable>();
+  for (const t of tables.rows) {
+    byOid.set(t.oid as number, {
+      oid: t.oid as number,
+      schema: t.schema as string,
+      name: t.name as string,
+      kind: t.kind as string,
+      readable: t.readable === true,
+      columns: [],
+      primaryKey: [],
+      foreignKeys: [],
+      sequences: [],
+    });
+  }
+  for (const c of columns.rows) {
+    byOid.get(c.rel as number)?.columns.push({
+      name: c.name as string,
+      attnum: c.attnum as number,
+      type: c.type as string,
+    });
+  }
+  for (const k of keys.rows) {
+    const table = byOid.get(k.rel as number);
+    if (table === undefined) continue;
+    if (k.type === 'p') table.primaryKey = k.cols as string[];
+    else
+      table.foreignKeys.push({
+        columns: k.cols as string[],
+        refOid: k.ref as number,
+        refColumns: k.ref_cols as string[],
+      });
+  }
+  for (const s of sequences.rows) {
+    byOid.get(s.rel as number)?.sequences.push({
+      column: s.col as string,
+      schema: s.schema as string,
+      name: s.name as string,
+      increment: Number(s.increment),
+    });
+  }
+  return new Catalog(byOid, (searchPath.rows[0]?.path as string[] | undefined) ?? ['public']);
+}
+
+export class Catalog {
+  private readonly byName = new Map<string, CatalogTable>();
+  private readonly norms = new Map<string, string>();
+
+  constructor(
+    readonly tables: ReadonlyMap<number, CatalogTable>,
+    private readonly searchPath: string[],
+  ) {
+    for (const t of tables.values()) this.byName.set(`${t.schema}\u0000${t.name}`, t);
+  }
+
+  /** The table a statement names (schema-qualified, or found along the search path). */
+  resolve(name: { schema?: string; name: string }): CatalogTable | undefined {
+    if (name.schema !== undefined) return this.byName.get(`${name.schema}\u0000${name.name}`);
+    for (const schema of this.searchPath) {
+      const table = this.byName.get(`${schema}\u0000${name.name}`);
+      if (table !== undefined) return table;
+    }
+    return undefined;
+  }
+
+  /**
+   * The row `ref` (an alias or table name in scope) as the snapshot's JSON: bigint/numeric as
+   * text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
+   * normalisation src/postgres/snapshot.ts applies, written inline.
+   */
+  rowJson(table: CatalogTable, ref: string): string {
+    const cacheKey = `${table.oid}\u0000${ref}`;
+    let sql = this.norms.get(cacheKey);
+    if (sql !== undefined) return sql;
+    const r = quoteIdent(ref);
+    const pairs = table.columns.map((c) => {
+      const col = `${r}.${quoteIdent(c.name)}`;
+      const value =
+        /^(bigint|numeric|decimal|money)/.test(c.type) && !c.type.endsWith(']')
+          ? `${col}::text`
+          : c.type === 'timestamp with time zone'
+            ? `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+            : col;
+      return `'${c.name.replaceAll("'", "''")}', ${value}`;
+    });
+    // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.
+    const parts: string[] = [];
+    for (let i = 0; i < pairs.length; i += 50) parts.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(', ')})`);
+    sql = parts.length === 0 ? `'{}'::jsonb` : parts.join(' || ');
+    this.norms.set(cacheKey, sql);
+    return sql;
+  }
+
+  /**
+   * The row as it was before the statement that is running, looked up by primary key in the
+   * statement's own snapshot (a sub-select in RETURNING does not see the statement's changes).
+   */
+  beforeJson(table: CatalogTable, ref: string): string | undefined {
+    if (table.primaryKey.length === 0) return undefined;
+    const match = table.primaryKey
+      .map((c) => `_tapedeck_old.${quoteIdent(c)} = ${quoteIdent(ref)}.${quoteIdent(c)}`)
+      .join(' AND ');
+    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match})`;
+  }
+
+  /**
+   * A keyed read of chosen rows: `columns` must be a key (the primary key, or the columns a
+   * foreign key references). Parameters: one array per column.
+   */
+  keyedRead(table: CatalogTable, columns: string[]): string {
+    const types = columns.map((c) => table.columns.find((col) => col.name === c)?.type ?? 'text');
+    const where =
+      columns.length === 1
+        ? `${quoteIdent(`_tapedeck_r`)}.${quoteIdent(columns[0] as string)} = ANY($1::${types[0]}[])`
+        : `(${columns.map((c) => `_tapedeck_r.${quoteIdent(c)}`).join(', ')}) IN (SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}))`;
+    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where}`;
+  }
+}
+
+/** The key of a row in the snapshot's JSON form: its primary key columns (or all columns when there is none). */
+export function keyOf(table: Pick<CatalogTable, 'primaryKey'>, row: Row): Row {
+  const columns = table.primaryKey.length > 0 ? table.primaryKey : Object.keys(row).sort();
+  const key: Row = {};
+  for (const c of columns) key[c] = row[c] ?? null;
+  return key;
+}
