@@ -9,6 +9,7 @@
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
 import zlib from 'node:zlib';
+import { claimDispatch } from '../../../sandbox/preload/undici-hook.mjs';
 
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 // Where undici (Node's fetch, and the undici package) keeps the dispatcher fetch uses by default.
@@ -270,6 +271,8 @@ export function installFastCapture(ctx) {
         return inner.dispatch(options, handler);
       const run = current();
       if (run === undefined) return inner.dispatch(options, handler);
+      // Recorded here: the npm undici layer (record-undici.mjs) must not record it again below.
+      claimDispatch(options);
       return inner.dispatch(options, new Observed(options, handler, run));
     }
     const proxy = new Proxy(inner, {
