@@ -28,49 +28,87 @@ export function ownDispatch(opts, handler) {
   return true;
 }
 
+/** Marks a dispatch as recorded by another layer (the fetch layer's observed global dispatcher). */
+export function claimDispatch(opts) {
+  if (opts !== null && typeof opts === 'object') seen.add(opts);
+}
+
 const UNDICI_INDEX = /[\\/]node_modules[\\/]undici[\\/]index\.js$/;
 
 /**
- * Calls `patch({ DispatcherBase, unwrap, undici })` once per undici installation loaded by the
- * agent. `patch` replaces DispatcherBase.prototype.dispatch as it needs.
+ * Calls `patch({ DispatcherBase, unwrap, undici })` once per undici installation the agent has
+ * loaded or loads later. `patch` replaces DispatcherBase.prototype.dispatch as it needs. Returns
+ * the undo: an in-process recorder installs this with its first run and removes it with its last
+ * (the dispatch patches, the package fetch wrapper, the load hook).
  */
 export function onUndiciLoad(patch) {
+  const undo = [];
+  const take = (DispatcherBase, unwrap, exports) => {
+    if (!DispatcherBase || typeof DispatcherBase.dispatch !== 'function' || patched.has(DispatcherBase)) return;
+    patched.add(DispatcherBase);
+    const own = Object.hasOwn(DispatcherBase, 'dispatch');
+    const before = DispatcherBase.dispatch;
+    patch({ DispatcherBase, unwrap, undici: exports });
+    undo.push(() => {
+      if (own) DispatcherBase.dispatch = before;
+      else delete DispatcherBase.dispatch;
+      patched.delete(DispatcherBase);
+    });
+  };
+  const found = (index, exports) => {
+    const Agent = exports?.Agent;
+    const DispatcherBase = typeof Agent === 'function' ? Object.getPrototypeOf(Agent.prototype) : undefined;
+    if (!DispatcherBase || typeof DispatcherBase.dispatch !== 'function' || patched.has(DispatcherBase)) return;
+    const local = createRequire(index);
+    let unwrap = (handler) => handler;
+    try {
+      const UnwrapHandler = local(path.join(path.dirname(index), 'lib', 'handler', 'unwrap-handler.js'));
+      if (typeof UnwrapHandler?.unwrap === 'function') unwrap = (handler) => UnwrapHandler.unwrap(handler);
+    } catch {}
+    take(DispatcherBase, unwrap, exports);
+    const packageFetch = exports.fetch;
+    if (typeof packageFetch === 'function') {
+      const fetch = function fetch(...args) {
+        return viaPackageFetch.run(true, () => packageFetch.apply(this, args));
+      };
+      exports.fetch = fetch;
+      undo.push(() => {
+        if (exports.fetch === fetch) exports.fetch = packageFetch;
+      });
+    }
+    // Its request()/stream() use the global dispatcher, which may be Node's own (bundled)
+    // undici's: that one is reached too (global fetch's own dispatches are told apart).
+    const global = globalThis[GLOBAL_DISPATCHER];
+    const bundled =
+      global && !(global instanceof Agent) ? Object.getPrototypeOf(Object.getPrototypeOf(global)) : undefined;
+    take(bundled, unwrap, exports);
+  };
+  // Copies loaded before (a server loads its modules before its first recorded request).
+  for (const [file, mod] of Object.entries(Module._cache ?? {})) {
+    try {
+      if (UNDICI_INDEX.test(file) && mod?.loaded) found(file, mod.exports);
+    } catch {}
+  }
   const load = Module._load;
-  Module._load = function tapedeckLoad(request, parent, isMain) {
-    const exports = load.apply(this, arguments);
+  let active = true;
+  const tapedeckLoad = function tapedeckLoad(...args) {
+    const [request, parent, isMain] = args;
+    const exports = load.apply(this, args);
+    if (!active) return exports;
     try {
       if (request === 'undici' || UNDICI_INDEX.test(String(request))) {
-        const Agent = exports?.Agent;
-        const DispatcherBase = typeof Agent === 'function' ? Object.getPrototypeOf(Agent.prototype) : undefined;
-        if (DispatcherBase && typeof DispatcherBase.dispatch === 'function' && !patched.has(DispatcherBase)) {
-          patched.add(DispatcherBase);
-          const index = request === 'undici' ? Module._resolveFilename(request, parent, isMain) : String(request);
-          const local = createRequire(index);
-          let unwrap = (handler) => handler;
-          try {
-            const UnwrapHandler = local(path.join(path.dirname(index), 'lib', 'handler', 'unwrap-handler.js'));
-            if (typeof UnwrapHandler?.unwrap === 'function') unwrap = (handler) => UnwrapHandler.unwrap(handler);
-          } catch {}
-          patch({ DispatcherBase, unwrap, undici: exports });
-          const packageFetch = exports.fetch;
-          if (typeof packageFetch === 'function') {
-            exports.fetch = function fetch(...args) {
-              return viaPackageFetch.run(true, () => packageFetch.apply(this, args));
-            };
-          }
-          // Its request()/stream() use the global dispatcher, which may be Node's own (bundled)
-          // undici's: that one is reached too (global fetch's own dispatches are told apart).
-          const global = globalThis[GLOBAL_DISPATCHER];
-          const bundled =
-            global && !(global instanceof Agent) ? Object.getPrototypeOf(Object.getPrototypeOf(global)) : undefined;
-          if (bundled && typeof bundled.dispatch === 'function' && !patched.has(bundled)) {
-            patched.add(bundled);
-            patch({ DispatcherBase: bundled, unwrap, undici: exports });
-          }
-        }
+        found(request === 'undici' ? Module._resolveFilename(request, parent, isMain) : String(request), exports);
       }
     } catch {}
     return exports;
+  };
+  Module._load = tapedeckLoad;
+  undo.push(() => {
+    active = false;
+    if (Module._load === tapedeckLoad) Module._load = load;
+  });
+  return () => {
+    for (const u of undo.reverse()) u();
   };
 }
 

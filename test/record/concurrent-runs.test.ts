@@ -1,11 +1,13 @@
 // Concurrent in-process runs: record() called 24 times at once, each run making model calls
-// (real openai SDK, streamed and not), HTTP tool calls, tool() calls and clock/random/uuid draws
+// (real openai SDK, streamed and not), HTTP tool calls (global fetch, node:http and the npm undici
+// package), tool() calls and clock/random/uuid draws
 // interleaved with the others — every recording holds exactly its own run's calls and values.
 // Work outside any run is not recorded, and with no run active the process sees its own
 // Date, Math.random, fetch, dispatcher and diagnostics channels.
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
 import OpenAI from 'openai';
+import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeRuns, record, tool } from '../../src/record/index.js';
 import {
@@ -92,6 +94,8 @@ async function session(n: number, seen: Seen): Promise<string> {
       })
       .on('error', reject);
   });
+  // The npm undici package, loaded before any run (as a server loads its modules).
+  const viaUndici = await undiciRequest(`${api.url}/lookup?session=${n}&via=undici`).then((r) => r.body.json());
   seen.uuid.push(crypto.randomUUID());
   const add = tool('add', async (a: number, b: number) => {
     await sleep(delay);
@@ -107,7 +111,7 @@ async function session(n: number, seen: Seen): Promise<string> {
   });
   let text = '';
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-  return `${first.choices[0]?.message.content}|${JSON.stringify(viaFetch)}|${viaHttp}|${text}`;
+  return `${first.choices[0]?.message.content}|${JSON.stringify(viaFetch)}|${viaHttp}|${JSON.stringify(viaUndici)}|${text}`;
 }
 
 describe('concurrent record() runs', () => {
@@ -149,8 +153,8 @@ describe('concurrent record() runs', () => {
       const exchanges = recording.events
         .filter((e) => e.type === 'http.exchange')
         .map((e) => e.payload as HttpExchangePayload);
-      // Two model calls and two API calls, all of this session; nothing from outside the runs.
-      expect(exchanges).toHaveLength(4);
+      // Two model calls and three API calls, all of this session; nothing from outside the runs.
+      expect(exchanges).toHaveLength(5);
       for (const x of exchanges) {
         const url = new URL(x.request.url);
         if (url.pathname === '/lookup') {

@@ -26,11 +26,12 @@ function bytesOf(chunk) {
 
 /**
  * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, barrier(run, reason): Promise }.
+ * Returns the undo.
  */
 export function recordUndici(ctx) {
   const { send, encodeBody, nowMs, current, pid, barrier } = ctx;
   let seq = 0;
-  onUndiciLoad(({ DispatcherBase, unwrap }) => {
+  return onUndiciLoad(({ DispatcherBase, unwrap }) => {
     const real = DispatcherBase.dispatch;
     DispatcherBase.dispatch = function tapedeckRecordDispatch(opts, handler) {
       const run = current();

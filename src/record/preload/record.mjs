@@ -311,7 +311,8 @@ function installLayer(current, options) {
   }
 
   // The npm undici package, in both modes (its dispatchers are neither fetch's nor node:http's).
-  recordUndici({
+  // Undone before the fetch layer: it wraps the fetch that layer installed.
+  const undoUndici = recordUndici({
     send: (run, message) => {
       if (message.t === 'xchg' || message.t === 'req') flushRun(run);
       send(run, message);
@@ -331,6 +332,7 @@ function installLayer(current, options) {
       await run.sink.sync({ reason });
     },
   });
+  wrapped.push(undoUndici);
 
   const recorder = {
     /** Runs one file operation as a step boundary-aware call; report(ts, value, error) sends the step. */
