@@ -6,6 +6,7 @@
 // Date, Math.random, fetch, dispatcher and diagnostics channels.
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
+import Module from 'node:module';
 import OpenAI from 'openai';
 import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +203,7 @@ describe('concurrent record() runs', () => {
       fetch: globalThis.fetch,
       dispatcher: (globalThis as Record<symbol, unknown>)[Symbol.for('undici.globalDispatcher.1')],
       write: Object.hasOwn(http.ClientRequest.prototype, 'write'),
+      load: (Module as unknown as { _load: unknown })._load,
     };
     await record({ out: `${tmp.dir}/single` }, async () => {
       expect(Date).not.toBe(before.Date);
@@ -214,6 +216,7 @@ describe('concurrent record() runs', () => {
     expect(globalThis.fetch).toBe(before.fetch);
     expect((globalThis as Record<symbol, unknown>)[Symbol.for('undici.globalDispatcher.1')]).toBe(before.dispatcher);
     expect(Object.hasOwn(http.ClientRequest.prototype, 'write')).toBe(before.write);
+    expect((Module as unknown as { _load: unknown })._load).toBe(before.load);
     expect(dc.hasSubscribers('http.client.request.start')).toBe(false);
     expect(dc.hasSubscribers('http.client.response.finish')).toBe(false);
     expect((globalThis as Record<symbol, unknown>)[Symbol.for('tapedeck.recorder')]).toBeUndefined();
