@@ -33,6 +33,10 @@ const PATH_WRITE = [
   'chmod',
   'utimes',
   'lchmod',
+  'chown',
+  'lchown',
+  'lutimes',
+  'mkdtemp',
 ];
 const TWO_PATH = ['rename', 'copyFile', 'symlink', 'link', 'cp'];
 const FD_OPS = [
@@ -48,13 +52,17 @@ const FD_OPS = [
   'fchmod',
   'futimes',
 ];
-const O_WRITE = fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND;
+// O_TRUNC empties a file even when it is opened read-only: a write.
+const O_WRITE =
+  fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND | fs.constants.O_TRUNC;
+/** Operations on a descriptor that change the file (its metadata too) whatever it was opened for. */
+const FD_MUTATING = new Set(['fchmod', 'fchown', 'futimes', 'ftruncate']);
 
 /**
  * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
  * Returns the volume and a function that reports (and clears) the paths written since the last call.
  */
-export function installFsSandbox({ root, files, onOutsideWrite, rootOnDisk = false }) {
+export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootOnDisk = false }) {
   const vol = new Volume();
   const mfs = createFsFromVolume(vol);
   const rootAbs = path.resolve(root);
@@ -66,10 +74,16 @@ export function installFsSandbox({ root, files, onOutsideWrite, rootOnDisk = fal
   const dirty = new Set();
   // Modes are reported as the real disk would have them: permission bits under the umask
   // (memfs itself ignores the umask). process.umask() without an argument is deprecated.
-  const umask = process.umask(0o022);
-  process.umask(umask);
+  let umask = 0o022;
+  try {
+    umask = process.umask(0o022);
+    process.umask(umask);
+  } catch {
+    // Worker threads cannot set the umask: the usual one is assumed.
+  }
   const modeOf = (st) => Number(st.mode) & 0o777 & ~umask;
   const memFds = new Set();
+  const diskFds = new Set();
 
   const resolve = (p) => {
     if (typeof p === 'number') return undefined;
@@ -98,9 +112,29 @@ export function installFsSandbox({ root, files, onOutsideWrite, rootOnDisk = fal
     if (!underRoot(abs)) mfs.mkdirSync(path.dirname(abs), { recursive: true });
   };
 
+  const refusal = (name, where) =>
+    Object.assign(new Error(`EROFS: read-only file system, ${name} '${where}' (tapedeck replay sandbox)`), {
+      code: 'EROFS',
+      errno: -30,
+      syscall: name,
+    });
   const patch = (target, source, name, route) => {
     const original = target[name];
-    if (typeof original !== 'function' || typeof source[name] !== 'function') return;
+    if (typeof original !== 'function') return;
+    if (typeof source[name] !== 'function') {
+      // A write the volume cannot take never reaches the real disk: refused, and reported.
+      if (!PATH_WRITE.some((w) => name === w || name === `${w}Sync`)) return;
+      target[name] = function refused(...args) {
+        const where = String(args[0]);
+        onRefused?.(`${name} ${where}`);
+        const error = refusal(name, where);
+        if (name.endsWith('Sync')) throw error;
+        if (target === fs.promises) return Promise.reject(error);
+        const cb = args.find((a) => typeof a === 'function');
+        process.nextTick(() => cb?.(error));
+      };
+      return;
+    }
     target[name] = function sandboxed(...args) {
       const routed = route(args);
       if (!routed) return original.apply(this, args);
@@ -213,6 +247,24 @@ export function installFsSandbox({ root, files, onOutsideWrite, rootOnDisk = fal
       target[n] = function sandboxedOpen(...args) {
         const abs = resolve(args[0]);
         const writing = isWriteFlag(typeof args[1] === 'function' ? undefined : args[1]);
+        if (abs !== undefined && onDisk(abs) && !isPromises) {
+          // The world copy on disk: its descriptors may change it (fchmod, ftruncate…).
+          if (n === 'openSync') {
+            const fd = original.apply(this, args);
+            diskFds.add(fd);
+            return fd;
+          }
+          const cb = args[args.length - 1];
+          if (typeof cb === 'function') {
+            return original.apply(this, [
+              ...args.slice(0, -1),
+              (error, fd) => {
+                if (!error) diskFds.add(fd);
+                cb(error, fd);
+              },
+            ]);
+          }
+        }
         if (abs === undefined || onDisk(abs) || (!readsVolume(abs) && !writing)) return original.apply(this, args);
         if (writing) {
           ensureParent(abs);
@@ -236,6 +288,19 @@ export function installFsSandbox({ root, files, onOutsideWrite, rootOnDisk = fal
       for (const name of FD_OPS) {
         for (const n of [name, `${name}Sync`]) {
           patch(target, source, n, (args) => (typeof args[0] === 'number' && memFds.has(args[0]) ? args : undefined));
+          if (FD_MUTATING.has(name)) {
+            const viaVolume = target[n];
+            target[n] = function guardedFd(...args) {
+              const fd = args[0];
+              if (typeof fd !== 'number' || memFds.has(fd) || diskFds.has(fd)) return viaVolume.apply(this, args);
+              // A descriptor of a real file (opened to read): its file must not change.
+              onRefused?.(`${name} fd ${fd}`);
+              const error = refusal(name, `fd ${fd}`);
+              if (n.endsWith('Sync')) throw error;
+              const cb = args.find((a) => typeof a === 'function');
+              process.nextTick(() => cb?.(error));
+            };
+          }
         }
       }
       const closeSync = target.closeSync;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { installContainment } from './contain.mjs';
 import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
@@ -242,6 +243,7 @@ export function installReplay(config) {
       root: config.fsRoot,
       files,
       onOutsideWrite: (abs) => send({ t: 'outside-write', path: abs }),
+      onRefused: (what) => send({ t: 'side-channel', what: 'fs', target: what, pid }),
       rootOnDisk: config.fsOnDisk === true,
     });
   }
@@ -263,6 +265,13 @@ export function installReplay(config) {
     (target) => send({ t: 'blocked', target }),
     config.routes ?? [],
   );
+  // Child processes, workers, UDP, DNS, raw bindings and signals (sandbox/preload/contain.mjs).
+  installContainment({
+    os: config.os === true,
+    preload: import.meta.url,
+    configPath: process.env.TAPEDECK_REPLAY_CONFIG,
+    report: (what, target) => send({ t: 'side-channel', what, target, pid }),
+  });
 
   const finish = () => {
     try {

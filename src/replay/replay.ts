@@ -188,6 +188,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       routes: chainSession.routes,
       ...(sandbox?.world ? { fsOnDisk: true } : {}),
       ...(sandbox ? { allow: sandbox.allow } : {}),
+      ...(isolation.level === 'bwrap' ? { os: true } : {}),
     });
     const baseEnv = await agentEnv({
       recording,

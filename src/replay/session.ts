@@ -108,6 +108,23 @@ export class ReplaySession {
       }).catch(() => undefined);
       return;
     }
+    if (message.t === 'side-channel') {
+      // The preload refused a way out (a program it cannot contain, a worker, UDP, DNS, a raw binding, a signal, a file).
+      const how: Record<string, string> = {
+        process: 'a program that is not Node (refused: without the OS sandbox it could not be contained)',
+        fs: 'a write to a real file',
+        udp: 'UDP',
+        dns: 'a DNS query',
+        binding: 'a raw Node binding',
+        signal: 'a signal to another process',
+      };
+      this.sideChannel({
+        target: String(message.target),
+        how: how[String(message.what)] ?? String(message.what),
+        ...(typeof message.pid === 'number' ? { process: `pid ${message.pid} (node)` } : {}),
+      });
+      return;
+    }
     if (message.t === 'blocked') {
       const target = String(message.target);
       this.blockedConnections.push(target);

@@ -68,6 +68,8 @@ export interface PreloadConfigInput {
   /** The OS sandbox: the fs root is a copy on disk (not the preload's memfs), more ports are allowed. */
   fsOnDisk?: boolean;
   allow?: Array<{ host: string; port: number }>;
+  /** The OS sandbox (bubblewrap) holds the tree: programs that are not Node may run. */
+  os?: boolean;
 }
 
 /** Where the replay's fs seed (the preload's format) is written: the sandboxed services read it too. */
@@ -102,6 +104,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
       allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
       routes: input.routes ?? [],
       ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
+      ...(input.os ? { os: true } : {}),
       dumpPrefix: path.join(tmp, 'dump'),
       ...(input.fast ? { fastIndex } : {}),
       timing: options.timing ?? { kind: 'none' },

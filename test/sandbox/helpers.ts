@@ -11,6 +11,8 @@ export interface Sentinels {
   /** TCP on 127.0.0.1 (IPv4) and ::1 (IPv6): every connection counts. */
   port: number;
   port6: number;
+  /** UDP on 127.0.0.1: every datagram counts (DNS queries to it too). */
+  udpPort: number;
   /** A Unix socket in a folder on the real disk that is not /tmp. */
   socketPath: string;
   /** A file on the real disk outside any workspace, and its content. */
@@ -34,6 +36,12 @@ export async function startSentinels(dir: string): Promise<Sentinels> {
   await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
   const tcp6 = net.createServer(count);
   await new Promise<void>((r) => tcp6.listen(0, '::1', r));
+  const dgram = await import('node:dgram');
+  const udp = dgram.createSocket('udp4');
+  udp.on('message', () => {
+    hits++;
+  });
+  await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
   const socketPath = path.join(dir, 'sentinel.sock');
   const unix = net.createServer(count);
   await new Promise<void>((r) => unix.listen(socketPath, r));
@@ -55,6 +63,7 @@ export async function startSentinels(dir: string): Promise<Sentinels> {
   return {
     port: (tcp.address() as net.AddressInfo).port,
     port6: (tcp6.address() as net.AddressInfo).port,
+    udpPort: udp.address().port,
     socketPath,
     file,
     fileContent,
@@ -64,6 +73,7 @@ export async function startSentinels(dir: string): Promise<Sentinels> {
     async close() {
       live.kill('SIGKILL');
       for (const s of [tcp, tcp6, unix]) await new Promise((r) => s.close(r));
+      udp.close();
     },
   };
 }
@@ -94,3 +104,29 @@ export async function realDir(prefix: string): Promise<{ dir: string; remove(): 
 }
 
 export const tmpBase = tmpdir();
+
+/** A real Postgres database on the server the sandbox database lives on, with a refunds table to count. */
+export async function startDbSentinel(
+  adminUrl: string,
+): Promise<{ url: string; rows(): Promise<number>; drop(): Promise<void> }> {
+  const pg = (await import('pg')).default;
+  const { randomBytes } = await import('node:crypto');
+  const name = `tapedeck_escape_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = new pg.Client({ connectionString: url.href });
+  await db.connect();
+  await db.query('CREATE TABLE refunds (id serial primary key, amount int)');
+  return {
+    url: url.href,
+    rows: async () => Number((await db.query('SELECT count(*)::int AS n FROM refunds')).rows[0].n),
+    async drop() {
+      await db.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
