@@ -1,8 +1,12 @@
 // The providers tapedeck understands, one line each, tried in this order (the first whose
 // `detect` accepts a request decodes it). To add a provider: write its module (see types.ts,
-// and docs/sdks.md "Adding a provider") and add its line here.
+// and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
 import { openaiChat, openaiResponses } from './openai-chat.js';
 import type { Provider } from './types.js';
 
-export const PROVIDERS: readonly Provider[] = [openaiChat, openaiResponses, anthropicMessages];
+export const PROVIDERS: readonly Provider[] = [
+  openaiChat, // POST …/chat/completions
+  openaiResponses, // POST …/responses
+  anthropicMessages, // POST …/messages
+];
