@@ -2,7 +2,8 @@
 // `detect` accepts a request decodes it). To add a provider: write its module (see types.ts,
 // and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
-import { openaiChat, openaiResponses } from './openai-chat.js';
+import { openaiChat } from './openai-chat.js';
+import { openaiResponses } from './openai-responses.js';
 import type { Provider } from './types.js';
 
 export const PROVIDERS: readonly Provider[] = [
