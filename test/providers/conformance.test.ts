@@ -137,6 +137,8 @@ describe.each(PROVIDERS.map((p) => [p.id, p] as const))('provider %s', (_id, pro
           const result = parts.find((p) => p.kind === 'tool-result' && p.callId === call.id);
           expect(result, `${where}: a result for ${call.name} ${call.id}`).toBeDefined();
           expect(result?.kind === 'tool-result' && result.text.length > 0).toBe(true);
+          // A result that names its tool names this call's tool.
+          if (result?.kind === 'tool-result' && result.name !== undefined) expect(result.name, where).toBe(call.name);
         }
         const calls = parts.filter((p) => p.kind === 'tool-call');
         expect(
