@@ -2,6 +2,7 @@
 // `detect` accepts a request decodes it). To add a provider: write its module (see types.ts,
 // and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
+import { gemini } from './gemini.js';
 import { openaiChat } from './openai-chat.js';
 import { openaiResponses } from './openai-responses.js';
 import type { Provider } from './types.js';
@@ -10,4 +11,5 @@ export const PROVIDERS: readonly Provider[] = [
   openaiChat, // POST …/chat/completions
   openaiResponses, // POST …/responses
   anthropicMessages, // POST …/messages
+  gemini, // POST …/models/{model}:generateContent | :streamGenerateContent
 ];
