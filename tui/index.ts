@@ -2,6 +2,7 @@
 // runs the ink app full-screen until the user quits.
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { TapedeckConfig } from '../src/config/index.js';
 import { TapedeckError } from '../src/recording/index.js';
 import { defaultServices } from './data/engines.js';
 import { createPromptEditor } from './editor.js';
@@ -16,6 +17,8 @@ export interface OpenTuiOptions {
   contract?: string;
   /** Model endpoint for counterfactual replays (passed to the replayer). */
   modelEndpoint?: string;
+  /** The project config's answer chain for the replays (sandbox services, mocks, simulator). */
+  config?: TapedeckConfig;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
 }
@@ -62,6 +65,7 @@ export async function openTui(options: OpenTuiOptions = {}): Promise<void> {
   const services = defaultServices({
     ...(options.contract ? { contract: resolve(options.contract) } : {}),
     ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
+    ...(options.config ? { config: options.config } : {}),
   });
   const recording = options.recording
     ? await services.readRecording(resolveRecordingDir(options.recording, dir))

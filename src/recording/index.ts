@@ -11,6 +11,7 @@ export {
   describeProvenance,
   emptyProvenanceCounts,
   PROVENANCE_LABELS,
+  PROVENANCE_MARKS,
   type ProvenanceCounts,
   type ServedFrom,
   unsoundAnswers,

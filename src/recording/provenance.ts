@@ -15,6 +15,16 @@ export const PROVENANCE_LABELS: Record<ServedFrom, string> = {
   blocked: 'held back',
 };
 
+/** Short marks for narrow columns (the TUI's side by side). */
+export const PROVENANCE_MARKS: Record<ServedFrom, string> = {
+  recording: 'rec',
+  sandbox: 'sbx',
+  mock: 'mock',
+  simulated: 'sim',
+  live: 'live',
+  blocked: 'held',
+};
+
 /** Strongest first: an outcome is only as sound as the weakest answer it rests on. */
 const STRENGTH: readonly ServedFrom[] = ['recording', 'live', 'sandbox', 'mock', 'simulated', 'blocked'];
 

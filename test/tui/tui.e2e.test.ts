@@ -91,7 +91,9 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
       t.keys('Enter');
       screen = await t.waitFor('Replay done', 180_000);
       expect(screen).toMatch(/» first divergence: baseline step 3 \/ replay step 3/);
-      expect(screen).toMatch(/^»\s+3 THINK .*│\s+3 THINK/m);
+      // The replay side marks each step with its answer's provenance (the model's third call went live).
+      expect(screen).toMatch(/^»\s+3 THINK .*│\s+3 live THINK/m);
+      expect(screen).toMatch(/answers: \d+ recorded, \d+ live/);
       t.keys('Escape');
       await t.waitFor('Step 7/', SLOW);
     } else {

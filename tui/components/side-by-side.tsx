@@ -1,5 +1,6 @@
 // Baseline and replay side by side, step against aligned step, with the first divergent step
-// marked » (and highlighted when colour is on).
+// marked » (and highlighted when colour is on), and each replay step's answer provenance.
+import { PROVENANCE_MARKS } from '../../src/recording/index.js';
 import type { AlignmentView } from '../data/engines.js';
 import { clip, clipRight } from '../data/format.js';
 import type { StepIndex, StepRow } from '../data/steps.js';
@@ -74,8 +75,10 @@ export function actionSummary(index: StepIndex, stepId: number): string {
 
 function cell(index: StepIndex, row: StepRow | undefined, width: number): string {
   if (!row) return clip('  (no step)', width);
+  // A replay's step says where its answer came from: rec, sbx, mock, sim, live, held.
+  const from = row.servedFrom ? `${PROVENANCE_MARKS[row.servedFrom].padEnd(4)} ` : '';
   return clip(
-    `${clipRight(String(row.stepId), 4)} ${clip(row.stateType, 9)} ${row.name} ${actionSummary(index, row.stepId)}`,
+    `${clipRight(String(row.stepId), 4)} ${from}${clip(row.stateType, 9)} ${row.name} ${actionSummary(index, row.stepId)}`,
     width,
   );
 }

@@ -3,6 +3,7 @@
 // and each answer is reduced to the small view model its panel draws.
 
 import { basename, dirname, join } from 'node:path';
+import type { TapedeckConfig } from '../../src/config/index.js';
 import {
   type DbSnapshot,
   type DivergencePayload,
@@ -292,6 +293,8 @@ export interface ReplayRequest {
   baseline: Recording;
   systemPrompt: string;
   modelEndpoint?: string;
+  /** The project config's answer chain for calls the recording cannot serve. */
+  config?: TapedeckConfig;
   /** The replay recording's directory (default: next to the baseline, `<id>-replay-<time>`). */
   out?: string;
   onProgress(p: ReplayProgress): void;
@@ -324,6 +327,7 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
         join(dirname(request.baseline.dir), `${basename(request.baseline.dir)}-replay-${Date.now().toString(36)}`),
     };
     if (request.modelEndpoint) options.modelEndpoint = request.modelEndpoint;
+    if (request.config) options.config = request.config;
     const result = (await fn(mod.value, 'replay')(options)) as {
       dir: string;
       divergences?: DivergencePayload[];
@@ -481,6 +485,8 @@ export interface TuiServices {
 export interface ServiceOptions {
   contract?: string;
   modelEndpoint?: string;
+  /** The project config's answer chain (sandbox services, mocks, simulator) for the replays. */
+  config?: TapedeckConfig;
 }
 
 export function defaultServices(options: ServiceOptions = {}): TuiServices {
@@ -491,7 +497,14 @@ export function defaultServices(options: ServiceOptions = {}): TuiServices {
     ledger: ledgerOf,
     score: (recording) => scoreOf(recording, options.contract),
     replay: (request, total) =>
-      runReplay(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint, ...request } : request, total),
+      runReplay(
+        {
+          ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
+          ...(options.config ? { config: options.config } : {}),
+          ...request,
+        },
+        total,
+      ),
     align: alignOf,
     bisect: runBisect,
   };

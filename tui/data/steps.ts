@@ -9,9 +9,11 @@ import type {
   ModelCalledPayload,
   Recording,
   RecordingEvent,
+  ServedFrom,
   StateType,
   ToolCalledPayload,
 } from '../../src/recording/index.js';
+import { weakerProvenance } from '../../src/recording/index.js';
 
 export type StepStatus = 'success' | 'error' | 'timeout' | 'cancelled' | 'running';
 
@@ -32,6 +34,8 @@ export interface StepRow {
   divergences: number;
   fsChanges: number;
   dbChanges: number;
+  /** In a replay: where the step's answer came from (the weakest, when it had several). */
+  servedFrom?: ServedFrom;
 }
 
 export interface StepIndex {
@@ -106,6 +110,11 @@ function rowOf(stepId: number, events: RecordingEvent[]): StepRow {
       case 'db.changed':
         row.dbChanges++;
         break;
+      case 'http.exchange': {
+        const from = weakerProvenance(row.servedFrom ?? null, event.payload.servedFrom ?? null);
+        if (from) row.servedFrom = from;
+        break;
+      }
       case 'divergence':
         row.divergences++;
         break;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { render } from 'ink-testing-library';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { RecordingEvent, ServedFrom } from '../../src/recording/index.js';
 import { alignByPosition } from '../components/side-by-side.js';
 import { alignOf } from '../data/engines.js';
 import { indexSteps } from '../data/steps.js';
@@ -129,5 +130,53 @@ describe('replay screen', () => {
     expect(f).toMatch(/\n\s+4 API_CALL .*│\s+4 API_CALL/);
     await press(r.stdin, KEY.enter);
     expect(r.gone).toEqual([5]);
+  });
+
+  it('marks each replay step with where its answer came from', async () => {
+    const replay = syntheticRecording({ steps: 12, name: 'replay', toolSwitchAt: 5, replayOf: 'base' });
+    const served: Array<[number, ServedFrom]> = [
+      [2, 'recording'],
+      [4, 'sandbox'],
+      [6, 'mock'],
+      [8, 'simulated'],
+      [10, 'blocked'],
+      [12, 'recording'],
+    ];
+    for (const [stepId, servedFrom] of served)
+      replay.events.push({
+        seq: replay.events.length + 1,
+        traceId: 'trace',
+        stepId,
+        type: 'http.exchange',
+        time: '2026-11-24T10:00:00.000Z',
+        payload: {
+          exchangeId: `x${stepId}`,
+          request: { method: 'GET', url: `http://127.0.0.1:8787/step/${stepId}`, headers: {} },
+          startedAt: '2026-11-24T10:00:00.000Z',
+          durationMs: 1,
+          servedFrom,
+        },
+      } as RecordingEvent);
+    const index = indexSteps(replay);
+    const r = renderScreen({
+      phase: 'done',
+      outcome: { dir: '/tmp/replay', divergences: [], recording: replay },
+      index,
+      alignment: alignByPosition(baselineIndex, index),
+    });
+    const f = await waitForFrame(r.frame, 'answers:');
+    expect(f).toContain('answers: 2 recorded, 1 sandbox, 1 mock, 1 simulated, 1 held back');
+    const replaySide = (step: number) =>
+      f
+        .split('\n')
+        .find((l) => new RegExp(`│\\s+${step} `).test(l))
+        ?.split('│')[1] ?? '';
+    expect(replaySide(2)).toMatch(/^\s+2 rec /);
+    expect(replaySide(4)).toMatch(/^\s+4 sbx /);
+    expect(replaySide(6)).toMatch(/^\s+6 mock /);
+    expect(replaySide(8)).toMatch(/^\s+8 sim /);
+    expect(replaySide(10)).toMatch(/^\s+10 held /);
+    // A step that got no answer (a local step) carries no mark.
+    expect(replaySide(3)).toMatch(/^\s+3 [A-Z]/);
   });
 });

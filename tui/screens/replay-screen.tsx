@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { useRef, useState } from 'react';
+import { answerProvenance, describeProvenance } from '../../src/recording/index.js';
 import { bodyHeight, Frame, type KeyHelp } from '../components/frame.js';
 import { LedgerPanel, type RunScores } from '../components/ledger-panel.js';
 import { type Line, Lines, plain, seg } from '../components/lines.js';
@@ -185,6 +186,13 @@ export function ReplayScreen(props: ReplayScreenProps) {
         `${o.divergences.length} divergence event(s) · ${o.heldBack ? `${o.heldBack} held back · ` : ''}${d.index.rows.length} steps vs ${props.baselineIndex.rows.length}`,
       ),
     ]);
+    const answers = answerProvenance(o.recording).counts;
+    const unsound = answers.simulated + answers.blocked;
+    lines.push([
+      seg('answers: ', { bold: true }),
+      seg(describeProvenance(answers) || 'none', unsound > 0 ? { tint: 'warn' } : {}),
+      seg('  (rec sbx mock sim live held)', { tint: 'muted' }),
+    ]);
     lines.push(
       fd
         ? [
@@ -217,7 +225,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
         </Frame>
       );
     }
-    lines.push(...sideBySideLines(props.baselineIndex, d.index, d.alignment, top, body - 2, width));
+    lines.push(...sideBySideLines(props.baselineIndex, d.index, d.alignment, top, body - 3, width));
   }
   const status: Line =
     path !== null

@@ -1,26 +1,32 @@
 // `tapedeck tui [recording]`: the terminal UI (also what a bare `tapedeck` opens).
 import type { Command } from 'commander';
+import type { TapedeckConfig } from '../../config/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { localRecording } from '../../store/recordings/index.js';
+import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 
 export interface TuiCommandOptions {
   recording?: string;
   dir?: string;
   contract?: string;
   modelEndpoint?: string;
+  /** The project config's answer chain for the TUI's replays. */
+  config?: TapedeckConfig;
 }
 
 /** Opens the TUI. main.ts calls this for a bare `tapedeck` with no arguments. */
 export async function runTui(options: TuiCommandOptions = {}): Promise<void> {
   // Loaded on demand: ink and react stay out of every other command's start-up.
   const { openTui } = await import('../../../tui/index.js');
-  await openTui(options);
+  // A bare `tapedeck` still finds the project file upward from the cwd.
+  const config = options.config ?? (await configFromOptions({})).config;
+  await openTui({ ...options, config });
   // The user quit: do not let a handle an engine left open (a replay's sandbox) keep the terminal waiting.
   setTimeout(() => process.exit(), 500).unref();
 }
 
 export function register(program: Command): void {
-  program
+  const tui = program
     .command('tui')
     .exitOverride(exitOnUsageError)
     .description(
@@ -29,7 +35,8 @@ export function register(program: Command): void {
     .argument('[recording]', 'a recording directory, the id of one under --dir, or <store>/<id> (pg://…, file://…)')
     .option('--dir <dir>', 'folder of recordings to list', 'recordings')
     .option('--contract <file>', 'eval contract (YAML) for the hard gate, soft score and failure codes')
-    .option('--model-endpoint <url>', 'model endpoint for counterfactual replays')
+    .option('--model-endpoint <url>', 'model endpoint for counterfactual replays');
+  addConfigOptions(tui)
     .addHelpText(
       'after',
       `
@@ -42,12 +49,18 @@ Examples:
 
 Needs an interactive terminal; works from 80x24 up. NO_COLOR=1 turns colour off.`,
     )
-    .action(async (recording: string | undefined, opts: { dir: string; contract?: string; modelEndpoint?: string }) => {
-      await runTui({
-        ...(recording ? { recording: await localRecording(recording) } : {}),
-        dir: opts.dir,
-        ...(opts.contract ? { contract: opts.contract } : {}),
-        ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
-      });
-    });
+    .action(
+      async (
+        recording: string | undefined,
+        opts: { dir: string; contract?: string; modelEndpoint?: string } & ConfigCliOptions,
+      ) => {
+        await runTui({
+          ...(recording ? { recording: await localRecording(recording) } : {}),
+          dir: opts.dir,
+          ...(opts.contract ? { contract: opts.contract } : {}),
+          ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
+          config: (await configFromOptions(opts)).config,
+        });
+      },
+    );
 }
