@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { TapedeckConfig } from '../../config/index.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { readManifest, readRecording } from '../../recording/index.js';
 import {
@@ -17,11 +18,17 @@ import {
   type Warehouse,
   warehouseOptionsFrom,
 } from '../../store/index.js';
+import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
-/** Handlers of the job kinds: `ingest` {recording, scores?} and `replay` {recording, mode, systemPromptFile?, promptPatchFile?, modelEndpoint?, out?, contract?}. */
-export function jobHandlers(warehouse: Warehouse): Record<string, JobHandler> {
+/**
+ * Handlers of the job kinds: `ingest` {recording, scores?} and `replay` {recording, mode,
+ * systemPromptFile?, promptPatchFile?, modelEndpoint?, out?, contract?, config?}. A replay's answer
+ * chain (sandbox services, mocks, simulator) is the job's `config` file when it names one, else the
+ * worker's project file (`config`).
+ */
+export function jobHandlers(warehouse: Warehouse, config?: TapedeckConfig): Record<string, JobHandler> {
   return {
     async ingest(job: Job) {
       const dir = str(job.payload.recording);
@@ -38,6 +45,8 @@ export function jobHandlers(warehouse: Warehouse): Record<string, JobHandler> {
       const promptPatchFile = str(job.payload.promptPatchFile);
       const modelEndpoint = str(job.payload.modelEndpoint);
       const out = str(job.payload.out);
+      const configFile = str(job.payload.config);
+      const chain = configFile ? (await configFromOptions({ config: configFile })).config : config;
       const { replay } = await import('../../replay/index.js');
       const result = await replay({
         recording,
@@ -46,6 +55,7 @@ export function jobHandlers(warehouse: Warehouse): Record<string, JobHandler> {
         ...(promptPatchFile ? { promptPatch: readFileSync(promptPatchFile, 'utf8') } : {}),
         ...(modelEndpoint ? { modelEndpoint } : {}),
         ...(out ? { out } : {}),
+        ...(chain ? { config: chain } : {}),
       });
       const replayed = await readRecording(result.dir);
       const contractFile = str(job.payload.contract);
@@ -60,7 +70,7 @@ export function jobHandlers(warehouse: Warehouse): Record<string, JobHandler> {
   };
 }
 
-interface RunOptions {
+interface RunOptions extends ConfigCliOptions {
   db?: string;
   once?: boolean;
   kinds?: string[];
@@ -95,7 +105,8 @@ export function register(program: Command): void {
     .option('--once', 'stop when no job is ready instead of waiting for more')
     .option('--kinds <kind...>', 'only these job kinds (replay, ingest)')
     .option('--poll-ms <ms>', 'wait between polls of an empty queue', '1000')
-    .option('--name <name>', "this worker's name in tapedeck_job.locked_by (default host:pid)")
+    .option('--name <name>', "this worker's name in tapedeck_job.locked_by (default host:pid)");
+  addConfigOptions(worker)
     .addHelpText(
       'after',
       `
@@ -116,19 +127,23 @@ Examples:
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
-        const ran = await runWorker(openQueue(warehouse), jobHandlers(warehouse), {
-          name: opts.name ?? `${hostname()}:${process.pid}`,
-          ...(opts.kinds ? { kinds: opts.kinds } : {}),
-          ...(opts.once ? { once: true } : {}),
-          pollMs,
-          signal: stop.signal,
-          onJob: ({ job, outcome, error, ms }) => {
-            const tail = error ? `: ${error}` : '';
-            process.stderr.write(
-              `tapedeck worker: job ${job.id} ${job.kind} ${outcome} in ${Math.round(ms)} ms${tail}\n`,
-            );
+        const ran = await runWorker(
+          openQueue(warehouse),
+          jobHandlers(warehouse, (await configFromOptions(opts)).config),
+          {
+            name: opts.name ?? `${hostname()}:${process.pid}`,
+            ...(opts.kinds ? { kinds: opts.kinds } : {}),
+            ...(opts.once ? { once: true } : {}),
+            pollMs,
+            signal: stop.signal,
+            onJob: ({ job, outcome, error, ms }) => {
+              const tail = error ? `: ${error}` : '';
+              process.stderr.write(
+                `tapedeck worker: job ${job.id} ${job.kind} ${outcome} in ${Math.round(ms)} ms${tail}\n`,
+              );
+            },
           },
-        });
+        );
         process.stderr.write(`tapedeck worker: ran ${ran} job${ran === 1 ? '' : 's'}\n`);
       } finally {
         process.off('SIGINT', onSignal);
