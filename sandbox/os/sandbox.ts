@@ -83,6 +83,11 @@ export interface OsSandboxOptions {
   hosts?: string[];
   /** The run's CA (PEM): the only trusted root inside. */
   caPem?: string;
+  /**
+   * The file system inside: 'readonly' (a replay: the real one read-only, private temp folders)
+   * or 'shared' (a recording: the real run's own files, writable as outside).
+   */
+  fs?: 'readonly' | 'shared';
 }
 
 /** A refused attempt seen below the process (strace), with the process that made it. */
@@ -239,17 +244,18 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   const cleanup: Array<() => Promise<unknown>> = [() => rm(tmp, { recursive: true, force: true })];
   if (isolation.level === 'bwrap') {
     command = isolation.bwrap as string;
-    args = [...BWRAP_BASE, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
-    for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
+    const shared = options.fs === 'shared';
+    args = [...BWRAP_BASE, shared ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+    if (!shared) for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
     // Paths the agent needs that live in a private folder: bound back, read-only.
     const visible = new Set<string>();
     for (const p of [options.cwd, ...(options.visible ?? [])]) {
       const real = existsSync(p) ? realpathSync(p) : p;
       if (underMasked(real) && existsSync(real)) visible.add(real);
     }
-    for (const p of visible) args.push('--ro-bind', p, p);
+    if (!shared) for (const p of visible) args.push('--ro-bind', p, p);
     for (const w of options.writable ?? []) args.push('--bind', w.source, w.target ?? w.source);
-    args.push('--ro-bind', inDir, INSIDE_DIR);
+    args.push('--ro-bind', inDir, shared ? inDir : INSIDE_DIR);
     const hosts = hostsFile(options.hosts ?? []);
     await writeFile(path.join(tmp, 'hosts'), hosts);
     if (existsSync('/etc/hosts') && !lstatSync('/etc/hosts').isSymbolicLink()) {
@@ -365,7 +371,7 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     isolation,
     child,
     attempts,
-    inside: (name) => `${INSIDE_DIR}/${name}`,
+    inside: (name) => `${options.fs === 'shared' ? inDir : INSIDE_DIR}/${name}`,
     async listen(port = 0, host = '127.0.0.1') {
       const { message, handle } = await request({ t: 'listen', port, host });
       if (message.t !== 'listening' || !handle) {

@@ -59,14 +59,16 @@ function refusedError(what, code = 'EACCES') {
 
 /**
  * options: { os: boolean (the OS sandbox holds the tree), preload (file URL), configPath,
- * report(what, target) }.
+ * report(what, target), beforeSpawn() }.
  */
-export function installContainment({ os, preload, configPath, report }) {
+export function installContainment({ os, preload, configPath, report, beforeSpawn = () => {} }) {
   const children = new Set();
 
   // ------------------------------------------------------------------ child processes
   const realSpawn = ChildProcess.prototype.spawn;
   ChildProcess.prototype.spawn = function containedSpawn(options) {
+    // Calls this process answered itself are told to the replayer before the child can ask.
+    beforeSpawn();
     const file = options?.file;
     if (isNode(file)) {
       // A Node child gets the preload, whatever env it was given.
@@ -92,6 +94,7 @@ export function installContainment({ os, preload, configPath, report }) {
   for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
     const real = childProcess[name];
     childProcess[name] = function containedSync(command, args, options) {
+      beforeSpawn();
       // execSync runs a shell: never Node itself.
       const file = name === 'execSync' ? '/bin/sh' : command;
       const opts = Array.isArray(args) ? options : args;

@@ -46,6 +46,10 @@ export function connectReplayIpc(path) {
         timer.unref();
       }
     },
+    /** Writes batched notices now (before the agent starts a program that will ask the proxy). */
+    flush() {
+      if (!broken) flush();
+    },
     takeBuffered() {
       if (timer) clearTimeout(timer);
       timer = undefined;

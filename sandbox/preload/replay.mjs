@@ -271,6 +271,7 @@ export function installReplay(config) {
     preload: import.meta.url,
     configPath: process.env.TAPEDECK_REPLAY_CONFIG,
     report: (what, target) => send({ t: 'side-channel', what, target, pid }),
+    beforeSpawn: () => quiet(() => ipc.flush()),
   });
 
   const finish = () => {

@@ -24,7 +24,9 @@ export function connectIpc(path, options = {}) {
       spool = -1;
     }
   }
-  const socket = net.createConnection(path);
+  // `tcp:HOST:PORT` inside the OS sandbox (no Unix sockets there), else a Unix socket path.
+  const tcp = /^tcp:(.+):(\d+)$/.exec(String(path));
+  const socket = tcp ? net.createConnection(Number(tcp[2]), tcp[1]) : net.createConnection(path);
   const queue = [];
   const pending = new Map();
   let fd = -1;

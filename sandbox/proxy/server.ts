@@ -83,6 +83,8 @@ const HOP = new Set([
   'upgrade',
 ]);
 const kTarget = Symbol('tapedeck.proxy.target');
+/** The header a tapedeck preload names the real URL in when it hands a call to the proxy. */
+export const TARGET_HEADER = 'x-tapedeck-target';
 
 type Tagged = net.Socket & { [kTarget]?: { scheme: 'http' | 'https'; host: string; port: number; pid?: number } };
 
@@ -201,6 +203,10 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
     } else if (/^https?:\/\//i.test(req.url ?? '')) {
       url = req.url as string;
       via = 'proxy';
+    } else if (typeof req.headers[TARGET_HEADER] === 'string' && /^https?:\/\//i.test(req.headers[TARGET_HEADER])) {
+      // A tapedeck preload handing over a call it intercepted (record --isolate): the URL it was for.
+      url = req.headers[TARGET_HEADER];
+      via = 'proxy';
     } else {
       // Origin-form sent to the proxy itself: not a proxy request.
       refuse({ target: `${req.headers.host ?? '?'}${req.url ?? ''}`, reason: 'a request to the proxy itself' });
@@ -214,7 +220,9 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
     });
     try {
       const body = await readBody(req);
-      const headers = pairsOf(req.rawHeaders).filter(([name]) => !HOP.has(name.toLowerCase()));
+      const headers = pairsOf(req.rawHeaders).filter(
+        ([name]) => !HOP.has(name.toLowerCase()) && name.toLowerCase() !== TARGET_HEADER,
+      );
       const response = await answer({
         method: (req.method ?? 'GET').toUpperCase(),
         url,

@@ -8,8 +8,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
 import { TapedeckError } from '../recording/index.js';
+import { databaseAddresses, openRecordSandbox, type RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions } from './recorder.js';
 import { samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
@@ -31,6 +33,11 @@ export interface RecordCommandOptions extends RecordOptions {
   stdio?: 'inherit' | 'ignore' | 'pipe';
   /** Receives the child once spawned (e.g. to read piped output). */
   onSpawn?: (child: ChildProcess) => void;
+  /**
+   * Run the agent's tree in the OS sandbox with a recording proxy as its only way out, so the
+   * HTTP(S) calls of every process (curl, Python, a Go binary) become steps (bubblewrap needed).
+   */
+  isolate?: boolean;
 }
 
 export interface RecordCommandResult {
@@ -40,6 +47,8 @@ export interface RecordCommandResult {
   signal: NodeJS.Signals | null;
   recorded: boolean;
   steps: number;
+  /** --isolate: ways out the kernel refused (named by strace): calls the recording could not hold. */
+  sideChannels?: string[];
 }
 
 function entryOf(command: string[], cwd: string): string | undefined {
@@ -49,6 +58,36 @@ function entryOf(command: string[], cwd: string): string | undefined {
 
 function quoteNodeOption(value: string): string {
   return /[\s"\\]/.test(value) ? `"${value.replace(/(["\\])/g, '\\$1')}"` : value;
+}
+
+/** Runs the agent inside the record sandbox; its output comes through the sandbox's own stdout/stderr. */
+function runInSandbox(
+  isolated: RecordSandbox,
+  command: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; stdio: 'inherit' | 'ignore' | 'pipe' },
+  onSpawn?: (child: ChildProcess) => void,
+): { child: ChildProcess; exit: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }> } {
+  const { child } = isolated.box;
+  for (const [stream, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ] as const) {
+    if (options.stdio === 'inherit') stream?.pipe(to, { end: false });
+    else if (options.stdio === 'ignore') stream?.resume();
+  }
+  onSpawn?.(child);
+  const env = Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const proc = isolated.box.spawn(command, { env, cwd: options.cwd, stdio: 'inherit', trace: true });
+  const exit = proc.exit.then((e) => {
+    if (e.error) {
+      throw new TapedeckError(
+        'COMMAND_FAILED',
+        `cannot start ${JSON.stringify(command[0])}: ${e.error.code === 'ENOENT' ? 'command not found' : e.error.message}`,
+      );
+    }
+    return { exitCode: e.code, signal: e.signal };
+  });
+  return { child, exit };
 }
 
 function runChild(
@@ -187,27 +226,61 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     if (existsSync(socketPath)) rmSync(socketPath, { force: true });
   };
   let result: { exitCode: number | null; signal: NodeJS.Signals | null } = { exitCode: null, signal: null };
+  let isolated: RecordSandbox | undefined;
+  let sideChannels: string[] | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(socketPath, () => resolve());
     });
+    if (options.isolate) {
+      let syncs = 0;
+      isolated = await openRecordSandbox({
+        isolation: chooseIsolation('bwrap'),
+        cwd,
+        command: options.command,
+        tmp: spoolDir,
+        databases: databaseAddresses([options.dbUrl, ...Object.values(baseEnv)]),
+        sink: {
+          syncWorld: active.syncWorld,
+          send(message) {
+            backlog.push({ line: JSON.stringify(message), reply: noReply });
+            backlogBytes += 200;
+            if (!deferred) drainBacklog();
+          },
+          sync(reason) {
+            return new Promise<void>((resolve) => {
+              // Whatever the agent spooled before this call is handled before its barrier.
+              pullSpool();
+              backlog.push({ line: JSON.stringify({ t: 'sync', n: -++syncs, reason }), reply: () => resolve() });
+              drainBacklog();
+            });
+          },
+        },
+      });
+      const inside = isolated;
+      inside.ipcListener.on('connection', (socket: net.Socket) => server.emit('connection', socket));
+    }
     const nodeOptions = [baseEnv.NODE_OPTIONS ?? '', `--import=${quoteNodeOption(RECORD_PRELOAD)}`]
       .filter((x) => x !== '')
       .join(' ');
-    const env: NodeJS.ProcessEnv = {
+    const plainEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       NODE_OPTIONS: nodeOptions,
-      TAPEDECK_RECORD_IPC: socketPath,
+      TAPEDECK_RECORD_IPC: isolated ? isolated.ipcAddress : socketPath,
       TAPEDECK_RECORD_SPOOL: spoolDir,
       TAPEDECK_RECORD_OPTIONS: JSON.stringify({
         syncWorld: active.syncWorld,
         maxBody: options.maxBodyBytes ?? -1,
         nondeterminism: options.nondeterminism ?? true,
         ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
+        ...(isolated ? { proxy: isolated.proxyUrl } : {}),
       }),
     };
-    const { child, exit } = await runChild(options.command, { cwd, env, stdio }, options.onSpawn);
+    const env = isolated ? isolated.env(plainEnv) : plainEnv;
+    const { child, exit } = isolated
+      ? runInSandbox(isolated, options.command, { cwd, env, stdio }, options.onSpawn)
+      : await runChild(options.command, { cwd, env, stdio }, options.onSpawn);
     active.writer.append({
       type: 'run.started',
       stepId: 0,
@@ -227,6 +300,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     pullSpool();
     drainBacklog();
+    sideChannels = isolated
+      ?.attempts()
+      .map((a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`);
     const ok = result.exitCode === 0;
     await active.finish({
       status: ok ? 'complete' : 'incomplete',
@@ -237,6 +313,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     await active.finish({ status: 'failed', exitCode: result.exitCode, signal: result.signal }).catch(() => {});
     throw error;
   } finally {
+    await isolated?.close();
     cleanup();
   }
   return {
@@ -245,5 +322,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     signal: result.signal,
     recorded: true,
     steps: session.steps,
+    ...(sideChannels && sideChannels.length > 0 ? { sideChannels } : {}),
   };
 }

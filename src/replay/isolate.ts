@@ -181,6 +181,9 @@ export async function openReplaySandbox(input: {
     ca,
     answer: async (request: ProxyRequest) => {
       if (!answer) throw new Error('the replay is not ready');
+      // Notices of calls the preload answered itself, written just before this program started,
+      // are read first (one turn of the loop), so the call is decided in recorded order.
+      await new Promise((resolve) => setImmediate(resolve));
       const reply = settle(
         await answer(
           withWorld({

@@ -13,6 +13,7 @@ interface RecordCliOptions {
   sample?: string;
   nondeterminism: boolean;
   json?: boolean;
+  isolate?: boolean;
 }
 
 function parseNumber(flag: string, value: string | undefined, check: (n: number) => boolean, expected: string) {
@@ -43,6 +44,10 @@ export function register(program: Command): void {
     .option('--max-body <bytes>', 'cut bodies larger than this many bytes (marked truncated)')
     .option('--sample <fraction>', 'record only this fraction of runs, 0..1 (a run not sampled just runs)')
     .option('--no-nondeterminism', 'do not capture Date/Math.random/crypto values')
+    .option(
+      '--isolate',
+      "run the agent's whole tree in the OS sandbox (bubblewrap) with a recording proxy as its only way out: the HTTP(S) calls of every process (curl, Python, a Go binary) become steps",
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -51,6 +56,7 @@ Examples:
   tapedeck record -- node agent.mjs
   tapedeck record --fs ./workspace --db postgres://localhost/app --db-schema travel -- node agent.mjs --stream
   tapedeck record --out recordings/ticket-42 --name ticket-42 --max-body 1000000 -- npm start
+  tapedeck record --isolate --db postgres://localhost/app -- node agent.mjs   # tools that run curl/psql
 
 The recording folder holds manifest.json, events.jsonl (one event per line), blobs/ and
 snapshots/{pre,post}. A run that crashes leaves a readable recording marked "incomplete" with
@@ -79,14 +85,28 @@ every finished step. The exit code is the agent's.`,
         ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
         ...(sample === undefined ? {} : { sample }),
         nondeterminism: opts.nondeterminism,
+        ...(opts.isolate ? { isolate: true } : {}),
         stdio: 'inherit',
       });
       const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
+      // Honest accounting: a tool the model asked for that left no call in the recording.
+      let warnings: string[] = [];
+      if (result.recorded) {
+        const { readRecording, silentToolCallWarnings } = await import('../../recording/index.js');
+        const recorded = await readRecording(result.dir).catch(() => undefined);
+        warnings = recorded ? silentToolCallWarnings(recorded.events) : [];
+      }
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ ...result, status })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ ...result, status, ...(warnings.length > 0 ? { warnings } : {}) })}\n`,
+        );
       } else if (result.recorded) {
         const exit = result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
         process.stderr.write(`tapedeck: recorded ${result.steps} steps (${status}, ${exit}) -> ${result.dir}\n`);
+        for (const w of warnings) process.stderr.write(`tapedeck: warning: ${w}\n`);
+        for (const c of result.sideChannels ?? []) {
+          process.stderr.write(`tapedeck: warning: a way out the sandbox refused (not in the recording): ${c}\n`);
+        }
       } else {
         process.stderr.write('tapedeck: run not sampled; nothing recorded\n');
       }

@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { listRecordings, readRecording } from '../../recording/index.js';
+import { listRecordings, readRecording, silentToolCallWarnings } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
 import { isStoreUrl, listStore, localRecording } from '../../store/recordings/index.js';
 
@@ -36,7 +36,8 @@ function summarize(recording: Recording): Summary {
     modelCalls: count('model.called'),
     toolCalls: count('tool.called'),
     divergences: count('divergence'),
-    warnings: recording.warnings,
+    // A tool the model asked for that left no call in the recording: a side channel (see accounting.ts).
+    warnings: [...recording.warnings, ...silentToolCallWarnings(recording.events)],
   };
 }
 

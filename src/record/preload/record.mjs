@@ -186,14 +186,43 @@ function installLayer(current, options) {
 
   // World capture needs step barriers (the agent waits while the world is drained), which only
   // the interceptors can provide; plain traffic capture uses the low-overhead observers.
-  const mode = options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast');
+  // record --isolate: the process has no network but the recording proxy; its calls are handed
+  // to the proxy, which makes them, records them (as it does every other process's) and keeps
+  // the step barriers. This layer then records nothing of HTTP itself.
+  const proxy = typeof options.proxy === 'string' ? options.proxy : undefined;
+  const mode = proxy ? 'interceptors' : (options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast'));
+  const directFetch = globalThis.fetch;
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-record',
     interceptors: mode === 'interceptors' ? [new ClientRequestInterceptor(), new FetchInterceptor()] : [],
   });
   const open = new Map();
 
-  interceptor.on('request', async ({ request, requestId }) => {
+  interceptor.on('request', async ({ request, requestId, controller }) => {
+    if (proxy) {
+      // Through the proxy (the original fetch, which the interceptors do not see); the answer
+      // streams back to the agent as it comes.
+      const headers = new Headers(request.headers);
+      headers.set('x-tapedeck-target', request.url);
+      headers.set('proxy-authorization', `Basic ${Buffer.from(`pid:${pid}`).toString('base64')}`);
+      const hasBody = request.body !== null && request.method !== 'GET' && request.method !== 'HEAD';
+      try {
+        const response = await directFetch(proxy, {
+          method: request.method,
+          headers,
+          ...(hasBody ? { body: await request.arrayBuffer() } : {}),
+          redirect: 'manual',
+        });
+        if (response.headers.get('x-tapedeck-proxy-error') === '1') {
+          controller.errorWith(new TypeError(await response.text()));
+          return;
+        }
+        controller.respondWith(response);
+      } catch (error) {
+        controller.errorWith(error);
+      }
+      return;
+    }
     const run = current();
     if (run === undefined || run.closed) return;
     await settleStreams(run);
@@ -219,6 +248,7 @@ function installLayer(current, options) {
   });
 
   interceptor.on('response', async ({ response, requestId }) => {
+    if (proxy) return;
     const entry = open.get(requestId);
     if (entry === undefined) return;
     const { id, run } = entry;

@@ -1,0 +1,262 @@
+// `record --isolate`: the agent's whole tree runs in the OS sandbox (sandbox/os) with the real
+// run's files (a recording changes the world for real) and no network but tapedeck's doors:
+//   - the recording proxy (sandbox/proxy): every HTTP(S) call of any process — curl, Python,
+//     wget, a Go binary, and Node's own (the preload hands them over) — is made here, for real,
+//     and recorded as the preload records Node's (the same capture messages, so it becomes a model
+//     or tool step the same way); with world capture it keeps the step barriers;
+//   - the database: the ports of the database URLs the run names lead to the real database;
+//   - the preload's IPC (loopback inside).
+// Anything else is refused by the kernel and named (strace) as a side channel of the recording.
+import { writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Isolation } from '../../sandbox/os/detect.js';
+import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { createRunCa } from '../../sandbox/proxy/ca.js';
+import {
+  createSandboxProxy,
+  type HeaderPairs,
+  type ProxyRequest,
+  type ProxyResponse,
+} from '../../sandbox/proxy/server.js';
+import { TapedeckError } from '../recording/index.js';
+
+const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'content-length',
+]);
+const nowMs = () => performance.timeOrigin + performance.now();
+
+/** How the recording proxy talks to the recording session: capture messages, and step barriers. */
+export interface CaptureSink {
+  send(message: Record<string, unknown>): void;
+  /** Resolves once the session has handled everything before it (a step barrier). */
+  sync(reason: 'req' | 'res'): Promise<void>;
+  syncWorld: boolean;
+}
+
+export interface RecordSandbox {
+  readonly box: OsSandbox;
+  readonly ipcListener: net.Server;
+  readonly ipcAddress: string;
+  readonly proxyUrl: string;
+  env(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  /** Refused ways out, named (strace): the recording is incomplete where they are. */
+  attempts(): OsAttempt[];
+  close(): Promise<void>;
+}
+
+function bodyWire(bytes: Buffer): Record<string, unknown> | undefined {
+  if (bytes.length === 0) return undefined;
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes)
+    ? { size: bytes.length, text }
+    : { size: bytes.length, b64: bytes.toString('base64') };
+}
+
+function headerObject(pairs: HeaderPairs): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const key = name.toLowerCase();
+    out[key] = out[key] === undefined ? value : `${out[key]}${key === 'set-cookie' ? '\n' : ', '}${value}`;
+  }
+  return out;
+}
+
+/** The upstream answer's headers as pairs (each Set-Cookie on its own), minus what no longer holds for a decoded body. */
+function responsePairs(headers: Headers): HeaderPairs {
+  const out: HeaderPairs = [];
+  headers.forEach((value, name) => {
+    if (name === 'set-cookie' || name === 'content-encoding' || name === 'content-length') return;
+    out.push([name, value]);
+  });
+  for (const cookie of headers.getSetCookie()) out.push(['set-cookie', cookie]);
+  return out;
+}
+
+/** Makes one call for real and records it, as the preload's capture would. */
+async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Promise<ProxyResponse> {
+  const pid = request.pid ?? 0;
+  if (sink.syncWorld) await sink.sync('req');
+  const ts = nowMs();
+  const head = {
+    id,
+    pid,
+    ts,
+    method: request.method,
+    url: request.url,
+    headers: headerObject(request.headers),
+    ...(request.body.length > 0 ? { body: bodyWire(request.body) } : {}),
+  };
+  let upstream: Response;
+  try {
+    const headers = new Headers();
+    for (const [name, value] of request.headers) if (!HOP.has(name.toLowerCase())) headers.append(name, value);
+    upstream = await fetch(request.url, {
+      method: request.method,
+      headers,
+      ...(request.body.length > 0 && request.method !== 'GET' && request.method !== 'HEAD'
+        ? { body: new Uint8Array(request.body) }
+        : {}),
+      redirect: 'manual',
+      signal: request.signal,
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    const failure = { code: cause?.code ?? (error as Error).name, message: (error as Error).message };
+    sink.send({ t: 'xchg', ...head, end: nowMs(), error: failure });
+    if (sink.syncWorld) await sink.sync('res');
+    return { status: 0, headers: [], error: failure };
+  }
+  const resTs = nowMs();
+  const pairs = responsePairs(upstream.headers);
+  const res = { status: upstream.status, statusText: upstream.statusText, headers: headerObject(pairs) };
+  if (upstream.body && STREAM_TYPES.test(upstream.headers.get('content-type') ?? '')) {
+    sink.send({ t: 'req', ...head });
+    sink.send({ t: 'res', id, ts: resTs, ...res, stream: true });
+    const body = upstream.body;
+    return {
+      status: upstream.status,
+      statusText: upstream.statusText,
+      headers: pairs,
+      body: (async function* () {
+        const decoder = new TextDecoder();
+        const reader = body.getReader();
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            sink.send({ t: 'chunk', id, off: nowMs() - resTs, data: decoder.decode(value, { stream: true }) });
+            yield value;
+          }
+          sink.send({ t: 'end', id, ts: nowMs() });
+        } catch (error) {
+          sink.send({ t: 'end', id, ts: nowMs(), error: { code: 'Error', message: String((error as Error).message) } });
+        }
+        if (sink.syncWorld) await sink.sync('res');
+      })(),
+    };
+  }
+  const bytes = Buffer.from(await upstream.arrayBuffer());
+  sink.send({
+    t: 'xchg',
+    ...head,
+    res: { ts: resTs, ...res, ...(bytes.length > 0 ? { body: bodyWire(bytes) } : {}) },
+    end: nowMs(),
+  });
+  if (sink.syncWorld) await sink.sync('res');
+  return { status: upstream.status, statusText: upstream.statusText, headers: pairs, body: bytes };
+}
+
+/** The database URLs a run names (the --db URL, database-looking env values): their ports lead out. */
+export function databaseAddresses(urls: Array<string | undefined>): Array<{ host: string; port: number }> {
+  const out = new Map<string, { host: string; port: number }>();
+  for (const url of urls) {
+    if (!url || !/^postgres(ql)?:\/\//.test(url)) continue;
+    try {
+      const u = new URL(url);
+      const host = u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
+      const port = Number(u.port || 5432);
+      out.set(`${host}:${port}`, { host, port });
+    } catch {}
+  }
+  return [...out.values()];
+}
+
+/** Opens the sandbox of a recording (not yet the agent). */
+export async function openRecordSandbox(input: {
+  isolation: Isolation;
+  cwd: string;
+  command: string[];
+  tmp: string;
+  sink: CaptureSink;
+  databases: Array<{ host: string; port: number }>;
+}): Promise<RecordSandbox> {
+  const { isolation, sink } = input;
+  if (isolation.level !== 'bwrap') {
+    throw new TapedeckError(
+      'NO_ISOLATION',
+      `record --isolate needs the OS sandbox (bubblewrap with user namespaces): ${isolation.notes.join('; ')}`,
+    );
+  }
+  const ca = await createRunCa('tapedeck recording CA');
+  const caFile = path.join(input.tmp, 'ca.pem');
+  await writeFile(caFile, ca.certPem);
+  const wgetrc = path.join(input.tmp, 'wgetrc');
+  await writeFile(wgetrc, `ca_certificate = ${caFile}\n`);
+  const box = await openOsSandbox({
+    isolation,
+    cwd: input.cwd,
+    fs: 'shared',
+    visible: pathsIn(input.command, input.cwd),
+    hosts: input.databases.map((d) => d.host).filter((h) => net.isIP(h) === 0 && h !== 'localhost'),
+    caPem: ca.certPem,
+  });
+  let seq = 0;
+  const refused: string[] = [];
+  const proxy = createSandboxProxy({
+    ca,
+    answer: (request) => forward(request, sink, `proxy-${++seq}`),
+    onRefused: (attempt) => refused.push(`${attempt.reason}: ${attempt.target}`),
+  });
+  const proxyListener = await box.listen();
+  proxy.serve(proxyListener);
+  const ipcListener = await box.listen();
+  const listeners: net.Server[] = [];
+  for (const db of input.databases) {
+    // Loopback or a named host: the same port inside leads to the real database.
+    const listener = await box.listen(db.port);
+    listeners.push(listener);
+    listener.on('connection', (inside: net.Socket) => {
+      const outside = net.connect(db.port, db.host);
+      inside.pipe(outside).pipe(inside);
+      inside.on('error', () => outside.destroy());
+      outside.on('error', () => inside.destroy());
+    });
+  }
+  const proxyUrl = `http://127.0.0.1:${proxyListener.insidePort}`;
+  return {
+    box,
+    ipcListener,
+    ipcAddress: `tcp:127.0.0.1:${ipcListener.insidePort}`,
+    proxyUrl,
+    env(base) {
+      const env: NodeJS.ProcessEnv = { ...base };
+      for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+        env[name] = proxyUrl;
+        env[name.toLowerCase()] = proxyUrl;
+      }
+      env.NO_PROXY = '';
+      env.no_proxy = '';
+      for (const name of [
+        'SSL_CERT_FILE',
+        'NODE_EXTRA_CA_CERTS',
+        'REQUESTS_CA_BUNDLE',
+        'CURL_CA_BUNDLE',
+        'GIT_SSL_CAINFO',
+      ])
+        env[name] = caFile;
+      env.WGETRC = wgetrc;
+      return env;
+    },
+    attempts: () => [
+      ...box.attempts,
+      ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),
+    ],
+    async close() {
+      for (const l of listeners) l.close();
+      ipcListener.close();
+      await proxy.close();
+      await box.close();
+    },
+  };
+}
