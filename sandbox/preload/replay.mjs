@@ -295,6 +295,17 @@ export function installReplay(config) {
   // agent would see answers in another order than recorded, e.g. an MCP stream opened late).
   let asking = 0;
 
+  /** Asks the replayer about an HTTP call (with the writes and values since the last one). */
+  const askHttp = async (request) => {
+    asking++;
+    const reply = await ask({ kind: 'http', ...request, fs: takeChanges(), nd: nd.takeHanded() }).finally(() => {
+      asking--;
+    });
+    if (typeof reply.cursor === 'number')
+      cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);
+    return reply;
+  };
+
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-replay',
     interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
@@ -327,20 +338,12 @@ export function installReplay(config) {
         return;
       }
     }
-    asking++;
-    const reply = await ask({
-      kind: 'http',
+    const reply = await askHttp({
       method: request.method,
       url: request.url,
       headers: headersObject(request.headers),
       body,
-      fs: takeChanges(),
-      nd: nd.takeHanded(),
-    }).finally(() => {
-      asking--;
     });
-    if (typeof reply.cursor === 'number')
-      cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);
     if (reply.ack === -1) {
       controller.errorWith(new Error('tapedeck replay: the replayer went away'));
       return;
@@ -437,16 +440,7 @@ export function installReplay(config) {
   onUndiciLoad(({ DispatcherBase, unwrap }) => {
     const real = DispatcherBase.dispatch;
     DispatcherBase.dispatch = function tapedeckDispatch(opts, handler) {
-      if (
-        opts === null ||
-        typeof opts !== 'object' ||
-        handler === null ||
-        typeof handler !== 'object' ||
-        opts.upgrade ||
-        opts.method === 'CONNECT' ||
-        !ownDispatch(opts, handler)
-      )
-        return real.call(this, opts, handler);
+      if (!ownDispatch(opts, handler)) return real.call(this, opts, handler);
       const h = unwrap(handler);
       let aborted = false;
       try {
@@ -458,18 +452,10 @@ export function installReplay(config) {
         try {
           const request = dispatchRequest(opts, this);
           const bytes = await dispatchBody(opts.body);
-          asking++;
-          const reply = await ask({
-            kind: 'http',
+          const reply = await askHttp({
             ...request,
             body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) : undefined,
-            fs: takeChanges(),
-            nd: nd.takeHanded(),
-          }).finally(() => {
-            asking--;
           });
-          if (typeof reply.cursor === 'number')
-            cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);
           applyEffects(reply.effects);
           if (reply.stop) process.exit(0);
           if (aborted) return;

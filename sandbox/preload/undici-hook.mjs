@@ -21,6 +21,9 @@ const viaPackageFetch = new AsyncLocalStorage();
  */
 const seen = new WeakSet();
 export function ownDispatch(opts, handler) {
+  // Upgrades (WebSocket) and CONNECT tunnels are not HTTP exchanges: they pass through.
+  if (opts === null || typeof opts !== 'object' || handler === null || typeof handler !== 'object') return false;
+  if (opts.upgrade || opts.method === 'CONNECT') return false;
   if (seen.has(opts)) return false;
   const plain = handler?.constructor === Object || handler?.constructor === undefined;
   if (plain && viaPackageFetch.getStore() !== true) return false;

@@ -7,9 +7,7 @@
 //   - the database: the ports of the database URLs the run names lead to the real database;
 //   - the preload's IPC (loopback inside).
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
-import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
@@ -20,6 +18,7 @@ import {
   type ProxyRequest,
   type ProxyResponse,
 } from '../../sandbox/proxy/server.js';
+import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
 import { TapedeckError } from '../recording/index.js';
 
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
@@ -189,10 +188,7 @@ export async function openRecordSandbox(input: {
     );
   }
   const ca = await createRunCa('tapedeck recording CA');
-  const caFile = path.join(input.tmp, 'ca.pem');
-  await writeFile(caFile, ca.certPem);
-  const wgetrc = path.join(input.tmp, 'wgetrc');
-  await writeFile(wgetrc, `ca_certificate = ${caFile}\n`);
+  const trust = await writeTrust(input.tmp, ca);
   const box = await openOsSandbox({
     isolation,
     cwd: input.cwd,
@@ -229,25 +225,7 @@ export async function openRecordSandbox(input: {
     ipcListener,
     ipcAddress: `tcp:127.0.0.1:${ipcListener.insidePort}`,
     proxyUrl,
-    env(base) {
-      const env: NodeJS.ProcessEnv = { ...base };
-      for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
-        env[name] = proxyUrl;
-        env[name.toLowerCase()] = proxyUrl;
-      }
-      env.NO_PROXY = '';
-      env.no_proxy = '';
-      for (const name of [
-        'SSL_CERT_FILE',
-        'NODE_EXTRA_CA_CERTS',
-        'REQUESTS_CA_BUNDLE',
-        'CURL_CA_BUNDLE',
-        'GIT_SSL_CAINFO',
-      ])
-        env[name] = caFile;
-      env.WGETRC = wgetrc;
-      return env;
-    },
+    env: (base) => proxyEnv(base, proxyUrl, trust),
     attempts: () => [
       ...box.attempts,
       ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),

@@ -8,7 +8,6 @@
 //     inside lead to a Postgres relay that admits the sandbox database only.
 // With bubblewrap the recorded fs root is a writable copy of the pre-snapshot (WorldCopy), read
 // back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
-import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { type DbSandbox, pgTargetOf, startPgRelay } from '../../sandbox/index.js';
@@ -23,7 +22,9 @@ import {
   type ProxyResponse,
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
+import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
 import { type Recording, TapedeckError } from '../recording/index.js';
+import { recordedDbAddress } from './chain/index.js';
 import { type PreloadMessage, type Reply, wireBytes, wireOf } from './protocol.js';
 import type { AgentExit, Teardown } from './setup.js';
 import { WorldCopy } from './world-copy.js';
@@ -141,10 +142,7 @@ export async function openReplaySandbox(input: {
 }): Promise<ReplaySandbox> {
   const { isolation, recording, tmp, cwd, fsRoot, db, teardown } = input;
   const ca = await createRunCa();
-  const caFile = path.join(tmp, 'ca.pem');
-  await writeFile(caFile, ca.certPem);
-  const wgetrc = path.join(tmp, 'wgetrc');
-  await writeFile(wgetrc, `ca_certificate = ${caFile}\n`);
+  const trust = await writeTrust(tmp, ca);
   // The world copy: bubblewrap only (without a mount namespace the real root cannot be replaced).
   let world: WorldCopy | undefined;
   const writable: Array<{ source: string; target?: string }> = [{ source: tmp }];
@@ -152,7 +150,7 @@ export async function openReplaySandbox(input: {
     world = await WorldCopy.create(path.join(tmp, 'world'), fsRoot, recording.pre.fs, recording.readBlob);
     writable.push({ source: world.dir, target: fsRoot });
   }
-  const recordedDb = dbAddress(recording.manifest.world?.db?.url);
+  const recordedDb = recordedDbAddress(recording);
   const box = await openOsSandbox({
     isolation,
     cwd,
@@ -256,24 +254,7 @@ export async function openReplaySandbox(input: {
     withWorld,
     settle,
     env(base) {
-      const env: Record<string, string> = { ...base };
-      for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
-        env[name] = proxyUrl;
-        env[name.toLowerCase()] = proxyUrl;
-      }
-      env.NO_PROXY = '';
-      env.no_proxy = '';
-      for (const name of [
-        'SSL_CERT_FILE',
-        'NODE_EXTRA_CA_CERTS',
-        'REQUESTS_CA_BUNDLE',
-        'CURL_CA_BUNDLE',
-        'GIT_SSL_CAINFO',
-      ])
-        env[name] = caFile;
-      env.WGETRC = wgetrc;
-      env.TAPEDECK_PROXY = proxyUrl;
-      return env;
+      return { ...proxyEnv(base, proxyUrl, trust), TAPEDECK_PROXY: proxyUrl };
     },
     expose,
     answerWith(fn) {
@@ -312,17 +293,6 @@ export async function openReplaySandbox(input: {
     },
     sideChannels: () => [...box.attempts.map(describeAttempt), ...refused],
   };
-}
-
-/** The host and port of the recorded database URL (a redacted password does not matter). */
-function dbAddress(url: string | undefined): { host: string; port: number } | undefined {
-  if (!url) return undefined;
-  try {
-    const u = new URL(url);
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 5432) };
-  } catch {
-    return undefined;
-  }
 }
 
 export { describeIsolation };

@@ -35,17 +35,7 @@ export function recordUndici(ctx) {
     const real = DispatcherBase.dispatch;
     DispatcherBase.dispatch = function tapedeckRecordDispatch(opts, handler) {
       const run = current();
-      if (
-        run === undefined ||
-        opts === null ||
-        typeof opts !== 'object' ||
-        handler === null ||
-        typeof handler !== 'object' ||
-        opts.upgrade ||
-        opts.method === 'CONNECT' ||
-        !ownDispatch(opts, handler)
-      )
-        return real.call(this, opts, handler);
+      if (run === undefined || !ownDispatch(opts, handler)) return real.call(this, opts, handler);
       const h = unwrap(handler);
       const id = `${pid}-n${++seq}`;
       const ts = nowMs();
