@@ -1,5 +1,6 @@
 // The agent's belief at step k: what it was told, what it observed, what it claimed and what it did.
 import { EntityIndex, FactIndex } from '../facts/index.js';
+import { type Turn, turnsOf, turnText } from '../providers/index.js';
 import type { Recording, StateType, ToolCall } from '../recording/index.js';
 import { canonical, parseMaybeJson } from './canonical.js';
 import { bodyToText, listSteps, type StepView } from './view.js';
@@ -61,19 +62,19 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
     if (view.step > step) break;
     if (view.model) {
       const model = view.model;
+      // The conversation as the call's provider reads it (src/providers): every API's shapes alike.
+      const turns = turnsOf(model);
       lastModelStep = view.step;
       if (firstModel) {
         firstModel = false;
-        if (model.system) belief.given.push(model.system);
-        for (const message of model.messages) {
-          const role = roleOf(message);
-          if (role === 'system' || role === 'developer' || role === 'user') belief.given.push(messageText(message));
-          if (role === 'user') belief.task.push(messageText(message));
+        for (const turn of turns) {
+          if (turn.role === 'system' || turn.role === 'user') belief.given.push(turnText(turn));
+          if (turn.role === 'user') belief.task.push(userWords(turn));
         }
       }
-      for (const message of model.messages) {
-        if (roleOf(message) !== 'assistant')
-          belief.observations.push({ step: view.step, source: 'context', text: messageText(message) });
+      for (const turn of turns) {
+        if (turn.role !== 'assistant')
+          belief.observations.push({ step: view.step, source: 'context', text: turnText(turn) });
       }
       belief.context =
         model.system === undefined
@@ -127,35 +128,9 @@ function toolResultText(recording: Recording, view: StepView): string {
   return parts.join('\n');
 }
 
-function roleOf(message: unknown): string | undefined {
-  if (message && typeof message === 'object' && 'role' in message) {
-    const role = (message as { role: unknown }).role;
-    return typeof role === 'string' ? role : undefined;
-  }
-  return undefined;
-}
-
-/** The text of a provider message (OpenAI string/parts content, Anthropic blocks incl. tool_result). */
-export function messageText(message: unknown): string {
-  if (typeof message === 'string') return message;
-  if (!message || typeof message !== 'object') return '';
-  const content = (message as { content?: unknown }).content;
-  const parts: string[] = [];
-  collectText(content, parts);
-  const toolCalls = (message as { tool_calls?: unknown }).tool_calls;
-  if (toolCalls !== undefined) parts.push(canonical(toolCalls));
-  return parts.join('\n');
-}
-
-function collectText(content: unknown, parts: string[]): void {
-  if (typeof content === 'string') parts.push(content);
-  else if (Array.isArray(content)) for (const block of content) collectText(block, parts);
-  else if (content && typeof content === 'object') {
-    const block = content as Record<string, unknown>;
-    if (typeof block.text === 'string') parts.push(block.text);
-    if (block.content !== undefined) collectText(block.content, parts);
-    if (block.input !== undefined) parts.push(canonical(block.input));
-  }
+/** What the user wrote in a turn: its text parts (tool results handed back in a user turn are not their words). */
+function userWords(turn: Turn): string {
+  return turn.parts.flatMap((p) => (p.kind === 'text' ? [p.text] : [])).join('\n');
 }
 
 const beliefFacts = new WeakMap<Belief, FactIndex>();

@@ -15,7 +15,6 @@ export {
   beliefAt,
   type Claim,
   type Decision,
-  messageText,
   type Observation,
 } from './belief.js';
 export {

@@ -2,9 +2,11 @@
 // results the agent observed, the final answer, what the user said, and the tokens and cost spent.
 import { bodyText, parseMaybeJson } from '../diff/index.js';
 import { EntityIndex, FactIndex, looksMutating, usedValues } from '../facts/index.js';
+import { toolsOf, turnsOf } from '../providers/index.js';
 import {
   type HttpExchangePayload,
   linkToolSteps,
+  type ModelCalledPayload,
   type PriceSnapshot,
   type Recording,
   type StateType,
@@ -89,32 +91,14 @@ export interface Trajectory {
   cost: number;
 }
 
-function textOf(content: unknown): { user: string[]; tool: string[] } {
-  const out = { user: [] as string[], tool: [] as string[] };
-  if (typeof content === 'string') out.user.push(content);
-  else if (Array.isArray(content)) {
-    for (const part of content) {
-      if (!part || typeof part !== 'object') continue;
-      const p = part as Record<string, unknown>;
-      if (p.type === 'tool_result')
-        out.tool.push(typeof p.content === 'string' ? p.content : JSON.stringify(p.content ?? ''));
-      else if (typeof p.text === 'string') out.user.push(p.text);
-    }
-  }
-  return out;
-}
-
-function toolNames(tools: unknown[] | undefined): { names: string[]; required: Map<string, string[]> } {
+/** The tools a model call offered and the arguments each requires (from its JSON schema). */
+function offeredTools(call: ModelCalledPayload): { names: string[]; required: Map<string, string[]> } {
   const names: string[] = [];
   const required = new Map<string, string[]>();
-  for (const t of tools ?? []) {
-    if (!t || typeof t !== 'object') continue;
-    const o = t as Record<string, unknown>;
-    const fn = (o.function && typeof o.function === 'object' ? o.function : o) as Record<string, unknown>;
-    if (typeof fn.name !== 'string') continue;
-    names.push(fn.name);
-    const schema = (fn.parameters ?? fn.input_schema ?? o.input_schema) as Record<string, unknown> | undefined;
-    if (schema && Array.isArray(schema.required)) required.set(fn.name, schema.required.map(String));
+  for (const tool of toolsOf(call)) {
+    names.push(tool.name);
+    const schema = tool.parameters as { required?: unknown } | undefined;
+    if (schema && Array.isArray(schema.required)) required.set(tool.name, schema.required.map(String));
   }
   return { names, required };
 }
@@ -149,7 +133,7 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
     if (e.type === 'step.started') t.stepCount++;
     else if (e.type === 'model.called') {
       const p = e.payload;
-      const offered = toolNames(p.tools);
+      const offered = offeredTools(p);
       const step: ModelStep = {
         stepId: e.stepId,
         seq: e.seq,
@@ -170,35 +154,25 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
       if (p.usage) step.usage = p.usage;
       t.modelSteps.push(step);
       if (p.system && !t.systemText.includes(p.system)) t.systemText += `${p.system}\n`;
-      for (const m of p.messages) {
-        if (!m || typeof m !== 'object') continue;
-        const msg = m as Record<string, unknown>;
-        const parts = textOf(msg.content);
-        if (msg.role === 'tool' && typeof msg.tool_call_id === 'string')
-          resultById.set(msg.tool_call_id, [...parts.user, ...parts.tool].join('\n'));
-        if (Array.isArray(msg.content))
-          for (const part of msg.content as Array<Record<string, unknown>>)
-            if (part && part.type === 'tool_result' && typeof part.tool_use_id === 'string')
-              resultById.set(
-                part.tool_use_id,
-                typeof part.content === 'string' ? part.content : JSON.stringify(part.content ?? ''),
-              );
-        const observe = (x: string) => {
-          if (toolSeen.has(x)) return;
-          toolSeen.add(x);
-          t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
-        };
-        if (msg.role === 'user') {
-          for (const u of parts.user) {
-            if (userSeen.has(u)) continue;
-            userSeen.add(u);
-            t.userText += `\n${u}`;
-          }
-          parts.tool.forEach(observe);
-        } else if (msg.role === 'tool' || msg.role === 'function') {
-          [...parts.user, ...parts.tool].forEach(observe);
-        } else if (msg.role === 'system' || msg.role === 'developer') {
-          for (const s of parts.user) if (!t.systemText.includes(s)) t.systemText += `${s}\n`;
+      const observe = (x: string) => {
+        if (toolSeen.has(x)) return;
+        toolSeen.add(x);
+        t.observations.push({ seq: e.seq, stepId: e.stepId, text: x });
+      };
+      // The conversation as the call's provider reads it (src/providers): tool results with the id of
+      // the call they answer, the user's words, the system prompt — every API's shapes alike.
+      for (const turn of turnsOf(p)) {
+        for (const part of turn.parts) {
+          if (part.kind === 'tool-result') {
+            if (part.callId !== undefined) resultById.set(part.callId, part.text);
+            observe(part.text);
+          } else if (part.kind !== 'text') continue;
+          else if (turn.role === 'user') {
+            if (userSeen.has(part.text)) continue;
+            userSeen.add(part.text);
+            t.userText += `\n${part.text}`;
+          } else if (turn.role === 'tool') observe(part.text);
+          else if (turn.role === 'system' && !t.systemText.includes(part.text)) t.systemText += `${part.text}\n`;
         }
       }
       if (p.output.text) lastText = p.output.text;

@@ -1,7 +1,7 @@
 // Rule / SOP Validator (Methodology Compliance): the contract's workflow rules — read-before-write, call caps,
 // tool order, prerequisites, forbidden tools, confirmation before high-risk actions, value bounds — and budgets.
 import { findKey } from '../../diff/index.js';
-import { stringsIn } from '../../facts/index.js';
+import { turnsOf } from '../../providers/index.js';
 import type { Recording } from '../../recording/index.js';
 import { HARD_GATE_CODES } from '../codes.js';
 import type { Rule } from '../contract.js';
@@ -93,10 +93,11 @@ export function confirmedBefore(recording: Recording, trajectory: Trajectory, se
   for (const e of recording.events) {
     if (e.seq > seq) break;
     if (e.type !== 'model.called') continue;
-    for (const m of e.payload.messages) {
-      const msg = m as { role?: unknown; content?: unknown };
-      if (msg?.role !== 'user') continue;
-      const text = typeof msg.content === 'string' ? msg.content : stringsIn(msg.content).join(' ');
+    for (const turn of turnsOf(e.payload)) {
+      if (turn.role !== 'user') continue;
+      // The user's words only: tool results handed back in a user turn are no confirmation.
+      const text = turn.parts.flatMap((p) => (p.kind === 'text' ? [p.text] : [])).join(' ');
+      if (text === '') continue;
       if (first === undefined) first = text;
       else if (text !== first && pattern.test(text)) return true;
     }
