@@ -8,6 +8,8 @@ export const KNOWN_SDKS = [
   'ai',
   '@ai-sdk/openai',
   '@ai-sdk/anthropic',
+  '@ai-sdk/google',
+  '@google/genai',
   '@openai/agents',
   '@langchain/core',
   '@langchain/openai',

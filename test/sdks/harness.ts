@@ -34,10 +34,15 @@ export interface CliRecording {
   stderr: string;
 }
 
-/** `tapedeck record --json --out <out> -- node <agent> <args…>` as a child process. */
+/**
+ * `tapedeck record --json --out <out> <flags…> -- node <agent> <args…>` as a child process;
+ * `agent` is a file in test/sdks/agents/ or an absolute path.
+ */
 export function recordWithCli(options: {
   agent: string;
   args?: string[];
+  /** Record options before `--` (e.g. `--fs DIR`). */
+  flags?: string[];
   env: Record<string, string>;
   out: string;
 }): Promise<CliRecording> {
@@ -47,9 +52,10 @@ export function recordWithCli(options: {
     '--json',
     '--out',
     options.out,
+    ...(options.flags ?? []),
     '--',
     process.execPath,
-    path.join(AGENTS, options.agent),
+    path.resolve(AGENTS, options.agent),
     ...(options.args ?? []),
   ];
   return new Promise((resolve, reject) => {

@@ -1,0 +1,268 @@
+// The travel desk scenario for an agent on a real SDK (examples/agents/): recorded unchanged with
+// the `tapedeck record` CLI (workspace and database captured), its model calls checked against
+// what the FAKE model server meant to send; replayed exactly with nothing live; replayed with the
+// fixed prompt (the model gets it where the SDK puts the system prompt; the travel API re-hosted
+// in the sandbox); costed by `tapedeck ledger` from the bundled price table; bisected by
+// `tapedeck bisect` to the booking with the unseen passenger id, which the prompt change removes;
+// scored against the travel contract (the baseline fails the hard gate, the fixed replay passes).
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AGENTS,
+  type AgentName,
+  CONTRACT,
+  EXAMPLES_DIR,
+  PROMPTS,
+  startWorld,
+  type World,
+  type WorldState,
+} from '../../examples/world/index.js';
+import type { Meant } from '../../examples/world/model-server.js';
+import { loadConfig, withOverrides } from '../../src/config/index.js';
+import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
+import type { Ledger } from '../../src/ledger/types.js';
+import { type PriceEntry, readRecording } from '../../src/recording/index.js';
+import { replay } from '../../src/replay/index.js';
+import type { ReplayResult } from '../../src/replay/types.js';
+import { tapedeck } from '../cli/run-cli.js';
+import { type CliRecording, installedVersion, modelCalls, ROOT, recordWithCli, tempDir } from './harness.js';
+
+export interface TravelDeskCase {
+  agent: AgentName;
+  /** The SDK package the agent runs on (its version is checked in the manifest). */
+  sdk: string;
+  provider: string;
+  api: string;
+  model: string;
+  /** Where this SDK put the system prompt in the request the server received (read independently of tapedeck). */
+  promptIn(request: Record<string, unknown>): unknown;
+}
+
+interface LogEntry {
+  path: string;
+  stream: boolean;
+  request: Record<string, unknown>;
+  meant: Meant;
+}
+
+const PRICES = JSON.parse(readFileSync(path.join(ROOT, 'src/ledger/prices/2026-11-01.json'), 'utf8')) as {
+  models: PriceEntry[];
+};
+
+/** A server that fails and counts every request: the real API must not be reached by a replay. */
+async function sentinel(): Promise<{ url: string; hits(): number; close(): Promise<void> }> {
+  let hits = 0;
+  const server = createServer((_req, res) => {
+    hits++;
+    res.writeHead(500).end('the sentinel was reached');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits: () => hits,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export function travelDeskSuite(c: TravelDeskCase): void {
+  let world: World;
+  let tmp: ReturnType<typeof tempDir>;
+  let baseline: string;
+  let fixed: string;
+  const recorded: Partial<Record<'plain' | 'stream', CliRecording>> = {};
+  let counterfactual: ReplayResult | undefined;
+  const log = (from = 0): LogEntry[] =>
+    world
+      .modelLog()
+      .slice(from)
+      .map((l) => JSON.parse(l) as LogEntry);
+
+  beforeAll(async () => {
+    tmp = tempDir();
+    world = await startWorld();
+    baseline = (await readFile(PROMPTS.baseline, 'utf8')).trim();
+    fixed = await readFile(PROMPTS.fixed, 'utf8');
+  }, 120_000);
+  afterAll(async () => {
+    await world?.stop();
+    tmp?.remove();
+  });
+
+  describe(`the travel desk agent on ${c.sdk} (${c.provider}.${c.api})`, () => {
+    it.each([
+      ['plain', false],
+      ['stream', true],
+    ] as const)(
+      '%s: is recorded unchanged, decoded as the server meant it, and replays exactly with nothing live',
+      async (name, stream) => {
+        await world.reset();
+        const run = await recordWithCli({
+          agent: AGENTS[c.agent],
+          args: stream ? ['--stream'] : [],
+          flags: ['--fs', world.workspace, '--db', world.dbUrl, '--db-schema', 'travel'],
+          env: world.agentEnv('baseline'),
+          out: path.join(tmp.dir, name),
+        });
+        expect(run.exitCode, run.stderr).toBe(0);
+        expect(run.agentStdout).toMatch(/^Booked .* for Dana Reyes \(P-100\)/);
+        recorded[name] = run;
+
+        const recording = await readRecording(run.dir);
+        expect(recording.manifest.status).toBe('complete');
+        expect(recording.manifest.runtime.sdkVersions[c.sdk]).toBe(installedVersion(c.sdk));
+        const served = log();
+        const calls = modelCalls(recording);
+        expect(calls).toHaveLength(served.length);
+        for (const [i, call] of calls.entries()) {
+          const sent = served[i] as LogEntry;
+          expect(call).toMatchObject({ provider: c.provider, api: c.api, streamed: stream, model: c.model });
+          expect(sent.stream).toBe(stream);
+          // The SDK put the prompt where its API keeps it; tapedeck reads it back from there.
+          expect(c.promptIn(sent.request)).toBe(baseline);
+          expect(call.system).toBe(baseline);
+          expect(call.usage).toEqual(sent.meant.usage);
+          expect(call.output.text).toBe(sent.meant.text);
+          expect(call.output.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments }))).toEqual(
+            sent.meant.toolCalls,
+          );
+          expect(call.ttftMs !== undefined).toBe(stream);
+        }
+        // Step 3 books with a passenger id nobody gave: what bisect finds below.
+        expect(calls.find((call) => call.step === 3)?.output.toolCalls).toEqual([
+          expect.objectContaining({ name: 'book_flight', arguments: '{"flight_id":"FL-102","passenger_id":"P-100"}' }),
+        ]);
+
+        const api = await sentinel();
+        try {
+          const before: WorldState = await world.state();
+          const servedBefore = world.modelLog().length;
+          const result = await replay({
+            recording: run.dir,
+            mode: 'exact',
+            env: { ...world.agentEnv('baseline'), TRAVEL_API_URL: api.url },
+            out: path.join(tmp.dir, `${name}-replay`),
+            stdio: 'pipe',
+            timeoutMs: 60_000,
+          });
+          expect(result.divergences, result.output?.stderr).toEqual([]);
+          expect(result.status).toBe('complete');
+          expect(result.output?.stdout).toBe(run.agentStdout);
+          expect(result.served.live).toBe(0);
+          expect(api.hits()).toBe(0);
+          expect(world.modelLog().length).toBe(servedBefore);
+          expect(await world.state()).toEqual(before);
+          expect(result.worldDiff ?? []).toEqual([]);
+          const replayed = await readRecording(result.dir);
+          expect(replayed.post.db?.tables).toEqual(recording.post.db?.tables);
+          expect(
+            modelCalls(replayed).map(({ latencyMs: _l, ttftMs: _t, exchangeId: _x, step: _s, ...m }) => m),
+          ).toEqual(calls.map(({ latencyMs: _l, ttftMs: _t, exchangeId: _x, step: _s, ...m }) => m));
+        } finally {
+          await api.close();
+        }
+      },
+    );
+
+    it('is replayed with the fixed prompt: the model gets it where the SDK keeps it, and the run books the right passenger in the sandbox', async () => {
+      const run = recorded.plain;
+      expect(run, 'the plain run was recorded').toBeDefined();
+      if (!run) return;
+      const { config } = withOverrides(await loadConfig({ file: path.join(EXAMPLES_DIR, 'tapedeck.config.ts') }));
+      const before = await world.state();
+      const apiBefore = world.apiRequests();
+      const servedBefore = world.modelLog().length;
+      counterfactual = await replay({
+        recording: run.dir,
+        mode: 'counterfactual',
+        systemPrompt: fixed,
+        modelEndpoint: world.modelUrl,
+        env: world.agentEnv('baseline'),
+        config,
+        out: path.join(tmp.dir, 'fixed-replay'),
+        stdio: 'pipe',
+        timeoutMs: 90_000,
+      });
+      expect(counterfactual.status, counterfactual.output?.stderr).toBe('complete');
+      expect(counterfactual.output?.stdout).toMatch(/^Booked .* for Dana Reyes \(P-102\)/);
+      const sent = log(servedBefore);
+      expect(sent.length).toBeGreaterThan(0);
+      for (const entry of sent) expect(c.promptIn(entry.request)).toBe(fixed);
+      const replayed = await readRecording(counterfactual.dir);
+      const calls = modelCalls(replayed);
+      expect(calls.every((call) => call.system === fixed)).toBe(true);
+      expect(calls.flatMap((call) => call.output.toolCalls.map((t) => t.name))).toContain('read_file');
+      const bookings = replayed.events.flatMap((e) =>
+        e.type === 'db.changed' && e.payload.table === 'bookings' && e.payload.op === 'insert' ? [e.payload.after] : [],
+      );
+      expect(bookings).toEqual([expect.objectContaining({ passenger_id: 'P-102', flight_id: 'FL-102' })]);
+      // Every model call went live (the prompt changed them all); the calls the new prompt adds went to
+      // the re-hosted API in the sandbox; nothing was held back.
+      expect(counterfactual.served.live).toBe(sent.length);
+      expect(counterfactual.served.sandbox).toBeGreaterThan(0);
+      expect(counterfactual.heldBack).toEqual([]);
+      // Nothing real was touched: not the API, not the database, not the workspace.
+      expect(world.apiRequests()).toBe(apiBefore);
+      expect(await world.state()).toEqual(before);
+    });
+
+    it('is costed by `tapedeck ledger` from the bundled prices, bucket by bucket', async () => {
+      const run = recorded.stream;
+      expect(run, 'the streamed run was recorded').toBeDefined();
+      if (!run) return;
+      const ledgerRun = await tapedeck(['ledger', run.dir, '--json']);
+      expect(ledgerRun.code, ledgerRun.stderr).toBe(0);
+      const ledger = JSON.parse(ledgerRun.stdout) as Ledger;
+      const calls = modelCalls(await readRecording(run.dir));
+      const price = PRICES.models.find((m) => m.model === c.model) as PriceEntry;
+      expect(price, `a bundled price for ${c.model}`).toBeDefined();
+      let expected = 0;
+      for (const { usage } of calls) {
+        if (!usage) continue;
+        expected +=
+          (usage.inputUncached * price.inputPerMillion +
+            usage.cacheRead * price.cachedInputPerMillion +
+            usage.cacheWrite * (price.cacheWritePerMillion ?? price.inputPerMillion) +
+            usage.output * price.outputPerMillion +
+            usage.reasoning * (price.reasoningPerMillion ?? price.outputPerMillion)) /
+          1e6;
+      }
+      const sum = (key: 'cacheRead' | 'reasoning') => calls.reduce((n, call) => n + (call.usage?.[key] ?? 0), 0);
+      expect(sum('cacheRead')).toBeGreaterThan(0);
+      expect(sum('reasoning')).toBeGreaterThan(0);
+      expect(ledger.run.total_cached_input_tokens).toBe(sum('cacheRead'));
+      expect(ledger.run.total_reasoning_tokens).toBe(sum('reasoning'));
+      expect(ledger.run.total_llm_cost).toBeGreaterThan(0);
+      expect(ledger.run.total_llm_cost).toBeCloseTo(expected, 10);
+    });
+
+    it('is scored against the contract: the baseline books the wrong passenger, the fixed-prompt replay passes', async () => {
+      const run = recorded.plain;
+      expect(run && counterfactual, 'the plain run and its fixed-prompt replay exist').toBeTruthy();
+      if (!run || !counterfactual) return;
+      const contract = loadContract(CONTRACT);
+      const failed = evaluateRecording(await readRecording(run.dir), contract).task;
+      expect(failed.hardSuccess).toBe(false);
+      expect(failed.failureReasonCodes).toContain('WRONG_EXECUTION_TARGET');
+      const passed = evaluateRecording(await readRecording(counterfactual.dir), contract).task;
+      expect(passed.hardSuccess, JSON.stringify(passed.failureReasonCodes)).toBe(true);
+    });
+
+    it('is bisected by `tapedeck bisect` to step 3, and the prompt change removes that divergence', async () => {
+      const run = recorded.plain;
+      expect(run && counterfactual, 'the plain run and its fixed-prompt replay exist').toBeTruthy();
+      if (!run || !counterfactual) return;
+      const found = await tapedeck(['bisect', run.dir]);
+      expect(found.code, found.stderr).toBe(1);
+      expect(found.stdout).toContain(`first bad step: 3 (THINK ${c.model})`);
+      expect(found.stdout).toMatch(/action: .*book_flight\(.*"passenger_id":"P-100"/);
+      const gone = await tapedeck(['bisect', counterfactual.dir, '--baseline', run.dir]);
+      expect(gone.code, gone.stderr).toBe(0);
+      expect(gone.stdout).toMatch(/no bad step/);
+      expect(gone.stdout).toMatch(/prompt change: disappeared — the divergence at baseline step 3 .* is gone/);
+    });
+  });
+}
