@@ -40,6 +40,8 @@ export interface ModelServerOptions {
   logFile?: string;
   /** The scripted policy that decides each answer (default: the travel desk's `decide`). */
   policy?: ScriptedPolicy;
+  /** Milliseconds before each answer starts, as a real model takes time to think (default 0). */
+  latencyMs?: number;
 }
 
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
@@ -52,7 +54,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     if (options.logFile) appendFileSync(options.logFile, `${line}\n`);
   };
   const server = createServer((req, res) => {
-    serve(req, res, record, policy).catch((err: unknown) => {
+    serve(req, res, record, policy, options.latencyMs ?? 0).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       if (!res.headersSent) {
         res.writeHead(400, { 'content-type': 'application/json' });
@@ -83,6 +85,7 @@ async function serve(
   res: ServerResponse,
   record: (e: Obj) => void,
   policy: ScriptedPolicy,
+  latencyMs: number,
 ): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -107,6 +110,7 @@ async function serve(
   const stream = route.stream ?? body.stream === true;
   const reply = wire.reply(body, { hash, path, policy });
   const api = wire.api;
+  if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
   if (stream) {
     const sse = reply.sse();
     record({ api, path, stream, request: body, response: { sse }, meant: reply.meant });

@@ -167,8 +167,16 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
   return ordered;
 }
 
-/** The sequences of `schemas` with their positions (last_value, is_called) as they are now. */
-export async function describeSequences(db: Queryable, schemas: string[]): Promise<DbSequence[]> {
+/**
+ * The sequences of `schemas` with their positions (last_value, is_called) as they are now.
+ * `fromView`: positions from pg_sequences, which needs only USAGE on a sequence (an application
+ * role's grant), instead of reading each sequence (which needs SELECT); observed capture uses it.
+ */
+export async function describeSequences(
+  db: Queryable,
+  schemas: string[],
+  options: { fromView?: boolean } = {},
+): Promise<DbSequence[]> {
   const seqs = await rowsOf<{
     schema: string;
     name: string;
@@ -195,12 +203,31 @@ export async function describeSequences(db: Queryable, schemas: string[]): Promi
       WHERE n.nspname = ANY($1::text[]) ORDER BY 1, 2`,
     [schemas],
   );
+  const viewed = new Map<string, { last: string; called: boolean }>();
+  if (options.fromView === true && seqs.length > 0) {
+    const rows = await rowsOf<{ schema: string; name: string; last: string | null }>(
+      db,
+      `SELECT schemaname AS schema, sequencename AS name, last_value::text AS last FROM pg_sequences
+        WHERE schemaname = ANY($1::text[])`,
+      [schemas],
+    );
+    for (const r of rows) {
+      viewed.set(
+        `${r.schema}\u0000${r.name}`,
+        r.last === null ? { last: '', called: false } : { last: r.last, called: true },
+      );
+    }
+  }
   const out: DbSequence[] = [];
   for (const s of seqs) {
-    const [position] = await rowsOf<{ last: string; called: boolean }>(
-      db,
-      `SELECT last_value::text AS last, is_called AS called FROM ${tableRef(s.schema, s.name)}`,
-    );
+    const seen = viewed.get(`${s.schema}\u0000${s.name}`);
+    const [position] =
+      options.fromView === true
+        ? [seen === undefined || !seen.called ? undefined : seen]
+        : await rowsOf<{ last: string; called: boolean }>(
+            db,
+            `SELECT last_value::text AS last, is_called AS called FROM ${tableRef(s.schema, s.name)}`,
+          );
     out.push({
       schema: s.schema,
       name: s.name,

@@ -7,7 +7,13 @@
 // its own Date, Math.random, fetch, dispatcher and diagnostics channels.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createRedactor, type Redactor, TapedeckError } from '../recording/index.js';
+import {
+  createRedactor,
+  type DbChangedPayload,
+  type Redactor,
+  RUN_INPUT_ENV,
+  TapedeckError,
+} from '../recording/index.js';
 import { RECORD_PRELOAD } from './command.js';
 import { type ActiveRecording, openRecording, type RecordOptions } from './recorder.js';
 import { type Sampling, samplingOf } from './sampling.js';
@@ -32,6 +38,7 @@ interface SharedCapture {
   within<T>(run: CaptureRun, fn: () => T): T;
   current(): CaptureRun | undefined;
   outside<T>(fn: () => T): T;
+  currentTool(): { run: CaptureRun; db: DbChangedPayload[] } | undefined;
   close(run: CaptureRun): void;
   dispose(): void;
 }
@@ -50,6 +57,8 @@ export interface RecordContext {
   tag(name: string): void;
   /** Marks the run failed without throwing (a server's 5xx answer): run.completed says so, and `errors` sampling keeps it. */
   fail(): void;
+  /** Sets the run's input (JSON) for replay, once it is known (a request body read by the handler). */
+  setInput(input: unknown): void;
 }
 
 export interface RecordResult<T> {
@@ -172,11 +181,15 @@ export async function record<T>(
 ): Promise<RecordResult<T>> {
   const tags = new Set<string>();
   let markedFailed = false;
+  let input: { value: unknown } | undefined;
   const base = {
     tool,
     tag: (name: string) => void tags.add(name),
     fail: () => {
       markedFailed = true;
+    },
+    setInput: (value: unknown) => {
+      input = { value };
     },
   };
   const unrecorded = async (): Promise<RecordResult<T>> => ({
@@ -217,7 +230,12 @@ export async function record<T>(
   const world = options.world ?? 'observed';
   if (world === 'observed') {
     run.observed = new ObservedRun(
-      (changes) => session.accept({ t: 'db', ts: performance.timeOrigin + performance.now(), changes }),
+      (changes) => {
+        // Committed inside a tool() call of this run: the tool's effects (a replay applies them when it serves it).
+        const inTool = capture.currentTool();
+        if (inTool?.run === run) inTool.db.push(...changes);
+        else session.accept({ t: 'db', ts: performance.timeOrigin + performance.now(), changes });
+      },
       options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
     );
   }
@@ -239,7 +257,23 @@ export async function record<T>(
   try {
     if (keep) {
       if (tags.size > 0) writer.setManifest({ tags: [...tags].sort() });
-      if (run.observed !== undefined) await writeObservedWorld(run.observed, pg, writer, options);
+      if (input !== undefined) {
+        const agent = writer.manifest.agent;
+        const env = { ...agent.env, [RUN_INPUT_ENV]: JSON.stringify(input.value ?? null) };
+        writer.setManifest({ agent: { ...agent, env } });
+      }
+      // A world that cannot be read leaves the recording closed, as incomplete, and says why.
+      const worldError =
+        run.observed === undefined
+          ? undefined
+          : await writeObservedWorld(run.observed, pg, writer, options).then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+      if (worldError !== undefined) {
+        await recording.finish({ status: 'incomplete', exitCode: failed ? 1 : 0 });
+        throw worldError;
+      }
       where = await recording.finish({
         status: failure === undefined ? 'complete' : 'incomplete',
         exitCode: failed ? 1 : 0,
@@ -313,9 +347,6 @@ async function openRun(
     throw error;
   }
 }
-
-/** The env variable a replayed run finds its recorded input in (see runInput()). */
-export const RUN_INPUT_ENV = 'TAPEDECK_RUN_INPUT';
 
 /**
  * The `input` a run was recorded with, in the process `tapedeck replay` runs for it: a replay

@@ -7,7 +7,6 @@ export {
   currentRecording,
   type RecordContext,
   type RecordResult,
-  RUN_INPUT_ENV,
   record,
   runInput,
 } from './in-process.js';

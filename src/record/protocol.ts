@@ -68,6 +68,8 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     error: WireError.optional(),
     stateType: StateTypeSchema.optional(),
     mutating: z.boolean().optional(),
+    /** Row changes the tool's own database statements committed (observed world capture): its effects. */
+    db: z.array(DbChangedPayloadSchema).optional(),
   }),
   z.object({
     t: z.literal('nd'),

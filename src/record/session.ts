@@ -20,7 +20,7 @@ import type {
   StreamChunk,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { stepEvents } from '../recording/index.js';
+import { canonicalJson, stepEvents } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
 
@@ -432,12 +432,17 @@ export class RecordSession {
   }
 
   private async completeTool(message: MessageOf<'tool'>): Promise<void> {
+    // The recording keeps JSON values with sorted keys; a result whose keys came in another order
+    // is kept as its text, so a replay hands the agent the object it had (JSON.stringify of it,
+    // sent to a model, is then the same bytes).
+    const text = message.result === undefined ? undefined : JSON.stringify(message.result);
+    const ordered = text !== undefined && text !== canonicalJson(message.result);
     const payload: ToolCalledPayload = {
       kind: 'in-process',
       name: message.name,
       stateType: message.stateType ?? classifyToolName(message.name),
       args: message.args ?? null,
-      ...optional('result', message.result),
+      ...(ordered ? { resultBody: this.writer.body(text, 'application/json') } : optional('result', message.result)),
       ...optional('error', message.error),
       mutating: message.mutating ?? false,
       latencyMs: Math.max(0, message.end - message.ts),
@@ -448,7 +453,11 @@ export class RecordSession {
       parentStepId: this.lastThink,
       start: message.ts,
       end: message.end,
-      events: [{ type: 'tool.called', payload }, ...(await this.worldChanges())],
+      events: [
+        { type: 'tool.called', payload },
+        ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
+        ...(await this.worldChanges()),
+      ],
       status: message.error === undefined ? 'success' : 'error',
       errorType: message.error?.code,
     });

@@ -310,6 +310,13 @@ export const RecordingIdSchema = z
     message: 'expected a recording id (one folder name: no slash, backslash, control character, "." or "..")',
   });
 
+/**
+ * The agent env variable holding an in-process run's input (JSON), which a replay hands back to
+ * the command it runs (record()'s `input`, runInput()). Redaction placeholders in it stay: they
+ * are what the recorded requests carry.
+ */
+export const RUN_INPUT_ENV = 'TAPEDECK_RUN_INPUT';
+
 /** An environment variable name, as a shell would accept it. */
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'expected an environment variable name');
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type DbSandbox, fsSeed, openDbSandbox, REPLAY_PRELOAD } from '../../sandbox/index.js';
 import { createDbTracker } from '../record/index.js';
-import { PLACEHOLDER_PREFIX, type Recording, TapedeckError } from '../recording/index.js';
+import { PLACEHOLDER_PREFIX, type Recording, RUN_INPUT_ENV, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall } from './match.js';
 import { type FsReport, type NdBatch, type PreloadMessage, wireOf } from './protocol.js';
 import type { DbTracker } from './session.js';
@@ -162,7 +162,7 @@ export function explicitEnv(
 ): Record<string, string> {
   const recordedEnv = Object.fromEntries(
     Object.entries(recording.manifest.agent.env ?? {})
-      .filter(([, v]) => !v.includes(PLACEHOLDER_PREFIX))
+      .filter(([k, v]) => k === RUN_INPUT_ENV || !v.includes(PLACEHOLDER_PREFIX))
       .map(([k, v]) => [k, relocate(v)]),
   );
   return { ...(process.env as Record<string, string>), ...recordedEnv, ...options.env };

@@ -103,6 +103,12 @@ export function installCapture(sink, options = {}) {
 }
 
 const runs = new AsyncLocalStorage();
+/**
+ * The tool() call in progress in the current async context: values drawn inside it are the
+ * tool's (a replay serves the tool without running it), and row changes its own database
+ * statements commit are its effects (observed world capture).
+ */
+const tools = new AsyncLocalStorage();
 
 /**
  * The capture layers for in-process recording of any number of concurrent runs: every call,
@@ -120,6 +126,8 @@ export function installSharedCapture(options = {}) {
     current: () => runs.getStore(),
     /** Runs fn outside every run (the recorder's own work: its queries, timers and values). */
     outside: (fn) => runs.exit(fn),
+    /** The tool() call in progress here, if any: { run, db: [] }. */
+    currentTool: () => tools.getStore(),
     /** Writes the run's pending values and stops taking its messages. */
     close(run) {
       layer.flushRun(run);
@@ -165,6 +173,7 @@ function installLayer(current, options) {
           (kind, value) => {
             const run = current();
             if (run === undefined || !run.nondeterminism || run.closed) return value;
+            if (tools.getStore()?.run === run) return value;
             run.nd[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
             if (++run.ndCount >= 1000) flushRun(run);
             return value;
@@ -394,8 +403,9 @@ function installLayer(current, options) {
       if (run.syncWorld) await run.sink.sync({ reason: 'req', id });
       let result;
       let failure;
+      const state = { run, db: [] };
       try {
-        result = await fn(...args);
+        result = await tools.run(state, () => fn(...args));
       } catch (error) {
         failure = error;
       }
@@ -412,6 +422,7 @@ function installLayer(current, options) {
       };
       if (failure === undefined) message.result = safeJson(result);
       else message.error = { code: failure?.name ?? 'Error', message: String(failure?.message ?? failure) };
+      if (state.db.length > 0) message.db = state.db;
       send(run, message);
       if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
       if (failure !== undefined) throw failure;

@@ -10,6 +10,7 @@
 //
 // One patch of pg.Client.prototype.query serves every concurrent run: a statement belongs to the
 // run whose async context issued it; outside any run it passes through untouched.
+import { AsyncResource } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type pg from 'pg';
@@ -42,7 +43,7 @@ interface Observation {
   row: Row | null;
   /** A write's before-image (exact as of its statement), or a keyed read made after the statement. */
   source: 'before' | 'read';
-  /** For a read: the run's statement count when the keyed read was sent. */
+  /** For a read: the run's statement count when the keyed read came back. */
   readAt: number;
 }
 
@@ -136,8 +137,8 @@ export class ObservedRun {
 
 /**
  * Which of two observations of one row is its pre-run image: a write's before-image is exact as
- * of its statement; a keyed read is as of when it was sent, which may be after the run's own
- * write of the row — then the write's before-image is the earlier truth.
+ * of its statement; a keyed read is no earlier than when it came back, which may be after the
+ * run's own write of the row — then the write's before-image is the earlier truth.
  */
 function prefer(candidate: Observation, current: Observation): boolean {
   const valueAt = (o: Observation) => (o.source === 'before' ? o.seq : o.readAt);
@@ -147,9 +148,10 @@ function prefer(candidate: Observation, current: Observation): boolean {
 // ------------------------------------------------------------------ the pg patch
 
 type QueryFn = (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) => unknown;
+type ConnectFn = (this: pg.Pool, callback?: unknown) => unknown;
 interface PgModule {
   Client: { prototype: { query: QueryFn } };
-  Pool: new (config: pg.PoolConfig) => pg.Pool;
+  Pool: (new (config: pg.PoolConfig) => pg.Pool) & { prototype: { connect: ConnectFn } };
 }
 
 interface Database {
@@ -335,6 +337,24 @@ export async function installPgObserver(options: {
     undo.push(() => {
       if (proto.query === patched) proto.query = real;
     });
+    // pool.query(): the pool hands the client over through a callback, which a busy pool calls
+    // from another session's release(): bound here, the statement stays with the run that asked.
+    const poolProto = mod.Pool.prototype;
+    const ownConnect = Object.hasOwn(poolProto, 'connect');
+    const realConnect = poolProto.connect;
+    const connect: ConnectFn = function connect(this: pg.Pool, callback) {
+      const bound =
+        typeof callback === 'function' && options.runOf() !== undefined
+          ? AsyncResource.bind(callback as (...args: unknown[]) => unknown)
+          : callback;
+      return realConnect.call(this, bound);
+    };
+    poolProto.connect = connect;
+    undo.push(() => {
+      if (poolProto.connect !== connect) return;
+      if (ownConnect) poolProto.connect = realConnect;
+      else delete (poolProto as { connect?: ConnectFn }).connect;
+    });
   }
 
   /** Runs one statement of a run: rewritten to capture its changes where it is a write. */
@@ -506,11 +526,12 @@ export async function installPgObserver(options: {
         for (const [i, v] of values.entries()) keys[i]?.push(v);
       }
       if (keys[0]?.length === 0) continue;
-      const readAt = run.statementCount;
       run.track(
         options
           .outside(async () => {
             const read = await db.pool.query(catalog.keyedRead(table, table.primaryKey), keys);
+            // As of when it came back: a write of the run issued before then may be in it.
+            const readAt = run.statementCount;
             for (const { r } of read.rows as Array<{ r: Row }>) {
               run.observe(table, r, keyOf(table, r), { seq, source: 'read', readAt });
             }
@@ -603,7 +624,8 @@ async function buildWorld(run: ObservedRun, db: Database, catalog: Catalog): Pro
       if (d === undefined) return s;
       // Where the run found the sequence, and where it left it, as far as its own inserts show.
       const last = position === 'pre' ? d.min - d.increment : d.max;
-      return { ...s, last: String(last), called: position === 'post' || last >= Number(s.min) };
+      if (last < Number(s.min)) return { ...s, last: s.min, called: false };
+      return { ...s, last: String(last), called: true };
     });
     const body = { schemas, tables, sequences };
     return { ...body, ddl: renderDdl(body) };
@@ -660,7 +682,7 @@ async function describedSchemas(db: Database, schemas: string[]): Promise<Descri
   if (cached !== undefined && Date.now() - cached.at < 60_000) return cached.value;
   const value = (async () => {
     const tables = await describeTables(db.pool, schemas);
-    const sequences = await describeSequences(db.pool, schemas);
+    const sequences = await describeSequences(db.pool, schemas, { fromView: true });
     return { tables: tables.map((t) => ({ ...t, rows: [] })), sequences };
   })();
   descriptions.set(key, { at: Date.now(), value });
