@@ -15,7 +15,14 @@ import { realDir, type Sentinels, startDbSentinel, startSentinels } from './help
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const PG_URL = process.env.TAPEDECK_PG_URL;
-const levels = detectIsolation().level === 'bwrap' ? (['bwrap', 'none'] as const) : (['none'] as const);
+// The OS sandbox where the machine has it; the fallbacks always: a network namespace alone
+// (unshare) where user namespaces work, and the in-process preload alone.
+const found = detectIsolation();
+const levels: Array<'bwrap' | 'unshare' | 'none'> = [
+  ...(found.level === 'bwrap' ? (['bwrap'] as const) : []),
+  ...(found.level !== 'none' && found.unshare ? (['unshare'] as const) : []),
+  'none',
+];
 
 describe('escape suite', () => {
   let sentinels: Sentinels;

@@ -180,6 +180,12 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
       // What the agent will run in, said first (the fallback says what it cannot guarantee).
       const { chooseIsolation, describeIsolation } = await import('../../../sandbox/os/detect.js');
       const isolation = chooseIsolation((opts.isolation ?? 'auto') as 'auto');
+      if (opts.requireIsolation && isolation.level !== 'bwrap') {
+        throw new TapedeckError(
+          'NO_ISOLATION',
+          `--require-isolation: this machine has no OS sandbox (${isolation.notes.join('; ')}); install bubblewrap and allow user namespaces, or drop --require-isolation.`,
+        );
+      }
       if (!opts.json) process.stderr.write(`tapedeck ${describeIsolation(isolation)}\n`);
       const forkAt = stepNumber('--fork-at', opts.forkAt);
       const until = stepNumber('--until', opts.until);

@@ -1,0 +1,38 @@
+// What `tapedeck replay` says about its isolation: the level on its first line, the fallback
+// saying what it cannot guarantee, and --require-isolation refusing to run without the OS
+// sandbox (a machine without bubblewrap is simulated by naming no tool: TAPEDECK_BWRAP="").
+import { describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
+import { example, expectOneLineError, tapedeck } from '../cli/run-cli.js';
+
+const noTools = { TAPEDECK_BWRAP: '', TAPEDECK_UNSHARE: '' };
+
+describe('replay isolation on the command line', () => {
+  it('refuses --require-isolation without the OS sandbox, naming what is missing', async () => {
+    const run = await tapedeck(['replay', example('openai-baseline'), '--require-isolation'], { env: noTools });
+    expectOneLineError(run, /require-isolation.*bubblewrap/);
+  });
+
+  it('says on its first line that the fallback guards Node processes only', async () => {
+    const run = await tapedeck(
+      ['replay', example('openai-baseline'), '--isolation', 'none', '--out', '/tmp/tapedeck-cli-iso-none'],
+      {
+        env: noTools,
+      },
+    );
+    expect(run.stderr.split('\n')[0]).toMatch(/^tapedeck isolation: NONE .*only Node processes are guarded/);
+    expect(run.stdout).toMatch(/^isolation: NONE/m);
+  });
+
+  it.runIf(detectIsolation().level === 'bwrap')('names the OS sandbox when it is used', async () => {
+    const run = await tapedeck(['replay', example('openai-baseline'), '--out', '/tmp/tapedeck-cli-iso-bwrap']);
+    expect(run.stderr.split('\n')[0]).toMatch(/^tapedeck isolation: OS sandbox \(bubblewrap/);
+    expect(run.stdout).toMatch(/^isolation: OS sandbox/m);
+    expect(run.code).toBe(0);
+  });
+
+  it('refuses an unknown isolation level', async () => {
+    const run = await tapedeck(['replay', example('openai-baseline'), '--isolation', 'chroot']);
+    expectOneLineError(run, /--isolation "chroot" is not auto, bwrap, unshare, none/);
+  });
+});
