@@ -30,7 +30,7 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { packagePath } from '../../src/package.js';
+import { packagePath, packageRoot } from '../../src/package.js';
 import { TapedeckError } from '../../src/recording/index.js';
 import { BWRAP_BASE, type Isolation } from './detect.js';
 import { seccompProgram } from './seccomp.js';
@@ -249,7 +249,9 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     if (!shared) for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
     // Paths the agent needs that live in a private folder: bound back, read-only.
     const visible = new Set<string>();
-    for (const p of [options.cwd, ...(options.visible ?? [])]) {
+    // tapedeck itself (the init, the preloads) and node run inside too, wherever they are installed.
+    const own = [packageRoot(), path.dirname(process.execPath)];
+    for (const p of [options.cwd, ...own, ...(options.visible ?? [])]) {
       const real = existsSync(p) ? realpathSync(p) : p;
       if (underMasked(real) && existsSync(real)) visible.add(real);
     }
