@@ -49,7 +49,7 @@ function normaliseStep(view: StepView): NormalisedAction {
     return {
       step: view.step,
       kind: 'tool',
-      name: view.tool.name,
+      name: view.name,
       args: canonical(parseMaybeJson(view.tool.args)),
       line: describeAction(view),
     };

@@ -90,7 +90,7 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
       const action: BeliefAction = {
         step: view.step,
         stateType: view.stateType,
-        name: tool.name,
+        name: view.name,
         args: parseMaybeJson(tool.args),
         result,
         mutating: tool.mutating,

@@ -187,7 +187,7 @@ export function describeAction(view: StepView): string {
       : view.tool.error
         ? ` -> ${view.tool.error.code}`
         : '';
-    return `${view.tool.name}(${clip(canonical(view.tool.args))})${http}${status}`;
+    return `${view.name}(${clip(canonical(view.tool.args))})${http}${status}`;
   }
   if (view.model) {
     const calls = view.model.output.toolCalls.map((c) => `${c.name}(${clip(c.arguments, 80)})`);

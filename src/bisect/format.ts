@@ -53,9 +53,9 @@ function stepLines(recording: Recording, step: number | undefined): string[] {
   if (step === undefined) return ['(no step)'];
   const view = listSteps(recording).find((s) => s.step === step);
   if (!view) return [`step ${step}: (no events)`];
-  const lines = [`step ${step}  ${view.stateType}  ${view.name}`];
+  const lines = [`step ${step}  ${view.stateType}  ${view.name}${view.route ? `  (${view.route})` : ''}`];
   if (view.tool) {
-    lines.push(`tool ${view.tool.name}${view.tool.mutating ? ' (mutating)' : ''}`);
+    lines.push(`tool ${view.name}${view.tool.mutating ? ' (mutating)' : ''}`);
     lines.push(...JSON.stringify(view.tool.args, null, 2).split('\n'));
     if (view.exchange)
       lines.push(

@@ -10,13 +10,16 @@ import type {
   StepCompletedPayload,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { bodyText, TapedeckError, worldAt } from '../recording/index.js';
+import { bodyText, stepNames, TapedeckError, worldAt } from '../recording/index.js';
 
 /** One step of a run, with the event that defines it. */
 export interface StepView {
   step: number;
   stateType: StateType;
+  /** The agent's tool for a step that carries out a decided call, else the recorded name. */
   name: string;
+  /** The capture layer's name (`POST /refunds`) when the step is named after the agent's tool. */
+  route?: string;
   parentStepId?: number;
   model?: ModelCalledPayload;
   tool?: ToolCalledPayload;
@@ -55,7 +58,13 @@ export function listSteps(recording: Recording): StepView[] {
       if (view.parentStepId === undefined && event.parentStepId !== undefined) view.parentStepId = event.parentStepId;
     } else if (event.type === 'step.completed') view.status = event.payload.status;
   }
+  const names = stepNames(recording.events);
   for (const view of byStep.values()) {
+    const named = names.get(view.step);
+    if (named !== undefined) {
+      view.name = named.name;
+      if (named.route !== undefined) view.route = named.route;
+    }
     const id = view.tool?.exchangeId;
     const exchange = id === undefined ? undefined : exchanges.get(id);
     if (exchange) view.exchange = exchange;

@@ -128,7 +128,7 @@ function rowSelected(e: RowExpectation, row: Row): boolean {
 export function requestSelected(e: RequestExpectation, r: HttpEffect): boolean {
   if (e.method && e.method.toUpperCase() !== r.method) return false;
   if (e.url && !r.target.includes(e.url)) return false;
-  if (e.tool && e.tool !== r.name) return false;
+  if (e.tool && e.tool !== r.name && e.tool !== r.route) return false;
   return true;
 }
 

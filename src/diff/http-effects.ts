@@ -1,6 +1,12 @@
 // HTTP side effects of a run: the mutating requests it made (tool.called mutating, bare mutating exchanges)
 // and, in a replay, the ones held back (divergence.heldBack), each with target, parameters and step.
-import { type Body, type HttpExchangePayload, isReadRequest, type RecordingEvent } from '../recording/index.js';
+import {
+  type Body,
+  type HttpExchangePayload,
+  isReadRequest,
+  type RecordingEvent,
+  stepNames,
+} from '../recording/index.js';
 import { decodeText } from './fs-diff.js';
 import type { HttpEffect } from './types.js';
 
@@ -28,6 +34,14 @@ export function parseMaybeJson(text: string | undefined): unknown {
     return JSON.parse(text);
   } catch {
     return text;
+  }
+}
+
+function pathOf(target: string): string {
+  try {
+    return new URL(target, 'http://localhost').pathname;
+  } catch {
+    return target;
   }
 }
 
@@ -80,8 +94,21 @@ export function collectHttpEffects(
     if (e.type === 'divergence' && e.payload.heldBack) heldBackSteps.add(e.stepId);
   }
   const effects: HttpEffect[] = [];
+  const names = stepNames(events);
   const add = (e: Omit<HttpEffect, 'index' | 'kind' | 'steps'>) => {
-    effects.push({ kind: 'request', index: effects.length + 1, steps: e.stepId === null ? [] : [e.stepId], ...e });
+    // Named after the agent's tool the step carried out, the capture layer's name kept as route.
+    const named = e.stepId === null ? undefined : names.get(e.stepId);
+    const effect: HttpEffect = {
+      kind: 'request',
+      index: effects.length + 1,
+      steps: e.stepId === null ? [] : [e.stepId],
+      ...e,
+    };
+    if (named !== undefined && named.toolCallId !== undefined && named.name !== e.name) {
+      effect.route = e.name === 'held-back' || e.name === 'http' ? `${e.method} ${pathOf(e.target)}` : e.name;
+      effect.name = named.name;
+    }
+    effects.push(effect);
   };
   for (const e of events) {
     if (e.type === 'tool.called' && e.payload.mutating) {

@@ -41,8 +41,10 @@ export interface HttpEffect extends Attribution {
   kind: 'request';
   /** Effect number in the recording, from 1, in event order. */
   index: number;
-  /** Tool name (tool.called) or "http" for a bare exchange. */
+  /** The agent's tool the step carried out (else the tool.called name), or "http" for a bare exchange. */
   name: string;
+  /** The capture layer's name (`POST /bookings`) when `name` is the agent's tool. */
+  route?: string;
   method: string;
   /** URL for HTTP effects, tool name for in-process tools. */
   target: string;

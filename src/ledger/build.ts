@@ -1,6 +1,7 @@
 // buildLedger: one recording in, the seed's trace_* rows, metrics and cost profile out. No I/O.
 
 import { weakerProvenance } from '../recording/provenance.js';
+import { linkToolSteps, stepNames } from '../recording/tool-links.js';
 import type {
   Body,
   EventOf,
@@ -203,7 +204,8 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     return text;
   };
 
-  // Which tool step answered which tool call: the requesting step's children, by name then by order.
+  // Which tool step answered which tool call: the links of the recording (tool-call id, name, shared values).
+  const names = stepNames(recording.events);
   const toolStepByCallId = new Map<string, number>();
   // Tool results that carry no (known) call id are matched by their text; the index is built the
   // first time one needs it.
@@ -218,27 +220,9 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     return toolStepByText.get(text);
   };
   if (doProvenance) {
-    const children = new Map<number, StepAcc[]>();
-    for (const acc of ordered) {
-      if (acc.tools.length === 0 || acc.parentStepId === null) continue;
-      const list = children.get(acc.parentStepId) ?? [];
-      list.push(acc);
-      children.set(acc.parentStepId, list);
-    }
-    for (const acc of ordered) {
-      const calls = acc.models.flatMap((m) => m.output.toolCalls);
-      if (calls.length === 0) continue;
-      const kids = children.get(acc.stepId) ?? [];
-      const taken = new Set<number>();
-      calls.forEach((call, i) => {
-        const byName = kids.find((k) => !taken.has(k.stepId) && k.tools.some((t) => t.name === call.name));
-        const pick =
-          byName ?? (kids[i] && !taken.has(kids[i].stepId) ? kids[i] : kids.find((k) => !taken.has(k.stepId)));
-        if (!pick) return;
-        taken.add(pick.stepId);
-        toolStepByCallId.set(call.id, pick.stepId);
-      });
-    }
+    const toolSteps = new Set(ordered.filter((acc) => acc.tools.length > 0).map((acc) => acc.stepId));
+    for (const [stepId, link] of linkToolSteps(recording.events))
+      if (toolSteps.has(stepId) && !toolStepByCallId.has(link.callId)) toolStepByCallId.set(link.callId, stepId);
   }
 
   const detail: StepLedger[] = [];
@@ -309,8 +293,9 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 
     let toolCost = 0;
     let computeCost = 0;
+    const named = names.get(acc.stepId)?.name;
     for (const tool of acc.tools) {
-      const price = toolPriceFor(tool.name);
+      const price = (named === undefined ? undefined : toolPriceFor(named)) ?? toolPriceFor(tool.name);
       const perCall = price?.perCall ?? 0;
       if ((price?.stateType ?? tool.stateType) === 'SCRIPT_EXEC') computeCost += perCall;
       else toolCost += perCall;
@@ -328,7 +313,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       stepId: acc.stepId,
       parentStepId: acc.parentStepId,
       stateType,
-      name: acc.started?.payload.name ?? acc.tools[0]?.name ?? model ?? '',
+      name: named ?? acc.started?.payload.name ?? acc.tools[0]?.name ?? model ?? '',
       model,
       pricedAs,
       isPriced: acc.models.length === 0 || isPriced,
@@ -390,14 +375,17 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       nextModelIndex++;
     const nextModel = modelStepIds[nextModelIndex];
     const sent = nextModel === undefined ? 0 : (sentTo.get(acc.stepId)?.get(nextModel) ?? 0);
+    const named = names.get(acc.stepId)?.name;
     acc.tools.forEach((tool, i) => {
-      const price = toolPriceFor(tool.name);
+      // The step's first tool is the agent's tool the step is named after; others keep their own names.
+      const name = i === 0 && named !== undefined ? named : tool.name;
+      const price = toolPriceFor(name) ?? toolPriceFor(tool.name);
       const share = i === 0 ? sent : 0;
       toolRows.push({
         trace_id: traceId,
         step_id: acc.stepId,
         tool_type: tool.kind,
-        tool_name: tool.name,
+        tool_name: name,
         request_tokens: doProvenance ? counter.count(argsText(tool.args)) : 0,
         response_tokens_raw: doProvenance ? counter.count(toolText(tool)) : 0,
         response_tokens_selected: share,

@@ -18,9 +18,10 @@ import type {
   StepEvent,
   StepRecord,
   StreamChunk,
+  ToolCall,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { canonicalJson, stepEvents } from '../recording/index.js';
+import { canonicalJson, pickCall, stepEvents, stepFacts } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
 
@@ -115,6 +116,8 @@ function parseJson(text: string | undefined): unknown {
 export class RecordSession {
   private lastStep = 0;
   private lastThink: number | undefined;
+  /** The tool calls the last model step decided, and which of them a step has answered. */
+  private readonly decided = new Map<number, { calls: readonly ToolCall[]; answered: Set<string> }>();
   private finalOutput: string | undefined;
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();
@@ -245,8 +248,21 @@ export class RecordSession {
   /** Writes one step (numbered next) through the format's step writer; returns its id. */
   private async writeStep(step: Omit<StepRecord, 'stepId'>): Promise<number> {
     const stepId = ++this.lastStep;
-    for (const event of stepEvents({ ...step, stepId })) await this.emit(event);
+    for (const event of stepEvents({ ...this.named(step), stepId })) await this.emit(event);
     return stepId;
+  }
+
+  /**
+   * A step that carries out a tool call its model step decided is named after the agent's tool
+   * (`issue_refund`), with the call's id and the capture layer's name (`POST /refunds`) kept.
+   */
+  private named(step: Omit<StepRecord, 'stepId'>): Omit<StepRecord, 'stepId'> {
+    const decided = step.parentStepId === undefined ? undefined : this.decided.get(step.parentStepId);
+    if (decided === undefined) return step;
+    const call = pickCall(decided.calls, stepFacts(step.name, step.events, step.stateType), decided.answered);
+    if (call === undefined) return step;
+    decided.answered.add(call.id);
+    return { ...step, name: call.name, toolCallId: call.id, ...(call.name === step.name ? {} : { route: step.name }) };
   }
 
   /** World changes made between steps (by the agent itself or by other processes) become their own step. */
@@ -379,7 +395,12 @@ export class RecordSession {
         status: failed ? 'error' : 'success',
         errorType,
       });
-      if (isThink && !failed) this.lastThink = stepId;
+      if (isThink && !failed) {
+        this.lastThink = stepId;
+        this.decided.set(stepId, { calls: model.output.toolCalls, answered: new Set() });
+        // A call still in flight may answer an earlier model step; older ones are done.
+        for (const old of this.decided.keys()) if (this.decided.size > 8) this.decided.delete(old);
+      }
       return;
     }
 

@@ -32,7 +32,18 @@ export { isReadRequest, isReadRpc, READ_METHODS, rpcMethod } from './reads.js';
 export { createRedactor, isPlaceholder, PLACEHOLDER_PREFIX, type RedactionOptions, type Redactor } from './redact.js';
 export * from './schema.js';
 export { type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
-export { atomsOf, linkToolSteps, pickCall, type StepFacts, type ToolLink, urlAtoms } from './tool-links.js';
+export {
+  atomsOf,
+  linkToolSteps,
+  pickCall,
+  type StepEventLike,
+  type StepFacts,
+  type StepName,
+  stepFacts,
+  stepNames,
+  type ToolLink,
+  urlAtoms,
+} from './tool-links.js';
 export type * from './types.js';
 export { compareKeyValues, sortRows, worldAt } from './world.js';
 export {

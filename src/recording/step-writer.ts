@@ -13,6 +13,10 @@ export interface StepRecord {
   parentStepId?: number | undefined;
   stateType: StateType;
   name: string;
+  /** The decided tool call the step answers (the step is then named after the agent's tool). */
+  toolCallId?: string | undefined;
+  /** The capture layer's name (`POST /refunds`) when the step is named after the agent's tool. */
+  route?: string | undefined;
   /** Epoch milliseconds: step.started carries `start`; the other events and step.completed carry `end`. */
   start: number;
   end: number;
@@ -36,7 +40,12 @@ export function stepEvents(step: StepRecord): AppendInput[] {
       type: 'step.started',
       ...ids,
       time: new Date(step.start).toISOString(),
-      payload: { stateType: step.stateType, name: step.name },
+      payload: {
+        stateType: step.stateType,
+        name: step.name,
+        ...(step.toolCallId === undefined ? {} : { toolCallId: step.toolCallId }),
+        ...(step.route === undefined ? {} : { route: step.route }),
+      },
     },
     ...step.events.map((event) => ({ time: end, ...event, ...ids }) as AppendInput),
     {

@@ -5,7 +5,7 @@
 // request, path, body, files and rows. Steps are then named after the agent's tool, the route kept
 // as detail. Pure; used by the recorder (at write time) and by every reader (for recordings made
 // before links were written, and for replays).
-import type { RecordingEvent, ToolCall } from './types.js';
+import type { RecordingEvent, StateType, ToolCall } from './types.js';
 
 /** The decided call a step answers. */
 export interface ToolLink {
@@ -22,6 +22,8 @@ export interface ToolLink {
 export interface StepFacts {
   /** The capture layer's name for it (tool name for in-process and MCP tools, `METHOD /path` for HTTP). */
   name: string;
+  /** Protocol chatter (OBSERVE steps: an MCP handshake, a notification stream) is linked by evidence only, never by position. */
+  observe?: boolean;
   /** Values the step used: argument values, URL path segments and query values, body values, paths, row values. */
   atoms: Set<string>;
 }
@@ -92,7 +94,47 @@ export function pickCall(
       bestScore = adjusted;
     }
   }
-  return best ?? calls.find((c) => !answered.has(c.id));
+  if (best !== undefined || step.observe) return best;
+  return calls.find((c) => !answered.has(c.id));
+}
+
+/** A step's events as the step writer takes them (type + payload). */
+export interface StepEventLike {
+  type: RecordingEvent['type'];
+  payload: unknown;
+}
+
+/** What a step did, from its events: the values of its arguments, request (URL, body), files and rows. */
+export function stepFacts(
+  name: string,
+  events: readonly StepEventLike[],
+  stateType?: StateType,
+  into: Set<string> = new Set(),
+): StepFacts {
+  for (const e of events) addStepAtoms(e as RecordingEvent, into);
+  return { name, atoms: into, ...(stateType === 'OBSERVE' ? { observe: true } : {}) };
+}
+
+function addStepAtoms(e: RecordingEvent, atoms: Set<string>): void {
+  switch (e.type) {
+    case 'tool.called':
+      atomsOf(e.payload.args, atoms);
+      break;
+    case 'http.exchange': {
+      urlAtoms(e.payload.request.url, atoms);
+      const body = e.payload.request.body?.text;
+      if (body !== undefined) atomsOf(parse(body), atoms);
+      break;
+    }
+    case 'fs.changed':
+      atomsOf(e.payload.path, atoms);
+      break;
+    case 'db.changed':
+      atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, atoms);
+      break;
+    default:
+      break;
+  }
 }
 
 /** The tool steps of a recording, each linked to the decided call it answers (steps with no deciding model step are absent). */
@@ -103,19 +145,18 @@ export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, To
     stepId: number;
     parent?: number;
     startedName: string;
+    observe: boolean;
     recordedCallId?: string;
     recordedRoute?: string;
     captureName?: string;
     atoms: Set<string>;
     isModel: boolean;
-    exchangeIds: Set<string>;
   }
   const steps = new Map<number, Pending>();
-  const exchangeAtoms = new Map<string, Set<string>>();
   const stepOf = (e: RecordingEvent): Pending => {
     let s = steps.get(e.stepId);
     if (s === undefined) {
-      s = { stepId: e.stepId, startedName: '', atoms: new Set(), isModel: false, exchangeIds: new Set() };
+      s = { stepId: e.stepId, startedName: '', observe: false, atoms: new Set(), isModel: false };
       if (e.parentStepId !== undefined) s.parent = e.parentStepId;
       steps.set(e.stepId, s);
     }
@@ -125,37 +166,17 @@ export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, To
   for (const e of events) {
     if (e.stepId < 1) continue;
     const s = stepOf(e);
-    switch (e.type) {
-      case 'step.started':
-        s.startedName = e.payload.name;
-        if (e.payload.toolCallId !== undefined) s.recordedCallId = e.payload.toolCallId;
-        if (e.payload.route !== undefined) s.recordedRoute = e.payload.route;
-        break;
-      case 'model.called':
-        s.isModel = true;
-        if (e.payload.output.toolCalls.length > 0) callsOf.set(e.stepId, e.payload.output.toolCalls);
-        break;
-      case 'tool.called':
-        s.captureName = e.payload.name;
-        atomsOf(e.payload.args, s.atoms);
-        if (e.payload.exchangeId !== undefined) s.exchangeIds.add(e.payload.exchangeId);
-        break;
-      case 'http.exchange': {
-        const atoms = urlAtoms(e.payload.request.url);
-        const body = e.payload.request.body?.text;
-        if (body !== undefined) atomsOf(parse(body), atoms);
-        exchangeAtoms.set(e.payload.exchangeId, atoms);
-        s.exchangeIds.add(e.payload.exchangeId);
-        break;
-      }
-      case 'fs.changed':
-        atomsOf(e.payload.path, s.atoms);
-        break;
-      case 'db.changed':
-        atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, s.atoms);
-        break;
-      default:
-        break;
+    if (e.type === 'step.started') {
+      s.startedName = e.payload.name;
+      s.observe = e.payload.stateType === 'OBSERVE';
+      if (e.payload.toolCallId !== undefined) s.recordedCallId = e.payload.toolCallId;
+      if (e.payload.route !== undefined) s.recordedRoute = e.payload.route;
+    } else if (e.type === 'model.called') {
+      s.isModel = true;
+      if (e.payload.output.toolCalls.length > 0) callsOf.set(e.stepId, e.payload.output.toolCalls);
+    } else {
+      if (e.type === 'tool.called') s.captureName = e.payload.name;
+      addStepAtoms(e, s.atoms);
     }
   }
   const links = new Map<number, ToolLink>();
@@ -163,15 +184,53 @@ export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, To
     if (s.isModel || s.parent === undefined) continue;
     const calls = callsOf.get(s.parent);
     if (calls === undefined) continue;
-    for (const id of s.exchangeIds) for (const a of exchangeAtoms.get(id) ?? []) s.atoms.add(a);
     let done = answered.get(s.parent);
     if (done === undefined) answered.set(s.parent, (done = new Set()));
     const recorded = s.recordedCallId === undefined ? undefined : calls.find((c) => c.id === s.recordedCallId);
     const route = s.recordedRoute ?? s.captureName ?? s.startedName;
-    const call = recorded ?? pickCall(calls, { name: route, atoms: s.atoms }, done);
+    const call = recorded ?? pickCall(calls, { name: route, atoms: s.atoms, observe: s.observe }, done);
     if (call === undefined) continue;
     done.add(call.id);
     links.set(s.stepId, { thinkStepId: s.parent, callId: call.id, name: call.name, route });
   }
   return links;
+}
+
+/** What a step is called, as every reader shows it. */
+export interface StepName {
+  /** The agent's tool for a step that carries out a decided call; else the recorded name (the model, a route). */
+  name: string;
+  /** The capture layer's name, kept as detail when the step is named after the agent's tool (`POST /refunds`). */
+  route?: string;
+  toolCallId?: string;
+  /** The model step that decided the call. */
+  thinkStepId?: number;
+}
+
+const namesCache = new WeakMap<readonly RecordingEvent[], Map<number, StepName>>();
+
+/**
+ * The name of every step: the recorded name, or — for steps recorded before links were written,
+ * and for replays — the decided tool call it answers, with the recorded name as its route.
+ */
+export function stepNames(events: readonly RecordingEvent[]): Map<number, StepName> {
+  const cached = namesCache.get(events);
+  if (cached !== undefined) return cached;
+  const links = linkToolSteps(events);
+  const names = new Map<number, StepName>();
+  for (const e of events) {
+    if (e.type !== 'step.started' || names.has(e.stepId)) continue;
+    const link = links.get(e.stepId);
+    const recorded = e.payload.name;
+    const name: StepName = { name: link?.name ?? recorded };
+    const route = e.payload.route ?? (link !== undefined && link.name !== recorded ? recorded : undefined);
+    if (route !== undefined && route !== name.name) name.route = route;
+    if (link !== undefined) {
+      name.toolCallId = link.callId;
+      name.thinkStepId = link.thinkStepId;
+    }
+    names.set(e.stepId, name);
+  }
+  namesCache.set(events, names);
+  return names;
 }

@@ -131,7 +131,8 @@ describe.skipIf(names.length === 0)('ledger of the example recordings', () => {
   it.each(names)('%s: every tool result the agent sent back is traced into the next model context', async (name) => {
     const ledger = buildLedger(await readRecording(join(ROOT, name)));
     expect(ledger.tools.length).toBeGreaterThan(0);
-    const searched = ledger.tools.find((t) => t.tool_name?.includes('/flights'));
+    // Named after the agent's tool (the route GET /flights is the step's detail).
+    const searched = ledger.tools.find((t) => t.tool_name === 'search_flights');
     expect(searched?.tokens_sent_to_next_llm).toBeGreaterThan(0);
     expect(ledger.context.some((c) => c.tool_result_tokens > 0)).toBe(true);
     expect(ledger.metrics.inputAmplification).toBeGreaterThan(1);

@@ -1,9 +1,11 @@
-// Regenerates the committed example recordings (recordings/examples/<name>/) from the example
-// world: `npx tsx test/record/make-example-recordings.ts [name...]`. Each run starts from the
-// world's seed state, records the unchanged agent with --fs (workspace) and --db (schema travel).
+// Regenerates the committed example recordings (recordings/examples/<name>/ from the travel world,
+// recordings/support/<name>/ from the support desk): `npx tsx test/record/make-example-recordings.ts
+// [name...]`. Each run starts from the world's seed state and records the unchanged agent with --db
+// (schema travel or support; the travel world's workspace with --fs too).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type SupportPromptName, startSupportWorld } from '../../examples/support/index.js';
 import { type AgentName, type PromptName, startWorld, type World } from '../../examples/world/index.js';
 import { recordCommand } from '../../src/record/index.js';
 
@@ -16,6 +18,48 @@ export const EXAMPLE_RECORDINGS: Array<{ name: string; agent: AgentName; stream:
 ];
 
 export const EXAMPLES_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../recordings/examples');
+
+/** The support desk's runs: the careful prompt refunds O-7731, the careless one another customer's O-7713. */
+export const SUPPORT_RECORDINGS: Array<{ name: string; stream: boolean; prompt: SupportPromptName }> = [
+  { name: 'careful', stream: false, prompt: 'careful' },
+  { name: 'careless', stream: true, prompt: 'careless' },
+];
+
+export const SUPPORT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../recordings/support');
+
+async function recordSupport(names: string[]): Promise<void> {
+  const wanted = SUPPORT_RECORDINGS.filter((r) => names.length === 0 || names.includes(`support-${r.name}`));
+  if (wanted.length === 0) return;
+  const world = await startSupportWorld();
+  try {
+    for (const example of wanted) {
+      await world.reset();
+      const dir = path.join(SUPPORT_ROOT, example.name);
+      rmSync(dir, { recursive: true, force: true });
+      let stdout = '';
+      const result = await recordCommand({
+        command: world.agentCommand({ stream: example.stream }),
+        env: world.agentEnv(example.prompt),
+        dbUrl: world.dbUrl,
+        dbSchemas: world.dbSchemas,
+        out: dir,
+        name: `support-${example.name}`,
+        stdio: 'pipe',
+        onSpawn(child) {
+          child.stdout?.on('data', (data: Buffer) => {
+            stdout += data.toString('utf8');
+          });
+          child.stderr?.resume();
+        },
+      });
+      process.stdout.write(`support-${example.name}: exit ${result.exitCode} -> ${path.relative(process.cwd(), result.dir)}
+  ${stdout.trim()}
+`);
+    }
+  } finally {
+    await world.stop();
+  }
+}
 
 /** Records one example run of `world` (reset first) into `dir`. */
 export async function recordExample(
@@ -45,6 +89,8 @@ export async function recordExample(
 }
 
 async function main(names: string[]): Promise<void> {
+  await recordSupport(names);
+  if (names.length > 0 && !EXAMPLE_RECORDINGS.some((e) => names.includes(e.name))) return;
   const world = await startWorld();
   try {
     for (const example of EXAMPLE_RECORDINGS) {

@@ -11,6 +11,7 @@ import {
   modelCalls,
   recordWithCli,
   replayExact,
+  stepNamesOf,
   steps,
   stepTypes,
   tempDir,
@@ -96,6 +97,8 @@ describe('ai SDK 6 with @ai-sdk/openai 3', () => {
         step: 2,
         parentStepId: 1,
       });
+
+      expect(stepNamesOf(recording)).toContainEqual([2, 'get_forecast', 'GET /forecast', 'call_fake_1']);
 
       // Exact replay: model and tool API are down; everything comes from the recording.
       const weatherHits = weather.hits();

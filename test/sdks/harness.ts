@@ -111,6 +111,14 @@ export function steps(recording: Recording): Array<[number, string, string]> {
 }
 
 /** [stepId, stateType] of every step, by step number. */
+/** Each step as the recorder named it: [step, name, route, tool-call id] (tool steps after the agent's tool). */
+export function stepNamesOf(recording: Recording): Array<[number, string, string?, string?]> {
+  return recording.events.flatMap(
+    (e): Array<[number, string, string?, string?]> =>
+      e.type === 'step.started' ? [[e.stepId, e.payload.name, e.payload.route, e.payload.toolCallId]] : [],
+  );
+}
+
 export function stepTypes(recording: Recording): Array<[number, string]> {
   return steps(recording)
     .map(([id, type]): [number, string] => [id, type])

@@ -14,6 +14,7 @@ import {
   modelCalls,
   recordWithCli,
   replayExact,
+  stepNamesOf,
   steps,
   stepTypes,
   tempDir,
@@ -96,6 +97,11 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
         expect(byName('mcp session end')).toMatchObject({ kind: 'mcp', stateType: 'OBSERVE', mutating: false });
       }
       expect(tools.filter((t) => t.stateType !== 'OBSERVE').map((t) => t.name)).toEqual(['get_forecast']);
+      // The MCP_CALL step answers the decided call (same name, so no route); chatter is never linked to it.
+      const named = stepNamesOf(recording);
+      expect(named.filter(([, name]) => name === 'get_forecast')).toEqual([
+        [call?.step, 'get_forecast', undefined, 'call_fake_1'],
+      ]);
       const order = stepTypes(recording).map(([, type]) => type);
       expect(order.filter((t) => t === 'THINK' || t === 'MCP_CALL' || t === 'FINALIZE')).toEqual([
         'THINK',

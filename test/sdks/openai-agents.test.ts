@@ -14,6 +14,7 @@ import {
   modelCalls,
   recordWithCli,
   replayExact,
+  stepNamesOf,
   steps,
   stepTypes,
   tempDir,
@@ -91,6 +92,8 @@ describe('@openai/agents 0.14 run() over the Responses API', () => {
         parentStepId: 1,
       }),
     ]);
+    // The tool step is named after the agent's tool and linked to the call it answers; the route is detail.
+    expect(stepNamesOf(recording)).toContainEqual([2, 'get_forecast', 'GET /forecast', 'call_fake_1']);
     // The SDK reads the clock, Math.random and randomUUID (ids): recorded to be handed back.
     const kinds = new Set(recording.events.flatMap((e) => (e.type === 'nondeterminism' ? [e.payload.kind] : [])));
     expect(kinds).toContain('uuid');

@@ -61,9 +61,10 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
 
     await t.waitFor('Step 1/', SLOW);
     t.keys('j');
-    await t.waitFor(/Step 2\/\d+ API_CALL GET \/flights/, SLOW);
+    await t.waitFor(/Step 2\/\d+ API_CALL search_flights/, SLOW);
     t.keys('j', 'j');
-    let screen = await t.waitFor(/Step 4\/\d+ API_CALL POST \/bookings[\s\S]*WORLD @ step 4 \d+ files/, SLOW);
+    let screen = await t.waitFor(/Step 4\/\d+ API_CALL book_flight[\s\S]*WORLD @ step 4 \d+ files/, SLOW);
+    expect(screen).toContain('via POST /bookings');
     expect(screen).toMatch(/▸\s+4 API_CALL/);
     expect(screen).toMatch(/\+ travel\.bookings/);
     const rowsAt4 = Number(/travel\.bookings (\d+) rows/.exec(screen)?.[1]);

@@ -108,8 +108,11 @@ export function detailLines(input: DetailInput, width: number, height: number): 
   if (detail.tool) {
     const t = detail.tool;
     sections.push({
-      title: [seg('TOOL CALL', { bold: true }), seg(` ${t.kind}${t.mutating ? ' mutating' : ''}`, { tint: 'muted' })],
-      body: textBody(`${t.name}(${compactJson(t.args)})`, width, room),
+      title: [
+        seg('TOOL CALL', { bold: true }),
+        seg(` ${t.kind}${t.mutating ? ' mutating' : ''}${row.route ? ` via ${row.route}` : ''}`, { tint: 'muted' }),
+      ],
+      body: textBody(`${row.name}(${compactJson(t.args)})`, width, room),
     });
     sections.push({
       title: [seg('OBSERVATION', { bold: true })],

@@ -13,7 +13,7 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../../src/recording/index.js';
-import { weakerProvenance } from '../../src/recording/index.js';
+import { stepNames, weakerProvenance } from '../../src/recording/index.js';
 
 export type StepStatus = 'success' | 'error' | 'timeout' | 'cancelled' | 'running';
 
@@ -22,8 +22,10 @@ export interface StepRow {
   stepId: number;
   parentStepId?: number;
   stateType: StateType | 'STEP';
-  /** The tool name, or the model for a model call. */
+  /** The agent's tool a step carries out (else the recorded name), or the model for a model call. */
   name: string;
+  /** The capture layer's name (`POST /refunds`) when the step is named after the agent's tool. */
+  route?: string;
   kind: 'model' | 'tool' | 'other';
   /** Provider-reported tokens: input (all buckets) + output. */
   tokens?: number;
@@ -48,6 +50,7 @@ export interface StepIndex {
 
 /** Builds the timeline of a recording in one pass over its events. */
 export function indexSteps(recording: Recording): StepIndex {
+  const names = stepNames(recording.events);
   const eventsOf = new Map<number, RecordingEvent[]>();
   for (const event of recording.events) {
     let list = eventsOf.get(event.stepId);
@@ -62,6 +65,11 @@ export function indexSteps(recording: Recording): StepIndex {
   const positionOf = new Map<number, number>();
   for (const stepId of ids) {
     const row = rowOf(stepId, eventsOf.get(stepId) ?? []);
+    const named = names.get(stepId);
+    if (named !== undefined && row.kind !== 'model') {
+      row.name = named.name;
+      if (named.route !== undefined) row.route = named.route;
+    }
     positionOf.set(stepId, rows.length);
     rows.push(row);
   }

@@ -68,10 +68,12 @@ describe('run view on a recorded example', () => {
     const r = render(<App services={services} recording={recording} width={120} height={30} worldDelayMs={0} />);
     open.push(r);
     const frame = () => r.lastFrame() ?? '';
-    await waitForFrame(frame, /POST \/bookings/);
+    // Tool steps are named after the agent's tool; the route is the detail.
+    await waitForFrame(frame, /4 API_CALL\s+book_flight/);
     await press(r.stdin, 'j', 'j', 'j');
     const f = await waitForFrame(frame, /WORLD @ step 4 \d+ files/);
-    expect(f).toContain('TOOL CALL http mutating');
+    expect(f).toContain('Step 4/9 API_CALL book_flight');
+    expect(f).toContain('TOOL CALL http mutating via POST /bookings');
     expect(f).toContain('"passenger_id": "P-100"');
     expect(f).toMatch(/\+ travel\.bookings/);
     await press(r.stdin, 'l');

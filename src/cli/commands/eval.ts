@@ -53,7 +53,10 @@ function describeChange(c: StateChange): string {
   if (c.kind === 'file') return `${c.op} file ${c.path}`;
   if (c.kind === 'row')
     return `${c.op} ${c.schema}.${c.table} ${JSON.stringify(c.key)}${c.op === 'update' ? ` (${c.changedColumns.join(', ')})` : ''}`;
-  return `${c.heldBack ? 'held back' : c.method} ${c.heldBack ? `${c.method} ` : ''}${c.target}`;
+  // Named after the agent's tool when the step carried one out: "issue_refund (POST http://…/refunds)".
+  const request = `${c.method} ${c.target}`;
+  const what = c.route !== undefined ? `${c.name} (${request})` : request;
+  return c.heldBack ? `held back ${what}` : what;
 }
 
 function at(stepId: number | null): string {

@@ -44,6 +44,11 @@ function rowsById(ctx: ValidatorContext): Map<string, Row[]> {
   return index;
 }
 
+/** An effect as people read it: the agent's tool and the request ("issue_refund (POST …/refunds)"). */
+function requestOf(c: HttpEffect): string {
+  return c.route !== undefined ? `${c.name} (${c.method} ${c.target})` : `${c.method} ${c.target}`;
+}
+
 /** Words a key may end in that only say the unit or currency of its value. */
 const UNIT_WORDS = new Set([
   'cents',
@@ -136,7 +141,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     for (const c of candidates)
       refs.push({
         kind: 'step',
-        ref: `${c.method} ${c.target}${c.heldBack ? ' (held back)' : ''}`,
+        ref: `${requestOf(c)}${c.heldBack ? ' (held back)' : ''}`,
         ...(c.stepId !== null ? { stepId: c.stepId } : {}),
       });
     const landed = candidates.filter((c) => !c.error && (c.status === undefined || c.status < 400));
@@ -145,7 +150,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
       findings.push({
         code: 'STATE_CHANGE_FAILED',
         hard: true,
-        message: `every execution failed: ${candidates.map((c) => `step ${c.stepId} ${c.method} ${c.target} -> ${c.status ?? c.error?.code}`).join(', ')}`,
+        message: `every execution failed: ${candidates.map((c) => `step ${c.stepId} ${requestOf(c)} -> ${c.status ?? c.error?.code}`).join(', ')}`,
         ...(candidates[0]!.stepId !== null ? { stepId: candidates[0]!.stepId } : {}),
       });
     else ok++;
@@ -212,7 +217,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
         findings.push({
           code,
           hard: true,
-          message: `step ${c.stepId} ${c.method} ${c.target}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})`,
+          message: `step ${c.stepId} ${requestOf(c)}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})`,
           ...(c.stepId !== null ? { stepId: c.stepId } : {}),
         });
       };
@@ -225,7 +230,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
           findings.push({
             code: 'EXECUTION_RESULT_NOT_FOUND',
             hard: true,
-            message: `step ${c.stepId} ${c.method} ${c.target}: no record of it in ${table}`,
+            message: `step ${c.stepId} ${requestOf(c)}: no record of it in ${table}`,
             ...(c.stepId !== null ? { stepId: c.stepId } : {}),
           });
       }
@@ -238,7 +243,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
           findings.push({
             code: 'UNCONFIRMED_HIGH_RISK_ACTION',
             hard: true,
-            message: `step ${c.stepId}: high-risk ${c.method} ${c.target} without user confirmation`,
+            message: `step ${c.stepId}: high-risk ${requestOf(c)} without user confirmation`,
             ...where,
           });
           if (ex.payment)
@@ -277,7 +282,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     evidenceRefs: refs,
     message:
       findings.length === 0
-        ? `${candidates.length} execution(s) verified: ${candidates.map((c) => `step ${c.stepId} ${c.method} ${c.target}`).join(', ')}`
+        ? `${candidates.length} execution(s) verified: ${candidates.map((c) => `step ${c.stepId} ${requestOf(c)}`).join(', ')}`
         : findings.map((f) => f.message).join('; '),
   };
 }

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { RecordingBuilder } from '../../test/evaluate/recording-builder.js';
+import { linkToolSteps, stepNames } from './tool-links.js';
+
+describe('steps named after the decided tool call they answer', () => {
+  it('links parallel calls by the values their requests share with the arguments, whatever the order', () => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [
+        { id: 'c1', name: 'get_order', arguments: { order_id: 'O-7713' } },
+        { id: 'c2', name: 'find_customer', arguments: { email: 'maya.chen@example.com' } },
+      ],
+    });
+    // The customer lookup finishes first; its route shares the email, not the order id.
+    b.tool(think, {
+      name: 'GET /customers',
+      args: { email: 'maya.chen@example.com' },
+      http: { method: 'GET', url: 'http://127.0.0.1:1/customers?email=maya.chen%40example.com' },
+    });
+    b.tool(think, {
+      name: 'GET /orders/O-7713',
+      args: {},
+      http: { method: 'GET', url: 'http://127.0.0.1:1/orders/O-7713' },
+    });
+    const names = stepNames(b.complete().build().events);
+    expect(names.get(2)).toEqual({ name: 'find_customer', route: 'GET /customers', toolCallId: 'c2', thinkStepId: 1 });
+    expect(names.get(3)).toEqual({ name: 'get_order', route: 'GET /orders/O-7713', toolCallId: 'c1', thinkStepId: 1 });
+    expect(names.get(1)).toEqual({ name: 'fake-model' });
+  });
+
+  it('a step that is only world changes (a direct database write) is named by the rows it wrote', () => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [{ id: 'n', name: 'save_note', arguments: { booking_id: 'BK-0001', note: 'ok' } }],
+    });
+    b.tool(think, {
+      name: 'database changes',
+      stateType: 'DB_QUERY',
+      args: null,
+      db: [{ table: 'notes', op: 'insert', key: { id: 'N-1' }, after: { id: 'N-1', booking_id: 'BK-0001' } }],
+    });
+    expect(stepNames(b.complete().build().events).get(2)).toMatchObject({
+      name: 'save_note',
+      route: 'database changes',
+    });
+  });
+
+  it('the recorded tool-call id wins; protocol chatter is never linked by position alone', () => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [
+        { id: 'a', name: 'lookup', arguments: { q: 'x' } },
+        { id: 'b', name: 'lookup', arguments: { q: 'x' } },
+      ],
+    });
+    b.tool(think, { name: 'mcp notification stream', stateType: 'OBSERVE', args: {} });
+    b.tool(think, { name: 'lookup', args: { q: 'x' } });
+    const rec = b.complete().build();
+    // As if the recorder had written the id of the second call on step 3.
+    const started = rec.events.find((e) => e.type === 'step.started' && e.stepId === 3);
+    if (started?.type === 'step.started') started.payload.toolCallId = 'b';
+    const links = linkToolSteps(rec.events);
+    expect(links.has(2)).toBe(false);
+    expect(links.get(3)).toMatchObject({ callId: 'b', name: 'lookup' });
+  });
+});
