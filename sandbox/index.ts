@@ -8,10 +8,10 @@ export { type DbSandbox, type DbSandboxKind, type DbSandboxOptions, openDbSandbo
 export { entryPath, fsSeed, materializeFs, type ReadBlob } from './fs.js';
 export { type LeftoverItem, leftoverDir, noteLeftover, type ReapReport, reapLeftovers } from './leftovers.js';
 export { type PgRelay, type PgTarget, pgTargetOf, startPgRelay } from './pg-relay.js';
+export * from './protocol.js';
 export {
   checkContainerRuntime,
   fillPlaceholders,
-  type HostPort,
   type SandboxService,
   SERVICE_PRELOAD,
   type ServiceIsolation,

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { ServiceConfig } from '../src/config/index.js';
 import { packagePath } from '../src/package.js';
 import { TapedeckError } from '../src/recording/index.js';
+import type { HostPort } from './protocol.js';
 
 /** Absolute path of the sandboxed-service preload, for `node --import`. */
 export const SERVICE_PRELOAD = packagePath('sandbox/preload/service.mjs');
@@ -24,11 +25,6 @@ export interface ServiceValues {
   files?: string;
   /** The agent's environment in this replay (`${env.NAME}`). */
   env: Record<string, string>;
-}
-
-export interface HostPort {
-  host: string;
-  port: number;
 }
 
 /** How a command service is held in: where its report goes, what it may reach, what is rerouted. */

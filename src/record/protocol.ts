@@ -1,19 +1,16 @@
 // The messages the capture layer (src/record/preload/record.mjs) sends to the recording session,
 // one JSON object per line over IPC (or directly, in-process). Validated with zod on arrival.
+// The parts both preloads share (bodies, errors, nondeterminism batches) are in sandbox/protocol.ts.
 import { z } from 'zod';
+import {
+  HeadersSchema as Headers,
+  NdBatchSchema,
+  WireBodySchema,
+  WireErrorSchema as WireError,
+} from '../../sandbox/protocol.js';
 import { DbChangedPayloadSchema, StateTypeSchema } from '../recording/schema.js';
 
-/** A body as the capture layer sends it: utf8 text or base64, with the original size. */
-export const WireBodySchema = z.object({
-  size: z.number(),
-  text: z.string().optional(),
-  b64: z.string().optional(),
-  truncated: z.boolean().optional(),
-});
-export type WireBody = z.infer<typeof WireBodySchema>;
-
-const Headers = z.record(z.string(), z.string());
-const WireError = z.object({ code: z.string(), message: z.string() });
+export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol.js';
 
 const REQUEST = {
   id: z.string(),
@@ -75,12 +72,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     t: z.literal('nd'),
     pid: z.number(),
     ts: z.number(),
-    batches: z.object({
-      clock: z.array(z.number()).optional(),
-      random: z.array(z.number()).optional(),
-      uuid: z.array(z.string()).optional(),
-      randomBytes: z.array(z.string()).optional(),
-    }),
+    batches: NdBatchSchema,
   }),
   z.object({ t: z.literal('sync'), n: z.number(), reason: z.enum(['req', 'res']), id: z.string().optional() }),
   /** Row changes the run's own database statements committed (observed world capture), in order. */
@@ -88,10 +80,3 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
 ]);
 export type CaptureMessage = z.infer<typeof CaptureMessageSchema>;
 export type MessageOf<T extends CaptureMessage['t']> = Extract<CaptureMessage, { t: T }>;
-
-/** Decodes a wire body to bytes. */
-export function wireBytes(body: WireBody | undefined): Buffer {
-  if (body === undefined) return Buffer.alloc(0);
-  if (body.b64 !== undefined) return Buffer.from(body.b64, 'base64');
-  return Buffer.from(body.text ?? '', 'utf8');
-}

@@ -4,6 +4,7 @@
 // step during which they happened. Messages are handled strictly in arrival order.
 import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { ND_KINDS } from '../../sandbox/protocol.js';
 import { decodeModelCall, detectProvider, eventJson, parseSse } from '../providers/index.js';
 import type {
   AppendInput,
@@ -57,7 +58,6 @@ interface OpenExchange {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
 
 function decodeContent(bytes: Buffer, headers: Record<string, string>): Buffer {
   const encoding = (headers['content-encoding'] ?? '').toLowerCase().trim();

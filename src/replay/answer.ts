@@ -16,7 +16,7 @@
 // To add a source of answers (a sandbox service, a mock, a simulator) implement `Answerer` and
 // put it in the list; nothing else changes. An `until K` stop is checked before any answerer
 // runs, so a stopped replay never makes a live call.
-
+import { type QuestionOf, type ReplayNotice, type ReplayReply, type WireBody, wireBytes } from '../../sandbox/index.js';
 import { withSystemPrompt } from '../providers/index.js';
 import type { DivergencePayload, StreamChunk } from '../recording/index.js';
 import { holdBack } from './held-back.js';
@@ -33,7 +33,6 @@ import {
   viewOf,
 } from './normalize.js';
 import { overrideRequestBody } from './prompt.js';
-import { type PreloadMessage, type Reply, type WireBody, wireBytes } from './protocol.js';
 import { serveRecorded } from './serve.js';
 import type { ReplaySession } from './session.js';
 import { settleAnswer } from './settle.js';
@@ -88,7 +87,7 @@ export interface Answer {
   /** 'stopped': until K stopped the agent before this call. */
   servedFrom: ServedFrom | 'stopped';
   step: number;
-  reply: Reply;
+  reply: ReplayReply;
 }
 
 /** What the recording says about a call. */
@@ -130,7 +129,7 @@ export function stopped(session: ReplaySession, step: number): Answer {
 }
 
 /** An HTTP call from the preload. */
-export async function answerHttp(session: ReplaySession, message: PreloadMessage): Promise<Reply> {
+export async function answerHttp(session: ReplaySession, message: QuestionOf<'http'>): Promise<ReplayReply> {
   let { request, bytes } = requestOf(message);
   const parsed = parseJson(request.bodyText);
   const api = apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined, request.headers);
@@ -146,8 +145,8 @@ export async function answerHttp(session: ReplaySession, message: PreloadMessage
 }
 
 /** An in-process tool() call from the preload. */
-export async function answerTool(session: ReplaySession, message: PreloadMessage): Promise<Reply> {
-  const request = toolRequest(String(message.name ?? ''), message.args ?? null);
+export async function answerTool(session: ReplaySession, message: QuestionOf<'tool'>): Promise<ReplayReply> {
+  const request = toolRequest(message.name, message.args ?? null);
   const ask: Ask = {
     kind: 'tool',
     request,
@@ -160,8 +159,11 @@ export async function answerTool(session: ReplaySession, message: PreloadMessage
 }
 
 /** A call the preload served itself from its fast index (exact mode): written as served from the recording. */
-export async function serveReported(session: ReplaySession, message: PreloadMessage): Promise<void> {
-  const call = session.index.calls[Number(message.i)];
+export async function serveReported(
+  session: ReplaySession,
+  message: Extract<ReplayNotice, { t: 'served' }>,
+): Promise<void> {
+  const call = session.index.calls[message.i];
   if (!call || session.index.isUsed(call)) return;
   const { request, bytes } = requestOf(message);
   const ask: Ask = {
@@ -174,13 +176,16 @@ export async function serveReported(session: ReplaySession, message: PreloadMess
   await serveRecorded(session, ask, { kind: 'serve', call });
 }
 
-function requestOf(message: PreloadMessage): { request: LiveRequest; bytes?: Buffer } {
-  const body = message.body as WireBody | undefined;
-  const bytes = wireBytes(body);
+function requestOf(message: { method: string; url: string; headers: Record<string, string>; body?: WireBody }): {
+  request: LiveRequest;
+  bytes?: Buffer;
+} {
+  const body = message.body;
+  const bytes = body ? wireBytes(body) : undefined;
   const request: LiveRequest = {
-    method: String(message.method ?? 'GET').toUpperCase(),
-    url: String(message.url ?? ''),
-    headers: (message.headers as Record<string, string>) ?? {},
+    method: message.method.toUpperCase(),
+    url: message.url,
+    headers: message.headers,
     ...(body?.text !== undefined ? { bodyText: body.text } : {}),
   };
   return bytes ? { request, bytes } : { request };

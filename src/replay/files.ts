@@ -3,8 +3,8 @@
 // turned into fs.changed events. Its final state is the replay's post-snapshot.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { FsReport } from '../../sandbox/index.js';
 import type { FileEntry, FsChangedPayload, FsSnapshot, RecordingWriter } from '../recording/index.js';
-import type { FsReport } from './protocol.js';
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 

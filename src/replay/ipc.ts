@@ -1,9 +1,16 @@
 // The replayer's end of the preload's IPC: newline-delimited JSON over a Unix socket.
-// The preload sends {t:'sync', n, ...} for questions and expects {ack: n, ...} back; other
-// messages ({t:'hello'}, {t:'blocked'}, {t:'outside-write'}) are notices.
+// The preload sends {t:'sync', n, ...question} and expects {ack: n, ...reply} back; other
+// messages are notices. Both are validated against the protocol (sandbox/protocol.ts): a
+// question that does not fit is answered with an error (the agent never hangs), a notice that
+// does not fit is dropped.
 import net from 'node:net';
-
-export type IpcMessage = Record<string, unknown> & { t?: string; n?: number };
+import {
+  type ReplayNotice,
+  ReplayNoticeSchema,
+  type ReplayQuestion,
+  ReplayQuestionSchema,
+  type ReplayReply,
+} from '../../sandbox/index.js';
 
 export interface IpcServer {
   readonly path: string;
@@ -20,8 +27,8 @@ export interface IpcServer {
  */
 export async function listenIpc(
   path: string | net.Server,
-  onQuestion: (message: IpcMessage) => Promise<Record<string, unknown>>,
-  onNotice: (message: IpcMessage) => void,
+  onQuestion: (question: ReplayQuestion) => Promise<ReplayReply>,
+  onNotice: (notice: ReplayNotice) => void,
 ): Promise<IpcServer> {
   const sockets = new Set<net.Socket>();
   let onEmpty: (() => void) | undefined;
@@ -37,15 +44,20 @@ export async function listenIpc(
         input = input.slice(nl + 1);
         nl = input.indexOf('\n');
         if (line.length === 0) continue;
-        let message: IpcMessage;
+        let message: { t?: unknown; n?: unknown };
         try {
-          message = JSON.parse(line) as IpcMessage;
+          message = JSON.parse(line) as { t?: unknown; n?: unknown };
         } catch {
           continue;
         }
+        if (message === null || typeof message !== 'object') continue;
         if (message.t === 'sync' && typeof message.n === 'number') {
           const n = message.n;
-          onQuestion(message).then(
+          const question = ReplayQuestionSchema.safeParse(message);
+          const answer = question.success
+            ? onQuestion(question.data)
+            : Promise.reject(new Error(`a question that does not fit the protocol: ${question.error.message}`));
+          answer.then(
             (reply) => {
               if (!socket.destroyed) socket.write(`${JSON.stringify({ ...reply, ack: n })}\n`);
             },
@@ -56,7 +68,10 @@ export async function listenIpc(
               }
             },
           );
-        } else onNotice(message);
+        } else {
+          const notice = ReplayNoticeSchema.safeParse(message);
+          if (notice.success) onNotice(notice.data);
+        }
       }
     });
     socket.on('error', () => {});

@@ -10,7 +10,15 @@
 // back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
 import net from 'node:net';
 import path from 'node:path';
-import { type DbSandbox, pgTargetOf, startPgRelay } from '../../sandbox/index.js';
+import {
+  type DbSandbox,
+  pgTargetOf,
+  type ReplayQuestion,
+  type ReplayReply,
+  startPgRelay,
+  wireBytes,
+  wireOf,
+} from '../../sandbox/index.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import { createRunCa } from '../../sandbox/proxy/ca.js';
@@ -25,7 +33,6 @@ import {
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
 import { type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
-import { type PreloadMessage, type Reply, wireBytes, wireOf } from './protocol.js';
 import type { AgentExit, Teardown } from './setup.js';
 import { WorldCopy } from './world-copy.js';
 
@@ -51,7 +58,7 @@ export interface ReplaySandbox {
   /** Opens `port` on loopback inside, each connection piped to `to` outside (a relay, a route's target). */
   expose(port: number, to: { host: string; port: number }): Promise<void>;
   /** Gives the proxy its decision maker (the session), once it exists. */
-  answerWith(answer: (message: PreloadMessage) => Promise<Reply>): void;
+  answerWith(answer: (message: ReplayQuestion) => Promise<ReplayReply>): void;
   run(
     command: string[],
     options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; timeoutMs: number },
@@ -60,8 +67,8 @@ export interface ReplaySandbox {
   /** Everything refused so far: below the process (strace) and at the proxy. */
   sideChannels(): SideChannel[];
   /** Takes the world copy's changes, applies a reply's recorded effects to it (the preload must not). */
-  withWorld(message: PreloadMessage): PreloadMessage;
-  settle(reply: Reply): Reply;
+  withWorld(message: ReplayQuestion): ReplayQuestion;
+  settle(reply: ReplayReply): ReplayReply;
 }
 
 const SET_COOKIE_SEPARATOR = '\n';
@@ -99,7 +106,7 @@ function describeAttempt(a: OsAttempt): SideChannel {
 }
 
 /** A replay's answer as an HTTP response for the proxy. */
-function responseOf(reply: Reply, timing: { kind: string; factor?: number }): ProxyResponse {
+function responseOf(reply: ReplayReply, timing: { kind: string; factor?: number }): ProxyResponse {
   if (reply.error) return { status: 0, headers: [], error: reply.error };
   const headers = headerPairs(reply.headers);
   if (reply.chunks) {
@@ -162,14 +169,13 @@ export async function openReplaySandbox(input: {
   teardown.add(() => box.close());
 
   const refused: SideChannel[] = [];
-  let answer: ((message: PreloadMessage) => Promise<Reply>) | undefined;
+  let answer: ((message: ReplayQuestion) => Promise<ReplayReply>) | undefined;
   let agentKill: (() => void) | undefined;
-  const withWorld = (message: PreloadMessage): PreloadMessage => {
+  const withWorld = (message: ReplayQuestion): ReplayQuestion => {
     if (!world) return message;
-    const fs = Array.isArray(message.fs) ? (message.fs as unknown[]) : [];
-    return { ...message, fs: [...fs, ...world.take()] };
+    return { ...message, fs: [...(message.fs ?? []), ...world.take()] };
   };
-  const settle = (reply: Reply): Reply => {
+  const settle = (reply: ReplayReply): ReplayReply => {
     if (!world || !reply.effects?.length) return reply;
     world.apply(reply.effects);
     const { effects: _applied, ...rest } = reply;

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ReplayQuestion } from '../../sandbox/index.js';
 import { chooseIsolation, describeIsolation } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
 import { systemPromptOf } from '../providers/index.js';
@@ -163,16 +164,16 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
     for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
     const ask = sandbox
-      ? async (message: Record<string, unknown>) => sandbox.settle(await live.answer(sandbox.withWorld(message)))
-      : (message: Record<string, unknown>) => live.answer(message);
+      ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(sandbox.withWorld(question)))
+      : (question: ReplayQuestion) => live.answer(question);
     sandbox?.answerWith(ask);
     const socket = sandbox ? sandbox.ipcAddress : path.join(tmp, 'ipc.sock');
     const ipc = await listenIpc(
       sandbox ? sandbox.ipcListener : socket,
-      (message) => ask(message) as Promise<Record<string, unknown>>,
+      (question) => ask(question),
       // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
       // call: a scan here would see writes made after it.
-      (message) => live.notice(message),
+      (notice) => live.notice(notice),
     );
     teardown.add(() => ipc.close());
     const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
@@ -215,7 +216,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     // let answers still in flight settle and take what the agent wrote last.
     await ipc.drained(2000);
     const dumps = await readExitDumps(tmp);
-    for (const message of dumps.pending) session.notice(message);
+    for (const notice of dumps.pending) session.notice(notice);
     await session.answer({ kind: 'noop' }).catch(() => undefined);
     await session.collect([...dumps.fs, ...(sandbox?.world?.take() ?? [])]);
     for (const batch of dumps.nd) await session.collect([], batch);

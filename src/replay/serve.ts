@@ -1,13 +1,14 @@
 // Serving a recorded call: the step is written as recorded (its model.called / tool.called,
 // the recorded response), the world changes recorded for a tool call are applied to the sandbox
 // (effects follow their calls), and the preload gets the recorded response to hand the agent.
+
+import { type FsReport, type ReplayReply, wireOf } from '../../sandbox/index.js';
 import { modelCallCost } from '../ledger/index.js';
 import type { StepEvent } from '../recording/index.js';
 import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';
 import { bodyBytesOf } from './match.js';
 import { parseJson } from './normalize.js';
-import { type FsReport, type Reply, wireOf } from './protocol.js';
 import { issuedEarly, type ReplaySession } from './session.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -117,7 +118,7 @@ export async function serveRecorded(
   return { servedFrom: 'recording', step, reply: ask.kind === 'tool' ? toolReply() : httpReply() };
 
   /** An in-process tool's recorded result (or error). */
-  function toolReply(): Reply {
+  function toolReply(): ReplayReply {
     const t = call.tool;
     if (t?.error) return { effects: fsEffects, error: t.error };
     let result: unknown = t?.result;
@@ -129,7 +130,7 @@ export async function serveRecorded(
     return { effects: fsEffects, result };
   }
 
-  function httpReply(): Reply {
+  function httpReply(): ReplayReply {
     // A stream the agent itself aborted (e.g. MCP's server-notification GET, closed at the end):
     // re-stream what had arrived and leave it open until the agent aborts it again.
     if (!x) return { effects: fsEffects };

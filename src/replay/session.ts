@@ -3,7 +3,15 @@
 // the counts and divergences the result reports. Every step is written through the format's
 // one step writer (stepEvents). The decisions (serve, go to an answerer, hold back) live in
 // answer.ts; this file keeps the books they write to and takes the preload's messages in order.
-import type { DbSandbox } from '../../sandbox/index.js';
+import {
+  type DbSandbox,
+  type FsReport,
+  ND_KINDS,
+  type NdBatch,
+  type ReplayNotice,
+  type ReplayQuestion,
+  type ReplayReply,
+} from '../../sandbox/index.js';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import type { createDbTracker } from '../record/index.js';
 import {
@@ -23,12 +31,9 @@ import { ReplayFiles } from './files.js';
 import type { CallIndex, RecordedCall } from './match.js';
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
-import type { FsReport, NdBatch, PreloadMessage, Reply } from './protocol.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
 
 export type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
-
-const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
 
 /** What a session is made of: the recording, its indexes, the sandbox and the output. */
 export interface SessionParts {
@@ -89,7 +94,7 @@ export class ReplaySession {
   // ------------------------------------------------------------ the preload's messages, in order
 
   /** Questions are answered one at a time, in arrival order, so step numbers are deterministic. */
-  answer(message: PreloadMessage): Promise<Reply> {
+  answer(message: ReplayQuestion): Promise<ReplayReply> {
     // `cursor` tells the preload which recorded call comes next, for its local fast path.
     return this.enqueue(async () => ({
       ...(await this.handle(message)),
@@ -97,12 +102,12 @@ export class ReplaySession {
     }));
   }
 
-  notice(message: PreloadMessage): void {
+  notice(message: ReplayNotice): void {
     if (message.t === 'served') {
       // The preload answered a call itself from the fast index (exact mode): record it as served.
       void this.enqueue(async () => {
         if (this.stopped) return;
-        await this.collect(reportsOf(message), message.nd as NdBatch | undefined);
+        await this.collect(message.fs ?? [], message.nd);
         await serveReported(this, message);
         this.flushPending(this.lastStep);
       }).catch(() => undefined);
@@ -119,14 +124,14 @@ export class ReplaySession {
         signal: 'a signal to another process',
       };
       this.sideChannel({
-        target: String(message.target),
-        how: how[String(message.what)] ?? String(message.what),
-        ...(typeof message.pid === 'number' ? { process: `pid ${message.pid} (node)` } : {}),
+        target: message.target,
+        how: how[message.what] ?? message.what,
+        ...(message.pid !== undefined ? { process: `pid ${message.pid} (node)` } : {}),
       });
       return;
     }
     if (message.t === 'blocked') {
-      const target = String(message.target);
+      const target = message.target;
       this.blockedConnections.push(target);
       const event = this.diverge(this.lastStep, {
         kind: 'blocked-connection',
@@ -158,9 +163,9 @@ export class ReplaySession {
     return next;
   }
 
-  private async handle(message: PreloadMessage): Promise<Reply> {
+  private async handle(message: ReplayQuestion): Promise<ReplayReply> {
     if (this.stopped) return { stop: true };
-    await this.collect(reportsOf(message), message.nd as NdBatch | undefined);
+    await this.collect(message.fs ?? [], message.nd);
     if (message.kind === 'noop') return {};
     const reply = message.kind === 'tool' ? await answerTool(this, message) : await answerHttp(this, message);
     this.flushPending(this.lastStep);
@@ -170,7 +175,7 @@ export class ReplaySession {
   /** Takes the agent's file writes (reported by the preload) and row changes (the sandbox's triggers). */
   async collect(fs: FsReport[], nd?: NdBatch): Promise<void> {
     this.pending.fs.push(...fs);
-    if (nd && typeof nd === 'object') this.pending.nd.push(nd);
+    if (nd) this.pending.nd.push(nd);
     if (this.parts.tracker) this.pending.db.push(...(await this.parts.tracker.drain()));
   }
 
@@ -182,7 +187,7 @@ export class ReplaySession {
     for (const batch of nd) {
       for (const kind of ND_KINDS) {
         const values = batch[kind];
-        if (Array.isArray(values) && values.length > 0) {
+        if (values && values.length > 0) {
           this.writer.append({ type: 'nondeterminism', stepId: step, payload: { kind, values } });
         }
       }
@@ -213,7 +218,7 @@ export class ReplaySession {
     return this.options.until !== undefined && step > this.options.until;
   }
 
-  stop(step: number): Reply {
+  stop(step: number): ReplayReply {
     this.stopped = true;
     this.progress(step, 'stopped', `until ${this.options.until}: stopped before step ${step}`);
     return { stop: true };
@@ -353,10 +358,6 @@ export function issuedEarly(call: RecordedCall, next: RecordedCall): boolean {
   // not wait for `next`'s answer to send it — the two may arrive in either order (a set, not a list).
   const nextStart = Date.parse(next.exchange.startedAt);
   return Date.parse(call.exchange.startedAt) <= nextStart + next.exchange.durationMs;
-}
-
-function reportsOf(message: PreloadMessage): FsReport[] {
-  return Array.isArray(message.fs) ? (message.fs as FsReport[]) : [];
 }
 
 function zeroUsage(): Usage {

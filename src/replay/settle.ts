@@ -2,13 +2,13 @@
 // as the recorder decodes one and compared with the recorded call it stands in for (same decision:
 // the run stays on the recording; else a divergence), any other call becomes a tool step. The
 // step's http.exchange carries the answerer's provenance (servedFrom).
+import { wireOf } from '../../sandbox/index.js';
 import { type DecodedModelCall, decodeModelCall, detectProvider } from '../providers/index.js';
 import { classifyHttp } from '../record/index.js';
 import type { ModelCalledPayload, StepEvent } from '../recording/index.js';
 import { type Answer, type Answerer, type Ask, alignedModelCall, type HttpAnswer, stopped } from './answer.js';
 import type { MatchResult } from './match.js';
 import { canonical, fieldDiff, type LiveRequest, parseJson, summaryOf, viewOf } from './normalize.js';
-import { wireOf } from './protocol.js';
 import type { ReplaySession } from './session.js';
 
 /**

@@ -8,11 +8,23 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type DbSandbox, fsSeed, openDbSandbox, REPLAY_PRELOAD } from '../../sandbox/index.js';
+import {
+  type DbSandbox,
+  ExitDumpSchema,
+  type FastEntry,
+  type FsReport,
+  fsSeed,
+  type NdBatch,
+  openDbSandbox,
+  REPLAY_PRELOAD,
+  type ReplayConfig,
+  type ReplayNotice,
+  ReplayNoticeSchema,
+  wireOf,
+} from '../../sandbox/index.js';
 import { createDbTracker } from '../record/index.js';
 import { PLACEHOLDER_PREFIX, type Recording, RUN_INPUT_ENV, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall } from './match.js';
-import { type FsReport, type NdBatch, type PreloadMessage, wireOf } from './protocol.js';
 import type { DbTracker } from './session.js';
 import type { ReplayOptions } from './types.js';
 
@@ -92,24 +104,22 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
   const fastIndex = path.join(tmp, 'fast.json');
   if (input.fast) await writeFile(fastIndex, JSON.stringify(fastEntries(recording, calls)));
   const configFile = path.join(tmp, 'config.json');
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      socket: input.socket,
-      // Without a recorded fs root the volume still takes every write, so none reaches the disk.
-      fsRoot: fsRoot ?? path.join(tmp, 'no-fs-root'),
-      seedFile,
-      nondeterminism,
-      seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
-      allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
-      routes: input.routes ?? [],
-      ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
-      ...(input.os ? { os: true } : {}),
-      dumpPrefix: path.join(tmp, 'dump'),
-      ...(input.fast ? { fastIndex } : {}),
-      timing: options.timing ?? { kind: 'none' },
-    }),
-  );
+  const config: ReplayConfig = {
+    socket: input.socket,
+    // Without a recorded fs root the volume still takes every write, so none reaches the disk.
+    fsRoot: fsRoot ?? path.join(tmp, 'no-fs-root'),
+    seedFile,
+    nondeterminism,
+    seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
+    allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
+    routes: input.routes ?? [],
+    ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
+    ...(input.os ? { os: true } : {}),
+    dumpPrefix: path.join(tmp, 'dump'),
+    ...(input.fast ? { fastIndex } : {}),
+    timing: options.timing ?? { kind: 'none' },
+  };
+  await writeFile(configFile, JSON.stringify(config));
   return configFile;
 }
 
@@ -118,8 +128,8 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
  * itself, in recorded order, when the request is byte-for-byte the recorded one (host aside);
  * it reports them after. The rest ask the session.
  */
-function fastEntries(recording: Recording, calls: readonly RecordedCall[]) {
-  return calls.map((c) => {
+function fastEntries(recording: Recording, calls: readonly RecordedCall[]): FastEntry[] {
+  return calls.map((c): FastEntry => {
     const x = c.exchange;
     const r = x?.response;
     // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
@@ -230,19 +240,26 @@ export function runAgent(
 export interface ExitDumps {
   fs: FsReport[];
   nd: NdBatch[];
-  pending: PreloadMessage[];
+  pending: ReplayNotice[];
 }
 
 export async function readExitDumps(tmp: string): Promise<ExitDumps> {
   const out: ExitDumps = { fs: [], nd: [], pending: [] };
   for (const name of await readdir(tmp)) {
     if (!name.startsWith('dump.')) continue;
-    const dump = JSON.parse(await readFile(path.join(tmp, name), 'utf8')) as {
-      fs?: FsReport[];
-      nd?: NdBatch;
-      pending?: PreloadMessage[];
-    };
-    out.pending.push(...(dump.pending ?? []));
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(path.join(tmp, name), 'utf8'));
+    } catch {
+      continue; // cut short by a kill: what it held is lost, as a crashed agent's last turn is
+    }
+    const parsed = ExitDumpSchema.safeParse(json);
+    if (!parsed.success) continue;
+    const dump = parsed.data;
+    for (const message of dump.pending ?? []) {
+      const notice = ReplayNoticeSchema.safeParse(message);
+      if (notice.success) out.pending.push(notice.data);
+    }
     if (dump.fs) out.fs.push(...dump.fs);
     if (dump.nd) out.nd.push(dump.nd);
   }

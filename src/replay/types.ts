@@ -1,5 +1,6 @@
 // The replayer's public options and results.
 
+import type { Timing } from '../../sandbox/index.js';
 import type { TapedeckConfig } from '../config/index.js';
 import type { DivergencePayload, ProvenanceCounts, ServedFrom, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
@@ -9,7 +10,8 @@ export type ReplayMode = 'exact' | 'counterfactual';
 /** Who answered a call (written on its http.exchange): the recording, an answerer (live, sandbox, …), or nobody (blocked: held back). */
 export type { ServedFrom };
 export type MissPolicy = 'fail' | 'error-response';
-export type Timing = { kind: 'none' } | { kind: 'original' } | { kind: 'scaled'; factor: number };
+/** Streamed responses' chunk timing in a replay (declared with the preload protocol). */
+export type { Timing };
 
 export interface ReplayProgress {
   step: number;

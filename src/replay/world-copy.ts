@@ -5,9 +5,9 @@
 // and its post-snapshot; apply() writes the recorded effects of a served call into it.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { FsReport } from '../../sandbox/index.js';
 import { materializeFs } from '../../sandbox/index.js';
 import type { FsSnapshot } from '../recording/index.js';
-import type { FsReport } from './protocol.js';
 
 interface Seen {
   size: number;

@@ -1,0 +1,201 @@
+// The process boundary between the preloads (in the agent's processes) and the sessions (in
+// tapedeck's process), declared once: zod schemas, and the types inferred from them. The
+// sessions validate what arrives with the schemas; the preloads (plain .mjs, type-checked with
+// checkJs, tsconfig.preload.json) build what they send against the types, through JSDoc.
+// Record's capture messages are in src/record/protocol.ts, built on the shared parts here; the
+// replay's config, questions, notices, replies and exit dumps are here, beside the replay
+// preloads (sandbox/preload/replay*.mjs), so neither side imports the other's layer.
+import { z } from 'zod';
+
+// ---------------------------------------------------------------- shared by record and replay
+
+/** A body on the wire: utf8 text or base64, with its size (the recorder may cut it: truncated). */
+export const WireBodySchema = z.object({
+  size: z.number(),
+  text: z.string().optional(),
+  b64: z.string().optional(),
+  truncated: z.boolean().optional(),
+});
+export type WireBody = z.infer<typeof WireBodySchema>;
+
+export const WireErrorSchema = z.object({ code: z.string(), message: z.string() });
+export type WireError = z.infer<typeof WireErrorSchema>;
+
+export const HeadersSchema = z.record(z.string(), z.string());
+
+/** Clock, random, uuid and random-bytes values handed to the agent since the last report. */
+export const NdBatchSchema = z.object({
+  clock: z.array(z.number()).optional(),
+  random: z.array(z.number()).optional(),
+  uuid: z.array(z.string()).optional(),
+  randomBytes: z.array(z.string()).optional(),
+});
+export type NdBatch = z.infer<typeof NdBatchSchema>;
+export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
+
+/** Bytes of a wire body (an empty buffer when there is none). */
+export function wireBytes(body: WireBody | undefined): Buffer {
+  if (body === undefined) return Buffer.alloc(0);
+  if (body.b64 !== undefined) return Buffer.from(body.b64, 'base64');
+  return Buffer.from(body.text ?? '', 'utf8');
+}
+
+/** A wire body for bytes: utf8 text when they are text, else base64; undefined when empty. */
+export function wireOf(bytes: Buffer | undefined): WireBody | undefined {
+  if (!bytes || bytes.length === 0) return undefined;
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes)
+    ? { size: bytes.length, text }
+    : { size: bytes.length, b64: bytes.toString('base64') };
+}
+
+// ---------------------------------------------------------------- replay: what the preload reads
+
+export const HostPortSchema = z.object({ host: z.string(), port: z.number() });
+export type HostPort = z.infer<typeof HostPortSchema>;
+
+export const TimingSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('none') }),
+  z.object({ kind: z.literal('original') }),
+  z.object({ kind: z.literal('scaled'), factor: z.number() }),
+]);
+export type Timing = z.infer<typeof TimingSchema>;
+
+/** A streamed response's event: its raw text and its offset from the response's start. */
+export const WireChunkSchema = z.object({ offsetMs: z.number(), data: z.string() });
+
+/** What the session answers a question with (and, in the fast index, a recorded response). */
+export const ReplayReplySchema = z.object({
+  /** until K: the agent is stopped here. */
+  stop: z.boolean().optional(),
+  /** World changes recorded for a served call, for the preload to apply to its fs volume. */
+  effects: z.array(z.lazy(() => FsReportSchema)).optional(),
+  error: WireErrorSchema.optional(),
+  status: z.number().optional(),
+  statusText: z.string().optional(),
+  headers: HeadersSchema.optional(),
+  body: WireBodySchema.optional(),
+  chunks: z.array(WireChunkSchema).optional(),
+  /** Keep a re-streamed response open (until the agent aborts it, or until step closeAfterStep is served). */
+  open: z.boolean().optional(),
+  closeAfterStep: z.number().optional(),
+  timing: TimingSchema.optional(),
+  /** The step the call was served as. */
+  step: z.number().optional(),
+  /** An in-process tool's result. */
+  result: z.unknown().optional(),
+  /** An in-process tool: run it for real (not used by the replayer yet). */
+  run: z.boolean().optional(),
+  /** The index of the next recorded call the session expects (for the preload's fast path). */
+  cursor: z.number().optional(),
+});
+export type ReplayReply = z.infer<typeof ReplayReplySchema>;
+
+/** One entry of the fast index (exact mode): a recorded call the preload may answer itself, or must ask about. */
+export const FastEntrySchema = z.union([
+  z.object({ i: z.number(), ask: z.literal(true) }),
+  z.object({
+    i: z.number(),
+    ask: z.undefined().optional(),
+    method: z.string(),
+    /** Path and query, the host aside. */
+    pq: z.string(),
+    body: z.string(),
+    reply: ReplayReplySchema,
+  }),
+]);
+export type FastEntry = z.infer<typeof FastEntrySchema>;
+
+/** The seed of the sandboxed fs volume: [absolute path, mode, base64 content] per file. */
+export const FsSeedSchema = z.object({ files: z.array(z.tuple([z.string(), z.number(), z.string()])) });
+export type FsSeed = z.infer<typeof FsSeedSchema>;
+
+/** The replay preload's config (TAPEDECK_REPLAY_CONFIG names the file). */
+export const ReplayConfigSchema = z.object({
+  socket: z.string(),
+  fsRoot: z.string(),
+  seedFile: z.string(),
+  /** Recorded values per kind, in order. */
+  nondeterminism: z.record(z.string(), z.array(z.union([z.number(), z.string()]))),
+  /** Seeds the values asked for beyond the recorded ones. */
+  seed: z.number(),
+  /** Addresses the network guard lets through (the sandbox database). */
+  allow: z.array(HostPortSchema),
+  /** Addresses the network guard sends elsewhere (the recorded database to the sandbox's). */
+  routes: z.array(z.object({ from: HostPortSchema, to: HostPortSchema })).optional(),
+  /** The OS sandbox: the fs root is a writable copy on disk, not the preload's memfs volume. */
+  fsOnDisk: z.boolean().optional(),
+  /** The agent runs in the OS sandbox (the preload's own guards step back where the OS holds). */
+  os: z.boolean().optional(),
+  /** Each process writes `${dumpPrefix}.${pid}.json` at exit (ExitDump). */
+  dumpPrefix: z.string(),
+  fastIndex: z.string().optional(),
+  timing: TimingSchema,
+});
+export type ReplayConfig = z.infer<typeof ReplayConfigSchema>;
+
+// ---------------------------------------------------------------- replay: what the preload sends
+
+/** A file the agent wrote or removed inside the sandboxed root (or a directory it removed). */
+export const FsReportSchema = z.object({
+  abs: z.string(),
+  mode: z.number().optional(),
+  b64: z.string().optional(),
+  gone: z.boolean().optional(),
+  dir: z.boolean().optional(),
+});
+export type FsReport = z.infer<typeof FsReportSchema>;
+
+/** What every question and `served` notice carries: the changes and values since the last one. */
+const SINCE = { fs: z.array(FsReportSchema).optional(), nd: NdBatchSchema.optional(), pid: z.number().optional() };
+const HTTP_REQUEST = { method: z.string(), url: z.string(), headers: HeadersSchema, body: WireBodySchema.optional() };
+
+/** A question the preload waits on (sent as `{t: 'sync', n, ...question}`, answered by `{ack: n, ...reply}`). */
+export const ReplayQuestionSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('http'), ...HTTP_REQUEST, ...SINCE }),
+  z.object({
+    kind: z.literal('tool'),
+    name: z.string(),
+    args: z.unknown(),
+    mutating: z.boolean().optional(),
+    ...SINCE,
+  }),
+  /** Nothing to answer: only the changes and values it carries (and the session's queue drained). */
+  z.object({ kind: z.literal('noop'), ...SINCE }),
+]);
+export type ReplayQuestion = z.infer<typeof ReplayQuestionSchema>;
+export type QuestionOf<K extends ReplayQuestion['kind']> = Extract<ReplayQuestion, { kind: K }>;
+
+/** A notice: nothing waits for an answer. */
+export const ReplayNoticeSchema = z.discriminatedUnion('t', [
+  z.object({
+    t: z.literal('hello'),
+    pid: z.number(),
+    ppid: z.number().optional(),
+    argv: z.array(z.string()),
+    cwd: z.string(),
+  }),
+  /** A connection the network guard refused. */
+  z.object({ t: z.literal('blocked'), target: z.string() }),
+  /** A write outside the sandboxed root (refused). */
+  z.object({ t: z.literal('outside-write'), path: z.string() }),
+  /** A way out the preload refused (a program it cannot contain, a worker, UDP, DNS, a raw binding, a signal, a file). */
+  z.object({ t: z.literal('side-channel'), what: z.string(), target: z.string(), pid: z.number().optional() }),
+  /** A call the preload answered itself from the fast index: recorded call `i`, as it was asked. */
+  z.object({ t: z.literal('served'), i: z.number(), ...HTTP_REQUEST, ...SINCE }),
+]);
+export type ReplayNotice = z.infer<typeof ReplayNoticeSchema>;
+
+/** What each process's replay preload writes at exit (`${dumpPrefix}.${pid}.json`). */
+export const ExitDumpSchema = z.object({
+  pid: z.number(),
+  /** Notices not yet written to the socket. */
+  pending: z.array(z.unknown()).optional(),
+  fs: z.array(FsReportSchema).optional(),
+  nd: NdBatchSchema.optional(),
+  /** How many recorded values were handed out, and how many made up past the recording's end. */
+  nondeterminism: z
+    .object({ served: z.record(z.string(), z.number()), fallback: z.record(z.string(), z.number()) })
+    .optional(),
+});
+export type ExitDump = z.infer<typeof ExitDumpSchema>;
