@@ -1,3 +1,4 @@
+// @ts-check
 // The in-process network guard shared by the replay preload and the sandboxed-service preload:
 // every net connection (net, tls, http, fetch, pg…) is refused unless its address is allowed, and
 // a connection to a routed address (the recorded database's host:port) goes to the address it is
@@ -36,9 +37,14 @@ function aimed(args, to) {
  * Installs the guard. `allowed`: { hosts: [{host, port}], paths: [unix socket paths] };
  * `routes`: [{ from: {host, port}, to: {host, port} }]; `onBlocked(target)` and `onRouted(from, to)`
  * hear of each refused and each rerouted connection.
+ * @param {{ hosts: import('../protocol.js').HostPort[], paths: string[] }} allowed
+ * @param {(target: string) => void} onBlocked
+ * @param {Array<{ from: import('../protocol.js').HostPort, to: import('../protocol.js').HostPort }>} [routes]
+ * @param {(from: string, to: string) => void} [onRouted]
  */
 export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = () => {}) {
-  const proto = net.Socket.prototype;
+  // Patched in place: connect() takes many argument forms, so it is typed loosely here.
+  const proto = /** @type {any} */ (net.Socket.prototype);
   const realConnect = proto.connect;
   const permitted = (target) => {
     if (target.path !== undefined) return allowed.paths.includes(path.resolve(String(target.path)));

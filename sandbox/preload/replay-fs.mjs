@@ -1,3 +1,4 @@
+// @ts-check
 // The replay fs sandbox: node:fs, node:fs/promises (and, via syncBuiltinESMExports, ESM named
 // imports) routed by path. The sandboxed root lives in a memfs volume seeded from the replay's
 // start world; other paths read the real disk; no write ever reaches the real disk (writes
@@ -351,12 +352,12 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
   const takeDiskChanges = (out) => {
     const now = walkDisk();
     for (const [abs, stamp] of now) {
-      if (diskKnown.get(abs) === stamp) continue;
+      if (diskKnown?.get(abs) === stamp) continue;
       try {
         out[abs] = { mode: Number(stamp.split(':')[3]), data: realRead(abs) };
       } catch {}
     }
-    for (const abs of diskKnown.keys()) if (!now.has(abs)) out[abs] = null;
+    for (const abs of diskKnown?.keys() ?? []) if (!now.has(abs)) out[abs] = null;
     diskKnown = now;
   };
 

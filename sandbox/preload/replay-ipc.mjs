@@ -1,3 +1,4 @@
+// @ts-check
 // The replay preload's IPC client: newline-delimited JSON to the replayer over a Unix socket
 // (or loopback TCP inside the OS sandbox).
 // Unlike the recorder's client it writes through the socket (no synchronous fd writes): a replay
@@ -5,10 +6,15 @@
 import net from 'node:net';
 import { dispatchReplies } from './shared-ipc.mjs';
 
+/** @typedef {import('../protocol.js').ReplayNotice} ReplayNotice */
+/** @typedef {import('../protocol.js').ReplayQuestion} ReplayQuestion */
+/** @typedef {import('../protocol.js').ReplayReply & { ack: number }} AckedReply */
+
 /**
- * Connects to `path`. Returns { send(obj, {batch}), sync(obj): Promise<reply>, takeBuffered() };
+ * Connects to `path`. Returns { send(notice, {batch}), sync(question): Promise<reply>, takeBuffered() };
  * idle, it never keeps the agent alive. Batched notices are written together (a few ms later, or
  * before the next question); whatever is still buffered at exit is taken by takeBuffered().
+ * @param {string} path
  */
 export function connectReplayIpc(path) {
   // `tcp:HOST:PORT` inside the OS sandbox (no Unix sockets there), else a Unix socket path.
@@ -37,6 +43,7 @@ export function connectReplayIpc(path) {
   socket.on('close', fail);
 
   return {
+    /** @param {ReplayNotice} message @param {{ batch?: boolean }} [options] */
     send(message, options = {}) {
       if (broken) return;
       buffer.push(`${JSON.stringify(message)}\n`);
@@ -50,6 +57,7 @@ export function connectReplayIpc(path) {
     flush() {
       if (!broken) flush();
     },
+    /** @returns {ReplayNotice[]} */
     takeBuffered() {
       if (timer) clearTimeout(timer);
       timer = undefined;
@@ -57,9 +65,11 @@ export function connectReplayIpc(path) {
       buffer = [];
       return lines.map((line) => JSON.parse(line));
     },
+    /** @param {ReplayQuestion} message @returns {Promise<AckedReply>} */
     sync(message) {
       if (broken) return Promise.resolve({ ack: -1 });
       const n = nextSync++;
+      /** @type {Promise<AckedReply>} */
       const reply = new Promise((resolve) => pending.set(n, resolve));
       socket.ref();
       buffer.push(`${JSON.stringify({ ...message, t: 'sync', n })}\n`);

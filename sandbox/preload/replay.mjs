@@ -1,3 +1,4 @@
+// @ts-check
 // The replayer's preload, loaded into the agent process with `node --import` (and inherited by
 // node grandchildren through NODE_OPTIONS). Every HTTP request (fetch, http/https) and in-process
 // tool() call is answered by the parent replayer over IPC; nondeterministic values come from the
@@ -16,12 +17,19 @@ import { connectReplayIpc } from './replay-ipc.mjs';
 import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
+/** @typedef {import('../protocol.js').ReplayConfig} ReplayConfig */
+/** @typedef {import('../protocol.js').ReplayNotice} ReplayNotice */
+/** @typedef {import('../protocol.js').ReplayQuestion} ReplayQuestion */
+/** @typedef {import('../protocol.js').FastEntry} FastEntry */
+/** @typedef {import('../protocol.js').WireBody} WireBody */
+
 const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const HOP_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 const realWriteFileSync = fs.writeFileSync;
 const realReadFileSync = fs.readFileSync;
 
+/** @param {Uint8Array} bytes @returns {WireBody | undefined} */
 function encodeBody(bytes) {
   if (!bytes || bytes.byteLength === 0) return undefined;
   try {
@@ -35,6 +43,7 @@ function encodeBody(bytes) {
 }
 
 function headersObject(headers) {
+  /** @type {Record<string, string>} */
   const out = {};
   for (const [name, value] of headers) out[name] = value;
   return out;
@@ -215,7 +224,10 @@ function encodeChanges(changes) {
   return out;
 }
 
-/** Starts the replay client in this process from the config file the replayer wrote. */
+/**
+ * Starts the replay client in this process from the config file the replayer wrote.
+ * @param {ReplayConfig} config
+ */
 export function installReplay(config) {
   const ipc = connectReplayIpc(config.socket);
   const pid = process.pid;
@@ -230,9 +242,9 @@ export function installReplay(config) {
       depth--;
     }
   };
-  const send = (message) => quiet(() => ipc.send(message));
-  const sendBatched = (message) => quiet(() => ipc.send(message, { batch: true }));
-  const ask = (message) => quiet(() => ipc.sync({ ...message, pid }));
+  const send = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message));
+  const sendBatched = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message, { batch: true }));
+  const ask = (/** @type {ReplayQuestion} */ message) => quiet(() => ipc.sync({ ...message, pid }));
 
   let fsBox;
   if (config.fsRoot) {
@@ -276,6 +288,7 @@ export function installReplay(config) {
 
   const finish = () => {
     try {
+      /** @type {import('../protocol.js').ExitDump} */
       const dump = {
         pid,
         // Notices not yet written to the socket: the replayer reads them from here.
@@ -289,6 +302,7 @@ export function installReplay(config) {
   };
   process.on('exit', finish);
 
+  /** @type {FastEntry[] | undefined} */
   const fast = config.fastIndex ? JSON.parse(realReadFileSync(config.fastIndex, 'utf8')) : undefined;
   let cursor = 0;
   // Questions still waiting for the replayer: a call answered here must not overtake them (the
@@ -369,9 +383,10 @@ export function installReplay(config) {
    * doubt, goes through the interceptor as before.
    */
   const fastFetchAnswer = (input, init) => {
-    const entry = asking === 0 ? fast[cursor] : undefined;
+    const entry = asking === 0 ? fast?.[cursor] : undefined;
     if (!entry || entry.ask || typeof input !== 'string') return undefined;
-    if (entry.reply.chunks || (entry.reply.status >= 300 && entry.reply.status < 400)) return undefined;
+    const status = entry.reply.status ?? 200;
+    if (entry.reply.chunks || (status >= 300 && status < 400)) return undefined;
     if (init !== undefined && (init === null || typeof init !== 'object')) return undefined;
     for (const key in init ?? {}) if (key !== 'method' && key !== 'headers' && key !== 'body') return undefined;
     const method = init?.method ?? 'GET';

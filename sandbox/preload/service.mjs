@@ -1,3 +1,4 @@
+// @ts-check
 // The preload of a sandboxed service (a user's API re-hosted by a replay), loaded with
 // `node --import` through NODE_OPTIONS. It holds the service to the agent's isolation where no OS
 // sandbox is available: the recorded fs root is a memfs volume seeded from the replay's start

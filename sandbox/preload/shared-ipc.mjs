@@ -1,3 +1,4 @@
+// @ts-check
 // IPC client used inside the agent process: newline-delimited JSON to the parent over a
 // Unix socket; replies ({"ack":n}) resolve sync(). With a spool folder, events are appended to
 // this process's own file there instead (cheaper than a socket write, and no reader is woken
@@ -38,7 +39,8 @@ export function connectIpc(path, options = {}) {
   socket.setNoDelay?.(true);
   socket.on('connect', () => {
     connected = true;
-    const handle = socket._handle;
+    // The socket's file descriptor (not public API): written to synchronously when there is one.
+    const handle = /** @type {{ _handle?: { fd?: number } }} */ (/** @type {unknown} */ (socket))._handle;
     fd = handle && typeof handle.fd === 'number' && handle.fd >= 0 ? handle.fd : -1;
     const lines = queue.splice(0);
     if (lines.length > 0) writeLine(lines.join(''));
@@ -65,7 +67,7 @@ export function connectIpc(path, options = {}) {
         offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
       } catch (error) {
         // The fd is non-blocking: a full kernel buffer means the parent is behind; wait for it.
-        if (error && error.code === 'EAGAIN') {
+        if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'EAGAIN') {
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
           continue;
         }

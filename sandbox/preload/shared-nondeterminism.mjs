@@ -1,3 +1,4 @@
+// @ts-check
 // Patches the sources of nondeterminism an agent reads (Date/Date.now, Math.random,
 // crypto.randomUUID, crypto.getRandomValues) so that every value handed to the agent passes
 // through one hook: the recorder logs it, a replayer can substitute the recorded value.

@@ -4,7 +4,6 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadEngine } from '../../tui/data/engines.js';
 import { hasTmux, openTerminal, sh, type Terminal } from './tmux.js';
 
 const ROOT = resolve('.');
@@ -18,16 +17,12 @@ const SLOW = 90_000;
 const terminals: Terminal[] = [];
 let work: string;
 let modelServer: { url: string; close(): Promise<void> } | undefined;
-let replayAvailable = false;
-let bisectAvailable = false;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'tapedeck-tui-e2e-'));
   // A copy: the replay recording is written next to the baseline, inside this temp folder.
   cpSync(EXAMPLE, join(work, 'openai-baseline'), { recursive: true });
-  replayAvailable = (await loadEngine('../../src/replay/index.js', ['replay'])).ok;
-  bisectAvailable = (await loadEngine('../../src/bisect/index.js', ['bisectBelief', 'builtinPredicate'])).ok;
-  if (replayAvailable && existsSync(join(ROOT, 'examples/world/index.ts'))) {
+  if (existsSync(join(ROOT, 'examples/world/index.ts'))) {
     // The example world's deterministic FAKE model server answers the replay's model calls.
     const world = (await import('../../examples/world/index.js')) as {
       startModelServer(): Promise<{ url: string; close(): Promise<void> }>;
@@ -82,7 +77,7 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
     t.keys('Enter');
     await t.waitFor('Step 7/', SLOW);
 
-    if (replayAvailable && modelServer) {
+    if (modelServer) {
       t.keys('r');
       await t.waitFor('Replay with a changed system prompt', SLOW);
       t.keys('f');
@@ -98,18 +93,14 @@ describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
       t.keys('Escape');
       await t.waitFor('Step 7/', SLOW);
     } else {
-      console.warn('tui e2e: the replay step is skipped (replay engine or example world not available)');
+      console.warn('tui e2e: the replay step is skipped (the example world is not available)');
     }
 
-    if (bisectAvailable) {
-      t.keys('b');
-      screen = await t.waitFor('result: first bad step 3', SLOW);
-      expect(screen).toMatch(/step 9\s.*bad/);
-      t.keys('Enter');
-      await t.waitFor(/Step 3\/\d+ THINK[\s\S]*▸\s+3 THINK/, SLOW);
-    } else {
-      console.warn('tui e2e: the bisect step is skipped (bisect engine not available)');
-    }
+    t.keys('b');
+    screen = await t.waitFor('result: first bad step 3', SLOW);
+    expect(screen).toMatch(/step 9\s.*bad/);
+    t.keys('Enter');
+    await t.waitFor(/Step 3\/\d+ THINK[\s\S]*▸\s+3 THINK/, SLOW);
 
     t.keys('q');
     await t.waitFor('TAPEDECK-EXITED 0', SLOW);

@@ -1,9 +1,13 @@
 // Adapters between the UI and the engines (recording, ledger, evaluate, replay, bisect). Each
-// engine is imported lazily, so a missing engine shows "not available yet" instead of crashing,
-// and each answer is reduced to the small view model its panel draws.
+// engine is imported lazily through its public index, typed; a failing engine shows its error in
+// the panel instead of crashing the UI, and each answer is reduced to the small view model its
+// panel draws.
 
 import { basename, dirname, join } from 'node:path';
+import type { BisectBeliefResult, BisectProgress, RunAlignment } from '../../src/bisect/index.js';
 import type { TapedeckConfig } from '../../src/config/index.js';
+import type { Evaluation } from '../../src/evaluate/index.js';
+import type { Ledger } from '../../src/ledger/index.js';
 import {
   type DbSnapshot,
   type DivergencePayload,
@@ -14,6 +18,7 @@ import {
   readRecording,
   worldAt,
 } from '../../src/recording/index.js';
+import type { ReplayProgress as EngineReplayProgress } from '../../src/replay/index.js';
 import { type Provenance, provenanceFromRow } from './provenance.js';
 
 export type Available<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -21,61 +26,19 @@ export type Available<T> = { ok: true; value: T } | { ok: false; reason: string 
 export const ok = <T>(value: T): Available<T> => ({ ok: true, value });
 export const unavailable = <T>(reason: string): Available<T> => ({ ok: false, reason });
 
-type Module = Record<string, unknown>;
-type Fn = (...args: unknown[]) => unknown;
-
-const moduleCache = new Map<string, Promise<Available<Module>>>();
-
-/** Imports an engine's index and checks it exports `names`; a missing module or export is "not available yet". */
-export function loadEngine(spec: string, names: string[]): Promise<Available<Module>> {
-  const key = `${spec}#${names.join(',')}`;
-  let cached = moduleCache.get(key);
-  if (!cached) {
-    cached = (async () => {
-      try {
-        const mod = (await import(spec)) as Module;
-        const missing = names.filter((n) => typeof mod[n] !== 'function');
-        if (missing.length > 0) return unavailable<Module>(`not available yet (${missing.join(', ')} missing)`);
-        return ok(mod);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ERR_MODULE_NOT_FOUND' || /Cannot find module|Failed to load url/.test(String(error))) {
-          return unavailable<Module>('not available yet');
-        }
-        return unavailable<Module>(`failed to load: ${(error as Error).message}`);
-      }
-    })();
-    moduleCache.set(key, cached);
-  }
-  return cached;
-}
-
-const LEDGER = '../../src/ledger/index.js';
-const EVALUATE = '../../src/evaluate/index.js';
-const REPLAY = '../../src/replay/index.js';
-const BISECT = '../../src/bisect/index.js';
-
-function fn(mod: Module, name: string): Fn {
-  return mod[name] as Fn;
-}
+/**
+ * The engines, each imported when first used (the TUI starts without loading them), through its
+ * folder's public index: the import is typed, and so is every answer read from it.
+ */
+const engines = {
+  ledger: () => import('../../src/ledger/index.js'),
+  evaluate: () => import('../../src/evaluate/index.js'),
+  replay: () => import('../../src/replay/index.js'),
+  bisect: () => import('../../src/bisect/index.js'),
+};
 
 function errorReason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Reads a field by its seed (snake_case) name or its camelCase twin. */
-export function field(obj: unknown, snake: string): unknown {
-  if (!obj || typeof obj !== 'object') return undefined;
-  const o = obj as Record<string, unknown>;
-  if (snake in o) return o[snake];
-  const camel = snake.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-  return o[camel];
-}
-
-function num(value: unknown): number | undefined {
-  if (value === null || value === undefined || value === '') return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) ? n : undefined;
 }
 
 // ---------------------------------------------------------------- recordings
@@ -137,65 +100,47 @@ export interface LedgerView {
   provenance: Map<number, Provenance>;
 }
 
+/** The parts of a ledger the panels read. */
+export type LedgerInput = Pick<Ledger, 'run' | 'steps' | 'context'>;
+
 /** Reduces buildLedger's output (the seed's trace_run / trace_step / trace_context_breakdown rows). */
-export function ledgerView(ledger: unknown): LedgerView {
-  const run = field(ledger, 'run');
-  const steps = (field(ledger, 'steps') as unknown[] | undefined) ?? [];
-  const context = (field(ledger, 'context') as unknown[] | undefined) ?? [];
+export function ledgerView(ledger: LedgerInput): LedgerView {
+  const { run } = ledger;
   const byState = new Map<string, { cost: number; steps: number; tokens: number }>();
   const stepCost = new Map<number, number>();
-  let input = 0;
-  let cached = 0;
-  for (const s of steps) {
-    const stepId = num(field(s, 'step_id'));
-    const cost = num(field(s, 'state_cost')) ?? (num(field(s, 'llm_cost')) ?? 0) + (num(field(s, 'tool_cost')) ?? 0);
-    const state = String(field(s, 'state_type') ?? '?');
-    const tokens = num(field(s, 'total_tokens')) ?? 0;
-    input += num(field(s, 'input_tokens_total')) ?? 0;
-    cached += num(field(s, 'input_tokens_cached')) ?? 0;
-    if (stepId !== undefined) stepCost.set(stepId, cost);
-    const agg = byState.get(state) ?? { cost: 0, steps: 0, tokens: 0 };
-    agg.cost += cost;
+  for (const s of ledger.steps) {
+    stepCost.set(s.step_id, s.state_cost);
+    const agg = byState.get(s.state_type) ?? { cost: 0, steps: 0, tokens: 0 };
+    agg.cost += s.state_cost;
     agg.steps++;
-    agg.tokens += tokens;
-    byState.set(state, agg);
+    agg.tokens += s.total_tokens;
+    byState.set(s.state_type, agg);
   }
   const provenance = new Map<number, Provenance>();
-  for (const c of context) {
-    const stepId = num(field(c, 'step_id'));
-    if (stepId !== undefined && c && typeof c === 'object')
-      provenance.set(stepId, provenanceFromRow(c as Record<string, unknown>));
-  }
-  const totalInput = num(field(run, 'total_input_tokens')) ?? input;
-  const totalCached = num(field(run, 'total_cached_input_tokens')) ?? cached;
+  for (const c of ledger.context) provenance.set(c.step_id, provenanceFromRow({ ...c }));
   const view: LedgerView = {
-    currency: String(field(run, 'currency') ?? 'USD'),
+    currency: run.currency,
+    totalCost: run.total_cost,
+    llmCost: run.total_llm_cost,
+    toolCost: run.total_tool_cost,
+    inputTokens: run.total_input_tokens,
+    cachedInputTokens: run.total_cached_input_tokens,
+    outputTokens: run.total_output_tokens,
     costByState: [...byState.entries()]
       .map(([stateType, v]) => ({ stateType, ...v }))
       .sort((a, b) => b.cost - a.cost || a.stateType.localeCompare(b.stateType)),
     stepCost,
     provenance,
   };
-  const set = <K extends keyof LedgerView>(key: K, value: LedgerView[K] | undefined) => {
-    if (value !== undefined) view[key] = value;
-  };
-  set('totalCost', num(field(run, 'total_cost')));
-  set('llmCost', num(field(run, 'total_llm_cost')));
-  set('toolCost', num(field(run, 'total_tool_cost')));
-  set('inputTokens', totalInput);
-  set('cachedInputTokens', totalCached);
-  set('outputTokens', num(field(run, 'total_output_tokens')));
-  set('cacheHitRatio', totalInput > 0 ? totalCached / totalInput : undefined);
-  const main = field(run, 'main_cost_state');
-  if (typeof main === 'string') view.mainCostState = main;
+  if (run.total_input_tokens > 0) view.cacheHitRatio = run.total_cached_input_tokens / run.total_input_tokens;
+  if (run.main_cost_state !== null) view.mainCostState = run.main_cost_state;
   return view;
 }
 
 export async function ledgerOf(recording: Recording): Promise<Available<LedgerView>> {
-  const mod = await loadEngine(LEDGER, ['buildLedger']);
-  if (!mod.ok) return unavailable(`ledger ${mod.reason}`);
   try {
-    return ok(ledgerView(await fn(mod.value, 'buildLedger')(recording, {})));
+    const { buildLedger } = await engines.ledger();
+    return ok(ledgerView(buildLedger(recording, {})));
   } catch (error) {
     return unavailable(`ledger failed: ${errorReason(error)}`);
   }
@@ -211,51 +156,36 @@ export interface ScoreView {
   validators: Array<{ name: string; passed: boolean; score?: number; message?: string }>;
 }
 
-function codes(value: unknown): string[] {
-  if (Array.isArray(value)) return value.map(String);
-  if (typeof value === 'string' && value.startsWith('[')) {
-    try {
-      return (JSON.parse(value) as unknown[]).map(String);
-    } catch {
-      return [value];
-    }
-  }
-  return typeof value === 'string' && value ? [value] : [];
+/** The parts of an evaluation the panel reads. */
+export interface ScoreInput {
+  task: Pick<Evaluation['task'], 'hardSuccess' | 'outcomeScore' | 'primaryFailureReasonCode' | 'failureReasonCodes'>;
+  validators: Array<Pick<Evaluation['validators'][number], 'validatorName' | 'passed' | 'score' | 'diagnosticMessage'>>;
 }
 
 /** Reduces evaluateRecording's `{ task, validators }` (eval_task_result, eval_validator_result). */
-export function scoreView(result: unknown): ScoreView {
-  const task = field(result, 'task');
-  const validators = (field(result, 'validators') as unknown[] | undefined) ?? [];
+export function scoreView(result: ScoreInput): ScoreView {
+  const { task } = result;
   const view: ScoreView = {
-    hardSuccess: field(task, 'hard_success') === true,
-    failureReasonCodes: codes(field(task, 'failure_reason_codes')),
-    validators: validators.map((v) => {
-      const out: ScoreView['validators'][number] = {
-        name: String(field(v, 'validator_name') ?? field(v, 'name') ?? '?'),
-        passed: field(v, 'passed') === true,
-      };
-      const score = num(field(v, 'score'));
-      if (score !== undefined) out.score = score;
-      const message = field(v, 'diagnostic_message');
-      if (typeof message === 'string' && message) out.message = message;
-      return out;
-    }),
+    hardSuccess: task.hardSuccess,
+    outcomeScore: task.outcomeScore,
+    failureReasonCodes: task.failureReasonCodes,
+    validators: result.validators.map((v) => ({
+      name: v.validatorName,
+      passed: v.passed,
+      score: v.score,
+      ...(v.diagnosticMessage ? { message: v.diagnosticMessage } : {}),
+    })),
   };
-  const score = num(field(task, 'outcome_score'));
-  if (score !== undefined) view.outcomeScore = score;
-  const primary = field(task, 'primary_failure_reason_code');
-  if (typeof primary === 'string' && primary) view.primaryFailureReasonCode = primary;
+  if (task.primaryFailureReasonCode) view.primaryFailureReasonCode = task.primaryFailureReasonCode;
   return view;
 }
 
 export async function scoreOf(recording: Recording, contractFile: string | undefined): Promise<Available<ScoreView>> {
   if (!contractFile) return unavailable('no eval contract (pass --contract FILE)');
-  const mod = await loadEngine(EVALUATE, ['loadContract', 'evaluateRecording']);
-  if (!mod.ok) return unavailable(`scoring ${mod.reason}`);
   try {
-    const contract = await fn(mod.value, 'loadContract')(contractFile);
-    return ok(scoreView(await fn(mod.value, 'evaluateRecording')(recording, contract, {})));
+    const { evaluateRecording, loadContract } = await engines.evaluate();
+    const contract = await loadContract(contractFile);
+    return ok(scoreView(evaluateRecording(recording, contract, {})));
   } catch (error) {
     return unavailable(`scoring failed: ${errorReason(error)}`);
   }
@@ -270,22 +200,13 @@ export interface ReplayProgress {
   total?: number;
 }
 
-/** Turns whatever the replayer reports into one line of progress. */
-export function progressOf(p: unknown, total: number | undefined): ReplayProgress {
-  const step = num(field(p, 'step')) ?? num(field(p, 'step_id'));
-  const reportedTotal = num(field(p, 'total')) ?? total;
-  const phase = field(p, 'action') ?? field(p, 'phase') ?? field(p, 'type');
-  const detail = field(p, 'detail') ?? field(p, 'message');
-  const text = [
-    step !== undefined ? `step ${step}` : '',
-    typeof phase === 'string' ? phase : '',
-    typeof detail === 'string' ? detail : '',
-  ]
-    .filter(Boolean)
-    .join(' · ');
-  const out: ReplayProgress = { text: text || 'working' };
-  if (step !== undefined) out.step = step;
-  if (reportedTotal !== undefined) out.total = reportedTotal;
+/** Turns the replayer's progress report into one line. */
+export function progressOf(p: EngineReplayProgress, total: number | undefined): ReplayProgress {
+  const out: ReplayProgress = {
+    text: [`step ${p.step}`, p.action, p.detail].filter(Boolean).join(' · '),
+    step: p.step,
+  };
+  if (total !== undefined) out.total = total;
   return out;
 }
 
@@ -312,35 +233,29 @@ export interface ReplayOutcome {
 }
 
 export async function runReplay(request: ReplayRequest, totalSteps?: number): Promise<Available<ReplayOutcome>> {
-  const mod = await loadEngine(REPLAY, ['replay']);
-  if (!mod.ok) return unavailable(`replay ${mod.reason}`);
   try {
-    const options: Record<string, unknown> = {
+    const { replay } = await engines.replay();
+    const result = await replay({
       recording: request.baseline.dir,
       mode: 'counterfactual',
       systemPrompt: request.systemPrompt,
-      onProgress: (p: unknown) => request.onProgress(progressOf(p, totalSteps)),
+      onProgress: (p) => request.onProgress(progressOf(p, totalSteps)),
       // The agent's own output would draw over the UI.
       stdio: 'pipe',
       out:
         request.out ??
         join(dirname(request.baseline.dir), `${basename(request.baseline.dir)}-replay-${Date.now().toString(36)}`),
-    };
-    if (request.modelEndpoint) options.modelEndpoint = request.modelEndpoint;
-    if (request.config) options.config = request.config;
-    const result = (await fn(mod.value, 'replay')(options)) as {
-      dir: string;
-      divergences?: DivergencePayload[];
-      status?: string;
-      exitCode?: number | null;
-      heldBack?: unknown[];
-    };
-    const recording = await readRecordingAt(result.dir);
-    const outcome: ReplayOutcome = { dir: result.dir, divergences: result.divergences ?? [], recording };
-    if (result.status !== undefined) outcome.status = result.status;
-    if (result.exitCode !== undefined) outcome.exitCode = result.exitCode;
-    if (Array.isArray(result.heldBack)) outcome.heldBack = result.heldBack.length;
-    return ok(outcome);
+      ...(request.modelEndpoint ? { modelEndpoint: request.modelEndpoint } : {}),
+      ...(request.config ? { config: request.config } : {}),
+    });
+    return ok({
+      dir: result.dir,
+      divergences: result.divergences,
+      recording: await readRecordingAt(result.dir),
+      status: result.status,
+      exitCode: result.exitCode,
+      heldBack: result.heldBack.length,
+    });
   } catch (error) {
     return unavailable(`replay failed: ${errorReason(error)}`);
   }
@@ -355,36 +270,28 @@ export interface AlignmentView {
 }
 
 /** Reduces alignRuns' RunAlignment: its ops become step pairs; firstDivergence names the steps. */
-export function alignmentView(result: unknown): AlignmentView {
-  const ops = (field(result, 'ops') as unknown[] | undefined) ?? [];
-  const pairs = ops.map((op) => {
-    const pair: AlignmentView['pairs'][number] = { same: field(op, 'op') === 'match' };
-    const a = num(field(field(op, 'a'), 'step'));
-    const b = num(field(field(op, 'b'), 'step'));
-    if (a !== undefined) pair.baseline = a;
-    if (b !== undefined) pair.replay = b;
+export function alignmentView(result: Pick<RunAlignment, 'ops' | 'firstDivergence'>): AlignmentView {
+  const pairs = result.ops.map((op) => {
+    const pair: AlignmentView['pairs'][number] = { same: op.op === 'match' };
+    if ('a' in op) pair.baseline = op.a.step;
+    if ('b' in op) pair.replay = op.b.step;
     return pair;
   });
   const view: AlignmentView = { pairs };
-  const first = field(result, 'firstDivergence');
-  if (first && typeof first === 'object') {
-    const fd: NonNullable<AlignmentView['firstDivergence']> = {
-      kind: String(field(first, 'kind') ?? 'divergence').replace(/-/g, ' '),
-    };
-    const a = num(field(first, 'stepA'));
-    const b = num(field(first, 'stepB'));
-    if (a !== undefined) fd.baseline = a;
-    if (b !== undefined) fd.replay = b;
+  const first = result.firstDivergence;
+  if (first) {
+    const fd: NonNullable<AlignmentView['firstDivergence']> = { kind: first.kind.replace(/-/g, ' ') };
+    if (first.stepA !== undefined) fd.baseline = first.stepA;
+    if (first.stepB !== undefined) fd.replay = first.stepB;
     view.firstDivergence = fd;
   }
   return view;
 }
 
 export async function alignOf(baseline: Recording, replay: Recording): Promise<Available<AlignmentView>> {
-  const mod = await loadEngine(BISECT, ['alignRuns']);
-  if (!mod.ok) return unavailable(`alignment ${mod.reason}`);
   try {
-    return ok(alignmentView(await fn(mod.value, 'alignRuns')(baseline, replay)));
+    const { alignRuns } = await engines.bisect();
+    return ok(alignmentView(alignRuns(baseline, replay)));
   } catch (error) {
     return unavailable(`alignment failed: ${errorReason(error)}`);
   }
@@ -405,42 +312,30 @@ export interface BisectView {
 }
 
 /** Reads bisectBelief's progress: the step probed, its verdict, and the range still in play (good, bad]. */
-export function probeOf(p: unknown): BisectProbe | undefined {
-  const step = num(field(p, 'step'));
-  if (step === undefined) return undefined;
-  const probe: BisectProbe = { step, verdict: String(field(p, 'verdict') ?? '…') };
-  const lo = num(field(p, 'good'));
-  const hi = num(field(p, 'bad'));
-  if (lo !== undefined) probe.lo = lo;
-  if (hi !== undefined) probe.hi = hi;
+export function probeOf(p: Pick<BisectProgress, 'step' | 'verdict' | 'good' | 'bad'>): BisectProbe {
+  const probe: BisectProbe = { step: p.step, verdict: p.verdict, lo: p.good };
+  if (p.bad !== undefined) probe.hi = p.bad;
   return probe;
 }
 
+/** The parts of a BisectBeliefResult the panel reads. */
+export type BisectInput = Pick<BisectBeliefResult, 'firstBad' | 'path' | 'candidates' | 'evaluations'>;
+
 /** Reduces a BisectBeliefResult: the first bad step and why, and the path when progress was not seen. */
-export function bisectView(result: unknown, probes: BisectProbe[]): BisectView {
-  const first = field(result, 'firstBad');
-  const firstBad = num(field(first, 'step'));
-  const path = field(result, 'path');
-  const known = Array.isArray(path) ? (path.map(probeOf).filter(Boolean) as BisectProbe[]) : [];
+export function bisectView(result: BisectInput, probes: BisectProbe[]): BisectView {
+  const first = result.firstBad;
   let message: string;
-  if (firstBad === undefined) {
-    const candidates = field(result, 'candidates');
+  if (first === undefined) {
     message =
-      Array.isArray(candidates) && candidates.length > 0
-        ? `skipped steps hide the boundary: one of ${candidates.join(', ')}`
+      result.candidates.length > 0
+        ? `skipped steps hide the boundary: one of ${result.candidates.join(', ')}`
         : 'no step where belief and world part';
   } else {
-    const what = typeof field(first, 'stateType') === 'string' ? String(field(first, 'stateType')) : '';
-    const action = field(first, 'action');
-    const reason = field(first, 'reason');
-    message = [what, typeof action === 'string' ? action : '', typeof reason === 'string' ? `— ${reason}` : '']
-      .filter(Boolean)
-      .join(' ');
+    message = [first.stateType, first.action, first.reason ? `— ${first.reason}` : ''].filter(Boolean).join(' ');
   }
-  const view: BisectView = { probes: probes.length > 0 ? probes : known, message };
-  if (firstBad !== undefined) view.firstBad = firstBad;
-  const evaluations = num(field(result, 'evaluations'));
-  if (evaluations !== undefined) view.evaluations = evaluations;
+  const path = result.path.map((p): BisectProbe => ({ step: p.step, verdict: p.verdict }));
+  const view: BisectView = { probes: probes.length > 0 ? probes : path, message, evaluations: result.evaluations };
+  if (first !== undefined) view.firstBad = first.step;
   return view;
 }
 
@@ -448,18 +343,14 @@ export async function runBisect(
   recording: Recording,
   onProbe: (p: BisectProbe) => void,
 ): Promise<Available<BisectView>> {
-  const mod = await loadEngine(BISECT, ['bisectBelief', 'builtinPredicate']);
-  if (!mod.ok) return unavailable(`bisect ${mod.reason}`);
   const probes: BisectProbe[] = [];
   try {
-    const predicate = fn(mod.value, 'builtinPredicate')('all');
-    const result = await fn(mod.value, 'bisectBelief')(recording, predicate, {
-      onProgress: (p: unknown) => {
+    const { bisectBelief, builtinPredicate } = await engines.bisect();
+    const result = await bisectBelief(recording, builtinPredicate('all'), {
+      onProgress: (p) => {
         const probe = probeOf(p);
-        if (probe) {
-          probes.push(probe);
-          onProbe(probe);
-        }
+        probes.push(probe);
+        onProbe(probe);
       },
     });
     return ok(bisectView(result, probes));

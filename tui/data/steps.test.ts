@@ -1,5 +1,9 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ModelCalledPayload } from '../../src/recording/index.js';
+import { alignRuns, bisectBelief, builtinPredicate } from '../../src/bisect/index.js';
+import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
+import { buildLedger } from '../../src/ledger/index.js';
+import { type ModelCalledPayload, readRecording } from '../../src/recording/index.js';
 import { alignByPosition } from '../components/side-by-side.js';
 import { alignmentView, bisectView, ledgerView, probeOf, scoreView } from './engines.js';
 import { approximateProvenance, barCells } from './provenance.js';
@@ -93,23 +97,22 @@ describe('steps of a recording', () => {
 });
 
 describe('engine answers, reduced for the panels', () => {
+  // A committed recording made by the recorder from the example world (examples/README.md: the
+  // baseline agent books for a passenger it never looked up; its belief parts at step 3).
+  const example = () => readRecording(resolve('recordings/examples/openai-baseline'));
+
   it('turns alignRuns ops into step pairs and names the first divergence', () => {
-    const view = alignmentView({
-      ops: [
-        { op: 'match', a: { step: 1 }, b: { step: 1 } },
-        { op: 'substitute', kind: 'other-tool', a: { step: 3 }, b: { step: 3 } },
-        { op: 'delete', kind: 'missing-step', a: { step: 4 } },
-        { op: 'insert', kind: 'extra-step', b: { step: 4 } },
-      ],
-      firstDivergence: { kind: 'other-tool', stepA: 3, stepB: 3 },
+    const a = syntheticRecording({ steps: 8 });
+    const b = syntheticRecording({ steps: 8, toolSwitchAt: 5 });
+    const alignment = alignRuns(a, b);
+    const view = alignmentView(alignment);
+    expect(view.pairs).toHaveLength(alignment.ops.length);
+    expect(view.pairs.slice(0, 4).every((p) => p.same)).toBe(true);
+    expect(view.firstDivergence).toEqual({
+      kind: alignment.firstDivergence?.kind.replace(/-/g, ' '),
+      baseline: 5,
+      replay: 5,
     });
-    expect(view.pairs).toEqual([
-      { baseline: 1, replay: 1, same: true },
-      { baseline: 3, replay: 3, same: false },
-      { baseline: 4, same: false },
-      { replay: 4, same: false },
-    ]);
-    expect(view.firstDivergence).toEqual({ kind: 'other tool', baseline: 3, replay: 3 });
   });
 
   it('aligns by position when alignRuns is not there', () => {
@@ -120,60 +123,33 @@ describe('engine answers, reduced for the panels', () => {
     expect(view.firstDivergence).toEqual({ baseline: 5, replay: 5, kind: 'different arguments' });
   });
 
-  it('reads bisect progress and results, ledger rows and contract scores', () => {
-    expect(probeOf({ evaluation: 2, step: 4, verdict: 'bad', good: 0, bad: 4, maxEvaluations: 5 })).toEqual({
-      step: 4,
-      verdict: 'bad',
-      lo: 0,
-      hi: 4,
-    });
-    const b = bisectView(
-      {
-        firstBad: { step: 3, stateType: 'THINK', name: 'gpt', action: 'decided book_flight', reason: 'uses P-100' },
-        path: [{ step: 9, verdict: 'bad' }],
-        evaluations: 4,
-      },
-      [],
-    );
-    expect(b).toMatchObject({ firstBad: 3, evaluations: 4, message: 'THINK decided book_flight — uses P-100' });
-    expect(b.probes).toEqual([{ step: 9, verdict: 'bad' }]);
-    const l = ledgerView({
-      run: {
-        total_cost: '0.5',
-        currency: 'USD',
-        total_input_tokens: 1000,
-        total_cached_input_tokens: 250,
-        main_cost_state: 'THINK',
-      },
-      steps: [
-        { step_id: 1, state_type: 'THINK', state_cost: 0.4, total_tokens: 900 },
-        { step_id: 2, state_type: 'API_CALL', state_cost: 0.1, total_tokens: 0 },
-        { step_id: 3, state_type: 'THINK', state_cost: 0.0, total_tokens: 100 },
-      ],
-      context: [{ step_id: 1, system_prompt_tokens: 10, tool_result_tokens: 30 }],
-    });
-    expect(l.totalCost).toBe(0.5);
-    expect(l.cacheHitRatio).toBe(0.25);
-    expect(l.costByState).toEqual([
-      { stateType: 'THINK', cost: 0.4, steps: 2, tokens: 1000 },
-      { stateType: 'API_CALL', cost: 0.1, steps: 1, tokens: 0 },
-    ]);
-    expect(l.provenance.get(1)?.tokens).toEqual({ system_prompt_tokens: 10, tool_result_tokens: 30 });
-    const s = scoreView({
-      task: {
-        hardSuccess: false,
-        outcomeScore: 6.5,
-        primaryFailureReasonCode: 'FABRICATED_REFERENCE',
-        failureReasonCodes: ['FABRICATED_REFERENCE', 'WRONG_EXECUTION_TARGET'],
-      },
-      validators: [{ validatorName: 'execution', passed: false, score: 2 }],
-    });
-    expect(s).toMatchObject({
-      hardSuccess: false,
-      outcomeScore: 6.5,
-      primaryFailureReasonCode: 'FABRICATED_REFERENCE',
-    });
-    expect(s.failureReasonCodes).toEqual(['FABRICATED_REFERENCE', 'WRONG_EXECUTION_TARGET']);
-    expect(s.validators).toEqual([{ name: 'execution', passed: false, score: 2 }]);
+  it('reads a ledger: totals from trace_run, cost per state from trace_step', async () => {
+    const ledger = buildLedger(await example());
+    const view = ledgerView(ledger);
+    expect(view.totalCost).toBe(ledger.run.total_cost);
+    expect(view.currency).toBe(ledger.run.currency);
+    expect(view.stepCost.size).toBe(ledger.steps.length);
+    const byState = view.costByState.reduce((n, s) => n + s.steps, 0);
+    expect(byState).toBe(ledger.steps.length);
+    expect(view.costByState.map((s) => s.cost)).toEqual([...view.costByState.map((s) => s.cost)].sort((x, y) => y - x));
+    if (ledger.run.total_input_tokens > 0)
+      expect(view.cacheHitRatio).toBe(ledger.run.total_cached_input_tokens / ledger.run.total_input_tokens);
+  });
+
+  it('reads a contract score and a bisection of the example run', async () => {
+    const recording = await example();
+    const evaluation = evaluateRecording(recording, await loadContract(resolve('examples/contracts/book-flight.yaml')));
+    const score = scoreView(evaluation);
+    expect(score.hardSuccess).toBe(evaluation.task.hardSuccess);
+    expect(score.failureReasonCodes).toEqual(evaluation.task.failureReasonCodes);
+    expect(score.validators.map((v) => v.name)).toEqual(evaluation.validators.map((v) => v.validatorName));
+
+    const seen: Array<ReturnType<typeof probeOf>> = [];
+    const result = await bisectBelief(recording, builtinPredicate('all'), { onProgress: (p) => seen.push(probeOf(p)) });
+    const view = bisectView(result, seen);
+    expect(view.firstBad).toBe(3);
+    expect(view.probes.length).toBe(result.evaluations);
+    expect(view.message).toContain(result.firstBad?.action ?? '?');
+    expect(bisectView(result, []).probes).toEqual(result.path.map((p) => ({ step: p.step, verdict: p.verdict })));
   });
 });

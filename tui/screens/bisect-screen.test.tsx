@@ -3,7 +3,7 @@ import { render } from 'ink-testing-library';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Recording } from '../../src/recording/index.js';
 import { App } from '../app.js';
-import { defaultServices, loadEngine } from '../data/engines.js';
+import { defaultServices } from '../data/engines.js';
 import { KEY, press, waitForFrame } from '../testing.js';
 import { narrow, rangeBar } from './bisect-screen.js';
 
@@ -12,12 +12,10 @@ import { narrow, rangeBar } from './bisect-screen.js';
 const EXAMPLE = resolve('recordings/examples/openai-baseline');
 const services = defaultServices({ contract: resolve('examples/contracts/book-flight.yaml') });
 let recording: Recording;
-let bisectAvailable = false;
 const open: Array<{ unmount(): void }> = [];
 
 beforeAll(async () => {
   recording = await services.readRecording(EXAMPLE);
-  bisectAvailable = (await loadEngine('../../src/bisect/index.js', ['bisectBelief', 'builtinPredicate'])).ok;
 });
 afterEach(() => {
   for (const r of open.splice(0)) r.unmount();
@@ -45,8 +43,7 @@ describe('bisect screen', () => {
     expect(rangeBar(3, 4, 4, 1, 9, 9)).toBe('··═▲·····');
   });
 
-  it('runs bisect from the run view, shows the search path and lands on the first bad step', async (ctx) => {
-    if (!bisectAvailable) ctx.skip();
+  it('runs bisect from the run view, shows the search path and lands on the first bad step', async () => {
     const r = render(<App services={services} recording={recording} width={100} height={24} worldDelayMs={0} />);
     open.push(r);
     const frame = () => r.lastFrame() ?? '';

@@ -6,10 +6,35 @@
 // (streams: one per chunk), built lazily: the agent's path only keeps references and time
 // stamps, and the message is built, encoded and written after the agent has moved on.
 // Decoding (gzip, brotli) is left to the parent, except for streams fetch decodes itself.
+// @ts-check
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { claimDispatch } from '../../../sandbox/preload/undici-hook.mjs';
+
+/** @typedef {import('../protocol.js').CaptureMessage} CaptureMessage */
+/** @typedef {import('../protocol.js').WireBody} WireBody */
+/**
+ * What the capture layer gives the observers.
+ * @typedef {object} CaptureContext
+ * @property {(run: CaptureRun, message: CaptureMessage | (() => CaptureMessage)) => void} send
+ * @property {(run: CaptureRun, bytes: Uint8Array | string) => WireBody | undefined} encodeBody
+ * @property {() => number} nowMs
+ * @property {() => boolean} suppressed
+ * @property {() => CaptureRun | undefined} current
+ * @property {number} pid
+ * @property {(run: CaptureRun, reading: Promise<unknown>) => void} track
+ */
+/** @typedef {import('./record.mjs').CaptureRun} CaptureRun */
+/**
+ * A streamed fetch answer in progress: its text decoder, the decompressor if any, the last offset.
+ * @typedef {{ text: TextDecoder, inflate: import('node:zlib').Gunzip | undefined, off: number, finished: Promise<unknown> | undefined }} StreamState
+ */
+/** Subscribes a listener whose message shape the channel knows (diagnostics_channel types it as unknown). */
+const subscribe = (/** @type {string} */ name, /** @type {(message: any) => void} */ listener) =>
+  dc.subscribe(name, listener);
+const unsubscribe = (/** @type {string} */ name, /** @type {(message: any) => void} */ listener) =>
+  dc.unsubscribe(name, listener);
 
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 // Where undici (Node's fetch, and the undici package) keeps the dispatcher fetch uses by default.
@@ -28,7 +53,8 @@ function concat(chunks, size) {
 
 function toBytes(chunk, encoding) {
   if (chunk === undefined || chunk === null || typeof chunk === 'function') return undefined;
-  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8');
+  if (typeof chunk === 'string')
+    return Buffer.from(chunk, /** @type {BufferEncoding} */ (typeof encoding === 'string' ? encoding : 'utf8'));
   if (chunk instanceof Uint8Array) return chunk;
   if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
   if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -36,6 +62,7 @@ function toBytes(chunk, encoding) {
 }
 
 function headerObject(headers) {
+  /** @type {Record<string, string>} */
   const out = {};
   if (!headers) return out;
   if (typeof headers.forEach === 'function' && !Array.isArray(headers)) {
@@ -60,6 +87,7 @@ function headerObject(headers) {
 /** Request headers as undici's dispatch options carry them: an object, pairs, or a flat [name, value, …] list. */
 function dispatchHeaders(headers) {
   if (!Array.isArray(headers) || headers.length === 0 || Array.isArray(headers[0])) return headerObject(headers);
+  /** @type {Record<string, string>} */
   const out = {};
   for (let i = 0; i + 1 < headers.length; i += 2)
     addHeader(out, String(headers[i]).toLowerCase(), String(headers[i + 1]));
@@ -69,6 +97,7 @@ function dispatchHeaders(headers) {
 /** Response headers as undici hands them to a handler: [name, value, …] as Buffers (HTTP/1.1), or an object. */
 function rawHeaderObject(raw) {
   if (!Array.isArray(raw)) return headerObject(raw);
+  /** @type {Record<string, string>} */
   const out = {};
   for (let i = 0; i + 1 < raw.length; i += 2)
     addHeader(out, raw[i].toString('latin1').toLowerCase(), raw[i + 1].toString('latin1'));
@@ -124,6 +153,7 @@ function decompressor(coding) {
  * function that builds the message, to be called later, in order; track() is told about
  * background stream readers so step boundaries can wait for them.
  * Returns dispose().
+ * @param {CaptureContext} ctx
  */
 export function installFastCapture(ctx) {
   const { send, encodeBody, nowMs, suppressed, current, pid, track } = ctx;
@@ -132,7 +162,8 @@ export function installFastCapture(ctx) {
   // node:http / https (and everything built on ClientRequest: axios, got, node-fetch, …). Node 20
   // announces a request only once it is flushed, so the body is observed on write()/end().
   const kRec = Symbol('tapedeck.exchange');
-  const proto = http.ClientRequest.prototype;
+  // Patched in place: typed loosely, as the methods are replaced by wrappers of any arity.
+  const proto = /** @type {any} */ (http.ClientRequest.prototype);
   const own = { write: Object.hasOwn(proto, 'write'), end: Object.hasOwn(proto, 'end') };
   const { write: realWrite, end: realEnd } = proto;
   const recordOf = (request) => {
@@ -219,7 +250,12 @@ export function installFastCapture(ctx) {
           }));
         }
       } else if (streamed) {
-        send(rec.run, { t: 'chunk', id: rec.id, off: nowMs() - resTs, data: decoder.decode(chunk, { stream: true }) });
+        send(rec.run, {
+          t: 'chunk',
+          id: rec.id,
+          off: nowMs() - resTs,
+          data: /** @type {TextDecoder} */ (decoder).decode(chunk, { stream: true }),
+        });
       } else {
         chunks.push(chunk);
         size += chunk.byteLength;
@@ -227,9 +263,9 @@ export function installFastCapture(ctx) {
       return push.call(this, chunk, encoding);
     };
   };
-  dc.subscribe('http.client.request.start', onRequest);
-  dc.subscribe('http.client.request.error', onError);
-  dc.subscribe('http.client.response.finish', onResponse);
+  subscribe('http.client.request.start', onRequest);
+  subscribe('http.client.request.error', onError);
+  subscribe('http.client.response.finish', onResponse);
 
   // fetch (undici). A request through the dispatcher fetch uses by default is observed there:
   // the handler's callbacks see the bytes as they arrive, before the agent does, and no copy of
@@ -299,9 +335,11 @@ export function installFastCapture(ctx) {
       this.sent = typeof body === 'string' || body instanceof Uint8Array ? [body] : [];
       this.bodyKnown = this.sent.length > 0;
       this.resTs = 0;
+      /** @type {any} */
       this.res = undefined;
       this.chunks = [];
       this.size = 0;
+      /** @type {StreamState | undefined} */
       this.stream = undefined;
       this.done = false;
     }
@@ -397,9 +435,13 @@ export function installFastCapture(ctx) {
         const failure = failureOf(error);
         if (this.stream !== undefined) this.endStream(nowMs(), failure);
         else {
-          const message = { t: 'xchg', ...this.request(), end: nowMs(), error: failure };
-          if (this.res !== undefined) message.res = { ts: this.resTs, ...responseHead(this.res) };
-          send(this.run, message);
+          send(this.run, {
+            t: 'xchg',
+            ...this.request(),
+            end: nowMs(),
+            error: failure,
+            ...(this.res === undefined ? {} : { res: { ts: this.resTs, ...responseHead(this.res) } }),
+          });
         }
       }
       return this.handler.onError(error);
@@ -413,6 +455,7 @@ export function installFastCapture(ctx) {
       const text = new TextDecoder();
       const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
       const inflate = coding === '' || coding === 'identity' ? undefined : decompressor(coding);
+      /** @type {StreamState} */
       const stream = { text, inflate, off: 0, finished: undefined };
       if (inflate !== undefined) {
         // fetch undoes the content coding for the agent; the recording keeps what the agent read.
@@ -428,7 +471,7 @@ export function installFastCapture(ctx) {
       this.stream = stream;
     }
     streamChunk(chunk) {
-      const { stream } = this;
+      const stream = /** @type {StreamState} */ (this.stream);
       stream.off = nowMs() - this.resTs;
       if (stream.inflate === undefined)
         send(this.run, {
@@ -440,12 +483,13 @@ export function installFastCapture(ctx) {
       else stream.inflate.write(Buffer.from(chunk));
     }
     endStream(end, failure) {
-      const { stream, id } = this;
+      const { id } = this;
+      const stream = /** @type {StreamState} */ (this.stream);
       if (stream.inflate === undefined) {
         send(this.run, failure === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error: failure });
         return;
       }
-      void stream.finished.then((inflateError) => {
+      void stream.finished?.then((inflateError) => {
         const error = failure ?? inflateError;
         send(this.run, error === undefined ? { t: 'end', id, ts: end } : { t: 'end', id, ts: end, error });
       });
@@ -520,7 +564,7 @@ export function installFastCapture(ctx) {
       send(run, { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
       return response;
     }
-    const reader = response.clone().body.getReader();
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (response.clone().body).getReader();
     const streamed = STREAM_TYPES.test(res.headers['content-type'] ?? '');
     if (streamed) {
       send(run, { t: 'req', ...request() });
@@ -534,7 +578,7 @@ export function installFastCapture(ctx) {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (streamed)
+          if (decoder)
             send(run, { t: 'chunk', id, off: nowMs() - resTs, data: decoder.decode(value, { stream: true }) });
           else {
             chunks.push(value);
@@ -566,9 +610,9 @@ export function installFastCapture(ctx) {
   }
 
   return function dispose() {
-    dc.unsubscribe('http.client.request.start', onRequest);
-    dc.unsubscribe('http.client.request.error', onError);
-    dc.unsubscribe('http.client.response.finish', onResponse);
+    unsubscribe('http.client.request.start', onRequest);
+    unsubscribe('http.client.request.error', onError);
+    unsubscribe('http.client.response.finish', onResponse);
     for (const [key, real] of [
       ['write', realWrite],
       ['end', realEnd],

@@ -1,3 +1,4 @@
+// @ts-check
 // The recorder's capture layer, loaded into the agent process with `node --import` (and inherited
 // by node grandchildren through NODE_OPTIONS). It observes HTTP (fetch and http/https through
 // @mswjs/interceptors), in-process tool() calls and nondeterministic values, and streams them to
@@ -21,13 +22,32 @@ import { bytesToHex, patchNondeterminism, wrapSuppressed } from '../../../sandbo
 import { installFastCapture } from './record-fast.mjs';
 import { recordUndici } from './record-undici.mjs';
 
+/** @typedef {import('../protocol.js').CaptureMessage} CaptureMessage */
+/** @typedef {import('../../../sandbox/protocol.js').NdBatch} NdBatch */
+/**
+ * Where captured messages go: the IPC client in a child, the recording session in-process.
+ * `lazy`: send() may be given a function that builds the message when it is written.
+ * @typedef {object} CaptureSink
+ * @property {(message: CaptureMessage | (() => CaptureMessage)) => void} send
+ * @property {(barrier: { reason: 'req' | 'res', id?: string }) => Promise<unknown>} sync
+ * @property {boolean} [lazy]
+ * @property {() => void} [flush] writes what is still pending (at exit)
+ */
+
+/** @typedef {ReturnType<typeof createRun>} CaptureRun */
+
 export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const origin = performance.timeOrigin;
 const nowMs = () => origin + performance.now();
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 
-/** Encodes a captured body (bytes or a string) for the wire: utf8 text when valid, else base64; cut at maxBody. */
+/**
+ * Encodes a captured body (bytes or a string) for the wire: utf8 text when valid, else base64; cut at maxBody.
+ * @param {Uint8Array | string | undefined} bytes
+ * @param {number} maxBody
+ * @returns {import('../../../sandbox/protocol.js').WireBody | undefined}
+ */
 export function encodeBody(bytes, maxBody) {
   if (typeof bytes === 'string') {
     const size = Buffer.byteLength(bytes);
@@ -42,6 +62,7 @@ export function encodeBody(bytes, maxBody) {
     view = view.subarray(0, maxBody);
     truncated = true;
   }
+  /** @type {import('../../../sandbox/protocol.js').WireBody} */
   const body = { size: bytes.byteLength };
   try {
     body.text = utf8.decode(view);
@@ -53,6 +74,7 @@ export function encodeBody(bytes, maxBody) {
 }
 
 function headersObject(headers) {
+  /** @type {Record<string, string>} */
   const out = {};
   // Headers#forEach/iteration hands each Set-Cookie on its own: kept apart with a newline (see record-fast.mjs).
   for (const [name, value] of headers)
@@ -65,6 +87,8 @@ function headersObject(headers) {
  * values drawn since its last message, its background stream readers. A child process has one;
  * an in-process recorder has one per concurrent record() (see installSharedCapture).
  * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true }.
+ * @param {CaptureSink} sink
+ * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean }} [options]
  */
 export function createRun(sink, options = {}) {
   return {
@@ -86,6 +110,8 @@ export function createRun(sink, options = {}) {
  * `sink` is { send(msg), sync(msg): Promise } — the IPC client in a child, a recording session
  * in-process. options: those of createRun, plus fsRoot? and capture = syncWorld ? 'interceptors' : 'fast'.
  * Returns dispose().
+ * @param {CaptureSink} sink
+ * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean, fsRoot?: string, capture?: 'interceptors' | 'fast' }} [options]
  */
 export function installCapture(sink, options = {}) {
   const run = createRun(sink, options);
@@ -155,6 +181,7 @@ function installLayer(current, options) {
 
   const flushRun = (run) => {
     if (run.ndCount === 0) return;
+    /** @type {NdBatch} */
     const batches = {};
     for (const kind of Object.keys(run.nd)) {
       if (run.nd[kind].length > 0) {
@@ -277,7 +304,7 @@ function installLayer(current, options) {
       // Streamed bodies are read in the background: the agent gets each chunk when it arrives.
       const reading = (async () => {
         const decoder = new TextDecoder();
-        const reader = clone.body.getReader();
+        const reader = /** @type {ReadableStream<Uint8Array>} */ (clone.body).getReader();
         try {
           for (;;) {
             const { done, value } = await reader.read();
@@ -285,7 +312,7 @@ function installLayer(current, options) {
             send(run, { t: 'chunk', id, off: nowMs() - ts, data: decoder.decode(value, { stream: true }) });
           }
           send(run, { t: 'end', id, ts: nowMs() });
-        } catch (error) {
+        } catch (/** @type {any} */ error) {
           send(run, {
             t: 'end',
             id,
@@ -302,7 +329,7 @@ function installLayer(current, options) {
     if (clone !== null) {
       try {
         body = encodeBody(new Uint8Array(await clone.arrayBuffer()), run.maxBody);
-      } catch (cause) {
+      } catch (/** @type {any} */ cause) {
         error = { code: cause?.name ?? 'Error', message: String(cause?.message) };
       }
     }
@@ -409,6 +436,7 @@ function installLayer(current, options) {
       } catch (error) {
         failure = error;
       }
+      /** @type {import('../protocol.js').MessageOf<'tool'>} */
       const message = {
         t: 'tool',
         id,
@@ -421,7 +449,10 @@ function installLayer(current, options) {
         mutating: toolOptions.mutating,
       };
       if (failure === undefined) message.result = safeJson(result);
-      else message.error = { code: failure?.name ?? 'Error', message: String(failure?.message ?? failure) };
+      else {
+        const f = /** @type {any} */ (failure);
+        message.error = { code: f?.name ?? 'Error', message: String(f?.message ?? f) };
+      }
       if (state.db.length > 0) message.db = state.db;
       send(run, message);
       if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
