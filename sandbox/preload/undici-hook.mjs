@@ -1,12 +1,17 @@
+// @ts-check
 // The npm `undici` package (not Node's bundled one behind global fetch): its dispatchers (Agent,
 // Pool, Client, the default one of request/stream/fetch) are separate from global fetch's, so the
 // preloads reach them where every one of them passes: DispatcherBase.prototype.dispatch, patched
-// when the package is loaded (require or import, seen through Module._load). Handlers are first
+// when the package is loaded (require or import, seen through ModuleInternals._load). Handlers are first
 // unwrapped to undici's classic callbacks (onConnect/onHeaders/onData/onComplete/onError), as
 // undici itself does, so one wrapper serves both handler styles.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import Module, { createRequire } from 'node:module';
+
 import path from 'node:path';
+
+// Node's module internals (_load, _cache, _resolveFilename) are not in its types.
+const ModuleInternals = /** @type {any} */ (Module);
 
 const patched = new WeakSet();
 const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
@@ -87,12 +92,12 @@ export function onUndiciLoad(patch) {
     take(bundled, unwrap, exports);
   };
   // Copies loaded before (a server loads its modules before its first recorded request).
-  for (const [file, mod] of Object.entries(Module._cache ?? {})) {
+  for (const [file, mod] of Object.entries(ModuleInternals._cache ?? {})) {
     try {
       if (UNDICI_INDEX.test(file) && mod?.loaded) found(file, mod.exports);
     } catch {}
   }
-  const load = Module._load;
+  const load = ModuleInternals._load;
   let active = true;
   const tapedeckLoad = function tapedeckLoad(...args) {
     const [request, parent, isMain] = args;
@@ -100,15 +105,18 @@ export function onUndiciLoad(patch) {
     if (!active) return exports;
     try {
       if (request === 'undici' || UNDICI_INDEX.test(String(request))) {
-        found(request === 'undici' ? Module._resolveFilename(request, parent, isMain) : String(request), exports);
+        found(
+          request === 'undici' ? ModuleInternals._resolveFilename(request, parent, isMain) : String(request),
+          exports,
+        );
       }
     } catch {}
     return exports;
   };
-  Module._load = tapedeckLoad;
+  ModuleInternals._load = tapedeckLoad;
   undo.push(() => {
     active = false;
-    if (Module._load === tapedeckLoad) Module._load = load;
+    if (ModuleInternals._load === tapedeckLoad) ModuleInternals._load = load;
   });
   return () => {
     for (const u of undo.reverse()) u();
@@ -134,6 +142,7 @@ export function dispatchRequest(opts, dispatcher) {
       : typeof given === 'string'
         ? given
         : String(given.origin ?? given);
+  /** @type {Record<string, string>} */
   const headers = {};
   const add = (name, value) => {
     if (value === undefined || value === null) return;
