@@ -2,7 +2,7 @@
 // The npm `undici` package (not Node's bundled one behind global fetch): its dispatchers (Agent,
 // Pool, Client, the default one of request/stream/fetch) are separate from global fetch's, so the
 // preloads reach them where every one of them passes: DispatcherBase.prototype.dispatch, patched
-// when the package is loaded (require or import, seen through ModuleInternals._load). Handlers are first
+// when the package is loaded (require or import, seen through Module._load). Handlers are first
 // unwrapped to undici's classic callbacks (onConnect/onHeaders/onData/onComplete/onError), as
 // undici itself does, so one wrapper serves both handler styles.
 import { AsyncLocalStorage } from 'node:async_hooks';
