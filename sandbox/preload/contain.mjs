@@ -1,3 +1,4 @@
+// @ts-check
 // The replay preload's containment of what leaves a Node process by other roads than its HTTP
 // clients and node:fs: child processes, worker threads, UDP and DNS, raw bindings, signals.
 // In the OS sandbox the kernel already holds every process in; this layer then only keeps Node
@@ -65,8 +66,10 @@ export function installContainment({ os, preload, configPath, report, beforeSpaw
   const children = new Set();
 
   // ------------------------------------------------------------------ child processes
-  const realSpawn = ChildProcess.prototype.spawn;
-  ChildProcess.prototype.spawn = function containedSpawn(options) {
+  // spawn and process.binding are internals (not in Node's types): patched through loose views.
+  const childProto = /** @type {any} */ (ChildProcess.prototype);
+  const realSpawn = childProto.spawn;
+  childProto.spawn = function containedSpawn(options) {
     // Calls this process answered itself are told to the replayer before the child can ask.
     beforeSpawn();
     const file = options?.file;
@@ -169,8 +172,9 @@ export function installContainment({ os, preload, configPath, report, beforeSpaw
       };
     }
   }
-  const realBinding = process.binding;
-  process.binding = function containedBinding(name) {
+  const proc = /** @type {any} */ (process);
+  const realBinding = proc.binding;
+  proc.binding = function containedBinding(name) {
     if (RAW_BINDINGS.has(String(name))) {
       report('binding', `process.binding('${name}')`);
       throw refusedError(`process.binding('${name}')`);

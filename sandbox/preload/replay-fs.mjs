@@ -62,6 +62,8 @@ const FD_MUTATING = new Set(['fchmod', 'fchown', 'futimes', 'ftruncate']);
 /**
  * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
  * Returns the volume and a function that reports (and clears) the paths written since the last call.
+ * @param {{ root: string, files: Record<string, { mode: number, data: Buffer }>, onOutsideWrite: (abs: string) => void,
+ *   onRefused?: (what: string) => void, rootOnDisk?: boolean }} options
  */
 export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootOnDisk = false }) {
   const vol = new Volume();

@@ -248,6 +248,7 @@ export function installReplay(config) {
 
   let fsBox;
   if (config.fsRoot) {
+    /** @type {Record<string, { mode: number, data: Buffer }>} */
     const files = {};
     const seed = config.seedFile ? JSON.parse(realReadFileSync(config.seedFile, 'utf8')) : { files: [] };
     for (const [abs, mode, b64] of seed.files) files[abs] = { mode, data: Buffer.from(b64, 'base64') };
