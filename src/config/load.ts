@@ -76,7 +76,12 @@ export function parseConfig(
 ): TapedeckConfig {
   const parsed = ConfigSchema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  let issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  // A service that fits neither form: a misspelt key says more than "needs command or image".
+  if (issue.code === 'invalid_union') {
+    const unknownKey = issue.errors.flat().find((i) => i.code === 'unrecognized_keys');
+    if (unknownKey) issue = { ...unknownKey, path: [...issue.path, ...unknownKey.path] } as z.core.$ZodIssue;
+  }
   const fieldPath: PropertyKey[] = [...issue.path];
   let problem = issue.message;
   if (issue.code === 'unrecognized_keys') {

@@ -155,7 +155,11 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     const r = ledger.replay;
     out.push(
       ...wrapText(
-        `replay of ${r.replayOf}: ${steps(r.steps.recording)} served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${r.steps.blocked} blocked; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
+        `replay of ${r.replayOf}: ${steps(r.steps.recording)} served from the recording (recorded cost ${money(r.recordedCost)}), ${r.steps.live} live (${money(r.liveCost)}), ${[
+          r.steps.sandbox ? `${r.steps.sandbox} from sandbox services, ` : '',
+          r.steps.mock ? `${r.steps.mock} mocked, ` : '',
+          r.steps.simulated ? `${r.steps.simulated} simulated, ` : '',
+        ].join('')}${r.steps.blocked} held back; this replay spent ${formatMoney(r.replayCost, ledger.currency)}`,
         80,
       ),
     );

@@ -69,6 +69,7 @@ describe.each(cases)(
   ({ name, schema, table, insert, reset, db, isolation }) => {
     it.each(['env', 'file'] as const)(
       'an agent reading its database URL from a %s replays with no divergence',
+      { timeout: 240_000 },
       async (how) => {
         const database = await openWorldDatabase(
           db === 'template' ? { url: server, fresh: true, prefix: 'chainaddr' } : {},

@@ -33,7 +33,7 @@ beforeAll(async () => {
   example = await recordExample({ agent: 'openai', out: path.join(tmp, 'baseline') });
   fixedRun = await recordExample({ agent: 'openai', prompt: 'fixed', out: path.join(tmp, 'fixed-run') });
   simulator = await startModelServer({ policy: withFakeSimulator(decide) });
-});
+}, 300_000);
 afterAll(async () => {
   await example?.stop();
   await fixedRun?.stop();
@@ -66,7 +66,7 @@ const bookingsInserted = (recording: Recording) =>
   );
 
 describe('the example world with its travel API as a sandbox service', () => {
-  it('reaches the fixed prompt outcome in the sandbox and touches nothing real', async () => {
+  it('reaches the fixed prompt outcome in the sandbox and touches nothing real', { timeout: 240_000 }, async () => {
     const config = withOverrides(await loadConfig({ file: CONFIG }));
     const before = await example.world.state();
     example.resetHits();
@@ -107,7 +107,9 @@ describe('the example world with its travel API as a sandbox service', () => {
 });
 
 describe('the example world with msw mocks for the reads only', () => {
-  it('answers the reads from the mocks and holds back the booking, which has no answerer', async () => {
+  it('answers the reads from the mocks and holds back the booking, which has no answerer', {
+    timeout: 240_000,
+  }, async () => {
     const { result, recording } = await replayed(example, 'fixed', 'mocks', { mocks: MOCKS });
     expect(result.served.mock).toBeGreaterThanOrEqual(2);
     const booking = result.heldBack.find((h) => h.method === 'POST' && h.target.endsWith('/bookings'));
@@ -130,7 +132,9 @@ describe('the example world with msw mocks for the reads only', () => {
 });
 
 describe('the example world with a simulator', () => {
-  it('simulates a mutating call only when allowed, and eval --strict refuses an outcome resting on it', async () => {
+  it('simulates a mutating call only when allowed, and eval --strict refuses an outcome resting on it', {
+    timeout: 300_000,
+  }, async () => {
     const endpoint = `${simulator.url}/v1`;
     const held = await replayed(fixedRun, 'baseline', 'sim-held', { simulate: { endpoint } });
     const booking = held.result.heldBack.find((h) => h.method === 'POST');

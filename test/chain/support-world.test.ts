@@ -27,7 +27,7 @@ let careless: RecordedSupport;
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-chain-support-'));
   careless = await recordSupport({ prompt: 'careless', out: path.join(tmp, 'careless') });
-});
+}, 300_000);
 afterAll(async () => {
   await careless?.stop();
   await rm(tmp, { recursive: true, force: true });
@@ -52,7 +52,9 @@ async function carefulReplay(name: string, config: Parameters<typeof replay>[0][
 }
 
 describe('the support desk replayed with the careful prompt', () => {
-  it('dead-ends without an answer chain: the calls the recording does not hold are held back', async () => {
+  it('dead-ends without an answer chain: the calls the recording does not hold are held back', {
+    timeout: 240_000,
+  }, async () => {
     const { result, task } = await carefulReplay('no-chain', undefined);
     expect(result.heldBack.map((h) => `${h.method} ${new URL(h.target).pathname}`)).toContain(
       'GET /customers/C-1042/orders',
@@ -60,7 +62,9 @@ describe('the support desk replayed with the careful prompt', () => {
     expect(task.hardSuccess).toBe(false);
   });
 
-  it('reaches the outcome with the desk API started from a command as a sandbox service', async () => {
+  it('reaches the outcome with the desk API started from a command as a sandbox service', {
+    timeout: 240_000,
+  }, async () => {
     const { config } = withOverrides(await loadConfig({ file: CONFIG }));
     const { result, recording, task } = await carefulReplay('service', config);
     expect(result.heldBack).toEqual([]);
@@ -77,7 +81,9 @@ describe('the support desk replayed with the careful prompt', () => {
     expect(answerProvenance(recording).steps.get(refund?.stepId ?? -1)).toBe('sandbox');
   });
 
-  it('reaches the outcome with msw mocks reading the recording and writing the sandbox database', async () => {
+  it('reaches the outcome with msw mocks reading the recording and writing the sandbox database', {
+    timeout: 240_000,
+  }, async () => {
     const { result, recording, task } = await carefulReplay('mocks', { mocks: MOCKS });
     expect(result.heldBack).toEqual([]);
     expect(result.served.mock).toBe(2);
@@ -91,7 +97,9 @@ describe('the support desk replayed with the careful prompt', () => {
 });
 
 describe('bisect-prompt over a prompt series whose versions take different paths', () => {
-  it('finds the first failing version by its outcome, with one kept service and a fresh database per probe', async () => {
+  it('finds the first failing version by its outcome, with one kept service and a fresh database per probe', {
+    timeout: 600_000,
+  }, async () => {
     const versions = SUPPORT_PROMPT_SERIES.map((file) => ({
       label: path.basename(file),
       text: readFileSync(file, 'utf8'),

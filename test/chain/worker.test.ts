@@ -31,7 +31,9 @@ afterAll(async () => {
 });
 
 describe('a worker replay job', () => {
-  it("uses the worker's project file: sandbox services answer what the recording cannot", async () => {
+  it("uses the worker's project file: sandbox services answer what the recording cannot", {
+    timeout: 300_000,
+  }, async () => {
     const { config } = withOverrides(await loadConfig({ file: CONFIG }));
     const q = openQueue(wh);
     const out = join(dir, 'replay');

@@ -12,12 +12,19 @@ export interface CliRun {
   stderr: string;
 }
 
-export function tapedeck(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+export function tapedeck(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { cwd: options.cwd ?? root, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: 60_000 },
+      {
+        cwd: options.cwd ?? root,
+        env: { ...process.env, NO_COLOR: '1', ...options.env },
+        timeout: options.timeoutMs ?? 60_000,
+      },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });

@@ -38,7 +38,9 @@ const variants: Array<{ name: string; args: string[]; world: string }> = [
 ];
 
 describe.each(variants)('npm run demo on $name', ({ args, world }) => {
-  it('records the baseline (fails at step 3), replays it with the fixed prompt, and the fixed run passes', async () => {
+  it('records the baseline (fails at step 3), replays it with the fixed prompt, and the fixed run passes', {
+    timeout: 400_000,
+  }, async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'tapedeck-demo-'));
     try {
       const { code, out } = await runDemo(args, cwd);

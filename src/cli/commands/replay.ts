@@ -177,6 +177,8 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
           `--isolation ${JSON.stringify(opts.isolation)} is not ${levels.join(', ')}`,
         );
       }
+      // The project file, before anything runs: a mistake in it is the only thing said.
+      const { config } = await configFromOptions(opts);
       // What the agent will run in, said first (the fallback says what it cannot guarantee).
       const { chooseIsolation, describeIsolation } = await import('../../../sandbox/os/detect.js');
       const isolation = chooseIsolation((opts.isolation ?? 'auto') as 'auto');
@@ -209,7 +211,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
           : {}),
         ...(agentCommand.length > 0 ? { command: agentCommand } : {}),
         env,
-        config: (await configFromOptions(opts)).config,
+        config,
         stdio: opts.json ? 'pipe' : 'inherit',
         ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
         ...(opts.requireIsolation ? { requireIsolation: true } : {}),

@@ -1,0 +1,59 @@
+// The answer chain from the command line: `tapedeck replay --config` answers what the recording
+// cannot serve with the project file's sandbox service and says so by provenance; a bad project
+// file is one clear line and exit 2.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startModelServer } from '../../examples/world/index.js';
+import type { ModelServer } from '../../examples/world/model-server.js';
+import { readRecording } from '../../src/recording/index.js';
+import { example, expectOneLineError, root, tapedeck } from '../cli/run-cli.js';
+
+let dir: string;
+let model: ModelServer;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tapedeck-chain-cli-'));
+  model = await startModelServer();
+});
+afterAll(async () => {
+  await model?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tapedeck replay with a project file', () => {
+  it('answers the calls the recording does not hold from the sandbox service, and counts them', {
+    timeout: 240_000,
+  }, async () => {
+    const out = join(dir, 'replay');
+    const run = await tapedeck(
+      [
+        'replay',
+        example('openai-baseline'),
+        '--mode',
+        'counterfactual',
+        '--system-prompt',
+        join(root, 'examples/prompts/fixed.txt'),
+        '--config',
+        join(root, 'examples/tapedeck.config.ts'),
+        '--model-endpoint',
+        `${model.url}/v1`,
+        '--out',
+        out,
+      ],
+      { timeoutMs: 200_000 },
+    );
+    expect(run.stdout).toMatch(/answers: \d+ recorded, \d+ live, 4 sandbox/);
+    expect(run.stdout).not.toContain('held back (never sent)');
+    const replayed = await readRecording(out);
+    const booked = replayed.events.find((e) => e.type === 'db.changed' && e.payload.table === 'bookings');
+    expect(booked?.type === 'db.changed' && booked.payload.after?.passenger_id).toBe('P-102');
+  });
+
+  it('refuses a project file with a mistake in one line, naming the file, line and field', async () => {
+    const bad = join(dir, 'tapedeck.config.yaml');
+    writeFileSync(bad, 'services:\n  - origin: http://127.0.0.1:8787\n    comand: node api.js\n');
+    const run = await tapedeck(['replay', example('openai-baseline'), '--config', bad]);
+    expectOneLineError(run, new RegExp(`${bad.replaceAll('.', '\\.')}:2: services\\[0\\]\\.comand: unknown field`));
+  });
+});
