@@ -203,6 +203,7 @@ export function recordedVerdict(session: ReplaySession, ask: Ask, prefix: boolea
   const index = session.index;
   if (ask.isModel && prefix) {
     const m = index.match(live, { kind: 'model' });
+    // Exact or normalised, or (an imported recording) the same conversation: the recorded answer, no divergence.
     if (m.call && m.layer !== 'structural' && session.inOrder(m.call)) return { kind: 'serve', call: m.call };
     // Under a prompt override the recorded prefix differs by the prompt alone, on purpose.
     const aligned = session.parts.override ? alignedModelCall(session, live) : undefined;

@@ -1,6 +1,8 @@
 // The replay index: every recorded HTTP call of a recording, and layered matching of live
 // requests against it (exact, normalised, structural; repeats in recorded order). A miss
 // explains itself: the layers tried, the nearest recorded request and a field diff.
+
+import { providerById } from '../providers/index.js';
 import type {
   Body,
   DbChangedPayload,
@@ -25,8 +27,66 @@ import {
   viewOf,
 } from './normalize.js';
 
-export type MatchLayer = 'exact' | 'normalised' | 'structural';
-export const LAYERS: readonly MatchLayer[] = ['exact', 'normalised', 'structural'];
+export type MatchLayer = 'exact' | 'normalised' | 'structural' | 'conversation';
+/** The layers every recorded call is indexed under. */
+export const LAYERS: readonly ('exact' | 'normalised' | 'structural')[] = ['exact', 'normalised', 'structural'];
+
+/**
+ * A recording imported from traces (tag `imported:<format>`, e.g. OTLP spans) holds model requests
+ * rebuilt from what the spans say, not the bytes the agent's SDK sent: its model calls are also
+ * matched by meaning (roles, texts, tool calls and results; see conversationKey), after the
+ * other layers. Recorded runs never are.
+ */
+export function isImported(recording: Pick<Recording, 'manifest'>): boolean {
+  return recording.manifest.tags?.some((t) => t.startsWith('imported:')) ?? false;
+}
+
+/** JSON text parsed when it is JSON: arguments and results compare by value, not by spelling. */
+function valueOf(text: string): unknown {
+  const t = text.trim();
+  if (t[0] !== '{' && t[0] !== '[') return text;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * What a model request says, as the providers read it: the model and the turns (roles, texts, tool
+ * calls with their arguments, tool results), ids and spelling left out.
+ */
+function conversationKey(view: RequestView): string | undefined {
+  const provider = providerById(view.api);
+  const body = view.body;
+  if (!provider || body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const json = body as Record<string, unknown>;
+  const input = provider.readInput(json, {
+    method: view.method,
+    url: new URL(`http://request${view.path}`),
+    headers: {},
+    json,
+  });
+  const turns = provider.turns({
+    provider: provider.provider,
+    api: provider.api,
+    messages: input.messages,
+    ...(input.system !== undefined ? { system: input.system } : {}),
+    ...(input.tools !== undefined ? { tools: input.tools } : {}),
+  });
+  const meaning = turns
+    .map((t) => ({
+      role: t.role,
+      parts: t.parts.flatMap((p): unknown[] => {
+        if (p.kind === 'text') return p.text === '' ? [] : [{ text: p.text }];
+        if (p.kind === 'tool-call') return [{ call: p.name, args: valueOf(p.arguments) }];
+        if (p.kind === 'tool-result') return [{ result: valueOf(p.text) }];
+        return [{ media: p.text }];
+      }),
+    }))
+    .filter((t) => t.parts.length > 0);
+  return canonical({ api: view.api, model: input.model, turns: meaning });
+}
 
 /** One recorded HTTP call (a model call or a tool call) with everything needed to serve it. */
 export interface RecordedCall {
@@ -47,6 +107,8 @@ export interface RecordedCall {
   mutating: boolean;
   effects: { fs: FsChangedPayload[]; db: DbChangedPayload[] };
   stepLatencyMs: number;
+  /** Rebuilt from traces (an imported recording): also matched by meaning. */
+  imported?: boolean;
 }
 
 export interface LayerResult {
@@ -105,6 +167,7 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
     list.push(e);
   }
   const calls: RecordedCall[] = [];
+  const imported = isImported(recording);
   for (const [step, events] of [...byStep.entries()].sort((a, b) => a[0] - b[0])) {
     let stateType: StateType = 'API_CALL';
     let stepName = '';
@@ -175,6 +238,7 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
       mutating: tool ? tool.mutating : kind === 'tool' && !isSafeMethod(request.method),
       effects: { fs, db },
       stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,
+      ...(imported && kind === 'model' ? { imported: true } : {}),
     });
   }
   return calls;
@@ -188,6 +252,7 @@ export class CallIndex {
     exact: new Map(),
     normalised: new Map(),
     structural: new Map(),
+    conversation: new Map(),
   };
 
   constructor(calls: RecordedCall[]) {
@@ -198,6 +263,12 @@ export class CallIndex {
         const list = this.byKey[layer].get(key);
         if (list) list.push(call);
         else this.byKey[layer].set(key, [call]);
+      }
+      const meaning = call.imported ? conversationKey(call.view) : undefined;
+      if (meaning !== undefined) {
+        const list = this.byKey.conversation.get(meaning);
+        if (list) list.push(call);
+        else this.byKey.conversation.set(meaning, [call]);
       }
     }
   }
@@ -232,9 +303,12 @@ export class CallIndex {
     const keys = keysOf(live, view);
     const layers: LayerResult[] = [];
     let reusable: { call: RecordedCall; layer: MatchLayer } | undefined;
-    for (const layer of LAYERS) {
-      const all = (this.byKey[layer].get(keys[layer]) ?? []).filter(
-        (c) => options.kind === undefined || c.kind === options.kind,
+    const tried: MatchLayer[] = this.byKey.conversation.size > 0 ? [...LAYERS, 'conversation'] : [...LAYERS];
+    for (const layer of tried) {
+      const key = layer === 'conversation' ? (conversationKey(view) ?? '') : keys[layer];
+      const all = (this.byKey[layer].get(key) ?? []).filter(
+        // An imported call agrees in structure only by what it was rebuilt from: its layer is the conversation.
+        (c) => (options.kind === undefined || c.kind === options.kind) && !(layer === 'structural' && c.imported),
       );
       const free = all.find((c) => !this.used.has(c.index));
       layers.push({ layer, passed: free !== undefined, candidates: all.length });

@@ -4,11 +4,17 @@ export { warehouseOptionsFrom } from './location.js';
 export { MIGRATIONS, type Migration, migrate, SCHEMA_VERSION } from './migrations.js';
 export {
   type EnqueueOptions,
+  JOB_KINDS,
+  JOB_STATES,
   type Job,
   type JobHandler,
+  type JobInfo,
+  type JobKind,
   type JobState,
   openQueue,
+  QUEUE_SCHEMA,
   type Queue,
+  type QueueOptions,
   runWorker,
   type WorkerOptions,
 } from './queue.js';

@@ -218,6 +218,41 @@ CREATE TABLE tapedeck_job (
 CREATE INDEX tapedeck_job_ready ON tapedeck_job (state, run_after, id);
 `,
   },
+  {
+    version: 3,
+    name: 'job queue on pg-boss; sweeps',
+    sql: `
+-- The hand-written job queue gives way to pg-boss (its own schema, tapedeck_queue).
+DROP TABLE IF EXISTS tapedeck_job;
+
+-- A sweep: recordings x prompt versions x k samples, each a probe (one replay) whose result is
+-- the replay's trace (trace_run, eval_task_result). A probe is keyed by what it replays (the
+-- recording's content, the prompt, the sample number, the contract, the mode and model endpoint),
+-- so a probe answered once is never run again, by this sweep or another.
+CREATE TABLE sweep (
+  sweep_id                         TEXT PRIMARY KEY,
+  k                                INTEGER NOT NULL,
+  spec                             JSONB NOT NULL,
+  created_at                       TIMESTAMP NOT NULL DEFAULT (now() AT TIME ZONE 'UTC')
+);
+CREATE TABLE sweep_probe (
+  probe_key                        TEXT PRIMARY KEY,
+  task_id                          TEXT NOT NULL,
+  sample                           INTEGER NOT NULL,
+  trace_id                         TEXT,
+  eval_id                          TEXT,
+  replay                           TEXT,
+  job_id                           TEXT,
+  completed_at                     TIMESTAMP
+);
+CREATE TABLE sweep_member (
+  sweep_id                         TEXT NOT NULL,
+  prompt_version                   TEXT NOT NULL,
+  probe_key                        TEXT NOT NULL,
+  PRIMARY KEY (sweep_id, prompt_version, probe_key)
+);
+`,
+  },
 ];
 
 /** The newest schema version this tapedeck knows. */

@@ -1,171 +1,225 @@
-// A Postgres job queue (pg-boss-like) in the warehouse: enqueue, claim with FOR UPDATE SKIP
-// LOCKED (so concurrent workers on many machines never take the same job), complete, fail with
-// retry and backoff, and reap jobs whose worker died.
+// The job queue: pg-boss on the warehouse's database (its own schema, `tapedeck_queue`). pg-boss
+// gives each job to one worker (SKIP LOCKED), retries a failed job with backoff, fails a job whose
+// worker died once it has been active longer than its expiry (so it is retried elsewhere), moves
+// jobs out of retries to a dead-letter queue, and keeps at most one job per singleton key waiting
+// and one running (a sweep's probe also checks the warehouse before it runs, so an answered probe
+// never runs again). pg-boss talks to the database through the warehouse's own
+// connection: a Postgres server (many workers on many machines) or PGlite (one process).
+import { randomUUID } from 'node:crypto';
+import type PgBoss from 'pg-boss';
+import { TapedeckError } from '../recording/errors.js';
 import type { Warehouse } from './warehouse.js';
 
-export type JobState = 'queued' | 'running' | 'done' | 'failed';
+export const QUEUE_SCHEMA = 'tapedeck_queue';
+/** The job kinds and their pg-boss queues. */
+export const JOB_KINDS = ['replay', 'ingest'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+const DEAD_LETTER = 'tapedeck-dead-letter';
+const queueName = (kind: string): string => `tapedeck-${kind}`;
+
+export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+export const JOB_STATES: readonly JobState[] = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'];
 
 export interface Job {
-  id: number;
-  kind: string;
+  id: string;
+  kind: JobKind;
   payload: Record<string, unknown>;
+  /** How many times it was retried before (0 on the first attempt). */
+  retryCount: number;
+  singletonKey: string | null;
+}
+
+export interface JobInfo extends Job {
   state: JobState;
-  attempts: number;
-  max_attempts: number;
-  locked_by: string | null;
-  error: string | null;
-  result: unknown;
+  output: unknown;
 }
 
 export interface EnqueueOptions {
-  maxAttempts?: number;
-  /** Do not run before this many seconds from now. */
-  delaySeconds?: number;
+  /** At most one job with this key waits and one runs; another is refused (enqueue returns null). */
+  singletonKey?: string;
+  /** Retries after the first attempt (default 2). */
+  retryLimit?: number;
+  /** Seconds before the first retry, doubled at each next one (default 5). */
+  retryDelaySeconds?: number;
+  /**
+   * A job running longer than this is taken to have lost its worker: it is failed and retried
+   * (default 900). Set it above the longest job, or a slow job runs twice.
+   */
+  expireInSeconds?: number;
 }
 
 export interface Queue {
-  enqueue(kind: string, payload: Record<string, unknown>, options?: EnqueueOptions): Promise<number>;
-  /** Takes the oldest ready job (of these kinds, if given) for `worker`, or null when none is ready. */
-  claim(worker: string, kinds?: string[]): Promise<Job | null>;
-  complete(id: number, result?: unknown): Promise<void>;
-  /** Re-queues with backoff while attempts remain, else marks the job failed. */
-  fail(id: number, error: string, retryDelaySeconds?: number): Promise<JobState>;
-  /** Puts back jobs left running longer than `staleSeconds` (their worker died). */
-  reap(staleSeconds: number): Promise<number>;
-  counts(): Promise<Record<JobState, number>>;
-  get(id: number): Promise<Job | null>;
+  /** The job's id, or null when a job with the same singleton key is already waiting. */
+  enqueue(kind: JobKind, payload: Record<string, unknown>, options?: EnqueueOptions): Promise<string | null>;
+  /** The next job of one of these kinds, now active for this worker; null when none is ready. */
+  fetch(kinds?: readonly JobKind[]): Promise<Job | null>;
+  complete(job: Job, output?: unknown): Promise<void>;
+  /** Retried with backoff while retries remain, else failed (and copied to the dead-letter queue). */
+  fail(job: Job, error: string): Promise<void>;
+  get(kind: JobKind, id: string): Promise<JobInfo | null>;
+  /** Jobs by state (all kinds, or these). */
+  counts(kinds?: readonly JobKind[]): Promise<Record<JobState, number>>;
+  /** Stops pg-boss's maintenance (the warehouse connection stays open: close the warehouse). */
+  close(): Promise<void>;
 }
 
-const NOW = `(now() AT TIME ZONE 'UTC')`;
+export interface QueueOptions {
+  /** How often this process checks for expired jobs and retries them (default 10 s; min 1). */
+  maintenanceSeconds?: number;
+}
 
-function toJob(row: Record<string, unknown>): Job {
+/** pg-boss's database interface over the warehouse connection: statements with parameters go one at a time, the rest as a script. */
+function bossDb(warehouse: Warehouse): PgBoss.Db {
   return {
-    id: Number(row.id),
-    kind: String(row.kind),
-    payload: (row.payload ?? {}) as Record<string, unknown>,
-    state: row.state as JobState,
-    attempts: Number(row.attempts),
-    max_attempts: Number(row.max_attempts),
-    locked_by: (row.locked_by as string | null) ?? null,
-    error: (row.error as string | null) ?? null,
-    result: row.result ?? null,
+    async executeSql(text: string, values?: unknown[]) {
+      const r = values && values.length > 0 ? await warehouse.query(text, values) : await warehouse.exec(text);
+      return { rows: r.rows };
+    },
   };
 }
 
-/** The queue of a warehouse (its tables come with the warehouse's migrations). */
-export function openQueue(wh: Warehouse): Queue {
+/**
+ * Opens the queue on a warehouse (creating pg-boss's schema on first use).
+ * @example const q = await openQueue(wh); await q.enqueue('replay', { recording: 'pg://db/evals/run-1' });
+ */
+export async function openQueue(warehouse: Warehouse, options: QueueOptions = {}): Promise<Queue> {
+  const { default: Boss } = await import('pg-boss');
+  const boss = new Boss({
+    db: bossDb(warehouse),
+    schema: QUEUE_SCHEMA,
+    schedule: false,
+    supervise: true,
+    maintenanceIntervalSeconds: Math.max(1, options.maintenanceSeconds ?? 10),
+  });
+  const errors: Error[] = [];
+  boss.on('error', (error) => errors.push(error));
+  try {
+    await boss.start();
+    for (const name of [DEAD_LETTER, ...JOB_KINDS.map(queueName)]) {
+      // 'stately': per singleton key, at most one job waiting (created or retry) and one running.
+      await boss.createQueue(name, {
+        name,
+        policy: 'stately',
+        ...(name === DEAD_LETTER ? {} : { deadLetter: DEAD_LETTER }),
+      });
+    }
+  } catch (error) {
+    await boss.stop({ graceful: false, wait: false, close: false }).catch(() => undefined);
+    throw new TapedeckError(
+      'QUEUE_UNAVAILABLE',
+      `cannot open the job queue in ${warehouse.location}: ${(error as Error).message}`,
+    );
+  }
+
+  const toJob = (kind: JobKind, row: PgBoss.JobWithMetadata<Record<string, unknown>>): Job => ({
+    id: row.id,
+    kind,
+    payload: row.data ?? {},
+    retryCount: row.retryCount ?? 0,
+    singletonKey: row.singletonKey && !row.singletonKey.startsWith('job:') ? row.singletonKey : null,
+  });
+
   return {
     async enqueue(kind, payload, options = {}) {
-      const r = await wh.query(
-        `INSERT INTO tapedeck_job (kind, payload, max_attempts, run_after)
-         VALUES ($1, $2::jsonb, $3, ${NOW} + make_interval(secs => $4)) RETURNING id`,
-        [kind, JSON.stringify(payload), options.maxAttempts ?? 3, options.delaySeconds ?? 0],
-      );
-      return Number(r.rows[0]?.id);
+      const retryDelay = options.retryDelaySeconds ?? 5;
+      return boss.send(queueName(kind), payload, {
+        retryLimit: options.retryLimit ?? 2,
+        retryDelay,
+        retryBackoff: retryDelay > 0,
+        expireInSeconds: options.expireInSeconds ?? 900,
+        // 'stately' groups jobs without a key under one empty key (one waiting at a time): give each its own.
+        singletonKey: options.singletonKey ?? `job:${randomUUID()}`,
+      });
     },
-    async claim(worker, kinds) {
-      const r = await wh.query(
-        `UPDATE tapedeck_job SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_at = ${NOW}
-         WHERE id = (
-           SELECT id FROM tapedeck_job
-           WHERE state = 'queued' AND run_after <= ${NOW} AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
-           ORDER BY run_after, id
-           FOR UPDATE SKIP LOCKED
-           LIMIT 1)
-         RETURNING *`,
-        [worker, kinds && kinds.length > 0 ? kinds : null],
-      );
-      const row = r.rows[0];
-      return row ? toJob(row) : null;
+    async fetch(kinds = JOB_KINDS) {
+      for (const kind of kinds) {
+        const rows = await boss.fetch<Record<string, unknown>>(queueName(kind), {
+          batchSize: 1,
+          includeMetadata: true,
+        });
+        const row = rows?.[0];
+        if (row) return toJob(kind, row);
+      }
+      return null;
     },
-    async complete(id, result) {
-      await wh.query(
-        `UPDATE tapedeck_job SET state = 'done', result = $2::jsonb, error = NULL, finished_at = ${NOW} WHERE id = $1`,
-        [id, JSON.stringify(result ?? null)],
-      );
+    async complete(job, output) {
+      await boss.complete(queueName(job.kind), job.id, output === undefined ? undefined : (output as object));
     },
-    async fail(id, error, retryDelaySeconds = 5) {
-      const r = await wh.query(
-        `UPDATE tapedeck_job SET
-           state = CASE WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END,
-           run_after = ${NOW} + make_interval(secs => $3 * attempts),
-           error = $2, locked_by = NULL, locked_at = NULL,
-           finished_at = CASE WHEN attempts < max_attempts THEN NULL ELSE ${NOW} END
-         WHERE id = $1 RETURNING state`,
-        [id, error, retryDelaySeconds],
-      );
-      return (r.rows[0]?.state as JobState | undefined) ?? 'failed';
+    async fail(job, error) {
+      await boss.fail(queueName(job.kind), job.id, { message: error });
     },
-    async reap(staleSeconds) {
-      const r = await wh.query(
-        `UPDATE tapedeck_job SET state = 'queued', locked_by = NULL, locked_at = NULL
-         WHERE state = 'running' AND locked_at < ${NOW} - make_interval(secs => $1) RETURNING id`,
-        [staleSeconds],
-      );
-      return r.rows.length;
+    async get(kind, id) {
+      const row = await boss.getJobById<Record<string, unknown>>(queueName(kind), id);
+      if (!row) return null;
+      return { ...toJob(kind, row), state: row.state, output: row.output ?? null };
     },
-    async counts() {
-      const r = await wh.query('SELECT state, count(*) AS n FROM tapedeck_job GROUP BY state');
-      const out: Record<JobState, number> = { queued: 0, running: 0, done: 0, failed: 0 };
+    async counts(kinds = JOB_KINDS) {
+      const out = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+      const r = await warehouse.query(
+        `SELECT state, count(*)::int AS n FROM ${QUEUE_SCHEMA}.job WHERE name = ANY($1::text[]) GROUP BY state`,
+        [kinds.map(queueName)],
+      );
       for (const row of r.rows) out[row.state as JobState] = Number(row.n);
       return out;
     },
-    async get(id) {
-      const r = await wh.query('SELECT * FROM tapedeck_job WHERE id = $1', [id]);
-      const row = r.rows[0];
-      return row ? toJob(row) : null;
+    async close() {
+      await boss.stop({ graceful: false, wait: true, close: false });
     },
   };
 }
 
 export interface WorkerOptions {
-  /** A name for this worker (default host:pid). */
+  /** A name for this worker, in each job's output (default host:pid). */
   name?: string;
-  kinds?: string[];
-  /** Stop when no job is ready instead of polling. */
+  kinds?: readonly JobKind[];
+  /** Stop when no job is ready instead of waiting for more. */
   once?: boolean;
+  /** Wait between polls of an empty queue (default 1000 ms). */
   pollMs?: number;
-  /** Reap jobs running longer than this (default 15 min). */
-  staleSeconds?: number;
   signal?: AbortSignal;
-  onJob?: (event: { job: Job; outcome: 'done' | 'retry' | 'failed'; error?: string; ms: number }) => void;
+  onStart?: (job: Job) => void;
+  onJob?: (event: { job: Job; outcome: 'done' | 'failed'; error?: string; ms: number }) => void;
 }
 
 export type JobHandler = (job: Job) => Promise<unknown>;
 
-/** Runs jobs one at a time until stopped (or, with `once`, until none is ready). Returns how many ran. */
+/**
+ * Runs jobs one at a time until stopped (or, with `once`, until none is ready); returns how many ran.
+ * A job that throws is failed (pg-boss retries it while retries remain).
+ */
 export async function runWorker(
   queue: Queue,
-  handlers: Record<string, JobHandler>,
+  handlers: Partial<Record<JobKind, JobHandler>>,
   options: WorkerOptions = {},
 ): Promise<number> {
   const name = options.name ?? `${process.env.HOSTNAME ?? 'worker'}:${process.pid}`;
-  const kinds = options.kinds ?? Object.keys(handlers);
+  const kinds = options.kinds ?? (Object.keys(handlers) as JobKind[]);
   let ran = 0;
-  await queue.reap(options.staleSeconds ?? 900);
   while (!options.signal?.aborted) {
-    const job = await queue.claim(name, kinds);
+    const job = await queue.fetch(kinds);
     if (!job) {
       if (options.once) break;
-      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1000));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.pollMs ?? 1000);
+        options.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
       continue;
     }
     const t0 = performance.now();
-    const handler = handlers[job.kind];
+    options.onStart?.(job);
     try {
+      const handler = handlers[job.kind];
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       const result = await handler(job);
-      await queue.complete(job.id, result);
+      await queue.complete(job, { worker: name, result: result ?? null });
       options.onJob?.({ job, outcome: 'done', ms: performance.now() - t0 });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const state = await queue.fail(job.id, message);
-      options.onJob?.({
-        job,
-        outcome: state === 'failed' ? 'failed' : 'retry',
-        error: message,
-        ms: performance.now() - t0,
-      });
+      await queue.fail(job, message);
+      options.onJob?.({ job, outcome: 'failed', error: message, ms: performance.now() - t0 });
     }
     ran++;
   }

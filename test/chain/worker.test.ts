@@ -1,17 +1,17 @@
 // The worker's replay jobs go down the same answer chain as `tapedeck replay`: the committed
 // travel baseline, replayed by a worker with the fixed prompt and the example's project file,
 // has its new calls answered by the travel API re-hosted in the sandbox, and passes the contract.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT, PROMPTS, startModelServer } from '../../examples/world/index.js';
 import type { ModelServer } from '../../examples/world/model-server.js';
-import { jobHandlers } from '../../src/cli/commands/worker.js';
 import { loadConfig, withOverrides } from '../../src/config/index.js';
 import { answerProvenance, readRecording } from '../../src/recording/index.js';
 import { openQueue, openWarehouse, runWorker, type Warehouse } from '../../src/store/index.js';
+import { jobHandlers } from '../../src/store/jobs.js';
 
 const CONFIG = fileURLToPath(new URL('../../examples/tapedeck.config.ts', import.meta.url));
 const BASELINE = fileURLToPath(new URL('../../recordings/examples/openai-baseline', import.meta.url));
@@ -35,21 +35,23 @@ describe('a worker replay job', () => {
     timeout: 300_000,
   }, async () => {
     const { config } = withOverrides(await loadConfig({ file: CONFIG }));
-    const q = openQueue(wh);
-    const out = join(dir, 'replay');
-    await q.enqueue('replay', {
+    const q = await openQueue(wh);
+    const out = join(dir, 'replays');
+    const id = await q.enqueue('replay', {
       recording: BASELINE,
       mode: 'counterfactual',
-      systemPromptFile: PROMPTS.fixed,
+      systemPrompt: readFileSync(PROMPTS.fixed, 'utf8'),
       modelEndpoint: `${model.url}/v1`,
-      contract: CONTRACT,
+      contract: readFileSync(CONTRACT, 'utf8'),
       out,
     });
     const outcomes: string[] = [];
-    const ran = await runWorker(q, jobHandlers(wh, config), { once: true, onJob: (e) => outcomes.push(e.outcome) });
+    const handlers = jobHandlers({ warehouse: wh, workDir: join(dir, 'worker'), config });
+    const ran = await runWorker(q, handlers, { once: true, onJob: (e) => outcomes.push(e.error ?? e.outcome) });
+    await q.close();
     expect(ran).toBe(1);
     expect(outcomes).toEqual(['done']);
-    const replayed = await readRecording(out);
+    const replayed = await readRecording(join(out, id as string));
     expect(answerProvenance(replayed).counts.sandbox).toBeGreaterThanOrEqual(3);
     expect(answerProvenance(replayed).counts.blocked).toBe(0);
     const passed = await wh.query(

@@ -17,7 +17,7 @@ describe('tapedeck worker enqueue', () => {
     // cwd is the temp folder: a job queued in the default warehouse would land in ./.tapedeck here.
     const queued = await tapedeck(['worker', 'enqueue', example('openai-baseline'), '--db', db], { cwd: tmp });
     expect(queued.code, queued.stderr).toBe(0);
-    expect(queued.stdout).toBe(`queued 1 job (1) in ${db}\n`);
+    expect(queued.stdout).toBe(`queued 1 job in ${db}\n`);
     expectOneLineError(
       await tapedeck(['worker', 'enqueue', file, '--db', db], { cwd: tmp }),
       /file: is a file, not a recording directory/,

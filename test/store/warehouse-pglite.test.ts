@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobHandlers } from '../../src/cli/commands/worker.js';
 import {
   loadScores,
   MIGRATIONS,
@@ -12,6 +11,7 @@ import {
   SCHEMA_VERSION,
   type Warehouse,
 } from '../../src/store/index.js';
+import { jobHandlers } from '../../src/store/jobs.js';
 import { ingestAll } from './fixtures.js';
 import { dumpTables } from './helpers.js';
 
@@ -82,18 +82,25 @@ describe('warehouse on embedded PGlite', () => {
 
   // Last: it adds the example runs to this warehouse.
   it('drains ingest jobs into the warehouse and records a bad one as failed', async () => {
-    const q = openQueue(wh);
-    await q.enqueue('ingest', { recording: 'recordings/examples/openai-baseline' });
-    await q.enqueue('ingest', { recording: 'recordings/examples/anthropic-fixed' });
-    const bad = await q.enqueue('ingest', { recording: 'recordings/no-such-recording' }, { maxAttempts: 1 });
-    const outcomes: string[] = [];
-    const ran = await runWorker(q, jobHandlers(wh), { once: true, onJob: (e) => outcomes.push(e.outcome) });
-    expect(ran).toBe(3);
-    expect(outcomes.sort()).toEqual(['done', 'done', 'failed']);
-    const runs = await wh.query(
-      "SELECT recording_id FROM trace_run WHERE recording_id IN ('anthropic-fixed', 'openai-baseline') ORDER BY 1",
-    );
-    expect(runs.rows.map((r) => r.recording_id)).toEqual(['anthropic-fixed', 'openai-baseline']);
-    expect((await q.get(bad))?.error).toMatch(/no-such-recording/);
+    const q = await openQueue(wh);
+    try {
+      await q.enqueue('ingest', { recording: 'recordings/examples/openai-baseline' });
+      await q.enqueue('ingest', { recording: 'recordings/examples/anthropic-fixed' });
+      const bad = await q.enqueue('ingest', { recording: 'recordings/no-such-recording' }, { retryLimit: 0 });
+      const outcomes: string[] = [];
+      const handlers = jobHandlers({ warehouse: wh, workDir: join(dir, 'worker') });
+      const ran = await runWorker(q, handlers, { once: true, onJob: (e) => outcomes.push(e.outcome) });
+      expect(ran).toBe(3);
+      expect(outcomes.sort()).toEqual(['done', 'done', 'failed']);
+      const runs = await wh.query(
+        "SELECT recording_id FROM trace_run WHERE recording_id IN ('anthropic-fixed', 'openai-baseline') ORDER BY 1",
+      );
+      expect(runs.rows.map((r) => r.recording_id)).toEqual(['anthropic-fixed', 'openai-baseline']);
+      expect((await q.get('ingest', bad as string))?.output).toMatchObject({
+        message: expect.stringMatching(/no-such-recording/),
+      });
+    } finally {
+      await q.close();
+    }
   });
 });

@@ -63,6 +63,22 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./worker.js'),
   },
   {
+    name: 'export',
+    summary: 'write a recording as OpenTelemetry GenAI spans (file or collector), a HAR archive, or msw handlers',
+    load: () => import('./export.js'),
+  },
+  {
+    name: 'import',
+    summary: 'make a recording from OpenTelemetry GenAI spans or a HAR archive',
+    load: () => import('./import.js'),
+  },
+  {
+    name: 'sweep',
+    summary:
+      'replay recordings × prompt versions × k samples through the queue: pass@k, pass^k, cost per resolved task',
+    load: () => import('./sweep.js'),
+  },
+  {
     name: 'tui',
     summary: 'browse recordings, time-travel through a run, replay it with a changed prompt, bisect',
     load: () => import('./tui.js'),

@@ -1,74 +1,24 @@
-// `tapedeck worker`: runs queued jobs (replays, ingests) from the warehouse's job queue, so many
-// replays — golden set × k samples × prompt variants — spread over machines sharing one Postgres.
+// `tapedeck worker`: runs queued jobs (replays, ingests) from the job queue (pg-boss on the
+// warehouse database), so many replays — golden set × k samples × prompt variants — spread over
+// machines sharing one Postgres; `tapedeck worker enqueue` queues them.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { TapedeckConfig } from '../../config/index.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { readManifest, readRecording } from '../../recording/index.js';
+import { readManifest } from '../../recording/index.js';
 import {
-  type Job,
-  type JobHandler,
-  loadScores,
-  normalizeScores,
+  type JobKind,
   openQueue,
   openWarehouse,
+  type Queue,
   runWorker,
   type Warehouse,
   warehouseOptionsFrom,
 } from '../../store/index.js';
+import { jobHandlers, type ReplayJob } from '../../store/jobs.js';
+import { isStoreUrl, localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
-
-/**
- * Handlers of the job kinds: `ingest` {recording, scores?} and `replay` {recording, mode,
- * systemPromptFile?, promptPatchFile?, modelEndpoint?, out?, contract?, config?}. A replay's answer
- * chain (sandbox services, mocks, simulator) is the job's `config` file when it names one, else the
- * worker's project file (`config`).
- */
-export function jobHandlers(warehouse: Warehouse, config?: TapedeckConfig): Record<string, JobHandler> {
-  return {
-    async ingest(job: Job) {
-      const dir = str(job.payload.recording);
-      if (!dir) throw new Error('ingest job without a recording');
-      const scoresFile = str(job.payload.scores);
-      const result = await warehouse.ingest(await readRecording(dir), scoresFile ? loadScores(scoresFile) : []);
-      return { traceId: result.traceId, rows: result.rows };
-    },
-    async replay(job: Job) {
-      const recording = str(job.payload.recording);
-      if (!recording) throw new Error('replay job without a recording');
-      const mode = job.payload.mode === 'counterfactual' ? 'counterfactual' : 'exact';
-      const systemPromptFile = str(job.payload.systemPromptFile);
-      const promptPatchFile = str(job.payload.promptPatchFile);
-      const modelEndpoint = str(job.payload.modelEndpoint);
-      const out = str(job.payload.out);
-      const configFile = str(job.payload.config);
-      const chain = configFile ? (await configFromOptions({ config: configFile })).config : config;
-      const { replay } = await import('../../replay/index.js');
-      const result = await replay({
-        recording,
-        mode,
-        ...(systemPromptFile ? { systemPrompt: readFileSync(systemPromptFile, 'utf8') } : {}),
-        ...(promptPatchFile ? { promptPatch: readFileSync(promptPatchFile, 'utf8') } : {}),
-        ...(modelEndpoint ? { modelEndpoint } : {}),
-        ...(out ? { out } : {}),
-        ...(chain ? { config: chain } : {}),
-      });
-      const replayed = await readRecording(result.dir);
-      const contractFile = str(job.payload.contract);
-      let scores: ReturnType<typeof normalizeScores> | undefined;
-      if (contractFile) {
-        const { evaluateRecording, loadContract } = await import('../../evaluate/index.js');
-        scores = normalizeScores(evaluateRecording(replayed, loadContract(contractFile)));
-      }
-      const ingested = await warehouse.ingest(replayed, scores);
-      return { dir: result.dir, traceId: ingested.traceId, divergences: result.divergences.length };
-    },
-  };
-}
 
 interface RunOptions extends ConfigCliOptions {
   db?: string;
@@ -76,6 +26,8 @@ interface RunOptions extends ConfigCliOptions {
   kinds?: string[];
   pollMs?: string;
   name?: string;
+  workDir?: string;
+  maintenanceSeconds?: string;
 }
 
 interface EnqueueOptions {
@@ -86,17 +38,49 @@ interface EnqueueOptions {
   promptPatch?: string;
   modelEndpoint?: string;
   contract?: string;
-  outDir?: string;
-  scores?: string;
+  out?: string;
+  expireSeconds?: string;
+  retries?: string;
   json?: boolean;
 }
+
+function positive(option: string, value: string | undefined, fallback: number, min = 0): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min)
+    throw new TapedeckError('BAD_OPTION', `${option} ${value} is not a number ≥ ${min}`);
+  return n;
+}
+
+/** Opens the warehouse and its queue; `fn` runs with both, and both are closed after. */
+export async function withQueue<T>(
+  db: string | undefined,
+  fn: (warehouse: Warehouse, queue: Queue) => Promise<T>,
+  maintenanceSeconds?: number,
+): Promise<T> {
+  const warehouse = await openWarehouse(warehouseOptionsFrom(db));
+  try {
+    const queue = await openQueue(warehouse, maintenanceSeconds === undefined ? {} : { maintenanceSeconds });
+    try {
+      return await fn(warehouse, queue);
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    await warehouse.close();
+  }
+}
+
+const STORE_NOTE = `Workers read recordings by store URL (pg://…/<id>, file://…/<id>; see tapedeck push), so they need
+no shared disk; a plain path works for workers on the machine that has it. Prompts and contracts
+travel inside the job as text.`;
 
 export function register(program: Command): void {
   const worker = program
     .command('worker')
     .exitOverride(exitOnUsageError)
     .description(
-      "Takes jobs from the warehouse's job queue (table tapedeck_job) one at a time and runs them: `replay` jobs replay a recording (exact or counterfactual, optionally with a changed system prompt), evaluate it against a contract when one is given, and ingest the replay's ledger and scores; `ingest` jobs ingest a recording. Workers on many machines can share one Postgres server (--db or TAPEDECK_DATABASE_URL): a job is claimed with FOR UPDATE SKIP LOCKED, so it runs once; a failed job is retried with backoff up to 3 attempts; a job whose worker died is put back after 15 minutes. Recording paths must be readable by every worker.",
+      "Takes jobs from the job queue (pg-boss, in the warehouse database: schema tapedeck_queue) one at a time and runs them: `replay` jobs replay a recording (exact or counterfactual, optionally with a changed system prompt), score it against the contract they carry, ingest the replay's ledger and scores, and push the replay to a store when asked; `ingest` jobs ingest a recording. Workers on many machines share one Postgres server (--db or TAPEDECK_DATABASE_URL): each job goes to one worker; a failed job is retried with backoff (2 retries), then moved to the dead-letter queue; a job whose worker died is retried once it has been active longer than its expiry (tapedeck worker enqueue --expire-seconds, default 900). With a PGlite folder as --db, the queue serves this one process.",
     )
     .option(
       '--db <url|dir>',
@@ -105,115 +89,139 @@ export function register(program: Command): void {
     .option('--once', 'stop when no job is ready instead of waiting for more')
     .option('--kinds <kind...>', 'only these job kinds (replay, ingest)')
     .option('--poll-ms <ms>', 'wait between polls of an empty queue', '1000')
-    .option('--name <name>', "this worker's name in tapedeck_job.locked_by (default host:pid)");
+    .option('--name <name>', "this worker's name, written in each job's output (default host:pid)")
+    .option('--work-dir <dir>', 'where this worker keeps pulled recordings and its replays', '.tapedeck/worker')
+    .option('--maintenance-seconds <s>', 'how often to look for jobs of dead workers to retry', '10');
   addConfigOptions(worker)
     .addHelpText(
       'after',
       `
 Examples:
-  tapedeck worker enqueue recordings/examples/openai-baseline --replay counterfactual --samples 5 \\
+  tapedeck push recordings/examples/openai-baseline pg://postgres@db:5432/evals
+  tapedeck worker enqueue pg://postgres@db:5432/evals/openai-baseline --replay counterfactual --samples 5 \\
       --system-prompt examples/prompts/fixed.txt --contract examples/contracts/book-flight.yaml \\
-      --db postgres://db/evals
-  tapedeck worker --db postgres://db/evals                  on each machine
-  tapedeck query "SELECT state, count(*) FROM tapedeck_job GROUP BY 1" --db postgres://db/evals`,
+      --db postgres://postgres@db:5432/evals
+  tapedeck worker --db postgres://postgres@db:5432/evals          on each machine
+  tapedeck sweep …                                                 a whole grid, with pass@k per prompt version
+
+${STORE_NOTE}`,
     )
     .action(async (opts: RunOptions) => {
-      const pollMs = Number(opts.pollMs ?? 1000);
-      if (!Number.isFinite(pollMs) || pollMs < 0)
-        throw new TapedeckError('BAD_OPTION', `--poll-ms ${opts.pollMs} is not a number of milliseconds`);
-      const warehouse = await openWarehouse(warehouseOptionsFrom(opts.db));
+      const pollMs = positive('--poll-ms', opts.pollMs, 1000);
+      const maintenanceSeconds = positive('--maintenance-seconds', opts.maintenanceSeconds, 10, 1);
+      const kinds = opts.kinds?.map((k) => {
+        if (k !== 'replay' && k !== 'ingest')
+          throw new TapedeckError('BAD_OPTION', `--kinds ${k}: expected replay or ingest`);
+        return k as JobKind;
+      });
+      const name = opts.name ?? `${hostname()}:${process.pid}`;
+      const { config } = await configFromOptions(opts);
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
-        const ran = await runWorker(
-          openQueue(warehouse),
-          jobHandlers(warehouse, (await configFromOptions(opts)).config),
-          {
-            name: opts.name ?? `${hostname()}:${process.pid}`,
-            ...(opts.kinds ? { kinds: opts.kinds } : {}),
-            ...(opts.once ? { once: true } : {}),
-            pollMs,
-            signal: stop.signal,
-            onJob: ({ job, outcome, error, ms }) => {
-              const tail = error ? `: ${error}` : '';
-              process.stderr.write(
-                `tapedeck worker: job ${job.id} ${job.kind} ${outcome} in ${Math.round(ms)} ms${tail}\n`,
-              );
-            },
-          },
+        const ran = await withQueue(
+          opts.db,
+          (warehouse, queue) =>
+            runWorker(queue, jobHandlers({ warehouse, workDir: resolve(opts.workDir ?? '.tapedeck/worker'), config }), {
+              name,
+              ...(kinds ? { kinds } : {}),
+              ...(opts.once ? { once: true } : {}),
+              pollMs,
+              signal: stop.signal,
+              onStart: (job) => process.stderr.write(`tapedeck worker ${name}: job ${job.id} ${job.kind} started\n`),
+              onJob: ({ job, outcome, error, ms }) => {
+                const tail = error ? `: ${error}` : '';
+                process.stderr.write(
+                  `tapedeck worker ${name}: job ${job.id} ${job.kind} ${outcome} in ${Math.round(ms)} ms${tail}\n`,
+                );
+              },
+            }),
+          maintenanceSeconds,
         );
-        process.stderr.write(`tapedeck worker: ran ${ran} job${ran === 1 ? '' : 's'}\n`);
+        process.stderr.write(`tapedeck worker ${name}: ran ${ran} job${ran === 1 ? '' : 's'}\n`);
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
-        await warehouse.close();
       }
     });
 
   worker
     .command('enqueue')
     .description('queue replay jobs (with --replay) or ingest jobs for the given recordings')
-    .argument('<recordings...>', 'recording folders (paths every worker can read)')
+    .argument('<recordings...>', 'recording folders or store URLs (pg://…/<id>, file://…/<id>)')
     .option(
       '--db <url|dir>',
       'the warehouse holding the queue (default: $TAPEDECK_DATABASE_URL, else .tapedeck/warehouse)',
     )
     .option('--replay <mode>', 'queue replays in this mode: exact | counterfactual')
     .option('--samples <k>', 'replays per recording (k samples for pass@k)', '1')
-    .option('--system-prompt <file>', 'replay with this system prompt')
-    .option('--prompt-patch <file>', 'replay with this unified diff applied to the system prompt')
+    .option('--system-prompt <file>', 'replay with this system prompt (sent as text)')
+    .option('--prompt-patch <file>', 'replay with this unified diff applied to the system prompt (sent as text)')
     .option('--model-endpoint <url>', 'where live model calls of counterfactual replays go')
-    .option('--contract <file>', 'evaluate each replay against this eval contract before ingesting')
-    .option('--out-dir <dir>', 'folder for the replay recordings (default: recordings/)')
-    .option('--scores <file>', 'for ingest jobs: a scores file')
+    .option('--contract <file>', 'score each replay (or ingested recording) against this eval contract (sent as text)')
+    .option('--out <store-url|dir>', 'push each replay to this store (or write it under this folder on the worker)')
+    .option('--expire-seconds <s>', 'a job active longer than this lost its worker and is retried', '900')
+    .option('--retries <n>', 'retries of a failed job before it goes to the dead-letter queue', '2')
     .option('--json', 'print the job ids as JSON')
+    .addHelpText('after', `\n${STORE_NOTE}`)
     .action(async (recordings: string[], opts: EnqueueOptions) => {
-      const samples = Number(opts.samples ?? 1);
-      if (!Number.isInteger(samples) || samples < 1)
+      const samples = positive('--samples', opts.samples, 1, 1);
+      if (!Number.isInteger(samples))
         throw new TapedeckError('BAD_OPTION', `--samples ${opts.samples} is not a positive integer`);
       if (opts.replay !== undefined && opts.replay !== 'exact' && opts.replay !== 'counterfactual') {
         throw new TapedeckError('BAD_OPTION', `--replay ${opts.replay}: expected exact or counterfactual`);
       }
+      const expireInSeconds = positive('--expire-seconds', opts.expireSeconds, 900, 1);
+      const retryLimit = positive('--retries', opts.retries, 2);
+      const text = (file: string | undefined, option: string): string | undefined => {
+        if (file === undefined) return undefined;
+        try {
+          return readFileSync(file, 'utf8');
+        } catch {
+          throw new TapedeckError('BAD_OPTION', `${option} ${file}: cannot read the file`);
+        }
+      };
+      const systemPrompt = text(opts.systemPrompt, '--system-prompt');
+      const promptPatch = text(opts.promptPatch, '--prompt-patch');
+      const contract = text(opts.contract, '--contract');
       // `worker enqueue … --db X`: commander hands --db to the parent `worker` command when both
       // define it, so read it from there too (else the jobs would go to the default warehouse).
       const db = opts.db ?? worker.opts<RunOptions>().db;
       // A path that is not a recording would only fail later, on a worker: refuse it now.
-      for (const rec of recordings) await readManifest(rec);
-      const warehouse = await openWarehouse(warehouseOptionsFrom(db));
-      const ids: number[] = [];
-      try {
-        const queue = openQueue(warehouse);
-        for (const rec of recordings) {
-          const recording = resolve(rec);
+      for (const rec of recordings) await readManifest(await localRecording(rec));
+      const refs = recordings.map((rec) => (isStoreUrl(rec) ? rec : resolve(rec)));
+      const out = opts.out === undefined || isStoreUrl(opts.out) ? opts.out : resolve(opts.out);
+      const ids: string[] = [];
+      const location = await withQueue(db, async (warehouse, queue) => {
+        for (const recording of refs) {
           if (!opts.replay) {
-            ids.push(
-              await queue.enqueue('ingest', { recording, ...(opts.scores ? { scores: resolve(opts.scores) } : {}) }),
+            const id = await queue.enqueue(
+              'ingest',
+              { recording, ...(contract !== undefined ? { contract } : {}) },
+              { expireInSeconds, retryLimit },
             );
+            if (id) ids.push(id);
             continue;
           }
           for (let k = 0; k < samples; k++) {
-            const payload: Record<string, unknown> = { recording, mode: opts.replay, sample: k };
-            if (opts.systemPrompt) payload.systemPromptFile = resolve(opts.systemPrompt);
-            if (opts.promptPatch) payload.promptPatchFile = resolve(opts.promptPatch);
-            if (opts.modelEndpoint) payload.modelEndpoint = opts.modelEndpoint;
-            if (opts.contract) payload.contract = resolve(opts.contract);
-            if (opts.outDir)
-              payload.out = join(
-                resolve(opts.outDir),
-                `${rec.split('/').filter(Boolean).at(-1)}-replay-${Date.now().toString(36)}-${k}`,
-              );
-            ids.push(await queue.enqueue('replay', payload));
+            const payload: ReplayJob = {
+              recording,
+              mode: opts.replay as ReplayJob['mode'],
+              ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+              ...(promptPatch !== undefined ? { promptPatch } : {}),
+              ...(opts.modelEndpoint !== undefined ? { modelEndpoint: opts.modelEndpoint } : {}),
+              ...(contract !== undefined ? { contract } : {}),
+              ...(out !== undefined ? { out } : {}),
+            };
+            const id = await queue.enqueue('replay', payload, { expireInSeconds, retryLimit });
+            if (id) ids.push(id);
           }
         }
-      } finally {
-        await warehouse.close();
-      }
+        return warehouse.location;
+      });
       if (opts.json) process.stdout.write(`${JSON.stringify({ jobs: ids })}\n`);
-      else
-        process.stdout.write(
-          `queued ${ids.length} job${ids.length === 1 ? '' : 's'} (${ids.join(', ')}) in ${warehouse.location}\n`,
-        );
+      else process.stdout.write(`queued ${ids.length} job${ids.length === 1 ? '' : 's'} in ${location}\n`);
     });
 }

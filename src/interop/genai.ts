@@ -1,0 +1,185 @@
+// The OpenTelemetry GenAI message shape (gen_ai.input.messages, gen_ai.output.messages,
+// gen_ai.system_instructions, gen_ai.tool.definitions) from a model call's turns and tools as the
+// providers read them (src/providers), and back to a request and response body for the two wire
+// APIs spans most often describe (OpenAI Chat Completions, Anthropic Messages).
+import { toolsOf, turnsOf } from '../providers/index.js';
+import type { RecordedModelCall } from '../providers/types.js';
+import type { ToolCall } from '../recording/types.js';
+
+type Json = Record<string, unknown>;
+
+/** One part of a message: text, reasoning, tool_call (id, name, arguments), tool_call_response (id, response), or another kind. */
+export interface GenAiPart {
+  type: string;
+  content?: string;
+  id?: string;
+  name?: string;
+  arguments?: unknown;
+  response?: unknown;
+  [key: string]: unknown;
+}
+
+export interface GenAiMessage {
+  role: string;
+  parts: GenAiPart[];
+  finish_reason?: string;
+}
+
+export interface GenAiConversation {
+  /** System or developer instructions (gen_ai.system_instructions). */
+  system: GenAiPart[];
+  /** The chat history without them (gen_ai.input.messages). */
+  messages: GenAiMessage[];
+}
+
+export interface GenAiToolDefinition {
+  type: string;
+  name: string;
+  description?: string;
+  parameters?: unknown;
+}
+
+/** JSON text parsed when it is JSON (tool arguments and results travel as text in some APIs). */
+export function jsonOrText(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const t = value.trim();
+  if (t === '' || (t[0] !== '{' && t[0] !== '[')) return value;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return value;
+  }
+}
+
+/** A recorded model call's conversation in the GenAI shape. */
+export function genAiConversation(call: RecordedModelCall): GenAiConversation {
+  const out: GenAiConversation = { system: [], messages: [] };
+  for (const turn of turnsOf(call)) {
+    const parts: GenAiPart[] = turn.parts.map((p) => {
+      switch (p.kind) {
+        case 'text':
+          return { type: 'text', content: p.text };
+        case 'tool-call':
+          return { type: 'tool_call', id: p.id, name: p.name, arguments: jsonOrText(p.arguments) };
+        case 'tool-result':
+          return { type: 'tool_call_response', ...(p.callId !== undefined ? { id: p.callId } : {}), response: p.text };
+        default:
+          return { type: 'blob', content: p.text };
+      }
+    });
+    if (turn.role === 'system') out.system.push(...parts);
+    else out.messages.push({ role: turn.role === 'other' ? 'user' : turn.role, parts });
+  }
+  return out;
+}
+
+/** The model's answer in the GenAI shape (gen_ai.output.messages). */
+export function genAiOutput(output: { text?: string; toolCalls: ToolCall[] }, stopReason?: string): GenAiMessage[] {
+  const parts: GenAiPart[] = [];
+  if (output.text !== undefined && output.text !== '') parts.push({ type: 'text', content: output.text });
+  for (const c of output.toolCalls)
+    parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: jsonOrText(c.arguments) });
+  return [{ role: 'assistant', parts, ...(stopReason !== undefined ? { finish_reason: stopReason } : {}) }];
+}
+
+/** The tools a call offered, in the GenAI shape (gen_ai.tool.definitions). */
+export function genAiTools(call: RecordedModelCall): GenAiToolDefinition[] {
+  return toolsOf(call).map((t) => ({
+    type: 'function',
+    name: t.name,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+  }));
+}
+
+const argsText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value ?? {}));
+const responseText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/**
+ * A request body of `api` ('messages': Anthropic, else OpenAI Chat Completions) saying what a GenAI
+ * conversation says: the messages, tools and the sampling fields in `extra`.
+ */
+export function providerRequest(
+  api: string,
+  model: string,
+  conversation: GenAiConversation,
+  tools: readonly GenAiToolDefinition[],
+  extra: Json = {},
+): Json {
+  const systemText = conversation.system
+    .map((p) => (p.type === 'text' ? String(p.content) : ''))
+    .filter(Boolean)
+    .join('\n');
+  if (api === 'messages') {
+    const messages = conversation.messages.map((m) => ({
+      role: m.role === 'tool' ? 'user' : m.role,
+      content: m.parts.flatMap((p): Json[] => {
+        if (p.type === 'text') return [{ type: 'text', text: String(p.content) }];
+        if (p.type === 'tool_call')
+          return [{ type: 'tool_use', id: p.id ?? '', name: p.name, input: p.arguments ?? {} }];
+        if (p.type === 'tool_call_response')
+          return [{ type: 'tool_result', tool_use_id: p.id ?? '', content: responseText(p.response) }];
+        return [];
+      }),
+    }));
+    return {
+      model,
+      ...(systemText ? { system: systemText } : {}),
+      messages,
+      ...(tools.length > 0
+        ? {
+            tools: tools.map((t) => ({
+              name: t.name,
+              ...(t.description ? { description: t.description } : {}),
+              input_schema: t.parameters ?? { type: 'object' },
+            })),
+          }
+        : {}),
+      ...extra,
+    };
+  }
+  const messages: Json[] = systemText ? [{ role: 'system', content: systemText }] : [];
+  for (const m of conversation.messages) {
+    if (m.role === 'tool') {
+      for (const p of m.parts)
+        if (p.type === 'tool_call_response')
+          messages.push({ role: 'tool', tool_call_id: p.id ?? '', content: responseText(p.response) });
+      continue;
+    }
+    const calls = m.parts.filter((p) => p.type === 'tool_call');
+    const text = m.parts
+      .filter((p) => p.type === 'text')
+      .map((p) => String(p.content))
+      .join('');
+    messages.push({
+      role: m.role,
+      content: calls.length > 0 && text === '' ? null : text,
+      ...(calls.length > 0
+        ? {
+            tool_calls: calls.map((c) => ({
+              id: c.id ?? '',
+              type: 'function',
+              function: { name: c.name, arguments: argsText(c.arguments) },
+            })),
+          }
+        : {}),
+    });
+  }
+  return {
+    model,
+    messages,
+    ...(tools.length > 0
+      ? {
+          tools: tools.map((t) => ({
+            type: 'function',
+            function: {
+              name: t.name,
+              ...(t.description ? { description: t.description } : {}),
+              parameters: t.parameters ?? { type: 'object' },
+            },
+          })),
+        }
+      : {}),
+    ...extra,
+  };
+}
