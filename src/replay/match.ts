@@ -42,7 +42,7 @@ export function isImported(recording: Pick<Recording, 'manifest'>): boolean {
 }
 
 /** JSON text parsed when it is JSON: arguments and results compare by value, not by spelling. */
-function valueOf(text: string): unknown {
+function parsedValue(text: string): unknown {
   const t = text.trim();
   if (t[0] !== '{' && t[0] !== '[') return text;
   try {
@@ -79,8 +79,8 @@ function conversationKey(view: RequestView): string | undefined {
       role: t.role,
       parts: t.parts.flatMap((p): unknown[] => {
         if (p.kind === 'text') return p.text === '' ? [] : [{ text: p.text }];
-        if (p.kind === 'tool-call') return [{ call: p.name, args: valueOf(p.arguments) }];
-        if (p.kind === 'tool-result') return [{ result: valueOf(p.text) }];
+        if (p.kind === 'tool-call') return [{ call: p.name, args: parsedValue(p.arguments) }];
+        if (p.kind === 'tool-result') return [{ result: parsedValue(p.text) }];
         return [{ media: p.text }];
       }),
     }))

@@ -136,7 +136,7 @@ describe.skipIf(!PG_URL)('Postgres store (pg://, TAPEDECK_PG_URL)', () => {
     const diff = await tapedeck(['diff', url, replayUrl, '--json'], { cwd });
     expect([0, 1]).toContain(diff.code);
     expect(diff.stderr).not.toMatch(/\n\s+at /);
-  });
+  }, 300_000);
 
   it('a tampered blob, a hostile path or a missing id never reaches the disk', async () => {
     const copy = withId(example('anthropic-fixed'), 'to-tamper');
