@@ -95,6 +95,15 @@ export function turnText(turn: Turn): string {
     .join('\n');
 }
 
+/**
+ * The text answer in a (non-streamed) response body of the provider `id`: what a client of a
+ * model endpoint (an LLM judge, a simulator) reads, without parsing the provider's shapes itself.
+ * @example answerText('openai.chat.completions', await res.json())
+ */
+export function answerText(id: string, body: unknown): string | undefined {
+  return providerById(id)?.decodeBody(body, { model: '', messages: [] }).text;
+}
+
 /** The system prompt of a model request body of the provider `id`. */
 export function systemPromptOf(id: string, body: unknown): string | undefined {
   const provider = providerById(id);

@@ -104,9 +104,10 @@ export const openaiResponses: Provider = {
     ('input' in request.json || 'model' in request.json),
   readInput(body) {
     const messages = responsesInput(body);
+    const fromItems = systemOfMessages(messages);
     const parts = [
       ...(typeof body.instructions === 'string' && body.instructions !== '' ? [body.instructions] : []),
-      ...(systemOfMessages(messages) === undefined ? [] : [systemOfMessages(messages) as string]),
+      ...(fromItems === undefined ? [] : [fromItems]),
     ];
     return {
       model: str(body.model) ?? '',

@@ -1,6 +1,7 @@
 // LLM Judge (Readability / intent): an OpenAI-compatible chat endpoint grades the final answer against the
 // task. Off by default. It calls the endpoint with fetch, so running `tapedeck eval` under the recorder
 // records the judge's calls too and the judgement replays like any other run.
+import { answerText } from '../../providers/index.js';
 import type { Recording } from '../../recording/index.js';
 import type { Contract } from '../contract.js';
 import { trajectoryOf } from '../trajectory.js';
@@ -71,8 +72,7 @@ export async function judgeRecording(
       signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
     });
     if (!res.ok) return verdict({ error: `judge endpoint answered HTTP ${res.status}` });
-    const json = (await res.json()) as { choices?: Array<{ message?: { content?: string } }> };
-    const content = json.choices?.[0]?.message?.content ?? '';
+    const content = answerText('openai.chat.completions', await res.json()) ?? '';
     const match = /\{[\s\S]*\}/.exec(content);
     if (!match) return verdict({ error: `judge reply is not JSON: ${content.slice(0, 80)}` });
     const parsed = JSON.parse(match[0]) as { score?: unknown; confidence?: unknown; reasons?: unknown };

@@ -5,6 +5,7 @@
 import { matchRequestUrl } from 'msw';
 import { z } from 'zod';
 import type { RecordedExchange, SimulateConfig } from '../../config/index.js';
+import { answerText } from '../../providers/index.js';
 import { isSafeMethod } from '../match.js';
 import { parseJson } from '../normalize.js';
 import { sameEndpoint } from './recorded.js';
@@ -89,9 +90,9 @@ export function simulatedAnswerer(
             ],
           }),
         });
-        const json = (await response.json()) as { choices?: Array<{ message?: { content?: string } }> };
+        const json: unknown = await response.json();
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
-        content = json.choices?.[0]?.message?.content ?? undefined;
+        content = answerText('openai.chat.completions', json);
       } catch (error) {
         warn(
           `the simulator at ${endpoint} failed for ${method} ${url}: ${(error as Error).message}; the call was held back`,
