@@ -62,7 +62,8 @@ export function recordWithCli(options: {
     execFile(
       process.execPath,
       argv,
-      { cwd: ROOT, env: { ...process.env, ...options.env }, timeout: 30_000 },
+      // Generous: a recording with world capture on a loaded machine takes a while.
+      { cwd: ROOT, env: { ...process.env, ...options.env }, timeout: 180_000 },
       (error, stdout, stderr) => {
         const lines = stdout.trimEnd().split('\n');
         const last = lines.pop() ?? '';
@@ -88,7 +89,7 @@ export function recordWithCli(options: {
 
 /** Exact replay through the replayer API, the agent's output piped. */
 export function replayExact(dir: string, env: Record<string, string>, out: string): Promise<ReplayResult> {
-  return replay({ recording: dir, mode: 'exact', env, out, stdio: 'pipe', timeoutMs: 30_000 });
+  return replay({ recording: dir, mode: 'exact', env, out, stdio: 'pipe', timeoutMs: 120_000 });
 }
 
 export function modelCalls(recording: Recording): Array<ModelCalledPayload & { step: number }> {

@@ -92,7 +92,8 @@ export function travelDeskSuite(c: TravelDeskCase): void {
     tmp?.remove();
   });
 
-  describe(`the travel desk agent on ${c.sdk} (${c.provider}.${c.api})`, () => {
+  // Each test records or replays the whole run with its world captured: minutes on a loaded machine.
+  describe(`the travel desk agent on ${c.sdk} (${c.provider}.${c.api})`, { timeout: 400_000 }, () => {
     it.each([
       ['plain', false],
       ['stream', true],
@@ -146,7 +147,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
             env: { ...world.agentEnv('baseline'), TRAVEL_API_URL: api.url },
             out: path.join(tmp.dir, `${name}-replay`),
             stdio: 'pipe',
-            timeoutMs: 60_000,
+            timeoutMs: 180_000,
           });
           expect(result.divergences, result.output?.stderr).toEqual([]);
           expect(result.status).toBe('complete');
@@ -184,7 +185,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
         config,
         out: path.join(tmp.dir, 'fixed-replay'),
         stdio: 'pipe',
-        timeoutMs: 90_000,
+        timeoutMs: 180_000,
       });
       expect(counterfactual.status, counterfactual.output?.stderr).toBe('complete');
       expect(counterfactual.output?.stdout).toMatch(/^Booked .* for Dana Reyes \(P-102\)/);
