@@ -12,7 +12,7 @@ import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
 import { TapedeckError } from '../recording/index.js';
 import { databaseAddresses, openRecordSandbox, type RecordSandbox } from './isolate.js';
-import { openRecording, type RecordOptions } from './recorder.js';
+import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { SpoolReader } from './spool.js';
@@ -316,8 +316,10 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     await isolated?.close();
     cleanup();
   }
+  // Shipped to a store when asked; a recording that cannot be pushed stays where it is.
+  const dir = options.store === undefined ? active.writer.dir : await shipRecording(active.writer.dir, options.store);
   return {
-    dir: active.writer.dir,
+    dir,
     exitCode: result.exitCode,
     signal: result.signal,
     recorded: true,

@@ -15,7 +15,7 @@ import {
   TapedeckError,
 } from '../recording/index.js';
 import { RECORD_PRELOAD } from './command.js';
-import { type ActiveRecording, openRecording, type RecordOptions } from './recorder.js';
+import { type ActiveRecording, openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { type Sampling, samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { tool } from './tool.js';
@@ -278,6 +278,15 @@ export async function record<T>(
         status: failure === undefined ? 'complete' : 'incomplete',
         exitCode: failed ? 1 : 0,
       });
+      if (options.store !== undefined) {
+        // Not shipped: the recording stays in its folder, for `tapedeck push` later.
+        const local = where;
+        where = await shipRecording(local, options.store).catch((error: unknown) => {
+          if (options.onRecorderError === undefined) throw error;
+          options.onRecorderError(error);
+          return local;
+        });
+      }
     } else await recording.discard();
   } catch (error) {
     if (options.onRecorderError === undefined) throw failure?.error ?? error;

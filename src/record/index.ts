@@ -10,7 +10,7 @@ export {
   record,
   runInput,
 } from './in-process.js';
-export { newRecordingId, type RecordOptions } from './recorder.js';
+export { newRecordingId, type RecordOptions, shipRecording } from './recorder.js';
 export { type RunOutcome, type SampleOption, type Sampling, SamplingRulesSchema, samplingOf } from './sampling.js';
 export { findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
 export {

@@ -11,6 +11,7 @@ import {
   type Redactor,
   TapedeckError,
 } from '../recording/index.js';
+import type { RecordingStore } from '../store/recordings/types.js';
 import { loadToolRules, type ToolRule } from './classify.js';
 import type { SampleOption } from './sampling.js';
 import { type RecordedEvent, RecordSession } from './session.js';
@@ -38,6 +39,12 @@ export interface RecordOptions {
   out?: string;
   /** Where recordings go when `out` is not given: each in <folder>/<id>/ (default recordings/ under cwd). */
   folder?: string;
+  /**
+   * A recording store to ship each finished recording to (`s3://bucket/prefix`, `pg://…`,
+   * `file://…`): written in its folder first, pushed when it is finished, then removed from this
+   * disk. A recording that cannot be pushed stays in its folder (`tapedeck push` it later).
+   */
+  store?: string;
   name?: string;
   /** Working directory of the agent (default process.cwd()). */
   cwd?: string;
@@ -122,6 +129,40 @@ export function prepareOutputDir(dir: string): void {
   }
   if (existsSync(path.join(dir, 'events.jsonl'))) {
     throw new TapedeckError('RECORDING_EXISTS', `${dir} already holds a recording; choose another --out folder.`);
+  }
+}
+
+// Stores are opened once per process and URL, and closed after a minute without use.
+const openStores = new Map<string, { store: Promise<RecordingStore>; timer?: NodeJS.Timeout; users: number }>();
+
+/**
+ * Pushes a finished recording folder to the store at `storeUrl` and removes the folder; returns
+ * the recording's URL in the store. On failure the folder stays and the error is thrown.
+ */
+export async function shipRecording(dir: string, storeUrl: string): Promise<string> {
+  const { openStore } = await import('../store/recordings/index.js');
+  let entry = openStores.get(storeUrl);
+  if (entry === undefined) {
+    entry = { store: openStore(storeUrl), users: 0 };
+    openStores.set(storeUrl, entry);
+    entry.store.catch(() => openStores.delete(storeUrl));
+  }
+  clearTimeout(entry.timer);
+  entry.users++;
+  try {
+    const put = await (await entry.store).put(dir);
+    rmSync(dir, { recursive: true, force: true });
+    return put.url;
+  } finally {
+    const e = entry;
+    if (--e.users === 0) {
+      e.timer = setTimeout(() => {
+        if (openStores.get(storeUrl) !== e || e.users > 0) return;
+        openStores.delete(storeUrl);
+        void e.store.then((store) => store.close()).catch(() => {});
+      }, 60_000);
+      e.timer.unref();
+    }
   }
 }
 

@@ -1,4 +1,6 @@
 // Test helpers for the warehouse: a throwaway database on the real server, and table dumps.
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Warehouse } from '../../src/store/index.js';
 
@@ -46,4 +48,25 @@ export async function dumpTables(wh: Warehouse): Promise<Record<string, unknown[
     out[table] = r.rows;
   }
   return out;
+}
+
+/** Every file of a folder with its bytes (base64), by relative path: two folders compare byte for byte. */
+export function filesOf(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    out[path.slice(dir.length + 1)] = readFileSync(path).toString('base64');
+  }
+  return out;
+}
+
+/** A copy of a recording in `tmp` with another manifest id (a different recording). */
+export function copyWithId(source: string, tmp: string, id: string): string {
+  const dir = join(tmp, id);
+  cpSync(source, dir, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { id: string };
+  manifest.id = id;
+  writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return dir;
 }

@@ -15,31 +15,12 @@ import {
   splitRecordingUrl,
 } from '../../src/store/recordings/index.js';
 import { example, expectOneLineError, tapedeck } from '../cli/run-cli.js';
-import { createTestDatabase, PG_URL } from './helpers.js';
+import { copyWithId, createTestDatabase, filesOf, PG_URL } from './helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-store-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** Every file of a folder with its bytes, by relative path. */
-function filesOf(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    out[path.slice(dir.length + 1)] = readFileSync(path).toString('base64');
-  }
-  return out;
-}
-
-/** A copy of an example recording with another manifest id (a different recording). */
-function withId(source: string, id: string): string {
-  const dir = join(tmp, id);
-  cpSync(source, dir, { recursive: true });
-  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { id: string };
-  manifest.id = id;
-  writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  return dir;
-}
+const withId = (source: string, id: string) => copyWithId(source, tmp, id);
 
 describe('store URLs', () => {
   it('split into the store and the recording id', () => {

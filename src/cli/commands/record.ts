@@ -14,6 +14,7 @@ interface RecordCliOptions {
   nondeterminism: boolean;
   json?: boolean;
   isolate?: boolean;
+  store?: string;
 }
 
 function parseNumber(flag: string, value: string | undefined, check: (n: number) => boolean, expected: string) {
@@ -48,6 +49,10 @@ export function register(program: Command): void {
       '--isolate',
       "run the agent's whole tree in the OS sandbox (bubblewrap) with a recording proxy as its only way out: the HTTP(S) calls of every process (curl, Python, a Go binary) become steps",
     )
+    .option(
+      '--store <url>',
+      'ship the finished recording to a store (s3://bucket/prefix?endpoint=…, pg://…, file://…) and remove the local copy',
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -57,6 +62,7 @@ Examples:
   tapedeck record --fs ./workspace --db postgres://localhost/app --db-schema travel -- node agent.mjs --stream
   tapedeck record --out recordings/ticket-42 --name ticket-42 --max-body 1000000 -- npm start
   tapedeck record --isolate --db postgres://localhost/app -- node agent.mjs   # tools that run curl/psql
+  tapedeck record --store s3://team-recordings/prod -- node agent.mjs       # AWS credentials from the environment
 
 The recording folder holds manifest.json, events.jsonl (one event per line), blobs/ and
 snapshots/{pre,post}. A run that crashes leaves a readable recording marked "incomplete" with
@@ -73,7 +79,13 @@ every finished step. The exit code is the agent's.`,
       if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
         throw new TapedeckError('BAD_OPTION', `--db ${JSON.stringify(opts.db)} is not a postgres:// URL`);
       }
-      const { recordCommand } = await import('../../record/index.js');
+      if (opts.store !== undefined && !/^(s3|pg|file):\/\//.test(opts.store)) {
+        throw new TapedeckError(
+          'BAD_OPTION',
+          `--store ${JSON.stringify(opts.store)} is not a store URL (s3://bucket/prefix, pg://…/db, file:///folder)`,
+        );
+      }
+      const { recordCommand, shipRecording } = await import('../../record/index.js');
       const result = await recordCommand({
         command,
         ...(opts.fs === undefined ? {} : { fsRoot: opts.fs }),
@@ -95,6 +107,7 @@ every finished step. The exit code is the agent's.`,
         const { readRecording, silentToolCallWarnings } = await import('../../recording/index.js');
         const recorded = await readRecording(result.dir).catch(() => undefined);
         warnings = recorded ? silentToolCallWarnings(recorded.events) : [];
+        if (opts.store !== undefined) result.dir = await shipRecording(result.dir, opts.store);
       }
       if (opts.json) {
         process.stdout.write(

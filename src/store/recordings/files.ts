@@ -5,8 +5,9 @@ import { createReadStream } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TapedeckError } from '../../recording/errors.js';
-import { isSha256 } from '../../recording/index.js';
+import { isSha256, readManifest } from '../../recording/index.js';
 import { unsafePathReason } from '../../recording/paths.js';
+import type { Manifest } from '../../recording/types.js';
 
 export interface RecordingFile {
   /** POSIX path relative to the recording folder, e.g. `blobs/sha256/ab/cd…`. */
@@ -100,4 +101,20 @@ export function checkStoredFiles(files: readonly RecordingFile[], where: string)
       if (seen.has(prefix)) throw new TapedeckError('BAD_STORE', `${where}: ${prefix} is both a file and a folder`);
     }
   }
+}
+
+/** What every backend's put() starts from: the recording's manifest, id (checked), files, content hash and size. */
+export async function recordingToPut(
+  dir: string,
+): Promise<{ manifest: Manifest; id: string; files: RecordingFile[]; hash: string; bytes: number }> {
+  const manifest = await readManifest(dir);
+  checkStoreId(manifest.id, dir);
+  const files = await recordingFiles(dir);
+  return {
+    manifest,
+    id: manifest.id,
+    files,
+    hash: contentHashOf(files),
+    bytes: files.reduce((n, f) => n + f.size, 0),
+  };
 }

@@ -6,8 +6,8 @@ import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TapedeckError } from '../../recording/errors.js';
-import { listRecordings, readManifest } from '../../recording/index.js';
-import { checkStoreId, contentHashOf, recordingFiles } from './files.js';
+import { listRecordings } from '../../recording/index.js';
+import { checkStoreId, contentHashOf, recordingFiles, recordingToPut } from './files.js';
 import type { RecordingStore, StoreOpener } from './types.js';
 
 export const openFolderStore: StoreOpener = async (url) => {
@@ -30,12 +30,7 @@ export const openFolderStore: StoreOpener = async (url) => {
       });
     },
     async put(dir) {
-      const manifest = await readManifest(dir);
-      const id = manifest.id;
-      checkStoreId(id, dir);
-      const files = await recordingFiles(dir);
-      const hash = contentHashOf(files);
-      const bytes = files.reduce((n, f) => n + f.size, 0);
+      const { id, files, hash, bytes } = await recordingToPut(dir);
       const result = { id, url: `${storeUrl}/${id}`, files: files.length, bytes };
       if (isRecording(id)) {
         if ((await store.contentHash(id)) === hash) return { ...result, reused: files.length, added: false };

@@ -17,6 +17,7 @@ export type { PutResult, RecordingStore, StoredRecording, StoreOpener } from './
 const BACKENDS: Record<string, () => Promise<StoreOpener>> = {
   'file:': async () => (await import('./folder.js')).openFolderStore,
   'pg:': async () => (await import('./postgres.js')).openPostgresStore,
+  's3:': async () => (await import('./s3.js')).openS3Store,
 };
 
 /** Where copies of recordings pulled from a remote store are kept ($TAPEDECK_CACHE_DIR, else .tapedeck/cache). */

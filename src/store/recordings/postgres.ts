@@ -6,10 +6,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { TapedeckError } from '../../recording/errors.js';
-import { readManifest } from '../../recording/index.js';
 import { ManifestSchema } from '../../recording/schema.js';
 import { openPostgres } from '../sql.js';
-import { checkStoredFiles, checkStoreId, contentHashOf, type RecordingFile, recordingFiles } from './files.js';
+import { checkStoredFiles, checkStoreId, type RecordingFile, recordingToPut } from './files.js';
 import { notFound } from './folder.js';
 import type { StoreOpener } from './types.js';
 
@@ -82,12 +81,7 @@ export const openPostgresStore: StoreOpener = async (url) => {
       });
     },
     async put(dir) {
-      const manifest = await readManifest(dir);
-      const id = manifest.id;
-      checkStoreId(id, dir);
-      const files = await recordingFiles(dir);
-      const hash = contentHashOf(files);
-      const bytes = files.reduce((n, f) => n + f.size, 0);
+      const { manifest, id, files, hash, bytes } = await recordingToPut(dir);
       const result = { id, url: `${shown}/${id}`, files: files.length, bytes };
       const present = new Set(
         (
