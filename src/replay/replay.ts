@@ -80,6 +80,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       `--require-isolation: this machine has no OS sandbox (${isolation.notes.join('; ')}); install bubblewrap and allow user namespaces, or drop --require-isolation.`,
     );
   }
+  options.onIsolation?.(describeIsolation(isolation));
 
   const teardown = new Teardown();
   let writer: RecordingWriter | undefined;

@@ -65,6 +65,8 @@ export interface ReplayOptions {
   isolation?: 'auto' | 'bwrap' | 'unshare' | 'none';
   /** Refuse to run without the OS sandbox (bubblewrap). */
   requireIsolation?: boolean;
+  /** Told the isolation's one-line summary once the options and the recording are checked, before the agent runs. */
+  onIsolation?: (summary: string) => void;
   /**
    * Extra sources of answers for HTTP calls the recording cannot serve, tried in order before
    * the built-in live model answerer (counterfactual) and before holding the call back.

@@ -179,8 +179,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
       }
       // The project file, before anything runs: a mistake in it is the only thing said.
       const { config } = await configFromOptions(opts);
-      // What the agent will run in, said first (the fallback says what it cannot guarantee).
-      const { chooseIsolation, describeIsolation } = await import('../../../sandbox/os/detect.js');
+      const { chooseIsolation } = await import('../../../sandbox/os/detect.js');
       const isolation = chooseIsolation((opts.isolation ?? 'auto') as 'auto');
       if (opts.requireIsolation && isolation.level !== 'bwrap') {
         throw new TapedeckError(
@@ -188,7 +187,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
           `--require-isolation: this machine has no OS sandbox (${isolation.notes.join('; ')}); install bubblewrap and allow user namespaces, or drop --require-isolation.`,
         );
       }
-      if (!opts.json) process.stderr.write(`tapedeck ${describeIsolation(isolation)}\n`);
+
       const forkAt = stepNumber('--fork-at', opts.forkAt);
       const until = stepNumber('--until', opts.until);
       const { replay } = await import('../../replay/index.js');
@@ -215,6 +214,8 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         stdio: opts.json ? 'pipe' : 'inherit',
         ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
         ...(opts.requireIsolation ? { requireIsolation: true } : {}),
+        // What the agent runs in, said first (the fallback says what it cannot guarantee).
+        ...(opts.json ? {} : { onIsolation: (summary: string) => process.stderr.write(`tapedeck ${summary}\n`) }),
       });
       if (opts.json) {
         // The agent's own output goes to stderr so stdout stays one JSON document.
