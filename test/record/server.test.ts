@@ -1,7 +1,9 @@
 // Recording in a server: the node:http handler wrapper, Express and Fastify through the
 // middleware, Hono and a Next-style route handler through the fetch-handler wrapper — real
 // servers on 127.0.0.1, concurrent requests, the recording id in a response header, runs named
-// from the request, and sampling by rate and by rule (errors, slow runs, tags).
+// from the request, and sampling by rate and by rule (errors, slow runs, tags). A recording is
+// finished a moment after its answer is sent: the tests wait for that (onRecorded, or the
+// handler's own promise), never for a fixed time, so a loaded machine only makes them slower.
 import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +44,19 @@ async function listen(server: http.Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
+/** Counts onRecorded calls; `reach(n)` resolves once n runs have been recorded. */
+function recordedRuns() {
+  let count = 0;
+  const waiting: Array<{ n: number; resolve: () => void }> = [];
+  return {
+    onRecorded: () => {
+      count++;
+      for (const w of waiting.filter((x) => count >= x.n)) w.resolve();
+    },
+    reach: (n: number) => new Promise<void>((resolve) => (count >= n ? resolve() : waiting.push({ n, resolve }))),
+  };
+}
+
 const close = (server: { close(cb: () => void): unknown; closeAllConnections?: () => void }) =>
   new Promise<void>((resolve) => {
     server.closeAllConnections?.();
@@ -59,22 +74,23 @@ async function callsOf(dir: string): Promise<string[]> {
 describe('server adapters', () => {
   it('node:http: one recording per request, named from it, with its id in the response header', async () => {
     const folder = `${tmp.dir}/node`;
-    const server = http.createServer(
-      recordHandler(
-        async (req, res) => {
-          const who = new URL(req.url ?? '/', 'http://x').searchParams.get('who');
-          await fetch(`${api.url}/a?who=${who}&delay=${Number(who) % 7}`);
-          await fetch(`${api.url}/b?who=${who}`);
-          res.end(`done ${who}`);
-        },
-        { folder, name: (req, info) => `${info.method} ${info.path} ${req.headers['x-user']}` },
-      ),
+    const settled: Array<Promise<void>> = [];
+    const handler = recordHandler(
+      async (req, res) => {
+        const who = new URL(req.url ?? '/', 'http://x').searchParams.get('who');
+        await fetch(`${api.url}/a?who=${who}&delay=${Number(who) % 7}`);
+        await fetch(`${api.url}/b?who=${who}`);
+        res.end(`done ${who}`);
+      },
+      { folder, name: (req, info) => `${info.method} ${info.path} ${req.headers['x-user']}` },
     );
+    // The wrapper's promise settles once the run's recording is finished.
+    const server = http.createServer((req, res) => void settled.push(handler(req, res)));
     const url = await listen(server);
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, n) => fetch(`${url}/chat?who=${n}`, { headers: { 'x-user': `u${n}` } })),
     );
-    await sleep(50);
+    await Promise.all(settled);
     for (const [n, answer] of answers.entries()) {
       expect(await answer.text()).toBe(`done ${n}`);
       const id = answer.headers.get(RECORDING_HEADER);
@@ -89,28 +105,41 @@ describe('server adapters', () => {
   it('sampling rules: keeps failed, slow and tagged runs, and drops the rest', async () => {
     const folder = `${tmp.dir}/rules`;
     const ids = new Map<string, string>();
-    const server = http.createServer(
-      recordHandler(
-        async (req, res) => {
-          const kind = new URL(req.url ?? '/', 'http://x').pathname.slice(1);
-          await fetch(`${api.url}/x?who=${kind}&delay=${kind === 'slow' ? 300 : 0}`);
-          if (kind === 'vip') currentRecording()?.tag('vip');
-          res.statusCode = kind === 'error' ? 503 : 200;
-          res.end(kind);
-        },
-        {
-          folder,
-          sample: { rate: 0, errors: true, slowMs: 250, tags: ['vip'] },
-          onRecorded: (run) => ids.set(run.name, run.id),
-        },
-      ),
+    const settled: Array<Promise<void>> = [];
+    const SLOW_MS = 400;
+    const handler = recordHandler(
+      async (req, res) => {
+        const kind = new URL(req.url ?? '/', 'http://x').pathname.slice(1);
+        await fetch(`${api.url}/x?who=${kind}&delay=${kind === 'slow' ? SLOW_MS + 200 : 0}`);
+        if (kind === 'vip') currentRecording()?.tag('vip');
+        res.statusCode = kind === 'error' ? 503 : 200;
+        res.end(kind);
+      },
+      {
+        folder,
+        sample: { rate: 0, errors: true, slowMs: SLOW_MS, tags: ['vip'] },
+        onRecorded: (run) => ids.set(run.name, run.id),
+      },
     );
+    const server = http.createServer((req, res) => void settled.push(handler(req, res)));
     const url = await listen(server);
+    // What the client measured bounds the run's duration from above (the run starts after the
+    // request is sent and ends before the answer is read): on a loaded machine a plain run may
+    // itself take SLOW_MS, and then the rule rightly keeps it (the flake this test once had).
+    const took = new Map<string, number>();
     await Promise.all(
-      ['ok', 'error', 'slow', 'vip', 'ok2'].map((kind) => fetch(`${url}/${kind}`).then((r) => r.text())),
+      ['ok', 'error', 'slow', 'vip', 'ok2'].map(async (kind) => {
+        const started = performance.now();
+        await fetch(`${url}/${kind}`).then((r) => r.text());
+        took.set(kind, performance.now() - started);
+      }),
     );
-    await sleep(50);
-    expect([...ids.keys()].sort()).toEqual(['GET /error', 'GET /slow', 'GET /vip']);
+    await Promise.all(settled);
+    // A plain run that the client saw answered in under SLOW_MS was not slow, and is dropped.
+    const fastPlain = ['ok', 'ok2'].filter((kind) => (took.get(kind) ?? 0) < SLOW_MS).map((k) => `GET /${k}`);
+    const kept = [...ids.keys()].sort();
+    expect(kept.filter((name) => !fastPlain.includes(name))).toEqual(kept);
+    expect(kept.filter((name) => !name.startsWith('GET /ok'))).toEqual(['GET /error', 'GET /slow', 'GET /vip']);
     expect((await readRecording(`${folder}/${ids.get('GET /vip')}`)).manifest.tags).toEqual(['vip']);
     expect(readdirSync(folder).sort()).toEqual([...ids.values()].sort());
     const failed = await readRecording(`${folder}/${ids.get('GET /error')}`);
@@ -120,15 +149,16 @@ describe('server adapters', () => {
 
   it('Express and Fastify: the rest of the chain runs inside the run', async () => {
     const folder = `${tmp.dir}/frameworks`;
+    const runs = recordedRuns();
     const app = express();
-    app.use(recordMiddleware({ folder }));
+    app.use(recordMiddleware({ folder, onRecorded: runs.onRecorded }));
     app.get('/ask/:who', async (req, res) => {
       await fetch(`${api.url}/e?who=${req.params.who}&delay=5`);
       res.json({ who: req.params.who });
     });
     const expressServer = http.createServer(app);
     const fastify = Fastify();
-    const mw = recordMiddleware({ folder });
+    const mw = recordMiddleware({ folder, onRecorded: runs.onRecorded });
     fastify.addHook('onRequest', (request, reply, done) => mw(request.raw, reply.raw, done));
     fastify.get('/ask/:who', async (request) => {
       const { who } = request.params as { who: string };
@@ -141,7 +171,7 @@ describe('server adapters', () => {
       ...['e1', 'e2', 'e3'].map((who) => fetch(`${expressUrl}/ask/${who}`)),
       ...['f1', 'f2', 'f3'].map((who) => fetch(`${fastifyUrl}/ask/${who}`)),
     ]);
-    await sleep(50);
+    await runs.reach(6);
     for (const answer of answers) {
       const { who } = (await answer.json()) as { who: string };
       const id = answer.headers.get(RECORDING_HEADER);
@@ -154,6 +184,7 @@ describe('server adapters', () => {
 
   it('fetch-style handlers (Hono, Next route handlers): a streamed body is part of the run', async () => {
     const folder = `${tmp.dir}/web`;
+    const runs = recordedRuns();
     const app = new Hono();
     app.get('/stream/:who', (c) =>
       streamText(c, async (stream) => {
@@ -183,7 +214,7 @@ describe('server adapters', () => {
     };
     const web = recordFetchHandler(
       (request: Request) => (new URL(request.url).pathname === '/next' ? route(request) : app.fetch(request)),
-      { folder },
+      { folder, onRecorded: runs.onRecorded },
     );
     const server = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
     await new Promise((r) => server.once('listening', r));
@@ -196,7 +227,7 @@ describe('server adapters', () => {
     ]);
     const texts = await Promise.all(answers.map((a) => a.text()));
     expect(texts[0]).toBe('h1-a;h1-b;');
-    await sleep(100);
+    await runs.reach(4);
     const expected = [
       ['h1-a', 'h1-b'],
       ['h2-a', 'h2-b'],
