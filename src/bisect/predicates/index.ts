@@ -11,7 +11,24 @@ export { checkContradiction, contradiction } from './contradiction.js';
 export { checkGrounding, grounding } from './grounding.js';
 export { checkNoRepeat, noRepeat } from './no-repeat.js';
 
-export const BUILTIN_PREDICATES = ['grounding', 'contradiction', 'claims', 'no-repeat', 'all'] as const;
+/** The built-in predicates in the order `all` runs them, each with the line `tapedeck bisect --help` prints. */
+const BUILTINS = {
+  grounding: {
+    predicate: grounding,
+    help: 'every id an action or a tool-call decision uses was seen before: in a tool result, the input or the task',
+  },
+  contradiction: {
+    predicate: contradiction,
+    help: "no action targets an entity whose observed owner, account or amount conflicts with the task's or its own",
+  },
+  claims: {
+    predicate: claims,
+    help: 'every state change the agent claims in its text ("I booked BK-7") exists in the world at that step',
+  },
+  'no-repeat': { predicate: noRepeat, help: 'no action repeats a mutation that already completed' },
+} as const satisfies Record<string, { predicate: StepPredicate; help: string }>;
+
+export const BUILTIN_PREDICATES = [...(Object.keys(BUILTINS) as Array<keyof typeof BUILTINS>), 'all'] as const;
 export type BuiltinPredicateName = (typeof BUILTIN_PREDICATES)[number];
 
 /** Combines predicates: bad when any is bad, the earliest violation wins; skip only if none is bad and one skips. */
@@ -39,23 +56,25 @@ export function allOf(predicates: StepPredicate[], name = predicates.map((p) => 
   };
 }
 
+/** One line per built-in predicate, `all` last, for help texts. */
+export function builtinPredicateHelp(): string {
+  const width = Math.max(...BUILTIN_PREDICATES.map((n) => n.length));
+  return [
+    ...Object.entries(BUILTINS).map(([name, b]) => `${name.padEnd(width)}  ${b.help}`),
+    `${'all'.padEnd(width)}  any of the above (default when no user predicate is given)`,
+  ].join('\n');
+}
+
 /** A built-in predicate by name. */
 export function builtinPredicate(name: string): StepPredicate {
-  switch (name) {
-    case 'grounding':
-      return grounding;
-    case 'claims':
-      return claims;
-    case 'no-repeat':
-      return noRepeat;
-    case 'contradiction':
-      return contradiction;
-    case 'all':
-      return allOf([grounding, contradiction, claims, noRepeat], 'all');
-    default:
-      throw new TapedeckError(
-        'BISECT_PREDICATE',
-        `unknown predicate "${name}": use one of ${BUILTIN_PREDICATES.join(', ')}, or --js FILE, --sql QUERY, --shell CMD`,
-      );
-  }
+  if (name === 'all')
+    return allOf(
+      Object.values(BUILTINS).map((b) => b.predicate),
+      'all',
+    );
+  if (Object.hasOwn(BUILTINS, name)) return BUILTINS[name as keyof typeof BUILTINS].predicate;
+  throw new TapedeckError(
+    'BISECT_PREDICATE',
+    `unknown predicate "${name}": use one of ${BUILTIN_PREDICATES.join(', ')}, or --js FILE, --sql QUERY, --shell CMD`,
+  );
 }

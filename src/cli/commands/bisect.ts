@@ -8,9 +8,11 @@ import type { Command } from 'commander';
 import {
   allOf,
   type BisectBeliefResult,
+  BUILTIN_PREDICATES,
   bisectBelief,
   bisectPrompts,
   builtinPredicate,
+  builtinPredicateHelp,
   checkMonotone,
   commandProbe,
   compareDivergence,
@@ -305,7 +307,7 @@ export function register(program: Command): void {
       `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.`,
     )
     .argument('<recording>', 'recording folder, or <store>/<id> (pg://…, file://…)')
-    .option('-p, --predicate <name>', 'built-in predicate: grounding | claims | no-repeat | all')
+    .option('-p, --predicate <name>', `built-in predicate: ${BUILTIN_PREDICATES.join(' | ')} (default all)`)
     .option('--js <file>', 'JS/TS predicate module')
     .option('--sql <query>', 'SQL predicate against the world database at step k')
     .option('--sql-file <file>', 'SQL predicate read from a file')
@@ -322,10 +324,7 @@ export function register(program: Command): void {
 The predicate at step k judges the prefix 1..k, so once bad it stays bad (the search relies on this).
 
 Built-in predicates (--predicate):
-  grounding  every id an action or a tool-call decision uses was seen before: in a tool result, the input or the task
-  claims     every state change the agent claims in its text ("I booked BK-7") exists in the world at that step
-  no-repeat  no action repeats a mutation that already completed
-  all        any of the above (default when no user predicate is given)
+${builtinPredicateHelp().replace(/^/gm, '  ')}
 
 User predicates, like git bisect run (combined with --predicate when both are given):
   --js FILE     a module whose default export (belief, world, step) returns 'good' | 'bad' | 'skip' or a boolean (true = good)
