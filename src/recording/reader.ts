@@ -670,9 +670,7 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
       );
     }
   }
-  if (manifest.status === 'incomplete') {
-    warnings.push('the recording is incomplete: the writer did not close it (killed or still running)');
-  }
+  if (manifest.status === 'incomplete') warnings.push(incompleteWarning(events.at(-1)));
   const [pre, post] = [await readSnapshot(dir, 'pre', warnings), await readSnapshot(dir, 'post', warnings)];
   const blobs = blobReader(dir);
   if (options.verifyBlobs ?? true) {
@@ -684,6 +682,15 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
     warnings.push(...missingBlobs(events, snapshots, present));
   }
   return { dir, manifest, events, pre, post, readBlob: blobs.readBlob, warnings };
+}
+
+/** Why a recording is incomplete: the agent ended early (the run was closed), or nothing closed it. */
+function incompleteWarning(last: RecordingEvent | undefined): string {
+  if (last?.type !== 'run.completed')
+    return 'the recording is incomplete: the writer did not close it (killed or still running)';
+  const { exitCode, signal } = last.payload;
+  const how = signal ? `was stopped by ${signal}` : `exited with code ${exitCode ?? 'unknown'}`;
+  return `the recording is incomplete: the agent ${how} before its run finished (the recording is closed)`;
 }
 
 export interface ListOptions {

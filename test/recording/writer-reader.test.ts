@@ -45,6 +45,25 @@ describe('writer and reader', () => {
     await w.close('complete');
   });
 
+  it('says an agent that exited early ended the run, not that the writer was killed or is still running', async () => {
+    const dir = join(tempDir(), 'exited');
+    const w = await createRecordingWriter(dir, init());
+    writeTwoSteps(w);
+    w.append({ type: 'run.completed', stepId: 0, payload: { status: 'failed', exitCode: 1 } });
+    await w.close('incomplete');
+    const rec = await readRecording(dir);
+    expect(rec.warnings).toEqual([
+      'the recording is incomplete: the agent exited with code 1 before its run finished (the recording is closed)',
+    ]);
+    const open = join(tempDir(), 'open-still');
+    const w2 = await createRecordingWriter(open, init());
+    writeTwoSteps(w2);
+    expect((await readRecording(open)).warnings).toEqual([
+      'the recording is incomplete: the writer did not close it (killed or still running)',
+    ]);
+    await w2.close('complete');
+  });
+
   it('puts large bodies in content-addressed blobs and binary bodies in base64', async () => {
     const dir = join(tempDir(), 'blobs');
     const w = await createRecordingWriter(dir, init());
