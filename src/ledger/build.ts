@@ -239,12 +239,17 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let model: string | null = null;
     let pricedAs: string | null = null;
     let isPriced = true;
+    let usageKnown = true;
     let servedFrom: ServedFrom | null = null;
     let context: ContextTokens | null = null;
     for (const call of acc.models) {
       const buckets = bucketsFromUsage(call.usage);
-      if (!call.usage)
-        warnings.push(`step ${acc.stepId}: model call to ${call.model} has no usage; counted as 0 tokens`);
+      if (!call.usage) {
+        usageKnown = false;
+        warnings.push(
+          `step ${acc.stepId}: the model call to ${call.model} reported no usage: its tokens and cost are unknown (left out of the totals)`,
+        );
+      }
       addBuckets(tokens, buckets);
       model ??= call.model;
       const price = priceFor(call.model);
@@ -317,6 +322,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       model,
       pricedAs,
       isPriced: acc.models.length === 0 || isPriced,
+      usageKnown,
       tokens,
       seed,
       llm,

@@ -69,12 +69,16 @@ export function formatLedger(ledger: Ledger, title?: string): string {
       s.stateType,
       s.name.length > 28 ? `${s.name.slice(0, 27)}…` : s.name,
       s.model ? (s.isPriced ? s.model : `${s.model}?`) : '',
-      int(s.tokens.uncachedInput),
-      int(s.tokens.cacheRead),
-      int(s.tokens.cacheWrite),
-      int(s.tokens.output),
-      int(s.tokens.reasoning),
-      money(s.cost),
+      ...(s.usageKnown
+        ? [
+            int(s.tokens.uncachedInput),
+            int(s.tokens.cacheRead),
+            int(s.tokens.cacheWrite),
+            int(s.tokens.output),
+            int(s.tokens.reasoning),
+            money(s.cost),
+          ]
+        : ['?', '?', '?', '?', '?', s.cost > 0 ? `${money(s.cost)}+?` : '?']),
       s.latencyMs === null ? '' : int(Math.round(s.latencyMs)),
     ];
     if (isReplay) row.push(s.servedFrom ?? '', money(s.recordedCost), money(s.replayCost), money(s.liveCost));
@@ -114,6 +118,11 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     `tokens: ${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
     `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write) + ${int(seed.input_tokens_cached)} cached`,
   );
+  const unknown = ledger.detail.filter((s) => !s.usageKnown).map((s) => s.stepId);
+  if (unknown.length > 0)
+    out.push(
+      `        not counted: step${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')} (no usage reported; tokens and cost unknown)`,
+    );
   out.push(
     `cost:   ${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
   );

@@ -124,6 +124,8 @@ export interface StepLedger {
   /** The model the step was priced as (differs from `model` when re-costed with --model). */
   pricedAs: string | null;
   isPriced: boolean;
+  /** False when a model call of the step reported no usage (a stream without it): its tokens and cost are unknown, not 0. */
+  usageKnown: boolean;
   tokens: TokenBuckets;
   seed: SeedTokenView;
   llm: LlmCost;

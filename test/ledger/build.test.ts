@@ -215,6 +215,25 @@ describe('replays', () => {
     expect(formatLedger(ledger)).toContain('replay of base');
   });
 
+  it('a model call that reported no usage has unknown tokens and cost, not 0, and says so', () => {
+    const recording = syntheticRecording({ tools: 1 });
+    const first = recording.events.find((e) => e.type === 'model.called');
+    if (first?.type !== 'model.called') throw new Error('no model call');
+    const { usage: _dropped, ...rest } = first.payload;
+    const events = recording.events.map((e) => (e === first ? { ...first, payload: rest } : e));
+    const ledger = buildLedger({ ...recording, events });
+    const step = ledger.detail.find((s) => s.stepId === first.stepId);
+    expect(step?.usageKnown).toBe(false);
+    expect(ledger.detail.filter((s) => s.stepId !== first.stepId).every((s) => s.usageKnown)).toBe(true);
+    expect(ledger.warnings).toContain(
+      `step ${first.stepId}: the model call to gpt-4o-mini reported no usage: its tokens and cost are unknown (left out of the totals)`,
+    );
+    const text = formatLedger(ledger);
+    const row = text.split('\n').find((l) => l.trimStart().startsWith(`${first.stepId} `));
+    expect(row).toMatch(/\?\s+\?\s+\?\s+\?\s+\?\s+\?/);
+    expect(text).toContain(`not counted: step ${first.stepId} (no usage reported; tokens and cost unknown)`);
+  });
+
   it('computes the cost delta between a baseline and its replay', () => {
     const longer = syntheticRecording({ tools: 5, id: 'replay2', replayOf: 'base' });
     const delta = compareLedgers(buildLedger(baseline), buildLedger(longer));
