@@ -14,7 +14,7 @@ import { TapedeckError } from '../recording/index.js';
 import { databaseAddresses, openRecordSandbox, type RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
-import { findSdkVersions } from './sdk-versions.js';
+import { agentSdkVersions } from './sdk-versions.js';
 import { SpoolReader } from './spool.js';
 
 const IDLE_MS = 50;
@@ -135,7 +135,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     return { dir: '', exitCode, signal, recorded: false, steps: 0 };
   }
   const entry = entryOf(options.command, cwd);
-  const sdkVersions = findSdkVersions([...(entry ? [path.dirname(entry)] : []), cwd]);
+  const sdkVersions = agentSdkVersions(entry, cwd);
   const active = await openRecording(
     { ...options, cwd },
     {

@@ -49,3 +49,12 @@ export function findSdkVersions(fromDirs: string[]): Record<string, string> {
   }
   return out;
 }
+
+/**
+ * The SDK versions an agent loads: resolved from its entry script's folder when the command names
+ * one, else from the cwd. Never both: the cwd may be another project (tapedeck's own checkout, say),
+ * whose SDKs the agent does not load.
+ */
+export function agentSdkVersions(entry: string | undefined, cwd: string): Record<string, string> {
+  return findSdkVersions([entry === undefined ? cwd : path.dirname(entry)]);
+}
