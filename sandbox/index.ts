@@ -6,7 +6,14 @@ import { packagePath } from '../src/package.js';
 
 export { type DbSandbox, type DbSandboxKind, type DbSandboxOptions, openDbSandbox } from './db.js';
 export { entryPath, fsSeed, materializeFs, type ReadBlob } from './fs.js';
-export { type LeftoverItem, leftoverDir, noteLeftover, type ReapReport, reapLeftovers } from './leftovers.js';
+export {
+  type LeftoverItem,
+  leftoverDir,
+  makeNotedTempDir,
+  noteLeftover,
+  type ReapReport,
+  reapLeftovers,
+} from './leftovers.js';
 export { type PgRelay, type PgTarget, pgTargetOf, startPgRelay } from './pg-relay.js';
 export * from './protocol.js';
 export {

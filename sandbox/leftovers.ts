@@ -14,18 +14,19 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { redactDbUrl } from '../src/postgres/sql.js';
 
 const ItemSchema = z.discriminatedUnion('kind', [
-  /** A temp folder or socket whose name starts with `tapedeck-`. */
+  /** A temp folder or socket whose name starts with `tapedeck-`, or a recorder's `.spool` folder. */
   z.object({ kind: z.literal('path'), path: z.string() }).strict(),
   /** A sandbox database and its role (same name) on a server. */
   z.object({ kind: z.literal('pg-sandbox'), url: z.string(), name: z.string() }).strict(),
-  /** Change capture on a recorded database. */
-  z.object({ kind: z.literal('pg-capture'), url: z.string() }).strict(),
+  /** Change capture on a recorded database (its schema, once it exists). */
+  z.object({ kind: z.literal('pg-capture'), url: z.string(), schema: z.string().optional() }).strict(),
 ]);
 export type LeftoverItem = z.infer<typeof ItemSchema>;
 
@@ -104,9 +105,10 @@ export function noteLeftover(item: LeftoverItem): () => void {
   };
 }
 
-/** Removes a temp folder or socket named by an entry: only `tapedeck-…` names, never through a link. */
+/** Removes a temp folder or socket named by an entry: only `tapedeck-…` and `.spool` names, never through a link. */
 function removePath(p: string): void {
-  if (!path.isAbsolute(p) || !path.basename(p).startsWith('tapedeck-')) return;
+  const name = path.basename(p);
+  if (!path.isAbsolute(p) || !(name.startsWith('tapedeck-') || name === '.spool')) return;
   let info: ReturnType<typeof lstatSync>;
   try {
     info = lstatSync(p);
@@ -115,6 +117,31 @@ function removePath(p: string): void {
   }
   if (info.isDirectory()) rmSync(p, { recursive: true, force: true });
   else if (info.isSocket() || info.isFile()) unlinkSync(p);
+}
+
+/**
+ * Makes a private temp folder (`<tmpdir>/<prefix><random>`, mode 0700), noted before it exists.
+ * `remove` deletes it and crosses it out.
+ */
+export async function makeNotedTempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  for (;;) {
+    const dir = path.join(tmpdir(), `${prefix}${randomBytes(6).toString('hex')}`);
+    const forget = noteLeftover({ kind: 'path', path: dir });
+    try {
+      await mkdir(dir, { mode: 0o700 });
+    } catch (error) {
+      forget();
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    return {
+      path: dir,
+      async remove() {
+        await rm(dir, { recursive: true, force: true });
+        forget();
+      },
+    };
+  }
 }
 
 export interface ReapReport {

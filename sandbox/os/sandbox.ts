@@ -26,12 +26,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { packagePath, packageRoot } from '../../src/package.js';
 import { TapedeckError } from '../../src/recording/index.js';
+import { makeNotedTempDir } from '../leftovers.js';
 import { BWRAP_BASE, type Isolation } from './detect.js';
 import { seccompProgram } from './seccomp.js';
 
@@ -230,7 +230,8 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       );
     }
   }
-  const tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-os-'));
+  const noted = await makeNotedTempDir('tapedeck-os-');
+  const tmp = noted.path;
   const inDir = path.join(tmp, 'in');
   await import('node:fs/promises').then((fs) => fs.mkdir(inDir));
   for (const [name, content] of Object.entries(options.files ?? {})) {
@@ -241,7 +242,7 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   let args: string[];
   let command: string;
   let seccompFd: number | undefined;
-  const cleanup: Array<() => Promise<unknown>> = [() => rm(tmp, { recursive: true, force: true })];
+  const cleanup: Array<() => Promise<unknown>> = [noted.remove];
   if (isolation.level === 'bwrap') {
     command = isolation.bwrap as string;
     const shared = options.fs === 'shared';

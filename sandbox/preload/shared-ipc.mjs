@@ -6,6 +6,7 @@
 // to the barrier first. Events are written synchronously at the end of the event-loop turn in
 // which they happened (and before a barrier, and at exit), so what the agent finished is in the
 // kernel before it can crash, except what happened in the very turn a SIGKILL cut short.
+import { createCipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -18,9 +19,19 @@ import { join } from 'node:path';
  */
 export function connectIpc(path, options = {}) {
   let spool = -1;
+  /** @type {import('node:crypto').Cipher | undefined} */
+  let cipher;
   if (options.spoolDir) {
     try {
       spool = fs.openSync(join(options.spoolDir, `${process.pid}-${process.hrtime.bigint()}.ndjson`), 'a');
+      // The spool holds requests before redaction: with a key (given in the environment, never
+      // written to disk) it is AES-256-CTR, one stream per file after a 16-byte IV, so what a
+      // killed recorder leaves on disk is noise once the key's processes are gone.
+      if (options.spoolKey) {
+        const iv = randomBytes(16);
+        fs.writeSync(spool, iv);
+        cipher = createCipheriv('aes-256-ctr', Buffer.from(options.spoolKey, 'hex'), iv);
+      }
     } catch {
       spool = -1;
     }
@@ -83,6 +94,18 @@ export function connectIpc(path, options = {}) {
   }
 
   function toSpool(text) {
+    if (cipher) {
+      try {
+        const bytes = cipher.update(text, 'utf8');
+        let offset = 0;
+        while (offset < bytes.length) offset += fs.writeSync(spool, bytes, offset, bytes.length - offset);
+      } catch {
+        // The stream is cut: nothing more goes to this file (its reader drops a torn tail).
+        spool = -1;
+        toSocket(text);
+      }
+      return;
+    }
     try {
       // A string goes to the kernel without an intermediate Buffer; a short write is finished bytewise.
       const written = fs.writeSync(spool, text);

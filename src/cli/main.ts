@@ -12,6 +12,26 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+/** The --db URLs of a command line (their passwords may be needed to remove a dead run's database objects). */
+function dbUrlsOf(args: string[]): string[] {
+  const urls: string[] = [];
+  for (let i = 0; i < args.length && args[i] !== '--'; i++) {
+    const arg = args[i] as string;
+    if (arg === '--db' && args[i + 1] !== undefined) urls.push(args[i + 1] as string);
+    else if (arg.startsWith('--db=')) urls.push(arg.slice('--db='.length));
+  }
+  return urls;
+}
+
+async function reapQuietly(args: string[]): Promise<void> {
+  try {
+    const { reapLeftovers } = await import('../../sandbox/leftovers.js');
+    await reapLeftovers({ urls: dbUrlsOf(args) });
+  } catch {
+    // Cleaning up after others never stops the command the user asked for.
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const args = argv.slice(2);
   const only = commandNameOf(args);
@@ -25,6 +45,9 @@ async function main(argv: string[]): Promise<void> {
       } else program.outputHelp();
       return;
     }
+    // What killed tapedeck processes left behind (temp folders, sockets, spools, sandbox databases,
+    // capture triggers) goes first, quietly; `tapedeck doctor` does it out loud.
+    if (only !== undefined && only !== 'doctor') await reapQuietly(args);
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {

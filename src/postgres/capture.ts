@@ -23,6 +23,7 @@ import {
   CAPTURE_SCHEMA_PREFIX,
   CAPTURE_TRIGGER_PREFIX,
   lockKeyOf,
+  RUN_APPLICATION_PREFIX,
   withLockRetry,
 } from './locks.js';
 import { describeTables, installNormalizer, snapshotDatabase, type TableDescription, userSchemas } from './snapshot.js';
@@ -32,6 +33,11 @@ export interface DbTracker {
   readonly schemas: string[];
   /** The capture schema of this run (`_tapedeck_cap_<hex>`). */
   readonly captureSchema: string;
+  /**
+   * The application_name (`tapedeck-run-<hex>`) this run's own clients connect with (PGAPPNAME):
+   * a write from a session named for another run is that run's, and this one does not log it.
+   */
+  readonly applicationName: string;
   /** Installs change capture (triggers) on every table of the schemas. */
   start(): Promise<void>;
   snapshot(): Promise<DbSnapshot>;
@@ -60,6 +66,7 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
   const cap = `${CAPTURE_SCHEMA_PREFIX}${hex}`;
   const trigger = `${CAPTURE_TRIGGER_PREFIX}${hex}`;
   const fn = `pg_temp.tapedeck_capture_${hex}`;
+  const applicationName = `${RUN_APPLICATION_PREFIX}${hex}`;
   let schemas: string[];
   try {
     await removeCaptureLeftovers(client);
@@ -108,6 +115,7 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
   return {
     schemas,
     captureSchema: cap,
+    applicationName,
     async start() {
       if (started) return;
       try {
@@ -128,7 +136,12 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
       await client.query(
         `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
            SET search_path = pg_catalog, pg_temp AS $$
+         DECLARE app text := current_setting('application_name');
          BEGIN
+           -- Another recording's agent: its row, not ours (parallel runs on one database).
+           IF app LIKE ${quoteLiteral(`${RUN_APPLICATION_PREFIX}%`)} AND app NOT LIKE ${quoteLiteral(`${applicationName}%`)} THEN
+             RETURN NULL;
+           END IF;
            IF to_regclass(${log}) IS NOT NULL THEN
              INSERT INTO ${quoteIdent(cap)}.log (s, t, op, old_row, new_row) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME,
                lower(TG_OP), CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END);

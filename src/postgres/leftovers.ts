@@ -33,12 +33,42 @@ async function heldKeys(client: pg.Client, lockClass: number, anyDatabase: boole
   return new Set(rows.map((r) => Number(r.key) | 0));
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Ends the sessions that still hold the locks of runs known to be dead (their process is gone,
+ * the server has not noticed yet), and waits up to 5 s for the locks to go.
+ */
+async function releaseDeadLocks(client: pg.Client, lockClass: number, hexes: readonly string[]): Promise<void> {
+  const keys = new Set(hexes.filter((h) => /^[0-9a-f]{8}$/.test(h)).map(lockKeyOf));
+  if (keys.size === 0) return;
+  const holders = async () => {
+    const { rows } = await client.query<{ pid: number; key: string }>(
+      `SELECT pid, objid::bigint::text AS key FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid
+          AND objsubid = 2 AND granted AND pid <> pg_backend_pid()`,
+      [lockClass],
+    );
+    return rows.filter((r) => keys.has(Number(r.key) | 0)).map((r) => r.pid);
+  };
+  const pids = await holders();
+  if (pids.length === 0) return;
+  await client.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) pid', [pids]).catch(() => {});
+  for (let wait = 0; wait < 50 && (await holders()).length > 0; wait++) await sleep(100);
+}
+
 /**
  * Removes the capture triggers and schemas of recorder runs that are gone, in the database
  * `client` is connected to. Schemas of an older tapedeck (`_tapedeck_<id>`, no lock) count as gone.
+ * `dead`: capture schemas of runs whose process is known to be gone (the leftover register):
+ * a session of theirs the server still keeps is ended first.
  */
-export async function removeCaptureLeftovers(client: pg.Client): Promise<LeftoverReport> {
+export async function removeCaptureLeftovers(
+  client: pg.Client,
+  options: { dead?: readonly string[] } = {},
+): Promise<LeftoverReport> {
   const report = emptyReport();
+  const deadHexes = (options.dead ?? []).map((s) => NEW_CAPTURE.exec(s)?.[1]).filter((h) => h !== undefined);
+  await releaseDeadLocks(client, CAPTURE_LOCK_CLASS, deadHexes);
   const { rows: schemas } = await client.query<{ name: string }>(
     `SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE '\\_tapedeck\\_%' ORDER BY 1`,
   );
@@ -97,6 +127,11 @@ export async function removeSandboxLeftovers(client: pg.Client, only?: string[])
     `SELECT rolname AS name FROM pg_roles WHERE rolname LIKE 'tapedeck\\_sbx\\_%' ORDER BY 1`,
   );
   const wanted = (name: string) => only === undefined || only.includes(name);
+  // Named ones are known dead (the leftover register): a session of theirs the server still keeps is ended.
+  if (only !== undefined) {
+    const hexes = only.map((n) => NEW_SANDBOX.exec(n)?.[1]).filter((h) => h !== undefined);
+    await releaseDeadLocks(client, SANDBOX_LOCK_CLASS, hexes);
+  }
   const live = await heldKeys(client, SANDBOX_LOCK_CLASS, true);
   const isLive = (name: string) => {
     const m = NEW_SANDBOX.exec(name);

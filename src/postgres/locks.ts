@@ -9,6 +9,8 @@ export const SANDBOX_LOCK_CLASS = 0x74617073;
 /** Capture schemas and triggers carry the run's 8-hex key in their name. */
 export const CAPTURE_SCHEMA_PREFIX = '_tapedeck_cap_';
 export const CAPTURE_TRIGGER_PREFIX = 'zz_tapedeck_';
+/** The application_name a recorded agent's own sessions carry: tapedeck-run-<8 hex> (capture.ts). */
+export const RUN_APPLICATION_PREFIX = 'tapedeck-run-';
 /** Sandbox databases and their roles: tapedeck_sbx_<8 hex>. */
 export const SANDBOX_PREFIX = 'tapedeck_sbx_';
 

@@ -8,6 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { noteLeftover } from '../../sandbox/leftovers.js';
 import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
 import { TapedeckError } from '../recording/index.js';
@@ -150,6 +151,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   );
   const { session } = active;
   const socketPath = path.join(os.tmpdir(), `tapedeck-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
+  // A killed recorder cannot remove its socket and spool: the next tapedeck command does.
+  const forgetSocket = noteLeftover({ kind: 'path', path: socketPath });
   const sockets = new Set<net.Socket>();
   // Events arrive through the spool (one file per agent process); the socket carries only
   // sync barriers. Without world capture nothing needs the session live, so received lines wait
@@ -158,8 +161,12 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const deferred = !active.syncWorld && options.onEvent === undefined;
   // Inside the recording folder, which world capture never snapshots.
   const spoolDir = path.join(active.writer.dir, '.spool');
+  const forgetSpool = noteLeftover({ kind: 'path', path: path.resolve(spoolDir) });
   mkdirSync(spoolDir, { recursive: true });
-  const spool = new SpoolReader(spoolDir);
+  // The agent's events are spooled before redaction: encrypted with a key that lives only in
+  // this process and the agent's environment, so a kill leaves no secret readable on disk.
+  const spoolKey = randomBytes(32).toString('hex');
+  const spool = new SpoolReader(spoolDir, spoolKey);
   const noReply = () => {};
   const backlog: Array<{ line: string; reply: (answer: { ack: number }) => void }> = [];
   let backlogBytes = 0;
@@ -224,6 +231,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     server.close();
     for (const socket of sockets) socket.destroy();
     if (existsSync(socketPath)) rmSync(socketPath, { force: true });
+    forgetSpool();
+    forgetSocket();
   };
   let result: { exitCode: number | null; signal: NodeJS.Signals | null } = { exitCode: null, signal: null };
   let isolated: RecordSandbox | undefined;
@@ -269,6 +278,14 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       NODE_OPTIONS: nodeOptions,
       TAPEDECK_RECORD_IPC: isolated ? isolated.ipcAddress : socketPath,
       TAPEDECK_RECORD_SPOOL: spoolDir,
+      TAPEDECK_RECORD_SPOOL_KEY: spoolKey,
+      // The agent's database sessions carry this run's name: a parallel recording on the same
+      // database leaves them out of its changes (an application_name the agent sets itself wins).
+      ...(active.world?.dbApplicationName
+        ? {
+            PGAPPNAME: [active.world.dbApplicationName, baseEnv.PGAPPNAME].filter(Boolean).join(' '),
+          }
+        : {}),
       TAPEDECK_RECORD_OPTIONS: JSON.stringify({
         syncWorld: active.syncWorld,
         maxBody: options.maxBodyBytes ?? -1,

@@ -1,5 +1,6 @@
 // Reads the capture spool: one append-only NDJSON file per agent process in a folder, written
 // synchronously by the preload (sandbox/preload/shared-ipc.mjs, loaded by src/record/preload/record.mjs). Returns complete new lines.
+import { createDecipheriv, type Decipher } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -9,14 +10,22 @@ interface SpoolFile {
   offset: number;
   decoder: StringDecoder;
   tail: string;
+  /** With a key: the file starts with a 16-byte IV, then AES-256-CTR; set once the IV is read. */
+  decipher?: Decipher;
 }
+
+const IV_BYTES = 16;
 
 const TS = /"ts":(\d+(?:\.\d+)?)/;
 
 export class SpoolReader {
   private readonly files = new Map<string, SpoolFile>();
 
-  constructor(readonly dir: string) {}
+  /** `key`: the 32-byte key (hex) the preload encrypts its spool file with (TAPEDECK_RECORD_SPOOL_KEY). */
+  constructor(
+    readonly dir: string,
+    private readonly key?: string,
+  ) {}
 
   /**
    * Every complete line appended since the last call. Each file keeps its own order; lines of
@@ -46,6 +55,13 @@ export class SpoolReader {
         this.files.set(name, file);
       }
       const size = fstatSync(file.fd).size;
+      if (this.key !== undefined && file.decipher === undefined) {
+        if (size < IV_BYTES) continue;
+        const iv = Buffer.alloc(IV_BYTES);
+        if (readSync(file.fd, iv, 0, IV_BYTES, 0) < IV_BYTES) continue;
+        file.decipher = createDecipheriv('aes-256-ctr', Buffer.from(this.key, 'hex'), iv);
+        file.offset = IV_BYTES;
+      }
       if (size <= file.offset) continue;
       const buffer = Buffer.allocUnsafe(size - file.offset);
       let got = 0;
@@ -56,7 +72,8 @@ export class SpoolReader {
       }
       file.offset += got;
       // A line is complete once its newline is there; a half-written one waits for the next read.
-      const text = file.tail + file.decoder.write(buffer.subarray(0, got));
+      const plain = file.decipher ? file.decipher.update(buffer.subarray(0, got)) : buffer.subarray(0, got);
+      const text = file.tail + file.decoder.write(plain);
       const parts = text.split('\n');
       file.tail = parts.pop() ?? '';
       const lines: Array<{ line: string; key: number }> = [];

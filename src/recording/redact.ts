@@ -40,6 +40,8 @@ export interface Redactor {
   text(text: string): string;
   /** Walks a JSON value: string fields with secret names become placeholders, other strings go through text(). */
   json<T>(value: T): T;
+  /** A command line: the value after a secret-named flag (`--token VALUE`) becomes a placeholder, the rest goes through text(). */
+  argv(args: readonly string[]): string[];
   /** An inline text body through text(), with its size updated. Blob and base64 bodies are returned as they are. */
   body(body: Body): Body;
   /** Marks a Body whose text already went through text(), so body() returns it untouched (the writer's fast path). */
@@ -101,6 +103,8 @@ const NOT_SECRET_KEYS = new Set([
 ]);
 const SECRET_SUFFIX =
   /(apikey|accesskey|secretkey|privatekey|accesstoken|refreshtoken|idtoken|authtoken|sessiontoken|secret|password|passwd)$/;
+/** A command-line flag that takes its value as the next argument: `--name` or `-name`, no `=`. */
+const SECRET_FLAG = /^--?[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 const COOKIE_ATTRIBUTES = new Set([
   'path',
   'domain',
@@ -363,10 +367,22 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   function json<T>(value: T): T {
     return walk(value, 0) as T;
   }
+  /** `--token`, `-password`, `--api-key`: a flag (no `=value`) whose name is a secret name. */
+  function isSecretFlag(arg: unknown): boolean {
+    return typeof arg === 'string' && SECRET_FLAG.test(arg) && isSecretName(arg.replace(/^--?/, ''));
+  }
+  function argv(args: readonly string[]): string[] {
+    return args.map((arg, i) => (i > 0 && isSecretFlag(args[i - 1]) ? redactValue(arg) : text(arg)));
+  }
   function walk(value: unknown, depth: number): unknown {
     if (typeof value === 'string') return text(value);
     if (value === null || typeof value !== 'object' || depth > 200) return value;
-    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
+    // An array of strings may be a command line (run.started's command, a spawned tool's argv).
+    if (Array.isArray(value)) {
+      return value.map((item, i) =>
+        typeof item === 'string' && i > 0 && isSecretFlag(value[i - 1]) ? redactValue(item) : walk(item, depth + 1),
+      );
+    }
     const input = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     for (const [name, v] of Object.entries(input)) {
@@ -458,5 +474,19 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     }
   }
 
-  return { keyId, rules, placeholder, isSecretName, headers, url, text, json, body, markClean, exchange, payload };
+  return {
+    keyId,
+    rules,
+    placeholder,
+    isSecretName,
+    headers,
+    url,
+    text,
+    json,
+    argv,
+    body,
+    markClean,
+    exchange,
+    payload,
+  };
 }

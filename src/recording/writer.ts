@@ -258,7 +258,7 @@ class Writer implements RecordingWriter {
 
   /** The agent's command line and the database URL may carry secrets too (`--api-key …`, `postgres://u:pw@…`). */
   private redactManifest(manifest: Manifest): Manifest {
-    const agent = { ...manifest.agent, command: manifest.agent.command.map(this.redactor.text) };
+    const agent = { ...manifest.agent, command: this.redactor.argv(manifest.agent.command) };
     if (manifest.agent.env) agent.env = this.redactEnv(manifest.agent.env);
     const out = { ...manifest, agent };
     if (manifest.world?.db)

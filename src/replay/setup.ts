@@ -4,8 +4,7 @@
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -14,6 +13,7 @@ import {
   type FastEntry,
   type FsReport,
   fsSeed,
+  makeNotedTempDir,
   type NdBatch,
   openDbSandbox,
   REPLAY_PRELOAD,
@@ -43,9 +43,10 @@ export class Teardown {
 
 /** A private temp folder for the socket, the preload's config and its exit dumps. */
 export async function makeTempDir(teardown: Teardown): Promise<string> {
-  const tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-replay-'));
-  teardown.add(() => rm(tmp, { recursive: true, force: true }));
-  return tmp;
+  // Noted as a leftover: a killed replay's folder (and the socket in it) goes with the next command.
+  const tmp = await makeNotedTempDir('tapedeck-replay-');
+  teardown.add(tmp.remove);
+  return tmp.path;
 }
 
 /** The database sandbox seeded from the recording's pre-snapshot, and the tracker of its row changes. */

@@ -83,6 +83,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'browse recordings, time-travel through a run, replay it with a changed prompt, bisect',
     load: () => import('./tui.js'),
   },
+  {
+    name: 'doctor',
+    summary:
+      'remove what killed recordings and replays left: temp folders, sockets, capture triggers, sandbox databases',
+    load: () => import('./doctor.js'),
+  },
   { name: 'verify', summary: 'check that recordings are readable and intact', load: () => import('./verify.js') },
   { name: 'list', summary: 'list the recordings under a folder or in a store', load: () => import('./verify.js') },
   {

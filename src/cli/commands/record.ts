@@ -1,5 +1,6 @@
 // `tapedeck record [options] -- <command…>`: records one run of an unchanged agent.
 import type { Command } from 'commander';
+import { redactDbUrl } from '../../postgres/sql.js';
 import { TapedeckError } from '../../recording/errors.js';
 
 interface RecordCliOptions {
@@ -77,7 +78,13 @@ every finished step. The exit code is the agent's.`,
       );
       const sample = parseNumber('--sample', opts.sample, (n) => n >= 0 && n <= 1, 'a fraction between 0 and 1');
       if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
-        throw new TapedeckError('BAD_OPTION', `--db ${JSON.stringify(opts.db)} is not a postgres:// URL`);
+        throw new TapedeckError('BAD_OPTION', `--db ${redactDbUrl(opts.db)} is not a postgres:// URL`);
+      }
+      if (opts.fs !== undefined) {
+        const { statSync } = await import('node:fs');
+        const stat = statSync(opts.fs, { throwIfNoEntry: false });
+        if (stat === undefined) throw new TapedeckError('BAD_OPTION', `--fs ${opts.fs}: no such folder`);
+        if (!stat.isDirectory()) throw new TapedeckError('BAD_OPTION', `--fs ${opts.fs}: not a folder`);
       }
       if (opts.store !== undefined && !/^(s3|pg|file):\/\//.test(opts.store)) {
         throw new TapedeckError(

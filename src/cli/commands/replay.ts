@@ -1,6 +1,7 @@
 // `tapedeck replay <recording> [options] [-- <command…>]`: re-runs an agent against a recording in the sandbox.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { redactDbUrl } from '../../postgres/sql.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { describeProvenance } from '../../recording/provenance.js';
 import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
@@ -159,7 +160,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         );
       }
       if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
-        throw new TapedeckError('BAD_OPTION', `--db ${JSON.stringify(opts.db)} is not a postgres:// URL`);
+        throw new TapedeckError('BAD_OPTION', `--db ${redactDbUrl(opts.db)} is not a postgres:// URL`);
       }
       if (opts.modelEndpoint !== undefined && !URL.canParse(opts.modelEndpoint)) {
         throw new TapedeckError('BAD_OPTION', `--model-endpoint ${JSON.stringify(opts.modelEndpoint)} is not a URL`);

@@ -617,7 +617,10 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   try {
     options = JSON.parse(process.env.TAPEDECK_RECORD_OPTIONS ?? '{}');
   } catch {}
-  const ipc = connectIpc(socketPath, { spoolDir: process.env.TAPEDECK_RECORD_SPOOL });
+  const ipc = connectIpc(socketPath, {
+    spoolDir: process.env.TAPEDECK_RECORD_SPOOL,
+    spoolKey: process.env.TAPEDECK_RECORD_SPOOL_KEY,
+  });
   ipc.send({ t: 'hello', pid: process.pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
   installCapture(ipc, options);
   flushBeforeBlockingSpawns(ipc.flush);

@@ -19,6 +19,8 @@ export interface WorldOptions {
 
 export interface WorldCapture {
   readonly manifest: Manifest['world'];
+  /** With a database: the application_name (PGAPPNAME) the agent's own sessions should carry, so parallel runs keep apart. */
+  readonly dbApplicationName?: string;
   /** Takes the pre snapshot (after installing change capture) and writes it. */
   start(writer: RecordingWriter): Promise<void>;
   drain(): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
@@ -34,13 +36,24 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
       ? undefined
       : createFsTracker(options.fsRoot, putBlob, { exclude: options.exclude ?? [] });
   // A recorder that is killed cannot remove its capture: the next tapedeck command does.
-  const forget = options.dbUrl === undefined ? () => {} : noteLeftover({ kind: 'pg-capture', url: options.dbUrl });
+  const dbUrl = options.dbUrl;
+  let forget = dbUrl === undefined ? () => {} : noteLeftover({ kind: 'pg-capture', url: dbUrl });
+  // Once the run's schema exists, the entry names it: the next command removes exactly that one.
+  const onCaptureSchema = (schema: string) => {
+    if (dbUrl === undefined) return;
+    const forgetNamed = noteLeftover({ kind: 'pg-capture', url: dbUrl, schema });
+    forget();
+    forget = forgetNamed;
+  };
   let db: DbTracker | undefined;
   try {
     db =
-      options.dbUrl === undefined
+      dbUrl === undefined
         ? undefined
-        : await createDbTracker(options.dbUrl, options.dbSchemas ? { schemas: options.dbSchemas } : {});
+        : await createDbTracker(dbUrl, {
+            ...(options.dbSchemas ? { schemas: options.dbSchemas } : {}),
+            onCaptureSchema,
+          });
   } catch (error) {
     forget();
     throw error;
@@ -53,6 +66,7 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
   };
   return {
     manifest,
+    ...(db ? { dbApplicationName: db.applicationName } : {}),
     async start(writer) {
       try {
         await db?.start();

@@ -4,13 +4,11 @@
 // run, whose services then outlive each probe while each probe gets a fresh database.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import {
   checkContainerRuntime,
   type DbSandbox,
   type HostPort,
+  makeNotedTempDir,
   type PgRelay,
   pgTargetOf,
   serviceName,
@@ -85,7 +83,7 @@ export function recordedDbAddress(recording: Recording): HostPort | undefined {
 export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?: boolean } = {}): AnswerChain {
   const services = new ServiceHost(config.services ?? []);
   let relay: PgRelay | undefined;
-  let dir: string | undefined;
+  let tmp: { path: string; remove: () => Promise<void> } | undefined;
   let mocks: Promise<MocksExport> | undefined;
   const fingerprint = createHash('sha256')
     .update(canonicalJson(config))
@@ -99,7 +97,8 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
       // An image service without a Docker engine fails now, before the agent runs.
       for (const s of config.services ?? []) if ('image' in s) await checkContainerRuntime(serviceName(s));
       const warnings: string[] = [];
-      dir ??= await mkdtemp(path.join(tmpdir(), 'tapedeck-chain-'));
+      tmp ??= await makeNotedTempDir('tapedeck-chain-');
+      const dir = tmp.path;
       const routes: ChainSession['routes'] = [];
       let dbUrl: string | undefined;
       if (world.db) {
@@ -160,8 +159,8 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
       await services.close();
       await relay?.close();
       relay = undefined;
-      if (dir) await rm(dir, { recursive: true, force: true });
-      dir = undefined;
+      await tmp?.remove();
+      tmp = undefined;
     },
   };
 }
