@@ -69,6 +69,12 @@ export {
   TapedeckError,
   worldAt,
 } from './recording/index.js';
-export { replay } from './replay/index.js';
+export {
+  type InProcessDivergence,
+  type InProcessReplayOptions,
+  type InProcessReplayResult,
+  replay,
+  replayInProcess,
+} from './replay/index.js';
 export type { ReplayMode, ReplayOptions, ReplayResult } from './replay/types.js';
 export { openWarehouse, type Warehouse, type WarehouseOptions } from './store/index.js';

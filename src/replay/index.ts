@@ -9,6 +9,12 @@ export {
   recordedDbAddress,
   SIMULATOR_PROMPT,
 } from './chain/index.js';
+export {
+  type InProcessDivergence,
+  type InProcessReplayOptions,
+  type InProcessReplayResult,
+  replayInProcess,
+} from './in-process.js';
 export { liveModelAnswerer, retarget } from './live.js';
 export {
   bodyBytesOf,
