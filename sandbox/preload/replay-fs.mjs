@@ -62,10 +62,12 @@ const FD_MUTATING = new Set(['fchmod', 'fchown', 'futimes', 'ftruncate']);
 /**
  * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
  * Returns the volume and a function that reports (and clears) the paths written since the last call.
+ * `privateDirs`: folders that are the sandbox's own (the OS sandbox's private /tmp…), not the real disk.
  * @param {{ root: string, files: Record<string, { mode: number, data: Buffer }>, onOutsideWrite: (abs: string) => void,
- *   onRefused?: (what: string) => void, rootOnDisk?: boolean }} options
+ *   onRefused?: (what: string) => void, rootOnDisk?: boolean, privateDirs?: string[] }} options
  */
-export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootOnDisk = false }) {
+export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootOnDisk = false, privateDirs = [] }) {
+  const realLstat = fs.lstatSync.bind(fs);
   const vol = new Volume();
   const mfs = createFsFromVolume(vol);
   const rootAbs = path.resolve(root);
@@ -110,6 +112,28 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
       outside.add(abs);
       onOutsideWrite?.(abs);
     }
+  };
+  // A real file outside the recorded world (not one the agent made in the volume): a write to it
+  // would change the real disk, so it is refused as the OS sandbox's read-only file system would,
+  // and reported. New files outside the root still land in the volume.
+  const isPrivate = (abs) => privateDirs.some((d) => abs === d || abs.startsWith(d + path.sep));
+  const isRealFile = (abs) => {
+    if (abs === undefined || underRoot(abs) || outside.has(abs) || isPrivate(abs)) return false;
+    try {
+      realLstat(abs);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const refuseReal = (name, abs, args, isPromises) => {
+    onRefused?.(`${name} ${abs}`);
+    const error = refusal(name, abs);
+    if (isPromises) return Promise.reject(error);
+    if (name.endsWith('Sync')) throw error;
+    const cb = args.find((a) => typeof a === 'function');
+    process.nextTick(() => cb?.(error));
+    return undefined;
   };
   const ensureParent = (abs) => {
     if (!underRoot(abs)) mfs.mkdirSync(path.dirname(abs), { recursive: true });
@@ -196,6 +220,14 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
           markWrite(abs);
           return [abs, ...args.slice(1)];
         });
+        // mkdir of an existing folder changes nothing; mkdtemp makes a new name.
+        if (name === 'mkdir' || name === 'mkdtemp' || typeof target[n] !== 'function') continue;
+        const viaVolume = target[n];
+        target[n] = function guardedWrite(...args) {
+          const abs = resolve(args[0]);
+          if (isRealFile(abs)) return refuseReal(n, abs, args, isPromises);
+          return viaVolume.apply(this, args);
+        };
       }
     }
     for (const name of TWO_PATH) {
@@ -269,6 +301,7 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
           }
         }
         if (abs === undefined || onDisk(abs) || (!readsVolume(abs) && !writing)) return original.apply(this, args);
+        if (writing && isRealFile(abs)) return refuseReal(n, abs, args, isPromises);
         if (writing) {
           ensureParent(abs);
           markWrite(abs);

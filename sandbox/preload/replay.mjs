@@ -258,6 +258,8 @@ export function installReplay(config) {
       onOutsideWrite: (abs) => send({ t: 'outside-write', path: abs }),
       onRefused: (what) => send({ t: 'side-channel', what: 'fs', target: what, pid }),
       rootOnDisk: config.fsOnDisk === true,
+      // The OS sandbox's private folders (MASKED in sandbox/os/sandbox.ts) are not the real disk.
+      privateDirs: config.os ? ['/tmp', '/var/tmp', '/run', '/dev/shm'] : [],
     });
   }
   const applyEffects = (effects) => {

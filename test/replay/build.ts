@@ -23,6 +23,8 @@ export interface RecordingSpec {
   fsRoot?: string;
   files?: Record<string, string>;
   db?: DbSnapshot;
+  /** The database URL the run was recorded against (default postgres://localhost/built). */
+  dbUrl?: string;
   /** Return values of Date.now, Math.random and crypto.randomUUID handed to the agent. */
   nondeterminism?: { clock?: number[]; random?: number[]; uuid?: string[] };
 }
@@ -36,7 +38,13 @@ export async function writeRecording(dir: string, spec: RecordingSpec): Promise<
           world: {
             ...(spec.fsRoot ? { fsRoot: spec.fsRoot } : {}),
             ...(spec.db
-              ? { db: { url: 'postgres://localhost/built', schemas: spec.db.schemas, env: 'DATABASE_URL' } }
+              ? {
+                  db: {
+                    url: spec.dbUrl ?? 'postgres://localhost/built',
+                    schemas: spec.db.schemas,
+                    env: 'DATABASE_URL',
+                  },
+                }
               : {}),
           },
         }

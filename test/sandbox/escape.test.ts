@@ -1,14 +1,16 @@
 // The escape suite: a replayed agent tries every way out (child processes of every kind, a
 // worker, fs calls that change real files, UDP, DNS, raw bindings, IPv6, a Unix socket, HTTP/2,
-// a WebSocket, a signal, a real database) against sentinels that see the real world. In exact
-// and counterfactual replay, in the OS sandbox and in the fallback: nothing real is touched and
-// the replay is never clean — every attempt is reported.
+// a WebSocket, a signal, a real database on the server its sandbox database is cloned on)
+// against sentinels that see the real world, each network vector on a port of its own. In exact
+// and counterfactual replay, in the OS sandbox and in the fallbacks: nothing real is touched and
+// the replay is never clean — every attempt is reported (by its port, path or command).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
+import type { DbSnapshot } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { writeRecording } from '../replay/build.js';
 import { realDir, type Sentinels, startDbSentinel, startSentinels } from './helpers.js';
@@ -40,9 +42,12 @@ describe('escape suite', () => {
     recording = await writeRecording(path.join(real.dir, 'rec'), {
       command: [process.execPath, path.join(FIXTURES, 'escape-agent.mjs')],
       calls: [],
+      // Recorded against another address than the server the sandbox database is cloned on: the
+      // server itself (any database on it) must be no way out.
+      ...(PG_URL ? { db: refundsSnapshot(), dbUrl: 'postgres://db.recorded.test:5432/app' } : {}),
     });
     env = {
-      ESCAPE_PORT: String(sentinels.port),
+      ESCAPE_PORTS: JSON.stringify(sentinels.ports),
       ESCAPE_PORT6: String(sentinels.port6),
       ESCAPE_UDP: String(sentinels.udpPort),
       ESCAPE_SOCKET: sentinels.socketPath,
@@ -73,6 +78,8 @@ describe('escape suite', () => {
           stdio: 'pipe',
           env,
           timeoutMs: 120_000,
+          // The template sandbox: a clone on the same server as the real database.
+          ...(PG_URL ? { db: PG_URL } : {}),
         });
         const seen = JSON.parse(result.output?.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
         const report = JSON.stringify([result.divergences, result.sideChannels ?? [], result.blockedConnections]);
@@ -83,19 +90,61 @@ describe('escape suite', () => {
         expect(statSync(sentinels.file).uid).toBe(process.getuid?.() ?? 0);
         expect(sentinels.signalled()).toBe(false);
         expect(tmpEscapes()).toBe(tmpBefore);
-        if (db) expect(await db.rows()).toBe(0);
+        if (db) {
+          expect(await db.rows()).toBe(0);
+          // The agent's own client reached a database, and it was the sandbox's.
+          if (isolation !== 'none') {
+            expect(seen['pg-node']).toBe('inserted 1');
+            // psql, a program, runs in the OS sandbox only (the fallbacks refuse it).
+            if (isolation === 'bwrap') expect(seen.psql).toContain('INSERT 0 1');
+          }
+        }
         // Never clean, and each attempt named.
         expect(result.divergences.length).toBeGreaterThan(0);
+        const { tcpwrap: _raw, ...byPort } = sentinels.ports;
         const expected = [
-          `127.0.0.1:${sentinels.port}`, // curl, wget, python, node children, http2, websocket
+          // curl, wget, python, the node child, fork, the worker, http2, the WebSocket: each by its own port
+          ...Object.values(byPort).map((port) => `127.0.0.1:${port}`),
+          'tcp_wrap',
+          `::1:${sentinels.port6}`,
           `${sentinels.udpPort}`, // UDP and the DNS resolver's server
           sentinels.socketPath.slice(-40),
+          // The real file outside the world: open with O_TRUNC, chown, lutimes, the worker's and sh's writes
+          sentinels.file,
         ];
         if (isolation === 'none')
-          expected.push('sh', 'curl', 'wget', 'python3', 'psql', `pid ${sentinels.pid}`, 'tcp_wrap');
-        else expected.push(`pid ${sentinels.pid}`, ':5432');
+          expected.push(
+            'sh',
+            'curl',
+            'wget',
+            'python3',
+            'psql',
+            `pid ${sentinels.pid}`,
+            ...(db ? ['127.0.0.1:5432'] : []),
+          );
+        else expected.push(`pid ${sentinels.pid}`);
         for (const text of expected) expect(report, `${text} not reported: ${JSON.stringify(seen)}`).toContain(text);
       });
     }
   }
 });
+
+/** The recorded world's database: an empty refunds table, as on the real one. */
+function refundsSnapshot(): DbSnapshot {
+  return {
+    schemas: ['app'],
+    ddl: ['CREATE TABLE app.refunds (id integer PRIMARY KEY, amount integer)'],
+    tables: [
+      {
+        schema: 'app',
+        name: 'refunds',
+        columns: [
+          { name: 'id', type: 'integer', nullable: false },
+          { name: 'amount', type: 'integer', nullable: true },
+        ],
+        primaryKey: ['id'],
+        rows: [],
+      },
+    ],
+  };
+}

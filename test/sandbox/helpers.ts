@@ -7,9 +7,24 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+/** The ways out that get a TCP sentinel of their own, so the report can be checked for each. */
+export const TCP_VECTORS = [
+  'curl',
+  'wget',
+  'python',
+  'child',
+  'fork',
+  'worker',
+  'http2',
+  'websocket',
+  'tcpwrap',
+] as const;
+
 export interface Sentinels {
   /** TCP on 127.0.0.1 (IPv4) and ::1 (IPv6): every connection counts. */
   port: number;
+  /** One more TCP sentinel on 127.0.0.1 per vector. */
+  ports: Record<(typeof TCP_VECTORS)[number], number>;
   port6: number;
   /** UDP on 127.0.0.1: every datagram counts (DNS queries to it too). */
   udpPort: number;
@@ -34,6 +49,14 @@ export async function startSentinels(dir: string): Promise<Sentinels> {
   };
   const tcp = net.createServer(count);
   await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+  const servers: net.Server[] = [tcp];
+  const ports = {} as Sentinels['ports'];
+  for (const name of TCP_VECTORS) {
+    const server = net.createServer(count);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    ports[name] = (server.address() as net.AddressInfo).port;
+  }
   const tcp6 = net.createServer(count);
   await new Promise<void>((r) => tcp6.listen(0, '::1', r));
   const dgram = await import('node:dgram');
@@ -62,6 +85,7 @@ export async function startSentinels(dir: string): Promise<Sentinels> {
   const { existsSync } = await import('node:fs');
   return {
     port: (tcp.address() as net.AddressInfo).port,
+    ports,
     port6: (tcp6.address() as net.AddressInfo).port,
     udpPort: udp.address().port,
     socketPath,
@@ -72,7 +96,7 @@ export async function startSentinels(dir: string): Promise<Sentinels> {
     hits: () => hits,
     async close() {
       live.kill('SIGKILL');
-      for (const s of [tcp, tcp6, unix]) await new Promise((r) => s.close(r));
+      for (const s of [...servers, tcp6, unix]) await new Promise((r) => s.close(r));
       udp.close();
     },
   };
@@ -105,7 +129,7 @@ export async function realDir(prefix: string): Promise<{ dir: string; remove(): 
 
 export const tmpBase = tmpdir();
 
-/** A real Postgres database on the server the sandbox database lives on, with a refunds table to count. */
+/** A real Postgres database on the server the sandbox database lives on, with refunds tables (public and app) to count. */
 export async function startDbSentinel(
   adminUrl: string,
 ): Promise<{ url: string; rows(): Promise<number>; drop(): Promise<void> }> {
@@ -120,9 +144,12 @@ export async function startDbSentinel(
   const db = new pg.Client({ connectionString: url.href });
   await db.connect();
   await db.query('CREATE TABLE refunds (id serial primary key, amount int)');
+  // The same table in schema app (where a replay's sandbox database, owned by its own role, has it).
+  await db.query('CREATE SCHEMA app; CREATE TABLE app.refunds (id int primary key, amount int)');
+  const count = 'SELECT (SELECT count(*) FROM refunds) + (SELECT count(*) FROM app.refunds) AS n';
   return {
     url: url.href,
-    rows: async () => Number((await db.query('SELECT count(*)::int AS n FROM refunds')).rows[0].n),
+    rows: async () => Number((await db.query(count)).rows[0].n),
     async drop() {
       await db.end();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
