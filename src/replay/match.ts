@@ -244,7 +244,58 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
   return calls;
 }
 
-/** The matcher over one recording's calls; it remembers which calls were served. */
+/** The events of a recorded local step (files, pg: run for real in the sandbox) that a replay copies to keep step numbers aligned. */
+export type LocalStepEvent = Extract<RecordingEvent, { type: 'step.started' | 'tool.called' | 'step.completed' }>;
+
+/**
+ * The recorded local steps: steps without a call in `calls`, by step id, each with its
+ * step.started, tool.called and step.completed events. Built once; `between` answers a gap in
+ * time proportional to what it returns, not to the length of the recording.
+ */
+export class LocalSteps {
+  private readonly byStep = new Map<number, LocalStepEvent[]>();
+  /** Step ids with local events, ascending. */
+  private readonly steps: number[];
+
+  constructor(recording: Recording, calls: readonly RecordedCall[]) {
+    const isCall = new Set(calls.map((c) => c.step));
+    for (const e of recording.events) {
+      if (isCall.has(e.stepId)) continue;
+      if (e.type !== 'step.started' && e.type !== 'tool.called' && e.type !== 'step.completed') continue;
+      let list = this.byStep.get(e.stepId);
+      if (!list) this.byStep.set(e.stepId, (list = []));
+      list.push(e);
+    }
+    this.steps = [...this.byStep.keys()].sort((a, b) => a - b);
+  }
+
+  /** The local steps' events with after < stepId < before, in recorded order. */
+  between(after: number, before: number): LocalStepEvent[] {
+    // The first step id above `after`.
+    let lo = 0;
+    let hi = this.steps.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.steps[mid] as number) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: LocalStepEvent[] = [];
+    let many = false;
+    for (let i = lo; i < this.steps.length && (this.steps[i] as number) < before; i++) {
+      if (out.length > 0) many = true;
+      for (const e of this.byStep.get(this.steps[i] as number) ?? []) out.push(e);
+    }
+    // Steps may interleave (parallel local steps): recorded order is seq order.
+    return many ? out.sort((a, b) => a.seq - b.seq) : out;
+  }
+}
+
+/**
+ * The matcher over one recording's calls; it remembers which calls were served. A call once served
+ * stays served, so every list it keeps (all calls, each kind, each key's candidates) has a cursor
+ * at its first call not yet served: finding the next one never rescans the served ones, and a run
+ * of n calls is matched in O(n) instead of O(n²).
+ */
 export class CallIndex {
   readonly calls: RecordedCall[];
   private readonly used = new Set<number>();
@@ -254,10 +305,16 @@ export class CallIndex {
     structural: new Map(),
     conversation: new Map(),
   };
+  private readonly byKind: Record<'model' | 'tool', RecordedCall[]> = { model: [], tool: [] };
+  /** Per list: the position before which every call is served. */
+  private readonly cursors = new WeakMap<RecordedCall[], number>();
+  /** Per list and filter: how many candidates pass it (for a miss's explanation). */
+  private readonly counts = new WeakMap<RecordedCall[], Map<string, number>>();
 
   constructor(calls: RecordedCall[]) {
     this.calls = calls;
     for (const call of calls) {
+      this.byKind[call.kind].push(call);
       for (const layer of LAYERS) {
         const key = call.keys[layer];
         const list = this.byKey[layer].get(key);
@@ -285,9 +342,34 @@ export class CallIndex {
     return this.calls.filter((c) => !this.used.has(c.index));
   }
 
+  /** The first unused call of `list` (in recorded order) that `accept` takes; moves the list's cursor past served calls. */
+  private firstFree(list: RecordedCall[], accept?: (c: RecordedCall) => boolean): RecordedCall | undefined {
+    let start = this.cursors.get(list) ?? 0;
+    while (start < list.length && this.used.has((list[start] as RecordedCall).index)) start++;
+    this.cursors.set(list, start);
+    for (let i = start; i < list.length; i++) {
+      const c = list[i] as RecordedCall;
+      if (!this.used.has(c.index) && (accept === undefined || accept(c))) return c;
+    }
+    return undefined;
+  }
+
+  /** How many calls of `list` pass the filter named `name` (counted once per list). */
+  private count(list: RecordedCall[], name: string, accept: (c: RecordedCall) => boolean): number {
+    let byName = this.counts.get(list);
+    if (!byName) this.counts.set(list, (byName = new Map()));
+    let n = byName.get(name);
+    if (n === undefined) {
+      n = 0;
+      for (const c of list) if (accept(c)) n++;
+      byName.set(name, n);
+    }
+    return n;
+  }
+
   /** The first call not yet served, optionally of one kind. */
   nextExpected(kind?: 'model' | 'tool'): RecordedCall | undefined {
-    return this.calls.find((c) => !this.used.has(c.index) && (kind === undefined || c.kind === kind));
+    return this.firstFree(kind === undefined ? this.calls : this.byKind[kind]);
   }
 
   /**
@@ -306,14 +388,15 @@ export class CallIndex {
     const tried: MatchLayer[] = this.byKey.conversation.size > 0 ? [...LAYERS, 'conversation'] : [...LAYERS];
     for (const layer of tried) {
       const key = layer === 'conversation' ? (conversationKey(view) ?? '') : keys[layer];
-      const all = (this.byKey[layer].get(key) ?? []).filter(
-        // An imported call agrees in structure only by what it was rebuilt from: its layer is the conversation.
-        (c) => (options.kind === undefined || c.kind === options.kind) && !(layer === 'structural' && c.imported),
-      );
-      const free = all.find((c) => !this.used.has(c.index));
-      layers.push({ layer, passed: free !== undefined, candidates: all.length });
+      const list = this.byKey[layer].get(key) ?? [];
+      // An imported call agrees in structure only by what it was rebuilt from: its layer is the conversation.
+      const accept = (c: RecordedCall) =>
+        (options.kind === undefined || c.kind === options.kind) && !(layer === 'structural' && c.imported);
+      const free = this.firstFree(list, accept);
+      const candidates = this.count(list, `${options.kind ?? ''}:${layer === 'structural'}`, accept);
+      layers.push({ layer, passed: free !== undefined, candidates });
       if (free) return { call: free, layer, reused: false, layers, fieldDiff: fieldDiff(free.view, view) };
-      const again = all.find((c) => !c.mutating);
+      const again = list.find((c) => accept(c) && !c.mutating);
       if (again && !reusable) reusable = { call: again, layer };
       if (layer === options.maxLayer) break;
     }

@@ -28,7 +28,7 @@ import {
 } from '../recording/index.js';
 import { type Answerer, answerHttp, answerTool, serveReported } from './answer.js';
 import { ReplayFiles } from './files.js';
-import type { CallIndex, RecordedCall } from './match.js';
+import { type CallIndex, LocalSteps, type RecordedCall } from './match.js';
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
@@ -64,6 +64,8 @@ export class ReplaySession {
   stopped = false;
   finalOutput: string | undefined;
   private exchangeSeq = 0;
+  /** The recorded local steps, indexed on the first gap. */
+  private localSteps: LocalSteps | undefined;
   /** Recorded step -> the replay's step, for parent ids. */
   private readonly stepMap = new Map<number, number>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -258,14 +260,8 @@ export class ReplaySession {
    */
   fillGap(step: number): void {
     // Local steps ran for real in the sandbox; their structure is copied so step numbers align.
-    const isCall = new Set(this.index.calls.map((c) => c.step));
-    const gap = this.recording.events.filter(
-      (e) =>
-        e.stepId > this.lastStep &&
-        e.stepId < step &&
-        !isCall.has(e.stepId) &&
-        (e.type === 'step.started' || e.type === 'tool.called' || e.type === 'step.completed'),
-    );
+    this.localSteps ??= new LocalSteps(this.recording, this.index.calls);
+    const gap = this.localSteps.between(this.lastStep, step);
     const lastGap = gap.reduce((max, e) => Math.max(max, e.stepId), 0);
     if (lastGap === 0) {
       this.flushPending(this.lastStep);

@@ -5,8 +5,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecording } from '../../src/recording/index.js';
-import { CallIndex, canonical, explainMiss, indexRecording, keysOf, type LiveRequest } from '../../src/replay/index.js';
+import { type Recording, readRecording } from '../../src/recording/index.js';
+import {
+  CallIndex,
+  canonical,
+  explainMiss,
+  indexRecording,
+  keysOf,
+  type LiveRequest,
+  type RecordedCall,
+} from '../../src/replay/index.js';
+import { LocalSteps } from '../../src/replay/match.js';
 import { writeRecording } from './build.js';
 
 let tmp: string;
@@ -140,6 +149,65 @@ describe('layered matching', () => {
     const text = explainMiss(live, m);
     expect(text).toContain('Nearest recorded request: step 3 POST http://127.0.0.1:8787/bookings');
     expect(text).toContain('body.flight_id: expected "FL-1", got "FL-9"');
+  });
+});
+
+describe('the served-call cursors', () => {
+  it('give the same next call and the same match as scanning every call, whatever order calls are served in', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 4 }), { maxLength: 12 }), (order) => {
+        const ix = index();
+        const served = new Set<number>();
+        for (const i of order) {
+          const call = ix.calls[i];
+          if (!call) continue;
+          ix.markUsed(call);
+          served.add(i);
+          const free = ix.calls.filter((c) => !served.has(c.index));
+          expect(ix.nextExpected()?.index).toBe(free[0]?.index);
+          expect(ix.nextExpected('tool')?.index).toBe(free.find((c) => c.kind === 'tool')?.index);
+          expect(ix.nextExpected('model')?.index).toBe(free.find((c) => c.kind === 'model')?.index);
+          // The repeated read: the first of its two recorded answers not yet served, then a reuse.
+          const m = ix.match(req('GET', `${API}/flights?to=DEN&date=2026-11-25`), { allowReuse: true });
+          const firstFree = [1, 3].find((k) => !served.has(k));
+          expect(m.call?.index).toBe(firstFree ?? 1);
+          expect(m.reused).toBe(firstFree === undefined);
+          expect(m.layers[0]?.candidates).toBe(2);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('the recorded local steps', () => {
+  it('gives the events of a gap as filtering the whole recording does, in recorded order', () => {
+    const types = ['step.started', 'tool.called', 'fs.changed', 'step.completed'] as const;
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ step: fc.integer({ min: 0, max: 12 }), type: fc.constantFrom(...types) }), {
+          maxLength: 60,
+        }),
+        fc.array(fc.integer({ min: 1, max: 12 }), { maxLength: 4 }),
+        fc.integer({ min: -1, max: 13 }),
+        fc.integer({ min: 0, max: 14 }),
+        (raw, callSteps, after, before) => {
+          const events = raw.map((e, seq) => ({ seq, stepId: e.step, type: e.type, payload: {} }));
+          const recording = { events } as unknown as Recording;
+          const calls = callSteps.map((step) => ({ step }) as RecordedCall);
+          const isCall = new Set(callSteps);
+          const expected = events.filter(
+            (e) =>
+              e.stepId > after &&
+              e.stepId < before &&
+              !isCall.has(e.stepId) &&
+              (e.type === 'step.started' || e.type === 'tool.called' || e.type === 'step.completed'),
+          );
+          expect(new LocalSteps(recording, calls).between(after, before)).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
