@@ -1,8 +1,12 @@
 // Filesystem world capture: a snapshot of a root (path -> mode, size, sha256; contents as blobs)
-// and the changes since the previous scan. Rescans are cheap: stat every file, hash only those
-// whose stat changed.
+// and the changes since the previous scan. A scan stats every file and hashes only those whose
+// stat changed. With `watch`, the changes of a step look only at the paths the kernel said were
+// touched (inotify, through fs.watch on every folder of the root: any process's writes, not only
+// the agent's), so a step costs what it changed, not the size of the folder; a folder that cannot
+// be watched, or a watcher error, falls back to scanning everything.
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { type FSWatcher, watch } from 'node:fs';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 
@@ -17,19 +21,68 @@ export interface FsTracker {
   snapshot(): Promise<FsSnapshot>;
   /** Scans the root and returns what changed since the previous scan (sorted by path). */
   changes(): Promise<FsChangedPayload[]>;
+  /** How the last changes() found them: only the paths touched since (watching), or by scanning everything. */
+  readonly lastPass: 'touched' | 'scan' | undefined;
+  /** Stops watching (when watching). */
+  close(): void;
 }
 
-/** Paths under `exclude` (absolute) are not part of the world (e.g. the recording's own folder). */
+/** More touched paths than this in one step: scanning everything is as cheap. */
+const WATCHED_LIMIT = 4096;
+
+/** One turn of the event loop: file-change events the kernel queued before now are delivered after two. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Paths under `exclude` (absolute) are not part of the world (e.g. the recording's own folder).
+ * With `watch`, changes() after the first snapshot() looks only at the paths touched since.
+ */
 export function createFsTracker(
   root: string,
   putBlob: (bytes: Uint8Array) => string,
-  options: { exclude?: string[] } = {},
+  options: { exclude?: string[]; watch?: boolean } = {},
 ): FsTracker {
   const absRoot = path.resolve(root);
   const exclude = (options.exclude ?? []).map((p) => path.resolve(p));
+  const excluded = (abs: string) => exclude.some((x) => abs === x || abs.startsWith(`${x}${path.sep}`));
+  const relOf = (abs: string) => path.relative(absRoot, abs).split(path.sep).join('/');
   let current = new Map<string, Cached>();
 
-  async function walk(dir: string, out: string[]): Promise<void> {
+  // Watching: one fs.watch (inotify) per folder; touched paths collect in `dirty` until the next changes().
+  const watchers = new Map<string, FSWatcher>();
+  let dirty = new Set<string>();
+  /** Set when a folder could not be watched or a watcher failed: changes() scans everything. */
+  let blind = options.watch !== true;
+  let closed = false;
+  let lastPass: 'touched' | 'scan' | undefined;
+  const watchDir = (dir: string): void => {
+    if (blind || closed || watchers.has(dir)) return;
+    try {
+      const w = watch(dir, { persistent: false }, (_event, name) => {
+        // The root itself moved or removed (its own watcher names it): only a scan can tell what is left.
+        if (dir === absRoot && name?.toString() === path.basename(absRoot)) blind = true;
+        dirty.add(name ? path.join(dir, name.toString()) : dir);
+      });
+      w.on('error', () => {
+        blind = true;
+      });
+      watchers.set(dir, w);
+    } catch {
+      blind = true;
+    }
+  };
+  const unwatchUnder = (dir: string): void => {
+    for (const [d, w] of watchers) {
+      if (d === dir || d.startsWith(`${dir}${path.sep}`)) {
+        w.close();
+        watchers.delete(d);
+      }
+    }
+  };
+
+  /** Collects the files under `dir`; with `watching`, watches each folder before reading it. */
+  async function walk(dir: string, out: string[], watching = false): Promise<void> {
+    if (watching) watchDir(dir);
     let entries: import('node:fs').Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -38,44 +91,101 @@ export function createFsTracker(
     }
     for (const entry of entries) {
       const abs = path.join(dir, entry.name);
-      if (exclude.some((x) => abs === x || abs.startsWith(`${x}${path.sep}`))) continue;
-      if (entry.isDirectory()) await walk(abs, out);
+      if (excluded(abs)) continue;
+      if (entry.isDirectory()) await walk(abs, out, watching);
       else if (entry.isFile()) out.push(abs);
     }
   }
 
-  async function scan(): Promise<Map<string, Cached>> {
+  /** The file at `rel` as it is now (reusing `previous` when its stat did not change), or undefined. */
+  async function look(rel: string, previous: Cached | undefined): Promise<Cached | undefined> {
+    const abs = path.join(absRoot, rel);
+    let st: import('node:fs').BigIntStats;
+    try {
+      // Not following links, as the walk does not.
+      st = await lstat(abs, { bigint: true });
+    } catch {
+      return undefined;
+    }
+    if (!st.isFile()) return undefined;
+    const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
+    if (previous !== undefined && previous.key === key) return previous;
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(abs);
+    } catch {
+      return undefined;
+    }
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    putBlob(bytes);
+    return { key, entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, sha256 } };
+  }
+
+  async function scan(watching = false): Promise<Map<string, Cached>> {
     const files: string[] = [];
-    await walk(absRoot, files);
+    await walk(absRoot, files, watching);
     const next = new Map<string, Cached>();
     await Promise.all(
       files.map(async (abs) => {
-        const rel = path.relative(absRoot, abs).split(path.sep).join('/');
-        let st: import('node:fs').BigIntStats;
-        try {
-          st = await stat(abs, { bigint: true });
-        } catch {
-          return;
-        }
-        const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
-        const previous = current.get(rel);
-        if (previous !== undefined && previous.key === key) {
-          next.set(rel, previous);
-          return;
-        }
-        let bytes: Buffer;
-        try {
-          bytes = await readFile(abs);
-        } catch {
-          return;
-        }
-        const sha256 = createHash('sha256').update(bytes).digest('hex');
-        putBlob(bytes);
-        next.set(rel, { key, entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, sha256 } });
+        const rel = relOf(abs);
+        const found = await look(rel, current.get(rel));
+        if (found) next.set(rel, found);
       }),
     );
     return next;
   }
+
+  /** The paths a step touched, as relative file paths to look at again; undefined: scan everything. */
+  async function touched(): Promise<Set<string> | undefined> {
+    await turn();
+    await turn();
+    if (blind) return undefined;
+    const paths = dirty;
+    dirty = new Set();
+    if (paths.size > WATCHED_LIMIT) return undefined;
+    const out = new Set<string>();
+    for (const abs of paths) {
+      if (abs !== absRoot && !abs.startsWith(`${absRoot}${path.sep}`)) continue;
+      if (excluded(abs)) continue;
+      const rel = abs === absRoot ? '' : relOf(abs);
+      let kind: 'dir' | 'file' | 'gone' = 'gone';
+      try {
+        kind = (await lstat(abs)).isDirectory() ? 'dir' : 'file';
+      } catch {}
+      if (kind === 'file' || (kind === 'gone' && current.has(rel))) {
+        out.add(rel);
+        continue;
+      }
+      // A folder created, moved in, replaced, moved away or removed: what it holds now, and what it held.
+      if (rel !== '') unwatchUnder(abs);
+      if (kind === 'dir') {
+        const files: string[] = [];
+        await walk(abs, files, true);
+        for (const f of files) out.add(relOf(f));
+      }
+      const prefix = rel === '' ? '' : `${rel}/`;
+      for (const known of current.keys()) if (known === rel || known.startsWith(prefix)) out.add(known);
+    }
+    return blind ? undefined : out;
+  }
+
+  const diff = (
+    rels: Iterable<string>,
+    beforeOf: (rel: string) => FileEntry | undefined,
+    afterOf: (rel: string) => FileEntry | undefined,
+  ): FsChangedPayload[] => {
+    const out: FsChangedPayload[] = [];
+    for (const rel of rels) {
+      const a = beforeOf(rel);
+      const b = afterOf(rel);
+      if (a === undefined && b !== undefined) out.push({ path: rel, op: 'create', after: b });
+      else if (a !== undefined && b === undefined) out.push({ path: rel, op: 'delete', before: a });
+      else if (a !== undefined && b !== undefined && (a.sha256 !== b.sha256 || a.mode !== b.mode)) {
+        out.push({ path: rel, op: 'modify', before: a, after: b });
+      }
+    }
+    return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  };
 
   const toSnapshot = (map: Map<string, Cached>): FsSnapshot => {
     const files: Record<string, FileEntry> = {};
@@ -85,25 +195,48 @@ export function createFsTracker(
 
   return {
     root: absRoot,
+    get lastPass() {
+      return lastPass;
+    },
     async snapshot() {
-      current = await scan();
+      // The first snapshot starts the watchers, each before its folder is read.
+      current = await scan(!blind && watchers.size === 0);
+      dirty = new Set();
       return toSnapshot(current);
     },
     async changes() {
-      const before = current;
-      const after = await scan();
-      current = after;
-      const out: FsChangedPayload[] = [];
-      for (const rel of new Set([...before.keys(), ...after.keys()])) {
-        const a = before.get(rel)?.entry;
-        const b = after.get(rel)?.entry;
-        if (a === undefined && b !== undefined) out.push({ path: rel, op: 'create', after: b });
-        else if (a !== undefined && b === undefined) out.push({ path: rel, op: 'delete', before: a });
-        else if (a !== undefined && b !== undefined && (a.sha256 !== b.sha256 || a.mode !== b.mode)) {
-          out.push({ path: rel, op: 'modify', before: a, after: b });
-        }
+      const paths = await touched();
+      lastPass = paths === undefined ? 'scan' : 'touched';
+      if (paths === undefined) {
+        const before = current;
+        current = await scan();
+        const after = current;
+        return diff(
+          new Set([...before.keys(), ...after.keys()]),
+          (rel) => before.get(rel)?.entry,
+          (rel) => after.get(rel)?.entry,
+        );
       }
-      return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+      // Only the touched paths can have changed: the map is updated in place, their entries before kept aside.
+      const prior = new Map<string, Cached | undefined>();
+      for (const rel of paths) prior.set(rel, current.get(rel));
+      const found = await Promise.all([...paths].map((rel) => look(rel, prior.get(rel))));
+      let i = 0;
+      for (const rel of paths) {
+        const now = found[i++];
+        if (now) current.set(rel, now);
+        else current.delete(rel);
+      }
+      return diff(
+        paths,
+        (rel) => prior.get(rel)?.entry,
+        (rel) => current.get(rel)?.entry,
+      );
+    },
+    close() {
+      closed = true;
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
     },
   };
 }

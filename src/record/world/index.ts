@@ -34,7 +34,7 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
   const fs: FsTracker | undefined =
     options.fsRoot === undefined
       ? undefined
-      : createFsTracker(options.fsRoot, putBlob, { exclude: options.exclude ?? [] });
+      : createFsTracker(options.fsRoot, putBlob, { exclude: options.exclude ?? [], watch: true });
   // A recorder that is killed cannot remove its capture: the next tapedeck command does.
   const dbUrl = options.dbUrl;
   let forget = dbUrl === undefined ? () => {} : noteLeftover({ kind: 'pg-capture', url: dbUrl });
@@ -89,6 +89,7 @@ export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Arr
       writer.writeSnapshot('post', post);
     },
     async close() {
+      fs?.close();
       await db?.close();
       forget();
     },

@@ -1,0 +1,99 @@
+// The fs world tracker that watches (inotify through fs.watch, looking again only at touched paths)
+// reports exactly the changes of the one that scans the whole folder at every step: files created,
+// modified in place with the same size, chmodded, removed; folders created with files in them,
+// renamed, removed, replaced by a file; a file made and removed within one step; the excluded
+// folder's writes ignored.
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFsTracker } from '../../src/record/index.js';
+import { tempDir } from './helpers.js';
+
+const tmp = tempDir('tapedeck-fs-tracker-');
+afterAll(() => tmp.remove());
+
+describe('fs world capture with watching', () => {
+  it('reports the same changes, step by step, as scanning the whole folder', async () => {
+    const root = path.join(tmp.dir, 'ws');
+    const own = path.join(root, '.rec');
+    mkdirSync(path.join(root, 'a/b'), { recursive: true });
+    mkdirSync(own);
+    for (let i = 0; i < 20; i++) writeFileSync(path.join(root, i % 2 ? 'a/b' : 'a', `f${i}.txt`), `file ${i}\n`);
+    writeFileSync(path.join(root, 'top.txt'), 'top\n');
+    const put = () => '';
+    const watching = createFsTracker(root, put, { exclude: [own], watch: true });
+    const scanning = createFsTracker(root, put, { exclude: [own] });
+    try {
+      expect(await watching.snapshot()).toEqual(await scanning.snapshot());
+      const p = (rel: string) => path.join(root, rel);
+      const steps: Array<[string, () => void]> = [
+        ['nothing', () => {}],
+        [
+          'create and modify in place (same size)',
+          () => {
+            writeFileSync(p('new.txt'), 'new\n');
+            writeFileSync(p('a/f0.txt'), 'FILE 0\n');
+          },
+        ],
+        [
+          'chmod and remove',
+          () => {
+            chmodSync(p('a/b/f1.txt'), 0o600);
+            rmSync(p('a/f2.txt'));
+          },
+        ],
+        [
+          'a new nested folder with files',
+          () => {
+            mkdirSync(p('c/d/e'), { recursive: true });
+            writeFileSync(p('c/d/e/deep.txt'), 'deep\n');
+            writeFileSync(p('c/one.txt'), 'one\n');
+          },
+        ],
+        ['a file in the folder made last step', () => writeFileSync(p('c/d/two.txt'), 'two\n')],
+        ['a folder renamed', () => renameSync(p('c'), p('c2'))],
+        ['a file in the renamed folder', () => writeFileSync(p('c2/d/e/deep.txt'), 'deeper\n')],
+        ['a folder removed', () => rmSync(p('a/b'), { recursive: true })],
+        [
+          'a file replaced by a folder, a folder by a file',
+          () => {
+            rmSync(p('top.txt'));
+            mkdirSync(p('top.txt'));
+            writeFileSync(p('top.txt/inside.txt'), 'inside\n');
+            rmSync(p('c2'), { recursive: true });
+            writeFileSync(p('c2'), 'now a file\n');
+          },
+        ],
+        [
+          'made and removed within one step; the excluded folder written',
+          () => {
+            writeFileSync(p('brief.txt'), 'x');
+            rmSync(p('brief.txt'));
+            writeFileSync(path.join(own, 'events.jsonl'), '{}\n');
+          },
+        ],
+        [
+          'a folder removed and made again with other files',
+          () => {
+            rmSync(p('top.txt'), { recursive: true });
+            mkdirSync(p('top.txt'));
+            writeFileSync(p('top.txt/again.txt'), 'again\n');
+          },
+        ],
+        ['a file in the folder made again', () => writeFileSync(p('top.txt/later.txt'), 'later\n')],
+      ];
+      for (const [name, act] of steps) {
+        act();
+        const [w, s] = [await watching.changes(), await scanning.changes()];
+        expect(w, name).toEqual(s);
+        expect(watching.lastPass, name).toBe('touched');
+        expect(scanning.lastPass, name).toBe('scan');
+        if (name !== 'nothing' && !name.startsWith('made and removed')) expect(w.length, name).toBeGreaterThan(0);
+      }
+      expect(await watching.snapshot()).toEqual(await scanning.snapshot());
+    } finally {
+      watching.close();
+      scanning.close();
+    }
+  });
+});
