@@ -8,99 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { materializeFs } from '../sandbox/index.js';
-import { createRecordingWriter, readRecording, worldAt } from '../src/recording/index.js';
+import { readRecording, worldAt } from '../src/recording/index.js';
 import { replay } from '../src/replay/index.js';
+import { answer, MODEL_URL, writeSyntheticRun } from './lib/synthetic-run.js';
 
 const STEPS = 1000;
 const RECORDED_MS = 50;
 const FILES = 50;
-
-const AGENT = `
-const url = process.env.MODEL_URL;
-for (let i = 1; i <= ${STEPS}; i++) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-bench', messages: [{ role: 'user', content: 'step ' + i }] }) });
-  await res.json();
-}
-`;
-
-const answer = (i: number) =>
-  JSON.stringify({
-    id: `chatcmpl-${i}`,
-    object: 'chat.completion',
-    model: 'gpt-bench',
-    choices: [{ index: 0, message: { role: 'assistant', content: `ok ${i}` }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
-  });
-
-async function writeSynthetic(dir: string, agent: string, fsRoot: string): Promise<void> {
-  const writer = await createRecordingWriter(dir, {
-    name: 'bench-1000',
-    agent: { command: [process.execPath, agent], cwd: process.cwd() },
-    world: { fsRoot },
-  });
-  const files: Record<string, { mode: number; size: number; sha256: string }> = {};
-  for (let f = 0; f < FILES; f++) {
-    const bytes = Buffer.from(`file ${f} v0\n`.repeat(20));
-    files[`notes/f${f}.txt`] = { mode: 0o644, size: bytes.length, sha256: writer.putBlob(bytes) };
-  }
-  writer.writeSnapshot('pre', { fs: { files: { ...files } } });
-  writer.append({
-    type: 'run.started',
-    stepId: 0,
-    payload: { command: [process.execPath, agent], cwd: process.cwd() },
-  });
-  const start = Date.UTC(2026, 10, 24, 12);
-  for (let i = 1; i <= STEPS; i++) {
-    const exchangeId = `x${i}`;
-    const body = JSON.stringify({ model: 'gpt-bench', messages: [{ role: 'user', content: `step ${i}` }] });
-    writer.append({ type: 'step.started', stepId: i, payload: { stateType: 'FINALIZE', name: 'gpt-bench' } });
-    writer.append({
-      type: 'model.called',
-      stepId: i,
-      payload: {
-        exchangeId,
-        provider: 'openai',
-        api: 'chat.completions',
-        model: 'gpt-bench',
-        streamed: false,
-        messages: [{ role: 'user', content: `step ${i}` }],
-        output: { text: `ok ${i}`, toolCalls: [] },
-        latencyMs: RECORDED_MS,
-      },
-    });
-    writer.append({
-      type: 'http.exchange',
-      stepId: i,
-      payload: {
-        exchangeId,
-        request: {
-          method: 'POST',
-          url: 'http://127.0.0.1:9/v1/chat/completions',
-          headers: { 'content-type': 'application/json' },
-          body: writer.body(body, 'application/json'),
-        },
-        response: {
-          status: 200,
-          headers: { 'content-type': 'application/json' },
-          body: writer.body(answer(i), 'application/json'),
-        },
-        startedAt: new Date(start + (i - 1) * RECORDED_MS).toISOString(),
-        durationMs: RECORDED_MS,
-      },
-    });
-    // Each step also changes a file, so the world at step k has history to fold.
-    const path = `notes/f${i % FILES}.txt`;
-    const bytes = Buffer.from(`file ${i % FILES} v${i}\n`.repeat(20));
-    const after = { mode: 0o644, size: bytes.length, sha256: writer.putBlob(bytes) };
-    writer.append({ type: 'fs.changed', stepId: i, payload: { path, op: 'modify', before: files[path], after } });
-    files[path] = after;
-    writer.append({ type: 'step.completed', stepId: i, payload: { status: 'success', latencyMs: RECORDED_MS } });
-  }
-  writer.writeSnapshot('post', { fs: { files } });
-  writer.append({ type: 'run.completed', stepId: 0, payload: { status: 'complete', exitCode: 0 } });
-  await writer.close('complete');
-}
 
 async function liveBaseline(agent: string): Promise<number> {
   let i = 0;
@@ -128,9 +42,12 @@ export async function run(): Promise<void> {
   const tmp = await mkdtemp(path.join(tmpdir(), 'tapedeck-bench-replay-'));
   try {
     const agent = path.join(tmp, 'agent.mjs');
-    await writeFile(agent, AGENT);
     const dir = path.join(tmp, 'recording');
-    await writeSynthetic(dir, agent, path.join(tmp, 'workspace'));
+    await writeSyntheticRun(dir, agent, path.join(tmp, 'workspace'), {
+      steps: STEPS,
+      recordedMs: RECORDED_MS,
+      files: FILES,
+    });
     const recorded = STEPS * RECORDED_MS;
 
     const baselineMs = await liveBaseline(agent);
@@ -138,7 +55,7 @@ export async function run(): Promise<void> {
     const result = await replay({
       recording: dir,
       mode: 'exact',
-      env: { MODEL_URL: 'http://127.0.0.1:9/v1/chat/completions' },
+      env: { MODEL_URL },
       out: path.join(tmp, 'replay'),
       stdio: 'inherit',
     });

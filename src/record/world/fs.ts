@@ -97,8 +97,8 @@ export function createFsTracker(
     }
   }
 
-  /** The file at `rel` as it is now (reusing `previous` when its stat did not change), or undefined. */
-  async function look(rel: string, previous: Cached | undefined): Promise<Cached | undefined> {
+  /** The file at `rel` as it is now (reusing `previous` when its stat did not change), 'dir' for a folder, or undefined. */
+  async function look(rel: string, previous: Cached | undefined): Promise<Cached | 'dir' | undefined> {
     const abs = path.join(absRoot, rel);
     let st: import('node:fs').BigIntStats;
     try {
@@ -107,6 +107,7 @@ export function createFsTracker(
     } catch {
       return undefined;
     }
+    if (st.isDirectory()) return 'dir';
     if (!st.isFile()) return undefined;
     const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
     if (previous !== undefined && previous.key === key) return previous;
@@ -129,7 +130,7 @@ export function createFsTracker(
       files.map(async (abs) => {
         const rel = relOf(abs);
         const found = await look(rel, current.get(rel));
-        if (found) next.set(rel, found);
+        if (found && found !== 'dir') next.set(rel, found);
       }),
     );
     return next;
@@ -148,11 +149,16 @@ export function createFsTracker(
       if (abs !== absRoot && !abs.startsWith(`${absRoot}${path.sep}`)) continue;
       if (excluded(abs)) continue;
       const rel = abs === absRoot ? '' : relOf(abs);
+      // A known file is looked at again by changes() (which also sees when it became a folder).
+      if (current.has(rel)) {
+        out.add(rel);
+        continue;
+      }
       let kind: 'dir' | 'file' | 'gone' = 'gone';
       try {
         kind = (await lstat(abs)).isDirectory() ? 'dir' : 'file';
       } catch {}
-      if (kind === 'file' || (kind === 'gone' && current.has(rel))) {
+      if (kind === 'file') {
         out.add(rel);
         continue;
       }
@@ -222,10 +228,23 @@ export function createFsTracker(
       for (const rel of paths) prior.set(rel, current.get(rel));
       const found = await Promise.all([...paths].map((rel) => look(rel, prior.get(rel))));
       let i = 0;
-      for (const rel of paths) {
+      const folders: string[] = [];
+      for (const rel of [...paths]) {
         const now = found[i++];
-        if (now) current.set(rel, now);
+        if (now === 'dir') folders.push(rel);
+        if (now && now !== 'dir') current.set(rel, now);
         else current.delete(rel);
+      }
+      // A file replaced by a folder: the folder's files are new.
+      for (const rel of folders) {
+        const files: string[] = [];
+        await walk(path.join(absRoot, rel), files, true);
+        for (const abs of files) {
+          const f = relOf(abs);
+          const now = await look(f, undefined);
+          paths.add(f);
+          if (now && now !== 'dir') current.set(f, now);
+        }
       }
       return diff(
         paths,
