@@ -1,7 +1,7 @@
 // Run vs run: align two trajectories by edit distance over normalised actions; find where they part.
 import type { Recording } from '../recording/index.js';
+import { canonicalJson, jsonOrText } from '../recording/index.js';
 import { describeAction } from './bisect-belief.js';
-import { canonical, parseMaybeJson } from './canonical.js';
 import { listSteps, type StepView } from './view.js';
 
 /** A step reduced to what decides equality: the tool and its canonical arguments, or a model's tool-call decision. */
@@ -50,14 +50,14 @@ function normaliseStep(view: StepView): NormalisedAction {
       step: view.step,
       kind: 'tool',
       name: view.name,
-      args: canonical(parseMaybeJson(view.tool.args)),
+      args: canonicalJson(jsonOrText(view.tool.args)),
       line: describeAction(view),
     };
   }
   if (view.model) {
     const calls = view.model.output.toolCalls;
     const name = calls.length === 0 ? '(final)' : calls.map((c) => c.name).join('+');
-    const args = canonical(calls.map((c) => parseMaybeJson(c.arguments)));
+    const args = canonicalJson(calls.map((c) => jsonOrText(c.arguments)));
     return { step: view.step, kind: 'model', name, args, line: describeAction(view) };
   }
   // A step with only world changes (a direct database write): the step's name stands for the action.

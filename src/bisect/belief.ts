@@ -2,7 +2,7 @@
 import { EntityIndex, FactIndex } from '../facts/index.js';
 import { type Turn, turnsOf, turnText } from '../providers/index.js';
 import type { Recording, StateType, ToolCall } from '../recording/index.js';
-import { canonical, parseMaybeJson } from './canonical.js';
+import { canonicalJson, jsonOrText } from '../recording/index.js';
 import { bodyToText, listSteps, type StepView } from './view.js';
 
 /** One action the agent took (a tool step). */
@@ -91,7 +91,7 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
         step: view.step,
         stateType: view.stateType,
         name: view.name,
-        args: parseMaybeJson(tool.args),
+        args: jsonOrText(tool.args),
         result,
         mutating: tool.mutating,
         completed:
@@ -121,7 +121,7 @@ function toolResultText(recording: Recording, view: StepView): string {
   const tool = view.tool;
   if (!tool) return '';
   const parts: string[] = [];
-  if (tool.result !== undefined) parts.push(typeof tool.result === 'string' ? tool.result : canonical(tool.result));
+  if (tool.result !== undefined) parts.push(typeof tool.result === 'string' ? tool.result : canonicalJson(tool.result));
   if (tool.resultBody) parts.push(bodyToText(recording, tool.resultBody));
   if (tool.error) parts.push(`${tool.error.code}: ${tool.error.message}`);
   if (parts.length === 0 && view.exchange?.response) parts.push(bodyToText(recording, view.exchange.response.body));

@@ -1,8 +1,7 @@
 // Belief vs world: the first step at which a predicate over (belief, world) turns bad.
 import type { Recording, StateType } from '../recording/index.js';
-import { TapedeckError } from '../recording/index.js';
+import { canonicalJson, TapedeckError } from '../recording/index.js';
 import { beliefAt } from './belief.js';
-import { canonical } from './canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from './predicate.js';
 import { bisectRange, evaluationBound } from './search.js';
 import { assertStep, listSteps, type StepView, stepCount, type World, worldAtStep } from './view.js';
@@ -187,7 +186,7 @@ export function describeAction(view: StepView): string {
       : view.tool.error
         ? ` -> ${view.tool.error.code}`
         : '';
-    return `${view.name}(${clip(canonical(view.tool.args))})${http}${status}`;
+    return `${view.name}(${clip(canonicalJson(view.tool.args))})${http}${status}`;
   }
   if (view.model) {
     const calls = view.model.output.toolCalls.map((c) => `${c.name}(${clip(c.arguments, 80)})`);

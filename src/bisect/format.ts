@@ -1,10 +1,10 @@
 // Text views of bisect results for people (the CLI and the TUI print these; --json prints the objects).
 import type { Recording } from '../recording/index.js';
+import { canonicalJson, jsonOrText } from '../recording/index.js';
 import type { AlignmentOp, RunAlignment } from './align.js';
 import { sideBySide } from './align.js';
 import type { BisectBeliefResult, BisectProgress } from './bisect-belief.js';
 import type { BisectPromptsResult, PromptProbeEntry } from './bisect-prompts.js';
-import { canonical } from './canonical.js';
 import type { DdminProbe, DdminResult } from './ddmin.js';
 import type { DivergenceShift } from './divergence-shift.js';
 import { bodyToText, listSteps } from './view.js';
@@ -62,23 +62,15 @@ function stepLines(recording: Recording, step: number | undefined): string[] {
         `${view.exchange.request.method} ${view.exchange.request.url} -> ${view.exchange.response?.status ?? view.exchange.error?.code ?? '?'}`,
       );
     const result =
-      view.tool.result !== undefined ? canonical(view.tool.result) : bodyToText(recording, view.tool.resultBody);
+      view.tool.result !== undefined ? canonicalJson(view.tool.result) : bodyToText(recording, view.tool.resultBody);
     if (result) lines.push(`result: ${result.slice(0, 300)}`);
   } else if (view.model) {
     const calls = view.model.output.toolCalls;
     if (calls.length === 0) lines.push(`answer: ${view.model.output.text ?? ''}`);
     for (const c of calls)
-      lines.push(`calls ${c.name}`, ...JSON.stringify(safeParse(c.arguments), null, 2).split('\n'));
+      lines.push(`calls ${c.name}`, ...JSON.stringify(jsonOrText(c.arguments), null, 2).split('\n'));
   }
   return lines;
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 }
 
 const opLine = (op: AlignmentOp): string => {

@@ -36,7 +36,6 @@ export {
   type PromptProbeEntry,
   type PromptVersion,
 } from './bisect-prompts.js';
-export { canonical } from './canonical.js';
 export {
   applyHunks,
   type DdminOptions,

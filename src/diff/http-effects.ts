@@ -4,6 +4,8 @@ import {
   type Body,
   type HttpExchangePayload,
   isReadRequest,
+  isRecord,
+  jsonOrText,
   type RecordingEvent,
   stepNames,
 } from '../recording/index.js';
@@ -27,26 +29,12 @@ export function bodyText(body: Body | undefined, readBlob?: (sha256: string) => 
   return undefined;
 }
 
-/** JSON.parse that returns the text itself when it is not JSON. */
-export function parseMaybeJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 function pathOf(target: string): string {
   try {
     return new URL(target, 'http://localhost').pathname;
   } catch {
     return target;
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Query parameters, JSON body fields and tool arguments, merged into one flat-ish object. */
@@ -59,12 +47,12 @@ export function effectParameters(url: string | undefined, body: unknown, args: u
       // not a URL: no query parameters
     }
   }
-  const bodyValue = typeof body === 'string' ? parseMaybeJson(body) : body;
+  const bodyValue = typeof body === 'string' ? jsonOrText(body) : body;
   if (isRecord(bodyValue)) Object.assign(params, bodyValue);
   if (isRecord(args)) {
     for (const [k, v] of Object.entries(args)) {
       if (k === 'body' || k === 'json' || k === 'data') {
-        const inner = typeof v === 'string' ? parseMaybeJson(v) : v;
+        const inner = typeof v === 'string' ? jsonOrText(v) : v;
         if (isRecord(inner)) Object.assign(params, inner);
         else params[k] = v;
       } else if (k !== 'headers' && k !== 'method' && k !== 'url' && !(k in params)) params[k] = v;
@@ -116,8 +104,8 @@ export function collectHttpEffects(
       const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
       // A call the replay held back is its divergence's held-back effect, not a second one.
       if (x?.servedFrom === 'blocked' && heldBackSteps.has(e.stepId)) continue;
-      const body = x ? parseMaybeJson(bodyText(x.request.body, readBlob)) : undefined;
-      const result = p.result !== undefined ? p.result : parseMaybeJson(bodyText(p.resultBody, readBlob));
+      const body = x ? jsonOrText(bodyText(x.request.body, readBlob)) : undefined;
+      const result = p.result !== undefined ? p.result : jsonOrText(bodyText(p.resultBody, readBlob));
       const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
         stepId: e.stepId,
         name: p.name,
@@ -144,14 +132,14 @@ export function collectHttpEffects(
         name: 'http',
         method,
         target: x.request.url,
-        parameters: effectParameters(x.request.url, parseMaybeJson(bodyText(x.request.body, readBlob)), undefined),
+        parameters: effectParameters(x.request.url, jsonOrText(bodyText(x.request.body, readBlob)), undefined),
         executed: !(x.error && !x.response),
         heldBack: false,
         seq: e.seq,
       };
       if (x.response) {
         effect.status = x.response.status;
-        const result = parseMaybeJson(bodyText(x.response.body, readBlob));
+        const result = jsonOrText(bodyText(x.response.body, readBlob));
         if (result !== undefined) effect.result = result;
       }
       if (x.error) effect.error = x.error;

@@ -1,9 +1,7 @@
 // Value matching shared by expectations and validators: loose scalar equality, subset match, deep key search, globs.
-import { sameValue } from './db-diff.js';
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from '../recording/index.js';
+import { sameValue } from './db-diff.js';
 
 /** Scalars equal as text (1 == "1", "342.50" == 342.5 numerically); objects by subset. */
 export function looseEqual(expected: unknown, actual: unknown): boolean {

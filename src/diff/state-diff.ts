@@ -1,6 +1,13 @@
 // The state-diff engine: a recording's post-world against its pre-world, the contract's expected state and
 // another recording's post-world; every change attributed to its step; eval_state_result rows with state scores.
-import type { DbSnapshot, FsSnapshot, Recording, RecordingEvent, Row } from '../recording/index.js';
+import {
+  canonicalJson,
+  type DbSnapshot,
+  type FsSnapshot,
+  type Recording,
+  type RecordingEvent,
+  type Row,
+} from '../recording/index.js';
 import { diffDb, rowRef } from './db-diff.js';
 import {
   changeObjectId,
@@ -125,17 +132,7 @@ function applyDbEvents(pre: DbSnapshot, events: readonly RecordingEvent[]): DbSn
 }
 
 function effectSignature(e: HttpEffect): string {
-  return `${e.method} ${e.target} ${JSON.stringify(sortDeep(e.parameters))}`;
-}
-
-function sortDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortDeep);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = sortDeep((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
+  return `${e.method} ${e.target} ${canonicalJson(e.parameters)}`;
 }
 
 function traceIdOf(recording: Recording): string {

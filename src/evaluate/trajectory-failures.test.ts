@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RecordingBuilder } from '../../test/evaluate/recording-builder.js';
+import { buildLedger } from '../ledger/index.js';
 import { trajectoryOf } from './trajectory.js';
 import { detectTrajectoryFailures } from './trajectory-failures.js';
 
@@ -78,5 +79,24 @@ describe('detectTrajectoryFailures', () => {
       })),
     );
     expect(classes(cycle)).toEqual([['loop', 5]]);
+  });
+});
+
+describe('the trajectory’s cost (max_cost budgets)', () => {
+  it('is the ledger’s: reasoning tokens priced as output, the manifest’s prices else the bundled table', () => {
+    const b = new RecordingBuilder();
+    b.model({
+      messages: [{ role: 'user', content: 'hi' }],
+      text: 'Done.',
+      model: 'gpt-4o-mini',
+      usage: { inputUncached: 1000, cacheRead: 2000, output: 300, reasoning: 700 },
+    });
+    const recording = b.complete('Done.').build();
+    const ledger = buildLedger(recording, { provenance: false });
+    const t = trajectoryOf(recording);
+    expect(ledger.run.total_llm_cost).toBeGreaterThan(0);
+    expect(t.cost).toBeCloseTo(ledger.run.total_llm_cost ?? Number.NaN, 12);
+    // gpt-4o-mini: 0.15 in, 0.075 cached, 0.60 out per million; reasoning billed as output.
+    expect(t.cost).toBeCloseTo((1000 * 0.15 + 2000 * 0.075 + (300 + 700) * 0.6) / 1e6, 12);
   });
 });

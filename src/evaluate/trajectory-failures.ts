@@ -2,6 +2,7 @@
 // bad args, hallucinated state, gave up, loop. Each names the step that shows its signature.
 
 import { findContradiction, usedValues } from '../facts/index.js';
+import { canonicalJson } from '../recording/index.js';
 import type { TrajectoryClass } from './codes.js';
 import { type AgentCall, entitiesOf, factsOf, idsUsed, type Trajectory } from './trajectory.js';
 
@@ -17,18 +18,7 @@ const UNKNOWN_TOOL = /\b(unknown|no such|unsupported|invalid) tool\b|tool .* not
 const BAD_ARGS = /(invalid|bad[_ ]?request|validation|missing|required|malformed|unprocessable)/i;
 
 function signature(c: AgentCall): string {
-  return `${c.name} ${JSON.stringify(sortDeep(c.args))}`;
-}
-
-function sortDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortDeep);
-  if (v && typeof v === 'object')
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sortDeep((v as Record<string, unknown>)[k])]),
-    );
-  return v;
+  return `${c.name} ${canonicalJson(c.args)}`;
 }
 
 function errorOf(c: AgentCall): string | undefined {

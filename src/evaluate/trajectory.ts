@@ -1,13 +1,14 @@
 // The trajectory of a run as the validators see it: model calls with their tool calls, tool steps with the
 // results the agent observed, the final answer, what the user said, and the tokens and cost spent.
-import { bodyText, parseMaybeJson } from '../diff/index.js';
+import { bodyText } from '../diff/index.js';
 import { EntityIndex, FactIndex, looksMutating, usedValues } from '../facts/index.js';
+import { modelCallCost, recordingPrices } from '../ledger/index.js';
 import { toolsOf, turnsOf } from '../providers/index.js';
 import {
   type HttpExchangePayload,
+  jsonOrText,
   linkToolSteps,
   type ModelCalledPayload,
-  type PriceSnapshot,
   type Recording,
   type StateType,
   type ToolLink,
@@ -87,7 +88,7 @@ export interface Trajectory {
   /** Observations: tool results and tool messages, with the seq at which each became visible. */
   observations: Array<{ seq: number; stepId: number; text: string }>;
   totalTokens: number;
-  /** Model cost from the recording's price snapshot (0 without one). */
+  /** Model cost as the ledger prices it (src/ledger: the manifest's prices, else the bundled table). */
   cost: number;
 }
 
@@ -103,14 +104,10 @@ function offeredTools(call: ModelCalledPayload): { names: string[]; required: Ma
   return { names, required };
 }
 
-function priceOf(prices: PriceSnapshot | undefined, model: string) {
-  if (!prices) return undefined;
-  return prices.models.find((m) => m.model === model) ?? prices.models.find((m) => model.startsWith(m.model));
-}
-
 /** Builds the trajectory of a recording. `userInstruction` (the contract's input) counts as user text. */
 export function trajectoryOf(recording: Recording, userInstruction?: string): Trajectory {
   const readBlob = (sha: string) => recording.readBlob(sha);
+  const prices = recordingPrices(recording.manifest).table;
   const exchanges = new Map<string, HttpExchangePayload>();
   for (const e of recording.events) if (e.type === 'http.exchange') exchanges.set(e.payload.exchangeId, e.payload);
   const t: Trajectory = {
@@ -139,7 +136,7 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
         seq: e.seq,
         model: p.model,
         toolCalls: p.output.toolCalls.map((c) => {
-          const parsed = parseMaybeJson(c.arguments);
+          const parsed = jsonOrText(c.arguments);
           return {
             id: c.id,
             name: c.name,
@@ -179,15 +176,7 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
       if (p.usage) {
         const u = p.usage;
         t.totalTokens += u.inputUncached + u.cacheRead + u.cacheWrite + u.output + u.reasoning;
-        const price = priceOf(recording.manifest.prices, p.model);
-        if (price)
-          t.cost +=
-            (u.inputUncached * price.inputPerMillion +
-              u.cacheRead * price.cachedInputPerMillion +
-              u.cacheWrite * (price.cacheWritePerMillion ?? price.inputPerMillion) +
-              u.output * price.outputPerMillion +
-              u.reasoning * (price.reasoningPerMillion ?? 0)) /
-            1e6;
+        t.cost += modelCallCost(prices, p.model, u) ?? 0;
       }
     } else if (e.type === 'tool.called') {
       const p = e.payload;
@@ -199,10 +188,10 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
         const text = bodyText(p.resultBody, readBlob) ?? bodyText(x?.response?.body, readBlob);
         if (text !== undefined) {
           resultText = text;
-          result = parseMaybeJson(text);
+          result = jsonOrText(text);
         }
       }
-      if (typeof result === 'string') result = parseMaybeJson(result);
+      if (typeof result === 'string') result = jsonOrText(result);
       const step: ToolStep = {
         stepId: e.stepId,
         seq: e.seq,

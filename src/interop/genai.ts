@@ -4,6 +4,7 @@
 // APIs spans most often describe (OpenAI Chat Completions, Anthropic Messages).
 import { toolsOf, turnsOf } from '../providers/index.js';
 import type { RecordedModelCall } from '../providers/types.js';
+import { jsonOrText } from '../recording/json.js';
 import type { ToolCall } from '../recording/types.js';
 
 type Json = Record<string, unknown>;
@@ -37,18 +38,6 @@ export interface GenAiToolDefinition {
   name: string;
   description?: string;
   parameters?: unknown;
-}
-
-/** JSON text parsed when it is JSON (tool arguments and results travel as text in some APIs). */
-export function jsonOrText(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  const t = value.trim();
-  if (t === '' || (t[0] !== '{' && t[0] !== '[')) return value;
-  try {
-    return JSON.parse(t);
-  } catch {
-    return value;
-  }
 }
 
 /** A recorded model call's conversation in the GenAI shape. */

@@ -7,8 +7,9 @@ import { bucketsFromUsage, otelView } from '../ledger/tokens.js';
 import { packageVersion } from '../package.js';
 import { TapedeckError } from '../recording/errors.js';
 import { bodyText } from '../recording/index.js';
+import { jsonOrText } from '../recording/json.js';
 import type { ModelCalledPayload, Recording, RecordingEvent, ToolCalledPayload } from '../recording/types.js';
-import { genAiConversation, genAiOutput, genAiTools, jsonOrText } from './genai.js';
+import { genAiConversation, genAiOutput, genAiTools } from './genai.js';
 import { keyValue, type OtlpKeyValue, type OtlpSpan, type OtlpTraces } from './otlp-schema.js';
 
 const SPAN_KIND = { INTERNAL: 1, CLIENT: 3 } as const;

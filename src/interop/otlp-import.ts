@@ -9,13 +9,13 @@ import { decodeModelCall, providerById } from '../providers/index.js';
 import { classifyToolName } from '../record/classify.js';
 import { TapedeckError } from '../recording/errors.js';
 import { createRecordingWriter } from '../recording/index.js';
+import { jsonOrText } from '../recording/json.js';
 import type { Usage } from '../recording/types.js';
 import {
   type GenAiConversation,
   type GenAiMessage,
   type GenAiPart,
   type GenAiToolDefinition,
-  jsonOrText,
   providerRequest,
 } from './genai.js';
 import { attributesOf, hexId, type OtlpSpan, type OtlpTraces, TracesSchema } from './otlp-schema.js';

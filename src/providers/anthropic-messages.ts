@@ -11,7 +11,7 @@ import {
   contentText,
   functionTools,
   isJsonPost,
-  isObject,
+  isRecord,
   num,
   pathOf,
   SAMPLING_KEYS,
@@ -22,7 +22,7 @@ import { eventJson } from './sse.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
 export function anthropicUsage(usage: unknown, base?: Usage): Usage | undefined {
-  if (!isObject(usage)) return base;
+  if (!isRecord(usage)) return base;
   const pick = (key: string, fallback: number) => (typeof usage[key] === 'number' ? num(usage[key]) : fallback);
   return {
     inputUncached: pick('input_tokens', base?.inputUncached ?? 0),
@@ -60,7 +60,7 @@ function blockParts(content: unknown): TurnPart[] {
   const parts: TurnPart[] = [];
   for (const block of content) {
     if (typeof block === 'string') parts.push({ kind: 'text', text: block });
-    if (!isObject(block)) continue;
+    if (!isRecord(block)) continue;
     if (block.type === 'tool_use' || block.type === 'server_tool_use') {
       parts.push({
         kind: 'tool-call',
@@ -106,7 +106,7 @@ export const anthropicMessages: Provider = {
   },
   decodeBody(body) {
     const out: ModelOutput = { toolCalls: [] };
-    if (!isObject(body)) return out;
+    if (!isRecord(body)) return out;
     if (typeof body.model === 'string') out.model = body.model;
     const usage = anthropicUsage(body.usage);
     if (usage) out.usage = usage;
@@ -114,7 +114,7 @@ export const anthropicMessages: Provider = {
     if (stop !== undefined) out.stopReason = stop;
     const blocks: Block[] = [];
     for (const block of asArray(body.content)) {
-      if (!isObject(block)) continue;
+      if (!isRecord(block)) continue;
       blocks.push({
         type: str(block.type) ?? '',
         text: str(block.text) ?? '',
@@ -134,13 +134,13 @@ export const anthropicMessages: Provider = {
       if (data === undefined) continue;
       switch (data.type) {
         case 'message_start':
-          if (isObject(data.message)) {
+          if (isRecord(data.message)) {
             if (typeof data.message.model === 'string') out.model = data.message.model;
             usage = anthropicUsage(data.message.usage, usage);
           }
           break;
         case 'content_block_start': {
-          const block = isObject(data.content_block) ? data.content_block : {};
+          const block = isRecord(data.content_block) ? data.content_block : {};
           byIndex.set(num(data.index), {
             type: str(block.type) ?? 'text',
             text: str(block.text) ?? '',
@@ -152,7 +152,7 @@ export const anthropicMessages: Provider = {
         }
         case 'content_block_delta': {
           const entry = byIndex.get(num(data.index));
-          const delta = isObject(data.delta) ? data.delta : {};
+          const delta = isRecord(data.delta) ? data.delta : {};
           if (entry === undefined) break;
           if (delta.type === 'text_delta' && typeof delta.text === 'string') {
             entry.text += delta.text;
@@ -164,7 +164,7 @@ export const anthropicMessages: Provider = {
           break;
         }
         case 'message_delta':
-          if (isObject(data.delta) && typeof data.delta.stop_reason === 'string')
+          if (isRecord(data.delta) && typeof data.delta.stop_reason === 'string')
             out.stopReason = data.delta.stop_reason;
           usage = anthropicUsage(data.usage, usage);
           break;
@@ -180,7 +180,7 @@ export const anthropicMessages: Provider = {
     const turns: Turn[] = [];
     if (call.system) turns.push({ role: 'system', parts: [{ kind: 'text', text: call.system }] });
     for (const message of call.messages) {
-      if (!isObject(message)) continue;
+      if (!isRecord(message)) continue;
       const role = message.role === 'assistant' ? 'assistant' : message.role === 'user' ? 'user' : 'other';
       turns.push({ role, parts: blockParts(message.content) });
     }
@@ -192,7 +192,7 @@ export const anthropicMessages: Provider = {
     if (!Array.isArray(body.system)) return { ...body, system: prompt };
     // One text block; a cache breakpoint on the last block stays on it.
     const last = body.system[body.system.length - 1];
-    const cache = isObject(last) && last.cache_control !== undefined ? { cache_control: last.cache_control } : {};
+    const cache = isRecord(last) && last.cache_control !== undefined ? { cache_control: last.cache_control } : {};
     return { ...body, system: [{ type: 'text', text: prompt, ...cache }] };
   },
   volatile: ['metadata'],

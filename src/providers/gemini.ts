@@ -12,7 +12,7 @@
 // call); output = candidatesTokenCount (thoughts excluded); reasoning = thoughtsTokenCount. A stream
 // reports running counts: the last chunk's are the call's.
 import type { ToolCall, Usage } from '../recording/types.js';
-import { asArray, asText, contentText, isJsonPost, isObject, num, str } from './read.js';
+import { asArray, asText, contentText, isJsonPost, isRecord, num, str } from './read.js';
 import { eventJson } from './sse.js';
 import type { Json, ModelInput, ModelOutput, Provider, ToolSpec, Turn, TurnPart } from './types.js';
 
@@ -31,7 +31,7 @@ const SAMPLING = [
 ];
 
 function geminiUsage(usage: unknown): Usage | undefined {
-  if (!isObject(usage)) return undefined;
+  if (!isRecord(usage)) return undefined;
   const prompt = num(usage.promptTokenCount) + num(usage.toolUsePromptTokenCount);
   const cached = Math.min(prompt, num(usage.cachedContentTokenCount));
   return {
@@ -43,13 +43,13 @@ function geminiUsage(usage: unknown): Usage | undefined {
   };
 }
 
-const partsOf = (content: unknown): unknown[] => (isObject(content) ? asArray(content.parts) : []);
+const partsOf = (content: unknown): unknown[] => (isRecord(content) ? asArray(content.parts) : []);
 
 /** The system instruction's text: a string, or a Content's text parts. */
 function systemText(instruction: unknown): string | undefined {
   if (instruction === undefined || instruction === null) return undefined;
   if (typeof instruction === 'string') return instruction;
-  return contentText(partsOf(instruction).filter((p) => !(isObject(p) && p.thought === true)));
+  return contentText(partsOf(instruction).filter((p) => !(isRecord(p) && p.thought === true)));
 }
 
 /** Names call ids the way Gemini leaves them out: `<name>#<n>` by occurrence. */
@@ -74,7 +74,7 @@ class CallIds {
 
 /** A function response as the model reads it: a lone text field as that text, else the JSON. */
 function responseText(response: unknown): string {
-  if (isObject(response)) {
+  if (isRecord(response)) {
     const values = Object.values(response);
     if (values.length === 1 && typeof values[0] === 'string') return values[0];
   }
@@ -82,9 +82,9 @@ function responseText(response: unknown): string {
 }
 
 function partOf(part: unknown, ids: CallIds): TurnPart | undefined {
-  if (!isObject(part)) return undefined;
+  if (!isRecord(part)) return undefined;
   if (typeof part.text === 'string') return part.text === '' ? undefined : { kind: 'text', text: part.text };
-  if (isObject(part.functionCall)) {
+  if (isRecord(part.functionCall)) {
     const call = part.functionCall;
     return {
       kind: 'tool-call',
@@ -93,7 +93,7 @@ function partOf(part: unknown, ids: CallIds): TurnPart | undefined {
       arguments: JSON.stringify(call.args ?? {}),
     };
   }
-  if (isObject(part.functionResponse)) {
+  if (isRecord(part.functionResponse)) {
     const response = part.functionResponse;
     const callId = ids.answer(response);
     const name = str(response.name);
@@ -104,8 +104,8 @@ function partOf(part: unknown, ids: CallIds): TurnPart | undefined {
       text: responseText(response.response),
     };
   }
-  if (isObject(part.executableCode)) return { kind: 'text', text: str(part.executableCode.code) ?? '' };
-  if (isObject(part.codeExecutionResult)) return { kind: 'text', text: str(part.codeExecutionResult.output) ?? '' };
+  if (isRecord(part.executableCode)) return { kind: 'text', text: str(part.executableCode.code) ?? '' };
+  if (isRecord(part.codeExecutionResult)) return { kind: 'text', text: str(part.codeExecutionResult.output) ?? '' };
   return { kind: 'media', text: asText(part) };
 }
 
@@ -125,14 +125,14 @@ function assemble(chunks: Array<{ data: Json; offsetMs?: number }>, input: Model
     if (typeof data.modelVersion === 'string') out.model = data.modelVersion;
     const usage = geminiUsage(data.usageMetadata);
     if (usage) out.usage = usage;
-    const candidate = asArray(data.candidates).find((c) => isObject(c) && num(c.index) === 0);
-    if (!isObject(candidate)) continue;
+    const candidate = asArray(data.candidates).find((c) => isRecord(c) && num(c.index) === 0);
+    if (!isRecord(candidate)) continue;
     for (const part of partsOf(candidate.content)) {
-      if (!isObject(part) || part.thought === true) continue;
+      if (!isRecord(part) || part.thought === true) continue;
       if (typeof part.text === 'string') {
         text = (text ?? '') + part.text;
         if (part.text !== '' && offsetMs !== undefined) out.firstTokenOffsetMs ??= offsetMs;
-      } else if (isObject(part.functionCall)) {
+      } else if (isRecord(part.functionCall)) {
         const call = part.functionCall;
         const toolCall: ToolCall = {
           id: ids.call(call),
@@ -152,14 +152,14 @@ function assemble(chunks: Array<{ data: Json; offsetMs?: number }>, input: Model
 function toolsOf(tools: unknown[] | undefined): ToolSpec[] {
   const out: ToolSpec[] = [];
   for (const tool of tools ?? []) {
-    if (!isObject(tool)) continue;
+    if (!isRecord(tool)) continue;
     for (const [kind, value] of Object.entries(tool)) {
       if (kind !== 'functionDeclarations') {
         out.push({ name: kind });
         continue;
       }
       for (const fn of asArray(value)) {
-        if (!isObject(fn) || typeof fn.name !== 'string') continue;
+        if (!isRecord(fn) || typeof fn.name !== 'string') continue;
         const description = str(fn.description);
         const parameters = fn.parametersJsonSchema ?? fn.parameters;
         out.push({
@@ -191,7 +191,7 @@ export const gemini: Provider = {
     // streamGenerateContent without alt=sse answers a JSON array of the chunks.
     const chunks = Array.isArray(body) ? body : [body];
     return assemble(
-      chunks.filter(isObject).map((data) => ({ data })),
+      chunks.filter(isRecord).map((data) => ({ data })),
       input,
     );
   },
@@ -208,7 +208,7 @@ export const gemini: Provider = {
     if (call.system) turns.push({ role: 'system', parts: [{ kind: 'text', text: call.system }] });
     const ids = new CallIds();
     for (const content of call.messages) {
-      if (!isObject(content)) continue;
+      if (!isRecord(content)) continue;
       const role =
         content.role === 'model'
           ? 'assistant'
@@ -227,12 +227,12 @@ export const gemini: Provider = {
   withSystemPrompt(body, prompt) {
     const instruction = body.systemInstruction;
     if (typeof instruction === 'string') return { ...body, systemInstruction: prompt };
-    return { ...body, systemInstruction: { ...(isObject(instruction) ? instruction : {}), parts: [{ text: prompt }] } };
+    return { ...body, systemInstruction: { ...(isRecord(instruction) ? instruction : {}), parts: [{ text: prompt }] } };
   },
   volatile: ['labels'],
   structural(body) {
     const config = body.generationConfig;
-    if (!isObject(config)) return body;
+    if (!isRecord(config)) return body;
     const kept: Json = {};
     for (const [k, v] of Object.entries(config)) if (!SAMPLING.includes(k)) kept[k] = v;
     const { generationConfig: _dropped, ...rest } = body;

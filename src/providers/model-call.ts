@@ -2,7 +2,7 @@
 // model.called payload of an exchange, and the turns, tools and system prompt of a call —
 // provider-independent answers, so no other module parses a provider's shapes.
 import { openaiChat } from './openai-chat.js';
-import { isObject } from './read.js';
+import { isRecord } from './read.js';
 import { PROVIDERS } from './registry.js';
 import { parseSse } from './sse.js';
 import type {
@@ -44,7 +44,7 @@ export function decodeModelCall(
   request: ProviderRequest,
   response: ProviderResponse,
 ): DecodedModelCall {
-  const input = provider.readInput(isObject(request.json) ? request.json : {}, request);
+  const input = provider.readInput(isRecord(request.json) ? request.json : {}, request);
   const output =
     response.chunks !== undefined
       ? provider.assembleStream(parseSse(response.chunks), input)
@@ -107,7 +107,7 @@ export function answerText(id: string, body: unknown): string | undefined {
 /** The system prompt of a model request body of the provider `id`. */
 export function systemPromptOf(id: string, body: unknown): string | undefined {
   const provider = providerById(id);
-  return provider && isObject(body) ? provider.systemPrompt(body) : undefined;
+  return provider && isRecord(body) ? provider.systemPrompt(body) : undefined;
 }
 
 /** A copy of a model request body of the provider `id` with its system prompt set to `prompt`. */

@@ -15,7 +15,7 @@ import {
   contentText,
   functionTools,
   isJsonPost,
-  isObject,
+  isRecord,
   num,
   pathOf,
   SAMPLING_KEYS,
@@ -28,14 +28,14 @@ import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
 /** OpenAI usage (Chat Completions `prompt_tokens`… or Responses `input_tokens`…) in buckets. */
 export function openaiUsage(usage: unknown): Usage | undefined {
-  if (!isObject(usage)) return undefined;
+  if (!isRecord(usage)) return undefined;
   const isResponses = 'input_tokens' in usage;
   const input = num(isResponses ? usage.input_tokens : usage.prompt_tokens);
   const completion = num(isResponses ? usage.output_tokens : usage.completion_tokens);
   const inDetails = usage[isResponses ? 'input_tokens_details' : 'prompt_tokens_details'];
   const outDetails = usage[isResponses ? 'output_tokens_details' : 'completion_tokens_details'];
-  const cached = Math.min(input, isObject(inDetails) ? num(inDetails.cached_tokens) : 0);
-  const reasoning = Math.min(completion, isObject(outDetails) ? num(outDetails.reasoning_tokens) : 0);
+  const cached = Math.min(input, isRecord(inDetails) ? num(inDetails.cached_tokens) : 0);
+  const reasoning = Math.min(completion, isRecord(outDetails) ? num(outDetails.reasoning_tokens) : 0);
   return {
     inputUncached: input - cached,
     cacheRead: cached,
@@ -45,7 +45,7 @@ export function openaiUsage(usage: unknown): Usage | undefined {
   };
 }
 
-const isSystemMessage = (m: unknown): m is Json => isObject(m) && (m.role === 'system' || m.role === 'developer');
+const isSystemMessage = (m: unknown): m is Json => isRecord(m) && (m.role === 'system' || m.role === 'developer');
 
 /** The system/developer messages' text, joined; undefined when there are none. */
 export function systemOfMessages(messages: unknown[]): string | undefined {
@@ -71,16 +71,16 @@ function contentParts(content: unknown): TurnPart[] {
   const parts: TurnPart[] = [];
   for (const part of content) {
     if (typeof part === 'string') parts.push({ kind: 'text', text: part });
-    else if (isObject(part) && typeof part.text === 'string') parts.push({ kind: 'text', text: part.text });
-    else if (isObject(part) && typeof part.refusal === 'string') parts.push({ kind: 'text', text: part.refusal });
+    else if (isRecord(part) && typeof part.text === 'string') parts.push({ kind: 'text', text: part.text });
+    else if (isRecord(part) && typeof part.refusal === 'string') parts.push({ kind: 'text', text: part.refusal });
     else if (part !== null && part !== undefined) parts.push({ kind: 'media', text: asText(part) });
   }
   return parts;
 }
 
 function toolCallPart(call: unknown): TurnPart {
-  const c = isObject(call) ? call : {};
-  const fn = isObject(c.function) ? c.function : c;
+  const c = isRecord(call) ? call : {};
+  const fn = isRecord(c.function) ? c.function : c;
   const args = fn.arguments;
   return {
     kind: 'tool-call',
@@ -100,14 +100,14 @@ export function chatTurns(messages: unknown[], system?: string): Turn[] {
       turns.push({ role: 'user', parts: [{ kind: 'text', text: message }] });
       continue;
     }
-    if (!isObject(message)) continue;
+    if (!isRecord(message)) continue;
     const role = str(message.role);
     if (role === 'system' || role === 'developer') turns.push({ role: 'system', parts: contentParts(message.content) });
     else if (role === 'user') turns.push({ role: 'user', parts: contentParts(message.content) });
     else if (role === 'assistant') {
       const parts = contentParts(message.content);
       for (const call of asArray(message.tool_calls)) parts.push(toolCallPart(call));
-      if (isObject(message.function_call)) parts.push(toolCallPart({ function: message.function_call }));
+      if (isRecord(message.function_call)) parts.push(toolCallPart({ function: message.function_call }));
       turns.push({ role: 'assistant', parts });
     } else if (role === 'tool' || role === 'function') {
       const callId = str(message.tool_call_id);
@@ -129,19 +129,19 @@ export function chatTurns(messages: unknown[], system?: string): Turn[] {
 }
 
 function decodeBody(body: unknown): ModelOutput {
-  if (!isObject(body)) return { toolCalls: [] };
+  if (!isRecord(body)) return { toolCalls: [] };
   const out: ModelOutput = { toolCalls: [] };
   if (typeof body.model === 'string') out.model = body.model;
   const usage = openaiUsage(body.usage);
   if (usage) out.usage = usage;
   const choices = asArray(body.choices);
-  const choice = choices.find((c) => isObject(c) && num(c.index) === 0) ?? choices[0];
-  if (!isObject(choice)) return out;
-  const message = isObject(choice.message) ? choice.message : {};
+  const choice = choices.find((c) => isRecord(c) && num(c.index) === 0) ?? choices[0];
+  if (!isRecord(choice)) return out;
+  const message = isRecord(choice.message) ? choice.message : {};
   if (typeof message.content === 'string') out.text = message.content;
   for (const call of asArray(message.tool_calls)) {
-    if (!isObject(call)) continue;
-    const fn = isObject(call.function) ? call.function : {};
+    if (!isRecord(call)) continue;
+    const fn = isRecord(call.function) ? call.function : {};
     out.toolCalls.push({ id: str(call.id) ?? '', name: str(fn.name) ?? '', arguments: str(fn.arguments) ?? '' });
   }
   const stop = str(choice.finish_reason);
@@ -180,19 +180,19 @@ export const openaiChat: Provider = {
         if (usage) out.usage = usage;
       }
       for (const choice of asArray(chunk.choices)) {
-        if (!isObject(choice) || num(choice.index) !== 0) continue;
-        const delta = isObject(choice.delta) ? choice.delta : {};
+        if (!isRecord(choice) || num(choice.index) !== 0) continue;
+        const delta = isRecord(choice.delta) ? choice.delta : {};
         if (typeof delta.content === 'string' && delta.content !== '') {
           text += delta.content;
           hasText = true;
           out.firstTokenOffsetMs ??= event.offsetMs;
         }
         for (const part of asArray(delta.tool_calls)) {
-          if (!isObject(part)) continue;
+          if (!isRecord(part)) continue;
           out.firstTokenOffsetMs ??= event.offsetMs;
           const index = num(part.index);
           const call = byIndex.get(index) ?? { id: '', name: '', arguments: '' };
-          const fn = isObject(part.function) ? part.function : {};
+          const fn = isRecord(part.function) ? part.function : {};
           if (typeof part.id === 'string') call.id = part.id;
           if (typeof fn.name === 'string') call.name += fn.name;
           if (typeof fn.arguments === 'string') call.arguments += fn.arguments;

@@ -9,7 +9,7 @@ import {
   contentText,
   functionTools,
   isJsonPost,
-  isObject,
+  isRecord,
   pathOf,
   SAMPLING_KEYS,
   str,
@@ -27,10 +27,10 @@ function responsesOutput(body: Json): ModelOutput {
   const texts: string[] = [];
   const out: ModelOutput = { toolCalls: [] };
   for (const item of asArray(body.output)) {
-    if (!isObject(item)) continue;
+    if (!isRecord(item)) continue;
     if (item.type === 'message') {
       for (const part of asArray(item.content)) {
-        if (isObject(part) && part.type === 'output_text' && typeof part.text === 'string') texts.push(part.text);
+        if (isRecord(part) && part.type === 'output_text' && typeof part.text === 'string') texts.push(part.text);
       }
     } else if (item.type === 'function_call') {
       out.toolCalls.push({
@@ -44,7 +44,7 @@ function responsesOutput(body: Json): ModelOutput {
   if (typeof body.model === 'string') out.model = body.model;
   const usage = openaiUsage(body.usage);
   if (usage) out.usage = usage;
-  const incomplete = isObject(body.incomplete_details) ? str(body.incomplete_details.reason) : undefined;
+  const incomplete = isRecord(body.incomplete_details) ? str(body.incomplete_details.reason) : undefined;
   const stop = incomplete ?? (out.toolCalls.length > 0 ? 'tool_calls' : str(body.status));
   if (stop !== undefined) out.stopReason = stop;
   return out;
@@ -65,7 +65,7 @@ function responsesTurns(items: unknown[], system: string | undefined): Turn[] {
           : system;
   if (instructions) turns.push({ role: 'system', parts: [{ kind: 'text', text: instructions }] });
   for (const item of items) {
-    if (!isObject(item)) continue;
+    if (!isRecord(item)) continue;
     if (item.type === 'function_call') {
       turns.push({
         role: 'assistant',
@@ -116,7 +116,7 @@ export const openaiResponses: Provider = {
       ...(Array.isArray(body.tools) ? { tools: body.tools } : {}),
     };
   },
-  decodeBody: (body) => (isObject(body) ? responsesOutput(body) : { toolCalls: [] }),
+  decodeBody: (body) => (isRecord(body) ? responsesOutput(body) : { toolCalls: [] }),
   assembleStream(events) {
     let final: Json | undefined;
     let firstTokenOffsetMs: number | undefined;
@@ -133,7 +133,7 @@ export const openaiResponses: Provider = {
       if (type === 'response.output_item.done' && data.item !== undefined) items.push(data.item);
       if (
         (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') &&
-        isObject(data.response)
+        isRecord(data.response)
       )
         final = data.response;
     }

@@ -1,14 +1,10 @@
 // Small readers the provider modules share: JSON shapes read defensively (a recording is
 // untrusted data), text of content parts, request paths, and dropping keys.
+
+import { asArray, isRecord } from '../recording/json.js';
 import type { Json, ProviderRequest, ToolSpec, TurnPart } from './types.js';
 
-export function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-export function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
+export { asArray, isRecord };
 
 /** A non-negative integer count; 0 for anything else. */
 export function num(value: unknown): number {
@@ -23,7 +19,7 @@ export function str(value: unknown): string | undefined {
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   return asArray(content)
-    .map((part) => (typeof part === 'string' ? part : isObject(part) && typeof part.text === 'string' ? part.text : ''))
+    .map((part) => (typeof part === 'string' ? part : isRecord(part) && typeof part.text === 'string' ? part.text : ''))
     .filter((text) => text !== '')
     .join('\n');
 }
@@ -41,7 +37,7 @@ export function pathOf(request: ProviderRequest): string {
 
 /** A POST whose body is a JSON object. */
 export function isJsonPost(request: ProviderRequest): request is ProviderRequest & { json: Json } {
-  return request.method.toUpperCase() === 'POST' && isObject(request.json);
+  return request.method.toUpperCase() === 'POST' && isRecord(request.json);
 }
 
 /** A copy of `body` without `keys` (top level). */
@@ -77,8 +73,8 @@ export const SAMPLING_KEYS = [
 export function functionTools(tools: unknown[] | undefined): ToolSpec[] {
   const out: ToolSpec[] = [];
   for (const tool of tools ?? []) {
-    if (!isObject(tool)) continue;
-    const fn = isObject(tool.function) ? tool.function : tool;
+    if (!isRecord(tool)) continue;
+    const fn = isRecord(tool.function) ? tool.function : tool;
     const name = str(fn.name) ?? str(tool.type);
     if (name === undefined) continue;
     const description = str(fn.description);

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 import { describeFromDdl } from './db-description.js';
 import { RecordingError, TapedeckError } from './errors.js';
+import { isRecord } from './json.js';
 import { unsafePathReason } from './paths.js';
 import {
   DbSnapshotSchema,
@@ -228,10 +229,6 @@ async function readJsonFile(dir: string, file: string): Promise<{ text: string; 
       `is not valid JSON: ${(error as Error).message}`,
     );
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A missing path or a file where a recording directory belongs is a user mistake: say so in one line. */

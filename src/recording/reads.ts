@@ -3,6 +3,8 @@
 // handshake and notifications). The recorder's classifier (user rules may declare more reads) and
 // the state diff both ask here.
 
+import { jsonOrText } from './json.js';
+
 /** Methods that read. */
 export const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -26,14 +28,6 @@ export function isReadRpc(method: string): boolean {
 /** Whether a request only reads, by its method and (for JSON-RPC) the method in its body. */
 export function isReadRequest(method: string, body?: unknown): boolean {
   if (READ_METHODS.has(method.toUpperCase())) return true;
-  const rpc = rpcMethod(typeof body === 'string' ? safeParse(body) : body);
+  const rpc = rpcMethod(typeof body === 'string' ? jsonOrText(body) : body);
   return rpc !== undefined && isReadRpc(rpc);
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -2,8 +2,8 @@
 
 import { FactIndex, idTokens } from '../../facts/index.js';
 import type { DbSnapshot } from '../../recording/index.js';
+import { canonicalJson } from '../../recording/index.js';
 import { factsOfBelief } from '../belief.js';
-import { canonical } from '../canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 import { listSteps, type World } from '../view.js';
 
@@ -52,7 +52,7 @@ function changedRows(before: DbSnapshot | undefined, after: DbSnapshot | undefin
     const m = new Map<string, string>();
     for (const table of db?.tables ?? []) {
       for (const row of table.rows) {
-        const text = `${table.schema}.${table.name} ${canonical(row)}`;
+        const text = `${table.schema}.${table.name} ${canonicalJson(row)}`;
         m.set(text, text);
       }
     }

@@ -4,9 +4,8 @@
 // more than the order's total or over the user's budget. Ids can all be grounded (the user typed
 // "#7713") and the step still be wrong: this is the belief-vs-world check grounding cannot make.
 import { findContradiction, looksMutating, usedValues } from '../../facts/index.js';
-import { linkToolSteps, type Recording, type ToolLink } from '../../recording/index.js';
+import { jsonOrText, linkToolSteps, type Recording, type ToolLink } from '../../recording/index.js';
 import { entitiesOfBelief, seenBy } from '../belief.js';
-import { parseMaybeJson } from '../canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 
 const links = new WeakMap<Recording, Map<number, ToolLink>>();
@@ -42,7 +41,7 @@ export function checkContradiction(input: PredicateInput): PredicateResult {
           const key = `${d.step} ${c.id}`;
           return mutating.has(key) || (!executed.has(key) && looksMutating(c.name));
         })
-        .map((c) => ({ step: d.step, what: `THINK decided ${c.name}`, args: parseMaybeJson(c.arguments), own: true })),
+        .map((c) => ({ step: d.step, what: `THINK decided ${c.name}`, args: jsonOrText(c.arguments), own: true })),
     ),
     ...belief.actions
       .filter((a) => a.mutating)

@@ -2,8 +2,8 @@
 // (by id core: case, punctuation, a missing prefix and a leading # folded).
 
 import { usedValues } from '../../facts/index.js';
+import { jsonOrText } from '../../recording/index.js';
 import { factsOfBelief, seenBy } from '../belief.js';
-import { parseMaybeJson } from '../canonical.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 
 interface Used {
@@ -26,7 +26,7 @@ export function checkGrounding(input: PredicateInput): PredicateResult {
       d.toolCalls.map((c) => ({
         step: d.step,
         what: `THINK decided ${c.name}`,
-        args: parseMaybeJson(c.arguments),
+        args: jsonOrText(c.arguments),
         ownContext: true,
       })),
     ),

@@ -1,5 +1,6 @@
 // Built-in predicate "no-repeat": no action repeats a mutation that already completed.
-import { canonical } from '../canonical.js';
+
+import { canonicalJson } from '../../recording/index.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
 
 /** The first mutating action in the prefix that has the same tool and arguments as an earlier completed one. */
@@ -7,13 +8,13 @@ export function checkNoRepeat(input: PredicateInput): PredicateResult {
   const done = new Map<string, number>();
   for (const action of input.belief.actions) {
     if (!action.mutating) continue;
-    const key = `${action.name} ${canonical(action.args)}`;
+    const key = `${action.name} ${canonicalJson(action.args)}`;
     const earlier = done.get(key);
     if (earlier !== undefined) {
       return {
         verdict: 'bad',
         violationStep: action.step,
-        reason: `step ${action.step} (${action.stateType} ${action.name}) repeats the mutation that already completed at step ${earlier} with the same arguments ${truncate(canonical(action.args))}`,
+        reason: `step ${action.step} (${action.stateType} ${action.name}) repeats the mutation that already completed at step ${earlier} with the same arguments ${truncate(canonicalJson(action.args))}`,
       };
     }
     if (action.completed) done.set(key, action.step);

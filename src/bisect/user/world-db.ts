@@ -2,9 +2,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import { seedDatabase } from '../../postgres/index.js';
 import type { DbSnapshot } from '../../recording/index.js';
-import { TapedeckError } from '../../recording/index.js';
+import { jsonOrText, TapedeckError } from '../../recording/index.js';
 import type { Belief } from '../belief.js';
-import { parseMaybeJson } from '../canonical.js';
 
 export interface QueryResult {
   fields: string[];
@@ -85,7 +84,7 @@ async function loadBelief(db: PGlite, belief: Belief): Promise<void> {
   await insert(
     'decisions',
     belief.decisions.flatMap((d) =>
-      d.toolCalls.map((c) => ({ step: d.step, call_id: c.id, name: c.name, args: parseMaybeJson(c.arguments) })),
+      d.toolCalls.map((c) => ({ step: d.step, call_id: c.id, name: c.name, args: jsonOrText(c.arguments) })),
     ),
   );
   await insert(
