@@ -25,6 +25,11 @@ export interface TapeOptions {
    * file, named from the current test (so a test has one recording per call of the helper).
    */
   dir?: string;
+  /**
+   * The recording's name under `__recordings__/<test file>/` instead of the test's name (tests
+   * that give the same name share one recording).
+   */
+  name?: string;
   /** Default: TAPEDECK_MODE, else 'auto'. */
   mode?: TapeMode;
 }
@@ -109,16 +114,18 @@ function slug(text: string): string {
 /** Test names used by this process, so two helper calls in one test get two recordings. */
 const calls = new Map<string, number>();
 
-/** The recording folder of the current test: `__recordings__/<test file>/<test name>[-n]`. */
-export function recordingDirFor(options: Pick<TapeOptions, 'dir'> = {}): string {
+/** The recording folder of the current test: `__recordings__/<test file>/<name or test name>[-n]`. */
+export function recordingDirFor(options: Pick<TapeOptions, 'dir' | 'name'> = {}): string {
   if (options.dir !== undefined) return resolve(options.dir);
   const { currentTestName, testPath } = expect.getState();
-  if (!currentTestName || !testPath)
+  if (!testPath || (!currentTestName && options.name === undefined))
     throw new TapedeckError(
       'BAD_OPTION',
       'tapedeck/vitest: call it inside a test (it names the recording after the test), or pass { dir }',
     );
-  const base = join(dirname(testPath), '__recordings__', basename(testPath), slug(currentTestName));
+  const folder = join(dirname(testPath), '__recordings__', basename(testPath));
+  if (options.name !== undefined) return join(folder, slug(options.name));
+  const base = join(folder, slug(currentTestName as string));
   const n = (calls.get(base) ?? 0) + 1;
   calls.set(base, n);
   return n === 1 ? base : `${base}-${n}`;

@@ -147,6 +147,9 @@ describe('tapedeck/vitest: withRecording (an agent in the test process)', () => 
     expect(dir.startsWith(root)).toBe(true);
     // A second helper call in the same test gets its own recording.
     expect(recordingDirFor()).toBe(`${dir}-2`);
+    expect(recordingDirFor({ name: 'Shared desk run' })).toBe(
+      join(root, 'test/vitest/__recordings__/example-world.test.ts/shared-desk-run'),
+    );
     const missing = join(tmp, 'missing');
     const previous = process.env.CI;
     process.env.CI = 'true';
