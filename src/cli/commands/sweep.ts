@@ -16,9 +16,10 @@ import {
   sweepProgress,
   sweepSummary,
 } from '../../store/sweep.js';
+import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 import { withQueue } from './worker.js';
 
-interface SweepOptions {
+interface SweepOptions extends ConfigCliOptions {
   prompts?: string[];
   samples: string;
   contract: string;
@@ -93,7 +94,7 @@ export function formatSweep(summary: SweepSummary): string {
 }
 
 export function register(program: Command): void {
-  program
+  const sweep = program
     .command('sweep')
     .exitOverride(exitOnUsageError)
     .description(
@@ -119,13 +120,16 @@ export function register(program: Command): void {
     .option('--workers <n>', 'replays this process runs at once (0: leave them to `tapedeck worker`s)', '1')
     .option('--no-wait', 'queue the sweep and exit (run the same command again later to see the figures)')
     .option('--expire-seconds <s>', 'a replay running longer than this lost its worker and is retried', '900')
-    .option('--json', 'print the figures as JSON')
+    .option('--json', 'print the figures as JSON');
+  // The answer chain of this process's own workers (sandbox services, mocks, simulator), as `tapedeck worker` takes it.
+  addConfigOptions(sweep)
     .addHelpText(
       'after',
       `
 Examples:
   tapedeck sweep recordings/examples/* --prompts examples/prompts/baseline.txt examples/prompts/fixed.txt \\
-      --samples 5 --contract examples/contracts/book-flight.yaml --model-endpoint http://127.0.0.1:8787
+      --samples 5 --contract examples/contracts/book-flight.yaml --model-endpoint http://127.0.0.1:8787 \\
+      --config examples/tapedeck.config.ts      calls the recordings do not hold: the travel API in the sandbox
   tapedeck sweep recordings/examples/* --prompts v1.txt v2.txt v3.txt --contract task.yaml \\
       --db postgres://postgres@db:5432/evals --workers 0        workers elsewhere: tapedeck worker --db …
 
@@ -146,6 +150,7 @@ eval_task_result, trace_run); see docs/scale.md.`,
         throw new TapedeckError('BAD_OPTION', `--expire-seconds ${opts.expireSeconds} is not a number of seconds`);
       const prompts = promptVersions(opts.prompts ?? []);
       const contract = readText(opts.contract, '--contract');
+      const { config } = await configFromOptions(opts);
       const db = warehouseOptionsFrom(opts.db);
       const store = opts.store ?? (db.url ? db.url.replace(/^postgres(ql)?:/, 'pg:') : undefined);
       if (store !== undefined && !isStoreUrl(store))
@@ -172,7 +177,11 @@ eval_task_result, trace_run); see docs/scale.md.`,
         );
         if (!opts.wait) return undefined;
         const stop = new AbortController();
-        const handlers = jobHandlers({ warehouse, workDir: resolve('.tapedeck/worker') });
+        const handlers = jobHandlers({
+          warehouse,
+          workDir: resolve('.tapedeck/worker'),
+          ...(config ? { config } : {}),
+        });
         const loops = Array.from({ length: workers }, (_, i) =>
           runWorker(queue, handlers, {
             name: `sweep:${process.pid}:${i}`,
