@@ -22,7 +22,7 @@ import type {
   ToolCall,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { canonicalJson, pickCall, stepEvents, stepFacts } from '../recording/index.js';
+import { canonicalJson, parseJson, pickCall, stepEvents, stepFacts } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
 
@@ -102,15 +102,10 @@ function contentOf(wire: WireBody | undefined, headers: Record<string, string>):
   return { text, bytes, size: bytes.length };
 }
 
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined || text === '') return undefined;
-  const first = text.trimStart()[0];
-  if (first !== '{' && first !== '[') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+/** The JSON object or array a body holds, else undefined. */
+function jsonBody(text: string | undefined): unknown {
+  const parsed = parseJson(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 export class RecordSession {
@@ -320,13 +315,13 @@ export class RecordSession {
     this.open.delete(open.req.id);
     const { req, res } = open;
     const reqContent = contentOf(req.body, {});
-    const reqJson = parseJson(reqContent.text);
+    const reqJson = jsonBody(reqContent.text);
     const url = new URL(req.url);
     const resHeaders = res?.headers ?? {};
     const streamed = res?.stream === true;
     const resContent = streamed ? contentOf(undefined, {}) : contentOf(res?.body, resHeaders);
     const resText = resContent.text;
-    const resJson = parseJson(resText);
+    const resJson = jsonBody(resText);
     const latencyMs = Math.max(0, end - req.ts);
     const ttfbMs = res === undefined ? undefined : Math.max(0, res.ts - req.ts);
 

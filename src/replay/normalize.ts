@@ -2,6 +2,11 @@
 // API (model APIs declare theirs in src/providers), the three match keys (exact, normalised,
 // structural) and field diffs between requests.
 import { detectProvider, providerById } from '../providers/index.js';
+import { canonicalJson } from '../recording/canonical-json.js';
+import { parseJson } from '../recording/json.js';
+
+// The shared JSON helpers (src/recording/json.ts), under the names the replay modules import them by.
+export { canonicalJson as canonical, parseJson };
 
 /** A request as the replayer sees it (already redacted with the recording's redactor). */
 export interface LiveRequest {
@@ -31,35 +36,6 @@ const VOLATILE_ANY_DEPTH =
 /** Declared volatile top-level fields of an API, dropped by the normalised layer (a provider declares its own). */
 function volatileTopLevel(api: RequestApi): readonly string[] {
   return providerById(api)?.volatile ?? (api === 'jsonrpc' ? ['id'] : []);
-}
-
-/** Stable JSON: object keys sorted, no whitespace. */
-export function canonical(value: unknown): string {
-  return JSON.stringify(sortDeep(value));
-}
-
-function sortDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortDeep);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortDeep(v);
-    }
-    return out;
-  }
-  return value;
-}
-
-export function parseJson(text: string | undefined): { ok: true; value: unknown } | { ok: false } {
-  if (text === undefined || text.length === 0) return { ok: false };
-  const first = text.trimStart()[0];
-  if (first !== '{' && first !== '[') return { ok: false };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
 }
 
 function pathOf(url: string): { origin: string; path: string; query: Record<string, string[]> } {
@@ -165,8 +141,8 @@ export interface RequestKeys {
 export function keysOf(req: LiveRequest, view: RequestView = viewOf(req)): RequestKeys {
   return {
     exact: `${req.method.toUpperCase()} ${req.url}\n${req.bodyText ?? ''}`,
-    normalised: canonical(view),
-    structural: canonical(structuralOf(view)),
+    normalised: canonicalJson(view),
+    structural: canonicalJson(structuralOf(view)),
   };
 }
 
@@ -204,7 +180,8 @@ export function fieldDiff(expected: unknown, actual: unknown, limit = 50): Field
   for (const path of paths) {
     const e = a.get(path);
     const g = b.get(path);
-    if (canonical(e) === canonical(g)) continue;
+    // A leaf one side lacks differs even from null.
+    if ((e === undefined) === (g === undefined) && canonicalJson(e) === canonicalJson(g)) continue;
     // A field one side lacks shows as null (JSON has no undefined).
     diffs.push({ path: path || '(root)', expected: shown(e) ?? null, actual: shown(g) ?? null });
     if (diffs.length >= limit) break;

@@ -5,7 +5,7 @@
 import { wireOf } from '../../sandbox/index.js';
 import { type DecodedModelCall, decodeModelCall, detectProvider } from '../providers/index.js';
 import { classifyHttp } from '../record/index.js';
-import type { ModelCalledPayload, StepEvent } from '../recording/index.js';
+import { jsonOrText, type ModelCalledPayload, type StepEvent } from '../recording/index.js';
 import { type Answer, type Answerer, type Ask, alignedModelCall, type HttpAnswer, stopped } from './answer.js';
 import type { MatchResult } from './match.js';
 import { canonical, fieldDiff, type LiveRequest, parseJson, summaryOf, viewOf } from './normalize.js';
@@ -113,7 +113,7 @@ export async function settleAnswer(
     // A model that asked the same (bar the prompt) and decided the same keeps the run on the
     // recording; otherwise this is where the run leaves it.
     const outputOf = (o: ModelCalledPayload['output'] | undefined) =>
-      canonical({ text: o?.text ?? '', tools: (o?.toolCalls ?? []).map((t) => [t.name, parseArgs(t.arguments)]) });
+      canonical({ text: o?.text ?? '', tools: (o?.toolCalls ?? []).map((t) => [t.name, jsonOrText(t.arguments)]) });
     if (aligned && decoded && aligned.model && outputOf(aligned.model.output) === outputOf(decoded.output)) {
       session.progress(
         step,
@@ -233,9 +233,4 @@ function decodeModel(
   } catch {
     return undefined;
   }
-}
-
-function parseArgs(text: string): unknown {
-  const parsed = parseJson(text);
-  return parsed.ok ? parsed.value : text;
 }
