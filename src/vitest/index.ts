@@ -55,7 +55,7 @@ export interface RunRecordedOptions extends TapeOptions {
   /** Passed to recordCommand() when recording. */
   record?: Omit<RecordCommandOptions, 'command' | 'cwd' | 'env' | 'fsRoot' | 'dbUrl' | 'dbSchemas' | 'out' | 'stdio'>;
   /** Passed to replay() when replaying (always exact: the program must do what it did). */
-  replay?: Omit<ReplayOptions, 'recording' | 'mode' | 'out' | 'stdio' | 'cwd' | 'env'>;
+  replay?: Omit<ReplayOptions, 'recording' | 'mode' | 'out' | 'stdio' | 'cwd' | 'env' | 'command'>;
 }
 
 /** What the program did, recorded or replayed. */
@@ -224,6 +224,9 @@ export async function runRecorded(options: RunRecordedOptions): Promise<Recorded
       ...options.replay,
       recording: dir,
       mode: 'exact',
+      // The program as the test names it now (not the recorded command line, whose paths are the
+      // recording machine's): the code under test must do what the recording says.
+      command: options.command,
       cwd,
       stdio: 'pipe',
       out: join(tmp, 'replay'),
