@@ -1,9 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: service settings hold ${port}-style placeholders on purpose
 // Sandboxed services: the user's own APIs re-hosted for a replay, against the sandbox database
-// and files. A command service runs on this machine under the service preload (its isolation:
-// memfs over the recorded fs root, no connection but the sandbox database and its own port); an
-// image service runs through testcontainers (a Docker engine is needed: without one, a clear error
-// at once). Either gets `${sandbox.db}`, `${sandbox.files}`, `${port}` and `${env.NAME}` filled in.
+// and files. A command service runs under the service preload (memfs over the recorded fs root, no
+// connection but the sandbox database and its own port) and, when the replay has an OS sandbox
+// (sandbox/os), inside one of its own with the agent's isolation: the real file system read-only,
+// private temp folders, no network but the sandbox database's relay (and the recorded database's
+// address, routed to it) — so a service that shells out or is not Node reaches nothing real
+// either. An image service runs through testcontainers (a Docker engine is needed: without one, a
+// clear error at once). Either gets `${sandbox.db}`, `${sandbox.files}`, `${port}` and `${env.NAME}` filled in.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -12,6 +15,8 @@ import { pathToFileURL } from 'node:url';
 import type { ServiceConfig } from '../src/config/index.js';
 import { packagePath } from '../src/package.js';
 import { TapedeckError } from '../src/recording/index.js';
+import type { Isolation } from './os/detect.js';
+import { type OsSandbox, openOsSandbox, pathsIn, type SandboxProcess } from './os/sandbox.js';
 import type { HostPort } from './protocol.js';
 
 /** Absolute path of the sandboxed-service preload, for `node --import`. */
@@ -38,6 +43,8 @@ export interface ServiceIsolation {
   allow: HostPort[];
   /** Addresses rerouted (the recorded database's host:port to the relay). */
   routes: Array<{ from: HostPort; to: HostPort }>;
+  /** The OS sandbox level to start command services in (the replay's); absent or 'none': the preload alone. */
+  os?: Isolation;
 }
 
 export interface SandboxService {
@@ -175,6 +182,8 @@ async function startCommand(
       // Its own port too: a service may call itself.
       allow: [...isolation.allow, { host: '127.0.0.1', port }],
       routes: isolation.routes,
+      // In bubblewrap its temp folders are private: not the real disk.
+      ...(isolation.os?.level === 'bwrap' ? { os: true } : {}),
     }),
   );
   const { TAPEDECK_REPLAY_CONFIG: _r, TAPEDECK_RECORD_IPC: _i, ...base } = process.env;
@@ -189,6 +198,21 @@ async function startCommand(
   const keep = (data: Buffer) => {
     tail = (tail + data.toString('utf8')).slice(-4000);
   };
+  if (isolation.os && isolation.os.level !== 'none') {
+    return startInOsSandbox({
+      config,
+      name,
+      origin,
+      port,
+      argv,
+      cwd,
+      env: childEnv,
+      reportFile,
+      isolation,
+      keep,
+      tail: () => tail,
+    });
+  }
   let child: ChildProcess;
   try {
     child = spawn(argv[0] as string, argv.slice(1), {
@@ -229,7 +253,15 @@ async function startCommand(
   };
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitReady(url, port, config, exited, () => tail, name, argv);
+    await waitReady(
+      url,
+      () => isReady(url, port, config.ready),
+      config,
+      exited,
+      () => tail,
+      name,
+      argv,
+    );
   } catch (error) {
     await stop();
     throw error;
@@ -258,7 +290,7 @@ function readBlocked(file: string): string[] {
 
 async function waitReady(
   url: string,
-  port: number,
+  ready: () => Promise<boolean>,
   config: ServiceConfig,
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>,
   tail: () => string,
@@ -285,15 +317,140 @@ async function waitReady(
         `service "${name}" (${argv.join(' ')}) ${how} before it was ready${output ? `:\n  ${output}` : '.'}`,
       );
     }
-    if (await isReady(url, port, config.ready)) return;
+    if (await ready()) return;
     if (Date.now() > deadline)
       throw new TapedeckError(
         'SERVICE_NOT_READY',
-        `service "${name}" was not ready after ${timeout} ms (${config.ready ? `GET ${config.ready} gave no 2xx` : `nothing listened on port ${port}`}); raise readyTimeoutMs or check its output:\n  ${tail().trim().split('\n').slice(-8).join('\n  ')}`,
+        `service "${name}" was not ready after ${timeout} ms (${config.ready ? `GET ${config.ready} gave no 2xx` : `nothing listened on ${url}`}); raise readyTimeoutMs or check its output:\n  ${tail().trim().split('\n').slice(-8).join('\n  ')}`,
       );
     await new Promise((resolve) => setTimeout(resolve, wait));
     wait = Math.min(200, wait * 2);
   }
+}
+
+/** A command service in an OS sandbox of its own: the relay's ports served inside, its port reached from here. */
+async function startInOsSandbox(input: {
+  config: ServiceConfig;
+  name: string;
+  origin: string;
+  port: number;
+  argv: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  reportFile: string;
+  isolation: ServiceIsolation;
+  keep: (data: Buffer) => void;
+  tail: () => string;
+}): Promise<SandboxService> {
+  const { config, name, origin, port, argv, cwd, isolation, keep, tail } = input;
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(input.env)) if (value !== undefined) env[key] = value;
+  const namedHosts = isolation.routes.map((r) => r.from.host).filter((h) => net.isIP(h) === 0 && h !== 'localhost');
+  let box: OsSandbox;
+  try {
+    box = await openOsSandbox({
+      isolation: isolation.os as Isolation,
+      cwd,
+      // Its preload config and report live in the chain's folder; the replay's fs seed beside it.
+      writable: [{ source: isolation.dir }],
+      visible: [...pathsIn(argv, cwd), ...(isolation.seedFile ? [isolation.seedFile] : [])],
+      hosts: namedHosts,
+    });
+  } catch (error) {
+    throw new TapedeckError(
+      'SERVICE_FAILED',
+      `service "${name}": cannot open its OS sandbox: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  const listeners: net.Server[] = [];
+  let proc: SandboxProcess | undefined;
+  let front: net.Server | undefined;
+  let done = false;
+  const stop = async () => {
+    if (done) return;
+    done = true;
+    if (proc) {
+      const p = proc;
+      p.kill('SIGTERM');
+      const timer = setTimeout(() => p.kill('SIGKILL'), 3000);
+      await Promise.race([p.exit, new Promise((r) => setTimeout(r, 5000))]);
+      clearTimeout(timer);
+    }
+    for (const l of listeners) l.close();
+    if (front) await new Promise((r) => front?.close(r));
+    await box.close();
+  };
+  try {
+    // The only ways out inside: the relay (and the recorded database's address, routed to it).
+    const exposed = new Set<number>();
+    const expose = async (insidePort: number, to: HostPort) => {
+      if (exposed.has(insidePort)) return;
+      exposed.add(insidePort);
+      const listener = await box.listen(insidePort);
+      listeners.push(listener);
+      listener.on('connection', (inside: net.Socket) => pipeSockets(inside, net.connect(to.port, to.host)));
+    };
+    for (const a of isolation.allow) await expose(a.port, a);
+    for (const r of isolation.routes) await expose(r.from.port, r.to);
+    proc = box.spawn(argv, { env, cwd, stdio: 'pipe', trace: true });
+    proc.on('stdout', keep);
+    proc.on('stderr', keep);
+    // Its port, reached from here through the sandbox's own connect.
+    front = net.createServer((socket) => {
+      socket.pause();
+      box.connect(port).then(
+        (inner) => {
+          pipeSockets(socket, inner);
+          socket.resume();
+        },
+        () => socket.destroy(),
+      );
+    });
+    const server = front;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    const exited = proc.exit.then((e) => ({
+      code: e.code,
+      signal: e.signal,
+      ...(e.error ? { error: Object.assign(new Error(e.error.message), { code: e.error.code }) } : {}),
+    }));
+    const probe = async () =>
+      config.ready
+        ? isReady(url, 0, config.ready)
+        : box.connect(port).then(
+            (s) => {
+              s.destroy();
+              return true;
+            },
+            () => false,
+          );
+    await waitReady(url, probe, config, exited, tail, name, argv);
+    return {
+      name,
+      origin,
+      url,
+      kind: 'command',
+      output: tail,
+      // Refused by its preload, and refused below it (strace): a program it ran, a write to a real file.
+      blocked: () => [...readBlocked(input.reportFile), ...box.attempts.map((a) => `${a.target} (${a.kind})`)],
+      close: stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function pipeSockets(a: net.Socket, b: net.Socket): void {
+  a.pipe(b).pipe(a);
+  a.on('error', () => b.destroy());
+  b.on('error', () => a.destroy());
+  a.on('close', () => b.destroy());
+  b.on('close', () => a.destroy());
 }
 
 async function isReady(url: string, port: number, ready: string | undefined): Promise<boolean> {

@@ -28,7 +28,14 @@ function installService(config) {
     const files = {};
     const seed = config.seedFile ? JSON.parse(realReadFileSync(config.seedFile, 'utf8')) : { files: [] };
     for (const [abs, mode, b64] of seed.files) files[abs] = { mode, data: Buffer.from(b64, 'base64') };
-    installFsSandbox({ root: config.fsRoot, files, onOutsideWrite: () => {} });
+    installFsSandbox({
+      root: config.fsRoot,
+      files,
+      onOutsideWrite: () => {},
+      onRefused: (what) => report({ t: 'blocked', pid: process.pid, target: `write ${what}` }),
+      // The OS sandbox's private folders (MASKED in sandbox/os/sandbox.ts) are not the real disk.
+      privateDirs: config.os ? ['/tmp', '/var/tmp', '/run', '/dev/shm'] : [],
+    });
   }
   installNetworkGuard(
     { hosts: config.allow ?? [], paths: [] },

@@ -182,6 +182,14 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     if (!toolPrices.has(name)) toolPrices.set(name, findToolPrice(table, name));
     return toolPrices.get(name);
   };
+  // The simulator's model is tapedeck's choice, not the agent's: priced as itself (no --model override).
+  const simulatorPriceFor = (model: string): PriceEntry | undefined => {
+    if (!modelPrices.has(model)) modelPrices.set(model, findModelPrice(table, model));
+    const entry = modelPrices.get(model);
+    if (entry) usedPrices.set(entry.model, entry);
+    else missingPrice.add(model);
+    return entry;
+  };
   const priceFor = (model: string): PriceEntry | undefined => {
     const name = options.model ?? model;
     if (!modelPrices.has(name)) modelPrices.set(name, findModelPrice(table, name));
@@ -298,6 +306,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 
     let toolCost = 0;
     let computeCost = 0;
+    let costsModel = acc.models.length > 0;
     const named = names.get(acc.stepId)?.name;
     for (const tool of acc.tools) {
       const price = (named === undefined ? undefined : toolPriceFor(named)) ?? toolPriceFor(tool.name);
@@ -305,6 +314,23 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       if ((price?.stateType ?? tool.stateType) === 'SCRIPT_EXEC') computeCost += perCall;
       else toolCost += perCall;
       servedFrom = mergeServed(servedFrom, servedOf(tool.exchangeId, exchanges));
+      // A simulated answer cost a model call the replay made (the simulator's model, at its price).
+      const simulated = tool.exchangeId === undefined ? undefined : exchanges.get(tool.exchangeId)?.simulatedBy;
+      if (simulated) {
+        costsModel = true;
+        const buckets = bucketsFromUsage(simulated.usage);
+        if (!simulated.usage) {
+          usageKnown = false;
+          warnings.push(
+            `step ${acc.stepId}: the simulator's call to ${simulated.model} reported no usage: its tokens and cost are unknown (left out of the totals)`,
+          );
+        }
+        addBuckets(tokens, buckets);
+        const price = simulatorPriceFor(simulated.model);
+        if (price) pricedAs ??= price.model;
+        else isPriced = false;
+        addCost(llm, llmCost(buckets, price));
+      }
     }
     if (isReplay && servedFrom === null && acc.tools.length > 0) servedFrom = 'recording';
     if (isReplay && servedFrom === null && acc.models.length > 0) servedFrom = 'live';
@@ -321,7 +347,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       name: named ?? acc.started?.payload.name ?? acc.tools[0]?.name ?? model ?? '',
       model,
       pricedAs,
-      isPriced: acc.models.length === 0 || isPriced,
+      isPriced: !costsModel || isPriced,
       usageKnown,
       tokens,
       seed,

@@ -1,6 +1,7 @@
 // Providers: one module per model wire API behind one interface (types.ts), listed in
 // registry.ts. Everything outside this folder asks these functions about model calls.
 export {
+  answerOf,
   answerText,
   decodeModelCall,
   detectProvider,

@@ -8,6 +8,7 @@ import { parseSse } from './sse.js';
 import type {
   DecodedModelCall,
   Json,
+  ModelOutput,
   Provider,
   ProviderRequest,
   ProviderResponse,
@@ -101,7 +102,22 @@ export function turnText(turn: Turn): string {
  * @example answerText('openai.chat.completions', await res.json())
  */
 export function answerText(id: string, body: unknown): string | undefined {
-  return providerById(id)?.decodeBody(body, { model: '', messages: [] }).text;
+  return answerOf(id, body)?.text;
+}
+
+/**
+ * The answer in a (non-streamed) response body of the provider `id`: its text, the model that
+ * answered and the provider-reported usage (what a tapedeck-side model call such as the simulator
+ * costs).
+ */
+export function answerOf(id: string, body: unknown): Pick<ModelOutput, 'text' | 'model' | 'usage'> | undefined {
+  const out = providerById(id)?.decodeBody(body, { model: '', messages: [] });
+  if (!out) return undefined;
+  return {
+    ...(out.text !== undefined ? { text: out.text } : {}),
+    ...(out.model ? { model: out.model } : {}),
+    ...(out.usage ? { usage: out.usage } : {}),
+  };
 }
 
 /** The system prompt of a model request body of the provider `id`. */

@@ -85,6 +85,17 @@ export const HttpResponseSchema = z
   })
   .strict();
 
+/** Provider-reported usage in separate buckets; never double counted. inputTotal = uncached + cacheRead + cacheWrite. */
+export const UsageSchema = z
+  .object({
+    inputUncached: z.number().int().nonnegative(),
+    cacheRead: z.number().int().nonnegative(),
+    cacheWrite: z.number().int().nonnegative(),
+    output: z.number().int().nonnegative(),
+    reasoning: z.number().int().nonnegative(),
+  })
+  .strict();
+
 export const HttpExchangePayloadSchema = z
   .object({
     /** Recorder-assigned id, unique in the recording; model.called/tool.called point at it. */
@@ -103,17 +114,14 @@ export const HttpExchangePayloadSchema = z
      * Recordings made before sandbox/mock/simulated existed use the first three names only.
      */
     servedFrom: z.enum(SERVED_FROM).optional(),
-  })
-  .strict();
-
-/** Provider-reported usage in separate buckets; never double counted. inputTotal = uncached + cacheRead + cacheWrite. */
-export const UsageSchema = z
-  .object({
-    inputUncached: z.number().int().nonnegative(),
-    cacheRead: z.number().int().nonnegative(),
-    cacheWrite: z.number().int().nonnegative(),
-    output: z.number().int().nonnegative(),
-    reasoning: z.number().int().nonnegative(),
+    /**
+     * A simulated answer: the model call tapedeck made to write it (the model and its usage), so
+     * the ledger costs what the replay spent on it.
+     */
+    simulatedBy: z
+      .object({ provider: z.string().min(1), model: z.string().min(1), usage: UsageSchema.optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -320,6 +328,25 @@ export const RUN_INPUT_ENV = 'TAPEDECK_RUN_INPUT';
 /** An environment variable name, as a shell would accept it. */
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'expected an environment variable name');
 
+/** The answer chain of a replay, as its manifest keeps it: what could answer a call the recording did not hold. */
+export const ReplayChainSchema = z
+  .object({
+    /** Changes when what answers changes (config, mocks module). */
+    fingerprint: z.string(),
+    services: z.array(z.object({ name: z.string(), origin: z.string(), kind: z.enum(['command', 'image']) }).strict()),
+    mocks: z.string().optional(),
+    simulate: z
+      .object({
+        endpoint: z.string(),
+        model: z.string(),
+        origins: z.array(z.string()).optional(),
+        allowMutating: z.array(z.string()).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
 export const ManifestSchema = z
   .object({
     format: z.literal(FORMAT),
@@ -378,6 +405,10 @@ export const ManifestSchema = z
         forkAt: z.number().int().optional(),
         until: z.number().int().optional(),
         overrides: z.record(z.string(), z.unknown()),
+        /** The isolation the agent's tree ran in (sandbox/os): the OS sandbox, a network namespace alone, or none. */
+        isolation: z.enum(['bwrap', 'unshare', 'none']).optional(),
+        /** The answer chain that stood behind the recording (the project file's services, mocks, simulator). */
+        chain: ReplayChainSchema.optional(),
       })
       .strict()
       .optional(),

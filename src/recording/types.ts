@@ -24,6 +24,8 @@ export type DivergencePayload = z.infer<typeof S.DivergencePayloadSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;
+/** The answer chain a replay's manifest names (manifest.replay.chain). */
+export type ReplayChainSettings = z.infer<typeof S.ReplayChainSchema>;
 export type FsSnapshot = z.infer<typeof S.FsSnapshotSchema>;
 export type DbTable = z.infer<typeof S.DbTableSchema>;
 export type DbColumn = z.infer<typeof S.DbColumnSchema>;

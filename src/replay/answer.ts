@@ -18,7 +18,7 @@
 // runs, so a stopped replay never makes a live call.
 import { type QuestionOf, type ReplayNotice, type ReplayReply, type WireBody, wireBytes } from '../../sandbox/index.js';
 import { withSystemPrompt } from '../providers/index.js';
-import type { DivergencePayload, StreamChunk } from '../recording/index.js';
+import type { DivergencePayload, StreamChunk, Usage } from '../recording/index.js';
 import { holdBack } from './held-back.js';
 import { CallIndex, type MatchResult, type RecordedCall, toolRequest } from './match.js';
 import {
@@ -69,6 +69,8 @@ export interface HttpAnswer {
     chunks?: StreamChunk[];
   };
   error?: { code: string; message: string };
+  /** A simulated answer: the model call that wrote it (written on the exchange, costed by the ledger). */
+  simulatedBy?: { provider: string; model: string; usage?: Usage };
 }
 
 /** A source of answers for HTTP calls the recording cannot serve, tried in list order. */

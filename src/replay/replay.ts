@@ -22,7 +22,7 @@ import {
   TapedeckError,
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
-import { createAnswerChain } from './chain/index.js';
+import { chainSettings, createAnswerChain } from './chain/index.js';
 import { listenIpc } from './ipc.js';
 import { openReplaySandbox, type ReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
@@ -121,14 +121,21 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     const chain = options.chain ?? createAnswerChain(options.config ?? {});
     if (!options.chain) teardown.add(() => chain.close());
     let session: ReplaySession | undefined;
+    const chainEnv = explicitEnv(recording, options, relocate);
     const chainSession = await chain.open({
       recording,
       ...(db ? { db } : {}),
       ...(fsRoot ? { fsRoot, seedFile: seedFileIn(tmp) } : {}),
-      env: explicitEnv(recording, options, relocate),
+      env: chainEnv,
       step: () => (session?.lastStep ?? 0) + 1,
+      isolation,
     });
     teardown.add(() => chainSession.end());
+    // The replay says what could answer beside the recording, and how its agent was held in.
+    if (w.manifest.replay)
+      w.setManifest({
+        replay: { ...w.manifest.replay, isolation: isolation.level, chain: chainSettings(chain, chainEnv) },
+      });
     const answerers: Answerer[] = [...(options.answerers ?? []), ...chainSession.answerers];
     if (options.mode === 'counterfactual') answerers.push(liveModelAnswerer(options.modelEndpoint));
     session = new ReplaySession({

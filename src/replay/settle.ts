@@ -86,6 +86,7 @@ export async function settleAnswer(
       durationMs: a.durationMs,
       ...(a.ttfbMs !== undefined ? { ttfbMs: a.ttfbMs } : {}),
       servedFrom: answerer.servedFrom,
+      ...(a.simulatedBy ? { simulatedBy: a.simulatedBy } : {}),
     },
   };
   const origin = new URL(a.url).origin;

@@ -16,6 +16,7 @@ import { CONTRACT, decide, PROMPTS, startModelServer } from '../../examples/worl
 import type { ModelServer } from '../../examples/world/model-server.js';
 import { loadConfig, type TapedeckConfig, withOverrides } from '../../src/config/index.js';
 import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
+import { buildLedger } from '../../src/ledger/index.js';
 import { answerProvenance, type Recording, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { tapedeck as runCli } from '../cli/run-cli.js';
@@ -66,7 +67,7 @@ const bookingsInserted = (recording: Recording) =>
   );
 
 describe('the example world with its travel API as a sandbox service', () => {
-  it('reaches the fixed prompt outcome in the sandbox and touches nothing real', { timeout: 240_000 }, async () => {
+  it('reaches the fixed prompt outcome in the sandbox and touches nothing real', { timeout: 400_000 }, async () => {
     const config = withOverrides(await loadConfig({ file: CONFIG }));
     const before = await example.world.state();
     example.resetHits();
@@ -98,6 +99,12 @@ describe('the example world with its travel API as a sandbox service', () => {
     expect(inserted.map((e) => e.type === 'db.changed' && e.payload.after?.passenger_id)).toEqual(['P-102']);
     const provenance = answerProvenance(replayed);
     expect(provenance.counts.sandbox).toBe(result.served.sandbox);
+    // The replay says which chain stood behind it, and how its agent was held in.
+    expect(replayed.manifest.replay?.chain?.services).toEqual([
+      expect.objectContaining({ kind: 'command', origin: new URL(example.env.TRAVEL_API_URL ?? '').origin }),
+    ]);
+    expect(replayed.manifest.replay?.chain?.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(replayed.manifest.replay?.isolation).toBe(result.isolation?.level);
     expect(provenance.steps.get(post?.stepId ?? -1)).toBe('sandbox');
 
     // Nothing real: no request reached the API, no row changed, no file written.
@@ -152,6 +159,14 @@ describe('the example world with a simulator', () => {
     expect(post?.type === 'http.exchange' && post.payload.servedFrom).toBe('simulated');
     // A simulated answer writes nothing to the sandbox: no booking row, whatever the answer says.
     expect(bookingsInserted(allowed.recording)).toEqual([]);
+    // The manifest names the simulator; the ledger counts what its call cost on the step it answered.
+    expect(allowed.recording.manifest.replay?.chain?.simulate).toMatchObject({
+      endpoint,
+      allowMutating: ['POST /bookings'],
+    });
+    const simulatedStep = buildLedger(allowed.recording).detail.find((s) => s.stepId === post?.stepId);
+    expect(simulatedStep?.servedFrom).toBe('simulated');
+    expect(simulatedStep?.tokens.output).toBeGreaterThan(0);
     const strict = await runCli(['eval', allowed.result.dir, '--contract', CONTRACT, '--strict', '--json']);
     expect(strict.code).toBe(1);
     const json = JSON.parse(strict.stdout) as {

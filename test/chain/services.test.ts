@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: service settings hold ${port}-style placeholders on purpose
 // Sandboxed services started from a command: ready, held to the sandbox (database, files, network),
 // stopped; a service that dies or is misconfigured says so; an image service without Docker fails at once.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DbSandbox, openDbSandbox } from '../../sandbox/db.js';
+import { detectIsolation } from '../../sandbox/os/detect.js';
 import { type PgRelay, pgTargetOf, startPgRelay } from '../../sandbox/pg-relay.js';
 import { type ServiceIsolation, startService } from '../../sandbox/services.js';
+import { realDir } from '../sandbox/helpers.js';
 import { notesSnapshot } from './fixtures.js';
 
 const SERVICE = fileURLToPath(new URL('./fixtures/probe-service.mjs', import.meta.url));
@@ -51,8 +53,8 @@ const isolation = (): ServiceIsolation => ({
   fsRoot,
   seedFile: path.join(dir, 'seed.json'),
   allow: [{ host: relay.host, port: relay.port }],
-  // The "recorded database" lives at 127.0.0.1:1 in this test; a connection there is routed to the relay.
-  routes: [{ from: { host: '127.0.0.1', port: 1 }, to: { host: relay.host, port: relay.port } }],
+  // The "recorded database" lives at 127.0.0.1:15999 in this test; a connection there is routed to the relay.
+  routes: [{ from: { host: '127.0.0.1', port: 15999 }, to: { host: relay.host, port: relay.port } }],
 });
 
 describe('a sandbox service started from a command', () => {
@@ -84,7 +86,7 @@ describe('a sandbox service started from a command', () => {
         { body: 'written by the service' },
       ]);
       // Whatever URL it names, a connection to the recorded database's address lands in the sandbox.
-      const routed = encodeURIComponent('postgres://someone:pw@127.0.0.1:1/production');
+      const routed = encodeURIComponent('postgres://someone:pw@127.0.0.1:15999/production');
       expect(
         ((await (await fetch(`${service.url}/notes?db=${routed}`)).json()) as { notes: unknown[] }).notes,
       ).toHaveLength(2);
@@ -125,8 +127,65 @@ describe('a sandbox service started from a command', () => {
   });
 });
 
+describe.runIf(detectIsolation().level === 'bwrap')('a sandbox service in the OS sandbox', () => {
+  it("runs with the agent's isolation: the sandbox database and files, and no program it runs reaches anything real", {
+    timeout: 120_000,
+  }, async () => {
+    const real = await realDir('service-');
+    const realFile = path.join(real.dir, 'real.txt');
+    writeFileSync(realFile, 'real\n');
+    const service = await startService(
+      {
+        origin: 'http://127.0.0.1:8787',
+        command: ['node', SERVICE],
+        env: {
+          DB_URL: '${sandbox.db}',
+          PORT: '${port}',
+          FILES: '${sandbox.files}',
+          SENTINEL_URL: sentinelUrl,
+          ESCAPE_FILE: path.join(real.dir, 'escaped.txt'),
+          REAL_FILE: realFile,
+        },
+        ready: '/health',
+        readyTimeoutMs: 60_000,
+      },
+      { db: relay.url(), files: fsRoot, env: {} },
+      { ...isolation(), os: detectIsolation() },
+    );
+    try {
+      const before = hits;
+      // The sandbox database through the relay, and through the recorded database's address.
+      expect(
+        ((await (await fetch(`${service.url}/notes`)).json()) as { notes: unknown[] }).notes.length,
+      ).toBeGreaterThan(0);
+      const routed = encodeURIComponent('postgres://someone:pw@127.0.0.1:15999/production');
+      expect((await fetch(`${service.url}/notes?db=${routed}`)).status).toBe(200);
+      expect(await (await fetch(`${service.url}/file`)).json()).toEqual({ before: 'the recorded profile' });
+      expect(existsSync(path.join(real.dir, 'escaped.txt'))).toBe(false);
+      // Programs: curl finds no network, sh no writable real file.
+      const shell = (await (await fetch(`${service.url}/shell`)).json()) as { curl: string; write: string };
+      expect(shell.curl).toMatch(/^failed/);
+      expect(shell.write).toMatch(/^failed/);
+      expect(readFileSync(realFile, 'utf8')).toBe('real\n');
+      expect(await (await fetch(`${service.url}/escape`)).json()).toEqual({ out: 'refused: ECONNREFUSED' });
+      expect(hits).toBe(before);
+      // Each attempt is named: the guard's refusal, and (strace) the programs' connect and write.
+      const port = new URL(sentinelUrl).port;
+      const blocked = service.blocked().join('\n');
+      expect(blocked).toContain(`127.0.0.1:${port}`);
+      if (detectIsolation().strace) expect(blocked).toContain(realFile);
+    } finally {
+      await service.close();
+      await real.remove();
+    }
+    await expect(fetch(`${service.url}/health`)).rejects.toThrow();
+  });
+});
+
 describe('a sandbox service from an image (testcontainers)', () => {
-  it('fails at once and clearly without a Docker engine', async () => {
+  it('fails at once and clearly without a Docker engine', { timeout: 120_000 }, async () => {
+    // Loading testcontainers can take seconds on a loaded machine; what must be quick is the refusal.
+    await import('testcontainers');
     const started = Date.now();
     await expect(
       startService(
@@ -138,6 +197,6 @@ describe('a sandbox service from an image (testcontainers)', () => {
       code: 'NO_CONTAINER_RUNTIME',
       message: expect.stringMatching(/^service "payments" runs from an image, and no Docker engine is reachable/),
     });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 });

@@ -61,6 +61,10 @@ describe('the simulated answerer', () => {
     const body = JSON.parse(answer?.response?.bytes.toString('utf8') ?? '{}') as { passenger: { id: string } };
     expect(body.passenger.id).toBe('P-100');
     expect(warnings).toEqual([]);
+    // What writing it cost: the simulator's model and the usage its endpoint reported (the ledger costs it).
+    expect(answer?.simulatedBy?.provider).toBe('openai.chat.completions');
+    expect(answer?.simulatedBy?.model).toBeTruthy();
+    expect(answer?.simulatedBy?.usage?.output).toBeGreaterThan(0);
     // What the model was shown: the simulator's instructions, the request, and the recorded
     // answer of the same endpoint first.
     const sent = JSON.parse(model.log.at(-1) ?? '{}') as { request: { messages: Array<{ content: string }> } };

@@ -75,7 +75,9 @@ describe.runIf(detectIsolation().level === 'bwrap' && PG_URL)('record --isolate 
     expect(calls.filter((c) => c === 'POST /refunds')).toHaveLength(2);
     expect(calls.filter((c) => c === 'POST /v1/chat/completions')).toHaveLength(3);
     expect(silentToolCallWarnings(rec.events)).toEqual([]);
-    expect(rec.post.db?.tables.find((t) => t.name === 'refunds')?.rows).toHaveLength(rowsBefore + 2);
+    expect(rec.post.db?.tables.find((t) => t.schema === 'public' && t.name === 'refunds')?.rows).toHaveLength(
+      rowsBefore + 2,
+    );
 
     // Replayed with everything real still running: nothing reaches it.
     const running = await replay({

@@ -12,14 +12,16 @@ import {
   type PgRelay,
   pgTargetOf,
   serviceName,
+  serviceOrigin,
   startPgRelay,
 } from '../../../sandbox/index.js';
-import type { MockContext, MocksExport, TapedeckConfig } from '../../config/index.js';
-import { canonicalJson, type Recording } from '../../recording/index.js';
+import type { Isolation } from '../../../sandbox/os/detect.js';
+import type { MockContext, MocksExport, ServiceConfig, TapedeckConfig } from '../../config/index.js';
+import { canonicalJson, type Recording, type ReplayChainSettings } from '../../recording/index.js';
 import { loadMocks, mockAnswerer } from './mocks.js';
 import { filterExchanges, recordedExchanges } from './recorded.js';
 import { ServiceHost } from './services.js';
-import { simulatedAnswerer } from './simulate.js';
+import { DEFAULT_SIMULATOR_MODEL, simulatedAnswerer } from './simulate.js';
 import type { ChainAnswerer } from './types.js';
 
 export { filterExchanges, recordedExchanges, sameEndpoint } from './recorded.js';
@@ -38,6 +40,8 @@ export interface ChainWorld {
   env: Record<string, string>;
   /** The step number the next answer will have. */
   step(): number;
+  /** The replay's isolation: with an OS sandbox, command services run in one too (same level). */
+  isolation?: Isolation;
 }
 
 /** The chain as one replay uses it. */
@@ -61,6 +65,50 @@ export interface AnswerChain {
   open(world: ChainWorld): Promise<ChainSession>;
   /** Stops the services and the relay. */
   close(): Promise<void>;
+}
+
+/**
+ * What the replay's manifest says of its chain (manifest.replay.chain): the services by name,
+ * origin (filled in from the agent's environment where it can be) and kind, the mocks module,
+ * the simulator's endpoint (without credentials) and model.
+ */
+export function chainSettings(chain: AnswerChain, env: Record<string, string>): ReplayChainSettings {
+  const { config } = chain;
+  const originOf = (s: ServiceConfig) => {
+    try {
+      return serviceOrigin(s, { env });
+    } catch {
+      return s.origin;
+    }
+  };
+  const sim = config.simulate;
+  let endpoint = sim?.endpoint ?? '';
+  try {
+    const u = new URL(endpoint);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    endpoint = u.href;
+  } catch {}
+  return {
+    fingerprint: chain.fingerprint,
+    services: (config.services ?? []).map((s) => ({
+      name: serviceName(s),
+      origin: originOf(s),
+      kind: 'image' in s ? 'image' : 'command',
+    })),
+    ...(config.mocks ? { mocks: config.mocks } : {}),
+    ...(sim
+      ? {
+          simulate: {
+            endpoint,
+            model: sim.model ?? DEFAULT_SIMULATOR_MODEL,
+            ...(sim.origins ? { origins: sim.origins } : {}),
+            ...(sim.allowMutating ? { allowMutating: sim.allowMutating } : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 /** host:port of the database a recording was made against (its manifest keeps the URL without credentials). */
@@ -117,6 +165,7 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
         allow: relay ? [{ host: relay.host, port: relay.port }] : [],
         routes,
         dir,
+        ...(world.isolation ? { os: world.isolation } : {}),
       });
       const exchanges = recordedExchanges(world.recording);
       if (config.mocks) {
@@ -149,7 +198,7 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
           ended = true;
           for (const s of await services.started())
             for (const target of s.blocked())
-              warnings.push(`sandbox service ${s.name} tried to connect to ${target}: refused`);
+              warnings.push(`sandbox service ${s.name} tried to reach ${target}: refused`);
           relay?.retarget(undefined);
           if (!options.keep) await services.close();
         },

@@ -8,6 +8,7 @@ import {
   serviceOrigin,
   startService,
 } from '../../../sandbox/index.js';
+import type { Isolation } from '../../../sandbox/os/detect.js';
 import type { ServiceConfig } from '../../config/index.js';
 import { onOrigin, sendRequest } from '../http.js';
 import type { ChainAnswerer } from './types.js';
@@ -26,6 +27,8 @@ export interface ServiceWorld {
   routes: Array<{ from: HostPort; to: HostPort }>;
   /** A folder that lives as long as the services do. */
   dir: string;
+  /** The replay's OS sandbox level: command services start in a sandbox of their own at it. */
+  os?: Isolation;
 }
 
 export class ServiceHost {

@@ -5,7 +5,8 @@
 import { matchRequestUrl } from 'msw';
 import { z } from 'zod';
 import type { RecordedExchange, SimulateConfig } from '../../config/index.js';
-import { answerText } from '../../providers/index.js';
+import { answerOf } from '../../providers/index.js';
+import type { Usage } from '../../recording/index.js';
 import { isSafeMethod } from '../match.js';
 import { parseJson } from '../normalize.js';
 import { sameEndpoint } from './recorded.js';
@@ -15,6 +16,9 @@ import type { ChainAnswerer, ChainAsk } from './types.js';
 export const SIMULATOR_PROMPT = `You are tapedeck's API simulator.
 A replay of a recorded agent run made an HTTP call that the recording does not hold. Write the response the real API would most likely have given, consistent with the recorded exchanges of the same API (same shapes, same field names, same error format) and with the request. Do not invent side effects beyond what the request asks.
 Reply with one JSON object and nothing else: {"status": <HTTP status>, "headers": {"content-type": "..."}, "body": <the JSON body, or a string>}.`;
+
+/** The simulator's model when the project file names none. */
+export const DEFAULT_SIMULATOR_MODEL = 'gpt-4.1-mini';
 
 const SimulatedResponse = z.object({
   status: z.number().int().min(100).max(599),
@@ -49,7 +53,7 @@ export function simulatedAnswerer(
   const endpoint = `${config.endpoint.replace(/\/$/, '')}/chat/completions`;
   const examples = config.examples ?? 8;
   return {
-    name: `simulator (${config.model ?? 'gpt-4.1-mini'} at ${new URL(config.endpoint).origin})`,
+    name: `simulator (${config.model ?? DEFAULT_SIMULATOR_MODEL} at ${new URL(config.endpoint).origin})`,
     servedFrom: 'simulated',
     accepts(ask: ChainAsk, { prefix }) {
       if (prefix || ask.kind !== 'http' || ask.isModel) return false;
@@ -76,13 +80,15 @@ export function simulatedAnswerer(
       };
       const key = process.env[config.apiKeyEnv ?? 'OPENAI_API_KEY'];
       const started = Date.now();
+      const model = config.model ?? DEFAULT_SIMULATOR_MODEL;
       let content: string | undefined;
+      let spent: { model: string; usage?: Usage } = { model };
       try {
         const response = await fetch(endpoint, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
           body: JSON.stringify({
-            model: config.model ?? 'gpt-4.1-mini',
+            model,
             temperature: 0,
             messages: [
               { role: 'system', content: SIMULATOR_PROMPT },
@@ -92,7 +98,9 @@ export function simulatedAnswerer(
         });
         const json: unknown = await response.json();
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
-        content = answerText('openai.chat.completions', json);
+        const answer = answerOf('openai.chat.completions', json);
+        content = answer?.text;
+        spent = { model: answer?.model ?? model, ...(answer?.usage ? { usage: answer.usage } : {}) };
       } catch (error) {
         warn(
           `the simulator at ${endpoint} failed for ${method} ${url}: ${(error as Error).message}; the call was held back`,
@@ -119,6 +127,7 @@ export function simulatedAnswerer(
         started,
         durationMs: Date.now() - started,
         response: { status: answer.status, statusText: '', headers, bytes: Buffer.from(text, 'utf8') },
+        simulatedBy: { provider: 'openai.chat.completions', ...spent },
       };
     },
   };
