@@ -9,8 +9,10 @@ export default defineConfig({
       'test/**/*.test.{ts,tsx}',
       'examples/**/*.test.ts',
     ],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Generous: CI runs every file two at a time on a 2-core machine; a test that takes 5 s alone
+    // took over 60 s when the machine was loaded. A real hang still fails, later.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     pool: 'forks',
     maxWorkers: 2,
   },
