@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { TapedeckError } from '../recording/errors.js';
-import { formatFieldPath } from '../recording/reader.js';
+import { formatFieldPath } from '../recording/field-path.js';
 import { ConfigSchema } from './schema.js';
 import type { LoadedConfig, MissPolicy, SimulateConfig, TapedeckConfig } from './types.js';
 

@@ -1,0 +1,60 @@
+// Where a zod issue points: the field as a path text (`payload.request.headers["x-y"]`) and its
+// line in a pretty-printed JSON file, for errors that name file, line and field.
+import type { z } from 'zod';
+import { RecordingError } from './errors.js';
+
+/** `payload.request.headers["x-y"]`-style path of a zod issue. */
+export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (typeof seg === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(seg)) out += out === '' ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(String(seg))}]`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+export function issueField(issue: z.core.$ZodIssue, prefix: ReadonlyArray<PropertyKey> = []): string {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) path.push(issue.keys[0] as string);
+  return formatFieldPath(path);
+}
+
+export function issueProblem(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field (${issue.keys.map((k) => JSON.stringify(k)).join(', ')})`;
+  return issue.message;
+}
+
+/** The 1-based line of the last path segment found in a pretty-printed JSON text (best effort). */
+export function lineOf(text: string, path: ReadonlyArray<PropertyKey>): number {
+  let pos = 0;
+  for (const seg of path) {
+    if (typeof seg !== 'string') continue;
+    const at = text.indexOf(JSON.stringify(seg), pos);
+    if (at >= 0) pos = at;
+  }
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < pos; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+/** The error for a JSON file of the recording (its text) that its schema refused: the first issue, located. */
+export function schemaError(dir: string, file: string, text: string, error: z.ZodError): RecordingError {
+  const issue = error.issues[0] as z.core.$ZodIssue;
+  return new RecordingError(
+    { dir, file, line: lineOf(text, issue.path), field: issueField(issue) },
+    issueProblem(issue),
+  );
+}
+
+/** The error for a value at `path` of a JSON file of the recording (its text) that is wrong for a reason of ours. */
+export function fieldError(
+  dir: string,
+  file: string,
+  text: string,
+  path: ReadonlyArray<PropertyKey>,
+  problem: string,
+): RecordingError {
+  return new RecordingError({ dir, file, line: lineOf(text, path), field: formatFieldPath(path) }, problem);
+}
