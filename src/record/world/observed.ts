@@ -14,136 +14,18 @@ import { AsyncResource } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type pg from 'pg';
-import { describeSequences, describeTables, redactDbUrl, renderDdl } from '../../postgres/index.js';
-import {
-  canonicalJson,
-  type DbChangedPayload,
-  type DbSequence,
-  type DbSnapshot,
-  type DbTable,
-  type Row,
-  sortRows,
-} from '../../recording/index.js';
+import { redactDbUrl } from '../../postgres/index.js';
+import type { DbChangedPayload, Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
+import type { ObservedRun } from './observed-run.js';
+import { buildWorld, type ObservedDatabase, type ObservedWorld } from './observed-world.js';
 import { planStatement, type StatementPlan, withReturning } from './sql-plan.js';
+
+export { type ObservedLimits, ObservedRun } from './observed-run.js';
+export type { ObservedWorld } from './observed-world.js';
 
 const AFTER = '__tapedeck_after';
 const BEFORE = '__tapedeck_before';
-
-/** Limits of one run's observation (memory stays bounded whatever the run does). */
-export interface ObservedLimits {
-  /** Rows kept as images; past it, more rows are not observed and the recording says so. */
-  maxRows?: number;
-}
-
-interface Observation {
-  /** The statement (in run order) that observed the row. */
-  seq: number;
-  /** The row, or null when it did not exist (first touched by an insert). */
-  row: Row | null;
-  /** A write's before-image (exact as of its statement), or a keyed read made after the statement. */
-  source: 'before' | 'read';
-  /** For a read: the run's statement count when the keyed read came back. */
-  readAt: number;
-}
-
-interface TouchedTable {
-  table: CatalogTable;
-  images: Map<string, Observation>;
-}
-
-interface DbIdentity {
-  key: string;
-  url: string;
-  params: pg.ClientConfig;
-}
-
-/** One run's observations. Created by record(); fed by the pg patch; finished into snapshots. */
-export class ObservedRun {
-  private seq = 0;
-  private rows = 0;
-  private readonly touched = new Map<number, TouchedTable>();
-  private readonly committed: DbChangedPayload[] = [];
-  private readonly pending = new Set<Promise<void>>();
-  /** Statements the run made that observed capture cannot follow, by kind (shown in the manifest). */
-  readonly unobserved = new Map<string, number>();
-  database: DbIdentity | undefined;
-
-  constructor(
-    /** Hands committed changes to the recording session (as a `database changes` step). */
-    private readonly emit: (changes: DbChangedPayload[]) => void,
-    private readonly limits: ObservedLimits = {},
-  ) {}
-
-  nextSeq(): number {
-    return ++this.seq;
-  }
-
-  get statementCount(): number {
-    return this.seq;
-  }
-
-  note(kind: string): void {
-    this.unobserved.set(kind, (this.unobserved.get(kind) ?? 0) + 1);
-  }
-
-  /** Records the first image of a row (later images of the same row are ignored unless earlier). */
-  observe(table: CatalogTable, row: Row | null, key: Row, observation: Omit<Observation, 'row'>): void {
-    let touched = this.touched.get(table.oid);
-    if (touched === undefined) {
-      touched = { table, images: new Map() };
-      this.touched.set(table.oid, touched);
-    }
-    const id = canonicalJson(key);
-    const current = touched.images.get(id);
-    if (current !== undefined && !prefer({ ...observation, row }, current)) return;
-    if (current === undefined) {
-      if (this.rows >= (this.limits.maxRows ?? 50_000)) {
-        this.note('rows past the limit');
-        return;
-      }
-      this.rows++;
-    }
-    touched.images.set(id, { ...observation, row });
-  }
-
-  /** Changes of one committed transaction (or one statement outside a transaction), in order. */
-  commit(changes: Array<{ table: CatalogTable; change: DbChangedPayload }>): void {
-    if (changes.length === 0) return;
-    for (const { table } of changes)
-      if (!this.touched.has(table.oid)) this.touched.set(table.oid, { table, images: new Map() });
-    const list = changes.map((c) => c.change);
-    this.committed.push(...list);
-    this.emit(list);
-  }
-
-  track(work: Promise<void>): void {
-    this.pending.add(work);
-    void work.finally(() => this.pending.delete(work));
-  }
-
-  async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-  }
-
-  touchedTables(): TouchedTable[] {
-    return [...this.touched.values()];
-  }
-
-  get changes(): readonly DbChangedPayload[] {
-    return this.committed;
-  }
-}
-
-/**
- * Which of two observations of one row is its pre-run image: a write's before-image is exact as
- * of its statement; a keyed read is no earlier than when it came back, which may be after the
- * run's own write of the row — then the write's before-image is the earlier truth.
- */
-function prefer(candidate: Observation, current: Observation): boolean {
-  const valueAt = (o: Observation) => (o.source === 'before' ? o.seq : o.readAt);
-  return valueAt(candidate) < valueAt(current);
-}
 
 // ------------------------------------------------------------------ the pg patch
 
@@ -154,9 +36,7 @@ interface PgModule {
   Pool: (new (config: pg.PoolConfig) => pg.Pool) & { prototype: { connect: ConnectFn } };
 }
 
-interface Database {
-  identity: DbIdentity;
-  pool: pg.Pool;
+interface Database extends ObservedDatabase {
   catalog: Catalog | undefined;
   /** When the catalog was read (a statement naming a table it lacks reads it again, at most once a second). */
   loadedAt: number;
@@ -184,13 +64,6 @@ export interface PgObserver {
   finish(run: ObservedRun): Promise<ObservedWorld | undefined>;
   /** Puts pg's query back. */
   dispose(): void;
-}
-
-export interface ObservedWorld {
-  pre: DbSnapshot;
-  post: DbSnapshot;
-  url: string;
-  schemas: string[];
 }
 
 /**
@@ -568,124 +441,4 @@ async function pgModules(cwd: string): Promise<PgModule[]> {
     // The agent has no pg of its own: tapedeck's is the one it uses, if any.
   }
   return out;
-}
-
-// ------------------------------------------------------------------ snapshots
-
-/**
- * The run's worlds: the catalog's description of the schemas it touched; as rows, the first
- * image of every row it touched (pre) and those with its changes applied (post); the rows its
- * written rows reference are read by key, so the sandbox's foreign keys hold for its writes.
- */
-async function buildWorld(run: ObservedRun, db: Database, catalog: Catalog): Promise<ObservedWorld | undefined> {
-  const touched = run.touchedTables();
-  if (touched.length === 0) return undefined;
-  await readReferenced(run, db, catalog);
-  const pre = new Map<number, Map<string, Row>>();
-  for (const t of run.touchedTables()) {
-    const rows = new Map<string, Row>();
-    for (const [id, o] of t.images) if (o.row !== null) rows.set(id, o.row);
-    pre.set(t.table.oid, rows);
-  }
-  const post = new Map([...pre].map(([oid, rows]) => [oid, new Map(rows)]));
-  const oids = new Map(touched.map((t) => [`${t.table.schema}\u0000${t.table.name}`, t.table.oid]));
-  const drawn = new Map<string, { min: number; max: number; increment: number }>();
-  for (const change of run.changes) {
-    const oid = oids.get(`${change.schema}\u0000${change.table}`);
-    const rows = oid === undefined ? undefined : post.get(oid);
-    if (rows === undefined || oid === undefined) continue;
-    const id = canonicalJson(change.key);
-    if (change.op === 'delete') rows.delete(id);
-    else if (change.after) rows.set(id, change.after);
-    if (change.op === 'insert' && change.after) {
-      const table = catalog.tables.get(oid) as CatalogTable;
-      for (const s of table.sequences) {
-        const value = Number(change.after[s.column]);
-        if (!Number.isFinite(value)) continue;
-        const seqKey = `${s.schema}\u0000${s.name}`;
-        const d = drawn.get(seqKey);
-        drawn.set(seqKey, {
-          min: Math.min(d?.min ?? value, value),
-          max: Math.max(d?.max ?? value, value),
-          increment: s.increment,
-        });
-      }
-    }
-  }
-  const schemas = [...new Set(run.touchedTables().map((t) => t.table.schema))].sort();
-  const description = await describedSchemas(db, schemas);
-  const snapshot = (rowsOf: Map<number, Map<string, Row>>, position: 'pre' | 'post'): DbSnapshot => {
-    const tables: DbTable[] = description.tables.map(({ oid, ...t }) => ({
-      ...t,
-      rows: sortRows([...(rowsOf.get(oid)?.values() ?? [])], t.primaryKey),
-    }));
-    const sequences = description.sequences.map((s): DbSequence => {
-      const d = drawn.get(`${s.schema}\u0000${s.name}`);
-      if (d === undefined) return s;
-      // Where the run found the sequence, and where it left it, as far as its own inserts show.
-      const last = position === 'pre' ? d.min - d.increment : d.max;
-      if (last < Number(s.min)) return { ...s, last: s.min, called: false };
-      return { ...s, last: String(last), called: true };
-    });
-    const body = { schemas, tables, sequences };
-    return { ...body, ddl: renderDdl(body) };
-  };
-  return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post'), url: db.identity.url, schemas };
-}
-
-/** Rows that rows the run wrote reference through foreign keys, read by key (one level: enough for its inserts to pass). */
-async function readReferenced(run: ObservedRun, db: Database, catalog: Catalog): Promise<void> {
-  const wanted = new Map<number, { columns: string[]; keys: Map<string, unknown[]> }>();
-  for (const change of run.changes) {
-    if (change.after === undefined) continue;
-    const table = [...catalog.tables.values()].find((t) => t.schema === change.schema && t.name === change.table);
-    for (const fk of table?.foreignKeys ?? []) {
-      const values = fk.columns.map((c) => change.after?.[c]);
-      if (values.some((v) => v === null || v === undefined)) continue;
-      const target = catalog.tables.get(fk.refOid);
-      if (target === undefined || !target.readable) continue;
-      const entry = wanted.get(target.oid) ?? { columns: fk.refColumns, keys: new Map() };
-      if (entry.columns.join('\u0000') !== fk.refColumns.join('\u0000')) continue;
-      entry.keys.set(JSON.stringify(values), values);
-      wanted.set(target.oid, entry);
-    }
-  }
-  const seq = run.nextSeq();
-  for (const [oid, { columns, keys }] of wanted) {
-    const table = catalog.tables.get(oid) as CatalogTable;
-    const params = columns.map((_, i) => [...keys.values()].map((v) => v[i]));
-    const read = await db.pool.query(catalog.keyedRead(table, columns), params);
-    for (const { r } of read.rows as Array<{ r: Row }>) {
-      // A row the run itself inserted is not part of the world before it.
-      const key = keyOf(table, r);
-      const insertedByRun = run.changes.some(
-        (c) =>
-          c.op === 'insert' &&
-          c.schema === table.schema &&
-          c.table === table.name &&
-          canonicalJson(c.key) === canonicalJson(key),
-      );
-      if (!insertedByRun)
-        run.observe(table, r, key, { seq: Number.MAX_SAFE_INTEGER, source: 'read', readAt: Number.MAX_SAFE_INTEGER });
-    }
-  }
-  void seq;
-}
-
-// The catalog's full description of a set of schemas changes rarely: read once a minute at most.
-const descriptions = new Map<string, { at: number; value: Promise<Described> }>();
-type Described = { tables: Array<DbTable & { oid: number }>; sequences: DbSequence[] };
-
-async function describedSchemas(db: Database, schemas: string[]): Promise<Described> {
-  const key = `${db.identity.key}\u0000${schemas.join('\u0000')}`;
-  const cached = descriptions.get(key);
-  if (cached !== undefined && Date.now() - cached.at < 60_000) return cached.value;
-  const value = (async () => {
-    const tables = await describeTables(db.pool, schemas);
-    const sequences = await describeSequences(db.pool, schemas, { fromView: true });
-    return { tables: tables.map((t) => ({ ...t, rows: [] })), sequences };
-  })();
-  descriptions.set(key, { at: Date.now(), value });
-  value.catch(() => descriptions.delete(key));
-  return value;
 }

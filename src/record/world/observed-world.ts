@@ -1,0 +1,150 @@
+// The worlds of an observed run (`world: 'observed'`): the catalog's description of the schemas it
+// touched, with the first image of every row it touched as the pre-world and those rows with its
+// own changes applied as the post-world.
+import type pg from 'pg';
+import { describeSequences, describeTables, renderDdl } from '../../postgres/index.js';
+import {
+  canonicalJson,
+  type DbSequence,
+  type DbSnapshot,
+  type DbTable,
+  type Row,
+  sortRows,
+} from '../../recording/index.js';
+import { type Catalog, type CatalogTable, keyOf } from './observed-catalog.js';
+import type { DbIdentity, ObservedRun } from './observed-run.js';
+
+/** A database runs talked to, as snapshots need it: who it is, and tapedeck's own connection to it. */
+export interface ObservedDatabase {
+  identity: DbIdentity;
+  pool: pg.Pool;
+}
+
+export interface ObservedWorld {
+  pre: DbSnapshot;
+  post: DbSnapshot;
+  url: string;
+  schemas: string[];
+}
+
+/**
+ * The run's worlds: the catalog's description of the schemas it touched; as rows, the first
+ * image of every row it touched (pre) and those with its changes applied (post); the rows its
+ * written rows reference are read by key, so the sandbox's foreign keys hold for its writes.
+ */
+export async function buildWorld(
+  run: ObservedRun,
+  db: ObservedDatabase,
+  catalog: Catalog,
+): Promise<ObservedWorld | undefined> {
+  const touched = run.touchedTables();
+  if (touched.length === 0) return undefined;
+  await readReferenced(run, db, catalog);
+  const pre = new Map<number, Map<string, Row>>();
+  for (const t of run.touchedTables()) {
+    const rows = new Map<string, Row>();
+    for (const [id, o] of t.images) if (o.row !== null) rows.set(id, o.row);
+    pre.set(t.table.oid, rows);
+  }
+  const post = new Map([...pre].map(([oid, rows]) => [oid, new Map(rows)]));
+  const oids = new Map(touched.map((t) => [`${t.table.schema}\u0000${t.table.name}`, t.table.oid]));
+  const drawn = new Map<string, { min: number; max: number; increment: number }>();
+  for (const change of run.changes) {
+    const oid = oids.get(`${change.schema}\u0000${change.table}`);
+    const rows = oid === undefined ? undefined : post.get(oid);
+    if (rows === undefined || oid === undefined) continue;
+    const id = canonicalJson(change.key);
+    if (change.op === 'delete') rows.delete(id);
+    else if (change.after) rows.set(id, change.after);
+    if (change.op === 'insert' && change.after) {
+      const table = catalog.tables.get(oid) as CatalogTable;
+      for (const s of table.sequences) {
+        const value = Number(change.after[s.column]);
+        if (!Number.isFinite(value)) continue;
+        const seqKey = `${s.schema}\u0000${s.name}`;
+        const d = drawn.get(seqKey);
+        drawn.set(seqKey, {
+          min: Math.min(d?.min ?? value, value),
+          max: Math.max(d?.max ?? value, value),
+          increment: s.increment,
+        });
+      }
+    }
+  }
+  const schemas = [...new Set(run.touchedTables().map((t) => t.table.schema))].sort();
+  const description = await describedSchemas(db, schemas);
+  const snapshot = (rowsOf: Map<number, Map<string, Row>>, position: 'pre' | 'post'): DbSnapshot => {
+    const tables: DbTable[] = description.tables.map(({ oid, ...t }) => ({
+      ...t,
+      rows: sortRows([...(rowsOf.get(oid)?.values() ?? [])], t.primaryKey),
+    }));
+    const sequences = description.sequences.map((s): DbSequence => {
+      const d = drawn.get(`${s.schema}\u0000${s.name}`);
+      if (d === undefined) return s;
+      // Where the run found the sequence, and where it left it, as far as its own inserts show.
+      const last = position === 'pre' ? d.min - d.increment : d.max;
+      if (last < Number(s.min)) return { ...s, last: s.min, called: false };
+      return { ...s, last: String(last), called: true };
+    });
+    const body = { schemas, tables, sequences };
+    return { ...body, ddl: renderDdl(body) };
+  };
+  return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post'), url: db.identity.url, schemas };
+}
+
+/** Rows that rows the run wrote reference through foreign keys, read by key (one level: enough for its inserts to pass). */
+async function readReferenced(run: ObservedRun, db: ObservedDatabase, catalog: Catalog): Promise<void> {
+  const wanted = new Map<number, { columns: string[]; keys: Map<string, unknown[]> }>();
+  for (const change of run.changes) {
+    if (change.after === undefined) continue;
+    const table = [...catalog.tables.values()].find((t) => t.schema === change.schema && t.name === change.table);
+    for (const fk of table?.foreignKeys ?? []) {
+      const values = fk.columns.map((c) => change.after?.[c]);
+      if (values.some((v) => v === null || v === undefined)) continue;
+      const target = catalog.tables.get(fk.refOid);
+      if (target === undefined || !target.readable) continue;
+      const entry = wanted.get(target.oid) ?? { columns: fk.refColumns, keys: new Map() };
+      if (entry.columns.join('\u0000') !== fk.refColumns.join('\u0000')) continue;
+      entry.keys.set(JSON.stringify(values), values);
+      wanted.set(target.oid, entry);
+    }
+  }
+  const seq = run.nextSeq();
+  for (const [oid, { columns, keys }] of wanted) {
+    const table = catalog.tables.get(oid) as CatalogTable;
+    const params = columns.map((_, i) => [...keys.values()].map((v) => v[i]));
+    const read = await db.pool.query(catalog.keyedRead(table, columns), params);
+    for (const { r } of read.rows as Array<{ r: Row }>) {
+      // A row the run itself inserted is not part of the world before it.
+      const key = keyOf(table, r);
+      const insertedByRun = run.changes.some(
+        (c) =>
+          c.op === 'insert' &&
+          c.schema === table.schema &&
+          c.table === table.name &&
+          canonicalJson(c.key) === canonicalJson(key),
+      );
+      if (!insertedByRun)
+        run.observe(table, r, key, { seq: Number.MAX_SAFE_INTEGER, source: 'read', readAt: Number.MAX_SAFE_INTEGER });
+    }
+  }
+  void seq;
+}
+
+// The catalog's full description of a set of schemas changes rarely: read once a minute at most.
+const descriptions = new Map<string, { at: number; value: Promise<Described> }>();
+type Described = { tables: Array<DbTable & { oid: number }>; sequences: DbSequence[] };
+
+async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promise<Described> {
+  const key = `${db.identity.key}\u0000${schemas.join('\u0000')}`;
+  const cached = descriptions.get(key);
+  if (cached !== undefined && Date.now() - cached.at < 60_000) return cached.value;
+  const value = (async () => {
+    const tables = await describeTables(db.pool, schemas);
+    const sequences = await describeSequences(db.pool, schemas, { fromView: true });
+    return { tables: tables.map((t) => ({ ...t, rows: [] })), sequences };
+  })();
+  descriptions.set(key, { at: Date.now(), value });
+  value.catch(() => descriptions.delete(key));
+  return value;
+}
