@@ -4,25 +4,7 @@
 // the dispatch waits at a step barrier first, and the answer reaches the agent after the closing
 // barrier, as the interceptors do for fetch and node:http.
 import { dispatchRequest, onUndiciLoad, ownDispatch } from '../../../sandbox/preload/undici-hook.mjs';
-
-const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
-
-function rawHeaders(raw) {
-  const out = {};
-  if (!Array.isArray(raw)) return out;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = String(raw[i]).toLowerCase();
-    const value = String(raw[i + 1]);
-    out[name] = out[name] === undefined ? value : `${out[name]}${name === 'set-cookie' ? '\n' : ', '}${value}`;
-  }
-  return out;
-}
-
-function bytesOf(chunk) {
-  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  return undefined;
-}
+import { failureOf, rawHeaderObject, STREAM_TYPES, toBytes } from './capture-wire.mjs';
 
 /**
  * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, barrier(run, reason): Promise }.
@@ -40,7 +22,7 @@ export function recordUndici(ctx) {
       const id = `${pid}-n${++seq}`;
       const ts = nowMs();
       const request = dispatchRequest(opts, this);
-      const known = bytesOf(opts.body);
+      const known = toBytes(opts.body);
       const sent = known ? [known] : [];
       let res;
       let resTs = 0;
@@ -61,7 +43,7 @@ export function recordUndici(ctx) {
         onRequestSent: () => h.onRequestSent?.(),
         onBodySent(chunk) {
           if (!known) {
-            const bytes = bytesOf(chunk);
+            const bytes = toBytes(chunk);
             if (bytes && bytes.length > 0) sent.push(bytes);
           }
           return h.onBodySent?.(chunk);
@@ -69,7 +51,7 @@ export function recordUndici(ctx) {
         onHeaders(status, raw, resume, statusText) {
           if (status >= 200 && res === undefined) {
             resTs = nowMs();
-            res = { status, statusText: statusText ?? '', headers: rawHeaders(raw) };
+            res = { status, statusText: statusText ?? '', headers: rawHeaderObject(raw, 'utf8') };
             stream = STREAM_TYPES.test(res.headers['content-type'] ?? '');
             if (stream) {
               decoder = new TextDecoder();
@@ -102,10 +84,7 @@ export function recordUndici(ctx) {
           void barrier(run, 'res').then(() => h.onComplete(trailers));
         },
         onError(error) {
-          const failure = {
-            code: String(error?.code ?? error?.name ?? 'Error'),
-            message: String(error?.message ?? error),
-          };
+          const failure = failureOf(error);
           if (stream) send(run, { t: 'end', id, ts: nowMs(), error: failure });
           else send(run, { t: 'xchg', ...head(), end: nowMs(), error: failure });
           return h.onError(error);

@@ -1,26 +1,26 @@
 // @ts-check
 // The recorder's capture layer, loaded into the agent process with `node --import` (and inherited
-// by node grandchildren through NODE_OPTIONS). It observes HTTP (fetch and http/https through
-// @mswjs/interceptors), in-process tool() calls and nondeterministic values, and streams them to
-// the parent as newline-delimited JSON. It never changes what the agent sees: bodies are read
-// from clones, and all encoding work beyond utf8/base64 is left to the parent.
+// by node grandchildren through NODE_OPTIONS). It observes HTTP (fetch, http/https and the undici
+// package), in-process tool() calls, file operations under the fs root and nondeterministic values,
+// and streams them to the parent as newline-delimited JSON. It never changes what the agent sees:
+// bodies are read from clones, and all encoding work beyond utf8/base64 is left to the parent.
+// Its layers: record-fast.mjs (+ record-fast-fetch.mjs) without world capture, record-
+// interceptors.mjs with it (step barriers), record-undici.mjs in both, record-files.mjs with an fs
+// root; what they share about the wire is capture-wire.mjs.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import childProcess from 'node:child_process';
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { BatchInterceptor } from '@mswjs/interceptors';
-import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
-import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
-import { bytesToHex, patchNondeterminism, wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
+import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
+import { encodeBody, nowMs } from './capture-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
+import { patchFiles } from './record-files.mjs';
+import { installInterceptors } from './record-interceptors.mjs';
 import { recordUndici } from './record-undici.mjs';
+
+export { encodeBody } from './capture-wire.mjs';
 
 /** @typedef {import('../protocol.js').CaptureMessage} CaptureMessage */
 /** @typedef {import('../../../sandbox/protocol.js').NdBatch} NdBatch */
@@ -37,50 +37,6 @@ import { recordUndici } from './record-undici.mjs';
 /** @typedef {ReturnType<typeof createRun>} CaptureRun */
 
 export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const origin = performance.timeOrigin;
-const nowMs = () => origin + performance.now();
-const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
-
-/**
- * Encodes a captured body (bytes or a string) for the wire: utf8 text when valid, else base64; cut at maxBody.
- * @param {Uint8Array | string | undefined} bytes
- * @param {number} maxBody
- * @returns {import('../../../sandbox/protocol.js').WireBody | undefined}
- */
-export function encodeBody(bytes, maxBody) {
-  if (typeof bytes === 'string') {
-    const size = Buffer.byteLength(bytes);
-    if (size === 0) return undefined;
-    if (maxBody < 0 || size <= maxBody) return { size, text: bytes };
-    bytes = Buffer.from(bytes, 'utf8');
-  }
-  if (!bytes || bytes.byteLength === 0) return undefined;
-  let view = bytes;
-  let truncated = false;
-  if (maxBody >= 0 && view.byteLength > maxBody) {
-    view = view.subarray(0, maxBody);
-    truncated = true;
-  }
-  /** @type {import('../../../sandbox/protocol.js').WireBody} */
-  const body = { size: bytes.byteLength };
-  try {
-    body.text = utf8.decode(view);
-  } catch {
-    body.b64 = Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
-  }
-  if (truncated) body.truncated = true;
-  return body;
-}
-
-function headersObject(headers) {
-  /** @type {Record<string, string>} */
-  const out = {};
-  // Headers#forEach/iteration hands each Set-Cookie on its own: kept apart with a newline (see record-fast.mjs).
-  for (const [name, value] of headers)
-    out[name] = out[name] === undefined ? value : `${out[name]}${name === 'set-cookie' ? '\n' : ', '}${value}`;
-  return out;
-}
 
 /**
  * One recorded run's state in the capture layer: where its messages go, the nondeterministic
@@ -227,135 +183,21 @@ function installLayer(current, options) {
   // the step barriers. This layer then records nothing of HTTP itself.
   const proxy = typeof options.proxy === 'string' ? options.proxy : undefined;
   const mode = proxy ? 'interceptors' : (options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast'));
-  const directFetch = globalThis.fetch;
-  const interceptor = new BatchInterceptor({
-    name: 'tapedeck-record',
-    interceptors: mode === 'interceptors' ? [new ClientRequestInterceptor(), new FetchInterceptor()] : [],
-  });
-  const open = new Map();
-
-  interceptor.on('request', async ({ request, requestId, controller }) => {
-    if (proxy) {
-      // Through the proxy (the original fetch, which the interceptors do not see); the answer
-      // streams back to the agent as it comes.
-      const headers = new Headers(request.headers);
-      headers.set('x-tapedeck-target', request.url);
-      headers.set('proxy-authorization', `Basic ${Buffer.from(`pid:${pid}`).toString('base64')}`);
-      const hasBody = request.body !== null && request.method !== 'GET' && request.method !== 'HEAD';
-      try {
-        const response = await directFetch(proxy, {
-          method: request.method,
-          headers,
-          ...(hasBody ? { body: await request.arrayBuffer() } : {}),
-          redirect: 'manual',
-        });
-        if (response.headers.get('x-tapedeck-proxy-error') === '1') {
-          controller.errorWith(new TypeError(await response.text()));
-          return;
-        }
-        controller.respondWith(response);
-      } catch (error) {
-        controller.errorWith(error);
-      }
-      return;
-    }
-    const run = current();
-    if (run === undefined || run.closed) return;
-    await settleStreams(run);
-    const id = `${pid}-${requestId}`;
-    const ts = nowMs();
-    open.set(requestId, { id, run });
-    flushRun(run);
-    let body;
-    if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
-      body = encodeBody(new Uint8Array(await request.clone().arrayBuffer()), run.maxBody);
-    }
-    send(run, {
-      t: 'req',
-      id,
-      pid,
-      ts,
-      method: request.method,
-      url: request.url,
-      headers: headersObject(request.headers),
-      body,
-    });
-    if (run.syncWorld) await run.sink.sync({ reason: 'req', id });
-  });
-
-  interceptor.on('response', async ({ response, requestId }) => {
-    if (proxy) return;
-    const entry = open.get(requestId);
-    if (entry === undefined) return;
-    const { id, run } = entry;
-    open.delete(requestId);
-    const ts = nowMs();
-    const head = {
-      id,
-      ts,
-      status: response.status,
-      statusText: response.statusText,
-      headers: headersObject(response.headers),
-    };
-    const contentType = response.headers.get('content-type') ?? '';
-    const clone = response.body === null ? null : response.clone();
-    if (clone !== null && STREAM_TYPES.test(contentType)) {
-      send(run, { t: 'res', ...head, stream: true });
-      // Streamed bodies are read in the background: the agent gets each chunk when it arrives.
-      const reading = (async () => {
-        const decoder = new TextDecoder();
-        const reader = /** @type {ReadableStream<Uint8Array>} */ (clone.body).getReader();
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            send(run, { t: 'chunk', id, off: nowMs() - ts, data: decoder.decode(value, { stream: true }) });
-          }
-          send(run, { t: 'end', id, ts: nowMs() });
-        } catch (/** @type {any} */ error) {
-          send(run, {
-            t: 'end',
-            id,
-            ts: nowMs(),
-            error: { code: error?.name ?? 'Error', message: String(error?.message) },
-          });
-        }
-      })();
-      track(run, reading);
-      return;
-    }
-    let body;
-    let error;
-    if (clone !== null) {
-      try {
-        body = encodeBody(new Uint8Array(await clone.arrayBuffer()), run.maxBody);
-      } catch (/** @type {any} */ cause) {
-        error = { code: cause?.name ?? 'Error', message: String(cause?.message) };
-      }
-    }
-    send(run, { t: 'res', ...head, body, end: nowMs(), error });
-    if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
-  });
-
-  // The interceptors' own randomness (request ids) must not count as the agent's.
   const wrapped = [];
-  const suppressDuring = (target, key) => {
-    const undo = wrapSuppressed(
-      target,
-      key,
-      () => depth++,
-      () => depth--,
-    );
-    if (undo) wrapped.push(undo);
-  };
-
   if (mode === 'interceptors') {
-    interceptor.apply();
-    suppressDuring(globalThis, 'fetch');
-    for (const mod of [http, https]) {
-      suppressDuring(mod, 'request');
-      suppressDuring(mod, 'get');
-    }
+    wrapped.push(
+      installInterceptors({
+        proxy,
+        current,
+        send,
+        flushRun,
+        settleStreams,
+        track,
+        pid,
+        enter: () => depth++,
+        leave: () => depth--,
+      }),
+    );
   } else {
     wrapped.push(
       installFastCapture({
@@ -469,135 +311,8 @@ function installLayer(current, options) {
     dispose() {
       if (globalThis[RECORDER_KEY] === recorder) delete globalThis[RECORDER_KEY];
       for (const undo of wrapped.reverse()) undo();
-      interceptor.dispose();
       restoreNondeterminism();
     },
-  };
-}
-
-const FILE_OPS = {
-  readFile: ['read_file', 'FILE_READ'],
-  writeFile: ['write_file', 'FILE_WRITE'],
-  appendFile: ['append_file', 'FILE_WRITE'],
-  rm: ['delete_file', 'FILE_WRITE'],
-  unlink: ['delete_file', 'FILE_WRITE'],
-  rename: ['rename_file', 'FILE_WRITE'],
-};
-
-/**
- * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
- * fs/promises, sync, callback and promise forms). Returns the undo function.
- */
-function patchFiles(root, recorder, current, send, suppressed) {
-  const relative = (target) => {
-    try {
-      const file = typeof target === 'string' ? target : target instanceof URL ? fileURLToPath(target) : null;
-      if (file === null) return undefined;
-      const abs = path.resolve(file);
-      if (abs !== root && !abs.startsWith(root + path.sep)) return undefined;
-      return path.relative(root, abs).split(path.sep).join('/');
-    } catch {
-      return undefined;
-    }
-  };
-  const sizeOf = (value) => (typeof value === 'string' ? Buffer.byteLength(value) : (value?.byteLength ?? undefined));
-  const report = (run, op, rel, ts, value, error, dataArg) => {
-    const [name, stateType] = FILE_OPS[op];
-    const bytes = stateType === 'FILE_READ' ? sizeOf(value) : sizeOf(dataArg);
-    const message = {
-      t: 'tool',
-      id: `${process.pid}-fs-${++fileSeq}`,
-      pid: process.pid,
-      name,
-      ts,
-      end: nowMs(),
-      args: { path: rel },
-      stateType,
-      mutating: stateType === 'FILE_WRITE',
-    };
-    if (error) message.error = { code: error.code ?? error.name ?? 'Error', message: String(error.message) };
-    else message.result = bytes === undefined ? { ok: true } : { ok: true, bytes };
-    send(run, message);
-  };
-  let fileSeq = 0;
-  // fs calls itself (appendFileSync -> writeFileSync, rm -> unlink): only the outermost call is a step.
-  const inside = new AsyncLocalStorage();
-  let insideSync = 0;
-  const nested = () => insideSync > 0 || inside.getStore() === true;
-  const undo = [];
-  const replace = (target, key, make) => {
-    const real = target[key];
-    if (typeof real !== 'function') return;
-    target[key] = make(real);
-    undo.push(() => {
-      target[key] = real;
-    });
-  };
-  for (const op of Object.keys(FILE_OPS)) {
-    replace(
-      fs.promises,
-      op,
-      (real) =>
-        async function (target, ...rest) {
-          const run = current();
-          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
-          if (rel === undefined) return real.call(this, target, ...rest);
-          return inside.run(true, () =>
-            recorder.fileOp(
-              run,
-              () => real.call(this, target, ...rest),
-              (ts, value, error) => report(run, op, rel, ts, value, error, rest[0]),
-            ),
-          );
-        },
-    );
-    replace(
-      fs,
-      `${op}Sync`,
-      (real) =>
-        function (target, ...rest) {
-          const run = current();
-          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
-          if (rel === undefined) return real.call(this, target, ...rest);
-          const ts = nowMs();
-          let value;
-          insideSync++;
-          try {
-            value = real.call(this, target, ...rest);
-          } catch (error) {
-            insideSync--;
-            report(run, op, rel, ts, undefined, error, rest[0]);
-            throw error;
-          }
-          insideSync--;
-          report(run, op, rel, ts, value, undefined, rest[0]);
-          return value;
-        },
-    );
-    replace(
-      fs,
-      op,
-      (real) =>
-        function (target, ...rest) {
-          const run = current();
-          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
-          const callback = rest.at(-1);
-          if (rel === undefined || typeof callback !== 'function') return real.call(this, target, ...rest);
-          const ts = nowMs();
-          const args = rest.slice(0, -1);
-          return inside.run(true, () =>
-            real.call(this, target, ...args, (error, value) => {
-              report(run, op, rel, ts, value, error, args[0]);
-              callback(error, value);
-            }),
-          );
-        },
-    );
-  }
-  syncBuiltinESMExports();
-  return () => {
-    for (const u of undo.reverse()) u();
-    syncBuiltinESMExports();
   };
 }
 

@@ -1,0 +1,135 @@
+// @ts-check
+// The recorder's file capture: reads and writes under the recorded fs root (fs and fs/promises,
+// sync, callback and promise forms) become FILE_READ / FILE_WRITE tool steps.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { nowMs } from './capture-wire.mjs';
+
+const FILE_OPS = {
+  readFile: ['read_file', 'FILE_READ'],
+  writeFile: ['write_file', 'FILE_WRITE'],
+  appendFile: ['append_file', 'FILE_WRITE'],
+  rm: ['delete_file', 'FILE_WRITE'],
+  unlink: ['delete_file', 'FILE_WRITE'],
+  rename: ['rename_file', 'FILE_WRITE'],
+};
+
+/**
+ * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
+ * fs/promises, sync, callback and promise forms). Returns the undo function.
+ */
+export function patchFiles(root, recorder, current, send, suppressed) {
+  const relative = (target) => {
+    try {
+      const file = typeof target === 'string' ? target : target instanceof URL ? fileURLToPath(target) : null;
+      if (file === null) return undefined;
+      const abs = path.resolve(file);
+      if (abs !== root && !abs.startsWith(root + path.sep)) return undefined;
+      return path.relative(root, abs).split(path.sep).join('/');
+    } catch {
+      return undefined;
+    }
+  };
+  const sizeOf = (value) => (typeof value === 'string' ? Buffer.byteLength(value) : (value?.byteLength ?? undefined));
+  const report = (run, op, rel, ts, value, error, dataArg) => {
+    const [name, stateType] = FILE_OPS[op];
+    const bytes = stateType === 'FILE_READ' ? sizeOf(value) : sizeOf(dataArg);
+    const message = {
+      t: 'tool',
+      id: `${process.pid}-fs-${++fileSeq}`,
+      pid: process.pid,
+      name,
+      ts,
+      end: nowMs(),
+      args: { path: rel },
+      stateType,
+      mutating: stateType === 'FILE_WRITE',
+    };
+    if (error) message.error = { code: error.code ?? error.name ?? 'Error', message: String(error.message) };
+    else message.result = bytes === undefined ? { ok: true } : { ok: true, bytes };
+    send(run, message);
+  };
+  let fileSeq = 0;
+  // fs calls itself (appendFileSync -> writeFileSync, rm -> unlink): only the outermost call is a step.
+  const inside = new AsyncLocalStorage();
+  let insideSync = 0;
+  const nested = () => insideSync > 0 || inside.getStore() === true;
+  const undo = [];
+  const replace = (target, key, make) => {
+    const real = target[key];
+    if (typeof real !== 'function') return;
+    target[key] = make(real);
+    undo.push(() => {
+      target[key] = real;
+    });
+  };
+  for (const op of Object.keys(FILE_OPS)) {
+    replace(
+      fs.promises,
+      op,
+      (real) =>
+        async function (target, ...rest) {
+          const run = current();
+          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
+          if (rel === undefined) return real.call(this, target, ...rest);
+          return inside.run(true, () =>
+            recorder.fileOp(
+              run,
+              () => real.call(this, target, ...rest),
+              (ts, value, error) => report(run, op, rel, ts, value, error, rest[0]),
+            ),
+          );
+        },
+    );
+    replace(
+      fs,
+      `${op}Sync`,
+      (real) =>
+        function (target, ...rest) {
+          const run = current();
+          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
+          if (rel === undefined) return real.call(this, target, ...rest);
+          const ts = nowMs();
+          let value;
+          insideSync++;
+          try {
+            value = real.call(this, target, ...rest);
+          } catch (error) {
+            insideSync--;
+            report(run, op, rel, ts, undefined, error, rest[0]);
+            throw error;
+          }
+          insideSync--;
+          report(run, op, rel, ts, value, undefined, rest[0]);
+          return value;
+        },
+    );
+    replace(
+      fs,
+      op,
+      (real) =>
+        function (target, ...rest) {
+          const run = current();
+          const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
+          const callback = rest.at(-1);
+          if (rel === undefined || typeof callback !== 'function') return real.call(this, target, ...rest);
+          const ts = nowMs();
+          const args = rest.slice(0, -1);
+          return inside.run(true, () =>
+            real.call(this, target, ...args, (error, value) => {
+              report(run, op, rel, ts, value, error, args[0]);
+              callback(error, value);
+            }),
+          );
+        },
+    );
+  }
+  syncBuiltinESMExports();
+  return () => {
+    for (const u of undo.reverse()) u();
+    syncBuiltinESMExports();
+  };
+}
