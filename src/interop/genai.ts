@@ -5,7 +5,7 @@
 import { toolsOf, turnsOf } from '../providers/index.js';
 import type { RecordedModelCall } from '../providers/types.js';
 import { jsonOrText } from '../recording/json.js';
-import type { ToolCall } from '../recording/types.js';
+import type { ToolCall, Usage } from '../recording/types.js';
 
 type Json = Record<string, unknown>;
 
@@ -170,5 +170,91 @@ export function providerRequest(
         }
       : {}),
     ...extra,
+  };
+}
+
+/** What a response body carries besides the output: ids, model, time. */
+export interface ResponseMeta {
+  /** The response's id, if known; else one is made from `idSuffix`. */
+  id?: string;
+  model: string;
+  idSuffix: string;
+  createdMs: number;
+}
+
+/**
+ * A response body for one of the two wire APIs (`messages`, else Chat Completions) from an output
+ * message, its usage and the ids of its tool calls: what the agent's SDK parses in replay.
+ */
+export function providerResponse(
+  api: string,
+  output: GenAiMessage,
+  usage: Usage,
+  ids: string[],
+  meta: ResponseMeta,
+): Json {
+  const text = output.parts
+    .filter((p) => p.type === 'text')
+    .map((p) => String(p.content))
+    .join('');
+  const calls = output.parts.filter((p) => p.type === 'tool_call');
+  const finish = output.finish_reason;
+  const u = usage;
+  if (api === 'messages') {
+    return {
+      id: meta.id ?? `msg_${meta.idSuffix}`,
+      type: 'message',
+      role: 'assistant',
+      model: meta.model,
+      content: [
+        ...(text !== '' ? [{ type: 'text', text }] : []),
+        ...calls.map((c, i) => ({ type: 'tool_use', id: ids[i], name: c.name, input: c.arguments ?? {} })),
+      ],
+      stop_reason: finish ?? (calls.length > 0 ? 'tool_use' : 'end_turn'),
+      stop_sequence: null,
+      usage: {
+        input_tokens: u.inputUncached,
+        output_tokens: u.output + u.reasoning,
+        cache_read_input_tokens: u.cacheRead,
+        cache_creation_input_tokens: u.cacheWrite,
+      },
+    };
+  }
+  return {
+    id: meta.id ?? `chatcmpl-${meta.idSuffix}`,
+    object: 'chat.completion',
+    created: Math.floor(meta.createdMs / 1000),
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text === '' && calls.length > 0 ? null : text,
+          ...(calls.length > 0
+            ? {
+                tool_calls: calls.map((c, i) => ({
+                  id: ids[i],
+                  type: 'function',
+                  function: {
+                    name: c.name,
+                    arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+                  },
+                })),
+              }
+            : {}),
+          refusal: null,
+        },
+        finish_reason: finish ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
+        logprobs: null,
+      },
+    ],
+    usage: {
+      prompt_tokens: u.inputUncached + u.cacheRead + u.cacheWrite,
+      completion_tokens: u.output + u.reasoning,
+      total_tokens: u.inputUncached + u.cacheRead + u.cacheWrite + u.output + u.reasoning,
+      prompt_tokens_details: { cached_tokens: u.cacheRead },
+      completion_tokens_details: { reasoning_tokens: u.reasoning },
+    },
   };
 }

@@ -2,7 +2,9 @@
 // rules: lowerCamelCase fields, trace and span ids as hex, 64-bit integers as decimal strings or
 // numbers, enums as integers). Files from other tools are untrusted input: they are read through
 // this schema, within size limits.
+import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { TapedeckError } from '../recording/errors.js';
 
 /** A trace (16 bytes) or span (8 bytes) id: hex as OTLP/JSON writes it, or base64 as plain proto3 JSON does. */
 const HexId = (bytes: 16 | 8) =>
@@ -157,4 +159,46 @@ export function attributesOf(list: readonly OtlpKeyValue[] | undefined): Record<
 export function hexId(id: string): string {
   if (/^[0-9a-fA-F]+$/.test(id) && (id.length === 32 || id.length === 16)) return id.toLowerCase();
   return Buffer.from(id, 'base64').toString('hex');
+}
+
+/** OTLP files larger than this are refused. */
+export const MAX_OTLP_BYTES = 512 * 1024 * 1024;
+
+/** Reads an OTLP/JSON traces file (or JSON lines of them, as the collector's file exporter writes). */
+export function readOtlpFile(file: string): OtlpTraces {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    throw new TapedeckError('NOT_FOUND', `${file}: no such file`);
+  }
+  if (size > MAX_OTLP_BYTES)
+    throw new TapedeckError('OTLP_TOO_LARGE', `${file} is ${size} bytes, more than the ${MAX_OTLP_BYTES} allowed`);
+  const text = readFileSync(file, 'utf8');
+  const docs: unknown[] = [];
+  try {
+    docs.push(JSON.parse(text));
+  } catch {
+    for (const [i, line] of text.split('\n').entries()) {
+      if (line.trim() === '') continue;
+      try {
+        docs.push(JSON.parse(line));
+      } catch (error) {
+        throw new TapedeckError('BAD_OTLP', `${file}:${i + 1}: not JSON: ${(error as Error).message}`);
+      }
+    }
+  }
+  const out: OtlpTraces = { resourceSpans: [] };
+  for (const [i, doc] of docs.entries()) {
+    const parsed = TracesSchema.safeParse(doc);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new TapedeckError(
+        'BAD_OTLP',
+        `${file}${docs.length > 1 ? `:${i + 1}` : ''}: field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'} (expected OTLP/JSON traces: {resourceSpans: [...]})`,
+      );
+    }
+    out.resourceSpans.push(...parsed.data.resourceSpans);
+  }
+  return out;
 }
