@@ -18,13 +18,11 @@ export {
   idCore,
   idDigits,
   idReadings,
-  keyWords,
   type Mention,
   type MentionKind,
   mentionsIn,
-  parseNumber,
   type Reading,
-  unitOfKey,
   valueReadings,
 } from './mentions.js';
 export { sameFact } from './same-fact.js';
+export { keyWords, parseNumber, unitOfKey } from './written.js';

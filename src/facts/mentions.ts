@@ -2,6 +2,24 @@
 // ($129.99, 12999 cents, USD 40), percentages (25%), quantities with units (1.5 s, 250 ms, 3 kg),
 // dates and times (2026-11-20T14:05Z, Nov 20, 20 November 2026, 11/20/2026, 1:05 PM) and ids
 // (O-7731, bk_7f3a, #7713). Each mention carries the canonical readings it can be matched by.
+// The ways of writing them (months, units, number words) are written.ts.
+import {
+  ID_TOKEN,
+  keyWords,
+  MAGNITUDE,
+  MERIDIEM,
+  MONTH,
+  MONTHS,
+  NUM,
+  NUM_START,
+  NUMBER_WORD,
+  parseNumber,
+  TIME_TAIL,
+  UNIT_ALT,
+  UNITS,
+  unitOfKey,
+  wordsValue,
+} from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -34,177 +52,6 @@ export interface Mention {
   claim: Reading[];
   /** Readings to index the mention by, as an observation (every form it may be restated in). */
   observed: Reading[];
-}
-
-const MONTHS: Record<string, number> = {
-  jan: 1,
-  feb: 2,
-  mar: 3,
-  apr: 4,
-  may: 5,
-  jun: 6,
-  jul: 7,
-  aug: 8,
-  sep: 9,
-  sept: 9,
-  oct: 10,
-  nov: 11,
-  dec: 12,
-};
-const MONTH =
-  '(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
-/** A written number; patterns that start with one put NUM_START before it (no sign taken from "5-10"). */
-const NUM_START = '(?<![\\w.])';
-const NUM = '(-?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|-?\\d+(?:\\.\\d+)?|-?\\.\\d+)';
-const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
-const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2}))?`;
-
-/** Units by the way they are written: dimension and factor to the dimension's base unit. */
-const UNITS: Record<string, [string, number]> = {
-  ms: ['time', 0.001],
-  msec: ['time', 0.001],
-  millisecond: ['time', 0.001],
-  milliseconds: ['time', 0.001],
-  s: ['time', 1],
-  sec: ['time', 1],
-  secs: ['time', 1],
-  second: ['time', 1],
-  seconds: ['time', 1],
-  min: ['time', 60],
-  mins: ['time', 60],
-  minute: ['time', 60],
-  minutes: ['time', 60],
-  h: ['time', 3600],
-  hr: ['time', 3600],
-  hrs: ['time', 3600],
-  hour: ['time', 3600],
-  hours: ['time', 3600],
-  day: ['time', 86400],
-  days: ['time', 86400],
-  week: ['time', 604800],
-  weeks: ['time', 604800],
-  mm: ['length', 0.001],
-  cm: ['length', 0.01],
-  m: ['length', 1],
-  km: ['length', 1000],
-  inch: ['length', 0.0254],
-  inches: ['length', 0.0254],
-  ft: ['length', 0.3048],
-  feet: ['length', 0.3048],
-  foot: ['length', 0.3048],
-  mi: ['length', 1609.344],
-  mile: ['length', 1609.344],
-  miles: ['length', 1609.344],
-  mg: ['mass', 0.001],
-  g: ['mass', 1],
-  kg: ['mass', 1000],
-  lb: ['mass', 453.59237],
-  lbs: ['mass', 453.59237],
-  oz: ['mass', 28.349523125],
-  bytes: ['data', 1],
-  KB: ['data', 1000],
-  kB: ['data', 1000],
-  MB: ['data', 1e6],
-  GB: ['data', 1e9],
-  TB: ['data', 1e12],
-  KiB: ['data', 1024],
-  MiB: ['data', 1024 ** 2],
-  GiB: ['data', 1024 ** 3],
-  TiB: ['data', 1024 ** 4],
-  ml: ['volume', 0.001],
-  mL: ['volume', 0.001],
-  l: ['volume', 1],
-  L: ['volume', 1],
-  liter: ['volume', 1],
-  liters: ['volume', 1],
-  litre: ['volume', 1],
-  litres: ['volume', 1],
-};
-const UNIT_ALT = Object.keys(UNITS)
-  .sort((a, b) => b.length - a.length)
-  .join('|');
-
-/** The unit of a structured value's key (`latency_ms`, `timeoutSeconds`, `weight_kg`), if it names one. */
-export function unitOfKey(key: string): [string, number] | undefined {
-  const words = keyWords(key);
-  const last = words.at(-1);
-  if (last === undefined || words.length < 2) return undefined;
-  const exact = Object.entries(UNITS).find(([u]) => u.toLowerCase() === last);
-  return exact?.[1];
-}
-
-/** The words of a key: `total_cents`, `totalCents`, `total-cents` -> ['total', 'cents']. */
-export function keyWords(key: string): string[] {
-  let words = keyWordCache.get(key);
-  if (words === undefined) {
-    words = splitKey(key);
-    if (keyWordCache.size > 10_000) keyWordCache.clear();
-    keyWordCache.set(key, words);
-  }
-  return words;
-}
-
-const keyWordCache = new Map<string, string[]>();
-
-function splitKey(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
-}
-
-const MAGNITUDE: Record<string, number> = {
-  k: 1e3,
-  K: 1e3,
-  thousand: 1e3,
-  M: 1e6,
-  million: 1e6,
-  B: 1e9,
-  bn: 1e9,
-  billion: 1e9,
-  trillion: 1e12,
-};
-
-const WORDS: Record<string, number> = {
-  zero: 0,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  thirteen: 13,
-  fourteen: 14,
-  fifteen: 15,
-  sixteen: 16,
-  seventeen: 17,
-  eighteen: 18,
-  nineteen: 19,
-  twenty: 20,
-  thirty: 30,
-  forty: 40,
-  fifty: 50,
-  sixty: 60,
-  seventy: 70,
-  eighty: 80,
-  ninety: 90,
-};
-const SCALE_WORDS: Record<string, number> = { hundred: 100, thousand: 1e3, million: 1e6, billion: 1e9 };
-const NUMBER_WORD = `(?:${[...Object.keys(WORDS), ...Object.keys(SCALE_WORDS)].join('|')})`;
-
-/** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */
-const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
-
-/** `12,500` -> 12500; `-3.5` -> -3.5. */
-export function parseNumber(text: string): number {
-  return Number(text.replace(/,/g, '').replace(/^−/, '-'));
 }
 
 /** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
@@ -469,28 +316,6 @@ export function mentionsIn(text: string): Mention[] {
 function isTaken(taken: Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (taken[i] === 1) return true;
   return false;
-}
-
-/** `twenty-five` -> 25, `one hundred twenty` -> 120, `three thousand` -> 3000. */
-function wordsValue(text: string): number | undefined {
-  let total = 0;
-  let current = 0;
-  let seen = false;
-  for (const word of text.toLowerCase().split(/[\s-]+/)) {
-    if (word === 'and' || word === '') continue;
-    if (word in WORDS) {
-      current += WORDS[word]!;
-      seen = true;
-    } else if (word === 'hundred') {
-      current = (current || 1) * 100;
-      seen = true;
-    } else if (word in SCALE_WORDS) {
-      total += (current || 1) * SCALE_WORDS[word]!;
-      current = 0;
-      seen = true;
-    } else return undefined;
-  }
-  return seen ? total + current : undefined;
 }
 
 /**

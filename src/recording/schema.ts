@@ -1,5 +1,8 @@
 // The Recording contract: zod schemas for the manifest, the event envelope, every event
 // payload and the world snapshots. Every module reads and writes recordings through these.
+// Over 500 lines on purpose: this is the format in one place (as rr keeps its trace schema in one
+// file), read top to bottom when the format changes; a payload's schema and the manifest fields
+// that name it must change together, and splitting it would scatter FORMAT's one definition.
 import { z } from 'zod';
 
 export const FORMAT = 'tapedeck.recording/v1';

@@ -1,0 +1,196 @@
+// How people write quantities, as the mention reader matches them: month names, written numbers
+// and times (regex parts), units by their spellings, magnitude suffixes, number words, the words
+// of a structured value's key.
+
+export const MONTHS: Record<string, number> = {
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  apr: 4,
+  may: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  sept: 9,
+  oct: 10,
+  nov: 11,
+  dec: 12,
+};
+export const MONTH =
+  '(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
+/** A written number; patterns that start with one put NUM_START before it (no sign taken from "5-10"). */
+export const NUM_START = '(?<![\\w.])';
+export const NUM = '(-?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|-?\\d+(?:\\.\\d+)?|-?\\.\\d+)';
+export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
+export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2}))?`;
+
+/** Units by the way they are written: dimension and factor to the dimension's base unit. */
+export const UNITS: Record<string, [string, number]> = {
+  ms: ['time', 0.001],
+  msec: ['time', 0.001],
+  millisecond: ['time', 0.001],
+  milliseconds: ['time', 0.001],
+  s: ['time', 1],
+  sec: ['time', 1],
+  secs: ['time', 1],
+  second: ['time', 1],
+  seconds: ['time', 1],
+  min: ['time', 60],
+  mins: ['time', 60],
+  minute: ['time', 60],
+  minutes: ['time', 60],
+  h: ['time', 3600],
+  hr: ['time', 3600],
+  hrs: ['time', 3600],
+  hour: ['time', 3600],
+  hours: ['time', 3600],
+  day: ['time', 86400],
+  days: ['time', 86400],
+  week: ['time', 604800],
+  weeks: ['time', 604800],
+  mm: ['length', 0.001],
+  cm: ['length', 0.01],
+  m: ['length', 1],
+  km: ['length', 1000],
+  inch: ['length', 0.0254],
+  inches: ['length', 0.0254],
+  ft: ['length', 0.3048],
+  feet: ['length', 0.3048],
+  foot: ['length', 0.3048],
+  mi: ['length', 1609.344],
+  mile: ['length', 1609.344],
+  miles: ['length', 1609.344],
+  mg: ['mass', 0.001],
+  g: ['mass', 1],
+  kg: ['mass', 1000],
+  lb: ['mass', 453.59237],
+  lbs: ['mass', 453.59237],
+  oz: ['mass', 28.349523125],
+  bytes: ['data', 1],
+  KB: ['data', 1000],
+  kB: ['data', 1000],
+  MB: ['data', 1e6],
+  GB: ['data', 1e9],
+  TB: ['data', 1e12],
+  KiB: ['data', 1024],
+  MiB: ['data', 1024 ** 2],
+  GiB: ['data', 1024 ** 3],
+  TiB: ['data', 1024 ** 4],
+  ml: ['volume', 0.001],
+  mL: ['volume', 0.001],
+  l: ['volume', 1],
+  L: ['volume', 1],
+  liter: ['volume', 1],
+  liters: ['volume', 1],
+  litre: ['volume', 1],
+  litres: ['volume', 1],
+};
+export const UNIT_ALT = Object.keys(UNITS)
+  .sort((a, b) => b.length - a.length)
+  .join('|');
+
+/** The unit of a structured value's key (`latency_ms`, `timeoutSeconds`, `weight_kg`), if it names one. */
+export function unitOfKey(key: string): [string, number] | undefined {
+  const words = keyWords(key);
+  const last = words.at(-1);
+  if (last === undefined || words.length < 2) return undefined;
+  const exact = Object.entries(UNITS).find(([u]) => u.toLowerCase() === last);
+  return exact?.[1];
+}
+
+/** The words of a key: `total_cents`, `totalCents`, `total-cents` -> ['total', 'cents']. */
+export function keyWords(key: string): string[] {
+  let words = keyWordCache.get(key);
+  if (words === undefined) {
+    words = splitKey(key);
+    if (keyWordCache.size > 10_000) keyWordCache.clear();
+    keyWordCache.set(key, words);
+  }
+  return words;
+}
+
+const keyWordCache = new Map<string, string[]>();
+
+function splitKey(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+}
+
+export const MAGNITUDE: Record<string, number> = {
+  k: 1e3,
+  K: 1e3,
+  thousand: 1e3,
+  M: 1e6,
+  million: 1e6,
+  B: 1e9,
+  bn: 1e9,
+  billion: 1e9,
+  trillion: 1e12,
+};
+
+export const WORDS: Record<string, number> = {
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+};
+export const SCALE_WORDS: Record<string, number> = { hundred: 100, thousand: 1e3, million: 1e6, billion: 1e9 };
+export const NUMBER_WORD = `(?:${[...Object.keys(WORDS), ...Object.keys(SCALE_WORDS)].join('|')})`;
+
+/** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */
+export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
+
+/** `12,500` -> 12500; `-3.5` -> -3.5. */
+export function parseNumber(text: string): number {
+  return Number(text.replace(/,/g, '').replace(/^−/, '-'));
+}
+
+/** `twenty-five` -> 25, `one hundred twenty` -> 120, `three thousand` -> 3000. */
+export function wordsValue(text: string): number | undefined {
+  let total = 0;
+  let current = 0;
+  let seen = false;
+  for (const word of text.toLowerCase().split(/[\s-]+/)) {
+    if (word === 'and' || word === '') continue;
+    if (word in WORDS) {
+      current += WORDS[word]!;
+      seen = true;
+    } else if (word === 'hundred') {
+      current = (current || 1) * 100;
+      seen = true;
+    } else if (word in SCALE_WORDS) {
+      total += (current || 1) * SCALE_WORDS[word]!;
+      current = 0;
+      seen = true;
+    } else return undefined;
+  }
+  return seen ? total + current : undefined;
+}
