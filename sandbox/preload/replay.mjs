@@ -14,7 +14,9 @@ import { installContainment } from './contain.mjs';
 import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
-import { bytesToHex, patchNondeterminism, wrapSuppressed } from './shared-nondeterminism.mjs';
+import { installNondeterminism } from './replay-nondeterminism.mjs';
+import { wrapSuppressed } from './shared-nondeterminism.mjs';
+import { encodeBody, headerObject } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
 /** @typedef {import('../protocol.js').ReplayConfig} ReplayConfig */
@@ -24,127 +26,9 @@ import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undi
 /** @typedef {import('../protocol.js').WireBody} WireBody */
 
 const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const HOP_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 const realWriteFileSync = fs.writeFileSync;
 const realReadFileSync = fs.readFileSync;
-
-/** @param {Uint8Array} bytes @returns {WireBody | undefined} */
-function encodeBody(bytes) {
-  if (!bytes || bytes.byteLength === 0) return undefined;
-  try {
-    return { size: bytes.byteLength, text: utf8.decode(bytes) };
-  } catch {
-    return {
-      size: bytes.byteLength,
-      b64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
-    };
-  }
-}
-
-function headersObject(headers) {
-  /** @type {Record<string, string>} */
-  const out = {};
-  for (const [name, value] of headers) out[name] = value;
-  return out;
-}
-
-/** A small deterministic PRNG for values asked for beyond what the recording holds. */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function fromFsSandbox() {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 10;
-  const stack = new Error().stack ?? '';
-  Error.stackTraceLimit = limit;
-  return stack.includes(`${path.sep}memfs${path.sep}`) || stack.includes(`${path.sep}@jsonjoy.com${path.sep}fs-`);
-}
-
-function installNondeterminism(recorded, seed, suppressed) {
-  const prng = mulberry32(seed);
-  const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
-  const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
-  const fallback = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
-  let clockShift;
-  const hex = (n) => {
-    let s = '';
-    for (let i = 0; i < n; i++) s += Math.floor(prng() * 16).toString(16);
-    return s;
-  };
-  // Values handed to the agent since the last request, reported like the recorder reports them.
-  const handed = { clock: [], random: [], uuid: [], randomBytes: [] };
-  const HANDED_MAX = 10000;
-  const choose = (kind, real) => {
-    const list = recorded[kind] ?? [];
-    const i = cursor[kind]++;
-    if (i < list.length) {
-      served[kind]++;
-      const value = list[i];
-      if (kind === 'clock') clockShift = undefined;
-      if (kind === 'randomBytes') {
-        const bytes = Buffer.from(String(value), 'hex');
-        const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
-        if (bytes.length === view.length) view.set(bytes);
-        return real;
-      }
-      return value;
-    }
-    fallback[kind]++;
-    switch (kind) {
-      case 'clock': {
-        // Time keeps flowing from the last recorded instant, never backwards.
-        const last = list.length > 0 ? Number(list[list.length - 1]) : real;
-        clockShift ??= last - real;
-        return Math.max(last, real + clockShift);
-      }
-      case 'random':
-        return prng();
-      case 'uuid': {
-        const h = hex(32);
-        return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[Math.floor(prng() * 4)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-      }
-      case 'randomBytes': {
-        const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
-        for (let j = 0; j < view.length; j++) view[j] = Math.floor(prng() * 256);
-        return real;
-      }
-      default:
-        return real;
-    }
-  };
-  patchNondeterminism((kind, real) => {
-    // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
-    // which reads no JS clock, so those reads must not consume recorded values.
-    if (kind === 'clock' && fromFsSandbox()) return real;
-    const value = choose(kind, real);
-    if (handed[kind] && handed[kind].length < HANDED_MAX) {
-      handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
-    }
-    return value;
-  }, suppressed);
-  const takeHanded = () => {
-    const out = {};
-    for (const kind of Object.keys(handed)) {
-      if (handed[kind].length > 0) {
-        out[kind] = handed[kind];
-        handed[kind] = [];
-      }
-    }
-    return out;
-  };
-  return { served, fallback, takeHanded };
-}
-
-/** Replayed streams held open until the replay has served the step they ended after. */
 const held = [];
 
 /** The held streams that end once step `step` is served. */
@@ -332,7 +216,7 @@ export function installReplay(config) {
     if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
       // Every request is answered here or by the replayer (none is passed through), so the body
       // is read directly rather than from a clone (which tees the stream: a cost on every call).
-      body = encodeBody(new Uint8Array(await request.arrayBuffer()));
+      body = encodeBody(new Uint8Array(await request.arrayBuffer()), -1);
     }
     // Fast path (exact mode): the next recorded call, asked for byte for byte, is answered here
     // and reported to the replayer afterwards, saving a round trip per call.
@@ -346,7 +230,7 @@ export function installReplay(config) {
           i: entry.i,
           method: request.method,
           url: request.url,
-          headers: headersObject(request.headers),
+          headers: headerObject(request.headers),
           body,
           fs: takeChanges(),
           nd: nd.takeHanded(),
@@ -358,7 +242,7 @@ export function installReplay(config) {
     const reply = await askHttp({
       method: request.method,
       url: request.url,
-      headers: headersObject(request.headers),
+      headers: headerObject(request.headers),
       body,
     });
     if (reply.ack === -1) {
@@ -415,8 +299,8 @@ export function installReplay(config) {
       i: entry.i,
       method,
       url: u.href,
-      headers: headersObject(headers),
-      body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) : undefined,
+      headers: headerObject(headers),
+      body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1) : undefined,
       fs: takeChanges(),
       nd: nd.takeHanded(),
     });
@@ -472,7 +356,7 @@ export function installReplay(config) {
           const bytes = await dispatchBody(opts.body);
           const reply = await askHttp({
             ...request,
-            body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) : undefined,
+            body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1) : undefined,
           });
           applyEffects(reply.effects);
           if (reply.stop) process.exit(0);

@@ -3,7 +3,7 @@
 // whose handler's callbacks see the bytes as they arrive, before the agent does, with no copy of
 // the response stream; a call that does not go through it (an explicit dispatcher, a Request made
 // before the hook was in place) is read from a clone of the response, never from the agent's own.
-import { claimDispatch } from '../../../sandbox/preload/undici-hook.mjs';
+
 import {
   concat,
   contentTypeOf,
@@ -14,7 +14,8 @@ import {
   responseHead,
   STREAM_TYPES,
   toBytes,
-} from './capture-wire.mjs';
+} from '../../../sandbox/preload/shared-wire.mjs';
+import { claimDispatch } from '../../../sandbox/preload/undici-hook.mjs';
 
 /** @typedef {import('./record-fast.mjs').CaptureContext} CaptureContext */
 /** @typedef {import('./record.mjs').CaptureRun} CaptureRun */

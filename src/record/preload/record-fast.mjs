@@ -10,7 +10,7 @@
 // @ts-check
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
-import { concat, failureOf, headerObject, STREAM_TYPES, toBytes } from './capture-wire.mjs';
+import { concat, failureOf, headerObject, STREAM_TYPES, toBytes } from '../../../sandbox/preload/shared-wire.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
 
 /** @typedef {import('../protocol.js').CaptureMessage} CaptureMessage */

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nowMs } from './capture-wire.mjs';
+import { nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 
 const FILE_OPS = {
   readFile: ['read_file', 'FILE_READ'],

@@ -9,7 +9,7 @@ import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
-import { encodeBody, headerObject, nowMs, STREAM_TYPES } from './capture-wire.mjs';
+import { encodeBody, headerObject, nowMs, STREAM_TYPES } from '../../../sandbox/preload/shared-wire.mjs';
 
 /**
  * Installs the interceptors. ctx: { proxy?, current(), send(run, msg), flushRun(run),

@@ -3,8 +3,9 @@
 // wrapped in an observer that passes each callback on and records the exchange. With world capture
 // the dispatch waits at a step barrier first, and the answer reaches the agent after the closing
 // barrier, as the interceptors do for fetch and node:http.
+
+import { failureOf, rawHeaderObject, STREAM_TYPES, toBytes } from '../../../sandbox/preload/shared-wire.mjs';
 import { dispatchRequest, onUndiciLoad, ownDispatch } from '../../../sandbox/preload/undici-hook.mjs';
-import { failureOf, rawHeaderObject, STREAM_TYPES, toBytes } from './capture-wire.mjs';
 
 /**
  * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, barrier(run, reason): Promise }.

@@ -6,7 +6,7 @@
 // bodies are read from clones, and all encoding work beyond utf8/base64 is left to the parent.
 // Its layers: record-fast.mjs (+ record-fast-fetch.mjs) without world capture, record-
 // interceptors.mjs with it (step barriers), record-undici.mjs in both, record-files.mjs with an fs
-// root; what they share about the wire is capture-wire.mjs.
+// root; what they share about the wire is sandbox/preload/shared-wire.mjs.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import childProcess from 'node:child_process';
@@ -14,13 +14,13 @@ import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
-import { encodeBody, nowMs } from './capture-wire.mjs';
+import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { patchFiles } from './record-files.mjs';
 import { installInterceptors } from './record-interceptors.mjs';
 import { recordUndici } from './record-undici.mjs';
 
-export { encodeBody } from './capture-wire.mjs';
+export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
 
 /** @typedef {import('../protocol.js').CaptureMessage} CaptureMessage */
 /** @typedef {import('../../../sandbox/protocol.js').NdBatch} NdBatch */

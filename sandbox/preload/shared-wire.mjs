@@ -1,7 +1,7 @@
 // @ts-check
-// What every capture layer of the recorder shares about the wire: a body encoded for the wire
-// (utf8 text, else base64), headers as the recording keeps them (repeats joined, Set-Cookie kept
-// apart), a failure's code and message, streamed content types, the clock of the messages.
+// What the recorder's capture layers and the replay preload share about the wire: a body encoded
+// for the wire (utf8 text, else base64), headers as the recording keeps them (repeats joined,
+// Set-Cookie kept apart), a failure's code and message, streamed content types, the message clock.
 import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 
@@ -16,7 +16,7 @@ export const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|applicatio
  * Encodes a captured body (bytes or a string) for the wire: utf8 text when valid, else base64; cut at maxBody.
  * @param {Uint8Array | string | undefined} bytes
  * @param {number} maxBody
- * @returns {import('../../../sandbox/protocol.js').WireBody | undefined}
+ * @returns {import('../protocol.js').WireBody | undefined}
  */
 export function encodeBody(bytes, maxBody) {
   if (typeof bytes === 'string') {
@@ -32,7 +32,7 @@ export function encodeBody(bytes, maxBody) {
     view = view.subarray(0, maxBody);
     truncated = true;
   }
-  /** @type {import('../../../sandbox/protocol.js').WireBody} */
+  /** @type {import('../protocol.js').WireBody} */
   const body = { size: bytes.byteLength };
   try {
     body.text = utf8.decode(view);

@@ -1,0 +1,109 @@
+// @ts-check
+// The replay preload's nondeterministic values: clock, random, uuid and random bytes handed to the
+// agent from the recording in order, then from a seeded generator (time never runs backwards), and
+// the values handed since the last request, reported as the recorder reports them.
+import path from 'node:path';
+import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
+
+/** A small deterministic PRNG for values asked for beyond what the recording holds. */
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function fromFsSandbox() {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 10;
+  const stack = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  return stack.includes(`${path.sep}memfs${path.sep}`) || stack.includes(`${path.sep}@jsonjoy.com${path.sep}fs-`);
+}
+
+/**
+ * Serves recorded values (by kind, in order) and reports what was handed out.
+ * @param {any} recorded
+ * @param {number} seed
+ * @param {() => boolean} suppressed
+ */
+export function installNondeterminism(recorded, seed, suppressed) {
+  const prng = mulberry32(seed);
+  const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  const fallback = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  let clockShift;
+  const hex = (n) => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += Math.floor(prng() * 16).toString(16);
+    return s;
+  };
+  // Values handed to the agent since the last request, reported like the recorder reports them.
+  const handed = { clock: [], random: [], uuid: [], randomBytes: [] };
+  const HANDED_MAX = 10000;
+  const choose = (kind, real) => {
+    const list = recorded[kind] ?? [];
+    const i = cursor[kind]++;
+    if (i < list.length) {
+      served[kind]++;
+      const value = list[i];
+      if (kind === 'clock') clockShift = undefined;
+      if (kind === 'randomBytes') {
+        const bytes = Buffer.from(String(value), 'hex');
+        const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
+        if (bytes.length === view.length) view.set(bytes);
+        return real;
+      }
+      return value;
+    }
+    fallback[kind]++;
+    switch (kind) {
+      case 'clock': {
+        // Time keeps flowing from the last recorded instant, never backwards.
+        const last = list.length > 0 ? Number(list[list.length - 1]) : real;
+        clockShift ??= last - real;
+        return Math.max(last, real + clockShift);
+      }
+      case 'random':
+        return prng();
+      case 'uuid': {
+        const h = hex(32);
+        return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[Math.floor(prng() * 4)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      }
+      case 'randomBytes': {
+        const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
+        for (let j = 0; j < view.length; j++) view[j] = Math.floor(prng() * 256);
+        return real;
+      }
+      default:
+        return real;
+    }
+  };
+  patchNondeterminism((kind, real) => {
+    // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
+    // which reads no JS clock, so those reads must not consume recorded values.
+    if (kind === 'clock' && fromFsSandbox()) return real;
+    const value = choose(kind, real);
+    if (handed[kind] && handed[kind].length < HANDED_MAX) {
+      handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
+    }
+    return value;
+  }, suppressed);
+  const takeHanded = () => {
+    const out = {};
+    for (const kind of Object.keys(handed)) {
+      if (handed[kind].length > 0) {
+        out[kind] = handed[kind];
+        handed[kind] = [];
+      }
+    }
+    return out;
+  };
+  return { served, fallback, takeHanded };
+}
+
+/** Replayed streams held open until the replay has served the step they ended after. */
