@@ -8,7 +8,7 @@
 // on a quiet 2-core machine; CI runs 12). TAPEDECK_KILL_SEED changes the moments.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import { bin, root } from '../cli/run-cli.js';
+import { filesUnder } from '../support/files-under.js';
 import { captureObjects } from '../support/pg-leftovers.js';
 import { createShopDb, type ShopDb, seeded, startToolApi } from './db-fixture.js';
 
@@ -27,28 +28,6 @@ const hex = randomBytes(6).toString('hex');
 const CANARY = { argv: `CANARYargv${hex}x`, env: `CANARYenv${hex}x` };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every regular file under `dir` (not through links), for the canary search. */
-function filesUnder(dir: string, out: string[] = []): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    const p = path.join(dir, name);
-    let info: ReturnType<typeof lstatSync>;
-    try {
-      info = lstatSync(p);
-    } catch {
-      continue;
-    }
-    if (info.isDirectory()) filesUnder(p, out);
-    else if (info.isFile()) out.push(p);
-  }
-  return out;
-}
 
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

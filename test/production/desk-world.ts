@@ -161,10 +161,11 @@ export function sessionInput(n: number, modelUrl: string, secret: string): Sessi
   };
 }
 
-/** POSTs one session; resolves with the status, the recording id header and the JSON body. */
+/** POSTs one session (with extra request headers); resolves with the status, the recording id header and the JSON body. */
 export async function postSession(
   serverUrl: string,
   input: SessionInput,
+  headers: Record<string, string> = {},
 ): Promise<{
   status: number;
   id: string | null;
@@ -172,7 +173,7 @@ export async function postSession(
 }> {
   const res = await fetch(`${serverUrl}/session`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session': String(input.session) },
+    headers: { ...headers, 'content-type': 'application/json', 'x-session': String(input.session) },
     body: JSON.stringify(input),
   });
   const text = await res.text();

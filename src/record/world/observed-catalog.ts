@@ -173,15 +173,27 @@ export class Catalog {
 
   /**
    * A keyed read of chosen rows: `columns` must be a key (the primary key, or the columns a
-   * foreign key references). Parameters: one array per column.
+   * foreign key references). Parameters: one array per column. With `positions`, each row also
+   * comes with `at`: the (1-based) positions in the parameter arrays of the keys that match it.
    */
-  keyedRead(table: CatalogTable, columns: string[]): string {
+  keyedRead(table: CatalogTable, columns: string[], options: { positions?: boolean } = {}): string {
     const types = columns.map((c) => table.columns.find((col) => col.name === c)?.type ?? 'text');
+    const cols = columns.map((c) => `_tapedeck_r.${quoteIdent(c)}`);
+    const arrays = types.map((t, i) => `$${i + 1}::${t}[]`);
     const where =
       columns.length === 1
-        ? `${quoteIdent(`_tapedeck_r`)}.${quoteIdent(columns[0] as string)} = ANY($1::${types[0]}[])`
-        : `(${columns.map((c) => `_tapedeck_r.${quoteIdent(c)}`).join(', ')}) IN (SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}))`;
-    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where}`;
+        ? `${cols[0]} = ANY(${arrays[0]})`
+        : `(${cols.join(', ')}) IN (SELECT * FROM unnest(${arrays.join(', ')}))`;
+    let at = '';
+    if (options.positions === true) {
+      const names = columns.map((_, i) => `k${i}`);
+      at =
+        columns.length === 1
+          ? `, array_positions(${arrays[0]}, ${cols[0]}) AS at`
+          : `, ARRAY(SELECT _tapedeck_k.i::int FROM unnest(${arrays.join(', ')}) WITH ORDINALITY _tapedeck_k(${names.join(', ')}, i)
+                WHERE (${names.map((n) => `_tapedeck_k.${n}`).join(', ')}) = (${cols.join(', ')})) AS at`;
+    }
+    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where}`;
   }
 }
 

@@ -12,12 +12,15 @@ import {
   sortRows,
 } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf } from './observed-catalog.js';
+import { type KeyedReads, onOneClient } from './observed-reads.js';
 import type { DbIdentity, ObservedRun } from './observed-run.js';
 
 /** A database runs talked to, as snapshots need it: who it is, and tapedeck's own connection to it. */
 export interface ObservedDatabase {
   identity: DbIdentity;
   pool: pg.Pool;
+  /** Keyed reads on `pool`, coalesced across runs. */
+  reads: KeyedReads;
 }
 
 export interface ObservedWorld {
@@ -113,8 +116,7 @@ async function readReferenced(run: ObservedRun, db: ObservedDatabase, catalog: C
   for (const [oid, { columns, keys }] of wanted) {
     const table = catalog.tables.get(oid) as CatalogTable;
     const params = columns.map((_, i) => [...keys.values()].map((v) => v[i]));
-    const read = await db.pool.query(catalog.keyedRead(table, columns), params);
-    for (const { r } of read.rows as Array<{ r: Row }>) {
+    for (const r of await db.reads.read(catalog, table, columns, params)) {
       // A row the run itself inserted is not part of the world before it.
       const key = keyOf(table, r);
       const insertedByRun = run.changes.some(
@@ -131,19 +133,35 @@ async function readReferenced(run: ObservedRun, db: ObservedDatabase, catalog: C
   void seq;
 }
 
-// The catalog's full description of a set of schemas changes rarely: read once a minute at most.
-const descriptions = new Map<string, { at: number; value: Promise<Described> }>();
+// The catalog's full description of a set of schemas changes rarely: read once a minute at most,
+// and past the minute the last one serves while a fresh one is read (runs never wait for it).
+const descriptions = new Map<string, { at: number; value: Promise<Described>; refreshing?: boolean }>();
 type Described = { tables: Array<DbTable & { oid: number }>; sequences: DbSequence[] };
 
 async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promise<Described> {
   const key = `${db.identity.key}\u0000${schemas.join('\u0000')}`;
+  // Tens of catalog statements on one connection: they wait for the pool once, not behind every
+  // run's keyed reads at each statement.
+  const describe = () =>
+    onOneClient(db.pool, async (client) => {
+      const tables = await describeTables(client, schemas);
+      const sequences = await describeSequences(client, schemas, { fromView: true });
+      return { tables: tables.map((t) => ({ ...t, rows: [] })), sequences };
+    });
   const cached = descriptions.get(key);
-  if (cached !== undefined && Date.now() - cached.at < 60_000) return cached.value;
-  const value = (async () => {
-    const tables = await describeTables(db.pool, schemas);
-    const sequences = await describeSequences(db.pool, schemas, { fromView: true });
-    return { tables: tables.map((t) => ({ ...t, rows: [] })), sequences };
-  })();
+  if (cached !== undefined) {
+    if (Date.now() - cached.at >= 60_000 && cached.refreshing !== true) {
+      cached.refreshing = true;
+      describe().then(
+        (fresh) => descriptions.set(key, { at: Date.now(), value: Promise.resolve(fresh) }),
+        () => {
+          cached.refreshing = false;
+        },
+      );
+    }
+    return cached.value;
+  }
+  const value = describe();
   descriptions.set(key, { at: Date.now(), value });
   value.catch(() => descriptions.delete(key));
   return value;

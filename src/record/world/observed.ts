@@ -17,6 +17,7 @@ import type pg from 'pg';
 import { redactDbUrl } from '../../postgres/index.js';
 import type { DbChangedPayload, Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
+import { KeyedReads, onOneClient } from './observed-reads.js';
 import type { ObservedRun } from './observed-run.js';
 import { buildWorld, type ObservedDatabase, type ObservedWorld } from './observed-world.js';
 import { planStatement, type StatementPlan, withReturning } from './sql-plan.js';
@@ -46,6 +47,8 @@ interface Database extends ObservedDatabase {
 // Databases the process's runs talked to: tapedeck's connection (a small pool that closes when
 // idle) and the catalog, kept across runs.
 const databases = new Map<string, Database>();
+/** tapedeck's own connections to each database. */
+const OWN_CONNECTIONS = 2;
 
 interface TxChange {
   run: ObservedRun;
@@ -108,7 +111,7 @@ export async function installPgObserver(options: {
         () =>
           new OwnPool({
             ...params,
-            max: 2,
+            max: OWN_CONNECTIONS,
             idleTimeoutMillis: 5_000,
             allowExitOnIdle: true,
             application_name: 'tapedeck-observe',
@@ -128,6 +131,7 @@ export async function installPgObserver(options: {
           params,
         },
         pool,
+        reads: new KeyedReads(pool, OWN_CONNECTIONS),
         catalog: undefined,
         loadedAt: 0,
         loading: undefined,
@@ -139,7 +143,9 @@ export async function installPgObserver(options: {
 
   const loadCatalog = (db: Database): Promise<Catalog> => {
     db.loading ??= options
-      .outside(() => readCatalog(db.pool as unknown as Parameters<typeof readCatalog>[0]))
+      .outside(() =>
+        onOneClient(db.pool, (client) => readCatalog(client as unknown as Parameters<typeof readCatalog>[0])),
+      )
       .then((catalog) => {
         db.catalog = catalog;
         db.loadedAt = performance.now();
@@ -402,10 +408,10 @@ export async function installPgObserver(options: {
       run.track(
         options
           .outside(async () => {
-            const read = await db.pool.query(catalog.keyedRead(table, table.primaryKey), keys);
+            const rows = await db.reads.read(catalog, table, table.primaryKey, keys);
             // As of when it came back: a write of the run issued before then may be in it.
             const readAt = run.statementCount;
-            for (const { r } of read.rows as Array<{ r: Row }>) {
+            for (const r of rows) {
               run.observe(table, r, keyOf(table, r), { seq, source: 'read', readAt });
             }
           })
