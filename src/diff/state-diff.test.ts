@@ -104,6 +104,24 @@ describe('stateDiff', () => {
     expect(d.stateChangeScore).toBe(10);
   });
 
+  it('scores a table without a primary key holding one row 100,000 times in linear time', () => {
+    const r = bookingRun();
+    const same = { id: 7, flight_id: 'TD101', passenger: 'Ada' };
+    const table = {
+      ...(db([]).tables[0] as DbSnapshot['tables'][number]),
+      primaryKey: [],
+      rows: Array(100_000).fill(same),
+    };
+    r.post = { ...r.post, db: { ...db([]), tables: [table] } };
+    const started = performance.now();
+    const d = stateDiff(r.build(), {
+      expected: { rows: [{ table: 'public.bookings', where: { flight_id: 'TD101' } }] },
+    });
+    // Each object is scored once however often its rows repeat (this took minutes when they were not).
+    expect(d.rows.filter((row) => row.stateObjectType === 'db_row')).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   it('names the missing state and the wrong parameters', () => {
     const d = stateDiff(bookingRun().build(), {
       expected: {

@@ -324,7 +324,8 @@ function stateRows(
       x.objects.length > 0
         ? x.objects
         : [x.kind === 'file' ? (x.objects[0] ?? `expectation:${x.id}`) : `expectation:${x.id}`];
-    for (const id of ids) {
+    // Once per object: a table without a primary key may hold the same row many times.
+    for (const id of new Set(ids)) {
       let row = byId.get(id);
       if (!row) {
         const type = x.kind === 'file' ? 'file' : x.kind === 'row' ? 'db_row' : 'http_request';

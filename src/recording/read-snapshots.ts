@@ -34,6 +34,17 @@ function checkDbSnapshot(db: DbSnapshot): { path: Array<string | number>; proble
       if (missing !== undefined)
         return { path: ['tables', i, ...path], problem: `no column named ${JSON.stringify(missing)}` };
     }
+    // A primary key names one row: the engines key rows by it (diff, world at step k, seeding).
+    if (table.primaryKey.length > 0) {
+      const seen = new Map<string, number>();
+      for (const [r, row] of table.rows.entries()) {
+        const key = JSON.stringify(table.primaryKey.map((c) => row[c] ?? null));
+        const first = seen.get(key);
+        if (first !== undefined)
+          return { path: ['tables', i, 'rows', r], problem: `repeats the primary key of rows[${first}] (${key})` };
+        seen.set(key, r);
+      }
+    }
   }
   const sequences = new Set<string>();
   for (const [i, seq] of (db.sequences ?? []).entries()) {

@@ -350,5 +350,12 @@ describe('files of a recording are read as they are, never through a link', () =
     expect((await readError(dir)).message).toContain('tables[0].primaryKey: no column named "nope"');
     write({ schemas: ['other'], ddl: [], tables: [{ ...table, primaryKey: ['id'] }] });
     expect((await readError(dir)).message).toContain('tables[0].schema');
+    // A primary key names one row; repeated, it made eval's state scoring quadratic.
+    write({
+      schemas: ['s'],
+      ddl: [],
+      tables: [{ ...table, primaryKey: ['id'], rows: [{ id: 1 }, { id: 2 }, { id: 1 }] }],
+    });
+    expect((await readError(dir)).message).toContain('tables[0].rows[2]: repeats the primary key of rows[0] ([1])');
   });
 });
