@@ -16,17 +16,15 @@ export {
 } from './leftovers.js';
 export { type PgRelay, type PgTarget, pgTargetOf, startPgRelay } from './pg-relay.js';
 export * from './protocol.js';
+export { checkContainerRuntime } from './service-image.js';
 export {
-  checkContainerRuntime,
   fillPlaceholders,
   type SandboxService,
-  SERVICE_PRELOAD,
-  type ServiceIsolation,
   type ServiceValues,
   serviceName,
   serviceOrigin,
-  startService,
-} from './services.js';
+} from './service-settings.js';
+export { SERVICE_PRELOAD, type ServiceIsolation, startService } from './services.js';
 
 /** Absolute path of the replay preload, for `node --import`. */
 export const REPLAY_PRELOAD = packagePath('sandbox/preload/replay.mjs');

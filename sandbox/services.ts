@@ -5,8 +5,8 @@
 // (sandbox/os), inside one of its own with the agent's isolation: the real file system read-only,
 // private temp folders, no network but the sandbox database's relay (and the recorded database's
 // address, routed to it) — so a service that shells out or is not Node reaches nothing real
-// either. An image service runs through testcontainers (a Docker engine is needed: without one, a
-// clear error at once). Either gets `${sandbox.db}`, `${sandbox.files}`, `${port}` and `${env.NAME}` filled in.
+// either. An image service runs through testcontainers (service-image.ts). Either gets its settings'
+// placeholders filled in (service-settings.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -18,20 +18,18 @@ import { TapedeckError } from '../src/recording/index.js';
 import type { Isolation } from './os/detect.js';
 import { type OsSandbox, openOsSandbox, pathsIn, type SandboxProcess } from './os/sandbox.js';
 import type { HostPort } from './protocol.js';
+import { startContainer } from './service-image.js';
+import {
+  fillPlaceholders,
+  isImage,
+  type SandboxService,
+  type ServiceValues,
+  serviceName,
+  serviceOrigin,
+} from './service-settings.js';
 
 /** Absolute path of the sandboxed-service preload, for `node --import`. */
 export const SERVICE_PRELOAD = packagePath('sandbox/preload/service.mjs');
-
-/** Values of the placeholders a service's settings may hold. */
-export interface ServiceValues {
-  /** The sandbox database URL the service gets (`${sandbox.db}`). */
-  db?: string;
-  /** The recorded fs root (`${sandbox.files}`). */
-  files?: string;
-  /** The agent's environment in this replay (`${env.NAME}`). */
-  env: Record<string, string>;
-}
-
 /** How a command service is held in: where its report goes, what it may reach, what is rerouted. */
 export interface ServiceIsolation {
   /** Folder for the service's preload config and report (the replay's temp folder). */
@@ -47,64 +45,6 @@ export interface ServiceIsolation {
   os?: Isolation;
 }
 
-export interface SandboxService {
-  readonly name: string;
-  /** The origin the agent calls (the config's `origin`, filled in). */
-  readonly origin: string;
-  /** Where the sandboxed instance listens. */
-  readonly url: string;
-  readonly kind: 'command' | 'container';
-  /** The tail of its stdout and stderr. */
-  output(): string;
-  /** Connections its guard refused (command services). */
-  blocked(): string[];
-  close(): Promise<void>;
-}
-
-const isImage = (config: ServiceConfig): config is Extract<ServiceConfig, { image: string }> => 'image' in config;
-
-export function serviceName(config: ServiceConfig): string {
-  return config.name ?? config.origin;
-}
-
-/** Fills `${…}` placeholders; a missing value is an error naming the service and the field. */
-export function fillPlaceholders(
-  text: string,
-  values: ServiceValues & { port?: number },
-  where: { service: string; field: string },
-): string {
-  return text.replace(/\$\{([^}]*)\}/g, (whole, name: string) => {
-    let value: string | undefined;
-    if (name === 'sandbox.db') value = values.db;
-    else if (name === 'sandbox.files') value = values.files;
-    else if (name === 'port') value = values.port === undefined ? undefined : String(values.port);
-    else if (name.startsWith('env.')) value = values.env[name.slice(4)];
-    if (value === undefined) {
-      const why =
-        name === 'sandbox.db'
-          ? 'the recording has no database snapshot'
-          : name === 'sandbox.files'
-            ? 'the recording has no fs root'
-            : name.startsWith('env.')
-              ? `the agent's environment has no ${name.slice(4)} (pass it with --env ${name.slice(4)}=…)`
-              : 'it has no value here';
-      throw new TapedeckError('BAD_CONFIG', `service "${where.service}": ${where.field}: ${whole} — ${why}.`);
-    }
-    return value;
-  });
-}
-
-/** The origin a service answers for, filled in and checked. */
-export function serviceOrigin(config: ServiceConfig, values: ServiceValues): string {
-  const service = serviceName(config);
-  const text = fillPlaceholders(config.origin, values, { service, field: 'origin' });
-  try {
-    return new URL(text).origin;
-  } catch {
-    throw new TapedeckError('BAD_CONFIG', `service "${service}": origin ${JSON.stringify(text)} is not a URL.`);
-  }
-}
-
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -114,23 +54,6 @@ async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/**
- * Fails at once, with a clear message, when no container runtime (Docker engine) is reachable:
- * called before a replay whose config has an image service starts its agent.
- */
-export async function checkContainerRuntime(service: string): Promise<void> {
-  const { getContainerRuntimeClient } = await import('testcontainers');
-  try {
-    await getContainerRuntimeClient();
-  } catch (error) {
-    throw new TapedeckError(
-      'NO_CONTAINER_RUNTIME',
-      `service "${service}" runs from an image, and no Docker engine is reachable (${(error as Error).message}). Start a Docker engine, or give the service a command instead of an image.`,
-      { cause: error },
-    );
-  }
 }
 
 /**
@@ -471,58 +394,4 @@ async function isReady(url: string, port: number, ready: string | undefined): Pr
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-async function startContainer(
-  config: Extract<ServiceConfig, { image: string }>,
-  values: ServiceValues,
-): Promise<SandboxService> {
-  const name = serviceName(config);
-  const origin = serviceOrigin(config, values);
-  await checkContainerRuntime(name);
-  const { GenericContainer, TestContainers, Wait } = await import('testcontainers');
-  // The sandbox database listens on this machine's loopback: the container reaches it through
-  // testcontainers' host-port tunnel, as host.testcontainers.internal.
-  let db = values.db;
-  if (db) {
-    const u = new URL(db);
-    await TestContainers.exposeHostPorts(Number(u.port || 5432));
-    u.hostname = 'host.testcontainers.internal';
-    db = u.toString();
-  }
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(config.env ?? {}))
-    env[key] = fillPlaceholders(
-      value,
-      { ...values, ...(db ? { db } : {}), port: config.port },
-      { service: name, field: `env.${key}` },
-    );
-  let container: Awaited<ReturnType<InstanceType<typeof GenericContainer>['start']>>;
-  try {
-    container = await new GenericContainer(config.image)
-      .withEnvironment(env)
-      .withExposedPorts(config.port)
-      .withWaitStrategy(config.ready ? Wait.forHttp(config.ready, config.port) : Wait.forListeningPorts())
-      .withStartupTimeout(config.readyTimeoutMs ?? 60_000)
-      .start();
-  } catch (error) {
-    throw new TapedeckError(
-      'SERVICE_FAILED',
-      `service "${name}" (image ${config.image}) did not start: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  return {
-    name,
-    origin,
-    url: `http://${container.getHost()}:${container.getMappedPort(config.port)}`,
-    kind: 'container',
-    output: () => '',
-    blocked: () => [],
-    close: async () => {
-      await container.stop().catch(() => {});
-    },
-  };
 }
