@@ -1,6 +1,9 @@
-// The bench/record.ts workload, run in a child process: N sequential POSTs with 1 KiB JSON
-// answers to a keep-alive server, through node:http or fetch, optionally under nock's recorder or
-// Polly.js (record mode). Prints {"ms": <loop wall time>} on stdout.
+// The workload the recording and replay benches run in a child process: N sequential POSTs with
+// 1 KiB JSON answers to a keep-alive server, through one client (fetch, http = node:http, undici,
+// axios or got), optionally under nock's recorder, msw (every response read through its lifecycle
+// events, as an msw-based recorder does) or Polly.js (record mode). After 20 warm-up calls, prints
+// {"ms": <loop wall time>, "cpuMs": <this process's CPU time in the loop>} on stdout.
+//   node record-workload.mjs <client> <n> <url> [none|nock|msw|polly]
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +20,15 @@ if (harness === 'nock') {
   const { default: nock } = await import('nock');
   nock.recorder.rec({ dont_print: true, output_objects: true });
   stop = async () => nock.recorder.clear();
+} else if (harness === 'msw') {
+  const { setupServer } = await import('msw/node');
+  const server = setupServer();
+  const seen = [];
+  server.events.on('response:bypass', async ({ request, response }) => {
+    seen.push({ url: request.url, status: response.status, body: await response.clone().text() });
+  });
+  server.listen({ onUnhandledRequest: 'bypass' });
+  stop = async () => server.close();
 } else if (harness === 'polly') {
   const { Polly } = await import('@pollyjs/core');
   const { default: NodeHttpAdapter } = await import('@pollyjs/adapter-node-http');
@@ -36,34 +48,53 @@ if (harness === 'nock') {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const body = JSON.stringify({ q: 'x'.repeat(64) });
+const headers = { 'content-type': 'application/json' };
 function viaHttp(i) {
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${url}/call?i=${i}`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve(Buffer.concat(chunks).length));
-      },
-    );
+    const req = http.request(`${url}/call?i=${i}`, { method: 'POST', agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).length));
+    });
     req.on('error', reject);
     req.end(body);
   });
 }
 async function viaFetch(i) {
-  const res = await fetch(`${url}/call?i=${i}`, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/json' },
-  });
+  const res = await fetch(`${url}/call?i=${i}`, { method: 'POST', body, headers });
   return (await res.text()).length;
 }
-const call = client === 'fetch' ? viaFetch : viaHttp;
-for (let i = 0; i < 20; i++) await call(i); // warm-up
+const clients = {
+  http: async () => viaHttp,
+  fetch: async () => viaFetch,
+  undici: async () => {
+    const { request } = await import('undici');
+    return async (i) => {
+      const res = await request(`${url}/call?i=${i}`, { method: 'POST', body, headers });
+      return (await res.body.text()).length;
+    };
+  },
+  axios: async () => {
+    const { default: axios } = await import('axios');
+    return async (i) => {
+      const res = await axios.post(`${url}/call?i=${i}`, body, { headers, httpAgent: agent, responseType: 'text' });
+      return res.data.length;
+    };
+  },
+  got: async () => {
+    const { default: got } = await import('got');
+    return async (i) => (await got.post(`${url}/call?i=${i}`, { body, headers, agent: { http: agent } }).text()).length;
+  },
+};
+if (!clients[client]) throw new Error(`unknown client ${client} (have: ${Object.keys(clients).join(', ')})`);
+const call = await clients[client]();
+for (let i = 0; i < 20; i++) await call(-1 - i); // warm-up
 const start = performance.now();
+const cpu0 = process.cpuUsage();
 for (let i = 0; i < n; i++) await call(i);
 const ms = performance.now() - start;
+const cpu = process.cpuUsage(cpu0);
+const cpuMs = (cpu.user + cpu.system) / 1000;
 await stop();
 agent.destroy();
-process.stdout.write(`${JSON.stringify({ ms })}\n`);
+process.stdout.write(`${JSON.stringify({ ms, cpuMs })}\n`);

@@ -1,33 +1,47 @@
-// Recorder overhead: wall time of 1,000 sequential HTTP calls (node:http and fetch, 1 KiB JSON
-// answers, keep-alive server on 127.0.0.1 in its own process) unrecorded, recorded by tapedeck,
-// under nock 14's recorder and under Polly.js 6 (node-http adapter, record mode) — same workload,
-// same run. Prints each as a ratio to the unrecorded time. Target: tapedeck <= 1.10x, below nock and Polly.
+// Recorder overhead, in two parts, same workload (bench/record-workload.mjs), same run:
+//   1. in the loop: wall time of 1,000 sequential HTTP calls (node:http and fetch, 1 KiB JSON
+//      answers, keep-alive server on 127.0.0.1 in its own process) unrecorded, recorded by
+//      tapedeck, under nock 14's recorder and under Polly.js 6 (node-http adapter, record mode);
+//      each as a ratio to the unrecorded time. Target: tapedeck <= 1.10x, below nock and Polly.
+//   2. the whole process: 200 calls answered after 50 ms each, `node agent` unrecorded against
+//      `tapedeck record -- node agent` (the built CLI), nock's recorder and msw (responses read
+//      through its lifecycle events), wall time of the whole process, min and median of
+//      interleaved rounds. Target: tapedeck <= 1.03x unrecorded, below nock and msw.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { recordCommand } from '../src/record/index.js';
+import { BIN, buildDist, measure, stat, verdict } from './lib/process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const WORKLOAD = path.join(here, 'record-workload.mjs');
 const CALLS = Number(process.env.BENCH_RECORD_CALLS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_RECORD_ROUNDS ?? 5);
 
+const SLOW_CALLS = Number(process.env.BENCH_RECORD_SLOW_CALLS ?? 200);
+const SLOW_MS = 50;
+const SLOW_ROUNDS = Number(process.env.BENCH_RECORD_SLOW_ROUNDS ?? 3);
+
 const SERVER = `
 const http = require('node:http');
+const delay = Number(process.argv[1] ?? 0);
 const answer = JSON.stringify({ ok: true, data: 'y'.repeat(1000) });
 const server = http.createServer((req, res) => {
   req.resume();
-  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }); res.end(answer); });
+  req.on('end', () => {
+    const send = () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }); res.end(answer); };
+    if (delay > 0) setTimeout(send, delay); else send();
+  });
 });
 server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
 `;
 
-function startServer(): Promise<{ url: string; child: ChildProcess }> {
+function startServer(delayMs = 0): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', SERVER, String(delayMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout?.once('data', (d: Buffer) => resolve({ url: `http://127.0.0.1:${d.toString().trim()}`, child }));
     child.once('error', reject);
   });
@@ -63,7 +77,69 @@ async function runRecorded(client: string, url: string, outRoot: string, round: 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const best = (xs: number[]) => Math.min(...xs);
 
+/** Part 2: whole processes, 200 calls at 50 ms. */
+async function slowCalls(): Promise<void> {
+  buildDist();
+  const server = await startServer(SLOW_MS);
+  const outRoot = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-record-slow-'));
+  try {
+    for (const client of ['http', 'fetch'] as const) {
+      const agent = (harness: string) => [WORKLOAD, client, String(SLOW_CALLS), server.url, harness];
+      const variants: Record<string, (round: number) => string[]> = {
+        unrecorded: () => agent('none'),
+        tapedeck: (round) => [
+          BIN,
+          'record',
+          '--out',
+          path.join(outRoot, `${client}-${round}`),
+          '--',
+          process.execPath,
+          ...agent('none'),
+        ],
+        nock: () => agent('nock'),
+        msw: () => agent('msw'),
+      };
+      const wall = new Map<string, number[]>();
+      for (let round = 0; round < SLOW_ROUNDS; round++) {
+        for (const [name, args] of Object.entries(variants)) {
+          const m = measure(process.execPath, args(round), { cwd: outRoot });
+          wall.set(name, [...(wall.get(name) ?? []), m.wallMs]);
+        }
+      }
+      const base = stat(wall.get('unrecorded')!);
+      const label = client === 'http' ? 'node:http' : 'fetch';
+      process.stdout.write(
+        `${label}: ${SLOW_CALLS} calls answered after ${SLOW_MS} ms, whole process (built CLI), wall min | median of ${SLOW_ROUNDS} interleaved rounds; load average ${os.loadavg()[0]?.toFixed(1)}\n` +
+          `  unrecorded  ${base.min.toFixed(0)} | ${base.median.toFixed(0)} ms\n`,
+      );
+      const td = stat(wall.get('tapedeck')!);
+      for (const name of ['tapedeck', 'nock', 'msw']) {
+        const s = stat(wall.get(name)!);
+        const judged =
+          name === 'tapedeck'
+            ? verdict(s, base, 1.03)
+            : `${(s.min / base.min).toFixed(2)}x min, ${(s.median / base.median).toFixed(2)}x median`;
+        process.stdout.write(`  ${name.padEnd(11)} ${s.min.toFixed(0)} | ${s.median.toFixed(0)} ms = ${judged}\n`);
+      }
+      const below = ['nock', 'msw'].every((name) => {
+        const s = stat(wall.get(name)!);
+        return td.min < s.min && td.median < s.median;
+      });
+      process.stdout.write(`  tapedeck below nock and msw (min and median): ${below ? 'PASS' : 'MISS'}\n`);
+    }
+  } finally {
+    server.child.kill();
+    rmSync(outRoot, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
+  if (process.env.BENCH_RECORD_PART !== 'slow') await loopCalls();
+  if (process.env.BENCH_RECORD_PART !== 'loop') await slowCalls();
+}
+
+/** Part 1: 1,000 fast calls, the loop's time. */
+async function loopCalls(): Promise<void> {
   const server = await startServer();
   const outRoot = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-record-'));
   try {

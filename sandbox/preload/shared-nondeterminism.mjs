@@ -85,27 +85,33 @@ const SELF = import.meta.url;
  * clock: no internal on the network path draws Math.random or uuids, and those stay cheap.)
  */
 function fromNodeInternals() {
-  const limit = Error.stackTraceLimit;
-  const prepare = Error.prepareStackTrace;
-  Error.stackTraceLimit = 3;
-  // Call sites, not a formatted stack: formatting costs ten times more.
-  Error.prepareStackTrace = (_error, sites) => sites;
-  const holder = {};
-  let sites;
-  try {
-    Error.captureStackTrace(holder, fromNodeInternals);
-    sites = holder.stack;
-  } finally {
-    Error.prepareStackTrace = prepare;
-    Error.stackTraceLimit = limit;
-  }
-  if (!Array.isArray(sites)) return false;
-  for (const site of sites) {
+  for (const site of callSites(3, fromNodeInternals)) {
     const file = site.getFileName?.() ?? '';
     if (file === SELF) continue;
     return file.startsWith('node:internal/');
   }
   return false;
+}
+
+/**
+ * The call sites of the caller of `below` (at most `limit`): call sites, not a formatted stack,
+ * which costs ten times more.
+ * @returns {any[]}
+ */
+export function callSites(limit, below) {
+  const stackLimit = Error.stackTraceLimit;
+  const prepare = Error.prepareStackTrace;
+  Error.stackTraceLimit = limit;
+  Error.prepareStackTrace = (_error, sites) => sites;
+  /** @type {{ stack?: unknown }} */
+  const holder = {};
+  try {
+    Error.captureStackTrace(holder, below);
+    return Array.isArray(holder.stack) ? holder.stack : [];
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = stackLimit;
+  }
 }
 
 // Some of these are accessor properties (node:crypto.getRandomValues): redefine them as values.
