@@ -3,7 +3,7 @@
 // agent from the recording in order, then from a seeded generator (time never runs backwards), and
 // the values handed since the last request, reported as the recorder reports them.
 import path from 'node:path';
-import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
+import { bytesToHex, callSites, patchNondeterminism } from './shared-nondeterminism.mjs';
 
 /** A small deterministic PRNG for values asked for beyond what the recording holds. */
 function mulberry32(seed) {
@@ -17,12 +17,15 @@ function mulberry32(seed) {
   };
 }
 
+const MEMFS_FILES = [`${path.sep}memfs${path.sep}`, `${path.sep}@jsonjoy.com${path.sep}fs-`];
+
+/** Whether the clock is read by the memfs volume. */
 function fromFsSandbox() {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 10;
-  const stack = new Error().stack ?? '';
-  Error.stackTraceLimit = limit;
-  return stack.includes(`${path.sep}memfs${path.sep}`) || stack.includes(`${path.sep}@jsonjoy.com${path.sep}fs-`);
+  for (const site of callSites(10, fromFsSandbox)) {
+    const file = site.getFileName?.() ?? '';
+    if (MEMFS_FILES.some((m) => file.includes(m))) return true;
+  }
+  return false;
 }
 
 /**
@@ -30,8 +33,9 @@ function fromFsSandbox() {
  * @param {any} recorded
  * @param {number} seed
  * @param {() => boolean} suppressed
+ * @param {boolean} memfs whether a memfs volume is installed (its clock reads are not the agent's)
  */
-export function installNondeterminism(recorded, seed, suppressed) {
+export function installNondeterminism(recorded, seed, suppressed, memfs) {
   const prng = mulberry32(seed);
   const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
   const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
@@ -86,7 +90,7 @@ export function installNondeterminism(recorded, seed, suppressed) {
   patchNondeterminism((kind, real) => {
     // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
     // which reads no JS clock, so those reads must not consume recorded values.
-    if (kind === 'clock' && fromFsSandbox()) return real;
+    if (kind === 'clock' && memfs && fromFsSandbox()) return real;
     const value = choose(kind, real);
     if (handed[kind] && handed[kind].length < HANDED_MAX) {
       handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);

@@ -13,10 +13,11 @@ import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { installContainment } from './contain.mjs';
 import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
+import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism } from './replay-nondeterminism.mjs';
 import { wrapSuppressed } from './shared-nondeterminism.mjs';
-import { encodeBody, headerObject } from './shared-wire.mjs';
+import { encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
 /** @typedef {import('../protocol.js').ReplayConfig} ReplayConfig */
@@ -26,7 +27,6 @@ import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undi
 /** @typedef {import('../protocol.js').WireBody} WireBody */
 
 const REPLAYER_KEY = Symbol.for('tapedeck.recorder');
-const HOP_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 const realWriteFileSync = fs.writeFileSync;
 const realReadFileSync = fs.readFileSync;
 const held = [];
@@ -158,7 +158,7 @@ export function installReplay(config) {
   };
   const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
 
-  const nd = installNondeterminism(config.nondeterminism ?? {}, config.seed ?? 1, suppressed);
+  const nd = installNondeterminism(config.nondeterminism ?? {}, config.seed ?? 1, suppressed, fsBox !== undefined);
   installNetworkGuard(
     { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },
     (target) => send({ t: 'blocked', target }),
@@ -207,6 +207,22 @@ export function installReplay(config) {
     return reply;
   };
 
+  /**
+   * Exact mode's fast path: the next recorded call's reply when this call (method, path and query,
+   * body) is it byte for byte, answered here and reported to the replayer afterwards, saving a
+   * round trip per call.
+   */
+  const takeFast = (method, url, headers, body) => {
+    const entry = asking === 0 ? fast?.[cursor] : undefined;
+    if (!entry || entry.ask || entry.method !== method || entry.body !== (body?.text ?? '')) return undefined;
+    if (body !== undefined && body.text === undefined) return undefined;
+    const u = new URL(url);
+    if (entry.pq !== `${u.pathname}${u.search}`) return undefined;
+    cursor = entry.i + 1;
+    sendBatched({ t: 'served', i: entry.i, method, url, headers, body, fs: takeChanges(), nd: nd.takeHanded() });
+    return entry.reply;
+  };
+
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-replay',
     interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
@@ -218,33 +234,13 @@ export function installReplay(config) {
       // is read directly rather than from a clone (which tees the stream: a cost on every call).
       body = encodeBody(new Uint8Array(await request.arrayBuffer()), -1);
     }
-    // Fast path (exact mode): the next recorded call, asked for byte for byte, is answered here
-    // and reported to the replayer afterwards, saving a round trip per call.
-    const entry = asking === 0 ? fast?.[cursor] : undefined;
-    if (entry && !entry.ask && entry.method === request.method && entry.body === (body?.text ?? '')) {
-      const u = new URL(request.url);
-      if (entry.pq === `${u.pathname}${u.search}` && (body === undefined || body.text !== undefined)) {
-        cursor = entry.i + 1;
-        sendBatched({
-          t: 'served',
-          i: entry.i,
-          method: request.method,
-          url: request.url,
-          headers: headerObject(request.headers),
-          body,
-          fs: takeChanges(),
-          nd: nd.takeHanded(),
-        });
-        controller.respondWith(responseFrom(entry.reply, config.timing ?? { kind: 'none' }));
-        return;
-      }
+    const headers = headerObject(request.headers);
+    const fastReply = takeFast(request.method, request.url, headers, body);
+    if (fastReply) {
+      controller.respondWith(responseFrom(fastReply, config.timing ?? { kind: 'none' }));
+      return;
     }
-    const reply = await askHttp({
-      method: request.method,
-      url: request.url,
-      headers: headerObject(request.headers),
-      body,
-    });
+    const reply = await askHttp({ method: request.method, url: request.url, headers, body });
     if (reply.ack === -1) {
       controller.errorWith(new Error('tapedeck replay: the replayer went away'));
       return;
@@ -336,9 +332,23 @@ export function installReplay(config) {
     suppressDuring(mod, 'request');
     suppressDuring(mod, 'get');
   }
+  installFastHttp(
+    [http, https],
+    fast
+      ? {
+          peek: () => {
+            const entry = asking === 0 ? fast[cursor] : undefined;
+            return entry && !entry.ask ? entry : undefined;
+          },
+          answer: (method, url, headers, bytes) =>
+            takeFast(method, url, headers, bytes.length > 0 ? encodeBody(bytes, -1) : undefined),
+        }
+      : undefined,
+  );
 
   // The npm undici package (its own dispatchers, not global fetch's): every dispatch is answered
-  // like a fetch call, through the same question to the replayer, driving undici's handler.
+  // like a fetch call — from the fast index, or through the same question to the replayer —
+  // driving undici's handler.
   onUndiciLoad(({ DispatcherBase, unwrap }) => {
     const real = DispatcherBase.dispatch;
     DispatcherBase.dispatch = function tapedeckDispatch(opts, handler) {
@@ -354,14 +364,17 @@ export function installReplay(config) {
         try {
           const request = dispatchRequest(opts, this);
           const bytes = await dispatchBody(opts.body);
-          const reply = await askHttp({
-            ...request,
-            body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1) : undefined,
-          });
-          applyEffects(reply.effects);
-          if (reply.stop) process.exit(0);
+          const body = bytes
+            ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1)
+            : undefined;
+          const fastReply = takeFast(request.method, request.url, request.headers, body);
+          const reply = fastReply ?? (await askHttp({ ...request, body }));
+          if (!fastReply) {
+            applyEffects(reply.effects);
+            if (reply.stop) process.exit(0);
+          }
           if (aborted) return;
-          if (reply.ack === -1 || reply.error) {
+          if (('ack' in reply && reply.ack === -1) || reply.error) {
             const error = reply.error ?? { code: 'IPC_CLOSED', message: 'tapedeck replay: the replayer went away' };
             h.onError(Object.assign(new Error(error.message), { code: error.code }));
             return;

@@ -9,6 +9,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const origin = performance.timeOrigin;
 /** The time of a message: epoch milliseconds with sub-millisecond precision. */
 export const nowMs = () => origin + performance.now();
+/** Headers of the wire, not of the message: a replayed answer's body is the decoded one. */
+export const HOP_HEADERS = new Set([
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+]);
 /** Content types recorded as a stream, chunk by chunk with each chunk's offset. */
 export const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 

@@ -1,0 +1,326 @@
+// @ts-check
+// The replay preload's fast path for node:http and node:https (and what is built on them: axios,
+// got, node-fetch…). In exact mode, a request whose method and path are the next recorded call's
+// gets a light ClientRequest stand-in: its body is collected, and at end() the recorded answer
+// is handed over as an IncomingMessage, with no socket imitated, no HTTP written or parsed and no
+// Request/Response objects built (the interceptor's way costs ~10x more per call). Anything
+// else — another call, a body that differs, streams, upgrades — goes to the interceptor as
+// before, and so does the stand-in itself when its body turns out not to match.
+//
+// A request in absolute form (`path: 'http://host/x'`, what a client configured with HTTP_PROXY
+// sends to the proxy, e.g. axios inside the OS sandbox) is taken as a request for that URL: the
+// preload answers every request itself, and the interceptor cannot read that form.
+import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { HOP_HEADERS } from './shared-wire.mjs';
+
+/**
+ * The parts of a request call that matter here, or undefined when the call is one the fast path
+ * leaves alone (a socket path, a custom connection, headers as an array, an upgrade).
+ */
+function requestOf(defaultProtocol, args) {
+  let url;
+  let options;
+  let callback;
+  if (typeof args[0] === 'string' || args[0] instanceof URL) {
+    url = new URL(String(args[0]));
+    if (typeof args[1] === 'function') callback = args[1];
+    else {
+      options = args[1];
+      callback = args[2];
+    }
+  } else {
+    options = args[0];
+    callback = args[1];
+  }
+  if (options !== undefined && (options === null || typeof options !== 'object')) return undefined;
+  const o = options ?? {};
+  if (o.socketPath || o.createConnection || o.setHost === false || Array.isArray(o.headers)) return undefined;
+  if (typeof callback !== 'function') callback = undefined;
+  const protocol = o.protocol ?? url?.protocol ?? defaultProtocol;
+  const hostname = String(o.hostname ?? o.host ?? url?.hostname ?? 'localhost').replace(/^\[(.*)\]$/, '$1');
+  const defaultPort = protocol === 'https:' ? 443 : 80;
+  const port = Number(o.port ?? (url?.port || o.defaultPort || defaultPort));
+  const path = o.path ?? (url ? `${url.pathname}${url.search}` : '/');
+  const method = String(o.method ?? 'GET').toUpperCase();
+  /** @type {Record<string, string | string[]>} */
+  const headers = {};
+  for (const [name, value] of Object.entries(o.headers ?? {})) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  if (o.auth && headers.authorization === undefined) {
+    headers.authorization = `Basic ${Buffer.from(String(o.auth)).toString('base64')}`;
+  } else if (url && (url.username || url.password) && headers.authorization === undefined) {
+    const auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
+  }
+  const host = hostname.includes(':') ? `[${hostname}]` : hostname;
+  if (/^https?:\/\//i.test(path)) {
+    // Absolute form (a proxy request): the URL asked for is the path.
+    const target = new URL(path);
+    return { method, url: target, headers, callback, options: o, absolute: true };
+  }
+  const target = new URL(`${protocol}//${host}${port === defaultPort ? '' : `:${port}`}${path}`);
+  return { method, url: target, headers, callback, options: o, absolute: false };
+}
+
+/** What a request call would be given in the plain form, for the interceptor's path. */
+function plainArgs(req) {
+  const { agent, host: _h, hostname: _n, port: _p, path: _x, protocol: _o, ...rest } = req.options;
+  // A proxy's agent is left behind with the proxy.
+  const options = { ...rest, ...(req.absolute ? {} : { agent }), method: req.method, headers: req.headers };
+  return [req.url, options, ...(req.callback ? [req.callback] : [])];
+}
+
+/** A socket for the answer's IncomingMessage: nothing to read from, nothing to close. */
+class AnsweredSocket extends EventEmitter {
+  constructor(url) {
+    super();
+    this.readable = false;
+    this.writable = false;
+    this.destroyed = false;
+    this.connecting = false;
+    this.encrypted = url.protocol === 'https:' || undefined;
+    this.remoteAddress = url.hostname;
+    this.remotePort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    this.remoteFamily = url.hostname.includes(':') ? 'IPv6' : 'IPv4';
+  }
+  setKeepAlive() {
+    return this;
+  }
+  setNoDelay() {
+    return this;
+  }
+  setTimeout() {
+    return this;
+  }
+  ref() {
+    return this;
+  }
+  unref() {
+    return this;
+  }
+  resume() {
+    return this;
+  }
+  pause() {
+    return this;
+  }
+  destroy() {
+    this.destroyed = true;
+    return this;
+  }
+  destroySoon() {
+    this.destroyed = true;
+  }
+  address() {
+    return { address: '127.0.0.1', family: 'IPv4', port: 0 };
+  }
+}
+
+/**
+ * The stand-in ClientRequest: a Writable collecting the body, with ClientRequest's header methods
+ * and events. At the end of the body it is answered from the recording, or handed to `fallback`
+ * (a real request through the interceptor) whose events it passes on.
+ */
+class AnsweredRequest extends Writable {
+  constructor(req, answer, fallback) {
+    super({ autoDestroy: false, emitClose: false });
+    this.method = req.method;
+    this.path = req.absolute ? req.url.href : `${req.url.pathname}${req.url.search}`;
+    this.host = req.url.hostname;
+    this.protocol = req.url.protocol;
+    this.agent = req.options.agent;
+    this.aborted = false;
+    this.reusedSocket = false;
+    this.maxHeadersCount = null;
+    this.socket = null;
+    this.res = null;
+    this._headers = { ...req.headers };
+    this._chunks = [];
+    this._req = req;
+    this._answer = answer;
+    this._fallback = fallback;
+    this._real = undefined;
+    if (req.callback) this.once('response', req.callback);
+  }
+  get finished() {
+    return this.writableEnded;
+  }
+  get headersSent() {
+    return this.writableEnded;
+  }
+  setHeader(name, value) {
+    this._headers[String(name).toLowerCase()] = Array.isArray(value) ? value.map(String) : String(value);
+    return this;
+  }
+  appendHeader(name, value) {
+    const key = String(name).toLowerCase();
+    const before = this._headers[key];
+    const add = Array.isArray(value) ? value.map(String) : [String(value)];
+    this._headers[key] = before === undefined ? add : [...(Array.isArray(before) ? before : [before]), ...add];
+    return this;
+  }
+  getHeader(name) {
+    return this._headers[String(name).toLowerCase()];
+  }
+  hasHeader(name) {
+    return this._headers[String(name).toLowerCase()] !== undefined;
+  }
+  removeHeader(name) {
+    delete this._headers[String(name).toLowerCase()];
+  }
+  getHeaders() {
+    return { ...this._headers };
+  }
+  getHeaderNames() {
+    return Object.keys(this._headers);
+  }
+  getRawHeaderNames() {
+    return Object.keys(this._headers);
+  }
+  flushHeaders() {}
+  setNoDelay() {}
+  setSocketKeepAlive() {}
+  setTimeout(ms, callback) {
+    if (callback) this.once('timeout', callback);
+    this._real?.setTimeout(ms);
+    return this;
+  }
+  abort() {
+    if (this.aborted) return;
+    this.aborted = true;
+    process.nextTick(() => this.emit('abort'));
+    this.destroy();
+  }
+  /** @override */
+  _write(chunk, _encoding, callback) {
+    this._chunks.push(chunk);
+    callback();
+  }
+  /** @override */
+  _final(callback) {
+    const body = Buffer.concat(this._chunks);
+    this._chunks = [];
+    /** @type {Record<string, string>} */
+    const headers = { host: this._req.url.host };
+    for (const [name, value] of Object.entries(this._headers)) headers[name] = [value].flat().join(', ');
+    const reply = this._answer(this.method, this._req.url.href, headers, body);
+    if (reply) this._respond(reply);
+    else this._passOn(body);
+    callback();
+  }
+  /** @override */
+  _destroy(error, callback) {
+    this._real?.destroy(error ?? undefined);
+    callback(error);
+    process.nextTick(() => this.emit('close'));
+  }
+  _respond(reply) {
+    const socket = new AnsweredSocket(this._req.url);
+    // Filled in as Node's parser would (headers, req): not all of it is in IncomingMessage's types.
+    const res = /** @type {any} */ (new http.IncomingMessage(/** @type {any} */ (socket)));
+    const status = reply.status >= 200 && reply.status <= 599 ? reply.status : 500;
+    res.statusCode = status;
+    res.statusMessage = reply.statusText || http.STATUS_CODES[status] || '';
+    res.httpVersion = '1.1';
+    res.httpVersionMajor = 1;
+    res.httpVersionMinor = 1;
+    const raw = [];
+    for (const [name, value] of Object.entries(reply.headers ?? {})) {
+      if (HOP_HEADERS.has(name.toLowerCase())) continue;
+      // Set-Cookie values the recorder kept apart (newline-separated) are separate headers again.
+      for (const v of String(value).split('\n')) raw.push(name, v);
+    }
+    res.rawHeaders = raw;
+    // IncomingMessage reads its headers from the parser's count, not from rawHeaders: set them.
+    /** @type {Record<string, string | string[]>} */
+    const headers = {};
+    for (let i = 0; i < raw.length; i += 2) res._addHeaderLine(raw[i], raw[i + 1], headers);
+    res.headers = headers;
+    res.req = /** @type {any} */ (this);
+    this.res = res;
+    if (this.method !== 'HEAD' && ![204, 205, 304].includes(status)) {
+      const bytes =
+        reply.body?.b64 !== undefined
+          ? Buffer.from(reply.body.b64, 'base64')
+          : reply.body?.text !== undefined
+            ? Buffer.from(reply.body.text, 'utf8')
+            : undefined;
+      if (bytes && bytes.length > 0) res.push(bytes);
+    }
+    res.complete = true;
+    res.push(null);
+    res.once('end', () => process.nextTick(() => this.emit('close')));
+    process.nextTick(() => {
+      if (this.destroyed) return;
+      this.emit('response', res);
+    });
+  }
+  /** Not the recorded call after all: a real request through the interceptor, events passed on. */
+  _passOn(body) {
+    const req = { ...this._req, headers: this._headers, callback: undefined };
+    const real = this._fallback(req);
+    this._real = real;
+    for (const event of ['response', 'error', 'timeout', 'information', 'upgrade', 'socket', 'continue']) {
+      real.on(event, (...args) => {
+        if (event === 'response') this.res = args[0];
+        if (event === 'socket') this.socket = args[0];
+        this.emit(event, ...args);
+      });
+    }
+    real.on('close', () => this.emit('close'));
+    real.end(body.length > 0 ? body : undefined);
+  }
+}
+
+/**
+ * Wraps `mod.request` and `mod.get` (node:http or node:https, already intercepted) with the fast
+ * path. `peek()` is the next recorded call when one may be answered here (method, path and query,
+ * body text, reply); `answer(method, url, headers, body)` takes it if the call is it, byte for
+ * byte, and returns its reply.
+ * @param {{ peek: () => any, answer: (method: string, url: string, headers: Record<string, string>, body: Buffer) => any } | undefined} fast
+ */
+export function installFastHttp(mods, fast) {
+  const originals = new Map(mods.map((m) => [m, { request: m.request, get: m.get }]));
+  const byProtocol = (protocol) => mods.find((m) => (m.globalAgent?.protocol ?? 'http:') === protocol);
+  const viaInterceptor = (req) => {
+    const mod = byProtocol(req.url.protocol) ?? mods[0];
+    return originals.get(mod).request(...plainArgs(req));
+  };
+  for (const mod of mods) {
+    const own = originals.get(mod);
+    const defaultProtocol = mod.globalAgent?.protocol ?? 'http:';
+    const request = function request(...args) {
+      let req;
+      try {
+        req = requestOf(defaultProtocol, args);
+      } catch {
+        req = undefined;
+      }
+      if (!req) return own.request.apply(this, args);
+      const upgrade = req.headers.upgrade !== undefined || req.method === 'CONNECT';
+      const entry = fast?.peek();
+      const reply = entry?.reply;
+      const plain =
+        entry &&
+        !upgrade &&
+        entry.method === req.method &&
+        entry.pq === `${req.url.pathname}${req.url.search}` &&
+        !reply.chunks &&
+        !(reply.status >= 100 && reply.status < 200);
+      if (plain && fast) return new AnsweredRequest(req, fast.answer, viaInterceptor);
+      // The interceptor cannot read the absolute form: the same request, plainly.
+      return req.absolute ? viaInterceptor(req) : own.request.apply(this, args);
+    };
+    const get = function get(...args) {
+      const req = request.apply(this, args);
+      req.end();
+      return req;
+    };
+    Object.defineProperty(request, 'name', { value: own.request.name });
+    mod.request = request;
+    mod.get = get;
+  }
+}
