@@ -10,6 +10,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 /**
  * Connects to the parent's socket. Returns { send(obj | () => obj), sync(obj): Promise<reply>,
@@ -187,9 +188,11 @@ export function connectIpc(path, options = {}) {
  * socket stop keeping the agent alive once no one waits. Shared by the record and replay clients.
  */
 export function dispatchReplies(socket, pending) {
+  // A reply's body may hold a character split across two chunks: decoded across them.
+  const decoder = new StringDecoder('utf8');
   let input = '';
   socket.on('data', (data) => {
-    input += data.toString('utf8');
+    input += decoder.write(data);
     let nl = input.indexOf('\n');
     while (nl >= 0) {
       const line = input.slice(0, nl);

@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { noteLeftover } from '../../sandbox/leftovers.js';
+import { onLines } from '../../sandbox/ndjson.js';
 import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
 import { TapedeckError } from '../recording/index.js';
@@ -199,22 +199,14 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   }, POLL_MS);
   const server = net.createServer((socket) => {
     sockets.add(socket);
-    const decoder = new StringDecoder('utf8');
-    let buffer = '';
     const reply = (answer: { ack: number }) => {
       if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
     };
-    socket.on('data', (data) => {
-      buffer += decoder.write(data);
-      let nl = buffer.indexOf('\n');
+    onLines(socket, (lines) => {
       let urgent = !deferred;
       // Whatever the agent spooled before this barrier is handled before it.
       pullSpool();
-      while (nl >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        nl = buffer.indexOf('\n');
-        if (line.length === 0) continue;
+      for (const line of lines) {
         backlog.push({ line, reply });
         backlogBytes += line.length;
         if (line.startsWith('{"t":"sync"') || line.includes('"t":"sync"')) urgent = true;

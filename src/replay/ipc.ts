@@ -11,6 +11,7 @@ import {
   ReplayQuestionSchema,
   type ReplayReply,
 } from '../../sandbox/index.js';
+import { onLines } from '../../sandbox/ndjson.js';
 
 export interface IpcServer {
   readonly path: string;
@@ -35,15 +36,8 @@ export async function listenIpc(
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay?.(true);
-    let input = '';
-    socket.on('data', (data) => {
-      input += data.toString('utf8');
-      let nl = input.indexOf('\n');
-      while (nl >= 0) {
-        const line = input.slice(0, nl);
-        input = input.slice(nl + 1);
-        nl = input.indexOf('\n');
-        if (line.length === 0) continue;
+    onLines(socket, (lines) => {
+      for (const line of lines) {
         let message: { t?: unknown; n?: unknown };
         try {
           message = JSON.parse(line) as { t?: unknown; n?: unknown };
