@@ -33,6 +33,23 @@ export const NdBatchSchema = z.object({
 export type NdBatch = z.infer<typeof NdBatchSchema>;
 export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
 
+/** An HTTP request as a preload reports it (the fields of a message). */
+export const HTTP_REQUEST = {
+  method: z.string(),
+  url: z.string(),
+  headers: HeadersSchema,
+  body: WireBodySchema.optional(),
+};
+
+/** The first message of each agent process: who it is. */
+export const HelloSchema = z.object({
+  t: z.literal('hello'),
+  pid: z.number(),
+  ppid: z.number().optional(),
+  argv: z.array(z.string()),
+  cwd: z.string(),
+});
+
 /** Bytes of a wire body (an empty buffer when there is none). */
 export function wireBytes(body: WireBody | undefined): Buffer {
   if (body === undefined) return Buffer.alloc(0);
@@ -148,7 +165,6 @@ export type FsReport = z.infer<typeof FsReportSchema>;
 
 /** What every question and `served` notice carries: the changes and values since the last one. */
 const SINCE = { fs: z.array(FsReportSchema).optional(), nd: NdBatchSchema.optional(), pid: z.number().optional() };
-const HTTP_REQUEST = { method: z.string(), url: z.string(), headers: HeadersSchema, body: WireBodySchema.optional() };
 
 /** A question the preload waits on (sent as `{t: 'sync', n, ...question}`, answered by `{ack: n, ...reply}`). */
 export const ReplayQuestionSchema = z.discriminatedUnion('kind', [
@@ -168,13 +184,7 @@ export type QuestionOf<K extends ReplayQuestion['kind']> = Extract<ReplayQuestio
 
 /** A notice: nothing waits for an answer. */
 export const ReplayNoticeSchema = z.discriminatedUnion('t', [
-  z.object({
-    t: z.literal('hello'),
-    pid: z.number(),
-    ppid: z.number().optional(),
-    argv: z.array(z.string()),
-    cwd: z.string(),
-  }),
+  HelloSchema,
   /** A connection the network guard refused. */
   z.object({ t: z.literal('blocked'), target: z.string() }),
   /** A write outside the sandboxed root (refused). */

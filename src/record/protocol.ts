@@ -4,6 +4,8 @@
 import { z } from 'zod';
 import {
   HeadersSchema as Headers,
+  HelloSchema,
+  HTTP_REQUEST,
   NdBatchSchema,
   WireBodySchema,
   WireErrorSchema as WireError,
@@ -12,25 +14,11 @@ import { DbChangedPayloadSchema, StateTypeSchema } from '../recording/schema.js'
 
 export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol.js';
 
-const REQUEST = {
-  id: z.string(),
-  pid: z.number(),
-  ts: z.number(),
-  method: z.string(),
-  url: z.string(),
-  headers: Headers,
-  body: WireBodySchema.optional(),
-};
+const REQUEST = { id: z.string(), pid: z.number(), ts: z.number(), ...HTTP_REQUEST };
 const RESPONSE_HEAD = { ts: z.number(), status: z.number(), statusText: z.string().optional(), headers: Headers };
 
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
-  z.object({
-    t: z.literal('hello'),
-    pid: z.number(),
-    ppid: z.number().optional(),
-    argv: z.array(z.string()),
-    cwd: z.string(),
-  }),
+  HelloSchema,
   z.object({ t: z.literal('req'), ...REQUEST }),
   z.object({
     t: z.literal('res'),
