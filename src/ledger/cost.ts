@@ -1,15 +1,10 @@
 // The seed's cost formulas (000 §20–22): LLM cost by token type, state cost, task cost.
 import type { PriceEntry, Usage } from '../recording/types.js';
 import { findModelPrice, type PriceTable } from './prices.js';
-import { bucketsFromUsage, type TokenBuckets } from './tokens.js';
+import { addBuckets, bucketsFromUsage, type TokenBuckets } from './tokens.js';
 
-/** LLM cost split by token type, in the price table's currency. */
-export interface LlmCost {
-  uncachedInput: number;
-  cacheRead: number;
-  cacheWrite: number;
-  output: number;
-  reasoning: number;
+/** LLM cost split by token type (each bucket's cost, in the price table's currency), and their sum. */
+export interface LlmCost extends TokenBuckets {
   total: number;
 }
 
@@ -47,11 +42,7 @@ export function llmCost(tokens: TokenBuckets, price: PriceEntry | undefined): Ll
 }
 
 export function addCost(into: LlmCost, add: LlmCost): LlmCost {
-  into.uncachedInput += add.uncachedInput;
-  into.cacheRead += add.cacheRead;
-  into.cacheWrite += add.cacheWrite;
-  into.output += add.output;
-  into.reasoning += add.reasoning;
+  addBuckets(into, add);
   into.total += add.total;
   return into;
 }
