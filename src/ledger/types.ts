@@ -114,8 +114,19 @@ export interface TracePriceSnapshotRow {
   price_cache_write_per_million: number;
 }
 
+/** Tokens and cost of a step, or summed over a run: tokens in disjoint buckets, cost split by token type. */
+export interface CostTotals {
+  tokens: TokenBuckets;
+  seed: SeedTokenView;
+  llm: LlmCost;
+  toolCost: number;
+  computeCost: number;
+  /** State Cost as if every call were made live (the cost of this trajectory). */
+  cost: number;
+}
+
 /** One step of the ledger with its tokens in disjoint buckets and its cost split by token type. */
-export interface StepLedger {
+export interface StepLedger extends CostTotals {
   stepId: number;
   parentStepId: number | null;
   stateType: StateType;
@@ -126,13 +137,6 @@ export interface StepLedger {
   isPriced: boolean;
   /** False when a model call of the step reported no usage (a stream without it): its tokens and cost are unknown, not 0. */
   usageKnown: boolean;
-  tokens: TokenBuckets;
-  seed: SeedTokenView;
-  llm: LlmCost;
-  toolCost: number;
-  computeCost: number;
-  /** State Cost as if every call were made live (the cost of this trajectory). */
-  cost: number;
   latencyMs: number | null;
   status: string | null;
   servedFrom: ServedFrom | null;
@@ -207,14 +211,7 @@ export interface Ledger {
   tools: TraceToolEventRow[];
   prices: TracePriceSnapshotRow[];
   detail: StepLedger[];
-  totals: {
-    tokens: TokenBuckets;
-    seed: SeedTokenView;
-    llm: LlmCost;
-    toolCost: number;
-    computeCost: number;
-    cost: number;
-  };
+  totals: CostTotals;
   byState: Record<string, StateSummary>;
   mainCostSources: string[];
   metrics: DerivedMetrics;
