@@ -328,6 +328,19 @@ export const RecordingIdSchema = z
  */
 export const RUN_INPUT_ENV = 'TAPEDECK_RUN_INPUT';
 
+/**
+ * Variables that make a program load code, or find its programs and modules elsewhere (preloads,
+ * shared libraries, shell start-up files, module paths, PATH), and tapedeck's own: a recording's
+ * env is data, so a replay never takes these from it (the user gives them with --env).
+ */
+const LOADS_CODE =
+  /^(?:PATH|NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|LD_\w+|DYLD_\w+|BASH_ENV|ENV|BASHOPTS|SHELLOPTS|PS4|PROMPT_COMMAND|PYTHON\w*|PERL5?OPT|PERL5?LIB|PERLLIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|GIT_\w+|TAPEDECK_\w+)$/;
+
+/** Whether a recorded env variable may not be used by a replay (see LOADS_CODE); the run's input may. */
+export function loadsCode(name: string): boolean {
+  return name !== RUN_INPUT_ENV && LOADS_CODE.test(name);
+}
+
 /** An environment variable name, as a shell would accept it. */
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'expected an environment variable name');
 

@@ -34,6 +34,7 @@ import {
   type AgentExit,
   agentEnv,
   explicitEnv,
+  ignoredRecordedEnv,
   makeTempDir,
   openDatabase,
   readExitDumps,
@@ -66,6 +67,12 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
   const redactor = createRedactor();
   const warnings: string[] = [...recording.warnings];
+  const ignored = ignoredRecordedEnv(recording);
+  if (ignored.length > 0) {
+    warnings.push(
+      `the recording's ${ignored.join(', ')} not used: variables that load code or choose programs are never taken from a recording (give them with --env)`,
+    );
+  }
   if (redactor.keyId !== manifest.redaction.keyId) {
     warnings.push(
       `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,

@@ -23,7 +23,7 @@ import {
   wireOf,
 } from '../../sandbox/index.js';
 import { createDbTracker } from '../record/index.js';
-import { PLACEHOLDER_PREFIX, type Recording, RUN_INPUT_ENV, TapedeckError } from '../recording/index.js';
+import { loadsCode, PLACEHOLDER_PREFIX, type Recording, RUN_INPUT_ENV, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall } from './match.js';
 import type { DbTracker } from './session.js';
 import type { ReplayOptions } from './types.js';
@@ -164,7 +164,8 @@ export interface AgentEnvInput {
 
 /**
  * The environment the agent starts from: ours, the recorded explicit env minus redacted secrets
- * (the caller's own values stand), then --env. What `${env.NAME}` in the project config reads.
+ * (the caller's own values stand) and minus what loads code (`loadsCode`: NODE_OPTIONS, LD_PRELOAD,
+ * PATH…), then --env. What `${env.NAME}` in the project config reads.
  */
 export function explicitEnv(
   recording: Recording,
@@ -173,21 +174,34 @@ export function explicitEnv(
 ): Record<string, string> {
   const recordedEnv = Object.fromEntries(
     Object.entries(recording.manifest.agent.env ?? {})
-      .filter(([k, v]) => k === RUN_INPUT_ENV || !v.includes(PLACEHOLDER_PREFIX))
+      .filter(([k, v]) => !loadsCode(k) && (k === RUN_INPUT_ENV || !v.includes(PLACEHOLDER_PREFIX)))
       .map(([k, v]) => [k, relocate(v)]),
   );
   return { ...(process.env as Record<string, string>), ...recordedEnv, ...options.env };
 }
 
+/** The variable the agent reads its database URL from: the recorded one, unless it loads code. */
+function databaseEnvOf(recording: Recording): string {
+  const name = recording.manifest.world?.db?.env;
+  return name === undefined || loadsCode(name) ? 'DATABASE_URL' : name;
+}
+
+/** What a replay does not take from the recording's env (a warning names them). */
+export function ignoredRecordedEnv(recording: Recording): string[] {
+  const names = Object.keys(recording.manifest.agent.env ?? {}).filter(loadsCode);
+  const db = recording.manifest.world?.db?.env;
+  if (db !== undefined && loadsCode(db)) names.push(`${db} (world.db.env)`);
+  return names;
+}
+
 /** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */
 export async function agentEnv(input: AgentEnvInput): Promise<Record<string, string>> {
   const { recording, db, prompt } = input;
-  const manifest = recording.manifest;
   const env = explicitEnv(recording, input.options, input.relocate);
   delete env.TAPEDECK_RECORD_IPC;
   env.TAPEDECK_REPLAY_CONFIG = input.configFile;
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();
-  if (db) env[manifest.world?.db?.env ?? 'DATABASE_URL'] = db.url;
+  if (db) env[databaseEnvOf(recording)] = db.url;
   if (prompt) {
     await writeFile(prompt.file, prompt.text);
     env.SYSTEM_PROMPT = prompt.text;

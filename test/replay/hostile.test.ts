@@ -140,6 +140,42 @@ describe('hostile input', () => {
     }
   });
 
+  it('never takes a variable that loads code or chooses programs from the recorded env', async () => {
+    const dir = await writeRecording(path.join(tmp, 'env'), { calls: [] });
+    const file = path.join(dir, 'manifest.json');
+    const manifest = JSON.parse(await readFile(file, 'utf8'));
+    const payload = path.join(tmp, 'payload.cjs');
+    const loaded = path.join(tmp, 'payload-loaded');
+    await writeFile(payload, `require('node:fs').writeFileSync(${JSON.stringify(loaded)}, 'x');`);
+    await mkdir(path.join(tmp, 'evil-bin'), { recursive: true });
+    manifest.agent.env = {
+      NODE_OPTIONS: `--require ${payload}`,
+      PATH: path.join(tmp, 'evil-bin'),
+      LD_PRELOAD: path.join(tmp, 'evil.so'),
+      GREETING: 'kept',
+    };
+    manifest.world = { db: { url: 'postgres://x@127.0.0.1:1/x', schemas: [], env: 'TAPEDECK_REPLAY_CONFIG' } };
+    await writeFile(file, JSON.stringify(manifest));
+    const show =
+      'const e = process.env; console.log(JSON.stringify({ o: e.NODE_OPTIONS, p: e.PATH, l: e.LD_PRELOAD ?? null, g: e.GREETING }))';
+    const result = await replay({
+      recording: dir,
+      mode: 'exact',
+      out: path.join(tmp, 'env-replay'),
+      command: [process.execPath, '-e', show],
+      stdio: 'pipe',
+    });
+    const seen = JSON.parse(result.output?.stdout.trim().split('\n').at(-1) ?? '{}');
+    expect(existsSync(loaded)).toBe(false);
+    expect(seen.o).not.toContain(payload);
+    expect(seen.p).toBe(process.env.PATH);
+    expect(seen.l).toBe(process.env.LD_PRELOAD ?? null);
+    expect(seen.g).toBe('kept');
+    expect(result.warnings?.join('\n')).toContain(
+      "the recording's NODE_OPTIONS, PATH, LD_PRELOAD, TAPEDECK_REPLAY_CONFIG (world.db.env) not used",
+    );
+  });
+
   it('says clearly when testcontainers finds no container runtime', async () => {
     const error = await openDbSandbox(DB, { kind: 'testcontainers' }).then(
       (db) => db.close().then(() => undefined),
