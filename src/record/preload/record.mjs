@@ -182,6 +182,16 @@ function installLayer(current, options) {
   // to the proxy, which makes them, records them (as it does every other process's) and keeps
   // the step barriers. This layer then records nothing of HTTP itself.
   const proxy = typeof options.proxy === 'string' ? options.proxy : undefined;
+  // The observers' run (none once it is closed), and their messages: the values drawn before a
+  // request started are written before it.
+  const openRun = () => {
+    const run = current();
+    return run === undefined || run.closed ? undefined : run;
+  };
+  const sendExchange = (run, message) => {
+    if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushRun(run);
+    send(run, message);
+  };
   const mode = proxy ? 'interceptors' : (options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast'));
   const wrapped = [];
   if (mode === 'interceptors') {
@@ -201,17 +211,11 @@ function installLayer(current, options) {
   } else {
     wrapped.push(
       installFastCapture({
-        send: (run, message) => {
-          if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushRun(run);
-          send(run, message);
-        },
+        send: sendExchange,
         encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
         nowMs,
         suppressed,
-        current: () => {
-          const run = current();
-          return run === undefined || run.closed ? undefined : run;
-        },
+        current: openRun,
         pid,
         track,
       }),
@@ -221,16 +225,10 @@ function installLayer(current, options) {
   // The npm undici package, in both modes (its dispatchers are neither fetch's nor node:http's).
   // Undone before the fetch layer: it wraps the fetch that layer installed.
   const undoUndici = recordUndici({
-    send: (run, message) => {
-      if (message.t === 'xchg' || message.t === 'req') flushRun(run);
-      send(run, message);
-    },
+    send: sendExchange,
     encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
     nowMs,
-    current: () => {
-      const run = current();
-      return run === undefined || run.closed ? undefined : run;
-    },
+    current: openRun,
     pid,
     barrier: async (run, reason) => {
       if (reason === 'req') {
