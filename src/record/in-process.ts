@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import {
   createRedactor,
   type DbChangedPayload,
+  type Manifest,
   type Redactor,
   RUN_INPUT_ENV,
   TapedeckError,
@@ -256,27 +257,32 @@ export async function record<T>(
   let where = '';
   try {
     if (keep) {
-      if (tags.size > 0) writer.setManifest({ tags: [...tags].sort() });
+      // What the run's end adds to the manifest goes into its final write, not a write of its own.
+      const manifest: Partial<Manifest> = {};
+      if (tags.size > 0) manifest.tags = [...tags].sort();
       if (input !== undefined) {
         const agent = writer.manifest.agent;
         const env = { ...agent.env, [RUN_INPUT_ENV]: JSON.stringify(input.value ?? null) };
-        writer.setManifest({ agent: { ...agent, env } });
+        manifest.agent = { ...agent, env };
       }
       // A world that cannot be read leaves the recording closed, as incomplete, and says why.
       const worldError =
         run.observed === undefined
           ? undefined
           : await writeObservedWorld(run.observed, pg, writer, options).then(
-              () => undefined,
+              (world) => {
+                if (world !== undefined) manifest.world = world;
+              },
               (error: unknown) => error,
             );
       if (worldError !== undefined) {
-        await recording.finish({ status: 'incomplete', exitCode: failed ? 1 : 0 });
+        await recording.finish({ status: 'incomplete', exitCode: failed ? 1 : 0, manifest });
         throw worldError;
       }
       where = await recording.finish({
         status: failure === undefined ? 'complete' : 'incomplete',
         exitCode: failed ? 1 : 0,
+        manifest,
       });
       if (options.store !== undefined) {
         // Not shipped: the recording stays in its folder, for `tapedeck push` later.
@@ -297,30 +303,28 @@ export async function record<T>(
   return { dir: where, id: where === '' ? '' : writer.id, result, recorded: where !== '', steps: session.steps };
 }
 
-/** The database world the run observed: pre and post snapshots, and the manifest's account of it. */
+/** Writes the database world the run observed (pre and post snapshots); returns the manifest's account of it. */
 async function writeObservedWorld(
   observed: ObservedRun,
   pg: PgObserver,
   writer: ActiveRecording['writer'],
   options: RecordOptions,
-): Promise<void> {
+): Promise<Manifest['world']> {
   const world = await pg.finish(observed);
   const unobserved = Object.fromEntries(observed.unobserved);
-  if (world === undefined) return;
+  if (world === undefined) return undefined;
   writer.writeSnapshot('pre', { db: world.pre });
   writer.writeSnapshot('post', { db: world.post });
-  writer.setManifest({
-    world: {
-      ...writer.manifest.world,
-      db: {
-        url: world.url,
-        schemas: world.schemas,
-        env: options.dbEnv ?? 'DATABASE_URL',
-        mode: 'observed',
-        ...(Object.keys(unobserved).length > 0 ? { unobserved } : {}),
-      },
+  return {
+    ...writer.manifest.world,
+    db: {
+      url: world.url,
+      schemas: world.schemas,
+      env: options.dbEnv ?? 'DATABASE_URL',
+      mode: 'observed',
+      ...(Object.keys(unobserved).length > 0 ? { unobserved } : {}),
     },
-  });
+  };
 }
 
 /** Installs (or joins) the capture layer and opens the run's recording, with run.started written. */

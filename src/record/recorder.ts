@@ -77,11 +77,15 @@ export interface ActiveRecording {
   session: RecordSession;
   world?: WorldCapture;
   syncWorld: boolean;
-  /** Drains, writes post snapshots and run.completed, closes everything; returns where the recording is. */
+  /**
+   * Drains, writes post snapshots and run.completed, closes everything; returns where the
+   * recording is. `manifest`: merged into the manifest's final write.
+   */
   finish(outcome: {
     status: 'complete' | 'incomplete' | 'failed';
     exitCode: number | null;
     signal?: string | null;
+    manifest?: Partial<Manifest>;
   }): Promise<string>;
   /** Drops the recording (a run the sampling rules did not keep): closes everything, deletes the folder. */
   discard(): Promise<void>;
@@ -101,6 +105,14 @@ export function newRecordingId(name: string): string {
 
 /** Creates the output folder or explains why it cannot. */
 export function prepareOutputDir(dir: string): void {
+  // The common case in one call: a new folder in an existing one (a server records every run
+  // into the same folder). A folder this process just made is writable and holds no recording.
+  try {
+    mkdirSync(dir);
+    return;
+  } catch {
+    // It exists, or its parent does not, or cannot be written: the careful way below says which.
+  }
   const fail = (cause: unknown) => {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EACCES';
     throw new TapedeckError(
@@ -249,11 +261,11 @@ export async function openRecording(
       } catch (error) {
         status = 'failed';
         await world?.close().catch(() => {});
-        await writer.close(status);
+        await writer.close(status, outcome.manifest);
         throw error;
       }
       await world?.close();
-      await writer.close(status);
+      await writer.close(status, outcome.manifest);
       return writer.dir;
     },
     async discard() {

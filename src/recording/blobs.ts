@@ -1,6 +1,7 @@
 // The content-addressed blob store of a recording: blobs/sha256/<first 2 hex>/<other 62 hex>.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -60,6 +61,22 @@ export function writeFileAtomicSync(file: string, data: Uint8Array | string, mod
   }
   closeSync(fd);
   renameSync(tmp, file);
+}
+
+/** writeFileAtomicSync on libuv's threads: the event loop goes on while the disk works (a server recording many runs). */
+export async function writeFileAtomic(file: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
+  const slash = file.lastIndexOf('/');
+  const tmp = `${file.slice(0, slash + 1)}.${file.slice(slash + 1)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'wx', mode);
+  try {
+    await handle.writeFile(data);
+  } catch (error) {
+    await handle.close();
+    await unlink(tmp);
+    throw error;
+  }
+  await handle.close();
+  await rename(tmp, file);
 }
 
 /** writeSync until every byte is written (a single writeSync may write fewer). */

@@ -3,9 +3,10 @@
 
 import { isUtf8 } from 'node:buffer';
 import { createHash, type Hash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { close as closeFd, fsync, mkdirSync, openSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { BlobStore, writeAllSync, writeFileAtomicSync } from './blobs.js';
+import { promisify } from 'node:util';
+import { BlobStore, writeAllSync, writeFileAtomic, writeFileAtomicSync } from './blobs.js';
 import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 import { TapedeckError } from './errors.js';
 import { unsafePathReason } from './paths.js';
@@ -70,11 +71,16 @@ export interface RecordingWriter {
   /** Merges into the manifest and rewrites manifest.json at once. */
   setManifest(patch: Partial<Manifest>): void;
   readonly manifest: Readonly<Manifest>;
-  /** Flushes, fsyncs, and writes the manifest with its final status and integrity. Idempotent. */
-  close(status: 'complete' | 'failed' | 'incomplete'): Promise<void>;
+  /**
+   * Flushes, fsyncs, and writes the manifest with its final status and integrity (and `patch`
+   * merged in, as setManifest would, without a write of its own). Idempotent.
+   */
+  close(status: 'complete' | 'failed' | 'incomplete', patch?: Partial<Manifest>): Promise<void>;
 }
 
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
+const fsyncAsync = promisify(fsync);
+const closeAsync = promisify(closeFd);
 const BINARY_TYPES =
   /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|pdf|x-protobuf|protobuf|grpc|wasm)/i;
 
@@ -241,11 +247,13 @@ class Writer implements RecordingWriter {
     this.writeManifest();
   }
 
-  async close(status: 'complete' | 'failed' | 'incomplete'): Promise<void> {
+  async close(status: 'complete' | 'failed' | 'incomplete', patch?: Partial<Manifest>): Promise<void> {
     if (this.closed) return;
+    if (patch !== undefined) {
+      const { format: _format, integrity: _integrity, ...rest } = patch;
+      this.current = this.redactManifest({ ...this.current, ...rest });
+    }
     this.flush();
-    fsyncSync(this.fd);
-    closeSync(this.fd);
     this.closed = true;
     openWriters.delete(this);
     this.current = {
@@ -253,7 +261,11 @@ class Writer implements RecordingWriter {
       status,
       integrity: { eventsSha256: this.hash.digest('hex'), events: this.seq },
     };
-    this.writeManifest();
+    // On libuv's threads, not the event loop's: a server closing many recordings goes on serving
+    // while the disk syncs (an fsync took milliseconds, each blocking every session).
+    await fsyncAsync(this.fd);
+    await closeAsync(this.fd);
+    await writeFileAtomic(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
   }
 
   /** The agent's command line and the database URL may carry secrets too (`--api-key …`, `postgres://u:pw@…`). */
