@@ -1,0 +1,170 @@
+// bench/production: the desk server (test/production/desk-server.ts: node:http, the real openai
+// SDK against the example model server, a real Postgres database) serving 50 concurrent agent
+// sessions, recorded in-process (recordHandler, world: 'observed') and not recorded (RECORD=0),
+// in interleaved rounds of the same sessions in the same run. Prints sessions per second of each
+// (best and median round) and their ratio (target >= 0.97), once with a model that answers after
+// 20 ms (as the acceptance test's) and once with one that answers at once (the server's CPU is
+// the limit: the recorder's whole cost shows); then the recorder's memory per in-flight session:
+// the heap with 50 sessions in flight less the heap idle (after a collection), recorded less
+// unrecorded, per session. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5) and
+// BENCH_PRODUCTION_SESSIONS (sessions per round, default 150) change the size.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { ModelServer } from '../examples/world/model-server.js';
+import {
+  createDeskDatabase,
+  type DeskServer,
+  postSession,
+  sessionInput,
+  startDeskModel,
+  startDeskServer,
+} from '../test/production/desk-world.js';
+import { type Stat, stat } from './lib/process.js';
+
+const ROUNDS = Number(process.env.BENCH_PRODUCTION_ROUNDS ?? 5);
+const SESSIONS = Number(process.env.BENCH_PRODUCTION_SESSIONS ?? 150);
+const CONCURRENT = 50;
+const TARGET = 0.97;
+const ITEMS = 20_000;
+
+let sessionNo = 0;
+/** The next session's input: its own item (items are reused after 2,500 sessions, a few units each). */
+const nextInput = (model: ModelServer) => {
+  const n = sessionNo++ % 2500;
+  return sessionInput(n, model.url, `sk-live-bench${String(n).padStart(6, '0')}${'b'.repeat(16)}`);
+};
+
+/** Runs `count` sessions, `CONCURRENT` at a time; returns sessions per second. */
+async function round(server: DeskServer, model: ModelServer, count: number): Promise<number> {
+  let left = count;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENT }, async () => {
+      while (left > 0) {
+        left--;
+        const answer = await postSession(server.url, nextInput(model));
+        if (answer.status !== 200)
+          throw new Error(`a session failed (${answer.status}): ${JSON.stringify(answer.body)}`);
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+/** Waits until the recording server has finished every recording of the sessions it answered. */
+async function recordingsDone(server: DeskServer, expected: number): Promise<void> {
+  const end = Date.now() + 300_000;
+  while (server.recorded.length < expected) {
+    if (Date.now() > end) throw new Error(`${server.recorded.length} of ${expected} recordings finished`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function heapUsed(server: DeskServer): Promise<number> {
+  const res = await fetch(`${server.url}/memory`);
+  return ((await res.json()) as { heapUsed: number }).heapUsed;
+}
+
+/** "0.98x best, 0.99x median (target >= 0.97x: PASS)": a over b, higher is better. */
+function atLeast(a: Stat, b: Stat): string {
+  const r = { best: a.min / b.min, median: a.median / b.median };
+  const pass = r.best >= TARGET && r.median >= TARGET;
+  return `${r.best.toFixed(3)}x best, ${r.median.toFixed(3)}x median (target >= ${TARGET}x: ${pass ? 'PASS' : 'MISS'})`;
+}
+
+/** Higher is better: `min` holds the best (largest) round, as stat() keeps the smallest. */
+const best = (xs: number[]): Stat => {
+  const negated = stat(xs.map((x) => -x));
+  return { min: -negated.min, median: -negated.median };
+};
+
+export async function run(): Promise<void> {
+  const admin = process.env.TAPEDECK_PG_URL;
+  if (!admin) {
+    process.stdout.write('skipped: set TAPEDECK_PG_URL to a Postgres server (the desk database lives there)\n');
+    return;
+  }
+  const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-bench-production-'));
+  const db = await createDeskDatabase(admin, { items: ITEMS });
+  const models: ModelServer[] = [];
+  const servers: DeskServer[] = [];
+  try {
+    const c = new pg.Client({ connectionString: db.adminUrl });
+    await c.connect();
+    await c.query(`ALTER ROLE ${db.role} RESET log_statement`); // thousands of sessions: not into the server's log
+    await c.end();
+    const env = {
+      DATABASE_URL: db.url,
+      OPENAI_API_KEY: `sk-test-${'bench'.repeat(6)}`,
+      TAPEDECK_REDACTION_KEY: 'bench-production-key',
+      POOL_MAX: '10', // the server is shared: two desk servers stay well under its connection limit
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim(),
+    };
+    const off = await startDeskServer({ ...env, RECORD: '0' });
+    const on = await startDeskServer({ ...env, RECORDINGS: join(tmp, 'recordings') });
+    servers.push(off, on);
+    process.stdout.write(
+      `desk server, ${CONCURRENT} concurrent sessions (3 model calls, 2 tools, 5 statements each), ${ROUNDS} rounds of ${SESSIONS} sessions, interleaved; ${ITEMS.toLocaleString('en')} items\n`,
+    );
+    let answeredOn = 0;
+    for (const latencyMs of [20, 0]) {
+      const model = await startDeskModel(latencyMs);
+      models.push(model);
+      // Warm-up: both servers load the SDK and open their pools; the recorder installs its layer.
+      for (const server of [off, on]) await round(server, model, CONCURRENT);
+      answeredOn += CONCURRENT;
+      await recordingsDone(on, answeredOn);
+      const rates = { off: [] as number[], on: [] as number[] };
+      for (let r = 0; r < ROUNDS; r++) {
+        rates.off.push(await round(off, model, SESSIONS));
+        rates.on.push(await round(on, model, SESSIONS));
+        answeredOn += SESSIONS;
+        // Each round starts with no recording left to finish from the one before.
+        await recordingsDone(on, answeredOn);
+      }
+      const [a, b] = [best(rates.on), best(rates.off)];
+      const line = (s: Stat) => `${s.min.toFixed(1)} | ${s.median.toFixed(1)} sessions/s`;
+      process.stdout.write(`model answers after ${latencyMs} ms; best | median\n`);
+      process.stdout.write(
+        `  not recorded  ${line(b)}\n  recorded      ${line(a)}\n  ratio         ${atLeast(a, b)}\n`,
+      );
+    }
+
+    // Memory: 50 sessions in flight on a model that takes 400 ms an answer, sampled mid-session.
+    const slow = await startDeskModel(400);
+    models.push(slow);
+    const perSession: Record<'off' | 'on', number[]> = { off: [], on: [] };
+    for (let r = 0; r < 3; r++) {
+      for (const [name, server] of [
+        ['off', off],
+        ['on', on],
+      ] as const) {
+        const idle = await heapUsed(server);
+        const inFlight = round(server, slow, CONCURRENT);
+        const samples: number[] = [];
+        for (const wait of [500, 400, 400]) {
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          samples.push(await heapUsed(server));
+        }
+        await inFlight;
+        if (name === 'on') {
+          answeredOn += CONCURRENT;
+          await recordingsDone(on, answeredOn);
+        }
+        perSession[name].push((stat(samples).median - idle) / CONCURRENT);
+      }
+    }
+    const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+    const [mOn, mOff] = [stat(perSession.on).median, stat(perSession.off).median];
+    process.stdout.write(
+      `memory per in-flight session (heap, ${CONCURRENT} in flight less idle, median of 3): recorded ${kib(mOn)}, not recorded ${kib(mOff)}; the recorder's share ${kib(mOn - mOff)}\n`,
+    );
+  } finally {
+    for (const s of servers) await s.stop();
+    for (const m of models) await m.close();
+    await db.drop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
