@@ -1,6 +1,6 @@
 // Opening a connection: a clear error that names the server without its password, and a client
 // that a dropped connection does not crash.
-import pg from 'pg';
+import type pg from 'pg';
 import { TapedeckError } from '../recording/index.js';
 import { redactDbUrl } from './sql.js';
 
@@ -17,7 +17,9 @@ export interface ConnectOptions {
 
 /** Connects to `url`; a failure is a TapedeckError (DB_UNREACHABLE) that never shows the password. */
 export async function connectDb(url: string, options: ConnectOptions = {}): Promise<pg.Client> {
-  const client = new pg.Client({
+  // pg is loaded by the first connection, not by every command that can connect.
+  const { default: Pg } = await import('pg');
+  const client = new Pg.Client({
     connectionString: url,
     application_name: options.application ?? 'tapedeck',
     ...(options.timeoutMs === undefined ? {} : { connectionTimeoutMillis: options.timeoutMs }),

@@ -11,7 +11,6 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
-import { createRunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
   type HeaderPairs,
@@ -187,6 +186,7 @@ export async function openRecordSandbox(input: {
       `record --isolate needs the OS sandbox (bubblewrap with user namespaces): ${isolation.notes.join('; ')}`,
     );
   }
+  const { createRunCa } = await import('../../sandbox/proxy/ca.js');
   const ca = await createRunCa('tapedeck recording CA');
   const trust = await writeTrust(input.tmp, ca);
   const box = await openOsSandbox({

@@ -6,9 +6,6 @@
 // recorded call the run never made. No call leaves the process while fn runs.
 // Limits, by design: Date, Math.random and crypto values are the process's own (use fake timers),
 // in-process tool() calls run for real, and nothing about the world (files, rows) is checked.
-import { BatchInterceptor } from '@mswjs/interceptors';
-import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
-import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { activeRuns } from '../record/in-process.js';
 import { createRedactor, type Recording, readRecording, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, CallIndex, explainMiss, indexRecording, type RecordedCall } from './match.js';
@@ -99,6 +96,12 @@ export async function replayInProcess<T>(
   const divergences: InProcessDivergence[] = [];
   let served = 0;
 
+  // Loaded here, not at the top: the CLI's replay imports this module and never runs it.
+  const [{ BatchInterceptor }, { ClientRequestInterceptor }, { FetchInterceptor }] = await Promise.all([
+    import('@mswjs/interceptors'),
+    import('@mswjs/interceptors/ClientRequest'),
+    import('@mswjs/interceptors/fetch'),
+  ]);
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-replay-in-process',
     interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],

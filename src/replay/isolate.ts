@@ -21,7 +21,6 @@ import {
 } from '../../sandbox/index.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
-import { createRunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
   type HeaderPairs,
@@ -148,6 +147,8 @@ export async function openReplaySandbox(input: {
   teardown: Teardown;
 }): Promise<ReplaySandbox> {
   const { isolation, recording, tmp, cwd, fsRoot, db, teardown } = input;
+  // pkijs and asn1js load with it: only a replay in the OS sandbox needs a CA.
+  const { createRunCa } = await import('../../sandbox/proxy/ca.js');
   const ca = await createRunCa();
   const trust = await writeTrust(tmp, ca);
   // The world copy: bubblewrap only (without a mount namespace the real root cannot be replaced).

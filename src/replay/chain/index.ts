@@ -19,6 +19,7 @@ import type { Isolation } from '../../../sandbox/os/detect.js';
 import type { MockContext, MocksExport, ServiceConfig, TapedeckConfig } from '../../config/index.js';
 import { canonicalJson, type Recording, type ReplayChainSettings } from '../../recording/index.js';
 import { loadMocks, mockAnswerer } from './mocks.js';
+import { loadMsw } from './msw.js';
 import { filterExchanges, recordedExchanges } from './recorded.js';
 import { ServiceHost } from './services.js';
 import { DEFAULT_SIMULATOR_MODEL, simulatedAnswerer } from './simulate.js';
@@ -167,6 +168,7 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
         dir,
         ...(world.isolation ? { os: world.isolation } : {}),
       });
+      if (config.mocks || config.simulate) await loadMsw();
       const exchanges = recordedExchanges(world.recording);
       if (config.mocks) {
         const file = config.mocks;

@@ -2,10 +2,11 @@
 // APIs the recording cannot serve and no sandbox service re-hosts (payments, email, search). A
 // handler can read the recorded exchanges of its endpoint and query the sandbox database through
 // the context the module's factory gets.
-import { getResponse, type RequestHandler } from 'msw';
+import type { RequestHandler } from 'msw';
 import { importUserModule, type MockContext, type MocksExport } from '../../config/index.js';
 import { TapedeckError } from '../../recording/index.js';
 import { answerOf } from '../http.js';
+import { loadMsw } from './msw.js';
 import type { ChainAnswerer } from './types.js';
 
 const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive']);
@@ -59,7 +60,7 @@ export async function mockAnswerer(mocks: MocksExport, context: MockContext, fil
       const started = Date.now();
       let response: Response | undefined;
       try {
-        response = await getResponse(list, request);
+        response = await (await loadMsw()).getResponse(list, request);
       } catch (error) {
         return {
           url: ask.request.url,

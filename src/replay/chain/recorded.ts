@@ -1,10 +1,10 @@
 // The recorded exchanges of a recording as the answerers read them: for a mock handler's context
 // (`ctx.recorded(...)`) and for the simulator's examples. Data only: bodies parsed, never executed.
-import { matchRequestUrl } from 'msw';
 import type { RecordedExchange } from '../../config/index.js';
 import type { Recording } from '../../recording/index.js';
 import { bodyBytesOf, indexRecording } from '../match.js';
 import { parseJson } from '../normalize.js';
+import { matchRequestUrl } from './msw.js';
 
 function parsed(bytes: Buffer | undefined): unknown {
   if (bytes === undefined || bytes.length === 0) return undefined;

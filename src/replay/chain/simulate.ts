@@ -2,13 +2,13 @@
 // other answerer took, from the recorded answers of the same endpoint and the request. Never for a
 // mutating call unless its origin or route is allowed; an answer it cannot parse is not used (the
 // call is held back instead).
-import { matchRequestUrl } from 'msw';
 import { z } from 'zod';
 import type { RecordedExchange, SimulateConfig } from '../../config/index.js';
 import { answerOf } from '../../providers/index.js';
 import type { Usage } from '../../recording/index.js';
 import { isSafeMethod } from '../match.js';
 import { parseJson } from '../normalize.js';
+import { matchRequestUrl } from './msw.js';
 import { sameEndpoint } from './recorded.js';
 import type { ChainAnswerer, ChainAsk } from './types.js';
 
