@@ -40,6 +40,7 @@ export {
 } from './ledger/index.js';
 export type { Ledger } from './ledger/types.js';
 export {
+  currentRecording,
   RECORDING_HEADER,
   type RecordCommandOptions,
   type RecordCommandResult,
