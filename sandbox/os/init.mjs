@@ -9,32 +9,54 @@
 //             reports its exit; kill — signals one; bye — ends everything
 // Handles travel over Node's IPC channel (SCM_RIGHTS), so no socket on the file system is needed
 // (the sandbox's seccomp filter refuses Unix sockets).
+// @ts-check
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 
+/**
+ * What the launcher asks (sandbox/os/sandbox.ts sends these).
+ * @typedef {{ t: 'listen', id: number, host?: string, port?: number }} ListenRequest
+ * @typedef {{ t: 'connect', id: number, host?: string, port: number }} ConnectRequest
+ * @typedef {{ strace: string, syscalls: string[] }} TraceOptions
+ * @typedef {{ t: 'spawn', id: number, command: string[], env: NodeJS.ProcessEnv, cwd?: string, stdio?: 'inherit' | 'pipe', trace?: TraceOptions }} SpawnRequest
+ * @typedef {{ t: 'kill', id: number, signal?: NodeJS.Signals }} KillRequest
+ * @typedef {ListenRequest | ConnectRequest | SpawnRequest | KillRequest | { t: 'bye' }} Request
+ */
+
+/** @type {Map<number, import('node:child_process').ChildProcess>} */
 const children = new Map();
+/**
+ * @param {Record<string, unknown>} message
+ * @param {net.Server | net.Socket} [handle]
+ * @returns {Promise<boolean>}
+ */
 const send = (message, handle) =>
   new Promise((resolve) => {
-    if (!process.connected) return resolve(false);
+    if (!process.connected || process.send === undefined) return resolve(false);
     process.send(message, handle, { keepOpen: false }, () => resolve(true));
   });
 
+/** An error as the launcher reads it: a code (a system error's) and the message. */
+const failure = (/** @type {any} */ error) => ({ code: error?.code, message: String(error?.message ?? error) });
+
+/** @param {ListenRequest} request */
 async function listen({ id, host, port }) {
   const server = net.createServer();
-  server.once('error', (error) => void send({ t: 'error', id, code: error.code, message: error.message }));
+  server.once('error', (error) => void send({ t: 'error', id, ...failure(error) }));
   server.listen({ host: host ?? '127.0.0.1', port: port ?? 0, exclusive: true }, async () => {
-    const address = server.address();
+    const address = /** @type {net.AddressInfo} */ (server.address());
     await send({ t: 'listening', id, port: address.port, host: address.address }, server);
     // The launcher holds the listener now; this copy must not accept.
     server.close();
   });
 }
 
+/** @param {ConnectRequest} request */
 function connect({ id, host, port }) {
   const socket = net.connect({ host: host ?? '127.0.0.1', port });
-  socket.once('error', (error) => void send({ t: 'error', id, code: error.code, message: error.message }));
+  socket.once('error', (error) => void send({ t: 'error', id, ...failure(error) }));
   socket.once('connect', () => {
     socket.pause();
     void send({ t: 'connected', id }, socket);
@@ -89,6 +111,7 @@ function found(command, env, cwd) {
   return (env.PATH ?? '').split(':').some((dir) => dir && canRun(`${dir}/${command}`));
 }
 
+/** @param {SpawnRequest} request */
 function start({ id, command, env, cwd, stdio, trace }) {
   // Under strace a missing program would look like strace failing: say so as spawn would.
   if (trace?.strace && !found(command[0], env, cwd ?? process.cwd())) {
@@ -125,26 +148,27 @@ function start({ id, command, env, cwd, stdio, trace }) {
       ];
     }
   }
+  /** @type {import('node:child_process').ChildProcess} */
   let child;
   try {
-    child = spawn(argv[0], argv.slice(1), {
+    child = spawn(/** @type {string} */ (argv[0]), argv.slice(1), {
       cwd,
       env,
       // The agent writes to the sandbox's own stdout/stderr; services' output comes out over IPC.
       stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
     });
   } catch (error) {
-    void send({ t: 'exit', id, code: null, signal: null, error: { code: error.code, message: error.message } });
+    void send({ t: 'exit', id, code: null, signal: null, error: failure(error) });
     return;
   }
   children.set(id, child);
   child.once('spawn', () => void send({ t: 'spawned', id, pid: child.pid }));
-  for (const name of ['stdout', 'stderr']) {
+  for (const name of /** @type {const} */ (['stdout', 'stderr'])) {
     child[name]?.on('data', (data) => void send({ t: 'output', id, stream: name, b64: data.toString('base64') }));
   }
   child.once('error', (error) => {
     children.delete(id);
-    void send({ t: 'exit', id, code: null, signal: null, error: { code: error.code, message: error.message } });
+    void send({ t: 'exit', id, code: null, signal: null, error: failure(error) });
   });
   child.once('close', (code, signal) => {
     children.delete(id);
@@ -159,11 +183,12 @@ function start({ id, command, env, cwd, stdio, trace }) {
   });
 }
 
+/** @param {KillRequest} request */
 function kill({ id, signal }) {
   children.get(id)?.kill(signal ?? 'SIGTERM');
 }
 
-process.on('message', (message) => {
+process.on('message', (/** @type {Request} */ message) => {
   switch (message?.t) {
     case 'listen':
       return void listen(message);
