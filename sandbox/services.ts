@@ -297,7 +297,14 @@ async function startInOsSandbox(input: {
       const p = proc;
       p.kill('SIGTERM');
       const timer = setTimeout(() => p.kill('SIGKILL'), 3000);
-      await Promise.race([p.exit, new Promise((r) => setTimeout(r, 5000))]);
+      let patience: NodeJS.Timeout | undefined;
+      await Promise.race([
+        p.exit,
+        new Promise((r) => {
+          patience = setTimeout(r, 5000);
+        }),
+      ]);
+      clearTimeout(patience);
       clearTimeout(timer);
     }
     for (const l of listeners) l.close();

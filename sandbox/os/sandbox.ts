@@ -441,7 +441,15 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     async close() {
       if (!ended && child.connected) {
         child.send({ t: 'bye' });
-        await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 2000))]);
+        // The timer must not outlive the wait: a pending one kept every replay's process 2 s after its work.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise((r) => child.once('exit', r)),
+          new Promise((r) => {
+            timer = setTimeout(r, 2000);
+          }),
+        ]);
+        clearTimeout(timer);
       }
       if (child.exitCode === null) child.kill('SIGKILL');
       for (const c of cleanup.reverse()) await c().catch(() => undefined);
