@@ -86,31 +86,27 @@ export function detectTrajectoryFailures(t: Trajectory, options: { maxSteps?: nu
     });
   }
   const sigs = t.calls.map(signature);
+  // A loop of `length` calls from the i-th, reported at the call that made it one (`at`).
+  const loop = (i: number, length: number, at: number, what: string) =>
+    out.push({
+      failureClass: 'loop',
+      stepId: t.calls[i + at]!.stepId,
+      message: `steps ${t.calls
+        .slice(i, i + length)
+        .map((c) => c.stepId)
+        .join(', ')}: ${what}`,
+    });
   for (let i = 0; i < sigs.length; i++) {
     let same = 1;
     while (sigs[i + same] === sigs[i]) same++;
     if (same >= 3) {
-      out.push({
-        failureClass: 'loop',
-        stepId: t.calls[i + 2]!.stepId,
-        message: `steps ${t.calls
-          .slice(i, i + same)
-          .map((c) => c.stepId)
-          .join(', ')}: ${t.calls[i]!.name} repeated ${same} times with the same arguments`,
-      });
+      loop(i, same, 2, `${t.calls[i]!.name} repeated ${same} times with the same arguments`);
       break;
     }
     let span = 2;
     while (sigs[i + span] === sigs[i + span - 2] && sigs[i] !== sigs[i + 1]) span++;
     if (span >= 5) {
-      out.push({
-        failureClass: 'loop',
-        stepId: t.calls[i + 4]!.stepId,
-        message: `steps ${t.calls
-          .slice(i, i + span)
-          .map((c) => c.stepId)
-          .join(', ')}: ${t.calls[i]!.name} -> ${t.calls[i + 1]!.name} cycle`,
-      });
+      loop(i, span, 4, `${t.calls[i]!.name} -> ${t.calls[i + 1]!.name} cycle`);
       break;
     }
   }
