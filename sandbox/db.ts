@@ -32,7 +32,9 @@ import type { DbChangedPayload, DbSnapshot, Row } from '../src/recording/index.j
 import { TapedeckError } from '../src/recording/index.js';
 import { noteLeftover } from './leftovers.js';
 
-export type DbSandboxKind = 'pglite' | 'template' | 'testcontainers';
+/** The kinds of database sandbox, in `--db-sandbox`'s words. */
+export const DB_SANDBOX_KINDS = ['pglite', 'template', 'testcontainers'] as const;
+export type DbSandboxKind = (typeof DB_SANDBOX_KINDS)[number];
 
 export interface DbSandbox {
   readonly kind: DbSandboxKind;

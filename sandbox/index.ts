@@ -4,7 +4,13 @@
 // and the register of what a killed process leaves behind.
 import { packagePath } from '../src/package.js';
 
-export { type DbSandbox, type DbSandboxKind, type DbSandboxOptions, openDbSandbox } from './db.js';
+export {
+  DB_SANDBOX_KINDS,
+  type DbSandbox,
+  type DbSandboxKind,
+  type DbSandboxOptions,
+  openDbSandbox,
+} from './db.js';
 export { entryPath, fsSeed, materializeFs, type ReadBlob } from './fs.js';
 export {
   type LeftoverItem,

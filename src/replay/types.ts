@@ -1,6 +1,6 @@
 // The replayer's public options and results.
 
-import type { Timing } from '../../sandbox/index.js';
+import type { DbSandboxKind, Timing } from '../../sandbox/index.js';
 import type { TapedeckConfig } from '../config/index.js';
 import type { DivergencePayload, ProvenanceCounts, ServedFrom, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
@@ -49,7 +49,7 @@ export interface ReplayOptions {
   /** Streamed responses: chunk timing. Default none. */
   timing?: Timing;
   /** The database sandbox: PGlite (default), a template clone on the server at `db`, or testcontainers. */
-  dbSandbox?: 'pglite' | 'template' | 'testcontainers';
+  dbSandbox?: DbSandboxKind;
   /** Server URL for the template sandbox (setting it implies dbSandbox 'template'). */
   db?: string;
   /** Kill the agent after this many ms (default 10 minutes). */

@@ -1,6 +1,7 @@
 // `tapedeck replay <recording> [options] [-- <command…>]`: re-runs an agent against a recording in the sandbox.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import type { DbSandboxKind } from '../../../sandbox/db.js';
 import { redactDbUrl } from '../../postgres/sql.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { describeProvenance } from '../../recording/provenance.js';
@@ -152,8 +153,9 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
       if (opts.onMiss !== undefined && opts.onMiss !== 'fail' && opts.onMiss !== 'error-response') {
         throw new TapedeckError('BAD_OPTION', `--on-miss ${JSON.stringify(opts.onMiss)} is not fail or error-response`);
       }
-      const kinds = ['pglite', 'template', 'testcontainers'];
-      if (opts.dbSandbox !== undefined && !kinds.includes(opts.dbSandbox)) {
+      // Loaded here, not at start-up: the replay loads the sandbox module anyway.
+      const { DB_SANDBOX_KINDS: kinds } = await import('../../../sandbox/db.js');
+      if (opts.dbSandbox !== undefined && !(kinds as readonly string[]).includes(opts.dbSandbox)) {
         throw new TapedeckError(
           'BAD_OPTION',
           `--db-sandbox ${JSON.stringify(opts.dbSandbox)} is not ${kinds.join(', ')}`,
@@ -206,9 +208,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         timing: parseTiming(opts.timing),
         ...(opts.out !== undefined ? { out: opts.out } : {}),
         ...(opts.db !== undefined ? { db: opts.db } : {}),
-        ...(opts.dbSandbox !== undefined
-          ? { dbSandbox: opts.dbSandbox as 'pglite' | 'template' | 'testcontainers' }
-          : {}),
+        ...(opts.dbSandbox !== undefined ? { dbSandbox: opts.dbSandbox as DbSandboxKind } : {}),
         ...(agentCommand.length > 0 ? { command: agentCommand } : {}),
         env,
         config,
