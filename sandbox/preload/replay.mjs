@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import path from 'node:path';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
@@ -16,7 +17,7 @@ import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism } from './replay-nondeterminism.mjs';
-import { wrapSuppressed } from './shared-nondeterminism.mjs';
+import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
@@ -332,6 +333,7 @@ export function installReplay(config) {
     suppressDuring(mod, 'request');
     suppressDuring(mod, 'get');
   }
+  quietRequestSockets(http, net, suppressDuring);
   installFastHttp(
     [http, https],
     fast

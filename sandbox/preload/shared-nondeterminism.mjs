@@ -150,3 +150,32 @@ export function wrapSuppressed(target, key, enter, leave) {
     target[key] = real;
   };
 }
+
+/**
+ * The ClientRequest interceptor's socket parses what a request writes and draws the request's id
+ * (Math.random) once its headers are complete: on a later tick (the request's flush) or inside the
+ * agent's req.end(), outside the wrapped http.request. So the write and end of every socket class
+ * a ClientRequest is handed (other than net.Socket's own) are wrapped too, with `suppressDuring`
+ * (target, key) as for http.request; else each node:http call the interceptors see (axios, got)
+ * takes one of the agent's random values. Returns the undo of the onSocket patch.
+ * @param {typeof import('node:http')} http
+ * @param {typeof import('node:net')} net
+ * @param {(target: any, key: string) => void} suppressDuring
+ */
+export function quietRequestSockets(http, net, suppressDuring) {
+  const proto = http.ClientRequest.prototype;
+  const onSocket = proto.onSocket;
+  const quieted = new WeakSet();
+  proto.onSocket = function (socket, ...rest) {
+    const socketProto = socket ? Object.getPrototypeOf(socket) : undefined;
+    if (socketProto && socketProto !== net.Socket.prototype && !quieted.has(socketProto)) {
+      quieted.add(socketProto);
+      suppressDuring(socketProto, 'write');
+      suppressDuring(socketProto, 'end');
+    }
+    return onSocket.call(this, socket, ...rest);
+  };
+  return () => {
+    proto.onSocket = onSocket;
+  };
+}

@@ -2,7 +2,9 @@
 // recorded calls itself (sandbox/preload/replay-http.mjs) in the OS sandbox and with the
 // in-process preload alone, and the agent sees what it saw when recorded (status, body, repeated
 // headers) with 0 hits on the running API; a call whose body differs goes the interceptor's way
-// and is a divergence.
+// and is a divergence, and the random values the agent draws after each call are still the
+// recorded ones (the interceptor's own request ids are not the agent's).
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,10 +88,45 @@ describe('node:http, axios and got replayed from the preload', () => {
         stdio: 'pipe',
         isolation: 'none',
         env: { API_URL: apiUrl, CLIENT: client, BODY_SUFFIX: '-changed' },
+        // The changed POST gets a 503 instead of a connection error, so the agent goes on.
+        onMiss: 'error-response',
         timeoutMs: 120_000,
       });
       expect(changed.divergences.length).toBeGreaterThan(0);
       expect(JSON.stringify(changed.divergences[0])).toContain('A-1-changed');
+      const draws = (line: string) => (JSON.parse(line) as Array<{ draw: number }>).map((s) => s.draw);
+      expect(draws(changed.output?.stdout.trim().split('\n').pop() ?? '[]')).toEqual(draws(seen));
+    });
+
+    it(`${client}: recorded with --fs (the interceptor path), the values drawn after each call replay as recorded`, {
+      timeout: 300_000,
+    }, async () => {
+      const out = path.join(tmp.dir, `rec-fs-${client}`);
+      const workspace = path.join(tmp.dir, `ws-${client}`);
+      mkdirSync(workspace, { recursive: true });
+      let stdout = '';
+      const recorded = await recordCommand({
+        command: [process.execPath, AGENT],
+        env: { API_URL: apiUrl, CLIENT: client },
+        out,
+        fsRoot: workspace,
+        stdio: 'pipe',
+        onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+      });
+      expect(recorded.exitCode).toBe(0);
+      const seen = stdout.trim().split('\n').pop() ?? '';
+      const result = await replay({
+        recording: out,
+        mode: 'exact',
+        out: path.join(tmp.dir, `replay-fs-${client}`),
+        stdio: 'pipe',
+        isolation: 'none',
+        env: { API_URL: apiUrl, CLIENT: client },
+        timeoutMs: 120_000,
+      });
+      expect(result.divergences, result.output?.stderr).toEqual([]);
+      const replayed = result.output?.stdout.trim().split('\n').pop() ?? '';
+      expect(replayed.replace(/a=\[REDACTED:hmac:[0-9a-f]+\]/, 'a=1')).toBe(seen);
     });
   }
 });

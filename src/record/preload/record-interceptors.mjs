@@ -5,10 +5,11 @@
 // proxy instead, which makes and records it; this layer then records nothing of HTTP itself.
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
-import { wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
+import { quietRequestSockets, wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import { encodeBody, headerObject, nowMs, STREAM_TYPES } from '../../../sandbox/preload/shared-wire.mjs';
 
 /**
@@ -142,6 +143,7 @@ export function installInterceptors(ctx) {
     suppressDuring(mod, 'request');
     suppressDuring(mod, 'get');
   }
+  wrapped.push(quietRequestSockets(http, net, suppressDuring));
   return function dispose() {
     for (const undo of wrapped.reverse()) undo();
     interceptor.dispose();
