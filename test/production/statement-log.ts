@@ -60,24 +60,33 @@ export async function openStatementLog(adminUrl: string): Promise<StatementLog> 
     async since(mark, database) {
       const end = await size();
       const statements: LoggedStatement[] = [];
-      if (end <= mark) return statements;
-      const { rows } = await admin.query('SELECT pg_read_binary_file($1, $2, $3) AS bytes', [file, mark, end - mark]);
-      const text = (rows[0]?.bytes as Buffer | undefined)?.toString('utf8') ?? '';
-      // One entry per line that starts with a time stamp; a multi-line statement continues on
-      // the lines after it.
-      const entries: string[] = [];
-      for (const line of text.split('\n')) {
-        if (ENTRY.test(line) || entries.length === 0) entries.push(line);
-        else entries[entries.length - 1] += `\n${line}`;
-      }
       const suffix = `@${database} `;
-      for (const entry of entries) {
+      const take = (entry: string) => {
         const m = /^\S+ \S+ .*?(\S+@\S+) LOG:\s+(?:statement|execute [^:]+):\s([\s\S]*)$/.exec(entry);
-        if (m === null) continue;
+        if (m === null) return;
         const who = m[1] as string;
-        if (!`${who} `.endsWith(suffix)) continue;
+        if (!`${who} `.endsWith(suffix)) return;
         statements.push({ who, text: (m[2] as string).trim() });
+      };
+      // Read in pieces: other tests on a shared server may log gigabytes meanwhile. One entry per
+      // line that starts with a time stamp; a multi-line statement continues on the lines after it.
+      const PIECE = 8 << 20;
+      let entry: string | undefined;
+      let rest = '';
+      for (let at = mark; at < end; at += PIECE) {
+        const length = Math.min(PIECE, end - at);
+        const { rows } = await admin.query('SELECT pg_read_binary_file($1, $2, $3) AS bytes', [file, at, length]);
+        const text = rest + ((rows[0]?.bytes as Buffer | undefined)?.toString('utf8') ?? '');
+        const lines = text.split('\n');
+        rest = at + length < end ? (lines.pop() ?? '') : '';
+        for (const line of lines) {
+          if (ENTRY.test(line) || entry === undefined) {
+            if (entry !== undefined) take(entry);
+            entry = line;
+          } else entry += `\n${line}`;
+        }
       }
+      if (entry !== undefined) take(entry);
       return statements;
     },
     close: () => admin.end(),
