@@ -313,8 +313,8 @@ async function writeObservedWorld(
   const world = await pg.finish(observed);
   const unobserved = Object.fromEntries(observed.unobserved);
   if (world === undefined) return undefined;
-  writer.writeSnapshot('pre', { db: world.pre });
-  writer.writeSnapshot('post', { db: world.post });
+  await writer.writeSnapshotAsync('pre', { db: world.pre });
+  await writer.writeSnapshotAsync('post', { db: world.post });
   return {
     ...writer.manifest.world,
     db: {

@@ -3,7 +3,8 @@
 
 import { isUtf8 } from 'node:buffer';
 import { createHash, type Hash, randomBytes } from 'node:crypto';
-import { close as closeFd, fsync, mkdirSync, openSync } from 'node:fs';
+import { close as closeFd, fsync, mkdirSync, open as openFd } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { BlobStore, writeAllSync, writeFileAtomic, writeFileAtomicSync } from './blobs.js';
@@ -68,6 +69,8 @@ export interface RecordingWriter {
   /** Writes buffered events to events.jsonl (synchronous; no fsync). */
   flush(): void;
   writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void;
+  /** writeSnapshot on libuv's threads: a server finishing many recordings keeps serving meanwhile. */
+  writeSnapshotAsync(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): Promise<void>;
   /** Merges into the manifest and rewrites manifest.json at once. */
   setManifest(patch: Partial<Manifest>): void;
   readonly manifest: Readonly<Manifest>;
@@ -81,6 +84,7 @@ export interface RecordingWriter {
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
 const fsyncAsync = promisify(fsync);
 const closeAsync = promisify(closeFd);
+const openAsync = promisify(openFd);
 const BINARY_TYPES =
   /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|pdf|x-protobuf|protobuf|grpc|wasm)/i;
 
@@ -118,10 +122,13 @@ class Writer implements RecordingWriter {
   private closed = false;
   private current: Manifest;
 
+  /** No I/O here: createRecordingWriter makes the folders, opens `fd` (events.jsonl) and writes the first manifest. */
   constructor(
     readonly dir: string,
     init: WriterInit,
+    fd: number,
   ) {
+    this.fd = fd;
     this.id = init.id ?? basename(dir);
     this.traceId = init.traceId ?? randomBytes(16).toString('hex');
     this.redactor = init.redactor ?? createRedactor(init.redaction);
@@ -145,19 +152,11 @@ class Writer implements RecordingWriter {
     if (init.replay) manifest.replay = init.replay;
     if (init.prices) manifest.prices = init.prices;
     this.current = this.redactManifest(manifest);
-    mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
-    try {
-      this.fd = openSync(join(dir, 'events.jsonl'), 'wx');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new TapedeckError(
-          'RECORDING_EXISTS',
-          `${dir} already holds a recording (events.jsonl exists); choose a new directory or delete it.`,
-        );
-      }
-      throw error;
-    }
-    this.writeManifest();
+  }
+
+  /** Writes the first manifest (status incomplete) and starts flushing at exit. */
+  async start(): Promise<void> {
+    await writeFileAtomic(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
     trackOpen(this);
   }
 
@@ -227,17 +226,34 @@ class Writer implements RecordingWriter {
   }
 
   writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void {
+    const { dir, files } = this.snapshotFiles(which, snapshot);
+    mkdirSync(dir, { recursive: true });
+    for (const [file, text] of files) writeFileAtomicSync(file, text);
+  }
+
+  async writeSnapshotAsync(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): Promise<void> {
+    const { dir, files } = this.snapshotFiles(which, snapshot);
+    await mkdir(dir, { recursive: true });
+    for (const [file, text] of files) await writeFileAtomic(file, text);
+  }
+
+  /** A snapshot's folder and files (fs.json, db.json) with their text; refuses an fs path that escapes. */
+  private snapshotFiles(
+    which: 'pre' | 'post',
+    snapshot: { fs?: FsSnapshot; db?: DbSnapshot },
+  ): { dir: string; files: Array<[string, string]> } {
     if (which !== 'pre' && which !== 'post') throw new TypeError(`snapshot must be 'pre' or 'post', got ${which}`);
     const dir = join(this.dir, 'snapshots', which);
-    mkdirSync(dir, { recursive: true });
+    const files: Array<[string, string]> = [];
     if (snapshot.fs) {
       for (const path of Object.keys(snapshot.fs.files)) {
         const reason = unsafePathReason(path);
         if (reason) throw new TapedeckError('UNSAFE_PATH', `fs snapshot path ${JSON.stringify(path)} ${reason}`);
       }
-      writeFileAtomicSync(join(dir, 'fs.json'), `${canonicalJsonPretty(snapshot.fs)}\n`);
+      files.push([join(dir, 'fs.json'), `${canonicalJsonPretty(snapshot.fs)}\n`]);
     }
-    if (snapshot.db) writeFileAtomicSync(join(dir, 'db.json'), `${canonicalJsonPretty(snapshot.db)}\n`);
+    if (snapshot.db) files.push([join(dir, 'db.json'), `${canonicalJsonPretty(snapshot.db)}\n`]);
+    return { dir, files };
   }
 
   setManifest(patch: Partial<Manifest>): void {
@@ -317,5 +333,26 @@ function validateEvent(envelope: Record<string, unknown>): void {
  * await w.close('complete');
  */
 export async function createRecordingWriter(dir: string, init: WriterInit): Promise<RecordingWriter> {
-  return new Writer(dir, init);
+  // On libuv's threads, not the event loop's: a server opening many recordings keeps serving.
+  await mkdir(join(dir, 'blobs', 'sha256'), { recursive: true });
+  let fd: number;
+  try {
+    fd = await openAsync(join(dir, 'events.jsonl'), 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new TapedeckError(
+        'RECORDING_EXISTS',
+        `${dir} already holds a recording (events.jsonl exists); choose a new directory or delete it.`,
+      );
+    }
+    throw error;
+  }
+  try {
+    const writer = new Writer(dir, init, fd);
+    await writer.start();
+    return writer;
+  } catch (error) {
+    await closeAsync(fd).catch(() => {});
+    throw error;
+  }
 }
