@@ -6,9 +6,10 @@
 // 20 ms (as the acceptance test's) and once with one that answers at once (the server's CPU is
 // the limit: the recorder's whole cost shows); then the recorder's memory per in-flight session:
 // the heap with 50 sessions in flight less the heap idle (after a collection), recorded less
-// unrecorded, per session. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5) and
+// unrecorded, per session. The server's CPU time a session (from /proc) is printed too: on a
+// shared machine it is steadier than throughput. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5) and
 // BENCH_PRODUCTION_SESSIONS (sessions per round, default 150) change the size.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -35,6 +36,13 @@ const nextInput = (model: ModelServer) => {
   const n = sessionNo++ % 2500;
   return sessionInput(n, model.url, `sk-live-bench${String(n).padStart(6, '0')}${'b'.repeat(16)}`);
 };
+
+/** The CPU time (user + system) the server process has used, in ms (/proc; 10 ms ticks). */
+function cpuMs(server: DeskServer): number {
+  const stat = readFileSync(`/proc/${server.child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 /** Runs `count` sessions, `CONCURRENT` at a time; returns sessions per second. */
 async function round(server: DeskServer, model: ModelServer, count: number): Promise<number> {
@@ -117,18 +125,28 @@ export async function run(): Promise<void> {
       answeredOn += CONCURRENT;
       await recordingsDone(on, answeredOn);
       const rates = { off: [] as number[], on: [] as number[] };
+      // The server's CPU per session: steadier than throughput on a shared machine.
+      const cpu = { off: [] as number[], on: [] as number[] };
       for (let r = 0; r < ROUNDS; r++) {
+        let before = cpuMs(off);
         rates.off.push(await round(off, model, SESSIONS));
+        cpu.off.push((cpuMs(off) - before) / SESSIONS);
+        before = cpuMs(on);
         rates.on.push(await round(on, model, SESSIONS));
         answeredOn += SESSIONS;
         // Each round starts with no recording left to finish from the one before.
         await recordingsDone(on, answeredOn);
+        cpu.on.push((cpuMs(on) - before) / SESSIONS);
       }
       const [a, b] = [best(rates.on), best(rates.off)];
       const line = (s: Stat) => `${s.min.toFixed(1)} | ${s.median.toFixed(1)} sessions/s`;
       process.stdout.write(`model answers after ${latencyMs} ms; best | median\n`);
       process.stdout.write(
         `  not recorded  ${line(b)}\n  recorded      ${line(a)}\n  ratio         ${atLeast(a, b)}\n`,
+      );
+      const [cOn, cOff] = [stat(cpu.on), stat(cpu.off)];
+      process.stdout.write(
+        `  server CPU a session, min | median: not recorded ${cOff.min.toFixed(1)} | ${cOff.median.toFixed(1)} ms, recorded ${cOn.min.toFixed(1)} | ${cOn.median.toFixed(1)} ms\n`,
       );
     }
 
