@@ -11,7 +11,7 @@ import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
-import { TapedeckError } from '../recording/index.js';
+import { loadsCode, TapedeckError } from '../recording/index.js';
 import { databaseAddresses, openRecordSandbox, type RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
@@ -120,6 +120,19 @@ function runChild(
   });
 }
 
+/** Variables of the terminal session, not of the agent's configuration: not worth naming in a replay. */
+const SESSION_ENV =
+  /^(?:_|PWD|OLDPWD|SHLVL|HOME|USER|LOGNAME|SHELL|MAIL|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|TERM(?:_.*)?|COLORTERM|COLUMNS|LINES|LANG|LANGUAGE|LC_.*|TZ|DISPLAY|WAYLAND_.*|XDG_.*|DBUS_.*|SSH_.*|GPG_.*|TMUX.*|STY|WINDOW|LS_COLORS|LESS.*|PAGER|EDITOR|VISUAL|HIST.*|PS[1-4]|PROMPT_COMMAND|MOTD_SHOWN|INVOCATION_ID|JOURNAL_STREAM|SYSTEMD_.*|VSCODE_.*|TERMINAL_.*|ITERM_.*|WT_.*|WSL.*|npm_.*|NODE_.*|NVM_.*|INIT_CWD|COREPACK_.*|TAPEDECK_.*|PGAPPNAME)$/;
+
+/** The names of the agent's inherited variables a replay should have too (sorted; values never kept). */
+function inheritedEnvNames(env: NodeJS.ProcessEnv, explicit: Record<string, string> | undefined): string[] {
+  return Object.keys(env)
+    .filter((name) => env[name] !== undefined && !(explicit && name in explicit))
+    .filter((name) => /^[A-Za-z_][A-Za-z0-9_]{0,255}$/.test(name) && !SESSION_ENV.test(name) && !loadsCode(name))
+    .sort()
+    .slice(0, 4096);
+}
+
 /**
  * Records one run of `command`.
  *
@@ -146,6 +159,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       // The env given explicitly (not the inherited one) is what a replay needs to run the agent
       // the same way: where its workspace is, which prompt file it reads. Secrets are redacted.
       ...(options.env && Object.keys(options.env).length > 0 ? { env: options.env } : {}),
+      // The inherited variables only by name: their values may be secrets.
+      envNames: inheritedEnvNames(baseEnv, options.env),
     },
     { sdkVersions },
   );

@@ -377,6 +377,11 @@ export const ManifestSchema = z
         entry: z.string().optional(),
         /** Environment given to the agent explicitly (not inherited), secrets redacted; replay restores it. */
         env: z.record(EnvNameSchema, z.string()).optional(),
+        /**
+         * The names (never the values) of the variables the agent inherited, less the terminal
+         * session's own: a replay names those not set when it runs.
+         */
+        envNames: z.array(EnvNameSchema).max(4096).optional(),
       })
       .strict(),
     runtime: z

@@ -36,6 +36,7 @@ import {
   explicitEnv,
   ignoredRecordedEnv,
   makeTempDir,
+  missingRecordedEnv,
   openDatabase,
   readExitDumps,
   runAgent,
@@ -71,6 +72,14 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
   if (ignored.length > 0) {
     warnings.push(
       `the recording's ${ignored.join(', ')} not used: variables that load code or choose programs are never taken from a recording (give them with --env)`,
+    );
+  }
+  const missing = missingRecordedEnv(recording, explicitEnv(recording, options, relocate));
+  if (missing.length > 0) {
+    const shown =
+      missing.length > 8 ? `${missing.slice(0, 8).join(', ')} and ${missing.length - 8} more` : missing.join(', ');
+    warnings.push(
+      `the agent was recorded with ${shown} set, not set now: export ${missing.length > 1 ? 'them' : 'it'} or give --env NAME=VALUE (without ${missing.length > 1 ? 'them' : 'it'} the agent may take another path)`,
     );
   }
   if (redactor.keyId !== manifest.redaction.keyId) {

@@ -194,6 +194,14 @@ export function ignoredRecordedEnv(recording: Recording): string[] {
   return names;
 }
 
+/**
+ * The variables the recorded agent inherited (by name) that the replay's agent will not have: a
+ * replay run from another shell without them (an API's URL, a workspace) departs for that alone.
+ */
+export function missingRecordedEnv(recording: Recording, env: Record<string, string>): string[] {
+  return (recording.manifest.agent.envNames ?? []).filter((name) => env[name] === undefined && !loadsCode(name));
+}
+
 /** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */
 export async function agentEnv(input: AgentEnvInput): Promise<Record<string, string>> {
   const { recording, db, prompt } = input;
