@@ -4,9 +4,9 @@
 // package), in-process tool() calls, file operations under the fs root and nondeterministic values,
 // and streams them to the parent as newline-delimited JSON. It never changes what the agent sees:
 // bodies are read from clones, and all encoding work beyond utf8/base64 is left to the parent.
-// Its layers: record-fast.mjs (+ record-fast-fetch.mjs) without world capture, record-
-// interceptors.mjs with it (step barriers), record-undici.mjs in both, record-files.mjs with an fs
-// root; what they share about the wire is sandbox/preload/shared-wire.mjs.
+// Its layers: without world capture record-fast.mjs and record-fast-fetch.mjs; with it (step
+// barriers) record-interceptors.mjs; in both record-undici.mjs; with an fs root record-files.mjs.
+// What they share about the wire is sandbox/preload/shared-wire.mjs.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import childProcess from 'node:child_process';
