@@ -29,7 +29,8 @@ export function bodyText(body: Body | undefined, readBlob?: (sha256: string) => 
   return undefined;
 }
 
-function pathOf(target: string): string {
+/** The path of an effect's target (a URL, or a path already): what routes and keys name it by. */
+export function targetPath(target: string): string {
   try {
     return new URL(target, 'http://localhost').pathname;
   } catch {
@@ -93,7 +94,7 @@ export function collectHttpEffects(
       ...e,
     };
     if (named !== undefined && named.toolCallId !== undefined && named.name !== e.name) {
-      effect.route = e.name === 'held-back' || e.name === 'http' ? `${e.method} ${pathOf(e.target)}` : e.name;
+      effect.route = e.name === 'held-back' || e.name === 'http' ? `${e.method} ${targetPath(e.target)}` : e.name;
       effect.name = named.name;
     }
     effects.push(effect);

@@ -12,7 +12,7 @@ export {
   requestSelected,
 } from './expected.js';
 export { decodeText, diffFs } from './fs-diff.js';
-export { bodyText, collectHttpEffects, effectParameters } from './http-effects.js';
+export { bodyText, collectHttpEffects, effectParameters, targetPath } from './http-effects.js';
 export { containsToken, findKey, globToRegExp, looseEqual, mismatchedKeys, subsetMatch } from './match.js';
 export {
   type AgainstDiff,

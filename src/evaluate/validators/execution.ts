@@ -1,7 +1,7 @@
 // Execution Validator (Execution Success): the external action exists in the world (or among the replay's
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk.
-import { findKey, type HttpEffect, looseEqual, requestSelected } from '../../diff/index.js';
+import { findKey, type HttpEffect, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
 import { keyWords, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { round1 } from './required-field.js';
@@ -9,14 +9,6 @@ import { confirmedBefore, DEFAULT_CONFIRMATION } from './rule-sop.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
 const CLAIMS_DONE = /\b(booked|confirmed|created|submitted|sent|scheduled|placed|ordered|completed|done)\b/i;
-
-function pathOf(target: string): string {
-  try {
-    return new URL(target, 'http://localhost').pathname;
-  } catch {
-    return target;
-  }
-}
 
 function parse(v: unknown): unknown {
   if (typeof v !== 'string') return v;
@@ -157,7 +149,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     // Duplicates: the same action more often than allowed.
     const groups = new Map<string, HttpEffect[]>();
     for (const c of landed) {
-      const k = `${c.name} ${c.method} ${pathOf(c.target)}`;
+      const k = `${c.name} ${c.method} ${targetPath(c.target)}`;
       groups.set(k, [...(groups.get(k) ?? []), c]);
     }
     const allowed = ex?.max_executions ?? 1;
