@@ -1,5 +1,5 @@
 // The world's database at a step, loaded into an in-memory PGlite for SQL predicates.
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { seedDatabase } from '../../postgres/index.js';
 import type { DbSnapshot } from '../../recording/index.js';
 import { jsonOrText, TapedeckError } from '../../recording/index.js';
@@ -22,6 +22,9 @@ export interface WorldDb {
 
 /** Opens the in-memory database; nothing touches the disk, and close() releases it. */
 export async function openWorldDb(): Promise<WorldDb> {
+  // Loaded here, not at the top: importing 'tapedeck' (a replay entry calling runInput()) must not
+  // load PGlite, whose module draws Math.random and would take the agent's recorded values.
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create();
   let closed = false;
   return {
