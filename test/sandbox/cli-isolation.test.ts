@@ -1,11 +1,17 @@
 // What `tapedeck replay` says about its isolation: the level on its first line, the fallback
 // saying what it cannot guarantee, and --require-isolation refusing to run without the OS
 // sandbox (a machine without bubblewrap is simulated by naming no tool: TAPEDECK_BWRAP="").
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
 import { example, expectOneLineError, tapedeck } from '../cli/run-cli.js';
 
 const noTools = { TAPEDECK_BWRAP: '', TAPEDECK_UNSHARE: '' };
+// Each run writes its replay into a folder of its own: a fixed path fails once any earlier run left it.
+const outDir = mkdtempSync(join(tmpdir(), 'tapedeck-cli-iso-'));
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe('replay isolation on the command line', () => {
   it('refuses --require-isolation without the OS sandbox, naming what is missing', async () => {
@@ -15,7 +21,7 @@ describe('replay isolation on the command line', () => {
 
   it('says on its first line that the fallback guards Node processes only', async () => {
     const run = await tapedeck(
-      ['replay', example('openai-baseline'), '--isolation', 'none', '--out', '/tmp/tapedeck-cli-iso-none'],
+      ['replay', example('openai-baseline'), '--isolation', 'none', '--out', join(outDir, 'none')],
       {
         env: noTools,
       },
@@ -25,7 +31,7 @@ describe('replay isolation on the command line', () => {
   });
 
   it.runIf(detectIsolation().level === 'bwrap')('names the OS sandbox when it is used', async () => {
-    const run = await tapedeck(['replay', example('openai-baseline'), '--out', '/tmp/tapedeck-cli-iso-bwrap']);
+    const run = await tapedeck(['replay', example('openai-baseline'), '--out', join(outDir, 'bwrap')]);
     expect(run.stderr.split('\n')[0]).toMatch(/^tapedeck isolation: OS sandbox \(bubblewrap/);
     expect(run.stdout).toMatch(/^isolation: OS sandbox/m);
     expect(run.code).toBe(0);
