@@ -75,7 +75,8 @@ JS
 npx --no-install tapedeck record --out ./run -- node agent.mjs >/dev/null
 npx --no-install tapedeck verify ./run >/dev/null
 npx --no-install tapedeck replay ./run --json >/dev/null
-# 4. tapedeck/vitest in the user's own vitest: the first run records (the server is up), the second
+# 4. tapedeck/vitest in the user's own vitest (a generous timeout: vitest's 5 s default was hit on a
+#    loaded CI machine): the first run records (the server is up), the second
 #    replays from the committed-style __recordings__ folder with no server at all, as CI would.
 cat > answer.test.mjs <<'JS'
 import { createServer } from 'node:http';
@@ -94,7 +95,7 @@ it('gets the answer', async () => {
   expect(n).toBe(42);
 });
 JS
-env -u CI LIVE=1 npx --no-install vitest run answer.test.mjs >/dev/null
+env -u CI LIVE=1 npx --no-install vitest run answer.test.mjs --testTimeout=120000 >/dev/null
 ls __recordings__/answer.test.mjs/gets-the-answer/manifest.json >/dev/null
-CI=true npx --no-install vitest run answer.test.mjs >/dev/null
+CI=true npx --no-install vitest run answer.test.mjs --testTimeout=120000 >/dev/null
 echo "check-pack: ok ($tarball installed, imported, type-checked, CLI recorded and replayed, vitest helper recorded and replayed)"
