@@ -1,7 +1,7 @@
 // The content-addressed blob store of a recording: blobs/sha256/<first 2 hex>/<other 62 hex>.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -67,15 +67,12 @@ export function writeFileAtomicSync(file: string, data: Uint8Array | string, mod
 export async function writeFileAtomic(file: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
   const slash = file.lastIndexOf('/');
   const tmp = `${file.slice(0, slash + 1)}.${file.slice(slash + 1)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'wx', mode);
   try {
-    await handle.writeFile(data);
+    await writeFile(tmp, data, { flag: 'wx', mode });
   } catch (error) {
-    await handle.close();
-    await unlink(tmp);
+    await unlink(tmp).catch(() => {});
     throw error;
   }
-  await handle.close();
   await rename(tmp, file);
 }
 
