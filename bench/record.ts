@@ -23,6 +23,8 @@ const ROUNDS = Number(process.env.BENCH_RECORD_ROUNDS ?? 5);
 const SLOW_CALLS = Number(process.env.BENCH_RECORD_SLOW_CALLS ?? 200);
 const SLOW_MS = 50;
 const SLOW_ROUNDS = Number(process.env.BENCH_RECORD_SLOW_ROUNDS ?? 3);
+/** BENCH_RECORD_CLIENTS=fetch (or http) runs one client. */
+const CLIENTS = (process.env.BENCH_RECORD_CLIENTS ?? 'http,fetch').split(',') as Array<'http' | 'fetch'>;
 
 const SERVER = `
 const http = require('node:http');
@@ -83,7 +85,7 @@ async function slowCalls(): Promise<void> {
   const server = await startServer(SLOW_MS);
   const outRoot = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-record-slow-'));
   try {
-    for (const client of ['http', 'fetch'] as const) {
+    for (const client of CLIENTS) {
       const agent = (harness: string) => [WORKLOAD, client, String(SLOW_CALLS), server.url, harness];
       const variants: Record<string, (round: number) => string[]> = {
         unrecorded: () => agent('none'),
@@ -143,7 +145,7 @@ async function loopCalls(): Promise<void> {
   const server = await startServer();
   const outRoot = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-record-'));
   try {
-    for (const client of ['http', 'fetch'] as const) {
+    for (const client of CLIENTS) {
       const times: Record<string, number[]> = {
         unrecorded: [],
         tapedeck: [],

@@ -10,9 +10,10 @@ export const root = join(import.meta.dirname, '../..');
 export const BIN = join(root, 'bin/tapedeck.mjs');
 
 let built = false;
-/** Builds dist/ once per bench run; the CLI then runs it with TAPEDECK_DIST=1. */
+/** Builds dist/ once per bench run; the CLI then runs it with TAPEDECK_DIST=1. BENCH_NO_BUILD=1 uses
+ * dist/ as it is (another bench running from it at the same time). */
 export function buildDist(): void {
-  if (built) return;
+  if (built || process.env.BENCH_NO_BUILD === '1') return;
   execFileSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'ignore' });
   built = true;
 }
