@@ -6,6 +6,13 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecordingError } from './errors.js';
 
+/**
+ * zod compiles a fast path for an object schema the first time it parses with it: worth it over
+ * thousands of events, not for a manifest, a snapshot or a short recording, where compiling costs
+ * more than it saves (~5% of `tapedeck ledger`'s start-up). Those are validated without it.
+ */
+export const PARSE_ONCE = { jitless: true } as const;
+
 /** A line of events.jsonl longer than this is refused (a hostile file must not exhaust memory). */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** manifest.json and snapshot files larger than this are refused. */

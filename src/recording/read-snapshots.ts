@@ -3,7 +3,7 @@
 import { describeFromDdl } from './db-description.js';
 import { fieldError, schemaError } from './field-path.js';
 import { unsafePathReason } from './paths.js';
-import { readJsonFile } from './read-files.js';
+import { PARSE_ONCE, readJsonFile } from './read-files.js';
 import { DbSnapshotSchema, FsSnapshotSchema } from './schema.js';
 import type { DbSnapshot, DbTable, FsSnapshot } from './types.js';
 
@@ -67,7 +67,7 @@ export async function readSnapshot(dir: string, which: 'pre' | 'post', warnings:
   const fsFile = `snapshots/${which}/fs.json`;
   const fsJson = await readJsonFile(dir, fsFile);
   if (fsJson) {
-    const parsed = FsSnapshotSchema.safeParse(fsJson.value);
+    const parsed = FsSnapshotSchema.safeParse(fsJson.value, PARSE_ONCE);
     if (!parsed.success) throw schemaError(dir, fsFile, fsJson.text, parsed.error);
     for (const path of Object.keys(parsed.data.files)) {
       const reason = unsafePathReason(path);
@@ -85,7 +85,7 @@ export async function readSnapshot(dir: string, which: 'pre' | 'post', warnings:
   const dbFile = `snapshots/${which}/db.json`;
   const dbJson = await readJsonFile(dir, dbFile);
   if (dbJson) {
-    const parsed = DbSnapshotSchema.safeParse(dbJson.value);
+    const parsed = DbSnapshotSchema.safeParse(dbJson.value, PARSE_ONCE);
     if (!parsed.success) throw schemaError(dir, dbFile, dbJson.text, parsed.error);
     // A recording made before db.json carried the schema description: derived from its ddl text.
     const { snapshot, ignored } = describeFromDdl(parsed.data);
