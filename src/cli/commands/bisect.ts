@@ -306,7 +306,7 @@ export function register(program: Command): void {
     .description(
       `Binary search over the steps of a recording for the first step at which a predicate over the agent's belief (its context, the claims in its outputs, the tool calls it decided and made) and the world at that step (time travel: pre snapshot + changes of steps 1..k) turns bad. At most ceil(log2 N)+1 predicate evaluations; the search path is printed to stderr as it goes.`,
     )
-    .argument('<recording>', 'recording folder, or <store>/<id> (pg://…, file://…)')
+    .argument('<recording>', 'recording folder, or <store>/<id> (pg://…, file://…, s3://…)')
     .option('-p, --predicate <name>', `built-in predicate: ${BUILTIN_PREDICATES.join(' | ')} (default all)`)
     .option('--js <file>', 'JS/TS predicate module')
     .option('--sql <query>', 'SQL predicate against the world database at step k')

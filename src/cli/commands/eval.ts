@@ -176,7 +176,7 @@ export function register(program: Command): void {
     .description(
       "Evaluates each recording (or replay) against an eval contract (YAML in the form of seed 000 §3: task_id, input, success_criteria with required_outputs, must_include, must_not_include and execution_result; plus fields, execution, expected_state, rules, budgets — see docs/scoring.md). The validator mesh (required field, evidence, claim-fact, rule/SOP, readability or an LLM judge, execution, state) produces the hard gate (hardSuccess), the soft outcome score (0.30 completeness + 0.20 evidence validity + 0.20 evidence consistency + 0.20 methodology + 0.10 readability, weights configurable) and the seed's failure codes, the primary one chosen by a documented precedence and tied to the step that caused it. The state diff compares the post-world with the pre-world (files, rows, mutating requests, each attributed to its step), checks the contract's expected state and lists side effects: changes the contract did not ask for. The trajectory is checked for the five failure classes (wrong tool, bad args, hallucinated state, gave up, loop). With several recordings it also prints Task Success Rate, Average Outcome Score, pass@k and pass^k per task, cost per resolved task and the failure Pareto.",
     )
-    .argument('<recording...>', 'recording or replay folders, or <store>/<id> URLs (pg://…, file://…)')
+    .argument('<recording...>', 'recording or replay folders, or <store>/<id> URLs (pg://…, file://…, s3://…)')
     .requiredOption('--contract <file>', 'eval contract YAML (e.g. examples/contracts/book-flight.yaml)')
     .option(
       '--json',

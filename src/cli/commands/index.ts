@@ -93,7 +93,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'list', summary: 'list the recordings under a folder or in a store', load: () => import('./verify.js') },
   {
     name: 'push',
-    summary: 'store recordings in a recording store (Postgres, shared folder)',
+    summary: 'store recordings in a recording store (Postgres, shared folder, S3)',
     load: () => import('./push.js'),
   },
   { name: 'pull', summary: 'copy a recording out of a recording store', load: () => import('./push.js') },

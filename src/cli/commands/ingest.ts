@@ -47,7 +47,10 @@ export function register(program: Command): void {
     .description(
       "Builds each recording's ledger and stores it in the seed's tables — trace_run, trace_step, trace_context_breakdown, trace_tool_event, trace_price_snapshot — with its scores in eval_task_result, eval_validator_result and eval_state_result. The warehouse is embedded PGlite in .tapedeck/warehouse unless --db or TAPEDECK_DATABASE_URL names a Postgres server (or another folder); its schema is migrated on open. Ingesting is idempotent: a recording ingested again replaces its own rows with identical ones, so nothing changes.",
     )
-    .argument('<recordings...>', 'recording folders, folders of recordings, or <store>/<id> URLs (pg://…, file://…)')
+    .argument(
+      '<recordings...>',
+      'recording folders, folders of recordings, or <store>/<id> URLs (pg://…, file://…, s3://…)',
+    )
     .option(
       '--scores <file>',
       "scores JSON: {task, validators, state} as the outcome engine returns them (camelCase or the seed's snake_case), or a list of them matched to recordings by trace id",

@@ -48,7 +48,7 @@ export function register(program: Command): void {
     .description(
       "Builds the run's ledger from its recording: each step's tokens in separate buckets (uncached input, cache read, cache write, output, reasoning — the provider's reported usage, never double counted), its LLM cost from the price snapshot, tool/compute cost where the price table has one, latency; totals and cost by state type; the input of every model call split by context source (system prompt, skill instructions and tool specs, user instruction, history, memory, tool results, retrieved context, artifacts); which tool results entered the next model context; and the derived metrics (cache hit ratio, cache saving, state cost share, tool context ratio, input amplification, validation repair rate, refinement efficiency, retrieval compression) with a plain-language conclusion. Prices come from the recording's snapshot, else the bundled table; --prices and --model re-cost the same run. For a replay it shows recorded, replay and live cost side by side and the delta against its baseline.",
     )
-    .argument('<recording>', 'a recording (or replay) folder, or <store>/<id> (pg://…, file://…)')
+    .argument('<recording>', 'a recording (or replay) folder, or <store>/<id> (pg://…, file://…, s3://…)')
     .option(
       '--json',
       'print the ledger as JSON: the seed rows (run, steps, context, tools, prices), per-step detail (token buckets, cost by token type, recorded/replay/live cost), byState, metrics, costProfile, replay, delta',

@@ -1,5 +1,5 @@
 // `tapedeck push <recording…> <store>` and `tapedeck pull <store>/<id> [--out dir]`: move recordings
-// between this disk and a recording store (Postgres, or a shared folder) every worker can reach.
+// between this disk and a recording store (Postgres, a shared folder, S3) every worker can reach.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
@@ -15,6 +15,8 @@ import {
 const STORES = `Stores:
   pg://user@host:5432/db        a Postgres database (tables tapedeck_store_*; blobs stored once across recordings)
   file:///srv/recordings        a folder every machine mounts
+  s3://bucket/prefix            S3 or an S3-compatible server (?endpoint=http://minio:9000, ?region=;
+                                credentials from the AWS SDK's usual chain, never the URL)
 A recording in a store is <store>/<id>, e.g. pg://postgres@127.0.0.1:5432/evals/openai-baseline; every
 command that takes a recording folder takes that too (replay, eval, ledger, bisect, diff, verify, ingest,
 worker enqueue, sweep, tui, export).`;
@@ -35,6 +37,7 @@ Examples:
   tapedeck push recordings/examples/openai-baseline pg://postgres@127.0.0.1:5432/evals
   tapedeck push recordings/examples/* pg://postgres@db:5432/evals --json
   tapedeck push recordings/run-1 file:///mnt/shared/recordings
+  tapedeck push recordings/run-1 's3://team-recordings/prod?endpoint=http://127.0.0.1:9000'
 
 ${STORES}`,
     )

@@ -103,7 +103,7 @@ export function register(program: Command): void {
     )
     .argument(
       '<recording>',
-      'the recording folder (e.g. recordings/examples/openai-baseline), or <store>/<id> (pg://…, file://…)',
+      'the recording folder (e.g. recordings/examples/openai-baseline), or <store>/<id> (pg://…, file://…, s3://…)',
     )
     .argument('[command...]', 'the agent command after `--` (default: the recorded one)')
     .option('--mode <mode>', 'exact or counterfactual', 'exact')

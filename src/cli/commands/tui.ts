@@ -32,7 +32,10 @@ export function register(program: Command): void {
     .description(
       'The terminal UI. Lists the recordings under --dir; opens one in the run view: the timeline of steps (state type, tool or model, tokens, cost, latency, failures), the selected step in full (model input with its context provenance, output or tool call, observation, the world changes at that step). Step through time with j/k, jump with g<step><enter>; r replays the run with a changed system prompt and shows baseline and replay side by side; b bisects to the first step where the agent’s belief diverged from the world; l shows the ledger and scores. Press ? inside for every key.',
     )
-    .argument('[recording]', 'a recording directory, the id of one under --dir, or <store>/<id> (pg://…, file://…)')
+    .argument(
+      '[recording]',
+      'a recording directory, the id of one under --dir, or <store>/<id> (pg://…, file://…, s3://…)',
+    )
     .option('--dir <dir>', 'folder of recordings to list', 'recordings')
     .option('--contract <file>', 'eval contract (YAML) for the hard gate, soft score and failure codes')
     .option('--model-endpoint <url>', 'model endpoint for counterfactual replays');

@@ -48,7 +48,7 @@ export function register(program: Command): void {
     .description(
       'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
     )
-    .argument('<recordings...>', 'recording folders, or <store>/<id> URLs (pg://…, file://…)')
+    .argument('<recordings...>', 'recording folders, or <store>/<id> URLs (pg://…, file://…, s3://…)')
     .option('--json', 'print a JSON array, one object per recording: {ok, summary} or {ok, dir, error}')
     .addHelpText(
       'after',
@@ -88,7 +88,7 @@ Examples:
     .command('list')
     .exitOverride(exitOnUsageError)
     .description(
-      'Lists the recordings found under a folder (default ./recordings, three levels deep), or held by a recording store (pg://…, file://…), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder or URL, which is what every other command takes.',
+      'Lists the recordings found under a folder (default ./recordings, three levels deep), or held by a recording store (pg://…, file://…, s3://…), oldest first: when each was made, its status (complete, failed, incomplete), whether it is a run or a replay of one, and its folder or URL, which is what every other command takes.',
     )
     .argument('[dir]', 'folder to search, or a store URL', 'recordings')
     .option('--json', 'print a JSON array of {dir, manifest}')
