@@ -8,20 +8,23 @@
 // session of the dead server lingers. At the end no canary secret (the model API key, a token in
 // each session's request body, a bearer token on the requests to the server, the database
 // password, an unused secret env variable) is in any file on disk, and `tapedeck doctor` finds
-// nothing left behind.
+// nothing left behind. An in-process recorder with world: 'snapshot' (a capture schema and triggers,
+// registered as the CLI's are) killed mid-run: the next tapedeck command removes its schema.
 //
 // TAPEDECK_SERVER_KILLS sets the number of kills (issue 17's acceptance run is 50; CI runs 6, 5-30 s a kill
 // depending on the machine's load).
 // TAPEDECK_KILL_SEED changes the moments.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelServer } from '../../examples/world/model-server.js';
 import { readManifest, readRecording } from '../../src/recording/index.js';
-import { tapedeck } from '../cli/run-cli.js';
+import { root, tapedeck } from '../cli/run-cli.js';
 import { seeded } from '../postgres/db-fixture.js';
 import { tempDir } from '../record/helpers.js';
 import { filesUnder } from '../support/files-under.js';
@@ -36,6 +39,7 @@ import {
 } from './desk-world.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
+const here = path.dirname(fileURLToPath(import.meta.url));
 const KILLS = Number(process.env.TAPEDECK_SERVER_KILLS ?? 6);
 const SEED = Number(process.env.TAPEDECK_KILL_SEED ?? 17);
 /** Sessions the client keeps in flight. */
@@ -267,4 +271,37 @@ describe.skipIf(!ADMIN)('the recording server SIGKILLed at random moments', () =
     },
     KILLS * 60_000 + 180_000,
   );
+
+  it("a killed in-process recorder with world: 'snapshot': the next tapedeck command removes its capture schema", async () => {
+    const state = path.join(tmp.dir, 'state-snapshot');
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'snapshot-recorder.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: db.adminUrl,
+        RECORDINGS: path.join(tmp.dir, 'snapshot-recordings'),
+        TAPEDECK_STATE_DIR: state,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('capturing\n')) resolve();
+      });
+      void exited.then(() => reject(new Error(`the recorder exited: ${err}`)));
+    });
+    // The capture is in the database while the run records (so the check below can see one).
+    expect((await leftObjects()).some((o) => o.startsWith('schema _tapedeck_cap_'))).toBe(true);
+    child.kill('SIGKILL');
+    await exited;
+    const doctor = await tapedeck(['doctor'], { env: { TAPEDECK_STATE_DIR: state }, timeoutMs: 120_000 });
+    expect(doctor.code, doctor.stderr).toBe(0);
+    expect(doctor.stdout).toMatch(/removed\s+schema _tapedeck_cap_/);
+    expect(await leftObjects()).toEqual([]);
+  });
 });
