@@ -11,7 +11,7 @@
 // runs through the real CLI (bin/tapedeck.mjs, two at a time), and a share is replayed.
 // TAPEDECK_HOSTILE_CASES (300), TAPEDECK_HOSTILE_CLI (runs through the real CLI, 48),
 // TAPEDECK_HOSTILE_REPLAYS (replays per sandbox kind, 4) and TAPEDECK_HOSTILE_SEED (21) scale it.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -209,12 +209,16 @@ async function inProcess(args: string[]): Promise<Run> {
 }
 
 /** Runs the real CLI; killed (and reported as a hang) after the limit. */
-function viaCli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
+function viaCli(args: string[], env: NodeJS.ProcessEnv, cwd: string, traceFile?: string): Promise<Run> {
   const started = Date.now();
+  const [file, argv] =
+    traceFile === undefined
+      ? [process.execPath, [bin, ...args]]
+      : ['strace', ['-f', '-qq', '-y', '-e', `trace=${TRACED}`, '-o', traceFile, process.execPath, bin, ...args]];
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
-      [bin, ...args],
+      file,
+      argv,
       {
         cwd,
         env,
@@ -229,6 +233,29 @@ function viaCli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Ru
       },
     );
   });
+}
+
+/** The system calls that read or write a path, traced for the CLI runs on cases that name outside paths. */
+// With -y a read names the file behind its descriptor: a file reached through a link shows as itself.
+const TRACED =
+  'read,pread64,open,openat,openat2,creat,truncate,mkdir,mkdirat,rename,renameat,renameat2,unlink,unlinkat,rmdir,symlink,symlinkat,link,linkat';
+const HAS_STRACE = (() => {
+  try {
+    execFileSync('strace', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** The traced calls that touched the outside folder or the canary folder (a link's own path inside the recording aside). */
+function outsideTouches(traceFile: string): string[] {
+  const watched = [path.dirname(targets.outsideFile), targets.canaryDir];
+  return readFileSync(traceFile, 'utf8')
+    .split('\n')
+    .filter((line) =>
+      watched.some((dir) => [`"${dir}/`, `"${dir}"`, `<${dir}/`, `<${dir}>`].some((form) => line.includes(form))),
+    );
 }
 
 /** The TUI's loader on a case: list, read, the timeline and every step's detail, ledger, score, world. */
@@ -405,16 +432,35 @@ describe('hostile recordings through every command', () => {
 
   it(`${CLI_RUNS} of them through the real CLI, two at a time`, async () => {
     const random = seededRandom(SEED + 1);
-    const runs = Array.from({ length: CLI_RUNS }, (_, i) => ({
-      c: cases[Math.floor(random() * cases.length)] as HostileCase,
-      command: ENGINE_COMMANDS[i % ENGINE_COMMANDS.length] as Command,
-    }));
+    // Every other run is on a case that names a path outside (links, traversal, recorded code),
+    // traced with strace where it exists: no file outside is opened, made or removed.
+    const aimed = cases.filter((c) => ['symlink', 'path-traversal', 'recorded-command'].includes(c.kind));
+    const runs = Array.from({ length: CLI_RUNS }, (_, i) => {
+      const from = i % 2 === 1 && aimed.length > 0 ? aimed : cases;
+      return {
+        i,
+        c: from[Math.floor(random() * from.length)] as HostileCase,
+        command: ENGINE_COMMANDS[i % ENGINE_COMMANDS.length] as Command,
+      };
+    });
     const env = { ...process.env, NO_COLOR: '1', TMPDIR: privateTmp, TAPEDECK_STATE_DIR: path.join(tmp, 'state') };
     const started = Date.now();
-    await pool(runs, 2, async ({ c, command }) =>
-      judge(command, 'cli', c, await viaCli(argsFor(command, c, scratch), env, scratch)),
-    );
-    console.log(`CLI runs took ${Math.round((Date.now() - started) / 1000)} s`);
+    let traced = 0;
+    await pool(runs, 2, async ({ i, c, command }) => {
+      const traceFile = HAS_STRACE && i % 2 === 1 ? path.join(tmp, `trace-${i}`) : undefined;
+      judge(command, 'cli', c, await viaCli(argsFor(command, c, scratch), env, scratch, traceFile));
+      if (traceFile === undefined) return;
+      traced++;
+      // The trace must see the recording being opened, or its silence proves nothing.
+      if (!readFileSync(traceFile, 'utf8').includes(`${path.dirname(c.dir)}/`))
+        problems.push(`case ${c.n}, ${command} (cli): strace saw no file of the case opened`);
+      const touches = outsideTouches(traceFile);
+      if (touches.length > 0)
+        problems.push(
+          `case ${c.n} [${c.kind}: ${c.what}], ${command} (cli): touched outside: ${touches.slice(0, 5).join(' | ')}`,
+        );
+    });
+    console.log(`CLI runs took ${Math.round((Date.now() - started) / 1000)} s (${traced} traced with strace)`);
     expect(problems).toEqual([]);
   });
 
@@ -438,6 +484,7 @@ describe('hostile recordings through every command', () => {
 
   it(`replays ${REPLAYS} of them in a PGlite sandbox through the real CLI`, async () => {
     const env = { ...process.env, NO_COLOR: '1', TMPDIR: privateTmp, TAPEDECK_STATE_DIR: path.join(tmp, 'state') };
+    if (REPLAYS === 0) return;
     // The same replay of an unmodified recording, for the time limit (and as a check of the harness).
     const base = path.join(tmp, 'baseline', 'rec');
     cpSync(path.join(root, 'recordings/examples/openai-baseline'), base, { recursive: true });
