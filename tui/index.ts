@@ -25,13 +25,14 @@ export interface OpenTuiOptions {
 
 /** Resolves the `recording` argument: a directory with a manifest, else an id under `dir`. */
 export function resolveRecordingDir(arg: string, dir: string): string {
-  for (const candidate of [resolve(arg), resolve(dir, arg)]) {
+  const candidates = [...new Set([resolve(arg), resolve(dir, arg)])]; // one when arg is absolute
+  for (const candidate of candidates) {
     if (existsSync(join(candidate, 'manifest.json'))) return candidate;
   }
   if (existsSync(arg) && statSync(arg).isDirectory()) return resolve(arg); // let the reader say what is wrong
   throw new TapedeckError(
     'TUI_NO_RECORDING',
-    `no recording at "${arg}" (looked for ${join(resolve(arg), 'manifest.json')} and ${join(resolve(dir, arg), 'manifest.json')}); run \`tapedeck tui\` to pick one from ${dir}/`,
+    `no recording at "${arg}" (looked for ${candidates.map((c) => join(c, 'manifest.json')).join(' and ')}); run \`tapedeck tui\` to pick one from ${dir}/`,
   );
 }
 
