@@ -18,7 +18,7 @@ export {
   runWorker,
   type WorkerOptions,
 } from './queue.js';
-export { loadScores, normalizeScores, type Scores, scoresTraceId } from './scores.js';
+export { loadScores, normalizeScores, type Scores, type ScoresInput, scoresTraceId } from './scores.js';
 export type { QueryResult } from './sql.js';
 export {
   DEFAULT_WAREHOUSE_DIR,

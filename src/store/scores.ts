@@ -13,6 +13,13 @@ export interface Scores {
   state: Row[];
 }
 
+/** What the warehouse takes: Scores, or what `evaluateRecording` returns (normalised on ingest). */
+export interface ScoresInput {
+  task?: object;
+  validators: readonly object[];
+  state: readonly object[];
+}
+
 const snake = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 function toSnake(row: unknown): Row {

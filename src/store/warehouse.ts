@@ -7,7 +7,7 @@ import { buildLedger, type Ledger, type LedgerOptions } from '../ledger/index.js
 import { TapedeckError } from '../recording/errors.js';
 import type { Recording } from '../recording/types.js';
 import { migrate } from './migrations.js';
-import type { Scores } from './scores.js';
+import { normalizeScores, type Scores, type ScoresInput } from './scores.js';
 import { openPglite, openPostgres, type QueryResult, type SqlClient, type SqlSession } from './sql.js';
 
 export const DEFAULT_WAREHOUSE_DIR = '.tapedeck/warehouse';
@@ -40,9 +40,9 @@ export interface Warehouse {
   /** Where it lives: the folder, or the server URL without its password. */
   readonly location: string;
   /** Builds the recording's ledger and stores it with its scores (replacing what that trace had). */
-  ingest(recording: Recording, scores?: Scores | Scores[], options?: LedgerOptions): Promise<IngestResult>;
+  ingest(recording: Recording, scores?: ScoresInput | ScoresInput[], options?: LedgerOptions): Promise<IngestResult>;
   /** Stores an already-built ledger. */
-  ingestLedger(ledger: Ledger, scores?: Scores | Scores[]): Promise<IngestResult>;
+  ingestLedger(ledger: Ledger, scores?: ScoresInput | ScoresInput[]): Promise<IngestResult>;
   query(sql: string, params?: unknown[]): Promise<QueryResult>;
   /** One or more statements without parameters; the last one's result. */
   exec(sql: string): Promise<QueryResult>;
@@ -91,10 +91,13 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
     await db.close().catch(() => undefined);
     throw error;
   }
-  const ingestLedger = (ledger: Ledger, scores?: Scores | Scores[]): Promise<IngestResult> =>
-    db.transaction((tx) =>
-      writeLedger(tx, ledger, scores === undefined ? [] : Array.isArray(scores) ? scores : [scores]),
+  const ingestLedger = (ledger: Ledger, scores?: ScoresInput | ScoresInput[]): Promise<IngestResult> => {
+    // camelCase as evaluateRecording returns them, or the seed's snake_case: the rows are snake_case
+    const list = (scores === undefined ? [] : Array.isArray(scores) ? scores : [scores]).map((s, i) =>
+      normalizeScores(s, `scores[${i}]`),
     );
+    return db.transaction((tx) => writeLedger(tx, ledger, list));
+  };
   return {
     kind: db.kind,
     location,

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
+import { readRecording } from '../../src/recording/index.js';
 import {
   loadScores,
   MIGRATIONS,
@@ -78,6 +80,21 @@ describe('warehouse on embedded PGlite', () => {
     const file = join(dir, 'scores.json');
     writeFileSync(file, JSON.stringify([{ task: { evalId: 'e', taskId: 't', hardSuccess: 'yes' } }]));
     expect(() => loadScores(file)).toThrow(/scores\.json\[0\]\.task\.hard_success/);
+  });
+
+  it("ingests what evaluateRecording returns as it is (camelCase), as docs/ledger.md's example does", async () => {
+    const recording = await readRecording('recordings/examples/openai-baseline');
+    const scores = evaluateRecording(recording, loadContract('examples/contracts/book-flight.yaml'));
+    const own = await openWarehouse({ dir: join(dir, 'camel') });
+    try {
+      await own.ingest(recording, scores); // failed before: a NOT NULL violation on eval_task_result.eval_id
+      const r = await own.query('SELECT eval_id, task_id, hard_success FROM eval_task_result');
+      expect(r.rows).toEqual([{ eval_id: scores.task.evalId, task_id: 'travel_book_flight_001', hard_success: false }]);
+      const v = await own.query('SELECT count(*)::int AS n FROM eval_validator_result');
+      expect(v.rows[0]?.n).toBe(scores.validators.length);
+    } finally {
+      await own.close();
+    }
   });
 
   // Last: it adds the example runs to this warehouse.
