@@ -4,6 +4,7 @@
 export {
   type AlignmentOp,
   alignRuns,
+  allOf,
   type BisectBeliefOptions,
   type BisectBeliefResult,
   type BisectPromptsOptions,
@@ -11,9 +12,18 @@ export {
   beliefAt,
   bisectBelief,
   bisectPrompts,
+  builtinPredicate,
+  checkMonotone,
+  compareDivergence,
   ddminPromptHunks,
+  functionPredicate,
+  loadJsPredicate,
+  type ReplayProbeOptions,
   type RunAlignment,
+  replayProbe,
   type StepPredicate,
+  shellPredicate,
+  sqlPredicate,
   worldAtStep,
 } from './bisect/index.js';
 export {
