@@ -26,6 +26,7 @@ export {
   sqlPredicate,
   worldAtStep,
 } from './bisect/index.js';
+export { type StateDiff, type StateDiffOptions, stateDiff } from './diff/index.js';
 export {
   type Aggregate,
   aggregate,
