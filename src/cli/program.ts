@@ -41,7 +41,7 @@ Start here:
   tapedeck ledger recordings/<id>                      tokens, cost, latency per step
   tapedeck tui                                         browse, time-travel, replay, bisect
 
-Exit codes: 0 ok; 1 a finding (divergence, bad step, failed gate, bad recording); 2 bad input.
+Exit codes: 0 ok; 1 a finding (divergence, bad step, failed gate under eval --strict, bad recording); 2 bad input.
 Run 'tapedeck <command> --help' for each command's options and examples.`,
     );
   const loaded = new Set<CommandModule['register']>();
