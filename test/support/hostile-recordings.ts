@@ -130,7 +130,10 @@ function nested(depth: number, kind: 'array' | 'object', leaf: Json = 'x'): stri
 }
 
 /** Edits one event line (parsed), keeps the rest as they are. */
-function editEvent(ctx: Ctx, edit: (event: { [key: string]: Json }, rng: Rng) => string | undefined): string {
+function editEvent(
+  ctx: Ctx,
+  edit: (event: { [key: string]: Json }, rng: Rng) => string | undefined,
+): string | undefined {
   const list = lines(ctx.dir);
   for (let tries = 0; tries < 20; tries++) {
     const i = int(ctx.rng, list.length);
@@ -141,11 +144,11 @@ function editEvent(ctx: Ctx, edit: (event: { [key: string]: Json }, rng: Rng) =>
     writeLines(ctx.dir, list);
     return `events.jsonl:${i + 1} (${String(event.type)}): ${what}`;
   }
-  return 'no event fit';
+  return undefined;
 }
 
 /** Replaces a random leaf of one event with raw JSON text (for values JSON.stringify cannot build cheaply). */
-function spliceRaw(ctx: Ctx, raw: string, label: string): string {
+function spliceRaw(ctx: Ctx, raw: string, label: string): string | undefined {
   const marker = `__HOSTILE_${int(ctx.rng, 1e9)}__`;
   const what = editEvent(ctx, (event, rng) => {
     const leaves = pathsOf(event.payload ?? null, true).filter((p) => p.length > 0);
@@ -192,7 +195,8 @@ function dbFiles(dir: string): string[] {
   return SNAPSHOTS.filter((f) => f.endsWith('db.json') && filesOf(dir).includes(f));
 }
 
-type Mutation = (ctx: Ctx) => string;
+/** Applies one attack and says what it did, or undefined when it does not fit this recording (nothing changed). */
+type Mutation = (ctx: Ctx) => string | undefined;
 
 /** Each class: its mutations. A case picks a class, then one of its mutations. */
 const CLASSES: Record<string, Mutation[]> = {
@@ -259,7 +263,7 @@ const CLASSES: Record<string, Mutation[]> = {
       const file = pick(ctx.rng, ['manifest.json', ...SNAPSHOTS.filter((f) => filesOf(ctx.dir).includes(f))]);
       const value = readJson(path.join(ctx.dir, file));
       const at = pick(ctx.rng, pathsOf(value, true));
-      if (at.length === 0) return `${file}: nothing to change`;
+      if (at.length === 0) return undefined;
       setAt(value, at, otherType(ctx.rng, getAt(value, at)));
       writeJson(path.join(ctx.dir, file), value);
       return `${file}: ${at.join('.')} -> ${JSON.stringify(getAt(value, at))?.slice(0, 40)}`;
@@ -326,7 +330,7 @@ const CLASSES: Record<string, Mutation[]> = {
     },
     (ctx) => {
       const files = dbFiles(ctx.dir);
-      if (files.length === 0) return 'no db.json';
+      if (files.length === 0) return undefined;
       const file = pick(ctx.rng, files);
       const db = readJson(path.join(ctx.dir, file)) as { tables: Array<{ rows: Json[] }> };
       const table = pick(ctx.rng, db.tables);
@@ -350,7 +354,7 @@ const CLASSES: Record<string, Mutation[]> = {
       const depth = pick(ctx.rng, [190, 199, 250, 50_000]);
       const value = readJson(path.join(ctx.dir, file));
       const leaves = pathsOf(value, false).filter((p) => p.length > 0);
-      if (leaves.length === 0) return `${file}: no leaf`;
+      if (leaves.length === 0) return undefined;
       const at = pick(ctx.rng, leaves);
       setAt(value, at, '__DEEP__');
       writeFileSync(
@@ -502,7 +506,7 @@ const CLASSES: Record<string, Mutation[]> = {
     },
     (ctx) => {
       const blobs = filesOf(ctx.dir).filter((f) => f.startsWith('blobs/'));
-      if (blobs.length === 0) return 'no blob';
+      if (blobs.length === 0) return undefined;
       const file = pick(ctx.rng, blobs);
       rmSync(path.join(ctx.dir, file));
       execFileSync('mkfifo', [path.join(ctx.dir, file)]);
@@ -537,7 +541,7 @@ const CLASSES: Record<string, Mutation[]> = {
     (ctx) => {
       // SQL where the description holds names and types.
       const files = dbFiles(ctx.dir);
-      if (files.length === 0) return 'no db.json';
+      if (files.length === 0) return undefined;
       const file = pick(ctx.rng, files);
       const db = readJson(path.join(ctx.dir, file)) as {
         schemas: string[];
@@ -565,12 +569,12 @@ const CLASSES: Record<string, Mutation[]> = {
     (ctx) => {
       // Row values that would be SQL if pasted into text.
       const files = dbFiles(ctx.dir);
-      if (files.length === 0) return 'no db.json';
+      if (files.length === 0) return undefined;
       const file = pick(ctx.rng, files);
       const db = readJson(path.join(ctx.dir, file)) as { tables: Array<{ rows: Array<Record<string, Json>> }> };
       const table = db.tables.find((t) => t.rows.length > 0);
       const row = table?.rows[0];
-      if (!row) return 'no row';
+      if (!row) return undefined;
       const key = pick(ctx.rng, Object.keys(row));
       row[key] = pick(ctx.rng, [
         "'); DROP DATABASE postgres; --",
@@ -607,7 +611,7 @@ const CLASSES: Record<string, Mutation[]> = {
     },
     (ctx) => {
       const m = manifestOf(ctx.dir) as { world?: { db?: Record<string, Json> } };
-      if (!m.world?.db) return 'no database';
+      if (!m.world?.db) return undefined;
       m.world.db.env = pick(ctx.rng, ['NODE_OPTIONS', 'LD_PRELOAD', 'PATH', 'TAPEDECK_REPLAY_CONFIG']);
       writeManifest(ctx.dir, m);
       return `world.db.env = ${String(m.world.db.env)}`;
@@ -716,9 +720,11 @@ export function makeHostileCases(options: {
     const dir = path.join(options.into, String(n).padStart(4, '0'), 'rec');
     mkdirSync(path.dirname(dir), { recursive: true });
     cpSync(base, dir, { recursive: true });
-    const mutation = pick(rng, CLASSES[kind] as Mutation[]);
-    const what = mutation({ rng, dir, t: options.targets });
-    out.push({ n, kind, what, base: path.basename(base), dir });
+    // A mutation that does not fit this recording (no database, no blob) gives way to another of its class.
+    let what: string | undefined;
+    for (let tries = 0; what === undefined && tries < 8; tries++)
+      what = pick(rng, CLASSES[kind] as Mutation[])({ rng, dir, t: options.targets });
+    out.push({ n, kind, what: what ?? 'unchanged (no mutation of its class fits)', base: path.basename(base), dir });
   }
   return out;
 }
