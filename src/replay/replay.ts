@@ -248,7 +248,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
     const result = await finish(session, { recording, options, out, exit, db, tracker });
     await chainSession.end();
-    warnings.push(...chainSession.warnings);
+    warnings.push(...chainSession.warnings, ...session.answerFailures);
     const sideChannels = session.divergences
       .filter((d) => d.kind === 'side-channel')
       .map((d) => d.actual as { target: string; how: string; process?: string });

@@ -59,6 +59,8 @@ export class ReplaySession {
   readonly served = emptyProvenanceCounts();
   readonly savedCost = { calls: 0, usage: zeroUsage(), usd: 0 as number | undefined };
   readonly blockedConnections: string[] = [];
+  /** Answerers that could not answer (a live model endpoint down, a service failing): said in the summary. */
+  readonly answerFailures: string[] = [];
   readonly files: ReplayFiles;
   lastStep = 0;
   stopped = false;

@@ -37,6 +37,7 @@ export async function settleAnswer(
   const response = a.response;
   if (!response) {
     const error = a.error ?? { code: 'NO_RESPONSE', message: `${answerer.name} gave no response` };
+    session.answerFailures.push(`step ${step}: ${error.message}`);
     session.beginStep(step, undefined);
     session.writeStep({
       stepId: step,

@@ -3,6 +3,7 @@
 // ones that don't are held back, never reaching the real API.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,5 +110,32 @@ describe('fork-at', () => {
     expect(bookings.map((e) => e.type === 'db.changed' && e.payload.after?.id)).toEqual(['BK-0001']);
     expect(replayed.post.db?.tables.find((t) => t.name === 'bookings')?.rows.map((r) => r.id)).toContain('BK-0001');
     expect(example.apiHits()).toBe(0);
+  });
+});
+
+describe('a live model endpoint that does not answer', () => {
+  it('is named in the replay warnings, not only in the agent crash', async () => {
+    // A port nothing listens on: bind one, then close it.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+
+    const result = await replay({
+      recording: 'recordings/examples/openai-baseline',
+      mode: 'counterfactual',
+      systemPrompt: readFileSync(PROMPTS.fixed, 'utf8').trim(),
+      modelEndpoint: `http://127.0.0.1:${port}/v1`,
+      out: path.join(tmp, 'dead-endpoint'),
+      stdio: 'pipe',
+    });
+    expect(result.status).toBe('failed'); // the agent's SDK gave up: connection error
+    expect(result.warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(`live model call to http://127\\.0\\.0\\.1:${port}/v1/chat/completions failed`),
+        ),
+      ]),
+    );
   });
 });
