@@ -265,7 +265,8 @@ export async function sendOtlp(
     });
   }
   if (!response.ok) {
-    const detail = (await response.text().catch(() => '')).slice(0, 200);
+    // one line: a collector's error page (HTML, JSON) folded and cut
+    const detail = (await response.text().catch(() => '')).replace(/\s+/g, ' ').trim().slice(0, 200);
     throw new TapedeckError('OTLP_REFUSED', `${url.href} refused the spans: HTTP ${response.status} ${detail}`.trim(), {
       exitCode: 1,
     });
