@@ -71,6 +71,9 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       if (verdict.firstBad) outcome.reason = `step ${verdict.firstBad.step}: ${verdict.firstBad.reason}`;
     }
     if (result.status !== 'complete') outcome.reason ??= `the replay ${result.status} (exit ${result.exitCode})`;
+    // A model that did not answer says nothing about the prompt: put it first in the reason.
+    const failed = result.answerFailures?.[0];
+    if (failed) outcome.reason = `${failed}${outcome.reason ? `; then ${outcome.reason}` : ''}`;
     return outcome;
   };
 }

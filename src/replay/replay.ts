@@ -257,6 +257,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       isolation: { level: isolation.level, summary: describeIsolation(isolation), notes: isolation.notes },
       ...(sideChannels.length > 0 ? { sideChannels } : {}),
       ...(warnings.length > 0 ? { warnings } : {}),
+      ...(session.answerFailures.length > 0 ? { answerFailures: session.answerFailures } : {}),
       ...(stdio === 'pipe' ? { output } : {}),
     };
   } catch (error) {

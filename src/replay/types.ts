@@ -120,6 +120,8 @@ export interface ReplayResult {
   sideChannels?: Array<{ target: string; how: string; process?: string }>;
   /** Things the user should know (a different redaction key, an incomplete recording). */
   warnings?: string[];
+  /** Answers that failed (a live model endpoint down, a sandbox service erroring), also in warnings. */
+  answerFailures?: string[];
   /** stdout/stderr of the agent when stdio was 'pipe'. */
   output?: { stdout: string; stderr: string };
 }

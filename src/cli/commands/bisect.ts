@@ -398,7 +398,13 @@ version that takes a new path is judged by its outcome rather than failing at it
 Examples:
   tapedeck bisect-prompt recordings/examples/openai-baseline --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt
   tapedeck bisect-prompt rec --git-file examples/prompts/baseline.txt --revs v1.0..HEAD
-  tapedeck bisect-prompt rec --ddmin --from examples/prompts/baseline.txt --to examples/prompts/fixed.txt`,
+  tapedeck bisect-prompt recordings/examples/openai-baseline --ddmin --from examples/prompts/baseline.txt \\
+      --to examples/prompts/fixed.txt --contract examples/contracts/book-flight.yaml \\
+      --config examples/tapedeck.config.ts --model-endpoint "$OPENAI_BASE_URL"
+                          # the example's fake model and its URL: npx tsx examples/world/cli.ts (prints the env)
+
+Each probe's changed prompt makes live model calls: name the model with --model-endpoint (or keep the
+recorded host up); a probe whose model does not answer fails like a bad prompt.`,
     )
     .action(async (recording: string, opts: PromptOptions) => runBisectPrompt(recording, opts));
 }
