@@ -130,6 +130,7 @@ describe('a live model endpoint that does not answer', () => {
       stdio: 'pipe',
     });
     expect(result.status).toBe('failed'); // the agent's SDK gave up: connection error
+    expect(result.answerFailures?.[0]).toMatch(/^step 1: live model call to .* failed: .*ECONNREFUSED/); // bisect-prompt's probe reason
     expect(result.warnings).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
