@@ -71,7 +71,7 @@ export async function withQueue<T>(
   }
 }
 
-const STORE_NOTE = `Workers read recordings by store URL (pg://…/<id>, file://…/<id>; see tapedeck push), so they need
+const STORE_NOTE = `Workers read recordings by store URL (pg://…/<id>, file://…/<id>, s3://…/<id>; see tapedeck push), so they need
 no shared disk; a plain path works for workers on the machine that has it. Prompts and contracts
 travel inside the job as text.`;
 
@@ -165,7 +165,20 @@ ${STORE_NOTE}`,
     .option('--expire-seconds <s>', 'a job active longer than this lost its worker and is retried', '900')
     .option('--retries <n>', 'retries of a failed job before it goes to the dead-letter queue', '2')
     .option('--json', 'print the job ids as JSON')
-    .addHelpText('after', `\n${STORE_NOTE}`)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  tapedeck worker enqueue recordings/examples/openai-baseline --replay exact --samples 2 --db /tmp/wh
+  tapedeck worker --once --db /tmp/wh                         this machine runs them (a PGlite folder)
+  tapedeck worker enqueue recordings/examples/openai-baseline --db /tmp/wh --contract examples/contracts/book-flight.yaml
+                                                              an ingest job: ledger and scores, no replay
+  tapedeck worker enqueue pg://postgres@db:5432/evals/openai-baseline --replay counterfactual --samples 5 \\
+      --system-prompt examples/prompts/fixed.txt --contract examples/contracts/book-flight.yaml \\
+      --db postgres://postgres@db:5432/evals                 for workers on any machine
+
+${STORE_NOTE}`,
+    )
     .action(async (recordings: string[], opts: EnqueueOptions) => {
       const samples = positive('--samples', opts.samples, 1, 1);
       if (!Number.isInteger(samples))
