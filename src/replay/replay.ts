@@ -87,7 +87,17 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,
     );
   }
-  const { override, promptForEnv } = promptOverride(options, calls);
+  const { override, promptForEnv, recorded: recordedPrompt } = promptOverride(options, calls);
+  if (
+    override?.kind === 'replace' &&
+    recordedPrompt !== undefined &&
+    override.text !== recordedPrompt &&
+    override.text.trim() === recordedPrompt.trim()
+  ) {
+    warnings.push(
+      "the new system prompt is the recorded one but for whitespace at its ends (a file's trailing newline?): model requests carry it as given, so none matches a recorded one and every model call goes live",
+    );
+  }
   const fsRoot = manifest.world?.fsRoot;
   const isolation = chooseIsolation(options.isolation ?? 'auto');
   if (options.requireIsolation && isolation.level !== 'bwrap') {
@@ -418,7 +428,7 @@ async function loadRecording(dir: string): Promise<Recording> {
 function promptOverride(
   options: ReplayOptions,
   calls: readonly RecordedCall[],
-): { override?: PromptOverride; promptForEnv?: string } {
+): { override?: PromptOverride; promptForEnv?: string; recorded?: string } {
   const override: PromptOverride | undefined =
     options.systemPrompt !== undefined
       ? { kind: 'replace', text: options.systemPrompt }
@@ -432,7 +442,7 @@ function promptOverride(
     first?.model?.system ?? (first ? systemPromptOf(first.view.api, body.ok ? body.value : {}) : undefined);
   const promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
   if (override.kind === 'patch') override.result = promptForEnv;
-  return { override, promptForEnv };
+  return { override, promptForEnv, ...(recorded !== undefined ? { recorded } : {}) };
 }
 
 function replayId(originalId: string): string {

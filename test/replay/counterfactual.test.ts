@@ -113,6 +113,22 @@ describe('fork-at', () => {
   });
 });
 
+describe('a new system prompt that is the recorded one but for a trailing newline', () => {
+  it('is warned about: no model request can match the recording', async () => {
+    const result = await replay({
+      recording: 'recordings/examples/openai-baseline',
+      mode: 'counterfactual',
+      systemPrompt: `${readFileSync(PROMPTS.baseline, 'utf8').trim()}\n`, // the file as an editor saves it
+      modelEndpoint: 'http://127.0.0.1:1/v1',
+      out: path.join(tmp, 'newline'),
+      stdio: 'pipe',
+    });
+    expect(result.warnings).toEqual(
+      expect.arrayContaining([expect.stringContaining('the recorded one but for whitespace at its ends')]),
+    );
+  });
+});
+
 describe('a live model endpoint that does not answer', () => {
   it('is named in the replay warnings, not only in the agent crash', async () => {
     // A port nothing listens on: bind one, then close it.
