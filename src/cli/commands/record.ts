@@ -54,7 +54,7 @@ export function register(program: Command): void {
       '--store <url>',
       'ship the finished recording to a store (s3://bucket/prefix?endpoint=…, pg://…, file://…) and remove the local copy',
     )
-    .option('--json', 'print the result as JSON')
+    .option('--json', "print the result as JSON: the last line of stdout, after the agent's own output")
     .addHelpText(
       'after',
       `
