@@ -51,6 +51,15 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       ...(options.chain ? { chain: options.chain } : {}),
       ...(options.env ? { env: options.env } : {}),
     });
+    // A model (or service) that did not answer says nothing about the prompt: judging the probe
+    // would name a good version bad (and cache it), so the search stops and says why.
+    const failed = result.answerFailures?.[0];
+    if (failed) {
+      throw new TapedeckError(
+        'BISECT_PROBE_FAILED',
+        `a probe could not be judged: ${failed}. Start the model (or give --model-endpoint) and run again.`,
+      );
+    }
     const recording = await readRecording(result.dir);
     const ledger = buildLedger(recording);
     const outcome: ProbeOutcome = {
@@ -71,9 +80,6 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       if (verdict.firstBad) outcome.reason = `step ${verdict.firstBad.step}: ${verdict.firstBad.reason}`;
     }
     if (result.status !== 'complete') outcome.reason ??= `the replay ${result.status} (exit ${result.exitCode})`;
-    // A model that did not answer says nothing about the prompt: put it first in the reason.
-    const failed = result.answerFailures?.[0];
-    if (failed) outcome.reason = `${failed}${outcome.reason ? `; then ${outcome.reason}` : ''}`;
     return outcome;
   };
 }

@@ -1,6 +1,6 @@
 // `tapedeck bisect-prompt` (in-process) with a command probe (git bisect run style): versions, git revisions, ddmin.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -149,5 +149,23 @@ describe('tapedeck bisect-prompt', () => {
       'true',
     );
     expect(missing.stderr).toMatch(/--from nope\.txt does not exist/);
+  });
+
+  it('a probe whose model does not answer stops the search, and nothing is cached as a bad prompt', async () => {
+    const dir = join(scratch, 'unreachable');
+    mkdirSync(dir);
+    const files = [1, 2].map((i) => {
+      const file = join(dir, `v${i}.txt`);
+      writeFileSync(file, `You are TravelDesk, version ${i}.\n`);
+      return file;
+    });
+    const cache = join(dir, 'cache');
+    // Port 9 (discard) on loopback: nothing listens, the model call is refused.
+    const args = ['bisect-prompt', BASELINE, '--versions', ...files, '--model-endpoint', 'http://127.0.0.1:9/v1'];
+    const run = await tapedeck(...args, '--cache', cache, '--out', join(dir, 'out'));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/a probe could not be judged: step \d+: live model call to .* failed/);
+    expect(run.stdout).not.toMatch(/first failing version/);
+    expect(existsSync(cache) ? readdirSync(cache) : []).toEqual([]);
   });
 });

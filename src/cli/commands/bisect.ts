@@ -404,7 +404,7 @@ Examples:
                           # the example's fake model and its URL: npx tsx examples/world/cli.ts (prints the env)
 
 Each probe's changed prompt makes live model calls: name the model with --model-endpoint (or keep the
-recorded host up); a probe whose model does not answer fails like a bad prompt.`,
+recorded host up); a probe whose model does not answer stops the search with the failed call.`,
     )
     .action(async (recording: string, opts: PromptOptions) => runBisectPrompt(recording, opts));
 }
