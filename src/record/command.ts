@@ -335,6 +335,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     });
   } catch (error) {
     await active.finish({ status: 'failed', exitCode: result.exitCode, signal: result.signal }).catch(() => {});
+    // An agent that never started recorded nothing: a mistyped command leaves no folder behind.
+    if (error instanceof TapedeckError && error.code === 'COMMAND_FAILED' && session.steps === 0)
+      rmSync(active.writer.dir, { recursive: true, force: true });
     throw error;
   } finally {
     await isolated?.close();

@@ -1,5 +1,6 @@
 // `tapedeck record` on the command line: help that teaches, clear errors, the agent's exit code.
 import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
@@ -37,4 +38,15 @@ it('records a run, prints JSON, and exits with the agent exit code', () => {
   expect(run.status).toBe(3);
   expect(JSON.parse(run.stdout)).toMatchObject({ dir: out, exitCode: 3, recorded: true, status: 'incomplete' });
   return readRecording(out).then((recording) => expect(recording.manifest.status).toBe('incomplete'));
+});
+
+it('a command that does not exist is one line, exit 2, and leaves no recording folder behind', () => {
+  const run = tapedeck('record', '--', 'no-such-agent-command-7c1');
+  expect(run.status).toBe(2);
+  expect(run.stderr.trim()).toBe('tapedeck: cannot start "no-such-agent-command-7c1": command not found');
+  expect(
+    existsSync(path.join(tmp.dir, 'recordings'))
+      ? readdirSync(path.join(tmp.dir, 'recordings')).filter((n) => n.startsWith('no-such-agent'))
+      : [],
+  ).toEqual([]);
 });
