@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { packageVersion } from '../package.js';
 import { RecordSession } from '../record/session.js';
 import { TapedeckError } from '../recording/errors.js';
-import { bodyBytes, createRecordingWriter, readRecording } from '../recording/index.js';
+import { bodyBytes, createRecordingWriter, readRecording, whyNotJson } from '../recording/index.js';
 import type { HttpExchangePayload, Recording } from '../recording/types.js';
 
 export const MAX_HAR_BYTES = 512 * 1024 * 1024;
@@ -166,7 +166,7 @@ export function readHarFile(file: string): Har {
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new TapedeckError('BAD_HAR', `${file}: not JSON: ${(error as Error).message}`);
+    throw new TapedeckError('BAD_HAR', `${file}: not JSON: ${whyNotJson(error)}`);
   }
   const parsed = HarSchema.safeParse(value);
   if (!parsed.success) {

@@ -5,6 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { TapedeckError } from '../recording/errors.js';
+import { whyNotJson } from '../recording/json.js';
 
 /** A trace (16 bytes) or span (8 bytes) id: hex as OTLP/JSON writes it, or base64 as plain proto3 JSON does. */
 const HexId = (bytes: 16 | 8) =>
@@ -184,7 +185,7 @@ export function readOtlpFile(file: string): OtlpTraces {
       try {
         docs.push(JSON.parse(line));
       } catch (error) {
-        throw new TapedeckError('BAD_OTLP', `${file}:${i + 1}: not JSON: ${(error as Error).message}`);
+        throw new TapedeckError('BAD_OTLP', `${file}:${i + 1}: not JSON: ${whyNotJson(error)}`);
       }
     }
   }

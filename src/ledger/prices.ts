@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TapedeckError } from '../recording/errors.js';
+import { whyNotJson } from '../recording/json.js';
 import { PriceEntrySchema, StateTypeSchema } from '../recording/schema.js';
 import type { PriceEntry, PriceSnapshot } from '../recording/types.js';
 import bundled from './prices/2026-11-01.json' with { type: 'json' };
@@ -64,7 +65,7 @@ export function loadPrices(file?: string): PriceTable {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new TapedeckError('PRICES_INVALID', `${file}: not JSON (${(error as Error).message})`);
+    throw new TapedeckError('PRICES_INVALID', `${file}: not JSON (${whyNotJson(error)})`);
   }
   return parsePrices(json, file);
 }

@@ -14,6 +14,7 @@ import {
   type Redactor,
   RUN_INPUT_ENV,
   TapedeckError,
+  whyNotJson,
 } from '../recording/index.js';
 import { RECORD_PRELOAD } from './command.js';
 import { type ActiveRecording, openRecording, type RecordOptions, shipRecording } from './recorder.js';
@@ -381,6 +382,6 @@ export function runInput<T = unknown>(): T {
   try {
     return JSON.parse(raw) as T;
   } catch (cause) {
-    throw new TapedeckError('NO_RUN_INPUT', `${RUN_INPUT_ENV} is not JSON: ${(cause as Error).message}`, { cause });
+    throw new TapedeckError('NO_RUN_INPUT', `${RUN_INPUT_ENV} is not JSON: ${whyNotJson(cause)}`, { cause });
   }
 }

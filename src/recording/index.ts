@@ -6,7 +6,7 @@ export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export { describeFromDdl, parseColumnDefault } from './db-description.js';
 export * from './errors.js';
-export { asArray, isRecord, jsonOrText, parseJson } from './json.js';
+export { asArray, isRecord, jsonOrText, parseJson, whyNotJson } from './json.js';
 export { isSafeRelativePath, unsafePathReason } from './paths.js';
 export {
   type AnswerProvenance,

@@ -37,3 +37,14 @@ export function jsonOrText(value: unknown): unknown {
   const parsed = parseJson(value);
   return parsed.ok ? parsed.value : value;
 }
+
+/**
+ * Why JSON.parse refused a text, on one line: Node quotes the text it failed on, newlines and all,
+ * which would break a one-line error.
+ * @example whyNotJson(new SyntaxError('Unexpected token \'h\', "hi\nthere" is not valid JSON')) // '… "hi\\nthere" …'
+ */
+export function whyNotJson(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message.replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -28,4 +28,15 @@ describe('bad option values', () => {
     expectOneLineError(bisect, /--sql-file .* cannot be read \(a directory\)/);
     expectOneLineError(evalRun, /--judge-url must be an http\(s\) base URL/);
   });
+
+  it('a file of several lines that is not JSON, as --prices or an import, is still one line', async () => {
+    const text = join(tmp, 'notes.json');
+    writeFileSync(text, 'first line\nsecond line\n');
+    const [ledger, har] = await Promise.all([
+      tapedeck(['ledger', example('openai-baseline'), '--prices', text]),
+      tapedeck(['import', '--har', text, '--out', join(tmp, 'from-har')]),
+    ]);
+    expectOneLineError(ledger, /notes\.json: not JSON \(Unexpected token .*"first line\\n/);
+    expectOneLineError(har, /notes\.json: not JSON: /);
+  });
 });
