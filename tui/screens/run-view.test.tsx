@@ -55,7 +55,7 @@ describe('run view', () => {
     const r = renderRun(400);
     await waitForFrame(r.frame, 'WORLD @ step 1 ');
     await press(r.stdin, 'g', '2', '5', '0');
-    expect(r.frame()).toContain('jump to step: 250');
+    await waitForFrame(r.frame, 'jump to step: 250');
     await press(r.stdin, KEY.enter);
     let f = await waitForFrame(r.frame, 'Step 250/400');
     expect(f).toMatch(/▸\s*250 /);
