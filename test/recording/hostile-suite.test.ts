@@ -462,7 +462,7 @@ describe('hostile recordings through every command', () => {
     });
     console.log(`CLI runs took ${Math.round((Date.now() - started) / 1000)} s (${traced} traced with strace)`);
     expect(problems).toEqual([]);
-  });
+  }, 900_000);
 
   /** Cases to replay: half that the reader accepts (they reach the sandbox), half of any kind. */
   function replayCases(offset: number): HostileCase[] {
@@ -500,7 +500,7 @@ describe('hostile recordings through every command', () => {
       `PGlite replays took ${Math.round((Date.now() - started) / 1000)} s (a clean replay ${Math.round(replayBaselineMs / 1000)} s)`,
     );
     expect(problems).toEqual([]);
-  });
+  }, 900_000);
 
   describe.runIf(PG_URL)('template mode on a Postgres server', () => {
     let admin: pg.Client;
@@ -587,7 +587,7 @@ describe('hostile recordings through every command', () => {
         `statements on the server's own database: ${statements.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); other than the sandbox's or a catalog read: ${others.length}`,
       );
       expect(others).toEqual([]);
-    });
+    }, 900_000);
   });
 
   it('leaves the committed recordings as they were and nothing in the temp folder', () => {
