@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PROMPTS, startWorld, TRAVELER, type World } from '../../examples/world/index.js';
 import {
   DivergenceError,
@@ -27,6 +27,14 @@ const { TOOLS, jsonSchema } = (await import(pathToFileURL(join(root, 'examples/a
 
 const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-vitest-helper-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+// These tests record on a developer's machine, then replay: CI (set on CI machines) makes a
+// missing recording an error instead, which has its own test below. Unset it for each test.
+beforeEach(() => {
+  vi.stubEnv('CI', '');
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
 
 interface DeskUrls {
   modelUrl: string;
@@ -151,16 +159,11 @@ describe('tapedeck/vitest: withRecording (an agent in the test process)', () => 
       join(root, 'test/vitest/__recordings__/example-world.test.ts/shared-desk-run'),
     );
     const missing = join(tmp, 'missing');
-    const previous = process.env.CI;
-    process.env.CI = 'true';
-    try {
-      await expect(withRecording(() => 1, { dir: missing })).rejects.toThrow(
-        /no recording at .*tests do not record in CI/,
-      );
-    } finally {
-      if (previous === undefined) delete process.env.CI;
-      else process.env.CI = previous;
-    }
+    vi.stubEnv('CI', 'true');
+    await expect(withRecording(() => 1, { dir: missing })).rejects.toThrow(
+      /no recording at .*tests do not record in CI/,
+    );
+    vi.stubEnv('CI', '');
     await expect(withRecording(() => 1, { dir: missing, mode: 'replay' })).rejects.toThrow(/no recording at/);
   });
 });
