@@ -11,7 +11,7 @@ import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
-import { loadsCode, TapedeckError } from '../recording/index.js';
+import { loadsCode, removeRecordingFolder, TapedeckError } from '../recording/index.js';
 import { databaseAddresses, openRecordSandbox, type RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
@@ -337,7 +337,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     await active.finish({ status: 'failed', exitCode: result.exitCode, signal: result.signal }).catch(() => {});
     // An agent that never started recorded nothing: a mistyped command leaves no folder behind.
     if (error instanceof TapedeckError && error.code === 'COMMAND_FAILED' && session.steps === 0)
-      rmSync(active.writer.dir, { recursive: true, force: true });
+      await removeRecordingFolder(active.writer.dir);
     throw error;
   } finally {
     await isolated?.close();

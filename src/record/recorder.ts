@@ -1,7 +1,7 @@
 // What recordCommand and record() share: choosing and checking the output folder, opening the
 // writer, world capture and session, and closing them in the right order (also on failure).
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   createRecordingWriter,
@@ -9,6 +9,8 @@ import {
   type RecordingWriter,
   type RedactionOptions,
   type Redactor,
+  removeRecordingFolder,
+  sweepStaging,
   TapedeckError,
 } from '../recording/index.js';
 import type { RecordingStore } from '../store/recordings/types.js';
@@ -103,16 +105,18 @@ export function newRecordingId(name: string): string {
   return `${slug(name)}-${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-/** Creates the output folder or explains why it cannot. */
+/** Parents this process has checked (a server records every run into the same folder). */
+const checkedParents = new Set<string>();
+
+/**
+ * Checks that the recording folder `dir` can be made, or explains why not: its parent exists (made
+ * if missing) and is writable, and `dir`, if it exists, holds no recording. The folder itself is
+ * made by the writer, whole (src/recording/staging.ts). The first time a parent is seen, the temp
+ * folders killed recorders left in it are swept.
+ */
 export function prepareOutputDir(dir: string): void {
-  // The common case in one call: a new folder in an existing one (a server records every run
-  // into the same folder). A folder this process just made is writable and holds no recording.
-  try {
-    mkdirSync(dir);
-    return;
-  } catch {
-    // It exists, or its parent does not, or cannot be written: the careful way below says which.
-  }
+  const parent = path.dirname(dir);
+  if (checkedParents.has(parent)) return;
   const fail = (cause: unknown) => {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EACCES';
     throw new TapedeckError(
@@ -124,24 +128,31 @@ export function prepareOutputDir(dir: string): void {
   try {
     // Segment by segment: a recursive mkdir under /proc never returns on Node 20.
     const missing: string[] = [];
-    let existing = dir;
+    let existing = parent;
     while (!existsSync(existing)) {
       missing.unshift(existing);
-      const parent = path.dirname(existing);
-      if (parent === existing) break;
-      existing = parent;
+      const up = path.dirname(existing);
+      if (up === existing) break;
+      existing = up;
     }
     if (!statSync(existing).isDirectory()) {
       throw Object.assign(new Error(`${existing} is not a directory`), { code: 'ENOTDIR' });
     }
     for (const segment of missing) mkdirSync(segment);
-    accessSync(dir, constants.W_OK);
+    accessSync(parent, constants.W_OK);
+    if (existsSync(dir)) {
+      if (!statSync(dir).isDirectory())
+        throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
+      accessSync(dir, constants.W_OK);
+    }
   } catch (cause) {
     fail(cause);
   }
   if (existsSync(path.join(dir, 'events.jsonl'))) {
     throw new TapedeckError('RECORDING_EXISTS', `${dir} already holds a recording; choose another --out folder.`);
   }
+  checkedParents.add(parent);
+  void sweepStaging(parent);
 }
 
 // Stores are opened once per process and URL, and closed after a minute without use.
@@ -163,7 +174,7 @@ export async function shipRecording(dir: string, storeUrl: string): Promise<stri
   entry.users++;
   try {
     const put = await (await entry.store).put(dir);
-    rmSync(dir, { recursive: true, force: true });
+    await removeRecordingFolder(dir);
     return put.url;
   } finally {
     const e = entry;
@@ -276,7 +287,7 @@ export async function openRecording(
         await world?.close().catch(() => {});
         await writer.close('incomplete');
       } finally {
-        rmSync(writer.dir, { recursive: true, force: true });
+        await removeRecordingFolder(writer.dir);
       }
     },
   };

@@ -22,6 +22,7 @@ import {
 } from './read-files.js';
 import { readSnapshot } from './read-snapshots.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, ManifestSchema, PAYLOAD_SCHEMAS } from './schema.js';
+import { isStagingName, sweepStaging } from './staging.js';
 import type { EventType, FsSnapshot, Manifest, Recording, RecordingEvent } from './types.js';
 
 /** Past this many lines of events.jsonl, zod's compiled fast path pays for itself (see PARSE_ONCE). */
@@ -66,7 +67,9 @@ async function assertRecordingDir(dir: string): Promise<void> {
 async function recordingsInside(dir: string): Promise<number> {
   try {
     const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'manifest.json'))).length;
+    return entries.filter(
+      (e) => e.isDirectory() && !e.name.startsWith('.') && existsSync(join(dir, e.name, 'manifest.json')),
+    ).length;
   } catch {
     return 0;
   }
@@ -238,7 +241,8 @@ export interface ListOptions {
 
 /**
  * Finds recordings (directories holding a valid manifest.json) under root, oldest first.
- * A missing root gives an empty list.
+ * A missing root gives an empty list. Temp folders a killed writer left (`.tmp-…`, see
+ * staging.ts) are removed on the way once their owner is gone.
  */
 export async function listRecordings(
   root: string,
@@ -262,6 +266,13 @@ export async function listRecordings(
         options.onError?.(error);
       }
       return;
+    }
+    // Folders being created or removed (a killed writer's) are never recordings; stale ones go.
+    if (entries.some((e) => isStagingName(e.name))) {
+      await sweepStaging(
+        dir,
+        entries.map((e) => e.name),
+      );
     }
     if (depth <= 0) return;
     for (const entry of entries) {

@@ -13,6 +13,7 @@ import { TapedeckError } from './errors.js';
 import { unsafePathReason } from './paths.js';
 import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, PAYLOAD_SCHEMAS } from './schema.js';
+import { stageRecordingFolder } from './staging.js';
 import type { Body, DbSnapshot, EventType, FsSnapshot, Manifest, PayloadMap, PriceSnapshot } from './types.js';
 
 /** Bodies up to this many bytes are stored inline in the event; larger ones go to blobs/. */
@@ -154,10 +155,9 @@ class Writer implements RecordingWriter {
     this.current = this.redactManifest(manifest);
   }
 
-  /** Writes the first manifest (status incomplete) and starts flushing at exit. */
-  async start(): Promise<void> {
-    await writeFileAtomic(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
-    trackOpen(this);
+  /** Writes the first manifest (status incomplete) into `folder`: the recording's folder, or its temp name before it is published. */
+  async start(folder = this.dir): Promise<void> {
+    await writeFileAtomic(join(folder, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
   }
 
   get manifest(): Readonly<Manifest> {
@@ -324,8 +324,10 @@ function validateEvent(envelope: Record<string, unknown>): void {
 }
 
 /**
- * Starts a recording in `dir` (created if missing; must not already hold one). manifest.json is
- * written at once with status 'incomplete', so a killed writer leaves a readable recording.
+ * Starts a recording in `dir` (must not already hold one). The folder appears whole: it is made
+ * under a temp name beside `dir`, given its events.jsonl and first manifest (status
+ * 'incomplete'), and renamed into place (src/recording/staging.ts), so a killed writer leaves a
+ * readable recording or nothing a reader sees.
  *
  * @example
  * const w = await createRecordingWriter('recordings/run-1', { name: 'run', agent: { command: ['node', 'a.mjs'], cwd } });
@@ -334,25 +336,29 @@ function validateEvent(envelope: Record<string, unknown>): void {
  */
 export async function createRecordingWriter(dir: string, init: WriterInit): Promise<RecordingWriter> {
   // On libuv's threads, not the event loop's: a server opening many recordings keeps serving.
-  await mkdir(join(dir, 'blobs', 'sha256'), { recursive: true });
-  let fd: number;
+  const staged = await stageRecordingFolder(dir);
+  let fd: number | undefined;
   try {
-    fd = await openAsync(join(dir, 'events.jsonl'), 'wx');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new TapedeckError(
-        'RECORDING_EXISTS',
-        `${dir} already holds a recording (events.jsonl exists); choose a new directory or delete it.`,
-      );
+    await mkdir(join(staged.path, 'blobs', 'sha256'), { recursive: true });
+    try {
+      fd = await openAsync(join(staged.path, 'events.jsonl'), 'wx');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new TapedeckError(
+          'RECORDING_EXISTS',
+          `${dir} already holds a recording (events.jsonl exists); choose a new directory or delete it.`,
+        );
+      }
+      throw error;
     }
-    throw error;
-  }
-  try {
     const writer = new Writer(dir, init, fd);
-    await writer.start();
+    await writer.start(staged.path);
+    await staged.publish();
+    trackOpen(writer);
     return writer;
   } catch (error) {
-    await closeAsync(fd).catch(() => {});
+    if (fd !== undefined) await closeAsync(fd).catch(() => {});
+    await staged.abandon().catch(() => {});
     throw error;
   }
 }

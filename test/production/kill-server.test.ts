@@ -3,7 +3,8 @@
 // steady stream of concurrent sessions and is killed at a seeded random moment: while the first
 // sessions open (the capture layer installing), or after a random number of recordings finished
 // plus a random delay. After every kill: each recording the server said was finished reads back
-// complete; every other recording folder reads back (incomplete) or was never started; the
+// complete; every other recording folder reads back (incomplete), and a folder the kill caught
+// being made is a hidden temp folder that the next listing removes; the
 // database holds no tapedeck object and nothing the server's role created (pg_catalog), and no
 // session of the dead server lingers. At the end no canary secret (the model API key, a token in
 // each session's request body, a bearer token on the requests to the server, the database
@@ -16,14 +17,14 @@
 // TAPEDECK_KILL_SEED changes the moments.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelServer } from '../../examples/world/model-server.js';
-import { readManifest, readRecording } from '../../src/recording/index.js';
+import { listRecordings, readManifest, readRecording } from '../../src/recording/index.js';
 import { root, tapedeck } from '../cli/run-cli.js';
 import { seeded } from '../postgres/db-fixture.js';
 import { tempDir } from '../record/helpers.js';
@@ -132,7 +133,7 @@ describe.skipIf(!ADMIN)('the recording server SIGKILLed at random moments', () =
         finished: 0,
         completeUnannounced: 0,
         incomplete: 0,
-        notStarted: 0,
+        cutShortWhileCreating: 0,
       };
       const serverPids: number[] = [];
       let nextSession = 0;
@@ -202,18 +203,14 @@ describe.skipIf(!ADMIN)('the recording server SIGKILLed at random moments', () =
           counts.finished++;
           aFinishedRecording ??= path.join(folder, id);
         }
-        // Every other folder is a recording cut short (readable, incomplete), one closed a moment
-        // before the kill and not yet announced, or one whose writer never started.
+        // Every other folder is a recording cut short (readable, incomplete) or one closed a moment
+        // before the kill and not yet announced. A recording the kill caught while its folder was
+        // being made is a hidden temp folder, which the next listing of the folder removes.
         const folders = existsSync(folder) ? readdirSync(folder) : [];
-        for (const id of folders.filter((name) => !finished.has(name))) {
+        counts.cutShortWhileCreating += folders.filter((name) => name.startsWith('.tmp-')).length;
+        for (const id of folders.filter((name) => !finished.has(name) && !name.startsWith('.'))) {
           const dir = path.join(folder, id);
-          if (!existsSync(path.join(dir, 'manifest.json'))) {
-            // Killed before its first manifest was written: nothing was recorded in it.
-            const events = path.join(dir, 'events.jsonl');
-            expect(existsSync(events) ? statSync(events).size : 0, `${dir} has events but no manifest`).toBe(0);
-            counts.notStarted++;
-            continue;
-          }
+          expect(existsSync(path.join(dir, 'manifest.json')), `${dir} is a folder without a manifest`).toBe(true);
           const status = (await readManifest(dir)).status;
           const recording = await readRecording(dir);
           expect(recording.manifest.status).toBe(status);
@@ -223,6 +220,8 @@ describe.skipIf(!ADMIN)('the recording server SIGKILLed at random moments', () =
             counts.incomplete++;
           }
         }
+        await listRecordings(folder);
+        expect(existsSync(folder) ? readdirSync(folder).filter((name) => name.startsWith('.tmp-')) : []).toEqual([]);
 
         // The database: the dead server's sessions go, and nothing of tapedeck's is left.
         const gone = await until(async () => (await sessionsLeft()) === 0, 60_000);

@@ -1,12 +1,11 @@
 // The folder backend: a directory of recordings (`file:///srv/recordings`), e.g. on a disk every
 // worker mounts. Recordings are read in place; `put` copies a recording folder in atomically.
-import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TapedeckError } from '../../recording/errors.js';
-import { listRecordings } from '../../recording/index.js';
+import { listRecordings, stagingPath } from '../../recording/index.js';
 import { checkStoreId, contentHashOf, recordingFiles, recordingToPut } from './files.js';
 import type { RecordingStore, StoreOpener } from './types.js';
 
@@ -40,7 +39,8 @@ export const openFolderStore: StoreOpener = async (url) => {
         );
       }
       await mkdir(root, { recursive: true });
-      const tmp = join(root, `.${id}.${randomBytes(4).toString('hex')}.tmp`);
+      // A temp name of the recording folder's kind: a killed put leaves a folder the next listing removes.
+      const tmp = stagingPath(folderOf(id));
       try {
         await cp(dir, tmp, {
           recursive: true,
