@@ -2,6 +2,7 @@
 // requests against it (exact, normalised, structural; repeats in recorded order). A miss
 // explains itself: the layers tried, the nearest recorded request and a field diff.
 
+import { hash } from 'node:crypto';
 import { providerById } from '../providers/index.js';
 import type {
   Body,
@@ -88,6 +89,11 @@ function conversationKey(view: RequestView): string | undefined {
   return canonical({ api: view.api, model: input.model, turns: meaning });
 }
 
+function conversationDigest(view: RequestView): string | undefined {
+  const key = conversationKey(view);
+  return key === undefined ? undefined : hash('sha256', key, 'base64url');
+}
+
 /** One recorded HTTP call (a model call or a tool call) with everything needed to serve it. */
 export interface RecordedCall {
   /** Position among the recording's calls, in recorded order. */
@@ -103,6 +109,7 @@ export interface RecordedCall {
   tool?: ToolCalledPayload;
   request: LiveRequest;
   view: RequestView;
+  /** Digests of the request's match keys (keyDigests): the keys spell the body out several times over. */
   keys: RequestKeys;
   mutating: boolean;
   effects: { fs: FsChangedPayload[]; db: DbChangedPayload[] };
@@ -129,8 +136,23 @@ export interface MatchResult {
   fieldDiff: FieldDiff[];
 }
 
+/**
+ * The match keys as sha256 digests: what the index looks calls up by. The keys themselves hold
+ * the request's method, URL and body, canonical JSON of its view and of its structure: three
+ * copies of every body, most of a long recording's index (230 MB of 310 at 100k steps).
+ */
+export function keyDigests(keys: RequestKeys): RequestKeys {
+  return {
+    exact: hash('sha256', keys.exact, 'base64url'),
+    normalised: hash('sha256', keys.normalised, 'base64url'),
+    structural: hash('sha256', keys.structural, 'base64url'),
+  };
+}
+
 /** Resolves a body ref to text (inline text, inline base64, or a blob of the recording). */
 export function bodyTextOf(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): string | undefined {
+  // Inline text is the text itself, not a copy through bytes (a recording's index holds every body).
+  if (body?.text !== undefined) return body.text;
   return bodyBytesOf(recording, body)?.toString('utf8');
 }
 
@@ -234,7 +256,7 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
       ...(tool ? { tool } : {}),
       request,
       view,
-      keys: keysOf(request, view),
+      keys: keyDigests(keysOf(request, view)),
       mutating: tool ? tool.mutating : kind === 'tool' && !isSafeMethod(request.method),
       effects: { fs, db },
       stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,
@@ -321,7 +343,7 @@ export class CallIndex {
         if (list) list.push(call);
         else this.byKey[layer].set(key, [call]);
       }
-      const meaning = call.imported ? conversationKey(call.view) : undefined;
+      const meaning = call.imported ? conversationDigest(call.view) : undefined;
       if (meaning !== undefined) {
         const list = this.byKey.conversation.get(meaning);
         if (list) list.push(call);
@@ -382,12 +404,12 @@ export class CallIndex {
     options: { kind?: 'model' | 'tool'; maxLayer?: MatchLayer; allowReuse?: boolean } = {},
   ): MatchResult {
     const view = viewOf(live);
-    const keys = keysOf(live, view);
+    const keys = keyDigests(keysOf(live, view));
     const layers: LayerResult[] = [];
     let reusable: { call: RecordedCall; layer: MatchLayer } | undefined;
     const tried: MatchLayer[] = this.byKey.conversation.size > 0 ? [...LAYERS, 'conversation'] : [...LAYERS];
     for (const layer of tried) {
-      const key = layer === 'conversation' ? (conversationKey(view) ?? '') : keys[layer];
+      const key = layer === 'conversation' ? (conversationDigest(view) ?? '') : keys[layer];
       const list = this.byKey[layer].get(key) ?? [];
       // An imported call agrees in structure only by what it was rebuilt from: its layer is the conversation.
       const accept = (c: RecordedCall) =>
