@@ -4,7 +4,7 @@
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -103,7 +103,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     for (const v of e.payload.values) list.push(v);
   }
   const fastIndex = path.join(tmp, 'fast.json');
-  if (input.fast) await writeFile(fastIndex, JSON.stringify(fastEntries(recording, calls)));
+  if (input.fast) await writeFastIndex(fastIndex, recording, calls);
   const configFile = path.join(tmp, 'config.json');
   const config: ReplayConfig = {
     socket: input.socket,
@@ -124,32 +124,54 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
   return configFile;
 }
 
+/** Bytes of the fast index written at a time: the index is never one string (52 MB at 100k steps). */
+const FAST_INDEX_CHUNK = 1 << 20;
+
 /**
- * The preload's fast index (exact mode): calls without effects are answered by the preload
- * itself, in recorded order, when the request is byte-for-byte the recorded one (host aside);
- * it reports them after. The rest ask the session.
+ * Writes the preload's fast index (one JSON array, read whole by the preload) entry by entry, in
+ * chunks: building it as one string held every reply twice more in the replayer at its peak.
  */
-function fastEntries(recording: Recording, calls: readonly RecordedCall[]): FastEntry[] {
-  return calls.map((c): FastEntry => {
-    const x = c.exchange;
-    const r = x?.response;
-    // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
-    const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.length > 0);
-    if (!x || !r || x.error || effects) return { i: c.index, ask: true };
-    const u = new URL(c.request.url);
-    return {
-      i: c.index,
-      method: c.request.method,
-      pq: `${u.pathname}${u.search}`,
-      body: c.request.bodyText ?? '',
-      reply: {
-        status: r.status,
-        statusText: r.statusText,
-        headers: r.headers,
-        ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
-      },
-    };
-  });
+async function writeFastIndex(file: string, recording: Recording, calls: readonly RecordedCall[]): Promise<void> {
+  const handle = await open(file, 'w');
+  try {
+    let chunk = '[';
+    for (const [n, call] of calls.entries()) {
+      chunk += `${n === 0 ? '' : ','}${JSON.stringify(fastEntry(recording, call))}`;
+      if (chunk.length >= FAST_INDEX_CHUNK) {
+        await handle.write(chunk);
+        chunk = '';
+      }
+    }
+    await handle.write(`${chunk}]`);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The preload's fast index entry of a call (exact mode): calls without effects are answered by the
+ * preload itself, in recorded order, when the request is byte-for-byte the recorded one (host
+ * aside); it reports them after. The rest ask the session.
+ */
+function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
+  const x = c.exchange;
+  const r = x?.response;
+  // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
+  const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.length > 0);
+  if (!x || !r || x.error || effects) return { i: c.index, ask: true };
+  const u = new URL(c.request.url);
+  return {
+    i: c.index,
+    method: c.request.method,
+    pq: `${u.pathname}${u.search}`,
+    body: c.request.bodyText ?? '',
+    reply: {
+      status: r.status,
+      statusText: r.statusText,
+      headers: r.headers,
+      ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
+    },
+  };
 }
 
 export interface AgentEnvInput {
