@@ -15,7 +15,11 @@ import { onLines } from '../../sandbox/ndjson.js';
 
 export interface IpcServer {
   readonly path: string;
-  /** Resolves when every connected client has closed (its last messages read), or after `timeoutMs`. */
+  /**
+   * Resolves when every connected client has closed (its last messages read), or when none has
+   * sent anything for `timeoutMs` (a process that keeps its socket open and silent). A client still
+   * sending is waited for: a replayer behind a fast agent reads its tail for seconds after it exits.
+   */
   drained(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -33,10 +37,12 @@ export async function listenIpc(
 ): Promise<IpcServer> {
   const sockets = new Set<net.Socket>();
   let onEmpty: (() => void) | undefined;
+  let lastData = Date.now();
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay?.(true);
     onLines(socket, (lines) => {
+      lastData = Date.now();
       for (const line of lines) {
         let message: { t?: unknown; n?: unknown };
         try {
@@ -86,7 +92,13 @@ export async function listenIpc(
     drained: (timeoutMs) =>
       new Promise<void>((resolve) => {
         if (sockets.size === 0) return resolve();
-        const timer = setTimeout(resolve, timeoutMs);
+        let timer: NodeJS.Timeout;
+        const idle = () => {
+          const quiet = Date.now() - lastData;
+          if (quiet >= timeoutMs) resolve();
+          else timer = setTimeout(idle, timeoutMs - quiet);
+        };
+        timer = setTimeout(idle, timeoutMs);
         onEmpty = () => {
           clearTimeout(timer);
           resolve();

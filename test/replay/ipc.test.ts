@@ -62,4 +62,38 @@ describe('the replay IPC', () => {
     expect(questions).toEqual([{ kind: 'http', method: 'GET', url: 'http://x/a', headers: {} }]);
     expect(notices).toEqual([{ t: 'blocked', target: '10.0.0.1:443' }]);
   });
+
+  it('waits for a client that is still sending before calling the replay drained, and not for a silent one', async () => {
+    const tmp = tempDir('tapedeck-ipc-');
+    cleanup.push(() => tmp.remove());
+    const notices: ReplayNotice[] = [];
+    const ipc = await listenIpc(
+      path.join(tmp.dir, 'ipc.sock'),
+      async () => ({}),
+      (n) => notices.push(n),
+    );
+    cleanup.push(() => ipc.close());
+    // A busy client: a notice every 50 ms for 1.2 s, then it closes. drained(300) must wait for all of it.
+    const busy = net.createConnection(ipc.path);
+    await new Promise<void>((resolve) => busy.once('connect', () => resolve()));
+    let sent = 0;
+    const timer = setInterval(() => {
+      busy.write(`${JSON.stringify({ t: 'blocked', target: `10.0.0.${++sent}:443` })}\n`);
+      if (sent === 24) {
+        clearInterval(timer);
+        busy.end();
+      }
+    }, 50);
+    const t0 = Date.now();
+    await ipc.drained(300);
+    expect(notices).toHaveLength(24);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+    // A silent client that keeps its socket open: drained after the quiet time.
+    const silent = net.createConnection(ipc.path);
+    await new Promise<void>((resolve) => silent.once('connect', () => resolve()));
+    cleanup.push(() => void silent.destroy());
+    const t1 = Date.now();
+    await ipc.drained(300);
+    expect(Date.now() - t1).toBeLessThan(1500);
+  });
 });
