@@ -5,8 +5,8 @@
 // the agent's), so a step costs what it changed, not the size of the folder; a folder that cannot
 // be watched, or a watcher error, falls back to scanning everything.
 import { createHash } from 'node:crypto';
-import { type FSWatcher, watch } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { type BigIntStats, type FSWatcher, lstatSync, readFileSync, watch } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 
@@ -26,6 +26,9 @@ export interface FsTracker {
   /** Stops watching (when watching). */
   close(): void;
 }
+
+/** What tells a file's content unchanged without reading it. */
+const statKey = (st: BigIntStats) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
 
 /** More touched paths than this in one step: scanning everything is as cheap. */
 const WATCHED_LIMIT = 4096;
@@ -97,42 +100,49 @@ export function createFsTracker(
     }
   }
 
-  /** The file at `rel` as it is now (reusing `previous` when its stat did not change), 'dir' for a folder, or undefined. */
-  async function look(rel: string, previous: Cached | undefined): Promise<Cached | 'dir' | undefined> {
+  /**
+   * The file at `rel` as it is now (reusing `previous` when its stat did not change), 'dir' for a
+   * folder, or undefined. Synchronous: an asynchronous lstat and read are round trips to libuv's
+   * threads that cost more than the calls (a step barrier waits on them; a snapshot makes thousands).
+   */
+  function look(rel: string, previous: Cached | undefined): Cached | 'dir' | undefined {
     const abs = path.join(absRoot, rel);
-    let st: import('node:fs').BigIntStats;
-    try {
-      // Not following links, as the walk does not.
-      st = await lstat(abs, { bigint: true });
-    } catch {
-      return undefined;
-    }
-    if (st.isDirectory()) return 'dir';
-    if (!st.isFile()) return undefined;
-    const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
-    if (previous !== undefined && previous.key === key) return previous;
+    let st: BigIntStats;
     let bytes: Buffer;
     try {
-      bytes = await readFile(abs);
+      st = lstatSync(abs, { bigint: true });
+      const kind = kindOf(st, previous);
+      if (kind !== 'read') return kind;
+      bytes = readFileSync(abs);
     } catch {
       return undefined;
     }
+    return stored(st, bytes);
+  }
+
+  /** What a stat says: a folder, not a file, the file as it was (its stat did not change), or a file to read. */
+  function kindOf(st: BigIntStats, previous: Cached | undefined): Cached | 'dir' | undefined | 'read' {
+    if (st.isDirectory()) return 'dir';
+    if (!st.isFile()) return undefined;
+    if (previous !== undefined && previous.key === statKey(st)) return previous;
+    return 'read';
+  }
+
+  function stored(st: BigIntStats, bytes: Buffer): Cached {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     putBlob(bytes);
-    return { key, entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, sha256 } };
+    return { key: statKey(st), entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, sha256 } };
   }
 
   async function scan(watching = false): Promise<Map<string, Cached>> {
     const files: string[] = [];
     await walk(absRoot, files, watching);
     const next = new Map<string, Cached>();
-    await Promise.all(
-      files.map(async (abs) => {
-        const rel = relOf(abs);
-        const found = await look(rel, current.get(rel));
-        if (found && found !== 'dir') next.set(rel, found);
-      }),
-    );
+    for (const abs of files) {
+      const rel = relOf(abs);
+      const found = look(rel, current.get(rel));
+      if (found && found !== 'dir') next.set(rel, found);
+    }
     return next;
   }
 
@@ -156,7 +166,7 @@ export function createFsTracker(
       }
       let kind: 'dir' | 'file' | 'gone' = 'gone';
       try {
-        kind = (await lstat(abs)).isDirectory() ? 'dir' : 'file';
+        kind = lstatSync(abs).isDirectory() ? 'dir' : 'file';
       } catch {}
       if (kind === 'file') {
         out.add(rel);
@@ -226,7 +236,7 @@ export function createFsTracker(
       // Only the touched paths can have changed: the map is updated in place, their entries before kept aside.
       const prior = new Map<string, Cached | undefined>();
       for (const rel of paths) prior.set(rel, current.get(rel));
-      const found = await Promise.all([...paths].map((rel) => look(rel, prior.get(rel))));
+      const found = [...paths].map((rel) => look(rel, prior.get(rel)));
       let i = 0;
       const folders: string[] = [];
       for (const rel of [...paths]) {
@@ -241,7 +251,7 @@ export function createFsTracker(
         await walk(path.join(absRoot, rel), files, true);
         for (const abs of files) {
           const f = relOf(abs);
-          const now = await look(f, undefined);
+          const now = look(f, undefined);
           paths.add(f);
           if (now && now !== 'dir') current.set(f, now);
         }
