@@ -13,6 +13,8 @@ export default defineConfig({
     // took over 60 s when the machine was loaded. A real hang still fails, later.
     testTimeout: 180_000,
     hookTimeout: 180_000,
+    // A private TAPEDECK_HOME (the seal key) for the whole run: see the file.
+    globalSetup: ['test/support/seal-home.ts'],
     pool: 'forks',
     maxWorkers: 2,
   },

@@ -207,6 +207,8 @@ export async function openRecording(
       name,
       agent,
       runtime,
+      // This machine ran the command: a replay here may run it again without being told to trust it.
+      seal: true,
       ...(options.redaction ? { redaction: options.redaction } : {}),
       ...(options.redactor ? { redactor: options.redactor } : {}),
     });

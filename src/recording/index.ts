@@ -32,6 +32,7 @@ export {
 export { isReadRequest, isReadRpc, READ_METHODS, rpcMethod } from './reads.js';
 export { createRedactor, isPlaceholder, PLACEHOLDER_PREFIX, type RedactionOptions, type Redactor } from './redact.js';
 export * from './schema.js';
+export { hasLocalSeal, SEAL_PATTERN, sealKey, sealKeyFile, sealManifest } from './seal.js';
 export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from './staging.js';
 export { type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
 export {

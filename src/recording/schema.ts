@@ -436,6 +436,14 @@ export const ManifestSchema = z
     prices: PriceSnapshotSchema.optional(),
     redaction: z.object({ rules: z.array(z.string()), keyId: z.string() }).strict(),
     integrity: z.object({ eventsSha256: Sha256.optional(), events: z.number().int().nonnegative() }).strict(),
+    /**
+     * This machine's HMAC over the id and the agent's command, cwd and env (src/recording/seal.ts):
+     * a replay runs the recorded command only when it verifies with the local key.
+     */
+    seal: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'expected a seal: 64 lowercase hex digits')
+      .optional(),
   })
   .strict();
 

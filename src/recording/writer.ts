@@ -13,6 +13,7 @@ import { TapedeckError } from './errors.js';
 import { unsafePathReason } from './paths.js';
 import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, PAYLOAD_SCHEMAS } from './schema.js';
+import { sealManifest } from './seal.js';
 import { stageRecordingFolder } from './staging.js';
 import type { Body, DbSnapshot, EventType, FsSnapshot, Manifest, PayloadMap, PriceSnapshot } from './types.js';
 
@@ -44,6 +45,12 @@ export interface WriterInit {
   validate?: boolean;
   /** Default INLINE_BODY_MAX. */
   inlineBodyMax?: number;
+  /**
+   * Seal the manifest with this machine's key (src/recording/seal.ts), so a replay here runs its
+   * command and applies its env without being told to trust it. Only for what this machine ran
+   * (the recorder, the replayer): never for an import, whose command came from elsewhere.
+   */
+  seal?: boolean;
 }
 
 /** What a caller appends: the writer assigns seq and traceId, and time when it is missing. */
@@ -117,6 +124,7 @@ class Writer implements RecordingWriter {
   private readonly hash: Hash = createHash('sha256');
   private readonly validate: boolean;
   private readonly inlineMax: number;
+  private readonly seal: boolean;
   private pending: string[] = [];
   private pendingChars = 0;
   private seq = 0;
@@ -135,6 +143,7 @@ class Writer implements RecordingWriter {
     this.redactor = init.redactor ?? createRedactor(init.redaction);
     this.validate = init.validate ?? process.env.TAPEDECK_VALIDATE_WRITES === '1';
     this.inlineMax = init.inlineBodyMax ?? INLINE_BODY_MAX;
+    this.seal = init.seal === true;
     this.blobs = new BlobStore(dir);
     const manifest: Manifest = {
       format: FORMAT,
@@ -284,14 +293,18 @@ class Writer implements RecordingWriter {
     await writeFileAtomic(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
   }
 
-  /** The agent's command line and the database URL may carry secrets too (`--api-key …`, `postgres://u:pw@…`). */
+  /**
+   * The agent's command line and the database URL may carry secrets too (`--api-key …`,
+   * `postgres://u:pw@…`). The seal, when asked for, is over the stored (redacted) form, which is
+   * what a replay reads; a seal the patch carried is never taken as it is.
+   */
   private redactManifest(manifest: Manifest): Manifest {
     const agent = { ...manifest.agent, command: this.redactor.argv(manifest.agent.command) };
     if (manifest.agent.env) agent.env = this.redactEnv(manifest.agent.env);
-    const out = { ...manifest, agent };
+    const { seal: _given, ...out } = { ...manifest, agent };
     if (manifest.world?.db)
       out.world = { ...manifest.world, db: { ...manifest.world.db, url: this.redactor.url(manifest.world.db.url) } };
-    return out;
+    return this.seal ? sealManifest(out) : out;
   }
 
   /** Env values: by variable name (OPENAI_API_KEY), URLs by their parts (passwords), the rest as text (tokens). */
