@@ -19,6 +19,8 @@ export interface OpenTuiOptions {
   modelEndpoint?: string;
   /** The project config's answer chain for the replays (sandbox services, mocks, simulator). */
   config?: TapedeckConfig;
+  /** Replays run the recorded command and env of recordings this machine did not seal (--trust-recording). */
+  trustRecording?: boolean;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
 }
@@ -67,6 +69,7 @@ export async function openTui(options: OpenTuiOptions = {}): Promise<void> {
     ...(options.contract ? { contract: resolve(options.contract) } : {}),
     ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
     ...(options.config ? { config: options.config } : {}),
+    ...(options.trustRecording ? { trustRecording: true } : {}),
   });
   const recording = options.recording
     ? await services.readRecording(resolveRecordingDir(options.recording, dir))

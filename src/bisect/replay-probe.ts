@@ -33,6 +33,10 @@ export interface ReplayProbeOptions {
   chain?: AnswerChain;
   /** The agent's environment for each probe's replay. */
   env?: Record<string, string>;
+  /** The agent command (default: the recorded one, see ReplayOptions.command). */
+  command?: string[];
+  /** Run the recorded command of a recording this machine did not seal (ReplayOptions.trustRecording). */
+  trustRecording?: boolean;
 }
 
 /** A probe that replays `recording` counterfactually with the prompt as its system prompt. */
@@ -50,6 +54,8 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       ...(options.db ? { db: options.db } : {}),
       ...(options.chain ? { chain: options.chain } : {}),
       ...(options.env ? { env: options.env } : {}),
+      ...(options.command ? { command: options.command } : {}),
+      ...(options.trustRecording ? { trustRecording: true } : {}),
     });
     // A model (or service) that did not answer says nothing about the prompt: judging the probe
     // would name a good version bad (and cache it), so the search stops and says why.

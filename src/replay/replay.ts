@@ -42,8 +42,10 @@ import {
   runAgent,
   seedFileIn,
   Teardown,
+  untrustedRecordedEnv,
   writePreloadConfig,
 } from './setup.js';
+import { recordingTrust, untrustedCommandError } from './trust.js';
 import type { ReplayOptions, ReplayResult } from './types.js';
 import { writeWorld } from './world.js';
 
@@ -66,15 +68,29 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
   const command = options.command ?? manifest.agent.command.map(relocate);
   if (command.length === 0)
     throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
+  // A recording is data: its command runs only when this machine sealed it or the caller trusts it.
+  const trust = recordingTrust(manifest, options);
+  const trusted = trust.trusted;
+  if (!trusted && !options.command) throw untrustedCommandError(options.recording, trust, command, cwd);
   const redactor = createRedactor();
   const warnings: string[] = [...recording.warnings];
+  const notApplied = trusted ? [] : untrustedRecordedEnv(recording, options);
+  if (notApplied.length > 0) {
+    const names =
+      notApplied.length > 8
+        ? `${notApplied.slice(0, 8).join(', ')} and ${notApplied.length - 8} more`
+        : notApplied.join(', ');
+    warnings.push(
+      `the recording's env (${names}) not applied: it was not made on this machine; pass --trust-recording to apply it, or give --env NAME=VALUE`,
+    );
+  }
   const ignored = ignoredRecordedEnv(recording);
   if (ignored.length > 0) {
     warnings.push(
       `the recording's ${ignored.join(', ')} not used: variables that load code or choose programs are never taken from a recording (give them with --env)`,
     );
   }
-  const missing = missingRecordedEnv(recording, explicitEnv(recording, options, relocate));
+  const missing = missingRecordedEnv(recording, explicitEnv(recording, options, relocate, trusted));
   if (missing.length > 0) {
     const shown =
       missing.length > 8 ? `${missing.slice(0, 8).join(', ')} and ${missing.length - 8} more` : missing.join(', ');
@@ -119,6 +135,8 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       id: path.basename(out),
       name: `${manifest.name} (replay, ${options.mode})`,
       agent: { command, cwd, ...(manifest.agent.entry ? { entry: manifest.agent.entry } : {}) },
+      // This machine ran it (a command the user gave, or one they trusted): it may be replayed here.
+      seal: true,
       ...(manifest.prompt ? { prompt: override ? { source: 'replay override' } : manifest.prompt } : {}),
       ...(manifest.world ? { world: manifest.world } : {}),
       ...(manifest.prices ? { prices: manifest.prices } : {}),
@@ -147,7 +165,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     const chain = options.chain ?? createAnswerChain(options.config ?? {});
     if (!options.chain) teardown.add(() => chain.close());
     let session: ReplaySession | undefined;
-    const chainEnv = explicitEnv(recording, options, relocate);
+    const chainEnv = explicitEnv(recording, options, relocate, trusted);
     const chainSession = await chain.open({
       recording,
       ...(db ? { db } : {}),
@@ -231,6 +249,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       configFile,
       db,
       relocate,
+      trusted,
       ...(promptForEnv !== undefined
         ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
         : {}),

@@ -180,6 +180,8 @@ export interface AgentEnvInput {
   configFile: string;
   db: DbSandbox | undefined;
   relocate: (value: string) => string;
+  /** The recording's own env may be applied (its seal verifies here, or the caller trusts it). */
+  trusted: boolean;
   /** The prompt an agent that reads its own prompt gets, and the file holding it. */
   prompt?: { text: string; file: string };
 }
@@ -187,19 +189,30 @@ export interface AgentEnvInput {
 /**
  * The environment the agent starts from: ours, the recorded explicit env minus redacted secrets
  * (the caller's own values stand) and minus what loads code (`loadsCode`: NODE_OPTIONS, LD_PRELOAD,
- * PATH…), then --env. What `${env.NAME}` in the project config reads.
+ * PATH…), then --env. What `${env.NAME}` in the project config reads. The recorded env is applied
+ * only when `trusted` (the seal verifies, or --trust-recording); the run's input always is: it is
+ * the recording's data, like its responses.
  */
 export function explicitEnv(
   recording: Recording,
   options: ReplayOptions,
   relocate: (value: string) => string,
+  trusted: boolean,
 ): Record<string, string> {
   const recordedEnv = Object.fromEntries(
     Object.entries(recording.manifest.agent.env ?? {})
-      .filter(([k, v]) => !loadsCode(k) && (k === RUN_INPUT_ENV || !v.includes(PLACEHOLDER_PREFIX)))
+      .filter(([k]) => (trusted || k === RUN_INPUT_ENV) && !loadsCode(k))
+      .filter(([k, v]) => k === RUN_INPUT_ENV || !v.includes(PLACEHOLDER_PREFIX))
       .map(([k, v]) => [k, relocate(v)]),
   );
   return { ...(process.env as Record<string, string>), ...recordedEnv, ...options.env };
+}
+
+/** The recorded env a replay that does not trust the recording leaves out (what a warning names). */
+export function untrustedRecordedEnv(recording: Recording, options: ReplayOptions): string[] {
+  return Object.keys(recording.manifest.agent.env ?? {}).filter(
+    (k) => k !== RUN_INPUT_ENV && !loadsCode(k) && options.env?.[k] === undefined,
+  );
 }
 
 /** The variable the agent reads its database URL from: the recorded one, unless it loads code. */
@@ -227,7 +240,7 @@ export function missingRecordedEnv(recording: Recording, env: Record<string, str
 /** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */
 export async function agentEnv(input: AgentEnvInput): Promise<Record<string, string>> {
   const { recording, db, prompt } = input;
-  const env = explicitEnv(recording, input.options, input.relocate);
+  const env = explicitEnv(recording, input.options, input.relocate, input.trusted);
   delete env.TAPEDECK_RECORD_IPC;
   env.TAPEDECK_REPLAY_CONFIG = input.configFile;
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();

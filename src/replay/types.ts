@@ -34,8 +34,17 @@ export interface ReplayOptions {
   until?: number;
   /** Where live model calls go (default: the host the request names). */
   modelEndpoint?: string;
-  /** The agent command (default: the recorded one). */
+  /**
+   * The agent command (default: the recorded one, which runs only when this machine sealed the
+   * recording or `trustRecording` is set; otherwise the replay is refused before anything starts).
+   */
   command?: string[];
+  /**
+   * Run the recorded command and apply the recorded env of a recording this machine did not seal
+   * (made elsewhere, pulled, imported): CLI --trust-recording. Code-loading variables are never
+   * taken from a recording either way.
+   */
+  trustRecording?: boolean;
   /** Working directory of the agent (default: the recorded one when it exists, else the current one). */
   cwd?: string;
   /** Extra environment for the agent. */

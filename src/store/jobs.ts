@@ -37,6 +37,11 @@ export const ReplayJobSchema = z
     /** Where the replay recording goes: a store URL it is pushed to, or a folder on the worker (one subfolder per job). */
     out: z.string().optional(),
     probe: ProbeSchema.optional(),
+    /**
+     * Run the recorded command and apply the recorded env though this worker's key did not seal the
+     * recording (enqueue --trust-recording): whoever may write the queue is trusted with that.
+     */
+    trustRecording: z.boolean().optional(),
   })
   .strict();
 export type ReplayJob = z.infer<typeof ReplayJobSchema>;
@@ -105,6 +110,7 @@ export function jobHandlers({ warehouse, workDir, config }: JobContext): Record<
         ...(payload.promptPatch !== undefined ? { promptPatch: payload.promptPatch } : {}),
         ...(payload.modelEndpoint !== undefined ? { modelEndpoint: payload.modelEndpoint } : {}),
         ...(chain ? { config: chain } : {}),
+        ...(payload.trustRecording ? { trustRecording: true } : {}),
       });
       const scores = await scoresFor(result.dir, payload.contract);
       const ingested = await warehouse.ingest(await readRecording(result.dir), scores);

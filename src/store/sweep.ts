@@ -28,6 +28,8 @@ export interface SweepSpec {
   modelEndpoint?: string;
   /** A store URL the replays are pushed to (default: kept on the worker that ran them). */
   out?: string;
+  /** Run the recorded commands and apply the recorded env of recordings no worker's key sealed (--trust-recording). */
+  trustRecording?: boolean;
 }
 
 export interface Probe {
@@ -66,7 +68,16 @@ export async function planSweep(spec: SweepSpec): Promise<SweepPlan> {
     for (const task of tasks) {
       for (let sample = 0; sample < spec.samples; sample++) {
         const key = sha256(
-          JSON.stringify([task.identity, sha256(prompt.text), sample, contractSha, mode, spec.modelEndpoint ?? '']),
+          JSON.stringify([
+            task.identity,
+            sha256(prompt.text),
+            sample,
+            contractSha,
+            mode,
+            spec.modelEndpoint ?? '',
+            // Trusting the recording applies its env: another replay (kept out when unset, so keys stay as they were).
+            ...(spec.trustRecording ? ['trusted'] : []),
+          ]),
         );
         probes.push({
           key,
@@ -80,6 +91,7 @@ export async function planSweep(spec: SweepSpec): Promise<SweepPlan> {
             contract: spec.contract,
             ...(spec.modelEndpoint !== undefined ? { modelEndpoint: spec.modelEndpoint } : {}),
             ...(spec.out !== undefined ? { out: spec.out } : {}),
+            ...(spec.trustRecording ? { trustRecording: true } : {}),
             probe: { key, taskId: task.taskId, sample },
           },
         });

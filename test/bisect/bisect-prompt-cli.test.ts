@@ -161,7 +161,15 @@ describe('tapedeck bisect-prompt', () => {
     });
     const cache = join(dir, 'cache');
     // Port 9 (discard) on loopback: nothing listens, the model call is refused.
-    const args = ['bisect-prompt', BASELINE, '--versions', ...files, '--model-endpoint', 'http://127.0.0.1:9/v1'];
+    const args = [
+      'bisect-prompt',
+      BASELINE,
+      '--trust-recording', // committed: made elsewhere
+      '--versions',
+      ...files,
+      '--model-endpoint',
+      'http://127.0.0.1:9/v1',
+    ];
     const run = await tapedeck(...args, '--cache', cache, '--out', join(dir, 'out'));
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/a probe could not be judged: step \d+: live model call to .* failed/);

@@ -23,6 +23,7 @@ describe('replaying the baseline with a changed prompt', () => {
   it('with the fixed prompt the replay probe passes, and the divergence at step 3 disappears', async () => {
     const probe = replayProbe({
       recording: BASELINE,
+      trustRecording: true, // committed: made elsewhere
       predicate: () => builtinPredicate('all'),
       modelEndpoint: world.modelUrl,
       outRoot: out,

@@ -30,6 +30,7 @@ describe('tapedeck replay with a project file', () => {
       [
         'replay',
         example('openai-baseline'),
+        '--trust-recording', // committed: made elsewhere
         '--mode',
         'counterfactual',
         '--system-prompt',

@@ -39,6 +39,7 @@ describe('a worker replay job', () => {
     const out = join(dir, 'replays');
     const id = await q.enqueue('replay', {
       recording: BASELINE,
+      trustRecording: true, // committed: made elsewhere
       mode: 'counterfactual',
       systemPrompt: readFileSync(PROMPTS.fixed, 'utf8'),
       modelEndpoint: `${model.url}/v1`,

@@ -14,7 +14,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe.skipIf(!existsSync(BASELINE))('ledger of a replay', () => {
   it('shows an exact replay spent nothing and costs what its baseline cost', async () => {
     const { replay } = await import('../../src/replay/index.js');
-    const result = await replay({ recording: BASELINE, mode: 'exact', out: join(tmp, 'replay') });
+    const result = await replay({ recording: BASELINE, mode: 'exact', out: join(tmp, 'replay'), trustRecording: true });
     const replayed = await readRecording(result.dir);
     expect(replayed.manifest.replayOf).toBeDefined();
     const baseline = buildLedger(await readRecording(BASELINE));

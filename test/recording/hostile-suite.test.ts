@@ -92,7 +92,17 @@ function argsFor(command: Command, c: HostileCase, scratch: string): string[] {
     case 'diff':
       return ['diff', other, c.dir];
     case 'replay':
-      return ['replay', c.dir, '--out', path.join(scratch, `replay-${c.n}`), '--', ...agentFor(c.base)];
+      // Hostile and made elsewhere: trusted here on purpose (its env applied), so the test shows that
+      // even a trusted recording gets nothing out of the sandbox; the agent is the one given after --.
+      return [
+        'replay',
+        c.dir,
+        '--trust-recording',
+        '--out',
+        path.join(scratch, `replay-${c.n}`),
+        '--',
+        ...agentFor(c.base),
+      ];
     case 'replay-template':
       return [
         'replay',

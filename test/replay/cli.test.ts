@@ -32,6 +32,7 @@ describe('tapedeck replay', () => {
     const run = tapedeck(
       'replay',
       EXAMPLE,
+      '--trust-recording', // committed: made elsewhere
       '--json',
       '--out',
       out,

@@ -117,6 +117,7 @@ describe('a new system prompt that is the recorded one but for a trailing newlin
   it('is warned about: no model request can match the recording', async () => {
     const result = await replay({
       recording: 'recordings/examples/openai-baseline',
+      trustRecording: true, // committed: made elsewhere
       mode: 'counterfactual',
       systemPrompt: `${readFileSync(PROMPTS.baseline, 'utf8').trim()}\n`, // the file as an editor saves it
       modelEndpoint: 'http://127.0.0.1:1/v1',
@@ -139,6 +140,7 @@ describe('a live model endpoint that does not answer', () => {
 
     const result = await replay({
       recording: 'recordings/examples/openai-baseline',
+      trustRecording: true, // committed: made elsewhere
       mode: 'counterfactual',
       systemPrompt: readFileSync(PROMPTS.fixed, 'utf8').trim(),
       modelEndpoint: `http://127.0.0.1:${port}/v1`,

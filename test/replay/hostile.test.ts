@@ -93,7 +93,7 @@ describe('hostile input', () => {
     const snapshot = JSON.parse(await readFile(path.join(dir, 'snapshots', 'pre', 'fs.json'), 'utf8'));
     await rm(path.join(dir, blobRelativePath(snapshot.files['notes.txt'].sha256)));
     const out = path.join(tmp, 'blob-replay');
-    await expectError(replay({ recording: dir, mode: 'exact', out }), 'BAD_RECORDING', /blob/i);
+    await expectError(replay({ recording: dir, mode: 'exact', out, trustRecording: true }), 'BAD_RECORDING', /blob/i);
     expect(existsSync(out)).toBe(false);
     expect(await leftovers()).toEqual([]);
   });
@@ -106,7 +106,7 @@ describe('hostile input', () => {
     });
     const out = path.join(tmp, 'nocmd-replay');
     await expectError(
-      replay({ recording: dir, mode: 'exact', out }),
+      replay({ recording: dir, mode: 'exact', out, trustRecording: true }),
       'COMMAND_NOT_FOUND',
       /tapedeck-no-such-agent-command/,
     );
@@ -129,7 +129,13 @@ describe('hostile input', () => {
     try {
       const before = await ours();
       await expectError(
-        replay({ recording: dir, mode: 'exact', db: PG_URL as string, out: path.join(tmp, 'nocmd-pg-replay') }),
+        replay({
+          recording: dir,
+          mode: 'exact',
+          db: PG_URL as string,
+          out: path.join(tmp, 'nocmd-pg-replay'),
+          trustRecording: true,
+        }),
         'COMMAND_NOT_FOUND',
         /not found/,
       );
@@ -163,6 +169,8 @@ describe('hostile input', () => {
       mode: 'exact',
       out: path.join(tmp, 'env-replay'),
       command: [process.execPath, '-e', show],
+      // Even a recording the user trusts never gives these.
+      trustRecording: true,
       stdio: 'pipe',
     });
     const seen = JSON.parse(result.output?.stdout.trim().split('\n').at(-1) ?? '{}');

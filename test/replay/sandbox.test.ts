@@ -76,7 +76,13 @@ console.log(JSON.stringify(out));
     await mkdir(root, { recursive: true });
     await writeFile(path.join(root, 'notes.txt'), 'the real file');
 
-    const result = await replay({ recording: dir, mode: 'exact', out: path.join(tmp, 'replay'), stdio: 'pipe' });
+    const result = await replay({
+      recording: dir,
+      mode: 'exact',
+      out: path.join(tmp, 'replay'),
+      stdio: 'pipe',
+      trustRecording: true, // hand-made: no seal
+    });
     await new Promise<void>((resolve) => guarded.close(() => resolve()));
     const seen = JSON.parse(result.output?.stdout ?? '{}');
 
@@ -131,6 +137,7 @@ console.log(readFileSync(${JSON.stringify(target)}, 'utf8'));`,
     const result = await replay({
       recording: dir,
       mode: 'exact',
+      trustRecording: true, // hand-made: no seal
       out: path.join(tmp, 'replay-no-root'),
       stdio: 'pipe',
     });
@@ -154,7 +161,13 @@ process.exit(0);`,
       command: [process.execPath, agent],
       calls: [1, 2, 3].map((i) => ({ kind: 'model' as const, url, body: body(i), response: { answer: `a${i}` } })),
     });
-    const result = await replay({ recording: dir, mode: 'exact', out: path.join(tmp, 'replay-exit'), stdio: 'pipe' });
+    const result = await replay({
+      recording: dir,
+      mode: 'exact',
+      out: path.join(tmp, 'replay-exit'),
+      stdio: 'pipe',
+      trustRecording: true, // hand-made: no seal
+    });
     expect(result.output?.stdout.trim().split('\n')).toEqual(['a1', 'a2', 'a3']);
     expect(result.divergences).toEqual([]);
     expect(result.served.recording).toBe(3);

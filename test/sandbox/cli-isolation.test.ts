@@ -21,7 +21,7 @@ describe('replay isolation on the command line', () => {
 
   it('says on its first line that the fallback guards Node processes only', async () => {
     const run = await tapedeck(
-      ['replay', example('openai-baseline'), '--isolation', 'none', '--out', join(outDir, 'none')],
+      ['replay', example('openai-baseline'), '--trust-recording', '--isolation', 'none', '--out', join(outDir, 'none')],
       {
         env: noTools,
       },
@@ -31,7 +31,13 @@ describe('replay isolation on the command line', () => {
   });
 
   it.runIf(detectIsolation().level === 'bwrap')('names the OS sandbox when it is used', async () => {
-    const run = await tapedeck(['replay', example('openai-baseline'), '--out', join(outDir, 'bwrap')]);
+    const run = await tapedeck([
+      'replay',
+      example('openai-baseline'),
+      '--trust-recording',
+      '--out',
+      join(outDir, 'bwrap'),
+    ]);
     expect(run.stderr.split('\n')[0]).toMatch(/^tapedeck isolation: OS sandbox \(bubblewrap/);
     expect(run.stdout).toMatch(/^isolation: OS sandbox/m);
     expect(run.code).toBe(0);

@@ -61,6 +61,7 @@ describe.skipIf(!PG_URL)('tapedeck sweep over the example recordings (TAPEDECK_P
     const args = [
       'sweep',
       ...RECORDINGS.map(example),
+      '--trust-recording', // committed: made elsewhere
       '--prompts',
       PROMPTS.baseline,
       PROMPTS.fixed,

@@ -218,6 +218,8 @@ export interface ReplayRequest {
   config?: TapedeckConfig;
   /** The replay recording's directory (default: next to the baseline, `<id>-replay-<time>`). */
   out?: string;
+  /** Replays run the recorded command and env of recordings this machine did not seal (--trust-recording). */
+  trustRecording?: boolean;
   onProgress(p: ReplayProgress): void;
 }
 
@@ -247,6 +249,7 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
         join(dirname(request.baseline.dir), `${basename(request.baseline.dir)}-replay-${Date.now().toString(36)}`),
       ...(request.modelEndpoint ? { modelEndpoint: request.modelEndpoint } : {}),
       ...(request.config ? { config: request.config } : {}),
+      ...(request.trustRecording ? { trustRecording: true } : {}),
     });
     return ok({
       dir: result.dir,
@@ -378,6 +381,8 @@ export interface ServiceOptions {
   modelEndpoint?: string;
   /** The project config's answer chain (sandbox services, mocks, simulator) for the replays. */
   config?: TapedeckConfig;
+  /** Replays run the recorded command and env of recordings this machine did not seal (--trust-recording). */
+  trustRecording?: boolean;
 }
 
 export function defaultServices(options: ServiceOptions = {}): TuiServices {
@@ -392,6 +397,7 @@ export function defaultServices(options: ServiceOptions = {}): TuiServices {
         {
           ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
           ...(options.config ? { config: options.config } : {}),
+          ...(options.trustRecording ? { trustRecording: true } : {}),
           ...request,
         },
         total,

@@ -183,6 +183,7 @@ interface PromptOptions extends ConfigCliOptions {
   cache?: string | false;
   granularity?: string;
   contract?: string;
+  trustRecording?: boolean;
   json?: boolean;
 }
 
@@ -215,7 +216,7 @@ function gitVersions(file: string, revs: string): PromptVersion[] {
   }));
 }
 
-async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promise<void> {
+async function runBisectPrompt(recordingDir: string, command: string[], opts: PromptOptions): Promise<void> {
   const recording = await load(recordingDir);
   const predicateName = opts.predicate ?? 'all';
   builtinPredicate(predicateName);
@@ -229,9 +230,15 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
   // One answer chain for every probe: its sandbox services start once and outlive each probe,
   // which gets a fresh database behind them. What answers is part of the probe cache key.
   const chain = opts.probeCmd ? undefined : createAnswerChain((await configFromOptions(opts)).config, { keep: true });
+  // What runs is part of the cache key too: the command given after --, and whether the recording
+  // was trusted (its command and env).
+  const runs = [
+    ...(command.length > 0 ? [`cmd:${createHash('sha256').update(JSON.stringify(command)).digest('hex')}`] : []),
+    ...(opts.trustRecording ? ['trusted'] : []),
+  ];
   try {
     await bisectPromptWith(recording, opts, {
-      judge: chain ? `${judge}|chain:${chain.fingerprint}` : judge,
+      judge: [chain ? `${judge}|chain:${chain.fingerprint}` : judge, ...(opts.probeCmd ? [] : runs)].join('|'),
       probe: opts.probeCmd
         ? commandProbe(opts.probeCmd, recording.dir)
         : replayProbe({
@@ -242,6 +249,8 @@ async function runBisectPrompt(recordingDir: string, opts: PromptOptions): Promi
             ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
             ...(opts.db ? { db: opts.db } : {}),
             ...(chain ? { chain } : {}),
+            ...(command.length > 0 ? { command } : {}),
+            ...(opts.trustRecording ? { trustRecording: true } : {}),
           }),
     });
   } finally {
@@ -358,6 +367,10 @@ Examples:
       `Each probe replays the recording (counterfactual mode) with a prompt as its system prompt and passes when the replay is good by the built-in predicate through its last step (or, with --contract, passes the contract's hard gate). Probes are cached by (recording id, prompt text) and their cost, from the ledger, is reported.`,
     )
     .argument('<recording>', 'the recording to replay (a folder, or <store>/<id>)')
+    .argument(
+      '[command...]',
+      'the agent command after `--` (default: the recorded one, when this machine made the recording or --trust-recording is given)',
+    )
     .option('--versions <files...>', 'prompt files in order, oldest first')
     .option('--git-file <path>', 'a prompt file under git')
     .option('--revs <A..B>', 'the git revision range of --git-file')
@@ -375,6 +388,10 @@ Examples:
     .option('--db <url>', 'a real Postgres server for the replays’ database sandboxes')
     .option('--probe-cmd <cmd>', 'probe with a shell command instead of a replay')
     .option('--out <dir>', 'where the probe replays are written', 'recordings/bisect-prompt')
+    .option(
+      '--trust-recording',
+      'run the recorded command and apply the recorded env of a recording made elsewhere (read them first: a recording is data from whoever made it)',
+    )
     .option('--cache <dir>', 'probe cache folder (default: the temp folder)')
     .option('--no-cache', 'do not reuse cached probes')
     .option('--json', 'print the result as JSON on stdout');
@@ -396,15 +413,20 @@ not hold: its sandbox services start once and are kept for every probe, each pro
 version that takes a new path is judged by its outcome rather than failing at its first unrecorded call.
 
 Examples:
-  tapedeck bisect-prompt recordings/examples/openai-baseline --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt
+  tapedeck bisect-prompt recordings/r1 --versions prompts/v1.txt prompts/v2.txt prompts/v3.txt
   tapedeck bisect-prompt rec --git-file examples/prompts/baseline.txt --revs v1.0..HEAD
   tapedeck bisect-prompt recordings/examples/openai-baseline --ddmin --from examples/prompts/baseline.txt \\
       --to examples/prompts/fixed.txt --contract examples/contracts/book-flight.yaml \\
-      --config examples/tapedeck.config.ts --model-endpoint "$OPENAI_BASE_URL"
+      --config examples/tapedeck.config.ts --model-endpoint "$OPENAI_BASE_URL" --trust-recording
                           # the example's fake model and its URL: npx tsx examples/world/cli.ts (prints the env)
+
+Whose command runs: a recording made on this machine replays its recorded command; one made elsewhere (a
+committed example, a pulled one) needs the command after -- (… -- node agent.mjs) or --trust-recording.
 
 Each probe's changed prompt makes live model calls: name the model with --model-endpoint (or keep the
 recorded host up); a probe whose model does not answer stops the search with the failed call.`,
     )
-    .action(async (recording: string, opts: PromptOptions) => runBisectPrompt(recording, opts));
+    .action(async (recording: string, command: string[], opts: PromptOptions) =>
+      runBisectPrompt(recording, command, opts),
+    );
 }

@@ -25,6 +25,7 @@ interface ReplayCliOptions extends ConfigCliOptions {
   json?: boolean;
   isolation?: string;
   requireIsolation?: boolean;
+  trustRecording?: boolean;
 }
 
 function stepNumber(flag: string, value: string | undefined): number | undefined {
@@ -105,7 +106,10 @@ export function register(program: Command): void {
       '<recording>',
       'the recording folder (e.g. recordings/examples/openai-baseline), or <store>/<id> (pg://…, file://…, s3://…)',
     )
-    .argument('[command...]', 'the agent command after `--` (default: the recorded one)')
+    .argument(
+      '[command...]',
+      'the agent command after `--` (default: the recorded one, when this machine made the recording or --trust-recording is given)',
+    )
     .option('--mode <mode>', 'exact or counterfactual', 'exact')
     .option('--system-prompt <file>', 'replace the system prompt of every model request with this file')
     .option('--prompt-patch <file>', 'apply this unified diff to the system prompt of every model request')
@@ -126,6 +130,10 @@ export function register(program: Command): void {
       'auto (default: the best this machine has), bwrap (OS sandbox), unshare (network namespace alone) or none (in-process preload alone)',
     )
     .option('--require-isolation', 'refuse to run without the OS sandbox (bubblewrap with user namespaces)')
+    .option(
+      '--trust-recording',
+      'run the recorded command and apply the recorded env of a recording made elsewhere (read them first: a recording is data from whoever made it)',
+    )
     .option('--json', 'print the result as JSON');
   addConfigOptions(command)
     .addHelpText(
@@ -142,8 +150,17 @@ Examples:
   tapedeck replay recordings/r1 --mode counterfactual --fork-at 5 --model-endpoint http://127.0.0.1:11434/v1
   tapedeck replay recordings/r1 --json -- node agent.mjs --stream
 
+Whose command runs: a recording made by tapedeck on this machine carries its seal, and its command runs
+as recorded. A recording made elsewhere (pulled, downloaded, committed by someone else, imported) is
+data: its command is shown, never run, and its env is not applied. Give the command after -- (it runs
+in the sandbox as usual), or pass --trust-recording once you have read what the recording would run:
+  tapedeck replay recordings/examples/openai-baseline -- node examples/agents/openai-agent.mjs
+  tapedeck replay recordings/examples/openai-baseline --trust-recording
+Variables that load code (NODE_OPTIONS, LD_PRELOAD, PATH, …) are never taken from a recording.
+
 Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exact mode: also when\nthe end state differs from the recorded one) or the agent failed,
-2 for bad input (no recording, other format version, missing blob, command not found).`,
+2 for bad input (no recording, other format version, missing blob, command not found, a recorded
+command not run because the recording was made elsewhere).`,
     )
     .action(async (recording: string, agentCommand: string[], opts: ReplayCliOptions) => {
       if (opts.mode !== 'exact' && opts.mode !== 'counterfactual') {
@@ -212,6 +229,7 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
         ...(opts.db !== undefined ? { db: opts.db } : {}),
         ...(opts.dbSandbox !== undefined ? { dbSandbox: opts.dbSandbox as DbSandboxKind } : {}),
         ...(agentCommand.length > 0 ? { command: agentCommand } : {}),
+        ...(opts.trustRecording ? { trustRecording: true } : {}),
         env,
         config,
         stdio: opts.json ? 'pipe' : 'inherit',

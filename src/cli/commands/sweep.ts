@@ -30,6 +30,7 @@ interface SweepOptions extends ConfigCliOptions {
   workers: string;
   wait: boolean;
   expireSeconds: string;
+  trustRecording?: boolean;
   json?: boolean;
 }
 
@@ -120,6 +121,10 @@ export function register(program: Command): void {
     .option('--workers <n>', 'replays this process runs at once (0: leave them to `tapedeck worker`s)', '1')
     .option('--no-wait', 'queue the sweep and exit (run the same command again later to see the figures)')
     .option('--expire-seconds <s>', 'a replay running longer than this lost its worker and is retried', '900')
+    .option(
+      '--trust-recording',
+      'run the recorded command and apply the recorded env of recordings made elsewhere (read them first: a recording is data from whoever made it)',
+    )
     .option('--json', 'print the figures as JSON');
   // The answer chain of this process's own workers (sandbox services, mocks, simulator), as `tapedeck worker` takes it.
   addConfigOptions(sweep)
@@ -135,7 +140,9 @@ Examples:
 
 Figures are per prompt version: pass@k is the chance that at least one of k attempts resolves a task,
 pass^k that all k do; cost per resolved task is what a resolved task costs including the runs that
-failed. The same figures come from SQL on the warehouse (tables sweep, sweep_member, sweep_probe,
+failed. A replay runs a recording's own command only when a worker's key sealed it (recorded on that
+machine) or with --trust-recording; recordings made elsewhere (committed examples too) need the flag.
+The same figures come from SQL on the warehouse (tables sweep, sweep_member, sweep_probe,
 eval_task_result, trace_run); see docs/scale.md.`,
     )
     .action(async (recordings: string[], opts: SweepOptions) => {
@@ -169,6 +176,7 @@ eval_task_result, trace_run); see docs/scale.md.`,
         mode: opts.mode,
         ...(opts.modelEndpoint !== undefined ? { modelEndpoint: opts.modelEndpoint } : {}),
         ...(store !== undefined ? { out: store } : {}),
+        ...(opts.trustRecording ? { trustRecording: true } : {}),
       });
       const summary = await withQueue(opts.db, async (warehouse, queue) => {
         const queued = await enqueueSweep(warehouse, queue, plan, { expireInSeconds });

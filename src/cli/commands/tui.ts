@@ -12,6 +12,8 @@ export interface TuiCommandOptions {
   modelEndpoint?: string;
   /** The project config's answer chain for the TUI's replays. */
   config?: TapedeckConfig;
+  /** Replays run the recorded command and env of recordings this machine did not seal (--trust-recording). */
+  trustRecording?: boolean;
 }
 
 /** Opens the TUI. main.ts calls this for a bare `tapedeck` with no arguments. */
@@ -38,7 +40,11 @@ export function register(program: Command): void {
     )
     .option('--dir <dir>', 'folder of recordings to list', 'recordings')
     .option('--contract <file>', 'eval contract (YAML) for the hard gate, soft score and failure codes')
-    .option('--model-endpoint <url>', 'model endpoint for counterfactual replays');
+    .option('--model-endpoint <url>', 'model endpoint for counterfactual replays')
+    .option(
+      '--trust-recording',
+      'replays (r) run the recorded command and apply the recorded env of recordings made elsewhere (read them first: a recording is data from whoever made it)',
+    );
   addConfigOptions(tui)
     .addHelpText(
       'after',
@@ -49,19 +55,22 @@ Examples:
   tapedeck tui --contract examples/contracts/book-flight.yaml      with the hard gate and scores
   EDITOR=nano tapedeck tui <recording> --model-endpoint http://127.0.0.1:8787
                                                    then r, e: edit the system prompt and replay
+  tapedeck tui recordings/examples/openai-baseline --trust-recording
+                                                   replay a recording made elsewhere (its command runs)
 
 Needs an interactive terminal; works from 80x24 up. NO_COLOR=1 turns colour off.`,
     )
     .action(
       async (
         recording: string | undefined,
-        opts: { dir: string; contract?: string; modelEndpoint?: string } & ConfigCliOptions,
+        opts: { dir: string; contract?: string; modelEndpoint?: string; trustRecording?: boolean } & ConfigCliOptions,
       ) => {
         await runTui({
           ...(recording ? { recording: await localRecording(recording) } : {}),
           dir: opts.dir,
           ...(opts.contract ? { contract: opts.contract } : {}),
           ...(opts.modelEndpoint ? { modelEndpoint: opts.modelEndpoint } : {}),
+          ...(opts.trustRecording ? { trustRecording: true } : {}),
           config: (await configFromOptions(opts)).config,
         });
       },

@@ -41,6 +41,7 @@ interface EnqueueOptions {
   out?: string;
   expireSeconds?: string;
   retries?: string;
+  trustRecording?: boolean;
   json?: boolean;
 }
 
@@ -100,7 +101,7 @@ Examples:
   tapedeck push recordings/examples/openai-baseline pg://postgres@db:5432/evals
   tapedeck worker enqueue pg://postgres@db:5432/evals/openai-baseline --replay counterfactual --samples 5 \\
       --system-prompt examples/prompts/fixed.txt --contract examples/contracts/book-flight.yaml \\
-      --db postgres://postgres@db:5432/evals
+      --db postgres://postgres@db:5432/evals --trust-recording
   tapedeck worker --db postgres://postgres@db:5432/evals          on each machine
   tapedeck sweep …                                                 a whole grid, with pass@k per prompt version
 
@@ -164,18 +165,26 @@ ${STORE_NOTE}`,
     .option('--out <store-url|dir>', 'push each replay to this store (or write it under this folder on the worker)')
     .option('--expire-seconds <s>', 'a job active longer than this lost its worker and is retried', '900')
     .option('--retries <n>', 'retries of a failed job before it goes to the dead-letter queue', '2')
+    .option(
+      '--trust-recording',
+      'replay jobs run the recorded command and apply the recorded env though the worker did not make the recording (read it first: a recording is data from whoever made it)',
+    )
     .option('--json', 'print the job ids as JSON')
     .addHelpText(
       'after',
       `
 Examples:
-  tapedeck worker enqueue recordings/examples/openai-baseline --replay exact --samples 2 --db /tmp/wh
+  tapedeck worker enqueue recordings/examples/openai-baseline --replay exact --samples 2 --db /tmp/wh \\
+      --trust-recording                                       a committed example: made elsewhere
   tapedeck worker --once --db /tmp/wh                         this machine runs them (a PGlite folder)
   tapedeck worker enqueue recordings/examples/openai-baseline --db /tmp/wh --contract examples/contracts/book-flight.yaml
                                                               an ingest job: ledger and scores, no replay
   tapedeck worker enqueue pg://postgres@db:5432/evals/openai-baseline --replay counterfactual --samples 5 \\
       --system-prompt examples/prompts/fixed.txt --contract examples/contracts/book-flight.yaml \\
-      --db postgres://postgres@db:5432/evals                 for workers on any machine
+      --db postgres://postgres@db:5432/evals --trust-recording   for workers on any machine (none made it)
+
+A worker runs a recording's own command (and applies its env) only when its own key sealed the
+recording (recorded on that machine) or the job was queued with --trust-recording.
 
 ${STORE_NOTE}`,
     )
@@ -227,6 +236,7 @@ ${STORE_NOTE}`,
               ...(opts.modelEndpoint !== undefined ? { modelEndpoint: opts.modelEndpoint } : {}),
               ...(contract !== undefined ? { contract } : {}),
               ...(out !== undefined ? { out } : {}),
+              ...(opts.trustRecording ? { trustRecording: true } : {}),
             };
             const id = await queue.enqueue('replay', payload, { expireInSeconds, retryLimit });
             if (id) ids.push(id);

@@ -1,0 +1,133 @@
+// Whose command a replay runs (#21): a recording this machine made (sealed with its key) replays as
+// recorded; one made elsewhere is data: its command is shown, never run, and its env is not applied,
+// unless the user gives a command after -- or passes --trust-recording.
+import { createHmac, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordCommand } from '../../src/record/index.js';
+import { canonicalJson, canonicalJsonPretty, type Manifest } from '../../src/recording/index.js';
+import { expectOneLineError, tapedeck } from './run-cli.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-trust-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const agent = join(tmp, 'agent.mjs');
+const sentinel = join(tmp, 'SENTINEL');
+const sealed = join(tmp, 'sealed'); // made here, by the recorder (sealed with this run's TAPEDECK_HOME key)
+const cliSealed = join(tmp, 'cli-sealed'); // made here, by `tapedeck record`
+
+function readManifest(dir: string): Manifest {
+  return JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
+}
+
+/** A copy of a recording with its manifest changed: what arrives from elsewhere (or was edited). */
+function copyWith(name: string, from: string, change: (m: Manifest) => Manifest): string {
+  const dir = join(tmp, name);
+  cpSync(from, dir, { recursive: true });
+  writeFileSync(join(dir, 'manifest.json'), `${canonicalJsonPretty(change(readManifest(from)))}\n`);
+  return dir;
+}
+
+/** A seal made with some other machine's key over the manifest as it is: well-formed, not ours. */
+function foreignSeal(m: Manifest): string {
+  const { command, cwd, env } = m.agent;
+  return createHmac('sha256', randomBytes(32))
+    .update(canonicalJson({ v: 1, id: m.id, command, cwd, env: env ?? {} }))
+    .digest('hex');
+}
+
+const hostileCommand = ['sh', '-c', `echo TRUSTED-RAN; touch '${sentinel}'`];
+
+beforeAll(async () => {
+  writeFileSync(agent, "console.log('greeting=' + (process.env.GREETING ?? 'unset'));\n");
+  await recordCommand({ command: ['node', agent], cwd: tmp, out: sealed, stdio: 'ignore', env: { GREETING: 'hi' } });
+  const run = await tapedeck(['record', '--out', cliSealed, '--', 'node', agent], { cwd: tmp });
+  expect(run.code, run.stderr).toBe(0);
+});
+
+describe('tapedeck replay: whose command runs', () => {
+  it('refuses a foreign recording’s command (no seal) in one line, before anything starts', async () => {
+    const foreign = copyWith('foreign-unsealed', sealed, ({ seal: _seal, ...m }) => ({
+      ...m,
+      agent: { ...m.agent, command: hostileCommand },
+    }));
+    const out = join(tmp, 'out-unsealed');
+    const run = await tapedeck(['replay', foreign, '--out', out]);
+    expectOneLineError(
+      run,
+      /not made on this machine.*its command is not run: sh -c 'echo TRUSTED-RAN; touch .*SENTINEL'/,
+    );
+    expect(run.stderr).toContain(`-- sh -c`);
+    expect(run.stderr).toContain('--trust-recording');
+    expect(run.stdout).not.toContain('TRUSTED-RAN');
+    expect(existsSync(sentinel)).toBe(false);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('refuses a recording sealed by another machine’s key, and a sealed one whose command was changed', async () => {
+    const other = copyWith('foreign-sealed', sealed, (m) => {
+      const changed = { ...m, agent: { ...m.agent, command: hostileCommand } };
+      return { ...changed, seal: foreignSeal(changed) };
+    });
+    const tampered = copyWith('tampered', sealed, (m) => ({ ...m, agent: { ...m.agent, command: hostileCommand } }));
+    expect(readManifest(tampered).seal).toBe(readManifest(sealed).seal);
+    for (const dir of [other, tampered]) {
+      const out = join(tmp, `out-${dir.split('/').at(-1)}`);
+      const run = await tapedeck(['replay', dir, '--out', out]);
+      expectOneLineError(run, /seal does not verify on this machine.*its command is not run: sh -c /);
+      expect(existsSync(sentinel)).toBe(false);
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
+  it('runs a foreign recording’s command with --trust-recording (in the sandbox, as usual)', async () => {
+    const foreign = copyWith('foreign-trusted', sealed, ({ seal: _seal, ...m }) => ({
+      ...m,
+      agent: { ...m.agent, command: ['sh', '-c', 'echo TRUSTED-RAN'] },
+    }));
+    const run = await tapedeck(['replay', foreign, '--trust-recording', '--json', '--out', join(tmp, 'out-trusted')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('TRUSTED-RAN');
+  });
+
+  it('replays a recording `tapedeck record` made here without any flag (its seal verifies)', async () => {
+    expect(readManifest(cliSealed).seal).toMatch(/^[0-9a-f]{64}$/);
+    const run = await tapedeck(['replay', cliSealed, '--json', '--out', join(tmp, 'out-cli-sealed')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('greeting=unset');
+  });
+
+  it('applies a foreign recording’s env only with --trust-recording, and says what it left out', async () => {
+    const own = await tapedeck(['replay', sealed, '--json', '--out', join(tmp, 'out-own-env')]);
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stderr).toContain('greeting=hi');
+
+    const foreign = copyWith('foreign-env', sealed, ({ seal: _seal, ...m }) => m);
+    const given = await tapedeck(['replay', foreign, '--json', '--out', join(tmp, 'out-given'), '--', 'node', agent]);
+    expect(given.code, given.stderr).toBe(0);
+    expect(given.stderr).toContain('greeting=unset');
+    const result = JSON.parse(given.stdout) as { warnings?: string[] };
+    expect(result.warnings?.join('\n')).toMatch(/env \(GREETING\) not applied.*--trust-recording.*--env NAME=VALUE/);
+
+    const trusted = await tapedeck(['replay', foreign, '--trust-recording', '--json', '--out', join(tmp, 'out-te')]);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    expect(trusted.stderr).toContain('greeting=hi');
+
+    const byEnv = await tapedeck([
+      'replay',
+      foreign,
+      '--env',
+      'GREETING=yo',
+      '--json',
+      '--out',
+      join(tmp, 'out-e'),
+      '--',
+      'node',
+      agent,
+    ]);
+    expect(byEnv.code, byEnv.stderr).toBe(0);
+    expect(byEnv.stderr).toContain('greeting=yo');
+  });
+});
