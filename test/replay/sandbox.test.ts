@@ -11,6 +11,10 @@ import { readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { writeRecording } from './build.js';
 
+/** An exact replay of a recording the test wrote by hand (no seal: its command runs because the test trusts it). */
+const replayHandMade = (dir: string, out: string) =>
+  replay({ recording: dir, mode: 'exact', out: path.join(tmp, out), stdio: 'pipe', trustRecording: true });
+
 let tmp: string;
 
 beforeAll(async () => {
@@ -76,13 +80,7 @@ console.log(JSON.stringify(out));
     await mkdir(root, { recursive: true });
     await writeFile(path.join(root, 'notes.txt'), 'the real file');
 
-    const result = await replay({
-      recording: dir,
-      mode: 'exact',
-      out: path.join(tmp, 'replay'),
-      stdio: 'pipe',
-      trustRecording: true, // hand-made: no seal
-    });
+    const result = await replayHandMade(dir, 'replay');
     await new Promise<void>((resolve) => guarded.close(() => resolve()));
     const seen = JSON.parse(result.output?.stdout ?? '{}');
 
@@ -134,13 +132,7 @@ writeFileSync(${JSON.stringify(target)}, 'kept in memory');
 console.log(readFileSync(${JSON.stringify(target)}, 'utf8'));`,
     );
     const dir = await writeRecording(path.join(tmp, 'rec-no-root'), { command: [process.execPath, agent], calls: [] });
-    const result = await replay({
-      recording: dir,
-      mode: 'exact',
-      trustRecording: true, // hand-made: no seal
-      out: path.join(tmp, 'replay-no-root'),
-      stdio: 'pipe',
-    });
+    const result = await replayHandMade(dir, 'replay-no-root');
     expect(result.output?.stdout.trim()).toBe('kept in memory');
     expect(existsSync(target)).toBe(false);
   });
@@ -161,13 +153,7 @@ process.exit(0);`,
       command: [process.execPath, agent],
       calls: [1, 2, 3].map((i) => ({ kind: 'model' as const, url, body: body(i), response: { answer: `a${i}` } })),
     });
-    const result = await replay({
-      recording: dir,
-      mode: 'exact',
-      out: path.join(tmp, 'replay-exit'),
-      stdio: 'pipe',
-      trustRecording: true, // hand-made: no seal
-    });
+    const result = await replayHandMade(dir, 'replay-exit');
     expect(result.output?.stdout.trim().split('\n')).toEqual(['a1', 'a2', 'a3']);
     expect(result.divergences).toEqual([]);
     expect(result.served.recording).toBe(3);
