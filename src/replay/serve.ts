@@ -9,7 +9,7 @@ import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';
 import { bodyBytesOf } from './match.js';
 import { parseJson } from './normalize.js';
-import { issuedEarly, type ReplaySession } from './session.js';
+import { closesAfter, issuedEarly, type ReplaySession } from './session.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -145,8 +145,10 @@ export async function serveRecorded(
       ...(response.chunks ? { chunks: response.chunks } : { body: wireOf(responseBytes) }),
       ...(abortedByAgent ? { open: true } : {}),
       // A stream requested before steps it outlived (issued early) ends, as recorded, once the
-      // replay has served the step before its own; ending it at once would make clients reconnect.
-      ...(early && !abortedByAgent && response.chunks ? { open: true, closeAfterStep: call.step - 1 } : {}),
+      // replay has served the steps before it; ending it at once would make clients reconnect.
+      ...(early && !abortedByAgent && response.chunks
+        ? { open: true, closeAfterStep: closesAfter(call, session.index.calls) }
+        : {}),
       step,
     };
   }

@@ -4,6 +4,8 @@
 // `tools/call` into an MCP_CALL step (tool name, arguments, result) under its THINK step; the
 // protocol chatter (initialize, tools/list, the server-notification GET stream) is recorded too.
 // The exact replay, with the MCP server and the model stopped, reproduces the run.
+import { createHash } from 'node:crypto';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
@@ -28,6 +30,30 @@ beforeAll(() => {
   tmp = tempDir();
 });
 afterAll(() => tmp.remove());
+
+/**
+ * A copy of a recording whose `method` exchanges took `ms` (as a loaded server would answer),
+ * with the manifest's integrity updated.
+ */
+function slowedDown(dir: string, out: string, method: string, ms: number): string {
+  cpSync(dir, out, { recursive: true });
+  const lines = readFileSync(path.join(out, 'events.jsonl'), 'utf8').split('\n');
+  const edited = lines.map((line) => {
+    if (!line.includes('"http.exchange"')) return line;
+    const event = JSON.parse(line);
+    if (event.payload.request?.method !== method) return line;
+    event.payload.durationMs = ms;
+    event.payload.ttfbMs = ms;
+    return JSON.stringify(event);
+  });
+  const text = edited.join('\n');
+  expect(text).not.toBe(lines.join('\n'));
+  writeFileSync(path.join(out, 'events.jsonl'), text);
+  const manifest = JSON.parse(readFileSync(path.join(out, 'manifest.json'), 'utf8'));
+  manifest.integrity.eventsSha256 = createHash('sha256').update(text).digest('hex');
+  writeFileSync(path.join(out, 'manifest.json'), JSON.stringify(manifest, null, 2));
+  return out;
+}
 
 /** What the MCP client reports when it closes its server-notification stream itself. */
 const CLOSE_ERROR = 'MCP ERROR: SSE stream disconnected: AbortError: This operation was aborted\n';
@@ -151,6 +177,25 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
       });
       expect(slow.divergences).toEqual([]);
       expect(slow.output?.stderr).toBe(closeError);
+
+      // A session end that was answered slowly (a loaded server: 200 ms, replayed x10 = 2 s, past
+      // the client's 1 s reconnection delay): the server ended the stream while the DELETE was on
+      // its way, so the stream stays open until the DELETE is answered and the client never
+      // reconnects (it did when the stream ended with the step before its own).
+      if (endSession) {
+        const slowEnd = slowedDown(recorded.dir, path.join(tmp.dir, 'mcp-slow-delete'), 'DELETE', 200);
+        const late = await replay({
+          recording: slowEnd,
+          mode: 'exact',
+          env,
+          out: path.join(tmp.dir, 'mcp-slow-delete-replay'),
+          stdio: 'pipe',
+          timing: { kind: 'scaled', factor: 10 },
+          timeoutMs: 30_000,
+        });
+        expect(late.divergences).toEqual([]);
+        expect(late.output?.stderr).toBe('');
+      }
     },
   );
 
