@@ -49,7 +49,8 @@ function start(args: string[] | null, size: [number, number], env: Record<string
 
 describe.skipIf(!hasTmux())('tapedeck tui in a real terminal', () => {
   it('time-travels through a recording, replays it with a changed prompt, bisects and quits', async () => {
-    const args = [join(work, 'openai-baseline'), '--contract', CONTRACT];
+    // A committed example, made elsewhere: its replay (r) runs its command only when trusted.
+    const args = [join(work, 'openai-baseline'), '--contract', CONTRACT, '--trust-recording'];
     if (modelServer) args.push('--model-endpoint', modelServer.url);
     // CI=true: ink alone would draw nothing until exit there; the TUI must draw anyway.
     const t = start(args, [120, 40], { CI: 'true' });
