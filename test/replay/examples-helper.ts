@@ -62,6 +62,7 @@ export async function openExampleWorld(): Promise<ExampleWorld> {
         const result = await replay({
           recording: recording.dir,
           mode: 'exact',
+          trustRecording: true, // committed: made elsewhere, so its command runs only when trusted
           env: {
             ...world.agentEnv('baseline'),
             TRAVEL_API_URL: sentinelUrl,
