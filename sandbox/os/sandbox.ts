@@ -30,7 +30,7 @@ import { open, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import path from 'node:path';
 import { packagePath, packageRoot } from '../../src/package.js';
-import { TapedeckError } from '../../src/recording/index.js';
+import { sealKeyFile, TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
 import { BWRAP_BASE, type Isolation } from './detect.js';
 import { seccompProgram } from './seccomp.js';
@@ -248,6 +248,10 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     const shared = options.fs === 'shared';
     args = [...BWRAP_BASE, shared ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
     if (!shared) for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
+    // This machine's seal key stays outside: an agent that read it could seal any recording as made
+    // here. (Under a masked folder it is hidden already, and a bind there would find no file.)
+    const sealKey = existsSync(sealKeyFile()) ? realpathSync(sealKeyFile()) : undefined;
+    if (!shared && sealKey && !underMasked(sealKey)) args.push('--ro-bind', '/dev/null', sealKey);
     // Paths the agent needs that live in a private folder: bound back, read-only.
     const visible = new Set<string>();
     // tapedeck itself (the init, the preloads) and node run inside too, wherever they are installed.

@@ -6,9 +6,10 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
 import { recordCommand } from '../../src/record/index.js';
 import { canonicalJson, canonicalJsonPretty, type Manifest } from '../../src/recording/index.js';
-import { expectOneLineError, tapedeck } from './run-cli.js';
+import { expectOneLineError, root, tapedeck } from './run-cli.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-trust-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -130,4 +131,29 @@ describe('tapedeck replay: whose command runs', () => {
     expect(byEnv.code, byEnv.stderr).toBe(0);
     expect(byEnv.stderr).toContain('greeting=yo');
   });
+
+  it.runIf(detectIsolation().level === 'bwrap')(
+    'hides this machine’s seal key from the agent in the OS sandbox',
+    async () => {
+      // Outside /tmp (masked in the sandbox anyway): a home the real file system would show.
+      const home = mkdtempSync(join(root, '.tapedeck-test-home-'));
+      try {
+        const env = { TAPEDECK_HOME: home };
+        const rec = join(tmp, 'own-home');
+        const made = await tapedeck(['record', '--out', rec, '--', 'node', agent], { cwd: tmp, env });
+        expect(made.code, made.stderr).toBe(0);
+        const key = join(home, 'seal.key');
+        expect(readFileSync(key, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
+        const read = ['sh', '-c', `echo "key bytes: $(cat '${key}' | wc -c)"`];
+        const run = await tapedeck(
+          ['replay', rec, '--isolation', 'bwrap', '--json', '--out', join(tmp, 'out-key'), '--', ...read],
+          { env },
+        );
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stderr).toMatch(/key bytes: 0\b/);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });
