@@ -140,13 +140,13 @@ export function register(program: Command): void {
       'after',
       `
 Examples:
-  tapedeck replay recordings/examples/openai-baseline
+  tapedeck replay recordings/r1                                          # recorded here: its command runs
   tapedeck replay recordings/r1 --mode counterfactual --system-prompt fixed.txt --config examples/tapedeck.config.ts
   tapedeck replay recordings/r1 --mode counterfactual --system-prompt fixed.txt --mocks ./mocks.ts --no-services
-  tapedeck replay recordings/examples/openai-baseline --mode counterfactual --system-prompt examples/prompts/fixed.txt \\
-      --config examples/tapedeck.config.ts --model-endpoint "$OPENAI_BASE_URL"
+  tapedeck replay recordings/examples/openai-baseline --trust-recording --mode counterfactual \\
+      --system-prompt examples/prompts/fixed.txt --config examples/tapedeck.config.ts --model-endpoint "$OPENAI_BASE_URL"
                           # the example's fake model and its URL: npx tsx examples/world/cli.ts (prints the env)
-  tapedeck replay recordings/examples/openai-baseline --until 4          # time travel: the world after step 4
+  tapedeck replay recordings/r1 --until 4                                # time travel: the world after step 4
   tapedeck replay recordings/r1 --mode counterfactual --fork-at 5 --model-endpoint http://127.0.0.1:11434/v1
   tapedeck replay recordings/r1 --json -- node agent.mjs --stream
 

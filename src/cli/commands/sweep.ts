@@ -132,7 +132,7 @@ export function register(program: Command): void {
       'after',
       `
 Examples:
-  tapedeck sweep recordings/examples/* --prompts examples/prompts/baseline.txt examples/prompts/fixed.txt \\
+  tapedeck sweep recordings/examples/* --trust-recording --prompts examples/prompts/baseline.txt examples/prompts/fixed.txt \\
       --samples 5 --contract examples/contracts/book-flight.yaml --model-endpoint http://127.0.0.1:8787 \\
       --config examples/tapedeck.config.ts      calls the recordings do not hold: the travel API in the sandbox
   tapedeck sweep recordings/examples/* --prompts v1.txt v2.txt v3.txt --contract task.yaml \\
