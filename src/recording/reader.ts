@@ -157,9 +157,13 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
   const events: RecordingEvent[] = [];
   const warnings: string[] = [];
   let lastSeq = -1;
+  let traceId: string | undefined;
   const file = 'events.jsonl';
   const push = (text: string, line: number) => {
     const event = parseEventLine(dir, text, line);
+    // Every event of a run repeats its trace id: one string for all (18 MB at 100k steps).
+    if (event.traceId === traceId) event.traceId = traceId;
+    else traceId = event.traceId;
     if (event.seq <= lastSeq) {
       throw new RecordingError(
         { dir, file, line, field: 'seq' },
