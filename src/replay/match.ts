@@ -181,6 +181,15 @@ export function toolRequest(name: string, args: unknown): LiveRequest {
  * `inProcess`, one per in-process tool step (served to the preload's tool() hook by name and arguments).
  */
 export function indexRecording(recording: Recording, options: { inProcess?: boolean } = {}): RecordedCall[] {
+  const lists = indexCalls(recording);
+  return options.inProcess ? lists.inProcess : lists.http;
+}
+
+/**
+ * Both lists of recorded calls in one pass over the events (what a replay needs): the HTTP calls
+ * and the in-process tool calls, each numbered from 0.
+ */
+export function indexCalls(recording: Recording): { http: RecordedCall[]; inProcess: RecordedCall[] } {
   const byStep = new Map<number, RecordingEvent[]>();
   for (const e of recording.events) {
     if (e.stepId === 0) continue;
@@ -188,7 +197,8 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
     if (!list) byStep.set(e.stepId, (list = []));
     list.push(e);
   }
-  const calls: RecordedCall[] = [];
+  const http: RecordedCall[] = [];
+  const inProcess: RecordedCall[] = [];
   const imported = isImported(recording);
   for (const [step, events] of [...byStep.entries()].sort((a, b) => a[0] - b[0])) {
     let stateType: StateType = 'API_CALL';
@@ -233,7 +243,8 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
       exchanges.find((x) => x.exchangeId === (model?.exchangeId ?? tool?.exchangeId)) ??
       exchanges[exchanges.length - 1];
     // Local steps (files, pg) run for real in the sandbox; in-process tool() calls are served by name and arguments.
-    if (options.inProcess ? exchange || tool?.kind !== 'in-process' : !exchange) continue;
+    const calls = exchange ? http : tool?.kind === 'in-process' ? inProcess : undefined;
+    if (calls === undefined) continue;
     const request: LiveRequest = exchange
       ? {
           method: exchange.request.method.toUpperCase(),
@@ -263,7 +274,7 @@ export function indexRecording(recording: Recording, options: { inProcess?: bool
       ...(imported && kind === 'model' ? { imported: true } : {}),
     });
   }
-  return calls;
+  return { http, inProcess };
 }
 
 /** The events of a recorded local step (files, pg: run for real in the sandbox) that a replay copies to keep step numbers aligned. */

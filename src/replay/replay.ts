@@ -26,7 +26,7 @@ import { chainSettings, createAnswerChain } from './chain/index.js';
 import { listenIpc } from './ipc.js';
 import { openReplaySandbox, type ReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
-import { bodyBytesOf, CallIndex, indexRecording, type RecordedCall } from './match.js';
+import { bodyBytesOf, CallIndex, indexCalls, type RecordedCall } from './match.js';
 import { parseJson } from './normalize.js';
 import { applyOverride, type PromptOverride } from './prompt.js';
 import { ReplaySession } from './session.js';
@@ -60,7 +60,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
   const recording = await loadRecording(options.recording);
   checkStepRange(options, recording);
   const manifest = recording.manifest;
-  const calls = indexRecording(recording);
+  const { http: calls, inProcess: toolCalls } = indexCalls(recording);
   // Fail on missing blobs now, before any sandbox exists.
   for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
   const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
@@ -185,7 +185,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     session = new ReplaySession({
       recording,
       index: new CallIndex(calls),
-      tools: new CallIndex(indexRecording(recording, { inProcess: true })),
+      tools: new CallIndex(toolCalls),
       writer: w,
       redactor,
       options,
