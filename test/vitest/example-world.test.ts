@@ -211,6 +211,9 @@ describe('tapedeck/vitest: runRecorded (the example agent program, with its worl
       mode: 'replay',
       command: [process.execPath, 'examples/agents/openai-agent.mjs'],
       cwd: root,
+      // Recorded by the CLI elsewhere, with its prompt file in its env: the test trusts that env
+      // (a recording made by runRecorded gets the env from the test, recording and replay alike).
+      replay: { trustRecording: true },
     },
     (run) => {
       expect(run.mode).toBe('replayed');
