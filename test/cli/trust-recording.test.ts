@@ -95,6 +95,11 @@ describe('tapedeck replay: whose command runs', () => {
 
   it('replays a recording `tapedeck record` made here without any flag (its seal verifies)', async () => {
     expect(readManifest(cliSealed).seal).toMatch(/^[0-9a-f]{64}$/);
+    const verified = await tapedeck(['verify', cliSealed, join(tmp, 'tampered')]);
+    expect(verified.stdout.split('\n')[0]).not.toContain('made elsewhere');
+    expect(verified.stdout.split('\n')[1]).toContain(
+      'made elsewhere (a replay runs its command only with --trust-recording)',
+    );
     const run = await tapedeck(['replay', cliSealed, '--json', '--out', join(tmp, 'out-cli-sealed')]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('greeting=unset');

@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { listRecordings, readRecording, silentToolCallWarnings } from '../../recording/index.js';
+import { hasLocalSeal, listRecordings, readRecording, silentToolCallWarnings } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
 import { isStoreUrl, listStore, localRecording } from '../../store/recordings/index.js';
 
@@ -18,6 +18,8 @@ interface Summary {
   modelCalls: number;
   toolCalls: number;
   divergences: number;
+  /** This machine sealed it: a replay here runs its recorded command without --trust-recording. */
+  sealedHere: boolean;
   warnings: string[];
 }
 
@@ -36,6 +38,7 @@ function summarize(recording: Recording): Summary {
     modelCalls: count('model.called'),
     toolCalls: count('tool.called'),
     divergences: count('divergence'),
+    sealedHere: hasLocalSeal(manifest),
     // A tool the model asked for that left no call in the recording: a side channel (see accounting.ts).
     warnings: [...recording.warnings, ...silentToolCallWarnings(recording.events)],
   };
@@ -46,7 +49,7 @@ export function register(program: Command): void {
     .command('verify')
     .exitOverride(exitOnUsageError)
     .description(
-      'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
+      'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Says when this machine did not make a recording (no seal of its own: a replay runs its command only with --trust-recording). Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
     )
     .argument('<recordings...>', 'recording folders, or <store>/<id> URLs (pg://…, file://…, s3://…)')
     .option('--json', 'print a JSON array, one object per recording: {ok, summary} or {ok, dir, error}')
@@ -67,7 +70,7 @@ Examples:
           results.push({ ok: true, summary });
           if (!opts.json) {
             process.stdout.write(
-              `ok   ${dir}: ${summary.status}, ${summary.steps} steps, ${summary.modelCalls} model calls, ${summary.toolCalls} tool calls${summary.divergences ? `, ${summary.divergences} divergences` : ''}\n`,
+              `ok   ${dir}: ${summary.status}, ${summary.steps} steps, ${summary.modelCalls} model calls, ${summary.toolCalls} tool calls${summary.divergences ? `, ${summary.divergences} divergences` : ''}${summary.sealedHere ? '' : ', made elsewhere (a replay runs its command only with --trust-recording)'}\n`,
             );
             for (const w of summary.warnings) process.stdout.write(`     warning: ${w}\n`);
           }
