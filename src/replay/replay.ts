@@ -123,6 +123,9 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     );
   }
   options.onIsolation?.(describeIsolation(isolation));
+  // What is known before the agent runs (an env left out, a different redaction key) is said now,
+  // before the agent's own output; every warning is in the result too.
+  for (const w of warnings) options.onWarning?.(w);
 
   const teardown = new Teardown();
   let writer: RecordingWriter | undefined;

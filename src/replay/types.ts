@@ -77,6 +77,11 @@ export interface ReplayOptions {
   /** Told the isolation's one-line summary once the options and the recording are checked, before the agent runs. */
   onIsolation?: (summary: string) => void;
   /**
+   * Told each warning known before the agent runs (the recording's env not applied, a variable
+   * missing, another redaction key), right after onIsolation; all are in `ReplayResult.warnings` too.
+   */
+  onWarning?: (warning: string) => void;
+  /**
    * Extra sources of answers for HTTP calls the recording cannot serve, tried in order before
    * the built-in live model answerer (counterfactual) and before holding the call back.
    */

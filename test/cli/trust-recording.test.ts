@@ -117,6 +117,15 @@ describe('tapedeck replay: whose command runs', () => {
     const result = JSON.parse(given.stdout) as { warnings?: string[] };
     expect(result.warnings?.join('\n')).toMatch(/env \(GREETING\) not applied.*--trust-recording.*--env NAME=VALUE/);
 
+    // Without --json, the same is said on stderr before the agent's own output.
+    const told = await tapedeck(['replay', foreign, '--out', join(tmp, 'out-told'), '--', 'node', agent]);
+    expect(told.code, told.stderr).toBe(0);
+    const lines = told.stderr.split('\n');
+    const warned = lines.findIndex((l) => /^tapedeck warning: the recording's env \(GREETING\) not applied/.test(l));
+    expect(warned).toBeGreaterThan(0); // after the isolation line
+    expect(told.stdout).not.toContain('env (GREETING) not applied'); // said once
+    expect(told.stdout.indexOf('greeting=unset')).toBeGreaterThanOrEqual(0);
+
     const trusted = await tapedeck(['replay', foreign, '--trust-recording', '--json', '--out', join(tmp, 'out-te')]);
     expect(trusted.code, trusted.stderr).toBe(0);
     expect(trusted.stderr).toContain('greeting=hi');

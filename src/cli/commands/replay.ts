@@ -54,7 +54,8 @@ async function readText(flag: string, file: string): Promise<string> {
   }
 }
 
-function printResult(result: ReplayResult): void {
+/** The result for a person; `told` are the warnings already said on stderr before the agent ran. */
+function printResult(result: ReplayResult, told: ReadonlySet<string>): void {
   const lines = [
     ...(result.isolation ? [result.isolation.summary] : []),
     `replay ${result.status}: ${result.dir}`,
@@ -90,7 +91,7 @@ function printResult(result: ReplayResult): void {
   }
   if (result.worldDir) lines.push(`  world of the stop step materialised in ${result.worldDir} (fs/, db.json)`);
   if (result.worldDb) lines.push(`  its database is kept at ${result.worldDb} (drop it when done)`);
-  for (const w of result.warnings ?? []) lines.push(`  warning: ${w}`);
+  for (const w of result.warnings ?? []) if (!told.has(w)) lines.push(`  warning: ${w}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -213,6 +214,7 @@ command not run because the recording was made elsewhere).`,
       const forkAt = stepNumber('--fork-at', opts.forkAt);
       const until = stepNumber('--until', opts.until);
       const { replay } = await import('../../replay/index.js');
+      const told = new Set<string>();
       const result = await replay({
         recording: await localRecording(recording),
         mode: opts.mode as ReplayMode,
@@ -236,13 +238,22 @@ command not run because the recording was made elsewhere).`,
         ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
         ...(opts.requireIsolation ? { requireIsolation: true } : {}),
         // What the agent runs in, said first (the fallback says what it cannot guarantee).
-        ...(opts.json ? {} : { onIsolation: (summary: string) => process.stderr.write(`tapedeck ${summary}\n`) }),
+        ...(opts.json
+          ? {}
+          : {
+              onIsolation: (summary: string) => process.stderr.write(`tapedeck ${summary}\n`),
+              // Then what the user should know before the agent's output (an env not applied).
+              onWarning: (warning: string) => {
+                told.add(warning);
+                process.stderr.write(`tapedeck warning: ${warning}\n`);
+              },
+            }),
       });
       if (opts.json) {
         // The agent's own output goes to stderr so stdout stays one JSON document.
         if (result.output) process.stderr.write(result.output.stdout + result.output.stderr);
         process.stdout.write(`${JSON.stringify({ ...result, output: undefined })}\n`);
-      } else printResult(result);
+      } else printResult(result, told);
       // In exact mode a different end state is a divergence too; in counterfactual mode it is the point.
       const worldDiverged = opts.mode === 'exact' && result.worldMatches === false;
       process.exitCode = result.status === 'complete' && result.divergences.length === 0 && !worldDiverged ? 0 : 1;
