@@ -24,7 +24,8 @@ success_criteria:
 `;
 
 const COMMANDS: Record<string, (rec: string, work: string, round: number) => string[]> = {
-  replay: (rec, work, round) => ['replay', rec, '--out', join(work, `replay-${round}`), '--json'],
+  // Synthetic, written by the bench: it carries no seal of this machine.
+  replay: (rec, work, round) => ['replay', rec, '--out', join(work, `replay-${round}`), '--json', '--trust-recording'],
   ledger: (rec) => ['ledger', rec],
   eval: (rec, work) => ['eval', rec, '--contract', join(work, 'contract.yaml')],
   bisect: (rec) => ['bisect', rec],
