@@ -148,6 +148,8 @@ describe.each(['semconv', 'openllmetry'])(
         derivedToolCalls: style === 'openllmetry' ? 1 : 0,
       });
       const recording = await readRecording(out);
+      // Its command came from the trace, not from this machine: never sealed, so never run unasked.
+      expect(recording.manifest.seal).toBeUndefined();
       const calls = recording.events.filter((e) => e.type === 'model.called').map((e) => e.payload);
       expect(calls.map((c) => c.output.toolCalls.map((t) => t.name))).toEqual([['get_weather'], []]);
       expect(calls[1]?.output.text).toBe(ANSWER);
