@@ -21,3 +21,68 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ x: 1, y: 2 })).toBe(canonicalJson({ y: 2, x: 1 }));
   });
 });
+
+// The definition, written plainly: keys sorted by code unit, what JSON.stringify drops dropped.
+function reference(v: unknown, indent?: string): string | undefined {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? (v === 0 ? '0' : String(v)) : 'null';
+    case 'boolean':
+      return String(v);
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  const inner = indent === undefined ? undefined : `${indent}  `;
+  const join = (items: string[], open: string, close: string) =>
+    inner === undefined
+      ? `${open}${items.join(',')}${close}`
+      : items.length === 0
+        ? `${open}${close}`
+        : `${open}\n${items.map((i) => inner + i).join(',\n')}\n${indent}${close}`;
+  if (Array.isArray(v))
+    return join(
+      v.map((x) => reference(x, inner) ?? 'null'),
+      '[',
+      ']',
+    );
+  const toJSON = (v as { toJSON?: () => unknown }).toJSON;
+  if (typeof toJSON === 'function') return reference(toJSON.call(v), indent);
+  const items: string[] = [];
+  for (const key of Object.keys(v as object).sort()) {
+    const x = reference((v as Record<string, unknown>)[key], inner);
+    if (x !== undefined) items.push(`${JSON.stringify(key)}:${inner === undefined ? '' : ' '}${x}`);
+  }
+  return join(items, '{', '}');
+}
+
+describe('canonicalJson on any value', () => {
+  const key = fc.oneof(fc.string(), fc.constantFrom('0', '1', '9', '10', '01', '-1', 'a', 'B', 'é', '\u{1F600}'));
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.boolean(),
+      fc.double(),
+      fc.integer(),
+      fc.string(),
+      fc.date(),
+      fc.array(tie('v')),
+      fc.dictionary(key, tie('v')),
+    ),
+  })).v;
+  it('is the definition, compact and pretty, index-like keys included', () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(reference(v) ?? 'null');
+        expect(canonicalJsonPretty(v)).toBe(reference(v, '') ?? 'null');
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

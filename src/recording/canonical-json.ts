@@ -9,12 +9,53 @@
  * @example canonicalJson({ b: 1, a: [true, null] }) === '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  return compact(value) ?? 'null';
+  try {
+    return JSON.stringify(value, sortedKeys) ?? 'null';
+  } catch (error) {
+    if (error !== INTEGER_KEYS) throw error;
+    return compact(value) ?? 'null';
+  }
 }
 
 /** Canonical JSON indented by two spaces, for human-read files (manifest, snapshots). */
 export function canonicalJsonPretty(value: unknown): string {
-  return pretty(value, '') ?? 'null';
+  try {
+    return JSON.stringify(value, sortedKeys, 2) ?? 'null';
+  } catch (error) {
+    if (error !== INTEGER_KEYS) throw error;
+    return pretty(value, '') ?? 'null';
+  }
+}
+
+// The fast way: V8's own JSON.stringify, handed each object with its keys in sorted order (a
+// copy only when they are not already). An object whose keys need sorting and include an array
+// index ("10", "9") cannot be handed over that way, as JS enumerates index keys first in numeric
+// order: the whole value then takes the slow way below (same output).
+const INTEGER_KEYS = new Error('canonicalJson: index-like keys');
+const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    if (typeof value === 'bigint')
+      throw new TypeError('canonicalJson: a bigint has no JSON form; convert it to a string first');
+    return value;
+  }
+  const keys = Object.keys(value);
+  let sorted = true;
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      sorted = false;
+      break;
+    }
+  }
+  if (sorted) return value;
+  keys.sort();
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (INDEX_KEY.test(key)) throw INTEGER_KEYS;
+    copy[key] = (value as Record<string, unknown>)[key];
+  }
+  return copy;
 }
 
 function scalar(value: unknown): string | undefined | null {
