@@ -49,6 +49,19 @@ describe('createRedactor', () => {
     expect(r.json({ usage: { prompt_tokens: 5 }, token: 7 })).toEqual({ usage: { prompt_tokens: 5 }, token: 7 });
   });
 
+  it("skips texts whose only hint is a token count ('max_tokens'), never a token beside one", () => {
+    const counts = '{"max_tokens":5,"usage":{"prompt_tokens":3,"completion_tokens":2}}';
+    expect(r.text(counts)).toBe(counts);
+    for (const secret of [
+      '{"max_tokens":5,"token":"abcd1234"}',
+      'max_tokens=5&tokenSecret=abcd1234',
+      '{"tokenS":"abcd1234"}',
+      'x tokens=1 apiToken=abcd1234',
+    ]) {
+      expect(r.text(secret)).not.toContain('abcd1234');
+    }
+  });
+
   it('is idempotent and keyed', () => {
     // A fake key, built at run time so no key-shaped string is committed.
     const text = `Bearer sk-${'abcdefghijklmnopqrstuvwx'} and {"token":"t0k"} and ?secret=s`;

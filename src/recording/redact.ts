@@ -151,6 +151,7 @@ const PREFILTER_WORDS = [
   'eyj',
 ];
 
+const TOKEN_CAMEL_S = /[Tt][Oo][Kk][Ee][Nn]S/;
 // "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
 const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
@@ -252,7 +253,15 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   const secretFields = new Set((options.fields ?? []).map((n) => n.toLowerCase()));
   const userPatterns = (options.patterns ?? []).map(toGlobal);
   // Matched against lower-cased text: a case-sensitive alternation is faster than an /i one.
-  const prefilter = new RegExp([...PREFILTER_WORDS, ...secretFields].map(escapeRegExp).join('|'));
+  // 'tokens' at a word's end (max_tokens, prompt_tokens: every model call's body) names no secret
+  // (isSecretName splits 'max_tokens' into max, tokens), so it alone does not send a text through
+  // the redaction passes; but 'tokenS' is the words token, s (TOKEN_CAMEL_S catches it).
+  const prefilterWords = new RegExp(
+    [...PREFILTER_WORDS, ...secretFields].map((w) => (w === 'token' ? 'token(?!s[^a-z])' : escapeRegExp(w))).join('|'),
+  );
+  const prefilter = {
+    test: (lower: string, original: string) => prefilterWords.test(lower) || TOKEN_CAMEL_S.test(original),
+  };
 
   const rules = [
     ...[...secretHeaders].map((h) => `header:${h}`),
@@ -300,7 +309,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
 
   function textSegment(text: string): string {
     let out = text;
-    if (prefilter.test(out.toLowerCase())) {
+    if (prefilter.test(out.toLowerCase(), out)) {
       out = out.replace(JSON_FIELD, (match, name: string, sep: string, value: string) =>
         value !== '' && isSecretName(decodeJsonString(name))
           ? `"${name}"${sep}"${redactValue(decodeJsonString(value))}"`
