@@ -5,6 +5,7 @@
 // readers skip (they skip every dot-folder) and the next listing of that parent removes once its
 // owner is gone (`sweepStaging`).
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -96,11 +97,9 @@ export interface StagedFolder {
  * other files (an --out folder the user made) is written in place, as it is not ours to make.
  */
 export async function stageRecordingFolder(dir: string): Promise<StagedFolder> {
-  try {
-    const inside = await readdir(dir);
-    if (inside.length > 0) return { path: dir, publish: async () => {}, abandon: async () => {} };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  // existsSync first: a missing folder (the usual case) costs no thrown error.
+  if (existsSync(dir) && (await readdir(dir)).length > 0) {
+    return { path: dir, publish: async () => {}, abandon: async () => {} };
   }
   const path = stagingPath(dir);
   try {
