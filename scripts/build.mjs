@@ -25,6 +25,8 @@ const entryPoints = {
   index: 'src/index.ts',
   vitest: 'src/vitest/index.ts',
   config: 'src/config/index.ts',
+  // The recording thread of in-process record() (src/record/session-thread.ts starts it).
+  'session-worker': 'src/record/session-worker.ts',
 };
 for (const [name, file] of Object.entries(entryPoints)) if (!existsSync(join(root, file))) delete entryPoints[name];
 

@@ -7,19 +7,22 @@
 // its own Date, Math.random, fetch, dispatcher and diagnostics channels.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  createRedactor,
-  type DbChangedPayload,
-  type Manifest,
-  type Redactor,
-  RUN_INPUT_ENV,
-  TapedeckError,
-  whyNotJson,
-} from '../recording/index.js';
+import { type DbChangedPayload, type Manifest, RUN_INPUT_ENV, TapedeckError, whyNotJson } from '../recording/index.js';
 import { RECORD_PRELOAD } from './command.js';
-import { type ActiveRecording, openRecording, type RecordOptions, shipRecording } from './recorder.js';
+import {
+  type ActiveRecording,
+  type FinishOutcome,
+  newRecordingId,
+  type ObservedWorldRecord,
+  openRecording,
+  prepareOutputDir,
+  type RecordOptions,
+  sharedRedactor,
+  shipRecording,
+} from './recorder.js';
 import { type Sampling, samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
+import { openThreadRecording } from './session-thread.js';
 import { tool } from './tool.js';
 import { installPgObserver, ObservedRun, type PgObserver } from './world/observed.js';
 
@@ -151,21 +154,6 @@ export function activeRuns(): number {
   return layer?.users ?? 0;
 }
 
-// One redactor per key source for the process: building one reads the key file.
-const redactors = new Map<string, Redactor>();
-function sharedRedactor(options: RecordOptions): Redactor | undefined {
-  if (options.redactor) return options.redactor;
-  if (options.redaction !== undefined) return undefined;
-  const source = `${process.env.TAPEDECK_REDACTION_KEY ?? ''}\u0000${process.env.XDG_CONFIG_HOME ?? ''}`;
-  let redactor = redactors.get(source);
-  if (redactor === undefined) {
-    redactor = createRedactor();
-    redactors.clear();
-    redactors.set(source, redactor);
-  }
-  return redactor;
-}
-
 const sdkVersionsByCwd = new Map<string, Record<string, string>>();
 
 /**
@@ -204,7 +192,7 @@ export async function record<T>(
   const sampling: Sampling = samplingOf(options.sample);
   // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
   if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined || !sampling.start()) return unrecorded();
-  let opened: { capture: SharedCapture; pg: PgObserver; recording: ActiveRecording };
+  let opened: { capture: SharedCapture; pg: PgObserver; recording: RunRecording };
   try {
     opened = await openRun(options);
   } catch (error) {
@@ -213,13 +201,12 @@ export async function record<T>(
     return unrecorded();
   }
   const { capture, pg, recording } = opened;
-  const { session, writer } = recording;
   let nextSync = 1;
   const run = capture.open(
     {
       lazy: true,
-      send: (message) => session.accept(message),
-      sync: (message) => new Promise((resolve) => session.accept({ ...message, t: 'sync', n: nextSync++ }, resolve)),
+      send: (message) => recording.send(message),
+      sync: (message) => recording.sync({ ...message, t: 'sync', n: nextSync++ }),
     },
     {
       maxBody: options.maxBodyBytes ?? -1,
@@ -227,7 +214,7 @@ export async function record<T>(
       nondeterminism: options.nondeterminism ?? true,
     },
   );
-  const context: RecordContext = { id: writer.id, dir: writer.dir, ...base };
+  const context: RecordContext = { id: recording.id, dir: recording.dir, ...base };
   run.context = context;
   const world = options.world ?? 'observed';
   if (world === 'observed') {
@@ -236,7 +223,7 @@ export async function record<T>(
         // Committed inside a tool() call of this run: the tool's effects (a replay applies them when it serves it).
         const inTool = capture.currentTool();
         if (inTool?.run === run) inTool.db.push(...changes);
-        else session.accept({ t: 'db', ts: performance.timeOrigin + performance.now(), changes });
+        else recording.send({ t: 'db', ts: performance.timeOrigin + performance.now(), changes });
       },
       options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
     );
@@ -256,35 +243,38 @@ export async function record<T>(
   const failed = failure !== undefined || markedFailed;
   const keep = sampling.keep({ failed, durationMs: performance.now() - started, tags });
   let where = '';
+  let steps = 0;
   try {
     if (keep) {
       // What the run's end adds to the manifest goes into its final write, not a write of its own.
       const manifest: Partial<Manifest> = {};
       if (tags.size > 0) manifest.tags = [...tags].sort();
       if (input !== undefined) {
-        const agent = writer.manifest.agent;
-        const env = { ...agent.env, [RUN_INPUT_ENV]: JSON.stringify(input.value ?? null) };
-        manifest.agent = { ...agent, env };
+        const env = { ...recording.agent.env, [RUN_INPUT_ENV]: JSON.stringify(input.value ?? null) };
+        manifest.agent = { ...recording.agent, env };
       }
       // A world that cannot be read leaves the recording closed, as incomplete, and says why.
-      const worldError =
-        run.observed === undefined
-          ? undefined
-          : await writeObservedWorld(run.observed, pg, writer, options).then(
-              (world) => {
-                if (world !== undefined) manifest.world = world;
-              },
-              (error: unknown) => error,
-            );
+      let observedWorld: ObservedWorldRecord | undefined;
+      let worldError: { error: unknown } | undefined;
+      if (run.observed !== undefined) {
+        try {
+          observedWorld = await observedWorldOf(run.observed, pg, options);
+        } catch (error) {
+          worldError = { error };
+        }
+      }
       if (worldError !== undefined) {
         await recording.finish({ status: 'incomplete', exitCode: failed ? 1 : 0, manifest });
-        throw worldError;
+        throw worldError.error;
       }
-      where = await recording.finish({
+      const finished = await recording.finish({
         status: failure === undefined ? 'complete' : 'incomplete',
         exitCode: failed ? 1 : 0,
         manifest,
+        ...(observedWorld === undefined ? {} : { world: observedWorld }),
       });
+      where = finished.dir;
+      steps = finished.steps;
       if (options.store !== undefined) {
         // Not shipped: the recording stays in its folder, for `tapedeck push` later.
         const local = where;
@@ -301,23 +291,21 @@ export async function record<T>(
     where = '';
   }
   if (failure !== undefined) throw failure.error;
-  return { dir: where, id: where === '' ? '' : writer.id, result, recorded: where !== '', steps: session.steps };
+  return { dir: where, id: where === '' ? '' : recording.id, result, recorded: where !== '', steps };
 }
 
-/** Writes the database world the run observed (pre and post snapshots); returns the manifest's account of it. */
-async function writeObservedWorld(
+/** The database world the run observed (pre and post snapshots) and the manifest's account of it. */
+async function observedWorldOf(
   observed: ObservedRun,
   pg: PgObserver,
-  writer: ActiveRecording['writer'],
   options: RecordOptions,
-): Promise<Manifest['world']> {
+): Promise<ObservedWorldRecord | undefined> {
   const world = await pg.finish(observed);
   const unobserved = Object.fromEntries(observed.unobserved);
   if (world === undefined) return undefined;
-  await writer.writeSnapshotAsync('pre', { db: world.pre });
-  await writer.writeSnapshotAsync('post', { db: world.post });
   return {
-    ...writer.manifest.world,
+    pre: world.pre,
+    post: world.post,
     db: {
       url: world.url,
       schemas: world.schemas,
@@ -328,10 +316,41 @@ async function writeObservedWorld(
   };
 }
 
+/**
+ * A run's recording as record() uses it, wherever its session and writer live: in the recording
+ * thread (session-thread.ts; runs that share the process), or in this thread (a run with the
+ * process to itself, whose world capture holds the agent at step barriers, or one given
+ * functions the thread cannot take: a redactor object, onEvent).
+ */
+interface RunRecording {
+  id: string;
+  dir: string;
+  agent: Manifest['agent'];
+  syncWorld: boolean;
+  send(message: unknown): void;
+  sync(message: Record<string, unknown>): Promise<unknown>;
+  finish(outcome: FinishOutcome): Promise<{ dir: string; steps: number }>;
+  discard(): Promise<void>;
+}
+
+function inThisThread(recording: ActiveRecording, agent: Manifest['agent']): RunRecording {
+  const { session, writer } = recording;
+  return {
+    id: writer.id,
+    dir: writer.dir,
+    agent,
+    syncWorld: recording.syncWorld,
+    send: (message) => session.accept(message),
+    sync: (message) => new Promise((resolve) => session.accept(message, resolve)),
+    finish: async (outcome) => ({ dir: await recording.finish(outcome), steps: session.steps }),
+    discard: () => recording.discard(),
+  };
+}
+
 /** Installs (or joins) the capture layer and opens the run's recording, with run.started written. */
 async function openRun(
   options: RecordOptions,
-): Promise<{ capture: SharedCapture; pg: PgObserver; recording: ActiveRecording }> {
+): Promise<{ capture: SharedCapture; pg: PgObserver; recording: RunRecording }> {
   const world = options.world ?? 'observed';
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const exclusive = options.fsRoot !== undefined || (options.dbUrl !== undefined && world === 'snapshot');
@@ -343,23 +362,45 @@ async function openRun(
       sdkVersions = findSdkVersions([cwd]);
       sdkVersionsByCwd.set(cwd, sdkVersions);
     }
+    const agent: Manifest['agent'] = {
+      command,
+      cwd,
+      ...(options.command ? {} : process.argv[1] ? { entry: process.argv[1] } : {}),
+      ...(options.input === undefined ? {} : { env: { [RUN_INPUT_ENV]: JSON.stringify(options.input) } }),
+    };
+    const name = options.name ?? 'in-process';
+    const started = { command, cwd, pid: process.pid };
+    if (!exclusive && options.redactor === undefined && options.onEvent === undefined && recordingThreadWanted()) {
+      // The folder is chosen (and checked) here, so that its id is known at once and a bad
+      // folder is this call's error; the recording thread makes it.
+      const out = path.resolve(cwd, options.out ?? path.join(options.folder ?? 'recordings', newRecordingId(name)));
+      prepareOutputDir(out);
+      // What the thread needs, as data: sampling, the input and the callbacks stay here.
+      const { onRecorderError: _e, input: _i, sample: _s, ...rest } = options;
+      const sendable = Object.fromEntries(Object.entries(rest).filter(([, v]) => typeof v !== 'function'));
+      const threaded = await openThreadRecording(
+        { ...sendable, cwd, name, world, out },
+        agent,
+        { sdkVersions },
+        started,
+      );
+      return { capture, pg, recording: { ...threaded, agent, syncWorld: false } };
+    }
     const redactor = sharedRedactor(options);
-    const recording = await openRecording(
-      { ...options, cwd, name: options.name ?? 'in-process', world, ...(redactor ? { redactor } : {}) },
-      {
-        command,
-        cwd,
-        ...(options.command ? {} : process.argv[1] ? { entry: process.argv[1] } : {}),
-        ...(options.input === undefined ? {} : { env: { [RUN_INPUT_ENV]: JSON.stringify(options.input) } }),
-      },
-      { sdkVersions },
-    );
-    recording.writer.append({ type: 'run.started', stepId: 0, payload: { command, cwd, pid: process.pid } });
-    return { capture, pg, recording };
+    const recording = await openRecording({ ...options, cwd, name, world, ...(redactor ? { redactor } : {}) }, agent, {
+      sdkVersions,
+    });
+    recording.writer.append({ type: 'run.started', stepId: 0, payload: started });
+    return { capture, pg, recording: inThisThread(recording, agent) };
   } catch (error) {
     release();
     throw error;
   }
+}
+
+/** TAPEDECK_RECORD_THREAD=0 keeps every in-process recording in the request thread (to compare, or debug). */
+function recordingThreadWanted(): boolean {
+  return process.env.TAPEDECK_RECORD_THREAD !== '0';
 }
 
 /**

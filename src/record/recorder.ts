@@ -5,6 +5,8 @@ import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import path from 'node:path';
 import {
   createRecordingWriter,
+  createRedactor,
+  type DbSnapshot,
   type Manifest,
   type RecordingWriter,
   type RedactionOptions,
@@ -74,6 +76,23 @@ export interface RecordOptions {
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
 }
 
+/** How a recording ends: its status, and what the run's end adds to it. */
+export interface FinishOutcome {
+  status: 'complete' | 'incomplete' | 'failed';
+  exitCode: number | null;
+  signal?: string | null;
+  /** Merged into the manifest's final write. */
+  manifest?: Partial<Manifest>;
+  /** An observed database world: its pre and post snapshots, and the manifest's account of it. */
+  world?: ObservedWorldRecord;
+}
+
+export interface ObservedWorldRecord {
+  pre: DbSnapshot;
+  post: DbSnapshot;
+  db: NonNullable<NonNullable<Manifest['world']>['db']>;
+}
+
 export interface ActiveRecording {
   writer: RecordingWriter;
   session: RecordSession;
@@ -83,12 +102,7 @@ export interface ActiveRecording {
    * Drains, writes post snapshots and run.completed, closes everything; returns where the
    * recording is. `manifest`: merged into the manifest's final write.
    */
-  finish(outcome: {
-    status: 'complete' | 'incomplete' | 'failed';
-    exitCode: number | null;
-    signal?: string | null;
-    manifest?: Partial<Manifest>;
-  }): Promise<string>;
+  finish(outcome: FinishOutcome): Promise<string>;
   /** Drops the recording (a run the sampling rules did not keep): closes everything, deletes the folder. */
   discard(): Promise<void>;
 }
@@ -153,6 +167,23 @@ export function prepareOutputDir(dir: string): void {
   }
   checkedParents.add(parent);
   void sweepStaging(parent);
+}
+
+// One redactor per key source for the process (and one in the recording thread): building one reads the key file.
+const redactors = new Map<string, Redactor>();
+
+/** The redactor for `options`: the one given, else the process's for the current key source (undefined: build one from options.redaction). */
+export function sharedRedactor(options: RecordOptions): Redactor | undefined {
+  if (options.redactor) return options.redactor;
+  if (options.redaction !== undefined) return undefined;
+  const source = `${process.env.TAPEDECK_REDACTION_KEY ?? ''}\u0000${process.env.XDG_CONFIG_HOME ?? ''}`;
+  let redactor = redactors.get(source);
+  if (redactor === undefined) {
+    redactor = createRedactor();
+    redactors.clear();
+    redactors.set(source, redactor);
+  }
+  return redactor;
 }
 
 // Stores are opened once per process and URL, and closed after a minute without use.
@@ -258,6 +289,20 @@ export async function openRecording(
       if (finished) return writer.dir;
       finished = true;
       let status = outcome.status;
+      let manifest = outcome.manifest;
+      // A world that cannot be written leaves the recording closed, as incomplete, and says why.
+      let worldError: { error: unknown } | undefined;
+      if (outcome.world !== undefined) {
+        const { pre, post, db } = outcome.world;
+        try {
+          await writer.writeSnapshotAsync('pre', { db: pre });
+          await writer.writeSnapshotAsync('post', { db: post });
+          manifest = { ...manifest, world: { ...writer.manifest.world, db } };
+        } catch (error) {
+          worldError = { error };
+          status = 'incomplete';
+        }
+      }
       try {
         await session.finish();
         await world?.finish(writer);
@@ -274,11 +319,12 @@ export async function openRecording(
       } catch (error) {
         status = 'failed';
         await world?.close().catch(() => {});
-        await writer.close(status, outcome.manifest);
+        await writer.close(status, manifest);
         throw error;
       }
       await world?.close();
-      await writer.close(status, outcome.manifest);
+      await writer.close(status, manifest);
+      if (worldError !== undefined) throw worldError.error;
       return writer.dir;
     },
     async discard() {

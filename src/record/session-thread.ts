@@ -1,0 +1,188 @@
+// The recording thread: in-process record() runs hand their capture messages to one worker
+// thread per process (src/record/session-worker.ts), which decodes them into steps, redacts,
+// serialises and writes the recordings (the same RecordSession and writer as everywhere else).
+// The request thread only batches the messages of each turn of its event loop and posts them:
+// decoding, redaction, canonical JSON and the disk are off its path (on a 2-core machine, on the
+// other core), as OpenTelemetry's BatchSpanProcessor takes export off a request's path. Nothing
+// unredacted reaches the disk: messages cross in memory and are redacted before the writer writes.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { packagePath } from '../package.js';
+import { type Manifest, TapedeckError } from '../recording/index.js';
+import type { FinishOutcome, RecordOptions } from './recorder.js';
+
+/** What the request thread asks of the recording thread: each op is a post, but capture messages ('msg') go as one JSON text a turn. */
+export type ThreadOp =
+  | {
+      op: 'open';
+      key: number;
+      reply: number;
+      options: RecordOptions;
+      agent: Manifest['agent'];
+      runtime: { sdkVersions: Record<string, string> };
+      started: { command: string[]; cwd: string; pid: number };
+    }
+  | { op: 'msg'; key: number; message: unknown }
+  | { op: 'sync'; key: number; reply: number; message: unknown }
+  | { op: 'finish'; key: number; reply: number; outcome: FinishOutcome }
+  | { op: 'discard'; key: number; reply: number };
+
+/** The recording thread's answer to an op that asked for one. */
+export type ThreadReply =
+  | { reply: number; ok: true; value?: unknown }
+  | { reply: number; ok: false; error: { message: string; code?: string; name?: string } };
+
+/** A recording whose session and writer live in the recording thread. */
+export interface ThreadRecording {
+  readonly id: string;
+  readonly dir: string;
+  /** A capture message, or a function that builds it (called when the turn's batch is posted). */
+  send(message: unknown): void;
+  sync(message: Record<string, unknown>): Promise<unknown>;
+  /** Closes the recording; resolves with its folder and step count once every byte is written. */
+  finish(outcome: FinishOutcome): Promise<{ dir: string; steps: number }>;
+  discard(): Promise<void>;
+}
+
+let worker: Worker | undefined;
+let nextKey = 1;
+let nextReply = 1;
+let open = 0;
+const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+let batch: Array<Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number }> = [];
+let scheduled = false;
+
+/** The worker's entry: the built file when tapedeck runs from dist/, the TypeScript source (through tsx) in a checkout. */
+function workerEntry(): { entry: string; tsx: boolean } {
+  const here = fileURLToPath(import.meta.url);
+  const built = packagePath('dist/session-worker.js');
+  if (here.includes(`${path.sep}dist${path.sep}`) && existsSync(built))
+    return { entry: pathToFileURL(built).href, tsx: false };
+  return { entry: pathToFileURL(packagePath('src/record/session-worker.ts')).href, tsx: true };
+}
+
+function thread(): Worker {
+  if (worker !== undefined) return worker;
+  const w = new Worker(packagePath('src/record/session-worker-boot.mjs'), {
+    workerData: workerEntry(),
+    env: SHARE_ENV,
+  });
+  w.on('message', (answer: ThreadReply) => {
+    const wait = waiting.get(answer.reply);
+    if (wait === undefined) return;
+    waiting.delete(answer.reply);
+    if (answer.ok) wait.resolve(answer.value);
+    else {
+      const { message, code } = answer.error;
+      wait.reject(code === undefined ? new Error(message) : new TapedeckError(code, message));
+    }
+  });
+  const fail = (error: unknown) => {
+    worker = undefined;
+    const lost = new Error(`tapedeck's recording thread stopped: ${(error as Error)?.message ?? error}`);
+    for (const wait of waiting.values()) wait.reject(lost);
+    waiting.clear();
+  };
+  w.on('error', fail);
+  w.on('exit', (code) => fail(new Error(`exit code ${code}`)));
+  worker = w;
+  return w;
+}
+
+/**
+ * Posts the turn's ops (building the lazy messages now, after the agent's turn). The capture
+ * messages of a turn cross as one JSON text: one copy of one string is far cheaper than a
+ * structured clone of many objects; the other ops (rare) go as they are, in order.
+ */
+function post(): void {
+  scheduled = false;
+  const items = batch;
+  batch = [];
+  const w = thread();
+  let messages: Array<{ key: number; message: unknown }> = [];
+  const sendMessages = () => {
+    if (messages.length === 0) return;
+    w.postMessage(JSON.stringify(messages));
+    messages = [];
+  };
+  for (const item of items) {
+    if ('thunk' in item) {
+      try {
+        messages.push({ key: item.key, message: item.thunk() });
+      } catch {
+        // A message that cannot be built is dropped, as the session drops one it cannot read.
+      }
+    } else {
+      sendMessages();
+      w.postMessage(item);
+    }
+  }
+  sendMessages();
+}
+
+function enqueue(item: Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number }): void {
+  batch.push(item);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(post);
+  }
+}
+
+function ask<T>(make: (reply: number) => Exclude<ThreadOp, { op: 'msg' }>): Promise<T> {
+  const reply = nextReply++;
+  return new Promise<T>((resolve, reject) => {
+    waiting.set(reply, { resolve: resolve as (value: unknown) => void, reject });
+    enqueue(make(reply));
+  });
+}
+
+/** The thread keeps the process alive only while a recording is open in it. */
+function hold(delta: number): void {
+  open += delta;
+  if (open > 0) thread().ref();
+  else worker?.unref();
+}
+
+/**
+ * Opens a recording in the recording thread: the folder, the first manifest and run.started are
+ * written there before this resolves. `options.out` must be set (the folder is chosen here).
+ */
+export async function openThreadRecording(
+  options: RecordOptions & { out: string },
+  agent: Manifest['agent'],
+  runtime: { sdkVersions: Record<string, string> },
+  started: { command: string[]; cwd: string; pid: number },
+): Promise<ThreadRecording> {
+  const key = nextKey++;
+  hold(1);
+  try {
+    await ask((reply) => ({ op: 'open', key, reply, options, agent, runtime, started }));
+  } catch (error) {
+    hold(-1);
+    throw error;
+  }
+  const id = path.basename(options.out);
+  let closed = false;
+  const end = async <T>(make: (reply: number) => Exclude<ThreadOp, { op: 'msg' }>): Promise<T> => {
+    if (closed) throw new Error(`recording ${id} is closed`);
+    closed = true;
+    try {
+      return await ask<T>(make);
+    } finally {
+      hold(-1);
+    }
+  };
+  return {
+    id,
+    dir: options.out,
+    send: (message) => {
+      if (closed) return;
+      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key });
+    },
+    sync: (message) => ask((reply) => ({ op: 'sync', key, reply, message })),
+    finish: (outcome) => end((reply) => ({ op: 'finish', key, reply, outcome })),
+    discard: () => end((reply) => ({ op: 'discard', key, reply })),
+  };
+}
