@@ -17,10 +17,11 @@ export interface IpcServer {
   readonly path: string;
   /**
    * Resolves when every connected client has closed (its last messages read), or when none has
-   * sent anything for `timeoutMs` (a process that keeps its socket open and silent). A client still
-   * sending is waited for: a replayer behind a fast agent reads its tail for seconds after it exits.
+   * sent anything for `idleMs` (a process that keeps its socket open and silent), or after `maxMs`
+   * in all (a process left behind that keeps calling). A client still sending is waited for: a
+   * replayer behind a fast agent reads its tail for seconds after it exits.
    */
-  drained(timeoutMs: number): Promise<void>;
+  drained(idleMs: number, maxMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -89,16 +90,18 @@ export async function listenIpc(
   const listener = typeof path === 'string' ? undefined : path;
   return {
     path: typeof path === 'string' ? path : `tcp:127.0.0.1:${(path.address() as net.AddressInfo | null)?.port ?? 0}`,
-    drained: (timeoutMs) =>
+    drained: (idleMs, maxMs = 60_000) =>
       new Promise<void>((resolve) => {
         if (sockets.size === 0) return resolve();
+        const deadline = Date.now() + maxMs;
         let timer: NodeJS.Timeout;
         const idle = () => {
-          const quiet = Date.now() - lastData;
-          if (quiet >= timeoutMs) resolve();
-          else timer = setTimeout(idle, timeoutMs - quiet);
+          const now = Date.now();
+          const quiet = now - lastData;
+          if (quiet >= idleMs || now >= deadline) resolve();
+          else timer = setTimeout(idle, Math.min(idleMs - quiet, deadline - now));
         };
-        timer = setTimeout(idle, timeoutMs);
+        timer = setTimeout(idle, Math.min(idleMs, maxMs));
         onEmpty = () => {
           clearTimeout(timer);
           resolve();

@@ -63,7 +63,7 @@ describe('the replay IPC', () => {
     expect(notices).toEqual([{ t: 'blocked', target: '10.0.0.1:443' }]);
   });
 
-  it('waits for a client that is still sending before calling the replay drained, and not for a silent one', async () => {
+  it('waits for a client that is still sending before calling the replay drained, not for a silent one, and not past its cap', async () => {
     const tmp = tempDir('tapedeck-ipc-');
     cleanup.push(() => tmp.remove());
     const notices: ReplayNotice[] = [];
@@ -95,5 +95,12 @@ describe('the replay IPC', () => {
     const t1 = Date.now();
     await ipc.drained(300);
     expect(Date.now() - t1).toBeLessThan(1500);
+    // A process left behind that never stops calling: drained after the cap in all.
+    const chatty = setInterval(() => silent.write(`${JSON.stringify({ t: 'blocked', target: '10.0.0.9:443' })}\n`), 50);
+    cleanup.push(() => clearInterval(chatty));
+    const t2 = Date.now();
+    await ipc.drained(300, 900);
+    expect(Date.now() - t2).toBeGreaterThanOrEqual(850);
+    expect(Date.now() - t2).toBeLessThan(2000);
   });
 });
