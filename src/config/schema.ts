@@ -79,6 +79,10 @@ export const ConfigSchema = z
     simulate: Simulate.optional(),
     onMiss: Policy.optional(),
     onMissByTool: z.record(z.string(), Policy).optional(),
+    seedSnapshot: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a snapshot name (letters, digits, ".", "_", "-"), e.g. dev')
+      .optional(),
   })
   .strict();
 

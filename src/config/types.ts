@@ -79,6 +79,11 @@ export interface TapedeckConfig {
   onMiss?: MissPolicy;
   /** The policy per tool name or `METHOD /path` (overrides onMiss). */
   onMissByTool?: Record<string, MissPolicy>;
+  /**
+   * A named development snapshot (`tapedeck snapshot save NAME --db URL`) every replay's database
+   * sandbox is seeded from, with the recorded run's rows laid over it (`--seed-snapshot` wins).
+   */
+  seedSnapshot?: string;
 }
 
 /** One recorded HTTP exchange, as a mock handler sees it. */

@@ -12,6 +12,19 @@ export {
   SANDBOX_LOCK_CLASS,
   SANDBOX_PREFIX,
 } from './locks.js';
+export {
+  checkSnapshotName,
+  listNamedSnapshots,
+  type NamedSnapshot,
+  readNamedSnapshot,
+  removeNamedSnapshot,
+  type SaveSnapshotOptions,
+  SNAPSHOT_FORMAT,
+  type SnapshotInfo,
+  saveNamedSnapshot,
+  snapshotsDir,
+} from './named-snapshots.js';
+export { type LaidWorld, layWorldOver } from './overlay.js';
 export { type DatabaseItem, reapDatabaseItem } from './reap.js';
 export { applyRowChanges, renderDdl, seedDatabase } from './seed.js';
 export {

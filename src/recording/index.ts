@@ -20,6 +20,8 @@ export {
   unsoundAnswers,
   weakerProvenance,
 } from './provenance.js';
+export { readJsonFile } from './read-files.js';
+export { parseDbSnapshot } from './read-snapshots.js';
 export {
   formatFieldPath,
   type ListOptions,

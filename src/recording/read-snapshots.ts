@@ -84,19 +84,32 @@ export async function readSnapshot(dir: string, which: 'pre' | 'post', warnings:
   }
   const dbFile = `snapshots/${which}/db.json`;
   const dbJson = await readJsonFile(dir, dbFile);
-  if (dbJson) {
-    const parsed = DbSnapshotSchema.safeParse(dbJson.value, PARSE_ONCE);
-    if (!parsed.success) throw schemaError(dir, dbFile, dbJson.text, parsed.error);
-    // A recording made before db.json carried the schema description: derived from its ddl text.
-    const { snapshot, ignored } = describeFromDdl(parsed.data);
-    const bad = checkDbSnapshot(snapshot);
-    if (bad) throw fieldError(dir, dbFile, dbJson.text, bad.path, bad.problem);
-    if (ignored.length > 0) {
-      warnings.push(
-        `${dbFile}: ${ignored.length} ddl statement(s) outside the schema description were ignored (ddl[${ignored.slice(0, 5).join('], ddl[')}]${ignored.length > 5 ? ', …' : ''}); a sandbox is built from the description, never by running recorded SQL`,
-      );
-    }
-    out.db = snapshot;
-  }
+  if (dbJson) out.db = parseDbSnapshot(dir, dbFile, dbJson, warnings);
   return out;
+}
+
+/**
+ * A db.json read by readJsonFile, validated: the zod schema, the description derived from its ddl
+ * text when it has none (parsed, never run), and the names and columns seeding relies on. Errors
+ * name `file` (in `dir`), its line and the field. A recording's snapshots and a named development
+ * snapshot (src/store/snapshots.ts) are read through it alike.
+ */
+export function parseDbSnapshot(
+  dir: string,
+  file: string,
+  json: { text: string; value: unknown },
+  warnings: string[],
+): DbSnapshot {
+  const parsed = DbSnapshotSchema.safeParse(json.value, PARSE_ONCE);
+  if (!parsed.success) throw schemaError(dir, file, json.text, parsed.error);
+  // A recording made before db.json carried the schema description: derived from its ddl text.
+  const { snapshot, ignored } = describeFromDdl(parsed.data);
+  const bad = checkDbSnapshot(snapshot);
+  if (bad) throw fieldError(dir, file, json.text, bad.path, bad.problem);
+  if (ignored.length > 0) {
+    warnings.push(
+      `${file}: ${ignored.length} ddl statement(s) outside the schema description were ignored (ddl[${ignored.slice(0, 5).join('], ddl[')}]${ignored.length > 5 ? ', …' : ''}); a sandbox is built from the description, never by running recorded SQL`,
+    );
+  }
+  return snapshot;
 }

@@ -38,6 +38,7 @@ import {
   makeTempDir,
   missingRecordedEnv,
   openDatabase,
+  type ReplayDatabase,
   readExitDumps,
   runAgent,
   seedFileIn,
@@ -132,7 +133,8 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
   let child: ChildProcess | undefined;
   try {
     const tmp = await makeTempDir(teardown);
-    const { db, tracker } = await openDatabase(recording, options, teardown);
+    const database = await openDatabase(recording, options, teardown);
+    const { db, tracker, seeded } = database;
     const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
     writer = await createRecordingWriter(out, {
       id: path.basename(out),
@@ -156,12 +158,14 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
           timing: options.timing ?? { kind: 'none' },
           onMiss: options.onMiss ?? (options.mode === 'exact' ? 'fail' : 'error-response'),
           ...(db ? { dbSandbox: db.kind } : {}),
+          ...(seeded ? { seedSnapshot: seeded.snapshot } : {}),
         },
       },
     });
     const w = writer;
     for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
-    w.writeSnapshot('pre', recording.pre);
+    // A sandbox seeded from a named snapshot starts from that world: the replay's pre-world says so.
+    w.writeSnapshot('pre', seeded ? { ...recording.pre, db: seeded.pre } : recording.pre);
 
     // The answer chain (sandbox services, mocks, simulator) from the project config, or one kept
     // across replays by the caller (bisect-prompt); it also routes the agent's database by address.
@@ -278,7 +282,7 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     for (const batch of dumps.nd) await session.collect([], batch);
     // Ways out refused below the process or at the proxy: divergences, never a clean replay.
     for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
-    const result = await finish(session, { recording, options, out, exit, db, tracker });
+    const result = await finish(session, { recording, options, out, exit, database });
     await chainSession.end();
     warnings.push(...chainSession.warnings, ...session.answerFailures);
     const sideChannels = session.divergences
@@ -323,11 +327,11 @@ async function finish(
     options: ReplayOptions;
     out: string;
     exit: AgentExit;
-    db: Awaited<ReturnType<typeof openDatabase>>['db'];
-    tracker: Awaited<ReturnType<typeof openDatabase>>['tracker'];
+    database: ReplayDatabase;
   },
 ): Promise<Omit<ReplayResult, 'warnings' | 'output'>> {
-  const { recording, options, out, exit, db, tracker } = run;
+  const { recording, options, out, exit } = run;
+  const { db, tracker, seeded } = run.database;
   const w = session.writer;
   const stoppedEarly = session.stopped;
   if (options.mode === 'exact' && !stoppedEarly) {
@@ -373,7 +377,11 @@ async function finish(
   await w.close(failed ? 'failed' : 'complete');
   const worldDiff =
     options.mode === 'exact' && !stoppedEarly && options.forkAt === undefined
-      ? compareWorlds(recording.post, post)
+      ? // Seeded from a named snapshot: the recorded end state laid over that snapshot.
+        compareWorlds(
+          seeded ? { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) } : recording.post,
+          post,
+        )
       : undefined;
   const first = session.divergences.reduce<number | undefined>(
     (min, d) => (min === undefined || d.step < min ? d.step : min),

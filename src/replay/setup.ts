@@ -22,8 +22,16 @@ import {
   ReplayNoticeSchema,
   wireOf,
 } from '../../sandbox/index.js';
+import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { createDbTracker } from '../record/index.js';
-import { loadsCode, PLACEHOLDER_PREFIX, type Recording, RUN_INPUT_ENV, TapedeckError } from '../recording/index.js';
+import {
+  type DbSnapshot,
+  loadsCode,
+  PLACEHOLDER_PREFIX,
+  type Recording,
+  RUN_INPUT_ENV,
+  TapedeckError,
+} from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall } from './match.js';
 import type { DbTracker } from './session.js';
 import type { ReplayOptions } from './types.js';
@@ -49,21 +57,60 @@ export async function makeTempDir(teardown: Teardown): Promise<string> {
   return tmp.path;
 }
 
-/** The database sandbox seeded from the recording's pre-snapshot, and the tracker of its row changes. */
+/** A replay's database: the sandbox, its change tracker, and the world it was seeded with. */
+export interface ReplayDatabase {
+  db?: DbSandbox;
+  tracker?: DbTracker;
+  /** The world the sandbox was seeded with, when it is not the recording's pre-world (a named snapshot under it). */
+  seeded?: {
+    snapshot: { name: string; sha256: string };
+    pre: DbSnapshot;
+    /** The end state an exact replay must reach in that world. */
+    post?: DbSnapshot;
+  };
+}
+
+/**
+ * The database sandbox seeded from the recording's pre-snapshot, or from a named development
+ * snapshot with the pre-snapshot's rows laid over it (`seedSnapshot`), and the tracker of its row changes.
+ */
 export async function openDatabase(
   recording: Recording,
   options: ReplayOptions,
   teardown: Teardown,
-): Promise<{ db?: DbSandbox; tracker?: DbTracker }> {
+): Promise<ReplayDatabase> {
   const pre = recording.pre.db;
-  if (!pre) return {};
+  const name = options.seedSnapshot ?? options.config?.seedSnapshot;
+  if (!pre) {
+    if (name !== undefined)
+      throw new TapedeckError(
+        'BAD_OPTION',
+        `--seed-snapshot ${name}: the recording captured no database (manifest.world.db), so there is no database sandbox to seed`,
+      );
+    return {};
+  }
+  let seeded: ReplayDatabase['seeded'];
+  if (name !== undefined) {
+    const named = await readNamedSnapshot(name, options.snapshotsDir ?? snapshotsDir());
+    const laid = layWorldOver(
+      named.db,
+      { pre, ...(recording.post.db ? { post: recording.post.db } : {}) },
+      `the snapshot "${name}"`,
+    );
+    seeded = {
+      snapshot: { name, sha256: named.info.sha256 },
+      pre: laid.seed,
+      ...(laid.post ? { post: laid.post } : {}),
+    };
+  }
+  const seed = seeded?.pre ?? pre;
   const kind = options.dbSandbox ?? (options.db ? 'template' : 'pglite');
-  const db = await openDbSandbox(pre, { kind, ...(options.db ? { url: options.db } : {}) });
+  const db = await openDbSandbox(seed, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
-  const tracker = await createDbTracker(db.url, { schemas: pre.schemas });
+  const tracker = await createDbTracker(db.url, { schemas: seed.schemas });
   teardown.add(() => tracker.close());
   await tracker.start();
-  return { db, tracker };
+  return { db, tracker, ...(seeded ? { seeded } : {}) };
 }
 
 export interface PreloadConfigInput {

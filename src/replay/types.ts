@@ -61,6 +61,14 @@ export interface ReplayOptions {
   dbSandbox?: DbSandboxKind;
   /** Server URL for the template sandbox (setting it implies dbSandbox 'template'). */
   db?: string;
+  /**
+   * A named development snapshot (`tapedeck snapshot save NAME`) the database sandbox is seeded
+   * from, with the recording's pre-world rows laid over it by primary key (the run's rows win):
+   * reads the run never made find the snapshot's rows. Default: the config's `seedSnapshot`.
+   */
+  seedSnapshot?: string;
+  /** Where named snapshots live (default: $TAPEDECK_SNAPSHOTS_DIR, else .tapedeck/snapshots in the project folder). */
+  snapshotsDir?: string;
   /** Kill the agent after this many ms (default 10 minutes). */
   timeoutMs?: number;
   /** Where the agent's stdout/stderr go (default: inherited). */

@@ -79,6 +79,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./sweep.js'),
   },
   {
+    name: 'snapshot',
+    summary: 'save, list and remove named development snapshots that replays seed their database from',
+    load: () => import('./snapshot.js'),
+  },
+  {
     name: 'tui',
     summary: 'browse recordings, time-travel through a run, replay it with a changed prompt, bisect',
     load: () => import('./tui.js'),
