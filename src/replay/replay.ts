@@ -41,6 +41,7 @@ import {
   type ReplayDatabase,
   readExitDumps,
   runAgent,
+  seededWorld,
   seedFileIn,
   Teardown,
   untrustedRecordedEnv,
@@ -123,6 +124,8 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
       `--require-isolation: this machine has no OS sandbox (${isolation.notes.join('; ')}); install bubblewrap and allow user namespaces, or drop --require-isolation.`,
     );
   }
+  // A named snapshot to seed the database from, read and laid under the run's rows before anything starts.
+  const seeded = await seededWorld(recording, options);
   options.onIsolation?.(describeIsolation(isolation));
   // What is known before the agent runs (an env left out, a different redaction key) is said now,
   // before the agent's own output; every warning is in the result too.
@@ -133,8 +136,8 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
   let child: ChildProcess | undefined;
   try {
     const tmp = await makeTempDir(teardown);
-    const database = await openDatabase(recording, options, teardown);
-    const { db, tracker, seeded } = database;
+    const database = await openDatabase(recording, options, teardown, seeded);
+    const { db, tracker } = database;
     const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
     writer = await createRecordingWriter(out, {
       id: path.basename(out),

@@ -71,39 +71,41 @@ export interface ReplayDatabase {
 }
 
 /**
- * The database sandbox seeded from the recording's pre-snapshot, or from a named development
- * snapshot with the pre-snapshot's rows laid over it (`seedSnapshot`), and the tracker of its row changes.
+ * The world a named development snapshot gives the sandbox (`seedSnapshot`, else the config's):
+ * the snapshot read and checked, with the recording's rows laid over it. Undefined without one.
+ * Called before anything starts, so a missing or bad snapshot is the only thing said.
+ */
+export async function seededWorld(recording: Recording, options: ReplayOptions): Promise<ReplayDatabase['seeded']> {
+  const name = options.seedSnapshot ?? options.config?.seedSnapshot;
+  if (name === undefined) return undefined;
+  const pre = recording.pre.db;
+  if (!pre) {
+    throw new TapedeckError(
+      'BAD_OPTION',
+      `--seed-snapshot ${name}: the recording captured no database (manifest.world.db), so there is no database sandbox to seed`,
+    );
+  }
+  const named = await readNamedSnapshot(name, options.snapshotsDir ?? snapshotsDir());
+  const laid = layWorldOver(
+    named.db,
+    { pre, ...(recording.post.db ? { post: recording.post.db } : {}) },
+    `the snapshot "${name}"`,
+  );
+  return { snapshot: { name, sha256: named.info.sha256 }, pre: laid.seed, ...(laid.post ? { post: laid.post } : {}) };
+}
+
+/**
+ * The database sandbox seeded from the recording's pre-snapshot, or from `seeded` (seededWorld:
+ * a named snapshot with the pre-snapshot's rows laid over it), and the tracker of its row changes.
  */
 export async function openDatabase(
   recording: Recording,
   options: ReplayOptions,
   teardown: Teardown,
+  seeded?: ReplayDatabase['seeded'],
 ): Promise<ReplayDatabase> {
-  const pre = recording.pre.db;
-  const name = options.seedSnapshot ?? options.config?.seedSnapshot;
-  if (!pre) {
-    if (name !== undefined)
-      throw new TapedeckError(
-        'BAD_OPTION',
-        `--seed-snapshot ${name}: the recording captured no database (manifest.world.db), so there is no database sandbox to seed`,
-      );
-    return {};
-  }
-  let seeded: ReplayDatabase['seeded'];
-  if (name !== undefined) {
-    const named = await readNamedSnapshot(name, options.snapshotsDir ?? snapshotsDir());
-    const laid = layWorldOver(
-      named.db,
-      { pre, ...(recording.post.db ? { post: recording.post.db } : {}) },
-      `the snapshot "${name}"`,
-    );
-    seeded = {
-      snapshot: { name, sha256: named.info.sha256 },
-      pre: laid.seed,
-      ...(laid.post ? { post: laid.post } : {}),
-    };
-  }
-  const seed = seeded?.pre ?? pre;
+  const seed = seeded?.pre ?? recording.pre.db;
+  if (!seed) return {};
   const kind = options.dbSandbox ?? (options.db ? 'template' : 'pglite');
   const db = await openDbSandbox(seed, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
