@@ -76,7 +76,7 @@ export interface ReplayDatabase {
  * Called before anything starts, so a missing or bad snapshot is the only thing said.
  */
 export async function seededWorld(recording: Recording, options: ReplayOptions): Promise<ReplayDatabase['seeded']> {
-  const name = options.seedSnapshot ?? options.config?.seedSnapshot;
+  const name = options.seedSnapshot ?? (options.chain?.config ?? options.config)?.seedSnapshot;
   if (name === undefined) return undefined;
   const pre = recording.pre.db;
   if (!pre) {
