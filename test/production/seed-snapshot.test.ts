@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { record } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
-import { runShopAgent } from '../record/fixtures/observed-agent.mjs';
+import { runShopAgent, SHOP_DDL } from '../record/fixtures/observed-agent.mjs';
 import { FIXTURES, tempDir } from '../record/helpers.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
@@ -28,16 +28,6 @@ const project = path.join(tmp.dir, 'project');
 const snapshots = path.join(project, '.tapedeck', 'snapshots');
 let admin: pg.Client;
 
-const SCHEMA = `
-CREATE SCHEMA shop;
-CREATE TABLE shop.customers (id integer PRIMARY KEY, name text NOT NULL);
-CREATE TABLE shop.items (id bigserial PRIMARY KEY, sku text UNIQUE NOT NULL, qty integer NOT NULL,
-  price numeric(10,2) NOT NULL, updated timestamptz);
-CREATE TABLE shop.orders (id serial PRIMARY KEY, customer_id integer NOT NULL REFERENCES shop.customers(id),
-  item_id bigint NOT NULL REFERENCES shop.items(id), qty integer NOT NULL, note jsonb);
-CREATE TABLE shop.notes (id serial PRIMARY KEY, customer_id integer REFERENCES shop.customers(id), body text);
-CREATE TABLE shop.audit (what text, n integer);
-`;
 const PROD_ROWS = `
 INSERT INTO shop.customers SELECT g, 'customer ' || g FROM generate_series(1, 200) g;
 INSERT INTO shop.items (sku, qty, price) SELECT 'SKU-' || g, 100, (g % 50) + 0.99 FROM generate_series(1, 5000) g;
@@ -146,8 +136,8 @@ beforeAll(async () => {
   await admin.connect();
   await admin.query(`CREATE DATABASE ${PROD}`);
   await admin.query(`CREATE DATABASE ${DEV}`);
-  await withClient(urlOf(PROD), (c) => c.query(SCHEMA + PROD_ROWS));
-  await withClient(urlOf(DEV), (c) => c.query(SCHEMA + DEV_ROWS));
+  await withClient(urlOf(PROD), (c) => c.query(SHOP_DDL + PROD_ROWS));
+  await withClient(urlOf(DEV), (c) => c.query(SHOP_DDL + DEV_ROWS));
   mkdirSync(project, { recursive: true });
   // The production run, recorded in process with the observed world (the in-process default).
   const pool = new pg.Pool({ connectionString: urlOf(PROD), max: 3 });
@@ -198,15 +188,9 @@ describe.skipIf(!ADMIN)('replay seeded from a named development snapshot', () =>
   }, 120_000);
 
   it('replays exactly over the snapshot (PGlite, real CLI), and a changed agent finds the snapshot’s rows where the run never looked', async () => {
-    const exact = await cli([
-      'replay',
-      recordingDir,
-      '--seed-snapshot',
-      'dev',
-      '--json',
-      '--out',
-      path.join(tmp.dir, 'replay-exact'),
-    ]);
+    const replayOver = (out: string, command: string[] = []) =>
+      cli(['replay', recordingDir, '--seed-snapshot', 'dev', '--json', '--out', path.join(tmp.dir, out), ...command]);
+    const exact = await replayOver('replay-exact');
     expect(exact.code, exact.stderr).toBe(0);
     const result = JSON.parse(exact.stdout);
     expect(result.divergences).toEqual([]);
@@ -221,18 +205,7 @@ describe.skipIf(!ADMIN)('replay seeded from a named development snapshot', () =>
     expect(customers).toHaveLength(50);
     expect(customers.find((r) => r.id === 7)).toEqual({ id: 7, name: 'customer 7' });
 
-    const changed = await cli([
-      'replay',
-      recordingDir,
-      '--seed-snapshot',
-      'dev',
-      '--json',
-      '--out',
-      path.join(tmp.dir, 'replay-explore'),
-      '--',
-      process.execPath,
-      EXPLORE,
-    ]);
+    const changed = await replayOver('replay-explore', ['--', process.execPath, EXPLORE]);
     expect(changed.code, changed.stderr).toBe(0);
     const seen = exploreLine(changed.stderr);
     expectSeededView(seen.explore);

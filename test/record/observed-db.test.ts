@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { record } from '../../src/record/index.js';
 import { type DbChangedPayload, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
-import { runShopAgent } from './fixtures/observed-agent.mjs';
+import { runShopAgent, SHOP_DDL } from './fixtures/observed-agent.mjs';
 import { FIXTURES, tempDir } from './helpers.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
@@ -20,15 +20,7 @@ const tmp = tempDir();
 let url: string;
 let admin: pg.Client;
 
-const SCHEMA = `
-CREATE SCHEMA shop;
-CREATE TABLE shop.customers (id integer PRIMARY KEY, name text NOT NULL);
-CREATE TABLE shop.items (id bigserial PRIMARY KEY, sku text UNIQUE NOT NULL, qty integer NOT NULL,
-  price numeric(10,2) NOT NULL, updated timestamptz);
-CREATE TABLE shop.orders (id serial PRIMARY KEY, customer_id integer NOT NULL REFERENCES shop.customers(id),
-  item_id bigint NOT NULL REFERENCES shop.items(id), qty integer NOT NULL, note jsonb);
-CREATE TABLE shop.notes (id serial PRIMARY KEY, customer_id integer REFERENCES shop.customers(id), body text);
-CREATE TABLE shop.audit (what text, n integer);
+const SCHEMA = `${SHOP_DDL}
 INSERT INTO shop.customers SELECT g, 'customer ' || g FROM generate_series(1, 200) g;
 INSERT INTO shop.items (sku, qty, price) SELECT 'SKU-' || g, 100, (g % 50) + 0.99 FROM generate_series(1, 5000) g;
 INSERT INTO shop.notes (customer_id, body) SELECT g % 200 + 1, 'note ' || g FROM generate_series(1, 400) g;
