@@ -67,11 +67,17 @@ function changedRows(before: DbSnapshot | undefined, after: DbSnapshot | undefin
 export function checkClaims(input: PredicateInput): PredicateResult {
   const { belief, recording } = input;
   if (belief.claims.length === 0) return { verdict: 'good' };
-  const steps = listSteps(recording);
+  // The last step each step requested (its tool calls), found once: searching every step per
+  // claim made bisect quadratic (72 of 92 s at 100k steps).
+  const lastRequested = new Map<number, number>();
+  for (const s of listSteps(recording)) {
+    if (s.parentStepId !== undefined && s.step > (lastRequested.get(s.parentStepId) ?? 0))
+      lastRequested.set(s.parentStepId, s.step);
+  }
   const pre = input.worldAt(0);
   for (const claim of belief.claims) {
     // A claim made alongside tool calls is judged once the steps it requested have run.
-    const settle = Math.max(claim.step, ...steps.filter((s) => s.parentStepId === claim.step).map((s) => s.step));
+    const settle = Math.max(claim.step, lastRequested.get(claim.step) ?? 0);
     if (settle > input.step) continue;
     const claims = stateClaims(claim.text);
     if (claims.length === 0) continue;
