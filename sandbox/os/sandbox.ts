@@ -144,6 +144,26 @@ function underMasked(p: string): boolean {
   return MASKED.some((m) => p === m || p.startsWith(`${m}/`));
 }
 
+const within = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
+
+/** Where the sandbox's mounts show this machine's seal key (none when it has none). */
+function sealKeyInside(
+  shared: boolean,
+  visible: ReadonlySet<string>,
+  writable: ReadonlyArray<{ source: string; target?: string }>,
+): string[] {
+  const file = sealKeyFile();
+  if (!existsSync(file)) return [];
+  const key = realpathSync(file);
+  const inside = new Set<string>();
+  if (shared || !underMasked(key) || [...visible].some((v) => within(key, v))) inside.add(key);
+  for (const w of writable) {
+    const source = existsSync(w.source) ? realpathSync(w.source) : w.source;
+    if (within(key, source)) inside.add(path.join(w.target ?? w.source, path.relative(source, key)));
+  }
+  return [...inside];
+}
+
 /**
  * The folders of existing paths among the command's arguments (scripts the agent is run with, and
  * the modules beside them); a file directly in a private folder (/tmp/agent.mjs) alone.
@@ -248,10 +268,6 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     const shared = options.fs === 'shared';
     args = [...BWRAP_BASE, shared ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
     if (!shared) for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
-    // This machine's seal key stays outside: an agent that read it could seal any recording as made
-    // here. (Under a masked folder it is hidden already, and a bind there would find no file.)
-    const sealKey = existsSync(sealKeyFile()) ? realpathSync(sealKeyFile()) : undefined;
-    if (!shared && sealKey && !underMasked(sealKey)) args.push('--ro-bind', '/dev/null', sealKey);
     // Paths the agent needs that live in a private folder: bound back, read-only.
     const visible = new Set<string>();
     // tapedeck itself (the init, the preloads) and node run inside too, wherever they are installed.
@@ -262,6 +278,11 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     }
     if (!shared) for (const p of visible) args.push('--ro-bind', p, p);
     for (const w of options.writable ?? []) args.push('--bind', w.source, w.target ?? w.source);
+    // This machine's seal key stays outside: an agent that read it could seal any recording as made
+    // here. Bound over last, wherever the mounts above show it (a folder bound back or writable
+    // can hold it: a home under the project, a project under /tmp).
+    for (const inside of sealKeyInside(shared, visible, options.writable ?? []))
+      args.push('--ro-bind', '/dev/null', inside);
     args.push('--ro-bind', inDir, shared ? inDir : INSIDE_DIR);
     const hosts = hostsFile(options.hosts ?? []);
     await writeFile(path.join(tmp, 'hosts'), hosts);

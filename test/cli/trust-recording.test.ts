@@ -146,28 +146,31 @@ describe('tapedeck replay: whose command runs', () => {
     expect(byEnv.stderr).toContain('greeting=yo');
   });
 
-  it.runIf(detectIsolation().level === 'bwrap')(
-    'hides this machine’s seal key from the agent in the OS sandbox',
-    async () => {
-      // Outside /tmp (masked in the sandbox anyway): a home the real file system would show.
-      const home = mkdtempSync(join(root, '.tapedeck-test-home-'));
-      try {
-        const env = { TAPEDECK_HOME: home };
-        const rec = join(tmp, 'own-home');
-        const made = await tapedeck(['record', '--out', rec, '--', 'node', agent], { cwd: tmp, env });
-        expect(made.code, made.stderr).toBe(0);
-        const key = join(home, 'seal.key');
-        expect(readFileSync(key, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
-        const read = ['sh', '-c', `echo "key bytes: $(cat '${key}' | wc -c)"`];
-        const run = await tapedeck(
-          ['replay', rec, '--isolation', 'bwrap', '--json', '--out', join(tmp, 'out-key'), '--', ...read],
-          { env },
-        );
-        expect(run.code, run.stderr).toBe(0);
-        expect(run.stderr).toMatch(/key bytes: 0\b/);
-      } finally {
-        rmSync(home, { recursive: true, force: true });
-      }
-    },
-  );
+  // The key lives where the user's state does: outside /tmp (a home the sandbox shows read-only),
+  // or inside a folder the sandbox binds back, such as the agent's own folder under /tmp (a clone
+  // of the project in /tmp, as on a CI machine, put the key there and the agent read it).
+  it.runIf(detectIsolation().level === 'bwrap').each([
+    { where: 'outside /tmp', parent: () => root },
+    { where: "inside the agent's folder under /tmp", parent: () => tmp },
+  ])('hides this machine’s seal key from the agent in the OS sandbox: $where', async ({ where, parent }) => {
+    const home = mkdtempSync(join(parent(), '.tapedeck-test-home-'));
+    try {
+      const env = { TAPEDECK_HOME: home };
+      const rec = join(tmp, `own-home-${where.length}`);
+      const made = await tapedeck(['record', '--out', rec, '--', 'node', agent], { cwd: tmp, env });
+      expect(made.code, made.stderr).toBe(0);
+      const key = join(home, 'seal.key');
+      expect(readFileSync(key, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
+      // The folder around the key stays readable: only the key is hidden.
+      const read = ['sh', '-c', `echo "key bytes: $(cat '${key}' | wc -c) dir: $(ls -a '${home}' | wc -l)"`];
+      const run = await tapedeck(
+        ['replay', rec, '--isolation', 'bwrap', '--json', '--out', join(tmp, `out-key-${where.length}`), '--', ...read],
+        { env },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/key bytes: 0\b/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
 });
