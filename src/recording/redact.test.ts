@@ -62,6 +62,14 @@ describe('createRedactor', () => {
     }
   });
 
+  it("takes 'desk-1' or 'task-' for no hint of an sk- key, and still finds one", () => {
+    const plain = '{"model":"desk-1","task":"task-9","text":"risk-free"}';
+    expect(r.text(plain)).toBe(plain);
+    const key = 'sk-live-abcdefghijklmnop1234';
+    for (const text of [`{"model":"desk-1","k":"${key}"}`, `x=${key}`, `Bearer ${key}`])
+      expect(r.text(text)).not.toContain(key);
+  });
+
   it('is idempotent and keyed', () => {
     // A fake key, built at run time so no key-shaped string is committed.
     const text = `Bearer sk-${'abcdefghijklmnopqrstuvwx'} and {"token":"t0k"} and ?secret=s`;

@@ -152,6 +152,22 @@ const PREFILTER_WORDS = [
 ];
 
 const TOKEN_CAMEL_S = /[Tt][Oo][Kk][Ee][Nn]S/;
+/** Prefilter words that start a token pattern (each pattern begins at \b): they count only at a word's start. */
+const AT_WORD_START = new Set([
+  'bearer',
+  'sk-',
+  'ghp_',
+  'gho_',
+  'ghu_',
+  'ghs_',
+  'ghr_',
+  'github_pat_',
+  'akia',
+  'asia',
+  'xox',
+  'aiza',
+  'eyj',
+]);
 // "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
 const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
@@ -256,8 +272,14 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   // 'tokens' at a word's end (max_tokens, prompt_tokens: every model call's body) names no secret
   // (isSecretName splits 'max_tokens' into max, tokens), so it alone does not send a text through
   // the redaction passes; but 'tokenS' is the words token, s (TOKEN_CAMEL_S catches it).
+  // The token patterns' own words (sk-, ghp_, eyj, bearer…) count only where their pattern can
+  // match, at a word's start: 'desk-1', 'task-', 'risk-' are no hint of an sk- key.
   const prefilterWords = new RegExp(
-    [...PREFILTER_WORDS, ...secretFields].map((w) => (w === 'token' ? 'token(?!s[^a-z])' : escapeRegExp(w))).join('|'),
+    [...PREFILTER_WORDS, ...secretFields]
+      .map((w) =>
+        w === 'token' ? 'token(?!s[^a-z])' : AT_WORD_START.has(w) ? `\\b${escapeRegExp(w)}` : escapeRegExp(w),
+      )
+      .join('|'),
   );
   const prefilter = {
     test: (lower: string, original: string) => prefilterWords.test(lower) || TOKEN_CAMEL_S.test(original),
