@@ -98,6 +98,8 @@ function thread(): Worker {
  */
 function post(): void {
   scheduled = false;
+  clearTimeout(timer);
+  timer = undefined;
   const items = batch;
   batch = [];
   const w = thread();
@@ -122,12 +124,23 @@ function post(): void {
   sendMessages();
 }
 
+/**
+ * Capture messages wait up to BATCH_MS, so that a busy server posts a few batches a second
+ * rather than one per turn of its event loop (each post costs both threads); an op that
+ * waits for an answer (open, sync, finish) goes at the end of the turn, with what is queued.
+ */
+const BATCH_MS = 3;
+let timer: NodeJS.Timeout | undefined;
+
 function enqueue(item: Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number }): void {
   batch.push(item);
-  if (!scheduled) {
+  if (scheduled) return;
+  if (!('thunk' in item)) {
     scheduled = true;
+    clearTimeout(timer);
+    timer = undefined;
     setImmediate(post);
-  }
+  } else timer ??= setTimeout(post, BATCH_MS);
 }
 
 function ask<T>(make: (reply: number) => Exclude<ThreadOp, { op: 'msg' }>): Promise<T> {
