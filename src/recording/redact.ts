@@ -126,16 +126,10 @@ const TOKEN_PATTERNS: Array<[string, RegExp]> = [
   ['google-api-key', /\bAIza[0-9A-Za-z_-]{35}/g],
   ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
 ];
-const PREFILTER_WORDS = [
-  'key',
-  'token',
-  'secret',
-  'passw',
-  'pwd',
-  'passphrase',
-  'credential',
-  'authoriz',
-  'cookie',
+/** Words of secret names (fields, parameters): anywhere in a name. */
+const NAME_WORDS = ['key', 'token', 'secret', 'passw', 'pwd', 'passphrase', 'credential', 'authoriz', 'cookie'];
+/** Words that start a token pattern (each pattern begins at \b): they count only at a word's start. */
+const PATTERN_WORDS = [
   'bearer',
   'sk-',
   'ghp_',
@@ -150,24 +144,7 @@ const PREFILTER_WORDS = [
   'aiza',
   'eyj',
 ];
-
 const TOKEN_CAMEL_S = /[Tt][Oo][Kk][Ee][Nn]S/;
-/** Prefilter words that start a token pattern (each pattern begins at \b): they count only at a word's start. */
-const AT_WORD_START = new Set([
-  'bearer',
-  'sk-',
-  'ghp_',
-  'gho_',
-  'ghu_',
-  'ghs_',
-  'ghr_',
-  'github_pat_',
-  'akia',
-  'asia',
-  'xox',
-  'aiza',
-  'eyj',
-]);
 // "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
 const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
@@ -275,11 +252,10 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   // The token patterns' own words (sk-, ghp_, eyj, bearer…) count only where their pattern can
   // match, at a word's start: 'desk-1', 'task-', 'risk-' are no hint of an sk- key.
   const prefilterWords = new RegExp(
-    [...PREFILTER_WORDS, ...secretFields]
-      .map((w) =>
-        w === 'token' ? 'token(?!s[^a-z])' : AT_WORD_START.has(w) ? `\\b${escapeRegExp(w)}` : escapeRegExp(w),
-      )
-      .join('|'),
+    [
+      ...[...NAME_WORDS, ...secretFields].map((w) => (w === 'token' ? 'token(?!s[^a-z])' : escapeRegExp(w))),
+      ...PATTERN_WORDS.map((w) => `\\b${escapeRegExp(w)}`),
+    ].join('|'),
   );
   const prefilter = {
     test: (lower: string, original: string) => prefilterWords.test(lower) || TOKEN_CAMEL_S.test(original),
