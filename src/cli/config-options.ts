@@ -1,4 +1,4 @@
-// The answer-chain flags every command that replays shares (replay, bisect-prompt, tui, worker):
+// The answer-chain flags every command that replays shares (replay, bisect-prompt, tui, worker, sweep):
 // the project file (found upward from the cwd, or --config / --no-config) and the flags that
 // override it. One place, so the commands agree on names and meaning.
 import type { Command } from 'commander';
@@ -14,6 +14,8 @@ export interface ConfigCliOptions {
   simulate?: string | false;
   /** false for --no-services. */
   services?: boolean;
+  /** --seed-snapshot NAME. */
+  seedSnapshot?: string;
 }
 
 /** Adds the flags to a command. */
@@ -28,7 +30,11 @@ export function addConfigOptions(command: Command): Command {
       'let a model at this OpenAI-compatible endpoint write answers no other answerer gives',
     )
     .option('--no-simulate', "leave the project file's simulator out")
-    .option('--no-services', "leave the project file's sandbox services out");
+    .option('--no-services', "leave the project file's sandbox services out")
+    .option(
+      '--seed-snapshot <name>',
+      "seed the database sandbox from this named development snapshot (tapedeck snapshot save) with the recorded run's rows laid over it",
+    );
 }
 
 /** The project file with the flags applied (flags win). */
@@ -45,5 +51,6 @@ export async function configFromOptions(options: ConfigCliOptions, cwd = process
         ? { simulate: { endpoint: options.simulate } }
         : {}),
     ...(options.services === false ? { services: false as const } : {}),
+    ...(options.seedSnapshot !== undefined ? { seedSnapshot: options.seedSnapshot } : {}),
   });
 }

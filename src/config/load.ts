@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { checkSnapshotName } from '../postgres/snapshot-name.js';
 import { TapedeckError } from '../recording/errors.js';
 import { formatFieldPath } from '../recording/field-path.js';
 import { ConfigSchema } from './schema.js';
@@ -172,6 +173,8 @@ export interface ConfigOverrides {
   services?: false;
   onMiss?: MissPolicy;
   onMissByTool?: Record<string, MissPolicy>;
+  /** --seed-snapshot NAME. */
+  seedSnapshot?: string;
 }
 
 /**
@@ -201,5 +204,6 @@ export function withOverrides(loaded: LoadedConfig, overrides: ConfigOverrides =
   }
   if (overrides.onMiss !== undefined) config.onMiss = overrides.onMiss;
   if (overrides.onMissByTool !== undefined) config.onMissByTool = { ...config.onMissByTool, ...overrides.onMissByTool };
+  if (overrides.seedSnapshot !== undefined) config.seedSnapshot = checkSnapshotName(overrides.seedSnapshot);
   return { ...loaded, config };
 }

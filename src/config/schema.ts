@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the config's placeholders (${port}, ${sandbox.db}) look like template strings on purpose
 // zod schema of the project file: unknown keys are errors (a typo must not silently drop a service).
 import { z } from 'zod';
+import { SNAPSHOT_NAME, SNAPSHOT_NAME_RULE } from '../postgres/snapshot-name.js';
 import type { TapedeckConfig } from './types.js';
 
 /** `${sandbox.db}`, `${sandbox.files}`, `${port}`, `${env.NAME}`. */
@@ -79,10 +80,7 @@ export const ConfigSchema = z
     simulate: Simulate.optional(),
     onMiss: Policy.optional(),
     onMissByTool: z.record(z.string(), Policy).optional(),
-    seedSnapshot: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a snapshot name (letters, digits, ".", "_", "-"), e.g. dev')
-      .optional(),
+    seedSnapshot: z.string().regex(SNAPSHOT_NAME, `expected a snapshot name: ${SNAPSHOT_NAME_RULE}`).optional(),
   })
   .strict();
 

@@ -22,16 +22,17 @@ import {
 } from '../recording/index.js';
 import { connectDb } from './connect.js';
 import { snapshotDatabase, userSchemas } from './snapshot.js';
+import { checkSnapshotName, SNAPSHOT_NAME } from './snapshot-name.js';
 import { redactDbUrl } from './sql.js';
 
+export { checkSnapshotName } from './snapshot-name.js';
+
 export const SNAPSHOT_FORMAT = 'tapedeck.snapshot/v1';
-/** A snapshot's name: one path segment of letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const SnapshotInfoSchema = z
   .object({
     format: z.literal(SNAPSHOT_FORMAT),
-    name: z.string().regex(NAME),
+    name: z.string().regex(SNAPSHOT_NAME),
     createdAt: z.string().max(40),
     /** The database it was taken from, without its password. */
     source: z.string().max(2000),
@@ -61,17 +62,6 @@ export function snapshotsDir(cwd: string = process.cwd(), env: NodeJS.ProcessEnv
   if (env.TAPEDECK_SNAPSHOTS_DIR) return path.resolve(cwd, env.TAPEDECK_SNAPSHOTS_DIR);
   const config = findConfigFile(cwd);
   return path.join(config === undefined ? path.resolve(cwd) : path.dirname(config), '.tapedeck', 'snapshots');
-}
-
-/** The name, checked: a bad one is a one-line error (exit 2). */
-export function checkSnapshotName(name: string): string {
-  if (!NAME.test(name)) {
-    throw new TapedeckError(
-      'BAD_SNAPSHOT_NAME',
-      `snapshot name ${JSON.stringify(name.slice(0, 80))} is not 1-64 letters, digits, '.', '_' or '-' starting with a letter or digit (e.g. dev, staging-2026-11)`,
-    );
-  }
-  return name;
 }
 
 export interface SaveSnapshotOptions {
@@ -225,7 +215,7 @@ export async function listNamedSnapshots(
   await sweepStaging(dir, names);
   const out: Array<SnapshotInfo | { name: string; problem: string }> = [];
   for (const name of names.sort()) {
-    if (isStagingName(name) || name.startsWith('.') || !NAME.test(name)) continue;
+    if (isStagingName(name) || name.startsWith('.') || !SNAPSHOT_NAME.test(name)) continue;
     try {
       const info = await readInfo(path.join(dir, name), name);
       out.push(info ?? { name, problem: 'no snapshot.json' });

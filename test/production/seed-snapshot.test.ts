@@ -180,6 +180,9 @@ describe.skipIf(!ADMIN)('replay seeded from a named development snapshot', () =>
     expect(again.code).toBe(2);
     expect(again.stderr.trim()).toMatch(/^tapedeck: a snapshot named "dev" exists in .*; pass --force/);
     expect((await cli(['snapshot', 'save', 'crm-only', '--db', urlOf(DEV), '--schema', 'crm'])).code).toBe(0);
+    // Every command that replays takes it, through the flags they share with the project file.
+    for (const command of ['replay', 'bisect-prompt', 'worker', 'tui'])
+      expect((await cli([command, '--help'])).stdout).toContain('--seed-snapshot <name>');
     const list = JSON.parse((await cli(['snapshot', 'list', '--json'])).stdout);
     expect(list.snapshots.map((s: { name: string; tables: number }) => [s.name, s.tables])).toEqual([
       ['crm-only', 1],

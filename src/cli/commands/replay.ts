@@ -21,7 +21,6 @@ interface ReplayCliOptions extends ConfigCliOptions {
   out?: string;
   db?: string;
   dbSandbox?: string;
-  seedSnapshot?: string;
   env?: string[];
   json?: boolean;
   isolation?: string;
@@ -126,10 +125,6 @@ export function register(program: Command): void {
     .option('--out <dir>', 'replay recording folder (default: recordings/<id>/)')
     .option('--db <url>', 'seed the database sandbox as a template-cloned database on this Postgres server')
     .option('--db-sandbox <kind>', 'pglite (default), template (needs --db) or testcontainers (needs Docker)')
-    .option(
-      '--seed-snapshot <name>',
-      "seed the database sandbox from this named development snapshot (tapedeck snapshot save), with the recorded run's rows laid over it",
-    )
     .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
     .option(
       '--isolation <level>',
@@ -192,10 +187,6 @@ command not run because the recording was made elsewhere).`,
       if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
         throw new TapedeckError('BAD_OPTION', `--db ${redactDbUrl(opts.db)} is not a postgres:// URL`);
       }
-      if (opts.seedSnapshot !== undefined) {
-        const { checkSnapshotName } = await import('../../postgres/named-snapshots.js');
-        checkSnapshotName(opts.seedSnapshot);
-      }
       if (opts.modelEndpoint !== undefined && !URL.canParse(opts.modelEndpoint)) {
         throw new TapedeckError('BAD_OPTION', `--model-endpoint ${JSON.stringify(opts.modelEndpoint)} is not a URL`);
       }
@@ -242,7 +233,6 @@ command not run because the recording was made elsewhere).`,
         ...(opts.out !== undefined ? { out: opts.out } : {}),
         ...(opts.db !== undefined ? { db: opts.db } : {}),
         ...(opts.dbSandbox !== undefined ? { dbSandbox: opts.dbSandbox as DbSandboxKind } : {}),
-        ...(opts.seedSnapshot !== undefined ? { seedSnapshot: opts.seedSnapshot } : {}),
         ...(agentCommand.length > 0 ? { command: agentCommand } : {}),
         ...(opts.trustRecording ? { trustRecording: true } : {}),
         env,
