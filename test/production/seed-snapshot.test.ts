@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { record } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
-import { replay } from '../../src/replay/index.js';
+import { createAnswerChain, replay } from '../../src/replay/index.js';
 import { runShopAgent, SHOP_DDL } from '../record/fixtures/observed-agent.mjs';
 import { FIXTURES, tempDir } from '../record/helpers.js';
 
@@ -180,6 +180,16 @@ describe.skipIf(!ADMIN)('replay seeded from a named development snapshot', () =>
     expect(again.code).toBe(2);
     expect(again.stderr.trim()).toMatch(/^tapedeck: a snapshot named "dev" exists in .*; pass --force/);
     expect((await cli(['snapshot', 'save', 'crm-only', '--db', urlOf(DEV), '--schema', 'crm'])).code).toBe(0);
+    // Saved again (--force), it is another world: a kept chain's fingerprint (bisect-prompt's probe cache key) moves.
+    process.env.TAPEDECK_SNAPSHOTS_DIR = snapshots;
+    try {
+      const fingerprint = () => createAnswerChain({ seedSnapshot: 'dev' }).fingerprint;
+      const before = fingerprint();
+      expect((await cli(['snapshot', 'save', 'dev', '--db', urlOf(DEV), '--schema', 'shop', '--force'])).code).toBe(0);
+      expect(fingerprint()).not.toBe(before);
+    } finally {
+      delete process.env.TAPEDECK_SNAPSHOTS_DIR;
+    }
     // Every command that replays takes it, through the flags they share with the project file.
     for (const command of ['replay', 'bisect-prompt', 'worker', 'tui'])
       expect((await cli([command, '--help'])).stdout).toContain('--seed-snapshot <name>');

@@ -4,6 +4,7 @@
 // run, whose services then outlive each probe while each probe gets a fresh database.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   checkContainerRuntime,
   type DbSandbox,
@@ -17,6 +18,7 @@ import {
 } from '../../../sandbox/index.js';
 import type { Isolation } from '../../../sandbox/os/detect.js';
 import type { MockContext, MocksExport, ServiceConfig, TapedeckConfig } from '../../config/index.js';
+import { snapshotsDir } from '../../postgres/named-snapshots.js';
 import { canonicalJson, type Recording, type ReplayChainSettings } from '../../recording/index.js';
 import { loadMocks, mockAnswerer } from './mocks.js';
 import { loadMsw } from './msw.js';
@@ -137,6 +139,8 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
   const fingerprint = createHash('sha256')
     .update(canonicalJson(config))
     .update(config.mocks ? readOrEmpty(config.mocks) : '')
+    // A snapshot saved again under the same name (--force) is another world: another fingerprint.
+    .update(config.seedSnapshot ? readOrEmpty(path.join(snapshotsDir(), config.seedSnapshot, 'snapshot.json')) : '')
     .digest('hex')
     .slice(0, 16);
   return {
