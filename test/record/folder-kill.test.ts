@@ -5,7 +5,7 @@
 // `.tmp-` folder, and the next command that lists the folder (`tapedeck list`, the real CLI, or
 // the listing the TUI and every command use) leaves no temp folder behind.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, watch } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listRecordings, readRecording } from '../../src/recording/index.js';
@@ -17,8 +17,12 @@ const KILLS = Number(process.env.TAPEDECK_FOLDER_KILLS ?? 24);
 const tmp = tempDir('tapedeck-folder-kill-');
 afterAll(() => tmp.remove());
 
-/** Starts the recorder, waits until it creates recordings, kills it `delayMs` later. */
-async function killRecorder(folder: string, delayMs: number): Promise<void> {
+/**
+ * Starts the recorder, waits until it creates recordings, kills it `delayMs` later — or, with
+ * `delayMs` 'making', the moment a folder is being made (a `.tmp-` name appears), so that some
+ * kills land in that window however fast or loaded the machine is.
+ */
+async function killRecorder(folder: string, delayMs: number | 'making'): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(FIXTURES, 'creating-recorder.ts'), folder], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +36,20 @@ async function killRecorder(folder: string, delayMs: number): Promise<void> {
     });
     void exited.then(() => reject(new Error(`the recorder exited: ${err}`)));
   });
-  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  if (delayMs === 'making') {
+    await new Promise<void>((resolve) => {
+      const watcher = watch(folder, (_event, name) => {
+        if (!String(name ?? '').startsWith('.tmp-')) return;
+        clearTimeout(timer);
+        watcher.close();
+        resolve();
+      });
+      const timer = setTimeout(() => {
+        watcher.close();
+        resolve();
+      }, 30_000);
+    });
+  } else await new Promise((resolve) => setTimeout(resolve, delayMs));
   child.kill('SIGKILL');
   await exited;
 }
@@ -45,8 +62,9 @@ describe('a recorder SIGKILLed while it creates recording folders', () => {
     let tempsSeen = 0;
     let recordings = 0;
     for (let k = 0; k < KILLS; k++) {
-      // Most kills in the first moments (the layer installing, the first folders made), the rest later.
-      await killRecorder(folder, Math.floor(random() * (k % 3 === 0 ? 400 : 60)));
+      // Half the kills the moment a folder is being made; the rest at random moments, most of them
+      // early (the layer installing, the first folders made).
+      await killRecorder(folder, k % 2 === 1 ? 'making' : Math.floor(random() * (k % 3 === 0 ? 400 : 60)));
       const names = existsSync(folder) ? readdirSync(folder) : [];
       const temps = names.filter((n) => n.startsWith('.tmp-'));
       tempsSeen += temps.length;
