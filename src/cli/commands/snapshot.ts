@@ -37,7 +37,7 @@ ${WHERE}`,
     .command('save')
     .exitOverride(exitOnUsageError)
     .description(
-      'Takes the schema (tables, columns, keys, indexes, sequences) and every row of the named schemas of a database, in one REPEATABLE READ transaction, and stores them under NAME. Point it at a development or staging database: it reads every row (for production, record with the observed world instead). Nothing is written to the database; the snapshot is stored whole or not at all.',
+      'Takes the schema (tables, columns, keys, indexes, sequences) and every row of the named schemas of a database, in one REPEATABLE READ transaction, and stores them under NAME. Point it at a development or staging database: it reads every row (for production, record with the observed world instead). Nothing stays in the database (the read uses a temporary table and function of its own session, gone when it ends); the snapshot is stored whole or not at all.',
     )
     .argument('<name>', "the snapshot's name: 1-64 letters, digits, '.', '_' or '-' (e.g. dev, staging-2026-11)")
     .requiredOption('--db <url>', 'the postgres:// URL of the database to take')
