@@ -17,7 +17,7 @@ import {
 import { mkdir, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { redactDbUrl } from '../src/postgres/sql.js';
 
 const ItemSchema = z.discriminatedUnion('kind', [

@@ -5,7 +5,7 @@
 // Record's capture messages are in src/record/protocol.ts, built on the shared parts here; the
 // replay's config, questions, notices, replies and exit dumps are here, beside the replay
 // preloads (sandbox/preload/replay*.mjs), so neither side imports the other's layer.
-import { z } from 'zod';
+import * as z from 'zod';
 
 // ---------------------------------------------------------------- shared by record and replay
 

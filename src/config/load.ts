@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { checkSnapshotName } from '../postgres/snapshot-name.js';
 import { TapedeckError } from '../recording/errors.js';
 import { formatFieldPath } from '../recording/field-path.js';

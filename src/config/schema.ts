@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the config's placeholders (${port}, ${sandbox.db}) look like template strings on purpose
 // zod schema of the project file: unknown keys are errors (a typo must not silently drop a service).
-import { z } from 'zod';
+import * as z from 'zod';
 import { SNAPSHOT_NAME, SNAPSHOT_NAME_RULE } from '../postgres/snapshot-name.js';
 import type { TapedeckConfig } from './types.js';
 

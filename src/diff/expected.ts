@@ -1,6 +1,6 @@
 // The expected world state a contract asks for (files, rows, requests: exists / absent / equals / matches),
 // checked against a recording's post-world and its side effects; also decides which changes were asked for.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DbSnapshot, FsSnapshot, Row } from '../recording/index.js';
 import { decodeText } from './fs-diff.js';
 import { globToRegExp, looseEqual, mismatchedKeys, subsetMatch } from './match.js';

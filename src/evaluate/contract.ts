@@ -2,7 +2,7 @@
 // `yaml` keeping positions, validated with zod; a bad contract is a TapedeckError naming line and column.
 import { existsSync, readFileSync } from 'node:fs';
 import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExpectedStateSchema } from '../diff/index.js';
 import { TapedeckError } from '../recording/errors.js';
 

@@ -3,7 +3,7 @@
 // calls are decoded and tool calls classified exactly as when recording. What HAR has no field for
 // (exchange ids, streamed chunks with their offsets, binary request bodies) rides in `_tapedeck`.
 import { readFileSync, statSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { packageVersion } from '../package.js';
 import { RecordSession } from '../record/session.js';
 import { TapedeckError } from '../recording/errors.js';

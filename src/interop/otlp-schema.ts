@@ -3,7 +3,7 @@
 // numbers, enums as integers). Files from other tools are untrusted input: they are read through
 // this schema, within size limits.
 import { readFileSync, statSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TapedeckError } from '../recording/errors.js';
 import { whyNotJson } from '../recording/json.js';
 

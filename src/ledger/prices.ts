@@ -1,6 +1,6 @@
 // Price tables: the bundled, versioned table, user overrides (zod-validated), and model lookup.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TapedeckError } from '../recording/errors.js';
 import { whyNotJson } from '../recording/json.js';
 import { PriceEntrySchema, StateTypeSchema } from '../recording/schema.js';

@@ -1,7 +1,7 @@
 // The messages the capture layer (src/record/preload/record.mjs) sends to the recording session,
 // one JSON object per line over IPC (or directly, in-process). Validated with zod on arrival.
 // The parts both preloads share (bodies, errors, nondeterminism batches) are in sandbox/protocol.ts.
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   HeadersSchema as Headers,
   HelloSchema,

@@ -2,7 +2,7 @@
 // nothing) and rules decided when it ends (keep the runs that failed, were slow, or carry a
 // tag). With rules, every run is recorded and the ones no rule (and not the rate) keeps are
 // discarded at the end.
-import { z } from 'zod';
+import * as z from 'zod';
 import { TapedeckError } from '../recording/index.js';
 
 export const SamplingRulesSchema = z

@@ -1,6 +1,6 @@
 // Where a zod issue points: the field as a path text (`payload.request.headers["x-y"]`) and its
 // line in a pretty-printed JSON file, for errors that name file, line and field.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { RecordingError } from './errors.js';
 
 /** `payload.request.headers["x-y"]`-style path of a zod issue. */

@@ -5,7 +5,7 @@ import type { Dirent } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { RecordingError, TapedeckError } from './errors.js';
 import { issueField, issueProblem, lineOf, schemaError } from './field-path.js';
 import { isRecord } from './json.js';

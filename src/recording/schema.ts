@@ -3,7 +3,7 @@
 // Over 500 lines on purpose: this is the format in one place (as rr keeps its trace schema in one
 // file), read top to bottom when the format changes; a payload's schema and the manifest fields
 // that name it must change together, and splitting it would scatter FORMAT's one definition.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const FORMAT = 'tapedeck.recording/v1';
 

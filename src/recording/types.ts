@@ -1,5 +1,5 @@
 // TypeScript types of the Recording contract, inferred from the zod schemas in schema.ts.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type * as S from './schema.js';
 
 export type StateType = z.infer<typeof S.StateTypeSchema>;

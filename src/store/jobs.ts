@@ -3,7 +3,7 @@
 // the sweep probe it answers) and `ingest`. A job's payload comes from the database: it is
 // validated here, and it carries text (prompts, contracts), never paths only one machine has.
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { loadConfig, type TapedeckConfig, withOverrides } from '../config/index.js';
 import { TapedeckError } from '../recording/errors.js';
 import { readRecording } from '../recording/index.js';

@@ -2,7 +2,7 @@
 // eval_validator_result and eval_state_result rows, in camelCase (as src/evaluate and src/diff
 // return them) or snake_case (as the seed's tables name them).
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TapedeckError } from '../recording/errors.js';
 
 type Row = Record<string, unknown>;

@@ -2,7 +2,7 @@
 // other answerer took, from the recorded answers of the same endpoint and the request. Never for a
 // mutating call unless its origin or route is allowed; an answer it cannot parse is not used (the
 // call is held back instead).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RecordedExchange, SimulateConfig } from '../../config/index.js';
 import { answerOf } from '../../providers/index.js';
 import type { Usage } from '../../recording/index.js';

@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TapedeckError } from '../../recording/errors.js';
 import { ManifestSchema } from '../../recording/schema.js';
 import { checkStoredFiles, checkStoreId, contentHashOf, recordingFiles, recordingToPut } from './files.js';
