@@ -86,5 +86,8 @@ describe('o200k piece counting', () => {
     expect(Buffer.from(back?.bytes ?? []).equals(Buffer.from(table.bytes))).toBe(true);
     // A table built from another version of the text file is not used.
     expect(deserializeRankTable(serializeRankTable(table, text.length), text.length + 1)).toBeUndefined();
+    // Without a size to check (dist/: the table and the bundled tokenizer code come from one build).
+    expect(deserializeRankTable(serializeRankTable(table, text.length))?.ranks).toEqual(table.ranks);
+    expect(deserializeRankTable(new Uint8Array(64))).toBeUndefined();
   });
 });

@@ -100,11 +100,12 @@ export function serializeRankTable(t: RankTable, sourceSize: number): Uint8Array
   return out;
 }
 
-export function deserializeRankTable(buf: Uint8Array, sourceSize: number): RankTable | undefined {
+/** The table in `buf`, if it is one and (given `sourceSize`) was built from a text file of that size. */
+export function deserializeRankTable(buf: Uint8Array, sourceSize?: number): RankTable | undefined {
   if (buf.byteOffset % 4 !== 0) buf = buf.slice();
   if (buf.length < HEADER * 4) return undefined;
   const [magic, size, n, slotCount, byteCount, maxLength] = new Uint32Array(buf.buffer, buf.byteOffset, HEADER);
-  if (magic !== MAGIC || size !== sourceSize) return undefined;
+  if (magic !== MAGIC || (sourceSize !== undefined && size !== sourceSize)) return undefined;
   const words = HEADER + 2 * (n as number) + 1 + (slotCount as number);
   if (buf.length !== words * 4 + (byteCount as number)) return undefined;
   const at = (word: number) => buf.byteOffset + word * 4;
@@ -124,16 +125,31 @@ export function writeRankTable(file: string): void {
   writeFileSync(file, serializeRankTable(parseTiktoken(text), text.length));
 }
 
-function load(): RankTable {
-  const source = tiktokenFile();
-  const sourceSize = statSync(source).size;
+/**
+ * Bundled into dist/ (a .js module), this code carries gpt-tokenizer's split pattern as it was at
+ * build time, and the prebuilt table holds the ranks of that same build: they belong together
+ * whatever gpt-tokenizer is installed now, so the table is taken without resolving gpt-tokenizer's
+ * data file (resolving it reads gpt-tokenizer's package.json: ~3 ms of every `tapedeck ledger`).
+ * Run from source (.ts), the installed gpt-tokenizer is the one in use: the table must match it.
+ */
+const BUILT = import.meta.url.endsWith('.js');
+
+/** The table `npm run build` wrote, if there is one (and, given sourceSize, built from that text file). */
+function prebuiltTable(sourceSize?: number): RankTable | undefined {
   try {
-    const prebuilt = deserializeRankTable(readFileSync(packagePath(RANK_TABLE_FILE)), sourceSize);
-    if (prebuilt) return prebuilt;
+    return deserializeRankTable(readFileSync(packagePath(RANK_TABLE_FILE)), sourceSize);
   } catch {
-    // Not built (a checkout running from source): parse the text file.
+    return undefined; // Not built (a checkout running from source): parse the text file.
   }
-  return parseTiktoken(readFileSync(source));
+}
+
+function load(): RankTable {
+  if (BUILT) {
+    const prebuilt = prebuiltTable();
+    if (prebuilt) return prebuilt;
+  }
+  const source = tiktokenFile();
+  return (BUILT ? undefined : prebuiltTable(statSync(source).size)) ?? parseTiktoken(readFileSync(source));
 }
 
 /** The rank of piece[start..end), or -1 when it is not a token. */
