@@ -54,13 +54,18 @@ const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (er
 let batch: Array<Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number }> = [];
 let scheduled = false;
 
-/** The worker's entry: the built file when tapedeck runs from dist/, the TypeScript source (through tsx) in a checkout. */
+/**
+ * The worker's entry: the built file when tapedeck runs from dist/ (the package), else the
+ * TypeScript source beside this module, through tsx (a checkout: src/ does not ship).
+ */
 function workerEntry(): { entry: string; tsx: boolean } {
   const here = fileURLToPath(import.meta.url);
+  if (!here.includes(`${path.sep}dist${path.sep}`))
+    return { entry: pathToFileURL(path.join(path.dirname(here), 'session-worker.ts')).href, tsx: true };
   const built = packagePath('dist/session-worker.js');
-  if (here.includes(`${path.sep}dist${path.sep}`) && existsSync(built))
-    return { entry: pathToFileURL(built).href, tsx: false };
-  return { entry: pathToFileURL(packagePath('src/record/session-worker.ts')).href, tsx: true };
+  if (!existsSync(built))
+    throw new TapedeckError('BROKEN_INSTALL', `tapedeck: ${built} is missing (the recording thread); reinstall tapedeck`);
+  return { entry: pathToFileURL(built).href, tsx: false };
 }
 
 function thread(): Worker {
