@@ -64,7 +64,10 @@ function workerEntry(): { entry: string; tsx: boolean } {
     return { entry: pathToFileURL(path.join(path.dirname(here), 'session-worker.ts')).href, tsx: true };
   const built = packagePath('dist/session-worker.js');
   if (!existsSync(built))
-    throw new TapedeckError('BROKEN_INSTALL', `tapedeck: ${built} is missing (the recording thread); reinstall tapedeck`);
+    throw new TapedeckError(
+      'BROKEN_INSTALL',
+      `tapedeck: ${built} is missing (the recording thread); reinstall tapedeck`,
+    );
   return { entry: pathToFileURL(built).href, tsx: false };
 }
 
