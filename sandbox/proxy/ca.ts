@@ -88,7 +88,8 @@ async function certificate(options: {
   const cert = new pkijs.Certificate();
   cert.version = 2;
   const serial = randomBytes(16);
-  serial[0] = (serial[0] as number) & 0x7f;
+  // DER: a positive INTEGER with no leading zero byte (0x00 first made 1 in 128 CAs unreadable: "illegal padding").
+  serial[0] = ((serial[0] as number) & 0x7f) | 0x40;
   cert.serialNumber = new asn1js.Integer({ valueHex: serial });
   cert.subject = options.subject;
   cert.issuer = options.issuer;
