@@ -48,6 +48,7 @@ interface SharedCapture {
   dispose(): void;
 }
 interface CaptureModule {
+  loadCaptureLayers(options: { capture?: 'fast' | 'interceptors' }): Promise<void>;
   installSharedCapture(options: { capture?: 'fast' | 'interceptors'; fsRoot?: string }): SharedCapture;
 }
 
@@ -102,9 +103,9 @@ async function acquire(
     let done!: () => void;
     installing = new Promise((resolve) => (done = resolve));
     try {
-      const capture = mod.installSharedCapture(
-        exclusive ? { capture: 'interceptors', ...(fsRoot ? { fsRoot } : {}) } : {},
-      );
+      const options = exclusive ? { capture: 'interceptors' as const, ...(fsRoot ? { fsRoot } : {}) } : {};
+      await mod.loadCaptureLayers(options);
+      const capture = mod.installSharedCapture(options);
       let pg: PgObserver;
       try {
         pg = await installPgObserver({

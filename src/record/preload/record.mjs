@@ -17,7 +17,6 @@ import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { patchFiles } from './record-files.mjs';
-import { installInterceptors } from './record-interceptors.mjs';
 import { recordUndici } from './record-undici.mjs';
 
 export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
@@ -119,6 +118,31 @@ export function installSharedCapture(options = {}) {
   };
 }
 
+/**
+ * How a layer captures HTTP: world capture needs step barriers (the agent waits while the world
+ * is drained), which only the interceptors can provide; plain traffic capture uses the
+ * low-overhead observers. record --isolate: the process has no network but the recording proxy;
+ * its calls are handed to the proxy, which makes them, records them (as it does every other
+ * process's) and keeps the step barriers.
+ * @param {{ syncWorld?: boolean, proxy?: unknown, capture?: 'interceptors' | 'fast' }} options
+ */
+function captureMode(options) {
+  if (typeof options.proxy === 'string') return 'interceptors';
+  return options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast');
+}
+
+/** @type {typeof import('./record-interceptors.mjs') | undefined} */
+let interceptorsLayer;
+/**
+ * Loads what a layer with these options needs beyond the observers, before installCapture or
+ * installSharedCapture: the interceptors (@mswjs/interceptors) take ~100 ms of CPU to load,
+ * which every process of an agent recorded without world capture would pay at its start.
+ * @param {{ syncWorld?: boolean, proxy?: unknown, capture?: 'interceptors' | 'fast' }} [options]
+ */
+export async function loadCaptureLayers(options = {}) {
+  if (captureMode(options) === 'interceptors') interceptorsLayer ??= await import('./record-interceptors.mjs');
+}
+
 /** Installs the patches; `current()` names the run a call, draw or tool belongs to (undefined: none). */
 function installLayer(current, options) {
   const pid = process.pid;
@@ -176,11 +200,7 @@ function installLayer(current, options) {
       ? undefined
       : Promise.race([Promise.all(run.streams), new Promise((resolve) => setTimeout(resolve, 20))]);
 
-  // World capture needs step barriers (the agent waits while the world is drained), which only
-  // the interceptors can provide; plain traffic capture uses the low-overhead observers.
-  // record --isolate: the process has no network but the recording proxy; its calls are handed
-  // to the proxy, which makes them, records them (as it does every other process's) and keeps
-  // the step barriers. This layer then records nothing of HTTP itself.
+  // With the proxy (record --isolate) this layer records nothing of HTTP itself.
   const proxy = typeof options.proxy === 'string' ? options.proxy : undefined;
   // The observers' run (none once it is closed), and their messages: the values drawn before a
   // request started are written before it.
@@ -192,11 +212,13 @@ function installLayer(current, options) {
     if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushRun(run);
     send(run, message);
   };
-  const mode = proxy ? 'interceptors' : (options.capture ?? (options.syncWorld === true ? 'interceptors' : 'fast'));
+  const mode = captureMode(options);
   const wrapped = [];
   if (mode === 'interceptors') {
+    if (interceptorsLayer === undefined)
+      throw new Error('tapedeck: loadCaptureLayers() must come before installing this layer');
     wrapped.push(
-      installInterceptors({
+      interceptorsLayer.installInterceptors({
         proxy,
         current,
         send,
@@ -330,6 +352,8 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   try {
     options = JSON.parse(process.env.TAPEDECK_RECORD_OPTIONS ?? '{}');
   } catch {}
+  // A preload's top-level await holds the agent's own code until it is done.
+  await loadCaptureLayers(options);
   const ipc = connectIpc(socketPath, {
     spoolDir: process.env.TAPEDECK_RECORD_SPOOL,
     spoolKey: process.env.TAPEDECK_RECORD_SPOOL_KEY,
