@@ -9,10 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
-import { chooseIsolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
 import { loadsCode, removeRecordingFolder, TapedeckError } from '../recording/index.js';
-import { databaseAddresses, openRecordSandbox, type RecordSandbox } from './isolate.js';
+import type { RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
 import { agentSdkVersions } from './sdk-versions.js';
@@ -251,6 +250,11 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     });
     if (options.isolate) {
       let syncs = 0;
+      // The OS sandbox, its proxy and CA load only for --isolate.
+      const [{ chooseIsolation }, { databaseAddresses, openRecordSandbox }] = await Promise.all([
+        import('../../sandbox/os/detect.js'),
+        import('./isolate.js'),
+      ]);
       isolated = await openRecordSandbox({
         isolation: chooseIsolation('bwrap'),
         cwd,

@@ -19,7 +19,7 @@ import type { RecordingStore } from '../store/recordings/types.js';
 import { loadToolRules, type ToolRule } from './classify.js';
 import type { SampleOption } from './sampling.js';
 import { type RecordedEvent, RecordSession } from './session.js';
-import { openWorld, type WorldCapture } from './world/index.js';
+import type { WorldCapture } from './world/index.js';
 
 export interface RecordOptions {
   /** Filesystem root to snapshot and watch. */
@@ -256,6 +256,8 @@ export async function openRecording(
   const dbUrl = options.world === 'observed' ? undefined : options.dbUrl;
   if (options.fsRoot !== undefined || dbUrl !== undefined) {
     try {
+      // File and database capture (postgres, the fs tracker) load only for a run that asks for them.
+      const { openWorld } = await import('./world/index.js');
       world = await openWorld(
         {
           id,

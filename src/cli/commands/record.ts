@@ -92,7 +92,9 @@ every finished step. The exit code is the agent's.`,
           `--store ${JSON.stringify(opts.store)} is not a store URL (s3://bucket/prefix, pg://…/db, file:///folder)`,
         );
       }
-      const { recordCommand, shipRecording } = await import('../../record/index.js');
+      // The child-process recorder alone, not the package's whole record API (in-process record(),
+      // its recording thread, the server middleware): loading is most of record's fixed cost.
+      const { recordCommand } = await import('../../record/command.js');
       const result = await recordCommand({
         command,
         ...(opts.fs === undefined ? {} : { fsRoot: opts.fs }),
@@ -116,7 +118,10 @@ every finished step. The exit code is the agent's.`,
         // and hashing them all again cost more than recording 500 calls with --fs (1,000 files).
         const recorded = await readRecording(result.dir, { verifyBlobs: false }).catch(() => undefined);
         warnings = recorded ? silentToolCallWarnings(recorded.events) : [];
-        if (opts.store !== undefined) result.dir = await shipRecording(result.dir, opts.store);
+        if (opts.store !== undefined) {
+          const { shipRecording } = await import('../../record/recorder.js');
+          result.dir = await shipRecording(result.dir, opts.store);
+        }
       }
       if (opts.json) {
         process.stdout.write(
