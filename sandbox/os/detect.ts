@@ -126,8 +126,13 @@ export function detectIsolation(): Isolation {
  * available (or be weaker than what is). TAPEDECK_ISOLATION sets the default choice.
  */
 export function chooseIsolation(choice: IsolationChoice = 'auto'): Isolation {
-  const found = detectIsolation();
   const want = choice === 'auto' ? ((process.env.TAPEDECK_ISOLATION as IsolationChoice | undefined) ?? 'auto') : choice;
+  // Nothing to probe for a run that asked for none: the probes start bubblewrap, unshare and
+  // strace (~0.1 s of CPU, more in wall time on a busy machine) for a sandbox it would not use.
+  if (want === 'none' && cached === undefined) {
+    return { level: 'none', seccomp: false, notes: ['isolation "none" was chosen: the OS sandbox was not probed'] };
+  }
+  const found = detectIsolation();
   if (want === 'auto') return found;
   const rank: Record<IsolationLevel, number> = { none: 0, unshare: 1, bwrap: 2 };
   if (!(want in rank)) {
