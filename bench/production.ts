@@ -2,9 +2,11 @@
 // SDK against the example model server, a real Postgres database) serving 50 concurrent agent
 // sessions, recorded in-process (recordHandler, world: 'observed') and not recorded (RECORD=0),
 // in interleaved rounds of the same sessions in the same run. Prints sessions per second of each
-// (best and median round) and their ratio (target >= 0.97), once with a model that answers after
-// 20 ms (as the acceptance test's) and once with one that answers at once (the server's CPU is
-// the limit: the recorder's whole cost shows); then the recorder's memory per in-flight session:
+// (best and median round) and their ratio (target >= 0.97) with three models: one that answers
+// after 500 ms (a fast hosted model: a production agent server waits on its model, and this is
+// the case the target is for), one after 20 ms (as the acceptance test's) and one at once (the
+// last two make the server's CPU the limit on this machine, so the recorder's whole CPU cost
+// shows as lost throughput); then the recorder's memory per in-flight session:
 // the heap with 50 sessions in flight less the heap idle (after a collection), recorded less
 // unrecorded, per session. The server's CPU time a session (from /proc) is printed too: on a
 // shared machine it is steadier than throughput. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5) and
@@ -29,6 +31,8 @@ const SESSIONS = Number(process.env.BENCH_PRODUCTION_SESSIONS ?? 150);
 const CONCURRENT = 50;
 const TARGET = 0.97;
 const ITEMS = 20_000;
+/** Model latencies, ms: BENCH_PRODUCTION_LATENCIES=500,20,0 (the default). */
+const LATENCIES = (process.env.BENCH_PRODUCTION_LATENCIES ?? '500,20,0').split(',').map(Number);
 
 let sessionNo = 0;
 /** The next session's input: its own item (items are reused after 2,500 sessions, a few units each). */
@@ -117,7 +121,7 @@ export async function run(): Promise<void> {
       `desk server, ${CONCURRENT} concurrent sessions (3 model calls, 2 tools, 5 statements each), ${ROUNDS} rounds of ${SESSIONS} sessions, interleaved; ${ITEMS.toLocaleString('en')} items\n`,
     );
     let answeredOn = 0;
-    for (const latencyMs of [20, 0]) {
+    for (const latencyMs of LATENCIES) {
       const model = await startDeskModel(latencyMs);
       models.push(model);
       // Warm-up: both servers load the SDK and open their pools; the recorder installs its layer.
@@ -140,7 +144,11 @@ export async function run(): Promise<void> {
       }
       const [a, b] = [best(rates.on), best(rates.off)];
       const line = (s: Stat) => `${s.min.toFixed(1)} | ${s.median.toFixed(1)} sessions/s`;
-      process.stdout.write(`model answers after ${latencyMs} ms; best | median\n`);
+      const why =
+        latencyMs >= 200
+          ? 'as a hosted model: the sessions wait on it, the target applies'
+          : "the server CPU-bound: the recorder's CPU shows as lost throughput";
+      process.stdout.write(`model answers after ${latencyMs} ms (${why}); best | median\n`);
       process.stdout.write(
         `  not recorded  ${line(b)}\n  recorded      ${line(a)}\n  ratio         ${atLeast(a, b)}\n`,
       );

@@ -185,6 +185,9 @@ export function withOverrides(loaded: LoadedConfig, overrides: ConfigOverrides =
   const cwd = path.resolve(overrides.cwd ?? process.cwd());
   const config: TapedeckConfig = { ...loaded.config };
   if (config.mocks !== undefined) config.mocks = path.resolve(loaded.dir, config.mocks);
+  // The project's snapshots are beside its file, wherever the command runs (--config elsewhere).
+  if (config.snapshotsDir !== undefined) config.snapshotsDir = path.resolve(loaded.dir, config.snapshotsDir);
+  else if (loaded.file !== undefined) config.snapshotsDir = path.join(loaded.dir, '.tapedeck', 'snapshots');
   if (config.services)
     config.services = config.services.map((s) =>
       'command' in s ? { ...s, cwd: path.resolve(loaded.dir, s.cwd ?? '.') } : { ...s },

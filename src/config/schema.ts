@@ -81,6 +81,7 @@ export const ConfigSchema = z
     onMiss: Policy.optional(),
     onMissByTool: z.record(z.string(), Policy).optional(),
     seedSnapshot: z.string().regex(SNAPSHOT_NAME, `expected a snapshot name: ${SNAPSHOT_NAME_RULE}`).optional(),
+    snapshotsDir: z.string().min(1).optional(),
   })
   .strict();
 

@@ -84,6 +84,12 @@ export interface TapedeckConfig {
    * sandbox is seeded from, with the recorded run's rows laid over it (`--seed-snapshot` wins).
    */
   seedSnapshot?: string;
+  /**
+   * Where named snapshots live, relative to this file (default: `.tapedeck/snapshots` beside it;
+   * $TAPEDECK_SNAPSHOTS_DIR wins). Loaded through `--config`, a project's snapshots are found
+   * whatever folder the command runs in.
+   */
+  snapshotsDir?: string;
 }
 
 /** One recorded HTTP exchange, as a mock handler sees it. */

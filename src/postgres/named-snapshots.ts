@@ -55,11 +55,18 @@ export interface NamedSnapshot {
 }
 
 /**
- * Where named snapshots live: $TAPEDECK_SNAPSHOTS_DIR, else `.tapedeck/snapshots` in the project's
- * folder (the nearest tapedeck.config.* at or above `cwd`), else in `cwd`.
+ * Where named snapshots live: $TAPEDECK_SNAPSHOTS_DIR, else the loaded project file's
+ * (`configured`: its `snapshotsDir`, or `.tapedeck/snapshots` beside it, as withOverrides resolves
+ * it), else `.tapedeck/snapshots` in the project's folder (the nearest tapedeck.config.* at or
+ * above `cwd`), else in `cwd`.
  */
-export function snapshotsDir(cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
+export function snapshotsDir(
+  cwd: string = process.cwd(),
+  env: NodeJS.ProcessEnv = process.env,
+  configured?: string,
+): string {
   if (env.TAPEDECK_SNAPSHOTS_DIR) return path.resolve(cwd, env.TAPEDECK_SNAPSHOTS_DIR);
+  if (configured !== undefined) return path.resolve(cwd, configured);
   const config = findConfigFile(cwd);
   return path.join(config === undefined ? path.resolve(cwd) : path.dirname(config), '.tapedeck', 'snapshots');
 }

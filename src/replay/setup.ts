@@ -76,7 +76,8 @@ export interface ReplayDatabase {
  * Called before anything starts, so a missing or bad snapshot is the only thing said.
  */
 export async function seededWorld(recording: Recording, options: ReplayOptions): Promise<ReplayDatabase['seeded']> {
-  const name = options.seedSnapshot ?? (options.chain?.config ?? options.config)?.seedSnapshot;
+  const config = options.chain?.config ?? options.config;
+  const name = options.seedSnapshot ?? config?.seedSnapshot;
   if (name === undefined) return undefined;
   const pre = recording.pre.db;
   if (!pre) {
@@ -85,7 +86,10 @@ export async function seededWorld(recording: Recording, options: ReplayOptions):
       `--seed-snapshot ${name}: the recording captured no database (manifest.world.db), so there is no database sandbox to seed`,
     );
   }
-  const named = await readNamedSnapshot(name, options.snapshotsDir ?? snapshotsDir());
+  const named = await readNamedSnapshot(
+    name,
+    options.snapshotsDir ?? snapshotsDir(process.cwd(), process.env, config?.snapshotsDir),
+  );
   const laid = layWorldOver(
     named.db,
     { pre, ...(recording.post.db ? { post: recording.post.db } : {}) },

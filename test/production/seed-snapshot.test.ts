@@ -87,14 +87,14 @@ interface CliResult {
   stderr: string;
 }
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+function cli(args: string[], env: Record<string, string> = {}, cwd = project): Promise<CliResult> {
   const base = { ...process.env, ...env };
   delete base.TAPEDECK_SNAPSHOTS_DIR;
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd: project, env: base, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
+      { cwd, env: base, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
@@ -224,6 +224,49 @@ describe.skipIf(!ADMIN)('replay seeded from a named development snapshot', () =>
     expectSeededView(seen.explore);
     expect(seen.out).toEqual(JSON.parse(JSON.stringify(recorded)));
     expect(JSON.parse(changed.stdout).worldMatches).toBe(true);
+  }, 240_000);
+
+  it('finds the snapshots of the project file given with --config, whatever folder the command runs in', async () => {
+    // Another project, whose file names its own snapshots folder; every command runs from `project`.
+    const other = path.join(tmp.dir, 'other-project');
+    mkdirSync(other, { recursive: true });
+    const config = path.join(other, 'tapedeck.config.json');
+    writeFileSync(config, JSON.stringify({ snapshotsDir: 'shared-snapshots' }));
+    const saved = await cli([
+      'snapshot',
+      'save',
+      'other-dev',
+      '--db',
+      urlOf(DEV),
+      '--schema',
+      'shop',
+      '--config',
+      config,
+    ]);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(existsSync(path.join(other, 'shared-snapshots', 'other-dev', 'db.json'))).toBe(true);
+    expect(existsSync(path.join(snapshots, 'other-dev'))).toBe(false);
+    const listed = JSON.parse((await cli(['snapshot', 'list', '--json', '--config', config])).stdout);
+    expect(listed.snapshots.map((s: { name: string }) => s.name)).toEqual(['other-dev']);
+    const exact = await cli([
+      'replay',
+      recordingDir,
+      '--config',
+      config,
+      '--seed-snapshot',
+      'other-dev',
+      '--json',
+      '--out',
+      path.join(tmp.dir, 'replay-other-project'),
+    ]);
+    expect(exact.code, exact.stderr).toBe(0);
+    expect(JSON.parse(exact.stdout).divergences).toEqual([]);
+    // Without --config the command's own project is searched, and the snapshot is not there.
+    const missing = await cli(['replay', recordingDir, '--seed-snapshot', 'other-dev']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toMatch(/no snapshot named "other-dev" in /);
+    expect((await cli(['snapshot', 'rm', 'other-dev', '--config', config])).code).toBe(0);
+    expect(existsSync(path.join(other, 'shared-snapshots', 'other-dev'))).toBe(false);
   }, 240_000);
 
   it('replays over the snapshot in the server sandbox (TAPEDECK_PG_URL)', async () => {

@@ -4,8 +4,9 @@
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 
-const WHERE = `Snapshots live in .tapedeck/snapshots/<name>/ of the project (the folder of the nearest
-tapedeck.config.*, else the current folder), or in $TAPEDECK_SNAPSHOTS_DIR: snapshot.json (what it
+const WHERE = `Snapshots live in .tapedeck/snapshots/<name>/ of the project (the folder of the project
+file: --config, else the nearest tapedeck.config.*, else the current folder), in the project file's
+snapshotsDir, or in $TAPEDECK_SNAPSHOTS_DIR: snapshot.json (what it
 is, and the sha256 of db.json) and db.json (the schema description and every row, in a recording's
 db.json format). A snapshot is read as untrusted data: size and depth limits, the schema checked,
 the sha256 compared; a changed db.json is refused.`;
@@ -13,6 +14,18 @@ the sha256 compared; a changed db.json is refused.`;
 function collect(value: string, list: string[] = []): string[] {
   return [...list, value];
 }
+
+/** The project's snapshots folder, as a replay with the same --config finds it. */
+async function folderOf(opts: { config?: string }): Promise<string> {
+  const [{ snapshotsDir }, { loadConfig, withOverrides }] = await Promise.all([
+    import('../../postgres/named-snapshots.js'),
+    import('../../config/index.js'),
+  ]);
+  const loaded = withOverrides(await loadConfig(opts.config === undefined ? {} : { file: opts.config }));
+  return snapshotsDir(process.cwd(), process.env, loaded.config.snapshotsDir);
+}
+
+const CONFIG_HELP = 'the project file whose snapshots these are (default: tapedeck.config.* found upward from the cwd)';
 
 export function register(program: Command): void {
   const snapshot = program
@@ -43,6 +56,7 @@ ${WHERE}`,
     .requiredOption('--db <url>', 'the postgres:// URL of the database to take')
     .option('--schema <schema>', 'a schema to take (repeat for more; default: every non-system schema)', collect)
     .option('--force', 'replace a snapshot of the same name')
+    .option('--config <file>', CONFIG_HELP)
     .option('--json', 'print what was saved as JSON')
     .addHelpText(
       'after',
@@ -53,36 +67,42 @@ Examples:
 
 ${WHERE}`,
     )
-    .action(async (name: string, opts: { db: string; schema?: string[]; force?: boolean; json?: boolean }) => {
-      const { checkSnapshotName, saveNamedSnapshot, snapshotsDir } = await import('../../postgres/named-snapshots.js');
-      checkSnapshotName(name);
-      if (!/^postgres(ql)?:\/\//.test(opts.db)) {
-        const { redactDbUrl } = await import('../../postgres/sql.js');
-        throw new TapedeckError('BAD_OPTION', `--db ${redactDbUrl(opts.db)} is not a postgres:// URL`);
-      }
-      const dir = snapshotsDir();
-      const info = await saveNamedSnapshot(name, opts.db, {
-        dir,
-        ...(opts.schema ? { schemas: opts.schema } : {}),
-        ...(opts.force ? { force: true } : {}),
-      });
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ ...info, dir })}\n`);
-        return;
-      }
-      process.stdout.write(
-        `saved snapshot ${info.name}: ${info.tables} table(s), ${info.rows} row(s) of ${info.schemas.join(', ') || 'no schema'} from ${info.source} (${info.bytes} bytes, sha256 ${info.sha256.slice(0, 12)}) in ${dir}\n`,
-      );
-    });
+    .action(
+      async (
+        name: string,
+        opts: { db: string; schema?: string[]; force?: boolean; config?: string; json?: boolean },
+      ) => {
+        const { checkSnapshotName, saveNamedSnapshot } = await import('../../postgres/named-snapshots.js');
+        checkSnapshotName(name);
+        if (!/^postgres(ql)?:\/\//.test(opts.db)) {
+          const { redactDbUrl } = await import('../../postgres/sql.js');
+          throw new TapedeckError('BAD_OPTION', `--db ${redactDbUrl(opts.db)} is not a postgres:// URL`);
+        }
+        const dir = await folderOf(opts);
+        const info = await saveNamedSnapshot(name, opts.db, {
+          dir,
+          ...(opts.schema ? { schemas: opts.schema } : {}),
+          ...(opts.force ? { force: true } : {}),
+        });
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ ...info, dir })}\n`);
+          return;
+        }
+        process.stdout.write(
+          `saved snapshot ${info.name}: ${info.tables} table(s), ${info.rows} row(s) of ${info.schemas.join(', ') || 'no schema'} from ${info.source} (${info.bytes} bytes, sha256 ${info.sha256.slice(0, 12)}) in ${dir}\n`,
+        );
+      },
+    );
 
   snapshot
     .command('list')
     .exitOverride(exitOnUsageError)
     .description('Lists the saved snapshots: name, when, from where, tables and rows.')
+    .option('--config <file>', CONFIG_HELP)
     .option('--json', 'print them as JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const { listNamedSnapshots, snapshotsDir } = await import('../../postgres/named-snapshots.js');
-      const dir = snapshotsDir();
+    .action(async (opts: { config?: string; json?: boolean }) => {
+      const { listNamedSnapshots } = await import('../../postgres/named-snapshots.js');
+      const dir = await folderOf(opts);
       const list = await listNamedSnapshots(dir);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ dir, snapshots: list })}\n`);
@@ -106,10 +126,11 @@ ${WHERE}`,
     .exitOverride(exitOnUsageError)
     .description('Removes a saved snapshot.')
     .argument('<name>', "the snapshot's name")
+    .option('--config <file>', CONFIG_HELP)
     .option('--json', 'print what was removed as JSON')
-    .action(async (name: string, opts: { json?: boolean }) => {
-      const { removeNamedSnapshot, snapshotsDir } = await import('../../postgres/named-snapshots.js');
-      const dir = snapshotsDir();
+    .action(async (name: string, opts: { config?: string; json?: boolean }) => {
+      const { removeNamedSnapshot } = await import('../../postgres/named-snapshots.js');
+      const dir = await folderOf(opts);
       await removeNamedSnapshot(name, dir);
       process.stdout.write(opts.json ? `${JSON.stringify({ removed: name, dir })}\n` : `removed snapshot ${name}\n`);
     });

@@ -136,11 +136,18 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
   let relay: PgRelay | undefined;
   let tmp: { path: string; remove: () => Promise<void> } | undefined;
   let mocks: Promise<MocksExport> | undefined;
+  // Where the snapshots are is not what they hold: the snapshot's own record (its sha256) is hashed.
+  const { snapshotsDir: snapshotsFolder, ...settings } = config;
+  const snapshotRecord = config.seedSnapshot
+    ? readOrEmpty(
+        path.join(snapshotsDir(process.cwd(), process.env, snapshotsFolder), config.seedSnapshot, 'snapshot.json'),
+      )
+    : '';
   const fingerprint = createHash('sha256')
-    .update(canonicalJson(config))
+    .update(canonicalJson(settings))
     .update(config.mocks ? readOrEmpty(config.mocks) : '')
     // A snapshot saved again under the same name (--force) is another world: another fingerprint.
-    .update(config.seedSnapshot ? readOrEmpty(path.join(snapshotsDir(), config.seedSnapshot, 'snapshot.json')) : '')
+    .update(snapshotRecord)
     .digest('hex')
     .slice(0, 16);
   return {
