@@ -30,7 +30,7 @@ import { open, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import path from 'node:path';
 import { packagePath, packageRoot } from '../../src/package.js';
-import { sealKeyFile, TapedeckError } from '../../src/recording/index.js';
+import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
 import { BWRAP_BASE, type Isolation } from './detect.js';
 import { seccompProgram } from './seccomp.js';
@@ -146,20 +146,24 @@ function underMasked(p: string): boolean {
 
 const within = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
 
-/** Where the sandbox's mounts show this machine's seal key (none when it has none). */
-function sealKeyInside(
+/**
+ * Where the sandbox's mounts show this machine's keys (the seal key, the redaction key file): none
+ * of a key that does not exist.
+ */
+function keysInside(
   shared: boolean,
   visible: ReadonlySet<string>,
   writable: ReadonlyArray<{ source: string; target?: string }>,
 ): string[] {
-  const file = sealKeyFile();
-  if (!existsSync(file)) return [];
-  const key = realpathSync(file);
   const inside = new Set<string>();
-  if (shared || !underMasked(key) || [...visible].some((v) => within(key, v))) inside.add(key);
-  for (const w of writable) {
-    const source = existsSync(w.source) ? realpathSync(w.source) : w.source;
-    if (within(key, source)) inside.add(path.join(w.target ?? w.source, path.relative(source, key)));
+  for (const file of [sealKeyFile(), redactionKeyFile()]) {
+    if (!existsSync(file)) continue;
+    const key = realpathSync(file);
+    if (shared || !underMasked(key) || [...visible].some((v) => within(key, v))) inside.add(key);
+    for (const w of writable) {
+      const source = existsSync(w.source) ? realpathSync(w.source) : w.source;
+      if (within(key, source)) inside.add(path.join(w.target ?? w.source, path.relative(source, key)));
+    }
   }
   return [...inside];
 }
@@ -278,10 +282,11 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     }
     if (!shared) for (const p of visible) args.push('--ro-bind', p, p);
     for (const w of options.writable ?? []) args.push('--bind', w.source, w.target ?? w.source);
-    // This machine's seal key stays outside: an agent that read it could seal any recording as made
-    // here. Bound over last, wherever the mounts above show it (a folder bound back or writable
-    // can hold it: a home under the project, a project under /tmp).
-    for (const inside of sealKeyInside(shared, visible, options.writable ?? []))
+    // This machine's keys stay outside: an agent that read the seal key could seal any recording as
+    // made here; one that read the redaction key could test guesses of every redacted secret
+    // against its placeholders. Bound over last, wherever the mounts above show them (a folder
+    // bound back or writable can hold one: a home under the project, a project under /tmp).
+    for (const inside of keysInside(shared, visible, options.writable ?? []))
       args.push('--ro-bind', '/dev/null', inside);
     args.push('--ro-bind', inDir, shared ? inDir : INSIDE_DIR);
     const hosts = hostsFile(options.hosts ?? []);

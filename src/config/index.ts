@@ -10,6 +10,7 @@ export {
   type LoadConfigOptions,
   loadConfig,
   parseConfig,
+  projectSnapshotsDir,
   readConfigFile,
   withOverrides,
 } from './load.js';

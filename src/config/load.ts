@@ -185,9 +185,6 @@ export function withOverrides(loaded: LoadedConfig, overrides: ConfigOverrides =
   const cwd = path.resolve(overrides.cwd ?? process.cwd());
   const config: TapedeckConfig = { ...loaded.config };
   if (config.mocks !== undefined) config.mocks = path.resolve(loaded.dir, config.mocks);
-  // The project's snapshots are beside its file, wherever the command runs (--config elsewhere).
-  if (config.snapshotsDir !== undefined) config.snapshotsDir = path.resolve(loaded.dir, config.snapshotsDir);
-  else if (loaded.file !== undefined) config.snapshotsDir = path.join(loaded.dir, '.tapedeck', 'snapshots');
   if (config.services)
     config.services = config.services.map((s) =>
       'command' in s ? { ...s, cwd: path.resolve(loaded.dir, s.cwd ?? '.') } : { ...s },
@@ -208,5 +205,19 @@ export function withOverrides(loaded: LoadedConfig, overrides: ConfigOverrides =
   if (overrides.onMiss !== undefined) config.onMiss = overrides.onMiss;
   if (overrides.onMissByTool !== undefined) config.onMissByTool = { ...config.onMissByTool, ...overrides.onMissByTool };
   if (overrides.seedSnapshot !== undefined) config.seedSnapshot = checkSnapshotName(overrides.seedSnapshot);
+  // Only a replay that seeds from a snapshot carries where the project keeps them.
+  const snapshots = projectSnapshotsDir(loaded);
+  if (snapshots !== undefined && (config.seedSnapshot !== undefined || config.snapshotsDir !== undefined))
+    config.snapshotsDir = snapshots;
   return { ...loaded, config };
+}
+
+/**
+ * Where the loaded project keeps its named snapshots: the file's `snapshotsDir` (relative to the
+ * file), else `.tapedeck/snapshots` beside the file, wherever the command runs (--config elsewhere);
+ * undefined without a file (they are then found from the cwd: postgres/named-snapshots.ts).
+ */
+export function projectSnapshotsDir(loaded: LoadedConfig): string | undefined {
+  if (loaded.config.snapshotsDir !== undefined) return path.resolve(loaded.dir, loaded.config.snapshotsDir);
+  return loaded.file === undefined ? undefined : path.join(loaded.dir, '.tapedeck', 'snapshots');
 }

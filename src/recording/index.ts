@@ -32,7 +32,14 @@ export {
   readRecording,
 } from './reader.js';
 export { isReadRequest, isReadRpc, READ_METHODS, rpcMethod } from './reads.js';
-export { createRedactor, isPlaceholder, PLACEHOLDER_PREFIX, type RedactionOptions, type Redactor } from './redact.js';
+export {
+  createRedactor,
+  isPlaceholder,
+  PLACEHOLDER_PREFIX,
+  type RedactionOptions,
+  type Redactor,
+  redactionKeyFile,
+} from './redact.js';
 export * from './schema.js';
 export { hasLocalSeal, SEAL_PATTERN, sealKey, sealKeyFile, sealManifest } from './seal.js';
 export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from './staging.js';

@@ -55,6 +55,11 @@ export const PLACEHOLDER_PREFIX = '[REDACTED:hmac:';
 const PLACEHOLDER = /^\[REDACTED:hmac:[0-9a-f]{12}\]$/;
 const PLACEHOLDER_SPLIT = /(\[REDACTED:hmac:[0-9a-f]{12}\])/;
 
+/** Where this user's redaction key file lives (when TAPEDECK_REDACTION_KEY is not set): $XDG_CONFIG_HOME/tapedeck/redaction.key, else ~/.config/tapedeck/redaction.key. */
+export function redactionKeyFile(): string {
+  return join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'tapedeck', 'redaction.key');
+}
+
 export function isPlaceholder(value: string): boolean {
   return PLACEHOLDER.test(value);
 }
@@ -162,8 +167,7 @@ function resolveKey(options: RedactionOptions): Buffer {
   }
   const fromEnv = process.env.TAPEDECK_REDACTION_KEY;
   if (fromEnv) return Buffer.from(fromEnv, 'utf8');
-  const file =
-    options.keyFile ?? join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'tapedeck', 'redaction.key');
+  const file = options.keyFile ?? redactionKeyFile();
   const cached = keyCache.get(file);
   if (cached) return cached;
   let text: string;

@@ -295,6 +295,9 @@ export async function agentEnv(input: AgentEnvInput): Promise<Record<string, str
   const { recording, db, prompt } = input;
   const env = explicitEnv(recording, input.options, input.relocate, input.trusted);
   delete env.TAPEDECK_RECORD_IPC;
+  // The redaction key is the replayer's (it redacts in this process), never the agent's: with it,
+  // guesses of a redacted secret could be tested against the recording's placeholders.
+  delete env.TAPEDECK_REDACTION_KEY;
   env.TAPEDECK_REPLAY_CONFIG = input.configFile;
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();
   if (db) env[databaseEnvOf(recording)] = db.url;

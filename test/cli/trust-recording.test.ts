@@ -173,4 +173,42 @@ describe('tapedeck replay: whose command runs', () => {
       rmSync(home, { recursive: true, force: true });
     }
   });
+
+  // The redaction key too: from its file (the user's config folder) or from the environment, the
+  // agent gets neither (with it, guesses of a redacted secret could be tested against placeholders).
+  it.runIf(detectIsolation().level === 'bwrap').each([
+    { where: 'outside /tmp', parent: () => root },
+    { where: "inside the agent's folder under /tmp", parent: () => tmp },
+  ])(
+    'hides the redaction key from the agent: its file in the OS sandbox ($where), and its variable',
+    async ({ where, parent }) => {
+      const home = mkdtempSync(join(parent(), '.tapedeck-test-config-'));
+      try {
+        const env = { XDG_CONFIG_HOME: home, TAPEDECK_REDACTION_KEY: '' };
+        const rec = join(tmp, `own-config-${where.length}`);
+        const made = await tapedeck(['record', '--out', rec, '--', 'node', agent], { cwd: tmp, env });
+        expect(made.code, made.stderr).toBe(0);
+        const key = join(home, 'tapedeck', 'redaction.key');
+        expect(readFileSync(key, 'utf8').trim().length).toBeGreaterThan(16);
+        const read = [
+          'sh',
+          '-c',
+          `echo "key bytes: $(cat '${key}' | wc -c) dir: $(ls -a '${home}/tapedeck' | wc -l) var: \${TAPEDECK_REDACTION_KEY:-unset}"`,
+        ];
+        const replayWith = (extra: Record<string, string>, out: string) =>
+          tapedeck(['replay', rec, '--isolation', 'bwrap', '--json', '--out', join(tmp, out), '--', ...read], {
+            env: { ...env, ...extra },
+          });
+        const run = await replayWith({}, `out-rkey-${where.length}`);
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stderr).toMatch(/key bytes: 0 dir: 3 var: unset\b/);
+        const byVar = await replayWith({ TAPEDECK_REDACTION_KEY: 'team-redaction-key' }, `out-rvar-${where.length}`);
+        expect(byVar.code, byVar.stderr).toBe(0);
+        expect(byVar.stderr).toMatch(/var: unset\b/);
+        expect(byVar.stderr).not.toContain('team-redaction-key');
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });

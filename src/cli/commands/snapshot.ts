@@ -17,12 +17,12 @@ function collect(value: string, list: string[] = []): string[] {
 
 /** The project's snapshots folder, as a replay with the same --config finds it. */
 async function folderOf(opts: { config?: string }): Promise<string> {
-  const [{ snapshotsDir }, { loadConfig, withOverrides }] = await Promise.all([
+  const [{ snapshotsDir }, { loadConfig, projectSnapshotsDir }] = await Promise.all([
     import('../../postgres/named-snapshots.js'),
     import('../../config/index.js'),
   ]);
-  const loaded = withOverrides(await loadConfig(opts.config === undefined ? {} : { file: opts.config }));
-  return snapshotsDir(process.cwd(), process.env, loaded.config.snapshotsDir);
+  const loaded = await loadConfig(opts.config === undefined ? {} : { file: opts.config });
+  return snapshotsDir(process.cwd(), process.env, projectSnapshotsDir(loaded));
 }
 
 const CONFIG_HELP = 'the project file whose snapshots these are (default: tapedeck.config.* found upward from the cwd)';
