@@ -1,11 +1,32 @@
 // What isolation this machine gives: bubblewrap with user, network, mount and PID namespaces
 // (the OS sandbox), `unshare` for a network namespace alone (the fallback), or nothing (the
-// in-process preload only). Probed once per process by running the real thing, not guessed from
-// sysctls (user namespaces may be off, or bwrap may lack its setuid bit, in many ways).
+// in-process preload only). Probed by running the real thing, not guessed from sysctls (user
+// namespaces may be off, or bwrap may lack its setuid bit, in many ways).
+//
+// The probe starts bubblewrap and strace (~0.1 s of CPU, more wall time on a busy machine), so its
+// best answer (bwrap works, and strace when installed) is kept in the state folder
+// (isolation.json) for the next process, keyed by everything that can change it: the tools'
+// paths and inodes (size, times, mode, owner), the kernel and boot, the user and its user
+// namespace, the sysctls that allow user namespaces and tracing. Only the best answer is kept: a
+// kept answer can only claim more than the machine gives, which shows when the sandbox does not
+// start (openOsSandbox then forgets it and a replay probes again), never less.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { release } from 'node:os';
 import path from 'node:path';
-import { TapedeckError } from '../../src/recording/index.js';
+import * as z from 'zod';
+import { stateHome, TapedeckError } from '../../src/recording/index.js';
 import { seccompSupported } from './seccomp.js';
 
 export type IsolationLevel = 'bwrap' | 'unshare' | 'none';
@@ -22,6 +43,8 @@ export interface Isolation {
   seccomp: boolean;
   /** One line per finding: what works, what does not and why. */
   notes: string[];
+  /** Taken from the kept probe of an earlier process (isolation.json), not probed by this one. */
+  fromCache?: true;
 }
 
 /** The one-line summary a replay prints first. */
@@ -69,7 +92,106 @@ export const BWRAP_BASE = [
   '--new-session',
 ];
 
-/** Probes the machine (once per process). TAPEDECK_BWRAP / TAPEDECK_UNSHARE / TAPEDECK_STRACE name the tools, or "" to pretend they are missing. */
+/** Where the kept probe lives. */
+export function isolationCacheFile(): string {
+  return path.join(stateHome(), 'isolation.json');
+}
+
+const CacheSchema = z
+  .object({ version: z.literal(1), key: z.string().regex(/^[0-9a-f]{64}$/), strace: z.boolean() })
+  .strict();
+
+/** Whatever can change the probe's answer, hashed. */
+function probeKey(tools: Record<string, string | undefined>): string {
+  const fileId = (file: string | undefined) => {
+    if (!file) return null;
+    try {
+      const s = statSync(file);
+      return [file, s.dev, s.ino, s.size, s.mtimeMs, s.ctimeMs, s.mode, s.uid];
+    } catch {
+      return [file, 'missing'];
+    }
+  };
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const link = (file: string) => {
+    try {
+      return readlinkSync(file);
+    } catch {
+      return null;
+    }
+  };
+  const key = {
+    tools: Object.fromEntries(Object.entries(tools).map(([name, file]) => [name, fileId(file)])),
+    kernel: release(),
+    boot: read('/proc/sys/kernel/random/boot_id'),
+    uid: process.getuid?.() ?? null,
+    userns: link('/proc/self/ns/user'),
+    sysctl: [
+      '/proc/sys/kernel/unprivileged_userns_clone',
+      '/proc/sys/user/max_user_namespaces',
+      '/proc/sys/kernel/apparmor_restrict_unprivileged_userns',
+      '/proc/sys/kernel/yama/ptrace_scope',
+    ].map(read),
+    arch: process.arch,
+  };
+  return createHash('sha256').update(JSON.stringify(key)).digest('hex');
+}
+
+/** The kept probe when its key is this one (bwrap works; strace too when `strace` is true); anything else is ignored. */
+function readKept(key: string): { strace: boolean } | undefined {
+  try {
+    const parsed = CacheSchema.safeParse(JSON.parse(readFileSync(isolationCacheFile(), 'utf8')));
+    return parsed.success && parsed.data.key === key ? { strace: parsed.data.strace } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps the best answer (whole file to a private temp, renamed over); a state folder that cannot be written keeps nothing. */
+function keep(key: string, strace: boolean): void {
+  const file = isolationCacheFile();
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(tmp, `${JSON.stringify({ version: 1, key, strace })}\n`, { flag: 'wx', mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+  }
+}
+
+/** The sandbox did not start with a kept probe's isolation: the machine changed since (the probe is forgotten). */
+export class StaleIsolationError extends TapedeckError {
+  constructor(cause: TapedeckError) {
+    super(
+      'SANDBOX_FAILED',
+      `${cause.message} (with the isolation kept from an earlier probe, now forgotten: the next run probes again)`,
+      { cause },
+    );
+  }
+}
+
+/** Forgets the probe, in this process and the kept one: the next detectIsolation() probes the machine. */
+export function forgetIsolation(): void {
+  cached = undefined;
+  try {
+    unlinkSync(isolationCacheFile());
+  } catch {}
+}
+
+/**
+ * What this machine gives: probed once per process, or taken from the kept probe when nothing it
+ * depends on changed. TAPEDECK_BWRAP / TAPEDECK_UNSHARE / TAPEDECK_STRACE name the tools, or ""
+ * to pretend they are missing.
+ */
 export function detectIsolation(): Isolation {
   if (cached) return cached;
   const notes: string[] = [];
@@ -81,6 +203,30 @@ export function detectIsolation(): Isolation {
   const bwrap = tool('TAPEDECK_BWRAP', 'bwrap');
   const unshare = tool('TAPEDECK_UNSHARE', 'unshare');
   const straceBin = tool('TAPEDECK_STRACE', 'strace');
+  const key = probeKey({ bwrap, unshare, strace: straceBin });
+  const kept = bwrap ? readKept(key) : undefined;
+  // A kept answer says strace works exactly when strace is installed (anything else was not written here).
+  if (kept && bwrap && kept.strace === (straceBin !== undefined)) {
+    const seccomp = seccompSupported();
+    cached = {
+      level: 'bwrap',
+      bwrap,
+      ...(unshare ? { unshare } : {}),
+      ...(straceBin ? { strace: straceBin } : {}),
+      seccomp,
+      notes: [
+        `bubblewrap works (${bwrap}): user, network, mount, PID, IPC and UTS namespaces (kept from an earlier probe)`,
+        ...(straceBin
+          ? []
+          : ['strace is not installed: attempts by programs other than Node are refused but not named']),
+        ...(seccomp
+          ? []
+          : ['no seccomp filter for this CPU: Unix sockets on the read-only file system stay reachable']),
+      ],
+      fromCache: true,
+    };
+    return cached;
+  }
   let level: IsolationLevel = 'none';
   if (bwrap) {
     const r = probe(bwrap, [...BWRAP_BASE, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']);
@@ -118,6 +264,8 @@ export function detectIsolation(): Isolation {
     seccomp,
     notes,
   };
+  // Only the best answer is kept (see the top of this file).
+  if (level === 'bwrap' && (strace || !straceBin)) keep(key, strace !== undefined);
   return cached;
 }
 

@@ -32,7 +32,7 @@ import path from 'node:path';
 import { packagePath, packageRoot } from '../../src/package.js';
 import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
-import { BWRAP_BASE, type Isolation } from './detect.js';
+import { BWRAP_BASE, forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
 import { seccompProgram } from './seccomp.js';
 
 const INIT = packagePath('sandbox/os/init.mjs');
@@ -385,6 +385,12 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     await ready;
   } catch (error) {
     for (const c of cleanup.reverse()) await c().catch(() => undefined);
+    // A kept probe said this sandbox works and it did not start: the machine changed since. The
+    // next probe runs the tools again (a replay does so at once and starts over).
+    if (isolation.fromCache && error instanceof TapedeckError) {
+      forgetIsolation();
+      throw new StaleIsolationError(error);
+    }
     throw error;
   }
   // Stdout/stderr of the launcher are the agent's from here on; the caller reads them.

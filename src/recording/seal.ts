@@ -14,9 +14,9 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { canonicalJson } from './canonical-json.js';
+import { stateHome } from './state-home.js';
 import type { Manifest } from './types.js';
 
 /** A seal as the manifest holds it: HMAC-SHA256, lowercase hex. */
@@ -27,9 +27,7 @@ const keys = new Map<string, Buffer>();
 
 /** Where this machine's seal key lives: $TAPEDECK_HOME/seal.key, else ${XDG_STATE_HOME:-~/.local/state}/tapedeck/seal.key. */
 export function sealKeyFile(): string {
-  const home = process.env.TAPEDECK_HOME;
-  if (home) return join(home, 'seal.key');
-  return join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'tapedeck', 'seal.key');
+  return join(stateHome(), 'seal.key');
 }
 
 function readKey(file: string): Buffer | undefined {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ReplayQuestion } from '../../sandbox/index.js';
-import { chooseIsolation, describeIsolation } from '../../sandbox/os/detect.js';
+import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
 import { systemPromptOf } from '../providers/index.js';
 import {
@@ -57,6 +57,19 @@ import { writeWorld } from './world.js';
  * @example const r = await replay({ recording: 'recordings/examples/openai-baseline', mode: 'exact' });
  */
 export async function replay(given: ReplayOptions): Promise<ReplayResult> {
+  try {
+    return await replayOnce(given);
+  } catch (error) {
+    // The OS sandbox did not start with the isolation an earlier process found (kept in the state
+    // folder): the machine changed since, so the replay starts over with a fresh probe, which
+    // gives the sandbox that works now (or none, said as the first line), never a silent downgrade.
+    if (!(error instanceof StaleIsolationError)) throw error;
+    given.onWarning?.(`${error.message}; probing the machine again and starting over`);
+    return replayOnce(given);
+  }
+}
+
+async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
   const options = withConfigPolicy(given);
   checkOptions(options);
   const recording = await loadRecording(options.recording);
