@@ -63,10 +63,17 @@ export async function replay(given: ReplayOptions): Promise<ReplayResult> {
     // The OS sandbox did not start with the isolation an earlier process found (kept in the state
     // folder): the machine changed since, so the replay starts over with a fresh probe, which
     // gives the sandbox that works now (or none, said as the first line), never a silent downgrade.
-    if (!(error instanceof StaleIsolationError)) throw error;
-    given.onWarning?.(`${error.message}; probing the machine again and starting over`);
+    // (A sandbox service's box too: its error carries the sandbox's as its cause.)
+    if (!staleIsolation(error)) throw error;
+    given.onWarning?.(`${(error as Error).message}; probing the machine again and starting over`);
     return replayOnce(given);
   }
+}
+
+/** The error, or one of its causes, is a sandbox that did not start with a kept probe's isolation. */
+function staleIsolation(error: unknown, depth = 0): boolean {
+  if (error instanceof StaleIsolationError) return true;
+  return depth < 8 && error instanceof Error && error.cause !== undefined && staleIsolation(error.cause, depth + 1);
 }
 
 async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
