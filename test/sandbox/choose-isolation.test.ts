@@ -1,11 +1,10 @@
 // chooseIsolation('none') (`replay --isolation none`) starts no probe: bubblewrap, unshare and
 // strace are run only to find out what a sandboxed run can have.
-import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
+import { inDetectProcess } from './helpers.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-choose-isolation-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -16,21 +15,11 @@ function choose(choice: string): { level: string; probed: boolean } {
   const tool = path.join(tmp, `${choice}-tool.sh`);
   writeFileSync(tool, `#!/bin/sh\ntouch ${JSON.stringify(mark)}\nexit 1\n`);
   chmodSync(tool, 0o755);
-  const detect = pathToFileURL(path.resolve('sandbox/os/detect.ts')).href;
-  const run = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      `const { chooseIsolation } = await import(${JSON.stringify(detect)}); process.stdout.write(chooseIsolation(${JSON.stringify(choice)}).level);`,
-    ],
-    {
-      encoding: 'utf8',
-      env: { ...process.env, TAPEDECK_BWRAP: tool, TAPEDECK_UNSHARE: tool, TAPEDECK_STRACE: tool },
-    },
-  );
+  const run = inDetectProcess(`process.stdout.write(detect.chooseIsolation(${JSON.stringify(choice)}).level);`, {
+    TAPEDECK_BWRAP: tool,
+    TAPEDECK_UNSHARE: tool,
+    TAPEDECK_STRACE: tool,
+  });
   expect(run.stderr).toBe('');
   return { level: run.stdout, probed: existsSync(mark) };
 }

@@ -1,11 +1,12 @@
 // Sentinels that see the real world: a TCP server counting hits, a Unix socket server counting
 // hits, a file outside any workspace, a live process; and a runner for shell scripts in the OS sandbox.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /** The ways out that get a TCP sentinel of their own, so the report can be checked for each. */
 export const TCP_VECTORS = [
@@ -156,4 +157,18 @@ export async function startDbSentinel(
       await admin.end();
     },
   };
+}
+
+/**
+ * Runs `code` in a fresh process (tsx) after importing sandbox/os/detect.ts as `detect`, with
+ * `env` over this one's; returns its stdout (its stderr must be empty).
+ */
+export function inDetectProcess(code: string, env: NodeJS.ProcessEnv): { stdout: string; stderr: string } {
+  const detect = pathToFileURL(path.resolve('sandbox/os/detect.ts')).href;
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', `const detect = await import(${JSON.stringify(detect)}); ${code}`],
+    { encoding: 'utf8', env: { ...process.env, ...env } },
+  );
+  return { stdout: run.stdout, stderr: run.stderr };
 }

@@ -2,7 +2,6 @@
 // bubblewrap and strace again, a change to a tool probes again, a corrupt file is ignored, and a
 // kept answer the machine no longer gives (the sandbox does not start) is forgotten and the replay
 // probes afresh instead of failing or running weaker than the machine allows.
-import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -16,9 +15,9 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeEach, expect, it } from 'vitest';
 import { example, tapedeck } from '../cli/run-cli.js';
+import { inDetectProcess } from './helpers.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-isolation-cache-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -44,17 +43,9 @@ const env = { TAPEDECK_HOME: home, TAPEDECK_BWRAP: bwrap, TAPEDECK_UNSHARE: '', 
 /** detectIsolation() in a fresh process: its level, whether it came from the kept probe, whether a tool ran. */
 function detect(): { level: string; fromCache: boolean; probed: boolean } {
   rmSync(mark, { force: true });
-  const detectTs = pathToFileURL(path.resolve('sandbox/os/detect.ts')).href;
-  const run = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      `const { detectIsolation } = await import(${JSON.stringify(detectTs)}); const i = detectIsolation(); process.stdout.write(JSON.stringify({ level: i.level, fromCache: i.fromCache === true }));`,
-    ],
-    { encoding: 'utf8', env: { ...process.env, ...env } },
+  const run = inDetectProcess(
+    'const i = detect.detectIsolation(); process.stdout.write(JSON.stringify({ level: i.level, fromCache: i.fromCache === true }));',
+    env,
   );
   expect(run.stderr).toBe('');
   return { ...JSON.parse(run.stdout), probed: existsSync(mark) };
