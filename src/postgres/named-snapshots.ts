@@ -128,6 +128,8 @@ export async function saveNamedSnapshot(
     sha256: createHash('sha256').update(text).digest('hex'),
   };
   await mkdir(dir, { recursive: true });
+  // A killed save's copy (a whole database's rows) goes now, not at the next listing.
+  await sweepStaging(dir);
   const staged = stagingPath(folder);
   try {
     await mkdir(staged);
@@ -237,6 +239,7 @@ export async function listNamedSnapshots(
 export async function removeNamedSnapshot(name: string, dir: string = snapshotsDir()): Promise<void> {
   checkSnapshotName(name);
   const folder = path.join(dir, name);
+  await sweepStaging(dir);
   if (!(await exists(folder))) throw notFound(name, dir);
   await removeRecordingFolder(folder);
 }

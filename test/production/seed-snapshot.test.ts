@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { record } from '../../src/record/index.js';
-import { readRecording } from '../../src/recording/index.js';
+import { readRecording, stagingPath } from '../../src/recording/index.js';
 import { createAnswerChain, replay } from '../../src/replay/index.js';
 import { runShopAgent, SHOP_DDL } from '../record/fixtures/observed-agent.mjs';
 import { FIXTURES, tempDir } from '../record/helpers.js';
@@ -176,6 +176,13 @@ describe.skipIf(!ADMIN)('replay seeded from a named development snapshot', () =>
     expect(saved.code).toBe(0);
     expect(JSON.parse(saved.stdout)).toMatchObject({ name: 'dev', schemas: ['shop'], tables: 5, rows: 396 });
     expect(existsSync(path.join(snapshots, 'dev', 'db.json'))).toBe(true);
+    // What a save killed midway leaves (a hidden copy named for its dead process) goes with the next save.
+    const killed = stagingPath(path.join(snapshots, 'dev')).replace(`-${process.pid}-`, '-4194000-');
+    mkdirSync(killed);
+    writeFileSync(path.join(killed, 'db.json'), '{"partial":');
+    expect((await cli(['snapshot', 'save', 'dev2', '--db', urlOf(DEV), '--schema', 'shop'])).code).toBe(0);
+    expect(existsSync(killed)).toBe(false);
+    expect((await cli(['snapshot', 'rm', 'dev2'])).code).toBe(0);
     const again = await cli(['snapshot', 'save', 'dev', '--db', urlOf(DEV)]);
     expect(again.code).toBe(2);
     expect(again.stderr.trim()).toMatch(/^tapedeck: a snapshot named "dev" exists in .*; pass --force/);
