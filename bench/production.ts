@@ -3,10 +3,10 @@
 // sessions, recorded in-process (recordHandler, world: 'observed') and not recorded (RECORD=0),
 // in interleaved rounds of the same sessions in the same run. Prints sessions per second of each
 // (best and median round) and their ratio (target >= 0.97) with three models: one that answers
-// after 500 ms (a fast hosted model: a production agent server waits on its model, and this is
-// the case the target is for), one after 20 ms (as the acceptance test's) and one at once (the
-// last two make the server's CPU the limit on this machine, so the recorder's whole CPU cost
-// shows as lost throughput); then the recorder's memory per in-flight session:
+// after 500 ms (a fast hosted model: a production agent server waits on its model), one after
+// 20 ms (as the acceptance test's) and one at once (the last two make the server's CPU the limit
+// on this machine, so the recorder's whole CPU cost shows as lost throughput); then the
+// recorder's memory per in-flight session:
 // the heap with 50 sessions in flight less the heap idle (after a collection), recorded less
 // unrecorded, per session. The server's CPU time a session (from /proc) is printed too: on a
 // shared machine it is steadier than throughput. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5) and
@@ -146,7 +146,7 @@ export async function run(): Promise<void> {
       const line = (s: Stat) => `${s.min.toFixed(1)} | ${s.median.toFixed(1)} sessions/s`;
       const why =
         latencyMs >= 200
-          ? 'as a hosted model: the sessions wait on it, the target applies'
+          ? 'as a hosted model: the sessions wait on it'
           : "the server CPU-bound: the recorder's CPU shows as lost throughput";
       process.stdout.write(`model answers after ${latencyMs} ms (${why}); best | median\n`);
       process.stdout.write(
