@@ -205,34 +205,20 @@ export function detectIsolation(): Isolation {
   const straceBin = tool('TAPEDECK_STRACE', 'strace');
   const key = probeKey({ bwrap, unshare, strace: straceBin });
   const kept = bwrap ? readKept(key) : undefined;
-  // A kept answer says strace works exactly when strace is installed (anything else was not written here).
-  if (kept && bwrap && kept.strace === (straceBin !== undefined)) {
-    const seccomp = seccompSupported();
-    cached = {
-      level: 'bwrap',
-      bwrap,
-      ...(unshare ? { unshare } : {}),
-      ...(straceBin ? { strace: straceBin } : {}),
-      seccomp,
-      notes: [
-        `bubblewrap works (${bwrap}): user, network, mount, PID, IPC and UTS namespaces (kept from an earlier probe)`,
-        ...(straceBin
-          ? []
-          : ['strace is not installed: attempts by programs other than Node are refused but not named']),
-        ...(seccomp
-          ? []
-          : ['no seccomp filter for this CPU: Unix sockets on the read-only file system stay reachable']),
-      ],
-      fromCache: true,
-    };
-    return cached;
-  }
+  // A kept answer says strace works exactly when strace is installed (anything else was not written
+  // here): then bwrap and strace are not run again, and the rest is said as after a probe.
+  const fromCache = kept !== undefined && kept.strace === (straceBin !== undefined);
+  const works = { ok: true, detail: '' };
   let level: IsolationLevel = 'none';
   if (bwrap) {
-    const r = probe(bwrap, [...BWRAP_BASE, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']);
+    const r = fromCache
+      ? works
+      : probe(bwrap, [...BWRAP_BASE, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true']);
     if (r.ok) {
       level = 'bwrap';
-      notes.push(`bubblewrap works (${bwrap}): user, network, mount, PID, IPC and UTS namespaces`);
+      notes.push(
+        `bubblewrap works (${bwrap}): user, network, mount, PID, IPC and UTS namespaces${fromCache ? ' (kept from an earlier probe)' : ''}`,
+      );
     } else notes.push(`bubblewrap is installed but cannot make namespaces here: ${r.detail}`);
   } else notes.push('bubblewrap (bwrap) is not installed: apt-get install bubblewrap');
   if (level === 'none' && unshare) {
@@ -244,7 +230,9 @@ export function detectIsolation(): Isolation {
   }
   let strace: string | undefined;
   if (straceBin && level === 'bwrap') {
-    const r = probe(straceBin, ['-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', '/dev/null', '--', 'true']);
+    const r = fromCache
+      ? works
+      : probe(straceBin, ['-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', '/dev/null', '--', 'true']);
     if (r.ok) strace = straceBin;
     else
       notes.push(
@@ -263,9 +251,10 @@ export function detectIsolation(): Isolation {
     ...(strace ? { strace } : {}),
     seccomp,
     notes,
+    ...(fromCache ? { fromCache: true as const } : {}),
   };
   // Only the best answer is kept (see the top of this file).
-  if (level === 'bwrap' && (strace || !straceBin)) keep(key, strace !== undefined);
+  if (!fromCache && level === 'bwrap' && (strace || !straceBin)) keep(key, strace !== undefined);
   return cached;
 }
 
