@@ -49,6 +49,8 @@ export interface RecordCommandResult {
   steps: number;
   /** --isolate: ways out the kernel refused (named by strace): calls the recording could not hold. */
   sideChannels?: string[];
+  /** Tool calls the model decided that left no step (a side channel the capture did not see). */
+  silentToolCalls?: string[];
 }
 
 function entryOf(command: string[], cwd: string): string | undefined {
@@ -349,6 +351,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   }
   // Shipped to a store when asked; a recording that cannot be pushed stays where it is.
   const dir = options.store === undefined ? active.writer.dir : await shipRecording(active.writer.dir, options.store);
+  const silentToolCalls = session.toolCalls.warnings();
   return {
     dir,
     exitCode: result.exitCode,
@@ -356,5 +359,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     recorded: true,
     steps: session.steps,
     ...(sideChannels && sideChannels.length > 0 ? { sideChannels } : {}),
+    ...(silentToolCalls.length > 0 ? { silentToolCalls } : {}),
   };
 }

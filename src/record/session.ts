@@ -22,7 +22,7 @@ import type {
   ToolCall,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { canonicalJson, parseJson, pickCall, stepEvents, stepFacts } from '../recording/index.js';
+import { canonicalJson, parseJson, pickCall, stepEvents, stepFacts, ToolCallAccount } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
 
@@ -117,6 +117,8 @@ export class RecordSession {
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
+  /** Tool calls the model decided that no step carried out: said when the recording closes. */
+  readonly toolCalls = new ToolCallAccount();
 
   constructor(
     private readonly writer: RecordingWriter,
@@ -222,6 +224,7 @@ export class RecordSession {
 
   private async emit(input: AppendInput): Promise<void> {
     const seq = this.writer.append(input);
+    this.toolCalls.see(input);
     await this.options.onEvent?.({
       seq,
       type: input.type,

@@ -1,6 +1,6 @@
 // The Recording contract: what this folder offers to every other module.
 
-export { type SilentToolCall, silentToolCalls, silentToolCallWarnings } from './accounting.js';
+export { type SilentToolCall, silentToolCalls, silentToolCallWarnings, ToolCallAccount } from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';

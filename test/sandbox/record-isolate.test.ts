@@ -49,6 +49,8 @@ describe.runIf(detectIsolation().level === 'bwrap' && PG_URL)('record --isolate 
     const warnings = silentToolCallWarnings(rec.events);
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/tool "lookup".*--isolate/);
+    // What `record` says is kept as it writes: the same as reading the recording back.
+    expect(result.silentToolCalls).toEqual(warnings);
   });
 
   it('records every call as a step and replays exactly with the API and database running, then stopped', async () => {
@@ -75,6 +77,7 @@ describe.runIf(detectIsolation().level === 'bwrap' && PG_URL)('record --isolate 
     expect(calls.filter((c) => c === 'POST /refunds')).toHaveLength(2);
     expect(calls.filter((c) => c === 'POST /v1/chat/completions')).toHaveLength(3);
     expect(silentToolCallWarnings(rec.events)).toEqual([]);
+    expect(result.silentToolCalls).toBeUndefined();
     expect(rec.post.db?.tables.find((t) => t.schema === 'public' && t.name === 'refunds')?.rows).toHaveLength(
       rowsBefore + 2,
     );

@@ -110,26 +110,20 @@ every finished step. The exit code is the agent's.`,
         stdio: 'inherit',
       });
       const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
-      // Honest accounting: a tool the model asked for that left no call in the recording.
-      let warnings: string[] = [];
-      if (result.recorded) {
-        const { readRecording, silentToolCallWarnings } = await import('../../recording/index.js');
-        // The events are what the check reads: the blobs were written by this process a moment ago,
-        // and hashing them all again cost more than recording 500 calls with --fs (1,000 files).
-        const recorded = await readRecording(result.dir, { verifyBlobs: false }).catch(() => undefined);
-        warnings = recorded ? silentToolCallWarnings(recorded.events) : [];
-        if (opts.store !== undefined) {
-          const { shipRecording } = await import('../../record/recorder.js');
-          result.dir = await shipRecording(result.dir, opts.store);
-        }
+      // Honest accounting: a tool the model asked for that left no call in the recording (kept as
+      // the events were written: no read-back of the recording).
+      const { silentToolCalls: warnings = [], ...outcome } = result;
+      if (outcome.recorded && opts.store !== undefined) {
+        const { shipRecording } = await import('../../record/recorder.js');
+        outcome.dir = await shipRecording(outcome.dir, opts.store);
       }
       if (opts.json) {
         process.stdout.write(
-          `${JSON.stringify({ ...result, status, ...(warnings.length > 0 ? { warnings } : {}) })}\n`,
+          `${JSON.stringify({ ...outcome, status, ...(warnings.length > 0 ? { warnings } : {}) })}\n`,
         );
       } else if (result.recorded) {
         const exit = result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
-        process.stderr.write(`tapedeck: recorded ${result.steps} steps (${status}, ${exit}) -> ${result.dir}\n`);
+        process.stderr.write(`tapedeck: recorded ${result.steps} steps (${status}, ${exit}) -> ${outcome.dir}\n`);
         for (const w of warnings) process.stderr.write(`tapedeck: warning: ${w}\n`);
         for (const c of result.sideChannels ?? []) {
           process.stderr.write(`tapedeck: warning: a way out the sandbox refused (not in the recording): ${c}\n`);
