@@ -17,8 +17,14 @@ import { samplingOf } from './sampling.js';
 import { agentSdkVersions } from './sdk-versions.js';
 import { SpoolReader } from './spool.js';
 
-const IDLE_MS = 50;
 const POLL_MS = 20;
+/**
+ * The agent has paused when a whole poll found nothing new: an agent waiting on its model or an
+ * API (tens of ms or more) has its events processed during the wait, not all at its exit, where
+ * they were the largest part of record's cost after the agent ended (~75 ms for 200 calls). An
+ * agent in a burst of fast calls sends something every poll and is not competed with.
+ */
+const IDLE_MS = POLL_MS;
 const BACKLOG_MAX = 16 << 20;
 
 /** Absolute path of the capture preload (plain ESM, loaded with --import). */
@@ -230,8 +236,22 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       if (urgent || backlogBytes > BACKLOG_MAX) drainBacklog();
     });
     socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0) for (const done of closing.splice(0)) done();
+    });
   });
+  /** Resolves when every agent socket is closed (read to the end), or after `ms`. */
+  const closing: Array<() => void> = [];
+  const socketsClosed = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (sockets.size === 0) return resolve();
+      const timer = setTimeout(resolve, ms);
+      closing.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   const cleanup = () => {
     clearInterval(poll);
     spool.close();
@@ -326,8 +346,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       process.off('SIGTERM', forward);
     }
     // Everything the child wrote is in the kernel; wait for its sockets to be read to the end.
-    const deadline = Date.now() + 2000;
-    while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await socketsClosed(2000);
     pullSpool();
     drainBacklog();
     sideChannels = isolated
