@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyHttp, loadToolRules } from './classify.js';
+import { classifyHttp } from './classify.js';
+import { loadToolRules } from './rules-file.js';
 
 const call = (method: string, url: string, json?: unknown) => ({ method, url: new URL(url), json });
 

@@ -2,10 +2,7 @@
 // and whether it mutates the world. Rules are tried in order (user rules first); the defaults:
 // JSON-RPC `tools/call` -> MCP_CALL, GET on search/query/policy/knowledge-like paths -> RETRIEVE,
 // any other HTTP -> API_CALL; mutating = POST/PUT/PATCH/DELETE except MCP protocol chatter.
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import * as z from 'zod';
-import { TapedeckError } from '../recording/errors.js';
 import { isReadRpc } from '../recording/reads.js';
 import { StateTypeSchema } from '../recording/schema.js';
 import type { StateType, ToolCalledPayload } from '../recording/types.js';
@@ -112,32 +109,6 @@ export function classifyHttp(call: HttpCallInfo, rules: readonly ToolRule[] = []
   }
   const stateType: StateType = method === 'GET' && RETRIEVE_PATH.test(path) ? 'RETRIEVE' : 'API_CALL';
   return { kind: 'http', name: `${method} ${path}`, stateType, args: argsOf(call), mutating: MUTATING.has(method) };
-}
-
-/** Loads user rules from a JSON or YAML file: a list of rules, or `{ rules: [...] }`. */
-export function loadToolRules(file: string): ToolRule[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (cause) {
-    throw new TapedeckError('RULES_UNREADABLE', `cannot read the tool rules file ${file}: ${String(cause)}`);
-  }
-  let value: unknown;
-  try {
-    value = parseYaml(text);
-  } catch (cause) {
-    throw new TapedeckError('RULES_INVALID', `${file} is not valid YAML or JSON: ${String(cause)}`);
-  }
-  const list = Array.isArray(value) ? value : (value as { rules?: unknown } | null)?.rules;
-  const parsed = z.array(ToolRuleSchema).safeParse(list);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new TapedeckError(
-      'RULES_INVALID',
-      `${file}: rules${issue?.path.map((p) => `[${String(p)}]`).join('') ?? ''}: ${issue?.message ?? 'invalid'} (expected a list of { match: { method?, host?, path?, rpcMethod? }, stateType, name?, mutating? })`,
-    );
-  }
-  return parsed.data;
 }
 
 /** Guesses the state type of an in-process tool from its name. */

@@ -1,6 +1,6 @@
 // The recorder: capture a real agent run (HTTP + LLM calls, tools, world, nondeterminism)
 // without changing its code, as a child process (recordCommand) or in-process (record).
-export { classifyHttp, classifyToolName, loadToolRules, type ToolClassification, type ToolRule } from './classify.js';
+export { classifyHttp, classifyToolName, type ToolClassification, type ToolRule } from './classify.js';
 export { RECORD_PRELOAD, type RecordCommandOptions, type RecordCommandResult, recordCommand } from './command.js';
 export {
   activeRuns,
@@ -11,6 +11,7 @@ export {
   runInput,
 } from './in-process.js';
 export { newRecordingId, type RecordOptions, shipRecording } from './recorder.js';
+export { loadToolRules } from './rules-file.js';
 export { type RunOutcome, type SampleOption, type Sampling, SamplingRulesSchema, samplingOf } from './sampling.js';
 export { findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
 export {

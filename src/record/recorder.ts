@@ -16,7 +16,7 @@ import {
   TapedeckError,
 } from '../recording/index.js';
 import type { RecordingStore } from '../store/recordings/types.js';
-import { loadToolRules, type ToolRule } from './classify.js';
+import type { ToolRule } from './classify.js';
 import type { SampleOption } from './sampling.js';
 import { type RecordedEvent, RecordSession } from './session.js';
 import type { WorldCapture } from './world/index.js';
@@ -230,7 +230,10 @@ export async function openRecording(
   const dir = path.resolve(cwd, options.out ?? path.join(options.folder ?? 'recordings', newRecordingId(name)));
   prepareOutputDir(dir);
   const id = path.basename(dir);
-  const rules = typeof options.rules === 'string' ? loadToolRules(options.rules) : (options.rules ?? []);
+  const rules =
+    typeof options.rules === 'string'
+      ? (await import('./rules-file.js')).loadToolRules(options.rules)
+      : (options.rules ?? []);
   let writer: RecordingWriter;
   try {
     writer = await createRecordingWriter(dir, {
