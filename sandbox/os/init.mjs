@@ -69,11 +69,25 @@ function traceFifo(id) {
   const made = spawnSync('mkfifo', ['-m', '600', path]);
   if (made.status !== 0) return undefined;
   // Opened read-write so the open does not wait for strace; the socket reads as lines arrive.
-  const reader = new net.Socket({ fd: fs.openSync(path, 'r+'), readable: true, writable: false });
+  const fd = fs.openSync(path, 'r+');
+  const reader = new net.Socket({ fd, readable: true, writable: false });
+  // Once strace has exited, a line of ours written after its last one says the FIFO is read to
+  // the end (a pipe keeps the order of writes): no fixed wait for its last lines.
+  const marker = `.tapedeck-end-${randomBytes(8).toString('hex')}`;
+  /** @type {() => void} */
+  let ended = () => {};
+  const end = new Promise((resolve) => {
+    ended = () => resolve(undefined);
+  });
   let rest = '';
   reader.on('data', (data) => {
     const lines = (rest + data.toString('utf8')).split('\n');
     rest = lines.pop() ?? '';
+    const last = lines.indexOf(marker);
+    if (last >= 0) {
+      lines.length = last;
+      ended();
+    }
     if (lines.length === 0) return;
     // Name the processes while they may still be alive (pids are this namespace's).
     const commands = {};
@@ -93,8 +107,17 @@ function traceFifo(id) {
     }
     void send({ t: 'trace', id, lines, commands });
   });
-  reader.on('error', () => {});
-  return { path, reader };
+  reader.on('error', () => ended());
+  /** Resolves when every line strace wrote is sent (call it after strace has exited), or after `ms`. */
+  const drained = (ms) => {
+    try {
+      fs.writeSync(fd, `\n${marker}\n`);
+    } catch {
+      return Promise.resolve();
+    }
+    return Promise.race([end, new Promise((resolve) => setTimeout(resolve, ms))]);
+  };
+  return { path, reader, drained };
 }
 
 /** Whether `command` names a program that exists (a path, or a name on the PATH). */
@@ -172,14 +195,11 @@ function start({ id, command, env, cwd, stdio, trace }) {
   });
   child.once('close', (code, signal) => {
     children.delete(id);
-    // Give strace's last lines a moment to arrive before the exit is reported.
-    setTimeout(
-      () => {
-        fifo?.reader.destroy();
-        void send({ t: 'exit', id, code, signal });
-      },
-      fifo ? 50 : 0,
-    );
+    // strace's last lines go out before the exit is reported.
+    void (fifo ? fifo.drained(1000) : Promise.resolve()).then(() => {
+      fifo?.reader.destroy();
+      void send({ t: 'exit', id, code, signal });
+    });
   });
 }
 

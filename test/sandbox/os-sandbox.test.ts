@@ -82,6 +82,24 @@ describe.skipIf(!hasBwrap)('OS sandbox (bubblewrap)', () => {
     expect(box.attempts.find((a) => a.target === '192.0.2.1:80')?.command).toMatch(/curl/);
   });
 
+  it('knows a refused attempt made just before a process exits by the time the exit is reported', async () => {
+    for (let i = 0; i < 5; i++) {
+      const target = `192.0.2.${10 + i}:81`;
+      const before = box.attempts.length;
+      // A burst of refused connects, the one looked for last: strace's FIFO has a backlog at exit.
+      const burst = `import socket\nfor i in range(3000):\n  s = socket.socket(); s.setblocking(False)\n  try: s.connect(('192.0.2.1', 1000 + i % 50))\n  except OSError: pass\n  s.close()\n`;
+      const proc = box.spawn(['sh', '-c', `python3 -c "${burst}"; curl -s -m 2 http://${target}/ ; exit 3`], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        stdio: 'inherit',
+        trace: true,
+      });
+      const exit = await proc.exit;
+      expect(exit.code).toBe(3);
+      // No wait: strace's last lines are read to the end before the exit is sent.
+      expect(box.attempts.slice(before).map((a) => `${a.kind} ${a.target}`)).toContain(`connect ${target}`);
+    }
+  });
+
   it('writes no real file; the writable world and a private /tmp take writes', async () => {
     const s = sentinels;
     const r = await run(
