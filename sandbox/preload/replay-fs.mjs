@@ -4,10 +4,9 @@
 // start world; other paths read the real disk; no write ever reaches the real disk (writes
 // outside the root land in the volume too and are reported).
 import fs from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createFsFromVolume, Volume } from 'memfs';
 
 const PATH_READ = [
   'readFile',
@@ -60,22 +59,77 @@ const O_WRITE =
 const FD_MUTATING = new Set(['fchmod', 'fchown', 'futimes', 'ftruncate']);
 
 /**
+ * Every name the sandbox takes from memfs's fs API (and from its fs.promises): memfs implements
+ * them all, so the sandbox knows its shape without loading it (test/replay/fs-sandbox-lazy.test.ts
+ * holds these lists to the installed memfs).
+ */
+export const SYNC_NAMES = [
+  ...[...PATH_READ, ...PATH_WRITE, ...TWO_PATH, ...FD_OPS, 'open', 'exists'].flatMap((n) => [n, `${n}Sync`]),
+  'createReadStream',
+  'createWriteStream',
+];
+export const PROMISE_NAMES = [...PATH_READ, ...PATH_WRITE, ...TWO_PATH, 'open'];
+
+/**
+ * memfs's fs API (~0.1 s to load, once per agent process) as the sandbox calls it, loaded and
+ * its volume made at the first call: a process that never touches the volume never loads it.
+ * @param {() => Record<string, any>} get
+ * @param {string[]} names
+ */
+function lazyApi(get, names) {
+  /** @type {Record<string, any>} */
+  const api = {};
+  for (const name of names) api[name] = (...args) => get()[name](...args);
+  return api;
+}
+
+/**
  * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
  * Returns the volume and a function that reports (and clears) the paths written since the last call.
  * `privateDirs`: folders that are the sandbox's own (the OS sandbox's private /tmp…), not the real disk.
  * @param {{ root: string, files: Record<string, { mode: number, data: Buffer }>, onOutsideWrite: (abs: string) => void,
- *   onRefused?: (what: string) => void, rootOnDisk?: boolean, privateDirs?: string[] }} options
+ *   onRefused?: (what: string) => void, rootOnDisk?: boolean, privateDirs?: string[],
+ *   quiet?: <T>(fn: () => T) => T }} options
  */
-export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootOnDisk = false, privateDirs = [] }) {
+export function installFsSandbox({
+  root,
+  files,
+  onOutsideWrite,
+  onRefused,
+  rootOnDisk = false,
+  privateDirs = [],
+  quiet = (fn) => fn(),
+}) {
   const realLstat = fs.lstatSync.bind(fs);
-  const vol = new Volume();
-  const mfs = createFsFromVolume(vol);
   const rootAbs = path.resolve(root);
-  mfs.mkdirSync(rootAbs, { recursive: true });
-  for (const [abs, file] of Object.entries(files)) {
-    mfs.mkdirSync(path.dirname(abs), { recursive: true });
-    mfs.writeFileSync(abs, file.data, { mode: file.mode & 0o777 });
-  }
+  /** @type {{ vol: unknown, fs: Record<string, any> } | undefined} */
+  let volume;
+  let loading = false;
+  const made = () => {
+    if (volume !== undefined) return volume;
+    // memfs's own files are read from the disk even where the root holds them, and what its
+    // loading draws (random ids at module load) is not the agent's.
+    loading = true;
+    try {
+      return quiet(makeVolume);
+    } finally {
+      loading = false;
+    }
+  };
+  const makeVolume = () => {
+    const { createFsFromVolume, Volume } = createRequire(import.meta.url)('memfs');
+    const vol = new Volume();
+    const mfs = createFsFromVolume(vol);
+    mfs.mkdirSync(rootAbs, { recursive: true });
+    for (const [abs, file] of Object.entries(files)) {
+      mfs.mkdirSync(path.dirname(abs), { recursive: true });
+      mfs.writeFileSync(abs, file.data, { mode: file.mode & 0o777 });
+    }
+    volume = { vol, fs: mfs };
+    return volume;
+  };
+  const mfs = lazyApi(() => made().fs, SYNC_NAMES);
+  const mfsPromises = lazyApi(() => made().fs.promises, PROMISE_NAMES);
   const dirty = new Set();
   // Modes are reported as the real disk would have them: permission bits under the umask
   // (memfs itself ignores the umask). process.umask() without an argument is deprecated.
@@ -105,7 +159,7 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
   // tree (the replayer reads it back): calls under it go to the real fs; only writes outside it
   // (read-only there) land in the volume.
   const onDisk = (abs) => rootOnDisk && abs !== undefined && underRoot(abs);
-  const readsVolume = (abs) => abs !== undefined && !onDisk(abs) && (underRoot(abs) || outside.has(abs));
+  const readsVolume = (abs) => !loading && abs !== undefined && !onDisk(abs) && (underRoot(abs) || outside.has(abs));
   const markWrite = (abs) => {
     if (underRoot(abs)) dirty.add(abs);
     else if (!outside.has(abs)) {
@@ -351,7 +405,7 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
   };
 
   api(fs, mfs, false);
-  api(fs.promises, mfs.promises, true);
+  api(fs.promises, mfsPromises, true);
   syncBuiltinESMExports();
 
   // On disk, what changed under the root is read from the disk itself (by any process of the
@@ -443,5 +497,11 @@ export function installFsSandbox({ root, files, onOutsideWrite, onRefused, rootO
     }
   };
 
-  return { vol, mfs, takeChanges, applyEffects, root: rootAbs };
+  return {
+    /** The volume (memfs loads and it is made now, if no call has made it yet). */
+    volume: () => made(),
+    takeChanges,
+    applyEffects,
+    root: rootAbs,
+  };
 }

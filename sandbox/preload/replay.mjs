@@ -145,6 +145,8 @@ export function installReplay(config) {
       rootOnDisk: config.fsOnDisk === true,
       // The OS sandbox's private folders (MASKED in sandbox/os/sandbox.ts) are not the real disk.
       privateDirs: config.os ? ['/tmp', '/var/tmp', '/run', '/dev/shm'] : [],
+      // The volume is made at first use, inside the agent's calls: what memfs draws is not its.
+      quiet,
     });
   }
   const applyEffects = (effects) => {
