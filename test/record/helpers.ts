@@ -1,11 +1,11 @@
 // Test helpers for the recorder: real HTTP servers on 127.0.0.1 and a small FAKE model server
 // (OpenAI Chat Completions and Responses, streaming and not) — the only fake allowed.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
@@ -179,4 +179,42 @@ export async function startFakeModel(options: { toolTurns?: number; hangOnCall?:
     res.end('data: [DONE]\n\n');
   });
   return { ...server, log, calls: () => calls };
+}
+
+/**
+ * A NODE_OPTIONS `--import` that lists every module a process (and its node children) loads: ES
+ * modules through a loader hook, CommonJS through Module._load, written through a descriptor
+ * opened before any preload patches node:fs. `loaded()` reads the list (URLs, and `require:` paths).
+ */
+export function moduleLog(dir: string, name: string): { nodeOptions: string; loaded(): string[] } {
+  const log = path.join(dir, `${name}.modules.log`);
+  const hooks = path.join(dir, `${name}-hooks.mjs`);
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  appendFileSync(${JSON.stringify(log)}, url + '\\n');
+  return next(url, context);
+}`,
+  );
+  const register = path.join(dir, `${name}-register.mjs`);
+  writeFileSync(
+    register,
+    `import { openSync, writeSync } from 'node:fs';
+import Module, { register } from 'node:module';
+register(${JSON.stringify(pathToFileURL(hooks).href)});
+const fd = openSync(${JSON.stringify(log)}, 'a');
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  const loaded = load.call(this, request, parent, isMain);
+  try { writeSync(fd, 'require:' + Module._resolveFilename(request, parent, isMain) + '\\n'); } catch {}
+  return loaded;
+};
+`,
+  );
+  writeFileSync(log, '');
+  return {
+    nodeOptions: `--import=${register}`,
+    loaded: () => readFileSync(log, 'utf8').trim().split('\n'),
+  };
 }

@@ -1,13 +1,12 @@
 // What the capture preload loads at the start of every node process of a recorded agent: the
 // interceptors (@mswjs/interceptors, ~100 ms of CPU to load) only when the run needs their step
 // barriers (world capture), not for plain traffic capture, whose observers are all it uses.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordCommand } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
-import { startServer, type TestServer, tempDir } from './helpers.js';
+import { moduleLog, startServer, type TestServer, tempDir } from './helpers.js';
 
 let server: TestServer;
 const tmp = tempDir();
@@ -25,22 +24,7 @@ afterAll(async () => {
 
 /** Records a one-call agent under a module hook that lists every module its process loads. */
 async function loadedBy(name: string, options: { fs?: boolean } = {}): Promise<string[]> {
-  const log = path.join(tmp.dir, `${name}.log`);
-  const hooks = path.join(tmp.dir, `${name}-hooks.mjs`);
-  writeFileSync(
-    hooks,
-    `import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  appendFileSync(${JSON.stringify(log)}, url + '\\n');
-  return next(url, context);
-}`,
-  );
-  const register = path.join(tmp.dir, `${name}-register.mjs`);
-  writeFileSync(
-    register,
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
-  );
-  writeFileSync(log, '');
+  const modules = moduleLog(tmp.dir, name);
   const agent = path.join(tmp.dir, `${name}-agent.mjs`);
   writeFileSync(agent, `await (await fetch(${JSON.stringify(`${server.url}/x`)})).text();\n`);
   const work = path.join(tmp.dir, `${name}-work`);
@@ -48,7 +32,7 @@ export async function load(url, context, next) {
   const out = path.join(tmp.dir, name);
   const result = await recordCommand({
     command: [process.execPath, agent],
-    env: { NODE_OPTIONS: `--import=${register}` },
+    env: { NODE_OPTIONS: modules.nodeOptions },
     out,
     stdio: 'pipe',
     ...(options.fs ? { fsRoot: work } : {}),
@@ -56,7 +40,7 @@ export async function load(url, context, next) {
   expect(result.exitCode).toBe(0);
   const recording = await readRecording(out);
   expect(recording.events.filter((e) => e.type === 'http.exchange')).toHaveLength(1);
-  return readFileSync(log, 'utf8').trim().split('\n');
+  return modules.loaded();
 }
 
 it('an agent recorded without world capture does not load the interceptors', async () => {

@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCommand } from '../../src/record/index.js';
 import { replay } from '../../src/replay/index.js';
-import { startServer, type TestServer, tempDir } from '../record/helpers.js';
+import { moduleLog, startServer, type TestServer, tempDir } from '../record/helpers.js';
 
 const REPLAY_FS = fileURLToPath(new URL('../../sandbox/preload/replay-fs.mjs', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -70,34 +70,6 @@ describe('in a replay', () => {
 
   /** Records a one-call agent, then replays it under a module hook that lists what its process loads. */
   async function replayLoads(name: string, options: { fs?: boolean }): Promise<{ loaded: string[]; file: string }> {
-    const log = path.join(tmp.dir, `${name}.log`);
-    const hooks = path.join(tmp.dir, `${name}-hooks.mjs`);
-    writeFileSync(
-      hooks,
-      `import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  appendFileSync(${JSON.stringify(log)}, url + '\\n');
-  return next(url, context);
-}`,
-    );
-    // ES modules through the loader hook; CommonJS (memfs is loaded with require) through
-    // Module._load, logged through a descriptor opened before the replay preload loads (its fs
-    // sandbox leaves a real file's descriptor to the disk).
-    const register = path.join(tmp.dir, `${name}-register.mjs`);
-    writeFileSync(
-      register,
-      `import { openSync, writeSync } from 'node:fs';
-import Module, { register } from 'node:module';
-register(${JSON.stringify(pathToFileURL(hooks).href)});
-const fd = openSync(${JSON.stringify(log)}, 'a');
-const load = Module._load;
-Module._load = function (request, parent, isMain) {
-  const loaded = load.call(this, request, parent, isMain);
-  try { writeSync(fd, 'require:' + Module._resolveFilename(request, parent, isMain) + '\\n'); } catch {}
-  return loaded;
-};
-`,
-    );
     const work = path.join(tmp.dir, `${name}-work`);
     mkdirSync(work, { recursive: true });
     const file = path.join(work, 'answer.txt');
@@ -117,18 +89,18 @@ ${options.fs ? `writeFileSync(${JSON.stringify(file)}, text);` : ''}\n`,
     });
     expect(recorded.exitCode).toBe(0);
     writeFileSync(file, 'before the replay');
-    writeFileSync(log, '');
+    const modules = moduleLog(tmp.dir, name);
     const result = await replay({
       recording,
       mode: 'exact',
       isolation: 'none',
       out: path.join(tmp.dir, `${name}-replay`),
       stdio: 'pipe',
-      env: { NODE_OPTIONS: `--import=${register}` },
+      env: { NODE_OPTIONS: modules.nodeOptions },
     });
     expect(result.status, JSON.stringify(result.warnings)).toBe('complete');
     expect(result.divergences).toEqual([]);
-    return { loaded: readFileSync(log, 'utf8').trim().split('\n'), file };
+    return { loaded: modules.loaded(), file };
   }
 
   it('an agent that touches no file under the sandbox does not load memfs', async () => {
