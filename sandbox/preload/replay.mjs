@@ -291,7 +291,6 @@ export function installReplay(config) {
     if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) return undefined;
     if (entry.pq !== `${u.pathname}${u.search}`) return undefined;
     if (text !== undefined && !headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
-    const bytes = text === undefined ? undefined : Buffer.from(text, 'utf8');
     cursor = entry.i + 1;
     sendBatched({
       t: 'served',
@@ -299,17 +298,19 @@ export function installReplay(config) {
       method,
       url: u.href,
       headers: headerObject(headers),
-      body: bytes ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1) : undefined,
+      body: text === undefined ? undefined : encodeBody(text, -1),
       fs: takeChanges(),
       nd: nd.takeHanded(),
     });
     const response = responseFrom(entry.reply, config.timing ?? { kind: 'none' });
     // The response carries the request's URL, as the interceptor sets it.
-    const state = Object.getOwnPropertySymbols(response).find((k) => k.description === 'state');
-    if (state && Array.isArray(response[state]?.urlList)) response[state].urlList.push(new URL(u.href));
+    responseState ??= Object.getOwnPropertySymbols(response).find((k) => k.description === 'state') ?? null;
+    if (responseState && Array.isArray(response[responseState]?.urlList)) response[responseState].urlList.push(u);
     else Object.defineProperty(response, 'url', { value: u.href, enumerable: true, configurable: true });
     return response;
   };
+  /** undici's Response keeps its URL list under a symbol: found once. @type {symbol | null | undefined} */
+  let responseState;
   function installFastFetch() {
     const viaInterceptor = globalThis.fetch;
     const fetch = function fetch(input, init) {
