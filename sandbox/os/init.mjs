@@ -109,14 +109,29 @@ function traceFifo(id) {
   });
   reader.on('error', () => ended());
   /** Resolves when every line strace wrote is sent (call it after strace has exited), or after `ms`. */
-  const drained = (ms) => {
-    try {
-      fs.writeSync(fd, `\n${marker}\n`);
-    } catch {
-      return Promise.resolve();
-    }
-    return Promise.race([end, new Promise((resolve) => setTimeout(resolve, ms))]);
-  };
+  const drained = (ms) =>
+    new Promise((resolve) => {
+      let done = false;
+      const finish = () => {
+        done = true;
+        clearTimeout(timer);
+        resolve(undefined);
+      };
+      const timer = setTimeout(finish, ms);
+      void end.then(finish);
+      // The marker (shorter than PIPE_BUF: written whole or not at all) waits for room while
+      // the pipe is full of strace's last lines.
+      const mark = () => {
+        try {
+          fs.writeSync(fd, `\n${marker}\n`);
+        } catch (error) {
+          if (done) return;
+          if (/** @type {NodeJS.ErrnoException} */ (error).code === 'EAGAIN') setTimeout(mark, 5);
+          else ended();
+        }
+      };
+      mark();
+    });
   return { path, reader, drained };
 }
 
