@@ -379,11 +379,15 @@ async function openRun(
       // What the thread needs, as data: sampling, the input and the callbacks stay here.
       const { onRecorderError: _e, input: _i, sample: _s, ...rest } = options;
       const sendable = Object.fromEntries(Object.entries(rest).filter(([, v]) => typeof v !== 'function'));
+      // A run given onRecorderError (a server's: recordHandler) goes on whatever the recorder
+      // does, so it does not wait for the thread to open its recording; one without must fail
+      // before it starts when its recording cannot be opened.
       const threaded = await openThreadRecording(
         { ...sendable, cwd, name, world, out },
         agent,
         { sdkVersions },
         started,
+        { wait: options.onRecorderError === undefined },
       );
       return { capture, pg, recording: { ...threaded, agent, syncWorld: false } };
     }

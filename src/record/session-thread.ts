@@ -168,21 +168,35 @@ function hold(delta: number): void {
 
 /**
  * Opens a recording in the recording thread: the folder, the first manifest and run.started are
- * written there before this resolves. `options.out` must be set (the folder is chosen here).
+ * written there. `options.out` must be set (the folder is chosen here). With `wait`, before this
+ * resolves (an open that fails is this call's error); without, in the background: the thread
+ * takes the recording's messages in order after its open, and an open that failed is the error
+ * of its finish or discard. A server's request then never waits on the disk to start (the
+ * folder, the manifest and events.jsonl were ~6 file operations on libuv's pool: tens of ms
+ * with 50 sessions opening).
  */
 export async function openThreadRecording(
   options: RecordOptions & { out: string },
   agent: Manifest['agent'],
   runtime: { sdkVersions: Record<string, string> },
   started: { command: string[]; cwd: string; pid: number },
+  { wait }: { wait: boolean },
 ): Promise<ThreadRecording> {
   const key = nextKey++;
   hold(1);
-  try {
-    await ask((reply) => ({ op: 'open', key, reply, options, agent, runtime, started }));
-  } catch (error) {
-    hold(-1);
-    throw error;
+  const opening = ask((reply) => ({ op: 'open', key, reply, options, agent, runtime, started }));
+  let openFailure: { error: unknown } | undefined;
+  if (wait) {
+    try {
+      await opening;
+    } catch (error) {
+      hold(-1);
+      throw error;
+    }
+  } else {
+    opening.catch((error: unknown) => {
+      openFailure = { error };
+    });
   }
   const id = path.basename(options.out);
   let closed = false;
@@ -190,7 +204,10 @@ export async function openThreadRecording(
     if (closed) throw new Error(`recording ${id} is closed`);
     closed = true;
     try {
-      return await ask<T>(make);
+      return await ask<T>(make).catch((error: unknown) => {
+        // The thread's "no such recording" after an open that failed: the open's error says why.
+        throw openFailure ? openFailure.error : error;
+      });
     } finally {
       hold(-1);
     }

@@ -1,6 +1,6 @@
 // In-process recording with record(options, fn): the OpenAI Responses API (streamed and not)
 // through the real SDK, tool() wrappers, MCP tools/call over HTTP, the body size cap and sampling.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -132,6 +132,37 @@ describe('record() in-process', () => {
       payload: { path: 'a.txt', op: 'create' },
     });
     expect(recording.post.fs?.files['a.txt']).toBeDefined();
+  });
+
+  it('a recording the recording thread cannot open: a run with onRecorderError goes on unrecorded, one without never starts', async () => {
+    // The parent folder is checked once per process: replaced by a file after that check, only
+    // the thread's open finds it, after a server's run has started (it does not wait for it).
+    const parent = path.join(tmp.dir, 'gone-parent');
+    mkdirSync(parent);
+    expect((await record({ out: path.join(parent, 'first') }, async () => 1)).recorded).toBe(true);
+    rmSync(parent, { recursive: true });
+    writeFileSync(parent, 'a file where the folder was');
+    const errors: unknown[] = [];
+    let ran = 0;
+    const run = await record({ out: path.join(parent, 'second'), onRecorderError: (e) => errors.push(e) }, async () => {
+      ran++;
+      return 42;
+    });
+    expect(run).toMatchObject({ recorded: false, result: 42, dir: '' });
+    expect(ran).toBe(1);
+    expect(errors).toHaveLength(1);
+    expect(String((errors[0] as Error).message)).toMatch(/ENOTDIR|not a directory/);
+    // Without onRecorderError the run must be recorded or not run at all.
+    await expect(
+      record({ out: path.join(parent, 'third') }, async () => {
+        ran++;
+      }),
+    ).rejects.toThrow(/ENOTDIR|not a directory/);
+    expect(ran).toBe(1);
+    rmSync(parent);
+    // Nothing half-made beside it.
+    expect(readdirSync(tmp.dir).filter((f) => f.includes('second') || f.includes('third'))).toEqual([]);
+    expect(existsSync(parent)).toBe(false);
   });
 
   it('just runs the function when the run is not sampled', async () => {
