@@ -134,7 +134,14 @@ const STACK =
 /** The outcome of one run, or what is wrong with it. */
 function outcomeOf(run: Run, targets: Targets): { outcome: string; problem?: string } {
   const seen = `${run.stdout}\n${run.stderr}`;
-  if (run.code === 'hang') return { outcome: 'hang', problem: `no answer within ${LIMIT_MS / 1000} s` };
+  if (run.code === 'hang') {
+    // What it printed before it was killed says where it stopped.
+    const tail = (text: string) => JSON.stringify(text.slice(-600));
+    return {
+      outcome: 'hang',
+      problem: `no answer within ${LIMIT_MS / 1000} s (${run.ms} ms; stderr ${tail(run.stderr)}; stdout ${tail(run.stdout)})`,
+    };
+  }
   if (run.crash !== undefined) return { outcome: 'stack trace', problem: run.crash };
   const ours = run.stderr
     .split('\n')
