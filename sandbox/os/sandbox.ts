@@ -334,6 +334,7 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   const attempts: OsAttempt[] = [];
   /** Loopback ports inside that something serves: the launcher's listeners and services reached. */
   const insidePorts = new Set<number>();
+  const listeners = new Set<net.Server>();
   let nextId = 1;
   let ended = false;
   const ready = new Promise<void>((resolve, reject) => {
@@ -422,6 +423,10 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       const server = handle as net.Server & { insidePort: number };
       server.insidePort = Number(message.port);
       insidePorts.add(server.insidePort);
+      // Closed with the sandbox whoever forgot it: a listener left open keeps this process alive
+      // (a replay whose setup failed after a listen printed its error and never exited).
+      listeners.add(server);
+      server.once('close', () => listeners.delete(server));
       return server;
     },
     async connect(port, host = '127.0.0.1') {
@@ -488,6 +493,12 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
         clearTimeout(timer);
       }
       if (child.exitCode === null) child.kill('SIGKILL');
+      for (const server of listeners) {
+        try {
+          server.close();
+        } catch {}
+      }
+      listeners.clear();
       for (const c of cleanup.reverse()) await c().catch(() => undefined);
     },
   };

@@ -215,14 +215,7 @@ export async function openReplaySandbox(input: {
       }),
   });
   teardown.add(() => proxy.close());
-  const proxyListener = await box.listen();
-  proxy.serve(proxyListener);
-  const ipcListener = await box.listen();
-  const allow = [
-    { host: '127.0.0.1', port: proxyListener.insidePort },
-    { host: '127.0.0.1', port: ipcListener.insidePort },
-  ];
-
+  const allow: Array<{ host: string; port: number }> = [];
   const exposed = new Set<number>();
   const expose = async (port: number, to: { host: string; port: number }) => {
     if (exposed.has(port)) return;
@@ -249,6 +242,15 @@ export async function openReplaySandbox(input: {
     await expose(db.port, relay);
     if (recordedDb) await expose(recordedDb.port, relay);
   }
+  // The ports chosen inside come after the fixed ones: an ephemeral port the kernel picked for
+  // one of them could be the recorded database's port (a replay failed so: EADDRINUSE).
+  const proxyListener = await box.listen();
+  proxy.serve(proxyListener);
+  const ipcListener = await box.listen();
+  allow.push(
+    { host: '127.0.0.1', port: proxyListener.insidePort },
+    { host: '127.0.0.1', port: ipcListener.insidePort },
+  );
 
   const proxyUrl = `http://127.0.0.1:${proxyListener.insidePort}`;
   return {

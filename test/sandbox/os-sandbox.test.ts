@@ -100,6 +100,14 @@ describe.skipIf(!hasBwrap)('OS sandbox (bubblewrap)', () => {
     }
   });
 
+  it('closes the listeners it handed out when it closes: a forgotten one kept the process alive', async () => {
+    const other = await openOsSandbox({ isolation: chooseIsolation('bwrap'), cwd: process.cwd() });
+    const forgotten = [await other.listen(), await other.listen(), await other.listen(40123)];
+    expect(forgotten.map((l) => l.listening)).toEqual([true, true, true]);
+    await other.close();
+    expect(forgotten.map((l) => l.listening)).toEqual([false, false, false]);
+  });
+
   it('writes no real file; the writable world and a private /tmp take writes', async () => {
     const s = sentinels;
     const r = await run(
