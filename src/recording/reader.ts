@@ -36,6 +36,8 @@ export interface ReadOptions {
   maxLineBytes?: number;
   /** Hash every blob under blobs/ while reading (default true); readBlob always verifies. */
   verifyBlobs?: boolean;
+  /** The manifest, already read from this recording by the caller (readManifest): not read again. */
+  manifest?: Manifest;
 }
 
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
@@ -153,7 +155,7 @@ function parseEventLine(dir: string, text: string, line: number): RecordingEvent
  * in `warnings`.
  */
 export async function readRecording(dir: string, options: ReadOptions = {}): Promise<Recording> {
-  const manifest = await readManifest(dir);
+  const manifest = options.manifest ?? (await readManifest(dir));
   const events: RecordingEvent[] = [];
   const warnings: string[] = [];
   let lastSeq = -1;

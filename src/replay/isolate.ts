@@ -8,6 +8,7 @@
 //     inside lead to a Postgres relay that admits the sandbox database only.
 // With bubblewrap the recorded fs root is a writable copy of the pre-snapshot (WorldCopy), read
 // back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
+import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import {
@@ -21,6 +22,7 @@ import {
 } from '../../sandbox/index.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
   type HeaderPairs,
@@ -29,8 +31,8 @@ import {
   type ProxyResponse,
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
-import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
-import { type Recording, TapedeckError } from '../recording/index.js';
+import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
+import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
 import type { AgentExit, Teardown } from './setup.js';
 import { WorldCopy } from './world-copy.js';
@@ -134,31 +136,44 @@ function responseOf(reply: ReplayReply, timing: { kind: string; factor?: number 
   };
 }
 
-/** Opens the sandbox for one replay (not yet the agent). */
-export async function openReplaySandbox(input: {
+/** The sandbox's first half, which needs only the manifest: the run's CA and the box (bwrap and its init). */
+export interface StartedSandbox {
   isolation: Isolation;
-  recording: Recording;
+  box: OsSandbox;
+  ca: RunCa;
+  trust: Trust;
+  /** Where the world copy goes (bound read-write at the recorded fs root); filled by openReplaySandbox. */
+  worldDir?: string;
+}
+
+/**
+ * Starts the OS sandbox for one replay: the run's CA, then bubblewrap (or unshare) and its init.
+ * It needs only the manifest, so a replay starts it while the recording's events are read; the
+ * world copy, the database relay and the doors come after (openReplaySandbox).
+ */
+export async function startReplaySandbox(input: {
+  isolation: Isolation;
+  manifest: Manifest;
   tmp: string;
   cwd: string;
   command: string[];
-  fsRoot: string | undefined;
-  db: DbSandbox | undefined;
-  timing: { kind: string; factor?: number };
-  teardown: Teardown;
-}): Promise<ReplaySandbox> {
-  const { isolation, recording, tmp, cwd, fsRoot, db, teardown } = input;
+}): Promise<StartedSandbox> {
+  const { isolation, manifest, tmp, cwd } = input;
   // pkijs and asn1js load with it: only a replay in the OS sandbox needs a CA.
   const { createRunCa } = await import('../../sandbox/proxy/ca.js');
   const ca = await createRunCa();
   const trust = await writeTrust(tmp, ca);
   // The world copy: bubblewrap only (without a mount namespace the real root cannot be replaced).
-  let world: WorldCopy | undefined;
+  // Its folder is bound now and filled before the agent starts.
+  const fsRoot = manifest.world?.fsRoot;
   const writable: Array<{ source: string; target?: string }> = [{ source: tmp }];
+  let worldDir: string | undefined;
   if (fsRoot && isolation.level === 'bwrap') {
-    world = await WorldCopy.create(path.join(tmp, 'world'), fsRoot, recording.pre.fs, recording.readBlob);
-    writable.push({ source: world.dir, target: fsRoot });
+    worldDir = path.join(tmp, 'world');
+    await mkdir(worldDir, { recursive: true });
+    writable.push({ source: worldDir, target: fsRoot });
   }
-  const recordedDb = recordedDbAddress(recording);
+  const recordedDb = recordedDbAddress({ manifest });
   const box = await openOsSandbox({
     isolation,
     cwd,
@@ -167,7 +182,25 @@ export async function openReplaySandbox(input: {
     hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
     caPem: ca.certPem,
   });
-  teardown.add(() => box.close());
+  return { isolation, box, ca, trust, ...(worldDir ? { worldDir } : {}) };
+}
+
+/** Opens the rest of the sandbox for one replay (not yet the agent): the world copy and the doors. */
+export async function openReplaySandbox(input: {
+  started: StartedSandbox;
+  recording: Recording;
+  fsRoot: string | undefined;
+  db: DbSandbox | undefined;
+  timing: { kind: string; factor?: number };
+  teardown: Teardown;
+}): Promise<ReplaySandbox> {
+  const { started, recording, fsRoot, db, teardown } = input;
+  const { isolation, box, ca, trust } = started;
+  let world: WorldCopy | undefined;
+  if (fsRoot && started.worldDir) {
+    world = await WorldCopy.create(started.worldDir, fsRoot, recording.pre.fs, recording.readBlob);
+  }
+  const recordedDb = recordedDbAddress(recording);
 
   const refused: SideChannel[] = [];
   let answer: ((message: ReplayQuestion) => Promise<ReplayReply>) | undefined;
@@ -296,8 +329,10 @@ export async function openReplaySandbox(input: {
             )
           : new TapedeckError('COMMAND_FAILED', `Cannot run the agent "${command.join(' ')}": ${exit.error.message}`);
       }
-      // The agent's last output is still in the pipes when its exit is reported.
-      await new Promise((r) => setTimeout(r, 20));
+      // The agent's last output may still be unread in the pipes when its exit is reported: it is in
+      // them (its writes ended before it did, and init reports the exit after that), so one more
+      // poll of the loop reads it (a pipe holds 64 KiB: one read).
+      await new Promise((r) => setImmediate(() => setImmediate(r)));
       return { code: exit.code, signal: exit.signal };
     },
     sideChannels: () => [...box.attempts.map(describeAttempt), ...refused],

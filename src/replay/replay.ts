@@ -16,15 +16,17 @@ import {
   createRedactor,
   type DbSnapshot,
   type FsSnapshot,
+  type Manifest,
   type Recording,
   type RecordingWriter,
+  readManifest,
   readRecording,
   TapedeckError,
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import { chainSettings, createAnswerChain } from './chain/index.js';
 import { listenIpc } from './ipc.js';
-import { openReplaySandbox, type ReplaySandbox } from './isolate.js';
+import { openReplaySandbox, type ReplaySandbox, startReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexCalls, type RecordedCall } from './match.js';
 import { parseJson } from './normalize.js';
@@ -79,20 +81,69 @@ function staleIsolation(error: unknown, depth = 0): boolean {
 async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
   const options = withConfigPolicy(given);
   checkOptions(options);
-  const recording = await loadRecording(options.recording);
-  checkStepRange(options, recording);
-  const manifest = recording.manifest;
-  const { http: calls, inProcess: toolCalls } = indexCalls(recording);
-  // Fail on missing blobs now, before any sandbox exists.
-  for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
+  const teardown = new Teardown();
+  let writer: RecordingWriter | undefined;
+  let child: ChildProcess | undefined;
+  try {
+    return await replayIn(options, teardown, {
+      opened: (w) => {
+        writer = w;
+      },
+      spawned: (c) => {
+        child = c;
+      },
+    });
+  } catch (error) {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    if (writer) {
+      await writer.close('failed').catch(() => undefined);
+      await rm(writer.dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+    throw error;
+  } finally {
+    await teardown.close();
+  }
+}
+
+/** The replay itself; replayOnce closes what it opened (teardown) and removes a failed replay's recording. */
+async function replayIn(
+  options: ReplayOptions,
+  teardown: Teardown,
+  on: { opened: (writer: RecordingWriter) => void; spawned: (child: ChildProcess) => void },
+): Promise<ReplayResult> {
+  const manifest = await loadManifest(options.recording);
   const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
   const relocate = relocator(manifest.agent.cwd, cwd);
   const command = options.command ?? manifest.agent.command.map(relocate);
-  if (command.length === 0)
-    throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
   // A recording is data: its command runs only when this machine sealed it or the caller trusts it.
   const trust = recordingTrust(manifest, options);
   const trusted = trust.trusted;
+  const isolation = chooseIsolation(options.isolation ?? 'auto');
+  const tmp = await makeTempDir(teardown);
+  // The OS sandbox needs only the manifest: it starts (the run's CA, bubblewrap and its init)
+  // while the recording's events are read and indexed, when nothing known yet stops the replay.
+  // Whatever happens next, it is closed.
+  const starting =
+    isolation.level !== 'none' &&
+    command.length > 0 &&
+    (trusted || options.command) &&
+    (!options.requireIsolation || isolation.level === 'bwrap')
+      ? startReplaySandbox({ isolation, manifest, tmp, cwd, command })
+      : undefined;
+  if (starting) {
+    starting.catch(() => undefined);
+    teardown.add(async () => {
+      const started = await starting.catch(() => undefined);
+      await started?.box.close();
+    });
+  }
+  const recording = await loadRecording(options.recording, manifest);
+  checkStepRange(options, recording);
+  const { http: calls, inProcess: toolCalls } = indexCalls(recording);
+  // Fail on missing blobs now, before any sandbox is used.
+  for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
+  if (command.length === 0)
+    throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
   if (!trusted && !options.command) throw untrustedCommandError(options.recording, trust, command, cwd);
   const redactor = createRedactor();
   const warnings: string[] = [...recording.warnings];
@@ -137,7 +188,6 @@ async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
     );
   }
   const fsRoot = manifest.world?.fsRoot;
-  const isolation = chooseIsolation(options.isolation ?? 'auto');
   if (options.requireIsolation && isolation.level !== 'bwrap') {
     throw new TapedeckError(
       'NO_ISOLATION',
@@ -151,184 +201,164 @@ async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
   // before the agent's own output; every warning is in the result too.
   for (const w of warnings) options.onWarning?.(w);
 
-  const teardown = new Teardown();
-  let writer: RecordingWriter | undefined;
-  let child: ChildProcess | undefined;
-  try {
-    const tmp = await makeTempDir(teardown);
-    const database = await openDatabase(recording, options, teardown, seeded);
-    const { db, tracker } = database;
-    const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
-    writer = await createRecordingWriter(out, {
-      id: path.basename(out),
-      name: `${manifest.name} (replay, ${options.mode})`,
-      agent: { command, cwd, ...(manifest.agent.entry ? { entry: manifest.agent.entry } : {}) },
-      // This machine ran it (a command the user gave, or one they trusted): it may be replayed here.
-      seal: true,
-      ...(manifest.prompt ? { prompt: override ? { source: 'replay override' } : manifest.prompt } : {}),
-      ...(manifest.world ? { world: manifest.world } : {}),
-      ...(manifest.prices ? { prices: manifest.prices } : {}),
-      replayOf: manifest.id,
-      replay: {
-        mode: options.mode,
-        ...(options.forkAt !== undefined ? { forkAt: options.forkAt } : {}),
-        ...(options.until !== undefined ? { until: options.until } : {}),
-        overrides: {
-          ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
-          ...(options.promptPatch !== undefined ? { promptPatch: options.promptPatch } : {}),
-          ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
-          ...(options.command ? { command: options.command } : {}),
-          timing: options.timing ?? { kind: 'none' },
-          onMiss: options.onMiss ?? (options.mode === 'exact' ? 'fail' : 'error-response'),
-          ...(db ? { dbSandbox: db.kind } : {}),
-          ...(seeded ? { seedSnapshot: seeded.snapshot } : {}),
-        },
-      },
-    });
-    const w = writer;
-    for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
-    // A sandbox seeded from a named snapshot starts from that world: the replay's pre-world says so.
-    w.writeSnapshot('pre', seeded ? { ...recording.pre, db: seeded.pre } : recording.pre);
-
-    // The answer chain (sandbox services, mocks, simulator) from the project config, or one kept
-    // across replays by the caller (bisect-prompt); it also routes the agent's database by address.
-    const chain = options.chain ?? createAnswerChain(options.config ?? {});
-    if (!options.chain) teardown.add(() => chain.close());
-    let session: ReplaySession | undefined;
-    const chainEnv = explicitEnv(recording, options, relocate, trusted);
-    const chainSession = await chain.open({
-      recording,
-      ...(db ? { db } : {}),
-      ...(fsRoot ? { fsRoot, seedFile: seedFileIn(tmp) } : {}),
-      env: chainEnv,
-      step: () => (session?.lastStep ?? 0) + 1,
-      isolation,
-    });
-    teardown.add(() => chainSession.end());
-    // The replay says what could answer beside the recording, and how its agent was held in.
-    if (w.manifest.replay)
-      w.setManifest({
-        replay: { ...w.manifest.replay, isolation: isolation.level, chain: chainSettings(chain, chainEnv) },
-      });
-    const answerers: Answerer[] = [...(options.answerers ?? []), ...chainSession.answerers];
-    if (options.mode === 'counterfactual') answerers.push(liveModelAnswerer(options.modelEndpoint));
-    session = new ReplaySession({
-      recording,
-      index: new CallIndex(calls),
-      tools: new CallIndex(toolCalls),
-      writer: w,
-      redactor,
-      options,
-      fsRoot,
-      db,
-      tracker,
-      override,
-      answerers,
-    });
-    // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
-    // its doors (IPC, proxy, database) served from here.
-    let box: ReplaySandbox | undefined;
-    if (isolation.level !== 'none') {
-      box = await openReplaySandbox({
-        isolation,
-        recording,
-        tmp,
-        cwd,
-        command,
-        fsRoot,
-        db,
+  const database = await openDatabase(recording, options, teardown, seeded);
+  const { db, tracker } = database;
+  const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
+  const w = await createRecordingWriter(out, {
+    id: path.basename(out),
+    name: `${manifest.name} (replay, ${options.mode})`,
+    agent: { command, cwd, ...(manifest.agent.entry ? { entry: manifest.agent.entry } : {}) },
+    // This machine ran it (a command the user gave, or one they trusted): it may be replayed here.
+    seal: true,
+    ...(manifest.prompt ? { prompt: override ? { source: 'replay override' } : manifest.prompt } : {}),
+    ...(manifest.world ? { world: manifest.world } : {}),
+    ...(manifest.prices ? { prices: manifest.prices } : {}),
+    replayOf: manifest.id,
+    replay: {
+      mode: options.mode,
+      ...(options.forkAt !== undefined ? { forkAt: options.forkAt } : {}),
+      ...(options.until !== undefined ? { until: options.until } : {}),
+      overrides: {
+        ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+        ...(options.promptPatch !== undefined ? { promptPatch: options.promptPatch } : {}),
+        ...(options.modelEndpoint ? { modelEndpoint: options.modelEndpoint } : {}),
+        ...(options.command ? { command: options.command } : {}),
         timing: options.timing ?? { kind: 'none' },
-        teardown,
-      });
-    }
-    const sandbox = box;
-    const live = session;
-    // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
-    for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
-    const ask = sandbox
-      ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(sandbox.withWorld(question)))
-      : (question: ReplayQuestion) => live.answer(question);
-    sandbox?.answerWith(ask);
-    const socket = sandbox ? sandbox.ipcAddress : path.join(tmp, 'ipc.sock');
-    const ipc = await listenIpc(
-      sandbox ? sandbox.ipcListener : socket,
-      (question) => ask(question),
-      // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
-      // call: a scan here would see writes made after it.
-      (notice) => live.notice(notice),
-    );
-    teardown.add(() => ipc.close());
-    const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
-    const configFile = await writePreloadConfig({
+        onMiss: options.onMiss ?? (options.mode === 'exact' ? 'fail' : 'error-response'),
+        ...(db ? { dbSandbox: db.kind } : {}),
+        ...(seeded ? { seedSnapshot: seeded.snapshot } : {}),
+      },
+    },
+  });
+  on.opened(w);
+  for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
+  // A sandbox seeded from a named snapshot starts from that world: the replay's pre-world says so.
+  w.writeSnapshot('pre', seeded ? { ...recording.pre, db: seeded.pre } : recording.pre);
+
+  // The answer chain (sandbox services, mocks, simulator) from the project config, or one kept
+  // across replays by the caller (bisect-prompt); it also routes the agent's database by address.
+  const chain = options.chain ?? createAnswerChain(options.config ?? {});
+  if (!options.chain) teardown.add(() => chain.close());
+  let session: ReplaySession | undefined;
+  const chainEnv = explicitEnv(recording, options, relocate, trusted);
+  const chainSession = await chain.open({
+    recording,
+    ...(db ? { db } : {}),
+    ...(fsRoot ? { fsRoot, seedFile: seedFileIn(tmp) } : {}),
+    env: chainEnv,
+    step: () => (session?.lastStep ?? 0) + 1,
+    isolation,
+  });
+  teardown.add(() => chainSession.end());
+  // The replay says what could answer beside the recording, and how its agent was held in.
+  if (w.manifest.replay)
+    w.setManifest({
+      replay: { ...w.manifest.replay, isolation: isolation.level, chain: chainSettings(chain, chainEnv) },
+    });
+  const answerers: Answerer[] = [...(options.answerers ?? []), ...chainSession.answerers];
+  if (options.mode === 'counterfactual') answerers.push(liveModelAnswerer(options.modelEndpoint));
+  session = new ReplaySession({
+    recording,
+    index: new CallIndex(calls),
+    tools: new CallIndex(toolCalls),
+    writer: w,
+    redactor,
+    options,
+    fsRoot,
+    db,
+    tracker,
+    override,
+    answerers,
+  });
+  // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
+  // its doors (IPC, proxy, database) served from here.
+  let box: ReplaySandbox | undefined;
+  if (isolation.level !== 'none') {
+    box = await openReplaySandbox({
+      started: await (starting ?? startReplaySandbox({ isolation, manifest, tmp, cwd, command })),
       recording,
-      calls,
-      options,
-      tmp,
-      socket,
       fsRoot,
       db,
-      fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
-      routes: chainSession.routes,
-      ...(sandbox?.world ? { fsOnDisk: true } : {}),
-      ...(sandbox ? { allow: sandbox.allow } : {}),
-      ...(isolation.level === 'bwrap' ? { os: true } : {}),
+      timing: options.timing ?? { kind: 'none' },
+      teardown,
     });
-    const baseEnv = await agentEnv({
-      recording,
-      options,
-      configFile,
-      db,
-      relocate,
-      trusted,
-      ...(promptForEnv !== undefined
-        ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
-        : {}),
-    });
-    const env = sandbox ? sandbox.env(baseEnv) : baseEnv;
-
-    w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
-    const stdio = options.stdio ?? 'inherit';
-    const output = { stdout: '', stderr: '' };
-    const runOptions = { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 };
-    const exit = sandbox
-      ? await sandbox.run(command, runOptions, output)
-      : await runAgent(command, runOptions, output, (c) => {
-          child = c;
-        });
-    // The agent's last messages may still be in the socket when it exits: read them first, then
-    // let answers still in flight settle and take what the agent wrote last.
-    await ipc.drained(2000);
-    const dumps = await readExitDumps(tmp);
-    for (const notice of dumps.pending) session.notice(notice);
-    await session.answer({ kind: 'noop' }).catch(() => undefined);
-    await session.collect([...dumps.fs, ...(sandbox?.world?.take() ?? [])]);
-    for (const batch of dumps.nd) await session.collect([], batch);
-    // Ways out refused below the process or at the proxy: divergences, never a clean replay.
-    for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
-    const result = await finish(session, { recording, options, out, exit, database });
-    await chainSession.end();
-    warnings.push(...chainSession.warnings, ...session.answerFailures);
-    const sideChannels = session.divergences
-      .filter((d) => d.kind === 'side-channel')
-      .map((d) => d.actual as { target: string; how: string; process?: string });
-    return {
-      ...result,
-      isolation: { level: isolation.level, summary: describeIsolation(isolation), notes: isolation.notes },
-      ...(sideChannels.length > 0 ? { sideChannels } : {}),
-      ...(warnings.length > 0 ? { warnings } : {}),
-      ...(session.answerFailures.length > 0 ? { answerFailures: session.answerFailures } : {}),
-      ...(stdio === 'pipe' ? { output } : {}),
-    };
-  } catch (error) {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
-    if (writer) {
-      await writer.close('failed').catch(() => undefined);
-      await rm(writer.dir, { recursive: true, force: true }).catch(() => undefined);
-    }
-    throw error;
-  } finally {
-    await teardown.close();
   }
+  const sandbox = box;
+  const live = session;
+  // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
+  for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
+  const ask = sandbox
+    ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(sandbox.withWorld(question)))
+    : (question: ReplayQuestion) => live.answer(question);
+  sandbox?.answerWith(ask);
+  const socket = sandbox ? sandbox.ipcAddress : path.join(tmp, 'ipc.sock');
+  const ipc = await listenIpc(
+    sandbox ? sandbox.ipcListener : socket,
+    (question) => ask(question),
+    // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
+    // call: a scan here would see writes made after it.
+    (notice) => live.notice(notice),
+  );
+  teardown.add(() => ipc.close());
+  const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
+  const configFile = await writePreloadConfig({
+    recording,
+    calls,
+    options,
+    tmp,
+    socket,
+    fsRoot,
+    db,
+    fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
+    routes: chainSession.routes,
+    ...(sandbox?.world ? { fsOnDisk: true } : {}),
+    ...(sandbox ? { allow: sandbox.allow } : {}),
+    ...(isolation.level === 'bwrap' ? { os: true } : {}),
+  });
+  const baseEnv = await agentEnv({
+    recording,
+    options,
+    configFile,
+    db,
+    relocate,
+    trusted,
+    ...(promptForEnv !== undefined
+      ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
+      : {}),
+  });
+  const env = sandbox ? sandbox.env(baseEnv) : baseEnv;
+
+  w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
+  const stdio = options.stdio ?? 'inherit';
+  const output = { stdout: '', stderr: '' };
+  const runOptions = { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 };
+  const exit = sandbox
+    ? await sandbox.run(command, runOptions, output)
+    : await runAgent(command, runOptions, output, on.spawned);
+  // The agent's last messages may still be in the socket when it exits: read them first, then
+  // let answers still in flight settle and take what the agent wrote last.
+  await ipc.drained(2000);
+  const dumps = await readExitDumps(tmp);
+  for (const notice of dumps.pending) session.notice(notice);
+  await session.answer({ kind: 'noop' }).catch(() => undefined);
+  await session.collect([...dumps.fs, ...(sandbox?.world?.take() ?? [])]);
+  for (const batch of dumps.nd) await session.collect([], batch);
+  // Ways out refused below the process or at the proxy: divergences, never a clean replay.
+  for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
+  const result = await finish(session, { recording, options, out, exit, database });
+  await chainSession.end();
+  warnings.push(...chainSession.warnings, ...session.answerFailures);
+  const sideChannels = session.divergences
+    .filter((d) => d.kind === 'side-channel')
+    .map((d) => d.actual as { target: string; how: string; process?: string });
+  return {
+    ...result,
+    isolation: { level: isolation.level, summary: describeIsolation(isolation), notes: isolation.notes },
+    ...(sideChannels.length > 0 ? { sideChannels } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(session.answerFailures.length > 0 ? { answerFailures: session.answerFailures } : {}),
+    ...(stdio === 'pipe' ? { output } : {}),
+  };
 }
 
 /** The project config's miss policy where the options leave it unset (the options win). */
@@ -464,11 +494,23 @@ function checkStepRange(options: ReplayOptions, recording: Recording): void {
   }
 }
 
-/** Reads a recording for replay, turning every problem into a TapedeckError. */
-async function loadRecording(dir: string): Promise<Recording> {
+/** Reads a recording's manifest for replay, turning every problem into a TapedeckError. */
+async function loadManifest(dir: string): Promise<Manifest> {
   if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `No recording at ${dir}.`);
   try {
-    return await readRecording(dir, { verifyBlobs: false });
+    return await readManifest(dir);
+  } catch (error) {
+    if (error instanceof TapedeckError) throw error;
+    throw new TapedeckError('BAD_RECORDING', `Cannot read the recording at ${dir}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Reads a recording (its manifest already read) for replay, turning every problem into a TapedeckError. */
+async function loadRecording(dir: string, manifest: Manifest): Promise<Recording> {
+  try {
+    return await readRecording(dir, { verifyBlobs: false, manifest });
   } catch (error) {
     if (error instanceof TapedeckError) throw error;
     throw new TapedeckError('BAD_RECORDING', `Cannot read the recording at ${dir}: ${(error as Error).message}`, {

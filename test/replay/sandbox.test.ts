@@ -160,4 +160,25 @@ process.exit(0);`,
     const replayed = await readRecording(result.dir);
     expect(replayed.events.filter((e) => e.type === 'model.called').map((e) => e.stepId)).toEqual([1, 2, 3]);
   });
+
+  it("hands over the agent's last output whole, however much it wrote just before it exited", async () => {
+    // 3 x 60 KiB on stdout, 60 KiB on stderr, then an exit at once: more than a pipe holds.
+    const agent = path.join(tmp, 'agent-output.mjs');
+    await writeFile(
+      agent,
+      `const line = (c) => c.repeat(1023) + '\\n';
+for (const c of 'abc') process.stdout.write(line(c).repeat(60));
+process.stderr.write(line('e').repeat(60));
+process.stdout.write('last line\\n');
+process.exit(0);`,
+    );
+    const dir = await writeRecording(path.join(tmp, 'rec-output'), { command: [process.execPath, agent], calls: [] });
+    for (let round = 0; round < 5; round++) {
+      const result = await replayHandMade(dir, `replay-output-${round}`);
+      expect(result.output?.stdout.length).toBe(3 * 60 * 1024 + 'last line\n'.length);
+      expect(result.output?.stdout.endsWith('c\nlast line\n')).toBe(true);
+      expect(result.output?.stderr).toContain('e'.repeat(1023));
+      expect((result.output?.stderr ?? '').split('e'.repeat(1023)).length - 1).toBe(60);
+    }
+  });
 });

@@ -115,7 +115,7 @@ export function chainSettings(chain: AnswerChain, env: Record<string, string>): 
 }
 
 /** host:port of the database a recording was made against (its manifest keeps the URL without credentials). */
-export function recordedDbAddress(recording: Recording): HostPort | undefined {
+export function recordedDbAddress(recording: Pick<Recording, 'manifest'>): HostPort | undefined {
   const url = recording.manifest.world?.db?.url;
   if (!url) return undefined;
   try {
