@@ -59,10 +59,27 @@ function requestOf(defaultProtocol, args) {
   if (/^https?:\/\//i.test(path)) {
     // Absolute form (a proxy request): the URL asked for is the path.
     const target = new URL(path);
-    return { method, url: target, headers, callback, options: o, absolute: true };
+    return {
+      method,
+      url: target,
+      pq: `${target.pathname}${target.search}`,
+      headers,
+      callback,
+      options: o,
+      absolute: true,
+    };
   }
   const target = new URL(`${protocol}//${host}${port === defaultPort ? '' : `:${port}`}${path}`);
-  return { method, url: target, headers, callback, options: o, absolute: false };
+  // Path and query as the URL reads them, once: every check below compares this.
+  return {
+    method,
+    url: target,
+    pq: `${target.pathname}${target.search}`,
+    headers,
+    callback,
+    options: o,
+    absolute: false,
+  };
 }
 
 /** What a request call would be given in the plain form, for the interceptor's path. */
@@ -128,7 +145,7 @@ class AnsweredRequest extends Writable {
   constructor(req, answer, fallback) {
     super({ autoDestroy: false, emitClose: false });
     this.method = req.method;
-    this.path = req.absolute ? req.url.href : `${req.url.pathname}${req.url.search}`;
+    this.path = req.absolute ? req.url.href : req.pq;
     this.host = req.url.hostname;
     this.protocol = req.url.protocol;
     this.agent = req.options.agent;
@@ -206,7 +223,7 @@ class AnsweredRequest extends Writable {
     /** @type {Record<string, string>} */
     const headers = { host: this._req.url.host };
     for (const [name, value] of Object.entries(this._headers)) headers[name] = [value].flat().join(', ');
-    const reply = this._answer(this.method, this._req.url.href, headers, body);
+    const reply = this._answer(this.method, this._req.url.href, headers, body, this._req.pq);
     if (reply) this._respond(reply);
     else this._passOn(body);
     callback();
@@ -279,8 +296,8 @@ class AnsweredRequest extends Writable {
  * Wraps `mod.request` and `mod.get` (node:http or node:https, already intercepted) with the fast
  * path. `peek()` is the next recorded call when one may be answered here (method, path and query,
  * body text, reply); `answer(method, url, headers, body)` takes it if the call is it, byte for
- * byte, and returns its reply.
- * @param {{ peek: () => any, answer: (method: string, url: string, headers: Record<string, string>, body: Buffer) => any } | undefined} fast
+ * byte, and returns its reply (`pq`: the URL's path and query, already read).
+ * @param {{ peek: () => any, answer: (method: string, url: string, headers: Record<string, string>, body: Buffer, pq: string) => any } | undefined} fast
  */
 export function installFastHttp(mods, fast) {
   const originals = new Map(mods.map((m) => [m, { request: m.request, get: m.get }]));
@@ -307,7 +324,7 @@ export function installFastHttp(mods, fast) {
         entry &&
         !upgrade &&
         entry.method === req.method &&
-        entry.pq === `${req.url.pathname}${req.url.search}` &&
+        entry.pq === req.pq &&
         !reply.chunks &&
         !(reply.status >= 100 && reply.status < 200);
       if (plain && fast) return new AnsweredRequest(req, fast.answer, viaInterceptor);

@@ -99,6 +99,12 @@ function responseFrom(reply, timing, signal) {
   return new Response(body, { status, statusText: reply.statusText ?? '', headers });
 }
 
+/** A URL's path and query, as the fast index keeps them. */
+function pathAndQuery(url) {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
 function encodeChanges(changes) {
   const out = [];
   for (const [abs, v] of Object.entries(changes)) {
@@ -213,14 +219,15 @@ export function installReplay(config) {
   /**
    * Exact mode's fast path: the next recorded call's reply when this call (method, path and query,
    * body) is it byte for byte, answered here and reported to the replayer afterwards, saving a
-   * round trip per call.
+   * round trip per call. `pq`: the URL's path and query when the caller has read them already.
+   * @param {string} method @param {string} url @param {Record<string, string>} headers
+   * @param {import('../protocol.js').WireBody | undefined} body @param {string} [pq]
    */
-  const takeFast = (method, url, headers, body) => {
+  const takeFast = (method, url, headers, body, pq) => {
     const entry = asking === 0 ? fast?.[cursor] : undefined;
     if (!entry || entry.ask || entry.method !== method || entry.body !== (body?.text ?? '')) return undefined;
     if (body !== undefined && body.text === undefined) return undefined;
-    const u = new URL(url);
-    if (entry.pq !== `${u.pathname}${u.search}`) return undefined;
+    if (entry.pq !== (pq ?? pathAndQuery(url))) return undefined;
     cursor = entry.i + 1;
     sendBatched({ t: 'served', i: entry.i, method, url, headers, body, fs: takeChanges(), nd: nd.takeHanded() });
     return entry.reply;
@@ -345,8 +352,8 @@ export function installReplay(config) {
             const entry = asking === 0 ? fast[cursor] : undefined;
             return entry && !entry.ask ? entry : undefined;
           },
-          answer: (method, url, headers, bytes) =>
-            takeFast(method, url, headers, bytes.length > 0 ? encodeBody(bytes, -1) : undefined),
+          answer: (method, url, headers, bytes, pq) =>
+            takeFast(method, url, headers, bytes.length > 0 ? encodeBody(bytes, -1) : undefined, pq),
         }
       : undefined,
   );
