@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
+import type { Isolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
 import { loadsCode, removeRecordingFolder, TapedeckError } from '../recording/index.js';
 import type { RecordSandbox } from './isolate.js';
@@ -44,6 +45,8 @@ export interface RecordCommandOptions extends RecordOptions {
    * HTTP(S) calls of every process (curl, Python, a Go binary) become steps (bubblewrap needed).
    */
   isolate?: boolean;
+  /** Said before the agent runs: e.g. a kept isolation probe the machine no longer gives (probed again). */
+  onWarning?: (message: string) => void;
 }
 
 export interface RecordCommandResult {
@@ -273,33 +276,44 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     if (options.isolate) {
       let syncs = 0;
       // The OS sandbox, its proxy and CA load only for --isolate.
-      const [{ chooseIsolation }, { databaseAddresses, openRecordSandbox }] = await Promise.all([
+      const [{ chooseIsolation, StaleIsolationError }, { databaseAddresses, openRecordSandbox }] = await Promise.all([
         import('../../sandbox/os/detect.js'),
         import('./isolate.js'),
       ]);
-      isolated = await openRecordSandbox({
-        isolation: chooseIsolation('bwrap'),
-        cwd,
-        command: options.command,
-        tmp: spoolDir,
-        databases: databaseAddresses([options.dbUrl, ...Object.values(baseEnv)]),
-        sink: {
-          syncWorld: active.syncWorld,
-          send(message) {
-            backlog.push({ line: JSON.stringify(message), reply: noReply });
-            backlogBytes += 200;
-            if (!deferred) drainBacklog();
+      const open = (isolation: Isolation) =>
+        openRecordSandbox({
+          isolation,
+          cwd,
+          command: options.command,
+          tmp: spoolDir,
+          databases: databaseAddresses([options.dbUrl, ...Object.values(baseEnv)]),
+          sink: {
+            syncWorld: active.syncWorld,
+            send(message) {
+              backlog.push({ line: JSON.stringify(message), reply: noReply });
+              backlogBytes += 200;
+              if (!deferred) drainBacklog();
+            },
+            sync(reason) {
+              return new Promise<void>((resolve) => {
+                // Whatever the agent spooled before this call is handled before its barrier.
+                pullSpool();
+                backlog.push({ line: JSON.stringify({ t: 'sync', n: -++syncs, reason }), reply: () => resolve() });
+                drainBacklog();
+              });
+            },
           },
-          sync(reason) {
-            return new Promise<void>((resolve) => {
-              // Whatever the agent spooled before this call is handled before its barrier.
-              pullSpool();
-              backlog.push({ line: JSON.stringify({ t: 'sync', n: -++syncs, reason }), reply: () => resolve() });
-              drainBacklog();
-            });
-          },
-        },
-      });
+        });
+      try {
+        isolated = await open(chooseIsolation('bwrap'));
+      } catch (error) {
+        // The sandbox did not start with the isolation an earlier process found: the probe is
+        // forgotten, the machine probed again, and the sandbox opened with what it gives now (the
+        // agent has not started yet), or a one-line NO_ISOLATION.
+        if (!(error instanceof StaleIsolationError)) throw error;
+        options.onWarning?.(`${error.message}; probing the machine again`);
+        isolated = await open(chooseIsolation('bwrap'));
+      }
       const inside = isolated;
       inside.ipcListener.on('connection', (socket: net.Socket) => server.emit('connection', socket));
     }

@@ -1,7 +1,8 @@
 // The isolation probe's best answer is kept in the state folder: a second process does not run
 // bubblewrap and strace again, a change to a tool probes again, a corrupt file is ignored, and a
 // kept answer the machine no longer gives (the sandbox does not start) is forgotten and the replay
-// probes afresh instead of failing or running weaker than the machine allows.
+// (and record --isolate, before its agent runs) probes afresh instead of failing or running weaker
+// than the machine allows.
 import {
   chmodSync,
   existsSync,
@@ -89,3 +90,53 @@ it('forgets a kept probe the machine no longer gives, and the replay starts over
   expect(run.code).toBe(0);
   expect(existsSync(cacheFile)).toBe(false);
 }, 120_000);
+
+/** A bubblewrap that runs the real one, but refuses its next sandbox (not a probe) once, as a machine that just changed. */
+const realBwrap = ['/usr/bin/bwrap', '/bin/bwrap'].find((p) => existsSync(p));
+const failOnce = path.join(tmp, 'fail-once');
+function onceBrokenBwrap(): string {
+  const file = path.join(tmp, 'bwrap-once');
+  writeFileSync(
+    file,
+    `#!/bin/sh\nfor last; do :; done\nif [ "$last" != true ] && [ -e ${JSON.stringify(failOnce)} ]; then rm -f ${JSON.stringify(failOnce)}; echo "bwrap: setting up uid map: Permission denied" >&2; exit 1; fi\nexec ${realBwrap} "$@"\n`,
+  );
+  chmodSync(file, 0o755);
+  return file;
+}
+
+it.runIf(realBwrap !== undefined)(
+  'record --isolate with a kept probe the machine no longer gives probes again and records, before the agent runs',
+  async () => {
+    const onceEnv = { TAPEDECK_HOME: home, TAPEDECK_BWRAP: onceBrokenBwrap(), TAPEDECK_UNSHARE: '' };
+    const kept = inDetectProcess(
+      'const i = detect.detectIsolation(); process.stdout.write(JSON.stringify({ level: i.level }));',
+      onceEnv,
+    );
+    expect(JSON.parse(kept.stdout)).toEqual({ level: 'bwrap' });
+    expect(existsSync(cacheFile)).toBe(true);
+    writeFileSync(failOnce, '');
+    const ran = path.join(tmp, 'agent-ran');
+    const out = path.join(tmp, 'recorded-once');
+    const run = await tapedeck(
+      [
+        'record',
+        '--isolate',
+        '--out',
+        out,
+        '--',
+        process.execPath,
+        '-e',
+        `require('node:fs').appendFileSync(${JSON.stringify(ran)}, 'x'); console.log('agent ran')`,
+      ],
+      { env: onceEnv },
+    );
+    expect(run.stderr).toMatch(/warning: .*kept from an earlier probe.*probing the machine again/);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('agent ran');
+    // The agent ran once: the sandbox that failed never started it.
+    expect(readFileSync(ran, 'utf8')).toBe('x');
+    expect(existsSync(path.join(out, 'manifest.json'))).toBe(true);
+    expect(existsSync(failOnce)).toBe(false);
+  },
+  120_000,
+);

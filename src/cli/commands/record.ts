@@ -107,6 +107,7 @@ every finished step. The exit code is the agent's.`,
         ...(sample === undefined ? {} : { sample }),
         nondeterminism: opts.nondeterminism,
         ...(opts.isolate ? { isolate: true } : {}),
+        onWarning: (message: string) => process.stderr.write(`tapedeck: warning: ${message}\n`),
         stdio: 'inherit',
       });
       const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
