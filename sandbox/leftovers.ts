@@ -15,10 +15,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as z from 'zod';
 import { redactDbUrl } from '../src/postgres/sql.js';
+import { stateHome } from '../src/recording/state-home.js';
 
 const ItemSchema = z.discriminatedUnion('kind', [
   /** A temp folder or socket whose name starts with `tapedeck-`, or a recorder's `.spool` folder. */
@@ -35,12 +36,9 @@ const EntrySchema = z
   .strict();
 type Entry = z.infer<typeof EntrySchema>;
 
-/** Where entries live: TAPEDECK_STATE_DIR, else $XDG_STATE_HOME/tapedeck, else ~/.local/state/tapedeck. */
+/** Where entries live: `live/` in TAPEDECK_STATE_DIR, else in tapedeck's state folder (stateHome). */
 export function leftoverDir(): string {
-  const base =
-    process.env.TAPEDECK_STATE_DIR ??
-    path.join(process.env.XDG_STATE_HOME || path.join(homedir(), '.local', 'state'), 'tapedeck');
-  return path.join(base, 'live');
+  return path.join(process.env.TAPEDECK_STATE_DIR ?? stateHome(), 'live');
 }
 
 /** The start time of a process (field 22 of /proc/<pid>/stat), to tell it from a later one with the same pid. */

@@ -1,6 +1,6 @@
 // tapedeck's per-user state folder, one for everything it keeps about this machine and user:
-// the seal key and the isolation probe's result (the leftover register, sandbox/leftovers.ts,
-// still has its own TAPEDECK_STATE_DIR override; its default folder is this one).
+// the seal key, the isolation probe's result and the leftover register (sandbox/leftovers.ts, in
+// `live/`; TAPEDECK_STATE_DIR moves the register alone).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 

@@ -16,7 +16,7 @@ export function register(program: Command): void {
     .command('doctor')
     .exitOverride(exitOnUsageError)
     .description(
-      'Removes what killed tapedeck processes left behind. Without --db: the temp folders, sockets, spools, and any database objects named in the leftover register (~/.local/state/tapedeck/live, or TAPEDECK_STATE_DIR). With --db URL: also every change-capture schema and trigger of a recording that is no longer running in that database, and every sandbox database and role of a replay that is no longer running on that server. A live recording or replay holds an advisory lock and is left alone. Exits 1 when something could not be removed.',
+      'Removes what killed tapedeck processes left behind. Without --db: the temp folders, sockets, spools, and any database objects named in the leftover register (live/ in the state folder: $TAPEDECK_HOME, else ~/.local/state/tapedeck; or TAPEDECK_STATE_DIR). With --db URL: also every change-capture schema and trigger of a recording that is no longer running in that database, and every sandbox database and role of a replay that is no longer running on that server. A live recording or replay holds an advisory lock and is left alone. Exits 1 when something could not be removed.',
     )
     .option('--db <url...>', 'a postgres:// URL of a database that was recorded or replayed against (repeatable)', [])
     .option('--json', 'print {removed, live, failed} as JSON')
