@@ -73,7 +73,8 @@ export interface RecordingWriter {
   /** A redacted Body: inline text (utf8) or base64 when small, else a blob reference. */
   body(bytes: Uint8Array | string, contentType?: string): Body;
   /** Stores bytes as they are (file contents) and returns their sha256. Not redacted. */
-  putBlob(bytes: Uint8Array): string;
+  /** `from`: a file already holding these bytes (another recording's blob, verified): linked, not copied, where it can be. */
+  putBlob(bytes: Uint8Array, from?: string): string;
   /** Writes buffered events to events.jsonl (synchronous; no fsync). */
   flush(): void;
   writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void;
@@ -220,8 +221,8 @@ class Writer implements RecordingWriter {
     return { size: bytes.byteLength, ...ct, blob: this.blobs.put(bytes) };
   }
 
-  putBlob(bytes: Uint8Array): string {
-    return this.blobs.put(bytes);
+  putBlob(bytes: Uint8Array, from?: string): string {
+    return this.blobs.put(bytes, undefined, from);
   }
 
   flush(): void {

@@ -231,7 +231,10 @@ async function replayIn(
     },
   });
   on.opened(w);
-  for (const entry of Object.values(recording.pre.fs?.files ?? {})) w.putBlob(recording.readBlob(entry.sha256));
+  // The pre-world's files: read (and so verified) from the recording, linked into the replay's.
+  for (const entry of Object.values(recording.pre.fs?.files ?? {})) {
+    w.putBlob(recording.readBlob(entry.sha256), path.join(recording.dir, blobRelativePath(entry.sha256)));
+  }
   // A sandbox seeded from a named snapshot starts from that world: the replay's pre-world says so.
   w.writeSnapshot('pre', seeded ? { ...recording.pre, db: seeded.pre } : recording.pre);
 

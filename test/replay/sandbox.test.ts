@@ -1,13 +1,13 @@
 // The sandbox an agent replays in: its files live in memory (node:fs, fs/promises and ESM named
 // imports alike), nothing it writes reaches the disk, clock/random/uuid come from the recording,
 // and connections other than the sandbox database are blocked and reported.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecording } from '../../src/recording/index.js';
+import { blobRelativePath, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { writeRecording } from './build.js';
 
@@ -119,6 +119,11 @@ console.log(JSON.stringify(out));
     expect(handed).toContainEqual(['random', 2]);
     const report = replayed.post.fs?.files['report.md'];
     expect(report && replayed.readBlob(report.sha256).toString()).toBe('written by the agent');
+    // The pre-world's files are the recording's own blobs, linked into the replay (not written again).
+    const notes = replayed.pre.fs?.files['notes.txt'];
+    expect(notes && replayed.readBlob(notes.sha256).toString()).toBe('seeded from the pre-snapshot');
+    const blob = blobRelativePath(notes?.sha256 ?? '');
+    expect(statSync(path.join(result.dir, blob)).ino).toBe(statSync(path.join(dir, blob)).ino);
   });
 
   it('keeps writes off the disk even when the recording names no fs root', async () => {
