@@ -317,6 +317,17 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       const inside = isolated;
       inside.ipcListener.on('connection', (socket: net.Socket) => server.emit('connection', socket));
     }
+    // A world of files alone: the agent skips the round trip of a step barrier at which nothing
+    // under the root changed (src/record/preload/record-quiet.mjs). Not with a database (its
+    // changes are not seen that way), nor with onEvent (awaited while the agent waits at each one),
+    // nor under --isolate (the recording proxy holds the calls).
+    const quietWorld =
+      options.fsRoot !== undefined &&
+      active.world?.manifest?.db === undefined &&
+      options.onEvent === undefined &&
+      options.isolate !== true
+        ? { root: path.resolve(cwd, options.fsRoot), exclude: [path.resolve(active.writer.dir)] }
+        : undefined;
     const nodeOptions = [baseEnv.NODE_OPTIONS ?? '', `--import=${quoteNodeOption(RECORD_PRELOAD)}`]
       .filter((x) => x !== '')
       .join(' ');
@@ -338,6 +349,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         maxBody: options.maxBodyBytes ?? -1,
         nondeterminism: options.nondeterminism ?? true,
         ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
+        ...(quietWorld === undefined ? {} : { quietWorld }),
         ...(isolated ? { proxy: isolated.proxyUrl } : {}),
       }),
     };

@@ -16,6 +16,12 @@ export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol
 
 const REQUEST = { id: z.string(), pid: z.number(), ts: z.number(), ...HTTP_REQUEST };
 const RESPONSE_HEAD = { ts: z.number(), status: z.number(), statusText: z.string().optional(), headers: Headers };
+/**
+ * On the message that ends a call or a tool: the agent saw nothing under the fs root change since
+ * its last step boundary and went on without waiting (src/record/preload/record-quiet.mjs), so the
+ * session must not drain the world for it (what it would find now came later).
+ */
+const QUIET = { quiet: z.boolean().optional() };
 
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
   HelloSchema,
@@ -30,6 +36,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     /** Time the whole body was read (non-streamed responses). */
     end: z.number().optional(),
     error: WireError.optional(),
+    ...QUIET,
   }),
   z.object({ t: z.literal('chunk'), id: z.string(), off: z.number(), data: z.string() }),
   /** A whole non-streamed exchange in one message (request, response, end). */
@@ -39,6 +46,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     res: z.object({ ...RESPONSE_HEAD, body: WireBodySchema.optional() }).optional(),
     end: z.number(),
     error: WireError.optional(),
+    ...QUIET,
   }),
   z.object({ t: z.literal('end'), id: z.string(), ts: z.number(), error: WireError.optional() }),
   z.object({
@@ -55,6 +63,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     mutating: z.boolean().optional(),
     /** Row changes the tool's own database statements committed (observed world capture): its effects. */
     db: z.array(DbChangedPayloadSchema).optional(),
+    ...QUIET,
   }),
   z.object({
     t: z.literal('nd'),

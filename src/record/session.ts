@@ -180,11 +180,12 @@ export class RecordSession {
         const open = this.open.get(message.id);
         if (open === undefined) return;
         open.res = message;
-        if (message.stream !== true) await this.completeExchange(open, message.end ?? message.ts, message.error);
+        if (message.stream !== true)
+          await this.completeExchange(open, message.end ?? message.ts, message.error, message.quiet);
         return;
       }
       case 'xchg': {
-        const { res, end, error, t: _t, ...req } = message;
+        const { res, end, error, quiet, t: _t, ...req } = message;
         const open: OpenExchange = {
           req: { t: 'req', ...req },
           chunks: [],
@@ -193,7 +194,7 @@ export class RecordSession {
           ...(res === undefined ? {} : { res: { t: 'res', id: req.id, ...res } }),
         };
         this.open.set(req.id, open);
-        await this.completeExchange(open, end, error);
+        await this.completeExchange(open, end, error, quiet);
         return;
       }
       case 'chunk':
@@ -310,10 +311,12 @@ export class RecordSession {
     return wire?.truncated ? { ...body, truncated: true } : body;
   }
 
+  /** `quiet`: the agent saw no world change during the call and did not wait: nothing is drained for it. */
   private async completeExchange(
     open: OpenExchange,
     end: number,
     error: { code: string; message: string } | undefined,
+    quiet?: boolean,
   ): Promise<void> {
     this.open.delete(open.req.id);
     const { req, res } = open;
@@ -442,7 +445,7 @@ export class RecordSession {
       events: [
         { type: 'tool.called', payload },
         { type: 'http.exchange', payload: exchange },
-        ...(await this.worldChanges()),
+        ...(quiet === true ? [] : await this.worldChanges()),
         ...nd,
       ],
       status: failed ? 'error' : 'success',
@@ -475,7 +478,7 @@ export class RecordSession {
       events: [
         { type: 'tool.called', payload },
         ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
-        ...(await this.worldChanges()),
+        ...(message.quiet === true ? [] : await this.worldChanges()),
       ],
       status: message.error === undefined ? 'success' : 'error',
       errorType: message.error?.code,

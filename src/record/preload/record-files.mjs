@@ -34,7 +34,8 @@ export function patchFiles(root, recorder, current, send, suppressed) {
     }
   };
   const sizeOf = (value) => (typeof value === 'string' ? Buffer.byteLength(value) : (value?.byteLength ?? undefined));
-  const report = (run, op, rel, ts, value, error, dataArg) => {
+  /** The step message of one file operation (sent by the caller). */
+  const report = (op, rel, ts, value, error, dataArg) => {
     const [name, stateType] = FILE_OPS[op];
     const bytes = stateType === 'FILE_READ' ? sizeOf(value) : sizeOf(dataArg);
     const message = {
@@ -50,7 +51,7 @@ export function patchFiles(root, recorder, current, send, suppressed) {
     };
     if (error) message.error = { code: error.code ?? error.name ?? 'Error', message: String(error.message) };
     else message.result = bytes === undefined ? { ok: true } : { ok: true, bytes };
-    send(run, message);
+    return message;
   };
   let fileSeq = 0;
   // fs calls itself (appendFileSync -> writeFileSync, rm -> unlink): only the outermost call is a step.
@@ -79,7 +80,7 @@ export function patchFiles(root, recorder, current, send, suppressed) {
             recorder.fileOp(
               run,
               () => real.call(this, target, ...rest),
-              (ts, value, error) => report(run, op, rel, ts, value, error, rest[0]),
+              (ts, value, error) => report(op, rel, ts, value, error, rest[0]),
             ),
           );
         },
@@ -99,11 +100,11 @@ export function patchFiles(root, recorder, current, send, suppressed) {
             value = real.call(this, target, ...rest);
           } catch (error) {
             insideSync--;
-            report(run, op, rel, ts, undefined, error, rest[0]);
+            send(run, report(op, rel, ts, undefined, error, rest[0]));
             throw error;
           }
           insideSync--;
-          report(run, op, rel, ts, value, undefined, rest[0]);
+          send(run, report(op, rel, ts, value, undefined, rest[0]));
           return value;
         },
     );
@@ -120,7 +121,7 @@ export function patchFiles(root, recorder, current, send, suppressed) {
           const args = rest.slice(0, -1);
           return inside.run(true, () =>
             real.call(this, target, ...args, (error, value) => {
-              report(run, op, rel, ts, value, error, args[0]);
+              send(run, report(op, rel, ts, value, error, args[0]));
               callback(error, value);
             }),
           );

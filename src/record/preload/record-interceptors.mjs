@@ -13,13 +13,15 @@ import { quietRequestSockets, wrapSuppressed } from '../../../sandbox/preload/sh
 import { encodeBody, headerObject, nowMs, STREAM_TYPES } from '../../../sandbox/preload/shared-wire.mjs';
 
 /**
- * Installs the interceptors. ctx: { proxy?, current(), send(run, msg), flushRun(run),
- * settleStreams(run), track(run, reading), pid, enter(), leave() } — enter/leave bracket work whose
- * values are not the agent's (the interceptors' own request ids). Returns dispose().
+ * Installs the interceptors. ctx: { proxy?, current(), send(run, msg), opening(run, reason, id),
+ * closing(run, msg, id), flushRun(run), settleStreams(run), track(run, reading), pid, enter(),
+ * leave() } — opening/closing are the step barriers before a call and after its answer (record.mjs);
+ * enter/leave bracket work whose values are not the agent's (the interceptors' own request ids).
+ * Returns dispose().
  * @param {any} ctx
  */
 export function installInterceptors(ctx) {
-  const { proxy, current, send, flushRun, settleStreams, track, pid, enter, leave } = ctx;
+  const { proxy, current, send, opening, closing, flushRun, settleStreams, track, pid, enter, leave } = ctx;
   const directFetch = globalThis.fetch;
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-record',
@@ -73,7 +75,7 @@ export function installInterceptors(ctx) {
       headers: headerObject(request.headers),
       body,
     });
-    if (run.syncWorld) await run.sink.sync({ reason: 'req', id });
+    await opening(run, 'req', id);
   });
 
   interceptor.on('response', async ({ response, requestId }) => {
@@ -126,8 +128,7 @@ export function installInterceptors(ctx) {
         error = { code: cause?.name ?? 'Error', message: String(cause?.message) };
       }
     }
-    send(run, { t: 'res', ...head, body, end: nowMs(), error });
-    if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
+    await closing(run, { t: 'res', ...head, body, end: nowMs(), error }, id);
   });
 
   // The interceptors' own randomness (request ids) must not count as the agent's.

@@ -17,6 +17,7 @@ import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { patchFiles } from './record-files.mjs';
+import { createQuietWorld } from './record-quiet.mjs';
 import { recordUndici } from './record-undici.mjs';
 
 export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
@@ -41,17 +42,21 @@ export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
  * One recorded run's state in the capture layer: where its messages go, the nondeterministic
  * values drawn since its last message, its background stream readers. A child process has one;
  * an in-process recorder has one per concurrent record() (see installSharedCapture).
- * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true }.
+ * options: { maxBody = -1 (no cap), syncWorld = false, nondeterminism = true, quietWorld? }:
+ * quietWorld (with syncWorld, when the world is an fs root alone) skips the round trip of a step
+ * barrier when nothing under the root changed since the last one (record-quiet.mjs).
  * @param {CaptureSink} sink
- * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean }} [options]
+ * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean, quietWorld?: { root: string, exclude: string[] } }} [options]
  */
 export function createRun(sink, options = {}) {
+  const quietWorld = options.syncWorld === true ? options.quietWorld : undefined;
   return {
     sink,
     lazy: sink.lazy === true,
     maxBody: typeof options.maxBody === 'number' ? options.maxBody : -1,
     syncWorld: options.syncWorld === true,
     nondeterminism: options.nondeterminism !== false,
+    quiet: quietWorld === undefined ? undefined : createQuietWorld(quietWorld.root, quietWorld.exclude ?? []),
     nd: { clock: [], random: [], uuid: [], randomBytes: [] },
     ndCount: 0,
     toolSeq: 0,
@@ -66,7 +71,7 @@ export function createRun(sink, options = {}) {
  * in-process. options: those of createRun, plus fsRoot? and capture = syncWorld ? 'interceptors' : 'fast'.
  * Returns dispose().
  * @param {CaptureSink} sink
- * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean, fsRoot?: string, capture?: 'interceptors' | 'fast' }} [options]
+ * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean, quietWorld?: { root: string, exclude: string[] }, fsRoot?: string, capture?: 'interceptors' | 'fast' }} [options]
  */
 export function installCapture(sink, options = {}) {
   const run = createRun(sink, options);
@@ -79,6 +84,7 @@ export function installCapture(sink, options = {}) {
   process.on('exit', onExit);
   return function dispose() {
     process.off('exit', onExit);
+    run.quiet?.close();
     layer.dispose();
   };
 }
@@ -149,8 +155,10 @@ function installLayer(current, options) {
   let depth = 0;
   const suppressed = () => depth > 0;
 
-  const send = (run, message) => {
+  /** `counted`: a quiet world is told of it (false: a barrier's own closing message). */
+  const send = (run, message, counted = true) => {
     if (run.closed) return;
+    if (counted) run.quiet?.sent(message);
     depth++;
     try {
       run.sink.send(typeof message === 'function' && !run.lazy ? message() : message);
@@ -200,6 +208,26 @@ function installLayer(current, options) {
       ? undefined
       : Promise.race([Promise.all(run.streams), new Promise((resolve) => setTimeout(resolve, 20))]);
 
+  // Step barriers (world capture): the agent waits while the recorder drains the world, before a
+  // call (`opening`) and after it, once the message that ends it is sent (`closing`). With a quiet
+  // world (record-quiet.mjs) a boundary at which nothing changed skips its round trip, and the
+  // closing message says so: the recorder then does not drain for it (the agent has moved on).
+  const opening = async (run, reason, id) => {
+    if (!run.syncWorld) return;
+    if (run.quiet !== undefined && (await run.quiet.check())) return;
+    await run.sink.sync(id === undefined ? { reason } : { reason, id });
+  };
+  const closing = async (run, message, id) => {
+    if (!run.syncWorld) {
+      send(run, message);
+      return;
+    }
+    const quiet = run.quiet !== undefined && (await run.quiet.check());
+    // Not counted as a message that drains: the round trip that follows (or its skipping) settles it.
+    send(run, quiet ? { ...message, quiet: true } : message, false);
+    if (!quiet) await run.sink.sync(id === undefined ? { reason: 'res' } : { reason: 'res', id });
+  };
+
   // With the proxy (record --isolate) this layer records nothing of HTTP itself.
   const proxy = typeof options.proxy === 'string' ? options.proxy : undefined;
   // The observers' run (none once it is closed), and their messages: the values drawn before a
@@ -222,6 +250,8 @@ function installLayer(current, options) {
         proxy,
         current,
         send,
+        opening,
+        closing,
         flushRun,
         settleStreams,
         track,
@@ -263,22 +293,20 @@ function installLayer(current, options) {
   wrapped.push(undoUndici);
 
   const recorder = {
-    /** Runs one file operation as a step boundary-aware call; report(ts, value, error) sends the step. */
+    /** Runs one file operation as a step boundary-aware call; report(ts, value, error) builds its step message. */
     async fileOp(run, fileRun, report) {
       await settleStreams(run);
       flushRun(run);
-      if (run.syncWorld) await run.sink.sync({ reason: 'req' });
+      await opening(run, 'req');
       const ts = nowMs();
       let value;
       try {
         value = await fileRun();
       } catch (error) {
-        report(ts, undefined, error);
-        if (run.syncWorld) await run.sink.sync({ reason: 'res' });
+        await closing(run, report(ts, undefined, error));
         throw error;
       }
-      report(ts, value, undefined);
-      if (run.syncWorld) await run.sink.sync({ reason: 'res' });
+      await closing(run, report(ts, value, undefined));
       return value;
     },
     /** Records one in-process tool call as a step (see src/record/tool.ts); outside a run, just calls fn. */
@@ -289,7 +317,7 @@ function installLayer(current, options) {
       flushRun(run);
       const id = `${pid}-tool-${++run.toolSeq}`;
       const ts = nowMs();
-      if (run.syncWorld) await run.sink.sync({ reason: 'req', id });
+      await opening(run, 'req', id);
       let result;
       let failure;
       const state = { run, db: [] };
@@ -316,8 +344,7 @@ function installLayer(current, options) {
         message.error = { code: f?.name ?? 'Error', message: String(f?.message ?? f) };
       }
       if (state.db.length > 0) message.db = state.db;
-      send(run, message);
-      if (run.syncWorld) await run.sink.sync({ reason: 'res', id });
+      await closing(run, message, id);
       if (failure !== undefined) throw failure;
       return result;
     },
