@@ -3,6 +3,7 @@
 // reads exactly what it reads unrecorded. Also: what the agent finished just before it crashed
 // is in the recording (events are written at the end of each turn of its event loop, and at exit).
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -48,13 +49,14 @@ function runPlain(env: Record<string, string>): Promise<string> {
   });
 }
 
-async function record(name: string, env: Record<string, string>) {
+async function record(name: string, env: Record<string, string>, fsRoot?: string) {
   const out = path.join(tmp.dir, name);
   let stdout = '';
   const result = await recordCommand({
     command: [process.execPath, AGENT],
     env,
     out,
+    ...(fsRoot === undefined ? {} : { fsRoot }),
     stdio: 'pipe',
     onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
   });
@@ -65,9 +67,15 @@ async function record(name: string, env: Record<string, string>) {
   return { result, stdout: stdout.trim(), recording, exchanges };
 }
 
-it('records every fetch once, with its body, whichever way it is dispatched', async () => {
+// With world capture (--fs) fetch is observed the same way, each call held at its step barriers.
+it.each([
+  ['without world capture', undefined],
+  ['with --fs', 'ws'],
+])('records every fetch once, with its body, whichever way it is dispatched (%s)', async (_, ws) => {
   const env = { TOOL_URL: server.url };
-  const { result, stdout, recording, exchanges } = await record('paths', env);
+  const fsRoot = ws === undefined ? undefined : path.join(tmp.dir, ws);
+  if (fsRoot !== undefined) mkdirSync(fsRoot, { recursive: true });
+  const { result, stdout, recording, exchanges } = await record(`paths-${ws ?? 'plain'}`, env, fsRoot);
   expect(result.exitCode).toBe(0);
   expect(stdout).toBe(await runPlain(env));
   const calls = exchanges.map((x) => `${x.request.method} ${x.request.url.replace(server.url, '')}`);

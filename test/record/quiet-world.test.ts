@@ -82,9 +82,13 @@ describe('a quiet world (the check in the agent process)', () => {
 const AGENT = `
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 const [url, ws] = [process.env.TOOL_URL, process.env.WORKSPACE];
 const call = (p) => fetch(url + p, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).then((r) => r.text());
+const httpCall = (p) => new Promise((resolve, reject) => {
+  http.get(url + p, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject);
+});
 await call('/read');                                  // 1 API_CALL: nothing changes
 await call('/write?path=server/a.txt&text=a1');        // 2 API_CALL: the server makes server/a.txt (a new folder)
 await call('/read');                                  // 3 API_CALL: nothing
@@ -95,6 +99,13 @@ await call('/write?path=server/a.txt&text=a2');        // 7 API_CALL: the server
 await call('/read');                                  // 8 API_CALL: nothing
 await call('/write?path=top.txt&text=t');             // 9 API_CALL: the server makes top.txt
 writeFileSync(join(ws, 'agent.txt'), 'again\\n');       // 10 FILE_WRITE
+await httpCall('/read');                              // 11 API_CALL (node:http): nothing
+await httpCall('/write?path=server/b.txt&text=b');     // 12 API_CALL (node:http): the server makes server/b.txt
+writeFileSync(join(ws, 'agent.txt'), 'last\\n');        // 13 FILE_WRITE
+// A Request object: read from a copy of the response, not at the dispatcher.
+await fetch(new Request(url + '/write?path=server/c.txt&text=c', { method: 'POST' })).then((r) => r.text()); // 14
+await fetch(new Request(url + '/read')).then((r) => r.text()); // 15: nothing
+writeFileSync(join(ws, 'agent.txt'), 'end\\n');         // 16 FILE_WRITE
 `;
 
 describe('record --fs with quiet step barriers', () => {
@@ -150,6 +161,12 @@ describe('record --fs with quiet step barriers', () => {
       'API_CALL',
       'API_CALL',
       'FILE_WRITE',
+      'API_CALL',
+      'API_CALL',
+      'FILE_WRITE',
+      'API_CALL',
+      'API_CALL',
+      'FILE_WRITE',
     ]);
     expect(changes).toEqual([
       [],
@@ -161,6 +178,12 @@ describe('record --fs with quiet step barriers', () => {
       ['modify server/a.txt'],
       [],
       ['create top.txt'],
+      ['modify agent.txt'],
+      [],
+      ['create server/b.txt'],
+      ['modify agent.txt'],
+      ['create server/c.txt'],
+      [],
       ['modify agent.txt'],
     ]);
     expect(canonicalJson(worldAt(recording, steps.length).fs)).toBe(canonicalJson(recording.post.fs));

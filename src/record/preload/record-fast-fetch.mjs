@@ -29,12 +29,13 @@ const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 /**
  * Observes global fetch for the fast capture layer; `nextSeq` numbers its exchanges among the
- * layer's others. Returns dispose().
+ * layer's others. With `ctx.barriers` (world capture) a call waits at a step barrier before it is
+ * made, and its end reaches the agent after the closing barrier. Returns dispose().
  * @param {CaptureContext} ctx
  * @param {() => number} nextSeq
  */
 export function observeFetch(ctx, nextSeq) {
-  const { send, encodeBody, nowMs, current, pid, track } = ctx;
+  const { send, encodeBody, nowMs, current, pid, track, barriers } = ctx;
   // fetch (undici). A request through the dispatcher fetch uses by default is observed there:
   // the handler's callbacks see the bytes as they arrive, before the agent does, and no copy of
   // the response stream is made. Any other (an explicit dispatcher, a Request made before the
@@ -77,7 +78,15 @@ export function observeFetch(ctx, nextSeq) {
       if (run === undefined) return inner.dispatch(options, handler);
       // Recorded here: the npm undici layer (record-undici.mjs) must not record it again below.
       claimDispatch(options);
-      return inner.dispatch(options, new Observed(options, handler, run));
+      const observed = new Observed(options, handler, run);
+      if (barriers === undefined) return inner.dispatch(options, observed);
+      // Made once the world is drained (fetch does not read dispatch's answer).
+      barriers
+        .opening(run, observed.id)
+        .then(() => inner.dispatch(options, observed))
+        .catch((error) => observed.onError(error))
+        .catch(() => {});
+      return true;
     }
     const proxy = new Proxy(inner, {
       get(target, key) {
@@ -183,8 +192,8 @@ export function observeFetch(ctx, nextSeq) {
         else {
           const { res, resTs, chunks, size } = this;
           // Built and encoded later, off the agent's path (see send() in shared-ipc.mjs).
-          send(this.run, () => ({
-            t: 'xchg',
+          const message = () => ({
+            t: /** @type {const} */ ('xchg'),
             ...this.request(),
             res: {
               ts: resTs,
@@ -192,7 +201,16 @@ export function observeFetch(ctx, nextSeq) {
               body: size > 0 ? encodeBody(this.run, concat(chunks, size)) : undefined,
             },
             end,
-          }));
+          });
+          if (barriers !== undefined) {
+            // The agent sees the end once the world is drained for this call.
+            barriers.closing(this.run, message, this.id).then(
+              () => this.handler.onComplete(trailers),
+              (error) => this.handler.onError(error),
+            );
+            return;
+          }
+          send(this.run, message);
         }
       }
       return this.handler.onComplete(trailers);
@@ -203,13 +221,22 @@ export function observeFetch(ctx, nextSeq) {
         const failure = failureOf(error);
         if (this.stream !== undefined) this.endStream(nowMs(), failure);
         else {
-          send(this.run, {
+          /** @type {import('../protocol.js').MessageOf<'xchg'>} */
+          const message = {
             t: 'xchg',
             ...this.request(),
             end: nowMs(),
             error: failure,
             ...(this.res === undefined ? {} : { res: { ts: this.resTs, ...responseHead(this.res) } }),
-          });
+          };
+          if (barriers !== undefined) {
+            barriers.closing(this.run, message, this.id).then(
+              () => this.handler.onError(error),
+              () => this.handler.onError(error),
+            );
+            return;
+          }
+          send(this.run, message);
         }
       }
       return this.handler.onError(error);
@@ -271,7 +298,10 @@ export function observeFetch(ctx, nextSeq) {
     if (init !== undefined && init !== null && init.dispatcher !== undefined) return init.dispatcher;
     if (typeof Request === 'function' && input instanceof Request) {
       requestDispatcherKey ??= Object.getOwnPropertySymbols(input).find((key) => key.description === 'dispatcher');
-      return requestDispatcherKey === undefined ? undefined : input[requestDispatcherKey];
+      const own = requestDispatcherKey === undefined ? undefined : input[requestDispatcherKey];
+      // A Request with no dispatcher of its own goes through the global one (observed there:
+      // read from a copy too, it was recorded twice).
+      if (own !== undefined || requestDispatcherKey === undefined) return own;
     }
     return hookDispatcher() ? hook.proxy : undefined;
   };
@@ -314,11 +344,14 @@ export function observeFetch(ctx, nextSeq) {
       headers,
       body: bodyBytes ? encodeBody(run, bodyBytes) : undefined,
     });
+    // With world capture: made once the world is drained, and its exchange closed by a barrier.
+    if (barriers !== undefined) await barriers.opening(run, id);
+    const finish = (message) => (barriers === undefined ? send(run, message) : barriers.closing(run, message, id));
     let response;
     try {
       response = await realFetch.call(this, input, init);
     } catch (error) {
-      send(run, {
+      await finish({
         t: 'xchg',
         ...request(),
         end: nowMs(),
@@ -329,7 +362,7 @@ export function observeFetch(ctx, nextSeq) {
     const resTs = nowMs();
     const res = { status: response.status, statusText: response.statusText, headers: headerObject(response.headers) };
     if (response.body === null) {
-      send(run, { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
+      await finish({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
       return response;
     }
     const reader = /** @type {ReadableStream<Uint8Array>} */ (response.clone().body).getReader();
@@ -338,6 +371,7 @@ export function observeFetch(ctx, nextSeq) {
       send(run, { t: 'req', ...request() });
       send(run, { t: 'res', id, ts: resTs, ...res, stream: true });
     }
+    /** @type {Promise<import('../protocol.js').CaptureMessage | (() => import('../protocol.js').CaptureMessage) | undefined>} */
     const reading = (async () => {
       const chunks = [];
       let size = 0;
@@ -356,20 +390,26 @@ export function observeFetch(ctx, nextSeq) {
         if (streamed) send(run, { t: 'end', id, ts: nowMs() });
         else {
           const end = nowMs();
-          send(run, () => ({
-            t: 'xchg',
+          return () => ({
+            t: /** @type {const} */ ('xchg'),
             ...request(),
             res: { ts: resTs, ...res, body: encodeBody(run, concat(chunks, size)) },
             end,
-          }));
+          });
         }
       } catch (error) {
         const failure = failureOf(error);
         if (streamed) send(run, { t: 'end', id, ts: nowMs(), error: failure });
-        else send(run, { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure });
+        else return { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure };
       }
+      return undefined;
     })();
     if (streamed) track(run, reading);
+    else if (barriers !== undefined) {
+      // The agent gets the response once its copy is read and the world drained for the call.
+      const message = await reading;
+      if (message !== undefined) await barriers.closing(run, message, id);
+    } else void reading.then((message) => message !== undefined && send(run, message));
     return response;
   }
   if (typeof realFetch === 'function') {

@@ -25,8 +25,16 @@ import { observeFetch } from './record-fast-fetch.mjs';
  * @property {() => CaptureRun | undefined} current
  * @property {number} pid
  * @property {(run: CaptureRun, reading: Promise<unknown>) => void} track
+ * @property {StepBarriers} [barriers] with world capture: the step barriers fetch waits at (record.mjs)
  */
 /** @typedef {import('./record.mjs').CaptureRun} CaptureRun */
+/**
+ * Step barriers: `opening` before a call is made (the world drained before it), `closing` with
+ * the message that ends it, before the agent sees the end (the world drained for it).
+ * @typedef {object} StepBarriers
+ * @property {(run: CaptureRun, id: string) => Promise<void>} opening
+ * @property {(run: CaptureRun, message: CaptureMessage | (() => CaptureMessage), id: string) => Promise<void>} closing
+ */
 /** Subscribes a listener whose message shape the channel knows (diagnostics_channel types it as unknown). */
 const subscribe = (/** @type {string} */ name, /** @type {(message: any) => void} */ listener) =>
   dc.subscribe(name, listener);

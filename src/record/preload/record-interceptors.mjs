@@ -15,17 +15,21 @@ import { encodeBody, headerObject, nowMs, STREAM_TYPES } from '../../../sandbox/
 /**
  * Installs the interceptors. ctx: { proxy?, current(), send(run, msg), opening(run, reason, id),
  * closing(run, msg, id), flushRun(run), settleStreams(run), track(run, reading), pid, enter(),
- * leave() } — opening/closing are the step barriers before a call and after its answer (record.mjs);
- * enter/leave bracket work whose values are not the agent's (the interceptors' own request ids).
- * Returns dispose().
+ * leave(), fetch? } — opening/closing are the step barriers before a call and after its answer
+ * (record.mjs); enter/leave bracket work whose values are not the agent's (the interceptors' own
+ * request ids); fetch: false leaves fetch to the fast observer (record-fast-fetch.mjs, with the
+ * same barriers). Returns dispose().
  * @param {any} ctx
  */
 export function installInterceptors(ctx) {
   const { proxy, current, send, opening, closing, flushRun, settleStreams, track, pid, enter, leave } = ctx;
+  const withFetch = ctx.fetch !== false;
   const directFetch = globalThis.fetch;
   const interceptor = new BatchInterceptor({
     name: 'tapedeck-record',
-    interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
+    interceptors: withFetch
+      ? [new ClientRequestInterceptor(), new FetchInterceptor()]
+      : [new ClientRequestInterceptor()],
   });
   const open = new Map();
 
@@ -139,7 +143,7 @@ export function installInterceptors(ctx) {
     if (undo) wrapped.push(undo);
   };
   interceptor.apply();
-  suppressDuring(globalThis, 'fetch');
+  if (withFetch) suppressDuring(globalThis, 'fetch');
   for (const mod of [http, https]) {
     suppressDuring(mod, 'request');
     suppressDuring(mod, 'get');

@@ -16,6 +16,7 @@ import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
+import { observeFetch } from './record-fast-fetch.mjs';
 import { patchFiles } from './record-files.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { recordUndici } from './record-undici.mjs';
@@ -224,7 +225,10 @@ function installLayer(current, options) {
     }
     const quiet = run.quiet !== undefined && (await run.quiet.check());
     // Not counted as a message that drains: the round trip that follows (or its skipping) settles it.
-    send(run, quiet ? { ...message, quiet: true } : message, false);
+    let marked = message;
+    if (quiet)
+      marked = typeof message === 'function' ? () => ({ ...message(), quiet: true }) : { ...message, quiet: true };
+    send(run, marked, false);
     if (!quiet) await run.sink.sync(id === undefined ? { reason: 'res' } : { reason: 'res', id });
   };
 
@@ -241,10 +245,24 @@ function installLayer(current, options) {
     send(run, message);
   };
   const mode = captureMode(options);
+  /** @type {import('./record-fast.mjs').CaptureContext} */
+  const fastContext = {
+    send: sendExchange,
+    encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
+    nowMs,
+    suppressed,
+    current: openRun,
+    pid,
+    track,
+  };
   const wrapped = [];
   if (mode === 'interceptors') {
     if (interceptorsLayer === undefined)
       throw new Error('tapedeck: loadCaptureLayers() must come before installing this layer');
+    // fetch is observed at undici's dispatcher with the same barriers (the interceptors' Request
+    // and Response copies cost ~1 ms of the agent's CPU a call); node:http keeps the interceptors,
+    // which can hold a request before it is written. With the proxy they take both.
+    const fetchBarriers = proxy === undefined;
     wrapped.push(
       interceptorsLayer.installInterceptors({
         proxy,
@@ -258,20 +276,30 @@ function installLayer(current, options) {
         pid,
         enter: () => depth++,
         leave: () => depth--,
+        fetch: !fetchBarriers,
       }),
     );
+    if (fetchBarriers) {
+      let seq = 0;
+      wrapped.push(
+        observeFetch(
+          {
+            ...fastContext,
+            barriers: {
+              async opening(run, id) {
+                await settleStreams(run);
+                flushRun(run);
+                await opening(run, 'req', id);
+              },
+              closing,
+            },
+          },
+          () => ++seq,
+        ),
+      );
+    }
   } else {
-    wrapped.push(
-      installFastCapture({
-        send: sendExchange,
-        encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
-        nowMs,
-        suppressed,
-        current: openRun,
-        pid,
-        track,
-      }),
-    );
+    wrapped.push(installFastCapture(fastContext));
   }
 
   // The npm undici package, in both modes (its dispatchers are neither fetch's nor node:http's).
