@@ -77,6 +77,16 @@ describe('a quiet world (the check in the agent process)', () => {
       world.close();
     }
   });
+
+  it('is never quiet when it cannot watch the root', async () => {
+    const world = createQuietWorld(path.join(tmp.dir, 'missing'), []);
+    try {
+      expect(await world.check()).toBe(false);
+      expect(await world.check()).toBe(false);
+    } finally {
+      world.close();
+    }
+  });
 });
 
 const AGENT = `

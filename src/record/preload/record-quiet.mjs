@@ -92,6 +92,12 @@ export function createQuietWorld(root, exclude) {
     }
   };
 
+  const close = () => {
+    blind = true;
+    for (const w of watchers.values()) w.close();
+    watchers.clear();
+  };
+
   return {
     /** At a step boundary: true when nothing under the root changed and nothing that drains was sent since the last one. */
     async check() {
@@ -99,7 +105,13 @@ export function createQuietWorld(root, exclude) {
         // The first boundary is a round trip; the next ones compare with what is seen from here on.
         started = true;
         watchTree(absRoot);
+        if (blind) close();
         seen = { changes, drains };
+        return false;
+      }
+      if (blind) {
+        // Never quiet again: the watchers are of no more use.
+        close();
         return false;
       }
       await turn();
@@ -112,10 +124,6 @@ export function createQuietWorld(root, exclude) {
     sent(message) {
       if (typeof message === 'function' || DRAINS.has(/** @type {{ t?: string }} */ (message)?.t ?? '')) drains++;
     },
-    close() {
-      blind = true;
-      for (const w of watchers.values()) w.close();
-      watchers.clear();
-    },
+    close,
   };
 }
