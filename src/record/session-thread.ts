@@ -51,7 +51,7 @@ let nextKey = 1;
 let nextReply = 1;
 let open = 0;
 const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
-let batch: Array<Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number }> = [];
+let batch: Queued[] = [];
 let scheduled = false;
 
 /**
@@ -77,14 +77,16 @@ function thread(): Worker {
     workerData: workerEntry(),
     env: SHARE_ENV,
   });
-  w.on('message', (answer: ThreadReply) => {
-    const wait = waiting.get(answer.reply);
-    if (wait === undefined) return;
-    waiting.delete(answer.reply);
-    if (answer.ok) wait.resolve(answer.value);
-    else {
-      const { message, code } = answer.error;
-      wait.reject(code === undefined ? new Error(message) : new TapedeckError(code, message));
+  w.on('message', (answers: ThreadReply[]) => {
+    for (const answer of answers) {
+      const wait = waiting.get(answer.reply);
+      if (wait === undefined) continue;
+      waiting.delete(answer.reply);
+      if (answer.ok) wait.resolve(answer.value);
+      else {
+        const { message, code } = answer.error;
+        wait.reject(code === undefined ? new Error(message) : new TapedeckError(code, message));
+      }
     }
   });
   const fail = (error: unknown) => {
@@ -100,9 +102,10 @@ function thread(): Worker {
 }
 
 /**
- * Posts the turn's ops (building the lazy messages now, after the agent's turn). The capture
- * messages of a turn cross as one JSON text: one copy of one string is far cheaper than a
- * structured clone of many objects; the other ops (rare) go as they are, in order.
+ * Posts what is queued as one message (each post wakes the recording thread: a system call and,
+ * on a busy machine, a context switch of the request thread): the capture messages as JSON texts
+ * (one copy of one string is far cheaper than a structured clone of many objects), between them
+ * the other ops as they are, all in order. The lazy messages are built now, after the agent's turn.
  */
 function post(): void {
   scheduled = false;
@@ -110,11 +113,11 @@ function post(): void {
   timer = undefined;
   const items = batch;
   batch = [];
-  const w = thread();
+  const parts: Array<string | Exclude<ThreadOp, { op: 'msg' }>> = [];
   let messages: Array<{ key: number; message: unknown }> = [];
-  const sendMessages = () => {
+  const addMessages = () => {
     if (messages.length === 0) return;
-    w.postMessage(JSON.stringify(messages));
+    parts.push(JSON.stringify(messages));
     messages = [];
   };
   for (const item of items) {
@@ -125,25 +128,29 @@ function post(): void {
         // A message that cannot be built is dropped, as the session drops one it cannot read.
       }
     } else {
-      sendMessages();
-      w.postMessage(item);
+      addMessages();
+      parts.push(item);
     }
   }
-  sendMessages();
+  addMessages();
+  if (parts.length > 0) thread().postMessage(parts);
 }
 
 /**
- * Capture messages wait up to BATCH_MS, so that a busy server posts a few batches a second
- * rather than one per turn of its event loop (each post costs both threads); an op that
- * waits for an answer (open, sync, finish) goes at the end of the turn, with what is queued.
+ * What is queued waits up to BATCH_MS, so that a busy server posts a few batches a second rather
+ * than several per session (each post costs both threads); an op someone waits on at once (an
+ * open that must succeed before its run starts, a sync) goes at the end of the turn, with what is
+ * queued. A finish waits in the batch too: its run has answered its request already.
  */
 const BATCH_MS = 3;
 let timer: NodeJS.Timeout | undefined;
 
-function enqueue(item: Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number }): void {
+type Queued = Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number };
+
+function enqueue(item: Queued, urgent: boolean): void {
   batch.push(item);
   if (scheduled) return;
-  if (!('thunk' in item)) {
+  if (urgent) {
     scheduled = true;
     clearTimeout(timer);
     timer = undefined;
@@ -151,11 +158,11 @@ function enqueue(item: Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown
   } else timer ??= setTimeout(post, BATCH_MS);
 }
 
-function ask<T>(make: (reply: number) => Exclude<ThreadOp, { op: 'msg' }>): Promise<T> {
+function ask<T>(make: (reply: number) => Exclude<ThreadOp, { op: 'msg' }>, urgent: boolean): Promise<T> {
   const reply = nextReply++;
   return new Promise<T>((resolve, reject) => {
     waiting.set(reply, { resolve: resolve as (value: unknown) => void, reject });
-    enqueue(make(reply));
+    enqueue(make(reply), urgent);
   });
 }
 
@@ -184,7 +191,7 @@ export async function openThreadRecording(
 ): Promise<ThreadRecording> {
   const key = nextKey++;
   hold(1);
-  const opening = ask((reply) => ({ op: 'open', key, reply, options, agent, runtime, started }));
+  const opening = ask((reply) => ({ op: 'open', key, reply, options, agent, runtime, started }), wait);
   let openFailure: { error: unknown } | undefined;
   if (wait) {
     try {
@@ -204,7 +211,7 @@ export async function openThreadRecording(
     if (closed) throw new Error(`recording ${id} is closed`);
     closed = true;
     try {
-      return await ask<T>(make).catch((error: unknown) => {
+      return await ask<T>(make, false).catch((error: unknown) => {
         // The thread's "no such recording" after an open that failed: the open's error says why.
         throw openFailure ? openFailure.error : error;
       });
@@ -217,9 +224,9 @@ export async function openThreadRecording(
     dir: options.out,
     send: (message) => {
       if (closed) return;
-      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key });
+      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key }, false);
     },
-    sync: (message) => ask((reply) => ({ op: 'sync', key, reply, message })),
+    sync: (message) => ask((reply) => ({ op: 'sync', key, reply, message }), true),
     finish: (outcome) => end((reply) => ({ op: 'finish', key, reply, outcome })),
     discard: () => end((reply) => ({ op: 'discard', key, reply })),
   };

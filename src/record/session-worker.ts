@@ -11,19 +11,31 @@ const recordings = new Map<number, ActiveRecording>();
 /** Each recording's ops run in order (opening and closing take the disk). */
 const chains = new Map<number, Promise<void>>();
 
-function answer(reply: number, work: () => Promise<unknown>): Promise<void> {
+/** Answers wait for the end of the thread's turn and cross together: each post wakes the request thread. */
+let replies: ThreadReply[] = [];
+function reply(answer: ThreadReply): void {
+  if (replies.length === 0)
+    setImmediate(() => {
+      const all = replies;
+      replies = [];
+      port?.postMessage(all);
+    });
+  replies.push(answer);
+}
+
+function answer(id: number, work: () => Promise<unknown>): Promise<void> {
   return work().then(
-    (value) => port?.postMessage({ reply, ok: true, value } satisfies ThreadReply),
+    (value) => reply({ reply: id, ok: true, value }),
     (error: unknown) => {
       const e = error as { message?: string; code?: unknown; name?: string };
-      port?.postMessage({
-        reply,
+      reply({
+        reply: id,
         ok: false,
         error: {
           message: String(e?.message ?? error),
           ...(typeof e?.code === 'string' && e.name === 'TapedeckError' ? { code: e.code } : {}),
         },
-      } satisfies ThreadReply);
+      });
     },
   );
 }
@@ -71,22 +83,25 @@ function run(op: ThreadOp): Promise<void> | undefined {
   }
 }
 
-port.on('message', (posted: ThreadOp | string) => {
-  const ops: ThreadOp[] =
-    typeof posted === 'string'
-      ? (JSON.parse(posted) as Array<{ key: number; message: unknown }>).map((m) => ({ op: 'msg', ...m }))
-      : [posted];
-  for (const op of ops) {
-    // Messages join their recording's session queue at once; opening and closing wait their turn.
-    if (op.op === 'msg' && !chains.has(op.key)) {
-      run(op);
-      continue;
+/** One post of the request thread: its parts in order, each a JSON text of capture messages or an op. */
+port.on('message', (parts: Array<string | ThreadOp>) => {
+  for (const part of parts) {
+    const ops: ThreadOp[] =
+      typeof part === 'string'
+        ? (JSON.parse(part) as Array<{ key: number; message: unknown }>).map((m) => ({ op: 'msg', ...m }))
+        : [part];
+    for (const op of ops) {
+      // Messages join their recording's session queue at once; opening and closing wait their turn.
+      if (op.op === 'msg' && !chains.has(op.key)) {
+        run(op);
+        continue;
+      }
+      const before = chains.get(op.key) ?? Promise.resolve();
+      const next = before.then(() => run(op));
+      const settled = next.finally(() => {
+        if (chains.get(op.key) === settled) chains.delete(op.key);
+      });
+      chains.set(op.key, settled);
     }
-    const before = chains.get(op.key) ?? Promise.resolve();
-    const next = before.then(() => run(op));
-    const settled = next.finally(() => {
-      if (chains.get(op.key) === settled) chains.delete(op.key);
-    });
-    chains.set(op.key, settled);
   }
 });
