@@ -1,11 +1,14 @@
 // The recording thread's side (see session-thread.ts): one RecordSession and writer per open
 // recording, fed the capture messages the request thread posts, in order.
 import { parentPort } from 'node:worker_threads';
+import { blockOnDisk } from '../recording/index.js';
 import { type ActiveRecording, openRecording, sharedRedactor } from './recorder.js';
 import type { ThreadOp, ThreadReply } from './session-thread.js';
 
 const port = parentPort;
 if (port === null) throw new Error('session-worker.ts runs in a worker thread');
+// This thread serves no one: its disk calls block it rather than go through libuv's pool.
+blockOnDisk();
 
 const recordings = new Map<number, ActiveRecording>();
 /** Each recording's ops run in order (opening and closing take the disk). */

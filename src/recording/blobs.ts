@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { blocksOnDisk } from './disk.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -111,8 +112,9 @@ export function writeFileAtomicSync(file: string, data: Uint8Array | string, mod
   renameSync(tmp, file);
 }
 
-/** writeFileAtomicSync on libuv's threads: the event loop goes on while the disk works (a server recording many runs). */
+/** writeFileAtomicSync on libuv's threads: the event loop goes on while the disk works (a server recording many runs); in this thread where it blocks on the disk (disk.ts). */
 export async function writeFileAtomic(file: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
+  if (blocksOnDisk()) return writeFileAtomicSync(file, data, mode);
   const slash = file.lastIndexOf('/');
   const tmp = `${file.slice(0, slash + 1)}.${file.slice(slash + 1)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {

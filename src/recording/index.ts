@@ -5,6 +5,7 @@ export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export { describeFromDdl, parseColumnDefault } from './db-description.js';
+export { blockOnDisk } from './disk.js';
 export * from './errors.js';
 export { asArray, isRecord, jsonOrText, parseJson, whyNotJson } from './json.js';
 export { isSafeRelativePath, unsafePathReason } from './paths.js';

@@ -6,9 +6,10 @@
 // owner is gone (`sweepStaging`).
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { disk } from './disk.js';
 import { TapedeckError } from './errors.js';
 
 export const STAGING_PREFIX = '.tmp-';
@@ -98,26 +99,26 @@ export interface StagedFolder {
  */
 export async function stageRecordingFolder(dir: string): Promise<StagedFolder> {
   // existsSync first: a missing folder (the usual case) costs no thrown error.
-  if (existsSync(dir) && (await readdir(dir)).length > 0) {
+  if (existsSync(dir) && (await disk.readdir(dir)).length > 0) {
     return { path: dir, publish: async () => {}, abandon: async () => {} };
   }
   const path = stagingPath(dir);
   try {
-    await mkdir(path);
+    await disk.mkdir(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(dirname(dir), { recursive: true });
-    await mkdir(path);
+    await disk.mkdir(dirname(dir), { recursive: true });
+    await disk.mkdir(path);
   }
   return {
     path,
     async publish() {
       try {
-        await rename(path, dir);
+        await disk.rename(path, dir);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
-        await rm(path, { recursive: true, force: true });
+        await disk.rm(path, { recursive: true, force: true });
         throw new TapedeckError(
           'RECORDING_EXISTS',
           `${dir} was filled by someone else while the recording was being created; choose a new directory.`,
@@ -125,7 +126,7 @@ export async function stageRecordingFolder(dir: string): Promise<StagedFolder> {
       }
     },
     async abandon() {
-      await rm(path, { recursive: true, force: true });
+      await disk.rm(path, { recursive: true, force: true });
     },
   };
 }
@@ -137,11 +138,11 @@ export async function stageRecordingFolder(dir: string): Promise<StagedFolder> {
 export async function removeRecordingFolder(dir: string): Promise<void> {
   const hidden = stagingPath(dir);
   try {
-    await rename(dir, hidden);
+    await disk.rename(dir, hidden);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    await rm(dir, { recursive: true, force: true });
+    await disk.rm(dir, { recursive: true, force: true });
     return;
   }
-  await rm(hidden, { recursive: true, force: true });
+  await disk.rm(hidden, { recursive: true, force: true });
 }

@@ -3,12 +3,11 @@
 
 import { isUtf8 } from 'node:buffer';
 import { createHash, type Hash, randomBytes } from 'node:crypto';
-import { close as closeFd, fsync, mkdirSync, open as openFd } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { promisify } from 'node:util';
 import { BlobStore, writeAllSync, writeFileAtomic, writeFileAtomicSync } from './blobs.js';
 import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
+import { disk } from './disk.js';
 import { TapedeckError } from './errors.js';
 import { unsafePathReason } from './paths.js';
 import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
@@ -91,9 +90,6 @@ export interface RecordingWriter {
 }
 
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
-const fsyncAsync = promisify(fsync);
-const closeAsync = promisify(closeFd);
-const openAsync = promisify(openFd);
 const BINARY_TYPES =
   /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|pdf|x-protobuf|protobuf|grpc|wasm)/i;
 
@@ -243,7 +239,7 @@ class Writer implements RecordingWriter {
 
   async writeSnapshotAsync(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): Promise<void> {
     const { dir, files } = this.snapshotFiles(which, snapshot);
-    await mkdir(dir, { recursive: true });
+    await disk.mkdir(dir, { recursive: true });
     for (const [file, text] of files) await writeFileAtomic(file, text);
   }
 
@@ -289,8 +285,8 @@ class Writer implements RecordingWriter {
     };
     // On libuv's threads, not the event loop's: a server closing many recordings goes on serving
     // while the disk syncs (an fsync took milliseconds, each blocking every session).
-    await fsyncAsync(this.fd);
-    await closeAsync(this.fd);
+    await disk.fsync(this.fd);
+    await disk.close(this.fd);
     await writeFileAtomic(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
   }
 
@@ -353,9 +349,9 @@ export async function createRecordingWriter(dir: string, init: WriterInit): Prom
   const staged = await stageRecordingFolder(dir);
   let fd: number | undefined;
   try {
-    await mkdir(join(staged.path, 'blobs', 'sha256'), { recursive: true });
+    await disk.mkdir(join(staged.path, 'blobs', 'sha256'), { recursive: true });
     try {
-      fd = await openAsync(join(staged.path, 'events.jsonl'), 'wx');
+      fd = await disk.open(join(staged.path, 'events.jsonl'), 'wx');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new TapedeckError(
@@ -371,7 +367,7 @@ export async function createRecordingWriter(dir: string, init: WriterInit): Prom
     trackOpen(writer);
     return writer;
   } catch (error) {
-    if (fd !== undefined) await closeAsync(fd).catch(() => {});
+    if (fd !== undefined) await disk.close(fd).catch(() => {});
     await staged.abandon().catch(() => {});
     throw error;
   }
