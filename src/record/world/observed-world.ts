@@ -89,8 +89,8 @@ export async function buildWorld(
       if (last < Number(s.min)) return { ...s, last: s.min, called: false };
       return { ...s, last: String(last), called: true };
     });
-    const body = { schemas, tables, sequences };
-    return { ...body, ddl: renderDdl(body) };
+    // The DDL leaves out rows and sequence positions: the description's own serves every run.
+    return { schemas, tables, sequences, ddl: [...description.ddl] };
   };
   return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post'), url: db.identity.url, schemas };
 }
@@ -136,7 +136,7 @@ async function readReferenced(run: ObservedRun, db: ObservedDatabase, catalog: C
 // The catalog's full description of a set of schemas changes rarely: read once a minute at most,
 // and past the minute the last one serves while a fresh one is read (runs never wait for it).
 const descriptions = new Map<string, { at: number; value: Promise<Described>; refreshing?: boolean }>();
-type Described = { tables: Array<DbTable & { oid: number }>; sequences: DbSequence[] };
+type Described = { tables: Array<DbTable & { oid: number }>; sequences: DbSequence[]; ddl: string[] };
 
 async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promise<Described> {
   const key = `${db.identity.key}\u0000${schemas.join('\u0000')}`;
@@ -144,9 +144,13 @@ async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promis
   // run's keyed reads at each statement.
   const describe = () =>
     onOneClient(db.pool, async (client) => {
-      const tables = await describeTables(client, schemas);
+      const tables = (await describeTables(client, schemas)).map((t) => ({ ...t, rows: [] }));
       const sequences = await describeSequences(client, schemas, { fromView: true });
-      return { tables: tables.map((t) => ({ ...t, rows: [] })), sequences };
+      return {
+        tables,
+        sequences,
+        ddl: renderDdl({ schemas, tables: tables.map(({ oid: _o, ...t }) => t), sequences }),
+      };
     });
   const cached = descriptions.get(key);
   if (cached !== undefined) {
