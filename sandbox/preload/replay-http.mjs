@@ -56,30 +56,12 @@ function requestOf(defaultProtocol, args) {
     headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
   }
   const host = hostname.includes(':') ? `[${hostname}]` : hostname;
-  if (/^https?:\/\//i.test(path)) {
-    // Absolute form (a proxy request): the URL asked for is the path.
-    const target = new URL(path);
-    return {
-      method,
-      url: target,
-      pq: `${target.pathname}${target.search}`,
-      headers,
-      callback,
-      options: o,
-      absolute: true,
-    };
-  }
-  const target = new URL(`${protocol}//${host}${port === defaultPort ? '' : `:${port}`}${path}`);
+  // Absolute form (a proxy request): the URL asked for is the path.
+  const absolute = /^https?:\/\//i.test(path);
+  const target = new URL(absolute ? path : `${protocol}//${host}${port === defaultPort ? '' : `:${port}`}${path}`);
   // Path and query as the URL reads them, once: every check below compares this.
-  return {
-    method,
-    url: target,
-    pq: `${target.pathname}${target.search}`,
-    headers,
-    callback,
-    options: o,
-    absolute: false,
-  };
+  const pq = `${target.pathname}${target.search}`;
+  return { method, url: target, pq, headers, callback, options: o, absolute };
 }
 
 /** What a request call would be given in the plain form, for the interceptor's path. */

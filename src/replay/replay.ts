@@ -276,9 +276,10 @@ async function replayIn(
   // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
   // its doors (IPC, proxy, database) served from here.
   let box: ReplaySandbox | undefined;
-  if (isolation.level !== 'none') {
+  // Started above whenever the isolation is not 'none' (what would have stopped it has thrown since).
+  if (starting) {
     box = await openReplaySandbox({
-      started: await (starting ?? startReplaySandbox({ isolation, manifest, tmp, cwd, command })),
+      started: await starting,
       recording,
       fsRoot,
       db,
