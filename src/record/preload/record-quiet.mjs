@@ -15,14 +15,9 @@
 //   boundary makes the next one a round trip, so the recorder handles it while the agent waits;
 // - a folder that cannot be watched, a watcher error, the root moved, or too many folders: every
 //   boundary is a round trip again.
-import fs from 'node:fs';
-import path from 'node:path';
-
-/** More folders than this under the root: watching them costs more than the round trips. */
-const MAX_FOLDERS = 4096;
-
-/** One turn of the event loop: file-change events the kernel queued before now are delivered after two. */
-const turn = () => new Promise((resolve) => setImmediate(resolve));
+// The watching itself is sandbox/preload/shared-watch.mjs (the recorder's fs tracker and the
+// replay's world copy watch the same way).
+import { readQueued, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
 
 /** Messages whose handling drains the world in the recorder (src/record/session.ts). */
 const DRAINS = new Set(['res', 'xchg', 'end', 'tool']);
@@ -35,68 +30,10 @@ const DRAINS = new Set(['res', 'xchg', 'end', 'tool']);
  * @param {string[]} exclude
  */
 export function createQuietWorld(root, exclude) {
-  const absRoot = path.resolve(root);
-  const excluded = (/** @type {string} */ abs) => exclude.some((x) => abs === x || abs.startsWith(`${x}${path.sep}`));
-  /** @type {Map<string, fs.FSWatcher>} */
-  const watchers = new Map();
+  const tree = watchTree(root, { exclude });
   let started = false;
-  let blind = false;
-  let changes = 0;
   let drains = 0;
   let seen = { changes: -1, drains: -1 };
-
-  const unwatchUnder = (/** @type {string} */ dir) => {
-    for (const [d, w] of watchers) {
-      if (d === dir || d.startsWith(`${dir}${path.sep}`)) {
-        w.close();
-        watchers.delete(d);
-      }
-    }
-  };
-  /** Watches `dir` and every folder under it (each before it is read). */
-  const watchTree = (/** @type {string} */ dir) => {
-    if (blind || excluded(dir)) return;
-    if (watchers.size >= MAX_FOLDERS) {
-      blind = true;
-      return;
-    }
-    try {
-      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-        if (name === null || name === undefined) {
-          changes++;
-          blind = true;
-          return;
-        }
-        const abs = path.join(dir, name.toString());
-        if (excluded(abs)) return;
-        changes++;
-        // The root itself moved or removed (its own watcher names it): nothing to compare with.
-        if (dir === absRoot && abs === path.join(absRoot, path.basename(absRoot))) blind = true;
-        // A folder made, moved in, replaced or removed: what is there now is watched afresh.
-        if (watchers.has(abs)) unwatchUnder(abs);
-        let folder = false;
-        try {
-          folder = fs.lstatSync(abs).isDirectory();
-        } catch {}
-        if (folder) watchTree(abs);
-      });
-      watcher.on('error', () => {
-        blind = true;
-      });
-      watchers.set(dir, watcher);
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        if (entry.isDirectory()) watchTree(path.join(dir, entry.name));
-      }
-    } catch {
-      blind = true;
-    }
-  };
-
-  const close = () => {
-    blind = true;
-    for (const w of watchers.values()) w.close();
-    watchers.clear();
-  };
 
   return {
     /** At a step boundary: true when nothing under the root changed and nothing that drains was sent since the last one. */
@@ -104,26 +41,24 @@ export function createQuietWorld(root, exclude) {
       if (!started) {
         // The first boundary is a round trip; the next ones compare with what is seen from here on.
         started = true;
-        watchTree(absRoot);
-        if (blind) close();
-        seen = { changes, drains };
+        tree.start();
+        if (tree.blind) tree.close();
+        seen = { changes: tree.changes, drains };
         return false;
       }
-      if (blind) {
-        // Never quiet again: the watchers are of no more use.
-        close();
-        return false;
-      }
-      await turn();
-      await turn();
-      const quiet = !blind && changes === seen.changes && drains === seen.drains;
-      seen = { changes, drains };
+      // Blind: never quiet again (the watchers are closed).
+      if (tree.blind) return false;
+      await readQueued();
+      const quiet = !tree.blind && tree.changes === seen.changes && drains === seen.drains;
+      seen = { changes: tree.changes, drains };
+      // Only the count is used: the touched paths are not kept.
+      tree.take();
       return quiet;
     },
     /** @param {unknown} message a message of the run (or a function that builds one: counted as one that drains) */
     sent(message) {
       if (typeof message === 'function' || DRAINS.has(/** @type {{ t?: string }} */ (message)?.t ?? '')) drains++;
     },
-    close,
+    close: () => tree.close(),
   };
 }

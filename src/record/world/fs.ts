@@ -2,12 +2,13 @@
 // and the changes since the previous scan. A scan stats every file and hashes only those whose
 // stat changed. With `watch`, the changes of a step look only at the paths the kernel said were
 // touched (inotify, through fs.watch on every folder of the root: any process's writes, not only
-// the agent's), so a step costs what it changed, not the size of the folder; a folder that cannot
-// be watched, or a watcher error, falls back to scanning everything.
+// the agent's; sandbox/preload/shared-watch.mjs), so a step costs what it changed, not the size of
+// the folder; a folder that cannot be watched, or a watcher error, falls back to scanning everything.
 import { createHash } from 'node:crypto';
-import { type BigIntStats, type FSWatcher, lstatSync, readFileSync, watch } from 'node:fs';
+import { type BigIntStats, lstatSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { readQueued, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 
 interface Cached {
@@ -33,9 +34,6 @@ const statKey = (st: BigIntStats) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ct
 /** More touched paths than this in one step: scanning everything is as cheap. */
 const WATCHED_LIMIT = 4096;
 
-/** One turn of the event loop: file-change events the kernel queued before now are delivered after two. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * Paths under `exclude` (absolute) are not part of the world (e.g. the recording's own folder).
  * With `watch`, changes() after the first snapshot() looks only at the paths touched since.
@@ -51,41 +49,14 @@ export function createFsTracker(
   const relOf = (abs: string) => path.relative(absRoot, abs).split(path.sep).join('/');
   let current = new Map<string, Cached>();
 
-  // Watching: one fs.watch (inotify) per folder; touched paths collect in `dirty` until the next changes().
-  const watchers = new Map<string, FSWatcher>();
-  let dirty = new Set<string>();
-  /** Set when a folder could not be watched or a watcher failed: changes() scans everything. */
-  let blind = options.watch !== true;
-  let closed = false;
+  // Watching: one fs.watch (inotify) per folder, started by the first snapshot (each folder watched
+  // before it is read); the paths it names are what changes() looks at.
+  const tree = options.watch === true ? watchTree(absRoot, { exclude }) : undefined;
+  let started = false;
   let lastPass: 'touched' | 'scan' | undefined;
-  const watchDir = (dir: string): void => {
-    if (blind || closed || watchers.has(dir)) return;
-    try {
-      const w = watch(dir, { persistent: false }, (_event, name) => {
-        // The root itself moved or removed (its own watcher names it): only a scan can tell what is left.
-        if (dir === absRoot && name?.toString() === path.basename(absRoot)) blind = true;
-        dirty.add(name ? path.join(dir, name.toString()) : dir);
-      });
-      w.on('error', () => {
-        blind = true;
-      });
-      watchers.set(dir, w);
-    } catch {
-      blind = true;
-    }
-  };
-  const unwatchUnder = (dir: string): void => {
-    for (const [d, w] of watchers) {
-      if (d === dir || d.startsWith(`${dir}${path.sep}`)) {
-        w.close();
-        watchers.delete(d);
-      }
-    }
-  };
 
-  /** Collects the files under `dir`; with `watching`, watches each folder before reading it. */
-  async function walk(dir: string, out: string[], watching = false): Promise<void> {
-    if (watching) watchDir(dir);
+  /** Collects the files under `dir`. */
+  async function walk(dir: string, out: string[]): Promise<void> {
     let entries: import('node:fs').Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -95,7 +66,7 @@ export function createFsTracker(
     for (const entry of entries) {
       const abs = path.join(dir, entry.name);
       if (excluded(abs)) continue;
-      if (entry.isDirectory()) await walk(abs, out, watching);
+      if (entry.isDirectory()) await walk(abs, out);
       else if (entry.isFile()) out.push(abs);
     }
   }
@@ -136,7 +107,12 @@ export function createFsTracker(
 
   async function scan(watching = false): Promise<Map<string, Cached>> {
     const files: string[] = [];
-    await walk(absRoot, files, watching);
+    if (watching && tree) tree.start((abs) => files.push(abs));
+    // Not watching, or the watcher went blind part way (it stops reading there): a plain walk.
+    if (!watching || !tree || tree.blind) {
+      files.length = 0;
+      await walk(absRoot, files);
+    }
     const next = new Map<string, Cached>();
     for (const abs of files) {
       const rel = relOf(abs);
@@ -148,12 +124,10 @@ export function createFsTracker(
 
   /** The paths a step touched, as relative file paths to look at again; undefined: scan everything. */
   async function touched(): Promise<Set<string> | undefined> {
-    await turn();
-    await turn();
-    if (blind) return undefined;
-    const paths = dirty;
-    dirty = new Set();
-    if (paths.size > WATCHED_LIMIT) return undefined;
+    if (!tree || tree.blind) return undefined;
+    await readQueued();
+    const paths = tree.take();
+    if (paths === undefined || paths.size > WATCHED_LIMIT) return undefined;
     const out = new Set<string>();
     for (const abs of paths) {
       if (abs !== absRoot && !abs.startsWith(`${absRoot}${path.sep}`)) continue;
@@ -172,17 +146,17 @@ export function createFsTracker(
         out.add(rel);
         continue;
       }
-      // A folder created, moved in, replaced, moved away or removed: what it holds now, and what it held.
-      if (rel !== '') unwatchUnder(abs);
+      // A folder created, moved in, replaced, moved away or removed: what it holds now, and what it
+      // held (the watcher watches what is there now).
       if (kind === 'dir') {
         const files: string[] = [];
-        await walk(abs, files, true);
+        await walk(abs, files);
         for (const f of files) out.add(relOf(f));
       }
       const prefix = rel === '' ? '' : `${rel}/`;
       for (const known of current.keys()) if (known === rel || known.startsWith(prefix)) out.add(known);
     }
-    return blind ? undefined : out;
+    return tree.blind ? undefined : out;
   }
 
   const diff = (
@@ -216,8 +190,9 @@ export function createFsTracker(
     },
     async snapshot() {
       // The first snapshot starts the watchers, each before its folder is read.
-      current = await scan(!blind && watchers.size === 0);
-      dirty = new Set();
+      current = await scan(tree !== undefined && !started);
+      started = true;
+      tree?.take();
       return toSnapshot(current);
     },
     async changes() {
@@ -248,7 +223,7 @@ export function createFsTracker(
       // A file replaced by a folder: the folder's files are new.
       for (const rel of folders) {
         const files: string[] = [];
-        await walk(path.join(absRoot, rel), files, true);
+        await walk(path.join(absRoot, rel), files);
         for (const abs of files) {
           const f = relOf(abs);
           const now = look(f, undefined);
@@ -263,9 +238,7 @@ export function createFsTracker(
       );
     },
     close() {
-      closed = true;
-      for (const w of watchers.values()) w.close();
-      watchers.clear();
+      tree?.close();
     },
   };
 }

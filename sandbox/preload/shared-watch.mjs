@@ -1,0 +1,174 @@
+// @ts-check
+// Watching a folder tree for changes (inotify, through fs.watch on every folder: any process's
+// writes, not only this one's), so that what changed since the last look is known from the paths
+// the kernel named rather than by reading the whole tree again. One home for the recorder's world
+// capture (src/record/world/fs.ts), the recording agent's quiet barriers (record-quiet.mjs), and
+// the replay's world copy on disk (src/replay/world-copy.ts, replay-fs.mjs).
+//
+// What a watcher can and cannot tell, which every user relies on:
+// - the kernel queues an event in the writing call itself; Node reads them on a turn of the event
+//   loop, and two turns read every event queued before the first (`readQueued()`);
+// - a folder made or moved in is watched at once and walked (watched before it is read), and what
+//   it holds is reported as touched: files made in it before its watch existed are not missed;
+// - a folder removed or moved away is reported as touched and no longer watched: the user drops
+//   what it knew under that path when the path is gone;
+// - when a folder cannot be watched, a watcher fails, the watched root itself moves, an event comes
+//   without a name, or there are more folders than `maxFolders`, the watcher is blind: from then on
+//   only a walk of the whole tree can tell what changed (`take()` says so, and watching stops).
+import fs from 'node:fs';
+import path from 'node:path';
+
+// Taken before any preload patches node:fs.
+const realWatch = fs.watch;
+const realLstat = fs.lstatSync;
+const realReaddir = fs.readdirSync;
+
+/** More folders than this under the root: watching them costs more than walking. */
+export const MAX_FOLDERS = 4096;
+
+/** One turn of the event loop. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Resolves once every change the kernel queued before the call has been read (two loop turns).
+ * @returns {Promise<void>}
+ */
+export async function readQueued() {
+  await turn();
+  await turn();
+}
+
+/**
+ * Watches the tree under `root` (absolute). Paths under `exclude` are not part of it.
+ * @param {string} root
+ * @param {{ exclude?: string[], maxFolders?: number, watch?: typeof fs.watch }} [options]
+ */
+export function watchTree(root, options = {}) {
+  const absRoot = path.resolve(root);
+  const exclude = (options.exclude ?? []).map((p) => path.resolve(p));
+  const maxFolders = options.maxFolders ?? MAX_FOLDERS;
+  const watchFn = options.watch ?? realWatch;
+  const lstat = realLstat;
+  const readdir = realReaddir;
+  const excluded = (/** @type {string} */ abs) => exclude.some((x) => abs === x || abs.startsWith(`${x}${path.sep}`));
+  /** @type {Map<string, fs.FSWatcher>} */
+  const watchers = new Map();
+  /** @type {Set<string>} */
+  let touched = new Set();
+  let blind = false;
+  let closed = false;
+  let changes = 0;
+
+  const goBlind = () => {
+    blind = true;
+    for (const w of watchers.values()) w.close();
+    watchers.clear();
+  };
+  const unwatchUnder = (/** @type {string} */ dir) => {
+    for (const [d, w] of watchers) {
+      if (d === dir || d.startsWith(`${dir}${path.sep}`)) {
+        w.close();
+        watchers.delete(d);
+      }
+    }
+  };
+
+  /**
+   * Watches `dir` (before reading it), then every folder under it. `onFile(abs)` is told of each
+   * file found, `onFolder(abs)` of each folder (`dir` included).
+   * @param {string} dir
+   * @param {(abs: string) => void} [onFile]
+   * @param {(abs: string) => void} [onFolder]
+   */
+  const folder = (dir, onFile, onFolder) => {
+    if (blind || closed || excluded(dir)) return;
+    if (!watchers.has(dir)) {
+      if (watchers.size >= maxFolders) return goBlind();
+      try {
+        const watcher = watchFn(dir, { persistent: false }, (_event, name) => {
+          if (blind || closed) return;
+          if (name === null || name === undefined) {
+            changes++;
+            return goBlind();
+          }
+          const abs = path.join(dir, name.toString());
+          if (excluded(abs)) return;
+          changes++;
+          // The root itself moved or removed (its own watcher names it): nothing to compare with.
+          if (dir === absRoot && abs === path.join(absRoot, path.basename(absRoot))) return goBlind();
+          touched.add(abs);
+          // A folder made, moved in, replaced or removed: what is there now is watched afresh.
+          if (watchers.has(abs)) unwatchUnder(abs);
+          let isFolder = false;
+          try {
+            isFolder = lstat(abs).isDirectory();
+          } catch {}
+          if (isFolder) folder(abs, (f) => touched.add(f));
+        });
+        watcher.on('error', () => goBlind());
+        watchers.set(dir, watcher);
+      } catch {
+        return goBlind();
+      }
+    }
+    onFolder?.(dir);
+    let entries;
+    try {
+      entries = readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const abs = path.join(dir, entry.name);
+      if (excluded(abs)) continue;
+      if (entry.isDirectory()) folder(abs, onFile, onFolder);
+      else onFile?.(abs);
+      if (blind) return;
+    }
+  };
+
+  return {
+    root: absRoot,
+    /**
+     * Watches the root and every folder under it (each before it is read); `onFile` and
+     * `onFolder` are told of what is found, so one pass both watches and takes a baseline.
+     * @param {(abs: string) => void} [onFile]
+     * @param {(abs: string) => void} [onFolder]
+     */
+    start(onFile, onFolder) {
+      folder(absRoot, onFile, onFolder);
+    },
+    /** Watches one more folder (and what is under it), e.g. one found while walking. @param {string} dir */
+    folder(dir) {
+      folder(dir);
+    },
+    /**
+     * The paths touched since the last take (files, and folders made, moved or removed), or
+     * undefined when the watcher is blind (then only a walk of the whole tree can tell).
+     * @returns {Set<string> | undefined}
+     */
+    take() {
+      if (blind || closed) return undefined;
+      const out = touched;
+      touched = new Set();
+      return out;
+    },
+    /** Events seen so far (a counter: whether anything happened between two looks). */
+    get changes() {
+      return changes;
+    },
+    /** Whether only a walk of the whole tree can tell what changed. */
+    get blind() {
+      return blind || closed;
+    },
+    /** The number of folders watched. */
+    get folders() {
+      return watchers.size;
+    },
+    close() {
+      closed = true;
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
+    },
+  };
+}
