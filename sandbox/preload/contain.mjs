@@ -60,9 +60,17 @@ function refusedError(what, code = 'EACCES') {
 
 /**
  * options: { os: boolean (the OS sandbox holds the tree), preload (file URL), configPath,
- * report(what, target), beforeSpawn() }.
+ * report(what, target), beforeSpawn(), started(running?) } — started is told of every child
+ * process or worker started (with it, when it runs on after the call: it emits 'exit').
  */
-export function installContainment({ os, preload, configPath, report, beforeSpawn = () => {} }) {
+export function installContainment({
+  os,
+  preload,
+  configPath,
+  report,
+  beforeSpawn = () => {},
+  started = (/** @type {unknown} */ _running) => {},
+}) {
   const children = new Set();
 
   // ------------------------------------------------------------------ child processes
@@ -92,12 +100,15 @@ export function installContainment({ os, preload, configPath, report, beforeSpaw
     }
     const result = realSpawn.call(this, options);
     if (typeof this.pid === 'number') children.add(this.pid);
+    // One that did not start has no exit to wait for.
+    started(typeof this.pid === 'number' ? this : undefined);
     return result;
   };
   for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
     const real = childProcess[name];
     childProcess[name] = function containedSync(command, args, options) {
       beforeSpawn();
+      started(undefined);
       // execSync runs a shell: never Node itself.
       const file = name === 'execSync' ? '/bin/sh' : command;
       const opts = Array.isArray(args) ? options : args;
@@ -128,6 +139,7 @@ export function installContainment({ os, preload, configPath, report, beforeSpaw
       const env =
         options.env && typeof options.env === 'object' ? withPreload(options.env, preload, configPath) : options.env;
       super(code, { ...options, eval: true, ...(env ? { env } : {}) });
+      started(this);
     }
   }
   workerThreads.Worker = ContainedWorker;

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { watchTree } from './shared-watch.mjs';
 
 const PATH_READ = [
   'readFile',
@@ -143,6 +144,22 @@ export function installFsSandbox({
   const modeOf = (st) => Number(st.mode) & 0o777 & ~umask;
   const memFds = new Set();
   const diskFds = new Set();
+  // The world copy on disk (OS sandbox): paths this thread wrote since the last call, and files it
+  // holds open for writing (looked at every call until closed), so a call reads what this thread
+  // changed without waiting for the watcher's events (delivered only on a turn of the loop).
+  /** @type {Set<string>} */
+  const diskDirty = new Set();
+  /** @type {Map<unknown, string>} fd or FileHandle -> path */
+  const diskWriters = new Map();
+  const markDisk = (/** @type {string | undefined} */ abs) => {
+    if (abs !== undefined && rootOnDisk && underRoot(abs)) diskDirty.add(abs);
+  };
+  const closedWriter = (/** @type {unknown} */ key) => {
+    const abs = diskWriters.get(key);
+    if (abs === undefined) return;
+    diskWriters.delete(key);
+    diskDirty.add(abs);
+  };
 
   const resolve = (p) => {
     if (typeof p === 'number') return undefined;
@@ -255,6 +272,7 @@ export function installFsSandbox({
       }
       patch(target, source, 'createWriteStream', (args) => {
         const abs = resolve(args[0]);
+        markDisk(abs);
         if (abs === undefined || onDisk(abs)) return undefined;
         ensureParent(abs);
         markWrite(abs);
@@ -269,7 +287,10 @@ export function installFsSandbox({
             // A write through a file descriptor: route by who owns the fd.
             return typeof args[0] === 'number' && memFds.has(args[0]) ? args : undefined;
           }
-          if (onDisk(abs)) return undefined;
+          if (onDisk(abs)) {
+            markDisk(abs);
+            return undefined;
+          }
           if (name !== 'mkdir') ensureParent(abs);
           markWrite(abs);
           return [abs, ...args.slice(1)];
@@ -291,8 +312,12 @@ export function installFsSandbox({
         target[n] = function sandboxedTwo(...args) {
           const from = resolve(args[0]);
           const to = resolve(args[1]);
-          if (to === undefined || (onDisk(to) && (from === undefined || onDisk(from))))
+          // Into the world copy on disk from anywhere on the real disk (it is readable there): as is.
+          if (to === undefined || (onDisk(to) && (from === undefined || !readsVolume(from)))) {
+            markDisk(to);
+            if (name === 'rename') markDisk(from);
             return original.apply(this, args);
+          }
           ensureParent(to);
           markWrite(to);
           if (from !== undefined && !readsVolume(from)) {
@@ -336,11 +361,24 @@ export function installFsSandbox({
       target[n] = function sandboxedOpen(...args) {
         const abs = resolve(args[0]);
         const writing = isWriteFlag(typeof args[1] === 'function' ? undefined : args[1]);
-        if (abs !== undefined && onDisk(abs) && !isPromises) {
+        if (abs !== undefined && onDisk(abs)) {
           // The world copy on disk: its descriptors may change it (fchmod, ftruncate…).
+          if (writing) markDisk(abs);
+          if (isPromises) {
+            if (!writing) return original.apply(this, args);
+            return original.apply(this, args).then((/** @type {any} */ handle) => {
+              diskWriters.set(handle, abs);
+              const close = handle.close;
+              handle.close = function closeWriter() {
+                return close.call(this).finally(() => closedWriter(handle));
+              };
+              return handle;
+            });
+          }
           if (n === 'openSync') {
             const fd = original.apply(this, args);
             diskFds.add(fd);
+            if (writing) diskWriters.set(fd, abs);
             return fd;
           }
           const cb = args[args.length - 1];
@@ -348,7 +386,10 @@ export function installFsSandbox({
             return original.apply(this, [
               ...args.slice(0, -1),
               (error, fd) => {
-                if (!error) diskFds.add(fd);
+                if (!error) {
+                  diskFds.add(fd);
+                  if (writing) diskWriters.set(fd, abs);
+                }
                 cb(error, fd);
               },
             ]);
@@ -399,7 +440,27 @@ export function installFsSandbox({
           memFds.delete(fd);
           return mfs.closeSync(fd);
         }
-        return closeSync.call(this, fd);
+        diskFds.delete(fd);
+        try {
+          return closeSync.call(this, fd);
+        } finally {
+          closedWriter(fd);
+        }
+      };
+      const close = target.close;
+      target.close = function sandboxedClose(fd, ...rest) {
+        if (typeof fd === 'number' && diskFds.has(fd)) {
+          diskFds.delete(fd);
+          const cb = rest[rest.length - 1];
+          if (typeof cb === 'function') {
+            return close.call(this, fd, ...rest.slice(0, -1), (/** @type {unknown} */ error) => {
+              closedWriter(fd);
+              cb(error);
+            });
+          }
+          closedWriter(fd);
+        }
+        return close.call(this, fd, ...rest);
       };
     }
   };
@@ -409,11 +470,17 @@ export function installFsSandbox({
   syncBuiltinESMExports();
 
   // On disk, what changed under the root is read from the disk itself (by any process of the
-  // tree: node, sh, curl…), comparing with what was there at the last call.
+  // tree: node, sh, curl…), comparing with what was there at the last call. A call looks only at
+  // the paths that may have changed: what this thread wrote (marked as it wrote), the files it
+  // holds open for writing, and what the watcher has named so far. Writes of other processes and
+  // threads reach the watcher only on a turn of the loop, so while a child process or a worker of
+  // this one runs, or after one ran since the last call, or when the watcher cannot tell, the call
+  // reads the whole tree, as every call did before.
   const realStat = fs.lstatSync.bind(fs);
   const realReaddir = fs.readdirSync.bind(fs);
   const realRead = fs.readFileSync.bind(fs);
-  const walkDisk = () => {
+  const stampOf = (st) => `${st.size}:${st.mtimeMs}:${st.ino}:${st.mode & 0o777}`;
+  const walkDisk = (from = rootAbs) => {
     const seen = new Map();
     const visit = (dir) => {
       let names;
@@ -431,30 +498,105 @@ export function installFsSandbox({
           continue;
         }
         if (st.isDirectory()) visit(abs);
-        else if (st.isFile()) seen.set(abs, `${st.size}:${st.mtimeMs}:${st.ino}:${st.mode & 0o777}`);
+        else if (st.isFile()) seen.set(abs, stampOf(st));
       }
     };
-    visit(rootAbs);
+    visit(from);
     return seen;
   };
-  let diskKnown = rootOnDisk ? walkDisk() : undefined;
-  const takeDiskChanges = (out) => {
-    const now = walkDisk();
-    for (const [abs, stamp] of now) {
-      if (diskKnown?.get(abs) === stamp) continue;
+  /** @type {ReturnType<typeof watchTree> | undefined} */
+  let tree;
+  /** @type {Map<string, string> | undefined} */
+  let diskKnown;
+  if (rootOnDisk) {
+    diskKnown = new Map();
+    const known = diskKnown;
+    tree = watchTree(rootAbs);
+    tree.start((abs) => {
       try {
-        out[abs] = { mode: Number(stamp.split(':')[3]), data: realRead(abs) };
+        const st = realStat(abs);
+        if (st.isFile()) known.set(abs, stampOf(st));
       } catch {}
+    });
+    if (tree.blind) diskKnown = walkDisk();
+  }
+  let foreignRunning = 0;
+  let foreignSince = false;
+  /** A child process or worker of this one: until it exits (and at the next call) every call reads the whole tree. */
+  const foreign = (/** @type {{ once?: Function } | undefined} */ running) => {
+    foreignSince = true;
+    if (!running || typeof running.once !== 'function') return;
+    foreignRunning++;
+    running.once('exit', () => {
+      foreignRunning--;
+      foreignSince = true;
+    });
+  };
+  const report = (out, abs, stamp) => {
+    if (diskKnown?.get(abs) === stamp) return;
+    try {
+      out[abs] = { mode: Number(stamp.split(':')[3]), data: realRead(abs) };
+      diskKnown?.set(abs, stamp);
+    } catch {}
+  };
+  const goneUnder = (out, abs) => {
+    for (const known of [...(diskKnown?.keys() ?? [])]) {
+      if (known === abs || known.startsWith(abs + path.sep)) {
+        out[known] = null;
+        diskKnown?.delete(known);
+      }
     }
-    for (const abs of diskKnown?.keys() ?? []) if (!now.has(abs)) out[abs] = null;
-    diskKnown = now;
+  };
+  const takeDiskChanges = (out) => {
+    const touched = tree?.take();
+    if (!touched || foreignRunning > 0 || foreignSince) {
+      foreignSince = false;
+      diskDirty.clear();
+      const now = walkDisk();
+      for (const [abs, stamp] of now) report(out, abs, stamp);
+      for (const abs of [...(diskKnown?.keys() ?? [])]) {
+        if (now.has(abs)) continue;
+        out[abs] = null;
+        diskKnown?.delete(abs);
+      }
+      return;
+    }
+    for (const abs of diskWriters.values()) touched.add(abs);
+    for (const abs of diskDirty) touched.add(abs);
+    diskDirty.clear();
+    for (const abs of touched) {
+      if (!underRoot(abs)) continue;
+      let st;
+      try {
+        st = realStat(abs);
+      } catch {
+        goneUnder(out, abs);
+        continue;
+      }
+      if (st.isFile()) {
+        report(out, abs, stampOf(st));
+        continue;
+      }
+      // A folder (made, moved in, replaced), or a file replaced by something else: what it holds now.
+      const now = st.isDirectory() ? walkDisk(abs) : new Map();
+      for (const [file, stamp] of now) report(out, file, stamp);
+      for (const known of [...(diskKnown?.keys() ?? [])]) {
+        if ((known === abs || known.startsWith(abs + path.sep)) && !now.has(known)) {
+          out[known] = null;
+          diskKnown?.delete(known);
+        }
+      }
+    }
   };
 
   /** Files under the root written since the last call: abs -> { mode, data } or null (gone). */
   const takeChanges = () => {
     const out = {};
     if (rootOnDisk) {
-      takeDiskChanges(out);
+      const found = {};
+      takeDiskChanges(found);
+      // In path order, whatever order the kernel or the folder listing gave.
+      for (const abs of Object.keys(found).sort()) out[abs] = found[abs];
       return out;
     }
     for (const abs of dirty) {
@@ -502,6 +644,7 @@ export function installFsSandbox({
     volume: () => made(),
     takeChanges,
     applyEffects,
+    foreign,
     root: rootAbs,
   };
 }

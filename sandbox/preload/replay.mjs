@@ -180,6 +180,8 @@ export function installReplay(config) {
     configPath: process.env.TAPEDECK_REPLAY_CONFIG,
     report: (what, target) => send({ t: 'side-channel', what, target, pid }),
     beforeSpawn: () => quiet(() => ipc.flush()),
+    // What a child process or a worker writes in the world copy is not this thread's to know of.
+    started: (running) => fsBox?.foreign(running),
   });
 
   const finish = () => {

@@ -68,8 +68,8 @@ export interface ReplaySandbox {
   /** Everything refused so far: below the process (strace) and at the proxy. */
   sideChannels(): SideChannel[];
   /** Takes the world copy's changes, applies a reply's recorded effects to it (the preload must not). */
-  withWorld(message: ReplayQuestion): ReplayQuestion;
-  settle(reply: ReplayReply): ReplayReply;
+  withWorld(message: ReplayQuestion): Promise<ReplayQuestion>;
+  settle(reply: ReplayReply): Promise<ReplayReply>;
 }
 
 const SET_COOKIE_SEPARATOR = '\n';
@@ -199,19 +199,21 @@ export async function openReplaySandbox(input: {
   let world: WorldCopy | undefined;
   if (fsRoot && started.worldDir) {
     world = await WorldCopy.create(started.worldDir, fsRoot, recording.pre.fs, recording.readBlob);
+    const copy = world;
+    teardown.add(async () => copy.close());
   }
   const recordedDb = recordedDbAddress(recording);
 
   const refused: SideChannel[] = [];
   let answer: ((message: ReplayQuestion) => Promise<ReplayReply>) | undefined;
   let agentKill: (() => void) | undefined;
-  const withWorld = (message: ReplayQuestion): ReplayQuestion => {
+  const withWorld = async (message: ReplayQuestion): Promise<ReplayQuestion> => {
     if (!world) return message;
-    return { ...message, fs: [...(message.fs ?? []), ...world.take()] };
+    return { ...message, fs: [...(message.fs ?? []), ...(await world.take())] };
   };
-  const settle = (reply: ReplayReply): ReplayReply => {
+  const settle = async (reply: ReplayReply): Promise<ReplayReply> => {
     if (!world || !reply.effects?.length) return reply;
-    world.apply(reply.effects);
+    await world.apply(reply.effects);
     const { effects: _applied, ...rest } = reply;
     return rest;
   };
@@ -222,9 +224,9 @@ export async function openReplaySandbox(input: {
       // Notices of calls the preload answered itself, written just before this program started,
       // are read first (one turn of the loop), so the call is decided in recorded order.
       await new Promise((resolve) => setImmediate(resolve));
-      const reply = settle(
+      const reply = await settle(
         await answer(
-          withWorld({
+          await withWorld({
             kind: 'http',
             method: request.method,
             url: request.url,

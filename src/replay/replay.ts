@@ -292,7 +292,7 @@ async function replayIn(
   // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
   for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
   const ask = sandbox
-    ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(sandbox.withWorld(question)))
+    ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(await sandbox.withWorld(question)))
     : (question: ReplayQuestion) => live.answer(question);
   sandbox?.answerWith(ask);
   const socket = sandbox ? sandbox.ipcAddress : path.join(tmp, 'ipc.sock');
@@ -345,7 +345,7 @@ async function replayIn(
   const dumps = await readExitDumps(tmp);
   for (const notice of dumps.pending) session.notice(notice);
   await session.answer({ kind: 'noop' }).catch(() => undefined);
-  await session.collect([...dumps.fs, ...(sandbox?.world?.take() ?? [])]);
+  await session.collect([...dumps.fs, ...(sandbox?.world?.takeAll() ?? [])]);
   for (const batch of dumps.nd) await session.collect([], batch);
   // Ways out refused below the process or at the proxy: divergences, never a clean replay.
   for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
