@@ -8,10 +8,10 @@
 //     core) and its wall time;
 //   - the whole process, `tapedeck replay` against `node agent` live: wall time (target: replay
 //     faster than live, i.e. < 1x) and CPU of the process and the children it waited for.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loopPerCall, startLoopbackServer } from './lib/loopback.js';
 import { BIN, buildDist, type Measure, measure, type Stat, stat, verdict } from './lib/process.js';
 
 const WORKLOAD = join(import.meta.dirname, 'record-workload.mjs');
@@ -20,38 +20,12 @@ const CALLS = Number(process.env.BENCH_REPLAY_CALLS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_REPLAY_ROUNDS ?? 3);
 const LABEL: Record<string, string> = { http: 'node:http' };
 
-const SERVER = `
-const http = require('node:http');
-const answer = JSON.stringify({ ok: true, data: 'y'.repeat(1000) });
-const server = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }); res.end(answer); });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
-`;
-
-function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout?.once('data', (d: Buffer) => resolve({ url: `http://127.0.0.1:${d.toString().trim()}`, child }));
-    child.once('error', reject);
-  });
-}
-
-/** The agent's loop time per call (wall, or CPU), from the {"ms": …, "cpuMs": …} line it prints. */
-function perCall(m: Measure, key: 'ms' | 'cpuMs'): number {
-  const line = m.stdout.split('\n').find((l) => l.startsWith('{"ms":'));
-  if (!line) throw new Error(`the agent printed no loop time: ${m.stdout.slice(-500)}`);
-  return (JSON.parse(line) as Record<string, number>)[key]! / CALLS;
-}
-
 const fmt = (s: Stat, digits = 0): string => `${s.min.toFixed(digits)} | ${s.median.toFixed(digits)}`;
 
 export async function run(): Promise<void> {
   buildDist();
   const work = mkdtempSync(join(tmpdir(), 'tapedeck-bench-replay-clients-'));
-  const server = await startServer();
+  const server = await startLoopbackServer();
   try {
     const agent = (client: string) => [WORKLOAD, client, String(CALLS), server.url];
     for (const client of CLIENTS) {
@@ -75,12 +49,12 @@ export async function run(): Promise<void> {
         rmSync(out, { recursive: true, force: true });
       }
       const call = {
-        live: stat(runs.live.map((m) => perCall(m, 'ms'))),
-        replay: stat(runs.replay.map((m) => perCall(m, 'ms'))),
+        live: stat(runs.live.map((m) => loopPerCall(m, 'ms', CALLS))),
+        replay: stat(runs.replay.map((m) => loopPerCall(m, 'ms', CALLS))),
       };
       const callCpu = {
-        live: stat(runs.live.map((m) => perCall(m, 'cpuMs'))),
-        replay: stat(runs.replay.map((m) => perCall(m, 'cpuMs'))),
+        live: stat(runs.live.map((m) => loopPerCall(m, 'cpuMs', CALLS))),
+        replay: stat(runs.replay.map((m) => loopPerCall(m, 'cpuMs', CALLS))),
       };
       const wall = { live: stat(runs.live.map((m) => m.wallMs)), replay: stat(runs.replay.map((m) => m.wallMs)) };
       const cpu = { live: stat(runs.live.map((m) => m.cpuMs)), replay: stat(runs.replay.map((m) => m.cpuMs)) };
