@@ -16,7 +16,7 @@ import { replay } from '../../src/replay/index.js';
 import { startServer, type TestServer, tempDir } from '../record/helpers.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'world-writer-agent.mjs');
-const CALLS = 28;
+const CALLS = 30;
 const bwrap = detectIsolation().level === 'bwrap';
 
 /** Each fs.changed event of a recording as "step op path sha". */
