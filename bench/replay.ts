@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { materializeFs } from '../sandbox/index.js';
-import { readRecording, worldAt } from '../src/recording/index.js';
+import { fileBytes, readRecording, worldAt } from '../src/recording/index.js';
 import { replay } from '../src/replay/index.js';
 import { answer, MODEL_URL, writeSyntheticRun } from './lib/synthetic-run.js';
 
@@ -77,7 +77,7 @@ export async function run(): Promise<void> {
     const plain = path.join(tmp, 'plain');
     await materializeFs({ files: {} }, recording.readBlob, plain);
     for (const [p, e] of Object.entries(world.fs.files)) {
-      await writeFile(path.join(plain, p.replaceAll('/', '_')), recording.readBlob(e.sha256));
+      await writeFile(path.join(plain, p.replaceAll('/', '_')), fileBytes(e, recording.readBlob));
     }
     const plainMs = performance.now() - p0;
 

@@ -3,7 +3,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FsSnapshot } from '../src/recording/index.js';
-import { TapedeckError } from '../src/recording/index.js';
+import { fileBytes, TapedeckError } from '../src/recording/index.js';
 
 export type ReadBlob = (sha256: string) => Buffer | Uint8Array;
 
@@ -21,7 +21,8 @@ export function entryPath(root: string, relative: string): string {
 }
 
 /**
- * Writes every file of `fs` under `dir` (created if missing) with its recorded mode.
+ * Writes every file of `fs` under `dir` (created if missing) with its recorded mode; contents
+ * inline in their entries or read through `readBlob`.
  * @example await materializeFs(worldAt(rec, 5).fs, rec.readBlob, '/tmp/world-5')
  */
 export async function materializeFs(fs: FsSnapshot, readBlob: ReadBlob, dir: string): Promise<void> {
@@ -34,7 +35,7 @@ export async function materializeFs(fs: FsSnapshot, readBlob: ReadBlob, dir: str
       await mkdir(parent, { recursive: true });
       made.add(parent);
     }
-    await writeFile(abs, readBlob(entry.sha256), { mode: entry.mode & 0o777 });
+    await writeFile(abs, fileBytes(entry, readBlob), { mode: entry.mode & 0o777 });
   }
 }
 
@@ -46,7 +47,7 @@ export function fsSeed(
 ): { files: Array<[string, number, string]> } {
   const files: Array<[string, number, string]> = [];
   for (const [relative, entry] of Object.entries(fs?.files ?? {})) {
-    files.push([entryPath(root, relative), entry.mode, Buffer.from(readBlob(entry.sha256)).toString('base64')]);
+    files.push([entryPath(root, relative), entry.mode, Buffer.from(fileBytes(entry, readBlob)).toString('base64')]);
   }
   return { files };
 }

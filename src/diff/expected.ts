@@ -1,7 +1,7 @@
 // The expected world state a contract asks for (files, rows, requests: exists / absent / equals / matches),
 // checked against a recording's post-world and its side effects; also decides which changes were asked for.
 import * as z from 'zod';
-import type { DbSnapshot, FsSnapshot, Row } from '../recording/index.js';
+import { type DbSnapshot, type FsSnapshot, fileBytes, type Row } from '../recording/index.js';
 import { decodeText } from './fs-diff.js';
 import { globToRegExp, looseEqual, mismatchedKeys, subsetMatch } from './match.js';
 import type { DbChange, FsChange, HttpEffect, StateChange } from './types.js';
@@ -146,7 +146,7 @@ function readText(
   const entry = fs?.files[path];
   if (!entry || !readBlob) return undefined;
   try {
-    return decodeText(readBlob(entry.sha256));
+    return decodeText(fileBytes(entry, readBlob));
   } catch {
     return undefined;
   }

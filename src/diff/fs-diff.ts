@@ -1,10 +1,10 @@
 // Filesystem diff: two fs snapshots joined by path (one hash lookup per file), unified text diffs for text files.
 import { formatPatch, structuredPatch } from 'diff';
-import type { FileEntry, FsSnapshot } from '../recording/index.js';
+import { type FileEntry, type FsSnapshot, fileBytes, fileIdentity } from '../recording/index.js';
 import type { FsChange } from './types.js';
 
 export interface FsDiffOptions {
-  /** Reads a blob's bytes by sha256; without it, changes carry no text diff. */
+  /** Reads a blob's bytes by sha256 (inline contents need none); without it, changes carry no text diff. */
   readBlob?: (sha256: string) => Uint8Array;
   /** path -> steps that touched it (from fs.changed events). */
   attribution?: ReadonlyMap<string, number[]>;
@@ -48,8 +48,9 @@ function fileChange(
 ): FsChange {
   const steps = options.attribution?.get(path) ?? [];
   const change: FsChange = { kind: 'file', path, op, binary: false, stepId: steps.at(-1) ?? null, steps };
-  if (before) change.before = before;
-  if (after) change.after = after;
+  // What the files are, not where their bytes are kept (inline or a blob): equal files diff equal.
+  if (before) change.before = fileIdentity(before);
+  if (after) change.after = fileIdentity(after);
   const limit = options.maxPatchBytes ?? 1 << 20;
   if (!options.readBlob || (before && before.size > limit) || (after && after.size > limit)) return change;
   const oldText = before ? readText(before, options.readBlob) : '';
@@ -85,11 +86,11 @@ function fileChange(
   return change;
 }
 
-/** The file's text; null when binary; undefined when its blob cannot be read. */
+/** The file's text; null when binary; undefined when its content cannot be read. */
 function readText(entry: FileEntry, readBlob: (sha256: string) => Uint8Array): string | null | undefined {
   let bytes: Uint8Array;
   try {
-    bytes = readBlob(entry.sha256);
+    bytes = fileBytes(entry, readBlob);
   } catch {
     return undefined;
   }

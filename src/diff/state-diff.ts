@@ -4,6 +4,7 @@ import {
   canonicalJson,
   type DbSnapshot,
   type FsSnapshot,
+  fileBytes,
   type Recording,
   type RecordingEvent,
   type Row,
@@ -389,7 +390,7 @@ function fillPresence(
     if (entry) {
       let text: string | null | undefined;
       try {
-        const bytes = readBlob(entry.sha256);
+        const bytes = fileBytes(entry, readBlob);
         row.readableAfterRun = true;
         text = decodeText(bytes);
       } catch {

@@ -56,6 +56,8 @@ export interface RecordOptions {
   rules?: ToolRule[] | string;
   /** Bodies larger than this are cut (and marked truncated). Default: no cap. */
   maxBodyBytes?: number;
+  /** Files up to this many bytes are kept inline in their entries (default and most INLINE_FILE_MAX); 0: every file a blob. */
+  inlineFileMax?: number;
   /** Fraction of runs to record, 0..1 (default 1), or rules (errors, slow runs, tags; see sampling.ts). A run not sampled just runs. */
   sample?: SampleOption;
   /** In-process: the command that replays this run (default: this process's command line). */
@@ -245,6 +247,7 @@ export async function openRecording(
       seal: true,
       ...(options.redaction ? { redaction: options.redaction } : {}),
       ...(options.redactor ? { redactor: options.redactor } : {}),
+      ...(options.inlineFileMax === undefined ? {} : { inlineFileMax: options.inlineFileMax }),
     });
   } catch (cause) {
     if (cause instanceof TapedeckError) throw cause;
@@ -269,7 +272,7 @@ export async function openRecording(
           ...(dbUrl === undefined ? {} : { dbUrl }),
           ...(options.dbSchemas === undefined ? {} : { dbSchemas: options.dbSchemas }),
         },
-        (bytes) => writer.putBlob(bytes),
+        (bytes) => writer.fileContent(bytes),
       );
       writer.setManifest({ world: world.manifest });
       await world.start(writer);

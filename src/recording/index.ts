@@ -7,6 +7,7 @@ export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export { describeFromDdl, parseColumnDefault } from './db-description.js';
 export { blockOnDisk } from './disk.js';
 export * from './errors.js';
+export { type FileContent, fileBytes, fileIdentity, fsIdentity, isInline } from './file-content.js';
 export { asArray, isRecord, jsonOrText, parseJson, whyNotJson } from './json.js';
 export { isSafeRelativePath, unsafePathReason } from './paths.js';
 export {

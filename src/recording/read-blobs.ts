@@ -6,10 +6,18 @@ import { join } from 'node:path';
 import { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 import { RecordingError } from './errors.js';
 import { formatFieldPath } from './field-path.js';
+import { fileBytes, isInline } from './file-content.js';
 import { MAX_BLOB_BYTES, parentsAreFolders, readInsideSync } from './read-files.js';
-import type { FsSnapshot, RecordingEvent } from './types.js';
+import type { FileEntry, FsSnapshot, RecordingEvent } from './types.js';
 
-export function blobReader(dir: string): {
+/**
+ * `inline`: the recording's file entries that hold their bytes (checked against their sha256 when
+ * read), so that readBlob finds every file's bytes by sha256, inline or not.
+ */
+export function blobReader(
+  dir: string,
+  inline: ReadonlyMap<string, FileEntry> = new Map(),
+): {
   readBlob(sha256: string): Buffer;
   verify(sha256: string, bytes: Buffer): void;
 } {
@@ -32,6 +40,8 @@ export function blobReader(dir: string): {
         `${JSON.stringify(sha256)} is not a sha256`,
       );
     }
+    const entry = inline.get(sha256);
+    if (entry !== undefined) return Buffer.from(fileBytes(entry, readBlob)); // inline: readBlob is not called again
     const file = blobRelativePath(sha256);
     const bytes = readInsideSync(dir, file, MAX_BLOB_BYTES);
     if (bytes === undefined) {
@@ -81,7 +91,7 @@ export async function verifyAllBlobs(dir: string, blobs: ReturnType<typeof blobR
   return present;
 }
 
-/** Blob references (bodies, file contents) whose blob is not in the recording: warnings, not errors. */
+/** Blob references (bodies, file contents not inline) whose blob is not in the recording: warnings, not errors. */
 export function missingBlobs(
   events: RecordingEvent[],
   snapshots: Array<[string, FsSnapshot | undefined]>,
@@ -91,6 +101,9 @@ export function missingBlobs(
   const check = (sha256: string | undefined, where: string) => {
     if (sha256 !== undefined && !present.has(sha256)) out.push(`${where}: blob ${sha256} is missing`);
   };
+  const checkFile = (entry: FileEntry | undefined, where: string) => {
+    if (entry !== undefined && !isInline(entry)) check(entry.sha256, where);
+  };
   events.forEach((event, index) => {
     const at = `events.jsonl:${index + 1}: field payload`;
     if (event.type === 'http.exchange') {
@@ -99,12 +112,30 @@ export function missingBlobs(
     } else if (event.type === 'tool.called') {
       check(event.payload.resultBody?.blob, `${at}.resultBody.blob`);
     } else if (event.type === 'fs.changed') {
-      check(event.payload.after?.sha256, `${at}.after.sha256`);
+      checkFile(event.payload.after, `${at}.after.sha256`);
     }
   });
   for (const [file, fs] of snapshots) {
     for (const [path, entry] of Object.entries(fs?.files ?? {}))
-      check(entry.sha256, `${file}: field ${formatFieldPath(['files', path])}`);
+      checkFile(entry, `${file}: field ${formatFieldPath(['files', path])}`);
   }
   return out.length > 20 ? [...out.slice(0, 20), `… and ${out.length - 20} more missing blobs`] : out;
+}
+
+/** The file entries of the snapshots and fs.changed events that hold their bytes, by sha256. */
+export function inlineFiles(
+  events: RecordingEvent[],
+  snapshots: Array<FsSnapshot | undefined>,
+): Map<string, FileEntry> {
+  const out = new Map<string, FileEntry>();
+  const add = (entry: FileEntry | undefined) => {
+    if (entry !== undefined && isInline(entry)) out.set(entry.sha256, entry);
+  };
+  for (const fs of snapshots) for (const entry of Object.values(fs?.files ?? {})) add(entry);
+  for (const event of events) {
+    if (event.type !== 'fs.changed') continue;
+    add(event.payload.before);
+    add(event.payload.after);
+  }
+  return out;
 }

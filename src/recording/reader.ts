@@ -10,7 +10,7 @@ import { RecordingError, TapedeckError } from './errors.js';
 import { issueField, issueProblem, lineOf, schemaError } from './field-path.js';
 import { isRecord } from './json.js';
 import { unsafePathReason } from './paths.js';
-import { blobReader, missingBlobs, verifyAllBlobs } from './read-blobs.js';
+import { blobReader, inlineFiles, missingBlobs, verifyAllBlobs } from './read-blobs.js';
 import {
   jsonDepthExceeds,
   MAX_EVENTS,
@@ -217,7 +217,7 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
   }
   if (manifest.status === 'incomplete') warnings.push(incompleteWarning(events.at(-1)));
   const [pre, post] = [await readSnapshot(dir, 'pre', warnings), await readSnapshot(dir, 'post', warnings)];
-  const blobs = blobReader(dir);
+  const blobs = blobReader(dir, inlineFiles(events, [pre.fs, post.fs]));
   if (options.verifyBlobs ?? true) {
     const present = await verifyAllBlobs(dir, blobs);
     const snapshots: Array<[string, FsSnapshot | undefined]> = [

@@ -75,7 +75,7 @@ export interface Recording {
   events: RecordingEvent[];
   pre: { fs?: FsSnapshot; db?: DbSnapshot };
   post: { fs?: FsSnapshot; db?: DbSnapshot };
-  /** Reads a blob's bytes by sha256 (verified). */
+  /** Reads a blob's bytes by sha256 (verified); a file's bytes kept inline in its entry too (fileBytes reads either without a lookup). */
   readBlob(sha256: string): Buffer;
   /** Warnings from reading (e.g. a partial last line of an incomplete recording). */
   warnings: string[];

@@ -5,13 +5,14 @@ import { isUtf8 } from 'node:buffer';
 import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { BlobStore, writeAllSync, writeFileAtomic, writeFileAtomicSync } from './blobs.js';
+import { BlobStore, sha256Hex, writeAllSync, writeFileAtomic, writeFileAtomicSync } from './blobs.js';
 import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 import { disk } from './disk.js';
 import { TapedeckError } from './errors.js';
+import { type FileContent, inlineContent } from './file-content.js';
 import { unsafePathReason } from './paths.js';
 import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
-import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, PAYLOAD_SCHEMAS } from './schema.js';
+import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, INLINE_FILE_MAX, PAYLOAD_SCHEMAS } from './schema.js';
 import { sealManifest } from './seal.js';
 import { stageRecordingFolder } from './staging.js';
 import type { Body, DbSnapshot, EventType, FsSnapshot, Manifest, PayloadMap, PriceSnapshot } from './types.js';
@@ -45,6 +46,11 @@ export interface WriterInit {
   /** Default INLINE_BODY_MAX. */
   inlineBodyMax?: number;
   /**
+   * File contents up to this many bytes are kept inline in their entries (fileContent); default
+   * and most INLINE_FILE_MAX. 0 stores every file as a blob, as recordings made before inline content.
+   */
+  inlineFileMax?: number;
+  /**
    * Seal the manifest with this machine's key (src/recording/seal.ts), so a replay here runs its
    * command and applies its env without being told to trust it. Only for what this machine ran
    * (the recorder, the replayer): never for an import, whose command came from elsewhere.
@@ -74,6 +80,11 @@ export interface RecordingWriter {
   /** Stores bytes as they are (file contents) and returns their sha256. Not redacted. */
   /** `from`: a file already holding these bytes (another recording's blob, verified): linked, not copied, where it can be. */
   putBlob(bytes: Uint8Array, from?: string): string;
+  /**
+   * Stores a file's bytes as they are (not redacted): inline in its entry when small (returned
+   * with the sha256), else as a blob. The caller puts the result in the file's entry.
+   */
+  fileContent(bytes: Uint8Array): FileContent;
   /** Writes buffered events to events.jsonl (synchronous; no fsync). */
   flush(): void;
   writeSnapshot(which: 'pre' | 'post', snapshot: { fs?: FsSnapshot; db?: DbSnapshot }): void;
@@ -121,6 +132,7 @@ class Writer implements RecordingWriter {
   private readonly hash: Hash = createHash('sha256');
   private readonly validate: boolean;
   private readonly inlineMax: number;
+  private readonly inlineFileMax: number;
   private readonly seal: boolean;
   private pending: string[] = [];
   private pendingChars = 0;
@@ -140,6 +152,8 @@ class Writer implements RecordingWriter {
     this.redactor = init.redactor ?? createRedactor(init.redaction);
     this.validate = init.validate ?? process.env.TAPEDECK_VALIDATE_WRITES === '1';
     this.inlineMax = init.inlineBodyMax ?? INLINE_BODY_MAX;
+    // Readers refuse inline content over INLINE_FILE_MAX: never write more.
+    this.inlineFileMax = Math.min(init.inlineFileMax ?? INLINE_FILE_MAX, INLINE_FILE_MAX);
     this.seal = init.seal === true;
     this.blobs = new BlobStore(dir);
     const manifest: Manifest = {
@@ -219,6 +233,12 @@ class Writer implements RecordingWriter {
 
   putBlob(bytes: Uint8Array, from?: string): string {
     return this.blobs.put(bytes, undefined, from);
+  }
+
+  fileContent(bytes: Uint8Array): FileContent {
+    const sha256 = sha256Hex(bytes);
+    if (this.inlineFileMax > 0 && bytes.byteLength <= this.inlineFileMax) return { sha256, ...inlineContent(bytes) };
+    return { sha256: this.blobs.put(bytes, sha256) };
   }
 
   flush(): void {

@@ -1,12 +1,15 @@
 // The replay's view of the sandboxed filesystem root: path -> entry, kept up to date from the
 // preload's reports of what the agent wrote and from the recorded effects the replay applied,
 // turned into fs.changed events. Its final state is the replay's post-snapshot.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { FsReport } from '../../sandbox/index.js';
-import type { FileEntry, FsChangedPayload, FsSnapshot, RecordingWriter } from '../recording/index.js';
-
-const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+import {
+  type FileEntry,
+  type FsChangedPayload,
+  type FsSnapshot,
+  fileBytes,
+  type RecordingWriter,
+} from '../recording/index.js';
 
 export class ReplayFiles {
   private readonly files = new Map<string, FileEntry>();
@@ -19,18 +22,26 @@ export class ReplayFiles {
     for (const [p, e] of Object.entries(pre?.files ?? {})) this.files.set(p, { ...e });
   }
 
-  /** Applies a recorded change (an effect served with its call); returns what the preload must write. */
-  applyRecorded(change: FsChangedPayload, readBlob: (sha: string) => Buffer): FsReport | undefined {
+  /**
+   * Applies a recorded change (an effect served with its call): what the preload must write, and
+   * the change as this replay records it (its content kept as this replay's writer keeps files,
+   * inline or a blob, whichever way the recording kept it).
+   */
+  applyRecorded(
+    change: FsChangedPayload,
+    readBlob: (sha: string) => Buffer,
+  ): { report: FsReport; change: FsChangedPayload } | undefined {
     if (!this.root) return undefined;
     const abs = path.join(this.root, change.path);
     if (change.op === 'delete' || !change.after) {
       this.files.delete(change.path);
-      return { abs, gone: true };
+      return { report: { abs, gone: true }, change };
     }
-    const data = readBlob(change.after.sha256);
-    this.files.set(change.path, { ...change.after });
-    this.writer.putBlob(data);
-    return { abs, mode: change.after.mode, b64: data.toString('base64') };
+    const data = Buffer.from(fileBytes(change.after, readBlob));
+    const { mode, size } = change.after;
+    const after: FileEntry = { mode, size, ...this.writer.fileContent(data) };
+    this.files.set(change.path, after);
+    return { report: { abs, mode, b64: data.toString('base64') }, change: { ...change, after } };
   }
 
   /** Turns the preload's report of written paths into fs.changed events of `step`. */
@@ -56,10 +67,9 @@ export class ReplayFiles {
       }
       seen.add(p);
       const data = Buffer.from(r.b64 ?? '', 'base64');
-      const entry = { mode: r.mode ?? 0o644, size: data.length, sha256: sha256(data) };
+      const entry: FileEntry = { mode: r.mode ?? 0o644, size: data.length, ...this.writer.fileContent(data) };
       const before = this.files.get(p);
       if (before && before.sha256 === entry.sha256 && before.mode === entry.mode) continue;
-      this.writer.putBlob(data);
       this.files.set(p, entry);
       this.writer.append({
         type: 'fs.changed',

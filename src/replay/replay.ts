@@ -16,6 +16,7 @@ import {
   createRedactor,
   type DbSnapshot,
   type FsSnapshot,
+  isInline,
   type Manifest,
   type Recording,
   type RecordingWriter,
@@ -231,8 +232,10 @@ async function replayIn(
     },
   });
   on.opened(w);
-  // The pre-world's files: read (and so verified) from the recording, linked into the replay's.
+  // The pre-world's blobs: read (and so verified) from the recording, linked into the replay's.
+  // Inline contents travel in the snapshot itself.
   for (const entry of Object.values(recording.pre.fs?.files ?? {})) {
+    if (isInline(entry)) continue;
     w.putBlob(recording.readBlob(entry.sha256), path.join(recording.dir, blobRelativePath(entry.sha256)));
   }
   // A sandbox seeded from a named snapshot starts from that world: the replay's pre-world says so.

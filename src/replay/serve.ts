@@ -54,9 +54,9 @@ export async function serveRecorded(
   const fsEffects: FsReport[] = [];
   if (call.kind === 'tool' && session.files.root) {
     for (const change of call.effects.fs) {
-      const report = session.files.applyRecorded(change, recording.readBlob);
-      if (report) fsEffects.push(report);
-      events.push({ type: 'fs.changed', payload: change });
+      const applied = session.files.applyRecorded(change, recording.readBlob);
+      if (applied) fsEffects.push(applied.report);
+      events.push({ type: 'fs.changed', payload: applied?.change ?? change });
     }
   }
   const { db, tracker } = session.parts;

@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFsTracker } from '../../src/record/index.js';
+import { sha256Hex } from '../../src/recording/index.js';
 import { tempDir } from './helpers.js';
 
 const tmp = tempDir('tapedeck-fs-tracker-');
@@ -20,7 +21,7 @@ describe('fs world capture with watching', () => {
     mkdirSync(own);
     for (let i = 0; i < 20; i++) writeFileSync(path.join(root, i % 2 ? 'a/b' : 'a', `f${i}.txt`), `file ${i}\n`);
     writeFileSync(path.join(root, 'top.txt'), 'top\n');
-    const put = () => '';
+    const put = (bytes: Uint8Array) => ({ sha256: sha256Hex(bytes) });
     const watching = createFsTracker(root, put, { exclude: [own], watch: true });
     const scanning = createFsTracker(root, put, { exclude: [own] });
     try {

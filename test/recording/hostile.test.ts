@@ -1,9 +1,16 @@
 // Bad and hostile recordings: each gives a RecordingError naming file, line and field; none hangs.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRecordingWriter, type RecordingError, readRecording } from '../../src/recording/index.js';
+import {
+  createRecordingWriter,
+  fileBytes,
+  INLINE_FILE_MAX,
+  type RecordingError,
+  readRecording,
+} from '../../src/recording/index.js';
 import { init, tempDir, writeTwoSteps } from './helpers.js';
 
 async function goodRecording(status: 'complete' | 'incomplete' = 'complete'): Promise<string> {
@@ -27,6 +34,12 @@ function editLine(dir: string, line: number, edit: (event: Record<string, unknow
   const event = JSON.parse(lines[line - 1] as string);
   edit(event);
   replaceLine(dir, line, JSON.stringify(event));
+}
+
+/** An fs.changed event with `payload` in place of line 2 (integrity dropped). */
+function putFsChange(dir: string, payload: Record<string, unknown>): void {
+  dropIntegrity(dir);
+  replaceLine(dir, 2, JSON.stringify({ seq: 1, traceId: 't', stepId: 1, type: 'fs.changed', time: 't', payload }));
 }
 
 /** For tampering tests: drop the integrity hash so the reader looks at the content itself. */
@@ -136,19 +149,7 @@ describe('hostile recordings', () => {
 
   it('refuses an fs.changed path that escapes the root', async () => {
     const dir = await goodRecording();
-    dropIntegrity(dir);
-    replaceLine(
-      dir,
-      2,
-      JSON.stringify({
-        seq: 1,
-        traceId: 't',
-        stepId: 1,
-        type: 'fs.changed',
-        time: 't',
-        payload: { path: '../../../home/u/.ssh/authorized_keys', op: 'create' },
-      }),
-    );
+    putFsChange(dir, { path: '../../../home/u/.ssh/authorized_keys', op: 'create' });
     expectWhere(await readError(dir), 'events.jsonl', 2, 'payload.path');
   });
 
@@ -357,5 +358,74 @@ describe('files of a recording are read as they are, never through a link', () =
       tables: [{ ...table, primaryKey: ['id'], rows: [{ id: 1 }, { id: 2 }, { id: 1 }] }],
     });
     expect((await readError(dir)).message).toContain('tables[0].rows[2]: repeats the primary key of rows[0] ([1])');
+  });
+});
+
+describe('hostile inline file contents', () => {
+  const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
+  const x = 'x'.repeat(INLINE_FILE_MAX + 1);
+  const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
+    ['text that does not hash to its sha256', { size: 5, sha256: sha('other'), text: 'hello' }, 'text', /hashes to/],
+    ['text of another size than its entry', { size: 4, sha256: sha('hello'), text: 'hello' }, 'text', /is 5 bytes/],
+    ['base64 that does not hash to its sha256', { size: 2, sha256: sha('ab'), base64: 'YWM=' }, 'base64', /hashes to/],
+    ['text over the inline limit', { size: x.length, sha256: sha(x), text: x }, 'text', /over the 4096-byte limit/],
+    ['base64 that is not base64', { size: 3, sha256: sha('abc'), base64: 'YW!j' }, 'base64', /expected base64/],
+    ['base64 without its padding', { size: 2, sha256: sha('ab'), base64: 'YWI' }, 'base64', /expected base64/],
+    ['both text and base64', { size: 2, sha256: sha('ab'), text: 'ab', base64: 'YWI=' }, 'base64', /not both/],
+    ['text with a lone surrogate', { size: 3, sha256: sha('\ufffd'), text: '\ud800' }, 'text', /lone surrogate/],
+  ];
+  for (const [what, entry, field, message] of cases) {
+    it(`refuses ${what} in a snapshot, naming file, line and field`, async () => {
+      const dir = await goodRecording();
+      writeFileSync(
+        join(dir, 'snapshots/pre/fs.json'),
+        JSON.stringify({ files: { 'a.txt': { mode: 420, ...entry } } }, null, 2),
+      );
+      const error = await readError(dir);
+      expect(error.file).toBe('snapshots/pre/fs.json');
+      expect(error.field).toBe(`files["a.txt"].${field}`);
+      expect(error.message).toMatch(message);
+      expect(error.message).not.toContain('\n');
+    });
+  }
+
+  it('refuses inline content that does not match its hash in an fs.changed event', async () => {
+    const dir = await goodRecording();
+    putFsChange(dir, {
+      path: 'a.txt',
+      op: 'create',
+      after: { mode: 420, size: 5, sha256: sha('other'), text: 'hello' },
+    });
+    const error = await readError(dir);
+    expectWhere(error, 'events.jsonl', 2, 'payload.after.text');
+    expect(error.message).toMatch(/hashes to [0-9a-f]{64}, not to the entry's sha256/);
+  });
+
+  it('reads inline content that matches, with no blob file for it', async () => {
+    const dir = await goodRecording();
+    const bytes = Buffer.from([0, 255, 1]);
+    const files = {
+      'a.txt': { mode: 420, size: 5, sha256: sha('hello'), text: 'hello' },
+      'b.bin': { mode: 420, size: 3, sha256: sha(bytes), base64: bytes.toString('base64') },
+    };
+    writeFileSync(join(dir, 'snapshots/pre/fs.json'), JSON.stringify({ files }, null, 2));
+    const rec = await readRecording(dir);
+    expect(rec.warnings).toEqual([]);
+    expect(fileBytes(rec.pre.fs!.files['a.txt']!, rec.readBlob).toString()).toBe('hello');
+    expect(Buffer.from(fileBytes(rec.pre.fs!.files['b.bin']!, rec.readBlob))).toEqual(bytes);
+    // readBlob finds a file's bytes by sha256 whether a blob or its entry holds them.
+    expect(rec.readBlob(sha(bytes))).toEqual(bytes);
+  });
+
+  it('refuses it through the CLI with a one-line finding', async () => {
+    const dir = await goodRecording();
+    const entry = { mode: 420, size: 5, sha256: sha('other'), text: 'hello' };
+    writeFileSync(join(dir, 'snapshots/pre/fs.json'), JSON.stringify({ files: { 'a.txt': entry } }, null, 2));
+    const bin = join(import.meta.dirname, '../../bin/tapedeck.mjs');
+    const run = spawnSync(process.execPath, [bin, 'verify', dir], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    const lines = `${run.stdout}${run.stderr}`.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/snapshots\/pre\/fs\.json:\d+: field files\["a\.txt"\]\.text: inline content hashes to/);
   });
 });

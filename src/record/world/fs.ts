@@ -1,14 +1,14 @@
-// Filesystem world capture: a snapshot of a root (path -> mode, size, sha256; contents as blobs)
+// Filesystem world capture: a snapshot of a root (path -> mode, size, sha256; contents inline or blobs)
 // and the changes since the previous scan. A scan stats every file and hashes only those whose
 // stat changed. With `watch`, the changes of a step look only at the paths the kernel said were
 // touched (inotify, through fs.watch on every folder of the root: any process's writes, not only
 // the agent's; sandbox/preload/shared-watch.mjs), so a step costs what it changed, not the size of
 // the folder; a folder that cannot be watched, or a watcher error, falls back to scanning everything.
-import { createHash } from 'node:crypto';
 import { type BigIntStats, lstatSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { readQueued, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
+import type { FileContent } from '../../recording/file-content.js';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 
 interface Cached {
@@ -18,7 +18,7 @@ interface Cached {
 
 export interface FsTracker {
   readonly root: string;
-  /** Scans the root and returns the snapshot (blobs stored through putBlob). */
+  /** Scans the root and returns the snapshot (contents stored through `store`). */
   snapshot(): Promise<FsSnapshot>;
   /** Scans the root and returns what changed since the previous scan (sorted by path). */
   changes(): Promise<FsChangedPayload[]>;
@@ -37,10 +37,11 @@ const WATCHED_LIMIT = 4096;
 /**
  * Paths under `exclude` (absolute) are not part of the world (e.g. the recording's own folder).
  * With `watch`, changes() after the first snapshot() looks only at the paths touched since.
+ * `store` keeps a file's bytes (RecordingWriter.fileContent: inline when small, else a blob).
  */
 export function createFsTracker(
   root: string,
-  putBlob: (bytes: Uint8Array) => string,
+  store: (bytes: Uint8Array) => FileContent,
   options: { exclude?: string[]; watch?: boolean } = {},
 ): FsTracker {
   const absRoot = path.resolve(root);
@@ -100,9 +101,7 @@ export function createFsTracker(
   }
 
   function stored(st: BigIntStats, bytes: Buffer): Cached {
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    putBlob(bytes);
-    return { key: statKey(st), entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, sha256 } };
+    return { key: statKey(st), entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, ...store(bytes) } };
   }
 
   async function scan(watching = false): Promise<Map<string, Cached>> {

@@ -2,7 +2,13 @@
 // after the run, with the changes in between drained at every step boundary.
 import { noteLeftover } from '../../../sandbox/leftovers.js';
 import { createDbTracker, type DbTracker, redactDbUrl } from '../../postgres/index.js';
-import type { DbChangedPayload, FsChangedPayload, Manifest, RecordingWriter } from '../../recording/index.js';
+import type {
+  DbChangedPayload,
+  FileContent,
+  FsChangedPayload,
+  Manifest,
+  RecordingWriter,
+} from '../../recording/index.js';
 import { createFsTracker, type FsTracker } from './fs.js';
 
 export { createDbTracker, type DbTracker } from '../../postgres/index.js';
@@ -30,11 +36,14 @@ export interface WorldCapture {
   close(): Promise<void>;
 }
 
-export async function openWorld(options: WorldOptions, putBlob: (bytes: Uint8Array) => string): Promise<WorldCapture> {
+export async function openWorld(
+  options: WorldOptions,
+  store: (bytes: Uint8Array) => FileContent,
+): Promise<WorldCapture> {
   const fs: FsTracker | undefined =
     options.fsRoot === undefined
       ? undefined
-      : createFsTracker(options.fsRoot, putBlob, { exclude: options.exclude ?? [], watch: true });
+      : createFsTracker(options.fsRoot, store, { exclude: options.exclude ?? [], watch: true });
   // A recorder that is killed cannot remove its capture: the next tapedeck command does.
   const dbUrl = options.dbUrl;
   let forget = dbUrl === undefined ? () => {} : noteLeftover({ kind: 'pg-capture', url: dbUrl });
