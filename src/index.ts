@@ -70,6 +70,7 @@ export {
   tool,
 } from './record/index.js';
 export {
+  fileBytes,
   isTapedeckError,
   listRecordings,
   type Manifest,
