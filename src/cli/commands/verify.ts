@@ -49,7 +49,7 @@ export function register(program: Command): void {
     .command('verify')
     .exitOverride(exitOnUsageError)
     .description(
-      'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob against its sha256, and that snapshot paths stay inside their root. Says when this machine did not make a recording (no seal of its own: a replay runs its command only with --trust-recording). Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
+      'Reads each recording as every other command does: validates manifest.json and every line of events.jsonl against the format, checks the integrity hash, every blob and every file kept inline against its sha256, and that snapshot paths stay inside their root. Says when this machine did not make a recording (no seal of its own: a replay runs its command only with --trust-recording). Prints a one-line summary per recording, or the first problem with its file, line and field. Exits 1 when any recording is bad.',
     )
     .argument('<recordings...>', 'recording folders, or <store>/<id> URLs (pg://…, file://…, s3://…)')
     .option('--json', 'print a JSON array, one object per recording: {ok, summary} or {ok, dir, error}')
