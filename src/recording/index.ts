@@ -65,6 +65,7 @@ export {
   type AppendInput,
   createRecordingWriter,
   INLINE_BODY_MAX,
+  INLINE_FILES_BUDGET,
   type RecordingWriter,
   type WriterInit,
 } from './writer.js';

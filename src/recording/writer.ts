@@ -19,6 +19,12 @@ import type { Body, DbSnapshot, EventType, FsSnapshot, Manifest, PayloadMap, Pri
 
 /** Bodies up to this many bytes are stored inline in the event; larger ones go to blobs/. */
 export const INLINE_BODY_MAX = 4096;
+/**
+ * File bytes one recording keeps inline at most, all entries together: past it files go to blobs,
+ * so a workspace of very many small files neither swells fs.json past what a reader takes nor
+ * holds its contents in the recorder's memory (the fs tracker keeps every entry).
+ */
+export const INLINE_FILES_BUDGET = 16 * 1024 * 1024;
 /** Buffered event bytes that force a flush even between step boundaries. */
 const FLUSH_THRESHOLD = 1 << 20;
 
@@ -50,6 +56,8 @@ export interface WriterInit {
    * and most INLINE_FILE_MAX. 0 stores every file as a blob, as recordings made before inline content.
    */
   inlineFileMax?: number;
+  /** Inline file bytes this recording keeps at most, all entries together (default INLINE_FILES_BUDGET). */
+  inlineFileBudget?: number;
   /**
    * Seal the manifest with this machine's key (src/recording/seal.ts), so a replay here runs its
    * command and applies its env without being told to trust it. Only for what this machine ran
@@ -133,6 +141,7 @@ class Writer implements RecordingWriter {
   private readonly validate: boolean;
   private readonly inlineMax: number;
   private readonly inlineFileMax: number;
+  private inlineFileBytesLeft: number;
   private readonly seal: boolean;
   private pending: string[] = [];
   private pendingChars = 0;
@@ -154,6 +163,7 @@ class Writer implements RecordingWriter {
     this.inlineMax = init.inlineBodyMax ?? INLINE_BODY_MAX;
     // Readers refuse inline content over INLINE_FILE_MAX: never write more.
     this.inlineFileMax = Math.min(init.inlineFileMax ?? INLINE_FILE_MAX, INLINE_FILE_MAX);
+    this.inlineFileBytesLeft = init.inlineFileBudget ?? INLINE_FILES_BUDGET;
     this.seal = init.seal === true;
     this.blobs = new BlobStore(dir);
     const manifest: Manifest = {
@@ -237,7 +247,14 @@ class Writer implements RecordingWriter {
 
   fileContent(bytes: Uint8Array): FileContent {
     const sha256 = sha256Hex(bytes);
-    if (this.inlineFileMax > 0 && bytes.byteLength <= this.inlineFileMax) return { sha256, ...inlineContent(bytes) };
+    if (
+      this.inlineFileMax > 0 &&
+      bytes.byteLength <= this.inlineFileMax &&
+      bytes.byteLength <= this.inlineFileBytesLeft
+    ) {
+      this.inlineFileBytesLeft -= bytes.byteLength;
+      return { sha256, ...inlineContent(bytes) };
+    }
     return { sha256: this.blobs.put(bytes, sha256) };
   }
 

@@ -1,7 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bodyText, createRecordingWriter, FORMAT, listRecordings, readRecording } from '../../src/recording/index.js';
+import {
+  blobRelativePath,
+  bodyText,
+  createRecordingWriter,
+  FORMAT,
+  INLINE_FILE_MAX,
+  listRecordings,
+  readRecording,
+  sha256Hex,
+} from '../../src/recording/index.js';
 import { init, tempDir, writeTwoSteps } from './helpers.js';
 
 describe('writer and reader', () => {
@@ -80,6 +89,24 @@ describe('writer and reader', () => {
     expect(readdirSync(join(dir, 'blobs/sha256', a.blob!.slice(0, 2)))).toHaveLength(1);
     const rec = await readRecording(dir);
     expect(bodyText(rec, a)).toBe(large);
+  });
+
+  it('keeps small files inline (text or base64) up to a budget for the whole recording, then as blobs', async () => {
+    const dir = join(tempDir(), 'files');
+    const w = await createRecordingWriter(dir, init('files', { inlineFileBudget: 10 }));
+    const text = w.fileContent(Buffer.from('four'));
+    const binary = w.fileContent(Buffer.from([0xff, 0x00]));
+    expect(text).toEqual({ sha256: sha256Hex('four'), text: 'four' });
+    expect(binary).toEqual({ sha256: sha256Hex(Buffer.from([0xff, 0x00])), base64: '/wA=' });
+    // 6 of the 10 bytes spent: five more go to a blob, as does anything over INLINE_FILE_MAX.
+    expect(w.fileContent(Buffer.from('fives'))).toEqual({ sha256: sha256Hex('fives') });
+    expect(w.fileContent(Buffer.from('abc'))).toEqual({ sha256: sha256Hex('abc'), text: 'abc' });
+    const big = Buffer.alloc(INLINE_FILE_MAX + 1, 'x');
+    const roomy = await createRecordingWriter(join(tempDir(), 'roomy'), init());
+    expect(roomy.fileContent(big)).toEqual({ sha256: sha256Hex(big) });
+    await roomy.close('complete');
+    await w.close('complete');
+    expect(readFileSync(join(dir, blobRelativePath(sha256Hex('fives'))), 'utf8')).toBe('fives');
   });
 
   it('gives the same bytes for the same events', async () => {
