@@ -9,6 +9,7 @@ import {
   type FsSnapshot,
   fileBytes,
   type RecordingWriter,
+  sha256Hex,
 } from '../recording/index.js';
 
 export class ReplayFiles {
@@ -67,9 +68,11 @@ export class ReplayFiles {
       }
       seen.add(p);
       const data = Buffer.from(r.b64 ?? '', 'base64');
-      const entry: FileEntry = { mode: r.mode ?? 0o644, size: data.length, ...this.writer.fileContent(data) };
+      const mode = r.mode ?? 0o644;
       const before = this.files.get(p);
-      if (before && before.sha256 === entry.sha256 && before.mode === entry.mode) continue;
+      // Unchanged: nothing stored (no blob written, none of the recording's inline budget spent).
+      if (before && before.mode === mode && before.size === data.length && before.sha256 === sha256Hex(data)) continue;
+      const entry: FileEntry = { mode, size: data.length, ...this.writer.fileContent(data) };
       this.files.set(p, entry);
       this.writer.append({
         type: 'fs.changed',
