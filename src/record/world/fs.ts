@@ -8,7 +8,7 @@ import { type BigIntStats, lstatSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { readQueued, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
-import type { FileContent } from '../../recording/file-content.js';
+import { type FileContent, sha256Hex } from '../../recording/index.js';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 
 interface Cached {
@@ -89,7 +89,7 @@ export function createFsTracker(
     } catch {
       return undefined;
     }
-    return stored(st, bytes);
+    return stored(st, bytes, previous);
   }
 
   /** What a stat says: a folder, not a file, the file as it was (its stat did not change), or a file to read. */
@@ -100,8 +100,13 @@ export function createFsTracker(
     return 'read';
   }
 
-  function stored(st: BigIntStats, bytes: Buffer): Cached {
-    return { key: statKey(st), entry: { mode: Number(st.mode & 0o7777n), size: bytes.length, ...store(bytes) } };
+  /** The file's entry; the previous one again when only its stat changed (rewritten with the same bytes): nothing stored twice. */
+  function stored(st: BigIntStats, bytes: Buffer, previous: Cached | undefined): Cached {
+    const mode = Number(st.mode & 0o7777n);
+    const was = previous?.entry;
+    if (was && was.mode === mode && was.size === bytes.length && was.sha256 === sha256Hex(bytes))
+      return { key: statKey(st), entry: was };
+    return { key: statKey(st), entry: { mode, size: bytes.length, ...store(bytes) } };
   }
 
   async function scan(watching = false): Promise<Map<string, Cached>> {
