@@ -30,7 +30,9 @@ const [url, ws, calls] = [process.argv[2], process.argv[3], Number(process.argv[
 for (let i = 0; i < calls; i++) {
   const res = await fetch(url + '/call?i=' + i, { method: 'POST', body: JSON.stringify({ i }), headers: { 'content-type': 'application/json' } });
   await res.text();
-  writeFileSync(join(ws, 'd' + (i % 10), 'f' + (i % ${FILES / 10}) + '.txt'), 'written at call ' + i + '\\n');
+  // Content of this run's own (its pid): the runs share the workspace, and a write of what the
+  // previous run left would be no change to record.
+  writeFileSync(join(ws, 'd' + (i % 10), 'f' + (i % ${FILES / 10}) + '.txt'), 'written at call ' + i + ' by ' + process.pid + '\\n');
 }
 `;
 
