@@ -305,8 +305,7 @@ async function observedWorldOf(
   const unobserved = Object.fromEntries(observed.unobserved);
   if (world === undefined) return undefined;
   return {
-    pre: world.pre,
-    post: world.post,
+    facts: world.facts,
     db: {
       url: world.url,
       schemas: world.schemas,

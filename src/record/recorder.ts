@@ -6,7 +6,6 @@ import path from 'node:path';
 import {
   createRecordingWriter,
   createRedactor,
-  type DbSnapshot,
   type Manifest,
   type RecordingWriter,
   type RedactionOptions,
@@ -20,6 +19,7 @@ import type { ToolRule } from './classify.js';
 import type { SampleOption } from './sampling.js';
 import { type RecordedEvent, RecordSession } from './session.js';
 import type { WorldCapture } from './world/index.js';
+import { type ObservedWorldFacts, observedSnapshots } from './world/observed-snapshots.js';
 
 export interface RecordOptions {
   /** Filesystem root to snapshot and watch. */
@@ -85,13 +85,13 @@ export interface FinishOutcome {
   signal?: string | null;
   /** Merged into the manifest's final write. */
   manifest?: Partial<Manifest>;
-  /** An observed database world: its pre and post snapshots, and the manifest's account of it. */
+  /** An observed database world: what its pre and post snapshots are assembled from, and the manifest's account of it. */
   world?: ObservedWorldRecord;
 }
 
 export interface ObservedWorldRecord {
-  pre: DbSnapshot;
-  post: DbSnapshot;
+  /** Assembled into the snapshots here, where the recording is written (the recording thread, for a server's runs). */
+  facts: ObservedWorldFacts;
   db: NonNullable<NonNullable<Manifest['world']>['db']>;
 }
 
@@ -301,8 +301,9 @@ export async function openRecording(
       // A world that cannot be written leaves the recording closed, as incomplete, and says why.
       let worldError: { error: unknown } | undefined;
       if (outcome.world !== undefined) {
-        const { pre, post, db } = outcome.world;
+        const { facts, db } = outcome.world;
         try {
+          const { pre, post } = observedSnapshots(facts);
           await writer.writeSnapshotAsync('pre', { db: pre });
           await writer.writeSnapshotAsync('post', { db: post });
           manifest = { ...manifest, world: { ...writer.manifest.world, db } };

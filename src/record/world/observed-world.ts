@@ -1,19 +1,14 @@
 // The worlds of an observed run (`world: 'observed'`): the catalog's description of the schemas it
 // touched, with the first image of every row it touched as the pre-world and those rows with its
-// own changes applied as the post-world.
+// own changes applied as the post-world. Gathered here, in the request thread (it reads the
+// database); assembled into snapshots by observed-snapshots.ts where the recording is written.
 import type pg from 'pg';
 import { describeSequences, describeTables, renderDdl } from '../../postgres/index.js';
-import {
-  canonicalJson,
-  type DbSequence,
-  type DbSnapshot,
-  type DbTable,
-  type Row,
-  sortRows,
-} from '../../recording/index.js';
+import { canonicalJson, type Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf } from './observed-catalog.js';
 import { type KeyedReads, onOneClient } from './observed-reads.js';
 import type { DbIdentity, ObservedRun } from './observed-run.js';
+import type { ObservedWorldFacts, SchemaDescription } from './observed-snapshots.js';
 
 /** A database runs talked to, as snapshots need it: who it is, and tapedeck's own connection to it. */
 export interface ObservedDatabase {
@@ -24,75 +19,54 @@ export interface ObservedDatabase {
 }
 
 export interface ObservedWorld {
-  pre: DbSnapshot;
-  post: DbSnapshot;
+  /** What the snapshots are assembled from (observedSnapshots), where the recording is written. */
+  facts: ObservedWorldFacts;
   url: string;
   schemas: string[];
 }
 
 /**
- * The run's worlds: the catalog's description of the schemas it touched; as rows, the first
- * image of every row it touched (pre) and those with its changes applied (post); the rows its
- * written rows reference are read by key, so the sandbox's foreign keys hold for its writes.
+ * What the run's worlds are made of: the catalog's description of the schemas it touched; the
+ * first image of every row it touched; its changes, and the sequence values its inserts drew. The
+ * rows its written rows reference are read by key first, so the sandbox's foreign keys hold for
+ * its writes. The snapshots themselves are assembled from these where the recording is written.
  */
 export async function buildWorld(
   run: ObservedRun,
   db: ObservedDatabase,
   catalog: Catalog,
 ): Promise<ObservedWorld | undefined> {
-  const touched = run.touchedTables();
-  if (touched.length === 0) return undefined;
+  if (run.touchedTables().length === 0) return undefined;
   await readReferenced(run, db, catalog);
-  const pre = new Map<number, Map<string, Row>>();
-  for (const t of run.touchedTables()) {
-    const rows = new Map<string, Row>();
-    for (const [id, o] of t.images) if (o.row !== null) rows.set(id, o.row);
-    pre.set(t.table.oid, rows);
-  }
-  const post = new Map([...pre].map(([oid, rows]) => [oid, new Map(rows)]));
-  const oids = new Map(touched.map((t) => [`${t.table.schema}\u0000${t.table.name}`, t.table.oid]));
+  const touched = run.touchedTables();
+  const images = touched.map(({ table, images }): [number, Array<[string, Row]>] => {
+    const rows: Array<[string, Row]> = [];
+    for (const [id, o] of images) if (o.row !== null) rows.push([id, o.row]);
+    return [table.oid, rows];
+  });
+  const tables = new Map(touched.map((t) => [`${t.table.schema}\u0000${t.table.name}`, t.table]));
   const drawn = new Map<string, { min: number; max: number; increment: number }>();
   for (const change of run.changes) {
-    const oid = oids.get(`${change.schema}\u0000${change.table}`);
-    const rows = oid === undefined ? undefined : post.get(oid);
-    if (rows === undefined || oid === undefined) continue;
-    const id = canonicalJson(change.key);
-    if (change.op === 'delete') rows.delete(id);
-    else if (change.after) rows.set(id, change.after);
-    if (change.op === 'insert' && change.after) {
-      const table = catalog.tables.get(oid) as CatalogTable;
-      for (const s of table.sequences) {
-        const value = Number(change.after[s.column]);
-        if (!Number.isFinite(value)) continue;
-        const seqKey = `${s.schema}\u0000${s.name}`;
-        const d = drawn.get(seqKey);
-        drawn.set(seqKey, {
-          min: Math.min(d?.min ?? value, value),
-          max: Math.max(d?.max ?? value, value),
-          increment: s.increment,
-        });
-      }
+    if (change.op !== 'insert' || !change.after) continue;
+    for (const s of tables.get(`${change.schema}\u0000${change.table}`)?.sequences ?? []) {
+      const value = Number(change.after[s.column]);
+      if (!Number.isFinite(value)) continue;
+      const seqKey = `${s.schema}\u0000${s.name}`;
+      const d = drawn.get(seqKey);
+      drawn.set(seqKey, {
+        min: Math.min(d?.min ?? value, value),
+        max: Math.max(d?.max ?? value, value),
+        increment: s.increment,
+      });
     }
   }
-  const schemas = [...new Set(run.touchedTables().map((t) => t.table.schema))].sort();
+  const schemas = [...new Set(touched.map((t) => t.table.schema))].sort();
   const description = await describedSchemas(db, schemas);
-  const snapshot = (rowsOf: Map<number, Map<string, Row>>, position: 'pre' | 'post'): DbSnapshot => {
-    const tables: DbTable[] = description.tables.map(({ oid, ...t }) => ({
-      ...t,
-      rows: sortRows([...(rowsOf.get(oid)?.values() ?? [])], t.primaryKey),
-    }));
-    const sequences = description.sequences.map((s): DbSequence => {
-      const d = drawn.get(`${s.schema}\u0000${s.name}`);
-      if (d === undefined) return s;
-      // Where the run found the sequence, and where it left it, as far as its own inserts show.
-      const last = position === 'pre' ? d.min - d.increment : d.max;
-      if (last < Number(s.min)) return { ...s, last: s.min, called: false };
-      return { ...s, last: String(last), called: true };
-    });
-    // The DDL leaves out rows and sequence positions: the description's own serves every run.
-    return { schemas, tables, sequences, ddl: [...description.ddl] };
+  return {
+    facts: { description, schemas, images, changes: [...run.changes], drawn: [...drawn] },
+    url: db.identity.url,
+    schemas,
   };
-  return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post'), url: db.identity.url, schemas };
 }
 
 /** Rows that rows the run wrote reference through foreign keys, read by key (one level: enough for its inserts to pass). */
@@ -135,10 +109,9 @@ async function readReferenced(run: ObservedRun, db: ObservedDatabase, catalog: C
 
 // The catalog's full description of a set of schemas changes rarely: read once a minute at most,
 // and past the minute the last one serves while a fresh one is read (runs never wait for it).
-const descriptions = new Map<string, { at: number; value: Promise<Described>; refreshing?: boolean }>();
-type Described = { tables: Array<DbTable & { oid: number }>; sequences: DbSequence[]; ddl: string[] };
+const descriptions = new Map<string, { at: number; value: Promise<SchemaDescription>; refreshing?: boolean }>();
 
-async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promise<Described> {
+async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promise<SchemaDescription> {
   const key = `${db.identity.key}\u0000${schemas.join('\u0000')}`;
   // Tens of catalog statements on one connection: they wait for the pool once, not behind every
   // run's keyed reads at each statement.

@@ -1,0 +1,69 @@
+// The pre and post snapshots of an observed run (`world: 'observed'`), assembled from the facts
+// the request thread gathered (observed-world.ts): the catalog's description of the schemas, the
+// first image of every row the run touched, its committed changes and the sequence values its
+// inserts drew. Pure data in, data out: it runs where the recording is written (the recording
+// thread, for a server's runs), so the request thread neither builds nor copies two snapshots a run.
+import {
+  canonicalJson,
+  type DbChangedPayload,
+  type DbSequence,
+  type DbSnapshot,
+  type DbTable,
+  type Row,
+  sortRows,
+} from '../../recording/index.js';
+
+/** The catalog's description of a set of schemas (shared by every run that touched them). */
+export interface SchemaDescription {
+  tables: Array<DbTable & { oid: number }>;
+  sequences: DbSequence[];
+  /** The schemas' DDL without rows or sequence positions. */
+  ddl: string[];
+}
+
+/** What a run observed of its database, as the request thread hands it over. */
+export interface ObservedWorldFacts {
+  description: SchemaDescription;
+  /** The schemas the run touched, sorted. */
+  schemas: string[];
+  /** Per table the run touched (oid): the first image of each row that existed, by its id (the canonical JSON of its key). */
+  images: Array<[oid: number, rows: Array<[id: string, row: Row]>]>;
+  /** Its committed changes, in order. */
+  changes: DbChangedPayload[];
+  /** Per sequence (`schema\0name`): the least and greatest values its inserts drew. */
+  drawn: Array<[sequence: string, range: { min: number; max: number; increment: number }]>;
+}
+
+/** The run's pre-world (the first images) and post-world (those with its changes applied). */
+export function observedSnapshots(facts: ObservedWorldFacts): { pre: DbSnapshot; post: DbSnapshot } {
+  const { description, schemas } = facts;
+  const pre = new Map(facts.images.map(([oid, rows]) => [oid, new Map(rows)]));
+  const post = new Map([...pre].map(([oid, rows]) => [oid, new Map(rows)]));
+  const oids = new Map(description.tables.map((t) => [`${t.schema}\u0000${t.name}`, t.oid]));
+  for (const change of facts.changes) {
+    const oid = oids.get(`${change.schema}\u0000${change.table}`);
+    const rows = oid === undefined ? undefined : post.get(oid);
+    if (rows === undefined) continue;
+    const id = canonicalJson(change.key);
+    if (change.op === 'delete') rows.delete(id);
+    else if (change.after) rows.set(id, change.after);
+  }
+  const drawn = new Map(facts.drawn);
+  const snapshot = (rowsOf: Map<number, Map<string, Row>>, position: 'pre' | 'post'): DbSnapshot => {
+    const tables: DbTable[] = description.tables.map(({ oid, ...t }) => ({
+      ...t,
+      rows: sortRows([...(rowsOf.get(oid)?.values() ?? [])], t.primaryKey),
+    }));
+    const sequences = description.sequences.map((s): DbSequence => {
+      const d = drawn.get(`${s.schema}\u0000${s.name}`);
+      if (d === undefined) return s;
+      // Where the run found the sequence, and where it left it, as far as its own inserts show.
+      const last = position === 'pre' ? d.min - d.increment : d.max;
+      if (last < Number(s.min)) return { ...s, last: s.min, called: false };
+      return { ...s, last: String(last), called: true };
+    });
+    // The DDL leaves out rows and sequence positions: the description's own serves every run.
+    return { schemas, tables, sequences, ddl: [...description.ddl] };
+  };
+  return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post') };
+}
