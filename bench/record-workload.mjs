@@ -1,9 +1,10 @@
 // The workload the recording and replay benches run in a child process: N sequential POSTs with
 // 1 KiB JSON answers to a keep-alive server, through one client (fetch, http = node:http, undici,
 // axios or got), optionally under nock's recorder, msw (every response read through its lifecycle
-// events, as an msw-based recorder does) or Polly.js (record mode). After 20 warm-up calls, prints
+// events, as an msw-based recorder does) or Polly.js (record mode), or answered in-process by a
+// do-nothing undici dispatcher (floor: what the client itself costs; undici and fetch only). After 20 warm-up calls, prints
 // {"ms": <loop wall time>, "cpuMs": <this process's CPU time in the loop>} on stdout.
-//   node record-workload.mjs <client> <n> <url> [none|nock|msw|polly]
+//   node record-workload.mjs <client> <n> <url> [none|nock|msw|polly|floor]
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,24 @@ if (harness === 'nock') {
   });
   server.listen({ onUnhandledRequest: 'bypass' });
   stop = async () => server.close();
+} else if (harness === 'floor') {
+  // No server, no tapedeck: every request is answered at once, in this process, by a dispatcher
+  // that does nothing else (undici and fetch only): what the client itself costs a call.
+  const { Dispatcher, setGlobalDispatcher } = await import('undici');
+  const answer = Buffer.from(JSON.stringify({ ok: true, data: 'y'.repeat(1000) }));
+  const head = ['content-type', 'application/json', 'content-length', String(answer.length)].map((h) => Buffer.from(h));
+  class Floor extends Dispatcher {
+    dispatch(_opts, handler) {
+      queueMicrotask(() => {
+        handler.onConnect?.(() => {});
+        handler.onHeaders?.(200, head, () => {}, 'OK');
+        handler.onData?.(answer);
+        handler.onComplete?.([]);
+      });
+      return true;
+    }
+  }
+  setGlobalDispatcher(new Floor());
 } else if (harness === 'polly') {
   const { Polly } = await import('@pollyjs/core');
   const { default: NodeHttpAdapter } = await import('@pollyjs/adapter-node-http');

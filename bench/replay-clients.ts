@@ -5,7 +5,9 @@
 // (`tapedeck replay`, default isolation). Prints, min | median of the rounds:
 //   - the agent's own loop per call, replayed (target <= 0.1 ms) and live: its CPU time (what the
 //     target is judged on: on a shared 2-core machine wall time mostly measures waiting for a
-//     core) and its wall time;
+//     core) and its wall time; for undici and fetch also the client alone, answered in-process by
+//     a do-nothing dispatcher (no server, no tapedeck): the floor a replayed call cannot go under
+//     unless it skips the client's own work;
 //   - the whole process, `tapedeck replay` against `node agent` live: wall time (target: replay
 //     faster than live, i.e. < 1x) and CPU of the process and the children it waited for.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,10 +42,13 @@ export async function run(): Promise<void> {
     async function runClient(client: string): Promise<void> {
       const rec = join(work, `rec-${client}`);
       measure(process.execPath, [BIN, 'record', '--out', rec, '--', process.execPath, ...agent(client)], { cwd: work });
-      const runs = { live: [] as Measure[], replay: [] as Measure[] };
+      const runs = { live: [] as Measure[], replay: [] as Measure[], floor: [] as Measure[] };
+      // undici and fetch can be answered by a do-nothing dispatcher: what the client alone costs.
+      const hasFloor = client === 'undici' || client === 'fetch';
       for (let round = 0; round < ROUNDS; round++) {
         // Interleaved, so drift on a shared machine hits both alike.
         runs.live.push(measure(process.execPath, agent(client), { cwd: work }));
+        if (hasFloor) runs.floor.push(measure(process.execPath, [...agent(client), 'floor'], { cwd: work }));
         const out = join(work, `replay-${client}-${round}`);
         runs.replay.push(measure(process.execPath, [BIN, 'replay', rec, '--out', out], { cwd: work }));
         rmSync(out, { recursive: true, force: true });
@@ -63,6 +68,9 @@ export async function run(): Promise<void> {
         `${LABEL[client] ?? client}: ${CALLS} calls, ${ROUNDS} interleaved rounds, min | median; load average ${loadavg()[0]?.toFixed(1)}\n` +
           `  per call, agent CPU: replayed ${fmt(callCpu.replay, 3)} ms (target <= 0.1 ms: ${within ? 'PASS' : 'MISS'}); live ${fmt(callCpu.live, 3)} ms\n` +
           `  per call, agent wall: replayed ${fmt(call.replay, 3)} ms; live ${fmt(call.live, 3)} ms\n` +
+          (hasFloor
+            ? `  per call, the client alone (answered by a do-nothing dispatcher, no tapedeck): CPU ${fmt(stat(runs.floor.map((m) => loopPerCall(m, 'cpuMs', CALLS))), 3)} ms\n`
+            : '') +
           `  whole process: replay wall ${fmt(wall.replay)} ms, CPU ${fmt(cpu.replay)} ms; live wall ${fmt(wall.live)} ms, CPU ${fmt(cpu.live)} ms\n` +
           `  replay / live, wall: ${verdict(wall.replay, wall.live, 1, '< 1x')}\n`,
       );
