@@ -45,6 +45,8 @@ export interface Isolation {
   notes: string[];
   /** Taken from the kept probe of an earlier process (isolation.json), not probed by this one. */
   fromCache?: true;
+  /** The level was asked for (--isolation, TAPEDECK_ISOLATION), not the best this machine has. */
+  chosen?: true;
 }
 
 /** The one-line summary a replay prints first. */
@@ -53,9 +55,14 @@ export function describeIsolation(isolation: Isolation): string {
     case 'bwrap':
       return `isolation: OS sandbox (bubblewrap: user, network, mount and PID namespaces${isolation.seccomp ? ', no Unix sockets' : ''}${isolation.strace ? '; attempts traced with strace' : ''})`;
     case 'unshare':
-      return 'isolation: PARTIAL — network namespace only (unshare); files and processes are guarded in Node processes alone, other programs are refused and reported. Install bubblewrap for the OS sandbox.';
+      return isolation.chosen
+        ? 'isolation: PARTIAL, as chosen — network namespace only (unshare); files and processes are guarded in Node processes alone, other programs are refused and reported.'
+        : 'isolation: PARTIAL — network namespace only (unshare); files and processes are guarded in Node processes alone, other programs are refused and reported. Install bubblewrap for the OS sandbox.';
     default:
-      return 'isolation: NONE — no namespaces on this machine; only Node processes are guarded (the in-process preload), other programs are refused and reported. Install bubblewrap (and allow user namespaces) for the OS sandbox.';
+      // Asked for (a faster replay, a machine where the probe is not wanted): not a missing sandbox.
+      return isolation.chosen
+        ? 'isolation: NONE, as chosen — only Node processes are guarded (the in-process preload), other programs are refused and reported.'
+        : 'isolation: NONE — no namespaces on this machine; only Node processes are guarded (the in-process preload), other programs are refused and reported. Install bubblewrap (and allow user namespaces) for the OS sandbox.';
   }
 }
 
@@ -267,7 +274,12 @@ export function chooseIsolation(choice: IsolationChoice = 'auto'): Isolation {
   // Nothing to probe for a run that asked for none: the probes start bubblewrap, unshare and
   // strace (~0.1 s of CPU, more in wall time on a busy machine) for a sandbox it would not use.
   if (want === 'none' && cached === undefined) {
-    return { level: 'none', seccomp: false, notes: ['isolation "none" was chosen: the OS sandbox was not probed'] };
+    return {
+      level: 'none',
+      seccomp: false,
+      notes: ['isolation "none" was chosen: the OS sandbox was not probed'],
+      chosen: true,
+    };
   }
   const found = detectIsolation();
   if (want === 'auto') return found;
@@ -289,5 +301,6 @@ export function chooseIsolation(choice: IsolationChoice = 'auto'): Isolation {
     level: want,
     seccomp: want === 'bwrap' && found.seccomp,
     ...(want === 'bwrap' ? {} : { strace: undefined }),
+    ...(want === found.level ? {} : { chosen: true }),
   } as Isolation;
 }
