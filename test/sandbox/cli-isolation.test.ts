@@ -19,15 +19,26 @@ describe('replay isolation on the command line', () => {
     expectOneLineError(run, /require-isolation.*bubblewrap/);
   });
 
-  it('says on its first line that the fallback guards Node processes only', async () => {
+  it('says on its first line that the fallback guards Node processes only, and what to install', async () => {
+    const run = await tapedeck(
+      ['replay', example('openai-baseline'), '--trust-recording', '--out', join(outDir, 'auto')],
+      { env: noTools },
+    );
+    expect(run.stderr.split('\n')[0]).toMatch(
+      /^tapedeck isolation: NONE — no namespaces on this machine; only Node processes are guarded.*Install bubblewrap/,
+    );
+    expect(run.stdout).toMatch(/^isolation: NONE/m);
+  });
+
+  it('says --isolation none was chosen, not that the machine lacks a sandbox', async () => {
     const run = await tapedeck(
       ['replay', example('openai-baseline'), '--trust-recording', '--isolation', 'none', '--out', join(outDir, 'none')],
-      {
-        env: noTools,
-      },
+      { env: noTools },
     );
-    expect(run.stderr.split('\n')[0]).toMatch(/^tapedeck isolation: NONE .*only Node processes are guarded/);
-    expect(run.stdout).toMatch(/^isolation: NONE/m);
+    const first = run.stderr.split('\n')[0];
+    expect(first).toMatch(/^tapedeck isolation: NONE, as chosen — only Node processes are guarded/);
+    expect(first).not.toMatch(/no namespaces|Install bubblewrap/);
+    expect(run.stdout).toMatch(/^isolation: NONE, as chosen/m);
   });
 
   it.runIf(detectIsolation().level === 'bwrap')('names the OS sandbox when it is used', async () => {
