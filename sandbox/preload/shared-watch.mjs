@@ -13,7 +13,7 @@
 // - a folder removed or moved away is reported as touched and no longer watched: the user drops
 //   what it knew under that path when the path is gone;
 // - when a folder cannot be watched, a watcher fails, the watched root itself moves, an event comes
-//   without a name, or there are more folders than `maxFolders`, the watcher is blind: from then on
+//   without a name, or there are more folders than MAX_FOLDERS, the watcher is blind: from then on
 //   only a walk of the whole tree can tell what changed (`take()` says so, and watching stops).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,7 +24,7 @@ const realLstat = fs.lstatSync;
 const realReaddir = fs.readdirSync;
 
 /** More folders than this under the root: watching them costs more than walking. */
-export const MAX_FOLDERS = 4096;
+const MAX_FOLDERS = 4096;
 
 /** One turn of the event loop. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -41,15 +41,11 @@ export async function readQueued() {
 /**
  * Watches the tree under `root` (absolute). Paths under `exclude` are not part of it.
  * @param {string} root
- * @param {{ exclude?: string[], maxFolders?: number, watch?: typeof fs.watch }} [options]
+ * @param {{ exclude?: string[] }} [options]
  */
 export function watchTree(root, options = {}) {
   const absRoot = path.resolve(root);
   const exclude = (options.exclude ?? []).map((p) => path.resolve(p));
-  const maxFolders = options.maxFolders ?? MAX_FOLDERS;
-  const watchFn = options.watch ?? realWatch;
-  const lstat = realLstat;
-  const readdir = realReaddir;
   const excluded = (/** @type {string} */ abs) => exclude.some((x) => abs === x || abs.startsWith(`${x}${path.sep}`));
   /** @type {Map<string, fs.FSWatcher>} */
   const watchers = new Map();
@@ -83,9 +79,9 @@ export function watchTree(root, options = {}) {
   const folder = (dir, onFile, onFolder) => {
     if (blind || closed || excluded(dir)) return;
     if (!watchers.has(dir)) {
-      if (watchers.size >= maxFolders) return goBlind();
+      if (watchers.size >= MAX_FOLDERS) return goBlind();
       try {
-        const watcher = watchFn(dir, { persistent: false }, (_event, name) => {
+        const watcher = realWatch(dir, { persistent: false }, (_event, name) => {
           if (blind || closed) return;
           if (name === null || name === undefined) {
             changes++;
@@ -101,7 +97,7 @@ export function watchTree(root, options = {}) {
           if (watchers.has(abs)) unwatchUnder(abs);
           let isFolder = false;
           try {
-            isFolder = lstat(abs).isDirectory();
+            isFolder = realLstat(abs).isDirectory();
           } catch {}
           if (isFolder) folder(abs, (f) => touched.add(f));
         });
@@ -114,7 +110,7 @@ export function watchTree(root, options = {}) {
     onFolder?.(dir);
     let entries;
     try {
-      entries = readdir(dir, { withFileTypes: true });
+      entries = realReaddir(dir, { withFileTypes: true });
     } catch {
       return;
     }
@@ -138,10 +134,6 @@ export function watchTree(root, options = {}) {
     start(onFile, onFolder) {
       folder(absRoot, onFile, onFolder);
     },
-    /** Watches one more folder (and what is under it), e.g. one found while walking. @param {string} dir */
-    folder(dir) {
-      folder(dir);
-    },
     /**
      * The paths touched since the last take (files, and folders made, moved or removed), or
      * undefined when the watcher is blind (then only a walk of the whole tree can tell).
@@ -160,10 +152,6 @@ export function watchTree(root, options = {}) {
     /** Whether only a walk of the whole tree can tell what changed. */
     get blind() {
       return blind || closed;
-    },
-    /** The number of folders watched. */
-    get folders() {
-      return watchers.size;
     },
     close() {
       closed = true;

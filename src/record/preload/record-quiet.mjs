@@ -42,7 +42,6 @@ export function createQuietWorld(root, exclude) {
         // The first boundary is a round trip; the next ones compare with what is seen from here on.
         started = true;
         tree.start();
-        if (tree.blind) tree.close();
         seen = { changes: tree.changes, drains };
         return false;
       }
