@@ -142,11 +142,14 @@ describe.runIf(PG_URL)('record --db killed at random moments', () => {
 
       const random = seeded(SEED);
       const outcomes = { complete: 0, incomplete: 0, failed: 0, 'not started': 0 };
-      const pids: number[] = [];
+      // Each killed recorder's pid and when it was started: a socket named with a pid is that
+      // recorder's only if made after it started (a pid is reused once the machine's pid counter
+      // wraps, and another test's killed recorder may have left a socket under the same number).
+      const killed: Array<{ pid: number; at: number }> = [];
       let spoolFiles = 0;
       for (let i = 1; i <= KILLS; i++) {
         const r = record(i, `run${i}`);
-        pids.push(r.child.pid as number);
+        killed.push({ pid: r.child.pid as number, at: Date.now() - 1000 });
         // One kill in ten falls anywhere from the start (node and tsx starting up); the others while
         // the recorder works: installing capture, snapshotting, the agent writing, closing.
         if (random() < 0.1) await Promise.race([r.exited, sleep(Math.floor(random() * (startup + duration)))]);
@@ -193,7 +196,13 @@ describe.runIf(PG_URL)('record --db killed at random moments', () => {
       expect(appErrors).toEqual([]);
       expect(appWrites).toBeGreaterThan(0);
       // No socket of a killed recorder is left in the temp folder.
-      const sockets = readdirSync(tmpdir()).filter((n) => pids.some((pid) => n.startsWith(`tapedeck-${pid}-`)));
+      const sockets = readdirSync(tmpdir()).filter((n) =>
+        killed.some(
+          ({ pid, at }) =>
+            n.startsWith(`tapedeck-${pid}-`) &&
+            (lstatSync(path.join(tmpdir(), n), { throwIfNoEntry: false })?.ctimeMs ?? 0) >= at,
+        ),
+      );
       expect(sockets).toEqual([]);
       // No canary anywhere a recorder could write: the recordings and the register, everything made
       // in the temp folder since the test began (tapedeck's or not), tapedeck's cache, the
