@@ -15,8 +15,11 @@ export interface Observation {
   seq: number;
   /** The row, or null when it did not exist (first touched by an insert). */
   row: Row | null;
-  /** A write's before-image (exact as of its statement), or a keyed read made after the statement. */
-  source: 'before' | 'read';
+  /**
+   * A write's before-image or a read's own row (exact as of its statement), or a keyed read made
+   * after the statement.
+   */
+  source: 'before' | 'result' | 'read';
   /** For a read: the run's statement count when the keyed read came back. */
   readAt: number;
 }
@@ -81,6 +84,11 @@ export class ObservedRun {
     touched.images.set(id, { ...observation, row });
   }
 
+  /** Whether the run has an image of the row with this key (null: a row it inserted). */
+  hasImage(table: CatalogTable, key: Row): boolean {
+    return this.touched.get(table.oid)?.images.has(canonicalJson(key)) === true;
+  }
+
   /** Changes of one committed transaction (or one statement outside a transaction), in order. */
   commit(changes: Array<{ table: CatalogTable; change: DbChangedPayload }>): void {
     if (changes.length === 0) return;
@@ -115,6 +123,6 @@ export class ObservedRun {
  * run's own write of the row — then the write's before-image is the earlier truth.
  */
 function prefer(candidate: Observation, current: Observation): boolean {
-  const valueAt = (o: Observation) => (o.source === 'before' ? o.seq : o.readAt);
+  const valueAt = (o: Observation) => (o.source === 'read' ? o.readAt : o.seq);
   return valueAt(candidate) < valueAt(current);
 }

@@ -80,6 +80,12 @@ async function readReferenced(run: ObservedRun, db: ObservedDatabase, catalog: C
       if (values.some((v) => v === null || v === undefined)) continue;
       const target = catalog.tables.get(fk.refOid);
       if (target === undefined || !target.readable) continue;
+      // A row the run already has an image of (it read or wrote it) or inserted itself is not read again.
+      if (fk.refColumns.join('\u0000') === target.primaryKey.join('\u0000')) {
+        const key: Row = {};
+        for (const [i, c] of fk.refColumns.entries()) key[c] = values[i] as Row[string];
+        if (run.hasImage(target, key)) continue;
+      }
       const entry = wanted.get(target.oid) ?? { columns: fk.refColumns, keys: new Map() };
       if (entry.columns.join('\u0000') !== fk.refColumns.join('\u0000')) continue;
       entry.keys.set(JSON.stringify(values), values);

@@ -18,6 +18,7 @@ import { redactDbUrl } from '../../postgres/index.js';
 import type { DbChangedPayload, Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
 import { KeyedReads, onOneClient } from './observed-reads.js';
+import { imagesFromText } from './observed-result.js';
 import type { ObservedRun } from './observed-run.js';
 import { buildWorld, type ObservedDatabase, type ObservedWorld } from './observed-world.js';
 import { planStatement, type StatementPlan, withReturning } from './sql-plan.js';
@@ -32,8 +33,14 @@ const BEFORE = '__tapedeck_before';
 
 type QueryFn = (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) => unknown;
 type ConnectFn = (this: pg.Pool, callback?: unknown) => unknown;
+type ParseRowFn = (this: RawResult, rowData: unknown[]) => unknown;
+/** pg's Result, as far as the raw-text capture needs it. */
+interface RawResult {
+  _types?: { [kRaw]?: unknown[][] };
+}
 interface PgModule {
   Client: { prototype: { query: QueryFn } };
+  Result?: { prototype: { parseRow?: ParseRowFn; _parseRowAsArray?: ParseRowFn } };
   Pool: (new (config: pg.PoolConfig) => pg.Pool) & { prototype: { connect: ConnectFn } };
 }
 
@@ -59,8 +66,16 @@ interface TxChange {
 const kOwn = Symbol('tapedeck.own-client');
 const kTx = Symbol('tapedeck.tx');
 const kGate = Symbol('tapedeck.gate');
+/** On the type parsers a read is given: the field texts of its rows, as the server sent them. */
+const kRaw = Symbol('tapedeck.raw-rows');
 
-type Tagged = pg.Client & { [kOwn]?: true; [kTx]?: TxChange[]; [kGate]?: Promise<unknown>; _txStatus?: string | null };
+type Tagged = pg.Client & {
+  [kOwn]?: true;
+  [kTx]?: TxChange[];
+  [kGate]?: Promise<unknown>;
+  _txStatus?: string | null;
+  _types?: { getTypeParser(oid: number, format?: string): unknown };
+};
 
 export interface PgObserver {
   /** The run's snapshots and manifest part, once its keyed reads have finished (undefined: no database traffic). */
@@ -160,6 +175,24 @@ export async function installPgObserver(options: {
   };
 
   for (const mod of modules) {
+    // A read's rows as the server sent them (its field texts), kept for the reads that carry the
+    // marker: observed-result.ts turns them into images without reading the rows again.
+    const resultProto = mod.Result?.prototype;
+    let rawCapable = false;
+    if (resultProto?.parseRow !== undefined && resultProto._parseRowAsArray !== undefined) {
+      for (const name of ['parseRow', '_parseRowAsArray'] as const) {
+        const realParse = resultProto[name] as ParseRowFn;
+        const keep: ParseRowFn = function (this: RawResult, rowData) {
+          this._types?.[kRaw]?.push(rowData);
+          return realParse.call(this, rowData);
+        };
+        resultProto[name] = keep;
+        undo.push(() => {
+          if (resultProto[name] === keep) resultProto[name] = realParse;
+        });
+      }
+      rawCapable = true;
+    }
     const proto = mod.Client.prototype;
     const real = proto.query;
     const patched: QueryFn = function query(this: Tagged, config, values, callback) {
@@ -181,7 +214,8 @@ export async function installPgObserver(options: {
       const plan = planOf(text);
       const db = databaseOf(this);
       run.database ??= db.identity;
-      const go = (catalog: Catalog | undefined) => execute(this, run, db, catalog, real, config, text, vals, plan);
+      const go = (catalog: Catalog | undefined) =>
+        execute(this, run, db, catalog, real, config, text, vals, plan, rawCapable);
       let promise: Promise<unknown>;
       // A write to a table the catalog does not know (made since it was read) reads it again.
       const stale =
@@ -247,6 +281,7 @@ export async function installPgObserver(options: {
     text: string,
     values: unknown,
     plan: StatementPlan,
+    rawCapable: boolean,
   ): Promise<unknown> {
     const seq = run.nextSeq();
     let table: CatalogTable | undefined;
@@ -275,13 +310,34 @@ export async function installPgObserver(options: {
     else if (plan.kind === 'savepoint') run.note('savepoints');
     // A named (prepared) statement is rewritten under its own name: pg refuses one name for two texts.
     const named = typeof config === 'object' ? (config as { name?: unknown }).name : undefined;
-    const finalConfig =
+    let finalConfig =
       sql === text
         ? config
         : typeof config === 'string'
           ? sql
           : { ...(config as object), text: sql, ...(typeof named === 'string' ? { name: `${named}__tapedeck` } : {}) };
     const arrayMode = typeof config === 'object' && (config as { rowMode?: string }).rowMode === 'array';
+    // A read keeps its rows' text (the client's own type parsers still make what the agent gets),
+    // unless it brings parsers or asks for binary values of its own.
+    const clientTypes = client._types;
+    let raw: unknown[][] | undefined;
+    if (
+      rawCapable &&
+      plan.kind === 'read' &&
+      catalog !== undefined &&
+      clientTypes !== undefined &&
+      (typeof config === 'string' ||
+        ((config as { types?: unknown }).types === undefined && (config as { binary?: unknown }).binary !== true))
+    ) {
+      raw = [];
+      // pg also sends a query's `types` as its parameter types when it is an array: none here.
+      const types = {
+        getTypeParser: (oid: number, format?: string) => clientTypes.getTypeParser(oid, format),
+        length: 0,
+        [kRaw]: raw,
+      };
+      finalConfig = typeof config === 'string' ? { text: config, types } : { ...(config as object), types };
+    }
     let result: pg.QueryResult;
     try {
       result = (await real.call(client, finalConfig, values)) as pg.QueryResult;
@@ -291,8 +347,10 @@ export async function installPgObserver(options: {
     }
     if (added > 0 && table !== undefined) takeChanges(client, run, table, plan, result, added, arrayMode, seq);
     else if (plan.kind === 'read' && catalog !== undefined && Array.isArray(result.rows) && result.rows.length > 0) {
-      readAgain(run, db, catalog, result, arrayMode, seq);
+      readAgain(run, db, catalog, result, arrayMode, seq, raw?.length === result.rows.length ? raw : undefined);
     }
+    // The texts are not kept past the statement (the agent may hold its result for long).
+    raw?.splice(0);
     settleTransaction(client, run, plan, result);
     return result;
   }
@@ -365,7 +423,11 @@ export async function installPgObserver(options: {
     void run;
   }
 
-  /** The rows a read returned, read again in full by primary key on tapedeck's connection. */
+  /**
+   * The rows a read returned, as images: from the read's own texts when it returned every column
+   * of their table (observed-result.ts), else read again in full by primary key on tapedeck's
+   * connection.
+   */
   function readAgain(
     run: ObservedRun,
     db: Database,
@@ -373,15 +435,16 @@ export async function installPgObserver(options: {
     result: pg.QueryResult,
     arrayMode: boolean,
     seq: number,
+    raw: unknown[][] | undefined,
   ): void {
-    const byTable = new Map<number, Array<{ name: string; at: number; column: string }>>();
+    const byTable = new Map<number, Array<{ name: string; at: number; column: string; type: string; oid: number }>>();
     for (const [at, field] of (result.fields ?? []).entries()) {
       if (!field.tableID) continue;
       const table = catalog.tables.get(field.tableID);
       const column = table?.columns.find((c) => c.attnum === field.columnID);
       if (table === undefined || column === undefined) continue;
       const list = byTable.get(table.oid) ?? [];
-      list.push({ name: field.name, at, column: column.name });
+      list.push({ name: field.name, at, column: column.name, type: column.type, oid: field.dataTypeID });
       byTable.set(table.oid, list);
     }
     let attributed = false;
@@ -390,6 +453,23 @@ export async function installPgObserver(options: {
       const pk = table.primaryKey.map((c) => fields.find((f) => f.column === c));
       if (table.primaryKey.length === 0 || pk.some((f) => f === undefined) || !table.readable) continue;
       attributed = true;
+      // Every column of the table in the result: its rows as the read saw them, exact as of its statement.
+      const images =
+        raw === undefined
+          ? undefined
+          : imagesFromText(
+              fields.map((f) => ({ name: f.column, type: f.type, at: f.at, oid: f.oid })),
+              table.columns.map((c) => c.name),
+              raw,
+            );
+      if (images !== undefined) {
+        for (const image of images) {
+          const key = keyOf(table, image);
+          if (Object.values(key).some((v) => v === null)) continue;
+          run.observe(table, image, key, { seq, source: 'result', readAt: seq });
+        }
+        continue;
+      }
       const keys = table.primaryKey.map((): unknown[] => []);
       const seen = new Set<string>();
       for (const row of result.rows as Array<Record<string, unknown> | unknown[]>) {
