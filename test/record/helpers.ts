@@ -218,3 +218,42 @@ Module._load = function (request, parent, isMain) {
     loaded: () => readFileSync(log, 'utf8').trim().split('\n'),
   };
 }
+
+/** A database of its own on the server at `adminUrl`, made from `sql`; drop() removes it. */
+export async function scratchDatabase(
+  adminUrl: string,
+  prefix: string,
+  sql: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const name = `${prefix}${Math.random().toString(16).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const setup = new pg.Client({ connectionString: url });
+  await setup.connect();
+  try {
+    await setup.query(sql);
+  } finally {
+    await setup.end();
+  }
+  return {
+    url,
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}

@@ -4,7 +4,6 @@
 // the agent sees the results it would see without tapedeck; the pre-world holds the rows it
 // touched (and the customer its order references), the post-world equals the real database's
 // rows; nothing is created in the database; and the recording replays exactly in a sandbox.
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,13 +11,11 @@ import { record } from '../../src/record/index.js';
 import { type DbChangedPayload, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { runShopAgent, SHOP_DDL } from './fixtures/observed-agent.mjs';
-import { FIXTURES, tempDir } from './helpers.js';
+import { FIXTURES, scratchDatabase, tempDir } from './helpers.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
-const name = `tdprod_obs_${randomBytes(4).toString('hex')}`;
 const tmp = tempDir();
 let url: string;
-let admin: pg.Client;
 
 const SCHEMA = `${SHOP_DDL}
 INSERT INTO shop.customers SELECT g, 'customer ' || g FROM generate_series(1, 200) g;
@@ -32,24 +29,16 @@ async function rowsOf(client: pg.Client, table: string, where: string): Promise<
   return rows.map((r) => r.r);
 }
 
+let db: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
+
 beforeAll(async () => {
   if (!ADMIN) return;
-  admin = new pg.Client({ connectionString: ADMIN });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(ADMIN);
-  u.pathname = `/${name}`;
-  url = u.toString();
-  const setup = new pg.Client({ connectionString: url });
-  await setup.connect();
-  await setup.query(SCHEMA);
-  await setup.end();
+  db = await scratchDatabase(ADMIN, 'tdprod_obs_', SCHEMA);
+  url = db.url;
 });
 
 afterAll(async () => {
-  if (!ADMIN) return;
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await db?.drop();
   tmp.remove();
 });
 

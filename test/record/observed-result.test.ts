@@ -5,7 +5,6 @@
 // half hours, quarter hours and seconds (the 1900 rows in Amsterdam's local mean time), and
 // against the fallback: a DateStyle that is not ISO, a type not converted, a column missing.
 // Then a recorded run: a whole-row read is not read again, and its images are those of the keyed read.
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,13 +12,11 @@ import { record } from '../../src/record/index.js';
 import { readCatalog } from '../../src/record/world/observed-catalog.js';
 import { imagesFromText, utcMicros } from '../../src/record/world/observed-result.js';
 import { readRecording } from '../../src/recording/index.js';
-import { FIXTURES, tempDir } from './helpers.js';
+import { FIXTURES, scratchDatabase, tempDir } from './helpers.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
-const name = `tdprod_res_${randomBytes(4).toString('hex')}`;
 const tmp = tempDir();
 let url: string;
-let admin: pg.Client;
 
 /** Types whose text it does not turn into the JSON form, and a value of each. */
 const UNCONVERTED: Record<string, [string, string]> = {
@@ -107,23 +104,16 @@ async function keyed(table: string, ids: unknown[]): Promise<unknown[]> {
   }
 }
 
+let db: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
+
 beforeAll(async () => {
   if (!ADMIN) return;
-  admin = new pg.Client({ connectionString: ADMIN });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(ADMIN);
-  u.pathname = `/${name}`;
-  url = u.toString();
-  const setup = await connect();
-  await setup.query(DDL);
-  await setup.end();
+  db = await scratchDatabase(ADMIN, 'tdprod_res_', DDL);
+  url = db.url;
 });
 
 afterAll(async () => {
-  if (!ADMIN) return;
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await db?.drop();
   tmp.remove();
 });
 
