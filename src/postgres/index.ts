@@ -31,6 +31,7 @@ export {
   describeSequences,
   describeTables,
   installNormalizer,
+  normalizedKind,
   readRows,
   snapshotDatabase,
   userSchemas,

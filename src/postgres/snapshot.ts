@@ -8,6 +8,19 @@ import { parseColumnDefault, sortRows } from '../recording/index.js';
 import { renderDdl } from './seed.js';
 import { type Queryable, quoteIdent, quoteLiteral, tableRef } from './sql.js';
 
+/**
+ * How a column's values are normalised in the snapshot form (every reader of rows applies this):
+ * 'num' (bigint, numeric, money) as their text, 'tstz' (timestamptz, with or without a precision)
+ * as UTC ISO with microseconds, whatever the session's time zone; undefined: as to_jsonb gives them.
+ * Arrays are left to to_jsonb.
+ */
+export function normalizedKind(type: string): 'num' | 'tstz' | undefined {
+  if (type.endsWith(']')) return undefined;
+  if (/^(bigint|numeric|decimal|money)/.test(type)) return 'num';
+  if (/^timestamp(\(\d\))? with time zone$/.test(type)) return 'tstz';
+  return undefined;
+}
+
 /** A table as described, before its rows are read. */
 export type TableDescription = Omit<DbTable, 'rows'> & { oid: number };
 
@@ -261,12 +274,8 @@ export async function installNormalizer(
   const values: string[] = [];
   for (const t of tables) {
     for (const c of t.columns) {
-      const kind = /^(bigint|numeric|decimal|money)/.test(c.type)
-        ? 'num'
-        : c.type === 'timestamp with time zone'
-          ? 'tstz'
-          : null;
-      if (kind !== null) values.push(`(${[t.schema, t.name, c.name, kind].map(quoteLiteral).join(', ')})`);
+      const kind = normalizedKind(c.type);
+      if (kind !== undefined) values.push(`(${[t.schema, t.name, c.name, kind].map(quoteLiteral).join(', ')})`);
     }
   }
   if (values.length > 0) await db.query(`INSERT INTO pg_temp.tapedeck_cols VALUES ${values.join(', ')}`);

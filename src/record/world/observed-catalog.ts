@@ -3,7 +3,7 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { quoteIdent, tableRef } from '../../postgres/index.js';
+import { normalizedKind, quoteIdent, tableRef } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
@@ -143,10 +143,11 @@ export class Catalog {
     const r = quoteIdent(ref);
     const pairs = table.columns.map((c) => {
       const col = `${r}.${quoteIdent(c.name)}`;
+      const kind = normalizedKind(c.type);
       const value =
-        /^(bigint|numeric|decimal|money)/.test(c.type) && !c.type.endsWith(']')
+        kind === 'num'
           ? `${col}::text`
-          : c.type === 'timestamp with time zone'
+          : kind === 'tstz'
             ? `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
             : col;
       return `'${c.name.replaceAll("'", "''")}', ${value}`;

@@ -11,6 +11,8 @@
 // other than ISO, BC dates, infinity), binary results or a column missing: the keyed read, as
 // before.
 
+import { normalizedKind } from '../../postgres/index.js';
+
 /** A column of the table and where the read returned it. */
 export interface ResultColumn {
   name: string;
@@ -77,8 +79,8 @@ function converterOf(type: string, oid: number): Convert | undefined {
       return type === 'jsonb' ? (t) => JSON.parse(t) as unknown : undefined;
     case 1082: // date (ISO DateStyle only)
       return type === 'date' ? (t) => (ISO_DATE.test(t) ? t : undefined) : undefined;
-    case 1184: // timestamp with time zone (with a precision, to_jsonb's form, in the session's zone: not here)
-      return type === 'timestamp with time zone' ? utcMicros : undefined;
+    case 1184: // timestamp with time zone, with or without a precision
+      return normalizedKind(type) === 'tstz' ? utcMicros : undefined;
     default:
       return undefined;
   }
