@@ -2,10 +2,14 @@
 // SDK against the example model server, a real Postgres database) serving 50 concurrent agent
 // sessions, recorded in-process (recordHandler, world: 'observed') and not recorded (RECORD=0),
 // in interleaved rounds of the same sessions in the same run. Prints sessions per second of each
-// (best and median round) and their ratio (target >= 0.97) with three models: one that answers
-// after 500 ms (a fast hosted model: a production agent server waits on its model), one after
-// 20 ms (as the acceptance test's) and one at once (the last two make the server's CPU the limit
-// on this machine, so the recorder's whole CPU cost shows as lost throughput); then the
+// (best and median round) and their ratio (target >= 0.97) with four models: two that answer
+// after 500 ms (a fast hosted model: a production agent server waits on its model), one whose
+// wait varies by up to 50% either way, as a hosted model's does (seeded: both servers' rounds
+// see the same waits), and one whose every answer takes exactly 500 ms (the 50 sessions then
+// move in step: each answer releases them together, and each waits behind the others' CPU at
+// every step, the worst case for the recorder); one after 20 ms (as the acceptance test's) and
+// one at once (the last two make the server's CPU the limit on this machine, so the recorder's
+// whole CPU cost shows as lost throughput); then the
 // recorder's memory per in-flight session:
 // the heap with 50 sessions in flight less the heap idle (after a collection), recorded less
 // unrecorded, per session. The server's CPU time a session (from /proc) is printed too: on a
@@ -31,8 +35,17 @@ const SESSIONS = Number(process.env.BENCH_PRODUCTION_SESSIONS ?? 150);
 const CONCURRENT = 50;
 const TARGET = 0.97;
 const ITEMS = 20_000;
-/** Model latencies, ms: BENCH_PRODUCTION_LATENCIES=500,20,0 (the default). */
-const LATENCIES = (process.env.BENCH_PRODUCTION_LATENCIES ?? '500,20,0').split(',').map(Number);
+/**
+ * The models, by latency in ms, `~N` for a wait that varies by up to N% either way (seeded):
+ * BENCH_PRODUCTION_LATENCIES=500~50,500,20,0 (the default).
+ */
+const LATENCIES = (process.env.BENCH_PRODUCTION_LATENCIES ?? '500~50,500,20,0').split(',').map((spec) => {
+  const [ms, spread] = spec.split('~');
+  const model = { latencyMs: Number(ms), spread: spread === undefined ? 0 : Number(spread) / 100 };
+  if (!(model.latencyMs >= 0) || !(model.spread >= 0 && model.spread <= 1))
+    throw new Error(`BENCH_PRODUCTION_LATENCIES: '${spec}' is not a latency in ms with an optional ~percent (500~50)`);
+  return model;
+});
 
 let sessionNo = 0;
 /** The next session's input: its own item (items are reused after 2,500 sessions, a few units each). */
@@ -134,8 +147,8 @@ export async function run(): Promise<void> {
       `desk server, ${CONCURRENT} concurrent sessions (3 model calls, 2 tools, 5 statements each), ${ROUNDS} rounds of ${SESSIONS} sessions, interleaved; ${ITEMS.toLocaleString('en')} items\n`,
     );
     let answeredOn = 0;
-    for (const latencyMs of LATENCIES) {
-      const model = await startDeskModel(latencyMs);
+    for (const { latencyMs, spread } of LATENCIES) {
+      const model = await startDeskModel(latencyMs, spread);
       models.push(model);
       // Warm-up: both servers load the SDK and open their pools; the recorder installs its layer.
       for (const server of [off, on]) await round(server, model, CONCURRENT);
@@ -145,9 +158,12 @@ export async function run(): Promise<void> {
       // The server's CPU per session: steadier than throughput on a shared machine.
       const cpu = { off: [] as Array<{ all: number; main: number }>, on: [] as Array<{ all: number; main: number }> };
       for (let r = 0; r < ROUNDS; r++) {
+        // Both servers' rounds see the same waits (a model whose wait varies).
+        model.restartWaits();
         let before = cpuMs(off);
         rates.off.push(await round(off, model, SESSIONS));
         cpu.off.push(cpuPerSession(before, cpuMs(off), SESSIONS));
+        model.restartWaits();
         before = cpuMs(on);
         rates.on.push(await round(on, model, SESSIONS));
         answeredOn += SESSIONS;
@@ -158,10 +174,13 @@ export async function run(): Promise<void> {
       const [a, b] = [best(rates.on), best(rates.off)];
       const line = (s: Stat) => `${s.min.toFixed(1)} | ${s.median.toFixed(1)} sessions/s`;
       const why =
-        latencyMs >= 200
-          ? 'as a hosted model: the sessions wait on it'
-          : "the server CPU-bound: the recorder's CPU shows as lost throughput";
-      process.stdout.write(`model answers after ${latencyMs} ms (${why}); best | median\n`);
+        latencyMs < 200
+          ? "the server CPU-bound: the recorder's CPU shows as lost throughput"
+          : spread > 0
+            ? 'as a hosted model, whose answers take more or less time: the sessions wait on it'
+            : 'every answer alike: the 50 sessions move in lock step, each waits behind the others at every step';
+      const after = spread > 0 ? `${latencyMs} ms ± ${Math.round(spread * 100)}%` : `${latencyMs} ms`;
+      process.stdout.write(`model answers after ${after} (${why}); best | median\n`);
       process.stdout.write(
         `  not recorded  ${line(b)}\n  recorded      ${line(a)}\n  ratio         ${atLeast(a, b)}\n`,
       );
