@@ -203,8 +203,15 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
     }
   });
 
-  it('records a whole-row read without reading it again, with the images the keyed read gives', async () => {
+  it('records a whole-row read without reading it again, with the images the keyed read gives, and the agent’s results as without it', async () => {
     const pool = new pg.Pool({ connectionString: url, max: 2 });
+    // What the agent's reads give unrecorded: parsed by pg as always (Dates, objects, strings).
+    const reads3 = async () => ({
+      whole: (await pool.query('SELECT * FROM kinds.every WHERE id = ANY($1::bigint[])', [[1, 2]])).rows,
+      part: (await pool.query('SELECT id, i4 FROM kinds.every WHERE id = $1', [3])).rows,
+      array: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', rowMode: 'array' }, [4])).rows,
+    });
+    const plain = await reads3();
     const reads: string[] = [];
     // tapedeck's own connections are tagged: count the keyed reads that reach them.
     const realQuery = pg.Client.prototype.query;
@@ -221,18 +228,15 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
           name: 'kinds',
           command: [process.execPath, path.join(FIXTURES, 'observed-agent.mjs')],
         },
-        async () => {
-          const whole = await pool.query('SELECT * FROM kinds.every WHERE id = ANY($1::bigint[])', [[1, 2]]);
-          const part = await pool.query('SELECT id, i4 FROM kinds.every WHERE id = $1', [3]);
-          return { whole: whole.rows.length, part: part.rows.length };
-        },
+        reads3,
       );
-      expect(run.result).toEqual({ whole: 2, part: 1 });
-      // The part read is read again (id 3); the whole one is not.
+      expect(run.result).toEqual(plain);
+      expect(run.result.whole[0]?.ts).toBeInstanceOf(Date);
+      // The part read is read again (id 3); the whole ones, as objects or arrays, are not.
       expect(reads).toHaveLength(1);
       const recording = await readRecording(run.dir);
       const rows = recording.pre.db?.tables.find((t) => t.name === 'every')?.rows ?? [];
-      expect(rows).toEqual(await keyed('every', ['1', '2', '3']));
+      expect(rows).toEqual(await keyed('every', ['1', '2', '3', '4']));
     } finally {
       pg.Client.prototype.query = realQuery;
       await pool.end();
