@@ -15,7 +15,11 @@ export default function setup(): () => Promise<void> {
   process.env.TAPEDECK_HOME = home;
   return async () => {
     try {
-      await reapLeftovers({ retryAfterMs: 0 });
+      // Bounded: a database that does not answer must not hold the run's end.
+      await Promise.race([
+        reapLeftovers({ retryAfterMs: 0 }),
+        new Promise((resolve) => setTimeout(resolve, 30_000).unref()),
+      ]);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
