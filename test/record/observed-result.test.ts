@@ -210,6 +210,18 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
       whole: (await pool.query('SELECT * FROM kinds.every WHERE id = ANY($1::bigint[])', [[1, 2]])).rows,
       part: (await pool.query('SELECT id, i4 FROM kinds.every WHERE id = $1', [3])).rows,
       array: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', rowMode: 'array' }, [4])).rows,
+      // As Drizzle reads: its own parsers for the statement, timestamps kept as text.
+      own: (
+        await pool.query({
+          text: 'SELECT * FROM kinds.every WHERE id = $1',
+          values: [5],
+          rowMode: 'array',
+          types: {
+            getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+              oid === 1184 ? (v: string) => v : pg.types.getTypeParser(oid, format),
+          },
+        })
+      ).rows,
     });
     const plain = await reads3();
     const reads: string[] = [];
@@ -232,11 +244,13 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
       );
       expect(run.result).toEqual(plain);
       expect(run.result.whole[0]?.ts).toBeInstanceOf(Date);
-      // The part read is read again (id 3); the whole ones, as objects or arrays, are not.
+      expect(typeof run.result.own[0]?.[13]).toBe('string');
+      // The part read is read again (id 3); the whole ones, as objects or arrays, with the
+      // statement's own parsers or not, are not.
       expect(reads).toHaveLength(1);
       const recording = await readRecording(run.dir);
       const rows = recording.pre.db?.tables.find((t) => t.name === 'every')?.rows ?? [];
-      expect(rows).toEqual(await keyed('every', ['1', '2', '3', '4']));
+      expect(rows).toEqual(await keyed('every', ['1', '2', '3', '4', '5']));
     } finally {
       pg.Client.prototype.query = realQuery;
       await pool.end();

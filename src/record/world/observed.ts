@@ -317,22 +317,29 @@ export async function installPgObserver(options: {
           ? sql
           : { ...(config as object), text: sql, ...(typeof named === 'string' ? { name: `${named}__tapedeck` } : {}) };
     const arrayMode = typeof config === 'object' && (config as { rowMode?: string }).rowMode === 'array';
-    // A read keeps its rows' text (the client's own type parsers still make what the agent gets),
-    // unless it brings parsers or asks for binary values of its own.
-    const clientTypes = client._types;
+    // A read keeps its rows' text. The parsers that make what the agent gets stay the same: the
+    // statement's own (Drizzle gives its own, to keep timestamps as text), else the client's.
+    // Not for binary values.
+    type Parsers = { getTypeParser(oid: number, format?: string): unknown };
+    const own = typeof config === 'string' ? undefined : (config as { types?: unknown; binary?: unknown });
+    const parsers: Parsers | undefined =
+      own?.types === undefined
+        ? client._types
+        : typeof (own.types as Partial<Parsers>).getTypeParser === 'function' && !Array.isArray(own.types)
+          ? (own.types as Parsers)
+          : undefined;
     let raw: unknown[][] | undefined;
     if (
       rawCapable &&
       plan.kind === 'read' &&
       catalog !== undefined &&
-      clientTypes !== undefined &&
-      (typeof config === 'string' ||
-        ((config as { types?: unknown }).types === undefined && (config as { binary?: unknown }).binary !== true))
+      parsers !== undefined &&
+      own?.binary !== true
     ) {
       raw = [];
       // pg also sends a query's `types` as its parameter types when it is an array: none here.
       const types = {
-        getTypeParser: (oid: number, format?: string) => clientTypes.getTypeParser(oid, format),
+        getTypeParser: (oid: number, format?: string) => parsers.getTypeParser(oid, format),
         length: 0,
         [kRaw]: raw,
       };
