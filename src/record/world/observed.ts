@@ -329,13 +329,7 @@ export async function installPgObserver(options: {
           ? (own.types as Parsers)
           : undefined;
     let raw: unknown[][] | undefined;
-    if (
-      rawCapable &&
-      plan.kind === 'read' &&
-      catalog !== undefined &&
-      parsers !== undefined &&
-      own?.binary !== true
-    ) {
+    if (rawCapable && plan.kind === 'read' && catalog !== undefined && parsers !== undefined && own?.binary !== true) {
       raw = [];
       // pg also sends a query's `types` as its parameter types when it is an array: none here.
       const types = {
