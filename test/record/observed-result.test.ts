@@ -210,6 +210,9 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
       whole: (await pool.query('SELECT * FROM kinds.every WHERE id = ANY($1::bigint[])', [[1, 2]])).rows,
       part: (await pool.query('SELECT id, i4 FROM kinds.every WHERE id = $1', [3])).rows,
       array: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', rowMode: 'array' }, [4])).rows,
+      // `types: null` is pg's default parsers.
+      none: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', values: [1], types: null as never }))
+        .rows,
       // As Drizzle reads: its own parsers for the statement, timestamps kept as text.
       own: (
         await pool.query({

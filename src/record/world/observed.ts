@@ -323,7 +323,7 @@ export async function installPgObserver(options: {
     type Parsers = { getTypeParser(oid: number, format?: string): unknown };
     const own = typeof config === 'string' ? undefined : (config as { types?: unknown; binary?: unknown });
     const parsers: Parsers | undefined =
-      own?.types === undefined
+      own?.types === undefined || own.types === null
         ? client._types
         : typeof (own.types as Partial<Parsers>).getTypeParser === 'function' && !Array.isArray(own.types)
           ? (own.types as Parsers)
