@@ -60,6 +60,20 @@ ${Object.entries(UNCONVERTED)
   .join('\n')}
 `;
 
+/** A statement as query builders make them: its text and values are getters on the class. */
+class Built {
+  constructor(
+    private readonly sql: string,
+    private readonly params: unknown[],
+  ) {}
+  get text(): string {
+    return this.sql;
+  }
+  get values(): unknown[] {
+    return this.params;
+  }
+}
+
 /** The text of each field, as the server sent it: no type parser. */
 const asText = { getTypeParser: () => (value: string) => value };
 
@@ -210,6 +224,9 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
       whole: (await pool.query('SELECT * FROM kinds.every WHERE id = ANY($1::bigint[])', [[1, 2]])).rows,
       part: (await pool.query('SELECT id, i4 FROM kinds.every WHERE id = $1', [3])).rows,
       array: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', rowMode: 'array' }, [4])).rows,
+      // A query builder's statement: text and values are getters on its class.
+      built: (await pool.query(new Built('SELECT * FROM kinds.every WHERE id = $1', [2]))).rows,
+      write: (await pool.query(new Built('UPDATE kinds.every SET i4 = i4 WHERE id = $1 RETURNING i4', [2]))).rows,
       // `types: null` is pg's default parsers.
       none: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', values: [1], types: null as never }))
         .rows,

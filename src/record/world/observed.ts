@@ -315,7 +315,7 @@ export async function installPgObserver(options: {
         ? config
         : typeof config === 'string'
           ? sql
-          : { ...(config as object), text: sql, ...(typeof named === 'string' ? { name: `${named}__tapedeck` } : {}) };
+          : withConfig(config, { text: sql, ...(typeof named === 'string' ? { name: `${named}__tapedeck` } : {}) });
     const arrayMode = typeof config === 'object' && (config as { rowMode?: string }).rowMode === 'array';
     // A read keeps its rows' text. The parsers that make what the agent gets stay the same: the
     // statement's own (Drizzle gives its own, to keep timestamps as text), else the client's.
@@ -337,7 +337,7 @@ export async function installPgObserver(options: {
         length: 0,
         [kRaw]: raw,
       };
-      finalConfig = typeof config === 'string' ? { text: config, types } : { ...(config as object), types };
+      finalConfig = typeof config === 'string' ? { text: config, types } : withConfig(finalConfig, { types });
     }
     let result: pg.QueryResult;
     try {
@@ -515,6 +515,35 @@ export async function installPgObserver(options: {
       for (const u of undo) u();
     },
   };
+}
+
+/** What pg's Query reads of a statement's config (src: pg/lib/query.js and utils.normalizeQueryConfig). */
+const QUERY_FIELDS = [
+  'text',
+  'values',
+  'name',
+  'rowMode',
+  'types',
+  'binary',
+  'queryMode',
+  'portal',
+  'rows',
+  'callback',
+  'query_timeout',
+];
+
+/**
+ * A statement's config with some fields changed: its own fields, and each field pg reads read off
+ * the original, so a config whose fields are getters on its class (a query builder's `text`) keeps
+ * them; a spread copy alone would not.
+ */
+function withConfig(config: unknown, changes: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(config as object) };
+  for (const field of QUERY_FIELDS) {
+    const value = (config as Record<string, unknown>)[field];
+    if (value !== undefined) out[field] = value;
+  }
+  return Object.assign(out, changes);
 }
 
 /** tapedeck's own pg, and the user's when it is another copy. */
