@@ -227,6 +227,21 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
       // A query builder's statement: text and values are getters on its class.
       built: (await pool.query(new Built('SELECT * FROM kinds.every WHERE id = $1', [2]))).rows,
       write: (await pool.query(new Built('UPDATE kinds.every SET i4 = i4 WHERE id = $1 RETURNING i4', [2]))).rows,
+      // A callback in the config, on a client of the pool.
+      called: await (async () => {
+        const client = await pool.connect();
+        try {
+          return await new Promise<unknown[]>((resolve, reject) => {
+            client.query({
+              text: 'SELECT * FROM kinds.every WHERE id = $1',
+              values: [3],
+              callback: (error: Error | null, result: pg.QueryResult) => (error ? reject(error) : resolve(result.rows)),
+            } as pg.QueryConfig);
+          });
+        } finally {
+          client.release();
+        }
+      })(),
       // `types: null` is pg's default parsers.
       none: (await pool.query({ text: 'SELECT * FROM kinds.every WHERE id = $1', values: [1], types: null as never }))
         .rows,

@@ -211,6 +211,13 @@ export async function installPgObserver(options: {
         cb = vals;
         vals = undefined;
       }
+      // A callback in the config (client.query({ text, callback })) is answered like one passed
+      // as an argument: pg would call it and return nothing for tapedeck to read the result from.
+      const ownCallback = typeof config === 'object' ? (config as { callback?: unknown }).callback : undefined;
+      if (typeof ownCallback === 'function') {
+        cb ??= ownCallback;
+        config = withConfig(config, { callback: undefined });
+      }
       const plan = planOf(text);
       const db = databaseOf(this);
       run.database ??= db.identity;
