@@ -353,6 +353,12 @@ export async function installPgObserver(options: {
       settleTransaction(client, run, plan);
       throw error;
     }
+    if (result === null || typeof result !== 'object' || (Array.isArray(result) && added > 0)) {
+      // No result to read (a pg that answers otherwise): the agent gets what pg gave.
+      run.note('statements whose result it could not read');
+      settleTransaction(client, run, plan, typeof result === 'object' && result !== null ? result : undefined);
+      return result;
+    }
     if (added > 0 && table !== undefined) takeChanges(client, run, table, plan, result, added, arrayMode, seq);
     else if (plan.kind === 'read' && catalog !== undefined && Array.isArray(result.rows) && result.rows.length > 0) {
       readAgain(run, db, catalog, result, arrayMode, seq, raw?.length === result.rows.length ? raw : undefined);
