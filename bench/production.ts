@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { ModelServer } from '../examples/world/model-server.js';
+import { seeded } from '../test/postgres/db-fixture.js';
 import {
   createDeskDatabase,
   type DeskServer,
@@ -35,6 +36,8 @@ const ROUNDS = Number(process.env.BENCH_PRODUCTION_ROUNDS ?? 5);
 const SESSIONS = Number(process.env.BENCH_PRODUCTION_SESSIONS ?? 150);
 const CONCURRENT = 50;
 const TARGET = 0.97;
+/** The seed of a varying model's waits. */
+const SEED = 2026;
 const ITEMS = 20_000;
 /**
  * The models, by latency in ms, `~N` for a wait that varies by up to N% either way (seeded):
@@ -162,7 +165,10 @@ export async function run(): Promise<void> {
     );
     let answeredOn = 0;
     for (const { latencyMs, spread } of LATENCIES) {
-      const model = await startDeskModel(latencyMs, spread);
+      // A wait that varies draws from a seeded sequence, started over for each round: both
+      // servers' rounds see the same waits.
+      let draw = seeded(SEED);
+      const model = await startDeskModel(spread > 0 ? () => latencyMs * (1 - spread + 2 * spread * draw()) : latencyMs);
       models.push(model);
       // Warm-up: both servers load the SDK and open their pools; the recorder installs its layer.
       for (const server of [off, on]) await round(server, model, CONCURRENT);
@@ -173,14 +179,13 @@ export async function run(): Promise<void> {
       // The server's CPU per session: steadier than throughput on a shared machine.
       const cpu = { off: [] as Array<{ all: number; main: number }>, on: [] as Array<{ all: number; main: number }> };
       for (let r = 0; r < ROUNDS; r++) {
-        // Both servers' rounds see the same waits (a model whose wait varies).
-        model.restartWaits();
+        draw = seeded(SEED);
         let before = cpuMs(off);
         const offRound = await round(off, model, SESSIONS);
         rates.off.push(offRound.steady);
         whole.off.push(offRound.round);
         cpu.off.push(cpuPerSession(before, cpuMs(off), SESSIONS));
-        model.restartWaits();
+        draw = seeded(SEED);
         before = cpuMs(on);
         const onRound = await round(on, model, SESSIONS);
         rates.on.push(onRound.steady);

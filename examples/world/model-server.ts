@@ -32,8 +32,6 @@ export interface ModelServer {
   log: string[];
   /** Forget the log (e.g. between runs in one world); the log file is truncated too. */
   clearLog(): void;
-  /** Starts the seeded sequence of waits over (latencySpread): two runs then wait alike. */
-  restartWaits(): void;
   close(): Promise<void>;
 }
 
@@ -42,34 +40,11 @@ export interface ModelServerOptions {
   logFile?: string;
   /** The scripted policy that decides each answer (default: the travel desk's `decide`). */
   policy?: ScriptedPolicy;
-  /** Milliseconds before each answer starts, as a real model takes time to think (default 0). */
-  latencyMs?: number;
   /**
-   * How much the wait varies, as a hosted model's does: each answer waits latencyMs times a factor
-   * drawn evenly from [1 - spread, 1 + spread] (0 to 1; default 0, every answer alike). The draws
-   * come from a fixed seed, so a run's sequence of waits repeats; the answers never depend on it.
+   * Milliseconds before each answer starts, as a real model takes time to think (default 0); a
+   * function is asked again for each answer (a wait that varies, as a hosted model's does).
    */
-  latencySpread?: number;
-}
-
-/** The waits of one server: latencyMs scaled by a seeded draw in [1 - spread, 1 + spread]. */
-function waits(latencyMs: number, spread: number): { next(): number; restart(): void } {
-  const SEED = 0x9e3779b9;
-  let state = SEED;
-  return {
-    restart() {
-      state = SEED;
-    },
-    next() {
-      if (spread === 0) return latencyMs;
-      // mulberry32
-      state = (state + 0x6d2b79f5) | 0;
-      let t = Math.imul(state ^ (state >>> 15), 1 | state);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      const u = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-      return latencyMs * (1 - spread + 2 * spread * u);
-    },
-  };
+  latencyMs?: number | (() => number);
 }
 
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
@@ -81,11 +56,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     log.push(line);
     if (options.logFile) appendFileSync(options.logFile, `${line}\n`);
   };
-  const spread = options.latencySpread ?? 0;
-  if (!(spread >= 0 && spread <= 1)) throw new Error(`latencySpread must be between 0 and 1, not ${spread}`);
-  const wait = waits(options.latencyMs ?? 0, spread);
   const server = createServer((req, res) => {
-    serve(req, res, record, policy, wait.next).catch((err: unknown) => {
+    serve(req, res, record, policy, options.latencyMs ?? 0).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       if (!res.headersSent) {
         res.writeHead(400, { 'content-type': 'application/json' });
@@ -104,7 +76,6 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       log.length = 0;
       if (options.logFile) writeFileSync(options.logFile, '');
     },
-    restartWaits: wait.restart,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -117,7 +88,7 @@ async function serve(
   res: ServerResponse,
   record: (e: Obj) => void,
   policy: ScriptedPolicy,
-  wait: () => number,
+  latency: number | (() => number),
 ): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -142,7 +113,7 @@ async function serve(
   const stream = route.stream ?? body.stream === true;
   const reply = wire.reply(body, { hash, path, policy });
   const api = wire.api;
-  const latencyMs = wait();
+  const latencyMs = typeof latency === 'function' ? latency() : latency;
   if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
   if (stream) {
     const sse = reply.sse();

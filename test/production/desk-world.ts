@@ -78,8 +78,8 @@ export async function createDeskDatabase(adminUrl: string, options: { items: num
 }
 
 /** The example model server answering with the desk's policy. */
-export function startDeskModel(latencyMs = 0, latencySpread = 0) {
-  return startModelServer({ policy: deskPolicy, latencyMs, latencySpread });
+export function startDeskModel(latencyMs: number | (() => number) = 0) {
+  return startModelServer({ policy: deskPolicy, latencyMs });
 }
 
 export interface DeskServer {
