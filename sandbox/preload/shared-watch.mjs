@@ -23,6 +23,13 @@ const realWatch = fs.watch;
 const realLstat = fs.lstatSync;
 const realReaddir = fs.readdirSync;
 
+/**
+ * What tells a file's content unchanged without reading it (from an lstat with `bigint: true`):
+ * the recorder's fs tracker and the agent's own looks (record-quiet.mjs) compare the same key.
+ * @param {fs.BigIntStats} st
+ */
+export const statKey = (st) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
+
 /** More folders than this under the root: watching them costs more than walking. */
 const MAX_FOLDERS = 4096;
 
@@ -81,7 +88,7 @@ export function watchTree(root, options = {}) {
     if (!watchers.has(dir)) {
       if (watchers.size >= MAX_FOLDERS) return goBlind();
       try {
-        const watcher = realWatch(dir, { persistent: false }, (_event, name) => {
+        const watcher = realWatch(dir, { persistent: false }, (event, name) => {
           if (blind || closed) return;
           if (name === null || name === undefined) {
             changes++;
@@ -93,6 +100,9 @@ export function watchTree(root, options = {}) {
           // The root itself moved or removed (its own watcher names it): nothing to compare with.
           if (dir === absRoot && abs === path.join(absRoot, path.basename(absRoot))) return goBlind();
           touched.add(abs);
+          // Content or attributes changed (inotify's IN_MODIFY or IN_ATTRIB alone): nothing was made,
+          // moved or removed there.
+          if (event === 'change') return;
           // A folder made, moved in, replaced or removed: what is there now is watched afresh.
           if (watchers.has(abs)) unwatchUnder(abs);
           let isFolder = false;
@@ -144,6 +154,14 @@ export function watchTree(root, options = {}) {
       const out = touched;
       touched = new Set();
       return out;
+    },
+    /**
+     * The paths touched since the last take, as read so far, without taking them (empty when
+     * blind: then `take()` says so).
+     * @returns {ReadonlySet<string>}
+     */
+    peek() {
+      return touched;
     },
     /** Events seen so far (a counter: whether anything happened between two looks). */
     get changes() {

@@ -179,11 +179,24 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   // A killed recorder cannot remove its socket and spool: the next tapedeck command does.
   const forgetSocket = noteLeftover({ kind: 'path', path: socketPath });
   const sockets = new Set<net.Socket>();
+  // A world of files alone: the agent skips the round trip of a step barrier at which nothing
+  // under the root changed, or a few files it read itself (src/record/preload/record-quiet.mjs). Not with a database (its
+  // changes are not seen that way), nor with onEvent (awaited while the agent waits at each one),
+  // nor under --isolate (the recording proxy holds the calls).
+  const quietWorld =
+    options.fsRoot !== undefined &&
+    active.world?.manifest?.db === undefined &&
+    options.onEvent === undefined &&
+    options.isolate !== true
+      ? { root: path.resolve(cwd, options.fsRoot), exclude: [path.resolve(active.writer.dir)] }
+      : undefined;
   // Events arrive through the spool (one file per agent process); the socket carries only
   // sync barriers. Without world capture nothing needs the session live, so received lines wait
   // in a backlog that is processed when the agent pauses (nothing new for IDLE_MS), when it grows
-  // past BACKLOG_MAX, or at exit: the agent does not compete with the recorder for CPU mid-burst.
-  const deferred = !active.syncWorld && options.onEvent === undefined;
+  // past BACKLOG_MAX, at a barrier's round trip, or at exit: the agent does not compete with the
+  // recorder for CPU mid-burst. So with a world of files alone: every boundary at which the
+  // recorder must drain the world is a round trip, and the rest carry what changed.
+  const deferred = options.onEvent === undefined && (!active.syncWorld || quietWorld !== undefined);
   // Inside the recording folder, which world capture never snapshots.
   const spoolDir = path.join(active.writer.dir, '.spool');
   const forgetSpool = noteLeftover({ kind: 'path', path: path.resolve(spoolDir) });
@@ -317,17 +330,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       const inside = isolated;
       inside.ipcListener.on('connection', (socket: net.Socket) => server.emit('connection', socket));
     }
-    // A world of files alone: the agent skips the round trip of a step barrier at which nothing
-    // under the root changed (src/record/preload/record-quiet.mjs). Not with a database (its
-    // changes are not seen that way), nor with onEvent (awaited while the agent waits at each one),
-    // nor under --isolate (the recording proxy holds the calls).
-    const quietWorld =
-      options.fsRoot !== undefined &&
-      active.world?.manifest?.db === undefined &&
-      options.onEvent === undefined &&
-      options.isolate !== true
-        ? { root: path.resolve(cwd, options.fsRoot), exclude: [path.resolve(active.writer.dir)] }
-        : undefined;
     const nodeOptions = [baseEnv.NODE_OPTIONS ?? '', `--import=${quoteNodeOption(RECORD_PRELOAD)}`]
       .filter((x) => x !== '')
       .join(' ');

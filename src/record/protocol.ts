@@ -17,11 +17,23 @@ export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol
 const REQUEST = { id: z.string(), pid: z.number(), ts: z.number(), ...HTTP_REQUEST };
 const RESPONSE_HEAD = { ts: z.number(), status: z.number(), statusText: z.string().optional(), headers: Headers };
 /**
- * On the message that ends a call or a tool: the agent saw nothing under the fs root change since
- * its last step boundary and went on without waiting (src/record/preload/record-quiet.mjs), so the
- * session must not drain the world for it (what it would find now came later).
+ * A file under the fs root as the agent's process read it at a step boundary or right after its
+ * own file call (record-quiet.mjs): gone, or its mode, stat key and bytes (base64). The session
+ * applies these instead of draining (src/record/world/fs.ts, apply).
  */
-const QUIET = { quiet: z.boolean().optional() };
+export const FileLookSchema = z.union([
+  z.object({ path: z.string(), gone: z.literal(true) }),
+  z.object({ path: z.string(), mode: z.number().int().min(0).max(0o7777), key: z.string(), data: z.string() }),
+]);
+export type FileLook = z.infer<typeof FileLookSchema>;
+
+/**
+ * On the message that ends a call or a tool: `quiet`: the agent saw nothing under the fs root
+ * change since its last step boundary (but `files`, which it read itself) and went on without
+ * waiting (src/record/preload/record-quiet.mjs), so the session must not drain the world for it
+ * (what it would find now came later). `files` are applied first in either case.
+ */
+const QUIET = { quiet: z.boolean().optional(), files: z.array(FileLookSchema).optional() };
 
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
   HelloSchema,
@@ -72,6 +84,8 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     batches: NdBatchSchema,
   }),
   z.object({ t: z.literal('sync'), n: z.number(), reason: z.enum(['req', 'res']), id: z.string().optional() }),
+  /** What changed under the fs root before a call, read by the agent's process at the boundary (it did not wait). */
+  z.object({ t: z.literal('files'), ts: z.number(), files: z.array(FileLookSchema), quiet: z.boolean().optional() }),
   /** Row changes the run's own database statements committed (observed world capture), in order. */
   z.object({ t: z.literal('db'), ts: z.number(), changes: z.array(DbChangedPayloadSchema) }),
 ]);

@@ -24,11 +24,21 @@ import type {
 } from '../recording/index.js';
 import { canonicalJson, parseJson, pickCall, stepEvents, stepFacts, ToolCallAccount } from '../recording/index.js';
 import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
-import { type CaptureMessage, CaptureMessageSchema, type MessageOf, type WireBody, wireBytes } from './protocol.js';
+import {
+  type CaptureMessage,
+  CaptureMessageSchema,
+  type FileLook,
+  type MessageOf,
+  type WireBody,
+  wireBytes,
+} from './protocol.js';
 
-/** Where the session gets the world changes since it last asked. */
+/**
+ * Where the session gets the world changes since it last asked. `files`: files the agent's
+ * process read itself, applied first; `quiet`: nothing else is looked for (src/record/world).
+ */
 export interface WorldSource {
-  drain(): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
+  drain(files?: FileLook[], quiet?: boolean): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
 }
 
 /** An event as the session appended it (after seq assignment), for onEvent observers. */
@@ -181,11 +191,11 @@ export class RecordSession {
         if (open === undefined) return;
         open.res = message;
         if (message.stream !== true)
-          await this.completeExchange(open, message.end ?? message.ts, message.error, message.quiet);
+          await this.completeExchange(open, message.end ?? message.ts, message.error, message.quiet, message.files);
         return;
       }
       case 'xchg': {
-        const { res, end, error, quiet, t: _t, ...req } = message;
+        const { res, end, error, quiet, files, t: _t, ...req } = message;
         const open: OpenExchange = {
           req: { t: 'req', ...req },
           chunks: [],
@@ -194,7 +204,7 @@ export class RecordSession {
           ...(res === undefined ? {} : { res: { t: 'res', id: req.id, ...res } }),
         };
         this.open.set(req.id, open);
-        await this.completeExchange(open, end, error, quiet);
+        await this.completeExchange(open, end, error, quiet, files);
         return;
       }
       case 'chunk':
@@ -213,6 +223,10 @@ export class RecordSession {
         return;
       case 'sync':
         if (message.reason === 'req') await this.drainBetweenSteps();
+        return;
+      case 'files':
+        // What changed before a call, read at its opening boundary by the agent's process.
+        await this.writeChanges(await this.worldChanges(message.files, message.quiet), message.ts);
         return;
       case 'db':
         await this.writeChanges(
@@ -235,9 +249,10 @@ export class RecordSession {
     });
   }
 
-  private async worldChanges(): Promise<StepEvent[]> {
-    if (this.options.world === undefined) return [];
-    const { fs, db } = await this.options.world.drain();
+  /** The world's changes since the last drain: with `files` (read by the agent) applied first; `quiet`: those alone. */
+  private async worldChanges(files?: FileLook[], quiet?: boolean): Promise<StepEvent[]> {
+    if (this.options.world === undefined || (quiet === true && files === undefined)) return [];
+    const { fs, db } = await this.options.world.drain(files, quiet);
     return [
       ...fs.map((payload): StepEvent => ({ type: 'fs.changed', payload })),
       ...db.map((payload): StepEvent => ({ type: 'db.changed', payload })),
@@ -311,12 +326,16 @@ export class RecordSession {
     return wire?.truncated ? { ...body, truncated: true } : body;
   }
 
-  /** `quiet`: the agent saw no world change during the call and did not wait: nothing is drained for it. */
+  /**
+   * `quiet`: the agent saw no world change during the call (but `files`, which it read itself)
+   * and did not wait: nothing is drained for it.
+   */
   private async completeExchange(
     open: OpenExchange,
     end: number,
     error: { code: string; message: string } | undefined,
     quiet?: boolean,
+    files?: FileLook[],
   ): Promise<void> {
     this.open.delete(open.req.id);
     const { req, res } = open;
@@ -402,6 +421,9 @@ export class RecordSession {
         // A call still in flight may answer an earlier model step; older ones are done.
         for (const old of this.decided.keys()) if (this.decided.size > 8) this.decided.delete(old);
       }
+      // Files the agent read at the call's end: a step of their own after it, as the next
+      // boundary's drain would make (the tracker would otherwise leave them to a later drain).
+      if (files !== undefined) await this.writeChanges(await this.worldChanges(files, true), end);
       return;
     }
 
@@ -445,7 +467,7 @@ export class RecordSession {
       events: [
         { type: 'tool.called', payload },
         { type: 'http.exchange', payload: exchange },
-        ...(quiet === true ? [] : await this.worldChanges()),
+        ...(await this.worldChanges(files, quiet)),
         ...nd,
       ],
       status: failed ? 'error' : 'success',
@@ -478,7 +500,7 @@ export class RecordSession {
       events: [
         { type: 'tool.called', payload },
         ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
-        ...(message.quiet === true ? [] : await this.worldChanges()),
+        ...(await this.worldChanges(message.files, message.quiet)),
       ],
       status: message.error === undefined ? 'success' : 'error',
       errorType: message.error?.code,

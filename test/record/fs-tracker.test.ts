@@ -7,10 +7,29 @@ import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFsTracker } from '../../src/record/index.js';
+import type { FileLook } from '../../src/record/protocol.js';
 import { sha256Hex } from '../../src/recording/index.js';
 import { tempDir } from './helpers.js';
 
 const tmp = tempDir('tapedeck-fs-tracker-');
+
+/** Steps both tests take in a root holding a/f0.txt, a/f2.txt and a/b/f1.txt: a file created, one modified in place (same size), one chmodded, one removed. */
+const changedAndRemoved = (p: (rel: string) => string): Array<[string, () => void]> => [
+  [
+    'create and modify in place (same size)',
+    () => {
+      writeFileSync(p('new.txt'), 'new\n');
+      writeFileSync(p('a/f0.txt'), 'FILE 0\n');
+    },
+  ],
+  [
+    'chmod and remove',
+    () => {
+      chmodSync(p('a/b/f1.txt'), 0o600);
+      rmSync(p('a/f2.txt'));
+    },
+  ],
+];
 afterAll(() => tmp.remove());
 
 describe('fs world capture with watching', () => {
@@ -29,20 +48,7 @@ describe('fs world capture with watching', () => {
       const p = (rel: string) => path.join(root, rel);
       const steps: Array<[string, () => void]> = [
         ['nothing', () => {}],
-        [
-          'create and modify in place (same size)',
-          () => {
-            writeFileSync(p('new.txt'), 'new\n');
-            writeFileSync(p('a/f0.txt'), 'FILE 0\n');
-          },
-        ],
-        [
-          'chmod and remove',
-          () => {
-            chmodSync(p('a/b/f1.txt'), 0o600);
-            rmSync(p('a/f2.txt'));
-          },
-        ],
+        ...changedAndRemoved(p),
         [
           'a new nested folder with files',
           () => {
@@ -93,6 +99,59 @@ describe('fs world capture with watching', () => {
       }
       expect(await watching.snapshot()).toEqual(await scanning.snapshot());
     } finally {
+      watching.close();
+      scanning.close();
+    }
+  });
+
+  it('applies files the agent read itself: the changes a scan finds, none reported twice, no name outside the root', async () => {
+    const root = path.join(tmp.dir, 'applied');
+    const own = path.join(root, '.rec');
+    mkdirSync(path.join(root, 'a/b'), { recursive: true });
+    mkdirSync(own);
+    for (let i = 0; i < 6; i++) writeFileSync(path.join(root, i % 2 ? 'a/b' : 'a', `f${i}.txt`), `file ${i}\n`);
+    const put = (bytes: Uint8Array) => ({ sha256: sha256Hex(bytes) });
+    const watching = createFsTracker(root, put, { exclude: [own], watch: true });
+    const scanning = createFsTracker(root, put, { exclude: [own] });
+    const { createQuietWorld } = (await import(
+      path.join(import.meta.dirname, '../../src/record/preload/record-quiet.mjs')
+    )) as {
+      createQuietWorld(root: string, exclude: string[]): { check(): Promise<boolean | FileLook[]>; close(): void };
+    };
+    const agent = createQuietWorld(root, [own]);
+    const p = (rel: string) => path.join(root, rel);
+    try {
+      await watching.snapshot();
+      await scanning.snapshot();
+      expect(await agent.check()).toBe(false);
+      const steps: Array<[string, () => void]> = [
+        ...changedAndRemoved(p),
+        ['a folder removed', () => rmSync(p('a/b'), { recursive: true })],
+        ['rewritten with the same bytes', () => writeFileSync(p('new.txt'), 'new\n')],
+      ];
+      for (const [name, act] of steps) {
+        act();
+        const seen = await agent.check();
+        expect(Array.isArray(seen), name).toBe(true);
+        const applied = watching.apply(seen as FileLook[]);
+        expect(await watching.changes(), `${name}: nothing left to drain`).toEqual([]);
+        expect(applied, name).toEqual(await scanning.changes());
+      }
+      // Names the agent's process should never send: ignored, nothing changes.
+      const data = Buffer.from('x').toString('base64');
+      const hostile: FileLook[] = [
+        ...['../escape.txt', '/etc/passwd', 'a/../new.txt', './new.txt', 'a//f0.txt', '.rec/x.txt', ''].map((path) => ({
+          path,
+          mode: 0o644,
+          key: 'k',
+          data,
+        })),
+        ...['..', '', '.', '/', '.rec'].map((path) => ({ path, gone: true as const })),
+      ];
+      expect(watching.apply(hostile)).toEqual([]);
+      expect(await watching.snapshot()).toEqual(await scanning.snapshot());
+    } finally {
+      agent.close();
       watching.close();
       scanning.close();
     }

@@ -12,17 +12,37 @@ import { recordCommand } from '../../src/record/index.js';
 import { canonicalJson, readRecording, worldAt } from '../../src/recording/index.js';
 import { startServer, type TestServer, tempDir } from './helpers.js';
 
+type FileLook = { path: string; gone: true } | { path: string; mode: number; key: string; data: string };
 interface QuietWorld {
-  check(): Promise<boolean>;
+  check(): Promise<boolean | FileLook[]>;
+  own(paths: string[]): FileLook[] | undefined;
   sent(message: unknown): void;
   close(): void;
 }
+/** What a look says of each file: its path and text, or gone. */
+const said = (files: boolean | FileLook[] | undefined) =>
+  Array.isArray(files)
+    ? files.map((f) => ('gone' in f ? `${f.path} gone` : `${f.path} ${Buffer.from(f.data, 'base64').toString()}`))
+    : files;
 const QUIET_MODULE = path.join(import.meta.dirname, '../../src/record/preload/record-quiet.mjs');
 const { createQuietWorld } = (await import(QUIET_MODULE)) as {
   createQuietWorld(root: string, exclude: string[]): QuietWorld;
 };
 
 const tmp = tempDir('tapedeck-quiet-world-');
+
+/** A tool API whose `/write?path=&text=` writes a file under `ws` during the call (any other path: nothing). */
+const toolServer = (ws: string) =>
+  startServer((req, _body, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/write') {
+      const file = path.join(ws, url.searchParams.get('path') ?? 'x');
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, `${url.searchParams.get('text')}\n`);
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true}');
+  });
 afterAll(() => tmp.remove());
 
 describe('a quiet world (the check in the agent process)', () => {
@@ -37,9 +57,9 @@ describe('a quiet world (the check in the agent process)', () => {
       // The first boundary starts watching: a round trip.
       expect(await world.check()).toBe(false);
       expect(await world.check()).toBe(true);
-      // Another process's write, made before the boundary.
+      // Another process's write, made before the boundary: the file read here, as it is now.
       execFileSync('sh', ['-c', `echo two > '${path.join(root, 'a', 'f.txt')}'`]);
-      expect(await world.check()).toBe(false);
+      expect(said(await world.check())).toEqual(['a/f.txt two\n']);
       expect(await world.check()).toBe(true);
       // The recording's own folder is not the world.
       writeFileSync(path.join(own, 'events.jsonl'), '{}\n');
@@ -55,15 +75,16 @@ describe('a quiet world (the check in the agent process)', () => {
       expect(await world.check()).toBe(false);
       expect(await world.check()).toBe(true);
       execFileSync('sh', ['-c', `echo x > '${path.join(root, 'new', 'deep', 'g.txt')}'`]);
-      expect(await world.check()).toBe(false);
-      // Removed and made again under the same name: watched again.
+      expect(said(await world.check())).toEqual(['new/deep/g.txt x\n']);
+      // Removed (what was there is gone) and made again under the same name: watched again. A
+      // folder made is the recorder's to look at (a round trip).
       rmSync(path.join(root, 'new'), { recursive: true });
-      expect(await world.check()).toBe(false);
+      expect(said(await world.check())).toEqual(expect.arrayContaining(['new gone', 'new/deep/g.txt gone']));
       mkdirSync(path.join(root, 'new'));
       expect(await world.check()).toBe(false);
       expect(await world.check()).toBe(true);
       writeFileSync(path.join(root, 'new', 'h.txt'), 'h\n');
-      expect(await world.check()).toBe(false);
+      expect(said(await world.check())).toEqual(['new/h.txt h\n']);
       // A folder moved in from outside the root, with a folder in it.
       const outside = path.join(tmp.dir, 'outside');
       mkdirSync(path.join(outside, 'sub'), { recursive: true });
@@ -71,8 +92,77 @@ describe('a quiet world (the check in the agent process)', () => {
       expect(await world.check()).toBe(false);
       expect(await world.check()).toBe(true);
       writeFileSync(path.join(root, 'moved', 'sub', 'i.txt'), 'i\n');
+      expect(said(await world.check())).toEqual(['moved/sub/i.txt i\n']);
+      expect(await world.check()).toBe(true);
+    } finally {
+      world.close();
+    }
+  });
+
+  it('reads a few changed files itself, and leaves the rest to a round trip', async () => {
+    const root = path.join(tmp.dir, 'looks');
+    mkdirSync(path.join(root, 'a'), { recursive: true });
+    for (const name of ['f.txt', 'g.txt', 'h.txt']) writeFileSync(path.join(root, 'a', name), `${name}\n`);
+    const world = createQuietWorld(root, []);
+    const sh = (script: string) => execFileSync('sh', ['-c', script], { cwd: root });
+    try {
+      expect(await world.check()).toBe(false);
+      // Changed and removed files, by another process.
+      sh('echo F > a/f.txt; rm a/g.txt; echo new > a/n.txt');
+      expect(said(await world.check())).toEqual(['a/f.txt F\n', 'a/g.txt gone', 'a/n.txt new\n']);
+      // A file over the size limit, a link, a folder made, more files than the limit: the recorder looks.
+      writeFileSync(path.join(root, 'a', 'big.bin'), Buffer.alloc((1 << 20) + 1));
+      expect(await world.check()).toBe(false);
+      sh('ln -s f.txt a/link');
+      expect(await world.check()).toBe(false);
+      sh('mkdir a/d');
+      expect(await world.check()).toBe(false);
+      sh('for i in $(seq 1 65); do echo $i > a/m$i.txt; done');
       expect(await world.check()).toBe(false);
       expect(await world.check()).toBe(true);
+      // A message that drains, with a change: a round trip all the same.
+      sh('echo F2 > a/f.txt');
+      world.sent({ t: 'tool' });
+      expect(await world.check()).toBe(false);
+      // A quiet message (it carries what changed) does not drain.
+      world.sent({ t: 'tool', quiet: true, files: [] });
+      expect(await world.check()).toBe(true);
+    } finally {
+      world.close();
+    }
+  });
+
+  it("accounts for this process's own file calls as long as nobody changed the file since", async () => {
+    const root = path.join(tmp.dir, 'own');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(path.join(root, 'old.txt'), 'old\n');
+    const world = createQuietWorld(root, []);
+    const at = (rel: string) => path.join(root, rel);
+    try {
+      // Before the first boundary there is no baseline: the message drains as before.
+      writeFileSync(at('f.txt'), 'zero\n');
+      expect(world.own([at('f.txt')])).toBeUndefined();
+      expect(await world.check()).toBe(false);
+      writeFileSync(at('f.txt'), 'one\n');
+      expect(said(world.own([at('f.txt')]))).toEqual(['f.txt one\n']);
+      writeFileSync(at('f.txt'), 'two\n');
+      expect(said(world.own([at('f.txt')]))).toEqual(['f.txt two\n']);
+      renameSync(at('old.txt'), at('new.txt'));
+      expect(said(world.own([at('old.txt'), at('new.txt')]))).toEqual(['old.txt gone', 'new.txt old\n']);
+      // Everything the watcher saw was reported: the boundary is quiet.
+      expect(await world.check()).toBe(true);
+      // Another process changes the file right after this one wrote it: read again at the boundary.
+      writeFileSync(at('f.txt'), 'three\n');
+      expect(said(world.own([at('f.txt')]))).toEqual(['f.txt three\n']);
+      execFileSync('sh', ['-c', `echo four > '${at('f.txt')}'`]);
+      expect(said(await world.check())).toEqual(['f.txt four\n']);
+      // A change this process did not report, already seen when it makes its own: the recorder
+      // drains both with the call's message (its step), as before.
+      execFileSync('sh', ['-c', `echo other > '${at('o.txt')}'`]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      writeFileSync(at('f.txt'), 'five\n');
+      expect(world.own([at('f.txt')])).toBeUndefined();
+      expect(await world.check()).toEqual(expect.any(Array));
     } finally {
       world.close();
     }
@@ -122,16 +212,7 @@ describe('record --fs with quiet step barriers', () => {
   let api: TestServer;
   const ws = path.join(tmp.dir, 'ws');
   beforeAll(async () => {
-    api = await startServer((req, _body, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname === '/write') {
-        const file = path.join(ws, url.searchParams.get('path') ?? 'x');
-        mkdirSync(path.dirname(file), { recursive: true });
-        writeFileSync(file, `${url.searchParams.get('text')}\n`);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-    });
+    api = await toolServer(ws);
   });
   afterAll(() => api?.close());
 
@@ -197,5 +278,125 @@ describe('record --fs with quiet step barriers', () => {
       ['modify agent.txt'],
     ]);
     expect(canonicalJson(worldAt(recording, steps.length).fs)).toBe(canonicalJson(recording.post.fs));
+  });
+});
+
+// The agent's own file calls in every form, other processes' writes, and the server's writes
+// during calls, recorded twice: with quiet barriers (the agent reads what changed itself) and
+// with a round trip at every boundary (onEvent turns quiet barriers off). Each step must hold
+// the same changes, with the same contents.
+const MIXED = `
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { join } from 'node:path';
+const [url, ws] = [process.env.TOOL_URL, process.env.WORKSPACE];
+const at = (p) => join(ws, p);
+const call = (p) => fetch(url + p, { method: 'POST', body: '{}' }).then((r) => r.text());
+const sh = (script) => execFileSync('sh', ['-c', script], { cwd: ws });
+await call('/read');
+fs.writeFileSync(at('a.txt'), 'a\\n');
+await call('/read');
+fs.appendFileSync(at('a.txt'), 'more\\n');
+await call('/read');
+await fs.promises.writeFile(at('b.txt'), 'b\\n');
+await call('/read');
+await new Promise((resolve, reject) => fs.writeFile(at('c.txt'), 'c\\n', (e) => (e ? reject(e) : resolve())));
+await call('/read');
+fs.renameSync(at('a.txt'), at('d/a2.txt'));
+await call('/read');
+fs.unlinkSync(at('b.txt'));
+await call('/read');
+fs.rmSync(at('sub'), { recursive: true });
+await call('/read');
+fs.writeFileSync(at('big.bin'), Buffer.alloc(2 * 1024 * 1024, 7));
+await call('/read');
+sh('echo by another process > other.txt');
+await call('/write?path=d/server.txt&text=s1');
+await call('/write?path=keep.txt&text=changed');
+fs.writeFileSync(at('keep.txt'), 'changed\\n');
+await call('/read');
+fs.mkdirSync(at('made'));
+fs.writeFileSync(at('made/f.txt'), 'f\\n');
+await call('/read');
+fs.writeFileSync(at('twice.txt'), '1\\n');
+fs.writeFileSync(at('twice.txt'), '2\\n');
+await fs.promises.rm(at('c.txt'));
+await call('/read');
+fs.writeFileSync(at('last.txt'), 'end\\n');
+`;
+
+describe('record --fs: files the agent reads itself', () => {
+  let api: TestServer;
+  const ws = path.join(tmp.dir, 'mixed');
+  beforeAll(async () => {
+    api = await toolServer(ws);
+  });
+  afterAll(() => api?.close());
+
+  /** Each step's name and its fs changes (op, path, content digest), in order. */
+  async function record(quiet: boolean) {
+    rmSync(ws, { recursive: true, force: true });
+    mkdirSync(path.join(ws, 'd'), { recursive: true });
+    mkdirSync(path.join(ws, 'sub', 'deeper'), { recursive: true });
+    writeFileSync(path.join(ws, 'sub', 'x.txt'), 'x\n');
+    writeFileSync(path.join(ws, 'sub', 'deeper', 'y.txt'), 'y\n');
+    writeFileSync(path.join(ws, 'keep.txt'), 'keep\n');
+    const agent = path.join(tmp.dir, 'mixed-agent.mjs');
+    writeFileSync(agent, MIXED);
+    const out = path.join(tmp.dir, `mixed-${quiet ? 'quiet' : 'round-trips'}`);
+    const result = await recordCommand({
+      command: [process.execPath, agent],
+      env: { TOOL_URL: api.url, WORKSPACE: ws },
+      fsRoot: ws,
+      out,
+      stdio: 'ignore',
+      ...(quiet ? {} : { onEvent: () => {} }),
+    });
+    expect(result.exitCode).toBe(0);
+    const recording = await readRecording(out);
+    const steps = recording.events.filter((e) => e.type === 'step.started');
+    expect(canonicalJson(worldAt(recording, steps.length).fs)).toBe(canonicalJson(recording.post.fs));
+    return steps.map((s) => [
+      (s.payload as { name: string }).name,
+      ...recording.events
+        .filter((e) => e.stepId === s.stepId && e.type === 'fs.changed')
+        .map((e) => {
+          const p = e.payload as { path: string; op: string; after?: { sha256: string; mode: number } };
+          return `${p.op} ${p.path} ${p.after?.sha256.slice(0, 12) ?? ''} ${p.after?.mode ?? ''}`;
+        }),
+    ]);
+  }
+
+  it('gives each step the changes a round trip at every boundary gives', async () => {
+    const quiet = await record(true);
+    const exact = await record(false);
+    // Except a file written twice in one turn: the round-trip path drains for the first write's
+    // message only once the second is made, so the first step holds the second's content and the
+    // second step nothing; each write's own message carries what it wrote.
+    const but = (steps: string[][]) => steps.map((s) => s.filter((c) => !c.includes('twice.txt')));
+    expect(but(quiet)).toEqual(but(exact));
+    // What the steps hold, in short: the agent's writes in its write steps, other processes'
+    // between calls, the server's in its calls.
+    const changed = quiet
+      .filter((s) => s.length > 1)
+      .map((s) => [s[0], ...s.slice(1).map((c) => c.split(' ').slice(0, 2).join(' '))]);
+    expect(changed).toEqual([
+      ['write_file', 'create a.txt'],
+      ['append_file', 'modify a.txt'],
+      ['write_file', 'create b.txt'],
+      ['write_file', 'create c.txt'],
+      ['rename_file', 'delete a.txt', 'create d/a2.txt'],
+      ['delete_file', 'delete b.txt'],
+      ['delete_file', 'delete sub/deeper/y.txt', 'delete sub/x.txt'],
+      ['write_file', 'create big.bin'],
+      ['file changes', 'create other.txt'],
+      ['POST /write', 'create d/server.txt'],
+      ['POST /write', 'modify keep.txt'],
+      ['write_file', 'create made/f.txt'],
+      ['write_file', 'create twice.txt'],
+      ['write_file', 'modify twice.txt'],
+      ['delete_file', 'delete c.txt'],
+      ['write_file', 'create last.txt'],
+    ]);
   });
 });

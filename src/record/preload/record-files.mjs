@@ -19,19 +19,31 @@ const FILE_OPS = {
 
 /**
  * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
- * fs/promises, sync, callback and promise forms). Returns the undo function.
+ * fs/promises, sync, callback and promise forms). A write's message goes with the paths it
+ * changed (`recorder.fileDone`, `recorder.fileOp`: record.mjs reads them when it can). Returns
+ * the undo function.
  */
-export function patchFiles(root, recorder, current, send, suppressed) {
-  const relative = (target) => {
+export function patchFiles(root, recorder, current, suppressed) {
+  /** The absolute path of a call's path argument under the root, or undefined. */
+  const under = (target) => {
     try {
       const file = typeof target === 'string' ? target : target instanceof URL ? fileURLToPath(target) : null;
       if (file === null) return undefined;
       const abs = path.resolve(file);
-      if (abs !== root && !abs.startsWith(root + path.sep)) return undefined;
-      return path.relative(root, abs).split(path.sep).join('/');
+      return abs === root || abs.startsWith(root + path.sep) ? abs : undefined;
     } catch {
       return undefined;
     }
+  };
+  const relative = (target) => {
+    const abs = under(target);
+    return abs === undefined ? undefined : path.relative(root, abs).split(path.sep).join('/');
+  };
+  /** The paths under the root a write changed: its target, and a rename's new name. */
+  const changed = (op, target, rest) => {
+    if (FILE_OPS[op][1] !== 'FILE_WRITE') return [];
+    const paths = [under(target), op === 'rename' ? under(rest[0]) : undefined];
+    return paths.filter((p) => p !== undefined && p !== root);
   };
   const sizeOf = (value) => (typeof value === 'string' ? Buffer.byteLength(value) : (value?.byteLength ?? undefined));
   /** The step message of one file operation (sent by the caller). */
@@ -81,6 +93,7 @@ export function patchFiles(root, recorder, current, send, suppressed) {
               run,
               () => real.call(this, target, ...rest),
               (ts, value, error) => report(op, rel, ts, value, error, rest[0]),
+              changed(op, target, rest),
             ),
           );
         },
@@ -100,11 +113,11 @@ export function patchFiles(root, recorder, current, send, suppressed) {
             value = real.call(this, target, ...rest);
           } catch (error) {
             insideSync--;
-            send(run, report(op, rel, ts, undefined, error, rest[0]));
+            recorder.fileDone(run, report(op, rel, ts, undefined, error, rest[0]), changed(op, target, rest));
             throw error;
           }
           insideSync--;
-          send(run, report(op, rel, ts, value, undefined, rest[0]));
+          recorder.fileDone(run, report(op, rel, ts, value, undefined, rest[0]), changed(op, target, rest));
           return value;
         },
     );
@@ -121,7 +134,7 @@ export function patchFiles(root, recorder, current, send, suppressed) {
           const args = rest.slice(0, -1);
           return inside.run(true, () =>
             real.call(this, target, ...args, (error, value) => {
-              send(run, report(op, rel, ts, value, error, args[0]));
+              recorder.fileDone(run, report(op, rel, ts, value, error, args[0]), changed(op, target, args));
               callback(error, value);
             }),
           );

@@ -217,10 +217,19 @@ function installLayer(current, options) {
   // Step barriers (world capture): the agent waits while the recorder drains the world, before a
   // call (`opening`) and after it, once the message that ends it is sent (`closing`). With a quiet
   // world (record-quiet.mjs) a boundary at which nothing changed skips its round trip, and the
-  // closing message says so: the recorder then does not drain for it (the agent has moved on).
+  // closing message says so (`quiet`): the recorder then does not drain for it (the agent has moved
+  // on). When a few files changed, the agent reads them itself and the boundary's message carries
+  // them (`files`, with `quiet`): before a call a message of their own, after it the call's end.
   const opening = async (run, reason, id) => {
     if (!run.syncWorld) return;
-    if (run.quiet !== undefined && (await run.quiet.check())) return;
+    if (run.quiet !== undefined) {
+      const seen = await run.quiet.check();
+      if (seen === true) return;
+      if (seen !== false) {
+        send(run, { t: 'files', ts: nowMs(), files: seen, quiet: true });
+        return;
+      }
+    }
     await run.sink.sync(id === undefined ? { reason } : { reason, id });
   };
   const closing = async (run, message, id) => {
@@ -228,13 +237,18 @@ function installLayer(current, options) {
       send(run, message);
       return;
     }
-    const quiet = run.quiet !== undefined && (await run.quiet.check());
+    const seen = run.quiet === undefined ? false : await run.quiet.check();
     // Not counted as a message that drains: the round trip that follows (or its skipping) settles it.
     let marked = message;
-    if (quiet)
-      marked = typeof message === 'function' ? () => ({ ...message(), quiet: true }) : { ...message, quiet: true };
+    if (seen !== false) {
+      const mark = (m) => {
+        const files = [...(m.files ?? []), ...(seen === true ? [] : seen)];
+        return { ...m, quiet: true, ...(files.length > 0 ? { files } : {}) };
+      };
+      marked = typeof message === 'function' ? () => mark(message()) : mark(message);
+    }
     send(run, marked, false);
-    if (!quiet) await run.sink.sync(id === undefined ? { reason: 'res' } : { reason: 'res', id });
+    if (seen === false) await run.sink.sync(id === undefined ? { reason: 'res' } : { reason: 'res', id });
   };
 
   // With the proxy (record --isolate) this layer records nothing of HTTP itself.
@@ -325,9 +339,15 @@ function installLayer(current, options) {
   });
   wrapped.push(undoUndici);
 
+  /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */
+  const withOwnFiles = (run, message, paths) => {
+    const files = paths === undefined || paths.length === 0 ? undefined : run.quiet?.own(paths);
+    return files === undefined ? message : { ...message, files };
+  };
+
   const recorder = {
     /** Runs one file operation as a step boundary-aware call; report(ts, value, error) builds its step message. */
-    async fileOp(run, fileRun, report) {
+    async fileOp(run, fileRun, report, paths) {
       await settleStreams(run);
       flushRun(run);
       await opening(run, 'req');
@@ -336,11 +356,19 @@ function installLayer(current, options) {
       try {
         value = await fileRun();
       } catch (error) {
-        await closing(run, report(ts, undefined, error));
+        await closing(run, withOwnFiles(run, report(ts, undefined, error), paths));
         throw error;
       }
-      await closing(run, report(ts, value, undefined));
+      await closing(run, withOwnFiles(run, report(ts, value, undefined), paths));
       return value;
+    },
+    /**
+     * The message of a file call made without barriers (sync and callback forms). With the files
+     * it changed, read here, it is quiet: the recorder applies them rather than draining later.
+     */
+    fileDone(run, message, paths) {
+      const own = withOwnFiles(run, message, paths);
+      send(run, own === message ? message : { ...own, quiet: true });
     },
     /** Records one in-process tool call as a step (see src/record/tool.ts); outside a run, just calls fn. */
     async tool(name, fn, args, toolOptions = {}) {
@@ -384,7 +412,7 @@ function installLayer(current, options) {
   };
   globalThis[RECORDER_KEY] = recorder;
   if (typeof options.fsRoot === 'string')
-    wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, current, send, () => depth > 0));
+    wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, current, () => depth > 0));
 
   return {
     flushRun,

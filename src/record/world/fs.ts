@@ -7,9 +7,10 @@
 import { type BigIntStats, lstatSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { readQueued, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
+import { readQueued, statKey, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
 import { type FileContent, sha256Hex } from '../../recording/index.js';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
+import type { FileLook } from '../protocol.js';
 
 interface Cached {
   key: string;
@@ -18,18 +19,25 @@ interface Cached {
 
 export interface FsTracker {
   readonly root: string;
-  /** Scans the root and returns the snapshot (contents stored through `store`). */
+  /**
+   * The root as it is now (contents stored through `store`): a scan, or, watching after the first,
+   * what is known once the paths touched since are looked at again.
+   */
   snapshot(): Promise<FsSnapshot>;
   /** Scans the root and returns what changed since the previous scan (sorted by path). */
   changes(): Promise<FsChangedPayload[]>;
+  /**
+   * Takes files as the agent's process read them (record-quiet.mjs) and returns what changed
+   * against what the tracker knew (sorted by path). A path outside the root, excluded or not in
+   * normal form is ignored; a gone path drops what the tracker knew under it. A later changes()
+   * looks at these paths again only if their stat is no longer the one read.
+   */
+  apply(files: FileLook[]): FsChangedPayload[];
   /** How the last changes() found them: only the paths touched since (watching), or by scanning everything. */
   readonly lastPass: 'touched' | 'scan' | undefined;
   /** Stops watching (when watching). */
   close(): void;
 }
-
-/** What tells a file's content unchanged without reading it. */
-const statKey = (st: BigIntStats) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
 
 /** More touched paths than this in one step: scanning everything is as cheap. */
 const WATCHED_LIMIT = 4096;
@@ -100,14 +108,24 @@ export function createFsTracker(
     return 'read';
   }
 
+  const stored = (st: BigIntStats, bytes: Uint8Array, previous: Cached | undefined): Cached =>
+    entryOf(statKey(st), Number(st.mode & 0o7777n), bytes, previous);
+
   /** The file's entry; the previous one again when only its stat changed (rewritten with the same bytes): nothing stored twice. */
-  function stored(st: BigIntStats, bytes: Buffer, previous: Cached | undefined): Cached {
-    const mode = Number(st.mode & 0o7777n);
+  function entryOf(key: string, mode: number, bytes: Uint8Array, previous: Cached | undefined): Cached {
     const was = previous?.entry;
     if (was && was.mode === mode && was.size === bytes.length && was.sha256 === sha256Hex(bytes))
-      return { key: statKey(st), entry: was };
-    return { key: statKey(st), entry: { mode, size: bytes.length, ...store(bytes) } };
+      return { key, entry: was };
+    return { key, entry: { mode, size: bytes.length, ...store(bytes) } };
   }
+
+  /** A path the agent named, if it is a file path under the root in the form relOf gives. */
+  const known = (rel: string): string | undefined => {
+    if (rel === '' || rel.includes('\0')) return undefined;
+    const abs = path.resolve(absRoot, rel);
+    if (!abs.startsWith(`${absRoot}${path.sep}`) || relOf(abs) !== rel || excluded(abs)) return undefined;
+    return rel;
+  };
 
   async function scan(watching = false): Promise<Map<string, Cached>> {
     const files: string[] = [];
@@ -193,11 +211,44 @@ export function createFsTracker(
       return lastPass;
     },
     async snapshot() {
+      // Watching, after the first: what the tracker knows once the touched paths are looked at
+      // again (or the whole tree, when the watcher went blind). The changes themselves are the
+      // steps': the caller drained them already.
+      if (started && tree !== undefined) {
+        await this.changes();
+        return toSnapshot(current);
+      }
       // The first snapshot starts the watchers, each before its folder is read.
       current = await scan(tree !== undefined && !started);
       started = true;
       tree?.take();
       return toSnapshot(current);
+    },
+    apply(files) {
+      const prior = new Map<string, Cached | undefined>();
+      const keep = (rel: string) => {
+        if (!prior.has(rel)) prior.set(rel, current.get(rel));
+      };
+      for (const file of files) {
+        const rel = known(file.path);
+        if (rel === undefined) continue;
+        if ('gone' in file) {
+          const prefix = `${rel}/`;
+          for (const k of [...current.keys()]) {
+            if (k !== rel && !k.startsWith(prefix)) continue;
+            keep(k);
+            current.delete(k);
+          }
+          continue;
+        }
+        keep(rel);
+        current.set(rel, entryOf(file.key, file.mode, Buffer.from(file.data, 'base64'), current.get(rel)));
+      }
+      return diff(
+        prior.keys(),
+        (rel) => prior.get(rel)?.entry,
+        (rel) => current.get(rel)?.entry,
+      );
     },
     async changes() {
       const paths = await touched();

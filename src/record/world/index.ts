@@ -9,6 +9,7 @@ import type {
   Manifest,
   RecordingWriter,
 } from '../../recording/index.js';
+import type { FileLook } from '../protocol.js';
 import { createFsTracker, type FsTracker } from './fs.js';
 
 export { createDbTracker, type DbTracker } from '../../postgres/index.js';
@@ -29,7 +30,12 @@ export interface WorldCapture {
   readonly dbApplicationName?: string;
   /** Takes the pre snapshot (after installing change capture) and writes it. */
   start(writer: RecordingWriter): Promise<void>;
-  drain(): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
+  /**
+   * The changes since the last drain. With `files` (read by the agent's process,
+   * src/record/preload/record-quiet.mjs): those files applied first; `quiet`: nothing else is
+   * looked for (the agent did not wait, so what the world holds now may be later).
+   */
+  drain(files?: FileLook[], quiet?: boolean): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
   /** Takes the post snapshot and writes it. */
   finish(writer: RecordingWriter): Promise<void>;
   /** Removes change capture from the database; always call it (also on failure). */
@@ -89,9 +95,11 @@ export async function openWorld(
         throw error;
       }
     },
-    async drain() {
+    async drain(files, quiet) {
+      const applied = files === undefined || fs === undefined ? [] : fs.apply(files);
+      if (quiet === true) return { fs: applied, db: [] };
       const [fsChanges, dbChanges] = await Promise.all([fs?.changes() ?? [], db?.drain() ?? []]);
-      return { fs: fsChanges, db: dbChanges };
+      return { fs: [...applied, ...fsChanges], db: dbChanges };
     },
     async finish(writer) {
       const post = { ...(fs ? { fs: await fs.snapshot() } : {}), ...(db ? { db: await db.snapshot() } : {}) };
