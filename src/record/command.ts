@@ -3,7 +3,7 @@
 // stream events over a Unix socket whose path is passed in the environment.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +130,25 @@ function runChild(
   });
 }
 
+/** The start gate's token in the spool folder (not a spool file: the spool reader reads `.ndjson` files only). */
+const START_GATE_TOKEN = 'start-gate';
+
+/**
+ * Whether the agent may start while the world's first snapshot is taken: its first process is Node
+ * (the record preload then holds its code until the snapshot is done, src/record/preload/record.mjs)
+ * and nothing of the user's loads before that preload (--require, --import or a loader, in the
+ * command or NODE_OPTIONS). Anything else starts after the snapshot, as it always did.
+ */
+function startsGated(options: RecordCommandOptions): boolean {
+  const [file, ...args] = options.command;
+  if (file === undefined || options.isolate === true) return false;
+  if (options.fsRoot === undefined && options.dbUrl === undefined) return false;
+  if (file !== process.execPath && !/^node(?:js)?$/.test(path.basename(file))) return false;
+  const preloads = /(?:^|\s)(?:-r|--require|--import|--loader|--experimental-loader)(?:[=\s]|$)/;
+  const nodeOptions = options.env?.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? '';
+  return !preloads.test(nodeOptions) && !args.some((a) => preloads.test(a));
+}
+
 /** Variables of the terminal session, not of the agent's configuration: not worth naming in a replay. */
 const SESSION_ENV =
   /^(?:_|PWD|OLDPWD|SHLVL|HOME|USER|LOGNAME|SHELL|MAIL|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|TERM(?:_.*)?|COLORTERM|COLUMNS|LINES|LANG|LANGUAGE|LC_.*|TZ|DISPLAY|WAYLAND_.*|XDG_.*|DBUS_.*|SSH_.*|GPG_.*|TMUX.*|STY|WINDOW|LS_COLORS|LESS.*|PAGER|EDITOR|VISUAL|HIST.*|PS[1-4]|PROMPT_COMMAND|MOTD_SHOWN|INVOCATION_ID|JOURNAL_STREAM|SYSTEMD_.*|VSCODE_.*|TERMINAL_.*|ITERM_.*|WT_.*|WSL.*|npm_.*|NODE_.*|NVM_.*|INIT_CWD|COREPACK_.*|TAPEDECK_.*|PGAPPNAME)$/;
@@ -158,6 +177,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     const { exitCode, signal } = await exit;
     return { dir: '', exitCode, signal, recorded: false, steps: 0 };
   }
+  const gated = startsGated(options);
   const entry = entryOf(options.command, cwd);
   const sdkVersions = agentSdkVersions(entry, cwd);
   const active = await openRecording(
@@ -173,6 +193,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       envNames: inheritedEnvNames(baseEnv, options.env),
     },
     { sdkVersions },
+    { worldLater: gated },
   );
   const { session } = active;
   const socketPath = path.join(os.tmpdir(), `tapedeck-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
@@ -201,6 +222,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const spoolDir = path.join(active.writer.dir, '.spool');
   const forgetSpool = noteLeftover({ kind: 'path', path: path.resolve(spoolDir) });
   mkdirSync(spoolDir, { recursive: true });
+  if (gated) writeFileSync(path.join(spoolDir, START_GATE_TOKEN), '');
   // The agent's events are spooled before redaction: encrypted with a key that lives only in
   // this process and the agent's environment, so a kill leaves no secret readable on disk.
   const spoolKey = randomBytes(32).toString('hex');
@@ -353,12 +375,28 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
         ...(quietWorld === undefined ? {} : { quietWorld }),
         ...(isolated ? { proxy: isolated.proxyUrl } : {}),
+        // The first process's own code waits for the world's first snapshot (startsGated): the
+        // process that takes this token from the spool folder.
+        ...(gated ? { gate: START_GATE_TOKEN } : {}),
       }),
     };
     const env = isolated ? isolated.env(plainEnv) : plainEnv;
+    // Gated: the world's first snapshot is taken while the agent's Node starts, and its answer
+    // to the agent's `start` barrier lets the agent's own code run.
+    let worldStarted: () => void = () => {};
+    session.holdStart(new Promise<void>((resolve) => (worldStarted = resolve)));
     const { child, exit } = isolated
       ? runInSandbox(isolated, options.command, { cwd, env, stdio }, options.onSpawn)
       : await runChild(options.command, { cwd, env, stdio }, options.onSpawn);
+    try {
+      await active.startWorld();
+    } catch (error) {
+      child.kill('SIGKILL');
+      await exit.catch(() => {});
+      throw error;
+    } finally {
+      worldStarted();
+    }
     active.writer.append({
       type: 'run.started',
       stepId: 0,

@@ -83,7 +83,11 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ts: z.number(),
     batches: NdBatchSchema,
   }),
-  z.object({ t: z.literal('sync'), n: z.number(), reason: z.enum(['req', 'res']), id: z.string().optional() }),
+  /**
+   * A step barrier before (`req`) or after (`res`) a call; `start`: the agent's first process
+   * waits, before its own code runs, until the world's first snapshot is taken.
+   */
+  z.object({ t: z.literal('sync'), n: z.number(), reason: z.enum(['req', 'res', 'start']), id: z.string().optional() }),
   /** What changed under the fs root before a call, read by the agent's process at the boundary (it did not wait). */
   z.object({ t: z.literal('files'), ts: z.number(), files: z.array(FileLookSchema), quiet: z.boolean().optional() }),
   /** Row changes the run's own database statements committed (observed world capture), in order. */

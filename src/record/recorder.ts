@@ -107,6 +107,12 @@ export interface ActiveRecording {
   finish(outcome: FinishOutcome): Promise<string>;
   /** Drops the recording (a run the sampling rules did not keep): closes everything, deletes the folder. */
   discard(): Promise<void>;
+  /**
+   * Takes the world's first snapshot, when openRecording was told to leave it for later (the
+   * agent's first process starts meanwhile and waits for it); else nothing. On failure the
+   * recording is closed as failed.
+   */
+  startWorld(): Promise<void>;
 }
 
 const slug = (text: string) =>
@@ -226,6 +232,7 @@ export async function openRecording(
   options: RecordOptions,
   agent: Manifest['agent'],
   runtime: { sdkVersions: Record<string, string> },
+  opening: { worldLater?: boolean } = {},
 ): Promise<ActiveRecording> {
   const cwd = options.cwd ?? process.cwd();
   const name = options.name ?? path.basename(agent.entry ?? agent.command.at(-1) ?? 'run');
@@ -275,7 +282,7 @@ export async function openRecording(
         (bytes) => writer.fileContent(bytes),
       );
       writer.setManifest({ world: world.manifest });
-      await world.start(writer);
+      if (opening.worldLater !== true) await world.start(writer);
     } catch (error) {
       await world?.close().catch(() => {});
       await writer.close('failed');
@@ -288,9 +295,22 @@ export async function openRecording(
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   let finished = false;
+  let worldStarted = opening.worldLater !== true;
   return {
     writer,
     session,
+    async startWorld() {
+      if (world === undefined || worldStarted) return;
+      worldStarted = true;
+      try {
+        await world.start(writer);
+      } catch (error) {
+        finished = true;
+        await world.close().catch(() => {});
+        await writer.close('failed');
+        throw error;
+      }
+    },
     ...(world ? { world } : {}),
     syncWorld: world !== undefined,
     async finish(outcome) {
@@ -314,7 +334,8 @@ export async function openRecording(
       }
       try {
         await session.finish();
-        await world?.finish(writer);
+        // A world never started (the agent failed to start first) has no first snapshot to pair.
+        if (worldStarted) await world?.finish(writer);
         writer.append({
           type: 'run.completed',
           stepId: 0,

@@ -127,6 +127,8 @@ export class RecordSession {
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
+  /** What the answer to a `start` barrier waits for. */
+  private started: Promise<void> = Promise.resolve();
   /** Tool calls the model decided that no step carried out: said when the recording closes. */
   readonly toolCalls = new ToolCallAccount();
 
@@ -134,6 +136,14 @@ export class RecordSession {
     private readonly writer: RecordingWriter,
     private readonly options: SessionOptions = {},
   ) {}
+
+  /** Holds the answer to the agent's `start` barrier until `until` settles (the world's first snapshot taken). */
+  holdStart(until: Promise<void>): void {
+    this.started = until.then(
+      () => {},
+      () => {},
+    );
+  }
 
   /** The number of steps recorded so far. */
   get steps(): number {
@@ -223,6 +233,7 @@ export class RecordSession {
         return;
       case 'sync':
         if (message.reason === 'req') await this.drainBetweenSteps();
+        else if (message.reason === 'start') await this.started;
         return;
       case 'files':
         // What changed before a call, read at its opening boundary by the agent's process.

@@ -40,6 +40,8 @@ export class SpoolReader {
     }
     const perFile: Array<Array<{ line: string; key: number }>> = [];
     for (const name of names) {
+      // The agent processes' files (`<pid>-<time>.ndjson`); anything else there is not a spool (the start gate's token).
+      if (!name.endsWith('.ndjson')) continue;
       let file = this.files.get(name);
       if (file === undefined) {
         try {

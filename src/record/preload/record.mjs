@@ -10,6 +10,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import childProcess from 'node:child_process';
+import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
@@ -447,8 +448,33 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
     spoolKey: process.env.TAPEDECK_RECORD_SPOOL_KEY,
   });
   ipc.send({ t: 'hello', pid: process.pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
+  // Taken before the capture layers patch node:fs: it is not a file call of the agent's.
+  const first = takeGateToken(process.env.TAPEDECK_RECORD_SPOOL, options.gate);
   installCapture(ipc, options);
   flushBeforeBlockingSpawns(ipc.flush);
+  // The agent's first process: the recorder takes the world's first snapshot while this process
+  // starts, and its own code waits for it here. The first process is the one that takes the
+  // recorder's token (its processes start after its code runs; a parent pid would not tell, once
+  // a dead recorder's child is re-parented). A recorder gone before it answers leaves nothing to
+  // record into: the agent does not run.
+  if (first) {
+    const answer = await ipc.sync({ reason: 'start' });
+    if (typeof answer?.ack !== 'number' || answer.ack < 0) {
+      process.stderr.write('tapedeck: the recorder stopped before the run started; the agent did not run\n');
+      process.exit(70);
+    }
+  }
+}
+
+/** Removes the start gate's token (a file named `name` in the spool folder): true for the one process that did. */
+function takeGateToken(spoolDir, name) {
+  if (typeof spoolDir !== 'string' || spoolDir === '' || typeof name !== 'string' || !/^[\w.-]+$/.test(name)) return false;
+  try {
+    fs.unlinkSync(path.join(spoolDir, name));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
