@@ -77,7 +77,8 @@ describe('the agent starts while the world is snapshotted', () => {
     expect(steps).toEqual(EARLY.map(() => 'write_file'));
     const changed = recording.events
       .filter((e) => e.type === 'fs.changed')
-      .map((e) => (e.payload as { path: string; op: string }).op + ' ' + (e.payload as { path: string }).path);
+      .map((e) => e.payload as { path: string; op: string })
+      .map((p) => `${p.op} ${p.path}`);
     expect(changed.sort()).toEqual(EARLY.map((rel) => `modify ${rel}`).sort());
   });
 

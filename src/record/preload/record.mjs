@@ -468,7 +468,8 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
 
 /** Removes the start gate's token (a file named `name` in the spool folder): true for the one process that did. */
 function takeGateToken(spoolDir, name) {
-  if (typeof spoolDir !== 'string' || spoolDir === '' || typeof name !== 'string' || !/^[\w.-]+$/.test(name)) return false;
+  if (typeof spoolDir !== 'string' || spoolDir === '' || typeof name !== 'string' || !/^[\w.-]+$/.test(name))
+    return false;
   try {
     fs.unlinkSync(path.join(spoolDir, name));
     return true;
