@@ -39,6 +39,8 @@ export interface Isolation {
   unshare?: string;
   /** strace, when present: every process's refused connects, signals and writes are reported. */
   strace?: string;
+  /** strace names the process in each line (`-Y`, strace 5.18+): an attempt keeps its program's name when the program is gone before its line is read. */
+  straceNames?: true;
   /** Unix sockets refused by a seccomp filter (bwrap only). */
   seccomp: boolean;
   /** One line per finding: what works, what does not and why. */
@@ -105,7 +107,7 @@ export function isolationCacheFile(): string {
 }
 
 const CacheSchema = z
-  .object({ version: z.literal(1), key: z.string().regex(/^[0-9a-f]{64}$/), strace: z.boolean() })
+  .object({ version: z.literal(2), key: z.string().regex(/^[0-9a-f]{64}$/), strace: z.boolean(), names: z.boolean() })
   .strict();
 
 /** Whatever can change the probe's answer, hashed. */
@@ -151,22 +153,24 @@ function probeKey(tools: Record<string, string | undefined>): string {
 }
 
 /** The kept probe when its key is this one (bwrap works; strace too when `strace` is true); anything else is ignored. */
-function readKept(key: string): { strace: boolean } | undefined {
+function readKept(key: string): { strace: boolean; names: boolean } | undefined {
   try {
     const parsed = CacheSchema.safeParse(JSON.parse(readFileSync(isolationCacheFile(), 'utf8')));
-    return parsed.success && parsed.data.key === key ? { strace: parsed.data.strace } : undefined;
+    return parsed.success && parsed.data.key === key
+      ? { strace: parsed.data.strace, names: parsed.data.names }
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Keeps the best answer (whole file to a private temp, renamed over); a state folder that cannot be written keeps nothing. */
-function keep(key: string, strace: boolean): void {
+function keep(key: string, strace: boolean, names: boolean): void {
   const file = isolationCacheFile();
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, `${JSON.stringify({ version: 1, key, strace })}\n`, { flag: 'wx', mode: 0o600 });
+    writeFileSync(tmp, `${JSON.stringify({ version: 2, key, strace, names })}\n`, { flag: 'wx', mode: 0o600 });
     renameSync(tmp, file);
   } catch {
     try {
@@ -236,10 +240,25 @@ export function detectIsolation(): Isolation {
     } else notes.push(`unshare cannot make a user + network namespace here: ${r.detail}`);
   }
   let strace: string | undefined;
+  let straceNames = false;
   if (straceBin && level === 'bwrap') {
-    const r = fromCache
-      ? works
-      : probe(straceBin, ['-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', '/dev/null', '--', 'true']);
+    const traced = (flags: string[]) =>
+      probe(straceBin, [
+        '-f',
+        '-qq',
+        ...flags,
+        '--seccomp-bpf',
+        '-e',
+        'trace=connect',
+        '-o',
+        '/dev/null',
+        '--',
+        'true',
+      ]);
+    // With names (-Y) when this strace has them, else without.
+    let r = fromCache ? works : traced(['-Y']);
+    straceNames = fromCache ? kept.names : r.ok;
+    if (!r.ok) r = traced([]);
     if (r.ok) strace = straceBin;
     else
       notes.push(
@@ -256,12 +275,13 @@ export function detectIsolation(): Isolation {
     ...(bwrap ? { bwrap } : {}),
     ...(unshare ? { unshare } : {}),
     ...(strace ? { strace } : {}),
+    ...(strace && straceNames ? { straceNames: true as const } : {}),
     seccomp,
     notes,
     ...(fromCache ? { fromCache: true as const } : {}),
   };
   // Only the best answer is kept (see the top of this file).
-  if (!fromCache && level === 'bwrap' && (strace || !straceBin)) keep(key, strace !== undefined);
+  if (!fromCache && level === 'bwrap' && (strace || !straceBin)) keep(key, strace !== undefined, straceNames);
   return cached;
 }
 

@@ -19,7 +19,7 @@ import net from 'node:net';
  * What the launcher asks (sandbox/os/sandbox.ts sends these).
  * @typedef {{ t: 'listen', id: number, host?: string, port?: number }} ListenRequest
  * @typedef {{ t: 'connect', id: number, host?: string, port: number }} ConnectRequest
- * @typedef {{ strace: string, syscalls: string[] }} TraceOptions
+ * @typedef {{ strace: string, syscalls: string[], names?: boolean }} TraceOptions
  * @typedef {{ t: 'spawn', id: number, command: string[], env: NodeJS.ProcessEnv, cwd?: string, stdio?: 'inherit' | 'pipe', trace?: TraceOptions }} SpawnRequest
  * @typedef {{ t: 'kill', id: number, signal?: NodeJS.Signals }} KillRequest
  * @typedef {ListenRequest | ConnectRequest | SpawnRequest | KillRequest | { t: 'bye' }} Request
@@ -90,10 +90,12 @@ function traceFifo(id) {
     }
     if (lines.length === 0) return;
     // Name the processes while they may still be alive (pids are this namespace's).
+    // A process already gone keeps the name strace gave it in the line (-Y), if any.
     const commands = {};
     for (const line of lines) {
-      const pid = /^(\d+)/.exec(line)?.[1];
-      if (!pid || commands[pid] !== undefined) continue;
+      const m = /^(\d+)(?:<(.*?)>)?\s/.exec(line);
+      const pid = m?.[1];
+      if (!pid || commands[pid]) continue;
       try {
         commands[pid] = fs
           .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
@@ -104,6 +106,7 @@ function traceFifo(id) {
       } catch {
         commands[pid] = '';
       }
+      if (!commands[pid] && m?.[2]) commands[pid] = m[2].slice(0, 300);
     }
     void send({ t: 'trace', id, lines, commands });
   });
@@ -171,6 +174,7 @@ function start({ id, command, env, cwd, stdio, trace }) {
         trace.strace,
         '-f',
         '-qq',
+        ...(trace.names ? ['-Y'] : []),
         '-Z',
         '--seccomp-bpf',
         '-e',

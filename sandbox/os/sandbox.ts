@@ -190,9 +190,10 @@ const SOCKADDR_UN = /sun_path="([^"]*)"/;
 const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
 const REFUSED_WRITE = /= -1 (EROFS|EACCES|EPERM)\b/;
 
-/** Reads one strace line (`PID  call(args) = -1 ERR (text)`) as an attempt, or undefined for noise. */
+/** Reads one strace line (`PID  call(args) = -1 ERR (text)`, or `PID<name> call…`) as an attempt, or undefined for noise. */
 export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undefined {
-  const m = /^(\d+)\s+(\w+)\((.*)\)\s+=\s+-1\s+(\w+)/.exec(line);
+  // `PID<name> call(...)` when strace names the process (-Y).
+  const m = /^(\d+)(?:<.*?>)?\s+(\w+)\((.*)\)\s+=\s+-1\s+(\w+)/.exec(line);
   if (!m) return undefined;
   const pid = Number(m[1]);
   const call = m[2] as string;
@@ -467,7 +468,10 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       proc.once('spawned', (m: Message) => pidResolve(Number(m.pid)));
       proc.on('output', (m: Message) => proc.emit(m.stream as string, Buffer.from(String(m.b64), 'base64')));
       processes.set(id, proc);
-      const trace = spawnOptions.trace && isolation.strace ? { strace: isolation.strace, syscalls: TRACED } : undefined;
+      const trace =
+        spawnOptions.trace && isolation.strace
+          ? { strace: isolation.strace, syscalls: TRACED, names: isolation.straceNames === true }
+          : undefined;
       child.send({
         t: 'spawn',
         id,

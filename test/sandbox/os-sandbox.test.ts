@@ -212,6 +212,13 @@ describe('strace lines', () => {
       parseTraceLine('8     openat(AT_FDCWD, "/dev/tty", O_RDWR|O_NONBLOCK) = -1 ENXIO (No such device)'),
     ).toBeUndefined();
     expect(parseTraceLine('8     openat(AT_FDCWD, "/x", O_RDONLY) = -1 ENOENT (No such file)')).toBeUndefined();
+    // With the process named (strace -Y), a name with spaces or '>' in it too.
+    for (const name of ['curl', 'my tool', 'a>b'])
+      expect(
+        parseTraceLine(
+          `7<${name}> connect(5, {sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr("192.0.2.1")}, 16) = -1 EACCES (Permission denied)`,
+        ),
+      ).toMatchObject({ pid: 7, kind: 'connect', target: '192.0.2.1:80' });
     expect(parseTraceLine('9     kill(4242, SIGTERM) = -1 ESRCH (No such process)')).toMatchObject({
       kind: 'signal',
       target: 'pid 4242',
