@@ -11,8 +11,8 @@ export interface TreeWatch {
   start(onFile?: (abs: string) => void, onFolder?: (abs: string) => void): void;
   /** The paths touched since the last take, or undefined when only a walk can tell. */
   take(): Set<string> | undefined;
-  /** The paths touched since the last take, as read so far, without taking them. */
-  peek(): ReadonlySet<string>;
+  /** The paths touched since the last take, as read so far, in the order first touched, without taking them. */
+  pending(): readonly string[];
   /** Events seen so far. */
   readonly changes: number;
   /** Whether only a walk of the whole tree can tell what changed. */

@@ -58,6 +58,13 @@ export function watchTree(root, options = {}) {
   const watchers = new Map();
   /** @type {Set<string>} */
   let touched = new Set();
+  /** The same paths in the order they were first touched (what `pending()` hands out). @type {string[]} */
+  let order = [];
+  const touch = (/** @type {string} */ abs) => {
+    if (touched.has(abs)) return;
+    touched.add(abs);
+    order.push(abs);
+  };
   let blind = false;
   let closed = false;
   let changes = 0;
@@ -99,7 +106,7 @@ export function watchTree(root, options = {}) {
           changes++;
           // The root itself moved or removed (its own watcher names it): nothing to compare with.
           if (dir === absRoot && abs === path.join(absRoot, path.basename(absRoot))) return goBlind();
-          touched.add(abs);
+          touch(abs);
           // Content or attributes changed (inotify's IN_MODIFY or IN_ATTRIB alone): nothing was made,
           // moved or removed there.
           if (event === 'change') return;
@@ -109,7 +116,7 @@ export function watchTree(root, options = {}) {
           try {
             isFolder = realLstat(abs).isDirectory();
           } catch {}
-          if (isFolder) folder(abs, (f) => touched.add(f));
+          if (isFolder) folder(abs, touch);
         });
         watcher.on('error', () => goBlind());
         watchers.set(dir, watcher);
@@ -153,15 +160,17 @@ export function watchTree(root, options = {}) {
       if (blind || closed) return undefined;
       const out = touched;
       touched = new Set();
+      order = [];
       return out;
     },
     /**
-     * The paths touched since the last take, as read so far, without taking them (empty when
-     * blind: then `take()` says so).
-     * @returns {ReadonlySet<string>}
+     * The paths touched since the last take, as read so far, in the order first touched, without
+     * taking them: a caller that keeps its place reads only what is new (empty when blind: then
+     * `take()` says so).
+     * @returns {readonly string[]}
      */
-    peek() {
-      return touched;
+    pending() {
+      return order;
     },
     /** Events seen so far (a counter: whether anything happened between two looks). */
     get changes() {

@@ -64,6 +64,8 @@ export function createQuietWorld(root, exclude) {
   let seenDrains = -1;
   /** Files this process changed and reported itself since the last boundary: path -> stat key then. */
   let owned = new Map();
+  /** How many of the watcher's pending paths own() has found reported (each is looked at once). */
+  let reportedUpTo = 0;
 
   /** @param {string} abs */
   const keyNow = (abs) => {
@@ -126,6 +128,7 @@ export function createQuietWorld(root, exclude) {
         tree.start();
         seenDrains = drains;
         owned = new Map();
+        reportedUpTo = 0;
         return false;
       }
       // Blind: never quiet again (the watchers are closed).
@@ -136,6 +139,7 @@ export function createQuietWorld(root, exclude) {
       seenDrains = drains;
       const reported = owned;
       owned = new Map();
+      reportedUpTo = 0;
       if (touched === undefined || drained) return false;
       const changed = [];
       for (const abs of touched) {
@@ -155,7 +159,10 @@ export function createQuietWorld(root, exclude) {
      */
     own(paths) {
       if (!started || tree.blind) return undefined;
-      for (const abs of tree.peek()) if (!owned.has(abs)) return undefined;
+      // Only the paths seen since the last call: an agent writing many files between two calls
+      // costs one look at each, not one at every path so far at each write.
+      const pending = tree.pending();
+      for (; reportedUpTo < pending.length; reportedUpTo++) if (!owned.has(pending[reportedUpTo])) return undefined;
       const files = look(paths);
       if (files === undefined) return undefined;
       for (const file of files) owned.set(path.join(absRoot, file.path), 'gone' in file ? 'gone' : file.key);

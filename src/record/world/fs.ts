@@ -233,9 +233,9 @@ export function createFsTracker(
         const rel = known(file.path);
         if (rel === undefined) continue;
         if ('gone' in file) {
-          const prefix = `${rel}/`;
-          for (const k of [...current.keys()]) {
-            if (k !== rel && !k.startsWith(prefix)) continue;
+          // A file it knew: that file alone (no file is also a folder). Else what it knew under a folder.
+          const under = current.has(rel) ? [rel] : [...current.keys()].filter((k) => k.startsWith(`${rel}/`));
+          for (const k of under) {
             keep(k);
             current.delete(k);
           }
