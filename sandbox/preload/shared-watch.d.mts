@@ -13,8 +13,6 @@ export interface TreeWatch {
   take(): Set<string> | undefined;
   /** The paths touched since the last take, as read so far, in the order first touched, without taking them. */
   pending(): readonly string[];
-  /** Events seen so far. */
-  readonly changes: number;
   /** Whether only a walk of the whole tree can tell what changed. */
   readonly blind: boolean;
   close(): void;

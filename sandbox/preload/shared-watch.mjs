@@ -67,7 +67,6 @@ export function watchTree(root, options = {}) {
   };
   let blind = false;
   let closed = false;
-  let changes = 0;
 
   const goBlind = () => {
     blind = true;
@@ -97,13 +96,9 @@ export function watchTree(root, options = {}) {
       try {
         const watcher = realWatch(dir, { persistent: false }, (event, name) => {
           if (blind || closed) return;
-          if (name === null || name === undefined) {
-            changes++;
-            return goBlind();
-          }
+          if (name === null || name === undefined) return goBlind();
           const abs = path.join(dir, name.toString());
           if (excluded(abs)) return;
-          changes++;
           // The root itself moved or removed (its own watcher names it): nothing to compare with.
           if (dir === absRoot && abs === path.join(absRoot, path.basename(absRoot))) return goBlind();
           touch(abs);
@@ -171,10 +166,6 @@ export function watchTree(root, options = {}) {
      */
     pending() {
       return order;
-    },
-    /** Events seen so far (a counter: whether anything happened between two looks). */
-    get changes() {
-      return changes;
     },
     /** Whether only a walk of the whole tree can tell what changed. */
     get blind() {

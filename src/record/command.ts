@@ -201,9 +201,10 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const forgetSocket = noteLeftover({ kind: 'path', path: socketPath });
   const sockets = new Set<net.Socket>();
   // A world of files alone: the agent skips the round trip of a step barrier at which nothing
-  // under the root changed, or a few files it read itself (src/record/preload/record-quiet.mjs). Not with a database (its
-  // changes are not seen that way), nor with onEvent (awaited while the agent waits at each one),
-  // nor under --isolate (the recording proxy holds the calls).
+  // under the root changed, or sends the few files that did, read itself
+  // (src/record/preload/record-quiet.mjs). Not with a database (its changes are not seen that
+  // way), nor with onEvent (awaited while the agent waits at each one), nor under --isolate (the
+  // recording proxy holds the calls).
   const quietWorld =
     options.fsRoot !== undefined &&
     active.world?.manifest?.db === undefined &&

@@ -31,18 +31,47 @@ const { createQuietWorld } = (await import(QUIET_MODULE)) as {
 
 const tmp = tempDir('tapedeck-quiet-world-');
 
-/** A tool API whose `/write?path=&text=` writes a file under `ws` during the call (any other path: nothing). */
-const toolServer = (ws: string) =>
-  startServer((req, _body, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/write') {
-      const file = path.join(ws, url.searchParams.get('path') ?? 'x');
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, `${url.searchParams.get('text')}\n`);
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"ok":true}');
+/**
+ * A tool API for the describe block it is called in: `/write?path=&text=` writes a file under `ws`
+ * during the call, `/v1/chat/completions` answers as a model and writes `model.txt` during the
+ * call, anything else does nothing. Its `url` once started.
+ */
+function toolServer(ws: string): { readonly url: string } {
+  let api: TestServer | undefined;
+  beforeAll(async () => {
+    api = await startServer((req, _body, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/write') {
+        const file = path.join(ws, url.searchParams.get('path') ?? 'x');
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(file, `${url.searchParams.get('text')}\n`);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.pathname !== '/v1/chat/completions') {
+        res.end('{"ok":true}');
+        return;
+      }
+      writeFileSync(path.join(ws, 'model.txt'), 'written during the model call\n');
+      res.end(JSON.stringify(MODEL_ANSWER));
+    });
   });
+  afterAll(() => api?.close());
+  return {
+    get url() {
+      return api?.url ?? '';
+    },
+  };
+}
+/** A FAKE chat completion (the only fake: a model's answer shape for the recorder to classify). */
+const MODEL_ANSWER = {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'fake-model',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+};
+
 afterAll(() => tmp.remove());
 
 describe('a quiet world (the check in the agent process)', () => {
@@ -209,12 +238,8 @@ writeFileSync(join(ws, 'agent.txt'), 'end\\n');         // 16 FILE_WRITE
 `;
 
 describe('record --fs with quiet step barriers', () => {
-  let api: TestServer;
   const ws = path.join(tmp.dir, 'ws');
-  beforeAll(async () => {
-    api = await toolServer(ws);
-  });
-  afterAll(() => api?.close());
+  const api = toolServer(ws);
 
   it('attributes every change to the step during which it happened', async () => {
     mkdirSync(ws, { recursive: true });
@@ -322,16 +347,19 @@ fs.writeFileSync(at('twice.txt'), '1\\n');
 fs.writeFileSync(at('twice.txt'), '2\\n');
 await fs.promises.rm(at('c.txt'));
 await call('/read');
+// A model call during which the model's server writes a file: a step of its own after the model's.
+await fetch(url + '/v1/chat/completions', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] }),
+}).then((r) => r.json());
+await call('/read');
 fs.writeFileSync(at('last.txt'), 'end\\n');
 `;
 
 describe('record --fs: files the agent reads itself', () => {
-  let api: TestServer;
   const ws = path.join(tmp.dir, 'mixed');
-  beforeAll(async () => {
-    api = await toolServer(ws);
-  });
-  afterAll(() => api?.close());
+  const api = toolServer(ws);
 
   /** Each step's name and its fs changes (op, path, content digest), in order. */
   async function record(quiet: boolean) {
@@ -396,7 +424,13 @@ describe('record --fs: files the agent reads itself', () => {
       ['write_file', 'create twice.txt'],
       ['write_file', 'modify twice.txt'],
       ['delete_file', 'delete c.txt'],
+      ['file changes', 'create model.txt'],
       ['write_file', 'create last.txt'],
     ]);
+    // The model's own step holds no change, and the file's step comes right after it.
+    const model = quiet.findIndex((step) => step[0] === 'fake-model');
+    expect(quiet[model]).toEqual(['fake-model']);
+    expect(quiet[model + 1]?.[0]).toBe('file changes');
+    expect(quiet[model + 1]?.[1]).toMatch(/^create model\.txt /);
   });
 });
