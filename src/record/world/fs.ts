@@ -11,6 +11,7 @@ import { readQueued, statKey, watchTree } from '../../../sandbox/preload/shared-
 import { type FileContent, sha256Hex } from '../../recording/index.js';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 import type { FileLook } from '../protocol.js';
+import { KnownFiles } from './known-files.js';
 
 interface Cached {
   key: string;
@@ -56,7 +57,9 @@ export function createFsTracker(
   const exclude = (options.exclude ?? []).map((p) => path.resolve(p));
   const excluded = (abs: string) => exclude.some((x) => abs === x || abs.startsWith(`${x}${path.sep}`));
   const relOf = (abs: string) => path.relative(absRoot, abs).split(path.sep).join('/');
-  let current = new Map<string, Cached>();
+  // What the tracker knows, with the folders holding it: what it knew under a gone path or a
+  // folder is found there, not by a pass over every known file.
+  let current = new KnownFiles<Cached>();
 
   // Watching: one fs.watch (inotify) per folder, started by the first snapshot (each folder watched
   // before it is read); the paths it names are what changes() looks at.
@@ -127,7 +130,7 @@ export function createFsTracker(
     return rel;
   };
 
-  async function scan(watching = false): Promise<Map<string, Cached>> {
+  async function scan(watching = false): Promise<KnownFiles<Cached>> {
     const files: string[] = [];
     if (watching && tree) tree.start((abs) => files.push(abs));
     // Not watching, or the watcher went blind part way (it stops reading there): a plain walk.
@@ -135,7 +138,7 @@ export function createFsTracker(
       files.length = 0;
       await walk(absRoot, files);
     }
-    const next = new Map<string, Cached>();
+    const next = new KnownFiles<Cached>();
     for (const abs of files) {
       const rel = relOf(abs);
       const found = look(rel, current.get(rel));
@@ -175,8 +178,7 @@ export function createFsTracker(
         await walk(abs, files);
         for (const f of files) out.add(relOf(f));
       }
-      const prefix = rel === '' ? '' : `${rel}/`;
-      for (const known of current.keys()) if (known === rel || known.startsWith(prefix)) out.add(known);
+      for (const known of current.under(rel)) out.add(known);
     }
     return tree.blind ? undefined : out;
   }
@@ -199,7 +201,7 @@ export function createFsTracker(
     return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   };
 
-  const toSnapshot = (map: Map<string, Cached>): FsSnapshot => {
+  const toSnapshot = (map: KnownFiles<Cached>): FsSnapshot => {
     const files: Record<string, FileEntry> = {};
     for (const rel of [...map.keys()].sort()) files[rel] = map.get(rel)!.entry;
     return { files };
@@ -234,7 +236,7 @@ export function createFsTracker(
         if (rel === undefined) continue;
         if ('gone' in file) {
           // A file it knew: that file alone (no file is also a folder). Else what it knew under a folder.
-          const under = current.has(rel) ? [rel] : [...current.keys()].filter((k) => k.startsWith(`${rel}/`));
+          const under = current.has(rel) ? [rel] : current.under(rel);
           for (const k of under) {
             keep(k);
             current.delete(k);
