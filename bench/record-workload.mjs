@@ -1,8 +1,9 @@
 // The workload the recording and replay benches run in a child process: N sequential POSTs with
 // 1 KiB JSON answers to a keep-alive server, through one client (fetch, http = node:http, undici,
 // axios or got), optionally under nock's recorder, msw (every response read through its lifecycle
-// events, as an msw-based recorder does) or Polly.js (record mode), or answered in-process by a
-// do-nothing undici dispatcher (floor: what the client itself costs; undici and fetch only). After 20 warm-up calls, prints
+// events, as an msw-based recorder does) or Polly.js (record mode), or answered in-process with
+// no server (floor: what the client itself costs; undici and fetch by a do-nothing dispatcher,
+// node:http, axios and got by the replay's ClientRequest stand-in alone). After 20 warm-up calls, prints
 // {"ms": <loop wall time>, "cpuMs": <this process's CPU time in the loop>} on stdout.
 //   node record-workload.mjs <client> <n> <url> [none|nock|msw|polly|floor]
 import http from 'node:http';
@@ -30,9 +31,43 @@ if (harness === 'nock') {
   });
   server.listen({ onUnhandledRequest: 'bypass' });
   stop = async () => server.close();
+} else if (harness === 'floor' && !['undici', 'fetch'].includes(client)) {
+  // No server, no tapedeck: node:http (and the clients built on it) answered at once by the
+  // replay's own ClientRequest stand-in (sandbox/preload/replay-http.mjs) from a fixed answer,
+  // with nothing else of the replay's (no index, no IPC, no notes): what the client and the
+  // stand-in cost a call, the floor of a replayed node:http call.
+  const https = await import('node:https');
+  const { installFastHttp } = await import('../sandbox/preload/replay-http.mjs');
+  const text = JSON.stringify({ ok: true, data: 'y'.repeat(1000) });
+  const reply = {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'content-length': String(text.length) },
+    body: { text },
+  };
+  const entry = { method: 'POST', pq: '', reply };
+  let answered = 0;
+  installFastHttp([http, https.default], {
+    peek: () => entry,
+    answer: () => {
+      answered++;
+      return reply;
+    },
+  });
+  // Every call is the expected one: the entry is given the path each call asks for.
+  const standIn = http.request;
+  http.request = function request(...args) {
+    const [first] = args;
+    const u = typeof first === 'string' || first instanceof URL ? new URL(first) : undefined;
+    entry.pq = u ? `${u.pathname}${u.search}` : String(first?.path ?? '/');
+    return standIn.apply(this, args);
+  };
+  // A call the stand-in did not take went to the server: then this is no floor.
+  stop = async () => {
+    if (answered !== n + 20) throw new Error(`floor: the stand-in answered ${answered} of ${n + 20} calls`);
+  };
 } else if (harness === 'floor') {
   // No server, no tapedeck: every request is answered at once, in this process, by a dispatcher
-  // that does nothing else (undici and fetch only): what the client itself costs a call.
+  // that does nothing else (undici and fetch): what the client itself costs a call.
   const { Dispatcher, setGlobalDispatcher } = await import('undici');
   const answer = Buffer.from(JSON.stringify({ ok: true, data: 'y'.repeat(1000) }));
   const head = ['content-type', 'application/json', 'content-length', String(answer.length)].map((h) => Buffer.from(h));
