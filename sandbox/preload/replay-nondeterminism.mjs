@@ -34,8 +34,9 @@ function fromFsSandbox() {
  * @param {number} seed
  * @param {() => boolean} suppressed
  * @param {boolean} memfs whether a memfs volume is installed (its clock reads are not the agent's)
+ * @param {() => boolean} [internalsMayRead] whether Node's own code may read the clock (patchNondeterminism)
  */
-export function installNondeterminism(recorded, seed, suppressed, memfs) {
+export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead) {
   const prng = mulberry32(seed);
   const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
   const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
@@ -87,16 +88,20 @@ export function installNondeterminism(recorded, seed, suppressed, memfs) {
         return real;
     }
   };
-  patchNondeterminism((kind, real) => {
-    // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
-    // which reads no JS clock, so those reads must not consume recorded values.
-    if (kind === 'clock' && memfs && fromFsSandbox()) return real;
-    const value = choose(kind, real);
-    if (handed[kind] && handed[kind].length < HANDED_MAX) {
-      handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
-    }
-    return value;
-  }, suppressed);
+  patchNondeterminism(
+    (kind, real) => {
+      // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
+      // which reads no JS clock, so those reads must not consume recorded values.
+      if (kind === 'clock' && memfs && fromFsSandbox()) return real;
+      const value = choose(kind, real);
+      if (handed[kind] && handed[kind].length < HANDED_MAX) {
+        handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
+      }
+      return value;
+    },
+    suppressed,
+    internalsMayRead,
+  );
   const takeHanded = () => {
     const out = {};
     for (const kind of Object.keys(handed)) {

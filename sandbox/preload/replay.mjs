@@ -167,7 +167,28 @@ export function installReplay(config) {
   };
   const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
 
-  const nd = installNondeterminism(config.nondeterminism ?? {}, config.seed ?? 1, suppressed, fsBox !== undefined);
+  // Node's own clock reads come from its bundled undici finishing a response body of a fetch that
+  // really went out. A replay answers every fetch itself, so it never does unless Node's fetch is
+  // reached after all: the fetch every layer here falls back on is marked, and until it has run
+  // a clock read skips the stack check that tells Node's reads from the agent's (~15 us a read:
+  // got reads the clock five times a request).
+  let nodeFetchRan = false;
+  const nodeFetch = globalThis.fetch;
+  if (typeof nodeFetch === 'function') {
+    const marked = function fetch(input, init) {
+      nodeFetchRan = true;
+      return nodeFetch.call(this, input, init);
+    };
+    Object.defineProperties(marked, Object.getOwnPropertyDescriptors(nodeFetch));
+    globalThis.fetch = marked;
+  }
+  const nd = installNondeterminism(
+    config.nondeterminism ?? {},
+    config.seed ?? 1,
+    suppressed,
+    fsBox !== undefined,
+    () => nodeFetchRan,
+  );
   installNetworkGuard(
     { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },
     (target) => send({ t: 'blocked', target }),

@@ -10,8 +10,10 @@ import { syncBuiltinESMExports } from 'node:module';
  * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' | 'randomBytes'.
  * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
  * Calls made while `suppressed()` returns true (the capture layer's own) bypass the hook.
+ * `internalsMayRead()` says whether Node's own code may be reading the clock (see
+ * fromNodeInternals): while it returns false, a clock read skips that stack check.
  */
-export function patchNondeterminism(hook, suppressed = () => false) {
+export function patchNondeterminism(hook, suppressed = () => false, internalsMayRead = () => true) {
   const RealDate = globalThis.Date;
   const realNow = RealDate.now;
   const realRandom = Math.random;
@@ -23,7 +25,7 @@ export function patchNondeterminism(hook, suppressed = () => false) {
 
   const now = () => {
     const value = realNow.call(RealDate);
-    return suppressed() || fromNodeInternals() ? value : hook('clock', value);
+    return suppressed() || (internalsMayRead() && fromNodeInternals()) ? value : hook('clock', value);
   };
   const PatchedDate = new Proxy(RealDate, {
     construct(target, args, newTarget) {
