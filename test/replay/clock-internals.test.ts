@@ -2,15 +2,21 @@
 // Date.now() when a response body of a fetch that really went out ends, a read that happens when
 // recording and not when a replay answers the fetch, so it must never take a recorded value. The
 // stack check that tells them apart costs ~15 us a read; a replay, which never lets Node's fetch
-// go out, skips it until Node's fetch has run (sandbox/preload/replay.mjs). These tests hold the
-// patch to both halves: with the check, a real fetch's read is Node's; with Node's fetch marked
-// as not run, the agent's reads are still every one of its reads.
+// go out, skips it until Node's fetch or FormData has run (sandbox/preload/replay.mjs). These
+// tests hold the patch to both halves (with the check, a real fetch's read is Node's; with it
+// skipped, the agent's reads are still every one of its reads), and a replay to the values an
+// agent drew around Node's other read (FormData wrapping a polyfill's Blob).
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
+import { recordCommand } from '../../src/record/index.js';
+import { replay } from '../../src/replay/index.js';
+import { tempDir } from '../record/helpers.js';
 
 const MODULE = pathToFileURL(
   fileURLToPath(new URL('../../sandbox/preload/shared-nondeterminism.mjs', import.meta.url)),
@@ -64,5 +70,43 @@ describe("the clock patch and Node's own reads", () => {
       'for (let i = 0; i < 5; i++) Date.now(); new Date(); await Promise.resolve(); Date.now();',
     );
     expect(reads).toBe(7);
+  });
+});
+
+describe("a replay's clock around Node's own reads", () => {
+  const AGENT = fileURLToPath(new URL('fixtures/clock-agent.mjs', import.meta.url));
+  const LEVELS = detectIsolation().level === 'bwrap' ? (['bwrap', 'none'] as const) : (['none'] as const);
+
+  it('hands the agent the values it drew when FormData had Node read the clock between them', {
+    timeout: 120_000,
+  }, async () => {
+    const tmp = tempDir('tapedeck-clock-internals-');
+    try {
+      const out = path.join(tmp.dir, 'rec');
+      let stdout = '';
+      const recorded = await recordCommand({
+        command: [process.execPath, AGENT],
+        out,
+        stdio: 'pipe',
+        onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+      });
+      expect(recorded.exitCode).toBe(0);
+      const seen = stdout.trim();
+      expect(JSON.parse(seen)).toHaveLength(5);
+      for (const isolation of LEVELS) {
+        const result = await replay({
+          recording: out,
+          mode: 'exact',
+          out: path.join(tmp.dir, `replay-${isolation}`),
+          stdio: 'pipe',
+          isolation,
+          timeoutMs: 60_000,
+        });
+        expect(result.exitCode, result.output?.stderr).toBe(0);
+        expect(result.output?.stdout.trim(), isolation).toBe(seen);
+      }
+    } finally {
+      tmp.remove();
+    }
   });
 });
