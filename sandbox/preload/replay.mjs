@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { BatchInterceptor } from '@mswjs/interceptors';
@@ -387,6 +388,10 @@ export function installReplay(config) {
         }
       : undefined,
   );
+  // An ESM agent's `import { request } from 'node:http'` is bound to the module's exports as they
+  // were last synced, not to its properties now: without this its calls went to Node's own
+  // request, past the fast path and the interceptor, and the network guard refused them.
+  syncBuiltinESMExports();
 
   // The npm undici package (its own dispatchers, not global fetch's): every dispatch is answered
   // like a fetch call — from the fast index, or through the same question to the replayer —

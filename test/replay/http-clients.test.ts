@@ -41,7 +41,7 @@ describe('node:http, axios and got replayed from the preload', () => {
     tmp.remove();
   });
 
-  for (const client of ['http', 'axios', 'got']) {
+  for (const client of ['http', 'named', 'axios', 'got']) {
     it(`${client}: replays what the agent saw with the API stopped, and reports a changed body`, {
       timeout: 300_000,
     }, async () => {
