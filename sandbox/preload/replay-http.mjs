@@ -275,18 +275,22 @@ class AnsweredRequest extends Writable {
 }
 
 /**
- * Wraps `mod.request` and `mod.get` (node:http or node:https, already intercepted) with the fast
- * path. `peek()` is the next recorded call when one may be answered here (method, path and query,
- * body text, reply); `answer(method, url, headers, body)` takes it if the call is it, byte for
- * byte, and returns its reply (`pq`: the URL's path and query, already read).
+ * Wraps `mod.request` and `mod.get` (node:http or node:https) with the fast path. `peek()` is the
+ * next recorded call when one may be answered here (method, path and query, body text, reply);
+ * `answer(method, url, headers, body)` takes it if the call is it, byte for byte, and returns its
+ * reply (`pq`: the URL's path and query, already read). Every other call goes to
+ * `through(mod).request` (the interceptor's, which the caller may load only then); without
+ * `through`, to the module's request as it was when wrapped.
  * @param {{ peek: () => any, answer: (method: string, url: string, headers: Record<string, string>, body: Buffer, pq: string) => any } | undefined} fast
+ * @param {(mod: any) => { request: Function }} [through]
  */
-export function installFastHttp(mods, fast) {
+export function installFastHttp(mods, fast, through) {
   const originals = new Map(mods.map((m) => [m, { request: m.request, get: m.get }]));
+  const fallback = through ?? ((mod) => originals.get(mod));
   const byProtocol = (protocol) => mods.find((m) => (m.globalAgent?.protocol ?? 'http:') === protocol);
   const viaInterceptor = (req) => {
     const mod = byProtocol(req.url.protocol) ?? mods[0];
-    return originals.get(mod).request(...plainArgs(req));
+    return fallback(mod).request(...plainArgs(req));
   };
   for (const mod of mods) {
     const own = originals.get(mod);
@@ -298,7 +302,7 @@ export function installFastHttp(mods, fast) {
       } catch {
         req = undefined;
       }
-      if (!req) return own.request.apply(this, args);
+      if (!req) return fallback(mod).request.apply(this, args);
       const upgrade = req.headers.upgrade !== undefined || req.method === 'CONNECT';
       const entry = fast?.peek();
       const reply = entry?.reply;
@@ -311,7 +315,7 @@ export function installFastHttp(mods, fast) {
         !(reply.status >= 100 && reply.status < 200);
       if (plain && fast) return new AnsweredRequest(req, fast.answer, viaInterceptor);
       // The interceptor cannot read the absolute form: the same request, plainly.
-      return req.absolute ? viaInterceptor(req) : own.request.apply(this, args);
+      return req.absolute ? viaInterceptor(req) : fallback(mod).request.apply(this, args);
     };
     const get = function get(...args) {
       const req = request.apply(this, args);

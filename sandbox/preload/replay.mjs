@@ -6,12 +6,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { syncBuiltinESMExports } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
-import { BatchInterceptor } from '@mswjs/interceptors';
-import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
-import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { installContainment } from './contain.mjs';
 import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
@@ -264,11 +261,8 @@ export function installReplay(config) {
     return entry.reply;
   };
 
-  const interceptor = new BatchInterceptor({
-    name: 'tapedeck-replay',
-    interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
-  });
-  interceptor.on('request', async ({ request, controller }) => {
+  /** What the interceptor asks of every request it sees: answered here or by the replayer, never passed through. */
+  const onIntercepted = async ({ request, controller }) => {
     let body;
     if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
       // Every request is answered here or by the replayer (none is passed through), so the body
@@ -298,7 +292,7 @@ export function installReplay(config) {
     const due = heldUntil(reply.step);
     controller.respondWith(responseFrom(reply, config.timing ?? { kind: 'none' }, request.signal));
     releaseHeld(due);
-  });
+  };
 
   /**
    * Exact mode's fast path for the plainest fetch calls (a URL string, and at most method,
@@ -350,12 +344,12 @@ export function installReplay(config) {
   /** undici's Response keeps its URL list under a symbol: found once. @type {symbol | null | undefined} */
   let responseState;
   function installFastFetch() {
-    const viaInterceptor = globalThis.fetch;
+    const own = globalThis.fetch;
     const fetch = function fetch(input, init) {
       const answer = fastFetchAnswer(input, init);
-      return answer ? Promise.resolve(answer) : viaInterceptor.call(this, input, init);
+      return answer ? Promise.resolve(answer) : interceptorNow().fetch.call(this, input, init);
     };
-    Object.defineProperties(fetch, Object.getOwnPropertyDescriptors(viaInterceptor));
+    Object.defineProperties(fetch, Object.getOwnPropertyDescriptors(own));
     globalThis.fetch = fetch;
   }
 
@@ -367,13 +361,68 @@ export function installReplay(config) {
       () => depth++,
       () => depth--,
     );
-  interceptor.apply();
-  suppressDuring(globalThis, 'fetch');
-  if (fast) installFastFetch();
-  for (const mod of [http, https]) {
-    suppressDuring(mod, 'request');
-    suppressDuring(mod, 'get');
-  }
+
+  // The interceptor (@mswjs/interceptors) answers every call the fast paths do not: another call
+  // than the recorded next one, a body that differs, streams, every call outside exact mode. With
+  // a fast index it is loaded at the first such call, not at the start: its import is most of what
+  // a replayed Node process costs to start (60-75 ms here), and an agent whose calls are all the
+  // recorded ones never needs it. It is applied over Node's own fetch, request, get and
+  // ClientRequest (the fast paths' wrappers are taken off for that moment and put back on top),
+  // and the wrappers hand it what they do not answer.
+  const nodeOwn = {
+    fetch: globalThis.fetch,
+    ClientRequest: http.ClientRequest,
+    mods: new Map([http, https].map((m) => [m, { request: m.request, get: m.get }])),
+  };
+  const requireHere = createRequire(import.meta.url);
+  /** @type {{ fetch: typeof fetch, ClientRequest: typeof http.ClientRequest, mods: Map<any, { request: Function, get: Function }> } | undefined} */
+  let intercepted;
+  const interceptorNow = () => {
+    if (intercepted) return intercepted;
+    const now = () => ({
+      fetch: globalThis.fetch,
+      ClientRequest: http.ClientRequest,
+      mods: new Map([http, https].map((m) => [m, { request: m.request, get: m.get }])),
+    });
+    const put = (fns) => {
+      globalThis.fetch = fns.fetch;
+      http.ClientRequest = fns.ClientRequest;
+      for (const [mod, own] of fns.mods) {
+        mod.request = own.request;
+        mod.get = own.get;
+      }
+    };
+    const wrappers = now();
+    // Loading and applying it draws no value today; should a version of it draw one, the draw is
+    // the preload's, not the agent's.
+    depth++;
+    try {
+      const { BatchInterceptor } = requireHere('@mswjs/interceptors');
+      const { ClientRequestInterceptor } = requireHere('@mswjs/interceptors/ClientRequest');
+      const { FetchInterceptor } = requireHere('@mswjs/interceptors/fetch');
+      put(nodeOwn);
+      const interceptor = new BatchInterceptor({
+        name: 'tapedeck-replay',
+        interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
+      });
+      interceptor.on('request', onIntercepted);
+      interceptor.apply();
+      const taken = now();
+      // The interceptors' own randomness (request ids) must not count as the agent's.
+      suppressDuring(taken, 'fetch');
+      suppressDuring(taken, 'ClientRequest');
+      for (const own of taken.mods.values()) {
+        suppressDuring(own, 'request');
+        suppressDuring(own, 'get');
+      }
+      intercepted = taken;
+    } finally {
+      put(wrappers);
+      depth--;
+    }
+    return intercepted;
+  };
+  installFastFetch();
   quietRequestSockets(http, net, suppressDuring);
   installFastHttp(
     [http, https],
@@ -387,7 +436,18 @@ export function installReplay(config) {
             takeFast(method, url, headers, bytes.length > 0 ? encodeBody(bytes, -1) : undefined, pq),
         }
       : undefined,
+    (mod) => /** @type {{ request: Function }} */ (interceptorNow().mods.get(mod)),
   );
+  // A ClientRequest made directly (not through request or get) is the interceptor's.
+  const ClientRequest = new Proxy(nodeOwn.ClientRequest, {
+    construct(_target, args, newTarget) {
+      const Intercepted = interceptorNow().ClientRequest;
+      return Reflect.construct(Intercepted, args, newTarget === ClientRequest ? Intercepted : newTarget);
+    },
+  });
+  http.ClientRequest = ClientRequest;
+  // Without a fast index every call is the interceptor's: it is there from the start.
+  if (!fast) interceptorNow();
   // An ESM agent's `import { request } from 'node:http'` is bound to the module's exports as they
   // were last synced, not to its properties now: without this its calls went to Node's own
   // request, past the fast path and the interceptor, and the network guard refused them.

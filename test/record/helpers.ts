@@ -39,6 +39,21 @@ export async function startServer(
   };
 }
 
+/** Records `node agent` into `out` (stdout piped): its exit code and what it printed. */
+export async function recordAgent(agent: string, out: string, env: Record<string, string> = {}) {
+  // Loaded here: most users of these helpers never record.
+  const { recordCommand } = await import('../../src/record/index.js');
+  let stdout = '';
+  const recorded = await recordCommand({
+    command: [process.execPath, agent],
+    env,
+    out,
+    stdio: 'pipe',
+    onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+  });
+  return { exitCode: recorded.exitCode, stdout };
+}
+
 export function tempDir(prefix = 'tapedeck-record-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };

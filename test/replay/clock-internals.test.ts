@@ -14,9 +14,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { recordCommand } from '../../src/record/index.js';
 import { replay } from '../../src/replay/index.js';
-import { tempDir } from '../record/helpers.js';
+import { recordAgent, tempDir } from '../record/helpers.js';
 
 const MODULE = pathToFileURL(
   fileURLToPath(new URL('../../sandbox/preload/shared-nondeterminism.mjs', import.meta.url)),
@@ -83,15 +82,9 @@ describe("a replay's clock around Node's own reads", () => {
     const tmp = tempDir('tapedeck-clock-internals-');
     try {
       const out = path.join(tmp.dir, 'rec');
-      let stdout = '';
-      const recorded = await recordCommand({
-        command: [process.execPath, AGENT],
-        out,
-        stdio: 'pipe',
-        onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
-      });
+      const recorded = await recordAgent(AGENT, out);
       expect(recorded.exitCode).toBe(0);
-      const seen = stdout.trim();
+      const seen = recorded.stdout.trim();
       expect(JSON.parse(seen)).toHaveLength(5);
       for (const isolation of LEVELS) {
         const result = await replay({
