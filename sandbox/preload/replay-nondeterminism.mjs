@@ -29,6 +29,70 @@ function fromFsSandbox() {
 }
 
 /**
+ * Whether Node's own code may have read the clock: a replay's answer to the clock patch's
+ * `internalsMayRead` (see patchNondeterminism). Node's only clock reads that reach the patch are
+ * its bundled undici's (its other internals take Date from primordials), in two places: a
+ * response body of a fetch that really went out ending, and FormData's append or set wrapping a
+ * Blob-like that is not Node's (a polyfill's) in a file of its own. A replay answers every fetch
+ * itself, so the first never happens unless Node's fetch is reached after all. Node's fetch and
+ * FormData's two methods are marked, and until one has run a clock read skips the stack check
+ * that tells Node's reads from the agent's (~15 us a read: got reads the clock five times a
+ * request). FormData's are marked once undici's web globals are first touched (FormData, or
+ * Headers, Request or Response, whose bodies' formData() make FormData): touching them loads
+ * undici (~45 ms), which an agent that never uses them should not pay for.
+ * @returns {() => boolean}
+ */
+export function watchNodeClockReads() {
+  let mayRead = false;
+  const mark = (target, key) => {
+    const real = target?.[key];
+    if (typeof real !== 'function') return;
+    const marked = function (...args) {
+      mayRead = true;
+      return real.apply(this, args);
+    };
+    Object.defineProperties(marked, Object.getOwnPropertyDescriptors(real));
+    const descriptor = Object.getOwnPropertyDescriptor(target, key);
+    Object.defineProperty(target, key, { ...descriptor, value: marked });
+  };
+  mark(globalThis, 'fetch');
+  let formData = false;
+  const markFormData = () => {
+    if (formData) return;
+    formData = true;
+    mark(globalThis.FormData?.prototype, 'append');
+    mark(globalThis.FormData?.prototype, 'set');
+  };
+  for (const name of ['FormData', 'Headers', 'Request', 'Response']) {
+    const own = Object.getOwnPropertyDescriptor(globalThis, name);
+    // Already a value (loaded), or not Node's lazy global: marked now.
+    if (!own?.get || !own.configurable) {
+      markFormData();
+      continue;
+    }
+    const settle = (value) =>
+      Object.defineProperty(globalThis, name, {
+        value,
+        writable: true,
+        configurable: true,
+        enumerable: own.enumerable,
+      });
+    Object.defineProperty(globalThis, name, {
+      configurable: true,
+      enumerable: own.enumerable,
+      get() {
+        const value = own.get?.call(globalThis);
+        settle(value);
+        markFormData();
+        return value;
+      },
+      set: settle,
+    });
+  }
+  return () => mayRead;
+}
+
+/**
  * Serves recorded values (by kind, in order) and reports what was handed out.
  * @param {any} recorded
  * @param {number} seed

@@ -14,7 +14,7 @@ import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
-import { installNondeterminism } from './replay-nondeterminism.mjs';
+import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
@@ -165,34 +165,12 @@ export function installReplay(config) {
   };
   const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
 
-  // Node's own clock reads come from its bundled undici, in two places only: a response body of a
-  // fetch that really went out ending, and FormData.append/set wrapping a Blob-like that is not
-  // Node's (a polyfill's) in a file of its own. A replay answers every fetch itself, so the first
-  // never happens unless Node's fetch is reached after all. The fetch every layer here falls back
-  // on and FormData's two methods are marked, and until one has run a clock read skips the stack
-  // check that tells Node's reads from the agent's (~15 us a read: got reads the clock five times
-  // a request). (Node's other internals take Date from primordials: the patch never sees them.)
-  let nodeMayRead = false;
-  const mark = (target, key) => {
-    const real = target?.[key];
-    if (typeof real !== 'function') return;
-    const marked = function (...args) {
-      nodeMayRead = true;
-      return real.apply(this, args);
-    };
-    Object.defineProperties(marked, Object.getOwnPropertyDescriptors(real));
-    const descriptor = Object.getOwnPropertyDescriptor(target, key);
-    Object.defineProperty(target, key, { ...descriptor, value: marked });
-  };
-  mark(globalThis, 'fetch');
-  mark(globalThis.FormData?.prototype, 'append');
-  mark(globalThis.FormData?.prototype, 'set');
   const nd = installNondeterminism(
     config.nondeterminism ?? {},
     config.seed ?? 1,
     suppressed,
     fsBox !== undefined,
-    () => nodeMayRead,
+    watchNodeClockReads(),
   );
   installNetworkGuard(
     { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },

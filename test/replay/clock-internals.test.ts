@@ -76,30 +76,33 @@ describe("a replay's clock around Node's own reads", () => {
   const AGENT = fileURLToPath(new URL('fixtures/clock-agent.mjs', import.meta.url));
   const LEVELS = detectIsolation().level === 'bwrap' ? (['bwrap', 'none'] as const) : (['none'] as const);
 
-  it('hands the agent the values it drew when FormData had Node read the clock between them', {
-    timeout: 120_000,
-  }, async () => {
-    const tmp = tempDir('tapedeck-clock-internals-');
-    try {
-      const out = path.join(tmp.dir, 'rec');
-      const recorded = await recordAgent(AGENT, out);
-      expect(recorded.exitCode).toBe(0);
-      const seen = recorded.stdout.trim();
-      expect(JSON.parse(seen)).toHaveLength(5);
-      for (const isolation of LEVELS) {
-        const result = await replay({
-          recording: out,
-          mode: 'exact',
-          out: path.join(tmp.dir, `replay-${isolation}`),
-          stdio: 'pipe',
-          isolation,
-          timeoutMs: 60_000,
-        });
-        expect(result.exitCode, result.output?.stderr).toBe(0);
-        expect(result.output?.stdout.trim(), isolation).toBe(seen);
+  for (const via of ['global', 'response']) {
+    it(`hands the agent the values it drew when FormData (${via}) had Node read the clock between them`, {
+      timeout: 120_000,
+    }, async () => {
+      const tmp = tempDir('tapedeck-clock-internals-');
+      try {
+        const out = path.join(tmp.dir, 'rec');
+        const recorded = await recordAgent(AGENT, out, { VIA: via });
+        expect(recorded.exitCode).toBe(0);
+        const seen = recorded.stdout.trim();
+        expect(JSON.parse(seen)).toHaveLength(5);
+        for (const isolation of LEVELS) {
+          const result = await replay({
+            recording: out,
+            mode: 'exact',
+            out: path.join(tmp.dir, `replay-${isolation}`),
+            stdio: 'pipe',
+            isolation,
+            env: { VIA: via },
+            timeoutMs: 60_000,
+          });
+          expect(result.exitCode, result.output?.stderr).toBe(0);
+          expect(result.output?.stdout.trim(), isolation).toBe(seen);
+        }
+      } finally {
+        tmp.remove();
       }
-    } finally {
-      tmp.remove();
-    }
-  });
+    });
+  }
 });

@@ -53,7 +53,7 @@ describe('the replay interceptor, loaded when first needed', () => {
       timeoutMs: 60_000,
     });
 
-  const exact = [
+  const exact: Array<{ name: string; env: Record<string, string>; served: number; applied: boolean }> = [
     { name: 'is never applied when every call is the recorded one', env: {}, served: 3, applied: false },
     {
       name: 'answers a ClientRequest made directly through it, loaded then, with the values drawn as recorded',
