@@ -1,4 +1,4 @@
-// node:http and the clients built on it (axios, got) replayed exactly: the preload answers the
+// node:http (also as named ESM imports) and the clients built on it (axios, got) replayed exactly: the preload answers the
 // recorded calls itself (sandbox/preload/replay-http.mjs) in the OS sandbox and with the
 // in-process preload alone, and the agent sees what it saw when recorded (status, body, repeated
 // headers) with 0 hits on the running API; a call whose body differs goes the interceptor's way
