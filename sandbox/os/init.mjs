@@ -63,11 +63,28 @@ function connect({ id, host, port }) {
   });
 }
 
-/** A FIFO in the sandbox's private /tmp that strace writes its report to; its lines go out over IPC. */
+/**
+ * The trace FIFOs not yet removed. With a private /tmp they go with it; a recording's sandbox
+ * (fs 'shared') and the network namespace alone have the real /tmp, where each was left behind.
+ * @type {Set<string>}
+ */
+const fifos = new Set();
+const removeFifo = (path) => {
+  fifos.delete(path);
+  try {
+    fs.unlinkSync(path);
+  } catch {}
+};
+process.on('exit', () => {
+  for (const path of fifos) removeFifo(path);
+});
+
+/** A FIFO in the sandbox's /tmp that strace writes its report to; its lines go out over IPC. */
 function traceFifo(id) {
   const path = `/tmp/.tapedeck-trace-${randomBytes(8).toString('hex')}`;
   const made = spawnSync('mkfifo', ['-m', '600', path]);
   if (made.status !== 0) return undefined;
+  fifos.add(path);
   // Opened read-write so the open does not wait for strace; the socket reads as lines arrive.
   const fd = fs.openSync(path, 'r+');
   const reader = new net.Socket({ fd, readable: true, writable: false });
@@ -217,6 +234,7 @@ function start({ id, command, env, cwd, stdio, trace }) {
     // strace's last lines go out before the exit is reported.
     void (fifo ? fifo.drained(1000) : Promise.resolve()).then(() => {
       fifo?.reader.destroy();
+      if (fifo) removeFifo(fifo.path);
       void send({ t: 'exit', id, code, signal });
     });
   });

@@ -2,6 +2,7 @@
 // call of every process is a step; replayed exactly — with the real API and database running
 // (0 hits, 0 rows) and with them stopped. Recorded without --isolate, the same agent's tool calls
 // leave no trace, and the recording says so (honest accounting).
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,10 @@ import { realDir, startDbSentinel } from './helpers.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'shell-agent.mjs');
 const PG_URL = process.env.TAPEDECK_PG_URL;
+
+/** The trace FIFOs the OS sandbox's init makes (sandbox/os/init.mjs) that are in the real /tmp. */
+const traceFifos = () => readdirSync('/tmp').filter((name) => name.startsWith('.tapedeck-trace-'));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.runIf(detectIsolation().level === 'bwrap' && PG_URL)('record --isolate (curl + psql agent)', () => {
   let api: TestServer;
@@ -57,6 +62,7 @@ describe.runIf(detectIsolation().level === 'bwrap' && PG_URL)('record --isolate 
     const out = path.join(dir.dir, 'isolated');
     const hitsBefore = hits;
     const rowsBefore = await db.rows();
+    const fifosBefore = new Set(traceFifos());
     const result = await recordCommand({
       command: [process.execPath, AGENT],
       env,
@@ -66,6 +72,10 @@ describe.runIf(detectIsolation().level === 'bwrap' && PG_URL)('record --isolate 
       dbUrl: db.url,
     });
     expect(result.exitCode).toBe(0);
+    // The recording's sandbox shares the real /tmp: the FIFO strace reported through is gone. (Another
+    // test's, made meanwhile, goes when its program ends: each new one must be gone within 10 s.)
+    for (let i = 0; i < 100 && traceFifos().some((f) => !fifosBefore.has(f)); i++) await sleep(100);
+    expect(traceFifos().filter((f) => !fifosBefore.has(f))).toEqual([]);
     // A real run: the API and the database saw it.
     expect(hits - hitsBefore).toBe(2);
     expect((await db.rows()) - rowsBefore).toBe(2);
