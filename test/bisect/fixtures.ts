@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import {
   type AppendInput,
   createRecordingWriter,
@@ -208,15 +209,19 @@ export class RunBuilder {
 
 let root: string | undefined;
 let built = 0;
-/** One temp folder per test process for the fixtures' recordings, removed when the process exits. */
+/**
+ * One temp folder per test file for the fixtures' recordings, removed after the file's tests.
+ * (Removed at the process's exit it stayed behind: vitest ends its workers without that event.)
+ */
 function fixtureRoot(): string {
-  if (!root) {
-    const made = mkdtempSync(join(tmpdir(), 'tapedeck-bisect-fixtures-'));
-    root = made;
-    process.on('exit', () => rmSync(made, { recursive: true, force: true }));
-  }
+  root ??= mkdtempSync(join(tmpdir(), 'tapedeck-bisect-fixtures-'));
   return root;
 }
+// Registered while the importing test file is collected: its own afterAll.
+afterAll(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
 
 /** The travel desk's database before the run. */
 export function travelDb(): DbSnapshot {

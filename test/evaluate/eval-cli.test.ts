@@ -1,10 +1,10 @@
 // `tapedeck eval` end to end: a real child process on the committed example recordings and a bad contract.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadScores } from '../../src/store/index.js';
 
 const run = promisify(execFile);
@@ -24,9 +24,20 @@ async function tapedeck(args: string[]): Promise<{ code: number; stdout: string;
   }
 }
 
+const made: string[] = [];
+/** A temp folder, removed after the file's tests. */
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-eval-'));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('tapedeck eval', () => {
   it('prints the hard-gate verdict, the primary failure with its step, and JSON rows named as the seed', async () => {
-    const scoresFile = join(mkdtempSync(join(tmpdir(), 'tapedeck-eval-')), 'scores.json');
+    const scoresFile = join(scratch(), 'scores.json');
     const r = await tapedeck([
       'recordings/examples/openai-baseline',
       '--contract',
@@ -84,7 +95,7 @@ describe('tapedeck eval', () => {
   });
 
   it('rejects a bad contract naming the line and column', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-eval-'));
+    const dir = scratch();
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'task_id: t\nsuccess_criteria:\n  required_outputs: [final_answer]\n  must_include: yes\n');
     const r = await tapedeck(['recordings/examples/openai-baseline', '--contract', file]);
