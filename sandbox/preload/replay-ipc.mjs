@@ -3,6 +3,7 @@
 // (or loopback TCP inside the OS sandbox).
 // Unlike the recorder's client it writes through the socket (no synchronous fd writes): a replay
 // asks and waits for every answer, so nothing is lost if the agent dies, and it is faster.
+import fs from 'node:fs';
 import net from 'node:net';
 import { dispatchReplies } from './shared-ipc.mjs';
 
@@ -56,6 +57,35 @@ export function connectReplayIpc(path) {
     /** Writes batched notices now (before the agent starts a program that will ask the proxy). */
     flush() {
       if (!broken) flush();
+    },
+    /**
+     * Writes the batched notices now, synchronously, to the socket's descriptor: at the process's
+     * exit, where nothing asynchronous runs. A process's last notices then reach the replayer
+     * before the process is gone, so before anything its parent does after waiting for it (a call
+     * a child answered from the fast index is recorded as served before the parent's next call
+     * is matched). Lines it could not write whole stay for takeBuffered(); the replayer drops a
+     * line cut short.
+     */
+    flushSync() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      const fd = /** @type {any} */ (socket)._handle?.fd;
+      if (buffer.length === 0 || broken || typeof fd !== 'number' || fd < 0 || socket.connecting) return;
+      // Not Date.now(): the agent's clock, which the replay serves from the recording.
+      const until = performance.now() + 500;
+      while (buffer.length > 0) {
+        const line = Buffer.from(/** @type {string} */ (buffer[0]), 'utf8');
+        let written = 0;
+        while (written < line.length) {
+          try {
+            written += fs.writeSync(fd, line, written);
+          } catch (error) {
+            const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+            if (code !== 'EAGAIN' || performance.now() > until) return;
+          }
+        }
+        buffer.shift();
+      }
     },
     /** @returns {ReplayNotice[]} */
     takeBuffered() {

@@ -190,10 +190,11 @@ export function installReplay(config) {
 
   const finish = () => {
     try {
+      quiet(() => ipc.flushSync());
       /** @type {import('../protocol.js').ExitDump} */
       const dump = {
         pid,
-        // Notices not yet written to the socket: the replayer reads them from here.
+        // Notices not written to the socket: the replayer reads them from here.
         pending: ipc.takeBuffered(),
         fs: takeChanges(),
         nd: nd.takeHanded(),
@@ -204,8 +205,16 @@ export function installReplay(config) {
   };
   process.on('exit', finish);
 
+  // Exact mode's fast index, read when a call first looks at it: a Node process that makes no
+  // HTTP call (a tool the agent runs as a child process) does not read and parse every recorded
+  // answer at its start.
+  const fast = Boolean(config.fastIndex);
   /** @type {FastEntry[] | undefined} */
-  const fast = config.fastIndex ? JSON.parse(realReadFileSync(config.fastIndex, 'utf8')) : undefined;
+  let fastEntries;
+  const fastIndex = () => {
+    fastEntries ??= config.fastIndex ? JSON.parse(realReadFileSync(config.fastIndex, 'utf8')) : [];
+    return /** @type {FastEntry[]} */ (fastEntries);
+  };
   let cursor = 0;
   // Questions still waiting for the replayer: a call answered here must not overtake them (the
   // agent would see answers in another order than recorded, e.g. an MCP stream opened late).
@@ -218,7 +227,7 @@ export function installReplay(config) {
       asking--;
     });
     if (typeof reply.cursor === 'number')
-      cursor = reply.cursor < 0 ? (fast?.length ?? 0) : Math.max(cursor, reply.cursor);
+      cursor = reply.cursor < 0 ? (fast ? fastIndex().length : 0) : Math.max(cursor, reply.cursor);
     return reply;
   };
 
@@ -230,7 +239,7 @@ export function installReplay(config) {
    * @param {import('../protocol.js').WireBody | undefined} body @param {string} [pq]
    */
   const takeFast = (method, url, headers, body, pq) => {
-    const entry = asking === 0 ? fast?.[cursor] : undefined;
+    const entry = asking === 0 && fast ? fastIndex()[cursor] : undefined;
     if (!entry || entry.ask || entry.method !== method || entry.body !== (body?.text ?? '')) return undefined;
     if (body !== undefined && body.text === undefined) return undefined;
     if (entry.pq !== (pq ?? pathAndQuery(url))) return undefined;
@@ -279,7 +288,7 @@ export function installReplay(config) {
    * doubt, goes through the interceptor as before.
    */
   const fastFetchAnswer = (input, init) => {
-    const entry = asking === 0 ? fast?.[cursor] : undefined;
+    const entry = asking === 0 && fast ? fastIndex()[cursor] : undefined;
     if (!entry || entry.ask || typeof input !== 'string') return undefined;
     const status = entry.reply.status ?? 200;
     if (entry.reply.chunks || (status >= 300 && status < 400)) return undefined;
@@ -407,7 +416,7 @@ export function installReplay(config) {
     fast
       ? {
           peek: () => {
-            const entry = asking === 0 ? fast[cursor] : undefined;
+            const entry = asking === 0 ? fastIndex()[cursor] : undefined;
             return entry && !entry.ask ? entry : undefined;
           },
           answer: (method, url, headers, bytes, pq) =>
