@@ -2,7 +2,8 @@
 // The replay preload's IPC client: newline-delimited JSON to the replayer over a Unix socket
 // (or loopback TCP inside the OS sandbox).
 // Unlike the recorder's client it writes through the socket (no synchronous fd writes): a replay
-// asks and waits for every answer, so nothing is lost if the agent dies, and it is faster.
+// asks and waits for every answer, so nothing is lost if the agent dies, and it is faster. The
+// one synchronous write is at the process's exit (flushSync), for the notices still batched.
 import fs from 'node:fs';
 import net from 'node:net';
 import { dispatchReplies } from './shared-ipc.mjs';
