@@ -6,6 +6,7 @@
 // replay's config, questions, notices, replies and exit dumps are here, beside the replay
 // preloads (sandbox/preload/replay*.mjs), so neither side imports the other's layer.
 import * as z from 'zod';
+import { ProcessNameSchema } from '../src/recording/schema.js';
 
 // ---------------------------------------------------------------- shared by record and replay
 
@@ -29,6 +30,8 @@ export const NdBatchSchema = z.object({
   random: z.array(z.number()).optional(),
   uuid: z.array(z.string()).optional(),
   randomBytes: z.array(z.string()).optional(),
+  /** The process that drew them (none: the agent's own). */
+  process: ProcessNameSchema.optional(),
 });
 export type NdBatch = z.infer<typeof NdBatchSchema>;
 export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
@@ -132,8 +135,10 @@ export const ReplayConfigSchema = z.object({
   socket: z.string(),
   fsRoot: z.string(),
   seedFile: z.string(),
-  /** Recorded values per kind, in order. */
+  /** Recorded values per kind, in order: the agent's own process's. */
   nondeterminism: z.record(z.string(), z.array(z.union([z.number(), z.string()]))),
+  /** The other processes' recorded values, by process name (ProcessNameSchema). */
+  processes: z.record(ProcessNameSchema, z.record(z.string(), z.array(z.union([z.number(), z.string()])))).optional(),
   /** Seeds the values asked for beyond the recorded ones. */
   seed: z.number(),
   /** Addresses the network guard lets through (the sandbox database). */

@@ -99,9 +99,13 @@ export function watchNodeClockReads() {
  * @param {() => boolean} suppressed
  * @param {boolean} memfs whether a memfs volume is installed (its clock reads are not the agent's)
  * @param {() => boolean} [internalsMayRead] whether Node's own code may read the clock (patchNondeterminism)
+ * @param {string} [name] this process's name (shared-process.mjs): its reports carry it, and its
+ *   values beyond the recording's come from a generator of its own
  */
-export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead) {
-  const prng = mulberry32(seed);
+export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead, name) {
+  let own = seed;
+  for (const c of name ?? '') own = (Math.imul(own, 31) + c.charCodeAt(0)) >>> 0;
+  const prng = mulberry32(own);
   const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
   const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
   const fallback = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
@@ -168,12 +172,15 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
   );
   const takeHanded = () => {
     const out = {};
+    let any = false;
     for (const kind of Object.keys(handed)) {
       if (handed[kind].length > 0) {
         out[kind] = handed[kind];
         handed[kind] = [];
+        any = true;
       }
     }
+    if (any && name !== undefined) out.process = name;
     return out;
   };
   return { served, fallback, takeHanded };

@@ -16,6 +16,7 @@ import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
+import { nameChildren, processName } from './shared-process.mjs';
 import { encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
@@ -135,6 +136,10 @@ export function installReplay(config) {
   const sendBatched = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message, { batch: true }));
   const ask = (/** @type {ReplayQuestion} */ message) => quiet(() => ipc.sync({ ...message, pid }));
 
+  // Which process of the agent's tree this is: it is handed its own recorded process's values.
+  // (Claimed before the fs sandbox is installed: the claim is a file of the replay's, not the agent's.)
+  const name = processName(`${config.dumpPrefix}.process-`);
+
   let fsBox;
   if (config.fsRoot) {
     /** @type {Record<string, { mode: number, data: Buffer }>} */
@@ -166,11 +171,12 @@ export function installReplay(config) {
   const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
 
   const nd = installNondeterminism(
-    config.nondeterminism ?? {},
+    (name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {},
     config.seed ?? 1,
     suppressed,
     fsBox !== undefined,
     watchNodeClockReads(),
+    name,
   );
   installNetworkGuard(
     { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },
@@ -187,6 +193,8 @@ export function installReplay(config) {
     // What a child process or a worker writes in the world copy is not this thread's to know of.
     started: (running) => fsBox?.foreign(running),
   });
+  // After containment, so a child gets its name whatever env containment gives it.
+  nameChildren(name);
 
   const finish = () => {
     try {

@@ -381,6 +381,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         ...(gated ? { gate: START_GATE_TOKEN } : {}),
       }),
     };
+    // The agent's own process is unnamed (sandbox/preload/shared-process.mjs), whatever name the
+    // recorder itself inherited.
+    delete plainEnv.TAPEDECK_PROCESS;
     const env = isolated ? isolated.env(plainEnv) : plainEnv;
     // Gated: the world's first snapshot is taken while the agent's Node starts, and its answer
     // to the agent's `start` barrier lets the agent's own code run.

@@ -314,7 +314,12 @@ export class RecordSession {
     const payloads: NondeterminismPayload[] = [];
     for (const kind of ND_KINDS) {
       const values = message.batches[kind];
-      if (values !== undefined && values.length > 0) payloads.push({ kind, values });
+      if (values !== undefined && values.length > 0)
+        payloads.push({
+          kind,
+          values,
+          ...(message.batches.process !== undefined ? { process: message.batches.process } : {}),
+        });
     }
     // Values read while a call is in flight belong to that call's step; others to the last step.
     let latest: OpenExchange | undefined;

@@ -252,11 +252,20 @@ export const DbChangedPayloadSchema = z
   })
   .strict();
 
+/**
+ * Which process of the agent's tree drew a value (sandbox/preload/shared-process.mjs names them,
+ * alike when recording and replaying: `2.1` is the first process started by the agent's second,
+ * `2#2` the second to get the name `2`, `2w1` a worker thread of `2`).
+ */
+export const ProcessNameSchema = z.string().regex(/^[0-9w.#]{1,200}$/);
+
 export const NondeterminismPayloadSchema = z
   .object({
     kind: z.enum(['clock', 'random', 'uuid', 'randomBytes', 'hrtime']),
-    /** The sequence of values handed to the agent since the previous nondeterminism event of this kind. */
+    /** The sequence of values handed to the agent since the previous nondeterminism event of this kind (and process). */
     values: z.array(z.union([z.number(), z.string()])),
+    /** The process that drew them; none: the agent's own process (and every process, in recordings made before names). */
+    process: ProcessNameSchema.optional(),
   })
   .strict();
 

@@ -192,7 +192,11 @@ export class ReplaySession {
       for (const kind of ND_KINDS) {
         const values = batch[kind];
         if (values && values.length > 0) {
-          this.writer.append({ type: 'nondeterminism', stepId: step, payload: { kind, values } });
+          this.writer.append({
+            type: 'nondeterminism',
+            stepId: step,
+            payload: { kind, values, ...(batch.process !== undefined ? { process: batch.process } : {}) },
+          });
         }
       }
     }

@@ -149,10 +149,18 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
   const seedFile = seedFileIn(tmp);
   const seed = fsRoot ? fsSeed(recording.pre.fs, recording.readBlob, fsRoot) : undefined;
   await writeFile(seedFile, JSON.stringify(seed ?? { files: [] }));
+  // Each process's values in the order it drew them: the agent's own, and the others' by name.
   const nondeterminism: Record<string, Array<number | string>> = {};
+  const processes = new Map<string, Record<string, Array<number | string>>>();
   for (const e of recording.events) {
     if (e.type !== 'nondeterminism') continue;
-    const list = (nondeterminism[e.payload.kind] ??= []);
+    const { process: name } = e.payload;
+    let values = nondeterminism;
+    if (name !== undefined) {
+      values = processes.get(name) ?? {};
+      processes.set(name, values);
+    }
+    const list = (values[e.payload.kind] ??= []);
     for (const v of e.payload.values) list.push(v);
   }
   const fastIndex = path.join(tmp, 'fast.json');
@@ -164,6 +172,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     fsRoot: fsRoot ?? path.join(tmp, 'no-fs-root'),
     seedFile,
     nondeterminism,
+    ...(processes.size > 0 ? { processes: Object.fromEntries(processes) } : {}),
     seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
     routes: input.routes ?? [],
@@ -295,6 +304,9 @@ export async function agentEnv(input: AgentEnvInput): Promise<Record<string, str
   const { recording, db, prompt } = input;
   const env = explicitEnv(recording, input.options, input.relocate, input.trusted);
   delete env.TAPEDECK_RECORD_IPC;
+  // The agent's own process is unnamed (sandbox/preload/shared-process.mjs): a name the replayer
+  // inherited (a replay run by a recorded agent) is not the agent's.
+  delete env.TAPEDECK_PROCESS;
   // The redaction key is the replayer's (it redacts in this process), never the agent's: with it,
   // guesses of a redacted secret could be tested against the recording's placeholders.
   delete env.TAPEDECK_REDACTION_KEY;

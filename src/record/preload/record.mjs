@@ -15,6 +15,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
+import { nameChildren, processName } from '../../../sandbox/preload/shared-process.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
@@ -73,7 +74,8 @@ export function createRun(sink, options = {}) {
  * in-process. options: those of createRun, plus fsRoot? and capture = syncWorld ? 'interceptors' : 'fast'.
  * Returns dispose().
  * @param {CaptureSink} sink
- * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean, quietWorld?: { root: string, exclude: string[] }, fsRoot?: string, capture?: 'interceptors' | 'fast' }} [options]
+ * processName: this process's name in the agent's tree (shared-process.mjs), carried by its values.
+ * @param {{ maxBody?: number, syncWorld?: boolean, nondeterminism?: boolean, quietWorld?: { root: string, exclude: string[] }, fsRoot?: string, capture?: 'interceptors' | 'fast', processName?: string }} [options]
  */
 export function installCapture(sink, options = {}) {
   const run = createRun(sink, options);
@@ -154,6 +156,7 @@ export async function loadCaptureLayers(options = {}) {
 /** Installs the patches; `current()` names the run a call, draw or tool belongs to (undefined: none). */
 function installLayer(current, options) {
   const pid = process.pid;
+  const named = typeof options.processName === 'string' ? { process: options.processName } : {};
   let depth = 0;
   const suppressed = () => depth > 0;
 
@@ -172,7 +175,7 @@ function installLayer(current, options) {
   const flushRun = (run) => {
     if (run.ndCount === 0) return;
     /** @type {NdBatch} */
-    const batches = {};
+    const batches = { ...named };
     for (const kind of Object.keys(run.nd)) {
       if (run.nd[kind].length > 0) {
         batches[kind] = run.nd[kind];
@@ -441,6 +444,12 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   try {
     options = JSON.parse(process.env.TAPEDECK_RECORD_OPTIONS ?? '{}');
   } catch {}
+  // Which process of the agent's tree this is (its values are kept apart from the others'), and
+  // what the processes it starts are called: claimed in the spool folder.
+  const spool = process.env.TAPEDECK_RECORD_SPOOL;
+  const name = processName(spool ? path.join(spool, 'process-') : undefined);
+  nameChildren(name);
+  if (name !== undefined) options = { ...options, processName: name };
   // A preload's top-level await holds the agent's own code until it is done.
   await loadCaptureLayers(options);
   const ipc = connectIpc(socketPath, {

@@ -1,0 +1,81 @@
+// @ts-check
+// Which process of the agent's tree this is, named alike when recorded and when replayed, so that
+// each process of a replay is handed the values its own recorded process drew (clock, random,
+// uuid), whatever order the processes drew them in. Both preloads name the processes they start.
+//
+// A name is the path from the agent's own process (unnamed): `2.1` is the first process started
+// by the agent's second. Every process a named one starts is told its name in TAPEDECK_PROCESS
+// (Node or not: a shell passes it on to the Node processes it runs). Processes that get the same
+// name (two a shell ran, or two agents' commands started at once) tell themselves apart by the
+// order in which they claim it, with a file made only if it does not exist: `2#2` is the second
+// to claim `2`. A worker thread is its process's name, `w` and its thread id (`2w1`).
+import childProcess, { ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { isMainThread, threadId } from 'node:worker_threads';
+
+export const PROCESS_ENV = 'TAPEDECK_PROCESS';
+/** What a name may look like (recordings are checked against the same pattern). */
+export const PROCESS_NAME = /^[0-9w.#]{1,200}$/;
+const MAX_CLAIMS = 1000;
+
+/**
+ * This process's (or worker thread's) name; undefined for the agent's own process.
+ * @param {string | undefined} claimPrefix where names are claimed (`${claimPrefix}<name>.<n>`); without it, none is
+ * @returns {string | undefined}
+ */
+export function processName(claimPrefix) {
+  const given = process.env[PROCESS_ENV];
+  const inherited = given !== undefined && PROCESS_NAME.test(given) ? given : undefined;
+  // A worker's env is a copy of its process's: the thread id tells it apart (no claim).
+  if (!isMainThread) return `${inherited ?? ''}w${threadId}`;
+  if (!claimPrefix) return inherited;
+  for (let n = 1; n <= MAX_CLAIMS; n++) {
+    try {
+      closeSync(openSync(`${claimPrefix}${inherited ?? 'agent'}.${n}`, 'wx'));
+      return n === 1 ? inherited : `${inherited ?? ''}#${n}`;
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') return inherited;
+    }
+  }
+  return inherited;
+}
+
+/**
+ * Tells every process this one starts its name (the n-th started by `own`): spawn, exec, fork
+ * and the synchronous three, whatever env they were given.
+ * @param {string | undefined} own
+ */
+export function nameChildren(own) {
+  let started = 0;
+  const next = () => `${own === undefined ? '' : `${own}.`}${++started}`;
+  const proto = /** @type {any} */ (ChildProcess.prototype);
+  const realSpawn = proto.spawn;
+  proto.spawn = function namedSpawn(/** @type {any} */ options) {
+    if (options && Array.isArray(options.envPairs)) {
+      const prefix = `${PROCESS_ENV}=`;
+      options.envPairs = [
+        ...options.envPairs.filter((/** @type {string} */ p) => !p.startsWith(prefix)),
+        `${prefix}${next()}`,
+      ];
+    }
+    return realSpawn.call(this, options);
+  };
+  const cp = /** @type {Record<string, any>} */ (childProcess);
+  for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
+    const real = cp[name];
+    if (typeof real !== 'function') continue;
+    const named = function (/** @type {unknown[]} */ ...args) {
+      // The options: the first argument after the file or command that is an object and not the args array.
+      const at = args.findIndex((a, i) => i > 0 && a !== null && typeof a === 'object' && !Array.isArray(a));
+      const options = /** @type {{ env?: NodeJS.ProcessEnv } | undefined} */ (at === -1 ? undefined : args[at]);
+      const withName = { ...options, env: { ...(options?.env ?? process.env), [PROCESS_ENV]: next() } };
+      // None given: after the args array if there is one (spawnSync(file, args)), else second.
+      args[at !== -1 ? at : Array.isArray(args[1]) ? 2 : 1] = withName;
+      return real.apply(this, args);
+    };
+    Object.defineProperties(named, Object.getOwnPropertyDescriptors(real));
+    cp[name] = named;
+  }
+  syncBuiltinESMExports();
+}
