@@ -11,7 +11,7 @@ import dns from 'node:dns';
 import { realpathSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import workerThreads from 'node:worker_threads';
+import { loadInWorkers } from './shared-process.mjs';
 
 const NODE_NAMES = /^(node|nodejs|node\d+)(\.exe)?$/;
 /** Bindings that reach the file system, the network or processes below node:fs and node:net. */
@@ -126,23 +126,7 @@ export function installContainment({
 
   // ------------------------------------------------------------------ worker threads
   // A worker does not run --import preloads: its code is wrapped to load the preload first.
-  const RealWorker = workerThreads.Worker;
-  class ContainedWorker extends RealWorker {
-    constructor(filename, options = {}) {
-      const load = `import(${JSON.stringify(preload)})`;
-      let code;
-      if (options.eval) code = `${load}.then(() => { ${String(filename)}\n });`;
-      else {
-        const url = filename instanceof URL ? filename.href : new URL(`file://${path.resolve(String(filename))}`).href;
-        code = `${load}.then(() => import(${JSON.stringify(url)}));`;
-      }
-      const env =
-        options.env && typeof options.env === 'object' ? withPreload(options.env, preload, configPath) : options.env;
-      super(code, { ...options, eval: true, ...(env ? { env } : {}) });
-      started(this);
-    }
-  }
-  workerThreads.Worker = ContainedWorker;
+  loadInWorkers(preload, (env) => withPreload(env, preload, configPath), started);
 
   // ------------------------------------------------------------------ UDP, DNS, raw bindings
   const refuseAsync = (what, target, args) => {

@@ -12,7 +12,8 @@
 import childProcess, { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
-import { isMainThread, threadId } from 'node:worker_threads';
+import path from 'node:path';
+import workerThreads, { isMainThread, threadId } from 'node:worker_threads';
 
 export const PROCESS_ENV = 'TAPEDECK_PROCESS';
 /** What a name may look like (recordings are checked against the same pattern). */
@@ -77,5 +78,46 @@ export function nameChildren(own) {
     Object.defineProperties(named, Object.getOwnPropertyDescriptors(real));
     cp[name] = named;
   }
+  syncBuiltinESMExports();
+}
+
+/** What the ids of this thread's calls start with: its pid, and a worker thread's id after it. */
+export function threadOrigin() {
+  return isMainThread ? String(process.pid) : `${process.pid}w${threadId}`;
+}
+
+/**
+ * Loads `preload` (a file URL) in every worker thread before the worker's own code: Node runs
+ * `--import` preloads in the main thread only. `withEnv` adds the preload's variables to an env
+ * given to a worker as an object (without one, a worker gets a copy of this process's).
+ * `started(worker)` is told of each.
+ * @param {string} preload
+ * @param {(env: Record<string, string | undefined>) => Record<string, string | undefined>} withEnv
+ * @param {(worker: import('node:worker_threads').Worker) => void} [started]
+ */
+export function loadInWorkers(preload, withEnv, started = () => {}) {
+  const RealWorker = workerThreads.Worker;
+  class PreloadedWorker extends RealWorker {
+    /**
+     * @param {string | URL} filename
+     * @param {import('node:worker_threads').WorkerOptions} [options]
+     */
+    constructor(filename, options = {}) {
+      const load = `import(${JSON.stringify(preload)})`;
+      let code;
+      if (options.eval) code = `${load}.then(() => { ${String(filename)}\n });`;
+      else {
+        const url = filename instanceof URL ? filename.href : new URL(`file://${path.resolve(String(filename))}`).href;
+        code = `${load}.then(() => import(${JSON.stringify(url)}));`;
+      }
+      const env =
+        options.env && typeof options.env === 'object'
+          ? withEnv(/** @type {Record<string, string | undefined>} */ (options.env))
+          : options.env;
+      super(code, { ...options, eval: true, ...(env ? { env } : {}) });
+      started(this);
+    }
+  }
+  workerThreads.Worker = PreloadedWorker;
   syncBuiltinESMExports();
 }

@@ -54,6 +54,20 @@ export async function recordAgent(agent: string, out: string, env: Record<string
   return { exitCode: recorded.exitCode, stdout };
 }
 
+/**
+ * Replays `recording` exactly into `out` at an isolation level, the agent's output piped (the
+ * replay of a recordAgent() recording, as most replay tests make it).
+ */
+export async function replayExact(
+  recording: string,
+  out: string,
+  isolation: 'bwrap' | 'none',
+  env: Record<string, string> = {},
+) {
+  const { replay } = await import('../../src/replay/index.js');
+  return replay({ recording, mode: 'exact', out, stdio: 'pipe', isolation, env, timeoutMs: 120_000 });
+}
+
 export function tempDir(prefix = 'tapedeck-record-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };

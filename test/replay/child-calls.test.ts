@@ -7,8 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { replay } from '../../src/replay/index.js';
-import { recordAgent, startServer, type TestServer, tempDir } from '../record/helpers.js';
+import { recordAgent, replayExact, startServer, type TestServer, tempDir } from '../record/helpers.js';
 
 const AGENT = fileURLToPath(new URL('fixtures/child-calls-agent.mjs', import.meta.url));
 const LEVELS = detectIsolation().level === 'bwrap' ? (['bwrap', 'none'] as const) : (['none'] as const);
@@ -39,15 +38,7 @@ describe('node child processes in a replay', () => {
     expect(hits).toBe(4);
     hits = 0;
     for (const isolation of LEVELS) {
-      const result = await replay({
-        recording: out,
-        mode: 'exact',
-        out: path.join(tmp.dir, `replay-${isolation}`),
-        stdio: 'pipe',
-        isolation,
-        env: { API_URL: api.url },
-        timeoutMs: 120_000,
-      });
+      const result = await replayExact(out, path.join(tmp.dir, `replay-${isolation}`), isolation, { API_URL: api.url });
       expect(result.divergences, result.output?.stderr).toEqual([]);
       expect(result.served.recording).toBe(4);
       expect(result.output?.stdout.trim(), isolation).toBe(seen);

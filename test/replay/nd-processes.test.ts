@@ -8,8 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { replay } from '../../src/replay/index.js';
-import { recordAgent, tempDir } from '../record/helpers.js';
+import { recordAgent, replayExact, tempDir } from '../record/helpers.js';
 
 const AGENT = fileURLToPath(new URL('fixtures/nd-processes-agent.mjs', import.meta.url));
 const LEVELS = detectIsolation().level === 'bwrap' ? (['bwrap', 'none'] as const) : (['none'] as const);
@@ -46,14 +45,7 @@ describe("each process's values in a replay", () => {
       const expected = ['1', '2', ...(shell ? ['3', '3#2'] : []), 'agent'];
       expect(names(out)).toEqual(expected);
       const replayed = path.join(tmp.dir, `replay-${isolation}`);
-      const result = await replay({
-        recording: out,
-        mode: 'exact',
-        out: replayed,
-        stdio: 'pipe',
-        isolation,
-        timeoutMs: 120_000,
-      });
+      const result = await replayExact(out, replayed, isolation);
       expect(result.divergences, result.output?.stderr).toEqual([]);
       expect(JSON.parse(result.output?.stdout.trim() ?? '{}')).toEqual(seen);
       // The replay's own recording keeps them apart too (a replay of it hands them out alike).

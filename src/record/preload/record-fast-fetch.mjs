@@ -35,7 +35,7 @@ const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
  * @param {() => number} nextSeq
  */
 export function observeFetch(ctx, nextSeq) {
-  const { send, encodeBody, nowMs, current, pid, track, barriers } = ctx;
+  const { send, encodeBody, nowMs, current, pid, origin, track, barriers } = ctx;
   // fetch (undici). A request through the dispatcher fetch uses by default is observed there:
   // the handler's callbacks see the bytes as they arrive, before the agent does, and no copy of
   // the response stream is made. Any other (an explicit dispatcher, a Request made before the
@@ -105,7 +105,7 @@ export function observeFetch(ctx, nextSeq) {
       this.handler = handler;
       this.run = run;
       this.options = options;
-      this.id = `${pid}-u${nextSeq()}`;
+      this.id = `${origin}-u${nextSeq()}`;
       this.ts = nowMs();
       const body = options.body;
       // A string or bytes body is known now; fetch's own (a stream) is seen as it is sent.
@@ -316,7 +316,7 @@ export function observeFetch(ctx, nextSeq) {
     return cloneFetch.call(this, run, input, init);
   }
   async function cloneFetch(run, input, init) {
-    const id = `${pid}-f${nextSeq()}`;
+    const id = `${origin}-f${nextSeq()}`;
     const ts = nowMs();
     const isRequest = typeof Request !== 'undefined' && input instanceof Request;
     const method = (init?.method ?? (isRequest ? input.method : 'GET')).toUpperCase();

@@ -24,6 +24,7 @@ import { observeFetch } from './record-fast-fetch.mjs';
  * @property {() => boolean} suppressed
  * @property {() => CaptureRun | undefined} current
  * @property {number} pid
+ * @property {string} origin what this thread's ids start with (shared-process.mjs threadOrigin)
  * @property {(run: CaptureRun, reading: Promise<unknown>) => void} track
  * @property {StepBarriers} [barriers] with world capture: the step barriers fetch waits at (record.mjs)
  */
@@ -52,7 +53,7 @@ const unsubscribe = (/** @type {string} */ name, /** @type {(message: any) => vo
  * @param {CaptureContext} ctx
  */
 export function installFastCapture(ctx) {
-  const { send, encodeBody, nowMs, suppressed, current, pid } = ctx;
+  const { send, encodeBody, nowMs, suppressed, current, pid, origin } = ctx;
   let seq = 0;
   const nextSeq = () => ++seq;
 
@@ -68,7 +69,9 @@ export function installFastCapture(ctx) {
     if (rec === undefined) {
       const run = suppressed() ? undefined : current();
       rec =
-        run === undefined ? null : { id: `${pid}-h${nextSeq()}`, run, ts: nowMs(), chunks: [], size: 0, done: false };
+        run === undefined
+          ? null
+          : { id: `${origin}-h${nextSeq()}`, run, ts: nowMs(), chunks: [], size: 0, done: false };
       request[kRec] = rec;
     }
     return rec;

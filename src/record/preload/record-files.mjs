@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { threadOrigin } from '../../../sandbox/preload/shared-process.mjs';
 import { nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 
 const FILE_OPS = {
@@ -52,7 +53,7 @@ export function patchFiles(root, recorder, current, suppressed) {
     const bytes = stateType === 'FILE_READ' ? sizeOf(value) : sizeOf(dataArg);
     const message = {
       t: 'tool',
-      id: `${process.pid}-fs-${++fileSeq}`,
+      id: `${origin}-fs-${++fileSeq}`,
       pid: process.pid,
       name,
       ts,
@@ -66,6 +67,7 @@ export function patchFiles(root, recorder, current, suppressed) {
     return message;
   };
   let fileSeq = 0;
+  const origin = threadOrigin();
   // fs calls itself (appendFileSync -> writeFileSync, rm -> unlink): only the outermost call is a step.
   const inside = new AsyncLocalStorage();
   let insideSync = 0;

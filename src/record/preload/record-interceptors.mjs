@@ -22,7 +22,7 @@ import { encodeBody, headerObject, nowMs, STREAM_TYPES } from '../../../sandbox/
  * @param {any} ctx
  */
 export function installInterceptors(ctx) {
-  const { proxy, current, send, opening, closing, flushRun, settleStreams, track, pid, enter, leave } = ctx;
+  const { proxy, current, send, opening, closing, flushRun, settleStreams, track, pid, origin, enter, leave } = ctx;
   const withFetch = ctx.fetch !== false;
   const directFetch = globalThis.fetch;
   const interceptor = new BatchInterceptor({
@@ -61,7 +61,7 @@ export function installInterceptors(ctx) {
     const run = current();
     if (run === undefined || run.closed) return;
     await settleStreams(run);
-    const id = `${pid}-${requestId}`;
+    const id = `${origin}-${requestId}`;
     const ts = nowMs();
     open.set(requestId, { id, run });
     flushRun(run);

@@ -8,11 +8,11 @@ import { failureOf, rawHeaderObject, STREAM_TYPES, toBytes } from '../../../sand
 import { dispatchRequest, onUndiciLoad, ownDispatch } from '../../../sandbox/preload/undici-hook.mjs';
 
 /**
- * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, barrier(run, reason): Promise }.
+ * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, origin (what ids start with), barrier(run, reason): Promise }.
  * Returns the undo.
  */
 export function recordUndici(ctx) {
-  const { send, encodeBody, nowMs, current, pid, barrier } = ctx;
+  const { send, encodeBody, nowMs, current, pid, origin, barrier } = ctx;
   let seq = 0;
   return onUndiciLoad(({ DispatcherBase, unwrap }) => {
     const real = DispatcherBase.dispatch;
@@ -20,7 +20,7 @@ export function recordUndici(ctx) {
       const run = current();
       if (run === undefined || !ownDispatch(opts, handler)) return real.call(this, opts, handler);
       const h = unwrap(handler);
-      const id = `${pid}-n${++seq}`;
+      const id = `${origin}-n${++seq}`;
       const ts = nowMs();
       const request = dispatchRequest(opts, this);
       const known = toBytes(opts.body);

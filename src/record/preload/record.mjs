@@ -13,9 +13,10 @@ import childProcess from 'node:child_process';
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
-import { nameChildren, processName } from '../../../sandbox/preload/shared-process.mjs';
+import { loadInWorkers, nameChildren, processName, threadOrigin } from '../../../sandbox/preload/shared-process.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
@@ -156,6 +157,8 @@ export async function loadCaptureLayers(options = {}) {
 /** Installs the patches; `current()` names the run a call, draw or tool belongs to (undefined: none). */
 function installLayer(current, options) {
   const pid = process.pid;
+  // What ids of this thread's calls start with: a worker thread's are not its process's.
+  const origin = threadOrigin();
   const named = typeof options.processName === 'string' ? { process: options.processName } : {};
   let depth = 0;
   const suppressed = () => depth > 0;
@@ -276,6 +279,7 @@ function installLayer(current, options) {
     suppressed,
     current: openRun,
     pid,
+    origin,
     track,
   };
   const wrapped = [];
@@ -297,6 +301,7 @@ function installLayer(current, options) {
         settleStreams,
         track,
         pid,
+        origin,
         enter: () => depth++,
         leave: () => depth--,
         fetch: !fetchBarriers,
@@ -333,6 +338,7 @@ function installLayer(current, options) {
     nowMs,
     current: openRun,
     pid,
+    origin,
     barrier: async (run, reason) => {
       if (reason === 'req') {
         await settleStreams(run);
@@ -380,7 +386,7 @@ function installLayer(current, options) {
       if (run === undefined || run.closed) return await fn(...args);
       await settleStreams(run);
       flushRun(run);
-      const id = `${pid}-tool-${++run.toolSeq}`;
+      const id = `${origin}-tool-${++run.toolSeq}`;
       const ts = nowMs();
       await opening(run, 'req', id);
       let result;
@@ -444,6 +450,13 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   try {
     options = JSON.parse(process.env.TAPEDECK_RECORD_OPTIONS ?? '{}');
   } catch {}
+  // A worker thread's file writes are its process's world changes, found as any other thread's
+  // are (the watcher, the drain at its process's next step): its own file layer would make each a
+  // step of its own, and the steps after it would take the changes the process made later.
+  if (!isMainThread) {
+    const { fsRoot: _fsRoot, quietWorld: _quietWorld, ...rest } = options;
+    options = rest;
+  }
   // Which process of the agent's tree this is (its values are kept apart from the others'), and
   // what the processes it starts are called: claimed in the spool folder.
   const spool = process.env.TAPEDECK_RECORD_SPOOL;
@@ -461,6 +474,13 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   const first = takeGateToken(process.env.TAPEDECK_RECORD_SPOOL, options.gate);
   installCapture(ipc, options);
   flushBeforeBlockingSpawns(ipc.flush);
+  // Worker threads record too (Node runs --import preloads in the main thread only): their own
+  // connection and spool file, ids of their own (threadOrigin), their values named after the thread.
+  loadInWorkers(import.meta.url, (env) => {
+    const out = { ...env };
+    for (const [key, value] of Object.entries(process.env)) if (key.startsWith('TAPEDECK_RECORD_')) out[key] = value;
+    return out;
+  });
   // The agent's first process: the recorder takes the world's first snapshot while this process
   // starts, and its own code waits for it here. The first process is the one that takes the
   // recorder's token (its processes start after its code runs; a parent pid would not tell, once
