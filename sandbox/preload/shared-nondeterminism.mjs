@@ -53,7 +53,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const fill = (real) =>
     function getRandomValues(array) {
       const result = real.call(this, array);
-      if (!suppressed()) hook('randomBytes', result);
+      if (!suppressed() && !fromDriverAuth(getRandomValues)) hook('randomBytes', result);
       return result;
     };
   set(crypto, 'randomUUID', uuid(realUuid));
@@ -91,6 +91,25 @@ function fromNodeInternals() {
     const file = site.getFileName?.() ?? '';
     if (file === SELF) continue;
     return file.startsWith('node:internal/');
+  }
+  return false;
+}
+
+/** Where a database driver draws random bytes to authenticate: pg's SCRAM client nonce (lib/crypto). */
+const DRIVER_AUTH = /[\\/]node_modules[\\/]pg[\\/]lib[\\/]crypto[\\/]/;
+
+/**
+ * Whether random bytes are drawn by a database driver to authenticate (pg's SCRAM nonce, through
+ * webcrypto's getRandomValues) rather than by the agent: whether that happens depends on the
+ * server (a production database asks for a password, a replay's sandbox does not), and on how
+ * many connections a pool opens, so recording the draw would shift the agent's later values at
+ * replay. Such draws bypass the hook while recording and while replaying. (A stack check a
+ * getRandomValues call: libraries call it once per pool of ids, not per id.)
+ * @param {Function} below the patched function
+ */
+function fromDriverAuth(below) {
+  for (const site of callSites(2, below)) {
+    if (DRIVER_AUTH.test(site.getFileName?.() ?? '')) return true;
   }
   return false;
 }
