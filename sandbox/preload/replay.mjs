@@ -138,7 +138,7 @@ export function installReplay(config) {
 
   // Which process of the agent's tree this is: it is handed its own recorded process's values.
   // (Claimed before the fs sandbox is installed: the claim is a file of the replay's, not the agent's.)
-  const name = processName(`${config.dumpPrefix}.process-`);
+  const name = processName(path.join(path.dirname(config.dumpPrefix), 'process-'));
 
   let fsBox;
   if (config.fsRoot) {
