@@ -49,36 +49,68 @@ export function processName(claimPrefix) {
  */
 export function nameChildren(own) {
   let started = 0;
-  const next = () => `${own === undefined ? '' : `${own}.`}${++started}`;
+  editChildEnv((env) => {
+    env[PROCESS_ENV] = `${own === undefined ? '' : `${own}.`}${++started}`;
+  });
+}
+
+/**
+ * Edits the environment of every process this one starts (spawn, exec, execFile, fork and the
+ * synchronous three, whatever env they were given, Node or not) before it starts. Returns
+ * undo(): the functions are put back where they are still ours, and stop editing where another
+ * layer wrapped them since.
+ * @param {(env: Record<string, string | undefined>) => void} edit
+ * @returns {() => void}
+ */
+export function editChildEnv(edit) {
+  let active = true;
   const proto = /** @type {any} */ (ChildProcess.prototype);
   const realSpawn = proto.spawn;
-  proto.spawn = function namedSpawn(/** @type {any} */ options) {
-    if (options && Array.isArray(options.envPairs)) {
-      const prefix = `${PROCESS_ENV}=`;
-      options.envPairs = [
-        ...options.envPairs.filter((/** @type {string} */ p) => !p.startsWith(prefix)),
-        `${prefix}${next()}`,
-      ];
+  const editedSpawn = function editedSpawn(/** @type {any} */ options) {
+    if (active && options && Array.isArray(options.envPairs)) {
+      /** @type {Record<string, string | undefined>} */
+      const env = {};
+      for (const pair of options.envPairs) {
+        const at = String(pair).indexOf('=');
+        env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
+      }
+      edit(env);
+      options.envPairs = Object.entries(env)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => `${k}=${v}`);
     }
     return realSpawn.call(this, options);
   };
+  proto.spawn = editedSpawn;
   const cp = /** @type {Record<string, any>} */ (childProcess);
+  /** @type {Array<[string, Function, Function]>} */
+  const syncs = [];
   for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
     const real = cp[name];
     if (typeof real !== 'function') continue;
-    const named = function (/** @type {unknown[]} */ ...args) {
-      // The options: the first argument after the file or command that is an object and not the args array.
-      const at = args.findIndex((a, i) => i > 0 && a !== null && typeof a === 'object' && !Array.isArray(a));
-      const options = /** @type {{ env?: NodeJS.ProcessEnv } | undefined} */ (at === -1 ? undefined : args[at]);
-      const withName = { ...options, env: { ...(options?.env ?? process.env), [PROCESS_ENV]: next() } };
-      // None given: after the args array if there is one (spawnSync(file, args)), else second.
-      args[at !== -1 ? at : Array.isArray(args[1]) ? 2 : 1] = withName;
+    const edited = function (/** @type {unknown[]} */ ...args) {
+      if (active) {
+        // The options: the first argument after the file or command that is an object and not the args array.
+        const at = args.findIndex((a, i) => i > 0 && a !== null && typeof a === 'object' && !Array.isArray(a));
+        const options = /** @type {{ env?: NodeJS.ProcessEnv } | undefined} */ (at === -1 ? undefined : args[at]);
+        const env = { ...(options?.env ?? process.env) };
+        edit(env);
+        // None given: after the args array if there is one (spawnSync(file, args)), else second.
+        args[at !== -1 ? at : Array.isArray(args[1]) ? 2 : 1] = { ...options, env };
+      }
       return real.apply(this, args);
     };
-    Object.defineProperties(named, Object.getOwnPropertyDescriptors(real));
-    cp[name] = named;
+    Object.defineProperties(edited, Object.getOwnPropertyDescriptors(real));
+    cp[name] = edited;
+    syncs.push([name, real, edited]);
   }
   syncBuiltinESMExports();
+  return function undo() {
+    active = false;
+    if (proto.spawn === editedSpawn) proto.spawn = realSpawn;
+    for (const [name, real, edited] of syncs) if (cp[name] === edited) cp[name] = real;
+    syncBuiltinESMExports();
+  };
 }
 
 /** What the ids of this thread's calls start with: its pid, and a worker thread's id after it. */

@@ -71,6 +71,11 @@ function quoteNodeOption(value: string): string {
   return /[\s"\\]/.test(value) ? `"${value.replace(/(["\\])/g, '\\$1')}"` : value;
 }
 
+/** NODE_OPTIONS that load the record preload, after the given ones. */
+export function withRecordPreload(nodeOptions: string | undefined): string {
+  return [nodeOptions ?? '', `--import=${quoteNodeOption(RECORD_PRELOAD)}`].filter((x) => x !== '').join(' ');
+}
+
 /** Runs the agent inside the record sandbox; its output comes through the sandbox's own stdout/stderr. */
 function runInSandbox(
   isolated: RecordSandbox,
@@ -353,9 +358,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       const inside = isolated;
       inside.ipcListener.on('connection', (socket: net.Socket) => server.emit('connection', socket));
     }
-    const nodeOptions = [baseEnv.NODE_OPTIONS ?? '', `--import=${quoteNodeOption(RECORD_PRELOAD)}`]
-      .filter((x) => x !== '')
-      .join(' ');
+    const nodeOptions = withRecordPreload(baseEnv.NODE_OPTIONS);
     const plainEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       NODE_OPTIONS: nodeOptions,

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type DbChangedPayload, type Manifest, RUN_INPUT_ENV, TapedeckError, whyNotJson } from '../recording/index.js';
+import { type ChildRun, closeChildDoor, openChildRun } from './child-door.js';
 import { RECORD_PRELOAD } from './command.js';
 import {
   type ActiveRecording,
@@ -27,7 +28,7 @@ import { tool } from './tool.js';
 import { installPgObserver, ObservedRun, type PgObserver } from './world/observed.js';
 
 /** One run in the capture layer (src/record/preload/record.mjs createRun); opaque here but for its context. */
-type CaptureRun = { readonly closed: boolean; context?: RecordContext; observed?: ObservedRun };
+type CaptureRun = { readonly closed: boolean; context?: RecordContext; observed?: ObservedRun; children?: ChildRun };
 interface CaptureSink {
   lazy?: boolean;
   send(message: unknown): void;
@@ -49,7 +50,11 @@ interface SharedCapture {
 }
 interface CaptureModule {
   loadCaptureLayers(options: { capture?: 'fast' | 'interceptors' }): Promise<void>;
-  installSharedCapture(options: { capture?: 'fast' | 'interceptors'; fsRoot?: string }): SharedCapture;
+  installSharedCapture(options: {
+    capture?: 'fast' | 'interceptors';
+    fsRoot?: string;
+    childEnv?: (run: CaptureRun, env: Record<string, string | undefined>) => Record<string, string> | undefined;
+  }): SharedCapture;
 }
 
 export interface RecordContext {
@@ -105,7 +110,8 @@ async function acquire(
     try {
       const options = exclusive ? { capture: 'interceptors' as const, ...(fsRoot ? { fsRoot } : {}) } : {};
       await mod.loadCaptureLayers(options);
-      const capture = mod.installSharedCapture(options);
+      // The Node processes a run starts record into its recording (child-door.ts).
+      const capture = mod.installSharedCapture({ ...options, childEnv: (run, env) => run.children?.env(env) });
       let pg: PgObserver;
       try {
         pg = await installPgObserver({
@@ -136,6 +142,7 @@ function release(): void {
   layer.capture.dispose();
   layer.pg.dispose();
   layer = undefined;
+  closeChildDoor();
 }
 
 /**
@@ -217,6 +224,10 @@ export async function record<T>(
   );
   const context: RecordContext = { id: recording.id, dir: recording.dir, ...base };
   run.context = context;
+  run.children = openChildRun(
+    { send: (message) => recording.send(message), sync: (message) => recording.sync(message) },
+    { maxBody: options.maxBodyBytes ?? -1, nondeterminism: options.nondeterminism ?? true },
+  );
   const world = options.world ?? 'observed';
   if (world === 'observed') {
     run.observed = new ObservedRun(
@@ -238,6 +249,7 @@ export async function record<T>(
     failure = { error };
     result = undefined as T;
   } finally {
+    run.children.close();
     capture.close(run);
     release();
   }

@@ -16,7 +16,13 @@ import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
-import { loadInWorkers, nameChildren, processName, threadOrigin } from '../../../sandbox/preload/shared-process.mjs';
+import {
+  editChildEnv,
+  loadInWorkers,
+  nameChildren,
+  processName,
+  threadOrigin,
+} from '../../../sandbox/preload/shared-process.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
@@ -106,11 +112,22 @@ const tools = new AsyncLocalStorage();
  * The capture layers for in-process recording of any number of concurrent runs: every call,
  * tool() and clock/random draw goes to the run whose async context started it (an
  * AsyncLocalStorage store); work outside any run passes through unrecorded.
- * options: { nondeterminism = true, capture = 'fast' | 'interceptors', fsRoot? }.
+ * options: { nondeterminism = true, capture = 'fast' | 'interceptors', fsRoot?, childEnv?(run, env) }.
  * Returns { open(sink, runOptions) -> run, within(run, fn), current(), outside(fn), close(run), dispose() }.
  */
 export function installSharedCapture(options = {}) {
   const layer = installLayer(() => runs.getStore(), options);
+  // The processes a run starts record into its recording: options.childEnv(run, env) gives the
+  // variables that say where (src/record/child-door.ts). Work outside any run starts them as is,
+  // and so does a tool() call of the run (its result is recorded, and a replay does not run it).
+  const childEnv = options.childEnv;
+  const undoChildren =
+    typeof childEnv === 'function'
+      ? editChildEnv((env) => {
+          const run = runs.getStore();
+          if (run !== undefined && !run.closed && tools.getStore()?.run !== run) Object.assign(env, childEnv(run, env));
+        })
+      : () => {};
   return {
     open: (sink, runOptions) => createRun(sink, runOptions),
     within: (run, fn) => runs.run(run, fn),
@@ -125,7 +142,10 @@ export function installSharedCapture(options = {}) {
       layer.flushRun(run);
       run.closed = true;
     },
-    dispose: () => layer.dispose(),
+    dispose: () => {
+      undoChildren();
+      layer.dispose();
+    },
   };
 }
 
@@ -469,7 +489,16 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
     spoolDir: process.env.TAPEDECK_RECORD_SPOOL,
     spoolKey: process.env.TAPEDECK_RECORD_SPOOL_KEY,
   });
-  ipc.send({ t: 'hello', pid: process.pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
+  // Started by an in-process run (src/record/child-door.ts): the door hears this process for that run.
+  const run = process.env.TAPEDECK_RECORD_RUN;
+  ipc.send({
+    t: 'hello',
+    pid: process.pid,
+    ppid: process.ppid,
+    argv: process.argv,
+    cwd: process.cwd(),
+    ...(run ? { run } : {}),
+  });
   // Taken before the capture layers patch node:fs: it is not a file call of the agent's.
   const first = takeGateToken(process.env.TAPEDECK_RECORD_SPOOL, options.gate);
   installCapture(ipc, options);
