@@ -69,7 +69,7 @@ export function editChildEnv(edit) {
   const editedSpawn = function editedSpawn(/** @type {any} */ options) {
     if (active && options && Array.isArray(options.envPairs)) {
       /** @type {Record<string, string | undefined>} */
-      const env = {};
+      const env = Object.create(null);
       for (const pair of options.envPairs) {
         const at = String(pair).indexOf('=');
         env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
