@@ -1,6 +1,6 @@
 // @ts-check
 // Patches the sources of nondeterminism an agent reads (Date/Date.now, Math.random,
-// crypto.randomUUID, crypto.getRandomValues) so that every value handed to the agent passes
+// crypto.randomUUID, crypto.getRandomValues, node:crypto's randomBytes and randomFill(Sync)) so that every value handed to the agent passes
 // through one hook: the recorder logs it, a replayer can substitute the recorded value.
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
@@ -22,6 +22,10 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const realWebUuid = webCrypto?.randomUUID;
   const realGetRandomValues = webCrypto?.getRandomValues;
   const realNodeGetRandomValues = crypto.getRandomValues;
+  // Overloaded in Node's types: called here with what the agent gave.
+  const realRandomBytes = /** @type {(...args: any[]) => any} */ (crypto.randomBytes);
+  const realRandomFillSync = /** @type {(...args: any[]) => any} */ (crypto.randomFillSync);
+  const realRandomFill = /** @type {(...args: any[]) => any} */ (crypto.randomFill);
 
   const now = () => {
     const value = realNow.call(RealDate);
@@ -56,8 +60,49 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       if (!suppressed() && !fromDriverAuth(getRandomValues)) hook('randomBytes', result);
       return result;
     };
+  // node:crypto's own: randomBytes (and its callback form), randomFillSync and randomFill. A range
+  // filled is what the hook sees (and what a replay writes into). randomInt is not patched.
+  const bytesOf = (buf, offset = 0, size) => {
+    const view = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    const start = Number(offset) || 0;
+    return view.subarray(start, size === undefined ? view.length : start + Number(size));
+  };
+  const drawn = (bytes, below) => {
+    if (!suppressed() && !fromDriverAuth(below)) hook('randomBytes', bytes);
+  };
+  function randomBytes(size, callback) {
+    if (typeof callback !== 'function') {
+      const bytes = realRandomBytes.call(this, size);
+      drawn(bytes, randomBytes);
+      return bytes;
+    }
+    // The draw counts when its bytes are handed over (a driver's is told apart now, at the call).
+    const driver = fromDriverAuth(randomBytes);
+    return realRandomBytes.call(this, size, (error, bytes) => {
+      if (!error && !driver && !suppressed()) hook('randomBytes', bytes);
+      callback(error, bytes);
+    });
+  }
+  function randomFillSync(buf, offset, size) {
+    const result = realRandomFillSync.call(this, buf, offset, size);
+    drawn(bytesOf(buf, offset, size), randomFillSync);
+    return result;
+  }
+  function randomFill(buf, ...rest) {
+    const callback = rest.pop();
+    if (typeof callback !== 'function') return realRandomFill.call(this, buf, ...rest, callback);
+    const [offset, size] = rest;
+    const driver = fromDriverAuth(randomFill);
+    return realRandomFill.call(this, buf, ...rest, (error, filled) => {
+      if (!error && !driver && !suppressed()) hook('randomBytes', bytesOf(buf, offset, size));
+      callback(error, filled);
+    });
+  }
   set(crypto, 'randomUUID', uuid(realUuid));
   set(crypto, 'getRandomValues', fill(realNodeGetRandomValues));
+  set(crypto, 'randomBytes', randomBytes);
+  set(crypto, 'randomFillSync', randomFillSync);
+  set(crypto, 'randomFill', randomFill);
   if (webCrypto) {
     if (realWebUuid) set(webCrypto, 'randomUUID', uuid(realWebUuid.bind(webCrypto)));
     if (realGetRandomValues) set(webCrypto, 'getRandomValues', fill(realGetRandomValues.bind(webCrypto)));
@@ -69,6 +114,9 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     Math.random = realRandom;
     set(crypto, 'randomUUID', realUuid);
     set(crypto, 'getRandomValues', realNodeGetRandomValues);
+    set(crypto, 'randomBytes', realRandomBytes);
+    set(crypto, 'randomFillSync', realRandomFillSync);
+    set(crypto, 'randomFill', realRandomFill);
     if (webCrypto) {
       if (realWebUuid) set(webCrypto, 'randomUUID', realWebUuid);
       if (realGetRandomValues) set(webCrypto, 'getRandomValues', realGetRandomValues);
@@ -95,8 +143,12 @@ function fromNodeInternals() {
   return false;
 }
 
-/** Where a database driver draws random bytes to authenticate: pg's SCRAM client nonce (lib/crypto). */
-const DRIVER_AUTH = /[\\/]node_modules[\\/]pg[\\/]lib[\\/]crypto[\\/]/;
+/**
+ * Where database drivers draw random bytes to authenticate: pg's SCRAM client nonce (lib/crypto,
+ * through getRandomValues), postgres.js's (randomBytes), the MongoDB driver's SCRAM (cmap/auth).
+ */
+const DRIVER_AUTH =
+  /[\\/]node_modules[\\/](?:pg[\\/]lib[\\/]crypto|postgres[\\/](?:cjs[\\/])?src|mongodb[\\/]lib[\\/]cmap[\\/]auth)[\\/]/;
 
 /**
  * Whether random bytes are drawn by a database driver to authenticate (pg's SCRAM nonce, through

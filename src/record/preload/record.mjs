@@ -125,7 +125,12 @@ export function installSharedCapture(options = {}) {
     typeof childEnv === 'function'
       ? editChildEnv((env) => {
           const run = runs.getStore();
-          if (run !== undefined && !run.closed && tools.getStore()?.run !== run) Object.assign(env, childEnv(run, env));
+          if (run === undefined || run.closed || tools.getStore()?.run === run) return;
+          // Outside the run: what the door draws to open (its socket's name) is not the run's.
+          Object.assign(
+            env,
+            runs.exit(() => childEnv(run, env)),
+          );
         })
       : () => {};
   return {
