@@ -25,8 +25,8 @@ export interface ChildSink {
 export interface ChildRun {
   /** The variables of a process the run starts, given its environment as it would start. */
   env(env: Record<string, string | undefined>): Record<string, string>;
-  /** The run has ended: its children's later messages are dropped. */
-  close(): void;
+  /** The run has ended: what its children sent before is taken, their later messages dropped. */
+  close(): Promise<void>;
 }
 
 interface Door {
@@ -55,7 +55,12 @@ export function openChildRun(sink: ChildSink, options: { maxBody: number; nondet
         TAPEDECK_PROCESS: String(++started),
       };
     },
-    close: () => void runs.delete(token),
+    async close() {
+      // A child that has just ended wrote its last events before it did: they may wait in this
+      // turn's events still, behind the one that ended the run's wait for it.
+      if (started > 0) await new Promise((resolve) => setImmediate(resolve));
+      runs.delete(token);
+    },
   };
 }
 

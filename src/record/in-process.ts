@@ -249,7 +249,7 @@ export async function record<T>(
     failure = { error };
     result = undefined as T;
   } finally {
-    run.children.close();
+    await run.children.close();
     capture.close(run);
     release();
   }

@@ -1,7 +1,8 @@
 // Node processes an in-process run starts (a tool run as `node tool.js`, an MCP server over stdio)
 // record into that run's recording (src/record/child-door.ts): two runs at once, each starting a
-// child that calls the API and draws values; each recording holds its own run's calls and its
-// child's, and replays exactly (the replay's program starts the child again) with the API idle.
+// child that calls the API and draws values, and one that draws and ends in its first turn; each
+// recording holds its own run's calls and its children's, and replays exactly (the replay's
+// program starts them again) with the API idle.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,7 +53,7 @@ describe('processes an in-process run starts', () => {
         .map((e) => new URL(e.payload.request?.url ?? '').pathname + new URL(e.payload.request?.url ?? '').search);
       expect(urls).toEqual([`/own?q=${q}`, `/child?q=${q}`]);
       const names = new Set(events.filter((e) => e.type === 'nondeterminism').map((e) => e.payload.process ?? 'run'));
-      expect([...names].sort()).toEqual(['1', 'run']);
+      expect([...names].sort()).toEqual(['1', '2', 'run']);
       for (const isolation of LEVELS) {
         const before = hits.length;
         const result = await replayExact(run.dir, path.join(tmp.dir, `${q}-replay-${isolation}`), isolation);
