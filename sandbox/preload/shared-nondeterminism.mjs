@@ -71,7 +71,9 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     if (!suppressed() && !fromDriverAuth(below)) hook('randomBytes', bytes);
   };
   function randomBytes(size, callback) {
-    if (typeof callback !== 'function') {
+    // Not a callback: Node's own answer (its error for a wrong one).
+    if (callback !== undefined && typeof callback !== 'function') return realRandomBytes.call(this, size, callback);
+    if (callback === undefined) {
       const bytes = realRandomBytes.call(this, size);
       drawn(bytes, randomBytes);
       return bytes;
