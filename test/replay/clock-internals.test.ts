@@ -14,8 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { replay } from '../../src/replay/index.js';
-import { recordAgent, tempDir } from '../record/helpers.js';
+import { recordAgent, replayExact, tempDir } from '../record/helpers.js';
 
 const MODULE = pathToFileURL(
   fileURLToPath(new URL('../../sandbox/preload/shared-nondeterminism.mjs', import.meta.url)),
@@ -88,15 +87,7 @@ describe("a replay's clock around Node's own reads", () => {
         const seen = recorded.stdout.trim();
         expect(JSON.parse(seen)).toHaveLength(5);
         for (const isolation of LEVELS) {
-          const result = await replay({
-            recording: out,
-            mode: 'exact',
-            out: path.join(tmp.dir, `replay-${isolation}`),
-            stdio: 'pipe',
-            isolation,
-            env: { VIA: via },
-            timeoutMs: 60_000,
-          });
+          const result = await replayExact(out, path.join(tmp.dir, `replay-${isolation}`), isolation, { VIA: via });
           expect(result.exitCode, result.output?.stderr).toBe(0);
           expect(result.output?.stdout.trim(), isolation).toBe(seen);
         }

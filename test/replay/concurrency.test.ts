@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCommand } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
-import { replay } from '../../src/replay/index.js';
-import { startServer, type TestServer, tempDir } from '../record/helpers.js';
+import { replayExact, startServer, type TestServer, tempDir } from '../record/helpers.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'concurrent-agent.mjs');
 
@@ -61,13 +60,7 @@ describe('concurrent requests and repeated headers', () => {
     await api.close();
     const before = hits;
     for (const isolation of ['bwrap', 'none'] as const) {
-      const result = await replay({
-        recording: out,
-        mode: 'exact',
-        out: path.join(tmp.dir, `replay-${isolation}`),
-        stdio: 'pipe',
-        isolation,
-      });
+      const result = await replayExact(out, path.join(tmp.dir, `replay-${isolation}`), isolation);
       expect(result.divergences, isolation).toEqual([]);
       expect(result.exitCode).toBe(0);
       const seen = JSON.parse(result.output?.stdout.trim().split('\n').pop() ?? '{}');
