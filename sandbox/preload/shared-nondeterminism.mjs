@@ -1,7 +1,8 @@
 // @ts-check
 // Patches the sources of nondeterminism an agent reads (Date/Date.now, Math.random,
-// crypto.randomUUID, crypto.getRandomValues, node:crypto's randomBytes and randomFill(Sync)) so that every value handed to the agent passes
-// through one hook: the recorder logs it, a replayer can substitute the recorded value.
+// crypto.randomUUID, crypto.getRandomValues, node:crypto's randomBytes, randomFill(Sync) and
+// randomInt) so that every value handed to the agent passes through one hook: the recorder logs
+// it, a replayer can substitute the recorded value.
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 
@@ -26,6 +27,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const realRandomBytes = /** @type {(...args: any[]) => any} */ (crypto.randomBytes);
   const realRandomFillSync = /** @type {(...args: any[]) => any} */ (crypto.randomFillSync);
   const realRandomFill = /** @type {(...args: any[]) => any} */ (crypto.randomFill);
+  const realRandomInt = /** @type {(...args: any[]) => any} */ (crypto.randomInt);
 
   const now = () => {
     const value = realNow.call(RealDate);
@@ -61,7 +63,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       return result;
     };
   // node:crypto's own: randomBytes (and its callback form), randomFillSync and randomFill. A range
-  // filled is what the hook sees (and what a replay writes into). randomInt is not patched.
+  // filled is what the hook sees (and what a replay writes into). randomInt: below.
   const bytesOf = (buf, offset = 0, size) => {
     const view = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     const start = Number(offset) || 0;
@@ -100,11 +102,46 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       callback(error, filled);
     });
   }
+  /**
+   * randomInt([min,] max[, callback]) as Node computes it (lib/internal/crypto/random.js: 6 bytes
+   * read big-endian, redrawn while at or above the largest multiple of the range), each 6 bytes
+   * drawn through the hook: a replay hands back the recorded bytes, so the same integers. (Node's
+   * own draws from a cache it fills through its internal bindings, which the patches above do not
+   * see.) Arguments Node refuses get Node's own error; a callback is called on the next tick, as
+   * Node does while its cache holds bytes.
+   */
+  function randomInt(...args) {
+    let [min, max, callback] = args;
+    const minNotGiven = max === undefined || typeof max === 'function';
+    if (minNotGiven) [min, max, callback] = [0, min, max];
+    const valid =
+      (callback === undefined || typeof callback === 'function') &&
+      Number.isSafeInteger(min) &&
+      Number.isSafeInteger(max) &&
+      max > min &&
+      max - min <= RAND_MAX;
+    if (!valid) return realRandomInt.apply(this, args);
+    const range = max - min;
+    const limit = RAND_MAX - (RAND_MAX % range);
+    let n;
+    for (;;) {
+      const bytes = realRandomBytes(6);
+      drawn(bytes, randomInt);
+      const x = bytes.readUIntBE(0, 6);
+      if (x < limit) {
+        n = (x % range) + min;
+        break;
+      }
+    }
+    if (callback === undefined) return n;
+    process.nextTick(callback, undefined, n);
+  }
   set(crypto, 'randomUUID', uuid(realUuid));
   set(crypto, 'getRandomValues', fill(realNodeGetRandomValues));
   set(crypto, 'randomBytes', randomBytes);
   set(crypto, 'randomFillSync', randomFillSync);
   set(crypto, 'randomFill', randomFill);
+  set(crypto, 'randomInt', randomInt);
   if (webCrypto) {
     if (realWebUuid) set(webCrypto, 'randomUUID', uuid(realWebUuid.bind(webCrypto)));
     if (realGetRandomValues) set(webCrypto, 'getRandomValues', fill(realGetRandomValues.bind(webCrypto)));
@@ -119,6 +156,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     set(crypto, 'randomBytes', realRandomBytes);
     set(crypto, 'randomFillSync', realRandomFillSync);
     set(crypto, 'randomFill', realRandomFill);
+    set(crypto, 'randomInt', realRandomInt);
     if (webCrypto) {
       if (realWebUuid) set(webCrypto, 'randomUUID', realWebUuid);
       if (realGetRandomValues) set(webCrypto, 'getRandomValues', realGetRandomValues);
@@ -128,6 +166,8 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
 }
 
 const SELF = import.meta.url;
+/** randomInt's largest range (Node's RAND_MAX: what 6 bytes hold). */
+const RAND_MAX = 0xffff_ffff_ffff;
 
 /**
  * Whether the clock is read by Node's own internals rather than by the agent (or its libraries):
