@@ -11,7 +11,7 @@ import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
-import { loadsCode, removeRecordingFolder, TapedeckError } from '../recording/index.js';
+import { loadsCode, regionOf, removeRecordingFolder, TapedeckError } from '../recording/index.js';
 import type { RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
@@ -197,7 +197,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       // The inherited variables only by name: their values may be secrets.
       envNames: inheritedEnvNames(baseEnv, options.env),
     },
-    { sdkVersions },
+    // The agent's time zone and locale (from its env: the one given, else ours), as a replay sets them.
+    { sdkVersions, ...regionOf(baseEnv) },
     { worldLater: gated },
   );
   const { session } = active;

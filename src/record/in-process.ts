@@ -7,7 +7,14 @@
 // its own Date, Math.random, fetch, dispatcher and diagnostics channels.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type DbChangedPayload, type Manifest, RUN_INPUT_ENV, TapedeckError, whyNotJson } from '../recording/index.js';
+import {
+  type DbChangedPayload,
+  type Manifest,
+  RUN_INPUT_ENV,
+  regionOf,
+  TapedeckError,
+  whyNotJson,
+} from '../recording/index.js';
 import { type ChildRun, closeChildDoor, openChildRun } from './child-door.js';
 import { RECORD_PRELOAD } from './command.js';
 import {
@@ -382,6 +389,8 @@ async function openRun(
     };
     const name = options.name ?? 'in-process';
     const started = { command, cwd, pid: process.pid };
+    // The server's time zone and locale are the agent's: a replay gives them back.
+    const runtime = { sdkVersions, ...regionOf() };
     if (!exclusive && options.redactor === undefined && options.onEvent === undefined && recordingThreadWanted()) {
       // The folder is chosen (and checked) here, so that its id is known at once and a bad
       // folder is this call's error; the recording thread makes it.
@@ -393,19 +402,17 @@ async function openRun(
       // A run given onRecorderError (a server's: recordHandler) goes on whatever the recorder
       // does, so it does not wait for the thread to open its recording; one without must fail
       // before it starts when its recording cannot be opened.
-      const threaded = await openThreadRecording(
-        { ...sendable, cwd, name, world, out },
-        agent,
-        { sdkVersions },
-        started,
-        { wait: options.onRecorderError === undefined },
-      );
+      const threaded = await openThreadRecording({ ...sendable, cwd, name, world, out }, agent, runtime, started, {
+        wait: options.onRecorderError === undefined,
+      });
       return { capture, pg, recording: { ...threaded, agent, syncWorld: false } };
     }
     const redactor = sharedRedactor(options);
-    const recording = await openRecording({ ...options, cwd, name, world, ...(redactor ? { redactor } : {}) }, agent, {
-      sdkVersions,
-    });
+    const recording = await openRecording(
+      { ...options, cwd, name, world, ...(redactor ? { redactor } : {}) },
+      agent,
+      runtime,
+    );
     recording.writer.append({ type: 'run.started', stepId: 0, payload: started });
     return { capture, pg, recording: inThisThread(recording, agent) };
   } catch (error) {

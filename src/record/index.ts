@@ -13,7 +13,7 @@ export {
 export { newRecordingId, type RecordOptions, shipRecording } from './recorder.js';
 export { loadToolRules } from './rules-file.js';
 export { type RunOutcome, type SampleOption, type Sampling, SamplingRulesSchema, samplingOf } from './sampling.js';
-export { findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
+export { agentSdkVersions, findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
 export {
   RECORDING_HEADER,
   recordFetchHandler,

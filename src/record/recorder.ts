@@ -231,7 +231,7 @@ export async function shipRecording(dir: string, storeUrl: string): Promise<stri
 export async function openRecording(
   options: RecordOptions,
   agent: Manifest['agent'],
-  runtime: { sdkVersions: Record<string, string> },
+  runtime: Omit<Manifest['runtime'], 'node' | 'platform'>,
   opening: { worldLater?: boolean } = {},
 ): Promise<ActiveRecording> {
   const cwd = options.cwd ?? process.cwd();

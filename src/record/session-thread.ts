@@ -21,7 +21,7 @@ export type ThreadOp =
       reply: number;
       options: RecordOptions;
       agent: Manifest['agent'];
-      runtime: { sdkVersions: Record<string, string> };
+      runtime: Omit<Manifest['runtime'], 'node' | 'platform'>;
       started: { command: string[]; cwd: string; pid: number };
     }
   | { op: 'msg'; key: number; message: unknown }
@@ -188,7 +188,7 @@ function hold(delta: number): void {
 export async function openThreadRecording(
   options: RecordOptions & { out: string },
   agent: Manifest['agent'],
-  runtime: { sdkVersions: Record<string, string> },
+  runtime: Omit<Manifest['runtime'], 'node' | 'platform'>,
   started: { command: string[]; cwd: string; pid: number },
   { wait }: { wait: boolean },
 ): Promise<ThreadRecording> {

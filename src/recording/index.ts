@@ -42,6 +42,7 @@ export {
   type Redactor,
   redactionKeyFile,
 } from './redact.js';
+export { knownLocale, knownTimeZone, LOCALE_VARS, localeOf, regionOf, timeZoneOf } from './region.js';
 export * from './schema.js';
 export { hasLocalSeal, SEAL_PATTERN, sealKey, sealKeyFile, sealManifest } from './seal.js';
 export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from './staging.js';

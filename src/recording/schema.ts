@@ -5,6 +5,7 @@
 // that name it must change together, and splitting it would scatter FORMAT's one definition.
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { LOCALE, TIME_ZONE } from './region.js';
 
 export const FORMAT = 'tapedeck.recording/v1';
 
@@ -449,7 +450,15 @@ export const ManifestSchema = z
       })
       .strict(),
     runtime: z
-      .object({ node: z.string(), platform: z.string(), sdkVersions: z.record(z.string(), z.string()) })
+      .object({
+        node: z.string(),
+        platform: z.string(),
+        sdkVersions: z.record(z.string(), z.string()),
+        /** The agent's time zone (IANA): a replay runs the agent in it (TZ). */
+        timeZone: z.string().regex(TIME_ZONE, 'expected an IANA time zone name').optional(),
+        /** The agent's default locale (BCP 47): a replay gives it to the agent (LC_MESSAGES). */
+        locale: z.string().regex(LOCALE, 'expected a BCP 47 locale tag').optional(),
+      })
       .strict(),
     prompt: z.object({ hash: z.string().optional(), source: z.string().optional() }).strict().optional(),
     world: z

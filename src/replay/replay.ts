@@ -22,6 +22,7 @@ import {
   type RecordingWriter,
   readManifest,
   readRecording,
+  regionOf,
   TapedeckError,
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
@@ -43,7 +44,9 @@ import {
   openDatabase,
   type ReplayDatabase,
   readExitDumps,
+  replayRegion,
   runAgent,
+  runtimeDrift,
   seededWorld,
   seedFileIn,
   Teardown,
@@ -164,7 +167,8 @@ async function replayIn(
       `the recording's ${ignored.join(', ')} not used: variables that load code or choose programs are never taken from a recording (give them with --env)`,
     );
   }
-  const missing = missingRecordedEnv(recording, explicitEnv(recording, options, relocate, trusted));
+  const startEnv = explicitEnv(recording, options, relocate, trusted);
+  const missing = missingRecordedEnv(recording, startEnv);
   if (missing.length > 0) {
     const shown =
       missing.length > 8 ? `${missing.slice(0, 8).join(', ')} and ${missing.length - 8} more` : missing.join(', ');
@@ -172,6 +176,10 @@ async function replayIn(
       `the agent was recorded with ${shown} set, not set now: export ${missing.length > 1 ? 'them' : 'it'} or give --env NAME=VALUE (without ${missing.length > 1 ? 'them' : 'it'} the agent may take another path)`,
     );
   }
+  const region = replayRegion(recording, options, startEnv);
+  warnings.push(...region.warnings);
+  const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
+  warnings.push(...drift.warnings);
   if (redactor.keyId !== manifest.redaction.keyId) {
     warnings.push(
       `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,
@@ -209,6 +217,9 @@ async function replayIn(
     id: path.basename(out),
     name: `${manifest.name} (replay, ${options.mode})`,
     agent: { command, cwd, ...(manifest.agent.entry ? { entry: manifest.agent.entry } : {}) },
+    // The SDKs the agent resolves here, and the region it runs in: the recorded one, --env's, or
+    // (neither) this machine's.
+    runtime: { sdkVersions: drift.sdkVersions, ...regionOf({ ...startEnv, ...region.env }) },
     // This machine ran it (a command the user gave, or one they trusted): it may be replayed here.
     seal: true,
     ...(manifest.prompt ? { prompt: override ? { source: 'replay override' } : manifest.prompt } : {}),
@@ -329,6 +340,7 @@ async function replayIn(
     db,
     relocate,
     trusted,
+    region: region.env,
     ...(promptForEnv !== undefined
       ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
       : {}),

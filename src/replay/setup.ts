@@ -23,14 +23,19 @@ import {
   wireOf,
 } from '../../sandbox/index.js';
 import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
-import { createDbTracker } from '../record/index.js';
+import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
   type DbSnapshot,
+  knownLocale,
+  knownTimeZone,
+  LOCALE_VARS,
   loadsCode,
+  localeOf,
   PLACEHOLDER_PREFIX,
   type Recording,
   RUN_INPUT_ENV,
   TapedeckError,
+  timeZoneOf,
 } from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall } from './match.js';
 import type { DbTracker } from './session.js';
@@ -246,6 +251,8 @@ export interface AgentEnvInput {
   trusted: boolean;
   /** The prompt an agent that reads its own prompt gets, and the file holding it. */
   prompt?: { text: string; file: string };
+  /** The variables that put the agent in its recorded region (replayRegion). */
+  region?: Record<string, string>;
 }
 
 /**
@@ -299,6 +306,74 @@ export function missingRecordedEnv(recording: Recording, env: Record<string, str
   return (recording.manifest.agent.envNames ?? []).filter((name) => env[name] === undefined && !loadsCode(name));
 }
 
+/**
+ * The variables that put the replayed agent in its recorded region (src/recording/region.ts), and
+ * what is said when they cannot: `TZ` for the recorded time zone, `LC_MESSAGES` (where ICU takes
+ * Node's default locale from, and no glibc program its formats) for the recorded locale when the
+ * agent's env would give another. What --env sets (TZ; LC_ALL, LC_MESSAGES or LANG) stands; a
+ * recording made before regions were recorded changes nothing.
+ */
+export function replayRegion(
+  recording: Recording,
+  options: ReplayOptions,
+  env: Record<string, string>,
+): { env: Record<string, string>; warnings: string[] } {
+  const { timeZone, locale } = recording.manifest.runtime;
+  const out: Record<string, string> = {};
+  const warnings: string[] = [];
+  if (timeZone !== undefined && options.env?.TZ === undefined) {
+    if (knownTimeZone(timeZone)) out.TZ = timeZone;
+    else
+      warnings.push(
+        `the agent's recorded time zone ${timeZone} is not known to this Node: it runs in this machine's (${timeZoneOf(env.TZ) ?? 'unknown'}); give --env TZ=ZONE`,
+      );
+  }
+  const given = LOCALE_VARS.some((name) => options.env?.[name] !== undefined);
+  const now = localeOf(env);
+  if (locale !== undefined && !given && now !== locale) {
+    if (!knownLocale(locale))
+      warnings.push(
+        `the agent's recorded locale ${locale} is not known to this Node: it runs in ${now ?? "this machine's"}; give --env LC_MESSAGES=LOCALE`,
+      );
+    else if (env.LC_ALL !== undefined)
+      warnings.push(
+        `the agent was recorded in locale ${locale}; LC_ALL=${env.LC_ALL} here gives it ${now ?? 'another'} (dates and numbers it formats may differ): unset LC_ALL or give --env LC_ALL=VALUE`,
+      );
+    else out.LC_MESSAGES = locale;
+  }
+  return { env: out, warnings };
+}
+
+/**
+ * What about the agent's runtime differs from the recording's and may make it take another path:
+ * Node's major version, and the version of each LLM SDK the agent resolves (from its entry's
+ * folder, as the recorder looked) that the recording names. One warning each; and the versions
+ * found (what the replay's own recording names).
+ */
+export function runtimeDrift(
+  recording: Recording,
+  entry: string | undefined,
+  cwd: string,
+): { warnings: string[]; sdkVersions: Record<string, string> } {
+  const recorded = recording.manifest.runtime;
+  const warnings: string[] = [];
+  const major = (version: string) => /^v?(\d+)\./.exec(version)?.[1];
+  if (major(recorded.node) !== undefined && major(recorded.node) !== major(process.version))
+    warnings.push(
+      `the agent was recorded on Node ${recorded.node} and runs on ${process.version} here: its requests and timing may differ`,
+    );
+  const now = agentSdkVersions(entry, cwd);
+  const names = [...new Set([...Object.keys(recorded.sdkVersions), ...Object.keys(now)])].sort();
+  const changed = names
+    .filter((name) => recorded.sdkVersions[name] !== now[name] && recorded.sdkVersions[name] !== undefined)
+    .map((name) => `${name} ${recorded.sdkVersions[name]} recorded, ${now[name] ?? 'none'} here`);
+  if (changed.length > 0)
+    warnings.push(
+      `the agent's SDKs are not the recorded ones (${changed.slice(0, 6).join('; ')}${changed.length > 6 ? `; and ${changed.length - 6} more` : ''}): its requests may differ from the recorded ones`,
+    );
+  return { warnings, sdkVersions: now };
+}
+
 /** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */
 export async function agentEnv(input: AgentEnvInput): Promise<Record<string, string>> {
   const { recording, db, prompt } = input;
@@ -313,6 +388,8 @@ export async function agentEnv(input: AgentEnvInput): Promise<Record<string, str
   env.TAPEDECK_REPLAY_CONFIG = input.configFile;
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();
   if (db) env[databaseEnvOf(recording)] = db.url;
+  // What it formats from recorded values comes out as it did (a prompt's date, an hour, a price).
+  Object.assign(env, input.region);
   if (prompt) {
     await writeFile(prompt.file, prompt.text);
     env.SYSTEM_PROMPT = prompt.text;

@@ -112,6 +112,22 @@ describe('record() in-process', () => {
     expect(first.request.headers.authorization).not.toContain('sk-test-in-process');
   });
 
+  it("names the server's time zone and locale in the recording, as a replay will run the agent in them", async () => {
+    const before = process.env.TZ;
+    process.env.TZ = 'Pacific/Chatham';
+    try {
+      const { dir } = await record({ out: path.join(tmp.dir, 'zone'), name: 'zone' }, async () => Date.now());
+      expect((await readRecording(dir)).manifest.runtime).toMatchObject({
+        timeZone: 'Pacific/Chatham',
+        // Fixed when this process started, whatever its env says since.
+        locale: new Intl.DateTimeFormat().resolvedOptions().locale,
+      });
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
+
   it('attributes file changes made in-process to the step during which they happened', async () => {
     const ws = path.join(tmp.dir, 'ws');
     mkdirSync(ws, { recursive: true });
