@@ -24,9 +24,11 @@ export type WireError = z.infer<typeof WireErrorSchema>;
 
 export const HeadersSchema = z.record(z.string(), z.string());
 
-/** Clock, random, uuid and random-bytes values handed to the agent since the last report. */
+/** Clock, random, uuid, random-bytes and monotonic-clock values handed to the agent since the last report. */
 export const NdBatchSchema = z.object({
   clock: z.array(z.number()).optional(),
+  /** performance.now() and performance.timeOrigin as read, in order (ms). */
+  hrtime: z.array(z.number()).optional(),
   random: z.array(z.number()).optional(),
   uuid: z.array(z.string()).optional(),
   randomBytes: z.array(z.string()).optional(),
@@ -34,7 +36,7 @@ export const NdBatchSchema = z.object({
   process: ProcessNameSchema.optional(),
 });
 export type NdBatch = z.infer<typeof NdBatchSchema>;
-export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes'] as const;
+export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes', 'hrtime'] as const;
 
 /** An HTTP request as a preload reports it (the fields of a message). */
 export const HTTP_REQUEST = {

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { dispatchReplies } from './shared-ipc.mjs';
+import { monotonicNow } from './shared-wire.mjs';
 
 /** @typedef {import('../protocol.js').ReplayNotice} ReplayNotice */
 /** @typedef {import('../protocol.js').ReplayQuestion} ReplayQuestion */
@@ -72,8 +73,8 @@ export function connectReplayIpc(path) {
       timer = undefined;
       const fd = /** @type {any} */ (socket)._handle?.fd;
       if (buffer.length === 0 || broken || typeof fd !== 'number' || fd < 0 || socket.connecting) return;
-      // Not Date.now(): the agent's clock, which the replay serves from the recording.
-      const until = performance.now() + 500;
+      // Not the agent's clocks (Date.now(), performance.now()), which the replay serves from the recording.
+      const until = monotonicNow() + 500;
       while (buffer.length > 0) {
         const line = Buffer.from(/** @type {string} */ (buffer[0]), 'utf8');
         let written = 0;
@@ -82,7 +83,7 @@ export function connectReplayIpc(path) {
             written += fs.writeSync(fd, line, written);
           } catch (error) {
             const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-            if (code !== 'EAGAIN' || performance.now() > until) return;
+            if (code !== 'EAGAIN' || monotonicNow() > until) return;
           }
         }
         buffer.shift();

@@ -106,17 +106,18 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
   let own = seed;
   for (const c of name ?? '') own = (Math.imul(own, 31) + c.charCodeAt(0)) >>> 0;
   const prng = mulberry32(own);
-  const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
-  const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
-  const fallback = { clock: 0, random: 0, uuid: 0, randomBytes: 0 };
+  const cursor = { clock: 0, random: 0, uuid: 0, randomBytes: 0, hrtime: 0 };
+  const served = { clock: 0, random: 0, uuid: 0, randomBytes: 0, hrtime: 0 };
+  const fallback = { clock: 0, random: 0, uuid: 0, randomBytes: 0, hrtime: 0 };
   let clockShift;
+  let hrtimeShift;
   const hex = (n) => {
     let s = '';
     for (let i = 0; i < n; i++) s += Math.floor(prng() * 16).toString(16);
     return s;
   };
   // Values handed to the agent since the last request, reported like the recorder reports them.
-  const handed = { clock: [], random: [], uuid: [], randomBytes: [] };
+  const handed = { clock: [], random: [], uuid: [], randomBytes: [], hrtime: [] };
   const HANDED_MAX = 10000;
   const choose = (kind, real) => {
     const list = recorded[kind] ?? [];
@@ -125,6 +126,7 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
       served[kind]++;
       const value = list[i];
       if (kind === 'clock') clockShift = undefined;
+      if (kind === 'hrtime') hrtimeShift = undefined;
       if (kind === 'randomBytes') {
         const bytes = Buffer.from(String(value), 'hex');
         const view = new Uint8Array(real.buffer, real.byteOffset, real.byteLength);
@@ -140,6 +142,12 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
         const last = list.length > 0 ? Number(list[list.length - 1]) : real;
         clockShift ??= last - real;
         return Math.max(last, real + clockShift);
+      }
+      case 'hrtime': {
+        // The monotonic clock too goes on from the last recorded reading.
+        const last = list.length > 0 ? Number(list[list.length - 1]) : real;
+        hrtimeShift ??= last - real;
+        return Math.max(last, real + hrtimeShift);
       }
       case 'random':
         return prng();

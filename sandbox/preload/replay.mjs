@@ -17,7 +17,7 @@ import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { nameChildren, processName } from './shared-process.mjs';
-import { encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
+import { encodeBody, HOP_HEADERS, headerObject, monotonicNow } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
 /** @typedef {import('../protocol.js').ReplayConfig} ReplayConfig */
@@ -62,7 +62,7 @@ function responseFrom(reply, timing, signal) {
       const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1;
       const encoder = new TextEncoder();
       let i = 0;
-      const start = performance.now();
+      const start = monotonicNow();
       let release;
       const ended = reply.closeAfterStep === undefined ? undefined : new Promise((resolve) => (release = resolve));
       body = new ReadableStream({
@@ -86,7 +86,7 @@ function responseFrom(reply, timing, signal) {
             return;
           }
           const chunk = chunks[i++];
-          const wait = factor > 0 ? start + chunk.offsetMs * factor - performance.now() : 0;
+          const wait = factor > 0 ? start + chunk.offsetMs * factor - monotonicNow() : 0;
           if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           controller.enqueue(encoder.encode(chunk.data));
         },

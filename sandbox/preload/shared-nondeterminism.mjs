@@ -1,14 +1,15 @@
 // @ts-check
-// Patches the sources of nondeterminism an agent reads (Date/Date.now, Math.random,
-// crypto.randomUUID, crypto.getRandomValues, node:crypto's randomBytes, randomFill(Sync) and
-// randomInt) so that every value handed to the agent passes through one hook: the recorder logs
-// it, a replayer can substitute the recorded value.
+// Patches the sources of nondeterminism an agent reads (Date/Date.now, performance.now and
+// performance.timeOrigin, Math.random, crypto.randomUUID, crypto.getRandomValues, node:crypto's
+// randomBytes, randomFill(Sync) and randomInt) so that every value handed to the agent passes
+// through one hook: the recorder logs it, a replayer can substitute the recorded value.
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 
 /**
  * patchNondeterminism(hook) -> restore()
- * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' | 'randomBytes'.
+ * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' |
+ * 'randomBytes' | 'hrtime' (performance.now() and performance.timeOrigin, in the order read).
  * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
  * Calls made while `suppressed()` returns true (the capture layer's own) bypass the hook.
  * `internalsMayRead()` says whether Node's own code may be reading the clock (see
@@ -47,6 +48,27 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     },
   });
   globalThis.Date = PatchedDate;
+  // The monotonic clock: span timings (OpenTelemetry's end times), durations an agent reports.
+  // Node's own reads (fetch's timing info) are left out as the clock's are. `performance` is one
+  // object, node:perf_hooks' too: its own properties shadow the prototype's until restored.
+  const perf = globalThis.performance;
+  const realPerfNow = perf?.now;
+  const originOf = perf ? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(perf), 'timeOrigin')?.get : undefined;
+  const monotonic = (value) =>
+    suppressed() || (internalsMayRead() && fromNodeInternals()) ? value : hook('hrtime', value);
+  if (perf && typeof realPerfNow === 'function') {
+    set(perf, 'now', function now() {
+      return monotonic(realPerfNow.call(perf));
+    });
+    if (originOf)
+      Object.defineProperty(perf, 'timeOrigin', {
+        configurable: true,
+        enumerable: true,
+        get() {
+          return monotonic(originOf.call(perf));
+        },
+      });
+  }
   Math.random = function random() {
     const value = realRandom();
     return suppressed() ? value : hook('random', value);
@@ -150,6 +172,11 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
 
   return function restore() {
     globalThis.Date = RealDate;
+    if (perf && typeof realPerfNow === 'function') {
+      // The own properties go: the prototype's show again.
+      Reflect.deleteProperty(perf, 'now');
+      if (originOf) Reflect.deleteProperty(perf, 'timeOrigin');
+    }
     Math.random = realRandom;
     set(crypto, 'randomUUID', realUuid);
     set(crypto, 'getRandomValues', realNodeGetRandomValues);

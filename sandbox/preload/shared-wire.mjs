@@ -2,13 +2,11 @@
 // What the recorder's capture layers and the replay preload share about the wire: a body encoded
 // for the wire (utf8 text, else base64), headers as the recording keeps them (repeats joined,
 // Set-Cookie kept apart), a failure's code and message, streamed content types, the message clock.
-import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 
+export { monotonicNow, nowMs } from './shared-clock.mjs';
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const origin = performance.timeOrigin;
-/** The time of a message: epoch milliseconds with sub-millisecond precision. */
-export const nowMs = () => origin + performance.now();
 /** Headers of the wire, not of the message: a replayed answer's body is the decoded one. */
 export const HOP_HEADERS = new Set([
   'content-length',

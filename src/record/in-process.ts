@@ -7,6 +7,7 @@
 // its own Date, Math.random, fetch, dispatcher and diagnostics channels.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { monotonicNow, nowMs } from '../../sandbox/preload/shared-clock.mjs';
 import {
   type DbChangedPayload,
   type Manifest,
@@ -242,12 +243,12 @@ export async function record<T>(
         // Committed inside a tool() call of this run: the tool's effects (a replay applies them when it serves it).
         const inTool = capture.currentTool();
         if (inTool?.run === run) inTool.db.push(...changes);
-        else recording.send({ t: 'db', ts: performance.timeOrigin + performance.now(), changes });
+        else recording.send({ t: 'db', ts: nowMs(), changes });
       },
       options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
     );
   }
-  const started = performance.now();
+  const started = monotonicNow();
   let result: T;
   let failure: { error: unknown } | undefined;
   try {
@@ -261,7 +262,7 @@ export async function record<T>(
     release();
   }
   const failed = failure !== undefined || markedFailed;
-  const keep = sampling.keep({ failed, durationMs: performance.now() - started, tags });
+  const keep = sampling.keep({ failed, durationMs: monotonicNow() - started, tags });
   let where = '';
   let steps = 0;
   try {

@@ -67,7 +67,7 @@ export function createRun(sink, options = {}) {
     syncWorld: options.syncWorld === true,
     nondeterminism: options.nondeterminism !== false,
     quiet: quietWorld === undefined ? undefined : createQuietWorld(quietWorld.root, quietWorld.exclude ?? []),
-    nd: { clock: [], random: [], uuid: [], randomBytes: [] },
+    nd: { clock: [], random: [], uuid: [], randomBytes: [], hrtime: [] },
     ndCount: 0,
     toolSeq: 0,
     streams: new Set(),

@@ -14,6 +14,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type pg from 'pg';
+import { monotonicNow } from '../../../sandbox/preload/shared-clock.mjs';
 import { redactDbUrl } from '../../postgres/index.js';
 import type { DbChangedPayload, Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
@@ -163,7 +164,7 @@ export async function installPgObserver(options: {
       )
       .then((catalog) => {
         db.catalog = catalog;
-        db.loadedAt = performance.now();
+        db.loadedAt = monotonicNow();
         db.loading = undefined;
         return catalog;
       })
@@ -229,7 +230,7 @@ export async function installPgObserver(options: {
         db.catalog !== undefined &&
         plan.table !== undefined &&
         db.catalog.resolve(plan.table) === undefined &&
-        performance.now() - db.loadedAt > 1000;
+        monotonicNow() - db.loadedAt > 1000;
       // The first statements on a database wait for its catalog; later ones on the same client
       // keep their order behind them.
       if (db.catalog === undefined || stale || this[kGate] !== undefined) {
