@@ -18,6 +18,42 @@ describe('createRedactor', () => {
     expect(h['Content-Type']).toBe('text/plain');
   });
 
+  it('reads named pairs as a name and a value: the name stays, the value goes when the name names a secret', () => {
+    const otlp = JSON.stringify({
+      attributes: [
+        { key: 'service.name', value: { stringValue: 'desk' } },
+        { key: 'gen_ai.request.model', value: { stringValue: 'gpt-x' } },
+        { key: 'http.request.header.authorization', value: { stringValue: 'Basic abc', more: ['def'] } },
+        // A key that reads as no name (random) is still taken for a secret.
+        { key: 'a8F3kD9xQ2mZ7', value: { intValue: 3 } },
+      ],
+    });
+    const out = JSON.parse(r.text(otlp)) as { attributes: Array<{ key: string; value: Record<string, unknown> }> };
+    expect(out.attributes.map((a) => a.key).slice(0, 3)).toEqual([
+      'service.name',
+      'gen_ai.request.model',
+      'http.request.header.authorization',
+    ]);
+    expect(out.attributes[0]?.value).toEqual({ stringValue: 'desk' });
+    expect(out.attributes[2]?.value).toEqual({ stringValue: r.placeholder('Basic abc'), more: [r.placeholder('def')] });
+    expect(out.attributes[3]?.key).toBe(r.placeholder('a8F3kD9xQ2mZ7'));
+    // The same as objects (tool arguments), any case; and twice is once.
+    const env = {
+      env: [
+        { Name: 'DB_PASSWORD', Value: 'hunter2' },
+        { name: 'MODE', value: 'fast' },
+      ],
+    };
+    expect(r.json(env)).toEqual({
+      env: [
+        { Name: 'DB_PASSWORD', Value: r.placeholder('hunter2') },
+        { name: 'MODE', value: 'fast' },
+      ],
+    });
+    expect(r.text(r.text(JSON.stringify(env)))).toBe(r.text(JSON.stringify(env)));
+    expect(r.json(r.json(env))).toEqual(r.json(env));
+  });
+
   it('tells secret names from look-alikes', () => {
     for (const name of [
       'api_key',

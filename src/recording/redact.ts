@@ -155,6 +155,54 @@ const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
 // name=value in query strings, form bodies, env files and command lines.
 const PAIR = /(^|[?&;\s,])([A-Za-z0-9_.\-[\]]{1,128})=([^&\s#"'<>;,]*)/g;
+/**
+ * A named pair in JSON text: {"key": NAME, "value": …} or {"name": NAME, "value": …} (any case:
+ * OpenTelemetry attributes, AWS tags, Kubernetes env, HAR headers). NAME is a name, not a secret;
+ * the value is the secret when NAME names one.
+ */
+const NAMED_PAIR = /"(key|name)"\s*:\s*"((?:[^"\\\n]|\\.){1,256})"\s*,\s*"value"\s*:\s*/gi;
+/** What follows a pair's name: its value field. */
+const VALUE_NEXT = /^\s*,\s*"value"\s*:/i;
+/** A pair's name that reads as one (`service.name`, `gen_ai.request.model`, `Environment`), not as a random secret. */
+function nameLike(name: string): boolean {
+  return (
+    name.length <= 128 &&
+    /^[A-Za-z][A-Za-z0-9]*(?:[._:/ -][A-Za-z0-9]+)*$/.test(name) &&
+    (/[._:/ -]/.test(name) || /^[A-Za-z]+$/.test(name))
+  );
+}
+
+/** Where the JSON value that starts at `at` ends (a string, object or array), or undefined. */
+function jsonValueEnd(text: string, at: number): number | undefined {
+  const open = text[at];
+  if (open === '"') return stringEnd(text, at);
+  if (open !== '{' && open !== '[') return undefined;
+  let depth = 0;
+  for (let i = at; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const end = stringEnd(text, i);
+      if (end === undefined) return undefined;
+      i = end - 1;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return undefined;
+}
+
+/** The index after the JSON string that opens at `at`, or undefined when it does not close. */
+function stringEnd(text: string, at: number): number | undefined {
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (c === '"') return i + 1;
+    else if (c === '\n') return undefined;
+  }
+  return undefined;
+}
 
 const keyCache = new Map<string, Buffer>();
 
@@ -217,6 +265,19 @@ function setOwn(target: Record<string, unknown>, name: string, value: unknown): 
   if (name === '__proto__')
     Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
   else target[name] = value;
+}
+
+/** The fields of a named pair ({ key | name: string, value }), any case, or undefined. */
+function pairOf(input: Record<string, unknown>): { name: string; nameField: string; valueField: string } | undefined {
+  let nameField: string | undefined;
+  let valueField: string | undefined;
+  for (const field of Object.keys(input)) {
+    const lower = field.toLowerCase();
+    if (lower === 'value') valueField = field;
+    else if ((lower === 'key' || lower === 'name') && typeof input[field] === 'string') nameField = field;
+  }
+  if (nameField === undefined || valueField === undefined) return undefined;
+  return { name: input[nameField] as string, nameField, valueField };
 }
 
 function decodeJsonString(raw: string): string {
@@ -309,11 +370,55 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return verdict;
   }
 
+  /** Every string of a JSON value that is not an object's field name, as a placeholder. */
+  function redactJsonStrings(json: string): string {
+    let out = '';
+    let last = 0;
+    for (let i = 0; i < json.length; i++) {
+      if (json[i] !== '"') continue;
+      const end = stringEnd(json, i);
+      if (end === undefined) break;
+      const isName = /^\s*:/.test(json.slice(end, end + 16));
+      if (!isName) {
+        out += `${json.slice(last, i)}${JSON.stringify(redactValue(decodeJsonString(json.slice(i + 1, end - 1))))}`;
+        last = end;
+      }
+      i = end - 1;
+    }
+    return out + json.slice(last);
+  }
+
+  /** Named pairs' values, where their names name secrets (NAMED_PAIR). */
+  function namedPairs(text: string): string {
+    if (!/"value"/i.test(text)) return text;
+    let out = '';
+    let last = 0;
+    NAMED_PAIR.lastIndex = 0;
+    for (let m = NAMED_PAIR.exec(text); m !== null; m = NAMED_PAIR.exec(text)) {
+      if (!isSecretName(decodeJsonString(m[2] as string))) continue;
+      const start = m.index + m[0].length;
+      const end = jsonValueEnd(text, start);
+      if (end === undefined) continue;
+      out += text.slice(last, start) + redactJsonStrings(text.slice(start, end));
+      last = end;
+      NAMED_PAIR.lastIndex = end;
+    }
+    return last === 0 ? text : out + text.slice(last);
+  }
+
   function textSegment(text: string): string {
     let out = text;
     if (prefilter.test(out.toLowerCase(), out)) {
-      out = out.replace(JSON_FIELD, (match, name: string, sep: string, value: string) =>
-        value !== '' && isSecretName(decodeJsonString(name))
+      out = namedPairs(out);
+      out = out.replace(JSON_FIELD, (match, name: string, sep: string, value: string, at: number, whole: string) =>
+        value !== '' &&
+        isSecretName(decodeJsonString(name)) &&
+        // A pair's name ("key": "service.name", "value": …) is a name, not the secret.
+        !(
+          name.toLowerCase() === 'key' &&
+          nameLike(decodeJsonString(value)) &&
+          VALUE_NEXT.test(whole.slice(at + match.length, at + match.length + 32))
+        )
           ? `"${name}"${sep}"${redactValue(decodeJsonString(value))}"`
           : match,
       );
@@ -385,6 +490,16 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   function argv(args: readonly string[]): string[] {
     return args.map((arg, i) => (i > 0 && isSecretFlag(args[i - 1]) ? redactValue(arg) : text(arg)));
   }
+  /** Every string in `value` as a placeholder (a secret-named pair's value). */
+  function every(value: unknown, depth: number): unknown {
+    if (typeof value === 'string') return redactValue(value);
+    if (value === null || typeof value !== 'object' || depth > 200) return value;
+    if (Array.isArray(value)) return value.map((item) => every(item, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [name, v] of Object.entries(value)) setOwn(out, name, every(v, depth + 1));
+    return out;
+  }
+
   function walk(value: unknown, depth: number): unknown {
     if (typeof value === 'string') return text(value);
     if (value === null || typeof value !== 'object' || depth > 200) return value;
@@ -396,8 +511,15 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     }
     const input = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
+    // A named pair ({ key: NAME, value }, { Name, Value }): NAME stays (a name), the value is the
+    // secret when NAME names one (NAMED_PAIR).
+    const pair = pairOf(input);
     for (const [name, v] of Object.entries(input)) {
-      setOwn(out, name, typeof v === 'string' && isSecretName(name) ? redactValue(v) : walk(v, depth + 1));
+      if (pair !== undefined && name === pair.nameField && typeof v === 'string' && nameLike(v))
+        setOwn(out, name, text(v));
+      else if (pair !== undefined && name === pair.valueField && isSecretName(pair.name))
+        setOwn(out, name, every(v, depth + 1));
+      else setOwn(out, name, typeof v === 'string' && isSecretName(name) ? redactValue(v) : walk(v, depth + 1));
     }
     // A Body inside a payload: keep its size true to the stored text.
     if (typeof out.size === 'number' && typeof out.text === 'string' && out.text !== input.text) {

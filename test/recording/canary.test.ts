@@ -48,6 +48,11 @@ describe('redaction at write time', () => {
       password: plain,
       nested: { access_token: plain, apiKey: plain },
       messages: [{ role: 'user', content: `my key is ${sk} and ${ghp}, aws ${akia}` }],
+      // Named pairs: the name names the secret, the value holds it (Kubernetes env, AWS tags,
+      // OpenTelemetry attributes).
+      env: [{ name: 'DB_PASSWORD', value: plain }],
+      Tags: [{ Key: 'ApiKey', Value: plain }],
+      attributes: [{ key: 'http.request.header.x-api-key', value: { stringValue: plain } }],
     });
     const bigBody = JSON.stringify({ token: plain, padding: 'p'.repeat(8000), text: `Authorization: Bearer ${plain}` });
     w.append({
@@ -147,7 +152,11 @@ describe('redaction at write time', () => {
         kind: 'http',
         name: 'call_api',
         stateType: 'API_CALL',
-        args: { apiKey: plain, url: `https://x.test/?access_token=${plain}` },
+        args: {
+          apiKey: plain,
+          url: `https://x.test/?access_token=${plain}`,
+          env: [{ name: 'SECRET_TOKEN', value: plain }],
+        },
         result: { token: plain, note: `rotated ${akia}` },
         resultBody: w.body(`secret=${plain}`),
         error: { code: 'E', message: `failed with key ${sk}` },
@@ -183,9 +192,12 @@ describe('redaction at write time', () => {
     const redactor = createRedactor({ key: TEST_KEY });
     const events = readFileSync(join(dir, 'events.jsonl'), 'utf8');
     // Every occurrence of the plain canary became the same placeholder, wherever it was.
-    // 4 in the URL, 6 headers, 8 JSON fields, Set-Cookie, an SSE chunk, the form body, the token
-    // response, 3 in model.called, 4 in tool.called.
-    expect(count(events, redactor.placeholder(plain))).toBe(29);
+    // 4 in the URL, 6 headers, 8 JSON fields, 3 named pairs' values, Set-Cookie, an SSE chunk, the
+    // form body, the token response, 3 in model.called, 5 in tool.called.
+    expect(count(events, redactor.placeholder(plain))).toBe(33);
+    // A named pair's name is a name: it stays readable.
+    for (const name of ['DB_PASSWORD', 'ApiKey', 'http.request.header.x-api-key', 'SECRET_TOKEN'])
+      expect(events, name).toContain(name);
     expect(count(events, redactor.placeholder(sk))).toBeGreaterThanOrEqual(6);
     expect(events).toContain('Bearer [REDACTED:hmac:');
     expect(events).toContain('theme=[REDACTED:hmac:'); // cookie names stay readable
