@@ -4,10 +4,11 @@
 // snapshot, however early it does it; and a recorder gone before the snapshot is done never
 // lets the agent run unrecorded. The root is large enough (12,000 files) that its snapshot takes
 // far longer than Node's start.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECORD_PRELOAD } from '../../src/record/command.js';
 import { recordCommand } from '../../src/record/index.js';
 import { fileBytes, readRecording } from '../../src/recording/index.js';
 import { bin, root } from '../cli/run-cli.js';
@@ -121,5 +122,31 @@ describe('the agent starts while the world is snapshotted', () => {
     while (alive(agentPid!) && Date.now() < until) await sleep(10);
     expect(alive(agentPid!), 'the agent exits').toBe(false);
     expect(existsSync(ran), "the agent's own code never ran").toBe(false);
+  });
+  it("never runs the agent whose dead recorder's leftovers were cleared before it reached the gate", () => {
+    // What the agent's Node finds when its recorder was killed and another tapedeck command
+    // cleared the recorder's spool folder (the gate's token with it) while Node was starting: under
+    // load, before its preload got to the gate.
+    const ran = path.join(tmp.dir, 'late-ran');
+    const agent = path.join(tmp.dir, 'late.mjs');
+    writeFileSync(agent, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(ran)}, 'ran');\n`);
+    const env = {
+      PATH: process.env.PATH ?? '',
+      TAPEDECK_RECORD_IPC: path.join(tmp.dir, 'gone.sock'),
+      TAPEDECK_RECORD_SPOOL: path.join(tmp.dir, 'gone-rec', '.spool'),
+      TAPEDECK_RECORD_SPOOL_KEY: '00'.repeat(32),
+      TAPEDECK_RECORD_OPTIONS: JSON.stringify({ gate: 'start-gate', fsRoot: ws }),
+    };
+    const first = spawnSync(process.execPath, ['--import', RECORD_PRELOAD, agent], { env, encoding: 'utf8' });
+    expect(first.status).toBe(70);
+    expect(first.stderr).toContain('the agent did not run');
+    expect(existsSync(ran), "the agent's own code never ran").toBe(false);
+    // A process the agent started (named) that outlives a finished run, whose spool is gone too, runs.
+    const later = spawnSync(process.execPath, ['--import', RECORD_PRELOAD, agent], {
+      env: { ...env, TAPEDECK_PROCESS: '1' },
+      encoding: 'utf8',
+    });
+    expect(later.status, later.stderr).toBe(0);
+    expect(existsSync(ran)).toBe(true);
   });
 });

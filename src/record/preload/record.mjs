@@ -506,6 +506,13 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   });
   // Taken before the capture layers patch node:fs: it is not a file call of the agent's.
   const first = takeGateToken(process.env.TAPEDECK_RECORD_SPOOL, options.gate);
+  if (first === 'gone' && name === undefined) {
+    // The agent's own process (unnamed), and the recorder died and another tapedeck command
+    // cleared its spool folder (the token with it) before this process got here. (A process the
+    // agent started, named, may outlive a finished run, whose spool is gone too: it runs.)
+    process.stderr.write('tapedeck: the recorder stopped before the run started; the agent did not run\n');
+    process.exit(70);
+  }
   installCapture(ipc, options);
   flushBeforeBlockingSpawns(ipc.flush);
   // Worker threads record too (Node runs --import preloads in the main thread only): their own
@@ -520,7 +527,7 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   // recorder's token (its processes start after its code runs; a parent pid would not tell, once
   // a dead recorder's child is re-parented). A recorder gone before it answers leaves nothing to
   // record into: the agent does not run.
-  if (first) {
+  if (first === true) {
     const answer = await ipc.sync({ reason: 'start' });
     if (typeof answer?.ack !== 'number' || answer.ack < 0) {
       process.stderr.write('tapedeck: the recorder stopped before the run started; the agent did not run\n');
@@ -529,7 +536,12 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   }
 }
 
-/** Removes the start gate's token (a file named `name` in the spool folder): true for the one process that did. */
+/**
+ * Removes the start gate's token (a file named `name` in the spool folder): true for the one
+ * process that did, false for the others, 'gone' when the spool folder itself is gone (a dead
+ * recorder's leftovers, cleared by another tapedeck process).
+ * @returns {boolean | 'gone'}
+ */
 function takeGateToken(spoolDir, name) {
   if (typeof spoolDir !== 'string' || spoolDir === '' || typeof name !== 'string' || !/^[\w.-]+$/.test(name))
     return false;
@@ -537,7 +549,7 @@ function takeGateToken(spoolDir, name) {
     fs.unlinkSync(path.join(spoolDir, name));
     return true;
   } catch {
-    return false;
+    return fs.existsSync(spoolDir) ? false : 'gone';
   }
 }
 
