@@ -386,7 +386,8 @@ export async function createRecordingWriter(dir: string, init: WriterInit): Prom
   const staged = await stageRecordingFolder(dir);
   let fd: number | undefined;
   try {
-    await disk.mkdir(join(staged.path, 'blobs', 'sha256'), { recursive: true });
+    // blobs/sha256/ is made by the first blob put (most runs in a server have none): two folders
+    // fewer a recording, each a new inode on the recording thread's path.
     try {
       fd = await disk.open(join(staged.path, 'events.jsonl'), 'wx');
     } catch (error) {
