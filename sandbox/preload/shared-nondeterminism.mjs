@@ -1,5 +1,6 @@
 // @ts-check
-// Patches the sources of nondeterminism an agent reads (Date/Date.now, performance.now and
+// Patches the sources of nondeterminism an agent reads (Date/Date.now and Intl.DateTimeFormat's
+// formatting of the current time, performance.now and
 // performance.timeOrigin, Math.random, crypto.randomUUID, crypto.getRandomValues, node:crypto's
 // randomBytes, randomFill(Sync) and randomInt) so that every value handed to the agent passes
 // through one hook: the recorder logs it, a replayer can substitute the recorded value.
@@ -48,6 +49,30 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     },
   });
   globalThis.Date = PatchedDate;
+  // Intl.DateTimeFormat's format() and formatToParts() with no date format the current time, read
+  // inside V8 (no Date.now): given the agent's clock instead ("today is Sunday" in a prompt).
+  const dtf = Intl.DateTimeFormat.prototype;
+  const formatDescriptor = Object.getOwnPropertyDescriptor(dtf, 'format');
+  const realFormatToParts = dtf.formatToParts;
+  const formats = new WeakMap();
+  if (typeof formatDescriptor?.get === 'function') {
+    const formatOf = formatDescriptor.get;
+    Object.defineProperty(dtf, 'format', {
+      ...formatDescriptor,
+      get() {
+        const bound = formatOf.call(this);
+        let format = formats.get(bound);
+        if (format === undefined) {
+          format = (date) => bound(date === undefined ? now() : date);
+          formats.set(bound, format);
+        }
+        return format;
+      },
+    });
+  }
+  set(dtf, 'formatToParts', function formatToParts(date) {
+    return realFormatToParts.call(this, date === undefined ? now() : date);
+  });
   // The monotonic clock: span timings (OpenTelemetry's end times), durations an agent reports.
   // Node's own reads (fetch's timing info) are left out as the clock's are. `performance` is one
   // object, node:perf_hooks' too: its own properties shadow the prototype's until restored.
@@ -172,6 +197,8 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
 
   return function restore() {
     globalThis.Date = RealDate;
+    if (formatDescriptor) Object.defineProperty(dtf, 'format', formatDescriptor);
+    set(dtf, 'formatToParts', realFormatToParts);
     if (perf && typeof realPerfNow === 'function') {
       // The own properties go: the prototype's show again.
       Reflect.deleteProperty(perf, 'now');
