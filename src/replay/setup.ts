@@ -4,6 +4,7 @@
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -362,7 +363,9 @@ export function runtimeDrift(
     warnings.push(
       `the agent was recorded on Node ${recorded.node} and runs on ${process.version} here: its requests and timing may differ`,
     );
-  const now = agentSdkVersions(entry, cwd);
+  // An entry not on this machine (a server's, replayed elsewhere): the SDKs from the cwd, as the
+  // recorder looks without one.
+  const now = agentSdkVersions(entry !== undefined && existsSync(entry) ? entry : undefined, cwd);
   const names = [...new Set([...Object.keys(recorded.sdkVersions), ...Object.keys(now)])].sort();
   const changed = names
     .filter((name) => recorded.sdkVersions[name] !== now[name] && recorded.sdkVersions[name] !== undefined)

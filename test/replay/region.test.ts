@@ -146,9 +146,19 @@ describe("the agent's region", () => {
     ).toMatchObject({
       openai,
     });
-    // The recording as made: nothing of the kind is said.
+    // The recording as made: nothing of the kind is said; nor when its entry is not on this
+    // machine (a server's, replayed elsewhere): the SDKs are looked up from the cwd.
     const plain = await replayIn(REPLAYED_IN, 'replay-no-drift');
     expect(plain.warnings.join('\n')).not.toMatch(/recorded on Node|SDKs are not/);
+    const elsewhere = path.join(tmp.dir, 'elsewhere');
+    cpSync(out, elsewhere, { recursive: true });
+    const moved = JSON.parse(readFileSync(path.join(elsewhere, 'manifest.json'), 'utf8'));
+    moved.runtime.sdkVersions = JSON.parse(readFileSync(path.join(out, 'manifest.json'), 'utf8')).runtime.sdkVersions;
+    moved.runtime.sdkVersions.openai = openai;
+    moved.agent.entry = '/nowhere/on/this/machine/server.js';
+    writeFileSync(path.join(elsewhere, 'manifest.json'), JSON.stringify(moved));
+    const away = await replayIn(REPLAYED_IN, 'replay-elsewhere', { recording: elsewhere });
+    expect(away.warnings.join('\n')).not.toMatch(/SDKs are not/);
   });
 
   it("runs in the machine's zone when this Node does not know the recorded one, and is refused when it names none", {
