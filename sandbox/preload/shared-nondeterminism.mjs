@@ -70,9 +70,14 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       },
     });
   }
-  set(dtf, 'formatToParts', function formatToParts(date) {
-    return realFormatToParts.call(this, date === undefined ? now() : date);
-  });
+  const formatToPartsDescriptor = Object.getOwnPropertyDescriptor(dtf, 'formatToParts');
+  if (formatToPartsDescriptor)
+    Object.defineProperty(dtf, 'formatToParts', {
+      ...formatToPartsDescriptor,
+      value: function formatToParts(date) {
+        return realFormatToParts.call(this, date === undefined ? now() : date);
+      },
+    });
   // The monotonic clock: span timings (OpenTelemetry's end times), durations an agent reports.
   // Node's own reads (fetch's timing info) are left out as the clock's are. `performance` is one
   // object, node:perf_hooks' too: its own properties shadow the prototype's until restored.
@@ -81,14 +86,20 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const originOf = perf ? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(perf), 'timeOrigin')?.get : undefined;
   const monotonic = (value) =>
     suppressed() || (internalsMayRead() && fromNodeInternals()) ? value : hook('hrtime', value);
+  // Own properties as the prototype's are: not enumerable.
   if (perf && typeof realPerfNow === 'function') {
-    set(perf, 'now', function now() {
-      return monotonic(realPerfNow.call(perf));
+    Object.defineProperty(perf, 'now', {
+      configurable: true,
+      writable: true,
+      enumerable: false,
+      value: function now() {
+        return monotonic(realPerfNow.call(perf));
+      },
     });
     if (originOf)
       Object.defineProperty(perf, 'timeOrigin', {
         configurable: true,
-        enumerable: true,
+        enumerable: false,
         get() {
           return monotonic(originOf.call(perf));
         },
@@ -198,7 +209,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   return function restore() {
     globalThis.Date = RealDate;
     if (formatDescriptor) Object.defineProperty(dtf, 'format', formatDescriptor);
-    set(dtf, 'formatToParts', realFormatToParts);
+    if (formatToPartsDescriptor) Object.defineProperty(dtf, 'formatToParts', formatToPartsDescriptor);
     if (perf && typeof realPerfNow === 'function') {
       // The own properties go: the prototype's show again.
       Reflect.deleteProperty(perf, 'now');

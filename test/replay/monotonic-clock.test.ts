@@ -40,7 +40,10 @@ describe('the monotonic clock', () => {
     const out = path.join(tmp.dir, 'plain');
     const recorded = await recordAgent(AGENT, out, { API_URL: api.url });
     expect(recorded.exitCode).toBe(0);
-    const { elapsed, origin, t0 } = JSON.parse(recorded.stdout.trim()) as Record<string, number>;
+    const { elapsed, origin, t0, enumerable } = JSON.parse(recorded.stdout.trim()) as Record<string, number> & {
+      enumerable: string[];
+    };
+    expect(enumerable).toEqual([]);
     // t0, the read after the calls (elapsed = it - t0), timeOrigin: four fetches read it more.
     const values = valuesOf(out, 'hrtime');
     expect(values).toHaveLength(3);
