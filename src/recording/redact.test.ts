@@ -54,6 +54,20 @@ describe('createRedactor', () => {
     expect(r.json(r.json(env))).toEqual(r.json(env));
   });
 
+  it('reads a body of many named pairs whose values never close in time linear in its length', () => {
+    const time = (n: number) => {
+      const body = '{"key":"api_token","value":{"x":['.repeat(n);
+      const t0 = performance.now();
+      r.text(body);
+      return performance.now() - t0;
+    };
+    time(2_000);
+    const small = Math.max(time(5_000), 1);
+    const large = time(40_000);
+    // 8x the text: a quadratic scan takes ~64x; allow 24x for noise.
+    expect(large / small).toBeLessThan(24);
+  });
+
   it('tells secret names from look-alikes', () => {
     for (const name of [
       'api_key',

@@ -172,16 +172,27 @@ function nameLike(name: string): boolean {
   );
 }
 
-/** Where the JSON value that starts at `at` ends (a string, object or array), or undefined. */
-function jsonValueEnd(text: string, at: number): number | undefined {
+/**
+ * Where the JSON value that starts at `at` ends (a string, object or array), or undefined. Scans
+ * at most `budget.left` characters, and takes them from it: a text of many values that never close
+ * costs its length a few times, not its length per value.
+ */
+function jsonValueEnd(text: string, at: number, budget: { left: number }): number | undefined {
   const open = text[at];
-  if (open === '"') return stringEnd(text, at);
-  if (open !== '{' && open !== '[') return undefined;
+  if (open !== '"' && open !== '{' && open !== '[') return undefined;
+  const stop = Math.min(text.length, at + budget.left);
+  const end = open === '"' ? stringEnd(text, at, stop) : containerEnd(text, at, stop);
+  budget.left -= (end ?? stop) - at;
+  return end;
+}
+
+/** The index after the object or array that opens at `at`, scanning no further than `stop`. */
+function containerEnd(text: string, at: number, stop: number): number | undefined {
   let depth = 0;
-  for (let i = at; i < text.length; i++) {
+  for (let i = at; i < stop; i++) {
     const c = text[i];
     if (c === '"') {
-      const end = stringEnd(text, i);
+      const end = stringEnd(text, i, stop);
       if (end === undefined) return undefined;
       i = end - 1;
     } else if (c === '{' || c === '[') depth++;
@@ -193,9 +204,9 @@ function jsonValueEnd(text: string, at: number): number | undefined {
   return undefined;
 }
 
-/** The index after the JSON string that opens at `at`, or undefined when it does not close. */
-function stringEnd(text: string, at: number): number | undefined {
-  for (let i = at + 1; i < text.length; i++) {
+/** The index after the JSON string that opens at `at`, or undefined when it does not close (before `stop`). */
+function stringEnd(text: string, at: number, stop = text.length): number | undefined {
+  for (let i = at + 1; i < stop; i++) {
     const c = text[i];
     if (c === '\\') i++;
     else if (c === '"') return i + 1;
@@ -393,11 +404,13 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     if (!/"value"/i.test(text)) return text;
     let out = '';
     let last = 0;
+    // Values are scanned for their end within a budget of a few times the text's length.
+    const budget = { left: 4 * text.length + 1024 };
     NAMED_PAIR.lastIndex = 0;
-    for (let m = NAMED_PAIR.exec(text); m !== null; m = NAMED_PAIR.exec(text)) {
+    for (let m = NAMED_PAIR.exec(text); m !== null && budget.left > 0; m = NAMED_PAIR.exec(text)) {
       if (!isSecretName(decodeJsonString(m[2] as string))) continue;
       const start = m.index + m[0].length;
-      const end = jsonValueEnd(text, start);
+      const end = jsonValueEnd(text, start, budget);
       if (end === undefined) continue;
       out += text.slice(last, start) + redactJsonStrings(text.slice(start, end));
       last = end;
