@@ -36,6 +36,8 @@ import { BWRAP_BASE, forgetIsolation, type Isolation, StaleIsolationError } from
 import { seccompProgram } from './seccomp.js';
 
 const INIT = packagePath('sandbox/os/init.mjs');
+/** Where the sandbox's own listeners go inside: below Linux's ephemeral range (32768-60999). */
+const ASIDE_PORTS = { from: 20_000, to: 30_000 };
 /** Folders made private inside (their real content is hidden). */
 export const MASKED = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 /** Where files handed in are visible inside. */
@@ -408,13 +410,31 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       child.send({ ...message, id });
     });
 
+  /**
+   * Any free port, chosen below the kernel's ephemeral range (from ASIDE_PORTS): a port the kernel
+   * picked inside could be one the agent connects to or a service a replay exposes later (ports
+   * usually ephemeral where they were opened): the agent's "blocked" connection then reached the
+   * launcher's own listener and kept it alive, and a recorded service's port was taken (both seen
+   * in CI). Falls back to the kernel's choice.
+   */
+  const listenAside = async (host: string) => {
+    for (let i = 0; i < 16; i++) {
+      const port = ASIDE_PORTS.from + Math.floor(Math.random() * (ASIDE_PORTS.to - ASIDE_PORTS.from));
+      const answer = await request({ t: 'listen', port, host });
+      if (answer.message.t === 'listening' && answer.handle) return answer;
+    }
+    return undefined;
+  };
+
   const box: OsSandbox = {
     isolation,
     child,
     attempts,
     inside: (name) => `${options.fs === 'shared' ? inDir : INSIDE_DIR}/${name}`,
     async listen(port = 0, host = '127.0.0.1') {
-      const { message, handle } = await request({ t: 'listen', port, host });
+      let answer = port === 0 ? await listenAside(host) : undefined;
+      answer ??= await request({ t: 'listen', port, host });
+      const { message, handle } = answer;
       if (message.t !== 'listening' || !handle) {
         throw new TapedeckError(
           'SANDBOX_FAILED',

@@ -108,6 +108,19 @@ describe.skipIf(!hasBwrap)('OS sandbox (bubblewrap)', () => {
     expect(forgotten.map((l) => l.listening)).toEqual([false, false, false]);
   });
 
+  it("keeps its own listeners off the ports the agent's targets usually have (the ephemeral range)", async () => {
+    // An agent's connection to a port the kernel picked outside (a test server, a recorded
+    // service) reached the launcher's listener inside when the kernel inside picked the same
+    // number for it: the agent's "blocked" connection hung its process, a service's port was taken.
+    const ports = await Promise.all(Array.from({ length: 20 }, () => box.listen()));
+    for (const listener of ports) {
+      expect(listener.insidePort).toBeGreaterThanOrEqual(20_000);
+      expect(listener.insidePort).toBeLessThan(30_000);
+      listener.close();
+    }
+    expect(new Set(ports.map((l) => l.insidePort)).size).toBe(ports.length);
+  });
+
   it('writes no real file; the writable world and a private /tmp take writes', async () => {
     const s = sentinels;
     const r = await run(
