@@ -257,12 +257,12 @@ async function replayIn(
   const chain = options.chain ?? createAnswerChain(options.config ?? {});
   if (!options.chain) teardown.add(() => chain.close());
   let session: ReplaySession | undefined;
-  const chainEnv = explicitEnv(recording, options, relocate, trusted);
+  // The env the agent starts from is what `${env.NAME}` in the project config reads.
   const chainSession = await chain.open({
     recording,
     ...(db ? { db } : {}),
     ...(fsRoot ? { fsRoot, seedFile: seedFileIn(tmp) } : {}),
-    env: chainEnv,
+    env: startEnv,
     step: () => (session?.lastStep ?? 0) + 1,
     isolation,
   });
@@ -270,7 +270,7 @@ async function replayIn(
   // The replay says what could answer beside the recording, and how its agent was held in.
   if (w.manifest.replay)
     w.setManifest({
-      replay: { ...w.manifest.replay, isolation: isolation.level, chain: chainSettings(chain, chainEnv) },
+      replay: { ...w.manifest.replay, isolation: isolation.level, chain: chainSettings(chain, startEnv) },
     });
   const answerers: Answerer[] = [...(options.answerers ?? []), ...chainSession.answerers];
   if (options.mode === 'counterfactual') answerers.push(liveModelAnswerer(options.modelEndpoint));
