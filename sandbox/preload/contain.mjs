@@ -11,7 +11,7 @@ import dns from 'node:dns';
 import { realpathSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import { loadInWorkers } from './shared-process.mjs';
+import { loadInWorkers, withGivenEnv } from './shared-process.mjs';
 
 const NODE_NAMES = /^(node|nodejs|node\d+)(\.exe)?$/;
 /** Bindings that reach the file system, the network or processes below node:fs and node:net. */
@@ -42,15 +42,6 @@ function isNode(file) {
   return NODE_NAMES.test(path.basename(String(file)));
 }
 
-/** Adds the preload to a child's environment (a node child whose NODE_OPTIONS was cleared gets it back). */
-function withPreload(env, preload, configPath) {
-  const out = { ...(env ?? process.env) };
-  const flag = `--import ${preload}`;
-  if (!String(out.NODE_OPTIONS ?? '').includes(preload)) out.NODE_OPTIONS = `${out.NODE_OPTIONS ?? ''} ${flag}`.trim();
-  out.TAPEDECK_REPLAY_CONFIG = configPath;
-  return out;
-}
-
 function refusedError(what, code = 'EACCES') {
   return Object.assign(new Error(`${code}: ${what} is refused in a tapedeck replay without the OS sandbox`), {
     code,
@@ -59,14 +50,13 @@ function refusedError(what, code = 'EACCES') {
 }
 
 /**
- * options: { os: boolean (the OS sandbox holds the tree), preload (file URL), configPath,
+ * options: { os: boolean (the OS sandbox holds the tree), preload (file URL),
  * report(what, target), beforeSpawn(), started(running?) } — started is told of every child
  * process or worker started (with it, when it runs on after the call: it emits 'exit').
  */
 export function installContainment({
   os,
   preload,
-  configPath,
   report,
   beforeSpawn = () => {},
   started = (/** @type {unknown} */ _running) => {},
@@ -81,17 +71,8 @@ export function installContainment({
     // Calls this process answered itself are told to the replayer before the child can ask.
     beforeSpawn();
     const file = options?.file;
-    if (isNode(file)) {
-      // A Node child gets the preload, whatever env it was given.
-      const env = withPreload(
-        Object.fromEntries(
-          (options.envPairs ?? []).map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]),
-        ),
-        preload,
-        configPath,
-      );
-      options.envPairs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-    } else if (!os) {
+    // A Node child runs with the preload (keepGivenEnv gives it back when its env lacks it).
+    if (!isNode(file) && !os) {
       report('process', [file, ...(options?.args ?? []).slice(1)].join(' ').slice(0, 300));
       const error = refusedError(`running ${file}`);
       // As spawn reports a program it cannot start: an 'error' event, no process.
@@ -106,17 +87,12 @@ export function installContainment({
   };
   for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
     const real = childProcess[name];
-    childProcess[name] = function containedSync(command, args, options) {
+    childProcess[name] = function containedSync(command, args) {
       beforeSpawn();
       started(undefined);
       // execSync runs a shell: never Node itself.
       const file = name === 'execSync' ? '/bin/sh' : command;
-      const opts = Array.isArray(args) ? options : args;
-      if (isNode(file) && name !== 'execSync') {
-        const patched = { ...(opts ?? {}), env: withPreload(opts?.env, preload, configPath) };
-        return Array.isArray(args) ? real.call(this, command, args, patched) : real.call(this, command, patched);
-      }
-      if (!os) {
+      if (!(isNode(file) && name !== 'execSync') && !os) {
         report('process', `${command}${Array.isArray(args) ? ` ${args.join(' ')}` : ''}`.slice(0, 300));
         throw refusedError(`running ${command}`);
       }
@@ -126,7 +102,7 @@ export function installContainment({
 
   // ------------------------------------------------------------------ worker threads
   // A worker does not run --import preloads: its code is wrapped to load the preload first.
-  loadInWorkers(preload, (env) => withPreload(env, preload, configPath), started);
+  loadInWorkers(preload, (env) => withGivenEnv({ ...env }, preload), started);
 
   // ------------------------------------------------------------------ UDP, DNS, raw bindings
   const refuseAsync = (what, target, args) => {

@@ -16,7 +16,7 @@ import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
-import { nameChildren, processName } from './shared-process.mjs';
+import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
 import { encodeBody, HOP_HEADERS, headerObject, monotonicNow } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
@@ -187,14 +187,16 @@ export function installReplay(config) {
   installContainment({
     os: config.os === true,
     preload: import.meta.url,
-    configPath: process.env.TAPEDECK_REPLAY_CONFIG,
     report: (what, target) => send({ t: 'side-channel', what, target, pid }),
     beforeSpawn: () => quiet(() => ipc.flush()),
     // What a child process or a worker writes in the world copy is not this thread's to know of.
     started: (running) => fsBox?.foreign(running),
   });
-  // After containment, so a child gets its name whatever env containment gives it.
+  // After containment, so a child gets its name whatever env containment gives it, and what is
+  // tapedeck's in the env (the preload, its config, the OS sandbox's proxy) whatever env the
+  // agent gives it.
   nameChildren(name);
+  keepGivenEnv(import.meta.url);
 
   const finish = () => {
     try {

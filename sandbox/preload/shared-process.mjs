@@ -13,6 +13,7 @@ import childProcess, { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import workerThreads, { isMainThread, threadId } from 'node:worker_threads';
 
 export const PROCESS_ENV = 'TAPEDECK_PROCESS';
@@ -111,6 +112,45 @@ export function editChildEnv(edit) {
     for (const [name, real, edited] of syncs) if (cp[name] === edited) cp[name] = real;
     syncBuiltinESMExports();
   };
+}
+
+/** Names the variables tapedeck gave the agent (comma-separated): see keepGivenEnv. */
+export const KEEP_ENV = 'TAPEDECK_KEEP_ENV';
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/**
+ * Every process this one starts keeps what tapedeck gave the agent, whatever env it was given: the
+ * variables named in TAPEDECK_KEEP_ENV, with this process's values, where its env lacks them, and
+ * `preload` (a file URL) imported through NODE_OPTIONS. Programs are often started with an env of
+ * their own (an MCP client's stdio transport passes PATH, HOME and four more; execa with
+ * `extendEnv: false`; `env -i`): without them a Node server over stdio ran unrecorded, and a curl
+ * in the OS sandbox had no proxy to go through. Non-Node programs get them too (a shell passes them
+ * on to the Node processes it runs). Values the program was given stand.
+ * @param {string} preload
+ * @returns {() => void} undo
+ */
+export function keepGivenEnv(preload) {
+  return editChildEnv((env) => withGivenEnv(env, preload));
+}
+
+/**
+ * Puts back in `env` (a child's or a worker's) what tapedeck gave this process: see keepGivenEnv.
+ * @param {Record<string, string | undefined>} env
+ * @param {string} preload a file URL
+ */
+export function withGivenEnv(env, preload) {
+  const names = [
+    KEEP_ENV,
+    ...String(process.env[KEEP_ENV] ?? '')
+      .split(',')
+      .filter((name) => ENV_NAME.test(name) && name !== 'NODE_OPTIONS' && name !== PROCESS_ENV),
+  ];
+  for (const name of names)
+    if (env[name] === undefined && process.env[name] !== undefined) env[name] = process.env[name];
+  const options = env.NODE_OPTIONS ?? '';
+  const file = preload.startsWith('file:') ? fileURLToPath(preload) : preload;
+  if (!options.includes(file) && !options.includes(preload)) env.NODE_OPTIONS = `${options} --import=${preload}`.trim();
+  return env;
 }
 
 /** What the ids of this thread's calls start with: its pid, and a worker thread's id after it. */

@@ -53,6 +53,8 @@ export function openChildRun(sink: ChildSink, options: { maxBody: number; nondet
         TAPEDECK_RECORD_RUN: token,
         TAPEDECK_RECORD_OPTIONS: JSON.stringify(options),
         TAPEDECK_PROCESS: String(++started),
+        // What the run's processes start with an env of their own keeps (keepGivenEnv).
+        TAPEDECK_KEEP_ENV: 'TAPEDECK_RECORD_IPC,TAPEDECK_RECORD_OPTIONS,TAPEDECK_RECORD_RUN',
       };
     },
     async close() {

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
@@ -388,7 +389,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     // The agent's own process is unnamed (sandbox/preload/shared-process.mjs), whatever name the
     // recorder itself inherited.
     delete plainEnv.TAPEDECK_PROCESS;
-    const env = isolated ? isolated.env(plainEnv) : plainEnv;
+    // Processes the agent starts with an env of their own keep what is tapedeck's in it.
+    const env = withKeptEnv(baseEnv, isolated ? isolated.env(plainEnv) : plainEnv);
     // Gated: the world's first snapshot is taken while the agent's Node starts, and its answer
     // to the agent's `start` barrier lets the agent's own code run.
     let worldStarted: () => void = () => {};

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ReplayQuestion } from '../../sandbox/index.js';
+import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
 import { systemPromptOf } from '../providers/index.js';
@@ -345,7 +346,8 @@ async function replayIn(
       ? { prompt: { text: promptForEnv, file: path.join(tmp, 'system-prompt.txt') } }
       : {}),
   });
-  const env = sandbox ? sandbox.env(baseEnv) : baseEnv;
+  // Processes the agent starts with an env of their own keep the preload's config and the sandbox's proxy.
+  const env = withKeptEnv(baseEnv, sandbox ? sandbox.env(baseEnv) : baseEnv, ['TAPEDECK_REPLAY_CONFIG']);
 
   w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
   const stdio = options.stdio ?? 'inherit';

@@ -1,6 +1,7 @@
 // Node processes an in-process run starts (a tool run as `node tool.js`, an MCP server over stdio)
 // record into that run's recording (src/record/child-door.ts): two runs at once, each starting a
-// child that calls the API and draws values, and one that draws and ends in its first turn; each
+// child that calls the API and draws values (and a grandchild started with an env of its own that
+// does too), and one that draws and ends in its first turn; each
 // recording holds its own run's calls and its children's, and replays exactly (the replay's
 // program starts them again) with the API idle.
 import { existsSync, readFileSync } from 'node:fs';
@@ -39,7 +40,14 @@ describe('processes an in-process run starts', () => {
         ),
       ),
     );
-    expect(hits.sort()).toEqual(['/child?q=late', '/child?q=refund', '/own?q=late', '/own?q=refund']);
+    expect(hits.sort()).toEqual([
+      '/child?q=late',
+      '/child?q=refund',
+      '/grandchild?q=late',
+      '/grandchild?q=refund',
+      '/own?q=late',
+      '/own?q=refund',
+    ]);
     // The door closes with the last run, and its socket goes with it.
     expect(childDoorOpen()).toBe(false);
     for (const [i, run] of runs.entries()) {
@@ -51,14 +59,14 @@ describe('processes an in-process run starts', () => {
       const urls = events
         .filter((e) => e.type === 'http.exchange')
         .map((e) => new URL(e.payload.request?.url ?? '').pathname + new URL(e.payload.request?.url ?? '').search);
-      expect(urls).toEqual([`/own?q=${q}`, `/child?q=${q}`]);
+      expect(urls).toEqual([`/own?q=${q}`, `/child?q=${q}`, `/grandchild?q=${q}`]);
       const names = new Set(events.filter((e) => e.type === 'nondeterminism').map((e) => e.payload.process ?? 'run'));
-      expect([...names].sort()).toEqual(['1', '2', 'run']);
+      expect([...names].sort()).toEqual(['1', '1.1', '2', 'run']);
       for (const isolation of LEVELS) {
         const before = hits.length;
         const result = await replayExact(run.dir, path.join(tmp.dir, `${q}-replay-${isolation}`), isolation);
         expect(result.divergences, result.output?.stderr).toEqual([]);
-        expect(result.served.recording).toBe(2);
+        expect(result.served.recording).toBe(3);
         expect(JSON.parse(result.output?.stdout.trim() ?? '{}')).toEqual(run.result);
         expect(hits.length).toBe(before);
       }

@@ -24,6 +24,7 @@ import {
 } from './harness.js';
 import { startFakeOpenAI } from './servers/fake-openai.js';
 import { startMcpServer } from './servers/mcp-server.js';
+import { startWeatherApi } from './servers/weather-api.js';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeAll(() => {
@@ -242,4 +243,54 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
     expect(mcp.toolCalls()).toBe(1);
     expect(stepTypes(await readRecording(result.dir))).toEqual(stepTypes(recording));
   });
+  it.concurrent.each(['auto', 'none'] as const)(
+    'an @openai/agents Agent with MCPServerStdio (a Node server started with an env of its own) is recorded and replays exactly at isolation %s',
+    async (isolation) => {
+      const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
+      const weather = await startWeatherApi();
+      const env = { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'sk-fake-mcp', WEATHER_URL: weather.url };
+      let recorded: Awaited<ReturnType<typeof recordWithCli>>;
+      try {
+        recorded = await recordWithCli({
+          agent: 'openai-agents-mcp-agent.mjs',
+          args: ['--stdio'],
+          env,
+          out: path.join(tmp.dir, `agents-mcp-stdio-${isolation}`),
+        });
+      } finally {
+        await model.close();
+        await weather.close();
+      }
+      expect(recorded.exitCode, recorded.stderr).toBe(0);
+      expect(recorded.agentStdout).toMatch(/^FINAL: FAKE final: the tool said Lima: 22C sunny \(0\.\d{6} \d{4}-/);
+      expect(weather.hits()).toBe(1);
+      const recording = await readRecording(recorded.dir);
+      // The server's own call and values are in the recording, as its process's (the first the agent started).
+      const forecast = recording.events.filter(
+        (e) => e.type === 'http.exchange' && e.payload.request.url.includes('/forecast'),
+      );
+      expect(forecast).toHaveLength(1);
+      const values = recording.events.filter((e) => e.type === 'nondeterminism' && e.payload.process === '1');
+      expect(values.map((e) => (e.type === 'nondeterminism' ? e.payload.kind : '')).sort()).toEqual(
+        expect.arrayContaining(['clock', 'random']),
+      );
+
+      // Replayed with the model and the weather API gone: the server runs again, answered from the recording.
+      const result = await replay({
+        recording: recorded.dir,
+        mode: 'exact',
+        env,
+        out: path.join(tmp.dir, `agents-mcp-stdio-${isolation}-replay`),
+        stdio: 'pipe',
+        timeoutMs: 120_000,
+        ...(isolation === 'none' ? { isolation } : {}),
+      });
+      expect(result.divergences, result.output?.stderr).toEqual([]);
+      expect(result.status).toBe('complete');
+      expect(result.output?.stdout).toBe(recorded.agentStdout);
+      expect(result.served.live).toBe(0);
+      expect(result.blockedConnections).toEqual([]);
+      expect(weather.hits()).toBe(1);
+    },
+  );
 });

@@ -18,10 +18,12 @@ import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import {
   editChildEnv,
+  keepGivenEnv,
   loadInWorkers,
   nameChildren,
   processName,
   threadOrigin,
+  withGivenEnv,
 } from '../../../sandbox/preload/shared-process.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
@@ -487,6 +489,8 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   const spool = process.env.TAPEDECK_RECORD_SPOOL;
   const name = processName(spool ? path.join(spool, 'process-') : undefined);
   nameChildren(name);
+  // A process started with an env of its own (an MCP server over stdio) records into the run too.
+  keepGivenEnv(import.meta.url);
   if (name !== undefined) options = { ...options, processName: name };
   // A preload's top-level await holds the agent's own code until it is done.
   await loadCaptureLayers(options);
@@ -517,11 +521,7 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   flushBeforeBlockingSpawns(ipc.flush);
   // Worker threads record too (Node runs --import preloads in the main thread only): their own
   // connection and spool file, ids of their own (threadOrigin), their values named after the thread.
-  loadInWorkers(import.meta.url, (env) => {
-    const out = { ...env };
-    for (const [key, value] of Object.entries(process.env)) if (key.startsWith('TAPEDECK_RECORD_')) out[key] = value;
-    return out;
-  });
+  loadInWorkers(import.meta.url, (env) => withGivenEnv({ ...env }, import.meta.url));
   // The agent's first process: the recorder takes the world's first snapshot while this process
   // starts, and its own code waits for it here. The first process is the one that takes the
   // recorder's token (its processes start after its code runs; a parent pid would not tell, once
