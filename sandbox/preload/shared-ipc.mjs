@@ -12,6 +12,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
+// Taken before the agent's clocks are patched: a spool file's name is not the agent's reading.
+const hrtimeBigint = process.hrtime.bigint;
+
 /**
  * Connects to the parent's socket. Returns { send(obj | () => obj), sync(obj): Promise<reply>,
  * flush(), close(), lazy: true }: send() may be given a function that builds the event when it
@@ -24,7 +27,7 @@ export function connectIpc(path, options = {}) {
   let cipher;
   if (options.spoolDir) {
     try {
-      spool = fs.openSync(join(options.spoolDir, `${process.pid}-${process.hrtime.bigint()}.ndjson`), 'a');
+      spool = fs.openSync(join(options.spoolDir, `${process.pid}-${hrtimeBigint()}.ndjson`), 'a');
       // The spool holds requests before redaction: with a key (given in the environment, never
       // written to disk) it is AES-256-CTR, one stream per file after a 16-byte IV, so what a
       // killed recorder leaves on disk is noise once the key's processes are gone.

@@ -1,7 +1,7 @@
 // @ts-check
 // Patches the sources of nondeterminism an agent reads (Date/Date.now and Intl.DateTimeFormat's
 // formatting of the current time, performance.now and
-// performance.timeOrigin, Math.random, crypto.randomUUID, crypto.getRandomValues, node:crypto's
+// performance.timeOrigin (and process.hrtime and uptime on its scale), Math.random, crypto.randomUUID, crypto.getRandomValues, node:crypto's
 // randomBytes, randomFill(Sync) and randomInt) so that every value handed to the agent passes
 // through one hook: the recorder logs it, a replayer can substitute the recorded value.
 import crypto from 'node:crypto';
@@ -10,7 +10,8 @@ import { syncBuiltinESMExports } from 'node:module';
 /**
  * patchNondeterminism(hook) -> restore()
  * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' |
- * 'randomBytes' | 'hrtime' (performance.now() and performance.timeOrigin, in the order read).
+ * 'randomBytes' | 'hrtime' (performance.now() and performance.timeOrigin, in the order read;
+ * process.hrtime() and process.uptime() as performance.now() readings).
  * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
  * Calls made while `suppressed()` returns true (the capture layer's own) bypass the hook.
  * `internalsMayRead()` says whether Node's own code may be reading the clock (see
@@ -104,6 +105,43 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
           return monotonic(originOf.call(perf));
         },
       });
+  }
+  // process.hrtime(), process.hrtime.bigint() and process.uptime(): the same monotonic clock in
+  // other units (the durations a tool reports, a metrics library's timers), read through the same
+  // hook as performance.now() readings, so the time between any two readings of the three is the
+  // recorded one. hrtime keeps its origin, this process's (arbitrary, and a replaying machine's
+  // own); uptime is counted from performance.now()'s zero (the process's start, to a few ms).
+  const realHrtime = process.hrtime;
+  const realHrtimeBigint = realHrtime?.bigint;
+  const realUptime = process.uptime;
+  const monotonicClocks =
+    perf !== undefined && typeof realPerfNow === 'function' && typeof realHrtimeBigint === 'function';
+  if (monotonicClocks) {
+    /** The hrtime of performance.now()'s zero, in nanoseconds. */
+    const hrZero = realHrtimeBigint() - BigInt(Math.round(realPerfNow.call(perf) * 1e6));
+    const readNs = () => hrZero + BigInt(Math.round(monotonic(Number(realHrtimeBigint() - hrZero) / 1e6) * 1e6));
+    const hrtime = function hrtime(/** @type {[number, number] | undefined} */ time) {
+      // Node's own checks of `time`, and its errors.
+      if (time !== undefined) realHrtime(time);
+      const ns = readNs();
+      let sec = Number(ns / 1_000_000_000n);
+      let nsec = Number(ns % 1_000_000_000n);
+      if (time === undefined) return [sec, nsec];
+      sec -= time[0];
+      nsec -= time[1];
+      if (nsec < 0) {
+        sec -= 1;
+        nsec += 1e9;
+      }
+      return [sec, nsec];
+    };
+    hrtime.bigint = function hrtimeBigInt() {
+      return readNs();
+    };
+    process.hrtime = /** @type {NodeJS.HRTime} */ (hrtime);
+    process.uptime = function uptime() {
+      return monotonic(realPerfNow.call(perf)) / 1000;
+    };
   }
   Math.random = function random() {
     const value = realRandom();
@@ -214,6 +252,10 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       // The own properties go: the prototype's show again.
       Reflect.deleteProperty(perf, 'now');
       if (originOf) Reflect.deleteProperty(perf, 'timeOrigin');
+    }
+    if (monotonicClocks) {
+      process.hrtime = realHrtime;
+      process.uptime = realUptime;
     }
     Math.random = realRandom;
     set(crypto, 'randomUUID', realUuid);

@@ -1,5 +1,5 @@
-// The monotonic clock (performance.now(), performance.timeOrigin) the agent reads is recorded and
-// handed back: durations it reports and the span times an OpenTelemetry exporter posts are the
+// The monotonic clock (performance.now(), performance.timeOrigin, and process.hrtime and
+// process.uptime on its scale) the agent reads is recorded and handed back: durations it reports and the span times an OpenTelemetry exporter posts are the
 // recorded ones in a replay, so those requests match. Node's own reads (fetch's timing info) are
 // left out: a replay answers fetch without them.
 import { readFileSync } from 'node:fs';
@@ -40,16 +40,29 @@ describe('the monotonic clock', () => {
     const out = path.join(tmp.dir, 'plain');
     const recorded = await recordAgent(AGENT, out, { API_URL: api.url });
     expect(recorded.exitCode).toBe(0);
-    const { elapsed, origin, t0, enumerable } = JSON.parse(recorded.stdout.trim()) as Record<string, number> & {
+    const { elapsed, origin, t0, hrNs, hr, up, enumerable } = JSON.parse(recorded.stdout.trim()) as {
+      elapsed: number;
+      origin: number;
+      t0: number;
+      hrNs: string;
+      hr: [number, number];
+      up: number;
       enumerable: string[];
     };
     expect(enumerable).toEqual([]);
-    // t0, the read after the calls (elapsed = it - t0), timeOrigin: four fetches read it more.
+    // t0, the read after the calls (elapsed = it - t0), timeOrigin, then hrtime.bigint, hrtime,
+    // uptime before a call and after it, on performance.now()'s scale: five fetches read it more.
     const values = valuesOf(out, 'hrtime');
-    expect(values).toHaveLength(3);
-    expect(values[0]).toBe(t0);
-    expect((values[1] as number) - (values[0] as number)).toBeCloseTo(elapsed as number, 6);
-    expect(values[2]).toBe(origin);
+    expect(values).toHaveLength(9);
+    const at = (i: number) => values[i] as number;
+    expect(at(0)).toBe(t0);
+    expect(at(1) - at(0)).toBeCloseTo(elapsed, 6);
+    expect(at(2)).toBe(origin);
+    expect(at(3)).toBeGreaterThanOrEqual(at(1));
+    expect(Number(hrNs) / 1e6).toBeCloseTo(at(6) - at(3), 5);
+    expect(hr[0] * 1e3 + hr[1] / 1e6).toBeCloseTo(at(7) - at(4), 5);
+    expect(hr[1]).toBeLessThan(1e9);
+    expect(up * 1e3).toBeCloseTo(at(8) - at(5), 5);
   });
 
   it('hands the recorded readings back: durations and OpenTelemetry span times match', {
@@ -58,8 +71,15 @@ describe('the monotonic clock', () => {
     const plain = path.join(tmp.dir, 'replayed-plain');
     const traced = path.join(tmp.dir, 'replayed-otel');
     hits = [];
-    expect((await recordAgent(AGENT, plain, { API_URL: api.url })).exitCode).toBe(0);
-    expect((await recordAgent(AGENT, traced, { API_URL: api.url, TRACE: 'otel' })).exitCode).toBe(0);
+    const printed = new Map<string, string>();
+    for (const [dir, env] of [
+      [plain, { API_URL: api.url }],
+      [traced, { API_URL: api.url, TRACE: 'otel' }],
+    ] as const) {
+      const recorded = await recordAgent(AGENT, dir, env);
+      expect(recorded.exitCode).toBe(0);
+      printed.set(dir, recorded.stdout);
+    }
     expect(hits).toContain('/report');
     expect(hits).toContain('/v1/traces');
     hits = [];
@@ -70,6 +90,12 @@ describe('the monotonic clock', () => {
       ] as const) {
         const result = await replayExact(dir, path.join(tmp.dir, `${path.basename(dir)}-${isolation}`), isolation, env);
         expect(result.divergences, `${path.basename(dir)} ${isolation}: ${result.output?.stderr}`).toEqual([]);
+        // Every duration the agent measured, through any of the clocks, is the recorded one.
+        const measured = (text: string) => {
+          const { elapsed, hrNs, hr, up } = JSON.parse(text.trim()) as Record<string, unknown>;
+          return { elapsed, hrNs, hr, up };
+        };
+        expect(measured(result.output?.stdout ?? '')).toEqual(measured(printed.get(dir) ?? ''));
       }
     }
     expect(hits).toEqual([]);
