@@ -77,6 +77,24 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     db: z.array(DbChangedPayloadSchema).optional(),
     ...QUIET,
   }),
+  /**
+   * A JSON-RPC request the agent wrote to an MCP server's stdin and the answer it read from its
+   * stdout (src/record/preload/record-mcp-stdio.mjs); no `response`: the server ended first.
+   */
+  z.object({
+    t: z.literal('mcp'),
+    id: z.string(),
+    pid: z.number(),
+    ts: z.number(),
+    end: z.number(),
+    request: z.object({ method: z.string(), params: z.unknown().optional() }),
+    response: z
+      .object({
+        result: z.unknown().optional(),
+        error: z.object({ code: z.unknown().optional(), message: z.unknown().optional() }).passthrough().optional(),
+      })
+      .optional(),
+  }),
   z.object({
     t: z.literal('nd'),
     pid: z.number(),

@@ -228,6 +228,9 @@ export class RecordSession {
       case 'tool':
         await this.completeTool(message);
         return;
+      case 'mcp':
+        await this.completeMcp(message);
+        return;
       case 'nd':
         await this.nondeterminism(message);
         return;
@@ -520,6 +523,43 @@ export class RecordSession {
       ],
       status: message.error === undefined ? 'success' : 'error',
       errorType: message.error?.code,
+    });
+  }
+  /**
+   * A request to an MCP server over stdio and its answer: classified as MCP over HTTP's (the
+   * user's rules apply, by `rpcMethod`), a step of kind `mcp` with no exchange (a replay runs the
+   * server again: the step is copied as a local step, the server's own calls are served).
+   */
+  private async completeMcp(message: MessageOf<'mcp'>): Promise<void> {
+    const tool = classifyHttp(
+      { method: 'POST', url: new URL('stdio://mcp/'), json: { jsonrpc: '2.0', ...message.request } },
+      this.options.rules,
+    );
+    const response = message.response;
+    const failure = response?.error;
+    const error =
+      response === undefined
+        ? { code: 'NO_RESPONSE', message: 'the MCP server ended before it answered' }
+        : failure === undefined
+          ? undefined
+          : { code: String(failure.code ?? 'ERROR'), message: String(failure.message ?? 'JSON-RPC error') };
+    const text = response?.result === undefined ? undefined : JSON.stringify(response.result);
+    const big = text !== undefined && text.length > (this.options.maxInlineResult ?? 65536);
+    const payload: ToolCalledPayload = {
+      ...tool,
+      ...(big ? { resultBody: this.writer.body(text, 'application/json') } : optional('result', response?.result)),
+      ...optional('error', error),
+      latencyMs: Math.max(0, message.end - message.ts),
+    };
+    await this.writeStep({
+      stateType: tool.stateType,
+      name: tool.name,
+      parentStepId: this.lastThink,
+      start: message.ts,
+      end: message.end,
+      events: [{ type: 'tool.called', payload }, ...(await this.worldChanges())],
+      status: error === undefined ? 'success' : 'error',
+      errorType: error?.code,
     });
   }
 }

@@ -244,7 +244,7 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
     expect(stepTypes(await readRecording(result.dir))).toEqual(stepTypes(recording));
   });
   it.concurrent.each(['auto', 'none'] as const)(
-    'an @openai/agents Agent with MCPServerStdio (a Node server started with an env of its own) is recorded and replays exactly at isolation %s',
+    'an @openai/agents Agent with MCPServerStdio (a Node server started with an env of its own): its tool calls are MCP_CALL steps, and it replays exactly at isolation %s',
     async (isolation) => {
       const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
       const weather = await startWeatherApi();
@@ -274,6 +274,26 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
       expect(values.map((e) => (e.type === 'nondeterminism' ? e.payload.kind : '')).sort()).toEqual(
         expect.arrayContaining(['clock', 'random']),
       );
+      // The JSON-RPC over the server's stdio: the tool call an MCP_CALL step under the THINK step
+      // that decided it, with the answer the agent read; the protocol chatter OBSERVE steps.
+      const [think] = modelCalls(recording);
+      const tools = toolCalls(recording).filter((t) => t.kind === 'mcp');
+      expect(tools.filter((t) => t.stateType === 'MCP_CALL')).toEqual([
+        expect.objectContaining({
+          name: 'get_forecast',
+          args: { city: 'Lima' },
+          mutating: true,
+          parentStepId: think?.step,
+          result: {
+            content: [
+              { type: 'text', text: recorded.agentStdout.replace(/^FINAL: FAKE final: the tool said /, '').trim() },
+            ],
+          },
+        }),
+      ]);
+      expect(tools.filter((t) => t.stateType === 'OBSERVE').map((t) => t.name)).toEqual(
+        expect.arrayContaining(['mcp initialize', 'mcp tools/list']),
+      );
 
       // Replayed with the model and the weather API gone: the server runs again, answered from the recording.
       const result = await replay({
@@ -291,6 +311,7 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
       expect(result.served.live).toBe(0);
       expect(result.blockedConnections).toEqual([]);
       expect(weather.hits()).toBe(1);
+      expect(stepTypes(await readRecording(result.dir))).toEqual(stepTypes(recording));
     },
   );
 });

@@ -29,6 +29,7 @@ import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
 import { patchFiles } from './record-files.mjs';
+import { watchMcpStdio } from './record-mcp-stdio.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { recordUndici } from './record-undici.mjs';
 
@@ -294,7 +295,8 @@ function installLayer(current, options) {
     return run === undefined || run.closed ? undefined : run;
   };
   const sendExchange = (run, message) => {
-    if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req') flushRun(run);
+    if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req' || message.t === 'mcp')
+      flushRun(run);
     send(run, message);
   };
   const mode = captureMode(options);
@@ -375,6 +377,18 @@ function installLayer(current, options) {
     },
   });
   wrapped.push(undoUndici);
+  // MCP servers a run starts over stdio: each request and its answer (a process started inside a
+  // tool() call is the tool's).
+  wrapped.push(
+    watchMcpStdio({
+      current: openRun,
+      ignore: (run) => tools.getStore()?.run === run,
+      send: sendExchange,
+      nowMs,
+      pid,
+      origin,
+    }),
+  );
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */
   const withOwnFiles = (run, message, paths) => {

@@ -1,0 +1,172 @@
+// @ts-check
+// MCP over stdio: a server the agent starts and talks to through the child's stdin and stdout,
+// newline-delimited JSON-RPC 2.0 (the MCP stdio transport: the MCP SDK's StdioClientTransport,
+// MCPServerStdio of the OpenAI Agents SDK, LangChain's MCP adapters). Each request the agent
+// writes and the server's answer go to the recorder as one `mcp` message, which the session makes
+// a step as it does MCP over HTTP's exchanges (`tools/call`: an MCP_CALL step named after the
+// tool; initialize, tools/list and the rest: OBSERVE steps). The pipes are watched, never read:
+// what the agent writes and reads passes unchanged (the stream's own push is wrapped, so a reader
+// that attaches late still gets every chunk). A child whose first line on stdin is not a JSON-RPC
+// message is left alone from then on. The server's own calls and values are its process's: it
+// records as every process of the agent's tree does.
+import { ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+
+/** A line longer than this is not watched further (the child is left alone). */
+const MAX_LINE = 16 * 1024 * 1024;
+
+/**
+ * @typedef {object} McpStdioContext
+ * @property {() => any} current the run a spawn belongs to (undefined: none)
+ * @property {(run: any) => boolean} ignore whether a run's spawn is not watched (a tool() call's)
+ * @property {(run: any, message: Record<string, unknown>) => void} send
+ * @property {() => number} nowMs
+ * @property {number} pid
+ * @property {string} origin what this thread's ids start with
+ */
+
+/**
+ * Watches the stdio of every child a run starts. Returns undo (the spawn wrapper stops watching
+ * where another layer wrapped it since).
+ * @param {McpStdioContext} ctx
+ * @returns {() => void}
+ */
+export function watchMcpStdio(ctx) {
+  const proto = /** @type {any} */ (ChildProcess.prototype);
+  const realSpawn = proto.spawn;
+  let active = true;
+  let seq = 0;
+  const watchedSpawn = function spawnWatched(/** @type {unknown} */ options) {
+    const result = realSpawn.call(this, options);
+    if (active) {
+      try {
+        const run = ctx.current();
+        if (run !== undefined && !run.closed && !ctx.ignore(run) && this.stdin && this.stdout) watch(this, run);
+      } catch {
+        // Watching is best effort: the agent's spawn is never failed by it.
+      }
+    }
+    return result;
+  };
+  proto.spawn = watchedSpawn;
+
+  /**
+   * @param {import('node:child_process').ChildProcess} child
+   * @param {any} run
+   */
+  function watch(child, run) {
+    /** Requests the agent sent, by JSON-RPC id, until answered. */
+    const pending = new Map();
+    let rpc = true;
+    const stop = () => {
+      rpc = false;
+      pending.clear();
+    };
+    const lines = (/** @type {(line: string) => void} */ onLine) => {
+      const decoder = new StringDecoder('utf8');
+      let buffer = '';
+      return (/** @type {unknown} */ chunk, /** @type {BufferEncoding | undefined} */ encoding) => {
+        if (!rpc || chunk === null || chunk === undefined) return;
+        buffer +=
+          typeof chunk === 'string'
+            ? Buffer.from(chunk, encoding && Buffer.isEncoding(encoding) ? encoding : 'utf8').toString('utf8')
+            : chunk instanceof Uint8Array
+              ? decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+              : '';
+        let at = buffer.indexOf('\n');
+        while (at !== -1 && rpc) {
+          const line = buffer.slice(0, at).replace(/\r$/, '');
+          buffer = buffer.slice(at + 1);
+          if (line.trim() !== '') onLine(line);
+          at = buffer.indexOf('\n');
+        }
+        if (buffer.length > MAX_LINE) stop();
+      };
+    };
+    const parse = (/** @type {string} */ line) => {
+      try {
+        const message = JSON.parse(line);
+        const rpcObject = (/** @type {any} */ m) => m !== null && typeof m === 'object' && m.jsonrpc === '2.0';
+        // One message, or a batch of them.
+        if (Array.isArray(message)) return message.length > 0 && message.every(rpcObject) ? message : undefined;
+        return rpcObject(message) ? message : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const key = (/** @type {unknown} */ id) => `${typeof id}:${String(id)}`;
+
+    const written = lines((line) => {
+      const message = parse(line);
+      if (message === undefined) {
+        // Not JSON-RPC: this child is not an MCP server.
+        if (pending.size === 0) stop();
+        return;
+      }
+      for (const one of Array.isArray(message) ? message : [message]) {
+        if (typeof one?.method !== 'string' || one.id === undefined || one.id === null) continue;
+        pending.set(key(one.id), { request: { method: one.method, params: one.params }, ts: ctx.nowMs() });
+      }
+    });
+    const read = lines((line) => {
+      const message = parse(line);
+      if (message === undefined) return;
+      for (const one of Array.isArray(message) ? message : [message]) {
+        if (one?.method !== undefined || one?.id === undefined) continue;
+        const open = pending.get(key(one.id));
+        if (open === undefined) continue;
+        pending.delete(key(one.id));
+        answered(open, one.error === undefined ? { result: one.result } : { error: one.error });
+      }
+    });
+    /** @param {{ request: unknown, ts: number }} open @param {Record<string, unknown> | undefined} response */
+    const answered = (open, response) => {
+      if (run.closed) return;
+      ctx.send(run, {
+        t: 'mcp',
+        id: `${ctx.origin}-mcp-${++seq}`,
+        pid: ctx.pid,
+        ts: open.ts,
+        end: ctx.nowMs(),
+        request: open.request,
+        ...(response === undefined ? {} : { response }),
+      });
+    };
+
+    const stdin = /** @type {any} */ (child.stdin);
+    const realWrite = stdin.write;
+    stdin.write = function write(/** @type {unknown} */ chunk, /** @type {unknown} */ encoding, ...rest) {
+      try {
+        written(chunk, typeof encoding === 'string' ? /** @type {BufferEncoding} */ (encoding) : undefined);
+      } catch {}
+      return realWrite.call(this, chunk, encoding, ...rest);
+    };
+    // end(chunk) writes its last chunk without write().
+    const realEnd = stdin.end;
+    stdin.end = function end(/** @type {unknown} */ chunk, /** @type {unknown} */ encoding, ...rest) {
+      try {
+        if (chunk !== undefined && chunk !== null && typeof chunk !== 'function')
+          written(chunk, typeof encoding === 'string' ? /** @type {BufferEncoding} */ (encoding) : undefined);
+      } catch {}
+      return realEnd.call(this, chunk, encoding, ...rest);
+    };
+    const stdout = /** @type {any} */ (child.stdout);
+    const realPush = stdout.push;
+    stdout.push = function push(/** @type {unknown} */ chunk, /** @type {unknown} */ encoding) {
+      try {
+        read(chunk, typeof encoding === 'string' ? /** @type {BufferEncoding} */ (encoding) : undefined);
+      } catch {}
+      return realPush.call(this, chunk, encoding);
+    };
+    // A server that ends (or is killed) with requests unanswered: they end without an answer.
+    child.once('close', () => {
+      for (const open of pending.values()) answered(open, undefined);
+      stop();
+    });
+  }
+
+  return function undo() {
+    active = false;
+    if (proto.spawn === watchedSpawn) proto.spawn = realSpawn;
+  };
+}
