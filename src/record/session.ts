@@ -510,21 +510,12 @@ export class RecordSession {
       mutating: message.mutating ?? false,
       latencyMs: Math.max(0, message.end - message.ts),
     };
-    await this.writeStep({
-      stateType: payload.stateType,
-      name: message.name,
-      parentStepId: this.lastThink,
-      start: message.ts,
-      end: message.end,
-      events: [
-        { type: 'tool.called', payload },
-        ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
-        ...(await this.worldChanges(message.files, message.quiet)),
-      ],
-      status: message.error === undefined ? 'success' : 'error',
-      errorType: message.error?.code,
-    });
+    await this.writeToolStep(payload, message, [
+      ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
+      ...(await this.worldChanges(message.files, message.quiet)),
+    ]);
   }
+
   /**
    * A request to an MCP server over stdio and its answer: classified as MCP over HTTP's (the
    * user's rules apply, by `rpcMethod`), a step of kind `mcp` with no exchange (a replay runs the
@@ -551,15 +542,24 @@ export class RecordSession {
       ...optional('error', error),
       latencyMs: Math.max(0, message.end - message.ts),
     };
+    await this.writeToolStep(payload, message, await this.worldChanges());
+  }
+
+  /** A tool step of the agent's own (a tool() or file call, a request over stdio) under its THINK step. */
+  private async writeToolStep(
+    payload: ToolCalledPayload,
+    at: { ts: number; end: number },
+    effects: StepEvent[],
+  ): Promise<void> {
     await this.writeStep({
-      stateType: tool.stateType,
-      name: tool.name,
+      stateType: payload.stateType,
+      name: payload.name,
       parentStepId: this.lastThink,
-      start: message.ts,
-      end: message.end,
-      events: [{ type: 'tool.called', payload }, ...(await this.worldChanges())],
-      status: error === undefined ? 'success' : 'error',
-      errorType: error?.code,
+      start: at.ts,
+      end: at.end,
+      events: [{ type: 'tool.called', payload }, ...effects],
+      status: payload.error === undefined ? 'success' : 'error',
+      errorType: payload.error?.code,
     });
   }
 }
