@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { bundledPrices, findModelPrice, findToolPrice, loadPrices, snapshotPrices } from './prices.js';
 
 describe('price tables', () => {
@@ -24,6 +24,7 @@ describe('price tables', () => {
 
   it('loads an override file and says where a bad one is wrong', () => {
     const dir = mkdtempSync(join(tmpdir(), 'prices-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const good = join(dir, 'good.json');
     writeFileSync(
       good,
