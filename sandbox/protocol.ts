@@ -24,6 +24,24 @@ export type WireError = z.infer<typeof WireErrorSchema>;
 
 export const HeadersSchema = z.record(z.string(), z.string());
 
+/**
+ * A JSON-RPC request the agent wrote to a child's stdin (an MCP server over stdio) and the answer
+ * it read from the child's stdout (sandbox/preload/shared-mcp-stdio.mjs); no `response`: the
+ * child ended first. Sent by both preloads: a step of the recording, and of the replay.
+ */
+export const STDIO_RPC = {
+  ts: z.number(),
+  end: z.number(),
+  request: z.object({ method: z.string(), params: z.unknown().optional() }),
+  response: z
+    .object({
+      result: z.unknown().optional(),
+      error: z.object({ code: z.unknown().optional(), message: z.unknown().optional() }).passthrough().optional(),
+    })
+    .optional(),
+};
+export type StdioRpc = z.infer<z.ZodObject<typeof STDIO_RPC>>;
+
 /** Clock, random, uuid, random-bytes and monotonic-clock values handed to the agent since the last report. */
 export const NdBatchSchema = z.object({
   clock: z.array(z.number()).optional(),
@@ -200,6 +218,10 @@ export const ReplayNoticeSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('side-channel'), what: z.string(), target: z.string(), pid: z.number().optional() }),
   /** A call the preload answered itself from the fast index: recorded call `i`, as it was asked. */
   z.object({ t: z.literal('served'), i: z.number(), ...HTTP_REQUEST, ...SINCE }),
+  /** Values handed to the agent in a turn that asked nothing (reported at its end). */
+  z.object({ t: z.literal('values'), ...SINCE }),
+  /** A request over a child's stdio and its answer (MCP over stdio): a step, not a call to serve. */
+  z.object({ t: z.literal('rpc'), ...STDIO_RPC, ...SINCE }),
 ]);
 export type ReplayNotice = z.infer<typeof ReplayNoticeSchema>;
 

@@ -5,6 +5,8 @@
 import path from 'node:path';
 import { bytesToHex, callSites, patchNondeterminism } from './shared-nondeterminism.mjs';
 
+// Taken at load: an agent's fake timers do not hold the replayer's own turn-end reports.
+const realSetImmediate = setImmediate;
 /** A small deterministic PRNG for values asked for beyond what the recording holds. */
 function mulberry32(seed) {
   let a = seed >>> 0;
@@ -101,8 +103,15 @@ export function watchNodeClockReads() {
  * @param {() => boolean} [internalsMayRead] whether Node's own code may read the clock (patchNondeterminism)
  * @param {string} [name] this process's name (shared-process.mjs): its reports carry it, and its
  *   values beyond the recording's come from a generator of its own
+ * @param {() => void} [endOfTurn] called once at the end of each turn that handed out values (a
+ *   process ended by a signal runs no exit handler: what it was handed is reported by then)
  */
-export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead, name) {
+export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead, name, endOfTurn) {
+  let turnEnds = false;
+  const atTurnEnd = () => {
+    turnEnds = false;
+    endOfTurn?.();
+  };
   let own = seed;
   for (const c of name ?? '') own = (Math.imul(own, 31) + c.charCodeAt(0)) >>> 0;
   const prng = mulberry32(own);
@@ -172,6 +181,10 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
       const value = choose(kind, real);
       if (handed[kind] && handed[kind].length < HANDED_MAX) {
         handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
+        if (endOfTurn !== undefined && !turnEnds) {
+          turnEnds = true;
+          realSetImmediate(atTurnEnd);
+        }
       }
       return value;
     },

@@ -15,9 +15,10 @@ import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
+import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
-import { encodeBody, HOP_HEADERS, headerObject, monotonicNow } from './shared-wire.mjs';
+import { encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
 /** @typedef {import('../protocol.js').ReplayConfig} ReplayConfig */
@@ -177,6 +178,11 @@ export function installReplay(config) {
     fsBox !== undefined,
     watchNodeClockReads(),
     name,
+    // What it was handed this turn, reported at its end (the answers it waits on carry the rest).
+    () => {
+      const values = nd.takeHanded();
+      if (Object.keys(values).some((k) => k !== 'process')) sendBatched({ t: 'values', nd: values });
+    },
   );
   installNetworkGuard(
     { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },
@@ -197,6 +203,13 @@ export function installReplay(config) {
   // agent gives it.
   nameChildren(name);
   keepGivenEnv(import.meta.url);
+  // An MCP server over stdio answers again: each request and its answer is a step of the replay.
+  watchMcpStdio({
+    current: () => true,
+    ignore: () => false,
+    emit: (_owner, rpc) => sendBatched({ t: 'rpc', ...rpc, fs: takeChanges(), nd: nd.takeHanded() }),
+    nowMs,
+  });
 
   const finish = () => {
     try {

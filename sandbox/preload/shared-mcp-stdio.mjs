@@ -2,32 +2,30 @@
 // MCP over stdio: a server the agent starts and talks to through the child's stdin and stdout,
 // newline-delimited JSON-RPC 2.0 (the MCP stdio transport: the MCP SDK's StdioClientTransport,
 // MCPServerStdio of the OpenAI Agents SDK, LangChain's MCP adapters). Each request the agent
-// writes and the server's answer go to the recorder as one `mcp` message, which the session makes
-// a step as it does MCP over HTTP's exchanges (`tools/call`: an MCP_CALL step named after the
-// tool; initialize, tools/list and the rest: OBSERVE steps). The pipes are watched, never read:
-// what the agent writes and reads passes unchanged (the stream's own push is wrapped, so a reader
-// that attaches late still gets every chunk). A child whose first line on stdin is not a JSON-RPC
-// message is left alone from then on. The server's own calls and values are its process's: it
-// records as every process of the agent's tree does.
+// writes and the answer it reads is handed to `emit` (`rpc` messages: the recorder makes them
+// steps as it does MCP over HTTP's exchanges, and so does the replayer, whose agent talks to the
+// server again). The pipes are watched, never read: what the agent writes and reads passes
+// unchanged (the stream's own push is wrapped, so a reader that attaches late still gets every
+// chunk). A child whose first line on stdin is not JSON-RPC is left alone from then on.
 import { ChildProcess } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 
 /** A line longer than this is not watched further (the child is left alone). */
 const MAX_LINE = 16 * 1024 * 1024;
 
+/** @typedef {import('../protocol.js').StdioRpc} StdioRpc */
+
 /**
  * @typedef {object} McpStdioContext
- * @property {() => any} current the run a spawn belongs to (undefined: none)
- * @property {(run: any) => boolean} ignore whether a run's spawn is not watched (a tool() call's)
- * @property {(run: any, message: Record<string, unknown>) => void} send
+ * @property {() => any} current what a spawn belongs to (the recorder's run), undefined: not watched
+ * @property {(owner: any) => boolean} ignore whether a spawn is not watched after all (a tool() call's)
+ * @property {(owner: any, rpc: StdioRpc) => void} emit
  * @property {() => number} nowMs
- * @property {number} pid
- * @property {string} origin what this thread's ids start with
  */
 
 /**
- * Watches the stdio of every child a run starts. Returns undo (the spawn wrapper stops watching
- * where another layer wrapped it since).
+ * Watches the stdio of every child started while `current()` names an owner. Returns undo (the
+ * spawn wrapper stops watching where another layer wrapped it since).
  * @param {McpStdioContext} ctx
  * @returns {() => void}
  */
@@ -35,13 +33,12 @@ export function watchMcpStdio(ctx) {
   const proto = /** @type {any} */ (ChildProcess.prototype);
   const realSpawn = proto.spawn;
   let active = true;
-  let seq = 0;
   const watchedSpawn = function spawnWatched(/** @type {unknown} */ options) {
     const result = realSpawn.call(this, options);
     if (active) {
       try {
-        const run = ctx.current();
-        if (run !== undefined && !run.closed && !ctx.ignore(run) && this.stdin && this.stdout) watch(this, run);
+        const owner = ctx.current();
+        if (owner !== undefined && !ctx.ignore(owner) && this.stdin && this.stdout) watch(this, owner);
       } catch {
         // Watching is best effort: the agent's spawn is never failed by it.
       }
@@ -52,9 +49,9 @@ export function watchMcpStdio(ctx) {
 
   /**
    * @param {import('node:child_process').ChildProcess} child
-   * @param {any} run
+   * @param {any} owner
    */
-  function watch(child, run) {
+  function watch(child, owner) {
     /** Requests the agent sent, by JSON-RPC id, until answered. */
     const pending = new Map();
     let rpc = true;
@@ -119,19 +116,14 @@ export function watchMcpStdio(ctx) {
         answered(open, one.error === undefined ? { result: one.result } : { error: one.error });
       }
     });
-    /** @param {{ request: unknown, ts: number }} open @param {Record<string, unknown> | undefined} response */
-    const answered = (open, response) => {
-      if (run.closed) return;
-      ctx.send(run, {
-        t: 'mcp',
-        id: `${ctx.origin}-mcp-${++seq}`,
-        pid: ctx.pid,
+    /** @param {{ request: StdioRpc['request'], ts: number }} open @param {StdioRpc['response']} response */
+    const answered = (open, response) =>
+      ctx.emit(owner, {
         ts: open.ts,
         end: ctx.nowMs(),
         request: open.request,
         ...(response === undefined ? {} : { response }),
       });
-    };
 
     const stdin = /** @type {any} */ (child.stdin);
     const realWrite = stdin.write;

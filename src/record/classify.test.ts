@@ -1,8 +1,8 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { classifyHttp } from './classify.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { classifyHttp, stdioRpcCall } from './classify.js';
 import { loadToolRules } from './rules-file.js';
 
 const call = (method: string, url: string, json?: unknown) => ({ method, url: new URL(url), json });
@@ -46,6 +46,7 @@ describe('classifyHttp', () => {
 
   it('applies user rules first, from a YAML file', () => {
     const file = path.join(os.tmpdir(), `rules-${process.pid}.yaml`);
+    onTestFinished(() => rmSync(file, { force: true }));
     writeFileSync(
       file,
       'rules:\n  - match: { method: GET, path: "/^\\\\/flights/" }\n    stateType: RETRIEVE\n    name: search_flights\n',
@@ -57,5 +58,38 @@ describe('classifyHttp', () => {
     });
     writeFileSync(file, 'rules:\n  - match: { verb: GET }\n    stateType: RETRIEVE\n');
     expect(() => loadToolRules(file)).toThrow(/rules\[0\]/);
+  });
+
+  it('makes a request over stdio and its answer a tool call as MCP over HTTP would be', () => {
+    const at = { ts: 1000, end: 1250 };
+    const request = { method: 'tools/call', params: { name: 'lookup', arguments: { q: 'x' } } };
+    const store = (json: string) => ({ size: json.length, blob: `sha256:${json.length}` });
+    expect(stdioRpcCall({ ...at, request, response: { result: { ok: 1 } } }, [], store)).toEqual({
+      kind: 'mcp',
+      name: 'lookup',
+      stateType: 'MCP_CALL',
+      args: { q: 'x' },
+      mutating: true,
+      result: { ok: 1 },
+      latencyMs: 250,
+    });
+    // A JSON-RPC error, and no answer at all (the server ended first).
+    expect(
+      stdioRpcCall({ ...at, request, response: { error: { code: -32602, message: 'bad params' } } }, [], store).error,
+    ).toEqual({ code: '-32602', message: 'bad params' });
+    expect(stdioRpcCall({ ...at, request }, [], store).error?.code).toBe('NO_RESPONSE');
+    // Protocol chatter; a large result goes to a body; the user's rules apply by rpcMethod.
+    expect(
+      stdioRpcCall({ ...at, request: { method: 'tools/list' }, response: { result: {} } }, [], store),
+    ).toMatchObject({ name: 'mcp tools/list', stateType: 'OBSERVE', mutating: false });
+    const big = stdioRpcCall({ ...at, request, response: { result: { text: 'x'.repeat(100) } } }, [], store, 50);
+    expect(big.result).toBeUndefined();
+    expect(big.resultBody).toEqual({ size: 111, blob: 'sha256:111' });
+    const rules = [{ match: { rpcMethod: 'tools/call' }, stateType: 'RETRIEVE' as const, mutating: false }];
+    expect(stdioRpcCall({ ...at, request, response: { result: {} } }, rules, store)).toMatchObject({
+      name: 'lookup',
+      stateType: 'RETRIEVE',
+      mutating: false,
+    });
   });
 });

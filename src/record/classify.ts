@@ -3,9 +3,10 @@
 // JSON-RPC `tools/call` -> MCP_CALL, GET on search/query/policy/knowledge-like paths -> RETRIEVE,
 // any other HTTP -> API_CALL; mutating = POST/PUT/PATCH/DELETE except MCP protocol chatter.
 import * as z from 'zod';
+import type { StdioRpc } from '../../sandbox/protocol.js';
 import { isReadRpc } from '../recording/reads.js';
 import { StateTypeSchema } from '../recording/schema.js';
-import type { StateType, ToolCalledPayload } from '../recording/types.js';
+import type { Body, StateType, ToolCalledPayload } from '../recording/types.js';
 
 /** A string matches exactly (case-insensitive); "/re/flags" is a regular expression. */
 const Pattern = z.union([z.string(), z.instanceof(RegExp)]);
@@ -115,4 +116,37 @@ export function classifyHttp(call: HttpCallInfo, rules: readonly ToolRule[] = []
 export function classifyToolName(name: string): StateType {
   if (/search|query|retriev|lookup|find|fetch|get|read|list|policy|knowledge/i.test(name)) return 'RETRIEVE';
   return 'API_CALL';
+}
+
+/**
+ * A request over a child's stdio and its answer (MCP over stdio) as the tool call it is,
+ * classified as MCP over HTTP's (`rules` by `rpcMethod` apply): a JSON-RPC error, or no answer
+ * (the server ended first), is the call's error; a result longer than `maxInline` characters of
+ * JSON goes to `store` (a body). Made alike by the recorder and the replayer.
+ */
+export function stdioRpcCall(
+  rpc: StdioRpc,
+  rules: readonly ToolRule[],
+  store: (json: string) => Body,
+  maxInline = 65536,
+): ToolCalledPayload {
+  const tool = classifyHttp(
+    { method: 'POST', url: new URL('stdio://mcp/'), json: { jsonrpc: '2.0', ...rpc.request } },
+    rules,
+  );
+  const { response } = rpc;
+  const failure = response?.error;
+  const error =
+    response === undefined
+      ? { code: 'NO_RESPONSE', message: 'the server ended before it answered' }
+      : failure === undefined
+        ? undefined
+        : { code: String(failure.code ?? 'ERROR'), message: String(failure.message ?? 'JSON-RPC error') };
+  const text = response?.result === undefined ? undefined : JSON.stringify(response.result);
+  return {
+    ...tool,
+    ...(text === undefined ? {} : text.length > maxInline ? { resultBody: store(text) } : { result: response?.result }),
+    ...(error === undefined ? {} : { error }),
+    latencyMs: Math.max(0, rpc.end - rpc.ts),
+  };
 }

@@ -1,6 +1,12 @@
 // The recorder: capture a real agent run (HTTP + LLM calls, tools, world, nondeterminism)
 // without changing its code, as a child process (recordCommand) or in-process (record).
-export { classifyHttp, classifyToolName, type ToolClassification, type ToolRule } from './classify.js';
+export {
+  classifyHttp,
+  classifyToolName,
+  stdioRpcCall,
+  type ToolClassification,
+  type ToolRule,
+} from './classify.js';
 export { RECORD_PRELOAD, type RecordCommandOptions, type RecordCommandResult, recordCommand } from './command.js';
 export {
   activeRuns,

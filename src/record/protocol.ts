@@ -7,6 +7,7 @@ import {
   HelloSchema,
   HTTP_REQUEST,
   NdBatchSchema,
+  STDIO_RPC,
   WireBodySchema,
   WireErrorSchema as WireError,
 } from '../../sandbox/protocol.js';
@@ -77,24 +78,8 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     db: z.array(DbChangedPayloadSchema).optional(),
     ...QUIET,
   }),
-  /**
-   * A JSON-RPC request the agent wrote to an MCP server's stdin and the answer it read from its
-   * stdout (src/record/preload/record-mcp-stdio.mjs); no `response`: the server ended first.
-   */
-  z.object({
-    t: z.literal('mcp'),
-    id: z.string(),
-    pid: z.number(),
-    ts: z.number(),
-    end: z.number(),
-    request: z.object({ method: z.string(), params: z.unknown().optional() }),
-    response: z
-      .object({
-        result: z.unknown().optional(),
-        error: z.object({ code: z.unknown().optional(), message: z.unknown().optional() }).passthrough().optional(),
-      })
-      .optional(),
-  }),
+  /** A request over a child's stdio and its answer (MCP over stdio). */
+  z.object({ t: z.literal('rpc'), id: z.string(), pid: z.number(), ...STDIO_RPC }),
   z.object({
     t: z.literal('nd'),
     pid: z.number(),

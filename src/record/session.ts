@@ -23,7 +23,7 @@ import type {
   ToolCalledPayload,
 } from '../recording/index.js';
 import { canonicalJson, parseJson, pickCall, stepEvents, stepFacts, ToolCallAccount } from '../recording/index.js';
-import { classifyHttp, classifyToolName, type ToolRule } from './classify.js';
+import { classifyHttp, classifyToolName, stdioRpcCall, type ToolRule } from './classify.js';
 import {
   type CaptureMessage,
   CaptureMessageSchema,
@@ -228,8 +228,8 @@ export class RecordSession {
       case 'tool':
         await this.completeTool(message);
         return;
-      case 'mcp':
-        await this.completeMcp(message);
+      case 'rpc':
+        await this.completeRpc(message);
         return;
       case 'nd':
         await this.nondeterminism(message);
@@ -516,32 +516,14 @@ export class RecordSession {
     ]);
   }
 
-  /**
-   * A request to an MCP server over stdio and its answer: classified as MCP over HTTP's (the
-   * user's rules apply, by `rpcMethod`), a step of kind `mcp` with no exchange (a replay runs the
-   * server again: the step is copied as a local step, the server's own calls are served).
-   */
-  private async completeMcp(message: MessageOf<'mcp'>): Promise<void> {
-    const tool = classifyHttp(
-      { method: 'POST', url: new URL('stdio://mcp/'), json: { jsonrpc: '2.0', ...message.request } },
-      this.options.rules,
+  /** A request over a child's stdio and its answer (MCP over stdio): a step of kind `mcp`, no exchange. */
+  private async completeRpc(message: MessageOf<'rpc'>): Promise<void> {
+    const payload = stdioRpcCall(
+      message,
+      this.options.rules ?? [],
+      (json) => this.writer.body(json, 'application/json'),
+      this.options.maxInlineResult,
     );
-    const response = message.response;
-    const failure = response?.error;
-    const error =
-      response === undefined
-        ? { code: 'NO_RESPONSE', message: 'the MCP server ended before it answered' }
-        : failure === undefined
-          ? undefined
-          : { code: String(failure.code ?? 'ERROR'), message: String(failure.message ?? 'JSON-RPC error') };
-    const text = response?.result === undefined ? undefined : JSON.stringify(response.result);
-    const big = text !== undefined && text.length > (this.options.maxInlineResult ?? 65536);
-    const payload: ToolCalledPayload = {
-      ...tool,
-      ...(big ? { resultBody: this.writer.body(text, 'application/json') } : optional('result', response?.result)),
-      ...optional('error', error),
-      latencyMs: Math.max(0, message.end - message.ts),
-    };
     await this.writeToolStep(payload, message, await this.worldChanges());
   }
 

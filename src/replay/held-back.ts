@@ -12,7 +12,7 @@ import type { ReplaySession } from './session.js';
 import type { MissPolicy } from './types.js';
 
 export function holdBack(session: ReplaySession, ask: Ask, m: MatchResult): Answer {
-  const step = session.lastStep + 1;
+  const step = session.nextStep();
   if (session.shouldStop(step)) return stopped(session, step);
   session.beginStep(step, undefined);
   const { request: raw, bytes, redacted: live } = ask;

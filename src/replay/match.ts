@@ -15,6 +15,7 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../recording/index.js';
+import { canonicalJson } from '../recording/index.js';
 import {
   canonical,
   distance,
@@ -292,6 +293,8 @@ export class LocalSteps {
 
   constructor(recording: Recording, calls: readonly RecordedCall[]) {
     const isCall = new Set(calls.map((c) => c.step));
+    // Requests over a child's stdio are made again by the replay's agent (RpcSteps).
+    for (const e of recording.events) if (isRpcStep(e)) isCall.add(e.stepId);
     for (const e of recording.events) {
       if (isCall.has(e.stepId)) continue;
       if (e.type !== 'step.started' && e.type !== 'tool.called' && e.type !== 'step.completed') continue;
@@ -321,6 +324,60 @@ export class LocalSteps {
     // Steps may interleave (parallel local steps): recorded order is seq order.
     return many ? out.sort((a, b) => a.seq - b.seq) : out;
   }
+}
+
+/** A step's tool call made over a child's stdio (MCP over stdio): kind `mcp`, no exchange. */
+export function isRpcStep(e: RecordingEvent): boolean {
+  return e.type === 'tool.called' && e.payload.kind === 'mcp' && e.payload.exchangeId === undefined;
+}
+
+/** A recorded request over a child's stdio, as a replay's same request takes its step. */
+export interface RpcStep {
+  step: number;
+  parentStepId?: number;
+  toolCallId?: string;
+  route?: string;
+}
+
+/**
+ * The recorded requests over a child's stdio (MCP over stdio), in step order. The replay's agent
+ * talks to the server again; each of its requests takes the first recorded one not yet taken with
+ * the same tool name and (redacted) arguments, whose step number and link it keeps.
+ */
+export class RpcSteps {
+  private readonly steps: Array<RpcStep & { key: string }> = [];
+  private readonly taken = new Set<number>();
+
+  constructor(recording: Recording) {
+    const started = new Map<number, Extract<RecordingEvent, { type: 'step.started' }>>();
+    for (const e of recording.events) {
+      if (e.type === 'step.started') started.set(e.stepId, e);
+      else if (isRpcStep(e) && e.type === 'tool.called') {
+        const head = started.get(e.stepId);
+        const parentStepId = e.parentStepId ?? head?.parentStepId;
+        this.steps.push({
+          step: e.stepId,
+          key: rpcKey(e.payload.name, e.payload.args),
+          ...(parentStepId === undefined ? {} : { parentStepId }),
+          ...(head?.payload.toolCallId === undefined ? {} : { toolCallId: head.payload.toolCallId }),
+          ...(head?.payload.route === undefined ? {} : { route: head.payload.route }),
+        });
+      }
+    }
+    this.steps.sort((a, b) => a.step - b.step);
+  }
+
+  /** The first recorded step not yet taken of this request (its tool call as the recording keeps it: redacted). */
+  take(call: Pick<ToolCalledPayload, 'name' | 'args'>): RpcStep | undefined {
+    const key = rpcKey(call.name, call.args);
+    const found = this.steps.find((s) => !this.taken.has(s.step) && s.key === key);
+    if (found !== undefined) this.taken.add(found.step);
+    return found;
+  }
+}
+
+function rpcKey(name: string, args: unknown): string {
+  return `${name}\u0000${canonicalJson(args ?? null)}`;
 }
 
 /**

@@ -11,9 +11,11 @@ import {
   type ReplayNotice,
   type ReplayQuestion,
   type ReplayReply,
+  type StdioRpc,
 } from '../../sandbox/index.js';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import type { createDbTracker } from '../record/index.js';
+import { stdioRpcCall } from '../record/index.js';
 import {
   type DbChangedPayload,
   type DivergencePayload,
@@ -24,11 +26,12 @@ import {
   type StepEvent,
   type StepRecord,
   stepEvents,
+  type ToolCalledPayload,
   type Usage,
 } from '../recording/index.js';
 import { type Answerer, answerHttp, answerTool, serveReported } from './answer.js';
 import { ReplayFiles } from './files.js';
-import { type CallIndex, LocalSteps, type RecordedCall } from './match.js';
+import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps } from './match.js';
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
@@ -68,8 +71,12 @@ export class ReplaySession {
   private exchangeSeq = 0;
   /** The recorded local steps, indexed on the first gap. */
   private localSteps: LocalSteps | undefined;
+  /** The recorded requests over a child's stdio, indexed at the first the replay's agent makes. */
+  private rpcSteps: RpcSteps | undefined;
   /** Recorded step -> the replay's step, for parent ids. */
   private readonly stepMap = new Map<number, number>();
+  /** The step numbers the replay has used (a step written out of order must take a free one). */
+  private readonly used = new Set<number>();
   private queue: Promise<unknown> = Promise.resolve();
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
@@ -114,6 +121,22 @@ export class ReplaySession {
         await this.collect(message.fs ?? [], message.nd);
         await serveReported(this, message);
         this.flushPending(this.lastStep);
+      }).catch(() => undefined);
+      return;
+    }
+    if (message.t === 'values') {
+      // Values handed out in a turn that asked nothing: the next step's changes, as a question's are.
+      void this.enqueue(async () => {
+        if (!this.stopped) await this.collect(message.fs ?? [], message.nd);
+      }).catch(() => undefined);
+      return;
+    }
+    if (message.t === 'rpc') {
+      // A request over a child's stdio and its answer (MCP over stdio): the server ran again.
+      void this.enqueue(async () => {
+        if (this.stopped) return;
+        await this.collect(message.fs ?? [], message.nd);
+        this.writeRpc(message);
       }).catch(() => undefined);
       return;
     }
@@ -217,8 +240,15 @@ export class ReplaySession {
 
   /** The replay's step for a call: the recorded call's own when it is ahead, else the next one. */
   stepFor(call: RecordedCall | undefined): number {
-    if (call && call.step > this.lastStep) return call.step;
-    return this.lastStep + 1;
+    if (call && call.step > this.lastStep && !this.used.has(call.step)) return call.step;
+    return this.nextStep();
+  }
+
+  /** The first step number after the last one that no step written out of order has taken. */
+  nextStep(): number {
+    let step = this.lastStep + 1;
+    while (this.used.has(step)) step++;
+    return step;
   }
 
   /** until K: a call that would be step K+1 stops the agent. */
@@ -246,12 +276,14 @@ export class ReplaySession {
     if (recordedStep !== undefined && step > this.lastStep + 1) this.fillGap(step);
     else this.flushPending(this.lastStep);
     this.lastStep = step;
+    this.used.add(step);
     if (recordedStep !== undefined) this.stepMap.set(recordedStep, step);
   }
 
   /** A call issued early keeps its recorded step without moving the replay on. */
   mapStep(recordedStep: number, step: number): void {
     this.stepMap.set(recordedStep, step);
+    this.used.add(step);
   }
 
   /** The replay's parent step of a recorded call. */
@@ -282,9 +314,57 @@ export class ReplaySession {
         payload: e.payload,
       } as Parameters<RecordingWriter['append']>[0]);
       this.stepMap.set(e.stepId, e.stepId);
+      this.used.add(e.stepId);
     }
     this.flushPending(lastGap);
     this.lastStep = Math.max(this.lastStep, lastGap);
+  }
+
+  /**
+   * A request over a child's stdio and its answer as a step: at the recorded step of the same
+   * request (its number and link kept), else the next free step. The recorded order of such a step
+   * and the server's own calls is the order their messages reached the recorder (a race), so its
+   * step may be behind the replay or ahead of a recorded call still to come: it is then written
+   * out of order, at its own number, and the other steps keep theirs. Not a call the recording
+   * serves: the server answered again, so no divergence either way.
+   */
+  private writeRpc(rpc: StdioRpc): void {
+    const payload = stdioRpcCall(rpc, [], (json) => this.writer.body(json, 'application/json'));
+    this.rpcSteps ??= new RpcSteps(this.recording);
+    // Compared as the recording keeps it: redacted.
+    const kept = this.parts.redactor.payload('tool.called', payload) as ToolCalledPayload;
+    const recorded = this.rpcSteps.take(kept);
+    let step: number;
+    const next = this.index.nextExpected();
+    if (recorded === undefined || this.used.has(recorded.step)) {
+      step = this.nextStep();
+      this.beginStep(step, recorded?.step);
+    } else if (recorded.step > this.lastStep && (next === undefined || next.step > recorded.step)) {
+      step = recorded.step;
+      this.beginStep(step, recorded.step);
+    } else {
+      // Out of order: behind the replay, or ahead of a recorded call still to come, which keeps its number.
+      step = recorded.step;
+      this.flushPending(this.lastStep);
+      this.mapStep(recorded.step, step);
+    }
+    const parent =
+      recorded?.parentStepId === undefined
+        ? undefined
+        : (this.stepMap.get(recorded.parentStepId) ?? recorded.parentStepId);
+    this.writeStep({
+      stepId: step,
+      ...(parent === undefined ? {} : { parentStepId: parent }),
+      stateType: payload.stateType,
+      name: payload.name,
+      ...(recorded?.toolCallId === undefined ? {} : { toolCallId: recorded.toolCallId }),
+      ...(recorded?.route === undefined ? {} : { route: recorded.route }),
+      start: rpc.ts,
+      end: rpc.end,
+      events: [{ type: 'tool.called', payload }],
+      status: payload.error === undefined ? 'success' : 'error',
+      errorType: payload.error?.code,
+    });
   }
 
   /** Writes one step (step.started, its events, step.completed) with the format's step writer. */

@@ -29,7 +29,15 @@ describe("each process's values in a replay", () => {
       const recorded = await recordAgent(AGENT, out, { ND_SHELL: shell ? '1' : '0' });
       expect(recorded.exitCode).toBe(0);
       const seen = JSON.parse(recorded.stdout.trim()) as Record<string, unknown[]>;
-      expect(Object.keys(seen)).toEqual(['before', 'a', 'b', 'between', ...(shell ? ['shell'] : []), 'after']);
+      expect(Object.keys(seen)).toEqual([
+        'before',
+        'a',
+        'b',
+        'between',
+        'killed',
+        ...(shell ? ['shell'] : []),
+        'after',
+      ]);
       // One sequence per process: the agent's own unnamed, the rest by where they were started.
       const names = (dir: string) =>
         [
@@ -42,7 +50,7 @@ describe("each process's values in a replay", () => {
               .map((e) => e.payload.process ?? 'agent'),
           ),
         ].sort();
-      const expected = ['1', '2', ...(shell ? ['3', '3#2'] : []), 'agent'];
+      const expected = ['1', '2', '3', ...(shell ? ['4', '4#2'] : []), 'agent'];
       expect(names(out)).toEqual(expected);
       const replayed = path.join(tmp.dir, `replay-${isolation}`);
       const result = await replayExact(out, replayed, isolation);

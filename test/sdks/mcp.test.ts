@@ -314,4 +314,52 @@ describe('MCP over Streamable HTTP (@modelcontextprotocol/sdk 1.x)', () => {
       expect(stepTypes(await readRecording(result.dir))).toEqual(stepTypes(recording));
     },
   );
+  it.concurrent('MCPServerStdio in a counterfactual replay: the new tool call goes to the server again and is a step of the replay', async () => {
+    const recordedModel = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Lima' } } });
+    const weather = await startWeatherApi();
+    const env = { OPENAI_API_KEY: 'sk-fake-mcp', WEATHER_URL: weather.url };
+    let recorded: Awaited<ReturnType<typeof recordWithCli>>;
+    try {
+      recorded = await recordWithCli({
+        agent: 'openai-agents-mcp-agent.mjs',
+        args: ['--stdio'],
+        env: { ...env, OPENAI_BASE_URL: `${recordedModel.url}/v1` },
+        out: path.join(tmp.dir, 'agents-mcp-stdio-cf'),
+      });
+    } finally {
+      await recordedModel.close();
+    }
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    // With a new prompt the model (live) asks for another city: the server (in the sandbox) is
+    // asked for it, and its call to the weather API, which the recording cannot answer, is held back.
+    const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Oslo' } } });
+    try {
+      const result = await replay({
+        recording: recorded.dir,
+        mode: 'counterfactual',
+        systemPrompt: 'You are a terse weather desk.',
+        env: { ...env, OPENAI_BASE_URL: `${model.url}/v1` },
+        out: path.join(tmp.dir, 'agents-mcp-stdio-cf-replay'),
+        stdio: 'pipe',
+        timeoutMs: 120_000,
+      });
+      expect(result.exitCode, result.output?.stderr).toBe(0);
+      expect(result.heldBack.map((h) => h.target)).toEqual([expect.stringContaining('/forecast?city=Oslo')]);
+      expect(weather.hits()).toBe(1);
+      const replayed = await readRecording(result.dir);
+      const calls = toolCalls(replayed).filter((t) => t.stateType === 'MCP_CALL');
+      expect(calls).toEqual([
+        expect.objectContaining({
+          kind: 'mcp',
+          name: 'get_forecast',
+          args: { city: 'Oslo' },
+          // What the server made of the held-back answer, as the agent read it.
+          result: { content: [{ type: 'text', text: expect.stringMatching(/^Oslo: /) }] },
+        }),
+      ]);
+    } finally {
+      await model.close();
+      await weather.close();
+    }
+  });
 });

@@ -15,6 +15,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
+import { watchMcpStdio } from '../../../sandbox/preload/shared-mcp-stdio.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import {
   editChildEnv,
@@ -29,7 +30,6 @@ import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
 import { patchFiles } from './record-files.mjs';
-import { watchMcpStdio } from './record-mcp-stdio.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { recordUndici } from './record-undici.mjs';
 
@@ -89,7 +89,9 @@ export function createRun(sink, options = {}) {
  */
 export function installCapture(sink, options = {}) {
   const run = createRun(sink, options);
-  const layer = installLayer(() => run, options);
+  // A process of the agent's tree may be ended by a signal (a server its client kills), which
+  // runs no exit handler: the values it drew go out at the end of the turn that drew them.
+  const layer = installLayer(() => run, { ...options, valuesEachTurn: true });
   // At exit no later turn comes: what is still pending is written now.
   const onExit = () => {
     layer.flushRun(run);
@@ -104,6 +106,8 @@ export function installCapture(sink, options = {}) {
 }
 
 const runs = new AsyncLocalStorage();
+// Taken at load: an agent's fake timers do not hold the recorder's own turn-end writes.
+const realSetImmediate = setImmediate;
 /**
  * The tool() call in progress in the current async context: values drawn inside it are the
  * tool's (a replay serves the tool without running it), and row changes its own database
@@ -188,6 +192,7 @@ function installLayer(current, options) {
   // What ids of this thread's calls start with: a worker thread's are not its process's.
   const origin = threadOrigin();
   const named = typeof options.processName === 'string' ? { process: options.processName } : {};
+  const valuesEachTurn = options.valuesEachTurn === true;
   let depth = 0;
   const suppressed = () => depth > 0;
 
@@ -226,6 +231,7 @@ function installLayer(current, options) {
             if (run === undefined || !run.nondeterminism || run.closed) return value;
             run.nd[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
             if (++run.ndCount >= 1000) flushRun(run);
+            else if (valuesEachTurn && run.ndCount === 1) realSetImmediate(flushRun, run);
             return value;
           },
           // Outside any run, in one that does not record values, or inside one of its tool() calls
@@ -295,7 +301,7 @@ function installLayer(current, options) {
     return run === undefined || run.closed ? undefined : run;
   };
   const sendExchange = (run, message) => {
-    if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req' || message.t === 'mcp')
+    if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req' || message.t === 'rpc')
       flushRun(run);
     send(run, message);
   };
@@ -379,14 +385,13 @@ function installLayer(current, options) {
   wrapped.push(undoUndici);
   // MCP servers a run starts over stdio: each request and its answer (a process started inside a
   // tool() call is the tool's).
+  let rpcSeq = 0;
   wrapped.push(
     watchMcpStdio({
       current: openRun,
       ignore: (run) => tools.getStore()?.run === run,
-      send: sendExchange,
+      emit: (run, rpc) => sendExchange(run, { t: 'rpc', id: `${origin}-rpc-${++rpcSeq}`, pid, ...rpc }),
       nowMs,
-      pid,
-      origin,
     }),
   );
 
