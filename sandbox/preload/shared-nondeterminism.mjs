@@ -13,9 +13,11 @@ import { syncBuiltinESMExports } from 'node:module';
  * 'randomBytes' | 'hrtime' (performance.now() and performance.timeOrigin, in the order read;
  * process.hrtime() and process.uptime() as performance.now() readings).
  * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
- * Calls made while `suppressed()` returns true (the capture layer's own) bypass the hook.
- * `internalsMayRead()` says whether Node's own code may be reading the clock (see
- * fromNodeInternals): while it returns false, a clock read skips that stack check.
+ * Calls made while `suppressed()` returns true (the capture layer's own) bypass the hook, and so
+ * do draws that are not the agent's (drawnBy): Node's own clock reads, while `internalsMayRead()`
+ * says its code may be reading the clock (undici's fetch reads Date.now() at the end of every
+ * network response body, which a replay that answers it does not), a database driver's random
+ * bytes to authenticate, and a telemetry SDK's draws.
  */
 export function patchNondeterminism(hook, suppressed = () => false, internalsMayRead = () => true) {
   const RealDate = globalThis.Date;
@@ -32,9 +34,14 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const realRandomFill = /** @type {(...args: any[]) => any} */ (crypto.randomFill);
   const realRandomInt = /** @type {(...args: any[]) => any} */ (crypto.randomInt);
 
+  /** Whether a clock read is not the agent's: Node's own (while it may read), or a telemetry SDK's. */
+  const notAgentsRead = () => {
+    const by = drawnBy();
+    return by === 'telemetry' || (by === 'internal' && internalsMayRead());
+  };
   const now = () => {
     const value = realNow.call(RealDate);
-    return suppressed() || (internalsMayRead() && fromNodeInternals()) ? value : hook('clock', value);
+    return suppressed() || notAgentsRead() ? value : hook('clock', value);
   };
   const PatchedDate = new Proxy(RealDate, {
     construct(target, args, newTarget) {
@@ -85,8 +92,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const perf = globalThis.performance;
   const realPerfNow = perf?.now;
   const originOf = perf ? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(perf), 'timeOrigin')?.get : undefined;
-  const monotonic = (value) =>
-    suppressed() || (internalsMayRead() && fromNodeInternals()) ? value : hook('hrtime', value);
+  const monotonic = (value) => (suppressed() || notAgentsRead() ? value : hook('hrtime', value));
   // Own properties as the prototype's are: not enumerable.
   if (perf && typeof realPerfNow === 'function') {
     Object.defineProperty(perf, 'now', {
@@ -145,17 +151,22 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   }
   Math.random = function random() {
     const value = realRandom();
-    return suppressed() ? value : hook('random', value);
+    return suppressed() || drawnBy() === 'telemetry' ? value : hook('random', value);
   };
   const uuid = (real) =>
     function randomUUID(options) {
       const value = real.call(this, options);
-      return suppressed() ? value : hook('uuid', value);
+      return suppressed() || drawnBy() === 'telemetry' ? value : hook('uuid', value);
     };
+  /** Whether random bytes are not the agent's: a database driver's to authenticate, or a telemetry SDK's. */
+  const notAgentsBytes = () => {
+    const by = drawnBy();
+    return by === 'driver' || by === 'telemetry';
+  };
   const fill = (real) =>
     function getRandomValues(array) {
       const result = real.call(this, array);
-      if (!suppressed() && !fromDriverAuth(getRandomValues)) hook('randomBytes', result);
+      if (!suppressed() && !notAgentsBytes()) hook('randomBytes', result);
       return result;
     };
   // node:crypto's own: randomBytes (and its callback form), randomFillSync and randomFill. A range
@@ -165,19 +176,19 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     const start = Number(offset) || 0;
     return view.subarray(start, size === undefined ? view.length : start + Number(size));
   };
-  const drawn = (bytes, below) => {
-    if (!suppressed() && !fromDriverAuth(below)) hook('randomBytes', bytes);
+  const drawn = (bytes) => {
+    if (!suppressed() && !notAgentsBytes()) hook('randomBytes', bytes);
   };
   function randomBytes(size, callback) {
     // Not a callback: Node's own answer (its error for a wrong one).
     if (callback !== undefined && typeof callback !== 'function') return realRandomBytes.call(this, size, callback);
     if (callback === undefined) {
       const bytes = realRandomBytes.call(this, size);
-      drawn(bytes, randomBytes);
+      drawn(bytes);
       return bytes;
     }
     // The draw counts when its bytes are handed over (a driver's is told apart now, at the call).
-    const driver = fromDriverAuth(randomBytes);
+    const driver = notAgentsBytes();
     return realRandomBytes.call(this, size, (error, bytes) => {
       if (!error && !driver && !suppressed()) hook('randomBytes', bytes);
       callback(error, bytes);
@@ -185,14 +196,14 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   }
   function randomFillSync(buf, offset, size) {
     const result = realRandomFillSync.call(this, buf, offset, size);
-    drawn(bytesOf(buf, offset, size), randomFillSync);
+    drawn(bytesOf(buf, offset, size));
     return result;
   }
   function randomFill(buf, ...rest) {
     const callback = rest.pop();
     if (typeof callback !== 'function') return realRandomFill.call(this, buf, ...rest, callback);
     const [offset, size] = rest;
-    const driver = fromDriverAuth(randomFill);
+    const driver = notAgentsBytes();
     return realRandomFill.call(this, buf, ...rest, (error, filled) => {
       if (!error && !driver && !suppressed()) hook('randomBytes', bytesOf(buf, offset, size));
       callback(error, filled);
@@ -222,7 +233,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     let n;
     for (;;) {
       const bytes = realRandomBytes(6);
-      drawn(bytes, randomInt);
+      drawn(bytes);
       const x = bytes.readUIntBE(0, 6);
       if (x < limit) {
         n = (x % range) + min;
@@ -277,22 +288,6 @@ const SELF = import.meta.url;
 const RAND_MAX = 0xffff_ffff_ffff;
 
 /**
- * Whether the clock is read by Node's own internals rather than by the agent (or its libraries):
- * undici's fetch reads Date.now() at the end of every network response body. Such reads happen
- * when a request really goes out and not when a replay answers it, so recording them would
- * shift every later value; they bypass the hook while recording and while replaying. (Only the
- * clock: no internal on the network path draws Math.random or uuids, and those stay cheap.)
- */
-function fromNodeInternals() {
-  for (const site of callSites(3, fromNodeInternals)) {
-    const file = site.getFileName?.() ?? '';
-    if (file === SELF) continue;
-    return file.startsWith('node:internal/');
-  }
-  return false;
-}
-
-/**
  * Where database drivers draw random bytes to authenticate: pg's SCRAM client nonce (lib/crypto,
  * through getRandomValues), postgres.js's (randomBytes), the MongoDB driver's SCRAM (cmap/auth).
  */
@@ -300,19 +295,73 @@ const DRIVER_AUTH =
   /[\\/]node_modules[\\/](?:pg[\\/]lib[\\/]crypto|postgres[\\/](?:cjs[\\/])?src|mongodb[\\/]lib[\\/]cmap[\\/]auth)[\\/]/;
 
 /**
- * Whether random bytes are drawn by a database driver to authenticate (pg's SCRAM nonce, through
- * webcrypto's getRandomValues) rather than by the agent: whether that happens depends on the
- * server (a production database asks for a password, a replay's sandbox does not), and on how
- * many connections a pool opens, so recording the draw would shift the agent's later values at
- * replay. Such draws bypass the hook while recording and while replaying. (A stack check a
- * getRandomValues call: libraries call it once per pool of ids, not per id.)
- * @param {Function} below the patched function
+ * Telemetry SDKs, and tracers and task queues that run beside the agent: what they draw (span
+ * and run ids, a batch's multipart boundary, export times, a queue's scheduling reads) and how
+ * often depends on when their batches flush and their queued callbacks run, which a replay
+ * (answering at once) does not reproduce, so their draws would shift the agent's later values.
+ * Left out while recording and replaying alike, as their exports are answered whatever they
+ * carry (src/record/classify.ts, isTelemetry).
  */
-function fromDriverAuth(below) {
-  for (const site of callSites(2, below)) {
-    if (DRIVER_AUTH.test(site.getFileName?.() ?? '')) return true;
+const TELEMETRY = new RegExp(
+  `[\\\\/]node_modules[\\\\/](?:${[
+    'langsmith',
+    '@opentelemetry',
+    '@sentry',
+    'langfuse[^\\\\/]*',
+    '@langfuse',
+    '@arizeai',
+    '@traceloop',
+    'braintrust',
+    '@braintrust',
+    'dd-trace',
+    '@datadog',
+    'newrelic',
+    '@honeycombio',
+    '@langchain[\\\\/]core[\\\\/]dist[\\\\/]tracers',
+    'p-queue',
+    'bottleneck',
+  ].join('|')})[\\\\/]`,
+);
+/** Id libraries draw for their caller: the frame above them says whose draw it is. */
+const DRAWS_FOR_CALLER = /[\\/]node_modules[\\/](?:uuid|nanoid|ulid|@paralleldrive[\\/]cuid2)[\\/]/;
+
+/**
+ * Who draws a value, from the call stack (one capture, ~5 us): Node's own code ('internal': the
+ * caller is in node:internal, as fetch's timing info is), a database driver authenticating
+ * ('driver': pg's SCRAM nonce through getRandomValues, postgres.js's and the MongoDB driver's
+ * through randomBytes; whether it happens depends on the server and on how many connections a
+ * pool opens), a telemetry SDK ('telemetry': the nearest caller past Node's code and id
+ * libraries), or the agent. Only the agent's draws are recorded and handed back.
+ * @returns {'internal' | 'driver' | 'telemetry' | 'agent'}
+ */
+function drawnBy() {
+  // Most draws are told by their first frames: a deeper capture only when those do not tell.
+  return readStack(callSites(5, drawnBy)) ?? readStack(callSites(12, drawnBy)) ?? 'agent';
+}
+
+/**
+ * @param {any[]} sites
+ * @returns {'internal' | 'driver' | 'telemetry' | 'agent' | undefined} undefined: not told by these
+ */
+function readStack(sites) {
+  let frame = 0;
+  let internal = false;
+  for (const site of sites) {
+    const file = site.getFileName?.() ?? '';
+    if (file === SELF) continue;
+    frame++;
+    if (frame <= 2 && DRIVER_AUTH.test(file)) return 'driver';
+    if (frame === 1 && file.startsWith('node:internal/')) {
+      internal = true;
+      continue;
+    }
+    if (internal) return 'internal';
+    if (file.startsWith('node:') || DRAWS_FOR_CALLER.test(file)) continue;
+    return TELEMETRY.test(file) ? 'telemetry' : 'agent';
   }
-  return false;
+  if (internal) return 'internal';
+  // Every frame read was ours, Node's or an id library's: deeper ones tell, if any are left.
+  return sites.length < 5 ? 'agent' : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Run vs run: align two trajectories by edit distance over normalised actions; find where they part.
 import type { Recording } from '../recording/index.js';
-import { canonicalJson, jsonOrText } from '../recording/index.js';
+import { canonicalJson, isTelemetry, jsonOrText } from '../recording/index.js';
 import { describeAction } from './bisect-belief.js';
 import { listSteps, type StepView } from './view.js';
 
@@ -39,9 +39,14 @@ export interface RunAlignment {
   ops: AlignmentOp[];
 }
 
-/** The normalised actions of a recording (tool steps and model steps, in step order). */
+/**
+ * The normalised actions of a recording (tool steps and model steps, in step order). The agent's
+ * telemetry is not an action: a tracer that batched differently does not part two runs.
+ */
 export function normaliseActions(recording: Recording): NormalisedAction[] {
-  return listSteps(recording).map(normaliseStep);
+  return listSteps(recording)
+    .filter((view) => view.exchange === undefined || !isTelemetry(view.exchange.request))
+    .map(normaliseStep);
 }
 
 function normaliseStep(view: StepView): NormalisedAction {

@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { isTelemetry } from '../recording/index.js';
 import { classifyHttp, stdioRpcCall } from './classify.js';
 import { loadToolRules } from './rules-file.js';
 
@@ -89,6 +90,35 @@ describe('classifyHttp', () => {
     expect(stdioRpcCall({ ...at, request, response: { result: {} } }, rules, store)).toMatchObject({
       name: 'lookup',
       stateType: 'RETRIEVE',
+      mutating: false,
+    });
+  });
+
+  it("tells the agent's telemetry from its tools", () => {
+    const post = (url: string, headers: Record<string, string> = {}) => ({ method: 'POST', url, headers });
+    for (const call of [
+      post('http://collector:4318/v1/traces'),
+      post('https://otel.example.com/api/public/otel/v1/metrics'),
+      post('http://127.0.0.1:9/v1/logs/'),
+      post('https://api.openai.com/v1/traces/ingest'),
+      post('https://cloud.langfuse.com/api/public/ingestion'),
+      post('https://o1.ingest.sentry.io/api/42/envelope/'),
+      { method: 'GET', url: 'http://smith.internal/info', headers: { 'User-Agent': 'langsmith-js/0.12.0' } },
+      post('http://anywhere/x', { 'user-agent': 'OTel-OTLP-Exporter-JavaScript/0.57.0' }),
+    ])
+      expect(isTelemetry(call), call.url).toBe(true);
+    for (const call of [
+      { method: 'GET', url: 'http://collector:4318/v1/traces', headers: {} },
+      post('http://api/v1/chat/completions'),
+      post('http://api/refunds', { 'user-agent': 'axios/1.7' }),
+      post('http://api/v1/traces/123'),
+    ])
+      expect(isTelemetry(call), call.url).toBe(false);
+    expect(classifyHttp(call('POST', 'http://collector:4318/v1/traces'))).toEqual({
+      kind: 'http',
+      name: 'telemetry POST /v1/traces',
+      stateType: 'OBSERVE',
+      args: {},
       mutating: false,
     });
   });

@@ -1,11 +1,12 @@
 // Tool classification: which seed state type a non-LLM HTTP call is, its tool name, arguments
 // and whether it mutates the world. Rules are tried in order (user rules first); the defaults:
 // JSON-RPC `tools/call` -> MCP_CALL, GET on search/query/policy/knowledge-like paths -> RETRIEVE,
-// any other HTTP -> API_CALL; mutating = POST/PUT/PATCH/DELETE except MCP protocol chatter.
+// the agent's telemetry -> OBSERVE, any other HTTP -> API_CALL; mutating = POST/PUT/PATCH/DELETE except MCP protocol chatter.
 import * as z from 'zod';
 import type { StdioRpc } from '../../sandbox/protocol.js';
 import { isReadRpc } from '../recording/reads.js';
 import { StateTypeSchema } from '../recording/schema.js';
+import { isTelemetry } from '../recording/telemetry.js';
 import type { Body, StateType, ToolCalledPayload } from '../recording/types.js';
 
 /** A string matches exactly (case-insensitive); "/re/flags" is a regular expression. */
@@ -101,6 +102,8 @@ export function classifyHttp(call: HttpCallInfo, rules: readonly ToolRule[] = []
       mutating: MUTATING.has(method) && (isCall || !isReadRpc(message.method)),
     };
   }
+  if (isTelemetry({ method, url: call.url, ...(call.headers ? { headers: call.headers } : {}) }))
+    return { kind: 'http', name: `telemetry ${method} ${path}`, stateType: 'OBSERVE', args: {}, mutating: false };
   // MCP Streamable HTTP chatter without a JSON-RPC body, told by the session header: the
   // server-notification GET stream and the DELETE that ends the session. Not the agent's tools.
   const mcpSession = Object.keys(call.headers ?? {}).some((name) => name.toLowerCase() === 'mcp-session-id');

@@ -48,6 +48,7 @@ export { hasLocalSeal, SEAL_PATTERN, sealKey, sealKeyFile, sealManifest } from '
 export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from './staging.js';
 export { stateHome } from './state-home.js';
 export { type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
+export { isTelemetry } from './telemetry.js';
 export {
   atomsOf,
   linkToolSteps,

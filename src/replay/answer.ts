@@ -18,7 +18,7 @@
 // runs, so a stopped replay never makes a live call.
 import { type QuestionOf, type ReplayNotice, type ReplayReply, type WireBody, wireBytes } from '../../sandbox/index.js';
 import { withSystemPrompt } from '../providers/index.js';
-import type { DivergencePayload, StreamChunk, Usage } from '../recording/index.js';
+import { type DivergencePayload, isTelemetry, type StreamChunk, type Usage } from '../recording/index.js';
 import { holdBack } from './held-back.js';
 import { CallIndex, type MatchResult, type RecordedCall, toolRequest } from './match.js';
 import {
@@ -101,6 +101,8 @@ export type RecordedVerdict =
       divergence?: DivergencePayload;
       /** A model call served in counterfactual mode: its cost is not paid again (ReplayResult.savedCost). */
       saved?: boolean;
+      /** Written at `step` without moving the replay's step on (the agent's telemetry). */
+      aside?: boolean;
     }
   | { kind: 'stop'; step: number }
   | { kind: 'miss'; match: MatchResult };
@@ -233,6 +235,13 @@ export function recordedVerdict(session: ReplaySession, ask: Ask, prefix: boolea
     if (!m.call) return { kind: 'miss', match: m };
     const step = session.stepFor(m.call);
     return session.shouldStop(step) ? { kind: 'stop', step } : { kind: 'serve', call: m.call, step, saved: true };
+  }
+  if (isTelemetry(live)) {
+    // The agent's telemetry: what it carries and how often it comes depend on when its batches
+    // flush, so any recorded export to the same place answers it, at the side of the run's steps.
+    const t = index.telemetryFor(live);
+    if (t !== undefined)
+      return { kind: 'serve', call: t.call, step: session.asideStep(t.reused ? undefined : t.call), aside: true };
   }
   const m = index.match(live, { kind: 'tool', allowReuse: true });
   if (!m.call) return { kind: 'miss', match: m };

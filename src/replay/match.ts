@@ -15,7 +15,7 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { canonicalJson } from '../recording/index.js';
+import { canonicalJson, isTelemetry } from '../recording/index.js';
 import {
   canonical,
   distance,
@@ -104,6 +104,8 @@ export interface RecordedCall {
   stateType: StateType;
   stepName: string;
   kind: 'model' | 'tool';
+  /** The agent's telemetry (isTelemetry): answered whatever it carries, in no order, never missed. */
+  telemetry?: true;
   /** The recorded HTTP exchange; absent for an in-process tool() call. */
   exchange?: HttpExchangePayload;
   model?: ModelCalledPayload;
@@ -273,6 +275,7 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
       effects: { fs, db },
       stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,
       ...(imported && kind === 'model' ? { imported: true } : {}),
+      ...(exchange && kind === 'tool' && isTelemetry(request) ? { telemetry: true as const } : {}),
     });
   }
   return { http, inProcess };
@@ -401,10 +404,21 @@ export class CallIndex {
   /** Per list and filter: how many candidates pass it (for a miss's explanation). */
   private readonly counts = new WeakMap<RecordedCall[], Map<string, number>>();
 
+  /** The calls in the agent's order: all but its telemetry. */
+  private readonly ordered: RecordedCall[];
+  /** The telemetry calls by method and path. */
+  private readonly telemetry = new Map<string, RecordedCall[]>();
+
   constructor(calls: RecordedCall[]) {
     this.calls = calls;
+    this.ordered = calls.filter((c) => c.telemetry !== true);
     for (const call of calls) {
-      this.byKind[call.kind].push(call);
+      if (call.telemetry) {
+        const key = `${call.view.method} ${call.view.path}`;
+        const list = this.telemetry.get(key);
+        if (list) list.push(call);
+        else this.telemetry.set(key, [call]);
+      } else this.byKind[call.kind].push(call);
       for (const layer of LAYERS) {
         const key = call.keys[layer];
         const list = this.byKey[layer].get(key);
@@ -428,8 +442,21 @@ export class CallIndex {
     this.used.add(call.index);
   }
 
+  /** The calls not served (telemetry aside: an export the replay did not make is not missed). */
   unused(): RecordedCall[] {
-    return this.calls.filter((c) => !this.used.has(c.index));
+    return this.ordered.filter((c) => !this.used.has(c.index));
+  }
+
+  /**
+   * The recorded telemetry call that answers a live one to the same method and path, whatever it
+   * carries: the first not yet served, else (more exports than recorded) the last, again.
+   */
+  telemetryFor(live: LiveRequest): { call: RecordedCall; reused: boolean } | undefined {
+    const view = viewOf(live);
+    const list = this.telemetry.get(`${view.method} ${view.path}`);
+    if (list === undefined || list.length === 0) return undefined;
+    const free = this.firstFree(list);
+    return free ? { call: free, reused: false } : { call: list[list.length - 1] as RecordedCall, reused: true };
   }
 
   /** The first unused call of `list` (in recorded order) that `accept` takes; moves the list's cursor past served calls. */
@@ -459,7 +486,7 @@ export class CallIndex {
 
   /** The first call not yet served, optionally of one kind. */
   nextExpected(kind?: 'model' | 'tool'): RecordedCall | undefined {
-    return this.firstFree(kind === undefined ? this.calls : this.byKind[kind]);
+    return this.firstFree(kind === undefined ? this.ordered : this.byKind[kind]);
   }
 
   /**

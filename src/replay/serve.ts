@@ -20,7 +20,8 @@ export async function serveRecorded(
 ): Promise<Answer> {
   const { call } = verdict;
   const step = verdict.step ?? session.stepFor(call);
-  if (session.shouldStop(step)) return stopped(session, step);
+  // Telemetry is written aside: `until` counts the run's steps.
+  if (!verdict.aside && session.shouldStop(step)) return stopped(session, step);
   const { recording, options, writer } = session;
   if (verdict.saved) {
     const model = call.model;
@@ -32,7 +33,10 @@ export async function serveRecorded(
   if (call.exchange) session.index.markUsed(call);
   else session.parts.tools.markUsed(call);
   const started = Date.now();
-  if (early) session.mapStep(call.step, step);
+  if (verdict.aside) {
+    session.flushPending(session.lastStep);
+    session.mapStep(call.step, step);
+  } else if (early) session.mapStep(call.step, step);
   else session.beginStep(step, call.step);
   const divergence = verdict.divergence ? session.diverge(step, verdict.divergence) : undefined;
   const exchangeId = session.nextExchangeId();

@@ -77,6 +77,8 @@ export class ReplaySession {
   private readonly stepMap = new Map<number, number>();
   /** The step numbers the replay has used (a step written out of order must take a free one). */
   private readonly used = new Set<number>();
+  /** The last step number given past the recording's (asideStep). */
+  private spare: number | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
@@ -242,6 +244,18 @@ export class ReplaySession {
   stepFor(call: RecordedCall | undefined): number {
     if (call && call.step > this.lastStep && !this.used.has(call.step)) return call.step;
     return this.nextStep();
+  }
+
+  /**
+   * The step of a call written aside (the agent's telemetry): its recorded step while free, else
+   * one past every step the recording and the replay have used, so no step of the run moves.
+   */
+  asideStep(call: RecordedCall | undefined): number {
+    if (call !== undefined && !this.used.has(call.step)) return call.step;
+    this.spare ??= this.recording.events.reduce((max, e) => Math.max(max, e.stepId), 0);
+    do this.spare++;
+    while (this.used.has(this.spare));
+    return this.spare;
   }
 
   /** The first step number after the last one that no step written out of order has taken. */

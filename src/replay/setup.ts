@@ -226,7 +226,8 @@ function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
   const r = x?.response;
   // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
   const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.length > 0);
-  if (!x || !r || x.error || effects) return { i: c.index, ask: true };
+  // Telemetry is answered whatever it carries: the session decides (CallIndex.telemetryFor).
+  if (!x || !r || x.error || effects || c.telemetry) return { i: c.index, ask: true };
   const u = new URL(c.request.url);
   return {
     i: c.index,

@@ -4,8 +4,11 @@
 // call as a tool step; the exact replay, every server stopped, reproduces the run with zero
 // divergences; a counterfactual replay sends the new system prompt to the model and answers the
 // tool from the recording, with the same clock and random values.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alignRuns } from '../../src/bisect/index.js';
 import { emptyProvenanceCounts, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import {
@@ -102,6 +105,72 @@ describe(`LangChain JS (@langchain/openai ${installedVersion('@langchain/openai'
     } finally {
       await model.close();
       await weather.close().catch(() => {});
+    }
+  });
+  // Traced to LangSmith (its real client, a local collector): what the tracer sends, how it is
+  // batched and what it draws (run ids, the multipart boundary, times) depend on when its batches
+  // flush. Recorded against a slow tool API, replayed with everything answered at once: the
+  // exports are answered whatever they carry, at the side of the run's steps, and the tracer's
+  // draws are not the agent's, so the agent's own clock and random values stay aligned.
+  it('traced to LangSmith, replays exactly although the tracer batches differently', async () => {
+    const model = await startFakeOpenAI({ toolArgs: { get_forecast: { city: 'Paris' } } });
+    const weather = await startWeatherApi({ delayMs: 1500 });
+    const exports: string[] = [];
+    const collector = http.createServer((req, res) => {
+      exports.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const env = {
+      OPENAI_BASE_URL: `${model.url}/v1`,
+      OPENAI_API_KEY: 'sk-fake-langchain',
+      WEATHER_URL: weather.url,
+      LANGSMITH_TRACING: 'true',
+      LANGSMITH_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+      LANGSMITH_API_KEY: 'lsv2-fake-key',
+    };
+    try {
+      const recorded = await recordWithCli({ agent: 'langchain-agent.mjs', env, out: path.join(tmp.dir, 'traced') });
+      expect(recorded.exitCode, recorded.stderr).toBe(0);
+      // The tracer flushed while the tool waited on its API, and again at the end.
+      expect(exports.filter((e) => e.startsWith('POST /runs')).length).toBeGreaterThanOrEqual(2);
+      const recording = await readRecording(recorded.dir);
+      const telemetry = steps(recording).filter(([, , name]) => name.startsWith('telemetry '));
+      expect(telemetry.length).toBeGreaterThanOrEqual(2);
+      expect(telemetry.every(([, type]) => type === 'OBSERVE')).toBe(true);
+      const run = steps(recording).filter(([, , name]) => !name.startsWith('telemetry '));
+      expect(run.map(([, type]) => type)).toEqual(['THINK', 'API_CALL', 'FINALIZE']);
+
+      const before = exports.length;
+      for (const isolation of ['auto', 'none'] as const) {
+        const result = await replay({
+          recording: recorded.dir,
+          mode: 'exact',
+          env,
+          out: path.join(tmp.dir, `traced-${isolation}`),
+          stdio: 'pipe',
+          timeoutMs: 120_000,
+          ...(isolation === 'none' ? { isolation } : {}),
+        });
+        expect(result.divergences, `${isolation}: ${result.output?.stderr}`).toEqual([]);
+        expect(result.output?.stdout).toBe(recorded.agentStdout);
+        // The run's own steps keep their numbers, and the two runs do not part (telemetry is not an action).
+        const replayedRecording = await readRecording(result.dir);
+        const replayed = steps(replayedRecording).filter(([, , name]) => !name.startsWith('telemetry '));
+        expect(replayed.sort((a, b) => a[0] - b[0])).toEqual(run.sort((a, b) => a[0] - b[0]));
+        expect(alignRuns(recording, replayedRecording).firstDivergence).toBeUndefined();
+      }
+      expect(exports.length).toBe(before);
+      expect(weather.hits()).toBe(1);
+    } finally {
+      await model.close();
+      await weather.close();
+      collector.closeAllConnections();
+      await new Promise((resolve) => collector.close(resolve));
     }
   });
 });

@@ -15,10 +15,14 @@ const FORECASTS: Record<string, { tempC: number; sky: string }> = {
   lima: { tempC: 22, sky: 'sunny' },
 };
 
-export async function startWeatherApi(): Promise<WeatherApi> {
+/** `delayMs`: how long it takes to answer (a slow API: the agent's other work goes on meanwhile). */
+export async function startWeatherApi(options: { delayMs?: number } = {}): Promise<WeatherApi> {
   let hits = 0;
   const server = http.createServer((req, res) => {
     hits++;
+    setTimeout(() => answer(req, res), options.delayMs ?? 0);
+  });
+  const answer = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://weather');
     const city = (url.searchParams.get('city') ?? '').toLowerCase();
     const forecast = FORECASTS[city];
@@ -29,7 +33,7 @@ export async function startWeatherApi(): Promise<WeatherApi> {
     }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ city, ...forecast }));
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
