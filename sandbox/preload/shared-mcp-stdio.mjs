@@ -55,21 +55,33 @@ export function watchMcpStdio(ctx) {
     /** Requests the agent sent, by JSON-RPC id, until answered. */
     const pending = new Map();
     let rpc = true;
+    /** Whether the agent has written a JSON-RPC line yet (until then the child's output is not read). */
+    let speaks = false;
     const stop = () => {
       rpc = false;
       pending.clear();
     };
-    const lines = (/** @type {(line: string) => void} */ onLine) => {
+    /** `waits`: whether a chunk is worth reading now; a skipped one drops the partial line. */
+    const lines = (/** @type {(line: string) => void} */ onLine, /** @type {() => boolean} */ waits) => {
       const decoder = new StringDecoder('utf8');
       let buffer = '';
       return (/** @type {unknown} */ chunk, /** @type {BufferEncoding | undefined} */ encoding) => {
         if (!rpc || chunk === null || chunk === undefined) return;
+        if (!waits()) {
+          buffer = '';
+          return;
+        }
         buffer +=
           typeof chunk === 'string'
             ? Buffer.from(chunk, encoding && Buffer.isEncoding(encoding) ? encoding : 'utf8').toString('utf8')
             : chunk instanceof Uint8Array
               ? decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
               : '';
+        // What is not JSON from its first character (a program's text or bytes) is no MCP traffic.
+        if (!speaks && /^\s*[^\s{[]/.test(buffer)) {
+          stop();
+          return;
+        }
         let at = buffer.indexOf('\n');
         while (at !== -1 && rpc) {
           const line = buffer.slice(0, at).replace(/\r$/, '');
@@ -93,29 +105,37 @@ export function watchMcpStdio(ctx) {
     };
     const key = (/** @type {unknown} */ id) => `${typeof id}:${String(id)}`;
 
-    const written = lines((line) => {
-      const message = parse(line);
-      if (message === undefined) {
-        // Not JSON-RPC: this child is not an MCP server.
-        if (pending.size === 0) stop();
-        return;
-      }
-      for (const one of Array.isArray(message) ? message : [message]) {
-        if (typeof one?.method !== 'string' || one.id === undefined || one.id === null) continue;
-        pending.set(key(one.id), { request: { method: one.method, params: one.params }, ts: ctx.nowMs() });
-      }
-    });
-    const read = lines((line) => {
-      const message = parse(line);
-      if (message === undefined) return;
-      for (const one of Array.isArray(message) ? message : [message]) {
-        if (one?.method !== undefined || one?.id === undefined) continue;
-        const open = pending.get(key(one.id));
-        if (open === undefined) continue;
-        pending.delete(key(one.id));
-        answered(open, one.error === undefined ? { result: one.result } : { error: one.error });
-      }
-    });
+    const written = lines(
+      (line) => {
+        const message = parse(line);
+        if (message === undefined) {
+          // Not JSON-RPC: this child is not an MCP server.
+          if (!speaks) stop();
+          return;
+        }
+        speaks = true;
+        for (const one of Array.isArray(message) ? message : [message]) {
+          if (typeof one?.method !== 'string' || one.id === undefined || one.id === null) continue;
+          pending.set(key(one.id), { request: { method: one.method, params: one.params }, ts: ctx.nowMs() });
+        }
+      },
+      () => true,
+    );
+    // The child's output matters only while an answer is awaited.
+    const read = lines(
+      (line) => {
+        const message = parse(line);
+        if (message === undefined) return;
+        for (const one of Array.isArray(message) ? message : [message]) {
+          if (one?.method !== undefined || one?.id === undefined) continue;
+          const open = pending.get(key(one.id));
+          if (open === undefined) continue;
+          pending.delete(key(one.id));
+          answered(open, one.error === undefined ? { result: one.result } : { error: one.error });
+        }
+      },
+      () => speaks && pending.size > 0,
+    );
     /** @param {{ request: StdioRpc['request'], ts: number }} open @param {StdioRpc['response']} response */
     const answered = (open, response) =>
       ctx.emit(owner, {
