@@ -193,6 +193,11 @@ function installLayer(current, options) {
   const origin = threadOrigin();
   const named = typeof options.processName === 'string' ? { process: options.processName } : {};
   const valuesEachTurn = options.valuesEachTurn === true;
+  /** The values a turn drew, written as it ends (not a turn later, with the batch they join). */
+  const flushTurn = (run) => {
+    flushRun(run);
+    run.sink.flush?.();
+  };
   let depth = 0;
   const suppressed = () => depth > 0;
 
@@ -231,7 +236,7 @@ function installLayer(current, options) {
             if (run === undefined || !run.nondeterminism || run.closed) return value;
             run.nd[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
             if (++run.ndCount >= 1000) flushRun(run);
-            else if (valuesEachTurn && run.ndCount === 1) realSetImmediate(flushRun, run);
+            else if (valuesEachTurn && run.ndCount === 1) realSetImmediate(flushTurn, run);
             return value;
           },
           // Outside any run, in one that does not record values, or inside one of its tool() calls
