@@ -1,6 +1,7 @@
 // The events of a recording grouped by step, as the ledger reads them: each step's model and tool
 // calls, validators, artifacts and compiled contexts, where its answers came from, and its time.
 import { weakerProvenance } from '../recording/provenance.js';
+import { isTelemetry } from '../recording/telemetry.js';
 import type {
   EventOf,
   HttpExchangePayload,
@@ -88,6 +89,14 @@ export function indexSteps(recording: Recording): StepIndex {
       default:
         break;
     }
+  }
+  // The agent's telemetry (a tracer's exports) is not a tool it called: no tool event, no tool cost.
+  for (const acc of steps.values()) {
+    if (acc.tools.length === 0) continue;
+    acc.tools = acc.tools.filter((tool) => {
+      const exchange = tool.exchangeId === undefined ? undefined : exchanges.get(tool.exchangeId);
+      return exchange === undefined || !isTelemetry(exchange.request);
+    });
   }
   const ordered = [...steps.values()].sort((a, b) => a.stepId - b.stepId);
   return { steps, ordered, exchanges, ...(runStart ? { runStart } : {}), ...(runEnd ? { runEnd } : {}) };

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alignRuns } from '../../src/bisect/index.js';
+import { buildLedger } from '../../src/ledger/index.js';
 import { emptyProvenanceCounts, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import {
@@ -144,6 +145,8 @@ describe(`LangChain JS (@langchain/openai ${installedVersion('@langchain/openai'
       expect(telemetry.every(([, type]) => type === 'OBSERVE')).toBe(true);
       const run = steps(recording).filter(([, , name]) => !name.startsWith('telemetry '));
       expect(run.map(([, type]) => type)).toEqual(['THINK', 'API_CALL', 'FINALIZE']);
+      // The ledger's tool events are the agent's tools: the tracer's exports are not among them.
+      expect(buildLedger(recording).tools.map((t) => t.tool_name)).toEqual(['get_forecast']);
 
       const before = exports.length;
       for (const isolation of ['auto', 'none'] as const) {
