@@ -6,6 +6,7 @@ import { modelCallCost, recordingPrices } from '../ledger/index.js';
 import { toolsOf, turnsOf } from '../providers/index.js';
 import {
   type HttpExchangePayload,
+  isTelemetry,
   jsonOrText,
   linkToolSteps,
   type ModelCalledPayload,
@@ -181,6 +182,11 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
     } else if (e.type === 'tool.called') {
       const p = e.payload;
       const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
+      // The agent's telemetry (a tracer's exports) is neither a tool it called nor a step it took.
+      if (x !== undefined && isTelemetry(x.request)) {
+        t.stepCount--;
+        continue;
+      }
       let resultText = '';
       let result: unknown = p.result;
       if (p.result !== undefined) resultText = typeof p.result === 'string' ? p.result : JSON.stringify(p.result);

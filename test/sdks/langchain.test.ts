@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alignRuns } from '../../src/bisect/index.js';
+import { trajectoryOf } from '../../src/evaluate/index.js';
 import { buildLedger } from '../../src/ledger/index.js';
 import { emptyProvenanceCounts, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
@@ -147,6 +148,10 @@ describe(`LangChain JS (@langchain/openai ${installedVersion('@langchain/openai'
       expect(run.map(([, type]) => type)).toEqual(['THINK', 'API_CALL', 'FINALIZE']);
       // The ledger's tool events are the agent's tools: the tracer's exports are not among them.
       expect(buildLedger(recording).tools.map((t) => t.tool_name)).toEqual(['get_forecast']);
+      // Nor are they tool steps, or steps at all, for an eval contract.
+      const trajectory = trajectoryOf(recording);
+      expect(trajectory.toolSteps.map((t) => t.name)).toEqual(['get_forecast']);
+      expect(trajectory.stepCount).toBe(3);
 
       const before = exports.length;
       for (const isolation of ['auto', 'none'] as const) {
