@@ -1,5 +1,5 @@
 // JSON-RPC over a child's stdio (the MCP stdio transport) becomes steps as MCP over HTTP does
-// (src/record/preload/record-mcp-stdio.mjs): `tools/call` an MCP_CALL step named after the tool,
+// (sandbox/preload/shared-mcp-stdio.mjs): `tools/call` an MCP_CALL step named after the tool,
 // other requests OBSERVE steps, a JSON-RPC error and a request the server never answered steps
 // that failed; notifications and a child that does not speak JSON-RPC leave none. Requests and
 // answers in pieces and batches are taken whole, and the agent reads everything the server wrote
