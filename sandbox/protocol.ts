@@ -210,8 +210,8 @@ export type QuestionOf<K extends ReplayQuestion['kind']> = Extract<ReplayQuestio
 /** A notice: nothing waits for an answer. */
 export const ReplayNoticeSchema = z.discriminatedUnion('t', [
   HelloSchema,
-  /** A connection the network guard refused. */
-  z.object({ t: z.literal('blocked'), target: z.string() }),
+  /** A connection the network guard refused; `upgrade`: an HTTP upgrade's protocol (websocket), refused as such. */
+  z.object({ t: z.literal('blocked'), target: z.string(), upgrade: z.string().optional() }),
   /** A write outside the sandboxed root (refused). */
   z.object({ t: z.literal('outside-write'), path: z.string() }),
   /** A way out the preload refused (a program it cannot contain, a worker, UDP, DNS, a raw binding, a signal, a file). */

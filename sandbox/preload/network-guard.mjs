@@ -12,7 +12,7 @@ const isLocal = (h) => LOCAL.has(h);
 const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
 
 /** The target of a net.Socket#connect call, from any of its argument forms. */
-function targetOf(args) {
+export function targetOf(args) {
   const first = Array.isArray(args[0]) ? args[0][0] : args[0];
   if (first !== null && typeof first === 'object') return { path: first.path, host: first.host, port: first.port };
   if (typeof first === 'string' && !/^\d+$/.test(first)) return { path: first };

@@ -273,6 +273,28 @@ export function installReplay(config) {
 
   /** What the interceptor asks of every request it sees: answered here or by the replayer, never passed through. */
   const onIntercepted = async ({ request, controller }) => {
+    // An upgrade (a WebSocket): what would go over it is not in any recording (tapedeck records
+    // HTTP; the recorder said so). Refused as the network guard refuses a connection, and reported.
+    const upgrade = request.headers.get('upgrade');
+    if (upgrade !== null) {
+      const protocol = upgrade.toLowerCase();
+      send({
+        t: 'blocked',
+        target: protocol === 'websocket' ? request.url.replace(/^http/, 'ws') : request.url,
+        upgrade: protocol,
+      });
+      controller.errorWith(
+        Object.assign(
+          new Error(
+            `connect ECONNREFUSED ${request.url} (an ${upgrade} upgrade, refused by the tapedeck replay: not recorded)`,
+          ),
+          {
+            code: 'ECONNREFUSED',
+          },
+        ),
+      );
+      return;
+    }
     let body;
     if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
       // Every request is answered here or by the replayer (none is passed through), so the body

@@ -37,3 +37,18 @@ export async function connectDb(url: string, options: ConnectOptions = {}): Prom
   client.on('error', () => {});
   return client;
 }
+
+/** The database URLs a run names (the --db URL, database-looking env values): their ports lead out. */
+export function databaseAddresses(urls: Array<string | undefined>): Array<{ host: string; port: number }> {
+  const out = new Map<string, { host: string; port: number }>();
+  for (const url of urls) {
+    if (!url || !/^postgres(ql)?:\/\//.test(url)) continue;
+    try {
+      const u = new URL(url);
+      const host = u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
+      const port = Number(u.port || 5432);
+      out.set(`${host}:${port}`, { host, port });
+    } catch {}
+  }
+  return [...out.values()];
+}

@@ -12,7 +12,14 @@ import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { packagePath } from '../package.js';
-import { loadsCode, regionOf, removeRecordingFolder, TapedeckError } from '../recording/index.js';
+import { databaseAddresses } from '../postgres/connect.js';
+import {
+  loadsCode,
+  regionOf,
+  removeRecordingFolder,
+  TapedeckError,
+  type UnrecordedConnection,
+} from '../recording/index.js';
 import type { RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
 import { samplingOf } from './sampling.js';
@@ -61,6 +68,8 @@ export interface RecordCommandResult {
   sideChannels?: string[];
   /** Tool calls the model decided that left no step (a side channel the capture did not see). */
   silentToolCalls?: string[];
+  /** Connections no capture layer records (a WebSocket, HTTP/2, Redis…), as in the manifest's `unrecorded`. */
+  unrecorded?: UnrecordedConnection[];
 }
 
 function entryOf(command: string[], cwd: string): string | undefined {
@@ -319,7 +328,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     if (options.isolate) {
       let syncs = 0;
       // The OS sandbox, its proxy and CA load only for --isolate.
-      const [{ chooseIsolation, StaleIsolationError }, { databaseAddresses, openRecordSandbox }] = await Promise.all([
+      const [{ chooseIsolation, StaleIsolationError }, { openRecordSandbox }] = await Promise.all([
         import('../../sandbox/os/detect.js'),
         import('./isolate.js'),
       ]);
@@ -447,6 +456,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   // Shipped to a store when asked; a recording that cannot be pushed stays where it is.
   const dir = options.store === undefined ? active.writer.dir : await shipRecording(active.writer.dir, options.store);
   const silentToolCalls = session.toolCalls.warnings();
+  const unrecorded = session.connections.list();
   return {
     dir,
     exitCode: result.exitCode,
@@ -455,5 +465,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     steps: session.steps,
     ...(sideChannels && sideChannels.length > 0 ? { sideChannels } : {}),
     ...(silentToolCalls.length > 0 ? { silentToolCalls } : {}),
+    ...(unrecorded.length > 0 ? { unrecorded } : {}),
   };
 }

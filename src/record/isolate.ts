@@ -155,21 +155,6 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
   return { status: upstream.status, statusText: upstream.statusText, headers: pairs, body: bytes };
 }
 
-/** The database URLs a run names (the --db URL, database-looking env values): their ports lead out. */
-export function databaseAddresses(urls: Array<string | undefined>): Array<{ host: string; port: number }> {
-  const out = new Map<string, { host: string; port: number }>();
-  for (const url of urls) {
-    if (!url || !/^postgres(ql)?:\/\//.test(url)) continue;
-    try {
-      const u = new URL(url);
-      const host = u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
-      const port = Number(u.port || 5432);
-      out.set(`${host}:${port}`, { host, port });
-    } catch {}
-  }
-  return [...out.values()];
-}
-
 /** Opens the sandbox of a recording (not yet the agent). */
 export async function openRecordSandbox(input: {
   isolation: Isolation;

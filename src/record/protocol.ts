@@ -11,7 +11,7 @@ import {
   WireBodySchema,
   WireErrorSchema as WireError,
 } from '../../sandbox/protocol.js';
-import { DbChangedPayloadSchema, StateTypeSchema } from '../recording/schema.js';
+import { DbChangedPayloadSchema, StateTypeSchema, UnrecordedConnectionSchema } from '../recording/schema.js';
 
 export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol.js';
 
@@ -77,6 +77,13 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     /** Row changes the tool's own database statements committed (observed world capture): its effects. */
     db: z.array(DbChangedPayloadSchema).optional(),
     ...QUIET,
+  }),
+  /** A connection no capture layer records (record-sockets.mjs): a WebSocket, HTTP/2, Redis, a database not given. */
+  z.object({
+    t: z.literal('socket'),
+    pid: z.number(),
+    ts: z.number(),
+    ...UnrecordedConnectionSchema.omit({ connections: true }).shape,
   }),
   /** A request over a child's stdio and its answer (MCP over stdio). */
   z.object({ t: z.literal('rpc'), id: z.string(), pid: z.number(), ...STDIO_RPC }),

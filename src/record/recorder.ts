@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { databaseAddresses } from '../postgres/connect.js';
 import {
   createRecordingWriter,
   createRedactor,
@@ -291,6 +292,10 @@ export async function openRecording(
   }
   const session = new RecordSession(writer, {
     rules,
+    databases: {
+      addresses: databaseAddresses([dbUrl]),
+      observedPg: options.world === 'observed',
+    },
     ...(world ? { world } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
@@ -318,6 +323,11 @@ export async function openRecording(
       finished = true;
       let status = outcome.status;
       let manifest = outcome.manifest;
+      // What the run opened that nothing records, counted once every message is handled.
+      const accounted = (): Partial<Manifest> | undefined => {
+        const unrecorded = session.connections.list();
+        return unrecorded.length > 0 ? { ...manifest, unrecorded } : manifest;
+      };
       // A world that cannot be written leaves the recording closed, as incomplete, and says why.
       let worldError: { error: unknown } | undefined;
       if (outcome.world !== undefined) {
@@ -349,11 +359,11 @@ export async function openRecording(
       } catch (error) {
         status = 'failed';
         await world?.close().catch(() => {});
-        await writer.close(status, manifest);
+        await writer.close(status, accounted());
         throw error;
       }
       await world?.close();
-      await writer.close(status, manifest);
+      await writer.close(status, accounted());
       if (worldError !== undefined) throw worldError.error;
       return writer.dir;
     },

@@ -22,7 +22,16 @@ import type {
   ToolCall,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { canonicalJson, parseJson, pickCall, stepEvents, stepFacts, ToolCallAccount } from '../recording/index.js';
+import {
+  ConnectionAccount,
+  canonicalJson,
+  parseJson,
+  pickCall,
+  type RecordedDatabases,
+  stepEvents,
+  stepFacts,
+  ToolCallAccount,
+} from '../recording/index.js';
 import { classifyHttp, classifyToolName, stdioRpcCall, type ToolRule } from './classify.js';
 import {
   type CaptureMessage,
@@ -57,6 +66,8 @@ export interface SessionOptions {
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
   /** Tool results (parsed JSON) larger than this many bytes go to resultBody instead of result. */
   maxInlineResult?: number;
+  /** The databases the run's world capture records: connections to them are not reported as unrecorded. */
+  databases?: RecordedDatabases;
 }
 
 interface OpenExchange {
@@ -131,11 +142,15 @@ export class RecordSession {
   private started: Promise<void> = Promise.resolve();
   /** Tool calls the model decided that no step carried out: said when the recording closes. */
   readonly toolCalls = new ToolCallAccount();
+  /** Connections the run opened that no capture layer records: in the manifest, and said. */
+  readonly connections: ConnectionAccount;
 
   constructor(
     private readonly writer: RecordingWriter,
     private readonly options: SessionOptions = {},
-  ) {}
+  ) {
+    this.connections = new ConnectionAccount(options.databases);
+  }
 
   /** Holds the answer to the agent's `start` barrier until `until` settles (the world's first snapshot taken). */
   holdStart(until: Promise<void>): void {
@@ -231,6 +246,11 @@ export class RecordSession {
       case 'rpc':
         await this.completeRpc(message);
         return;
+      case 'socket': {
+        const { t: _t, pid: _pid, ts: _ts, ...connection } = message;
+        this.connections.see(connection);
+        return;
+      }
       case 'nd':
         await this.nondeterminism(message);
         return;

@@ -1,10 +1,11 @@
-// Honest accounting of a recording: tool calls a model decided on that never showed up as a step.
+// Honest accounting of a recording: tool calls a model decided on that never showed up as a step,
+// and connections the run opened that no capture layer records (ConnectionAccount, below).
 // An agent whose tool runs a program (curl, psql), writes through a socket, or reaches anything
 // the capture layers do not see leaves exactly this trace: the model asks for the tool, the next
 // model call carries its result, and nothing in between. Such a recording cannot be replayed
 // faithfully (the tool will act again, or act differently), so it is said at record time and by
 // `tapedeck verify`.
-import type { EventOf, EventType, RecordingEvent } from './types.js';
+import type { EventOf, EventType, RecordingEvent, UnrecordedConnection } from './types.js';
 
 export interface SilentToolCall {
   /** The step of the model call that asked for the tool. */
@@ -80,4 +81,69 @@ export function silentToolCallWarnings(events: readonly RecordingEvent[]): strin
 
 function warning(c: SilentToolCall): string {
   return `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording — it may use a side channel (a program such as curl or psql, a socket) that was not captured; a replay cannot answer it. Record with --isolate to capture every process's HTTP calls.`;
+}
+
+/** A connection as the recorder's socket watcher reports it (record-sockets.mjs). */
+export type SeenConnection = Omit<UnrecordedConnection, 'connections'>;
+
+/** What the run's database capture records: the databases given (host and port), and whether the `pg` client is followed. */
+export interface RecordedDatabases {
+  addresses?: ReadonlyArray<{ host: string; port: number }>;
+  /** Observed world capture: the run's `pg` clients' statements are recorded. */
+  observedPg?: boolean;
+}
+
+const LOCAL = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const KEPT = 100;
+
+/**
+ * The connections a run opened that no capture layer records, once per kind, target, protocol
+ * and opener, counted. A Postgres connection is recorded when it is to a database the run was
+ * given (snapshot capture), or made by the `pg` client under observed capture.
+ */
+export class ConnectionAccount {
+  private readonly seen = new Map<string, UnrecordedConnection>();
+
+  constructor(private readonly databases: RecordedDatabases = {}) {}
+
+  see(connection: SeenConnection): void {
+    if (connection.kind === 'postgres' && this.recordedDatabase(connection)) return;
+    const key = JSON.stringify([connection.kind, connection.target, connection.protocol, connection.by]);
+    const known = this.seen.get(key);
+    if (known !== undefined) known.connections++;
+    else if (this.seen.size < KEPT) this.seen.set(key, { ...connection, connections: 1 });
+  }
+
+  list(): UnrecordedConnection[] {
+    return [...this.seen.values()];
+  }
+
+  warnings(): string[] {
+    return this.list().map(unrecordedWarning);
+  }
+
+  private recordedDatabase(connection: SeenConnection): boolean {
+    if (this.databases.observedPg === true && connection.by === 'pg') return true;
+    const at = connection.target.lastIndexOf(':');
+    const host = connection.target.slice(0, at).replace(/^\[|\]$/g, '');
+    const port = Number(connection.target.slice(at + 1));
+    return (this.databases.addresses ?? []).some(
+      (d) => d.port === port && (d.host === host || (LOCAL.has(d.host) && LOCAL.has(host))),
+    );
+  }
+}
+
+/** One line: what was not recorded, and what a replay does with it. */
+export function unrecordedWarning(c: UnrecordedConnection): string {
+  const by = c.by === undefined ? '' : ` (opened by ${c.by})`;
+  const times = c.connections > 1 ? `, ${c.connections} connections` : '';
+  const what =
+    c.kind === 'upgrade'
+      ? `${c.protocol === 'websocket' ? 'a WebSocket' : `an HTTP upgrade to ${c.protocol ?? 'another protocol'}`} at ${c.target}${by}${times}: tapedeck records HTTP, not what goes over an upgraded connection`
+      : c.kind === 'http2'
+        ? `an HTTP/2 connection to ${c.target}${by}${times}: tapedeck records HTTP/1.1 and fetch, not node:http2 (gRPC)`
+        : c.kind === 'postgres'
+          ? `a PostgreSQL connection to ${c.target}${by}${times}: give the database's URL (--db) to record it`
+          : `a ${c.kind === 'tls' ? 'TLS' : c.kind === 'unix' ? 'Unix socket' : 'TCP'} connection to ${c.target}${by}${times}: it does not carry HTTP, which is what tapedeck records`;
+  return `not recorded: ${what}; a replay refuses it`;
 }

@@ -1,6 +1,15 @@
 // The Recording contract: what this folder offers to every other module.
 
-export { type SilentToolCall, silentToolCalls, silentToolCallWarnings, ToolCallAccount } from './accounting.js';
+export {
+  ConnectionAccount,
+  type RecordedDatabases,
+  type SeenConnection,
+  type SilentToolCall,
+  silentToolCalls,
+  silentToolCallWarnings,
+  ToolCallAccount,
+  unrecordedWarning,
+} from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';

@@ -428,6 +428,25 @@ export const ReplayChainSchema = z
   })
   .strict();
 
+/**
+ * A connection the run opened that no capture layer records (the recorder records HTTP, and the
+ * database it is given): a WebSocket after its upgrade, HTTP/2, a Postgres server not given,
+ * anything else over TCP or TLS. Named in the manifest, once per kind and target, with how many
+ * there were; a replay refuses them.
+ */
+export const UnrecordedConnectionSchema = z
+  .object({
+    kind: z.enum(['upgrade', 'http2', 'postgres', 'tls', 'tcp', 'unix']),
+    /** host:port, a Unix socket's path, or an upgrade's URL. */
+    target: z.string().min(1).max(2048),
+    /** An upgrade's protocol (websocket). */
+    protocol: z.string().max(200).optional(),
+    /** The package that opened it (node_modules/<name>), when not the agent's own code. */
+    by: z.string().max(214).optional(),
+    connections: z.number().int().positive(),
+  })
+  .strict();
+
 export const ManifestSchema = z
   .object({
     format: z.literal(FORMAT),
@@ -490,6 +509,8 @@ export const ManifestSchema = z
       })
       .strict()
       .optional(),
+    /** Connections the run opened that no capture layer records (at most 100 kinds and targets). */
+    unrecorded: z.array(UnrecordedConnectionSchema).max(100).optional(),
     /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */
     tags: z.array(z.string().max(200)).max(100).optional(),
     replayOf: RecordingIdSchema.optional(),

@@ -21,6 +21,7 @@ export type StepCompletedPayload = z.infer<typeof S.StepCompletedPayloadSchema>;
 export type RunStartedPayload = z.infer<typeof S.RunStartedPayloadSchema>;
 export type RunCompletedPayload = z.infer<typeof S.RunCompletedPayloadSchema>;
 export type DivergencePayload = z.infer<typeof S.DivergencePayloadSchema>;
+export type UnrecordedConnection = z.infer<typeof S.UnrecordedConnectionSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;

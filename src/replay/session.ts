@@ -162,10 +162,14 @@ export class ReplaySession {
     if (message.t === 'blocked') {
       const target = message.target;
       this.blockedConnections.push(target);
+      const upgrade = message.upgrade;
       const event = this.diverge(this.lastStep, {
         kind: 'blocked-connection',
-        actual: { target },
-        message: `The agent tried to connect to ${target}; the network guard blocked it (only the sandbox database is reachable).`,
+        actual: upgrade === undefined ? { target } : { target, upgrade },
+        message:
+          upgrade === undefined
+            ? `The agent tried to connect to ${target}; the network guard blocked it (only the sandbox database is reachable).`
+            : `The agent opened ${upgrade === 'websocket' ? 'a WebSocket' : `an HTTP upgrade to ${upgrade}`} at ${target}; tapedeck records and replays HTTP, not what goes over an upgraded connection, so it was refused.`,
       });
       this.writer.append({ ...event, stepId: this.lastStep });
     }

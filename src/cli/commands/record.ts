@@ -1,6 +1,7 @@
 // `tapedeck record [options] -- <command…>`: records one run of an unchanged agent.
 import type { Command } from 'commander';
 import { redactDbUrl } from '../../postgres/sql.js';
+import { unrecordedWarning } from '../../recording/accounting.js';
 import { TapedeckError } from '../../recording/errors.js';
 
 interface RecordCliOptions {
@@ -113,7 +114,8 @@ every finished step. The exit code is the agent's.`,
       const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
       // Honest accounting: a tool the model asked for that left no call in the recording (kept as
       // the events were written: no read-back of the recording).
-      const { silentToolCalls: warnings = [], ...outcome } = result;
+      const { silentToolCalls = [], ...outcome } = result;
+      const warnings = [...silentToolCalls, ...(result.unrecorded ?? []).map(unrecordedWarning)];
       if (outcome.recorded && opts.store !== undefined) {
         const { shipRecording } = await import('../../record/recorder.js');
         outcome.dir = await shipRecording(outcome.dir, opts.store);

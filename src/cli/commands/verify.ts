@@ -2,7 +2,13 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { hasLocalSeal, listRecordings, readRecording, silentToolCallWarnings } from '../../recording/index.js';
+import {
+  hasLocalSeal,
+  listRecordings,
+  readRecording,
+  silentToolCallWarnings,
+  unrecordedWarning,
+} from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
 import { isStoreUrl, listStore, localRecording } from '../../store/recordings/index.js';
 
@@ -40,7 +46,11 @@ function summarize(recording: Recording): Summary {
     divergences: count('divergence'),
     sealedHere: hasLocalSeal(manifest),
     // A tool the model asked for that left no call in the recording: a side channel (see accounting.ts).
-    warnings: [...recording.warnings, ...silentToolCallWarnings(recording.events)],
+    warnings: [
+      ...recording.warnings,
+      ...silentToolCallWarnings(recording.events),
+      ...(recording.manifest.unrecorded ?? []).map(unrecordedWarning),
+    ],
   };
 }
 

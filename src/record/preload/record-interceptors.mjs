@@ -60,6 +60,9 @@ export function installInterceptors(ctx) {
     }
     const run = current();
     if (run === undefined || run.closed) return;
+    // An upgrade (a WebSocket) is not an exchange: what goes over the connection after it is not
+    // HTTP, and the socket watcher (record-sockets.mjs) reports it as unrecorded.
+    if (request.headers.has('upgrade')) return;
     await settleStreams(run);
     const id = `${origin}-${requestId}`;
     const ts = nowMs();

@@ -31,6 +31,7 @@ import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
 import { patchFiles } from './record-files.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
+import { watchSockets } from './record-sockets.mjs';
 import { recordUndici } from './record-undici.mjs';
 
 export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
@@ -399,6 +400,20 @@ function installLayer(current, options) {
       nowMs,
     }),
   );
+
+  // Connections no layer records (a WebSocket, Redis, HTTP/2, a database not given): reported,
+  // so the recording says what it lacks. Under --isolate the OS sandbox refuses and names them.
+  if (proxy === undefined) {
+    const ipc = process.env.TAPEDECK_RECORD_IPC;
+    wrapped.push(
+      watchSockets({
+        current: openRun,
+        suppressed,
+        ignore: (target) => ipc !== undefined && (target === ipc || path.resolve(target) === ipc),
+        report: (run, socket) => send(run, { t: 'socket', pid, ts: nowMs(), ...socket }),
+      }),
+    );
+  }
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */
   const withOwnFiles = (run, message, paths) => {
