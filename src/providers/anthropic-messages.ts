@@ -89,6 +89,7 @@ export const anthropicMessages: Provider = {
   id: 'anthropic.messages',
   provider: 'anthropic',
   api: 'messages',
+  kind: 'chat',
   detect(request) {
     if (!isJsonPost(request) || !pathOf(request).endsWith('/messages') || !Array.isArray(request.json.messages))
       return false;

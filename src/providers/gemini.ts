@@ -30,7 +30,8 @@ const SAMPLING = [
   'frequencyPenalty',
 ];
 
-function geminiUsage(usage: unknown): Usage | undefined {
+/** Gemini `usageMetadata` in buckets. */
+export function geminiUsage(usage: unknown): Usage | undefined {
   if (!isRecord(usage)) return undefined;
   const prompt = num(usage.promptTokenCount) + num(usage.toolUsePromptTokenCount);
   const cached = Math.min(prompt, num(usage.cachedContentTokenCount));
@@ -177,6 +178,7 @@ export const gemini: Provider = {
   id: 'google.generateContent',
   provider: 'google',
   api: 'generateContent',
+  kind: 'chat',
   detect: (request) => isJsonPost(request) && Array.isArray(request.json.contents) && ROUTE.test(request.url.pathname),
   readInput(body, request) {
     const system = systemText(body.systemInstruction);

@@ -5,6 +5,7 @@ export {
   answerText,
   decodeModelCall,
   detectProvider,
+  modelStepType,
   partText,
   providerById,
   providerOf,

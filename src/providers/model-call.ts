@@ -1,6 +1,7 @@
 // What the rest of tapedeck asks the providers: which provider speaks a request, the
 // model.called payload of an exchange, and the turns, tools and system prompt of a call —
 // provider-independent answers, so no other module parses a provider's shapes.
+import type { StateType } from '../recording/types.js';
 import { openaiChat } from './openai-chat.js';
 import { isRecord } from './read.js';
 import { PROVIDERS } from './registry.js';
@@ -58,11 +59,28 @@ export function decodeModelCall(
     ...(input.system === undefined ? {} : { system: input.system }),
     messages: input.messages,
     ...(input.tools === undefined ? {} : { tools: input.tools }),
-    output: { ...(output.text === undefined ? {} : { text: output.text }), toolCalls: output.toolCalls },
+    output: {
+      ...(output.text === undefined ? {} : { text: output.text }),
+      toolCalls: output.toolCalls,
+      ...(output.embeddings === undefined ? {} : { embeddings: output.embeddings }),
+    },
     ...(output.stopReason === undefined ? {} : { stopReason: output.stopReason }),
     ...(output.usage === undefined ? {} : { usage: output.usage }),
     ...(output.firstTokenOffsetMs === undefined ? {} : { firstTokenOffsetMs: output.firstTokenOffsetMs }),
   };
+}
+
+/**
+ * The seed state type of a model call's step: RETRIEVE for an embeddings call (the query side of
+ * a vector search, seed 000 §19.3), THINK for a call that decided on tools or failed, FINALIZE for
+ * an answer. The recorder and the replay's live answers both name their model steps by it.
+ */
+export function modelStepType(
+  call: { output: Pick<ModelOutput, 'toolCalls' | 'embeddings'> },
+  failed: boolean,
+): StateType {
+  if (call.output.embeddings !== undefined) return 'RETRIEVE';
+  return call.output.toolCalls.length > 0 || failed ? 'THINK' : 'FINALIZE';
 }
 
 /** The conversation of a recorded model call, roles and parts unified across providers. */

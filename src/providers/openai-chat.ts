@@ -153,6 +153,7 @@ export const openaiChat: Provider = {
   id: 'openai.chat.completions',
   provider: 'openai',
   api: 'chat.completions',
+  kind: 'chat',
   detect: (request) =>
     isJsonPost(request) && pathOf(request).endsWith('/chat/completions') && Array.isArray(request.json.messages),
   readInput(body) {

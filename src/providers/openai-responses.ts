@@ -98,6 +98,7 @@ export const openaiResponses: Provider = {
   id: 'openai.responses',
   provider: 'openai',
   api: 'responses',
+  kind: 'chat',
   detect: (request) =>
     isJsonPost(request) &&
     pathOf(request).endsWith('/responses') &&

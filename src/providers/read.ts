@@ -2,7 +2,7 @@
 // untrusted data), text of content parts, request paths, and dropping keys.
 
 import { asArray, isRecord } from '../recording/json.js';
-import type { Json, ProviderRequest, ToolSpec, TurnPart } from './types.js';
+import type { Json, ModelOutput, Provider, ProviderRequest, ToolSpec, TurnPart } from './types.js';
 
 export { asArray, isRecord };
 
@@ -87,3 +87,43 @@ export function functionTools(tools: unknown[] | undefined): ToolSpec[] {
   }
   return out;
 }
+
+/**
+ * How many dimensions one embedding has: a list of floats, or (OpenAI `encoding_format: "base64"`)
+ * base64 of little-endian float32s, measured from the text's length without decoding it.
+ */
+export function embeddingDimensions(vector: unknown): number {
+  if (Array.isArray(vector)) return vector.length;
+  if (typeof vector !== 'string') return 0;
+  const padding = vector.endsWith('==') ? 2 : vector.endsWith('=') ? 1 : 0;
+  return Math.floor(((vector.length * 3) / 4 - padding) / 4);
+}
+
+/** The input of an embeddings request as a list: one text (or token list) becomes a list of one. */
+export function embeddingInputs(input: unknown): unknown[] {
+  if (input === undefined || input === null) return [];
+  if (Array.isArray(input) && input.some((item) => typeof item !== 'number')) return input;
+  return [input];
+}
+
+/** The output of an embeddings answer: its vectors' count and (from the first, under `key`) dimensions. */
+export function embeddingsOutput(vectors: unknown[], key: string): ModelOutput {
+  const first = vectors[0];
+  return {
+    toolCalls: [],
+    embeddings: { count: vectors.length, dimensions: isRecord(first) ? embeddingDimensions(first[key]) : 0 },
+  };
+}
+
+/**
+ * What every embeddings API shares: never streamed, and no conversation (the input is what gets
+ * embedded, neither said to a model nor seen by one), no tools, no system prompt to read or set.
+ */
+export const EMBEDDINGS_CALL = {
+  kind: 'embeddings',
+  assembleStream: () => embeddingsOutput([], ''),
+  turns: () => [],
+  tools: () => [],
+  systemPrompt: () => undefined,
+  withSystemPrompt: (body: Json) => body,
+} as const satisfies Partial<Provider>;

@@ -3,7 +3,9 @@
 // and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
 import { gemini } from './gemini.js';
+import { geminiEmbeddings } from './gemini-embeddings.js';
 import { openaiChat } from './openai-chat.js';
+import { openaiEmbeddings } from './openai-embeddings.js';
 import { openaiResponses } from './openai-responses.js';
 import type { Provider } from './types.js';
 
@@ -12,4 +14,6 @@ export const PROVIDERS: readonly Provider[] = [
   openaiResponses, // POST …/responses
   anthropicMessages, // POST …/messages
   gemini, // POST …/models/{model}:generateContent | :streamGenerateContent
+  openaiEmbeddings, // POST …/embeddings (also Azure's …/deployments/{deployment}/embeddings)
+  geminiEmbeddings, // POST …/models/{model}:embedContent | :batchEmbedContents
 ];

@@ -39,6 +39,8 @@ export interface ModelOutput {
   model?: string;
   text?: string;
   toolCalls: ToolCall[];
+  /** An embeddings call's vectors: how many, of how many dimensions (model.called output.embeddings). */
+  embeddings?: { count: number; dimensions: number };
   stopReason?: string;
   usage?: Usage;
   /** Offset (ms from the response start) of the first output token of a stream. */
@@ -89,6 +91,11 @@ export interface Provider {
   /** model.called `provider` and `api`. */
   readonly provider: string;
   readonly api: string;
+  /**
+   * What a call answers: `chat`, a model's turn (text, tool calls: a decision), or `embeddings`,
+   * vectors for its input (no system prompt, no conversation, no decision; the output's `embeddings`).
+   */
+  readonly kind: 'chat' | 'embeddings';
   /** Whether a request speaks this API. Cheap: it runs on every recorded request. */
   detect(request: ProviderRequest): boolean;
   /** The request side: model, system prompt, messages, tools. */

@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { ND_KINDS } from '../../sandbox/protocol.js';
-import { decodeModelCall, detectProvider, eventJson, parseSse } from '../providers/index.js';
+import { decodeModelCall, detectProvider, eventJson, modelStepType, parseSse } from '../providers/index.js';
 import type {
   AppendInput,
   Body,
@@ -436,7 +436,8 @@ export class RecordSession {
           firstTokenOffsetMs === undefined || ttfbMs === undefined ? undefined : ttfbMs + firstTokenOffsetMs,
         ),
       };
-      const isThink = model.output.toolCalls.length > 0 || failed;
+      const stateType = modelStepType(model, failed);
+      const isThink = stateType === 'THINK';
       if (!failed && model.output.text !== undefined) this.finalOutput = model.output.text;
       // A model call does not change the world: changes seen now were made after it (the agent
       // acting on a stream it has finished reading) and belong to the next step.
@@ -446,7 +447,7 @@ export class RecordSession {
         ...nd,
       ];
       const stepId = await this.writeStep({
-        stateType: isThink ? 'THINK' : 'FINALIZE',
+        stateType,
         name: model.model || `${model.provider} ${model.api}`,
         start: req.ts,
         end,

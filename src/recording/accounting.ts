@@ -39,6 +39,9 @@ export class ToolCallAccount {
       if (payload.toolCallId) this.answered.add(payload.toolCallId);
     } else if (e.type === 'model.called') {
       const payload = e.payload as EventOf<'model.called'>['payload'];
+      // An embeddings call decides nothing and carries no tool's result: it is work done between
+      // two decisions (a RAG tool embedding its query), a step like any other.
+      if (payload.output.embeddings !== undefined) return;
       this.models.push({
         step: e.stepId,
         calls: payload.output.toolCalls.map(({ id, name }) => ({ id, name })),

@@ -144,7 +144,21 @@ export const ModelCalledPayloadSchema = z
     /** The request's input messages as the provider API shaped them. */
     messages: z.array(z.unknown()),
     tools: z.array(z.unknown()).optional(),
-    output: z.object({ text: z.string().optional(), toolCalls: z.array(ToolCallSchema) }).strict(),
+    output: z
+      .object({
+        text: z.string().optional(),
+        toolCalls: z.array(ToolCallSchema),
+        /**
+         * An embeddings call's answer: how many vectors, of how many dimensions (the vectors stay in
+         * the exchange's response body). Absent for a call that answers with text or tool calls;
+         * recordings made before embeddings calls were model calls have their calls as tool steps.
+         */
+        embeddings: z
+          .object({ count: z.number().int().nonnegative(), dimensions: z.number().int().nonnegative() })
+          .strict()
+          .optional(),
+      })
+      .strict(),
     stopReason: z.string().optional(),
     usage: UsageSchema.optional(),
     latencyMs: z.number().nonnegative(),

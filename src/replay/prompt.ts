@@ -2,7 +2,7 @@
 // (wherever its provider keeps it: see src/providers) is replaced by a new prompt, or patched
 // with a unified diff.
 import { applyPatch } from 'diff';
-import { systemPromptOf, withSystemPrompt } from '../providers/index.js';
+import { providerById, systemPromptOf, withSystemPrompt } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import type { RequestApi } from './normalize.js';
 
@@ -31,6 +31,8 @@ export function applyOverride(
 
 /** Applies an override to a model request body; returns the new body text (unchanged when not JSON). */
 export function overrideRequestBody(api: RequestApi, bodyText: string, override: PromptOverride): string {
+  // An embeddings request has no system prompt to change: it goes as the agent made it.
+  if (providerById(api)?.kind === 'embeddings') return bodyText;
   let body: unknown;
   try {
     body = JSON.parse(bodyText);

@@ -10,7 +10,7 @@ import type { ReplayQuestion } from '../../sandbox/index.js';
 import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
-import { systemPromptOf } from '../providers/index.js';
+import { providerById, systemPromptOf } from '../providers/index.js';
 import {
   blobRelativePath,
   createRecordingWriter,
@@ -552,7 +552,8 @@ function promptOverride(
         ? { kind: 'patch', patch: options.promptPatch }
         : undefined;
   if (!override) return {};
-  const first = calls.find((c) => c.kind === 'model');
+  // The first call that takes a prompt: an embeddings call (a RAG agent's index, built first) has none.
+  const first = calls.find((c) => c.kind === 'model' && providerById(c.view.api)?.kind !== 'embeddings');
   const body = parseJson(first?.request.bodyText);
   const recorded =
     first?.model?.system ?? (first ? systemPromptOf(first.view.api, body.ok ? body.value : {}) : undefined);

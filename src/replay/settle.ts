@@ -3,9 +3,9 @@
 // the run stays on the recording; else a divergence), any other call becomes a tool step. The
 // step's http.exchange carries the answerer's provenance (servedFrom).
 import { wireOf } from '../../sandbox/index.js';
-import { type DecodedModelCall, decodeModelCall, detectProvider } from '../providers/index.js';
+import { type DecodedModelCall, decodeModelCall, detectProvider, modelStepType } from '../providers/index.js';
 import { classifyHttp } from '../record/index.js';
-import { jsonOrText, type ModelCalledPayload, type StepEvent } from '../recording/index.js';
+import { jsonOrText, type ModelCalledPayload, type StateType, type StepEvent } from '../recording/index.js';
 import { type Answer, type Answerer, type Ask, alignedModelCall, type HttpAnswer, stopped } from './answer.js';
 import type { MatchResult } from './match.js';
 import { canonical, fieldDiff, type LiveRequest, parseJson, summaryOf, viewOf } from './normalize.js';
@@ -93,10 +93,10 @@ export async function settleAnswer(
   const origin = new URL(a.url).origin;
   const decoded = ask.isModel ? decodeModel(request, a.url, response) : undefined;
   const events: StepEvent[] = [];
-  let stateType: 'THINK' | 'FINALIZE' | ReturnType<typeof classifyHttp>['stateType'];
+  let stateType: StateType;
   let name: string;
   if (ask.isModel) {
-    stateType = decoded && decoded.output.toolCalls.length === 0 ? 'FINALIZE' : 'THINK';
+    stateType = decoded ? modelStepType(decoded, response.status >= 400) : 'THINK';
     name = decoded?.model ?? 'model';
     if (decoded) {
       events.push({

@@ -73,135 +73,138 @@ describe('the registry', () => {
   });
 });
 
-describe.each(PROVIDERS.map((p) => [p.id, p] as const))('provider %s', (_id, provider) => {
-  it('has fixtures recorded by the recorder: streamed and not, tool calls, several in one turn, a final answer', () => {
-    const calls = callsOf(provider);
-    expect(calls.some((c) => c.recorded.streamed)).toBe(true);
-    expect(calls.some((c) => !c.recorded.streamed)).toBe(true);
-    expect(calls.some((c) => c.meant.toolCalls.length > 1)).toBe(true);
-    expect(calls.some((c) => c.meant.toolCalls.length === 0 && c.meant.text !== undefined)).toBe(true);
-    expect(calls.some((c) => c.meant.usage.cacheRead > 0)).toBe(true);
-  });
+describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as const))(
+  'provider %s',
+  (_id, provider) => {
+    it('has fixtures recorded by the recorder: streamed and not, tool calls, several in one turn, a final answer', () => {
+      const calls = callsOf(provider);
+      expect(calls.some((c) => c.recorded.streamed)).toBe(true);
+      expect(calls.some((c) => !c.recorded.streamed)).toBe(true);
+      expect(calls.some((c) => c.meant.toolCalls.length > 1)).toBe(true);
+      expect(calls.some((c) => c.meant.toolCalls.length === 0 && c.meant.text !== undefined)).toBe(true);
+      expect(calls.some((c) => c.meant.usage.cacheRead > 0)).toBe(true);
+    });
 
-  it('detects its own requests, and no other provider claims them', () => {
-    for (const c of callsOf(provider)) {
-      expect(detectProvider(c.request)?.id, `${c.fixture} #${c.index}`).toBe(provider.id);
-      for (const other of PROVIDERS) if (other !== provider) expect(other.detect(c.request)).toBe(false);
-    }
-  });
+    it('detects its own requests, and no other provider claims them', () => {
+      for (const c of callsOf(provider)) {
+        expect(detectProvider(c.request)?.id, `${c.fixture} #${c.index}`).toBe(provider.id);
+        for (const other of PROVIDERS) if (other !== provider) expect(other.detect(c.request)).toBe(false);
+      }
+    });
 
-  it('decodes text, tool calls and usage buckets as the server meant them', () => {
-    for (const c of callsOf(provider)) {
-      const where = `${c.fixture} #${c.index}`;
-      const decoded = decodeModelCall(provider, c.request, c.response);
-      expect(decoded.model, where).toBe(c.meant.model);
-      expect(decoded.streamed, where).toBe(c.response.chunks !== undefined);
-      expect(decoded.output.text, where).toBe(c.meant.text);
-      expect(
-        decoded.output.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments })),
-        where,
-      ).toEqual(c.meant.toolCalls);
-      expect(decoded.usage, where).toEqual(c.meant.usage);
-      // A stream's first output token has an offset, for time to first token.
-      expect(decoded.firstTokenOffsetMs !== undefined, where).toBe(decoded.streamed);
-      // What the recorder wrote is what the registry decodes.
-      const { firstTokenOffsetMs: _o, ...rest } = decoded;
-      const { exchangeId: _x, latencyMs: _l, ttftMs: _t, ...recorded } = c.recorded;
-      expect(rest, where).toEqual(recorded);
-    }
-  });
-
-  it('reads the turns: the system prompt, the task, and every tool call answered by its result', () => {
-    const fixtureNames = new Set(callsOf(provider).map((c) => c.fixture));
-    for (const fixture of fixtures.filter((f) => fixtureNames.has(f.name))) {
-      for (const [k, c] of fixture.calls.entries()) {
-        const where = `${fixture.name} #${k}`;
-        const turns = turnsOf(c.recorded);
-        expect(turns[0], where).toEqual({ role: 'system', parts: [{ kind: 'text', text: fixture.system }] });
+    it('decodes text, tool calls and usage buckets as the server meant them', () => {
+      for (const c of callsOf(provider)) {
+        const where = `${c.fixture} #${c.index}`;
+        const decoded = decodeModelCall(provider, c.request, c.response);
+        expect(decoded.model, where).toBe(c.meant.model);
+        expect(decoded.streamed, where).toBe(c.response.chunks !== undefined);
+        expect(decoded.output.text, where).toBe(c.meant.text);
         expect(
-          turns.filter((t) => t.role === 'system'),
+          decoded.output.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments })),
           where,
-        ).toHaveLength(1);
-        expect(turns[1], where).toEqual({ role: 'user', parts: [{ kind: 'text', text: agent.task }] });
-        // Every call of every earlier turn is in this conversation, with its id, and a result answers it.
-        const earlier = fixture.calls.slice(0, k).flatMap((p) => p.recorded.output.toolCalls);
-        const parts = turns.flatMap((t) => t.parts.map((p) => ({ role: t.role, ...p })));
-        for (const call of earlier) {
-          expect(parts, where).toContainEqual({
-            role: 'assistant',
-            kind: 'tool-call',
-            id: call.id,
-            name: call.name,
-            arguments: expect.any(String),
-          });
-          const result = parts.find((p) => p.kind === 'tool-result' && p.callId === call.id);
-          expect(result, `${where}: a result for ${call.name} ${call.id}`).toBeDefined();
-          expect(result?.kind === 'tool-result' && result.text.length > 0).toBe(true);
-          // A result that names its tool names this call's tool.
-          if (result?.kind === 'tool-result' && result.name !== undefined) expect(result.name, where).toBe(call.name);
-        }
-        const calls = parts.filter((p) => p.kind === 'tool-call');
-        expect(
-          calls.map((p) => p.kind === 'tool-call' && JSON.parse(p.arguments)),
-          where,
-        ).toEqual(earlier.map((t) => JSON.parse(t.arguments)));
-        // The flight search's answer is what the agent handed back.
-        const search = earlier.find((t) => t.name === 'search_flights');
-        if (search) {
-          const result = parts.find((p) => p.kind === 'tool-result' && p.callId === search.id);
-          expect(result?.kind === 'tool-result' && result.text, where).toContain('"FL-102"');
+        ).toEqual(c.meant.toolCalls);
+        expect(decoded.usage, where).toEqual(c.meant.usage);
+        // A stream's first output token has an offset, for time to first token.
+        expect(decoded.firstTokenOffsetMs !== undefined, where).toBe(decoded.streamed);
+        // What the recorder wrote is what the registry decodes.
+        const { firstTokenOffsetMs: _o, ...rest } = decoded;
+        const { exchangeId: _x, latencyMs: _l, ttftMs: _t, ...recorded } = c.recorded;
+        expect(rest, where).toEqual(recorded);
+      }
+    });
+
+    it('reads the turns: the system prompt, the task, and every tool call answered by its result', () => {
+      const fixtureNames = new Set(callsOf(provider).map((c) => c.fixture));
+      for (const fixture of fixtures.filter((f) => fixtureNames.has(f.name))) {
+        for (const [k, c] of fixture.calls.entries()) {
+          const where = `${fixture.name} #${k}`;
+          const turns = turnsOf(c.recorded);
+          expect(turns[0], where).toEqual({ role: 'system', parts: [{ kind: 'text', text: fixture.system }] });
+          expect(
+            turns.filter((t) => t.role === 'system'),
+            where,
+          ).toHaveLength(1);
+          expect(turns[1], where).toEqual({ role: 'user', parts: [{ kind: 'text', text: agent.task }] });
+          // Every call of every earlier turn is in this conversation, with its id, and a result answers it.
+          const earlier = fixture.calls.slice(0, k).flatMap((p) => p.recorded.output.toolCalls);
+          const parts = turns.flatMap((t) => t.parts.map((p) => ({ role: t.role, ...p })));
+          for (const call of earlier) {
+            expect(parts, where).toContainEqual({
+              role: 'assistant',
+              kind: 'tool-call',
+              id: call.id,
+              name: call.name,
+              arguments: expect.any(String),
+            });
+            const result = parts.find((p) => p.kind === 'tool-result' && p.callId === call.id);
+            expect(result, `${where}: a result for ${call.name} ${call.id}`).toBeDefined();
+            expect(result?.kind === 'tool-result' && result.text.length > 0).toBe(true);
+            // A result that names its tool names this call's tool.
+            if (result?.kind === 'tool-result' && result.name !== undefined) expect(result.name, where).toBe(call.name);
+          }
+          const calls = parts.filter((p) => p.kind === 'tool-call');
+          expect(
+            calls.map((p) => p.kind === 'tool-call' && JSON.parse(p.arguments)),
+            where,
+          ).toEqual(earlier.map((t) => JSON.parse(t.arguments)));
+          // The flight search's answer is what the agent handed back.
+          const search = earlier.find((t) => t.name === 'search_flights');
+          if (search) {
+            const result = parts.find((p) => p.kind === 'tool-result' && p.callId === search.id);
+            expect(result?.kind === 'tool-result' && result.text, where).toContain('"FL-102"');
+          }
         }
       }
-    }
-  });
-
-  it('reads the offered tools and their required arguments', () => {
-    for (const c of callsOf(provider)) {
-      const tools = toolsOf(c.recorded);
-      expect(tools.map((t) => t.name)).toEqual(agent.tools.map((t) => t.name));
-      expect(tools.map((t) => (t.parameters as { required?: string[] }).required)).toEqual(
-        agent.tools.map((t) => t.required),
-      );
-    }
-  });
-
-  it('round-trips a prompt override: the new prompt is read back, nothing else changes', () => {
-    for (const c of callsOf(provider)) {
-      const where = `${c.fixture} #${c.index}`;
-      const original = provider.systemPrompt(c.body);
-      expect(original, where).toBe(c.recorded.system);
-      const rewritten = provider.withSystemPrompt(c.body, 'You are a terse travel desk.');
-      expect(provider.systemPrompt(rewritten), where).toBe('You are a terse travel desk.');
-      expect(provider.readInput(rewritten, c.request).system, where).toBe('You are a terse travel desk.');
-      const rest = (body: Record<string, unknown>) =>
-        turnsOf(callOf(provider, c, body)).filter((t) => t.role !== 'system');
-      expect(rest(rewritten), where).toEqual(rest(c.body));
-      expect(canonical(provider.withSystemPrompt(rewritten, original ?? '')), where).toBe(canonical(c.body));
-      expect(c.body, where).toEqual(JSON.parse(JSON.stringify(c.body))); // the input was not mutated
-    }
-  });
-
-  it('drops its volatile fields in the normalised match; the structural match keeps the conversation', () => {
-    const c = callsOf(provider)[0] as ModelExchange;
-    const live = (body: Record<string, unknown>) => ({
-      method: c.exchange.request.method,
-      url: c.exchange.request.url,
-      headers: c.exchange.request.headers,
-      bodyText: JSON.stringify(body),
     });
-    const keys = keysOf(live(c.body));
-    for (const field of provider.volatile) {
-      const a = keysOf(live({ ...c.body, [field]: 'first' }));
-      const b = keysOf(live({ ...c.body, [field]: 'second' }));
-      expect(a.exact).not.toBe(b.exact);
-      expect(a.normalised, field).toBe(b.normalised);
-      expect(a.normalised, field).toBe(keys.normalised);
-    }
-    const structural = provider.structural(c.body);
-    expect(provider.structural(structural)).toEqual(structural);
-    expect(turnsOf(callOf(provider, c, structural))).toEqual(turnsOf(callOf(provider, c, c.body)));
-    // A different conversation is a different structural key.
-    const other = provider.withSystemPrompt(c.body, 'Another prompt.');
-    expect(keysOf(live(other)).structural).not.toBe(keys.structural);
-  });
-});
+
+    it('reads the offered tools and their required arguments', () => {
+      for (const c of callsOf(provider)) {
+        const tools = toolsOf(c.recorded);
+        expect(tools.map((t) => t.name)).toEqual(agent.tools.map((t) => t.name));
+        expect(tools.map((t) => (t.parameters as { required?: string[] }).required)).toEqual(
+          agent.tools.map((t) => t.required),
+        );
+      }
+    });
+
+    it('round-trips a prompt override: the new prompt is read back, nothing else changes', () => {
+      for (const c of callsOf(provider)) {
+        const where = `${c.fixture} #${c.index}`;
+        const original = provider.systemPrompt(c.body);
+        expect(original, where).toBe(c.recorded.system);
+        const rewritten = provider.withSystemPrompt(c.body, 'You are a terse travel desk.');
+        expect(provider.systemPrompt(rewritten), where).toBe('You are a terse travel desk.');
+        expect(provider.readInput(rewritten, c.request).system, where).toBe('You are a terse travel desk.');
+        const rest = (body: Record<string, unknown>) =>
+          turnsOf(callOf(provider, c, body)).filter((t) => t.role !== 'system');
+        expect(rest(rewritten), where).toEqual(rest(c.body));
+        expect(canonical(provider.withSystemPrompt(rewritten, original ?? '')), where).toBe(canonical(c.body));
+        expect(c.body, where).toEqual(JSON.parse(JSON.stringify(c.body))); // the input was not mutated
+      }
+    });
+
+    it('drops its volatile fields in the normalised match; the structural match keeps the conversation', () => {
+      const c = callsOf(provider)[0] as ModelExchange;
+      const live = (body: Record<string, unknown>) => ({
+        method: c.exchange.request.method,
+        url: c.exchange.request.url,
+        headers: c.exchange.request.headers,
+        bodyText: JSON.stringify(body),
+      });
+      const keys = keysOf(live(c.body));
+      for (const field of provider.volatile) {
+        const a = keysOf(live({ ...c.body, [field]: 'first' }));
+        const b = keysOf(live({ ...c.body, [field]: 'second' }));
+        expect(a.exact).not.toBe(b.exact);
+        expect(a.normalised, field).toBe(b.normalised);
+        expect(a.normalised, field).toBe(keys.normalised);
+      }
+      const structural = provider.structural(c.body);
+      expect(provider.structural(structural)).toEqual(structural);
+      expect(turnsOf(callOf(provider, c, structural))).toEqual(turnsOf(callOf(provider, c, c.body)));
+      // A different conversation is a different structural key.
+      const other = provider.withSystemPrompt(c.body, 'Another prompt.');
+      expect(keysOf(live(other)).structural).not.toBe(keys.structural);
+    });
+  },
+);

@@ -1,5 +1,5 @@
 // A FAKE OpenAI model server (the only allowed fake): Chat Completions and Responses, each
-// streamed (SSE) and not, deterministic. While the conversation holds no tool result and the
+// streamed (SSE) and not, and Embeddings (floats, or base64 float32s), deterministic. While the conversation holds no tool result and the
 // request offers tools, it answers with one call of the first offered tool; then it answers
 // with a final text that quotes the last tool result. Usage is a fixed function of the call
 // number, with cached and reasoning tokens, so tests can compare bucket by bucket.
@@ -15,6 +15,8 @@ export interface FakeCall {
   /** The tool call made, or the final text. */
   toolCall?: { name: string; arguments: string };
   text?: string;
+  /** An embeddings call: the vectors sent, one per input (as floats, whatever the encoding). */
+  vectors?: number[][];
 }
 
 export interface FakeOpenAI {
@@ -220,6 +222,44 @@ async function responses(res: http.ServerResponse, n: number, body: Json, call: 
   res.end();
 }
 
+/** Dimensions of the FAKE embeddings. */
+export const FAKE_DIMENSIONS = 8;
+
+/** The FAKE vector of a text: a fixed function of its characters, exact in float32. */
+export function fakeVector(text: string): number[] {
+  const v = new Array<number>(FAKE_DIMENSIONS).fill(0);
+  for (const [i, ch] of [...text].entries())
+    v[i % FAKE_DIMENSIONS] = ((v[i % FAKE_DIMENSIONS] ?? 0) + (ch.codePointAt(0) ?? 0)) % 256;
+  return v.map((x) => x / 256);
+}
+
+/** Usage of an embeddings call: 3 tokens per input plus its words (OpenAI sends prompt and total only). */
+export function fakeEmbeddingTokens(inputs: string[]): number {
+  return inputs.reduce((n, text) => n + 3 + text.split(/\s+/).filter(Boolean).length, 0);
+}
+
+function embeddings(res: http.ServerResponse, body: Json, call: FakeCall): void {
+  const inputs = (Array.isArray(body.input) ? body.input : [body.input]).map((x) => String(x));
+  const vectors = inputs.map(fakeVector);
+  const tokens = fakeEmbeddingTokens(inputs);
+  call.usage = { prompt_tokens: tokens, total_tokens: tokens };
+  call.vectors = vectors;
+  const base64 = body.encoding_format === 'base64';
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      object: 'list',
+      data: vectors.map((v, index) => ({
+        object: 'embedding',
+        index,
+        embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v,
+      })),
+      model: body.model,
+      usage: call.usage,
+    }),
+  );
+}
+
 /** Starts the FAKE model on 127.0.0.1 (port 0). Base URL for SDKs: `${url}/v1`. */
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const calls: FakeCall[] = [];
@@ -238,6 +278,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         return;
       }
       const isChat = path.endsWith('/chat/completions');
+      if (req.method === 'POST' && path.endsWith('/embeddings')) {
+        const call: FakeCall = { path, stream: false, body, usage: {} };
+        calls.push(call);
+        embeddings(res, body, call);
+        return;
+      }
       if (req.method !== 'POST' || (!isChat && !path.endsWith('/responses'))) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `fake model: no route ${req.method} ${path}` } }));
