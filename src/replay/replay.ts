@@ -411,6 +411,9 @@ async function finish(
   if (options.mode === 'exact' && !stoppedEarly) {
     session.fillGap(Number.POSITIVE_INFINITY);
     session.reportMissingCalls();
+  } else if (stoppedEarly && options.until !== undefined) {
+    // Stopped after step K: the local steps up to K the agent made since it last asked are written.
+    session.fillGap(options.until + 1);
   } else session.flushPending(session.lastStep);
   const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
   if (session.files.root) post.fs = session.files.snapshot();
