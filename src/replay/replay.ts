@@ -293,8 +293,10 @@ async function replayIn(
   let box: ReplaySandbox | undefined;
   // Started above whenever the isolation is not 'none' (what would have stopped it has thrown since).
   if (starting) {
+    const started = await starting;
+    if (started.worldNote) warnings.push(started.worldNote);
     box = await openReplaySandbox({
-      started: await starting,
+      started,
       recording,
       fsRoot,
       db,
