@@ -21,6 +21,7 @@ export {
   reapLeftovers,
 } from './leftovers.js';
 export { type PgRelay, type PgTarget, pgTargetOf, startPgRelay } from './pg-relay.js';
+export { FILE_STEP_NAMES } from './preload/shared-file-ops.mjs';
 export * from './protocol.js';
 export { checkContainerRuntime } from './service-image.js';
 export {

@@ -128,6 +128,8 @@ export const ReplayReplySchema = z.object({
   run: z.boolean().optional(),
   /** The index of the next recorded call the session expects (for the preload's fast path). */
   cursor: z.number().optional(),
+  /** until K: how many steps the agent may still begin without asking before step K ends. */
+  budget: z.number().optional(),
 });
 export type ReplayReply = z.infer<typeof ReplayReplySchema>;
 
@@ -173,6 +175,11 @@ export const ReplayConfigSchema = z.object({
   dumpPrefix: z.string(),
   fastIndex: z.string().optional(),
   timing: TimingSchema,
+  /**
+   * until K: how many steps the agent may begin without asking (file reads and writes under the
+   * fs root, requests over a child's stdio) before step K ends; the next one stops it.
+   */
+  untilBudget: z.number().optional(),
 });
 export type ReplayConfig = z.infer<typeof ReplayConfigSchema>;
 
@@ -222,6 +229,11 @@ export const ReplayNoticeSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('values'), ...SINCE }),
   /** A request over a child's stdio and its answer (MCP over stdio): a step, not a call to serve. */
   z.object({ t: z.literal('rpc'), ...STDIO_RPC, ...SINCE }),
+  /**
+   * until K: the agent begins a step without asking (a file operation, a request over a child's
+   * stdio); `stop`: past the budget, it is stopped before it. The changes are the last step's.
+   */
+  z.object({ t: z.literal('begin'), what: z.enum(['file', 'rpc']), stop: z.boolean().optional(), ...SINCE }),
 ]);
 export type ReplayNotice = z.infer<typeof ReplayNoticeSchema>;
 

@@ -253,7 +253,7 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     if (isolation.level === 'bwrap' && !existsSync(target) && !underMasked(target)) {
       throw new TapedeckError(
         'SANDBOX_FAILED',
-        `Cannot mount a writable folder at ${target}: it does not exist on this machine; create it, or replay with --cwd where it exists.`,
+        `Cannot mount a writable folder at ${target}: it does not exist on this machine, and the sandbox's read-only file system cannot take a new folder; create it, or run with --isolation none.`,
       );
     }
   }

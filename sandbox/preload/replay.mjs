@@ -15,6 +15,7 @@ import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
+import { watchFileSteps } from './replay-until.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
@@ -135,7 +136,14 @@ export function installReplay(config) {
   };
   const send = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message));
   const sendBatched = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message, { batch: true }));
-  const ask = (/** @type {ReplayQuestion} */ message) => quiet(() => ipc.sync({ ...message, pid }));
+  // until K: how many more steps the agent may begin without asking (a file operation, a request
+  // over a child's stdio) before step K ends; each answer renews it (replay-until.mjs).
+  let budget = config.untilBudget;
+  const ask = (/** @type {ReplayQuestion} */ message) =>
+    quiet(() => ipc.sync({ ...message, pid })).then((reply) => {
+      if (typeof reply.budget === 'number') budget = reply.budget;
+      return reply;
+    });
 
   // Which process of the agent's tree this is: it is handed its own recorded process's values.
   // (Claimed before the fs sandbox is installed: the claim is a file of the replay's, not the agent's.)
@@ -203,10 +211,28 @@ export function installReplay(config) {
   // agent gives it.
   nameChildren(name);
   keepGivenEnv(import.meta.url);
+  /**
+   * A step the agent begins without asking: counted under until K. Past the budget the agent is
+   * stopped before it begins (the notice reaches the replayer through the exit's synchronous
+   * flush); a file step's notice carries the changes made before it, which are the last step's.
+   * @param {'file' | 'rpc'} what
+   */
+  const beginStep = (what) => {
+    if (budget === undefined) return;
+    if (budget > 0) {
+      budget--;
+      if (what === 'file') sendBatched({ t: 'begin', what, fs: takeChanges(), nd: nd.takeHanded() });
+      return;
+    }
+    sendBatched({ t: 'begin', what, stop: true, fs: takeChanges(), nd: nd.takeHanded() });
+    process.exit(0);
+  };
+  if (budget !== undefined && fsBox) watchFileSteps(path.resolve(config.fsRoot), () => beginStep('file'), suppressed);
   // An MCP server over stdio answers again: each request and its answer is a step of the replay.
   watchMcpStdio({
     current: () => true,
     ignore: () => false,
+    begin: () => beginStep('rpc'),
     emit: (_owner, rpc) => sendBatched({ t: 'rpc', ...rpc, fs: takeChanges(), nd: nd.takeHanded() }),
     nowMs,
   });

@@ -20,6 +20,7 @@ const MAX_LINE = 16 * 1024 * 1024;
  * @property {() => any} current what a spawn belongs to (the recorder's run), undefined: not watched
  * @property {(owner: any) => boolean} ignore whether a spawn is not watched after all (a tool() call's)
  * @property {(owner: any, rpc: StdioRpc) => void} emit
+ * @property {() => void} [begin] called as the agent writes a request, before it reaches the child
  * @property {() => number} nowMs
  */
 
@@ -116,6 +117,7 @@ export function watchMcpStdio(ctx) {
         speaks = true;
         for (const one of Array.isArray(message) ? message : [message]) {
           if (typeof one?.method !== 'string' || one.id === undefined || one.id === null) continue;
+          ctx.begin?.();
           pending.set(key(one.id), { request: { method: one.method, params: one.params }, ts: ctx.nowMs() });
         }
       },

@@ -17,37 +17,65 @@ export const KNOWN_SDKS = [
   'langchain',
   '@modelcontextprotocol/sdk',
   '@mastra/core',
+  'llamaindex',
+  '@llamaindex/core',
+  '@llamaindex/openai',
+  '@llamaindex/anthropic',
+  '@llamaindex/workflow',
 ] as const;
 
-/** For each known SDK: the version found in the nearest node_modules above any of `fromDirs`. */
+/**
+ * For each known SDK: the version found in the nearest node_modules above any of `fromDirs`. A
+ * known SDK found nowhere there but in another one's own node_modules is the one the agent loads
+ * through it (openai in @llamaindex/openai/node_modules): read from there. One level deep, among
+ * the SDKs found, so a few more existence checks at start-up, never a walk of node_modules.
+ */
 export function findSdkVersions(fromDirs: string[]): Record<string, string> {
   const out: Record<string, string> = {};
+  const found: string[] = [];
   for (const name of KNOWN_SDKS) {
     for (const start of fromDirs) {
-      let dir = path.resolve(start);
-      let found: string | undefined;
-      for (;;) {
-        const file = path.join(dir, 'node_modules', name, 'package.json');
-        if (existsSync(file)) {
-          try {
-            const version: unknown = JSON.parse(readFileSync(file, 'utf8')).version;
-            if (typeof version === 'string') found = version;
-          } catch {
-            // An unreadable package.json is no version.
-          }
-          break;
-        }
-        const parent = path.dirname(dir);
-        if (parent === dir) break;
-        dir = parent;
+      const dir = nearestPackage(path.resolve(start), name);
+      const version = dir === undefined ? undefined : versionIn(dir);
+      if (dir !== undefined) found.push(dir);
+      if (version !== undefined) {
+        out[name] = version;
+        break;
       }
-      if (found !== undefined) {
-        out[name] = found;
+    }
+  }
+  for (const name of KNOWN_SDKS) {
+    if (out[name] !== undefined) continue;
+    for (const dir of found) {
+      const version = versionIn(path.join(dir, 'node_modules', name));
+      if (version !== undefined) {
+        out[name] = version;
         break;
       }
     }
   }
   return out;
+}
+
+/** The folder of package `name` in the nearest node_modules above `dir`. */
+function nearestPackage(dir: string, name: string): string | undefined {
+  for (let at = dir; ; ) {
+    const candidate = path.join(at, 'node_modules', name);
+    if (existsSync(path.join(candidate, 'package.json'))) return candidate;
+    const parent = path.dirname(at);
+    if (parent === at) return undefined;
+    at = parent;
+  }
+}
+
+/** The version in a package folder's package.json; an unreadable one is no version. */
+function versionIn(dir: string): string | undefined {
+  try {
+    const version: unknown = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

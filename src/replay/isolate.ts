@@ -8,6 +8,7 @@
 //     inside lead to a Postgres relay that admits the sandbox database only.
 // With bubblewrap the recorded fs root is a writable copy of the pre-snapshot (WorldCopy), read
 // back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -144,6 +145,8 @@ export interface StartedSandbox {
   trust: Trust;
   /** Where the world copy goes (bound read-write at the recorded fs root); filled by openReplaySandbox. */
   worldDir?: string;
+  /** Why there is no world copy though the recording has an fs root (a warning of the replay). */
+  worldNote?: string;
 }
 
 /**
@@ -168,7 +171,12 @@ export async function startReplaySandbox(input: {
   const fsRoot = manifest.world?.fsRoot;
   const writable: Array<{ source: string; target?: string }> = [{ source: tmp }];
   let worldDir: string | undefined;
-  if (fsRoot && isolation.level === 'bwrap') {
+  // A recorded root that does not exist here cannot be a mount point in the read-only root (nor in
+  // a private folder whose parent is bound back), and the real folder is never made: the replay
+  // preload keeps its files in memory, as without the OS sandbox; a program that is not Node does
+  // not see them.
+  const inMemory = fsRoot !== undefined && isolation.level === 'bwrap' && !existsSync(fsRoot);
+  if (fsRoot && isolation.level === 'bwrap' && !inMemory) {
     worldDir = path.join(tmp, 'world');
     await mkdir(worldDir, { recursive: true });
     writable.push({ source: worldDir, target: fsRoot });
@@ -182,7 +190,10 @@ export async function startReplaySandbox(input: {
     hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
     caPem: ca.certPem,
   });
-  return { isolation, box, ca, trust, ...(worldDir ? { worldDir } : {}) };
+  const worldNote = inMemory
+    ? `the recorded fs root ${fsRoot} does not exist on this machine: its files are the replay preload's, in memory (Node processes see them; other programs do not)`
+    : undefined;
+  return { isolation, box, ca, trust, ...(worldDir ? { worldDir } : {}), ...(worldNote ? { worldNote } : {}) };
 }
 
 /** Opens the rest of the sandbox for one replay (not yet the agent): the world copy and the doors. */

@@ -3,6 +3,7 @@
 // explains itself: the layers tried, the nearest recorded request and a field diff.
 
 import { hash } from 'node:crypto';
+import { FILE_STEP_NAMES } from '../../sandbox/index.js';
 import { providerById } from '../providers/index.js';
 import type {
   Body,
@@ -310,23 +311,75 @@ export class LocalSteps {
 
   /** The local steps' events with after < stepId < before, in recorded order. */
   between(after: number, before: number): LocalStepEvent[] {
-    // The first step id above `after`.
-    let lo = 0;
-    let hi = this.steps.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.steps[mid] as number) <= after) lo = mid + 1;
-      else hi = mid;
-    }
     const out: LocalStepEvent[] = [];
     let many = false;
-    for (let i = lo; i < this.steps.length && (this.steps[i] as number) < before; i++) {
+    for (let i = firstAbove(this.steps, after); i < this.steps.length && (this.steps[i] as number) < before; i++) {
       if (out.length > 0) many = true;
       for (const e of this.byStep.get(this.steps[i] as number) ?? []) out.push(e);
     }
     // Steps may interleave (parallel local steps): recorded order is seq order.
     return many ? out.sort((a, b) => a.seq - b.seq) : out;
   }
+}
+
+/**
+ * The recorded steps a replay's agent begins without asking the replayer, ascending: its file
+ * reads and writes under the fs root (made steps by record-files.mjs) and its requests over a
+ * child's stdio. `until K` counts them: the preload's budget stops the agent before the one past K.
+ */
+export class SelfBegunSteps {
+  private readonly all: number[] = [];
+  private readonly files: number[] = [];
+
+  constructor(recording: Recording) {
+    for (const e of recording.events) {
+      const file = isFileStep(e);
+      if (!file && !isRpcStep(e)) continue;
+      if (this.all.at(-1) !== e.stepId) this.all.push(e.stepId);
+      if (file) this.files.push(e.stepId);
+    }
+    this.all.sort((a, b) => a - b);
+    this.files.sort((a, b) => a - b);
+  }
+
+  /** How many lie in (after, upTo]. */
+  count(after: number, upTo: number): number {
+    return Math.max(0, firstAbove(this.all, upTo) - firstAbove(this.all, after));
+  }
+
+  /** The first file step after `after`. */
+  nextFile(after: number): number | undefined {
+    return this.files[firstAbove(this.files, after)];
+  }
+}
+
+/** The index of the first element of ascending `list` above `value`. */
+function firstAbove(list: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as number) <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A step the recorder made of a file read or write under the fs root (record-files.mjs): no exchange, the path alone. */
+export function isFileStep(e: RecordingEvent): boolean {
+  if (e.type !== 'tool.called') return false;
+  const p = e.payload;
+  const args = p.args;
+  return (
+    p.kind === 'in-process' &&
+    p.exchangeId === undefined &&
+    (p.stateType === 'FILE_READ' || p.stateType === 'FILE_WRITE') &&
+    FILE_STEP_NAMES.includes(p.name) &&
+    args !== null &&
+    typeof args === 'object' &&
+    Object.keys(args).length === 1 &&
+    typeof (args as { path?: unknown }).path === 'string'
+  );
 }
 
 /** A step's tool call made over a child's stdio (MCP over stdio): kind `mcp`, no exchange. */

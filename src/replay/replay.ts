@@ -293,8 +293,10 @@ async function replayIn(
   let box: ReplaySandbox | undefined;
   // Started above whenever the isolation is not 'none' (what would have stopped it has thrown since).
   if (starting) {
+    const started = await starting;
+    if (started.worldNote) warnings.push(started.worldNote);
     box = await openReplaySandbox({
-      started: await starting,
+      started,
       recording,
       fsRoot,
       db,
@@ -411,6 +413,9 @@ async function finish(
   if (options.mode === 'exact' && !stoppedEarly) {
     session.fillGap(Number.POSITIVE_INFINITY);
     session.reportMissingCalls();
+  } else if (stoppedEarly && options.until !== undefined) {
+    // Stopped after step K: the local steps up to K the agent made since it last asked are written.
+    session.fillGap(options.until + 1);
   } else session.flushPending(session.lastStep);
   const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
   if (session.files.root) post.fs = session.files.snapshot();

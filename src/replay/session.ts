@@ -31,7 +31,7 @@ import {
 } from '../recording/index.js';
 import { type Answerer, answerHttp, answerTool, serveReported } from './answer.js';
 import { ReplayFiles } from './files.js';
-import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps } from './match.js';
+import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps, SelfBegunSteps } from './match.js';
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
@@ -73,6 +73,8 @@ export class ReplaySession {
   private localSteps: LocalSteps | undefined;
   /** The recorded requests over a child's stdio, indexed at the first the replay's agent makes. */
   private rpcSteps: RpcSteps | undefined;
+  /** until K: the recorded steps the agent begins without asking (the preload's budget counts them). */
+  private selfBegun: SelfBegunSteps | undefined;
   /** Recorded step -> the replay's step, for parent ids. */
   private readonly stepMap = new Map<number, number>();
   /** The step numbers the replay has used (a step written out of order must take a free one). */
@@ -109,10 +111,23 @@ export class ReplaySession {
   /** Questions are answered one at a time, in arrival order, so step numbers are deterministic. */
   answer(message: ReplayQuestion): Promise<ReplayReply> {
     // `cursor` tells the preload which recorded call comes next, for its local fast path.
-    return this.enqueue(async () => ({
-      ...(await this.handle(message)),
-      cursor: this.index.nextExpected()?.index ?? -1,
-    }));
+    return this.enqueue(async () => {
+      const reply = await this.handle(message);
+      const budget = this.untilBudget();
+      return { ...reply, cursor: this.index.nextExpected()?.index ?? -1, ...(budget === undefined ? {} : { budget }) };
+    });
+  }
+
+  /**
+   * until K: how many recorded steps the agent begins without asking (file reads and writes, requests
+   * over a child's stdio) lie after the last step and up to K. The preload stops the agent before
+   * one more (sandbox/preload/replay-until.mjs): such steps are no questions to stop at.
+   */
+  untilBudget(): number | undefined {
+    const until = this.options.until;
+    if (until === undefined) return undefined;
+    this.selfBegun ??= new SelfBegunSteps(this.recording);
+    return this.selfBegun.count(this.lastStep, until);
   }
 
   notice(message: ReplayNotice): void {
@@ -130,6 +145,17 @@ export class ReplaySession {
       // Values handed out in a turn that asked nothing: the next step's changes, as a question's are.
       void this.enqueue(async () => {
         if (!this.stopped) await this.collect(message.fs ?? [], message.nd);
+      }).catch(() => undefined);
+      return;
+    }
+    if (message.t === 'begin') {
+      // until K: the agent begins a step without asking; what it changed before is the last step's.
+      void this.enqueue(async () => {
+        if (this.stopped) return;
+        await this.collect(message.fs ?? [], message.nd);
+        this.flushPending(this.lastStep);
+        if (message.stop) this.stop(this.nextStep());
+        else if (message.what === 'file') this.beginFileStep();
       }).catch(() => undefined);
       return;
     }
@@ -296,6 +322,20 @@ export class ReplaySession {
     this.lastStep = step;
     this.used.add(step);
     if (recordedStep !== undefined) this.stepMap.set(recordedStep, step);
+  }
+
+  /**
+   * until K: the agent begins a file read or write, the recorded file step after the last step (and
+   * the local steps before it) is written now, so that what the agent writes in it is its own, not
+   * lumped into the last step before the next call. Not past the next recorded call: a write the
+   * agent makes early leaves the numbering to that call.
+   */
+  private beginFileStep(): void {
+    this.selfBegun ??= new SelfBegunSteps(this.recording);
+    const step = this.selfBegun.nextFile(this.lastStep);
+    const next = this.index.nextExpected();
+    if (step === undefined || (next !== undefined && next.step < step) || this.used.has(step)) return;
+    this.fillGap(step + 1);
   }
 
   /** A call issued early keeps its recorded step without moving the replay on. */

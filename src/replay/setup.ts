@@ -38,7 +38,7 @@ import {
   TapedeckError,
   timeZoneOf,
 } from '../recording/index.js';
-import { bodyBytesOf, type RecordedCall } from './match.js';
+import { bodyBytesOf, type RecordedCall, SelfBegunSteps } from './match.js';
 import type { DbTracker } from './session.js';
 import type { ReplayOptions } from './types.js';
 
@@ -187,6 +187,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     dumpPrefix: path.join(tmp, 'dump'),
     ...(input.fast ? { fastIndex } : {}),
     timing: options.timing ?? { kind: 'none' },
+    ...(options.until !== undefined ? { untilBudget: new SelfBegunSteps(recording).count(0, options.until) } : {}),
   };
   await writeFile(configFile, JSON.stringify(config));
   return configFile;

@@ -6,17 +6,9 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FILE_OPS } from '../../../sandbox/preload/shared-file-ops.mjs';
 import { threadOrigin } from '../../../sandbox/preload/shared-process.mjs';
 import { nowMs } from '../../../sandbox/preload/shared-wire.mjs';
-
-const FILE_OPS = {
-  readFile: ['read_file', 'FILE_READ'],
-  writeFile: ['write_file', 'FILE_WRITE'],
-  appendFile: ['append_file', 'FILE_WRITE'],
-  rm: ['delete_file', 'FILE_WRITE'],
-  unlink: ['delete_file', 'FILE_WRITE'],
-  rename: ['rename_file', 'FILE_WRITE'],
-};
 
 /**
  * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
