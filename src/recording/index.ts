@@ -56,6 +56,7 @@ export {
   type StepEventLike,
   type StepFacts,
   type StepName,
+  StepNamer,
   stepFacts,
   stepNames,
   type ToolLink,
