@@ -144,8 +144,18 @@ export function systemPromptOf(id: string, body: unknown): string | undefined {
   return provider && isRecord(body) ? provider.systemPrompt(body) : undefined;
 }
 
-/** A copy of a model request body of the provider `id` with its system prompt set to `prompt`. */
-export function withSystemPrompt(id: string, body: Json, prompt: string): Json {
+/**
+ * A copy of a model request body of the provider `id` with its system prompt replaced: by `prompt`,
+ * or by what `prompt` makes of the current one. The one rule of every prompt override, whichever
+ * field holds the prompt (Chat system/developer messages, Responses `instructions`, Anthropic
+ * `system`, Gemini `systemInstruction`): a body with no system prompt is returned as it is. An
+ * override replaces the prompt an agent gave its own conversation; a call that never had one (a
+ * RAG answer writer, a summariser or a classifier inside a tool) is left as it was.
+ * @example withSystemPrompt('openai.chat.completions', body, (current) => current.replace('Paris', 'Oslo'))
+ */
+export function withSystemPrompt(id: string, body: Json, prompt: string | ((current: string) => string)): Json {
   const provider = providerById(id);
-  return provider ? provider.withSystemPrompt(body, prompt) : body;
+  const current = provider?.systemPrompt(body);
+  if (provider === undefined || current === undefined) return body;
+  return provider.withSystemPrompt(body, typeof prompt === 'string' ? prompt : prompt(current));
 }

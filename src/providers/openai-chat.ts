@@ -56,10 +56,9 @@ export function systemOfMessages(messages: unknown[]): string | undefined {
   return parts.length > 0 ? parts.join('\n\n') : undefined;
 }
 
-/** A copy of `list` whose first system message says `prompt` (later ones dropped; one added when there is none). */
+/** A copy of `list` whose first system message says `prompt` (later ones dropped; none added where there is none). */
 export function withSystemMessage(list: unknown[], prompt: string): unknown[] {
   const first = list.findIndex(isSystemMessage);
-  if (first < 0) return [{ role: 'system', content: prompt }, ...list];
   return list.flatMap((m, i) =>
     i === first ? [{ ...(m as Json), role: (m as Json).role, content: prompt }] : isSystemMessage(m) ? [] : [m],
   );

@@ -110,7 +110,7 @@ export interface Provider {
   tools(call: RecordedModelCall): ToolSpec[];
   /** The system prompt of a request body (joined when there are several), if any. */
   systemPrompt(body: Json): string | undefined;
-  /** A copy of the request body with its system prompt set to `prompt`. */
+  /** A copy of a request body that has a system prompt with that prompt set to `prompt` (a body without one is never given one: model-call.ts). */
   withSystemPrompt(body: Json, prompt: string): Json;
   /** Top-level request fields that differ between otherwise identical calls: the normalised match drops them. */
   readonly volatile: readonly string[];

@@ -19,17 +19,15 @@ import type {
   StepEvent,
   StepRecord,
   StreamChunk,
-  ToolCall,
   ToolCalledPayload,
 } from '../recording/index.js';
 import {
   ConnectionAccount,
   canonicalJson,
   parseJson,
-  pickCall,
   type RecordedDatabases,
+  StepNamer,
   stepEvents,
-  stepFacts,
   ToolCallAccount,
 } from '../recording/index.js';
 import { classifyHttp, classifyToolName, stdioRpcCall, type ToolRule } from './classify.js';
@@ -131,9 +129,8 @@ function jsonBody(text: string | undefined): unknown {
 
 export class RecordSession {
   private lastStep = 0;
-  private lastThink: number | undefined;
-  /** The tool calls the last model step decided, and which of them a step has answered. */
-  private readonly decided = new Map<number, { calls: readonly ToolCall[]; answered: Set<string> }>();
+  /** Names each step as it is written, and knows the last model step that decided tool calls. */
+  private readonly namer = new StepNamer();
   private finalOutput: string | undefined;
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();
@@ -150,6 +147,11 @@ export class RecordSession {
     private readonly options: SessionOptions = {},
   ) {
     this.connections = new ConnectionAccount(options.databases);
+  }
+
+  /** The parent of the tool steps that follow: the last model step that decided tool calls. */
+  private get lastThink(): number | undefined {
+    return this.namer.lastThink;
   }
 
   /** Holds the answer to the agent's `start` barrier until `until` settles (the world's first snapshot taken). */
@@ -293,24 +295,11 @@ export class RecordSession {
     ];
   }
 
-  /** Writes one step (numbered next) through the format's step writer; returns its id. */
+  /** Writes one step (numbered next, named by the format's StepNamer) through its step writer; returns its id. */
   private async writeStep(step: Omit<StepRecord, 'stepId'>): Promise<number> {
     const stepId = ++this.lastStep;
-    for (const event of stepEvents({ ...this.named(step), stepId })) await this.emit(event);
+    for (const event of stepEvents(this.namer.name({ ...step, stepId }))) await this.emit(event);
     return stepId;
-  }
-
-  /**
-   * A step that carries out a tool call its model step decided is named after the agent's tool
-   * (`issue_refund`), with the call's id and the capture layer's name (`POST /refunds`) kept.
-   */
-  private named(step: Omit<StepRecord, 'stepId'>): Omit<StepRecord, 'stepId'> {
-    const decided = step.parentStepId === undefined ? undefined : this.decided.get(step.parentStepId);
-    if (decided === undefined) return step;
-    const call = pickCall(decided.calls, stepFacts(step.name, step.events, step.stateType), decided.answered);
-    if (call === undefined) return step;
-    decided.answered.add(call.id);
-    return { ...step, name: call.name, toolCallId: call.id, ...(call.name === step.name ? {} : { route: step.name }) };
   }
 
   /** World changes made between steps (by the agent itself or by other processes) become their own step. */
@@ -437,7 +426,6 @@ export class RecordSession {
         ),
       };
       const stateType = modelStepType(model, failed);
-      const isThink = stateType === 'THINK';
       if (!failed && model.output.text !== undefined) this.finalOutput = model.output.text;
       // A model call does not change the world: changes seen now were made after it (the agent
       // acting on a stream it has finished reading) and belong to the next step.
@@ -446,7 +434,7 @@ export class RecordSession {
         { type: 'http.exchange', payload: exchange },
         ...nd,
       ];
-      const stepId = await this.writeStep({
+      await this.writeStep({
         stateType,
         name: model.model || `${model.provider} ${model.api}`,
         start: req.ts,
@@ -455,12 +443,6 @@ export class RecordSession {
         status: failed ? 'error' : 'success',
         errorType,
       });
-      if (isThink && !failed) {
-        this.lastThink = stepId;
-        this.decided.set(stepId, { calls: model.output.toolCalls, answered: new Set() });
-        // A call still in flight may answer an earlier model step; older ones are done.
-        for (const old of this.decided.keys()) if (this.decided.size > 8) this.decided.delete(old);
-      }
       // Files the agent read at the call's end: a step of their own after it, as the next
       // boundary's drain would make (the tracker would otherwise leave them to a later drain).
       if (files !== undefined) await this.writeChanges(await this.worldChanges(files, true), end);

@@ -65,6 +65,7 @@ export {
   type StepEventLike,
   type StepFacts,
   type StepName,
+  StepNamer,
   stepFacts,
   stepNames,
   type ToolLink,

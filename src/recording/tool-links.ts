@@ -3,9 +3,10 @@
 // file write, database changes). A step is linked to the call it answers by the tool-call id the
 // recorder wrote, else by name and by the values the call's arguments share with the step's
 // request, path, body, files and rows. Steps are then named after the agent's tool, the route kept
-// as detail. Pure; used by the recorder (at write time) and by every reader (for recordings made
-// before links were written, and for replays).
-import type { RecordingEvent, StateType, ToolCall } from './types.js';
+// as detail. Pure; used by the recorder and the replayer as they write steps (StepNamer) and by
+// every reader (stepNames: for recordings made before links were written).
+import type { StepRecord } from './step-writer.js';
+import type { ModelCalledPayload, RecordingEvent, StateType, ToolCall } from './types.js';
 
 /** The decided call a step answers. */
 export interface ToolLink {
@@ -96,6 +97,54 @@ export function pickCall(
   }
   if (best !== undefined || step.observe) return best;
   return calls.find((c) => !answered.has(c.id));
+}
+
+/**
+ * Names steps as they are written, by the recorder and the replayer alike, so that a step is called
+ * the same whoever wrote it. A model step that decided tool calls is remembered (the last one,
+ * `lastThink`, is the parent of the tool steps after it); a step under it that carries out one of
+ * its calls is named after the agent's tool (`issue_refund`), with the call's id and the capture
+ * layer's name (`POST /refunds`) kept as its route.
+ * @example const namer = new StepNamer(); for (const e of stepEvents(namer.name(step))) writer.append(e);
+ */
+export class StepNamer {
+  /** The tool calls each recent model step decided, and which of them a step has answered. */
+  private readonly decided = new Map<number, { calls: readonly ToolCall[]; answered: Set<string> }>();
+  #lastThink: number | undefined;
+
+  /** The last model step that decided tool calls: the parent of the tool steps that follow it. */
+  get lastThink(): number | undefined {
+    return this.#lastThink;
+  }
+
+  /** The step as it is written: named after the decided call it carries out, when it carries out one. */
+  name(step: StepRecord): StepRecord {
+    let calls: readonly ToolCall[] | undefined;
+    for (const e of step.events)
+      if (e.type === 'model.called') calls = (e.payload as ModelCalledPayload).output.toolCalls;
+    if (calls !== undefined) {
+      if (calls.length > 0 && step.status === 'success') this.decide(step.stepId, calls);
+      return step;
+    }
+    const decided = step.parentStepId === undefined ? undefined : this.decided.get(step.parentStepId);
+    if (decided === undefined) return step;
+    if (step.toolCallId !== undefined) {
+      decided.answered.add(step.toolCallId);
+      return step;
+    }
+    const call = pickCall(decided.calls, stepFacts(step.name, step.events, step.stateType), decided.answered);
+    if (call === undefined) return step;
+    decided.answered.add(call.id);
+    const route = step.route ?? (call.name === step.name ? undefined : step.name);
+    return { ...step, name: call.name, toolCallId: call.id, ...(route === undefined ? {} : { route }) };
+  }
+
+  private decide(stepId: number, calls: readonly ToolCall[]): void {
+    this.#lastThink = stepId;
+    this.decided.set(stepId, { calls, answered: new Set() });
+    // A call still in flight may answer an earlier model step; older ones are done.
+    for (const old of this.decided.keys()) if (this.decided.size > 8) this.decided.delete(old);
+  }
 }
 
 /** A step's events as the step writer takes them (type + payload). */

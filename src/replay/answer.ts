@@ -18,7 +18,13 @@
 // runs, so a stopped replay never makes a live call.
 import { type QuestionOf, type ReplayNotice, type ReplayReply, type WireBody, wireBytes } from '../../sandbox/index.js';
 import { withSystemPrompt } from '../providers/index.js';
-import { type DivergencePayload, isTelemetry, type StreamChunk, type Usage } from '../recording/index.js';
+import {
+  type DivergencePayload,
+  isTelemetry,
+  type StreamChunk,
+  TapedeckError,
+  type Usage,
+} from '../recording/index.js';
 import { holdBack } from './held-back.js';
 import { CallIndex, type MatchResult, type RecordedCall, toolRequest } from './match.js';
 import {
@@ -139,13 +145,30 @@ export async function answerHttp(session: ReplaySession, message: QuestionOf<'ht
   const api = apiOf(request.method, request.url, parsed.ok ? parsed.value : undefined, request.headers);
   const isModel = isModelApi(api);
   const override = session.parts.override;
+  let unpatched: string | undefined;
   if (isModel && override && request.bodyText !== undefined) {
-    const text = overrideRequestBody(api, request.bodyText, override);
-    request = { ...request, bodyText: text };
-    bytes = Buffer.from(text, 'utf8');
+    try {
+      const text = overrideRequestBody(api, request.bodyText, override);
+      request = { ...request, bodyText: text };
+      bytes = Buffer.from(text, 'utf8');
+    } catch (error) {
+      // A patch that does not fit this call's prompt: the call goes on as the agent made it, and
+      // the replay says so at its step (never an error the agent would take for a network failure).
+      if (!(error instanceof TapedeckError && error.code === 'PROMPT_PATCH_FAILED')) throw error;
+      unpatched = error.message;
+    }
   }
   const ask: Ask = { kind: 'http', request, redacted: session.redacted(request), isModel, ...(bytes ? { bytes } : {}) };
-  return (await answerCall(session, ask)).reply;
+  const answer = await answerCall(session, ask);
+  if (unpatched !== undefined && answer.servedFrom !== 'stopped') {
+    const event = session.diverge(answer.step, {
+      kind: 'different-request',
+      actual: summaryOf(viewOf(ask.redacted)),
+      message: `Step ${answer.step}: the prompt patch does not apply to this model call's system prompt; sent it unpatched, as the agent made it.`,
+    });
+    session.writer.append({ ...event, stepId: answer.step });
+  }
+  return answer.reply;
 }
 
 /** An in-process tool() call from the preload. */

@@ -33,6 +33,7 @@ export function holdBack(session: ReplaySession, ask: Ask, m: MatchResult): Answ
   const now = Date.now();
   session.writeStep({
     stepId: step,
+    ...session.parentOfOwn(ask.isModel),
     stateType: 'API_CALL',
     name,
     start: now,

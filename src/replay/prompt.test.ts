@@ -25,20 +25,29 @@ describe('prompt overrides', () => {
     ]);
   });
 
-  it('keeps the developer role, and adds a system message when there is none', () => {
+  it('keeps the developer role', () => {
     const dev = { messages: [{ role: 'developer', content: 'old' }] };
     expect(
       JSON.parse(overrideRequestBody('openai.chat.completions', JSON.stringify(dev), { kind: 'replace', text: 'new' }))
         .messages,
     ).toEqual([{ role: 'developer', content: 'new' }]);
-    const none = { messages: [{ role: 'user', content: 'hi' }] };
-    expect(
-      JSON.parse(overrideRequestBody('openai.chat.completions', JSON.stringify(none), { kind: 'replace', text: 'new' }))
-        .messages[0],
-    ).toEqual({
-      role: 'system',
-      content: 'new',
-    });
+  });
+
+  it('leaves a request with no system prompt byte for byte as it was, whatever the provider and the override', () => {
+    // A call inside a tool (a RAG answer writer) never had a prompt: neither a new one nor a patch gives it one.
+    const none: Array<[string, unknown]> = [
+      ['openai.chat.completions', { model: 'm', messages: [{ role: 'user', content: 'Context: …' }] }],
+      ['openai.responses', { model: 'm', input: [{ role: 'user', content: 'hi' }] }],
+      ['openai.responses', { model: 'm', input: 'hi' }],
+      ['anthropic.messages', { model: 'c', max_tokens: 9, messages: [{ role: 'user', content: 'hi' }] }],
+      ['google.generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }],
+    ];
+    const patch = createPatch('prompt', 'Paris\n', 'Oslo\n');
+    for (const [api, body] of none) {
+      const text = `${JSON.stringify(body, null, 1)}\n`;
+      expect(overrideRequestBody(api, text, { kind: 'replace', text: 'new' }), api).toBe(text);
+      expect(overrideRequestBody(api, text, { kind: 'patch', patch }), api).toBe(text);
+    }
   });
 
   it('sets Responses instructions and Anthropic system (keeping cache_control)', () => {

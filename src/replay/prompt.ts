@@ -2,7 +2,7 @@
 // (wherever its provider keeps it: see src/providers) is replaced by a new prompt, or patched
 // with a unified diff.
 import { applyPatch } from 'diff';
-import { providerById, systemPromptOf, withSystemPrompt } from '../providers/index.js';
+import { withSystemPrompt } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import type { RequestApi } from './normalize.js';
 
@@ -29,10 +29,11 @@ export function applyOverride(
   return patched;
 }
 
-/** Applies an override to a model request body; returns the new body text (unchanged when not JSON). */
+/**
+ * Applies an override to a model request body; returns the new body text (unchanged when not JSON,
+ * and when the request has no system prompt: see withSystemPrompt in src/providers).
+ */
 export function overrideRequestBody(api: RequestApi, bodyText: string, override: PromptOverride): string {
-  // An embeddings request has no system prompt to change: it goes as the agent made it.
-  if (providerById(api)?.kind === 'embeddings') return bodyText;
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
@@ -40,6 +41,8 @@ export function overrideRequestBody(api: RequestApi, bodyText: string, override:
     return bodyText;
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return bodyText;
-  const next = applyOverride(systemPromptOf(api, body), override);
-  return JSON.stringify(withSystemPrompt(api, body as Record<string, unknown>, next));
+  const json = body as Record<string, unknown>;
+  const next = withSystemPrompt(api, json, (current) => applyOverride(current, override));
+  // A call with no system prompt goes out byte for byte as the agent made it.
+  return next === json ? bodyText : JSON.stringify(next);
 }

@@ -10,7 +10,7 @@ import type { ReplayQuestion } from '../../sandbox/index.js';
 import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
 import { compareWorlds } from '../diff/index.js';
-import { providerById, systemPromptOf } from '../providers/index.js';
+import { systemPromptOf } from '../providers/index.js';
 import {
   blobRelativePath,
   createRecordingWriter,
@@ -195,6 +195,11 @@ async function replayIn(
   ) {
     warnings.push(
       "the new system prompt is the recorded one but for whitespace at its ends (a file's trailing newline?): model requests carry it as given, so none matches a recorded one and every model call goes live",
+    );
+  }
+  if (override?.kind === 'replace' && recordedPrompt === undefined) {
+    warnings.push(
+      'no recorded model call has a system prompt: the new one is given to the agent (SYSTEM_PROMPT) but added to no model request (a prompt override replaces a prompt, it never adds one)',
     );
   }
   const fsRoot = manifest.world?.fsRoot;
@@ -557,14 +562,26 @@ function promptOverride(
         ? { kind: 'patch', patch: options.promptPatch }
         : undefined;
   if (!override) return {};
-  // The first call that takes a prompt: an embeddings call (a RAG agent's index, built first) has none.
-  const first = calls.find((c) => c.kind === 'model' && providerById(c.view.api)?.kind !== 'embeddings');
-  const body = parseJson(first?.request.bodyText);
-  const recorded =
-    first?.model?.system ?? (first ? systemPromptOf(first.view.api, body.ok ? body.value : {}) : undefined);
+  // The agent's own prompt: that of the first model call that has one (a call inside a tool may
+  // come first, with none; the override leaves such calls as they are).
+  const recorded = calls.map(systemPromptOfCall).find((system) => system !== undefined);
+  if (recorded === undefined && override.kind === 'patch') {
+    throw new TapedeckError(
+      'PROMPT_PATCH_FAILED',
+      'No recorded model call has a system prompt, so there is nothing to patch; give the new prompt with --system-prompt, or replay another recording.',
+    );
+  }
   const promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
   if (override.kind === 'patch') override.result = promptForEnv;
   return { override, promptForEnv, ...(recorded !== undefined ? { recorded } : {}) };
+}
+
+/** The system prompt of a recorded model call, if it had one. */
+function systemPromptOfCall(call: RecordedCall): string | undefined {
+  if (call.kind !== 'model') return undefined;
+  if (call.model?.system !== undefined) return call.model.system;
+  const body = parseJson(call.request.bodyText);
+  return systemPromptOf(call.view.api, body.ok ? body.value : {});
 }
 
 function replayId(originalId: string): string {

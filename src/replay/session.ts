@@ -24,6 +24,7 @@ import {
   type RecordingWriter,
   type Redactor,
   type StepEvent,
+  StepNamer,
   type StepRecord,
   stepEvents,
   type ToolCalledPayload,
@@ -82,6 +83,8 @@ export class ReplaySession {
   /** The last step number given past the recording's (asideStep). */
   private spare: number | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Names the replay's steps as the recorder names its own (src/recording/tool-links.ts). */
+  private readonly namer = new StepNamer();
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
 
@@ -425,9 +428,22 @@ export class ReplaySession {
     });
   }
 
-  /** Writes one step (step.started, its events, step.completed) with the format's step writer. */
+  /**
+   * Writes one step (step.started, its events, step.completed) with the format's step writer,
+   * named as the recorder names its steps (a step that carries out a decided tool call after the tool).
+   */
   writeStep(step: StepRecord): void {
-    for (const event of stepEvents(step)) this.writer.append(event);
+    for (const event of stepEvents(this.namer.name(step))) this.writer.append(event);
+  }
+
+  /**
+   * The parent of a step the replay answers itself (live, by an answerer, held back), as the
+   * recorder gives one: a tool step's is the last model step that decided tool calls, so that it
+   * is named after the call it carries out; a model step has none.
+   */
+  parentOfOwn(isModel: boolean): { parentStepId?: number } {
+    const parent = isModel ? undefined : this.namer.lastThink;
+    return parent === undefined ? {} : { parentStepId: parent };
   }
 
   nextExchangeId(): string {

@@ -41,6 +41,7 @@ export async function settleAnswer(
     session.beginStep(step, undefined);
     session.writeStep({
       stepId: step,
+      ...session.parentOfOwn(ask.isModel),
       stateType: ask.isModel ? 'THINK' : 'API_CALL',
       name: ask.isModel ? 'model' : `${request.method} ${viewOf(request).path}`,
       start: a.started,
@@ -183,6 +184,7 @@ export async function settleAnswer(
   }
   session.writeStep({
     stepId: step,
+    ...session.parentOfOwn(ask.isModel),
     stateType,
     name,
     start: a.started,
