@@ -35,6 +35,13 @@ export type FileLook = z.infer<typeof FileLookSchema>;
  * (what it would find now came later). `files` are applied first in either case.
  */
 const QUIET = { quiet: z.boolean().optional(), files: z.array(FileLookSchema).optional() };
+/**
+ * On a step barrier and a message whose handling drains the world: the files under the fs root
+ * (relative paths) that file calls of the agent's process still in flight are changing. The drain
+ * leaves them to those calls' own messages (src/record/world/fs.ts), so calls that overlap each
+ * keep their own changes.
+ */
+const BUSY = { busy: z.array(z.string()).optional() };
 
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
   HelloSchema,
@@ -50,6 +57,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     end: z.number().optional(),
     error: WireError.optional(),
     ...QUIET,
+    ...BUSY,
   }),
   z.object({ t: z.literal('chunk'), id: z.string(), off: z.number(), data: z.string() }),
   /** A whole non-streamed exchange in one message (request, response, end). */
@@ -60,8 +68,9 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     end: z.number(),
     error: WireError.optional(),
     ...QUIET,
+    ...BUSY,
   }),
-  z.object({ t: z.literal('end'), id: z.string(), ts: z.number(), error: WireError.optional() }),
+  z.object({ t: z.literal('end'), id: z.string(), ts: z.number(), error: WireError.optional(), ...BUSY }),
   z.object({
     t: z.literal('tool'),
     id: z.string(),
@@ -77,6 +86,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     /** Row changes the tool's own database statements committed (observed world capture): its effects. */
     db: z.array(DbChangedPayloadSchema).optional(),
     ...QUIET,
+    ...BUSY,
   }),
   /** A connection no capture layer records (record-sockets.mjs): a WebSocket, HTTP/2, Redis, a database not given. */
   z.object({
@@ -86,7 +96,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ...UnrecordedConnectionSchema.omit({ connections: true }).shape,
   }),
   /** A request over a child's stdio and its answer (MCP over stdio). */
-  z.object({ t: z.literal('rpc'), id: z.string(), pid: z.number(), ...STDIO_RPC }),
+  z.object({ t: z.literal('rpc'), id: z.string(), pid: z.number(), ...STDIO_RPC, ...BUSY }),
   z.object({
     t: z.literal('nd'),
     pid: z.number(),
@@ -97,7 +107,13 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
    * A step barrier before (`req`) or after (`res`) a call; `start`: the agent's first process
    * waits, before its own code runs, until the world's first snapshot is taken.
    */
-  z.object({ t: z.literal('sync'), n: z.number(), reason: z.enum(['req', 'res', 'start']), id: z.string().optional() }),
+  z.object({
+    t: z.literal('sync'),
+    n: z.number(),
+    reason: z.enum(['req', 'res', 'start']),
+    id: z.string().optional(),
+    ...BUSY,
+  }),
   /** What changed under the fs root before a call, read by the agent's process at the boundary (it did not wait). */
   z.object({ t: z.literal('files'), ts: z.number(), files: z.array(FileLookSchema), quiet: z.boolean().optional() }),
   /** Row changes the run's own database statements committed (observed world capture), in order. */

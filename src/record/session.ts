@@ -42,10 +42,15 @@ import {
 
 /**
  * Where the session gets the world changes since it last asked. `files`: files the agent's
- * process read itself, applied first; `quiet`: nothing else is looked for (src/record/world).
+ * process read itself, applied first; `quiet`: nothing else is looked for; `busy`: files the
+ * agent's file calls in flight are changing, left to their own messages (src/record/world).
  */
 export interface WorldSource {
-  drain(files?: FileLook[], quiet?: boolean): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
+  drain(
+    files?: FileLook[],
+    quiet?: boolean,
+    busy?: readonly string[],
+  ): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
 }
 
 /** An event as the session appended it (after seq assignment), for onEvent observers. */
@@ -66,6 +71,13 @@ export interface SessionOptions {
   maxInlineResult?: number;
   /** The databases the run's world capture records: connections to them are not reported as unrecorded. */
   databases?: RecordedDatabases;
+}
+
+/** What a message says of the world at its boundary (src/record/protocol.ts: QUIET, BUSY). */
+interface WorldLook {
+  files?: FileLook[] | undefined;
+  quiet?: boolean | undefined;
+  busy?: readonly string[] | undefined;
 }
 
 interface OpenExchange {
@@ -218,11 +230,11 @@ export class RecordSession {
         if (open === undefined) return;
         open.res = message;
         if (message.stream !== true)
-          await this.completeExchange(open, message.end ?? message.ts, message.error, message.quiet, message.files);
+          await this.completeExchange(open, message.end ?? message.ts, message.error, message);
         return;
       }
       case 'xchg': {
-        const { res, end, error, quiet, files, t: _t, ...req } = message;
+        const { res, end, error, quiet, files, busy, t: _t, ...req } = message;
         const open: OpenExchange = {
           req: { t: 'req', ...req },
           chunks: [],
@@ -231,7 +243,7 @@ export class RecordSession {
           ...(res === undefined ? {} : { res: { t: 'res', id: req.id, ...res } }),
         };
         this.open.set(req.id, open);
-        await this.completeExchange(open, end, error, quiet, files);
+        await this.completeExchange(open, end, error, { quiet, files, busy });
         return;
       }
       case 'chunk':
@@ -239,7 +251,7 @@ export class RecordSession {
         return;
       case 'end': {
         const open = this.open.get(message.id);
-        if (open !== undefined) await this.completeExchange(open, message.ts, message.error);
+        if (open !== undefined) await this.completeExchange(open, message.ts, message.error, message);
         return;
       }
       case 'tool':
@@ -257,12 +269,12 @@ export class RecordSession {
         await this.nondeterminism(message);
         return;
       case 'sync':
-        if (message.reason === 'req') await this.drainBetweenSteps();
+        if (message.reason === 'req') await this.drainBetweenSteps(message.busy);
         else if (message.reason === 'start') await this.started;
         return;
       case 'files':
         // What changed before a call, read at its opening boundary by the agent's process.
-        await this.writeChanges(await this.worldChanges(message.files, message.quiet), message.ts);
+        await this.writeChanges(await this.worldChanges(message), message.ts);
         return;
       case 'db':
         await this.writeChanges(
@@ -285,10 +297,14 @@ export class RecordSession {
     });
   }
 
-  /** The world's changes since the last drain: with `files` (read by the agent) applied first; `quiet`: those alone. */
-  private async worldChanges(files?: FileLook[], quiet?: boolean): Promise<StepEvent[]> {
+  /**
+   * The world's changes since the last drain: with `files` (read by the agent) applied first;
+   * `quiet`: those alone; `busy`: files the agent's file calls in flight change, left to them.
+   */
+  private async worldChanges(at: WorldLook = {}): Promise<StepEvent[]> {
+    const { files, quiet, busy } = at;
     if (this.options.world === undefined || (quiet === true && files === undefined)) return [];
-    const { fs, db } = await this.options.world.drain(files, quiet);
+    const { fs, db } = await this.options.world.drain(files, quiet, busy);
     return [
       ...fs.map((payload): StepEvent => ({ type: 'fs.changed', payload })),
       ...db.map((payload): StepEvent => ({ type: 'db.changed', payload })),
@@ -303,8 +319,8 @@ export class RecordSession {
   }
 
   /** World changes made between steps (by the agent itself or by other processes) become their own step. */
-  private async drainBetweenSteps(): Promise<void> {
-    await this.writeChanges(await this.worldChanges(), Date.now());
+  private async drainBetweenSteps(busy?: readonly string[]): Promise<void> {
+    await this.writeChanges(await this.worldChanges({ busy }), Date.now());
   }
 
   /** World changes made by the agent itself between calls: a step of their own. */
@@ -355,16 +371,16 @@ export class RecordSession {
   }
 
   /**
-   * `quiet`: the agent saw no world change during the call (but `files`, which it read itself)
-   * and did not wait: nothing is drained for it.
+   * `at.quiet`: the agent saw no world change during the call (but `at.files`, which it read
+   * itself) and did not wait: nothing is drained for it.
    */
   private async completeExchange(
     open: OpenExchange,
     end: number,
     error: { code: string; message: string } | undefined,
-    quiet?: boolean,
-    files?: FileLook[],
+    at: WorldLook = {},
   ): Promise<void> {
+    const { files } = at;
     this.open.delete(open.req.id);
     const { req, res } = open;
     const reqContent = contentOf(req.body, {});
@@ -445,7 +461,7 @@ export class RecordSession {
       });
       // Files the agent read at the call's end: a step of their own after it, as the next
       // boundary's drain would make (the tracker would otherwise leave them to a later drain).
-      if (files !== undefined) await this.writeChanges(await this.worldChanges(files, true), end);
+      if (files !== undefined) await this.writeChanges(await this.worldChanges({ files, quiet: true }), end);
       return;
     }
 
@@ -489,7 +505,7 @@ export class RecordSession {
       events: [
         { type: 'tool.called', payload },
         { type: 'http.exchange', payload: exchange },
-        ...(await this.worldChanges(files, quiet)),
+        ...(await this.worldChanges(at)),
         ...nd,
       ],
       status: failed ? 'error' : 'success',
@@ -515,7 +531,7 @@ export class RecordSession {
     };
     await this.writeToolStep(payload, message, [
       ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
-      ...(await this.worldChanges(message.files, message.quiet)),
+      ...(await this.worldChanges(message)),
     ]);
   }
 
@@ -527,7 +543,7 @@ export class RecordSession {
       (json) => this.writer.body(json, 'application/json'),
       this.options.maxInlineResult,
     );
-    await this.writeToolStep(payload, message, await this.worldChanges());
+    await this.writeToolStep(payload, message, await this.worldChanges(message));
   }
 
   /** A tool step of the agent's own (a tool() or file call, a request over stdio) under its THINK step. */

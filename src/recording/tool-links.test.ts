@@ -47,6 +47,42 @@ describe('steps named after the decided tool call they answer', () => {
     });
   });
 
+  it('a step that is only world changes is linked by the values it shares, never by position alone', () => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [
+        { id: 'f', name: 'get_forecast', arguments: { city: 'Paris' } },
+        { id: 'n', name: 'save_note', arguments: { path: 'notes.txt', text: 'paris: cloudy' } },
+      ],
+    });
+    // Changes found between calls, as the recorder writes them: no call of their own.
+    b.tool(think, {
+      name: 'file changes',
+      stateType: 'FILE_WRITE',
+      args: {},
+      fs: [{ path: 'cache.db', op: 'create', content: 'x' }],
+    });
+    b.tool(think, {
+      name: 'file changes',
+      stateType: 'FILE_WRITE',
+      args: {},
+      fs: [{ path: 'notes.txt', op: 'modify', content: 'n' }],
+    });
+    // The forecast call is answered later, by its own step.
+    b.tool(think, {
+      name: 'GET /forecast',
+      args: {},
+      http: { method: 'GET', url: 'http://127.0.0.1:1/forecast?city=Paris' },
+    });
+    const rec = b.complete().build();
+    rec.events = rec.events.filter((e) => !(e.type === 'tool.called' && (e.stepId === 2 || e.stepId === 3)));
+    const links = linkToolSteps(rec.events);
+    expect(links.has(2)).toBe(false);
+    expect(links.get(3)).toMatchObject({ callId: 'n', name: 'save_note', route: 'file changes' });
+    expect(links.get(4)).toMatchObject({ callId: 'f', name: 'get_forecast' });
+  });
+
   it('the recorded tool-call id wins; protocol chatter is never linked by position alone', () => {
     const b = new RecordingBuilder();
     const think = b.model({

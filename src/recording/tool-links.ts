@@ -23,7 +23,11 @@ export interface ToolLink {
 export interface StepFacts {
   /** The capture layer's name for it (tool name for in-process and MCP tools, `METHOD /path` for HTTP). */
   name: string;
-  /** Protocol chatter (OBSERVE steps: an MCP handshake, a notification stream) is linked by evidence only, never by position. */
+  /**
+   * Linked by evidence only, never by position: protocol chatter (OBSERVE steps: an MCP
+   * handshake, a notification stream), and a step that is only world changes ("file changes"
+   * between calls), whose call, if any, may still be answered by a step that comes later.
+   */
   observe?: boolean;
   /** Values the step used: argument values, URL path segments and query values, body values, paths, row values. */
   atoms: Set<string>;
@@ -75,7 +79,8 @@ function parse(text: string): unknown {
 /**
  * The call among `calls` that a step answers: by the same name (+1000), then by the most values
  * shared with the call's arguments; among equals, the first not yet answered. With no evidence
- * at all, the first call not yet answered (a positional match, as agents run calls in order).
+ * at all, the first call not yet answered (a positional match, as agents run calls in order),
+ * except for a step linked by evidence only (`observe`).
  */
 export function pickCall(
   calls: readonly ToolCall[],
@@ -161,7 +166,8 @@ export function stepFacts(
   into: Set<string> = new Set(),
 ): StepFacts {
   for (const e of events) addStepAtoms(e as RecordingEvent, into);
-  return { name, atoms: into, ...(stateType === 'OBSERVE' ? { observe: true } : {}) };
+  const changesOnly = !events.some((e) => e.type === 'tool.called' || e.type === 'http.exchange');
+  return { name, atoms: into, ...(stateType === 'OBSERVE' || changesOnly ? { observe: true } : {}) };
 }
 
 function addStepAtoms(e: RecordingEvent, atoms: Set<string>): void {
@@ -200,12 +206,14 @@ export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, To
     captureName?: string;
     atoms: Set<string>;
     isModel: boolean;
+    /** A call of its own (tool.called, http.exchange), not only world changes. */
+    hasCall: boolean;
   }
   const steps = new Map<number, Pending>();
   const stepOf = (e: RecordingEvent): Pending => {
     let s = steps.get(e.stepId);
     if (s === undefined) {
-      s = { stepId: e.stepId, startedName: '', observe: false, atoms: new Set(), isModel: false };
+      s = { stepId: e.stepId, startedName: '', observe: false, atoms: new Set(), isModel: false, hasCall: false };
       if (e.parentStepId !== undefined) s.parent = e.parentStepId;
       steps.set(e.stepId, s);
     }
@@ -225,6 +233,7 @@ export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, To
       if (e.payload.output.toolCalls.length > 0) callsOf.set(e.stepId, e.payload.output.toolCalls);
     } else {
       if (e.type === 'tool.called') s.captureName = e.payload.name;
+      if (e.type === 'tool.called' || e.type === 'http.exchange') s.hasCall = true;
       addStepAtoms(e, s.atoms);
     }
   }
@@ -237,7 +246,7 @@ export function linkToolSteps(events: readonly RecordingEvent[]): Map<number, To
     if (done === undefined) answered.set(s.parent, (done = new Set()));
     const recorded = s.recordedCallId === undefined ? undefined : calls.find((c) => c.id === s.recordedCallId);
     const route = s.recordedRoute ?? s.captureName ?? s.startedName;
-    const call = recorded ?? pickCall(calls, { name: route, atoms: s.atoms, observe: s.observe }, done);
+    const call = recorded ?? pickCall(calls, { name: route, atoms: s.atoms, observe: s.observe || !s.hasCall }, done);
     if (call === undefined) continue;
     done.add(call.id);
     links.set(s.stepId, { thinkStepId: s.parent, callId: call.id, name: call.name, route });

@@ -13,8 +13,9 @@ import { nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 /**
  * Reads and writes of files under the fs root become FILE_READ / FILE_WRITE steps (fs and
  * fs/promises, sync, callback and promise forms). A write's message goes with the paths it
- * changed (`recorder.fileDone`, `recorder.fileOp`: record.mjs reads them when it can). Returns
- * the undo function.
+ * changed (`recorder.fileDone`, `recorder.fileOp`: record.mjs reads them when it can), which
+ * are held from the call's start until that message is sent (drains meanwhile leave them to it).
+ * Returns the undo function.
  */
 export function patchFiles(root, recorder, current, suppressed) {
   /** The absolute path of a call's path argument under the root, or undefined. */
@@ -124,14 +125,30 @@ export function patchFiles(root, recorder, current, suppressed) {
           const rel = run === undefined || suppressed() || nested() ? undefined : relative(target);
           const callback = rest.at(-1);
           if (rel === undefined || typeof callback !== 'function') return real.call(this, target, ...rest);
-          const ts = nowMs();
           const args = rest.slice(0, -1);
-          return inside.run(true, () =>
-            real.call(this, target, ...args, (error, value) => {
-              recorder.fileDone(run, report(op, rel, ts, value, error, args[0]), changed(op, target, args));
-              callback(error, value);
-            }),
-          );
+          const paths = changed(op, target, args);
+          const { mine, ready } = recorder.fileStart(run, paths);
+          const start = () => {
+            const ts = nowMs();
+            return inside.run(true, () =>
+              real.call(this, target, ...args, (error, value) => {
+                recorder.fileDone(run, report(op, rel, ts, value, error, args[0]), paths, mine);
+                callback(error, value);
+              }),
+            );
+          };
+          if (ready === undefined) return start();
+          // Another call's step barrier is not answered yet: the call starts once it is (its
+          // callback came later anyway), so the recorder's drain for it does not take this change.
+          void ready.then(() => {
+            try {
+              start();
+            } catch (error) {
+              recorder.fileDone(run, report(op, rel, nowMs(), undefined, error, args[0]), paths, mine);
+              callback(error);
+            }
+          });
+          return undefined;
         },
     );
   }

@@ -11,7 +11,9 @@
 //   instead of draining (src/record/world/fs.ts, apply);
 // - a file call of this process under the root (record-files.mjs): its message carries the
 //   file's state right after the call (`own`), and the watcher's events for it are accounted for
-//   as long as the file's stat is still the one read.
+//   as long as the file's stat is still the one read. While such a call is in flight (calls that
+//   overlap), the files it changes are its own message's: a boundary of another call leaves them
+//   (`busy`) and looks at them again at the next boundary.
 //
 // It stays exact because it only ever errs towards a round trip:
 // - the kernel queues an inotify event in the writing call itself, and two turns of the event
@@ -66,6 +68,8 @@ export function createQuietWorld(root, exclude) {
   let owned = new Map();
   /** How many of the watcher's pending paths own() has found reported (each is looked at once). */
   let reportedUpTo = 0;
+  /** Paths a boundary left to a file call in flight: looked at again at the next one. */
+  let carried = new Set();
 
   /** @param {string} abs */
   const keyNow = (abs) => {
@@ -117,11 +121,13 @@ export function createQuietWorld(root, exclude) {
   return {
     /**
      * At a step boundary: true when nothing under the root changed (but what this process
-     * reported itself) and nothing that drains was sent since the last one; the files that
-     * changed, read now, when they are few plain files; else false (a round trip).
+     * reported itself, or its file calls in flight are changing: `busy`, absolute paths) and
+     * nothing that drains was sent since the last one; the files that changed, read now, when
+     * they are few plain files; else false (a round trip).
+     * @param {{ has(abs: string): boolean }} [busy] asked as the files are looked at
      * @returns {Promise<boolean | FileLook[]>}
      */
-    async check() {
+    async check(busy) {
       if (!started) {
         // The first boundary is a round trip; the next ones compare with what is seen from here on.
         started = true;
@@ -129,6 +135,7 @@ export function createQuietWorld(root, exclude) {
         seenDrains = drains;
         owned = new Map();
         reportedUpTo = 0;
+        carried = new Set();
         return false;
       }
       // Blind: never quiet again (the watchers are closed).
@@ -140,12 +147,18 @@ export function createQuietWorld(root, exclude) {
       const reported = owned;
       owned = new Map();
       reportedUpTo = 0;
-      if (touched === undefined || drained) return false;
+      if (touched === undefined) return false;
       const changed = [];
-      for (const abs of touched) {
+      const seen = carried;
+      carried = new Set();
+      for (const abs of [...seen, ...touched]) {
         const key = reported.get(abs);
-        if (key === undefined || key !== keyNow(abs)) changed.push(abs);
+        if (key !== undefined && key === keyNow(abs)) continue;
+        // A file call in flight changes it: its own message carries it (or, when it cannot, drains).
+        if (busy?.has(abs)) carried.add(abs);
+        else changed.push(abs);
       }
+      if (drained) return false;
       if (changed.length === 0) return true;
       return look(changed) ?? false;
     },
@@ -153,16 +166,21 @@ export function createQuietWorld(root, exclude) {
      * After this process's file call under the root changed `paths` (absolute): their state now,
      * for the call's own message, or undefined (the message then drains as before). Undefined too
      * when the watcher already saw a change this process did not report: the recorder's drain
-     * with the call's message takes it, in the call's step, as before.
+     * with the call's message takes it, in the call's step, as before. The call's own paths and
+     * those its other file calls in flight change (`busy`) are not such a change.
      * @param {string[]} paths
+     * @param {{ has(abs: string): boolean }} [busy]
      * @returns {FileLook[] | undefined}
      */
-    own(paths) {
+    own(paths, busy) {
       if (!started || tree.blind) return undefined;
       // Only the paths seen since the last call: an agent writing many files between two calls
       // costs one look at each, not one at every path so far at each write.
       const pending = tree.pending();
-      for (; reportedUpTo < pending.length; reportedUpTo++) if (!owned.has(pending[reportedUpTo])) return undefined;
+      for (; reportedUpTo < pending.length; reportedUpTo++) {
+        const abs = /** @type {string} */ (pending[reportedUpTo]);
+        if (!owned.has(abs) && !paths.includes(abs) && !busy?.has(abs)) return undefined;
+      }
       const files = look(paths);
       if (files === undefined) return undefined;
       for (const file of files) owned.set(path.join(absRoot, file.path), 'gone' in file ? 'gone' : file.key);

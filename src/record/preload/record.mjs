@@ -43,7 +43,7 @@ export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
  * `lazy`: send() may be given a function that builds the message when it is written.
  * @typedef {object} CaptureSink
  * @property {(message: CaptureMessage | (() => CaptureMessage)) => void} send
- * @property {(barrier: { reason: 'req' | 'res', id?: string }) => Promise<unknown>} sync
+ * @property {(barrier: { reason: 'req' | 'res', id?: string, busy?: string[] }) => Promise<unknown>} sync
  * @property {boolean} [lazy]
  * @property {() => void} [flush] writes what is still pending (at exit)
  */
@@ -51,6 +51,9 @@ export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
 /** @typedef {ReturnType<typeof createRun>} CaptureRun */
 
 export const RECORDER_KEY = Symbol.for('tapedeck.recorder');
+
+/** Messages whose handling drains the world in the recorder (src/record/session.ts): they carry `busy`. */
+const DRAINING = new Set(['res', 'xchg', 'end', 'tool', 'rpc']);
 
 /**
  * One recorded run's state in the capture layer: where its messages go, the nondeterministic
@@ -71,6 +74,10 @@ export function createRun(sink, options = {}) {
     syncWorld: options.syncWorld === true,
     nondeterminism: options.nondeterminism !== false,
     quiet: quietWorld === undefined ? undefined : createQuietWorld(quietWorld.root, quietWorld.exclude ?? []),
+    /** The files this run's own file calls in flight are changing (absolute path -> how many calls). */
+    busy: new Map(),
+    /** The step barriers' round trips not answered yet: the recorder has not drained for them. */
+    roundTrips: new Set(),
     nd: { clock: [], random: [], uuid: [], randomBytes: [], hrtime: [] },
     ndCount: 0,
     toolSeq: 0,
@@ -202,16 +209,76 @@ function installLayer(current, options) {
   let depth = 0;
   const suppressed = () => depth > 0;
 
-  /** `counted`: a quiet world is told of it (false: a barrier's own closing message). */
-  const send = (run, message, counted = true) => {
+  // The run's own file calls in flight (record-files.mjs) and the drains of the world: calls that
+  // overlap (a model's tool calls run at once) each have their own barriers, and a drain at one
+  // call's boundary would find on disk what another file call wrote before its message arrived.
+  // A file call holds the paths it changes from before its opening barrier until its message is
+  // sent; every barrier and every message whose handling drains carries them (`busy`), and the
+  // recorder leaves those files to the file call's own message (src/record/world/fs.ts).
+  const fsRoot = typeof options.fsRoot === 'string' ? path.resolve(options.fsRoot) : undefined;
+  /**
+   * A file call of the run starts changing `paths` (absolute); its token, given back to release().
+   * @returns {{ paths: string[], held: boolean }}
+   */
+  const hold = (run, paths) => {
+    for (const abs of paths) run.busy.set(abs, (run.busy.get(abs) ?? 0) + 1);
+    return { paths, held: paths.length > 0 };
+  };
+  /** The file call's message is sent: its paths are its message's to carry, not held any more. */
+  const release = (run, mine) => {
+    if (mine === undefined || !mine.held) return;
+    mine.held = false;
+    for (const abs of mine.paths) {
+      const n = (run.busy.get(abs) ?? 1) - 1;
+      if (n > 0) run.busy.set(abs, n);
+      else run.busy.delete(abs);
+    }
+  };
+  /** Whether another file call of the run in flight holds `abs` (`mine`: the asking call, whose own hold does not count). */
+  const heldByOthers = (run, mine, abs) =>
+    (run.busy.get(abs) ?? 0) > (mine?.held === true && mine.paths.includes(abs) ? 1 : 0);
+  /** The same, asked when it is used (a quiet world's look comes a few turns after the boundary starts). */
+  const othersBusy = (run, mine) => ({ has: (abs) => heldByOthers(run, mine, abs) });
+  /** The paths the run's other file calls in flight hold, relative to the fs root as the recorder names files. */
+  const busyOf = (run, mine) => {
+    if (fsRoot === undefined || run.busy.size === 0) return undefined;
+    const out = [];
+    for (const abs of run.busy.keys())
+      if (heldByOthers(run, mine, abs)) out.push(path.relative(fsRoot, abs).split(path.sep).join('/'));
+    return out.length === 0 ? undefined : out;
+  };
+  /** A message whose handling drains the world, with the paths held by the run's file calls in flight. */
+  const withBusy = (message, busy) => {
+    const add = (m) => (DRAINING.has(m?.t) ? { ...m, busy } : m);
+    return typeof message === 'function' ? () => add(message()) : add(message);
+  };
+
+  /** `counted`: a quiet world is told of it (false: a barrier's own closing message); `mine`: the file call sending it. */
+  const send = (run, message, counted = true, mine = undefined) => {
     if (run.closed) return;
     if (counted) run.quiet?.sent(message);
+    const busy = run.busy.size === 0 ? undefined : busyOf(run, mine);
+    const out = busy === undefined ? message : withBusy(message, busy);
     depth++;
     try {
-      run.sink.send(typeof message === 'function' && !run.lazy ? message() : message);
+      run.sink.send(typeof out === 'function' && !run.lazy ? out() : out);
     } finally {
       depth--;
     }
+  };
+
+  /**
+   * A step barrier's round trip: the recorder drains the world (leaving the files the run's file
+   * calls in flight hold) and answers. Kept until answered: a boundary that skips its own round
+   * trip meanwhile waits for it (see opening).
+   */
+  const roundTrip = (run, barrier, mine) => {
+    const busy = busyOf(run, mine);
+    const answer = run.sink.sync(busy === undefined ? barrier : { ...barrier, busy });
+    run.roundTrips.add(answer);
+    const done = () => run.roundTrips.delete(answer);
+    answer.then(done, done);
+    return answer;
   };
 
   const flushRun = (run) => {
@@ -267,24 +334,28 @@ function installLayer(current, options) {
   // closing message says so (`quiet`): the recorder then does not drain for it (the agent has moved
   // on). When a few files changed, the agent reads them itself and the boundary's message carries
   // them (`files`, with `quiet`): before a call a message of their own, after it the call's end.
-  const opening = async (run, reason, id) => {
+  // `mine`: the file call at the boundary (its held paths are its own, not another call's).
+  const opening = async (run, reason, id, mine) => {
     if (!run.syncWorld) return;
     if (run.quiet !== undefined) {
-      const seen = await run.quiet.check();
-      if (seen === true) return;
+      const seen = await run.quiet.check(othersBusy(run, mine));
       if (seen !== false) {
-        send(run, { t: 'files', ts: nowMs(), files: seen, quiet: true });
+        if (seen !== true) send(run, { t: 'files', ts: nowMs(), files: seen, quiet: true });
+        // Another call's round trip not answered yet: the recorder drains for it later, and would
+        // find what this call does. Nothing to wait for when calls do not overlap.
+        if (run.roundTrips.size > 0) await Promise.allSettled(run.roundTrips);
         return;
       }
     }
-    await run.sink.sync(id === undefined ? { reason } : { reason, id });
+    await roundTrip(run, id === undefined ? { reason } : { reason, id }, mine);
   };
-  const closing = async (run, message, id) => {
+  const closing = async (run, message, id, mine) => {
     if (!run.syncWorld) {
-      send(run, message);
+      send(run, message, true, mine);
+      release(run, mine);
       return;
     }
-    const seen = run.quiet === undefined ? false : await run.quiet.check();
+    const seen = run.quiet === undefined ? false : await run.quiet.check(othersBusy(run, mine));
     // Not counted as a message that drains: the round trip that follows (or its skipping) settles it.
     let marked = message;
     if (seen !== false) {
@@ -294,8 +365,9 @@ function installLayer(current, options) {
       };
       marked = typeof message === 'function' ? () => mark(message()) : mark(message);
     }
-    send(run, marked, false);
-    if (seen === false) await run.sink.sync(id === undefined ? { reason: 'res' } : { reason: 'res', id });
+    send(run, marked, false, mine);
+    release(run, mine);
+    if (seen === false) await roundTrip(run, id === undefined ? { reason: 'res' } : { reason: 'res', id });
   };
 
   // With the proxy (record --isolate) this layer records nothing of HTTP itself.
@@ -385,7 +457,7 @@ function installLayer(current, options) {
         await settleStreams(run);
         flushRun(run);
       }
-      await run.sink.sync({ reason });
+      await roundTrip(run, { reason });
     },
   });
   wrapped.push(undoUndici);
@@ -416,35 +488,56 @@ function installLayer(current, options) {
   }
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */
-  const withOwnFiles = (run, message, paths) => {
-    const files = paths === undefined || paths.length === 0 ? undefined : run.quiet?.own(paths);
+  const withOwnFiles = (run, message, paths, mine) => {
+    const files = paths === undefined || paths.length === 0 ? undefined : run.quiet?.own(paths, othersBusy(run, mine));
     return files === undefined ? message : { ...message, files };
   };
 
   const recorder = {
-    /** Runs one file operation as a step boundary-aware call; report(ts, value, error) builds its step message. */
+    /**
+     * Runs one file operation as a step boundary-aware call; report(ts, value, error) builds its
+     * step message. `paths`: the files it changes (absolute), held from before its opening barrier
+     * until its message is sent.
+     */
     async fileOp(run, fileRun, report, paths) {
-      await settleStreams(run);
-      flushRun(run);
-      await opening(run, 'req');
-      const ts = nowMs();
-      let value;
+      const mine = hold(run, paths);
       try {
-        value = await fileRun();
-      } catch (error) {
-        await closing(run, withOwnFiles(run, report(ts, undefined, error), paths));
-        throw error;
+        await settleStreams(run);
+        flushRun(run);
+        await opening(run, 'req', undefined, mine);
+        const ts = nowMs();
+        let value;
+        try {
+          value = await fileRun();
+        } catch (error) {
+          await closing(run, withOwnFiles(run, report(ts, undefined, error), paths, mine), undefined, mine);
+          throw error;
+        }
+        await closing(run, withOwnFiles(run, report(ts, value, undefined), paths, mine), undefined, mine);
+        return value;
+      } finally {
+        release(run, mine);
       }
-      await closing(run, withOwnFiles(run, report(ts, value, undefined), paths));
-      return value;
     },
     /**
-     * The message of a file call made without barriers (sync and callback forms). With the files
-     * it changed, read here, it is quiet: the recorder applies them rather than draining later.
+     * A file call made without barriers (callback form) starts changing `paths`: held until its
+     * message is sent (fileDone). `ready`: when it may touch the disk, once the run's round trips
+     * not answered yet are (their drains must not find its change); undefined: now.
      */
-    fileDone(run, message, paths) {
-      const own = withOwnFiles(run, message, paths);
-      send(run, own === message ? message : { ...own, quiet: true });
+    fileStart(run, paths) {
+      const mine = hold(run, paths);
+      const ready = run.syncWorld && run.roundTrips.size > 0 ? Promise.allSettled(run.roundTrips) : undefined;
+      return { mine, ready };
+    },
+    /**
+     * The message of a file call made without barriers (sync and callback forms; `mine`: what
+     * fileStart gave). With the files it changed, read here, it is quiet: the recorder applies
+     * them rather than draining later.
+     */
+    fileDone(run, message, paths, mine) {
+      const own = withOwnFiles(run, message, paths, mine);
+      send(run, own === message ? message : { ...own, quiet: true }, true, mine);
+      release(run, mine);
     },
     /** Records one in-process tool call as a step (see src/record/tool.ts); outside a run, just calls fn. */
     async tool(name, fn, args, toolOptions = {}) {

@@ -25,8 +25,12 @@ export interface FsTracker {
    * what is known once the paths touched since are looked at again.
    */
   snapshot(): Promise<FsSnapshot>;
-  /** Scans the root and returns what changed since the previous scan (sorted by path). */
-  changes(): Promise<FsChangedPayload[]>;
+  /**
+   * Scans the root and returns what changed since the previous scan (sorted by path). `busy`:
+   * files (relative paths) that file calls of the agent still in flight are changing: left as they
+   * were known, and looked at again by the next changes() (their calls' messages carry them).
+   */
+  changes(busy?: readonly string[]): Promise<FsChangedPayload[]>;
   /**
    * Takes files as the agent's process read them (record-quiet.mjs) and returns what changed
    * against what the tracker knew (sorted by path). A path outside the root, excluded or not in
@@ -66,6 +70,8 @@ export function createFsTracker(
   const tree = options.watch === true ? watchTree(absRoot, { exclude }) : undefined;
   let started = false;
   let lastPass: 'touched' | 'scan' | undefined;
+  /** Paths a changes() left to a file call in flight: looked at again by the next one. */
+  let held = new Set<string>();
 
   /** Collects the files under `dir`. */
   async function walk(dir: string, out: string[]): Promise<void> {
@@ -252,18 +258,35 @@ export function createFsTracker(
         (rel) => current.get(rel)?.entry,
       );
     },
-    async changes() {
+    async changes(busy) {
+      const leave = new Set(busy ?? []);
       const paths = await touched();
       lastPass = paths === undefined ? 'scan' : 'touched';
+      const wasHeld = held;
+      held = new Set();
       if (paths === undefined) {
         const before = current;
         current = await scan();
+        // A file a call in flight is changing stays as it was known until the call's message.
+        for (const rel of leave) {
+          const was = before.get(rel);
+          if (was === undefined && !current.has(rel)) continue;
+          held.add(rel);
+          if (was === undefined) current.delete(rel);
+          else current.set(rel, was);
+        }
         const after = current;
         return diff(
           new Set([...before.keys(), ...after.keys()]),
           (rel) => before.get(rel)?.entry,
           (rel) => after.get(rel)?.entry,
         );
+      }
+      for (const rel of wasHeld) paths.add(rel);
+      for (const rel of paths) {
+        if (!leave.has(rel)) continue;
+        paths.delete(rel);
+        held.add(rel);
       }
       // Only the touched paths can have changed: the map is updated in place, their entries before kept aside.
       const prior = new Map<string, Cached | undefined>();

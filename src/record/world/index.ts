@@ -33,9 +33,14 @@ export interface WorldCapture {
   /**
    * The changes since the last drain. With `files` (read by the agent's process,
    * src/record/preload/record-quiet.mjs): those files applied first; `quiet`: nothing else is
-   * looked for (the agent did not wait, so what the world holds now may be later).
+   * looked for (the agent did not wait, so what the world holds now may be later); `busy`: files
+   * (relative paths) the agent's file calls in flight are changing, left for a later drain.
    */
-  drain(files?: FileLook[], quiet?: boolean): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
+  drain(
+    files?: FileLook[],
+    quiet?: boolean,
+    busy?: readonly string[],
+  ): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
   /** Takes the post snapshot and writes it. */
   finish(writer: RecordingWriter): Promise<void>;
   /** Removes change capture from the database; always call it (also on failure). */
@@ -95,10 +100,10 @@ export async function openWorld(
         throw error;
       }
     },
-    async drain(files, quiet) {
+    async drain(files, quiet, busy) {
       const applied = files === undefined || fs === undefined ? [] : fs.apply(files);
       if (quiet === true) return { fs: applied, db: [] };
-      const [fsChanges, dbChanges] = await Promise.all([fs?.changes() ?? [], db?.drain() ?? []]);
+      const [fsChanges, dbChanges] = await Promise.all([fs?.changes(busy) ?? [], db?.drain() ?? []]);
       return { fs: [...applied, ...fsChanges], db: dbChanges };
     },
     async finish(writer) {
