@@ -104,6 +104,19 @@ export type Timing = z.infer<typeof TimingSchema>;
 /** A streamed response's event: its raw text and its offset from the response's start. */
 export const WireChunkSchema = z.object({ offsetMs: z.number(), data: z.string() });
 
+/**
+ * How many values each process of the agent's tree had drawn, by kind, when a recorded answer
+ * reached it (key: the process's name, "" for the agent's own), and how long the call took then.
+ * The replay preload holds the answer until its process has drawn as many, at most about that
+ * long (sandbox/preload/replay-nondeterminism.mjs `hold`), so concurrent branches take their
+ * values in the recorded order without the recorded latency being waited out.
+ */
+export const DrawnSchema = z.object({
+  counts: z.record(z.string(), z.record(z.string(), z.number())),
+  withinMs: z.number(),
+});
+export type Drawn = z.infer<typeof DrawnSchema>;
+
 /** What the session answers a question with (and, in the fast index, a recorded response). */
 export const ReplayReplySchema = z.object({
   /** until K: the agent is stopped here. */
@@ -130,6 +143,8 @@ export const ReplayReplySchema = z.object({
   cursor: z.number().optional(),
   /** until K: how many steps the agent may still begin without asking before step K ends. */
   budget: z.number().optional(),
+  /** Values drawn before the recorded answer reached the agent: the answer waits for them. */
+  drawn: DrawnSchema.optional(),
 });
 export type ReplayReply = z.infer<typeof ReplayReplySchema>;
 
@@ -246,7 +261,12 @@ export const ExitDumpSchema = z.object({
   nd: NdBatchSchema.optional(),
   /** How many recorded values were handed out, and how many made up past the recording's end. */
   nondeterminism: z
-    .object({ served: z.record(z.string(), z.number()), fallback: z.record(z.string(), z.number()) })
+    .object({
+      served: z.record(z.string(), z.number()),
+      fallback: z.record(z.string(), z.number()),
+      /** Answers handed over at the bound before the process had drawn the values recorded before them. */
+      unheld: z.number().optional(),
+    })
     .optional(),
 });
 export type ExitDump = z.infer<typeof ExitDumpSchema>;

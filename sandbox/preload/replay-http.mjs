@@ -124,7 +124,7 @@ class AnsweredSocket extends EventEmitter {
  * (a real request through the interceptor) whose events it passes on.
  */
 class AnsweredRequest extends Writable {
-  constructor(req, answer, fallback) {
+  constructor(req, answer, fallback, hold) {
     super({ autoDestroy: false, emitClose: false });
     this.method = req.method;
     this.path = req.absolute ? req.url.href : req.pq;
@@ -141,6 +141,7 @@ class AnsweredRequest extends Writable {
     this._req = req;
     this._answer = answer;
     this._fallback = fallback;
+    this._hold = hold;
     this._real = undefined;
     if (req.callback) this.once('response', req.callback);
   }
@@ -206,8 +207,13 @@ class AnsweredRequest extends Writable {
     const headers = { host: this._req.url.host };
     for (const [name, value] of Object.entries(this._headers)) headers[name] = [value].flat().join(', ');
     const reply = this._answer(this.method, this._req.url.href, headers, body, this._req.pq);
-    if (reply) this._respond(reply);
-    else this._passOn(body);
+    if (!reply) this._passOn(body);
+    else {
+      // The recorded answer waits for the values its process drew before it (see `hold`).
+      const wait = this._hold?.(reply);
+      if (wait === undefined) this._respond(reply);
+      else void wait.then(() => this._respond(reply));
+    }
     callback();
   }
   /** @override */
@@ -278,10 +284,11 @@ class AnsweredRequest extends Writable {
  * Wraps `mod.request` and `mod.get` (node:http or node:https) with the fast path. `peek()` is the
  * next recorded call when one may be answered here (method, path and query, body text, reply);
  * `answer(method, url, headers, body)` takes it if the call is it, byte for byte, and returns its
- * reply (`pq`: the URL's path and query, already read). Every other call goes to
+ * reply (`pq`: the URL's path and query, already read); `hold(reply)`, when given, is undefined
+ * when the reply may go now, else a promise it waits for. Every other call goes to
  * `through(mod).request` (the interceptor's, which the caller may load only then); without
  * `through`, to the module's request as it was when wrapped.
- * @param {{ peek: () => any, answer: (method: string, url: string, headers: Record<string, string>, body: Buffer, pq: string) => any } | undefined} fast
+ * @param {{ peek: () => any, answer: (method: string, url: string, headers: Record<string, string>, body: Buffer, pq: string) => any, hold?: (reply: any) => Promise<void> | undefined } | undefined} fast
  * @param {(mod: any) => { request: Function }} [through]
  */
 export function installFastHttp(mods, fast, through) {
@@ -313,7 +320,7 @@ export function installFastHttp(mods, fast, through) {
         entry.pq === req.pq &&
         !reply.chunks &&
         !(reply.status >= 100 && reply.status < 200);
-      if (plain && fast) return new AnsweredRequest(req, fast.answer, viaInterceptor);
+      if (plain && fast) return new AnsweredRequest(req, fast.answer, viaInterceptor, fast.hold);
       // The interceptor cannot read the absolute form: the same request, plainly.
       return req.absolute ? viaInterceptor(req) : fallback(mod).request.apply(this, args);
     };

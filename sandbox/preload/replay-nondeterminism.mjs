@@ -1,12 +1,24 @@
 // @ts-check
 // The replay preload's nondeterministic values: clock, random, uuid and random bytes handed to the
 // agent from the recording in order, then from a seeded generator (time never runs backwards), and
-// the values handed since the last request, reported as the recorder reports them.
+// the values handed since the last request, reported as the recorder reports them. A recorded
+// answer is held until this process has drawn the values it had drawn when that answer came
+// (`hold`), so concurrent branches take the same values as when recorded.
 import path from 'node:path';
+import { monotonicNow } from './shared-clock.mjs';
 import { bytesToHex, callSites, patchNondeterminism } from './shared-nondeterminism.mjs';
 
 // Taken at load: an agent's fake timers do not hold the replayer's own turn-end reports.
 const realSetImmediate = setImmediate;
+const realSetTimeout = setTimeout;
+const realClearTimeout = clearTimeout;
+/**
+ * How long an answer waits at most for the values recorded before it: the call's recorded
+ * latency, at least HOLD_MIN_MS (a replay's timers run late on a busy machine) and at most
+ * HOLD_MAX_MS (an agent that no longer draws them, or draws them only after this answer).
+ */
+const HOLD_MIN_MS = 100;
+const HOLD_MAX_MS = 2000;
 /** A small deterministic PRNG for values asked for beyond what the recording holds. */
 function mulberry32(seed) {
   let a = seed >>> 0;
@@ -173,12 +185,31 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
         return real;
     }
   };
+  // Answers held until this process has drawn the values recorded before them (hold).
+  /** @type {Set<{ need: Record<string, number>, resolve: () => void, timer: ReturnType<typeof setTimeout> | undefined }>} */
+  const waiters = new Set();
+  const self = name ?? '';
+  let unheld = 0;
+  let holding = true;
+  const reached = (need) => {
+    for (const kind in need) if ((cursor[kind] ?? 0) < need[kind]) return false;
+    return true;
+  };
+  const release = () => {
+    for (const waiter of waiters) {
+      if (!reached(waiter.need)) continue;
+      waiters.delete(waiter);
+      realClearTimeout(waiter.timer);
+      waiter.resolve();
+    }
+  };
   patchNondeterminism(
     (kind, real) => {
       // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
       // which reads no JS clock, so those reads must not consume recorded values.
       if (kind === 'clock' && memfs && fromFsSandbox()) return real;
       const value = choose(kind, real);
+      if (waiters.size > 0) release();
       if (handed[kind] && handed[kind].length < HANDED_MAX) {
         handed[kind].push(kind === 'randomBytes' ? bytesToHex(value) : value);
         if (endOfTurn !== undefined && !turnEnds) {
@@ -204,7 +235,40 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
     if (any && name !== undefined) out.process = name;
     return out;
   };
-  return { served, fallback, takeHanded };
+  /**
+   * undefined when this process has drawn, of each kind, as many values as it had when the
+   * recorded answer reached it (`drawn`, src/replay/drawn.ts), so the answer goes now (no timer,
+   * no wait); else a promise, resolved once it has, or once the call has waited about as long as
+   * it did when recorded (from `since`, monotonicNow() when the call was made; none: now): then
+   * the answer goes anyway and `unheld` counts it.
+   * @param {import('../protocol.js').Drawn | undefined} drawn @param {number} [since]
+   * @returns {Promise<void> | undefined}
+   */
+  const hold = (drawn, since) => {
+    const need = drawn?.counts[self];
+    if (!holding || drawn === undefined || need === undefined || reached(need)) return undefined;
+    const left =
+      Math.min(Math.max(drawn.withinMs, HOLD_MIN_MS), HOLD_MAX_MS) - (since === undefined ? 0 : monotonicNow() - since);
+    if (left <= 0) {
+      unheld++;
+      return undefined;
+    }
+    return new Promise((resolve) => {
+      /** @type {{ need: Record<string, number>, resolve: () => void, timer: ReturnType<typeof setTimeout> | undefined }} */
+      const waiter = { need, resolve: () => resolve(undefined), timer: undefined };
+      waiter.timer = realSetTimeout(() => {
+        waiters.delete(waiter);
+        unheld++;
+        // The counts overstate what this agent draws before its answers (a client such as got
+        // reads the clock once the head has come: counted before the answer, whose body ended
+        // later): its later answers are not held, rather than each waiting out the bound.
+        holding = false;
+        resolve(undefined);
+      }, left);
+      waiters.add(waiter);
+    });
+  };
+  return { served, fallback, takeHanded, hold, unheld: () => unheld };
 }
 
 /** Replayed streams held open until the replay has served the step they ended after. */

@@ -247,7 +247,7 @@ export function installReplay(config) {
         pending: ipc.takeBuffered(),
         fs: takeChanges(),
         nd: nd.takeHanded(),
-        nondeterminism: { served: nd.served, fallback: nd.fallback },
+        nondeterminism: { served: nd.served, fallback: nd.fallback, unheld: nd.unheld() },
       };
       realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));
     } catch {}
@@ -321,6 +321,7 @@ export function installReplay(config) {
       );
       return;
     }
+    const since = monotonicNow();
     let body;
     if (request.body !== null && request.method !== 'GET' && request.method !== 'HEAD') {
       // Every request is answered here or by the replayer (none is passed through), so the body
@@ -330,6 +331,7 @@ export function installReplay(config) {
     const headers = headerObject(request.headers);
     const fastReply = takeFast(request.method, request.url, headers, body);
     if (fastReply) {
+      await nd.hold(fastReply.drawn, since);
       controller.respondWith(responseFrom(fastReply, config.timing ?? { kind: 'none' }));
       return;
     }
@@ -342,6 +344,7 @@ export function installReplay(config) {
     if (reply.stop) {
       process.exit(0);
     }
+    await nd.hold(reply.drawn, since);
     if (reply.error) {
       controller.errorWith(Object.assign(new TypeError(reply.error.message), { code: reply.error.code }));
       return;
@@ -397,15 +400,15 @@ export function installReplay(config) {
     responseState ??= Object.getOwnPropertySymbols(response).find((k) => k.description === 'state') ?? null;
     if (responseState && Array.isArray(response[responseState]?.urlList)) response[responseState].urlList.push(u);
     else Object.defineProperty(response, 'url', { value: u.href, enumerable: true, configurable: true });
-    return response;
+    const wait = nd.hold(entry.reply.drawn);
+    return wait === undefined ? Promise.resolve(response) : wait.then(() => response);
   };
   /** undici's Response keeps its URL list under a symbol: found once. @type {symbol | null | undefined} */
   let responseState;
   function installFastFetch() {
     const own = globalThis.fetch;
     const fetch = function fetch(input, init) {
-      const answer = fastFetchAnswer(input, init);
-      return answer ? Promise.resolve(answer) : interceptorNow().fetch.call(this, input, init);
+      return fastFetchAnswer(input, init) ?? interceptorNow().fetch.call(this, input, init);
     };
     Object.defineProperties(fetch, Object.getOwnPropertyDescriptors(own));
     globalThis.fetch = fetch;
@@ -492,6 +495,7 @@ export function installReplay(config) {
           },
           answer: (method, url, headers, bytes, pq) =>
             takeFast(method, url, headers, bytes.length > 0 ? encodeBody(bytes, -1) : undefined, pq),
+          hold: (reply) => nd.hold(reply.drawn),
         }
       : undefined,
     (mod) => /** @type {{ request: Function }} */ (interceptorNow().mods.get(mod)),
@@ -525,6 +529,7 @@ export function installReplay(config) {
           aborted = true;
         });
       } catch {}
+      const since = monotonicNow();
       void (async () => {
         try {
           const request = dispatchRequest(opts, this);
@@ -538,6 +543,7 @@ export function installReplay(config) {
             applyEffects(reply.effects);
             if (reply.stop) process.exit(0);
           }
+          await nd.hold(reply.drawn, since);
           if (aborted) return;
           if (('ack' in reply && reply.ack === -1) || reply.error) {
             const error = reply.error ?? { code: 'IPC_CLOSED', message: 'tapedeck replay: the replayer went away' };
@@ -573,6 +579,7 @@ export function installReplay(config) {
   // In-process tool() calls: served from the recording when they match, else per policy.
   globalThis[REPLAYER_KEY] = {
     async tool(name, fn, args, toolOptions = {}) {
+      const since = monotonicNow();
       const reply = await ask({
         kind: 'tool',
         name,
@@ -584,6 +591,7 @@ export function installReplay(config) {
       applyEffects(reply.effects);
       if (reply.stop) process.exit(0);
       if (reply.run) return fn(...args);
+      await nd.hold(reply.drawn, since);
       if (reply.error) throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
       return reply.result;
     },

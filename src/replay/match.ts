@@ -3,7 +3,7 @@
 // explains itself: the layers tried, the nearest recorded request and a field diff.
 
 import { hash } from 'node:crypto';
-import { FILE_STEP_NAMES } from '../../sandbox/index.js';
+import { type Drawn, FILE_STEP_NAMES } from '../../sandbox/index.js';
 import { providerById } from '../providers/index.js';
 import type {
   Body,
@@ -17,6 +17,7 @@ import type {
   ToolCalledPayload,
 } from '../recording/index.js';
 import { canonicalJson, isTelemetry } from '../recording/index.js';
+import { drawnBySteps, drawnFor } from './drawn.js';
 import {
   canonical,
   distance,
@@ -120,6 +121,8 @@ export interface RecordedCall {
   stepLatencyMs: number;
   /** Rebuilt from traces (an imported recording): also matched by meaning. */
   imported?: boolean;
+  /** The values its process had drawn when the recorded answer reached it (drawn.ts). */
+  drawn?: Drawn;
 }
 
 export interface LayerResult {
@@ -204,6 +207,7 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
   const http: RecordedCall[] = [];
   const inProcess: RecordedCall[] = [];
   const imported = isImported(recording);
+  const drawnAt = drawnBySteps(recording.events);
   for (const [step, events] of [...byStep.entries()].sort((a, b) => a[0] - b[0])) {
     let stateType: StateType = 'API_CALL';
     let stepName = '';
@@ -259,6 +263,20 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
       : toolRequest(tool?.name ?? '', tool?.args);
     const view = viewOf(request);
     const kind = model || (!tool && isModelApi(view.api)) ? 'model' : 'tool';
+    const telemetry = exchange !== undefined && kind === 'tool' && isTelemetry(request);
+    const streamed = exchange?.response?.chunks !== undefined;
+    // Telemetry is answered whatever it carries and whenever it comes: it waits for nothing.
+    const drawn = telemetry
+      ? undefined
+      : drawnFor(
+          drawnAt.get(step),
+          streamed,
+          exchange
+            ? streamed
+              ? (exchange.ttfbMs ?? exchange.durationMs)
+              : exchange.durationMs
+            : (tool?.latencyMs ?? 0),
+        );
     calls.push({
       index: calls.length,
       step,
@@ -276,7 +294,8 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
       effects: { fs, db },
       stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,
       ...(imported && kind === 'model' ? { imported: true } : {}),
-      ...(exchange && kind === 'tool' && isTelemetry(request) ? { telemetry: true as const } : {}),
+      ...(telemetry ? { telemetry: true as const } : {}),
+      ...(drawn ? { drawn } : {}),
     });
   }
   return { http, inProcess };

@@ -27,6 +27,9 @@ export async function serveRecorded(
     const model = call.model;
     session.addSaved(model?.usage, modelCallCost(session.prices, model?.model ?? '', model?.usage));
   }
+  // Up to the fork the agent's branches take their values in the recorded order: its answer waits
+  // for the values its process had drawn when it was recorded (drawn.ts). After it, nothing waits.
+  const drawn = call.drawn && session.isPrefix() ? { drawn: call.drawn } : {};
   const next = session.index.nextExpected();
   // A call issued before the next expected one keeps its (later) recorded step and does not move the replay's step on.
   const early = step === call.step && next !== undefined && next.index !== call.index && issuedEarly(call, next);
@@ -124,14 +127,14 @@ export async function serveRecorded(
   /** An in-process tool's recorded result (or error). */
   function toolReply(): ReplayReply {
     const t = call.tool;
-    if (t?.error) return { effects: fsEffects, error: t.error };
+    if (t?.error) return { effects: fsEffects, error: t.error, ...drawn };
     let result: unknown = t?.result;
     if (result === undefined && t?.resultBody) {
       const text = bodyBytesOf(recording, t.resultBody)?.toString('utf8');
       const parsed = parseJson(text);
       result = parsed.ok ? parsed.value : text;
     }
-    return { effects: fsEffects, result };
+    return { effects: fsEffects, result, ...drawn };
   }
 
   function httpReply(): ReplayReply {
@@ -139,7 +142,7 @@ export async function serveRecorded(
     // re-stream what had arrived and leave it open until the agent aborts it again.
     if (!x) return { effects: fsEffects };
     const abortedByAgent = x.error?.code === 'AbortError' && response?.chunks !== undefined;
-    if (x.error && !abortedByAgent) return { effects: fsEffects, error: x.error };
+    if (x.error && !abortedByAgent) return { effects: fsEffects, error: x.error, ...drawn };
     if (!response) return { effects: fsEffects, error: { code: 'ECONNRESET', message: 'recorded without a response' } };
     return {
       effects: fsEffects,
@@ -154,6 +157,7 @@ export async function serveRecorded(
         ? { open: true, closeAfterStep: closesAfter(call, session.index.calls) }
         : {}),
       step,
+      ...drawn,
     };
   }
 }

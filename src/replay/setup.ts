@@ -240,6 +240,7 @@ function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
       statusText: r.statusText,
       headers: r.headers,
       ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
+      ...(c.drawn ? { drawn: c.drawn } : {}),
     },
   };
 }

@@ -574,6 +574,9 @@ function installLayer(current, options) {
         message.error = { code: f?.name ?? 'Error', message: String(f?.message ?? f) };
       }
       if (state.db.length > 0) message.db = state.db;
+      // What the agent's other branches drew while the tool ran comes before its step: a replay
+      // hands the tool's result back once they have drawn as many (src/replay/drawn.ts).
+      flushRun(run);
       await closing(run, message, id);
       if (failure !== undefined) throw failure;
       return result;

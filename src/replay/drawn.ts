@@ -1,0 +1,59 @@
+// How many values (clock, random, uuid…) each process of the agent had drawn when each recorded
+// call's answer reached it, read from the order of events.jsonl: the recorder writes the values a
+// process drew before it sends a call's message that ends it (record.mjs `sendExchange`, tool()),
+// so the values before a step were drawn before its answer. A replay holds each answer until its
+// process has drawn as many (sandbox/preload/replay-nondeterminism.mjs `hold`): branches that run
+// concurrently then take their values in the recorded order, whatever the replay's latencies.
+import type { Drawn } from '../../sandbox/index.js';
+import type { RecordingEvent } from '../recording/index.js';
+
+/** Values drawn by each process (its name, "" for the agent's own), by kind. */
+export type DrawnCounts = Drawn['counts'];
+
+/** What each process had drawn when a step started and when it completed. */
+export interface DrawnAt {
+  started: DrawnCounts;
+  completed: DrawnCounts;
+}
+
+/**
+ * Each step's counts, by step id. The values written inside a step (between its step.started and
+ * step.completed) were drawn while its call was open: before a plain answer, which the recorder
+ * writes once it has ended, but after a stream's head, which reaches the agent first. So a
+ * streamed answer waits for `started`, any other for `completed`. The counts are a lower bound:
+ * values the recorder gave to a stream still open (session.ts `nondeterminism`) come after calls
+ * that ended meanwhile, which then wait for fewer.
+ */
+export function drawnBySteps(events: readonly RecordingEvent[]): Map<number, DrawnAt> {
+  const out = new Map<number, DrawnAt>();
+  // Copied on write: steps with no value drawn between them share one object.
+  let counts: DrawnCounts = {};
+  let shared = false;
+  for (const e of events) {
+    if (e.type === 'nondeterminism') {
+      if (e.payload.values.length === 0) continue;
+      if (shared) {
+        counts = Object.fromEntries(Object.entries(counts).map(([name, kinds]) => [name, { ...kinds }]));
+        shared = false;
+      }
+      const kinds = (counts[e.payload.process ?? ''] ??= {});
+      kinds[e.payload.kind] = (kinds[e.payload.kind] ?? 0) + e.payload.values.length;
+    } else if (e.type === 'step.started') {
+      shared = true;
+      out.set(e.stepId, { started: counts, completed: counts });
+    } else if (e.type === 'step.completed') {
+      const at = out.get(e.stepId);
+      if (at === undefined) continue;
+      shared = true;
+      at.completed = counts;
+    }
+  }
+  return out;
+}
+
+/** The wait a recorded call's answer carries: undefined when its process had drawn nothing by then. */
+export function drawnFor(at: DrawnAt | undefined, streamed: boolean, withinMs: number): Drawn | undefined {
+  const counts = streamed ? at?.started : at?.completed;
+  if (counts === undefined || Object.keys(counts).length === 0) return undefined;
+  return { counts, withinMs: Math.max(0, withinMs) };
+}
