@@ -174,7 +174,14 @@ export function checkExpectations(
       message: '',
       steps: stepsOfFile.get(e.path) ?? [],
     };
-    if (!wants) {
+    if (post.fs === undefined) {
+      // Recorded without a file world: nothing says what the run left there, either way.
+      fail(
+        r,
+        'EVIDENCE_SOURCE_INACCESSIBLE',
+        `the recording holds no files (recorded without --fs): whether ${e.path} ${wants ? 'exists' : 'is absent'} cannot be checked`,
+      );
+    } else if (!wants) {
       if (entry) fail(r, 'STATE_MISMATCH', `${e.path} exists but the contract expects it absent`);
     } else if (!entry) {
       fail(r, 'STATE_CHANGE_FAILED', `${e.path} does not exist after the run`);
@@ -217,7 +224,13 @@ export function checkExpectations(
       message: '',
       steps: [...new Set(selected.flatMap((s) => rowChangeSteps.get(s.id) ?? []))],
     };
-    if (!wants) {
+    if (post.db === undefined) {
+      fail(
+        r,
+        'EVIDENCE_SOURCE_INACCESSIBLE',
+        `the recording holds no database (recorded without --db): rows of ${e.table}${where} cannot be checked`,
+      );
+    } else if (!wants) {
       if (selected.length > 0)
         fail(r, 'STATE_MISMATCH', `${selected.length} row(s) in ${e.table}${where} exist but are expected absent`);
     } else if (selected.length === 0) {

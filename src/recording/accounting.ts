@@ -83,7 +83,7 @@ export function silentToolCallWarnings(events: readonly RecordingEvent[]): strin
 }
 
 function warning(c: SilentToolCall): string {
-  return `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording — it may use a side channel (a program such as curl or psql, a socket) that was not captured; a replay cannot answer it. Record with --isolate to capture every process's HTTP calls.`;
+  return `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording — it may work on files outside the recorded folder (record with --fs <folder>), or use a program such as curl or psql or a socket that was not captured (record with --isolate to capture every process's HTTP calls); a replay cannot answer it.`;
 }
 
 /** A connection as the recorder's socket watcher reports it (record-sockets.mjs). */

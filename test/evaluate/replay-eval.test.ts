@@ -3,12 +3,16 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
 import { RecordingBuilder } from './recording-builder.js';
+import { travelDb } from './travel-runs.js';
 
 const contract = loadContract('examples/contracts/book-flight.yaml');
 
 function replayWithHeldBackBooking(passengerId: string) {
   const b = new RecordingBuilder('replay-fixed', 'trace-replay');
   b.manifestPatch = { replayOf: 'openai-baseline', replay: { mode: 'counterfactual', overrides: {} } };
+  // The sandbox database the replay ran on: nothing was booked.
+  b.pre = { db: travelDb([], []) };
+  b.post = { db: travelDb([], []) };
   const user = "Today is 2026-11-24. Hi, it's Dana Reyes. Book me a flight to Denver tomorrow under $300.";
   const think = b.model({
     messages: [
@@ -42,5 +46,31 @@ describe('evaluating a replay', () => {
     );
     expect(e.task.primaryFailureReasonCode).toBe('WRONG_EXECUTION_TARGET');
     expect(e.task.primaryFailureStepId).toBe(1);
+  });
+
+  it('a recording without a world cannot show a file or row either way: inaccessible, not failed to change', () => {
+    const b = new RecordingBuilder('no-world', 'trace-no-world');
+    b.model({ messages: [{ role: 'user', content: 'note it' }], text: 'Noted.' });
+    const e = evaluateRecording(b.complete('Noted.').build(), {
+      ...contract,
+      expected_state: {
+        files: [{ path: 'notes.txt', exists: true }],
+        rows: [{ table: 'travel.bookings', count: 1 }],
+      },
+    });
+    const results = e.diff.expectations.map((x) => [x.id, x.codes, x.message]);
+    expect(results).toEqual([
+      [
+        'expected_state.files[0]',
+        ['EVIDENCE_SOURCE_INACCESSIBLE'],
+        'the recording holds no files (recorded without --fs): whether notes.txt exists cannot be checked',
+      ],
+      [
+        'expected_state.rows[0]',
+        ['EVIDENCE_SOURCE_INACCESSIBLE'],
+        'the recording holds no database (recorded without --db): rows of travel.bookings cannot be checked',
+      ],
+    ]);
+    expect(e.task.failureReasonCodes).not.toContain('STATE_CHANGE_FAILED');
   });
 });

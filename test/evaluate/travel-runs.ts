@@ -38,7 +38,8 @@ const PASSENGERS: Row[] = [
 const TRAVELER = { name: 'Dana Reyes', passenger_id: 'P-102', home_airport: 'SFO' };
 const USER = "Today is 2026-11-24. Hi, it's Dana Reyes. Book me a flight to Denver tomorrow under $300.";
 
-function db(bookings: Row[], notes: Row[], seatsTaken = 0): DbSnapshot {
+/** The travel database: its flights and passengers, with these bookings and notes. */
+export function travelDb(bookings: Row[], notes: Row[], seatsTaken = 0): DbSnapshot {
   const cols = (names: string[]) => names.map((name) => ({ name, type: 'text', nullable: false }));
   return {
     schemas: ['travel'],
@@ -92,7 +93,7 @@ export function travelRun(options: TravelRunOptions) {
     options.id ?? 'trace-travel',
   );
   const traveler = `${JSON.stringify(TRAVELER, null, 2)}\n`;
-  b.pre = { fs: { files: { 'traveler.json': b.file(traveler) } }, db: db([], []) };
+  b.pre = { fs: { files: { 'traveler.json': b.file(traveler) } }, db: travelDb([], []) };
   const system = options.fixed
     ? 'You are TravelDesk. Look up the passenger; use only ids returned by tools.'
     : 'You are TravelDesk.';
@@ -261,7 +262,7 @@ export function travelRun(options: TravelRunOptions) {
   b.model({ system, messages: [...messages], text: answer });
   const files: Record<string, ReturnType<typeof b.file>> = { 'confirmations/BK-0001.md': b.file(confirmation) };
   if (!options.plantSideEffect) files['traveler.json'] = b.file(traveler);
-  b.post = { fs: { files }, db: db(bookings, [note], bookings.length) };
+  b.post = { fs: { files }, db: travelDb(bookings, [note], bookings.length) };
   b.complete(answer);
   return b.build();
 }
