@@ -100,7 +100,7 @@ export interface PostWorld {
 export const objectId = {
   file: (path: string) => `file:${path}`,
   row: (schema: string, table: string, key: Row) => `row:${schema}.${table}${JSON.stringify(sortKeys(key))}`,
-  request: (e: HttpEffect) => `request:${e.index}:${e.method} ${e.target}`,
+  request: (e: HttpEffect) => `request:${e.read === true ? 'read ' : ''}${e.index}:${e.method} ${e.target}`,
 };
 
 function sortKeys(row: Row): Row {
@@ -261,7 +261,9 @@ export function checkExpectations(
 
   (expected.requests ?? []).forEach((e, i) => {
     const wants = presenceOf(e);
-    const selected = changes.requests.filter((x) => requestSelected(e, x));
+    // Named by method, URL or tool, a request is looked for among reads too; unnamed, among the mutating ones.
+    const named = e.method !== undefined || e.url !== undefined || e.tool !== undefined;
+    const selected = changes.requests.filter((x) => (named || x.read !== true) && requestSelected(e, x));
     const what = [e.method, e.tool, e.url].filter(Boolean).join(' ') || 'any mutating request';
     const r: ExpectationResult = {
       id: `expected_state.requests[${i}]`,

@@ -5,6 +5,7 @@ import {
   type HttpExchangePayload,
   isReadRequest,
   isRecord,
+  isTelemetry,
   jsonOrText,
   type RecordingEvent,
   stepNames,
@@ -65,11 +66,15 @@ export function effectParameters(url: string | undefined, body: unknown, args: u
 /**
  * The mutating requests of a recording in event order, attributed to their steps.
  * Requests answered by a model endpoint (referenced by model.called) are never side effects.
+ * `reads`: the requests that only read too (marked `read`), as a contract's request expectations
+ * name them ("the agent looked up the order"); a tracer's exports are never among them.
  */
 export function collectHttpEffects(
   events: readonly RecordingEvent[],
   readBlob?: (sha256: string) => Uint8Array,
+  options: { reads?: boolean } = {},
 ): HttpEffect[] {
+  const reads = options.reads === true;
   const exchanges = new Map<string, HttpExchangePayload>();
   const claimed = new Set<string>();
   /** Steps whose tool.called says the call only reads (a held-back GET, an MCP tools/list). */
@@ -83,13 +88,16 @@ export function collectHttpEffects(
     if (e.type === 'divergence' && e.payload.heldBack) heldBackSteps.add(e.stepId);
   }
   const effects: HttpEffect[] = [];
+  let effectCount = 0;
+  let readCount = 0;
   const names = stepNames(events);
   const add = (e: Omit<HttpEffect, 'index' | 'kind' | 'steps'>) => {
     // Named after the agent's tool the step carried out, the capture layer's name kept as route.
     const named = e.stepId === null ? undefined : names.get(e.stepId);
     const effect: HttpEffect = {
       kind: 'request',
-      index: effects.length + 1,
+      // Reads are numbered apart, so a mutating request has the same number with or without them.
+      index: e.read === true ? ++readCount : ++effectCount,
       steps: e.stepId === null ? [] : [e.stepId],
       ...e,
     };
@@ -100,9 +108,10 @@ export function collectHttpEffects(
     effects.push(effect);
   };
   for (const e of events) {
-    if (e.type === 'tool.called' && e.payload.mutating) {
+    if (e.type === 'tool.called' && (e.payload.mutating || reads)) {
       const p = e.payload;
       const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
+      if (!p.mutating && x !== undefined && isTelemetry(x.request)) continue;
       // A call the replay held back is its divergence's held-back effect, not a second one.
       if (x?.servedFrom === 'blocked' && heldBackSteps.has(e.stepId)) continue;
       const body = x ? jsonOrText(bodyText(x.request.body, readBlob)) : undefined;
@@ -117,6 +126,7 @@ export function collectHttpEffects(
         executed: x?.servedFrom !== 'blocked' && !(x?.error && !x.response),
         heldBack: false,
         seq: e.seq,
+        ...(p.mutating ? {} : { read: true }),
       };
       if (x?.response) effect.status = x.response.status;
       if (result !== undefined) effect.result = result;
@@ -126,8 +136,9 @@ export function collectHttpEffects(
     } else if (e.type === 'http.exchange' && !claimed.has(e.payload.exchangeId)) {
       const x = e.payload;
       const method = x.request.method.toUpperCase();
-      if (!MUTATING.has(method) || x.servedFrom === 'blocked') continue;
-      if (isReadRequest(method, bodyText(x.request.body, readBlob))) continue;
+      if (x.servedFrom === 'blocked') continue;
+      const read = !MUTATING.has(method) || isReadRequest(method, bodyText(x.request.body, readBlob));
+      if (read && (!reads || isTelemetry(x.request))) continue;
       const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
         stepId: e.stepId,
         name: 'http',
@@ -137,6 +148,7 @@ export function collectHttpEffects(
         executed: !(x.error && !x.response),
         heldBack: false,
         seq: e.seq,
+        ...(read ? { read: true } : {}),
       };
       if (x.response) {
         effect.status = x.response.status;
@@ -148,7 +160,8 @@ export function collectHttpEffects(
     } else if (e.type === 'divergence' && e.payload.heldBack) {
       const h = e.payload.heldBack;
       // Reads are never side effects, held back or not.
-      if (readSteps.has(e.stepId) || isReadRequest(h.method, h.body)) continue;
+      const read = readSteps.has(e.stepId) || isReadRequest(h.method, h.body);
+      if (read && !reads) continue;
       add({
         stepId: e.stepId,
         name: 'held-back',
@@ -158,6 +171,7 @@ export function collectHttpEffects(
         executed: false,
         heldBack: true,
         seq: e.seq,
+        ...(read ? { read: true } : {}),
       });
     }
   }

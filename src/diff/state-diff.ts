@@ -158,7 +158,20 @@ export function stateDiff(recording: Recording, options: StateDiffOptions = {}):
     requests: collectHttpEffects(recording.events, readBlob),
   };
   const expected = options.expected;
-  const expectations = expected ? checkExpectations(expected, { ...post, readBlob }, changes) : [];
+  // Request expectations name reads too ("the agent looked up the order"); side effects stay the mutating ones.
+  const expectations = expected
+    ? checkExpectations(
+        expected,
+        { ...post, readBlob },
+        {
+          ...changes,
+          requests:
+            (expected.requests ?? []).length > 0
+              ? collectHttpEffects(recording.events, readBlob, { reads: true })
+              : changes.requests,
+        },
+      )
+    : [];
   const policy = expected?.side_effects ?? 'fail';
   const all: StateChange[] = [...changes.files, ...changes.rows, ...changes.requests];
   // A request is asked for when an expectation selects it, or when the world change it made at its step

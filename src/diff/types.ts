@@ -39,7 +39,7 @@ export interface DbChange extends Attribution {
 
 export interface HttpEffect extends Attribution {
   kind: 'request';
-  /** Effect number in the recording, from 1, in event order. */
+  /** Effect number in the recording, from 1, in event order (reads are numbered apart, from 1). */
   index: number;
   /** The agent's tool the step carried out (else the tool.called name), or "http" for a bare exchange. */
   name: string;
@@ -59,6 +59,8 @@ export interface HttpEffect extends Attribution {
   error?: { code: string; message: string };
   /** True when the request was made (live or served from the recording); false when held back in a replay. */
   executed: boolean;
+  /** The request only reads (never a side effect): listed for request expectations only. */
+  read?: boolean;
   heldBack: boolean;
   /** Sequence number of the event that produced it. */
   seq: number;
