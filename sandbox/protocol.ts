@@ -145,6 +145,8 @@ export const ReplayReplySchema = z.object({
   budget: z.number().optional(),
   /** Values drawn before the recorded answer reached the agent: the answer waits for them. */
   drawn: DrawnSchema.optional(),
+  /** From now on the agent's file steps are reported (`file` notices): the replay no longer copies them. */
+  fileSteps: z.literal(true).optional(),
 });
 export type ReplayReply = z.infer<typeof ReplayReplySchema>;
 
@@ -195,6 +197,8 @@ export const ReplayConfigSchema = z.object({
    * fs root, requests over a child's stdio) before step K ends; the next one stops it.
    */
   untilBudget: z.number().optional(),
+  /** Report the agent's file steps from the start (`file` notices): counterfactual mode. */
+  fileSteps: z.boolean().optional(),
 });
 export type ReplayConfig = z.infer<typeof ReplayConfigSchema>;
 
@@ -209,6 +213,19 @@ export const FsReportSchema = z.object({
   dir: z.boolean().optional(),
 });
 export type FsReport = z.infer<typeof FsReportSchema>;
+
+/** A file read or write of the agent's under the fs root, as the recorder's message of it says. */
+const FILE_CALL = {
+  name: z.string(),
+  ts: z.number(),
+  end: z.number(),
+  args: z.object({ path: z.string() }),
+  result: z.unknown().optional(),
+  error: WireErrorSchema.optional(),
+  stateType: z.enum(['FILE_READ', 'FILE_WRITE']),
+  mutating: z.boolean(),
+};
+export type FileCall = z.infer<z.ZodObject<typeof FILE_CALL>>;
 
 /** What every question and `served` notice carries: the changes and values since the last one. */
 const SINCE = { fs: z.array(FsReportSchema).optional(), nd: NdBatchSchema.optional(), pid: z.number().optional() };
@@ -249,6 +266,11 @@ export const ReplayNoticeSchema = z.discriminatedUnion('t', [
    * stdio); `stop`: past the budget, it is stopped before it. The changes are the last step's.
    */
   z.object({ t: z.literal('begin'), what: z.enum(['file', 'rpc']), stop: z.boolean().optional(), ...SINCE }),
+  /**
+   * A file step of the agent's, done: the recorder's message of it (sandbox/preload/shared-file-ops.mjs),
+   * with the changes it made. Sent where the replay writes the agent's file steps itself.
+   */
+  z.object({ t: z.literal('file'), ...FILE_CALL, ...SINCE }),
 ]);
 export type ReplayNotice = z.infer<typeof ReplayNoticeSchema>;
 

@@ -15,7 +15,7 @@ import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
-import { watchFileSteps } from './replay-until.mjs';
+import { patchFileOps } from './shared-file-ops.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
@@ -137,11 +137,15 @@ export function installReplay(config) {
   const send = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message));
   const sendBatched = (/** @type {ReplayNotice} */ message) => quiet(() => ipc.send(message, { batch: true }));
   // until K: how many more steps the agent may begin without asking (a file operation, a request
-  // over a child's stdio) before step K ends; each answer renews it (replay-until.mjs).
+  // over a child's stdio) before step K ends; each answer renews it (beginStep below).
   let budget = config.untilBudget;
+  // Whether the agent's file steps are reported, for the replay to write them as they happen:
+  // where it does not copy the recorded ones (counterfactual, past --fork-at, past a divergence).
+  let fileSteps = config.fileSteps === true;
   const ask = (/** @type {ReplayQuestion} */ message) =>
     quiet(() => ipc.sync({ ...message, pid })).then((reply) => {
       if (typeof reply.budget === 'number') budget = reply.budget;
+      if (reply.fileSteps === true) fileSteps = true;
       return reply;
     });
 
@@ -218,7 +222,10 @@ export function installReplay(config) {
    * @param {'file' | 'rpc'} what
    */
   const beginStep = (what) => {
-    if (budget === undefined) return;
+    if (budget === undefined) {
+      if (what === 'file' && fileSteps) sendBatched({ t: 'begin', what, fs: takeChanges(), nd: nd.takeHanded() });
+      return;
+    }
     if (budget > 0) {
       budget--;
       if (what === 'file') sendBatched({ t: 'begin', what, fs: takeChanges(), nd: nd.takeHanded() });
@@ -227,7 +234,42 @@ export function installReplay(config) {
     sendBatched({ t: 'begin', what, stop: true, fs: takeChanges(), nd: nd.takeHanded() });
     process.exit(0);
   };
-  if (budget !== undefined && fsBox) watchFileSteps(path.resolve(config.fsRoot), () => beginStep('file'), suppressed);
+  if (fsBox) {
+    // The agent's file operations under the root, the recorder's own (shared-file-ops.mjs): each
+    // begins a step (until K counts it) and, when reported, ends as the recorder's message of it
+    // with the changes it made. Otherwise a call goes straight through.
+    /** @param {Record<string, unknown>} message */
+    const fileDone = (message) => {
+      if (!fileSteps) return;
+      const { t: _t, id: _id, pid: _pid, ...call } = message;
+      const notice = /** @type {ReplayNotice} */ ({ t: 'file', ...call, fs: takeChanges(), nd: nd.takeHanded() });
+      sendBatched(notice);
+    };
+    /** @type {import('./shared-file-ops.mjs').FileStepHooks<true>} */
+    const hooks = {
+      before: () => beginStep('file'),
+      async fileOp(_run, fileRun, report) {
+        const ts = nowMs();
+        let value;
+        try {
+          value = await fileRun();
+        } catch (error) {
+          fileDone(report(ts, undefined, error));
+          throw error;
+        }
+        fileDone(report(ts, value, undefined));
+        return value;
+      },
+      fileStart: () => ({ mine: undefined, ready: undefined }),
+      fileDone: (_run, message) => fileDone(message),
+    };
+    patchFileOps(
+      path.resolve(config.fsRoot),
+      hooks,
+      () => (budget !== undefined || fileSteps ? true : undefined),
+      suppressed,
+    );
+  }
   // An MCP server over stdio answers again: each request and its answer is a step of the replay.
   watchMcpStdio({
     current: () => true,

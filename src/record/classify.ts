@@ -4,6 +4,7 @@
 // the agent's telemetry -> OBSERVE, any other HTTP -> API_CALL; mutating = POST/PUT/PATCH/DELETE except MCP protocol chatter.
 import * as z from 'zod';
 import type { StdioRpc } from '../../sandbox/protocol.js';
+import { canonicalJson } from '../recording/canonical-json.js';
 import { isReadRpc } from '../recording/reads.js';
 import { StateTypeSchema } from '../recording/schema.js';
 import { isTelemetry } from '../recording/telemetry.js';
@@ -151,5 +152,39 @@ export function stdioRpcCall(
     ...(text === undefined ? {} : text.length > maxInline ? { resultBody: store(text) } : { result: response?.result }),
     ...(error === undefined ? {} : { error }),
     latencyMs: Math.max(0, rpc.end - rpc.ts),
+  };
+}
+
+/** An in-process call of the agent's as the capture layer reports it: a tool() call, or a file read or write. */
+export interface AgentCall {
+  name: string;
+  ts: number;
+  end: number;
+  args?: unknown;
+  result?: unknown;
+  error?: { code: string; message: string } | undefined;
+  stateType?: StateType | undefined;
+  mutating?: boolean | undefined;
+}
+
+/**
+ * The tool call of an in-process call of the agent's (a tool() call, a file read or write under
+ * the fs root). Made alike by the recorder and the replayer. The recording keeps JSON values with
+ * sorted keys; a result whose keys came in another order is kept as its text (`store`), so a
+ * replay hands the agent the object it had (JSON.stringify of it, sent to a model, is then the
+ * same bytes).
+ */
+export function agentToolCall(call: AgentCall, store: (json: string) => Body): ToolCalledPayload {
+  const text = call.result === undefined ? undefined : JSON.stringify(call.result);
+  const ordered = text !== undefined && text !== canonicalJson(call.result);
+  return {
+    kind: 'in-process',
+    name: call.name,
+    stateType: call.stateType ?? classifyToolName(call.name),
+    args: call.args ?? null,
+    ...(ordered ? { resultBody: store(text) } : call.result === undefined ? {} : { result: call.result }),
+    ...(call.error === undefined ? {} : { error: call.error }),
+    mutating: call.mutating ?? false,
+    latencyMs: Math.max(0, call.end - call.ts),
   };
 }

@@ -1,6 +1,8 @@
 // The recorder: capture a real agent run (HTTP + LLM calls, tools, world, nondeterminism)
 // without changing its code, as a child process (recordCommand) or in-process (record).
 export {
+  type AgentCall,
+  agentToolCall,
   classifyHttp,
   classifyToolName,
   stdioRpcCall,

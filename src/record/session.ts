@@ -22,15 +22,15 @@ import type {
   ToolCalledPayload,
 } from '../recording/index.js';
 import {
+  agentToolStep,
   ConnectionAccount,
-  canonicalJson,
   parseJson,
   type RecordedDatabases,
   StepNamer,
   stepEvents,
   ToolCallAccount,
 } from '../recording/index.js';
-import { classifyHttp, classifyToolName, stdioRpcCall, type ToolRule } from './classify.js';
+import { agentToolCall, classifyHttp, stdioRpcCall, type ToolRule } from './classify.js';
 import {
   type CaptureMessage,
   CaptureMessageSchema,
@@ -514,21 +514,7 @@ export class RecordSession {
   }
 
   private async completeTool(message: MessageOf<'tool'>): Promise<void> {
-    // The recording keeps JSON values with sorted keys; a result whose keys came in another order
-    // is kept as its text, so a replay hands the agent the object it had (JSON.stringify of it,
-    // sent to a model, is then the same bytes).
-    const text = message.result === undefined ? undefined : JSON.stringify(message.result);
-    const ordered = text !== undefined && text !== canonicalJson(message.result);
-    const payload: ToolCalledPayload = {
-      kind: 'in-process',
-      name: message.name,
-      stateType: message.stateType ?? classifyToolName(message.name),
-      args: message.args ?? null,
-      ...(ordered ? { resultBody: this.writer.body(text, 'application/json') } : optional('result', message.result)),
-      ...optional('error', message.error),
-      mutating: message.mutating ?? false,
-      latencyMs: Math.max(0, message.end - message.ts),
-    };
+    const payload = agentToolCall(message, (text) => this.writer.body(text, 'application/json'));
     await this.writeToolStep(payload, message, [
       ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
       ...(await this.worldChanges(message)),
@@ -552,16 +538,7 @@ export class RecordSession {
     at: { ts: number; end: number },
     effects: StepEvent[],
   ): Promise<void> {
-    await this.writeStep({
-      stateType: payload.stateType,
-      name: payload.name,
-      parentStepId: this.lastThink,
-      start: at.ts,
-      end: at.end,
-      events: [{ type: 'tool.called', payload }, ...effects],
-      status: payload.error === undefined ? 'success' : 'error',
-      errorType: payload.error?.code,
-    });
+    await this.writeStep({ ...agentToolStep(payload, at, effects), parentStepId: this.lastThink });
   }
 }
 

@@ -56,7 +56,7 @@ export * from './schema.js';
 export { hasLocalSeal, SEAL_PATTERN, sealKey, sealKeyFile, sealManifest } from './seal.js';
 export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from './staging.js';
 export { stateHome } from './state-home.js';
-export { type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
+export { agentToolStep, type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
 export { isTelemetry } from './telemetry.js';
 export {
   atomsOf,

@@ -2,7 +2,7 @@
 // recorder (src/record/session.ts) and the replayer (src/replay/) both build their steps here,
 // so a step looks the same whoever wrote it.
 
-import type { StateType } from './types.js';
+import type { StateType, ToolCalledPayload } from './types.js';
 import type { AppendInput } from './writer.js';
 
 /** An event inside a step: the step writer sets its stepId, parentStepId and (when missing) time. */
@@ -59,4 +59,25 @@ export function stepEvents(step: StepRecord): AppendInput[] {
       },
     },
   ];
+}
+
+/**
+ * A step of the agent's own tool call (a tool() call, a file read or write, a request over a
+ * child's stdio), its step number and parent left to the writer: the recorder and the replayer
+ * write such steps alike. `effects`: the world changes it made, after its tool call.
+ */
+export function agentToolStep(
+  payload: ToolCalledPayload,
+  at: { ts: number; end: number },
+  effects: readonly StepEvent[],
+): Omit<StepRecord, 'stepId' | 'parentStepId'> {
+  return {
+    stateType: payload.stateType,
+    name: payload.name,
+    start: at.ts,
+    end: at.end,
+    events: [{ type: 'tool.called', payload }, ...effects],
+    status: payload.error === undefined ? 'success' : 'error',
+    errorType: payload.error?.code,
+  };
 }

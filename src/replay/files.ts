@@ -47,8 +47,14 @@ export class ReplayFiles {
 
   /** Turns the preload's report of written paths into fs.changed events of `step`. */
   takeReport(reports: FsReport[], step: number): void {
-    if (!this.root || reports.length === 0) return;
+    for (const payload of this.changes(reports)) this.writer.append({ type: 'fs.changed', stepId: step, payload });
+  }
+
+  /** The changes the preload's report of written paths makes to the root, in order (as fs.changed payloads). */
+  changes(reports: FsReport[]): FsChangedPayload[] {
+    if (!this.root || reports.length === 0) return [];
     const root = this.root;
+    const out: FsChangedPayload[] = [];
     const rel = (abs: string) => path.relative(root, abs).split(path.sep).join('/');
     const inside = (abs: string) => abs === root || abs.startsWith(root + path.sep);
     const seen = new Set<string>();
@@ -62,7 +68,7 @@ export class ReplayFiles {
       const p = rel(r.abs);
       if (r.gone) {
         for (const known of [...this.files.keys()]) {
-          if (known === p || known.startsWith(`${p}/`) || p === '') this.delete(known, step);
+          if (known === p || known.startsWith(`${p}/`) || p === '') this.delete(known, out);
         }
         continue;
       }
@@ -74,24 +80,21 @@ export class ReplayFiles {
       if (before && before.mode === mode && before.size === data.length && before.sha256 === sha256Hex(data)) continue;
       const entry: FileEntry = { mode, size: data.length, ...this.writer.fileContent(data) };
       this.files.set(p, entry);
-      this.writer.append({
-        type: 'fs.changed',
-        stepId: step,
-        payload: { path: p, op: before ? 'modify' : 'create', ...(before ? { before } : {}), after: entry },
-      });
+      out.push({ path: p, op: before ? 'modify' : 'create', ...(before ? { before } : {}), after: entry });
     }
     for (const d of dirs) {
       for (const known of [...this.files.keys()]) {
-        if ((d === '' || known.startsWith(`${d}/`)) && !seen.has(known)) this.delete(known, step);
+        if ((d === '' || known.startsWith(`${d}/`)) && !seen.has(known)) this.delete(known, out);
       }
     }
+    return out;
   }
 
-  private delete(p: string, step: number): void {
+  private delete(p: string, out: FsChangedPayload[]): void {
     const before = this.files.get(p);
     if (!before) return;
     this.files.delete(p);
-    this.writer.append({ type: 'fs.changed', stepId: step, payload: { path: p, op: 'delete', before } });
+    out.push({ path: p, op: 'delete', before });
   }
 
   snapshot(): FsSnapshot {

@@ -313,6 +313,8 @@ export class LocalSteps {
   private readonly byStep = new Map<number, LocalStepEvent[]>();
   /** Step ids with local events, ascending. */
   private readonly steps: number[];
+  /** The file steps among them (isFileStep). */
+  private readonly files = new Set<number>();
 
   constructor(recording: Recording, calls: readonly RecordedCall[]) {
     const isCall = new Set(calls.map((c) => c.step));
@@ -324,17 +326,23 @@ export class LocalSteps {
       let list = this.byStep.get(e.stepId);
       if (!list) this.byStep.set(e.stepId, (list = []));
       list.push(e);
+      if (isFileStep(e)) this.files.add(e.stepId);
     }
     this.steps = [...this.byStep.keys()].sort((a, b) => a - b);
   }
 
-  /** The local steps' events with after < stepId < before, in recorded order. */
-  between(after: number, before: number): LocalStepEvent[] {
+  /**
+   * The local steps' events with after < stepId < before, in recorded order; with `files: false`
+   * not the file steps (the replay writes the agent's own as they happen).
+   */
+  between(after: number, before: number, options: { files?: boolean } = {}): LocalStepEvent[] {
     const out: LocalStepEvent[] = [];
     let many = false;
     for (let i = firstAbove(this.steps, after); i < this.steps.length && (this.steps[i] as number) < before; i++) {
+      const step = this.steps[i] as number;
+      if (options.files === false && this.files.has(step)) continue;
       if (out.length > 0) many = true;
-      for (const e of this.byStep.get(this.steps[i] as number) ?? []) out.push(e);
+      for (const e of this.byStep.get(step) ?? []) out.push(e);
     }
     // Steps may interleave (parallel local steps): recorded order is seq order.
     return many ? out.sort((a, b) => a.seq - b.seq) : out;
@@ -343,7 +351,7 @@ export class LocalSteps {
 
 /**
  * The recorded steps a replay's agent begins without asking the replayer, ascending: its file
- * reads and writes under the fs root (made steps by record-files.mjs) and its requests over a
+ * reads and writes under the fs root (made steps by sandbox/preload/shared-file-ops.mjs) and its requests over a
  * child's stdio. `until K` counts them: the preload's budget stops the agent before the one past K.
  */
 export class SelfBegunSteps {
@@ -384,7 +392,7 @@ function firstAbove(list: readonly number[], value: number): number {
   return lo;
 }
 
-/** A step the recorder made of a file read or write under the fs root (record-files.mjs): no exchange, the path alone. */
+/** A step the recorder made of a file read or write under the fs root (sandbox/preload/shared-file-ops.mjs): no exchange, the path alone. */
 export function isFileStep(e: RecordingEvent): boolean {
   if (e.type !== 'tool.called') return false;
   const p = e.payload;

@@ -5,6 +5,7 @@
 // answer.ts; this file keeps the books they write to and takes the preload's messages in order.
 import {
   type DbSandbox,
+  type FileCall,
   type FsReport,
   ND_KINDS,
   type NdBatch,
@@ -15,8 +16,9 @@ import {
 } from '../../sandbox/index.js';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import type { createDbTracker } from '../record/index.js';
-import { stdioRpcCall } from '../record/index.js';
+import { agentToolCall, stdioRpcCall } from '../record/index.js';
 import {
+  agentToolStep,
   type DbChangedPayload,
   type DivergencePayload,
   emptyProvenanceCounts,
@@ -83,6 +85,13 @@ export class ReplaySession {
   /** The last step number given past the recording's (asideStep). */
   private spare: number | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Whether the agent's file steps are written as the preload reports them (fileStep) rather than
+   * copied from the recording (fillGap): from the start in counterfactual mode past any prefix,
+   * else from the answer that leaves the prefix or follows a divergence. The preload is told with
+   * that answer (`fileSteps`), so both sides change at the same point of the run.
+   */
+  private ownFileSteps: boolean;
   /** Names the replay's steps as the recorder names its own (src/recording/tool-links.ts). */
   private readonly namer = new StepNamer();
   /** Changes the agent made since the last step began: attributed when the next step begins. */
@@ -94,6 +103,7 @@ export class ReplaySession {
   constructor(readonly parts: SessionParts) {
     this.files = new ReplayFiles(parts.writer, parts.fsRoot, parts.recording.pre.fs);
     this.prices = recordingPrices(parts.recording.manifest).table;
+    this.ownFileSteps = !this.isPrefix();
   }
 
   get recording(): Recording {
@@ -117,14 +127,21 @@ export class ReplaySession {
     return this.enqueue(async () => {
       const reply = await this.handle(message);
       const budget = this.untilBudget();
-      return { ...reply, cursor: this.index.nextExpected()?.index ?? -1, ...(budget === undefined ? {} : { budget }) };
+      // Past the prefix or a divergence the recorded steps no longer say what the agent does.
+      if (!this.ownFileSteps && (!this.isPrefix() || this.divergences.length > 0)) this.ownFileSteps = true;
+      return {
+        ...reply,
+        cursor: this.index.nextExpected()?.index ?? -1,
+        ...(budget === undefined ? {} : { budget }),
+        ...(this.ownFileSteps ? { fileSteps: true as const } : {}),
+      };
     });
   }
 
   /**
    * until K: how many recorded steps the agent begins without asking (file reads and writes, requests
    * over a child's stdio) lie after the last step and up to K. The preload stops the agent before
-   * one more (sandbox/preload/replay-until.mjs): such steps are no questions to stop at.
+   * one more (sandbox/preload/replay.mjs): such steps are no questions to stop at.
    */
   untilBudget(): number | undefined {
     const until = this.options.until;
@@ -158,7 +175,17 @@ export class ReplaySession {
         await this.collect(message.fs ?? [], message.nd);
         this.flushPending(this.lastStep);
         if (message.stop) this.stop(this.nextStep());
-        else if (message.what === 'file') this.beginFileStep();
+        else if (message.what === 'file' && !this.ownFileSteps) this.beginFileStep();
+      }).catch(() => undefined);
+      return;
+    }
+    if (message.t === 'file') {
+      // A file step of the agent's, done (reported where the replay writes them itself).
+      void this.enqueue(async () => {
+        if (this.stopped) return;
+        const { t: _t, fs, nd, pid: _pid, ...call } = message;
+        if (this.ownFileSteps) await this.writeFileStep(call, fs ?? [], nd);
+        else await this.collect(fs ?? [], nd);
       }).catch(() => undefined);
       return;
     }
@@ -360,7 +387,8 @@ export class ReplaySession {
   fillGap(step: number): void {
     // Local steps ran for real in the sandbox; their structure is copied so step numbers align.
     this.localSteps ??= new LocalSteps(this.recording, this.index.calls);
-    const gap = this.localSteps.between(this.lastStep, step);
+    // Once the agent's own file steps are written as they happen, the recorded ones are not copied.
+    const gap = this.localSteps.between(this.lastStep, step, { files: !this.ownFileSteps });
     const lastGap = gap.reduce((max, e) => Math.max(max, e.stepId), 0);
     if (lastGap === 0) {
       this.flushPending(this.lastStep);
@@ -379,6 +407,21 @@ export class ReplaySession {
     }
     this.flushPending(lastGap);
     this.lastStep = Math.max(this.lastStep, lastGap);
+  }
+
+  /**
+   * A file read or write of the agent's as its own step, as the recorder writes it (the same tool
+   * call and step, shared-file-ops.mjs's message of it): at the next step, with the changes it made.
+   */
+  private async writeFileStep(call: FileCall, fs: FsReport[], nd: NdBatch | undefined): Promise<void> {
+    const step = this.nextStep();
+    this.beginStep(step, undefined);
+    await this.collect([], nd);
+    const payload = agentToolCall(call, (json) => this.writer.body(json, 'application/json'));
+    const changes = this.files.changes(fs).map((change): StepEvent => ({ type: 'fs.changed', payload: change }));
+    this.writeStep({ stepId: step, ...this.parentOfOwn(false), ...agentToolStep(payload, call, changes) }, () =>
+      this.flushPending(step),
+    );
   }
 
   /**
@@ -430,10 +473,16 @@ export class ReplaySession {
 
   /**
    * Writes one step (step.started, its events, step.completed) with the format's step writer,
-   * named as the recorder names its steps (a step that carries out a decided tool call after the tool).
+   * named as the recorder names its steps (a step that carries out a decided tool call after the tool);
+   * `beforeEnd` writes what else belongs inside it.
    */
-  writeStep(step: StepRecord): void {
-    for (const event of stepEvents(this.namer.name(step))) this.writer.append(event);
+  writeStep(step: StepRecord, beforeEnd?: () => void): void {
+    const events = stepEvents(this.namer.name(step));
+    for (const [i, event] of events.entries()) {
+      // The step's world changes and values (written by flushPending) go inside it.
+      if (i === events.length - 1) beforeEnd?.();
+      this.writer.append(event);
+    }
   }
 
   /**

@@ -188,6 +188,9 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     ...(input.fast ? { fastIndex } : {}),
     timing: options.timing ?? { kind: 'none' },
     ...(options.until !== undefined ? { untilBudget: new SelfBegunSteps(recording).count(0, options.until) } : {}),
+    // Counterfactual: the agent's file steps are reported from the start, the session copying the
+    // recorded ones only in a --fork-at prefix; exact mode's from the answer after a divergence.
+    ...(options.mode === 'counterfactual' ? { fileSteps: true } : {}),
   };
   await writeFile(configFile, JSON.stringify(config));
   return configFile;

@@ -2,7 +2,7 @@
 // are (file writes and reads, HTTP calls, an in-process tool() call, a request over a child's
 // stdio), with the world as recorded at step K and the replay's steps 1..K all there. File steps
 // are not questions to the replayer: the preload counts them against a budget the replayer renews
-// (sandbox/preload/replay-until.mjs).
+// (sandbox/preload/replay.mjs, sandbox/preload/shared-file-ops.mjs).
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -9,7 +9,7 @@
 // - a few files, changed or removed: the agent reads them itself, as the recorder's drain would
 //   at that moment, and the boundary's message carries them (`files`): the recorder applies them
 //   instead of draining (src/record/world/fs.ts, apply);
-// - a file call of this process under the root (record-files.mjs): its message carries the
+// - a file call of this process under the root (sandbox/preload/shared-file-ops.mjs): its message carries the
 //   file's state right after the call (`own`), and the watcher's events for it are accounted for
 //   as long as the file's stat is still the one read. While such a call is in flight (calls that
 //   overlap), the files it changes are its own message's: a boundary of another call leaves them
@@ -33,7 +33,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readQueued, statKey, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
 
-// Taken before record-files.mjs patches node:fs: the agent's own looks are not its file calls.
+// Taken before shared-file-ops.mjs patches node:fs: the agent's own looks are not its file calls.
 const realLstat = fs.lstatSync;
 const realReadFile = fs.readFileSync;
 

@@ -5,7 +5,8 @@
 // and streams them to the parent as newline-delimited JSON. It never changes what the agent sees:
 // bodies are read from clones, and all encoding work beyond utf8/base64 is left to the parent.
 // Its layers: without world capture record-fast.mjs and record-fast-fetch.mjs; with it (step
-// barriers) record-interceptors.mjs; in both record-undici.mjs; with an fs root record-files.mjs.
+// barriers) record-interceptors.mjs; in both record-undici.mjs; with an fs root the file steps of
+// sandbox/preload/shared-file-ops.mjs.
 // What they share about the wire is sandbox/preload/shared-wire.mjs.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -14,6 +15,7 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
+import { patchFileOps } from '../../../sandbox/preload/shared-file-ops.mjs';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import { watchMcpStdio } from '../../../sandbox/preload/shared-mcp-stdio.mjs';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
@@ -29,7 +31,6 @@ import {
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
-import { patchFiles } from './record-files.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { watchSockets } from './record-sockets.mjs';
 import { recordUndici } from './record-undici.mjs';
@@ -209,7 +210,7 @@ function installLayer(current, options) {
   let depth = 0;
   const suppressed = () => depth > 0;
 
-  // The run's own file calls in flight (record-files.mjs) and the drains of the world: calls that
+  // The run's own file calls in flight (sandbox/preload/shared-file-ops.mjs) and the drains of the world: calls that
   // overlap (a model's tool calls run at once) each have their own barriers, and a drain at one
   // call's boundary would find on disk what another file call wrote before its message arrived.
   // A file call holds the paths it changes from before its opening barrier until its message is
@@ -584,7 +585,7 @@ function installLayer(current, options) {
   };
   globalThis[RECORDER_KEY] = recorder;
   if (typeof options.fsRoot === 'string')
-    wrapped.push(patchFiles(path.resolve(options.fsRoot), recorder, current, () => depth > 0));
+    wrapped.push(patchFileOps(path.resolve(options.fsRoot), recorder, current, () => depth > 0));
 
   return {
     flushRun,
