@@ -259,9 +259,10 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
       waiter.timer = realSetTimeout(() => {
         waiters.delete(waiter);
         unheld++;
-        // The counts overstate what this agent draws before its answers (a client such as got
-        // reads the clock once the head has come: counted before the answer, whose body ended
-        // later): its later answers are not held, rather than each waiting out the bound.
+        // The counts overstate what this agent draws before its answers: changed code, a recording
+        // made before the recorder counted at the head (got's reads once the head has come counted
+        // before the answer), got's reads on 'socket' and 'connect', which the replay's stand-in
+        // request does not emit. Its later answers are not held, rather than each waiting out the bound.
         holding = false;
         resolve(undefined);
       }, left);

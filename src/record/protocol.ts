@@ -11,7 +11,12 @@ import {
   WireBodySchema,
   WireErrorSchema as WireError,
 } from '../../sandbox/protocol.js';
-import { DbChangedPayloadSchema, StateTypeSchema, UnrecordedConnectionSchema } from '../recording/schema.js';
+import {
+  DbChangedPayloadSchema,
+  DrawnAtHeadSchema,
+  StateTypeSchema,
+  UnrecordedConnectionSchema,
+} from '../recording/schema.js';
 
 export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol.js';
 
@@ -42,6 +47,12 @@ const QUIET = { quiet: z.boolean().optional(), files: z.array(FileLookSchema).op
  * keep their own changes.
  */
 const BUSY = { busy: z.array(z.string()).optional() };
+/**
+ * On the message with a response's head (a streamed `res`, an `xchg`): the values the calling
+ * process had drawn when the head reached it, counted as it came (the message itself is sent once
+ * the body has ended). Written to the exchange as `drawn` (HttpExchangePayloadSchema).
+ */
+const DRAWN = { drawn: DrawnAtHeadSchema.optional() };
 
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
   HelloSchema,
@@ -58,6 +69,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     error: WireError.optional(),
     ...QUIET,
     ...BUSY,
+    ...DRAWN,
   }),
   z.object({ t: z.literal('chunk'), id: z.string(), off: z.number(), data: z.string() }),
   /** A whole non-streamed exchange in one message (request, response, end). */
@@ -69,6 +81,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     error: WireError.optional(),
     ...QUIET,
     ...BUSY,
+    ...DRAWN,
   }),
   z.object({ t: z.literal('end'), id: z.string(), ts: z.number(), error: WireError.optional(), ...BUSY }),
   z.object({

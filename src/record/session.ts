@@ -10,6 +10,7 @@ import type {
   AppendInput,
   Body,
   DbChangedPayload,
+  DrawnAtHead,
   EventType,
   FsChangedPayload,
   HttpExchangePayload,
@@ -86,6 +87,8 @@ interface OpenExchange {
   chunks: StreamChunk[];
   parentThink: number | undefined;
   nd: NondeterminismPayload[];
+  /** The values its process had drawn when the response head reached it (an `xchg`'s or the `res`'s). */
+  drawn?: DrawnAtHead | undefined;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -234,12 +237,13 @@ export class RecordSession {
         return;
       }
       case 'xchg': {
-        const { res, end, error, quiet, files, busy, t: _t, ...req } = message;
+        const { res, end, error, quiet, files, busy, drawn, t: _t, ...req } = message;
         const open: OpenExchange = {
           req: { t: 'req', ...req },
           chunks: [],
           parentThink: this.lastThink,
           nd: [],
+          drawn,
           ...(res === undefined ? {} : { res: { t: 'res', id: req.id, ...res } }),
         };
         this.open.set(req.id, open);
@@ -418,6 +422,7 @@ export class RecordSession {
       startedAt: iso(req.ts),
       durationMs: latencyMs,
       ...optional('ttfbMs', ttfbMs),
+      ...optional('drawn', open.drawn ?? res?.drawn),
     };
     const failed = error !== undefined || res === undefined || res.status >= 400;
     const errorType = error?.code ?? (res !== undefined && res.status >= 400 ? `HTTP_${res.status}` : undefined);

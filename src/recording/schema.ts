@@ -101,6 +101,34 @@ export const UsageSchema = z
   })
   .strict();
 
+/**
+ * Which process of the agent's tree drew a value (sandbox/preload/shared-process.mjs names them,
+ * alike when recording and replaying: `2.1` is the first process started by the agent's second,
+ * `2#2` the second to get the name `2`, `2w1` a worker thread of `2`).
+ */
+export const ProcessNameSchema = z.string().regex(/^[0-9w.#]{1,200}$/);
+
+/**
+ * How many values of each kind (clock, random…) the process that made a call had drawn when the
+ * call's response head reached it (`process`: its name, none for the agent's own; a kind it had
+ * drawn none of is left out). A replay hands the recorded answer back once the process has drawn
+ * as many (src/replay/drawn.ts): its concurrent branches then take their recorded values.
+ */
+export const DrawnAtHeadSchema = z
+  .object({
+    process: ProcessNameSchema.optional(),
+    counts: z
+      .object({
+        clock: z.number().int().nonnegative().optional(),
+        random: z.number().int().nonnegative().optional(),
+        uuid: z.number().int().nonnegative().optional(),
+        randomBytes: z.number().int().nonnegative().optional(),
+        hrtime: z.number().int().nonnegative().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
 export const HttpExchangePayloadSchema = z
   .object({
     /** Recorder-assigned id, unique in the recording; model.called/tool.called point at it. */
@@ -112,6 +140,12 @@ export const HttpExchangePayloadSchema = z
     startedAt: IsoTime,
     durationMs: z.number().nonnegative(),
     ttfbMs: z.number().nonnegative().optional(),
+    /**
+     * The values the calling process had drawn when the response head reached it. Recordings
+     * made before it (and a call whose head reached the agent only once the message that ends it
+     * was written: world capture's barriers) have none: the order of events.jsonl says it.
+     */
+    drawn: DrawnAtHeadSchema.optional(),
     /**
      * In a replay: how this exchange was answered (its provenance): `recording` (served from the
      * recording), `sandbox` (a sandboxed service), `mock` (an msw handler), `simulated` (written by a
@@ -266,13 +300,6 @@ export const DbChangedPayloadSchema = z
     after: RowSchema.optional(),
   })
   .strict();
-
-/**
- * Which process of the agent's tree drew a value (sandbox/preload/shared-process.mjs names them,
- * alike when recording and replaying: `2.1` is the first process started by the agent's second,
- * `2#2` the second to get the name `2`, `2w1` a worker thread of `2`).
- */
-export const ProcessNameSchema = z.string().regex(/^[0-9w.#]{1,200}$/);
 
 export const NondeterminismPayloadSchema = z
   .object({

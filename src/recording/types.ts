@@ -7,6 +7,7 @@ export type EventType = z.infer<typeof S.EventTypeSchema>;
 export type Body = z.infer<typeof S.BodySchema>;
 export type StreamChunk = z.infer<typeof S.StreamChunkSchema>;
 export type HttpExchangePayload = z.infer<typeof S.HttpExchangePayloadSchema>;
+export type DrawnAtHead = z.infer<typeof S.DrawnAtHeadSchema>;
 export type Usage = z.infer<typeof S.UsageSchema>;
 export type ToolCall = z.infer<typeof S.ToolCallSchema>;
 export type ModelCalledPayload = z.infer<typeof S.ModelCalledPayloadSchema>;

@@ -1,5 +1,6 @@
 // How many values (clock, random, uuid…) each process of the agent had drawn when each recorded
-// call's answer reached it, read from the order of events.jsonl: the recorder writes the values a
+// call's answer reached it: counted by the recorder as the response's head reached the agent (an
+// exchange's `drawn`), else read from the order of events.jsonl: the recorder writes the values a
 // process drew before it sends a call's message that ends it (record.mjs `sendExchange`, tool()),
 // so the values before a step were drawn before its answer. A replay holds each answer until its
 // process has drawn as many (sandbox/preload/replay-nondeterminism.mjs `hold`): branches that run
@@ -10,19 +11,27 @@ import type { RecordingEvent } from '../recording/index.js';
 /** Values drawn by each process (its name, "" for the agent's own), by kind. */
 export type DrawnCounts = Drawn['counts'];
 
-/** What each process had drawn when a step started and when it completed. */
+/**
+ * What each process had drawn when a step started and when it completed, and, when the recorder
+ * counted it, what the calling process had drawn when the response head reached it.
+ */
 export interface DrawnAt {
   started: DrawnCounts;
   completed: DrawnCounts;
+  head?: DrawnCounts;
 }
 
 /**
- * Each step's counts, by step id. The values written inside a step (between its step.started and
+ * Each step's counts, by step id. An exchange recorded with `drawn` waits for that (`head`): the
+ * count as its head reached the agent, whatever came between the head and the body's end. Without
+ * it (recordings made before it; a head held until its message was written, under world capture's
+ * barriers) the order says it: the values written inside a step (between its step.started and
  * step.completed) were drawn while its call was open: before a plain answer, which the recorder
  * writes once it has ended, but after a stream's head, which reaches the agent first. So a
- * streamed answer waits for `started`, any other for `completed`. The counts are a lower bound:
- * values the recorder gave to a stream still open (session.ts `nondeterminism`) come after calls
- * that ended meanwhile, which then wait for fewer.
+ * streamed answer waits for `started`, any other for `completed`. Those counts can be off: values
+ * the recorder gave to a stream still open (session.ts `nondeterminism`) come after calls that
+ * ended meanwhile, which then wait for fewer; values drawn between a plain answer's head and its
+ * body's end (got's timings) count as before it, which the answer then waits for in vain.
  */
 export function drawnBySteps(events: readonly RecordingEvent[]): Map<number, DrawnAt> {
   const out = new Map<number, DrawnAt>();
@@ -41,6 +50,9 @@ export function drawnBySteps(events: readonly RecordingEvent[]): Map<number, Dra
     } else if (e.type === 'step.started') {
       shared = true;
       out.set(e.stepId, { started: counts, completed: counts });
+    } else if (e.type === 'http.exchange' && e.payload.drawn !== undefined) {
+      const at = out.get(e.stepId);
+      if (at !== undefined) at.head = { [e.payload.drawn.process ?? '']: e.payload.drawn.counts };
     } else if (e.type === 'step.completed') {
       const at = out.get(e.stepId);
       if (at === undefined) continue;
@@ -53,7 +65,7 @@ export function drawnBySteps(events: readonly RecordingEvent[]): Map<number, Dra
 
 /** The wait a recorded call's answer carries: undefined when its process had drawn nothing by then. */
 export function drawnFor(at: DrawnAt | undefined, streamed: boolean, withinMs: number): Drawn | undefined {
-  const counts = streamed ? at?.started : at?.completed;
-  if (counts === undefined || Object.keys(counts).length === 0) return undefined;
+  const counts = at?.head ?? (streamed ? at?.started : at?.completed);
+  if (counts === undefined || Object.values(counts).every((kinds) => Object.keys(kinds).length === 0)) return undefined;
   return { counts, withinMs: Math.max(0, withinMs) };
 }

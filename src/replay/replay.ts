@@ -376,6 +376,12 @@ async function replayIn(
   const result = await finish(session, { recording, options, out, exit, database });
   await chainSession.end();
   warnings.push(...chainSession.warnings, ...session.answerFailures);
+  // The agent no longer draws before these answers what it drew when recorded (see docs/replay.md
+  // "Values and answers in the recorded order"): each waited out the bound.
+  if (dumps.unheld > 0)
+    warnings.push(
+      `${dumps.unheld} recorded answer${dumps.unheld === 1 ? '' : 's'} went to the agent at the bound (100 ms to 2 s) before its process had drawn the clock and random values it had drawn when recorded: the agent draws them differently now`,
+    );
   const sideChannels = session.divergences
     .filter((d) => d.kind === 'side-channel')
     .map((d) => d.actual as { target: string; how: string; process?: string });

@@ -453,10 +453,12 @@ export interface ExitDumps {
   fs: FsReport[];
   nd: NdBatch[];
   pending: ReplayNotice[];
+  /** Recorded answers handed over at the bound, before their process had drawn the values recorded before them. */
+  unheld: number;
 }
 
 export async function readExitDumps(tmp: string): Promise<ExitDumps> {
-  const out: ExitDumps = { fs: [], nd: [], pending: [] };
+  const out: ExitDumps = { fs: [], nd: [], pending: [], unheld: 0 };
   for (const name of await readdir(tmp)) {
     if (!name.startsWith('dump.')) continue;
     let json: unknown;
@@ -474,6 +476,7 @@ export async function readExitDumps(tmp: string): Promise<ExitDumps> {
     }
     if (dump.fs) out.fs.push(...dump.fs);
     if (dump.nd) out.nd.push(dump.nd);
+    out.unheld += dump.nondeterminism?.unheld ?? 0;
   }
   return out;
 }

@@ -35,7 +35,7 @@ const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
  * @param {() => number} nextSeq
  */
 export function observeFetch(ctx, nextSeq) {
-  const { send, encodeBody, nowMs, current, pid, origin, track, barriers } = ctx;
+  const { send, encodeBody, nowMs, current, pid, origin, track, barriers, drawn } = ctx;
   // fetch (undici). A request through the dispatcher fetch uses by default is observed there:
   // the handler's callbacks see the bytes as they arrive, before the agent does, and no copy of
   // the response stream is made. Any other (an explicit dispatcher, a Request made before the
@@ -114,6 +114,8 @@ export function observeFetch(ctx, nextSeq) {
       this.resTs = 0;
       /** @type {any} */
       this.res = undefined;
+      /** What the agent had drawn when the head came (fetch resolves with it, barriers or not). */
+      this.drawn = undefined;
       this.chunks = [];
       this.size = 0;
       /** @type {StreamState | undefined} */
@@ -168,6 +170,7 @@ export function observeFetch(ctx, nextSeq) {
       // 1xx (informational) answers are not the response.
       if (statusCode >= 200 && !this.done) {
         this.resTs = nowMs();
+        this.drawn = drawn?.(this.run);
         // The headers object is built when the event is, unless the answer is a stream.
         this.res = { status: statusCode, statusText: statusText ?? '', raw: rawHeaders };
         if (STREAM_TYPES.test(contentTypeOf(rawHeaders))) this.startStream();
@@ -201,6 +204,7 @@ export function observeFetch(ctx, nextSeq) {
               body: size > 0 ? encodeBody(this.run, concat(chunks, size)) : undefined,
             },
             end,
+            drawn: this.drawn,
           });
           if (barriers !== undefined) {
             // The agent sees the end once the world is drained for this call.
@@ -227,7 +231,9 @@ export function observeFetch(ctx, nextSeq) {
             ...this.request(),
             end: nowMs(),
             error: failure,
-            ...(this.res === undefined ? {} : { res: { ts: this.resTs, ...responseHead(this.res) } }),
+            ...(this.res === undefined
+              ? {}
+              : { res: { ts: this.resTs, ...responseHead(this.res) }, drawn: this.drawn }),
           };
           if (barriers !== undefined) {
             barriers.closing(this.run, message, this.id).then(
@@ -246,7 +252,7 @@ export function observeFetch(ctx, nextSeq) {
       const { resTs, id } = this;
       const res = responseHead(this.res);
       send(this.run, { t: 'req', ...this.request() });
-      send(this.run, { t: 'res', id, ts: resTs, ...res, stream: true });
+      send(this.run, { t: 'res', id, ts: resTs, ...res, stream: true, drawn: this.drawn });
       const text = new TextDecoder();
       const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
       const inflate = coding === '' || coding === 'identity' ? undefined : decompressor(coding);
@@ -360,16 +366,18 @@ export function observeFetch(ctx, nextSeq) {
       throw error;
     }
     const resTs = nowMs();
+    // Returned to the agent now; with barriers only once its message is written (the order says it).
+    const atHead = barriers === undefined ? drawn?.(run) : undefined;
     const res = { status: response.status, statusText: response.statusText, headers: headerObject(response.headers) };
     if (response.body === null) {
-      await finish({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs });
+      await finish({ t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: resTs, drawn: atHead });
       return response;
     }
     const reader = /** @type {ReadableStream<Uint8Array>} */ (response.clone().body).getReader();
     const streamed = STREAM_TYPES.test(res.headers['content-type'] ?? '');
     if (streamed) {
       send(run, { t: 'req', ...request() });
-      send(run, { t: 'res', id, ts: resTs, ...res, stream: true });
+      send(run, { t: 'res', id, ts: resTs, ...res, stream: true, drawn: atHead });
     }
     /** @type {Promise<import('../protocol.js').CaptureMessage | (() => import('../protocol.js').CaptureMessage) | undefined>} */
     const reading = (async () => {
@@ -395,12 +403,14 @@ export function observeFetch(ctx, nextSeq) {
             ...request(),
             res: { ts: resTs, ...res, body: encodeBody(run, concat(chunks, size)) },
             end,
+            drawn: atHead,
           });
         }
       } catch (error) {
         const failure = failureOf(error);
         if (streamed) send(run, { t: 'end', id, ts: nowMs(), error: failure });
-        else return { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure };
+        else
+          return { t: 'xchg', ...request(), res: { ts: resTs, ...res }, end: nowMs(), error: failure, drawn: atHead };
       }
       return undefined;
     })();

@@ -27,6 +27,8 @@ import { observeFetch } from './record-fast-fetch.mjs';
  * @property {string} origin what this thread's ids start with (shared-process.mjs threadOrigin)
  * @property {(run: CaptureRun, reading: Promise<unknown>) => void} track
  * @property {StepBarriers} [barriers] with world capture: the step barriers fetch waits at (record.mjs)
+ * @property {(run: CaptureRun) => import('../protocol.js').MessageOf<'xchg'>['drawn']} [drawn] what the
+ *   run has drawn so far: taken when a response's head reaches the agent, carried by its message
  */
 /** @typedef {import('./record.mjs').CaptureRun} CaptureRun */
 /**
@@ -53,7 +55,7 @@ const unsubscribe = (/** @type {string} */ name, /** @type {(message: any) => vo
  * @param {CaptureContext} ctx
  */
 export function installFastCapture(ctx) {
-  const { send, encodeBody, nowMs, suppressed, current, pid, origin } = ctx;
+  const { send, encodeBody, nowMs, suppressed, current, pid, origin, drawn } = ctx;
   let seq = 0;
   const nextSeq = () => ++seq;
 
@@ -121,6 +123,9 @@ export function installFastCapture(ctx) {
     const rec = request[kRec];
     if (!rec || rec.done) return;
     const resTs = nowMs();
+    // Published before the request emits 'response': what the agent drew before its head came
+    // (got reads the clock on 'response', before the body ends and the message goes).
+    const atHead = drawn?.(rec.run);
     const res = {
       status: response.statusCode,
       statusText: response.statusMessage,
@@ -130,7 +135,7 @@ export function installFastCapture(ctx) {
     if (streamed) {
       rec.done = true;
       send(rec.run, { t: 'req', ...head(request, rec) });
-      send(rec.run, { t: 'res', id: rec.id, ts: resTs, ...res, stream: true });
+      send(rec.run, { t: 'res', id: rec.id, ts: resTs, ...res, stream: true, drawn: atHead });
     }
     const chunks = [];
     let size = 0;
@@ -148,6 +153,7 @@ export function installFastCapture(ctx) {
             ...head(request, rec),
             res: { ts: resTs, ...res, body: encodeBody(rec.run, concat(chunks, size)) },
             end,
+            drawn: atHead,
           }));
         }
       } else if (streamed) {

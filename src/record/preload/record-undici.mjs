@@ -8,11 +8,13 @@ import { failureOf, rawHeaderObject, STREAM_TYPES, toBytes } from '../../../sand
 import { dispatchRequest, onUndiciLoad, ownDispatch } from '../../../sandbox/preload/undici-hook.mjs';
 
 /**
- * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, origin (what ids start with), barrier(run, reason): Promise }.
+ * ctx: { send(run, msg), encodeBody(run, bytes), nowMs(), current(), pid, origin (what ids start with),
+ * drawn(run) (what the run has drawn so far: taken as the head reaches the agent, which it does at
+ * once, barriers or not), barrier(run, reason): Promise }.
  * Returns the undo.
  */
 export function recordUndici(ctx) {
-  const { send, encodeBody, nowMs, current, pid, origin, barrier } = ctx;
+  const { send, encodeBody, nowMs, current, pid, origin, drawn, barrier } = ctx;
   let seq = 0;
   return onUndiciLoad(({ DispatcherBase, unwrap }) => {
     const real = DispatcherBase.dispatch;
@@ -27,6 +29,7 @@ export function recordUndici(ctx) {
       const sent = known ? [known] : [];
       let res;
       let resTs = 0;
+      let atHead;
       const chunks = [];
       let stream = false;
       let decoder;
@@ -52,12 +55,13 @@ export function recordUndici(ctx) {
         onHeaders(status, raw, resume, statusText) {
           if (status >= 200 && res === undefined) {
             resTs = nowMs();
+            atHead = drawn?.(run);
             res = { status, statusText: statusText ?? '', headers: rawHeaderObject(raw, 'utf8') };
             stream = STREAM_TYPES.test(res.headers['content-type'] ?? '');
             if (stream) {
               decoder = new TextDecoder();
               send(run, { t: 'req', ...head() });
-              send(run, { t: 'res', id, ts: resTs, ...res, stream: true });
+              send(run, { t: 'res', id, ts: resTs, ...res, stream: true, drawn: atHead });
             }
           }
           return h.onHeaders(status, raw, resume, statusText);
@@ -79,6 +83,7 @@ export function recordUndici(ctx) {
               ...head(),
               res: { ts: resTs, ...res, body: encodeBody(run, Buffer.concat(chunks)) },
               end,
+              drawn: atHead,
             });
           }
           if (!run.syncWorld) return h.onComplete(trailers);

@@ -81,6 +81,8 @@ export function createRun(sink, options = {}) {
     roundTrips: new Set(),
     nd: { clock: [], random: [], uuid: [], randomBytes: [], hrtime: [] },
     ndCount: 0,
+    /** The values already written, by kind: with those in `nd`, what the run has drawn (drawnNow). */
+    written: { clock: 0, random: 0, uuid: 0, randomBytes: 0, hrtime: 0 },
     toolSeq: 0,
     streams: new Set(),
     closed: false,
@@ -289,11 +291,28 @@ function installLayer(current, options) {
     for (const kind of Object.keys(run.nd)) {
       if (run.nd[kind].length > 0) {
         batches[kind] = run.nd[kind];
+        run.written[kind] += run.nd[kind].length;
         run.nd[kind] = [];
       }
     }
     run.ndCount = 0;
     send(run, { t: 'nd', pid, ts: nowMs(), batches });
+  };
+  /**
+   * What the run has drawn so far, by kind (the kinds it drew any of), named after this process:
+   * taken when a response's head reaches the agent, carried by the exchange's message (`drawn`,
+   * src/record/protocol.ts), which goes once the body has ended. A few additions, no message.
+   * @returns {import('../protocol.js').MessageOf<'xchg'>['drawn']}
+   */
+  const drawnNow = (run) => {
+    if (!run.nondeterminism) return undefined;
+    /** @type {Record<string, number>} */
+    const counts = {};
+    for (const kind in run.written) {
+      const n = run.written[kind] + run.nd[kind].length;
+      if (n > 0) counts[kind] = n;
+    }
+    return { ...named, counts };
   };
 
   const restoreNondeterminism =
@@ -395,6 +414,7 @@ function installLayer(current, options) {
     pid,
     origin,
     track,
+    drawn: drawnNow,
   };
   const wrapped = [];
   if (mode === 'interceptors') {
@@ -453,6 +473,7 @@ function installLayer(current, options) {
     current: openRun,
     pid,
     origin,
+    drawn: drawnNow,
     barrier: async (run, reason) => {
       if (reason === 'req') {
         await settleStreams(run);
