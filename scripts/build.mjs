@@ -1,9 +1,10 @@
 // `npm run build`: the published JavaScript. esbuild bundles src/ into dist/ (one entry per
 // package export plus the CLI, shared code in dist/chunks/, each command's code in its own chunk
 // so the CLI loads only what the command being run needs); tsc writes the .d.ts files to
-// dist/types/. The preloads (*.mjs) are not built: they ship as they are, at the same paths.
+// dist/types/. The preloads (*.mjs) are not built: they ship as they are, at the same paths, and
+// their hand-written types (*.d.mts) are copied beside the .d.ts files that import them.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -110,3 +111,15 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
   cwd: root,
   stdio: 'inherit',
 });
+// tsc leaves a .mjs module's .d.mts where it is: a declaration importing the module (sandbox/index.d.ts
+// re-exports from preload/shared-file-ops.mjs) finds its types only if they sit beside it in dist/types.
+for (const dir of ['sandbox', 'src']) {
+  for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.d.mts')) continue;
+    // parentPath from Node 20.12; path before it.
+    const from = join(entry.parentPath ?? entry.path, entry.name);
+    const to = join(root, 'dist/types', from.slice(root.length + 1));
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(from, to);
+  }
+}
