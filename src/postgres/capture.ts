@@ -1,5 +1,6 @@
 // Change capture on a recorded database: every row written to the captured tables, by any
-// process (the agent, its tool API), is logged so the recorder can drain it per step.
+// process (the agent, its tool API), is logged so the recorder can drain it per step; a write of
+// the run's own sessions (application_name tapedeck-run-<hex>, PGAPPNAME) is marked as such.
 //
 // Nothing of it may outlive the recorder or get in the application's way:
 // - The trigger function is a TEMPORARY function of the recorder's own session. When that session
@@ -41,7 +42,7 @@ export interface DbTracker {
   /** Installs change capture (triggers) on every table of the schemas. */
   start(): Promise<void>;
   snapshot(): Promise<DbSnapshot>;
-  /** Changes committed since the previous drain, in log order. */
+  /** Changes committed since the previous drain, in log order; those of the run's own sessions marked `own`. */
   drain(): Promise<DbChangedPayload[]>;
   /** Removes the triggers and the capture schema, and disconnects. Safe to call twice. */
   close(): Promise<void>;
@@ -130,7 +131,7 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
       await options.onCaptureSchema?.(cap);
       await client.query(
         `CREATE UNLOGGED TABLE ${quoteIdent(cap)}.log (id bigserial PRIMARY KEY, s text NOT NULL, t text NOT NULL,
-           op text NOT NULL, old_row jsonb, new_row jsonb)`,
+           op text NOT NULL, old_row jsonb, new_row jsonb, own boolean NOT NULL DEFAULT false)`,
       );
       const log = quoteLiteral(`${quoteIdent(cap)}.log`);
       await client.query(
@@ -143,8 +144,10 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
              RETURN NULL;
            END IF;
            IF to_regclass(${log}) IS NOT NULL THEN
-             INSERT INTO ${quoteIdent(cap)}.log (s, t, op, old_row, new_row) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME,
-               lower(TG_OP), CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END);
+             -- This run's own sessions (the agent's tree): a replay runs those writes again itself.
+             INSERT INTO ${quoteIdent(cap)}.log (s, t, op, old_row, new_row, own) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME,
+               lower(TG_OP), CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END,
+               app LIKE ${quoteLiteral(`${applicationName}%`)});
            END IF;
            RETURN NULL;
          END $$`,
@@ -193,9 +196,16 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
         await installNormalizer(client, tables);
         normalized = true;
       }
-      const { rows } = await client.query<{ s: string; t: string; op: string; b: Row | null; a: Row | null }>(
+      const { rows } = await client.query<{
+        s: string;
+        t: string;
+        op: string;
+        b: Row | null;
+        a: Row | null;
+        own: boolean;
+      }>(
         `WITH d AS (DELETE FROM ${quoteIdent(cap)}.log RETURNING *)
-         SELECT id, s, t, op, pg_temp.tapedeck_norm(s, t, old_row) AS b, pg_temp.tapedeck_norm(s, t, new_row) AS a
+         SELECT id, s, t, op, pg_temp.tapedeck_norm(s, t, old_row) AS b, pg_temp.tapedeck_norm(s, t, new_row) AS a, own
            FROM d ORDER BY id`,
       );
       return rows.map((r) => {
@@ -208,6 +218,7 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
           key: keyOf(table, (op === 'insert' ? r.a : (r.b ?? r.a)) ?? {}),
           ...(r.b === null ? {} : { before: r.b }),
           ...(r.a === null ? {} : { after: r.a }),
+          ...(r.own ? { own: true as const } : {}),
         };
       });
     },

@@ -206,6 +206,8 @@ export async function seedDatabase(
 /**
  * Applies recorded row changes (the effects of a served tool call): inserts, updates and deletes
  * by key, then moves sequences past ids the inserts used, so the agent's next insert does not collide.
+ * What the sandbox already holds is left as it is: an insert of a row present as recorded, a delete
+ * of a row not there. An insert under a key that holds another row fails (DB_APPLY_FAILED).
  */
 export async function applyRowChanges(
   db: Queryable,
@@ -242,10 +244,26 @@ export async function applyRowChanges(
       const cols = Object.keys(after);
       const vals = cols.map((c) => paramValue(after[c], typeOf(c)));
       if (change.op === 'insert' && cols.length > 0) {
-        await db.query(
-          `INSERT INTO ${ref} (${cols.map(quoteIdent).join(', ')}) OVERRIDING SYSTEM VALUE VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
+        // A row the sandbox already holds, as recorded, is not inserted twice (a recording made
+        // before the `own` mark may carry the agent's own insert, which the agent made again);
+        // a different row under the same key is a conflict, and fails.
+        const { rows } = await db.query(
+          `INSERT INTO ${ref} (${cols.map(quoteIdent).join(', ')}) OVERRIDING SYSTEM VALUE VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})
+             ON CONFLICT DO NOTHING RETURNING true AS inserted`,
           vals,
         );
+        if (rows.length === 0) {
+          const same = cols
+            .map((c, i) =>
+              sqlType(typeOf(c) ?? 'text') === 'json'
+                ? `${quoteIdent(c)}::jsonb IS NOT DISTINCT FROM $${i + 1}::jsonb`
+                : `${quoteIdent(c)} IS NOT DISTINCT FROM $${i + 1}`,
+            )
+            .join(' AND ');
+          const held = await db.query(`SELECT 1 FROM ${ref} WHERE ${same}`, vals);
+          if (held.rows.length === 0)
+            throw new Error(`the sandbox already holds a different row under key ${JSON.stringify(change.key)}`);
+        }
         inserted.add(key(change.schema, change.table));
       } else if (change.op === 'update' && cols.length > 0 && keyCols.length > 0) {
         const sets = cols.map((c, i) => `${quoteIdent(c)} = $${i + 1}`).join(', ');

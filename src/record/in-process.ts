@@ -240,10 +240,11 @@ export async function record<T>(
   if (world === 'observed') {
     run.observed = new ObservedRun(
       (changes) => {
-        // Committed inside a tool() call of this run: the tool's effects (a replay applies them when it serves it).
+        // Committed inside a tool() call of this run: the tool's effects (a replay serves the call
+        // without running it, and applies them). Elsewhere the agent's own: a replay runs them again.
         const inTool = capture.currentTool();
         if (inTool?.run === run) inTool.db.push(...changes);
-        else recording.send({ t: 'db', ts: nowMs(), changes });
+        else recording.send({ t: 'db', ts: nowMs(), changes: changes.map((c) => ({ ...c, own: true as const })) });
       },
       options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
     );

@@ -298,6 +298,13 @@ export const DbChangedPayloadSchema = z
     key: RowSchema,
     before: RowSchema.optional(),
     after: RowSchema.optional(),
+    /**
+     * Made through the run's own database sessions (the agent's process tree): a replay runs the
+     * agent again against its sandbox and never applies it, whatever step it is on. Without it the
+     * change was another process's (a tool's server), an effect of the step's call — or, in a
+     * recording made before the mark, either.
+     */
+    own: z.literal(true).optional(),
   })
   .strict();
 
@@ -355,6 +362,8 @@ export const DivergencePayloadSchema = z
       'missing-call',
       'blocked-connection',
       'side-channel',
+      /** Recorded effects of a served call that could not be applied to the sandbox. */
+      'effect-not-applied',
     ]),
     expected: z.unknown().optional(),
     actual: z.unknown().optional(),

@@ -4,7 +4,7 @@
 
 import { type FsReport, type ReplayReply, wireOf } from '../../sandbox/index.js';
 import { modelCallCost } from '../ledger/index.js';
-import type { StepEvent } from '../recording/index.js';
+import { canonicalJson, type DbChangedPayload, type StepEvent } from '../recording/index.js';
 import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';
 import { bodyBytesOf } from './match.js';
@@ -59,6 +59,7 @@ export async function serveRecorded(
   // Effects follow their calls: the world changes recorded for this call reach the sandbox.
   // (A model step's recorded changes are the agent's own: the agent makes them again.)
   const fsEffects: FsReport[] = [];
+  let effectFailure: ReturnType<ReplaySession['diverge']> | undefined;
   if (call.kind === 'tool' && session.files.root) {
     for (const change of call.effects.fs) {
       const applied = session.files.applyRecorded(change, recording.readBlob);
@@ -67,11 +68,26 @@ export async function serveRecorded(
     }
   }
   const { db, tracker } = session.parts;
-  if (call.kind === 'tool' && call.effects.db.length > 0 && db) {
-    await db.apply(call.effects.db);
-    // What the sandbox's triggers saw, not a copy of the recording: equal when the effects replay faithfully.
-    const applied = tracker ? await tracker.drain() : call.effects.db;
-    for (const change of applied) events.push({ type: 'db.changed', payload: change });
+  // The agent's own writes (`own`) are not effects: the agent makes them again in the sandbox.
+  const dbEffects = call.kind === 'tool' ? call.effects.db.filter((c) => c.own !== true) : [];
+  if (dbEffects.length > 0 && db) {
+    let failure: string | undefined;
+    try {
+      await db.apply(dbEffects);
+    } catch (error) {
+      failure = (error as Error).message;
+    }
+    // What the sandbox's triggers saw, not a copy of the recording: equal when the effects replay
+    // faithfully; what the agent wrote meanwhile is its own.
+    const seen = tracker ? markOwnBesides(await tracker.drain(), dbEffects) : dbEffects;
+    for (const change of seen) events.push({ type: 'db.changed', payload: change });
+    if (failure !== undefined) {
+      effectFailure = session.diverge(step, {
+        kind: 'effect-not-applied',
+        expected: dbEffects,
+        message: `The database changes recorded for step ${call.step} (${call.stateType} ${call.stepName || call.request.url}) could not be applied to the sandbox: ${failure}. The agent got the recorded answer; the sandbox's world is no longer the recorded one.`,
+      });
+    }
   }
 
   const end = Date.now();
@@ -106,6 +122,7 @@ export async function serveRecorded(
     });
   }
   if (divergence) events.push(divergence);
+  if (effectFailure) events.push(effectFailure);
   session.writeStep({
     stepId: step,
     parentStepId: session.parentOf(call),
@@ -160,4 +177,20 @@ export async function serveRecorded(
       ...drawn,
     };
   }
+}
+
+/**
+ * The changes the sandbox's triggers saw while a call's recorded effects were applied: those that
+ * are the effects stay unmarked, the rest (the agent writing meanwhile) are the agent's own.
+ */
+function markOwnBesides(seen: DbChangedPayload[], effects: readonly DbChangedPayload[]): DbChangedPayload[] {
+  const left = new Map<string, number>();
+  const id = (c: DbChangedPayload) => canonicalJson([c.schema, c.table, c.op, c.key]);
+  for (const e of effects) left.set(id(e), (left.get(id(e)) ?? 0) + 1);
+  return seen.map((change) => {
+    const n = left.get(id(change)) ?? 0;
+    if (n === 0) return { ...change, own: true };
+    left.set(id(change), n - 1);
+    return change;
+  });
 }

@@ -261,11 +261,16 @@ export class ReplaySession {
     return reply;
   }
 
-  /** Takes the agent's file writes (reported by the preload) and row changes (the sandbox's triggers). */
+  /**
+   * Takes the agent's file writes (reported by the preload) and row changes (the sandbox's
+   * triggers): the agent's own, as the recorder marks them (a served call's effects are drained
+   * where they are applied, serveRecorded).
+   */
   async collect(fs: FsReport[], nd?: NdBatch): Promise<void> {
     this.pending.fs.push(...fs);
     if (nd) this.pending.nd.push(nd);
-    if (this.parts.tracker) this.pending.db.push(...(await this.parts.tracker.drain()));
+    if (this.parts.tracker)
+      for (const change of await this.parts.tracker.drain()) this.pending.db.push({ ...change, own: true });
   }
 
   /** Writes the changes and values collected since the last step as events of `step`. */

@@ -228,8 +228,9 @@ async function writeFastIndex(file: string, recording: Recording, calls: readonl
 function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
   const x = c.exchange;
   const r = x?.response;
-  // Recorded effects are applied only for tool calls (model steps' changes are the agent's own).
-  const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.length > 0);
+  // Recorded effects are applied only for tool calls (model steps' changes are the agent's own),
+  // and never the agent's own database writes (`own`): those it makes again.
+  const effects = c.kind === 'tool' && (c.effects.fs.length > 0 || c.effects.db.some((d) => d.own !== true));
   // Telemetry is answered whatever it carries: the session decides (CallIndex.telemetryFor).
   if (!x || !r || x.error || effects || c.telemetry) return { i: c.index, ask: true };
   const u = new URL(c.request.url);
