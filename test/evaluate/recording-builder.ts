@@ -173,6 +173,36 @@ export class RecordingBuilder {
       mutating: spec.mutating ?? false,
       latencyMs: 3,
     });
+    this.worldEvents(stepId, parent, spec);
+    this.append('step.completed', stepId, parent, { status: spec.error ? 'error' : 'success', latencyMs: 3 });
+    return stepId;
+  }
+
+  /**
+   * A step that only changed the world, as the recorder writes an agent tool that writes through its
+   * own database client (`database changes`, DB_QUERY) or files: no tool.called, linked to the decided
+   * call by `toolCallId` when the recorder linked it. Returns its step id.
+   */
+  changes(
+    parent: number,
+    spec: Pick<ToolSpec, 'fs' | 'db'> & {
+      name?: string;
+      stateType?: StateType;
+      toolCallName?: string;
+      toolCallId?: string;
+    },
+  ): number {
+    const stepId = ++this.step;
+    const name = spec.toolCallName ?? spec.name ?? 'database changes';
+    const linked =
+      spec.toolCallId !== undefined ? { toolCallId: spec.toolCallId, route: spec.name ?? 'database changes' } : {};
+    this.append('step.started', stepId, parent, { stateType: spec.stateType ?? 'DB_QUERY', name, ...linked });
+    this.worldEvents(stepId, parent, spec);
+    this.append('step.completed', stepId, parent, { status: 'success', latencyMs: 0 });
+    return stepId;
+  }
+
+  private worldEvents(stepId: number, parent: number, spec: Pick<ToolSpec, 'fs' | 'db'>): void {
     for (const f of spec.fs ?? []) {
       const before = this.currentFile(f.path);
       const after = f.op === 'delete' ? undefined : this.file(f.content ?? '');
@@ -193,8 +223,6 @@ export class RecordingBuilder {
         ...(d.after ? { after: d.after } : {}),
       });
     }
-    this.append('step.completed', stepId, parent, { status: spec.error ? 'error' : 'success', latencyMs: 3 });
-    return stepId;
   }
 
   /** A held-back side effect in a replay. */

@@ -1,14 +1,16 @@
 // Execution Validator (Execution Success): the external action exists in the world (or among the replay's
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
-// when high-risk.
-import { findKey, type HttpEffect, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
+// when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
+import { findKey, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
 import { keyWords, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
+import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
 import { round1 } from './required-field.js';
 import { confirmedBefore, DEFAULT_CONFIRMATION } from './rule-sop.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
-const CLAIMS_DONE = /\b(booked|confirmed|created|submitted|sent|scheduled|placed|ordered|completed|done)\b/i;
+const CLAIMS_DONE =
+  /\b(booked|confirmed|created|submitted|sent|scheduled|placed|ordered|completed|done|saved|stored|written)\b/i;
 
 function parse(v: unknown): unknown {
   if (typeof v !== 'string') return v;
@@ -34,11 +36,6 @@ function rowsById(ctx: ValidatorContext): Map<string, Row[]> {
     }
   }
   return index;
-}
-
-/** An effect as people read it: the agent's tool and the request ("issue_refund (POST …/refunds)"). */
-function requestOf(c: HttpEffect): string {
-  return c.route !== undefined ? `${c.name} (${c.method} ${c.target})` : `${c.method} ${c.target}`;
 }
 
 /** Words a key may end in that only say the unit or currency of its value. */
@@ -100,23 +97,32 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
   const findings: Finding[] = [];
   const refs: EvidenceRef[] = [];
   const answer = ctx.trajectory.finalAnswer ?? '';
-  const effects = ctx.state.changes.requests;
   const rows = ctx.state.changes.rows;
   const target = ex?.target ?? {};
   const table = typeof target.table === 'string' ? target.table : undefined;
   const inTable = (schema: string, name: string) => table === name || table === `${schema}.${name}`;
   const targetKeys = Object.keys(target).filter((k) => k !== 'table');
-  let candidates: HttpEffect[];
-  if (ex?.action) candidates = effects.filter((e) => requestSelected(ex.action!, e));
-  else if (table && rows.some((r) => inTable(r.schema, r.table)))
-    candidates = effects.filter(
-      (e) =>
-        rows.some((r) => inTable(r.schema, r.table) && r.steps.includes(e.stepId ?? -1)) ||
-        (e.heldBack && targetKeys.some((k) => findKey(e.parameters, k).length > 0)),
+  const executions = executionsOf(ctx, table === undefined ? undefined : inTable);
+  const action = ex?.action;
+  let candidates: Execution[];
+  // A request is selected by method, URL and tool; an in-process world change by its tool alone.
+  if (action)
+    candidates = executions.filter((x) =>
+      x.request !== undefined
+        ? requestSelected(action, x.request)
+        : action.tool !== undefined &&
+          action.method === undefined &&
+          action.url === undefined &&
+          (action.tool === x.name || action.tool === x.route),
     );
-  else if (targetKeys.length > 0)
-    candidates = effects.filter((e) => targetKeys.some((k) => findKey(e.parameters, k).length > 0));
-  else candidates = effects;
+  else if (table && rows.some((r) => inTable(r.schema, r.table)))
+    candidates = executions.filter(
+      (x) =>
+        x.rows.some((r) => inTable(r.schema, r.table)) ||
+        (x.heldBack && targetKeys.some((k) => findKey(x.parameters, k).length > 0)),
+    );
+  else if (targetKeys.length > 0) candidates = executions.filter((x) => targetKeys.some((k) => showsKey(ctx, x, k)));
+  else candidates = executions;
   let checks = 1;
   let ok = 0;
   if (candidates.length === 0) {
@@ -133,7 +139,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     for (const c of candidates)
       refs.push({
         kind: 'step',
-        ref: `${requestOf(c)}${c.heldBack ? ' (held back)' : ''}`,
+        ref: `${describeExecution(c)}${c.heldBack ? ' (held back)' : ''}`,
         ...(c.stepId !== null ? { stepId: c.stepId } : {}),
       });
     const landed = candidates.filter((c) => !c.error && (c.status === undefined || c.status < 400));
@@ -142,14 +148,14 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
       findings.push({
         code: 'STATE_CHANGE_FAILED',
         hard: true,
-        message: `every execution failed: ${candidates.map((c) => `step ${c.stepId} ${requestOf(c)} -> ${c.status ?? c.error?.code}`).join(', ')}`,
+        message: `every execution failed: ${candidates.map((c) => `step ${c.stepId} ${describeExecution(c)} -> ${c.status ?? c.error?.code}`).join(', ')}`,
         ...(candidates[0]!.stepId !== null ? { stepId: candidates[0]!.stepId } : {}),
       });
     else ok++;
     // Duplicates: the same action more often than allowed.
-    const groups = new Map<string, HttpEffect[]>();
+    const groups = new Map<string, Execution[]>();
     for (const c of landed) {
-      const k = `${c.name} ${c.method} ${targetPath(c.target)}`;
+      const k = c.request ? `${c.name} ${c.request.method} ${targetPath(c.request.target)}` : describeExecution(c);
       groups.set(k, [...(groups.get(k) ?? []), c]);
     }
     const allowed = ex?.max_executions ?? 1;
@@ -167,19 +173,20 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
         });
     }
     if (!dup) ok++;
-    // Target and parameters, looked up in the request, its result, the rows it wrote, and the rows they reference.
+    // Target and parameters, looked up in the request, its result, the rows and files it wrote, and the rows
+    // they reference; for an in-process change, what it wrote comes first, then what it was asked to do.
     const index = rowsById(ctx);
     for (const c of landed) {
-      const stepRows = rows
-        .filter((r) => c.stepId !== null && r.steps.includes(c.stepId))
-        .map((r) => r.after ?? r.before ?? {});
+      const written = writtenValues(ctx, c);
       const result = parse(c.result);
       const referenced: Row[] = [];
       for (const v of new Set(
         [...Object.values(c.parameters), ...findKey(result, 'id')].filter((x) => typeof x === 'string') as string[],
       ))
         referenced.push(...(index.get(v) ?? []));
-      const sources: unknown[] = [c.parameters, result, stepRows, referenced];
+      const sources: unknown[] = c.request
+        ? [c.parameters, result, written, referenced]
+        : [written, c.parameters, result, referenced];
       const lookup = (key: string): Array<{ key: string; value: unknown }> => {
         for (const s of sources) {
           const found = findKey(s, key).map((value) => ({ key, value }));
@@ -209,7 +216,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
         findings.push({
           code,
           hard: true,
-          message: `step ${c.stepId} ${requestOf(c)}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})`,
+          message: `step ${c.stepId} ${describeExecution(c)}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})`,
           ...(c.stepId !== null ? { stepId: c.stepId } : {}),
         });
       };
@@ -217,12 +224,12 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
       for (const [k, v] of Object.entries(ex?.parameters ?? {})) check('parameters', k, v);
       if (table && !c.heldBack && ctx.recording.pre.db) {
         checks++;
-        if (rows.some((r) => inTable(r.schema, r.table) && c.stepId !== null && r.steps.includes(c.stepId))) ok++;
+        if (c.rows.some((r) => inTable(r.schema, r.table))) ok++;
         else
           findings.push({
             code: 'EXECUTION_RESULT_NOT_FOUND',
             hard: true,
-            message: `step ${c.stepId} ${requestOf(c)}: no record of it in ${table}`,
+            message: `step ${c.stepId} ${describeExecution(c)}: no record of it in ${table}`,
             ...(c.stepId !== null ? { stepId: c.stepId } : {}),
           });
       }
@@ -235,7 +242,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
           findings.push({
             code: 'UNCONFIRMED_HIGH_RISK_ACTION',
             hard: true,
-            message: `step ${c.stepId}: high-risk ${requestOf(c)} without user confirmation`,
+            message: `step ${c.stepId}: high-risk ${describeExecution(c)} without user confirmation`,
             ...where,
           });
           if (ex.payment)
@@ -274,7 +281,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     evidenceRefs: refs,
     message:
       findings.length === 0
-        ? `${candidates.length} execution(s) verified: ${candidates.map((c) => `step ${c.stepId} ${requestOf(c)}`).join(', ')}`
+        ? `${candidates.length} execution(s) verified: ${candidates.map((c) => `step ${c.stepId} ${describeExecution(c)}`).join(', ')}`
         : findings.map((f) => f.message).join('; '),
   };
 }

@@ -5,7 +5,7 @@ import type { Contract } from '../contract.js';
 import type { Trajectory } from '../trajectory.js';
 
 export interface EvidenceRef {
-  /** step | event | field | rule | expectation | citation | claim */
+  /** step | event | field | rule | expectation | citation | citation_not_found | footnote | claim */
   kind: string;
   ref: string;
   stepId?: number;
