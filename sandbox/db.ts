@@ -19,6 +19,7 @@ import {
   type DbGate,
   lockKeyOf,
   openGate,
+  quoteIdent,
   redactDbUrl,
   removeSandboxLeftovers,
   SANDBOX_LOCK_CLASS,
@@ -232,6 +233,29 @@ function asRole(url: string, role: string, password: string, database: string): 
   return u.toString();
 }
 
+/**
+ * Lets the sandbox role create in its own database's `public` schema. On PostgreSQL 15+ `public`
+ * belongs to pg_database_owner and PUBLIC lost CREATE on it; the database owner holds those rights
+ * only through inheriting pg_database_owner, which the NOINHERIT sandbox role does not. It can take
+ * them anyway (SET ROLE pg_database_owner), so granting them to it directly gives it nothing more
+ * than it has, and keeps NOINHERIT for any role it might ever be made a member of. Older servers
+ * (public owned by the bootstrap superuser, CREATE for PUBLIC) need nothing.
+ */
+async function ownPublicSchema(client: pg.Client, role: string): Promise<void> {
+  const { rows } = await client.query<{ create: boolean; owner: string }>(
+    `SELECT has_schema_privilege(n.oid, 'CREATE') AS create, pg_get_userbyid(n.nspowner) AS owner
+       FROM pg_namespace n WHERE n.nspname = 'public'`,
+  );
+  const publicSchema = rows[0];
+  if (!publicSchema || publicSchema.create || publicSchema.owner !== 'pg_database_owner') return;
+  await client.query('SET ROLE pg_database_owner');
+  try {
+    await client.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${quoteIdent(role)}`);
+  } finally {
+    await client.query('RESET ROLE');
+  }
+}
+
 async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Promise<DbSandbox> {
   if (!options.url)
     throw new TapedeckError('DB_URL_REQUIRED', 'A database sandbox on a server needs its URL (--db postgres://…).');
@@ -288,6 +312,7 @@ async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Pr
     // Seeded as the sandbox role: the recording's description can create nothing that role cannot.
     const roleUrl = asRole(adminUrl, name, password, name);
     client = await connect(roleUrl, 'the sandbox database');
+    await ownPublicSchema(client, name);
     await seedDatabase(client, snapshot);
     gate = await openGate({ upstream: upstreamOf(adminUrl), database: name, user: name });
     const url = `postgres://${name}:${password}@${gate.host}:${gate.port}/${name}`;

@@ -29,7 +29,7 @@ describe('compareWorlds', () => {
       { id: 1, seats: 1 },
       { id: 2, seats: 2 },
     ];
-    expect(compareWorlds({ fs, db: db(rows) }, { fs, db: db([...rows].reverse()) })).toEqual([]);
+    expect(compareWorlds({ fs, db: db(rows) }, { fs, db: db([...rows].reverse()) }).differences).toEqual([]);
   });
 
   it('names each differing file and row, and a table only one world has', () => {
@@ -63,7 +63,7 @@ describe('compareWorlds', () => {
         true,
       ),
     };
-    expect(compareWorlds(expected, actual)).toEqual([
+    expect(compareWorlds(expected, actual).differences).toEqual([
       'fs changed.txt: content differs',
       "fs gone.txt: missing from the replay's world",
       'fs new.txt: not in the recorded world',
@@ -75,6 +75,58 @@ describe('compareWorlds', () => {
   });
 
   it('does not compare a database with one that was not captured', () => {
-    expect(compareWorlds({ db: db([{ id: 1, seats: 1 }]) }, {})).toEqual([]);
+    expect(compareWorlds({ db: db([{ id: 1, seats: 1 }]) }, {})).toEqual({ differences: [], serverClock: [] });
+  });
+
+  it('shows a row that differs only where the server filled in its clock (DEFAULT now()), as no difference', () => {
+    const notes = (rows: Row[]): DbSnapshot => ({
+      schemas: ['app'],
+      ddl: [],
+      tables: [
+        {
+          schema: 'app',
+          name: 'notes',
+          columns: [
+            { name: 'id', type: 'integer', nullable: false },
+            { name: 'body', type: 'text', nullable: false },
+            {
+              name: 'created_at',
+              type: 'timestamp with time zone',
+              nullable: false,
+              default: { kind: 'function', name: 'now' },
+            },
+            { name: 'due', type: 'date', nullable: true, default: { kind: 'function', name: 'current_date' } },
+            { name: 'token', type: 'uuid', nullable: true, default: { kind: 'function', name: 'gen_random_uuid' } },
+          ],
+          primaryKey: ['id'],
+          rows,
+        },
+      ],
+    });
+    const row = { id: 1, body: 'rain', created_at: '2026-01-01T00:00:00.000001Z', due: '2026-01-01', token: null };
+    const replayed = { ...row, created_at: '2026-11-29T16:00:00.000000Z', due: '2026-11-29' };
+    expect(compareWorlds({ db: notes([row]) }, { db: notes([replayed]) })).toEqual({
+      differences: [],
+      serverClock: [
+        'db app.notes: row {"id":1} differs in created_at, due (recorded {"body":"rain","created_at":"2026-01-01T00:00:00.000001Z","due":"2026-01-01","id":1,"token":null}, replay {"body":"rain","created_at":"2026-11-29T16:00:00.000000Z","due":"2026-11-29","id":1,"token":null})',
+      ],
+    });
+    // Any other column differing too, or a default that is no clock (gen_random_uuid), is a difference.
+    const { differences } = compareWorlds(
+      { db: notes([row]) },
+      {
+        db: notes([
+          { ...replayed, body: 'snow' },
+          { ...row, id: 2, token: 'x' },
+        ]),
+      },
+    );
+    expect(differences).toEqual([
+      expect.stringMatching(/^db app\.notes: row \{"id":1\} differs in body, created_at, due /),
+      expect.stringMatching(/^db app\.notes: unexpected row/),
+    ]);
+    const uuid = compareWorlds({ db: notes([row]) }, { db: notes([{ ...row, token: 'y' }]) });
+    expect(uuid.differences).toHaveLength(1);
+    expect(uuid.serverClock).toEqual([]);
   });
 });

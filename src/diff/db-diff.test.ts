@@ -50,6 +50,34 @@ describe('diffDb', () => {
     expect(changes[0]).toMatchObject({ op: 'insert', stepId: 7, steps: [3, 7] });
   });
 
+  it('marks an update whose only changed columns the server fills from its clock', () => {
+    const stamped = (rows: Row[]): DbSnapshot => {
+      const db = snapshot(rows);
+      const table = db.tables[0] as DbSnapshot['tables'][number];
+      table.columns.push({
+        name: 'booked_at',
+        type: 'timestamp with time zone',
+        nullable: false,
+        default: { kind: 'function', name: 'clock_timestamp' },
+      });
+      return db;
+    };
+    const changes = diffDb(
+      stamped([
+        { id: 1, flight: 'TD101', seats: 1, booked_at: '2026-01-01T00:00:00.000000Z' },
+        { id: 2, flight: 'TD202', seats: 1, booked_at: '2026-01-01T00:00:00.000000Z' },
+      ]),
+      stamped([
+        { id: 1, flight: 'TD101', seats: 1, booked_at: '2026-02-01T00:00:00.000000Z' },
+        { id: 2, flight: 'TD202', seats: 2, booked_at: '2026-02-01T00:00:00.000000Z' },
+      ]),
+    );
+    expect(changes.map((c) => [c.key.id, c.changedColumns, c.serverClock])).toEqual([
+      [1, ['booked_at'], true],
+      [2, ['seats', 'booked_at'], undefined],
+    ]);
+  });
+
   it('keeps 1 and "1" apart as keys', () => {
     const changes = diffDb(
       snapshot([{ id: 1, flight: 'A', seats: 1 }]),

@@ -1,5 +1,5 @@
 // Database diff: two db snapshots, each table hash-joined by primary key; updates name their changed columns.
-import type { DbSnapshot, DbTable, Row } from '../recording/index.js';
+import { type DbSnapshot, type DbTable, type Row, SERVER_CLOCK_FUNCTIONS } from '../recording/index.js';
 import type { DbChange } from './types.js';
 
 export interface DbDiffOptions {
@@ -59,6 +59,7 @@ function diffTable(a: DbTable | undefined, b: DbTable | undefined, options: DbDi
   const prefix = `${table.schema}.${table.name}\u0000`;
   const beforeRows = new Map<string, Row>();
   for (const row of a?.rows ?? []) beforeRows.set(keyString(row, keyCols), row);
+  const clock = serverClockColumns(a, b);
   const push = (
     op: DbChange['op'],
     k: string,
@@ -80,6 +81,7 @@ function diffTable(a: DbTable | undefined, b: DbTable | undefined, options: DbDi
     };
     if (was) change.before = was;
     if (now) change.after = now;
+    if (op === 'update' && changed.every((c) => clock.has(c))) change.serverClock = true;
     out.push(change);
   };
   const start = out.length;
@@ -98,6 +100,16 @@ function diffTable(a: DbTable | undefined, b: DbTable | undefined, options: DbDi
   const mine = out.splice(start);
   mine.sort((x, y) => compareKeys(x.key, y.key, keyCols));
   for (const c of mine) out.push(c);
+}
+
+const CLOCK = new Set<string>(SERVER_CLOCK_FUNCTIONS);
+
+/** Columns that either side describes with a default the server fills from its clock. */
+function serverClockColumns(...tables: Array<DbTable | undefined>): Set<string> {
+  const out = new Set<string>();
+  for (const t of tables)
+    for (const c of t?.columns ?? []) if (c.default?.kind === 'function' && CLOCK.has(c.default.name)) out.add(c.name);
+  return out;
 }
 
 function pick(row: Row, columns: readonly string[]): Row {

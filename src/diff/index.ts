@@ -1,5 +1,5 @@
 // The state-diff engine: pure functions from recordings (or snapshots) to world changes and eval_state_result rows.
-export { compareWorlds, type World } from './compare-worlds.js';
+export { compareWorlds, type World, type WorldComparison } from './compare-worlds.js';
 export { changedColumns, diffDb, rowRef, sameValue } from './db-diff.js';
 export {
   changeObjectId,

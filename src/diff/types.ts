@@ -35,6 +35,11 @@ export interface DbChange extends Attribution {
   after?: Row;
   /** Columns whose value differs (update), or every column (insert/delete). */
   changedColumns: string[];
+  /**
+   * An update whose every changed column has a default the server fills from its clock
+   * (DEFAULT now(), current_timestamp, …): two runs of the same agent write different values there.
+   */
+  serverClock?: true;
 }
 
 export interface HttpEffect extends Attribution {

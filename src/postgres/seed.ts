@@ -23,6 +23,9 @@ interface Plan {
 
 const key = (schema: string, name: string) => JSON.stringify([schema, name]);
 
+/** Rows per INSERT when seeding: each batch is one jsonb parameter. */
+const ROWS_PER_INSERT = 1000;
+
 function hasKey(table: Pick<DbTable, 'primaryKey' | 'unique'>, columns: string[]): boolean {
   const same = (list: string[]) => list.length === columns.length && list.every((c) => columns.includes(c));
   return same(table.primaryKey) || (table.unique ?? []).some((u) => same(u.columns));
@@ -128,11 +131,23 @@ export function renderDdl(description: Description): string[] {
     .map((s) => s.sql);
 }
 
-function paramValue(value: unknown, type: string | undefined): unknown {
-  if (value === null || value === undefined) return null;
-  if (type && /^json/i.test(type)) return JSON.stringify(value);
-  if (typeof value === 'object' && !Array.isArray(value)) return JSON.stringify(value);
-  return value;
+/**
+ * Rows in the snapshot's JSON form (as to_jsonb gave them: bytea as "\\x…", arrays as JSON arrays,
+ * json as JSON, numbers and times as strings) become typed values in the server: one jsonb
+ * parameter that jsonb_populate_record(set) reads against the table's own row type, each value
+ * through its type's input function. No client serializer takes part, so PGlite in-process,
+ * pglite-socket and a server over the wire all store the values the snapshot recorded.
+ * @example `SELECT * FROM ${rowsOf('app', 'blobs', 1, 'set')}` // jsonb_populate_recordset(NULL::"app"."blobs", $1::jsonb)
+ */
+function rowsOf(schema: string, table: string, param: number, many: 'one' | 'set'): string {
+  return `jsonb_populate_record${many === 'set' ? 'set' : ''}(NULL::${tableRef(schema, table)}, $${param}::jsonb)`;
+}
+
+/** The values of `columns` in `row`, as one JSON object (absent columns stay absent: NULL). */
+function rowJson(row: Row, columns: string[]): Row {
+  const out: Row = {};
+  for (const c of columns) if (row[c] !== undefined) out[c] = row[c];
+  return out;
 }
 
 async function run(db: Queryable, statement: Statement): Promise<void> {
@@ -154,23 +169,14 @@ function seedError(what: string, error: unknown): TapedeckError {
 async function insertRows(db: Queryable, table: DbTable): Promise<void> {
   if (table.rows.length === 0 || table.columns.length === 0) return;
   const columns = table.columns.map((c) => c.name);
-  const types = new Map(table.columns.map((c) => [c.name, c.type]));
+  const list = columns.map(quoteIdent).join(', ');
   const overriding = table.columns.some((c) => c.identity === 'always') ? ' OVERRIDING SYSTEM VALUE' : '';
-  const perBatch = Math.max(1, Math.floor(30000 / columns.length));
-  for (let start = 0; start < table.rows.length; start += perBatch) {
-    const batch = table.rows.slice(start, start + perBatch);
-    const params: unknown[] = [];
-    const tuples = batch.map((row) => {
-      const slots = columns.map((c) => {
-        params.push(paramValue((row as Row)[c], types.get(c)));
-        return `$${params.length}`;
-      });
-      return `(${slots.join(', ')})`;
-    });
+  for (let start = 0; start < table.rows.length; start += ROWS_PER_INSERT) {
+    const batch = table.rows.slice(start, start + ROWS_PER_INSERT).map((row) => rowJson(row, columns));
     try {
       await db.query(
-        `INSERT INTO ${tableRef(table.schema, table.name)} (${columns.map(quoteIdent).join(', ')})${overriding} VALUES ${tuples.join(', ')}`,
-        params,
+        `INSERT INTO ${tableRef(table.schema, table.name)} (${list})${overriding} SELECT ${list} FROM ${rowsOf(table.schema, table.name, 1, 'set')}`,
+        [JSON.stringify(batch)],
       );
     } catch (error) {
       throw seedError(`rows of ${table.schema}.${table.name}`, error);
@@ -214,11 +220,9 @@ export async function applyRowChanges(
   changes: DbChangedPayload[],
   snapshot?: Description,
 ): Promise<void> {
-  const columnTypes = new Map<string, string>();
   const sequenceColumns = new Map<string, Array<{ column: string; schema: string; name: string }>>();
   for (const t of snapshot?.tables ?? []) {
     for (const c of t.columns) {
-      columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
       if (c.default?.kind === 'sequence') {
         const list = sequenceColumns.get(key(t.schema, t.name)) ?? [];
         list.push({ column: c.name, schema: c.default.schema, name: c.default.name });
@@ -226,48 +230,59 @@ export async function applyRowChanges(
       }
     }
   }
+  const columnTypes = new Map<string, string>();
+  for (const t of snapshot?.tables ?? [])
+    for (const c of t.columns) columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
   const inserted = new Set<string>();
   for (const change of changes) {
     const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
     const ref = tableRef(change.schema, change.table);
     const keyCols = Object.keys(change.key);
-    const where = (offset: number) =>
-      keyCols.map((k, i) => `${quoteIdent(k)} IS NOT DISTINCT FROM $${offset + i + 1}`).join(' AND ');
-    const keyVals = keyCols.map((k) => paramValue(change.key[k], typeOf(k)));
+    // The row to change, matched on its key read back as typed values (bytea, uuid, … compare as such).
+    const keyed = (param: number) => `${rowsOf(change.schema, change.table, param, 'one')} AS k`;
+    const match = keyCols.map((k) => `t.${quoteIdent(k)} IS NOT DISTINCT FROM k.${quoteIdent(k)}`).join(' AND ');
     const what = `${change.op} into ${change.schema}.${change.table}`;
     try {
       if (change.op === 'delete') {
-        if (keyCols.length > 0) await db.query(`DELETE FROM ${ref} WHERE ${where(0)}`, keyVals);
+        if (keyCols.length > 0)
+          await db.query(`DELETE FROM ${ref} AS t USING ${keyed(1)} WHERE ${match}`, [JSON.stringify(change.key)]);
         continue;
       }
       const after = change.after ?? {};
       const cols = Object.keys(after);
-      const vals = cols.map((c) => paramValue(after[c], typeOf(c)));
+      const list = cols.map(quoteIdent).join(', ');
       if (change.op === 'insert' && cols.length > 0) {
         // A row the sandbox already holds, as recorded, is not inserted twice (a recording made
         // before the `own` mark may carry the agent's own insert, which the agent made again);
         // a different row under the same key is a conflict, and fails.
+        const row = JSON.stringify(after);
         const { rows } = await db.query(
-          `INSERT INTO ${ref} (${cols.map(quoteIdent).join(', ')}) OVERRIDING SYSTEM VALUE VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})
+          `INSERT INTO ${ref} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM ${rowsOf(change.schema, change.table, 1, 'one')}
              ON CONFLICT DO NOTHING RETURNING true AS inserted`,
-          vals,
+          [row],
         );
         if (rows.length === 0) {
           const same = cols
-            .map((c, i) =>
+            .map((c) =>
               sqlType(typeOf(c) ?? 'text') === 'json'
-                ? `${quoteIdent(c)}::jsonb IS NOT DISTINCT FROM $${i + 1}::jsonb`
-                : `${quoteIdent(c)} IS NOT DISTINCT FROM $${i + 1}`,
+                ? `t.${quoteIdent(c)}::jsonb IS NOT DISTINCT FROM v.${quoteIdent(c)}::jsonb`
+                : `t.${quoteIdent(c)} IS NOT DISTINCT FROM v.${quoteIdent(c)}`,
             )
             .join(' AND ');
-          const held = await db.query(`SELECT 1 FROM ${ref} WHERE ${same}`, vals);
+          const held = await db.query(
+            `SELECT 1 FROM ${ref} AS t, ${rowsOf(change.schema, change.table, 1, 'one')} AS v WHERE ${same}`,
+            [row],
+          );
           if (held.rows.length === 0)
             throw new Error(`the sandbox already holds a different row under key ${JSON.stringify(change.key)}`);
         }
         inserted.add(key(change.schema, change.table));
       } else if (change.op === 'update' && cols.length > 0 && keyCols.length > 0) {
-        const sets = cols.map((c, i) => `${quoteIdent(c)} = $${i + 1}`).join(', ');
-        await db.query(`UPDATE ${ref} SET ${sets} WHERE ${where(cols.length)}`, [...vals, ...keyVals]);
+        const sets = cols.map((c) => `${quoteIdent(c)} = v.${quoteIdent(c)}`).join(', ');
+        await db.query(
+          `UPDATE ${ref} AS t SET ${sets} FROM ${rowsOf(change.schema, change.table, 1, 'one')} AS v, ${keyed(2)} WHERE ${match}`,
+          [JSON.stringify(after), JSON.stringify(change.key)],
+        );
       }
     } catch (error) {
       throw new TapedeckError(

@@ -602,8 +602,13 @@ export const PgNameSchema = z
     message: 'expected a Postgres name (1 to 63 bytes, no NUL)',
   });
 
-/** The column defaults a sandbox recreates; any other default expression is left out of the description. */
-export const DEFAULT_FUNCTIONS = [
+/**
+ * The defaults the database server fills from its own clock. A replay's sandbox evaluates them
+ * again, at replay time, so such a column may hold another value than the recorded run's: the
+ * state diff marks a row whose only difference is there (`serverClock`) and an exact replay's
+ * end-state check shows it without calling it a difference.
+ */
+export const SERVER_CLOCK_FUNCTIONS = [
   'now',
   'current_timestamp',
   'current_date',
@@ -612,9 +617,10 @@ export const DEFAULT_FUNCTIONS = [
   'clock_timestamp',
   'statement_timestamp',
   'transaction_timestamp',
-  'gen_random_uuid',
-  'random',
 ] as const;
+
+/** The column defaults a sandbox recreates; any other default expression is left out of the description. */
+export const DEFAULT_FUNCTIONS = [...SERVER_CLOCK_FUNCTIONS, 'gen_random_uuid', 'random'] as const;
 
 /** A column default as data: the next value of a sequence, a constant, or one of a few built-in functions. */
 export const ColumnDefaultSchema = z.discriminatedUnion('kind', [

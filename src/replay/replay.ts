@@ -493,7 +493,13 @@ async function finish(
       ...(saved.usd !== undefined && saved.calls > 0 ? { usd: saved.usd } : {}),
     },
     blockedConnections: session.blockedConnections,
-    ...(worldDiff ? { worldMatches: worldDiff.length === 0, worldDiff } : {}),
+    ...(worldDiff
+      ? {
+          worldMatches: worldDiff.differences.length === 0,
+          worldDiff: worldDiff.differences,
+          ...(worldDiff.serverClock.length > 0 ? { worldServerClock: worldDiff.serverClock } : {}),
+        }
+      : {}),
     ...(worldDir ? { worldDir } : {}),
     ...(worldDb ? { worldDb } : {}),
   };

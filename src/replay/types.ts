@@ -132,6 +132,11 @@ export interface ReplayResult {
   /** The replay's post-world compared with the recorded one (exact mode; undefined when stopped early). */
   worldMatches?: boolean;
   worldDiff?: string[];
+  /**
+   * Rows of the end state that differ only in columns the database server fills from its clock
+   * (DEFAULT now() …): evaluated again in the sandbox, they are not counted in worldMatches.
+   */
+  worldServerClock?: string[];
   /** until K: where the world of step K was materialised (fs/ and db.json). */
   worldDir?: string;
   /** until K with a template database: the kept clone holding the database of step K (drop it when done). */

@@ -394,3 +394,41 @@ export function itineraryRun(): Promise<Recording> {
     .model([], 'Wrote itinerary.md.')
     .build('itinerary');
 }
+
+/**
+ * The agent stores boarding passes as bytea (one is there before the run): step 4 writes an empty
+ * pass for BK-1. Values are in the snapshot's form: bytea as "\\x" and hex.
+ */
+export function boardingPassRun(): Promise<Recording> {
+  const db = travelDb();
+  db.tables.push({
+    schema: 'public',
+    name: 'boarding_passes',
+    columns: [
+      { name: 'booking_id', type: 'text', nullable: false },
+      { name: 'pass', type: 'bytea', nullable: false },
+    ],
+    primaryKey: ['booking_id'],
+    rows: [{ booking_id: 'BK-0', pass: '\\x504153530a' }],
+  });
+  return new RunBuilder(SYSTEM, TASK, db)
+    .model([{ name: 'issue_pass', args: { booking_id: 'BK-1' } }])
+    .tool({ name: 'issue_pass', args: { booking_id: 'BK-1' }, result: { ok: true } })
+    .model([{ name: 'issue_pass', args: { booking_id: 'BK-1' } }])
+    .tool({
+      name: 'issue_pass',
+      args: { booking_id: 'BK-1' },
+      mutating: true,
+      result: { ok: true },
+      db: [
+        {
+          table: 'boarding_passes',
+          op: 'insert',
+          key: { booking_id: 'BK-1' },
+          after: { booking_id: 'BK-1', pass: '\\x' },
+        },
+      ],
+    })
+    .model([], 'Pass issued.')
+    .build('passes');
+}

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bisectBelief, evaluationBound, openWorldDb, sqlPredicate, type WorldDb } from '../../src/bisect/index.js';
 import { readRecording, TapedeckError } from '../../src/recording/index.js';
-import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
+import { baselineRun, boardingPassRun, doubleBookingRun, fixedRun } from './fixtures.js';
 
 // One embedded Postgres for the file: PGlite takes seconds to start on a shared machine.
 let db: WorldDb;
@@ -38,6 +38,17 @@ describe('SQL predicates against the world database at step k', () => {
     await db.queryAt((await fixedRun()).pre.db!, "INSERT INTO bookings VALUES ('BK-9', 'FL200', 'Zed', 'confirmed')");
     const rows = await db.queryAt((await fixedRun()).pre.db!, 'SELECT * FROM bookings');
     expect(rows.rows).toEqual([]);
+  });
+
+  it('loads a world with bytea rows, and the query sees their bytes: the empty pass came at step 4', async () => {
+    const sql = "SELECT booking_id FROM boarding_passes WHERE length(pass) = 0 OR pass <> '\\x504153530a'::bytea";
+    const result = await bisectBelief(await boardingPassRun(), sqlPredicate(sql, { db }));
+    expect(result.firstBad?.step).toBe(4);
+    const rows = await db.queryAt(
+      (await boardingPassRun()).pre.db,
+      "SELECT booking_id, encode(pass, 'escape') AS pass FROM boarding_passes",
+    );
+    expect(rows.rows).toEqual([{ booking_id: 'BK-0', pass: 'PASS\n' }]);
   });
 
   it('an error in the query is a clear TapedeckError and the database stays usable', async () => {

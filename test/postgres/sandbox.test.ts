@@ -219,6 +219,52 @@ describe.runIf(PG_URL)('a sandbox on a real server (template mode)', () => {
     expect(await deadSandboxes(admin)).toEqual([]);
   });
 
+  it('builds tables in schema public, which PostgreSQL 15+ gives to pg_database_owner, and the agent writes them', async () => {
+    const snapshot: DbSnapshot = {
+      schemas: ['public'],
+      ddl: [],
+      tables: [
+        {
+          schema: 'public',
+          name: 'checkpoint_blobs',
+          columns: [
+            { name: 'thread_id', type: 'text', nullable: false },
+            { name: 'blob', type: 'bytea', nullable: true },
+          ],
+          primaryKey: ['thread_id'],
+          rows: [{ thread_id: 't1', blob: '\\x00ff' }],
+        },
+      ],
+    };
+    const db = await openDbSandbox(snapshot, { kind: 'template', url: PG_URL as string });
+    try {
+      const agent = new pg.Client({ connectionString: db.url });
+      await agent.connect();
+      try {
+        await agent.query("INSERT INTO public.checkpoint_blobs VALUES ('t2', '\\x01')");
+        await agent.query('CREATE TABLE public.checkpoint_migrations (v integer)');
+        const { rows } = await agent.query<{ thread_id: string; blob: Buffer }>(
+          'SELECT thread_id, blob FROM public.checkpoint_blobs ORDER BY thread_id',
+        );
+        expect(rows.map((r) => [r.thread_id, r.blob.toString('hex')])).toEqual([
+          ['t1', '00ff'],
+          ['t2', '01'],
+        ]);
+        // Still no more than the owner of its own database.
+        const { rows: role } = await agent.query<{ inherit: boolean; super: boolean }>(
+          'SELECT rolinherit AS inherit, rolsuper AS super FROM pg_roles WHERE rolname = current_user',
+        );
+        expect(role[0]).toEqual({ inherit: false, super: false });
+        await expect(agent.query(`DROP DATABASE ${victim}`)).rejects.toThrow(/must be owner|permission denied/);
+      } finally {
+        await agent.end();
+      }
+    } finally {
+      await db.close();
+    }
+    expect(await deadSandboxes(admin)).toEqual([]);
+  });
+
   it('refuses a server role that cannot create roles, saying what --db needs', async () => {
     const role = `utst_nocreate_${process.pid}`;
     await admin.query(`CREATE ROLE ${role} LOGIN CREATEDB`);

@@ -52,7 +52,7 @@ async function load(dir: string): Promise<Recording> {
 function describeChange(c: StateChange): string {
   if (c.kind === 'file') return `${c.op} file ${c.path}`;
   if (c.kind === 'row')
-    return `${c.op} ${c.schema}.${c.table} ${JSON.stringify(c.key)}${c.op === 'update' ? ` (${c.changedColumns.join(', ')})` : ''}`;
+    return `${c.op} ${c.schema}.${c.table} ${JSON.stringify(c.key)}${c.op === 'update' ? ` (${c.changedColumns.join(', ')})` : ''}${c.serverClock ? ' [server clock: the database fills it with now()]' : ''}`;
   // Named after the agent's tool when the step carried one out: "issue_refund (POST http://…/refunds)".
   const request = `${c.method} ${c.target}`;
   const what = c.route !== undefined ? `${c.name} (${request})` : request;

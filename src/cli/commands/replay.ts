@@ -88,6 +88,12 @@ function printResult(result: ReplayResult, told: ReadonlySet<string>): void {
       result.worldMatches ? '  end state equals the recorded end state' : '  end state differs from the recorded one:',
     );
     for (const d of (result.worldDiff ?? []).slice(0, 10)) lines.push(`    ${d}`);
+    const clock = result.worldServerClock ?? [];
+    if (clock.length > 0) {
+      lines.push(`  server clock (columns the database fills with now(), evaluated again in the sandbox):`);
+      for (const d of clock.slice(0, 10)) lines.push(`    ${d}`);
+      if (clock.length > 10) lines.push(`    … ${clock.length - 10} more`);
+    }
   }
   if (result.worldDir) lines.push(`  world of the stop step materialised in ${result.worldDir} (fs/, db.json)`);
   if (result.worldDb) lines.push(`  its database is kept at ${result.worldDb} (drop it when done)`);
