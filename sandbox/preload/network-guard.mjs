@@ -9,7 +9,8 @@ import path from 'node:path';
 
 const LOCAL = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const isLocal = (h) => LOCAL.has(h);
-const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
+/** Whether two host names name the same host (every loopback name is one). @param {string} a @param {string} b */
+export const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
 
 /** The target of a net.Socket#connect call, from any of its argument forms. */
 export function targetOf(args) {

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { sameHost } from '../../sandbox/preload/network-guard.mjs';
 import { databaseAddresses } from '../postgres/connect.js';
 import {
   createRecordingWriter,
@@ -12,6 +13,7 @@ import {
   type RedactionOptions,
   type Redactor,
   removeRecordingFolder,
+  type SeenConnection,
   sweepStaging,
   TapedeckError,
 } from '../recording/index.js';
@@ -292,10 +294,7 @@ export async function openRecording(
   }
   const session = new RecordSession(writer, {
     rules,
-    databases: {
-      addresses: databaseAddresses([dbUrl]),
-      observedPg: options.world === 'observed',
-    },
+    recordedConnection: recordedDatabase([dbUrl], options.world === 'observed'),
     ...(world ? { world } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
@@ -378,5 +377,21 @@ export async function openRecording(
         await removeRecordingFolder(writer.dir);
       }
     },
+  };
+}
+
+/**
+ * Whether a connection the socket watcher reported is the run's database after all: one of the
+ * databases it was given (snapshot capture), or any made by the `pg` client under observed capture.
+ */
+function recordedDatabase(urls: Array<string | undefined>, observedPg: boolean): (c: SeenConnection) => boolean {
+  const addresses = databaseAddresses(urls);
+  return (c) => {
+    if (c.kind !== 'postgres') return false;
+    if (observedPg && c.by === 'pg') return true;
+    const at = c.target.lastIndexOf(':');
+    const host = c.target.slice(0, at).replace(/^\[|\]$/g, '');
+    const port = Number(c.target.slice(at + 1));
+    return addresses.some((d) => d.port === port && sameHost(d.host, host));
   };
 }

@@ -26,7 +26,7 @@ import {
   agentToolStep,
   ConnectionAccount,
   parseJson,
-  type RecordedDatabases,
+  type SeenConnection,
   StepNamer,
   stepEvents,
   ToolCallAccount,
@@ -70,8 +70,8 @@ export interface SessionOptions {
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
   /** Tool results (parsed JSON) larger than this many bytes go to resultBody instead of result. */
   maxInlineResult?: number;
-  /** The databases the run's world capture records: connections to them are not reported as unrecorded. */
-  databases?: RecordedDatabases;
+  /** Which reported connections the run's world capture records after all (its database): not named as unrecorded. */
+  recordedConnection?: (connection: SeenConnection) => boolean;
 }
 
 /** What a message says of the world at its boundary (src/record/protocol.ts: QUIET, BUSY). */
@@ -161,7 +161,7 @@ export class RecordSession {
     private readonly writer: RecordingWriter,
     private readonly options: SessionOptions = {},
   ) {
-    this.connections = new ConnectionAccount(options.databases);
+    this.connections = new ConnectionAccount(options.recordedConnection);
   }
 
   /** The parent of the tool steps that follow: the last model step that decided tool calls. */

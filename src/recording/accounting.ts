@@ -89,28 +89,21 @@ function warning(c: SilentToolCall): string {
 /** A connection as the recorder's socket watcher reports it (record-sockets.mjs). */
 export type SeenConnection = Omit<UnrecordedConnection, 'connections'>;
 
-/** What the run's database capture records: the databases given (host and port), and whether the `pg` client is followed. */
-export interface RecordedDatabases {
-  addresses?: ReadonlyArray<{ host: string; port: number }>;
-  /** Observed world capture: the run's `pg` clients' statements are recorded. */
-  observedPg?: boolean;
-}
-
-const LOCAL = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
+/** Kinds and targets a manifest names at most. */
 const KEPT = 100;
 
 /**
  * The connections a run opened that no capture layer records, once per kind, target, protocol
- * and opener, counted. A Postgres connection is recorded when it is to a database the run was
- * given (snapshot capture), or made by the `pg` client under observed capture.
+ * and opener, counted. `recorded` says which of those reported are recorded after all (the
+ * database the run was given: src/record/recorder.ts).
  */
 export class ConnectionAccount {
   private readonly seen = new Map<string, UnrecordedConnection>();
 
-  constructor(private readonly databases: RecordedDatabases = {}) {}
+  constructor(private readonly recorded: (connection: SeenConnection) => boolean = () => false) {}
 
   see(connection: SeenConnection): void {
-    if (connection.kind === 'postgres' && this.recordedDatabase(connection)) return;
+    if (this.recorded(connection)) return;
     const key = JSON.stringify([connection.kind, connection.target, connection.protocol, connection.by]);
     const known = this.seen.get(key);
     if (known !== undefined) known.connections++;
@@ -123,16 +116,6 @@ export class ConnectionAccount {
 
   warnings(): string[] {
     return this.list().map(unrecordedWarning);
-  }
-
-  private recordedDatabase(connection: SeenConnection): boolean {
-    if (this.databases.observedPg === true && connection.by === 'pg') return true;
-    const at = connection.target.lastIndexOf(':');
-    const host = connection.target.slice(0, at).replace(/^\[|\]$/g, '');
-    const port = Number(connection.target.slice(at + 1));
-    return (this.databases.addresses ?? []).some(
-      (d) => d.port === port && (d.host === host || (LOCAL.has(d.host) && LOCAL.has(host))),
-    );
   }
 }
 

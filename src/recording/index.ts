@@ -2,7 +2,6 @@
 
 export {
   ConnectionAccount,
-  type RecordedDatabases,
   type SeenConnection,
   type SilentToolCall,
   silentToolCalls,
