@@ -3,6 +3,7 @@
 export {
   answerOf,
   answerText,
+  carriedToolCalls,
   decodeModelCall,
   detectProvider,
   modelStepType,

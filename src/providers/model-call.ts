@@ -88,6 +88,22 @@ export function turnsOf(call: RecordedModelCall): Turn[] {
   return readerOf(call).turns(call);
 }
 
+/**
+ * The tool calls a model call's conversation carries back: the ids of its tool calls and results
+ * (a result the API gives no id counts by its tool's name, `name:<tool>`). Empty for a fresh
+ * conversation: a call made inside a tool (see StepNamer in src/recording).
+ */
+export function carriedToolCalls(call: RecordedModelCall): Set<string> {
+  const ids = new Set<string>();
+  if (providerOf(call) === undefined) return ids;
+  for (const turn of turnsOf(call))
+    for (const part of turn.parts) {
+      if (part.kind === 'tool-call') ids.add(part.id);
+      else if (part.kind === 'tool-result') ids.add(part.callId ?? `name:${part.name ?? ''}`);
+    }
+  return ids;
+}
+
 /** The tools a recorded model call offered. */
 export function toolsOf(call: RecordedModelCall): ToolSpec[] {
   return readerOf(call).tools(call);

@@ -5,7 +5,14 @@
 import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { ND_KINDS } from '../../sandbox/protocol.js';
-import { decodeModelCall, detectProvider, eventJson, modelStepType, parseSse } from '../providers/index.js';
+import {
+  carriedToolCalls,
+  decodeModelCall,
+  detectProvider,
+  eventJson,
+  modelStepType,
+  parseSse,
+} from '../providers/index.js';
 import type {
   AppendInput,
   Body,
@@ -145,7 +152,7 @@ function jsonBody(text: string | undefined): unknown {
 export class RecordSession {
   private lastStep = 0;
   /** Names each step as it is written, and knows the last model step that decided tool calls. */
-  private readonly namer = new StepNamer();
+  private readonly namer = new StepNamer(carriedToolCalls);
   private finalOutput: string | undefined;
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();

@@ -59,6 +59,7 @@ export { agentToolStep, type StepEvent, type StepRecord, stepEvents } from './st
 export { isTelemetry } from './telemetry.js';
 export {
   atomsOf,
+  type CarriedCalls,
   linkToolSteps,
   pickCall,
   type StepEventLike,

@@ -105,17 +105,40 @@ export function pickCall(
 }
 
 /**
+ * The tool calls a model call's conversation carries back to the model: the ids of the calls and
+ * results in its input (a result without an id counts by its tool's name); empty for a fresh
+ * conversation. Read by the provider that decodes the call (src/providers: carriedToolCalls).
+ */
+export type CarriedCalls = (call: ModelCalledPayload) => ReadonlySet<string>;
+
+/** Model steps that decided tool calls not yet carried back to a model: a model call now is inside a tool. */
+interface OpenCalls {
+  ids: ReadonlySet<string>;
+  /** The deciding call's system prompt: a later call with the same prompt is its agent going on. */
+  system: string | undefined;
+}
+
+/**
  * Names steps as they are written, by the recorder and the replayer alike, so that a step is called
  * the same whoever wrote it. A model step that decided tool calls is remembered (the last one,
  * `lastThink`, is the parent of the tool steps after it); a step under it that carries out one of
  * its calls is named after the agent's tool (`issue_refund`), with the call's id and the capture
  * layer's name (`POST /refunds`) kept as its route.
- * @example const namer = new StepNamer(); for (const e of stepEvents(namer.name(step))) writer.append(e);
+ *
+ * A model answer made while decided calls are still out (an agent used as another's tool, a RAG
+ * tool's answer writer) is the tool's work, not the run's answer: THINK, not FINALIZE. Decided
+ * calls are out until a model call carries them back (their ids in its conversation), or the
+ * deciding agent goes on without them (a call with its system prompt, the results pasted as text).
+ * @example const namer = new StepNamer(carriedToolCalls); for (const e of stepEvents(namer.name(step))) writer.append(e);
  */
 export class StepNamer {
   /** The tool calls each recent model step decided, and which of them a step has answered. */
   private readonly decided = new Map<number, { calls: readonly ToolCall[]; answered: Set<string> }>();
   #lastThink: number | undefined;
+  readonly #open: OpenCalls[] = [];
+
+  /** `carried` reads a model call's conversation (without it, no answer is taken for a tool's work). */
+  constructor(private readonly carried?: CarriedCalls) {}
 
   /** The last model step that decided tool calls: the parent of the tool steps that follow it. */
   get lastThink(): number | undefined {
@@ -124,12 +147,16 @@ export class StepNamer {
 
   /** The step as it is written: named after the decided call it carries out, when it carries out one. */
   name(step: StepRecord): StepRecord {
-    let calls: readonly ToolCall[] | undefined;
-    for (const e of step.events)
-      if (e.type === 'model.called') calls = (e.payload as ModelCalledPayload).output.toolCalls;
-    if (calls !== undefined) {
-      if (calls.length > 0 && step.status === 'success') this.decide(step.stepId, calls);
-      return step;
+    let model: ModelCalledPayload | undefined;
+    for (const e of step.events) if (e.type === 'model.called') model = e.payload as ModelCalledPayload;
+    if (model !== undefined) {
+      const calls = model.output.toolCalls;
+      const inTool = this.track(model);
+      if (calls.length > 0 && step.status === 'success') {
+        this.decide(step.stepId, calls);
+        this.#open.push({ ids: new Set(calls.map((c) => c.id)), system: model.system });
+      }
+      return inTool && step.stateType === 'FINALIZE' ? { ...step, stateType: 'THINK' } : step;
     }
     const decided = step.parentStepId === undefined ? undefined : this.decided.get(step.parentStepId);
     if (decided === undefined) return step;
@@ -144,11 +171,31 @@ export class StepNamer {
     return { ...step, name: call.name, toolCallId: call.id, ...(route === undefined ? {} : { route }) };
   }
 
+  /** Closes the decided calls a model call carries back; whether calls are still out (it is inside a tool). */
+  private track(model: ModelCalledPayload): boolean {
+    if (this.carried === undefined) return false;
+    const back = this.carried(model);
+    const before = this.#open.length;
+    for (let i = this.#open.length - 1; i >= 0; i--) {
+      const open = this.#open[i] as OpenCalls;
+      if ([...open.ids].some((id) => back.has(id))) this.#open.splice(i, 1);
+    }
+    // Results carried back under ids of the provider's own making (no id on the wire): the latest calls.
+    if (back.size > 0 && this.#open.length === before) this.#open.pop();
+    // The deciding agent going on with the results in its own words: its calls, and those after them, are done.
+    if (back.size === 0 && model.system !== undefined) {
+      const mine = this.#open.findIndex((open) => open.system === model.system);
+      if (mine >= 0) this.#open.splice(mine);
+    }
+    return this.#open.length > 0;
+  }
+
   private decide(stepId: number, calls: readonly ToolCall[]): void {
     this.#lastThink = stepId;
     this.decided.set(stepId, { calls, answered: new Set() });
     // A call still in flight may answer an earlier model step; older ones are done.
     for (const old of this.decided.keys()) if (this.decided.size > 8) this.decided.delete(old);
+    if (this.#open.length > 8) this.#open.shift();
   }
 }
 

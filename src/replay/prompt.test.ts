@@ -3,7 +3,7 @@ import { createPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { systemPromptOf } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
-import { applyOverride, overrideRequestBody } from './prompt.js';
+import { applyOverride, isTargetPrompt, overrideRequestBody, promptSimilarity, promptTarget } from './prompt.js';
 
 describe('prompt overrides', () => {
   it('replaces the system message of a Chat Completions request, folding several into one', () => {
@@ -81,5 +81,45 @@ describe('prompt overrides', () => {
     // An agent that read the patched prompt from SYSTEM_PROMPT already sends it: it is not patched twice.
     const result = applyOverride(old, { kind: 'patch', patch });
     expect(applyOverride(result, { kind: 'patch', patch, result })).toBe(result);
+  });
+
+  it("changes one agent's prompt in a run of several; the others' requests go out byte for byte", () => {
+    const desk = 'You are the front desk of Hotel Nord. Today is 2026-11-28. Ask the forecaster, then answer politely.';
+    const forecaster = 'You are the forecaster. Call get_forecast and report the sky in one line.';
+    const override = {
+      kind: 'replace',
+      text: 'new',
+      target: promptTarget(desk, [desk, forecaster, forecaster, desk]),
+    } as const;
+    expect(override.target.others).toEqual([forecaster]);
+    const body = (system: string) =>
+      JSON.stringify({
+        model: 'm',
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: 'hi' },
+        ],
+      });
+    const sent = (system: string) =>
+      systemPromptOf(
+        'openai.chat.completions',
+        JSON.parse(overrideRequestBody('openai.chat.completions', body(system), override)),
+      );
+    expect(sent(desk)).toBe('new');
+    expect(overrideRequestBody('openai.chat.completions', body(forecaster), override)).toBe(body(forecaster));
+    // The desk's prompt on another day is still the desk's; the forecaster's, reworded a little, still the forecaster's.
+    expect(sent(desk.replace('2026-11-28', '2026-11-29'))).toBe('new');
+    expect(sent(forecaster.replace('one line', 'a single line'))).toBe(forecaster.replace('one line', 'a single line'));
+    // With one agent in the run, every prompt is its own, however it varies.
+    const alone = { kind: 'replace', text: 'new', target: promptTarget(desk, [desk]) } as const;
+    expect(isTargetPrompt('Something else entirely', alone)).toBe(true);
+  });
+
+  it('tells prompts of one agent from those of two by their word pairs', () => {
+    const a = 'You are a careful travel agent. Book the cheapest flight and confirm with the passenger.';
+    expect(promptSimilarity(a, a)).toBe(1);
+    expect(promptSimilarity(a, a.replace('cheapest', 'earliest'))).toBeGreaterThan(0.6);
+    expect(promptSimilarity(a, 'You are a refunds clerk. Refund the order if the policy allows it.')).toBeLessThan(0.3);
+    expect(promptSimilarity('', a)).toBe(0);
   });
 });

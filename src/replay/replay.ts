@@ -33,7 +33,7 @@ import { openReplaySandbox, type ReplaySandbox, startReplaySandbox } from './iso
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexCalls, type RecordedCall } from './match.js';
 import { parseJson } from './normalize.js';
-import { applyOverride, type PromptOverride } from './prompt.js';
+import { applyOverride, type PromptOverride, patchFits, promptTarget } from './prompt.js';
 import { ReplaySession } from './session.js';
 import {
   type AgentExit,
@@ -562,7 +562,12 @@ async function loadRecording(dir: string, manifest: Manifest): Promise<Recording
   }
 }
 
-/** The prompt override, and the prompt an agent that reads its own prompt gets (the new one, or the recorded one patched). */
+/**
+ * The prompt override, and the prompt an agent that reads its own prompt gets (the new one, or the
+ * recorded one patched). The override changes one agent's prompt (see PromptTarget): the one whose
+ * recorded prompt contains `promptFor`, else, for a patch, the first the patch applies to, else the
+ * run's own (the first model call that has one: a call inside a tool may come first, with none).
+ */
 function promptOverride(
   options: ReplayOptions,
   calls: readonly RecordedCall[],
@@ -574,9 +579,8 @@ function promptOverride(
         ? { kind: 'patch', patch: options.promptPatch }
         : undefined;
   if (!override) return {};
-  // The agent's own prompt: that of the first model call that has one (a call inside a tool may
-  // come first, with none; the override leaves such calls as they are).
-  const recorded = calls.map(systemPromptOfCall).find((system) => system !== undefined);
+  const prompts = calls.map(systemPromptOfCall).filter((system) => system !== undefined);
+  const recorded = targetPrompt(override, prompts, options.promptFor);
   if (recorded === undefined && override.kind === 'patch') {
     throw new TapedeckError(
       'PROMPT_PATCH_FAILED',
@@ -585,7 +589,26 @@ function promptOverride(
   }
   const promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
   if (override.kind === 'patch') override.result = promptForEnv;
+  if (recorded !== undefined) override.target = promptTarget(recorded, prompts);
   return { override, promptForEnv, ...(recorded !== undefined ? { recorded } : {}) };
+}
+
+/** The recorded prompt an override changes (see promptOverride). */
+function targetPrompt(override: PromptOverride, prompts: readonly string[], promptFor?: string): string | undefined {
+  if (promptFor !== undefined) {
+    const found = prompts.find((p) => p.includes(promptFor));
+    if (found !== undefined) return found;
+    const agents = [...new Set(prompts)].map((p) => JSON.stringify(p.split('\n')[0]?.slice(0, 60)));
+    throw new TapedeckError(
+      'PROMPT_TARGET_NOT_FOUND',
+      `No recorded system prompt contains ${JSON.stringify(promptFor)}; the recorded prompts begin ${agents.join(', ') || '(none: no model call has one)'}.`,
+    );
+  }
+  if (override.kind === 'patch') {
+    const fits = prompts.find((p) => patchFits(p, override.patch));
+    if (fits !== undefined) return fits;
+  }
+  return prompts[0];
 }
 
 /** The system prompt of a recorded model call, if it had one. */

@@ -15,6 +15,7 @@ import {
   type StdioRpc,
 } from '../../sandbox/index.js';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
+import { carriedToolCalls } from '../providers/index.js';
 import type { createDbTracker } from '../record/index.js';
 import { agentToolCall, stdioRpcCall } from '../record/index.js';
 import {
@@ -93,7 +94,7 @@ export class ReplaySession {
    */
   private ownFileSteps: boolean;
   /** Names the replay's steps as the recorder names its own (src/recording/tool-links.ts). */
-  private readonly namer = new StepNamer();
+  private readonly namer = new StepNamer(carriedToolCalls);
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
 

@@ -24,10 +24,15 @@ export interface ReplayOptions {
   /** The recording's directory. */
   recording: string;
   mode: ReplayMode;
-  /** A new system prompt (text) for every outgoing model request. */
+  /**
+   * A new system prompt (text) for the agent's model requests: in a run of several agents, the
+   * requests of one agent only (promptFor; default the run's own, the first recorded prompt).
+   */
   systemPrompt?: string;
-  /** A unified diff applied to the system prompt of every outgoing model request. */
+  /** A unified diff applied to one agent's system prompt (promptFor; default the first recorded prompt it applies to). */
   promptPatch?: string;
+  /** Which agent's prompt an override changes: the one whose recorded system prompt contains this text. */
+  promptFor?: string;
   /** Steps before K come wholly from the recording, then the counterfactual rules apply. */
   forkAt?: number;
   /** Stop at step K and materialise the world of step K. */

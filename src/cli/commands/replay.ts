@@ -13,6 +13,7 @@ interface ReplayCliOptions extends ConfigCliOptions {
   mode: string;
   systemPrompt?: string;
   promptPatch?: string;
+  promptFor?: string;
   forkAt?: string;
   until?: string;
   modelEndpoint?: string;
@@ -118,8 +119,18 @@ export function register(program: Command): void {
       'the agent command after `--` (default: the recorded one, when this machine made the recording or --trust-recording is given)',
     )
     .option('--mode <mode>', 'exact or counterfactual', 'exact')
-    .option('--system-prompt <file>', 'replace the system prompt of every model request with this file')
-    .option('--prompt-patch <file>', 'apply this unified diff to the system prompt of every model request')
+    .option(
+      '--system-prompt <file>',
+      "replace the agent's system prompt with this file (in a run of several agents: the first agent's, or --prompt-for's; the others' calls go out as they were)",
+    )
+    .option(
+      '--prompt-patch <file>',
+      "apply this unified diff to the agent's system prompt (in a run of several agents: the prompt it applies to, or --prompt-for's)",
+    )
+    .option(
+      '--prompt-for <text>',
+      'which agent --system-prompt or --prompt-patch changes: the one whose recorded system prompt contains this text',
+    )
     .option('--fork-at <k>', 'steps before k come wholly from the recording, then counterfactual rules apply')
     .option('--until <k>', 'stop at step k and materialise its world into <out>/world (fs/ and db.json)')
     .option('--model-endpoint <url>', 'where live model calls go (default: the host the agent calls)')
@@ -179,6 +190,13 @@ command not run because the recording was made elsewhere).`,
       if (opts.systemPrompt !== undefined && opts.promptPatch !== undefined) {
         throw new TapedeckError('BAD_OPTION', 'give --system-prompt or --prompt-patch, not both');
       }
+      if (opts.promptFor !== undefined && opts.systemPrompt === undefined && opts.promptPatch === undefined) {
+        throw new TapedeckError(
+          'BAD_OPTION',
+          '--prompt-for names whose prompt --system-prompt or --prompt-patch changes: give one',
+        );
+      }
+      if (opts.promptFor?.trim() === '') throw new TapedeckError('BAD_OPTION', '--prompt-for needs text to look for');
       if (opts.onMiss !== undefined && opts.onMiss !== 'fail' && opts.onMiss !== 'error-response') {
         throw new TapedeckError('BAD_OPTION', `--on-miss ${JSON.stringify(opts.onMiss)} is not fail or error-response`);
       }
@@ -231,6 +249,7 @@ command not run because the recording was made elsewhere).`,
           ? { systemPrompt: await readText('--system-prompt', opts.systemPrompt) }
           : {}),
         ...(opts.promptPatch !== undefined ? { promptPatch: await readText('--prompt-patch', opts.promptPatch) } : {}),
+        ...(opts.promptFor !== undefined ? { promptFor: opts.promptFor } : {}),
         ...(forkAt !== undefined ? { forkAt } : {}),
         ...(until !== undefined ? { until } : {}),
         ...(opts.modelEndpoint !== undefined ? { modelEndpoint: opts.modelEndpoint } : {}),
