@@ -8,7 +8,7 @@ import { Help } from './components/help.js';
 import type { RunScores } from './components/ledger-panel.js';
 import { seg } from './components/lines.js';
 import type { Available, LedgerView, ScoreView, TuiServices } from './data/engines.js';
-import { baselineSystemPrompt, indexSteps } from './data/steps.js';
+import { agentPromptAt, indexSteps } from './data/steps.js';
 import { useBisectSession } from './hooks/use-bisect.js';
 import { type KeyRouter, KeyRouterContext, useRootKeys } from './hooks/use-keys.js';
 import { useReplaySession } from './hooks/use-replay.js';
@@ -164,12 +164,15 @@ export function App(props: AppProps) {
       />
     );
   } else if (screen === 'replay') {
-    const prompt = baselineSystemPrompt(recording);
+    // The prompt of the agent at the step the run view is on (a run may hold several agents).
+    const prompt = agentPromptAt(recording, index.rows[Math.min(pos, index.rows.length - 1)]?.stepId);
     body = (
       <ReplayScreen
         baselineIndex={index}
         baselineName={recording.manifest.name}
-        {...(prompt !== undefined ? { baselinePrompt: prompt } : {})}
+        {...(prompt !== undefined
+          ? { baselinePrompt: prompt.text, promptStep: prompt.stepId, promptAgents: prompt.agents }
+          : {})}
         session={replay.session}
         baselineScores={baselineScores}
         {...(props.modelEndpoint ? { modelEndpoint: props.modelEndpoint } : {})}
@@ -177,7 +180,7 @@ export function App(props: AppProps) {
         height={height}
         isActive={!help}
         {...(props.editPrompt ? { editPrompt: props.editPrompt } : {})}
-        onStart={(p) => void replay.start(p)}
+        onStart={(p) => void replay.start(p, prompt !== undefined && prompt.agents > 1 ? prompt.text : undefined)}
         onReset={replay.reset}
         onBack={() => setScreen('run')}
         onGoto={gotoStep}

@@ -104,6 +104,39 @@ export function carriedToolCalls(call: RecordedModelCall): Set<string> {
   return ids;
 }
 
+/** Word pairs of a text, counted: what similarity compares. */
+function pairs(text: string): Map<string, number> {
+  const words = text.toLowerCase().split(/\s+/).filter(Boolean);
+  const out = new Map<string, number>();
+  for (let i = 0; i < words.length; i++) {
+    const key = i + 1 < words.length ? `${words[i]} ${words[i + 1]}` : (words[i] as string);
+    out.set(key, (out.get(key) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * How alike two prompts are, 0 to 1 (the Dice coefficient of their word pairs): one agent's prompt
+ * with a date or a running summary changed stays near 1; two agents' prompts written in the same
+ * voice ("You are the …") share a few pairs only. Linear in the prompts' length.
+ */
+export function promptSimilarity(a: string, b: string): number {
+  if (a === b) return 1;
+  const pa = pairs(a);
+  const pb = pairs(b);
+  let shared = 0;
+  let total = 0;
+  for (const n of pa.values()) total += n;
+  for (const [key, n] of pb) {
+    total += n;
+    shared += Math.min(n, pa.get(key) ?? 0);
+  }
+  return total === 0 ? 0 : (2 * shared) / total;
+}
+
+/** System prompts at least this alike (promptSimilarity) are taken as one agent's, varying from call to call. */
+export const SAME_AGENT = 0.6;
+
 /** The tools a recorded model call offered. */
 export function toolsOf(call: RecordedModelCall): ToolSpec[] {
   return readerOf(call).tools(call);

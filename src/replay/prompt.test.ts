@@ -1,9 +1,9 @@
 // Prompt overrides rewrite the system prompt where each provider API keeps it.
 import { createPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
-import { systemPromptOf } from '../providers/index.js';
+import { promptSimilarity, systemPromptOf } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
-import { applyOverride, isTargetPrompt, overrideRequestBody, promptSimilarity, promptTarget } from './prompt.js';
+import { applyOverride, isTargetPrompt, overrideRequestBody, promptTarget } from './prompt.js';
 
 describe('prompt overrides', () => {
   it('replaces the system message of a Chat Completions request, folding several into one', () => {

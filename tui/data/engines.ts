@@ -213,6 +213,8 @@ export function progressOf(p: EngineReplayProgress, total: number | undefined): 
 export interface ReplayRequest {
   baseline: Recording;
   systemPrompt: string;
+  /** In a run of several agents: the recorded prompt of the agent whose prompt changes. */
+  promptFor?: string;
   modelEndpoint?: string;
   /** The project config's answer chain for calls the recording cannot serve. */
   config?: TapedeckConfig;
@@ -241,6 +243,7 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
       recording: request.baseline.dir,
       mode: 'counterfactual',
       systemPrompt: request.systemPrompt,
+      ...(request.promptFor !== undefined ? { promptFor: request.promptFor } : {}),
       onProgress: (p) => request.onProgress(progressOf(p, totalSteps)),
       // The agent's own output would draw over the UI.
       stdio: 'pipe',

@@ -7,7 +7,7 @@ import { type ModelCalledPayload, readRecording } from '../../src/recording/inde
 import { alignByPosition } from '../components/side-by-side.js';
 import { alignmentView, bisectView, ledgerView, probeOf, scoreView } from './engines.js';
 import { approximateProvenance, barCells } from './provenance.js';
-import { baselineSystemPrompt, indexSteps, messageTexts, stepDetail } from './steps.js';
+import { agentPromptAt, indexSteps, messageTexts, stepDetail } from './steps.js';
 import { syntheticRecording } from './synthetic.js';
 
 const model = (over: Partial<ModelCalledPayload>): ModelCalledPayload => ({
@@ -83,7 +83,16 @@ describe('steps of a recording', () => {
     expect(provenance.approximate).toBe(true);
     expect(provenance.tokens.system_prompt_tokens).toBe(3);
     const rec = syntheticRecording({ steps: 3, system: 'Only book flights you have seen.' });
-    expect(baselineSystemPrompt(rec)).toBe('Only book flights you have seen.');
+    expect(agentPromptAt(rec)).toEqual({ text: 'Only book flights you have seen.', stepId: 1, agents: 1 });
+    // A run of two agents (model calls 1, 5, 9 the desk's, dated; 3, 7 the forecaster's): the prompt
+    // of the agent at a step is that of its last model call at or before it.
+    const desk = (step: number) =>
+      `You are the front desk of Hotel Nord. Today is day ${step}. Ask the forecaster, then answer.`;
+    const forecaster = 'You are the forecaster. Call get_forecast and report the sky in one line.';
+    const team = syntheticRecording({ steps: 9, system: (step) => (step % 4 === 3 ? forecaster : desk(step)) });
+    expect(agentPromptAt(team)).toEqual({ text: desk(1), stepId: 1, agents: 2 });
+    expect(agentPromptAt(team, 4)).toEqual({ text: forecaster, stepId: 3, agents: 2 });
+    expect(agentPromptAt(team, 6)).toEqual({ text: desk(5), stepId: 5, agents: 2 });
   });
 
   it('splits the provenance bar to the width, every present source at least one cell', () => {

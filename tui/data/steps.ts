@@ -1,7 +1,7 @@
 // Turns a Recording's event stream into what the run view shows: one row per step for the
 // timeline, and the full detail of one step (input, output, observation, world changes).
 
-import { turnsOf } from '../../src/providers/index.js';
+import { promptSimilarity, SAME_AGENT, turnsOf } from '../../src/providers/index.js';
 import type {
   DbChangedPayload,
   DivergencePayload,
@@ -220,13 +220,31 @@ export function messageTexts(model: ModelCalledPayload): MessageText[] {
   return out;
 }
 
-/** The system prompt the run started with: the first model call's system text. */
-export function baselineSystemPrompt(recording: Recording): string | undefined {
+/** A system prompt the run's model calls carried: its text and the step of a call that carried it. */
+export interface AgentPrompt {
+  text: string;
+  stepId: number;
+  /** How many agents' prompts the run holds (prompts not alike: promptSimilarity); 1 for a run of one agent. */
+  agents: number;
+}
+
+/**
+ * The prompt a changed-prompt replay edits: that of the agent at `stepId` (the model call there,
+ * else the last one before it with a system prompt), else the run's own (the first model call
+ * that has one; a call inside a tool may come first, with none).
+ */
+export function agentPromptAt(recording: Recording, stepId?: number): AgentPrompt | undefined {
+  const prompts: Array<{ text: string; stepId: number }> = [];
   for (const event of recording.events) {
     if (event.type !== 'model.called') continue;
     const system = messageTexts(event.payload).filter((m) => m.source === 'system');
-    if (system.length > 0) return system.map((m) => m.text).join('\n\n');
-    return undefined;
+    if (system.length > 0) prompts.push({ text: system.map((m) => m.text).join('\n\n'), stepId: event.stepId });
   }
-  return undefined;
+  const at = stepId === undefined ? undefined : prompts.filter((p) => p.stepId <= stepId).at(-1);
+  const chosen = at ?? prompts[0];
+  if (chosen === undefined) return undefined;
+  const distinct = [...new Set(prompts.map((p) => p.text))];
+  const agents: string[] = [];
+  for (const text of distinct) if (!agents.some((a) => promptSimilarity(a, text) >= SAME_AGENT)) agents.push(text);
+  return { ...chosen, agents: agents.length };
 }

@@ -11,8 +11,8 @@ export interface SyntheticOptions {
   failAt?: number;
   /** Steps that carry a replay divergence. */
   divergeAt?: number[];
-  /** System prompt of every model call. */
-  system?: string;
+  /** System prompt of every model call, or of each model call's step. */
+  system?: string | ((step: number) => string);
   /** Tool name of tool steps from `toolSwitchAt` on (to make a replay that takes another path). */
   toolSwitchAt?: number;
   replayOf?: string;
@@ -31,7 +31,10 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
   const push = (e: Omit<RecordingEvent, 'seq' | 'traceId' | 'time'> & { time?: string }) => {
     events.push({ seq: seq++, traceId, time: e.time ?? time(seq * 10), ...e } as RecordingEvent);
   };
-  const system = options.system ?? 'You are a travel desk agent. Book only flights you have seen.';
+  const systemOf = (step: number) =>
+    typeof options.system === 'function'
+      ? options.system(step)
+      : (options.system ?? 'You are a travel desk agent. Book only flights you have seen.');
   push({ type: 'run.started', stepId: 0, payload: { command: ['node', 'agent.mjs'], cwd: '/work/world' } });
   const booked: Array<{ id: number; flight: string; status: string }> = [];
   let lastThink = 0;
@@ -52,7 +55,7 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
           model: 'gpt-4o-mini',
           streamed: step % 4 === 1,
           messages: [
-            { role: 'system', content: system },
+            { role: 'system', content: systemOf(step) },
             { role: 'user', content: 'Book the cheapest flight from SFO to JFK on 2026-12-01.' },
             ...Array.from({ length: history }, (_, i) => ({
               role: 'tool',
@@ -193,7 +196,10 @@ export function syntheticRecording(options: SyntheticOptions): Recording {
     redaction: { rules: [], keyId: 'k1' },
     integrity: { events: events.length },
     ...(options.replayOf
-      ? { replayOf: options.replayOf, replay: { mode: 'counterfactual' as const, overrides: { systemPrompt: system } } }
+      ? {
+          replayOf: options.replayOf,
+          replay: { mode: 'counterfactual' as const, overrides: { systemPrompt: systemOf(1) } },
+        }
       : {}),
   };
   return {

@@ -44,13 +44,14 @@ export function useReplaySession(
   }, []);
 
   const start = useCallback(
-    async (systemPrompt: string) => {
+    async (systemPrompt: string, promptFor?: string) => {
       if (!baseline || !baselineIndex) return;
       setSession({ phase: 'running', progress: [] });
       const result = await services.replay(
         {
           baseline,
           systemPrompt,
+          ...(promptFor !== undefined ? { promptFor } : {}),
           onProgress: (p) => {
             if (!alive.current) return;
             setSession((s) =>

@@ -51,6 +51,16 @@ function renderScreen(session: ReplaySession, extra: Partial<ReplayScreenProps> 
 }
 
 describe('replay screen', () => {
+  it("says whose prompt it is in a run of several agents, and how to pick another's", async () => {
+    const r = renderScreen(
+      { phase: 'idle' },
+      { baselinePrompt: 'You are the forecaster.', promptStep: 3, promptAgents: 2 },
+    );
+    const frame = await waitForFrame(r.frame, 'Current system prompt (step 3):');
+    expect(frame.replace(/\s+/g, ' ')).toContain("This run holds 2 agents' prompts: this is the agent of step 3");
+    expect(frame).toContain('You are the forecaster.');
+  });
+
   it('shows the current system prompt and starts a replay with a prompt loaded from a file', async () => {
     const file = join(tmp, 'fixed.txt');
     writeFileSync(file, 'Book only flights you have seen. Check the traveler first.');

@@ -18,6 +18,10 @@ export interface ReplayScreenProps {
   baselineIndex: StepIndex;
   baselineName: string;
   baselinePrompt?: string;
+  /** The step whose model call carried baselinePrompt (default 1). */
+  promptStep?: number;
+  /** How many agents' prompts the run holds: with more than one, the screen says whose this is. */
+  promptAgents?: number;
   session: ReplaySession;
   baselineScores: RunScores;
   /** Where the replay's model calls go, for the user to see. */
@@ -148,7 +152,11 @@ export function ReplayScreen(props: ReplayScreenProps) {
     ]);
     if (session.phase === 'failed') lines.push([seg(`replay failed: ${session.reason}`, { tint: 'bad' })]);
     lines.push(plain(''));
-    lines.push([seg('Current system prompt (step 1):', { bold: true })]);
+    lines.push([seg(`Current system prompt (step ${props.promptStep ?? 1}):`, { bold: true })]);
+    if ((props.promptAgents ?? 1) > 1) {
+      const hint = `This run holds ${props.promptAgents} agents' prompts: this is the agent of step ${props.promptStep ?? 1}; the others' calls go out as recorded. To change another agent's: esc, move to one of its steps, r.`;
+      for (const l of wrapLines(hint, width - 2, 3)) lines.push([seg(`  ${l}`, { tint: 'muted' })]);
+    }
     const prompt = props.baselinePrompt ?? '(no system prompt recorded)';
     lines.push(...wrapLines(prompt, width - 2, Math.max(1, body - lines.length - 1)).map((l) => plain(`  ${l}`)));
   } else if (session.phase === 'running') {
