@@ -37,6 +37,8 @@ export interface ReplayProbeOptions {
   command?: string[];
   /** Run the recorded command of a recording this machine did not seal (ReplayOptions.trustRecording). */
   trustRecording?: boolean;
+  /** In a run of several agents, whose prompt the probed versions are (ReplayOptions.promptFor). */
+  promptFor?: string;
 }
 
 /** A probe that replays `recording` counterfactually with the prompt as its system prompt. */
@@ -56,6 +58,7 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       ...(options.env ? { env: options.env } : {}),
       ...(options.command ? { command: options.command } : {}),
       ...(options.trustRecording ? { trustRecording: true } : {}),
+      ...(options.promptFor !== undefined ? { promptFor: options.promptFor } : {}),
     });
     // A model (or service) that did not answer says nothing about the prompt: judging the probe
     // would name a good version bad (and cache it), so the search stops and says why.

@@ -184,6 +184,7 @@ interface PromptOptions extends ConfigCliOptions {
   granularity?: string;
   contract?: string;
   trustRecording?: boolean;
+  promptFor?: string;
   json?: boolean;
 }
 
@@ -230,11 +231,13 @@ async function runBisectPrompt(recordingDir: string, command: string[], opts: Pr
   // One answer chain for every probe: its sandbox services start once and outlive each probe,
   // which gets a fresh database behind them. What answers is part of the probe cache key.
   const chain = opts.probeCmd ? undefined : createAnswerChain((await configFromOptions(opts)).config, { keep: true });
-  // What runs is part of the cache key too: the command given after --, and whether the recording
-  // was trusted (its command and env).
+  // What runs is part of the cache key too: the command given after --, whether the recording was
+  // trusted (its command and env), and whose prompt the versions are.
   const runs = [
     ...(command.length > 0 ? [`cmd:${createHash('sha256').update(JSON.stringify(command)).digest('hex')}`] : []),
     ...(opts.trustRecording ? ['trusted'] : []),
+    // Whose prompt the versions replace changes every probe's replay.
+    ...(opts.promptFor !== undefined ? [`for:${createHash('sha256').update(opts.promptFor).digest('hex')}`] : []),
   ];
   try {
     await bisectPromptWith(recording, opts, {
@@ -251,6 +254,7 @@ async function runBisectPrompt(recordingDir: string, command: string[], opts: Pr
             ...(chain ? { chain } : {}),
             ...(command.length > 0 ? { command } : {}),
             ...(opts.trustRecording ? { trustRecording: true } : {}),
+            ...(opts.promptFor !== undefined ? { promptFor: opts.promptFor } : {}),
           }),
     });
   } finally {
@@ -385,6 +389,10 @@ Examples:
     .option('-p, --predicate <name>', 'built-in predicate a passing replay satisfies', 'all')
     .option('--contract <file>', 'judge each replay by this eval contract’s hard gate instead of the predicate')
     .option('--model-endpoint <url>', 'where the replay’s live model calls go')
+    .option(
+      '--prompt-for <text>',
+      'in a run of several agents, the one whose prompt the versions are: its recorded system prompt contains this text (default: the run’s own)',
+    )
     .option('--db <url>', 'a real Postgres server for the replays’ database sandboxes')
     .option('--probe-cmd <cmd>', 'probe with a shell command instead of a replay')
     .option('--out <dir>', 'where the probe replays are written', 'recordings/bisect-prompt')
