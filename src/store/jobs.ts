@@ -29,6 +29,8 @@ export const ReplayJobSchema = z
     mode: z.enum(['exact', 'counterfactual']).default('exact'),
     systemPrompt: z.string().optional(),
     promptPatch: z.string().optional(),
+    /** In a run of several agents, whose prompt the override changes (ReplayOptions.promptFor). */
+    promptFor: z.string().min(1).optional(),
     modelEndpoint: z.string().url().optional(),
     /** Eval contract YAML text: the replay is scored before it is ingested. */
     contract: z.string().optional(),
@@ -108,6 +110,7 @@ export function jobHandlers({ warehouse, workDir, config }: JobContext): Record<
         stdio: 'ignore',
         ...(payload.systemPrompt !== undefined ? { systemPrompt: payload.systemPrompt } : {}),
         ...(payload.promptPatch !== undefined ? { promptPatch: payload.promptPatch } : {}),
+        ...(payload.promptFor !== undefined ? { promptFor: payload.promptFor } : {}),
         ...(payload.modelEndpoint !== undefined ? { modelEndpoint: payload.modelEndpoint } : {}),
         ...(chain ? { config: chain } : {}),
         ...(payload.trustRecording ? { trustRecording: true } : {}),

@@ -36,6 +36,7 @@ interface EnqueueOptions {
   samples?: string;
   systemPrompt?: string;
   promptPatch?: string;
+  promptFor?: string;
   modelEndpoint?: string;
   contract?: string;
   out?: string;
@@ -160,6 +161,10 @@ ${STORE_NOTE}`,
     .option('--samples <k>', 'replays per recording (k samples for pass@k)', '1')
     .option('--system-prompt <file>', 'replay with this system prompt (sent as text)')
     .option('--prompt-patch <file>', 'replay with this unified diff applied to the system prompt (sent as text)')
+    .option(
+      '--prompt-for <text>',
+      'in runs of several agents: whose prompt changes (its recorded prompt contains this text)',
+    )
     .option('--model-endpoint <url>', 'where live model calls of counterfactual replays go')
     .option('--contract <file>', 'score each replay (or ingested recording) against this eval contract (sent as text)')
     .option('--out <store-url|dir>', 'push each replay to this store (or write it under this folder on the worker)')
@@ -233,6 +238,7 @@ ${STORE_NOTE}`,
               mode: opts.replay as ReplayJob['mode'],
               ...(systemPrompt !== undefined ? { systemPrompt } : {}),
               ...(promptPatch !== undefined ? { promptPatch } : {}),
+              ...(opts.promptFor !== undefined ? { promptFor: opts.promptFor } : {}),
               ...(opts.modelEndpoint !== undefined ? { modelEndpoint: opts.modelEndpoint } : {}),
               ...(contract !== undefined ? { contract } : {}),
               ...(out !== undefined ? { out } : {}),
