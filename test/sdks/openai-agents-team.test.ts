@@ -131,4 +131,33 @@ describe('two agents in one run (@openai/agents, an agent used as a tool)', () =
     expect((error as TapedeckError).code).toBe('PROMPT_TARGET_NOT_FOUND');
     expect((error as TapedeckError).message).toContain('"You are the forecaster.');
   });
+
+  it('a handoff: the specialist answers the guest (FINALIZE); --system-prompt changes the front desk only', async () => {
+    const recorded = await recordWithCli({
+      agent: 'openai-agents-team-agent.mjs',
+      args: ['--handoff'],
+      env,
+      out: path.join(tmp.dir, 'handoff'),
+    });
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    const recording = await readRecording(recorded.dir);
+    const handoffDesk = 'You are the front desk. Hand weather questions to the forecaster.';
+    expect(modelCalls(recording).map((c) => c.system)).toEqual([handoffDesk, FORECASTER]);
+    expect(stepTypes(recording)).toEqual([
+      [1, 'THINK'],
+      [2, 'FINALIZE'],
+    ]);
+    const before = model.calls.length;
+    const result = await replay({
+      recording: recorded.dir,
+      mode: 'counterfactual',
+      systemPrompt: 'You are a terse desk.',
+      env,
+      out: path.join(tmp.dir, 'handoff-cf'),
+      stdio: 'pipe',
+      timeoutMs: 60_000,
+    });
+    expect(result.status).toBe('complete');
+    expect(model.calls.slice(before).map((c) => c.body.instructions)).toEqual(['You are a terse desk.', FORECASTER]);
+  });
 });

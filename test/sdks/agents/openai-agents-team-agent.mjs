@@ -1,8 +1,9 @@
 // A two-agent desk on the OpenAI Agents SDK (`@openai/agents`): a front desk whose only tool is
 // another agent (`forecaster.asTool`), the forecaster with its own instructions and a function
 // tool. Each agent has its own system prompt; the forecaster's model calls run inside the front
-// desk's tool call. Unchanged by tapedeck.
-//   node openai-agents-team-agent.mjs [--stream]
+// desk's tool call. With --handoff the desk hands the conversation off to the forecaster instead
+// (`handoffs`), which then answers the guest itself. Unchanged by tapedeck.
+//   node openai-agents-team-agent.mjs [--stream] [--handoff]
 // Env: OPENAI_BASE_URL, OPENAI_API_KEY, WEATHER_URL. Prints `FINAL: <finalOutput>`.
 import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
@@ -26,12 +27,19 @@ const forecaster = new Agent({
   tools: [getForecast],
 });
 
-const desk = new Agent({
-  name: 'Front desk',
-  instructions: 'You are the front desk. Ask the forecaster, then answer the guest politely.',
-  model: 'fake-gpt-1',
-  tools: [forecaster.asTool({ toolName: 'ask_forecaster', toolDescription: 'Ask the forecaster about a city.' })],
-});
+const desk = process.argv.includes('--handoff')
+  ? new Agent({
+      name: 'Front desk',
+      instructions: 'You are the front desk. Hand weather questions to the forecaster.',
+      model: 'fake-gpt-1',
+      handoffs: [forecaster],
+    })
+  : new Agent({
+      name: 'Front desk',
+      instructions: 'You are the front desk. Ask the forecaster, then answer the guest politely.',
+      model: 'fake-gpt-1',
+      tools: [forecaster.asTool({ toolName: 'ask_forecaster', toolDescription: 'Ask the forecaster about a city.' })],
+    });
 
 const input = 'What is the weather in Oslo today?';
 const result = process.argv.includes('--stream') ? await run(desk, input, { stream: true }) : await run(desk, input);
