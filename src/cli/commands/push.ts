@@ -91,8 +91,7 @@ ${STORES}`,
         .split('/')
         .at(-1) as string;
       const out = resolve(opts.out ?? `recordings/${id}`);
-      await pullRecording(ref, out);
-      const recording = await readRecording(out);
+      const recording = await pullRecording(ref, out);
       process.stdout.write(`${out}  ${recording.manifest.status}, ${recording.events.length} events\n`);
     });
 }
