@@ -15,6 +15,7 @@
 // every reading command, a closed one that lost bytes is refused by every command (docs/recording-format.md).
 // TAPEDECK_FUZZ_SEED (29) and TAPEDECK_FUZZ_PER_CLASS (2) scale it.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -415,4 +416,45 @@ describe('truncation at any byte', () => {
       expect.stringMatching(/^tapedeck: .*events\.jsonl:\d+: field \(line\): is cut off 20 bytes into line \d+: /),
     ]);
   });
+});
+
+describe('a 50 MB value where the engines read text', () => {
+  it('eval, bisect and the other reading commands answer within 30 s and bounded memory', async () => {
+    // A tool's result and a changed row each hold 50 MB of numbers, ids, amounts and emails: every
+    // one a fact the outcome and belief engines would index.
+    const dir = path.join(tmp, 'fifty-mb');
+    cpSync(path.join(root, 'recordings/support/careful'), dir, { recursive: true });
+    const big = 'ab12 cd@x.io 42.5 USD O-77 '.repeat(2_000_000);
+    const lines = readFileSync(path.join(dir, 'events.jsonl'), 'utf8').split('\n').slice(0, -1);
+    const done = new Set<string>();
+    const edited = lines.map((line) => {
+      const event = JSON.parse(line) as { type: string; payload: Record<string, unknown> };
+      if (done.has(event.type)) return line;
+      if (event.type === 'tool.called') event.payload.result = big;
+      else if (event.type === 'db.changed') (event.payload.after as Record<string, unknown>).item = big;
+      else return line;
+      done.add(event.type);
+      return JSON.stringify(event);
+    });
+    const bytes = Buffer.from(`${edited.join('\n')}\n`);
+    writeFileSync(path.join(dir, 'events.jsonl'), bytes);
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    manifest.integrity = { events: edited.length, eventsSha256: createHash('sha256').update(bytes).digest('hex') };
+    writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+    problems.length = 0;
+    const c: HostileCase = { n: -2, kind: 'huge', what: '50 MB tool result and row value', base: 'careful', dir };
+    for (const args of [
+      ['eval', dir, '--contract', CONTRACT],
+      ['bisect', dir],
+      ['ledger', dir],
+      ['diff', path.join(root, 'recordings/support/careful'), dir],
+    ]) {
+      const run = await runInProcess(args, LIMIT_MS);
+      console.log(`${args[0]}: ${run.ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`);
+      judge(args[0] as string, c, run, [dir]);
+      expect(process.memoryUsage().rss).toBeLessThan(2.5 * 2 ** 30);
+    }
+    judge('tui loader', c, await loadAsTui(dir, CONTRACT), [dir]);
+    expect(problems).toEqual([]);
+  }, 300_000);
 });
