@@ -31,6 +31,13 @@ interface Sorted {
 }
 
 const WORD = /[\p{L}\p{N}]+/gu;
+/**
+ * The facts of one observed text are read from its first 2 Mi characters: a number, an id, a name
+ * or an email an agent repeats is there in any text a model can read (a whole context window is a
+ * few MB), and a hostile 50 MB string would otherwise cost tens of millions of mentions and map
+ * keys — minutes and gigabytes — for nothing.
+ */
+const TEXT_MAX = 2 * 1024 * 1024;
 
 /** Lower-cased word tokens of a text. */
 function words(text: string): string[] {
@@ -83,16 +90,17 @@ export class FactIndex {
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
   }
 
-  private addText(text: string, source: FactSource, key: string | undefined): void {
+  private addText(whole: string, source: FactSource, key: string | undefined): void {
+    const text = whole.length > TEXT_MAX ? whole.slice(0, TEXT_MAX) : whole;
     for (const m of mentionsIn(text)) {
       const observed = key === undefined ? m.text : `${key}: ${m.text}`;
       for (const r of m.observed) this.put(r, source, observed);
     }
     // A whole short value (a code, an email, a name) is also an id of itself.
-    const whole = text.trim();
-    if (whole !== '' && whole.length <= 120 && !/\s{2,}|\n/.test(whole)) {
-      for (const r of idReadings(whole, 'observed'))
-        this.put(r, source, key === undefined ? whole : `${key}: ${whole}`);
+    const trimmed = text.trim();
+    if (trimmed !== '' && trimmed.length <= 120 && !/\s{2,}|\n/.test(trimmed)) {
+      for (const r of idReadings(trimmed, 'observed'))
+        this.put(r, source, key === undefined ? trimmed : `${key}: ${trimmed}`);
     }
     this.addPhrase(text, source, key);
   }

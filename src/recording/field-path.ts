@@ -23,6 +23,9 @@ export function issueField(issue: z.core.$ZodIssue, prefix: ReadonlyArray<Proper
 export function issueProblem(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys')
     return `unknown field (${issue.keys.map((k) => JSON.stringify(k)).join(', ')})`;
+  // zod says "received undefined" for a field that is not there: say it as a user reads it.
+  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message))
+    return `is missing (expected ${issue.expected})`;
   return issue.message;
 }
 

@@ -1,10 +1,13 @@
 // The files of a recording, opened safely: never through a link, never a FIFO or device, within
 // size and nesting limits; events.jsonl read in chunks, line by line. What the reader stands on.
+
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecordingError } from './errors.js';
+import { whyNotJson } from './json.js';
 
 /**
  * zod compiles a fast path for an object schema the first time it parses with it: worth it over
@@ -30,9 +33,25 @@ export const MAX_EVENTS = 2_000_000;
 // A symlink in place of a file is refused (O_NOFOLLOW), and a FIFO does not block the open.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-function jsonErrorLine(text: string, error: unknown): number {
+function jsonErrorPosition(text: string, error: unknown): number {
   const match = /position (\d+)/.exec(String((error as Error).message));
-  return match ? text.slice(0, Number(match[1])).split('\n').length : 1;
+  return match ? Number(match[1]) : text.length;
+}
+
+function jsonErrorLine(text: string, error: unknown): number {
+  return text.slice(0, jsonErrorPosition(text, error)).split('\n').length;
+}
+
+/**
+ * What is wrong with JSON text that JSON.parse refused, on one line: text that stops where a value
+ * still had to go on was cut (a writer killed mid-write, a truncated copy), said as such.
+ * @example jsonProblem('{"a": [1, 2', error) // 'is cut off: it ends mid-value after 11 bytes (…)'
+ */
+export function jsonProblem(text: string, error: unknown): string {
+  if (jsonErrorPosition(text, error) >= text.trimEnd().length) {
+    return `is cut off: it ends mid-value after ${Buffer.byteLength(text)} bytes (truncated, or its writer stopped mid-write)`;
+  }
+  return `is not valid JSON: ${whyNotJson(error)}`;
 }
 
 /** A FIFO or device in place of a file would hang or flood the reader: refuse it by name. */
@@ -162,7 +181,9 @@ export async function readJsonFile(dir: string, file: string): Promise<{ text: s
         `is ${opened.size} bytes, more than the ${MAX_JSON_FILE_BYTES}-byte limit`,
       );
     }
-    text = await opened.handle.readFile('utf8');
+    const bytes = await opened.handle.readFile();
+    if (!isUtf8(bytes)) throw notUtf8(dir, file);
+    text = bytes.toString('utf8');
   } finally {
     await opened.handle.close();
   }
@@ -172,7 +193,7 @@ export async function readJsonFile(dir: string, file: string): Promise<{ text: s
   } catch (error) {
     throw new RecordingError(
       { dir, file, line: jsonErrorLine(text, error), field: '(json)' },
-      `is not valid JSON: ${(error as Error).message}`,
+      jsonProblem(text, error),
     );
   }
 }
@@ -181,7 +202,16 @@ interface ScanResult {
   lines: number;
   sha256: string;
   /** Bytes after the last newline, if any. */
-  partial?: { line: number; text: string; bytes: number };
+  partial?: { line: number; text: string; bytes: number; utf8: boolean };
+}
+
+/** Bytes that are not UTF-8: the writer never writes them, and decoding would change them silently. */
+export function notUtf8(dir: string, file: string, line?: number): RecordingError {
+  return new RecordingError(
+    { dir, file, ...(line === undefined ? {} : { line }), field: '(bytes)' },
+    'is not valid UTF-8',
+    'tapedeck writes UTF-8 JSON only; the file is damaged or hostile',
+  );
 }
 
 /** Reads events.jsonl in chunks, calling onLine for each complete line; refuses lines above maxLine bytes. */
@@ -233,6 +263,7 @@ export async function scanLines(
         const bytes = parts.length > 0 ? Buffer.concat([...parts, piece]) : piece;
         parts = [];
         partLen = 0;
+        if (!isUtf8(bytes)) throw notUtf8(dir, file, line);
         onLine(bytes.toString('utf8'), line);
         start = nl + 1;
       }
@@ -241,6 +272,9 @@ export async function scanLines(
     await handle.close();
   }
   const result: ScanResult = { lines: line, sha256: hash.digest('hex') };
-  if (partLen > 0) result.partial = { line: line + 1, text: Buffer.concat(parts).toString('utf8'), bytes: partLen };
+  if (partLen > 0) {
+    const bytes = Buffer.concat(parts);
+    result.partial = { line: line + 1, text: bytes.toString('utf8'), bytes: partLen, utf8: isUtf8(bytes) };
+  }
   return result;
 }

@@ -13,8 +13,10 @@ import { unsafePathReason } from './paths.js';
 import { blobReader, inlineFiles, missingBlobs, verifyAllBlobs } from './read-blobs.js';
 import {
   jsonDepthExceeds,
+  jsonProblem,
   MAX_EVENTS,
   MAX_LINE_BYTES,
+  notUtf8,
   PARSE_ONCE,
   readJsonFile,
   scanLines,
@@ -114,7 +116,7 @@ function parseEventLine(dir: string, text: string, line: number): RecordingEvent
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new RecordingError({ dir, file, line, field: '(json)' }, `is not valid JSON: ${(error as Error).message}`);
+    throw new RecordingError({ dir, file, line, field: '(json)' }, jsonProblem(text, error));
   }
   if (!isRecord(value)) throw new RecordingError({ dir, file, line, field: '(line)' }, 'is not a JSON object');
   if (typeof value.type === 'string' && !EVENT_TYPE_SET.has(value.type)) {
@@ -179,6 +181,7 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
   const scan = await scanLines(dir, file, options.maxLineBytes ?? MAX_LINE_BYTES, push);
   if (!scan)
     throw new RecordingError({ dir, file }, 'is missing', 'a recording directory holds manifest.json and events.jsonl');
+  const { eventsSha256, events: count } = manifest.integrity;
   if (scan.partial) {
     const { line, bytes } = scan.partial;
     if (manifest.status === 'incomplete') {
@@ -186,12 +189,20 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
         `${file}:${line}: ignored a cut-off last line (${bytes} bytes without a newline): the writer stopped mid-write`,
       );
     } else {
-      push(scan.partial.text, line);
+      try {
+        if (!scan.partial.utf8) throw notUtf8(dir, file, line);
+        push(scan.partial.text, line);
+      } catch (error) {
+        // A closed recording whose last line stops mid-event lost its tail after it was closed.
+        if (error instanceof RecordingError && eventsSha256 !== undefined && events.length < count)
+          throw lostTail(dir, manifest, events, scan.partial);
+        throw error;
+      }
       warnings.push(`${file}:${line}: the last line has no newline`);
     }
   }
-  const { eventsSha256, events: count } = manifest.integrity;
   if (eventsSha256 !== undefined && eventsSha256 !== scan.sha256) {
+    if (events.length < count && !scan.partial) throw lostTail(dir, manifest, events);
     throw new RecordingError(
       { dir, file, field: 'integrity.eventsSha256' },
       `hashes to ${scan.sha256}, but manifest.json says ${eventsSha256}`,
@@ -227,6 +238,32 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
     warnings.push(...missingBlobs(events, snapshots, present));
   }
   return { dir, manifest, events, pre, post, readBlob: blobs.readBlob, warnings };
+}
+
+/**
+ * A closed recording (its manifest counts and hashes its events) whose events.jsonl holds fewer:
+ * truncated after it was closed. Says where it stops, what is left and how much is lost.
+ */
+function lostTail(
+  dir: string,
+  manifest: Manifest,
+  events: RecordingEvent[],
+  partial?: { line: number; bytes: number },
+): RecordingError {
+  const count = manifest.integrity.events;
+  const last = events.at(-1);
+  const kept =
+    last === undefined
+      ? 'no whole event is left'
+      : `${events.length} whole event${events.length === 1 ? '' : 's'} left, the last seq ${last.seq} (step ${last.stepId}, ${last.type})`;
+  const where = partial
+    ? { line: partial.line, at: `is cut off ${partial.bytes} bytes into line ${partial.line}` }
+    : { at: `ends after line ${events.length}` };
+  return new RecordingError(
+    { dir, file: 'events.jsonl', ...(where.line === undefined ? {} : { line: where.line }), field: '(line)' },
+    `${where.at}: ${kept}; ${count - events.length} of the ${count} events manifest.json counts are lost`,
+    'the file was truncated after the recording was closed; pull or copy it again',
+  );
 }
 
 /** Why a recording is incomplete: the agent ended early (the run was closed), or nothing closed it. */

@@ -29,14 +29,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../../src/cli/program.js';
-import { isTapedeckError, readRecording } from '../../src/recording/index.js';
-import { defaultServices } from '../../tui/data/engines.js';
-import { indexSteps, stepDetail } from '../../tui/data/steps.js';
+import { readRecording } from '../../src/recording/index.js';
 import { bin, root } from '../cli/run-cli.js';
 import { seeded as seededRandom } from '../postgres/db-fixture.js';
 import { openStatementLog, type StatementLog } from '../production/statement-log.js';
 import { type HostileCase, makeHostileCases, type Targets } from '../support/hostile-recordings.js';
+import { loadAsTui, type Run, runInProcess } from '../support/in-process-cli.js';
 import { deadSandboxes } from '../support/pg-leftovers.js';
 
 const COUNT = Number(process.env.TAPEDECK_HOSTILE_CASES ?? 300);
@@ -119,15 +117,6 @@ function argsFor(command: Command, c: HostileCase, scratch: string): string[] {
   }
 }
 
-interface Run {
-  code: number | 'hang';
-  stdout: string;
-  stderr: string;
-  ms: number;
-  /** A thrown error that is not a TapedeckError (in-process): what the CLI would print with its stack. */
-  crash?: string;
-}
-
 const STACK =
   /^\s+at .+(?:\(|:\d+)|^\S*(?:TypeError|RangeError|ReferenceError|SyntaxError|AssertionError)\b|node:internal|Maximum call stack/m;
 
@@ -160,69 +149,6 @@ function outcomeOf(run: Run, targets: Targets): { outcome: string; problem?: str
   }
   if (run.code === 1) return { outcome: 'finding or bad (exit 1)' };
   return { outcome: run.stderr.trim() === '' ? 'ok' : 'ok with warnings' };
-}
-
-/** Runs a command as the CLI does (commander program, error handling of src/cli/main.ts), in this process. */
-async function inProcess(args: string[]): Promise<Run> {
-  const started = Date.now();
-  let stdout = '';
-  let stderr = '';
-  const saved = {
-    out: process.stdout.write.bind(process.stdout),
-    err: process.stderr.write.bind(process.stderr),
-    log: console.log,
-    error: console.error,
-    warn: console.warn,
-  };
-  const capture =
-    (to: 'out' | 'err') =>
-    (chunk: string | Uint8Array): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      if (to === 'out') stdout += text;
-      else stderr += text;
-      return true;
-    };
-  process.stdout.write = capture('out') as typeof process.stdout.write;
-  process.stderr.write = capture('err') as typeof process.stderr.write;
-  console.log = (...a: unknown[]) => capture('out')(`${a.join(' ')}\n`);
-  console.error = console.warn = (...a: unknown[]) => capture('err')(`${a.join(' ')}\n`);
-  process.exitCode = undefined;
-  let code: number | 'hang' = 0;
-  let crash: string | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const program = await buildProgram({ only: args[0] as string });
-    const work = program.parseAsync(['node', 'tapedeck', ...args]).then(
-      () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
-      (error: unknown) => {
-        if (error !== null && typeof error === 'object' && 'exitCode' in error && 'code' in error) {
-          const e = error as { exitCode: number; code: string };
-          if (String(e.code).startsWith('commander.')) return e.exitCode === 1 ? 2 : e.exitCode;
-        }
-        if (isTapedeckError(error)) {
-          stderr += `tapedeck: ${error.message}\n`;
-          return error.exitCode;
-        }
-        crash = error instanceof Error ? (error.stack ?? error.message) : String(error);
-        return 1;
-      },
-    );
-    code = await Promise.race([
-      work,
-      new Promise<'hang'>((resolve) => {
-        timer = setTimeout(() => resolve('hang'), LIMIT_MS);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    process.stdout.write = saved.out;
-    process.stderr.write = saved.err;
-    console.log = saved.log;
-    console.error = saved.error;
-    console.warn = saved.warn;
-    process.exitCode = undefined;
-  }
-  return { code, stdout, stderr, ms: Date.now() - started, ...(crash !== undefined ? { crash } : {}) };
 }
 
 /** Runs the real CLI; killed (and reported as a hang) after the limit. */
@@ -273,39 +199,6 @@ function outsideTouches(traceFile: string): string[] {
     .filter((line) =>
       watched.some((dir) => [`"${dir}/`, `"${dir}"`, `<${dir}/`, `<${dir}>`].some((form) => line.includes(form))),
     );
-}
-
-/** The TUI's loader on a case: list, read, the timeline and every step's detail, ledger, score, world. */
-async function tuiLoad(c: HostileCase): Promise<Run> {
-  const started = Date.now();
-  const services = defaultServices({ contract: CONTRACT });
-  const notes: string[] = [];
-  try {
-    await services.listRecordings(path.dirname(c.dir));
-    const recording = await services.readRecording(c.dir);
-    const index = indexSteps(recording);
-    for (const row of index.rows) stepDetail(recording, index, row.stepId);
-    const last = index.rows.at(-1)?.stepId ?? 0;
-    for (const panel of [
-      await services.ledger(recording),
-      await services.score(recording),
-      await services.worldAt(recording, last),
-    ]) {
-      // A panel shows why it is unavailable; a JavaScript fault there is a crash all the same.
-      if (!panel.ok) notes.push(panel.reason);
-    }
-  } catch (error) {
-    if (!isTapedeckError(error)) {
-      const e = error as Error;
-      return { code: 1, stdout: '', stderr: '', ms: Date.now() - started, crash: e.stack ?? String(e) };
-    }
-    return { code: 2, stdout: '', stderr: `tapedeck: ${error.message}\n`, ms: Date.now() - started };
-  }
-  const fault = notes.find((n) =>
-    /Maximum call stack|Cannot read propert|is not a function|is not iterable|Invalid (?:array|string) length/.test(n),
-  );
-  if (fault) return { code: 1, stdout: '', stderr: '', ms: Date.now() - started, crash: fault };
-  return { code: 0, stdout: '', stderr: notes.join('\n'), ms: Date.now() - started };
 }
 
 function treeHash(dir: string): string {
@@ -440,8 +333,8 @@ describe('hostile recordings through every command', () => {
     const started = Date.now();
     for (const c of cases) {
       for (const command of ENGINE_COMMANDS)
-        judge(command, 'in process', c, await inProcess(argsFor(command, c, scratch)));
-      judge('tui loader', 'in process', c, await tuiLoad(c));
+        judge(command, 'in process', c, await runInProcess(argsFor(command, c, scratch), LIMIT_MS));
+      judge('tui loader', 'in process', c, await loadAsTui(c.dir, CONTRACT));
     }
     console.log(`in-process runs took ${Math.round((Date.now() - started) / 1000)} s`);
     expect(problems).toEqual([]);

@@ -39,7 +39,11 @@ function editLine(dir: string, line: number, edit: (event: Record<string, unknow
 /** An fs.changed event with `payload` in place of line 2 (integrity dropped). */
 function putFsChange(dir: string, payload: Record<string, unknown>): void {
   dropIntegrity(dir);
-  replaceLine(dir, 2, JSON.stringify({ seq: 1, traceId: 't', stepId: 1, type: 'fs.changed', time: 't', payload }));
+  replaceLine(
+    dir,
+    2,
+    JSON.stringify({ seq: 1, traceId: 't', stepId: 1, type: 'fs.changed', time: '2026-01-01T00:00:00.000Z', payload }),
+  );
 }
 
 /** For tampering tests: drop the integrity hash so the reader looks at the content itself. */
@@ -209,7 +213,7 @@ describe('hostile recordings', () => {
       traceId: 't',
       stepId: 1,
       type: 'context.compiled',
-      time: 't',
+      time: '2026-01-01T00:00:00.000Z',
       payload: { x: 0 },
     }).replace('{"x":0}', `{"x":${deep}}`);
     replaceLine(dir, 4, line);
@@ -231,9 +235,24 @@ describe('hostile recordings', () => {
 
   it('detects events.jsonl changed after the recording was closed', async () => {
     const dir = await goodRecording();
+    const text = readFileSync(join(dir, 'events.jsonl'), 'utf8');
+    writeFileSync(join(dir, 'events.jsonl'), text.replace('"stepId":1', '"stepId":2'));
+    expectWhere(await readError(dir), 'events.jsonl', undefined, 'integrity.eventsSha256');
+  });
+
+  it('says where events.jsonl of a closed recording was cut and how many events are lost', async () => {
+    const dir = await goodRecording();
     const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n');
     writeFileSync(join(dir, 'events.jsonl'), `${lines.slice(0, 4).join('\n')}\n`);
-    expectWhere(await readError(dir), 'events.jsonl', undefined, 'integrity.eventsSha256');
+    const atBoundary = await readError(dir);
+    expectWhere(atBoundary, 'events.jsonl', undefined, '(line)');
+    expect(atBoundary.problem).toMatch(
+      /^ends after line 4: 4 whole events left, the last seq 3 \(step \d+, [a-z.]+\); 4 of the 8 events manifest\.json counts are lost$/,
+    );
+    writeFileSync(join(dir, 'events.jsonl'), `${lines.slice(0, 4).join('\n')}\n${(lines[4] as string).slice(0, 17)}`);
+    const midLine = await readError(dir);
+    expectWhere(midLine, 'events.jsonl', 5, '(line)');
+    expect(midLine.problem).toMatch(/^is cut off 17 bytes into line 5: 4 whole events left, .*; 4 of the 8 events/);
   });
 
   it('ignores and reports a cut-off last line of an incomplete recording', async () => {
@@ -427,5 +446,98 @@ describe('hostile inline file contents', () => {
     const lines = `${run.stdout}${run.stderr}`.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/snapshots\/pre\/fs\.json:\d+: field files\["a\.txt"\]\.text: inline content hashes to/);
+  });
+});
+
+// Classes the seeded fuzz (test/recording/fuzz-commands.test.ts) found reaching past the reader:
+// each refused once here, for every command, with its file, line and field on one line.
+interface Exchange {
+  request: { url: string; method: string; headers: Record<string, string> };
+  response: { headers: Record<string, string> };
+}
+
+describe('values the engines cannot take are refused by the reader', () => {
+  it('says a missing field is missing, never "received undefined"', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 2, (event) => {
+      delete event.seq;
+    });
+    const error = await readError(dir);
+    expectWhere(error, 'events.jsonl', 2, 'seq');
+    expect(error.problem).toBe('is missing (expected number)');
+  });
+
+  it('keeps the error of a JSON file on one line, and says a cut one is cut', async () => {
+    const dir = await goodRecording();
+    const manifest = readFileSync(join(dir, 'manifest.json'), 'utf8');
+    // A broken token inside pretty-printed JSON: Node's message quotes the text around it, newlines and all.
+    writeFileSync(join(dir, 'manifest.json'), manifest.replace('",\n', '"\n'));
+    const broken = await readError(dir);
+    expect(broken.message).not.toContain('\n');
+    expect(broken.problem).toMatch(/^is not valid JSON: /);
+    writeFileSync(join(dir, 'manifest.json'), manifest.slice(0, 300));
+    const cut = await readError(dir);
+    expectWhere(cut, 'manifest.json', cut.line as number, '(json)');
+    expect(cut.problem).toBe(
+      'is cut off: it ends mid-value after 300 bytes (truncated, or its writer stopped mid-write)',
+    );
+  });
+
+  it('refuses bytes that are not UTF-8 in events.jsonl, naming the line', async () => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n');
+    const [head, tail] = (lines[2] as string).split('"POST"');
+    const bytes = Buffer.concat([
+      Buffer.from(`${lines.slice(0, 2).join('\n')}\n${head}"PO`),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(`ST"${tail}\n${lines.slice(3).join('\n')}`),
+    ]);
+    writeFileSync(join(dir, 'events.jsonl'), bytes);
+    const error = await readError(dir);
+    expectWhere(error, 'events.jsonl', 3, '(bytes)');
+    expect(error.problem).toBe('is not valid UTF-8');
+  });
+
+  it.each([
+    ['0000-00-00', 'createdAt'],
+    ['2026-02-31T00:00:00.000Z', 'createdAt'],
+    ['yesterday', 'createdAt'],
+  ])('refuses a manifest time %s that is not a calendar time (the warehouse could not store it)', async (time) => {
+    const dir = await goodRecording();
+    const file = join(dir, 'manifest.json');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(/"createdAt": "[^"]*"/, `"createdAt": ${JSON.stringify(time)}`),
+    );
+    const error = await readError(dir);
+    expectWhere(error, 'manifest.json', error.line as number, 'createdAt');
+    expect(error.problem).toMatch(/expected an ISO 8601 time/);
+  });
+
+  it.each([
+    ['a URL no engine can parse', (p: Exchange) => (p.request.url = 'http://exa\u0000mple/x'), 'payload.request.url'],
+    ['a relative URL', (p: Exchange) => (p.request.url = '/v1/chat'), 'payload.request.url'],
+    [
+      'a method with a line break',
+      (p: Exchange) => (p.request.method = 'GET / HTTP/1.1\r\nX: 1'),
+      'payload.request.method',
+    ],
+    [
+      'a header value with a carriage return',
+      (p: Exchange) => (p.response.headers = { 'x-a': 'b\r\nSet-Cookie: 1' }),
+      'payload.response.headers["x-a"]',
+    ],
+    [
+      'a header name that is not a token',
+      (p: Exchange) => (p.request.headers = { 'x a:': 'b' }),
+      'payload.request.headers["x a:"]',
+    ],
+  ])('refuses an exchange with %s', async (_what, edit, field) => {
+    const dir = await goodRecording();
+    dropIntegrity(dir);
+    editLine(dir, 3, (event) => edit(event.payload as unknown as Exchange));
+    expectWhere(await readError(dir), 'events.jsonl', 3, field);
   });
 });

@@ -1,7 +1,17 @@
 // Recording stores: a recording pushed to a store (a folder, or Postgres with blobs shared across
 // recordings) is taken by URL by every command, pulled back byte for byte, and a store's content
 // is checked like any recording (a tampered blob or a hostile path never reaches the disk).
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -21,6 +31,8 @@ const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-store-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const withId = (source: string, id: string) => copyWithId(source, tmp, id);
+const sentinel = join(tmp, 'sentinel');
+writeFileSync(sentinel, 'sentinel');
 
 describe('store URLs', () => {
   it('split into the store and the recording id', () => {
@@ -50,6 +62,37 @@ describe('folder store (file://)', () => {
     manifest.id = 'openai-baseline';
     writeFileSync(join(impostor, 'manifest.json'), JSON.stringify(manifest));
     await expect(pushRecording(impostor, store)).rejects.toThrow(/already holds a different recording with id/);
+  });
+});
+
+describe('a hostile folder store', () => {
+  // A shared folder is as untrusted as a recording: what pull copies out of it is files alone.
+  it.each([
+    ['a FIFO', (file: string) => execFileSync('mkfifo', [file]), /is not a regular file or folder/],
+    ['a link to a file outside', (file: string) => symlinkSync(sentinel, file), /is not a regular file or folder/],
+  ])('pull refuses a recording holding %s in one line and leaves no folder', async (_what, plant, message) => {
+    const root = join(tmp, `hostile-store-${readdirSync(tmp).length}`);
+    const rec = withId(example('openai-baseline'), 'h1');
+    cpSync(rec, join(root, 'h1'), { recursive: true });
+    rmSync(join(root, 'h1', 'snapshots/pre/fs.json'), { force: true });
+    plant(join(root, 'h1', 'snapshots/pre/fs.json'));
+    const out = join(tmp, `pulled-${readdirSync(tmp).length}`);
+    const run = await tapedeck(['pull', `file://${root}/h1`, '--out', out]);
+    expectOneLineError(run, message);
+    expect(existsSync(out)).toBe(false);
+    expect(readFileSync(sentinel, 'utf8')).toBe('sentinel');
+  });
+
+  it('pull removes the copy of a recording the reader refuses', async () => {
+    const root = join(tmp, 'bad-store');
+    cpSync(withId(example('openai-baseline'), 'h2'), join(root, 'h2'), { recursive: true });
+    const events = join(root, 'h2', 'events.jsonl');
+    writeFileSync(events, readFileSync(events).subarray(0, 5000));
+    const out = join(tmp, 'pulled-bad');
+    await expect(pullRecording(`file://${root}/h2`, out)).rejects.toThrow(
+      /events\.jsonl:\d+: field \(line\): is cut off \d+ bytes into line \d+: \d+ whole events left/,
+    );
+    expect(existsSync(out)).toBe(false);
   });
 });
 

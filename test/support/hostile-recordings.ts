@@ -693,6 +693,178 @@ const CLASSES: Record<string, Mutation[]> = {
       return `manifest: ${['status incomplete', 'prices', 'createdAt', 'replayOf', 'integrity count'][choice]}`;
     },
   ],
+  'proto-keys': [
+    (ctx) => {
+      // Keys that would reach Object.prototype through `target[key] = …` or `target[a][b] = …`.
+      const key = pick(ctx.rng, ['__proto__', 'constructor', 'prototype']);
+      const inner: Json = { polluted: 'yes', toString: 'x', hasOwnProperty: 1 };
+      const what = editEvent(ctx, (event, rng) => {
+        const objects = pathsOf(event, true).filter((p) => {
+          const v = getAt(event, p);
+          return v !== null && typeof v === 'object' && !Array.isArray(v);
+        });
+        const at = objects.length > 0 ? pick(rng, objects) : [];
+        const target = (at.length === 0 ? event : getAt(event, at)) as Record<string, Json>;
+        // Through raw text: JSON.stringify of an own __proto__ key is what JSON.parse gives back.
+        Object.defineProperty(target, key, { value: inner, enumerable: true, configurable: true, writable: true });
+        return `${at.join('.') || '(root)'}.${key} = {polluted…}`;
+      });
+      reseal(ctx.dir);
+      return what;
+    },
+    (ctx) => {
+      const m = manifestOf(ctx.dir) as Record<string, Json>;
+      const where = int(ctx.rng, 4);
+      const poison = JSON.parse(
+        '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}',
+      ) as Json;
+      if (where === 0) (m.agent as Record<string, Json>).env = poison;
+      else if (where === 1) (m.runtime as Record<string, Json>).sdkVersions = poison;
+      else if (where === 2) m.prices = { models: poison } as Json;
+      else (m.replay as Json) = { mode: 'exact', overrides: poison };
+      writeManifest(ctx.dir, m);
+      return `manifest: ${['agent.env', 'runtime.sdkVersions', 'prices.models', 'replay.overrides'][where]} holds __proto__ and constructor keys`;
+    },
+  ],
+  metacharacters: [
+    (ctx) => {
+      // SQL and shell text in every string of one event (values, not keys): data, never run.
+      const evil = [
+        `'; DROP TABLE x; --`,
+        `$(touch ${ctx.t.canaryDir}/dollar)`,
+        `\`touch ${ctx.t.canaryDir}/tick\``,
+        `"; touch ${ctx.t.canaryDir}/quote #`,
+        `x' OR '1'='1`,
+        `%s%s%n{{7*7}}\${7*7}`,
+        `a\r\nSet-Cookie: x=1`,
+      ];
+      const what = editEvent(ctx, (event, rng) => {
+        const strings = pathsOf(event, false).filter((p) => typeof getAt(event, p) === 'string' && p[0] !== 'type');
+        if (strings.length === 0) return undefined;
+        for (const at of strings) setAt(event, at, pick(rng, evil));
+        return `${strings.length} strings carry SQL and shell text`;
+      });
+      reseal(ctx.dir);
+      return what;
+    },
+    (ctx) => {
+      const m = manifestOf(ctx.dir) as Record<string, Json>;
+      const evil = `$(touch ${ctx.t.canaryDir}/m); '; DROP DATABASE postgres; --`;
+      for (const at of pathsOf(m, false)) {
+        const v = getAt(m, at);
+        if (
+          typeof v === 'string' &&
+          !['format', 'createdAt', 'status', 'id', 'seal', 'integrity'].includes(String(at[0]))
+        )
+          setAt(m, at, `${v}${evil}`);
+      }
+      writeManifest(ctx.dir, m);
+      return 'manifest: every free-text string carries shell and SQL text';
+    },
+  ],
+  'odd-numbers': [
+    (ctx) => {
+      // Numbers as text a lenient parser would take, and numbers JSON.parse makes infinite.
+      const raw = pick(ctx.rng, ['"NaN"', '"Infinity"', '"-0"', '"1e999"', '1e999', '-1e999', '-0', '"0x10"', '""']);
+      const marker = `__NUM_${int(ctx.rng, 1e9)}__`;
+      const what = editEvent(ctx, (event, rng) => {
+        const nums = pathsOf(event, false).filter((p) => typeof getAt(event, p) === 'number');
+        if (nums.length === 0) return undefined;
+        const at = pick(rng, nums);
+        setAt(event, at, marker);
+        return `${at.join('.')} = ${raw}`;
+      });
+      const file = path.join(ctx.dir, EVENTS);
+      writeFileSync(file, readFileSync(file, 'utf8').replace(JSON.stringify(marker), raw));
+      reseal(ctx.dir);
+      return what;
+    },
+    (ctx) => {
+      const m = manifestOf(ctx.dir) as Record<string, Json>;
+      const which = int(ctx.rng, 3);
+      const raw = pick(ctx.rng, ['1e999', '-1', '"NaN"', '1.5', '9007199254740993']);
+      const text = JSON.stringify(m, null, 2);
+      const out =
+        which === 0
+          ? text.replace(/"events": \d+/, `"events": ${raw}`)
+          : which === 1
+            ? text.replace(
+                /"createdAt": "[^"]*"/,
+                `"createdAt": ${pick(ctx.rng, ['"2026-02-31T00:00:00.000Z"', '"0000-00-00"', '"yesterday"', '0'])}`,
+              )
+            : text.replace(/"status": "[^"]*"/, `"status": ${pick(ctx.rng, ['"COMPLETE"', '""', 'null', '1'])}`);
+      writeFileSync(path.join(ctx.dir, 'manifest.json'), out);
+      return `manifest: ${['integrity.events', 'createdAt', 'status'][which]} odd`;
+    },
+  ],
+  encoding: [
+    (ctx) => {
+      // Bytes that are not UTF-8, or escapes that are not a character, inside a string of one event.
+      const list = lines(ctx.dir);
+      const i = int(ctx.rng, list.length);
+      const line = list[i] as string;
+      // Inside free text (a message, a body, a name), where a value reaches the engines and the warehouse.
+      const free = [...line.matchAll(/"(?:text|content|name|url|path|data|arguments|system|model)":"/g)];
+      const hit = free.length > 0 ? pick(ctx.rng, free) : undefined;
+      const at = hit ? (hit.index as number) + hit[0].length - 3 : line.indexOf('":"');
+      if (at === -1) return undefined;
+      const insert = pick(ctx.rng, [
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from([0xc3]),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from('\\ud800'),
+        Buffer.from('\\udfff\\ud800'),
+        Buffer.from('\\u0000'),
+      ]);
+      const before = Buffer.from(line.slice(0, at + 3));
+      const out = list.map((l) => Buffer.from(`${l}\n`));
+      out[i] = Buffer.concat([before, insert, Buffer.from(`${line.slice(at + 3)}\n`)]);
+      writeFileSync(path.join(ctx.dir, EVENTS), Buffer.concat(out));
+      reseal(ctx.dir);
+      return `events.jsonl:${i + 1}: ${insert.toString('hex')} inside a string`;
+    },
+  ],
+  blobs: [
+    (ctx) => {
+      const blobs = filesOf(ctx.dir).filter((f) => f.startsWith('blobs/'));
+      if (blobs.length === 0) return undefined;
+      const file = pick(ctx.rng, blobs);
+      rmSync(path.join(ctx.dir, file));
+      const op = int(ctx.rng, 3);
+      if (op === 0) mkdirSync(path.join(ctx.dir, file));
+      else if (op === 1)
+        writeFileSync(path.join(ctx.dir, file), readFileSync(path.join(ctx.dir, EVENTS)).subarray(0, 10));
+      return `${file} ${['is a folder', 'holds other bytes', 'is missing'][op]}`;
+    },
+    (ctx) => {
+      // An event naming a blob the recording does not hold.
+      const what = editEvent(ctx, (event) => {
+        const text = JSON.stringify(event);
+        const m = /"(?:blob|sha256)":"([0-9a-f]{64})"/.exec(text);
+        if (!m) return undefined;
+        Object.assign(event, JSON.parse(text.replace(m[1] as string, 'e'.repeat(64))));
+        return 'names a blob that is not there';
+      });
+      reseal(ctx.dir);
+      return what;
+    },
+  ],
+  'unknown-kinds': [
+    (ctx) => {
+      const what = editEvent(ctx, (event, rng) => {
+        const p = event.payload as Record<string, Json> | undefined;
+        const choice = int(rng, 4);
+        if (choice === 0) event.type = pick(rng, ['model.streamed', 'TOOL.CALLED', '', 'constructor', '__proto__']);
+        else if (choice === 1 && p && 'stateType' in p) p.stateType = pick(rng, ['EXEC', 'observe', '']);
+        else if (choice === 2 && p && 'kind' in p) p.kind = pick(rng, ['rpc', 'constructor', 'toString']);
+        else if (choice === 3) event.extra = 'unknown field';
+        else return undefined;
+        return `${['type', 'stateType', 'kind', 'an extra field'][choice]} unknown`;
+      });
+      reseal(ctx.dir);
+      return what;
+    },
+  ],
 };
 
 export const KINDS = Object.keys(CLASSES);

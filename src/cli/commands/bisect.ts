@@ -42,6 +42,7 @@ import { listRecordings, type Recording, readRecording, TapedeckError } from '..
 import { createAnswerChain } from '../../replay/chain/index.js';
 import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { printWarnings } from '../read-recording.js';
 
 interface BisectOptions {
   predicate?: string;
@@ -103,8 +104,7 @@ async function load(ref: string): Promise<Recording> {
   const dir = await localRecording(ref);
   if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `no recording at ${dir}`);
   const recording = await readRecording(dir);
-  // An incomplete recording (writer killed) is read up to its last whole line: say so.
-  for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
+  printWarnings(dir, recording);
   return recording;
 }
 

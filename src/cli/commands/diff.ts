@@ -5,6 +5,7 @@ import { alignRuns, formatAlignment } from '../../bisect/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { readRecording, TapedeckError } from '../../recording/index.js';
 import { localRecording } from '../../store/recordings/index.js';
+import { printWarnings } from '../read-recording.js';
 
 export function register(program: Command): void {
   program
@@ -42,7 +43,7 @@ Examples:
       if (!Number.isInteger(width) || width < 20)
         throw new TapedeckError('BAD_OPTIONS', `--width must be a number of at least 20, got "${opts.width}"`);
       const [a, b] = await Promise.all([readRecording(aDir), readRecording(bDir)]);
-      for (const r of [a, b]) for (const w of r.warnings) process.stderr.write(`tapedeck: warning: ${r.dir}: ${w}\n`);
+      for (const r of [a, b]) printWarnings(r.dir, r);
       const alignment = alignRuns(a, b);
       if (opts.json) {
         const { ops, ...rest } = alignment;

@@ -12,7 +12,6 @@ import {
   loadContract,
 } from '../../evaluate/index.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { readRecording } from '../../recording/index.js';
 import {
   answerProvenance,
   describeProvenance,
@@ -20,7 +19,7 @@ import {
   unsoundAnswers,
 } from '../../recording/provenance.js';
 import type { Recording } from '../../recording/types.js';
-import { localRecording } from '../../store/recordings/index.js';
+import { readGivenRecording } from '../read-recording.js';
 
 interface EvalCliOptions {
   contract: string;
@@ -36,10 +35,7 @@ interface EvalCliOptions {
 
 async function load(dir: string): Promise<Recording> {
   try {
-    const recording = await readRecording(await localRecording(dir));
-    // An incomplete recording (writer killed) is read up to its last whole line: say so.
-    for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
-    return recording;
+    return await readGivenRecording(dir);
   } catch (error) {
     if (error instanceof TapedeckError) throw error;
     throw new TapedeckError(

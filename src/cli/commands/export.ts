@@ -3,8 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { readRecording } from '../../recording/index.js';
-import { localRecording } from '../../store/recordings/index.js';
+import { readGivenRecording } from '../read-recording.js';
 
 interface ExportOptions {
   otlp?: boolean;
@@ -55,7 +54,7 @@ Examples:
         opts.msw ? 'msw' : '',
       ].filter(Boolean);
       if (formats.length !== 1) throw new TapedeckError('BAD_OPTION', 'choose one format: --otlp, --har or --msw');
-      const recording = await readRecording(await localRecording(ref));
+      const recording = await readGivenRecording(ref);
       let text: string;
       if (formats[0] === 'otlp') {
         const { recordingToOtlp, sendOtlp } = await import('../../interop/index.js');

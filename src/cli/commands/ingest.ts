@@ -16,6 +16,7 @@ import {
   warehouseOptionsFrom,
 } from '../../store/index.js';
 import { isStoreUrl, localRecording } from '../../store/recordings/index.js';
+import { printWarnings } from '../read-recording.js';
 
 interface IngestCliOptions {
   scores?: string;
@@ -84,7 +85,11 @@ Examples:
       const scores = opts.scores ? loadScores(opts.scores) : [];
       const dirs = await expand(paths);
       const recordings = [];
-      for (const dir of dirs) recordings.push(await readRecording(dir));
+      for (const dir of dirs) {
+        const recording = await readRecording(dir);
+        printWarnings(dir, recording);
+        recordings.push(recording);
+      }
       const matched = new Set<Scores>();
       const scoresFor = (ids: string[]): Scores[] => {
         const mine = scores.filter((s) => {

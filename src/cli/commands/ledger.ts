@@ -15,7 +15,7 @@ import {
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
-import { localRecording } from '../../store/recordings/index.js';
+import { readGivenRecording } from '../read-recording.js';
 
 interface LedgerCliOptions {
   json?: boolean;
@@ -86,9 +86,7 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
       const options: LedgerOptions = { provenance: opts.provenance };
       if (opts.prices) options.prices = loadPrices(opts.prices);
       if (opts.model) options.model = opts.model;
-      const recording = await readRecording(await localRecording(dir));
-      // An incomplete recording (writer killed) is read up to its last whole line: say so.
-      for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${dir}: ${w}\n`);
+      const recording = await readGivenRecording(dir);
       const ledger = buildLedger(recording, options);
       if (opts.model && !ledger.prices.length && ledger.steps.some((s) => s.model_name)) {
         throw new TapedeckError(

@@ -3,7 +3,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { readRecording } from '../../recording/index.js';
 import {
   isStoreUrl,
   localRecording,
@@ -11,6 +10,7 @@ import {
   pullRecording,
   pushRecording,
 } from '../../store/recordings/index.js';
+import { printWarnings, readGivenRecording } from '../read-recording.js';
 
 const STORES = `Stores:
   pg://user@host:5432/db        a Postgres database (tables tapedeck_store_*; blobs stored once across recordings)
@@ -52,7 +52,7 @@ ${STORES}`,
       }
       const results: PutResult[] = [];
       for (const dir of dirs) {
-        await readRecording(await localRecording(dir)); // a bad recording is refused before anything is sent
+        await readGivenRecording(dir); // a bad recording is refused before anything is sent
         results.push(await pushRecording(await localRecording(dir), storeUrl));
       }
       if (opts.json) {
@@ -91,8 +91,8 @@ ${STORES}`,
         .split('/')
         .at(-1) as string;
       const out = resolve(opts.out ?? `recordings/${id}`);
-      await pullRecording(ref, out);
-      const recording = await readRecording(out);
+      const recording = await pullRecording(ref, out);
+      printWarnings(out, recording);
       process.stdout.write(`${out}  ${recording.manifest.status}, ${recording.events.length} events\n`);
     });
 }

@@ -1,12 +1,12 @@
 // The folder backend: a directory of recordings (`file:///srv/recordings`), e.g. on a disk every
 // worker mounts. Recordings are read in place; `put` copies a recording folder in atomically.
-import { existsSync, statSync } from 'node:fs';
-import { cp, mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants, existsSync, statSync } from 'node:fs';
+import { copyFile, cp, mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TapedeckError } from '../../recording/errors.js';
 import { listRecordings, stagingPath } from '../../recording/index.js';
-import { checkStoreId, contentHashOf, recordingFiles, recordingToPut } from './files.js';
+import { checkStoredFiles, checkStoreId, contentHashOf, recordingFiles, recordingToPut } from './files.js';
 import type { RecordingStore, StoreOpener } from './types.js';
 
 export const openFolderStore: StoreOpener = async (url) => {
@@ -62,7 +62,14 @@ export const openFolderStore: StoreOpener = async (url) => {
     async copyTo(id, dir) {
       if (!isRecording(id)) throw notFound(storeUrl, id);
       if (existsSync(dir)) throw new TapedeckError('OUT_EXISTS', `${dir} already exists: pull into a new folder`);
-      await cp(folderOf(id), dir, { recursive: true });
+      // Regular files only, listed first: a link or a FIFO in the store's folder is refused, never followed or opened.
+      const from = folderOf(id);
+      const files = await recordingFiles(from);
+      checkStoredFiles(files, `${storeUrl}/${id}`);
+      for (const f of files) {
+        await mkdir(dirname(join(dir, f.path)), { recursive: true });
+        await copyFile(join(from, f.path), join(dir, f.path), constants.COPYFILE_EXCL);
+      }
     },
     async localPath(id) {
       return isRecording(id) ? folderOf(id) : undefined;

@@ -10,6 +10,8 @@ import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { TapedeckError } from '../../recording/errors.js';
+import { readRecording } from '../../recording/index.js';
+import type { Recording } from '../../recording/types.js';
 import type { PutResult, RecordingStore, StoredRecording, StoreOpener } from './types.js';
 
 export type { PutResult, RecordingStore, StoredRecording, StoreOpener } from './types.js';
@@ -125,11 +127,20 @@ export function pushRecording(dir: string, storeUrl: string): Promise<PutResult>
   return withStore(storeUrl, (store) => store.put(dir));
 }
 
-/** Writes the recording `ref` names into the new folder `out`. */
-export async function pullRecording(ref: string, out: string): Promise<string> {
+/**
+ * Writes the recording `ref` names into the new folder `out` and reads it as any recording is (a
+ * store is as untrusted as a recording): a copy the reader refuses, or one cut short, is removed.
+ */
+export async function pullRecording(ref: string, out: string): Promise<Recording> {
   const { storeUrl, id } = splitRecordingUrl(ref);
-  await withStore(storeUrl, (store) => store.copyTo(id, out));
-  return out;
+  if (existsSync(out)) throw new TapedeckError('OUT_EXISTS', `${out} already exists: pull into a new folder`);
+  try {
+    await withStore(storeUrl, (store) => store.copyTo(id, out));
+    return await readRecording(out);
+  } catch (error) {
+    await rm(out, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 /** The recordings a store holds. */
