@@ -3,6 +3,7 @@
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 import { idReadings, type Mention, mentionsIn, type Reading, valueReadings } from './mentions.js';
+import { foldText } from './written.js';
 
 /** Where an observed fact came from. */
 export interface FactSource {
@@ -31,10 +32,11 @@ interface Sorted {
 }
 
 const WORD = /[\p{L}\p{N}]+/gu;
+const EPS = 1e-9;
 
 /** Lower-cased word tokens of a text. */
 function words(text: string): string[] {
-  return text.toLowerCase().match(WORD) ?? [];
+  return foldText(text).match(WORD) ?? [];
 }
 
 /** The observed facts of a run, indexed once; lookups cost O(log n) whatever the run's size. */
@@ -45,6 +47,13 @@ export class FactIndex {
   /** Word tokens and adjacent pairs, for names, emails and codes: built on the first phrase lookup. */
   private phrases: Map<string, Entry> | undefined;
   private readonly phraseTexts: Array<{ text: string; source: FactSource; key: string | undefined }> = [];
+
+  /**
+   * `signed`: an amount's sign always counts. By default an unsigned amount claimed ("refunded
+   * $25.00") is grounded by a negative one observed (`refund_cents: -2500`); comparing two values
+   * (sameFact) the sign counts.
+   */
+  constructor(private readonly options: { signed?: boolean } = {}) {}
 
   /** Index one observed text (JSON is walked with its keys, so `total_cents: 12999` also reads as $129.99). */
   add(text: string, source: FactSource): void {
@@ -130,6 +139,7 @@ export class FactIndex {
   }
 
   private put(r: Reading, source: FactSource, observed: string): void {
+    if (r.dim === 'mag' && this.options.signed === true) return;
     if (r.key !== undefined) {
       this.keep(this.keyed, r.key, source, observed);
       return;
@@ -163,11 +173,14 @@ export class FactIndex {
     if (r.value === undefined) return undefined;
     const s = this.sortedOf(r.dim);
     if (s === undefined) return undefined;
+    // Rounding is half up: "1.3k" is [1250, 1350), "1 h" is [0.5 h, 1.5 h) — 1.5 h is not "1 h".
     const tol = r.tolerance ?? 0;
-    const lo = r.value - tol;
+    const slack = EPS * Math.max(1, Math.abs(r.value));
+    const lo = r.value - tol - slack;
+    const hi = tol > 2 * slack ? r.value + tol - slack : r.value + tol;
     let i = lowerBound(s.values, lo);
     let best: Entry | undefined;
-    for (; i < s.values.length && s.values[i]! <= r.value + tol; i++) {
+    for (; i < s.values.length && s.values[i]! <= hi; i++) {
       const e = s.entries[i]!;
       if (e.source.pos <= bound && (best === undefined || e.source.pos < best.source.pos)) best = e;
     }
@@ -223,7 +236,7 @@ export class FactIndex {
    */
   groundValue(value: unknown, key?: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
     if (typeof value === 'number')
-      return Number.isFinite(value) ? this.first(valueReadings(value, key), bound) : undefined;
+      return Number.isFinite(value) ? this.first(valueReadings(value, key, 'claim'), bound) : undefined;
     if (typeof value !== 'string') return undefined;
     return this.groundId(value, bound) ?? this.groundText(value, bound);
   }

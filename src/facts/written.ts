@@ -21,7 +21,7 @@ export const MONTH =
   '(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
 /** A written number; patterns that start with one put NUM_START before it (no sign taken from "5-10"). */
 export const NUM_START = '(?<![\\w.])';
-export const NUM = '(-?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|-?\\d+(?:\\.\\d+)?|-?\\.\\d+)';
+export const NUM = '([-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)';
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
 export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2}))?`;
 
@@ -170,7 +170,7 @@ export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-
 
 /** `12,500` -> 12500; `-3.5` -> -3.5. */
 export function parseNumber(text: string): number {
-  return Number(text.replace(/,/g, '').replace(/^−/, '-'));
+  return Number(text.replace(/,/g, '').replace(/^[-−]/, '-'));
 }
 
 /** `twenty-five` -> 25, `one hundred twenty` -> 120, `three thousand` -> 3000. */
@@ -193,4 +193,106 @@ export function wordsValue(text: string): number | undefined {
     } else return undefined;
   }
   return seen ? total + current : undefined;
+}
+
+/** Currencies by code and by symbol (`$` is read as USD: the reader cannot tell CAD or AUD dollars apart). */
+export const CURRENCY_CODES = ['USD', 'EUR', 'GBP', 'JPY', 'CAD', 'AUD', 'CHF'] as const;
+export const CURRENCY_SYMBOLS: Record<string, string> = { $: 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY' };
+export const CURRENCY_WORDS: Record<string, string> = {
+  dollar: 'USD',
+  dollars: 'USD',
+  euro: 'EUR',
+  euros: 'EUR',
+  pound: 'GBP',
+  pounds: 'GBP',
+  yen: 'JPY',
+};
+/** The currency a key names by its last word (`amount_usd`, `priceEur`), if any. */
+export function currencyOfKey(key: string): string | undefined {
+  const last = keyWords(key).at(-1)?.toUpperCase();
+  return (CURRENCY_CODES as readonly string[]).includes(last ?? '') && keyWords(key).length > 1 ? last : undefined;
+}
+
+/** An amount as written in either convention: `1,299.00`, `1.299,00`, `1 299,00`, `129,99`, `-25`. */
+export const AMOUNT = '([-−]?(?:\\d{1,3}(?:[,.\\u00a0\\u202f ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?))';
+
+/**
+ * Reads an amount written in either convention. The separator written last is the decimal one
+ * when both are written (`1.299,00`, `1,299.00`); a lone `,` or `.` before one or two digits is
+ * decimal (`129,99`, `129.99`); a lone `,` before three digits is thousands (`12,999`); a lone `.`
+ * before three digits (`12.999`) is `'ambiguous'` (twelve thousand in Europe, twelve with three
+ * decimals elsewhere). Returns the value and how many decimals were written.
+ */
+export function parseAmount(text: string): { value: number; decimals: number } | 'ambiguous' | undefined {
+  const negative = /^[-−]/.test(text);
+  const body = text.replace(/^[-−]/, '').replace(/[\u00a0\u202f ]/g, ' ');
+  const lastDot = body.lastIndexOf('.');
+  const lastComma = body.lastIndexOf(',');
+  let decimalAt = -1;
+  if (lastDot >= 0 && lastComma >= 0) decimalAt = Math.max(lastDot, lastComma);
+  else {
+    const sep = lastDot >= 0 ? '.' : lastComma >= 0 ? ',' : undefined;
+    if (sep !== undefined) {
+      const at = body.lastIndexOf(sep);
+      const tail = body.length - at - 1;
+      const count = body.split(sep).length - 1;
+      if (count === 1 && tail !== 3) decimalAt = at;
+      else if (count === 1 && tail === 3 && sep === '.' && !body.includes(' ')) return 'ambiguous';
+    }
+  }
+  const whole = (decimalAt < 0 ? body : body.slice(0, decimalAt)).replace(/[ ,.]/g, '');
+  const fraction = decimalAt < 0 ? '' : body.slice(decimalAt + 1);
+  if (!/^\d+$/.test(whole) || !/^\d*$/.test(fraction)) return undefined;
+  const value = Number(`${whole}.${fraction || '0'}`);
+  return { value: negative ? -value : value, decimals: fraction.length };
+}
+
+/** Offsets from UTC, in minutes, of the zones people write by name (IST is left out: it names three). */
+export const ZONES: Record<string, number> = {
+  UTC: 0,
+  GMT: 0,
+  Z: 0,
+  WET: 0,
+  WEST: 60,
+  BST: 60,
+  CET: 60,
+  CEST: 120,
+  EET: 120,
+  EEST: 180,
+  EST: -300,
+  EDT: -240,
+  CST: -360,
+  CDT: -300,
+  MST: -420,
+  MDT: -360,
+  PST: -480,
+  PDT: -420,
+  JST: 540,
+  AEST: 600,
+  AEDT: 660,
+};
+/** A zone written after a time: a name (`UTC`, `CET`), a name with an offset (`UTC+2`, `GMT-05:00`), or an offset. */
+export const ZONE = `(?:(${Object.keys(ZONES)
+  .filter((z) => z !== 'Z')
+  .join('|')})(?:\\s?([+-−]\\d{1,2})(?::?(\\d{2}))?)?(?![A-Za-z]))`;
+
+/** Minutes east of UTC for a zone name and an optional `+h[:mm]`. */
+export function zoneOffset(name: string, hours?: string, minutes?: string): number | undefined {
+  const base = ZONES[name.toUpperCase()];
+  if (base === undefined) return undefined;
+  if (hours === undefined) return base;
+  const sign = /^[-−]/.test(hours) ? -1 : 1;
+  return base + sign * (Math.abs(Number(hours.replace(/^[+-−]/, ''))) * 60 + Number(minutes ?? 0));
+}
+
+export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+export const WEEKDAY =
+  '(Sun(?:day)?|Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:r(?:s(?:day)?)?)?|Fri(?:day)?|Sat(?:urday)?)';
+
+/** Folds case, diacritics and compatibility forms: `Zoë` -> `zoe`, `Ｏ-７７３１` -> `o-7731`. */
+export function foldText(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
