@@ -3,7 +3,7 @@
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 import { idReadings, type Mention, mentionsIn, type Reading, valueReadings } from './mentions.js';
-import { foldText } from './written.js';
+import { CURRENCY_CODES, foldText } from './written.js';
 
 /** Where an observed fact came from. */
 export interface FactSource {
@@ -69,11 +69,14 @@ export class FactIndex {
     this.addText(text, source, undefined);
   }
 
-  /** Index a structured value (a tool result, arguments, a row). */
-  addValue(value: unknown, source: FactSource, key?: string): void {
+  /**
+   * Index a structured value (a tool result, arguments, a row). An object's `currency` field is
+   * the currency of its amounts: `{ price: 129.99, currency: 'EUR' }` is €129.99, never $129.99.
+   */
+  addValue(value: unknown, source: FactSource, key?: string, currency?: string): void {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
-      for (const r of valueReadings(value, key)) this.put(r, source, observed);
+      for (const r of valueReadings(value, key, 'observed', currency)) this.put(r, source, observed);
     } else if (typeof value === 'string') {
       const t = value.trimStart();
       if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {
@@ -88,7 +91,8 @@ export class FactIndex {
     } else if (Array.isArray(value)) {
       for (const v of value) this.addValue(v, source, key);
     } else if (value && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k);
+      const own = currencyField(value as Record<string, unknown>);
+      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k, own);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
   }
 
@@ -255,6 +259,18 @@ export class FactIndex {
     }
     return match;
   }
+}
+
+const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode'];
+
+/** The currency an object names for its amounts (`currency: 'eur'`), if it is one the reader knows. */
+function currencyField(value: Record<string, unknown>): string | undefined {
+  for (const f of CURRENCY_FIELDS) {
+    const c = value[f];
+    if (typeof c === 'string' && (CURRENCY_CODES as readonly string[]).includes(c.toUpperCase()))
+      return c.toUpperCase();
+  }
+  return undefined;
 }
 
 function lowerBound(values: number[], x: number): number {

@@ -270,7 +270,7 @@ function wallReadings(
       { dim: 'd', key: `d:${ymd}` },
       { dim: 'ym', key: `ym:${y}-${pad(m)}` },
       { dim: 'wmd', key: `wmd:${weekdayOf(y, m, d)}-${md}` },
-      num(y),
+      at('q', y),
     );
     if (t) {
       observed.push({ dim: 'dt', key: `dt:${ymd}T${t}` });
@@ -570,23 +570,28 @@ const PERCENT_KEY_WORDS = new Set(['pct', 'percent', 'percentage']);
  * The readings of a structured value found under `key` (a JSON field), as an observation or as a
  * claim: a number with the key's unit — `total_cents`, `amount_minor`, `amountInCents` 12999 is
  * also $129.99 (in no currency in particular), `price_eur` 12 is €12, `latency_ms` 1500 is also
- * 1.5 s, `discount_pct` 15 is 15% — else a bare number.
+ * 1.5 s, `discount_pct` 15 is 15% — else a bare number. `sibling` is the currency the value's
+ * object names (`{ price: 12, currency: 'EUR' }`): an amount under a money key is in it.
  */
 export function valueReadings(
   value: number,
   key: string | undefined,
   role: 'claim' | 'observed' = 'observed',
+  sibling?: string,
 ): Reading[] {
   const words = key === undefined ? [] : keyWords(key);
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
   if (words.some((w) => w === 'cents' || w === 'cent' || w === 'minor')) {
-    const currency = words.find((w) => (CURRENCY_CODES as readonly string[]).includes(w.toUpperCase()))?.toUpperCase();
+    const currency =
+      words.find((w) => (CURRENCY_CODES as readonly string[]).includes(w.toUpperCase()))?.toUpperCase() ?? sibling;
     return claim
       ? [at('q', value), ...moneyClaim(value / 100, 0, currency)]
       : [at('q', value), ...moneyObserved(value / 100, currency), ...digits];
   }
-  const currency = key === undefined ? undefined : currencyOfKey(key);
+  const currency =
+    (key === undefined ? undefined : currencyOfKey(key)) ??
+    (words.some((w) => MONEY_KEY_WORDS.has(w)) ? sibling : undefined);
   if (currency !== undefined)
     return claim ? moneyClaim(value, 0, currency) : [...moneyObserved(value, currency), ...digits];
   const unit = key === undefined ? undefined : unitOfKey(key);

@@ -81,6 +81,9 @@ describe('money: the same amount in any notation matches, a different amount, cu
         // A key that names its currency is that currency.
         expect(grounded({ price_usd: c / 100 }, `It costs €${de(c / 100)}.`)).toBe(false);
         expect(grounded({ price_eur: c / 100 }, `It costs €${de(c / 100)}.`)).toBe(true);
+        // So is an amount whose object names its currency.
+        expect(grounded({ price: c / 100, currency: 'EUR' }, `It costs $${en(c / 100)}.`)).toBe(false);
+        expect(grounded({ price: c / 100, currency: 'eur' }, `It costs €${de(c / 100)}.`)).toBe(true);
       }),
       RUNS,
     );
@@ -119,6 +122,18 @@ describe('money: the same amount in any notation matches, a different amount, cu
         }
         // A plain number with one dot is a decimal.
         expect(sameFact(dot, thousands)).toBe(false);
+      }),
+      RUNS,
+    );
+  });
+
+  it('a year is not an amount; digits with a leading zero are a code, not a number', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1990, max: 2099 }), fc.integer({ min: 1, max: 9999 }), (y, n) => {
+        expect(grounded({ depart_date: `${y}-06-01` }, `It costs $${y}.`)).toBe(false);
+        expect(grounded({ depart_date: `${y}-06-01` }, `Back in ${y}.`)).toBe(true);
+        expect(sameFact(`0${n}`, n)).toBe(false);
+        expect(sameFact(`0${n}`, `0${n}`)).toBe(true);
       }),
       RUNS,
     );

@@ -27,6 +27,8 @@ export function sameFact(
   if (truth !== undefined) return truth;
   if (!isScalar(expected) || !isScalar(actual)) return false;
   if (String(expected) === String(actual)) return true;
+  // Digits with a leading zero are a code (a zip code, `007`), not the number they would read as.
+  if (isDigitCode(expected) || isDigitCode(actual)) return sameWords(String(expected), String(actual));
   const e = asNumber(expected);
   const a = asNumber(actual);
   if (typeof e === 'string' && typeof a === 'string' && !hasFacts(e) && !hasFacts(a)) return sameWords(e, a);
@@ -59,8 +61,9 @@ function sameWords(a: string, b: string): boolean {
   return single(a) && single(b) && idCore(a) !== '' && idCore(a) === idCore(b);
 }
 
+/** A numeric string as its number; one with a leading zero (a zip code, `007`) stays a code. */
 function asNumber(v: string | number): string | number {
-  return typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v;
+  return typeof v === 'string' && /^\s*-?(0|[1-9]\d*)(\.\d+)?\s*$/.test(v) ? Number(v) : v;
 }
 
 const TRUTH_WORDS: Record<string, boolean> = { true: true, yes: true, false: false, no: false };
@@ -77,6 +80,10 @@ function sameTruth(expected: unknown, actual: unknown): boolean | undefined {
   const e = word(expected) ?? bit(expected);
   const a = word(actual) ?? bit(actual);
   return e !== undefined && e === a;
+}
+
+function isDigitCode(v: string | number): boolean {
+  return typeof v === 'string' && /^\s*0\d+\s*$/.test(v);
 }
 
 function isScalar(v: unknown): v is string | number {

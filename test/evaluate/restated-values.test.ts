@@ -96,6 +96,9 @@ describe('the claim check reads money in any notation, and never across currenci
     expect(claimMessages('Booked FL-101 for €129.99.', { price_usd: 129.99 })).toEqual([
       'the answer states amount €129.99, which no observation or user message contains in any form',
     ]);
+    // The flight's own currency field says which currency its price is in.
+    expect(codes('Booked FL-101 for €129.99.', { price: 129.99, currency: 'EUR' })).toEqual([]);
+    expect(claimMessages('Booked FL-101 for $129.99.', { price: 129.99, currency: 'EUR' })).toHaveLength(1);
   });
 
   it('a sign counts: -$25.00 is not a balance of 25; "refunded $25.00" restates refund_cents -2500', () => {
