@@ -9,6 +9,7 @@ import {
   CURRENCY_SYMBOLS,
   CURRENCY_WORDS,
   currencyOfKey,
+  DECIMAL_COMMA,
   foldText,
   ID_TOKEN,
   keyWords,
@@ -69,7 +70,7 @@ export interface Mention {
 
 /** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
 function halfUnit(text: string): number {
-  const decimals = /\.(\d+)/.exec(text)?.[1]?.length ?? 0;
+  const decimals = (/\.(\d+)/.exec(text) ?? DECIMAL_COMMA.exec(text))?.[1]?.length ?? 0;
   return 0.5 * 10 ** -decimals;
 }
 

@@ -192,6 +192,16 @@ describe('percentages and quantities with units', () => {
       }),
       RUNS,
     );
+    // A decimal comma: "1,5 kg" is 1.5 kg, never 5 kg; "1,500 kg" is thousands.
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 999 }), fc.integer({ min: 1, max: 9 }), (w, d) => {
+        expect(grounded({ weight_kg: w + d / 10 }, `It weighs ${w},${d} kg.`)).toBe(true);
+        expect(grounded({ weight_kg: d }, `It weighs ${w},${d} kg.`)).toBe(false);
+        expect(grounded({ rate: (w + d / 10) / 100 }, `a rate of ${w},${d} %`)).toBe(true);
+        expect(grounded({ weight_kg: w * 1000 + 500 }, `It weighs ${w},500 kg.`)).toBe(true);
+      }),
+      RUNS,
+    );
     expect(sameFact('1.5 h', '1 h')).toBe(false);
     expect(sameFact('1.4 h', '1 h')).toBe(true);
   });

@@ -19,9 +19,16 @@ export const MONTHS: Record<string, number> = {
 };
 export const MONTH =
   '(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
-/** A written number; patterns that start with one put NUM_START before it (no sign taken from "5-10"). */
-export const NUM_START = '(?<![\\w.])';
-export const NUM = '([-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)';
+/**
+ * A written number; patterns that start with one put NUM_START before it (no sign taken from
+ * "5-10", no "5 kg" taken from "1,5 kg"). A comma before one or two final digits is a decimal
+ * comma (`1,5 kg`, `2,5 %`); before three it separates thousands (`1,500 kg`).
+ */
+export const NUM_START = '(?<![\\w.,])';
+export const NUM =
+  '([-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)';
+/** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
+export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
 export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2}))?`;
 
@@ -168,9 +175,10 @@ export const NUMBER_WORD = `(?:${[...Object.keys(WORDS), ...Object.keys(SCALE_WO
 /** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */
 export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
 
-/** `12,500` -> 12500; `-3.5` -> -3.5. */
+/** `12,500` -> 12500; `-3.5` -> -3.5; `1,5` -> 1.5. */
 export function parseNumber(text: string): number {
-  return Number(text.replace(/,/g, '').replace(/^[-−]/, '-'));
+  const t = text.replace(/^[-−]/, '-');
+  return Number(DECIMAL_COMMA.test(t) ? t.replace(',', '.') : t.replace(/,/g, ''));
 }
 
 /** `twenty-five` -> 25, `one hundred twenty` -> 120, `three thousand` -> 3000. */
