@@ -329,6 +329,35 @@ function money(
   return { kind: 'money', value, claim: moneyClaim(value, tol, currency), observed: moneyObserved(value, currency) };
 }
 
+/** After a written date: the year, a time and a zone (groups 4 to 12 of the date passes). */
+const DATE_TAIL = `(?:,?\\s+(\\d{4})\\b)?${TIME_TAIL}(?:\\s*${ZONE})?`;
+
+/** A date written with a month name: weekday (group 1), month and day, then DATE_TAIL's groups. */
+function writtenDate(
+  m: RegExpExecArray,
+  month: string,
+  day: string,
+): Omit<Mention, 'start' | 'end' | 'text'> | undefined {
+  const time =
+    m[5] !== undefined
+      ? { h: hour12(Number(m[5]), m[7]), mi: Number(m[6] ?? 0) }
+      : m[8] !== undefined
+        ? { h: Number(m[8]), mi: Number(m[9]) }
+        : undefined;
+  const zone = m[10] === undefined ? undefined : zoneOffset(m[10], m[11], m[12]);
+  const weekday = WEEKDAY_OF(m[1]);
+  return dated(
+    stampReadings({
+      ...(m[4] !== undefined && { y: Number(m[4]) }),
+      m: MONTH_OF(month),
+      d: Number(day),
+      ...(time && { time }),
+      ...(zone !== undefined && { zone }),
+      ...(weekday !== undefined && { weekday }),
+    }),
+  );
+}
+
 const PASSES: Pass[] = [
   // UUIDs, whatever their digits: an id in any case, with or without hyphens.
   pass(/(?<![\w-])[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}(?![\w-])/g, (m) => ({
@@ -361,48 +390,16 @@ const PASSES: Pass[] = [
   ),
   // Nov 20, Tuesday, December 1, November 20th, 2026, Nov 25, 1:05 PM UTC.
   pass(
-    new RegExp(
-      `(?:\\b${WEEKDAY}\\.?,?\\s+)?\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?${TIME_TAIL}(?:\\s*${ZONE})?`,
-      'g',
-    ),
-    (m) => {
-      const time =
-        m[5] !== undefined
-          ? { h: hour12(Number(m[5]), m[7]), mi: Number(m[6] ?? 0) }
-          : m[8] !== undefined
-            ? { h: Number(m[8]), mi: Number(m[9]) }
-            : undefined;
-      const zone = m[10] === undefined ? undefined : zoneOffset(m[10], m[11], m[12]);
-      const weekday = WEEKDAY_OF(m[1]);
-      return dated(
-        stampReadings({
-          ...(m[4] !== undefined && { y: Number(m[4]) }),
-          m: MONTH_OF(m[2]!),
-          d: Number(m[3]),
-          ...(time && { time }),
-          ...(zone !== undefined && { zone }),
-          ...(weekday !== undefined && { weekday }),
-        }),
-      );
-    },
+    new RegExp(`(?:\\b${WEEKDAY}\\.?,?\\s+)?\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b${DATE_TAIL}`, 'g'),
+    (m) => writtenDate(m, m[2]!, m[3]!),
   ),
-  // 20 Nov 2026, Tuesday 1 December 2026, 1st of December.
+  // 20 Nov 2026, Tuesday 1 December 2026, 1st of December, Tue, 01 Dec 2026 14:05:00 GMT.
   pass(
     new RegExp(
-      `(?:\\b${WEEKDAY}\\.?,?\\s+)?\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\b\\.?(?:,?\\s+(\\d{4})\\b)?`,
+      `(?:\\b${WEEKDAY}\\.?,?\\s+)?\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\b\\.?${DATE_TAIL}`,
       'g',
     ),
-    (m) => {
-      const weekday = WEEKDAY_OF(m[1]);
-      return dated(
-        stampReadings({
-          ...(m[4] !== undefined && { y: Number(m[4]) }),
-          m: MONTH_OF(m[3]!),
-          d: Number(m[2]),
-          ...(weekday !== undefined && { weekday }),
-        }),
-      );
-    },
+    (m) => writtenDate(m, m[3]!, m[2]!),
   ),
   // 11/20/2026: month first (as en-US writes it) unless the first number cannot be a month, so
   // 25/12/2026 is Christmas and 01/12/2026 is January 12, never December 1.

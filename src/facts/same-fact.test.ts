@@ -328,6 +328,18 @@ describe('dates and times', () => {
           expect(sameFact(iso, `${w.date}T${w.time}:00${offsetText(o)}`)).toBe(false);
           expect(grounded({ departs_at: iso }, `Departs at ${w.time} ${other}.`), `${w.time} ${other}`).toBe(false);
         }
+        // An HTTP date (RFC 7231) is that instant too; a date written with a month name takes its time and zone.
+        const u = new Date(ms);
+        const rfc = u.toUTCString().replace(/:\d{2} GMT$/, ':00 GMT');
+        expect(sameFact(iso, rfc), rfc).toBe(true);
+        const [wy, wm, wd] = w.date.split('-').map(Number) as [number, number, number];
+        const named = `${wd} ${LONG[wm - 1]} ${wy} at ${w.time} ${name}`;
+        expect(grounded({ departs_at: rfc }, `Departs ${named}.`), `${rfc} grounds ${named}`).toBe(true);
+        for (const [other, o] of ZONES)
+          if (o !== offset)
+            expect(grounded({ departs_at: rfc }, `Departs ${wd} ${LONG[wm - 1]} ${wy} at ${w.time} ${other}.`)).toBe(
+              false,
+            );
         // A date and a timestamp on it (in its own zone or in UTC) are one fact.
         expect(sameFact(w.date, `${w.date}T${w.time}:00${offsetText(offset)}`)).toBe(true);
       }),

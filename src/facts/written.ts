@@ -30,7 +30,7 @@ export const NUM =
 /** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
 export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
-export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2}))?`;
+export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2})(?::\\d{2})?)?`;
 
 /** Units by the way they are written: dimension and factor to the dimension's base unit. */
 export const UNITS: Record<string, [string, number]> = {
