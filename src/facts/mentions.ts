@@ -12,6 +12,7 @@ import {
   DECIMAL_COMMA,
   foldText,
   ID_TOKEN,
+  isMinorUnitKey,
   keyWords,
   MAGNITUDE,
   MERIDIEM,
@@ -580,7 +581,7 @@ export function valueReadings(
   const words = key === undefined ? [] : keyWords(key);
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
-  if (words.some((w) => w === 'cents' || w === 'cent' || w === 'minor')) {
+  if (key !== undefined && isMinorUnitKey(key)) {
     const currency =
       words.find((w) => (CURRENCY_CODES as readonly string[]).includes(w.toUpperCase()))?.toUpperCase() ?? sibling;
     return claim

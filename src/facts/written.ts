@@ -106,6 +106,11 @@ export function unitOfKey(key: string): [string, number] | undefined {
   return exact?.[1];
 }
 
+/** A key whose number is in minor units (cents): `total_cents`, `amount_minor`, `amountInCents`. */
+export function isMinorUnitKey(key: string): boolean {
+  return keyWords(key).some((w) => w === 'cents' || w === 'cent' || w === 'minor');
+}
+
 /** The words of a key: `total_cents`, `totalCents`, `total-cents` -> ['total', 'cents']. */
 export function keyWords(key: string): string[] {
   let words = keyWordCache.get(key);

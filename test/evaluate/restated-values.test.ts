@@ -153,6 +153,15 @@ describe('execution and state expectations compare values by the fact they state
     );
   });
 
+  it('a bound in dollars holds an amount in minor units under any cents-like key (price_minor, priceInCents)', () => {
+    for (const key of ['price_cents', 'price_minor', 'priceInCents']) {
+      expect(codes('Booked FL-101.', {}, '  parameters: { max_price: 150 }', { [key]: 12999 }), key).toEqual([]);
+      expect(codes('Booked FL-101.', {}, '  parameters: { max_price: 100 }', { [key]: 12999 }), key).toContain(
+        'WRONG_EXECUTION_PARAMETERS',
+      );
+    }
+  });
+
   it('a row holding the expected value in another form meets the expectation; another value does not', () => {
     const expected = (equals: string) =>
       `expected_state:\n  rows:\n    - { table: travel.bookings, where: { id: BK-0001 }, equals: ${equals} }`;
