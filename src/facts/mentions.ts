@@ -345,18 +345,33 @@ function writtenDate(
       : m[8] !== undefined
         ? { h: Number(m[8]), mi: Number(m[9]) }
         : undefined;
-  const zone = m[10] === undefined ? undefined : zoneOffset(m[10], m[11], m[12]);
   const weekday = WEEKDAY_OF(m[1]);
-  return dated(
-    stampReadings({
-      ...(m[4] !== undefined && { y: Number(m[4]) }),
-      m: MONTH_OF(month),
-      d: Number(day),
-      ...(time && { time }),
-      ...(zone !== undefined && { zone }),
-      ...(weekday !== undefined && { weekday }),
-    }),
-  );
+  const stamp: Stamp = {
+    ...(m[4] !== undefined && { y: Number(m[4]) }),
+    m: MONTH_OF(month),
+    d: Number(day),
+    ...(time && { time }),
+    ...(weekday !== undefined && { weekday }),
+  };
+  return inZone('date', stamp, m[10], m[11], m[12]);
+}
+
+/** The readings of a stamp in the zone written after it; a zone that cannot be told grounds nothing. */
+function inZone(
+  kind: 'date' | 'time',
+  stamp: Stamp,
+  name: string | undefined,
+  hours: string | undefined,
+  minutes: string | undefined,
+): Omit<Mention, 'start' | 'end' | 'text'> | undefined {
+  const on =
+    stamp.y !== undefined && stamp.m !== undefined && stamp.d !== undefined
+      ? { y: stamp.y, m: stamp.m, d: stamp.d, h: stamp.time?.h ?? 12 }
+      : undefined;
+  const zone = name === undefined || stamp.time === undefined ? undefined : zoneOffset(name, hours, minutes, on);
+  if (typeof zone === 'string') return { kind, claim: [], observed: [], ambiguous: zone };
+  const r = stampReadings({ ...stamp, ...(zone !== undefined && { zone }) });
+  return r && { kind, ...r };
 }
 
 const PASSES: Pass[] = [
@@ -416,20 +431,11 @@ const PASSES: Pass[] = [
   // Times: 13:05, 1:05 PM, 14:05 UTC, 15:05 CET, 9:30 UTC+2.
   pass(
     new RegExp(`(?<![\\d:])(\\d{1,2}):(\\d{2})(?::\\d{2})?(?:\\s*${MERIDIEM})?(?:\\s*${ZONE})?(?![\\d:])`, 'g'),
-    (m) => {
-      const zone = m[4] === undefined ? undefined : zoneOffset(m[4], m[5], m[6]);
-      const r = stampReadings({
-        time: { h: hour12(Number(m[1]), m[3]), mi: Number(m[2]) },
-        ...(zone !== undefined && { zone }),
-      });
-      return r && { kind: 'time', ...r };
-    },
+    (m) => inZone('time', { time: { h: hour12(Number(m[1]), m[3]), mi: Number(m[2]) } }, m[4], m[5], m[6]),
   ),
-  pass(new RegExp(`\\b(\\d{1,2})\\s*${MERIDIEM}(?:\\s*${ZONE})?(?![A-Za-z])`, 'g'), (m) => {
-    const zone = m[3] === undefined ? undefined : zoneOffset(m[3], m[4], m[5]);
-    const r = stampReadings({ time: { h: hour12(Number(m[1]), m[2]), mi: 0 }, ...(zone !== undefined && { zone }) });
-    return r && { kind: 'time', ...r };
-  }),
+  pass(new RegExp(`\\b(\\d{1,2})\\s*${MERIDIEM}(?:\\s*${ZONE})?(?![A-Za-z])`, 'g'), (m) =>
+    inZone('time', { time: { h: hour12(Number(m[1]), m[2]), mi: 0 } }, m[3], m[4], m[5]),
+  ),
   // Money: $129.99, -$25, €1.299,00, $1.2k, USD 40, 1 299,00 €, 40 USD, 12999 cents, 30 dollars.
   pass(
     new RegExp(

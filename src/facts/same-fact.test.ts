@@ -348,6 +348,64 @@ describe('dates and times', () => {
   });
 });
 
+describe('zones that need a date, or name several zones', () => {
+  const US: Array<[string, string]> = [
+    ['ET', 'America/New_York'],
+    ['CT', 'America/Chicago'],
+    ['MT', 'America/Denver'],
+    ['PT', 'America/Los_Angeles'],
+  ];
+  const formats = new Map<string, Intl.DateTimeFormat>();
+  const parts = (ms: number, timeZone: string) => {
+    let format = formats.get(timeZone);
+    if (format === undefined) {
+      format = new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        year: 'numeric',
+        month: 'long',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      });
+      formats.set(timeZone, format);
+    }
+    const f = format.formatToParts(new Date(ms));
+    const get = (t: string) => f.find((p) => p.type === t)!.value;
+    return { date: `${get('month')} ${get('day')}, ${get('year')}`, time: `${get('hour')}:${get('minute')}` };
+  };
+
+  it('ET, CT, MT, PT on a date are standard or daylight time as that date was; without a date, or IST, ground nothing', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2035, 0, 1) }),
+        fc.constantFrom(...US),
+        (raw, [name, tz]) => {
+          const ms = raw - (raw % 60_000);
+          const u = new Date(ms);
+          const iso = u.toISOString().replace(/:\d{2}\.\d{3}Z$/, ':00Z');
+          const local = parts(ms, tz);
+          const hourOff = parts(ms + 3_600_000, tz);
+          // The hour a clock goes back (1:00–2:00 on the first Sunday of November) is written twice: refused.
+          const fold = (p: { date: string; time: string }) => p.date.startsWith('November') && p.time.startsWith('01:');
+          fc.pre(!fold(local) && !fold(hourOff));
+          expect(
+            grounded({ departs_at: iso }, `Departs ${local.date} at ${local.time} ${name}.`),
+            `${iso} ${local.date} ${local.time} ${name}`,
+          ).toBe(true);
+          expect(grounded({ departs_at: iso }, `Departs ${hourOff.date} at ${hourOff.time} ${name}.`)).toBe(false);
+          // No date: EST or EDT cannot be told, so the time is refused, never read as UTC.
+          const utcTime = `${pad(u.getUTCHours())}:${pad(u.getUTCMinutes())}`;
+          expect(grounded({ departs_at: iso }, `Departs at ${utcTime} ${name}.`)).toBe(false);
+          expect(grounded({ departs_at: iso }, `Departs at ${utcTime} IST.`)).toBe(false);
+        },
+      ),
+      RUNS,
+    );
+    expect(mentionsIn('at 15:05 CET 10 people').map((m) => m.text)).toEqual(['15:05 CET', '10']);
+  });
+});
+
 describe('ids', () => {
   const id = fc
     .record({ prefix: fc.stringMatching(/^[A-Z]{1,3}$/), n: fc.integer({ min: 1000, max: 99_999 }) })

@@ -281,21 +281,75 @@ export const ZONES: Record<string, number> = {
   PST: -480,
   PDT: -420,
   JST: 540,
+  KST: 540,
+  HKT: 480,
+  SGT: 480,
+  AWST: 480,
+  MSK: 180,
+  SAST: 120,
+  HST: -600,
+  AKST: -540,
+  AKDT: -480,
   AEST: 600,
   AEDT: 660,
+  NZST: 720,
+  NZDT: 780,
 };
+/** US zones written without saying standard or daylight time: [standard, daylight] offsets. */
+export const GENERIC_ZONES: Record<string, [number, number]> = {
+  ET: [-300, -240],
+  CT: [-360, -300],
+  MT: [-420, -360],
+  PT: [-480, -420],
+};
+/** Zone names that name several zones (IST: India, Ireland, Israel); a time in one is refused. */
+export const AMBIGUOUS_ZONES = ['IST', 'AST', 'BT'];
 /** A zone written after a time: a name (`UTC`, `CET`), a name with an offset (`UTC+2`, `GMT-05:00`), or an offset. */
-export const ZONE = `(?:(${Object.keys(ZONES)
+export const ZONE = `(?:(${[...Object.keys(ZONES), ...Object.keys(GENERIC_ZONES), ...AMBIGUOUS_ZONES]
   .filter((z) => z !== 'Z')
-  .join('|')})(?:\\s?([+-−]\\d{1,2})(?::?(\\d{2}))?)?(?![A-Za-z]))`;
+  .sort((a, b) => b.length - a.length)
+  .join('|')})(?:\\s?([-+−]\\d{1,2})(?::?(\\d{2}))?)?(?![A-Za-z]))`;
 
-/** Minutes east of UTC for a zone name and an optional `+h[:mm]`. */
-export function zoneOffset(name: string, hours?: string, minutes?: string): number | undefined {
-  const base = ZONES[name.toUpperCase()];
+/**
+ * Minutes east of UTC for a zone name and an optional `+h[:mm]`, on `date` when given (ET, PT…
+ * are daylight time from the second Sunday of March to the first Sunday of November); a string
+ * saying why when the zone cannot be told (IST; ET with no date).
+ */
+export function zoneOffset(
+  name: string,
+  hours?: string,
+  minutes?: string,
+  date?: { y: number; m: number; d: number; h: number },
+): number | string | undefined {
+  const upper = name.toUpperCase();
+  if (AMBIGUOUS_ZONES.includes(upper)) return `${name} names several zones`;
+  const generic = GENERIC_ZONES[upper];
+  let base = ZONES[upper];
+  if (generic !== undefined) {
+    if (date === undefined) return `${name} without a date: standard or daylight time?`;
+    const daylight = usDaylight(date);
+    if (daylight === undefined) return `${name} in the hour clocks go back: standard or daylight time?`;
+    base = daylight ? generic[1] : generic[0];
+  }
   if (base === undefined) return undefined;
   if (hours === undefined) return base;
   const sign = /^[-−]/.test(hours) ? -1 : 1;
-  return base + sign * (Math.abs(Number(hours.replace(/^[+-−]/, ''))) * 60 + Number(minutes ?? 0));
+  return base + sign * (Math.abs(Number(hours.replace(/^[-+−]/, ''))) * 60 + Number(minutes ?? 0));
+}
+
+/**
+ * US daylight time: from 2:00 on the second Sunday of March to 2:00 on the first Sunday of
+ * November (local); undefined in the hour from 1:00 that day, which clocks show twice.
+ */
+function usDaylight({ y, m, d, h }: { y: number; m: number; d: number; h: number }): boolean | undefined {
+  const sundayOnOrAfter = (month: number, day: number) =>
+    day + ((7 - new Date(Date.UTC(y, month - 1, day)).getUTCDay()) % 7);
+  const start = sundayOnOrAfter(3, 8);
+  const end = sundayOnOrAfter(11, 1);
+  if (m > 3 && m < 11) return true;
+  if (m === 3) return d > start || (d === start && h >= 2);
+  if (m === 11) return d === end && h === 1 ? undefined : d < end || (d === end && h < 1);
+  return false;
 }
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];

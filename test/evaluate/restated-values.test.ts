@@ -140,6 +140,16 @@ describe('the claim check keeps quantities, percentages, zoned times, weekdays a
   });
 });
 
+describe('US zones are read on their date; without one the time is refused, never taken as UTC', () => {
+  it('"9:05 AM ET" on Dec 1 is 14:05Z; "14:05 ET" with no date is ambiguous, though the wall clock is the UTC one', () => {
+    const flight = { departs_at: '2026-12-01T14:05:00Z' };
+    expect(codes('Booked FL-101, departing Dec 1, 2026 at 9:05 AM ET.', flight)).toEqual([]);
+    expect(claimMessages('Booked FL-101, departing at 14:05 ET.', flight)).toEqual([
+      'the answer states time 14:05 ET, which is ambiguous (ET without a date: standard or daylight time?) and so is not grounded',
+    ]);
+  });
+});
+
 describe('execution and state expectations compare values by the fact they state', () => {
   it('a part of the expected name is the wrong target; a boolean written "yes" and a US date are the right parameters', () => {
     const target = 'target: { passenger_name: Dana Reyes }';
