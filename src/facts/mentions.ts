@@ -214,33 +214,42 @@ function stampReadings(s: Stamp): Readings | undefined {
   const utcWall = hasDate
     ? wallReadings(utc.y, utc.m, utc.d, uTime)
     : wallReadings(undefined, undefined, undefined, uTime);
+  // A weekday written with no year moves with the date into UTC.
+  const shift = Math.floor(u.getTime() / 86_400_000) - Math.floor((u.getTime() + zone * 60_000) / 86_400_000);
+  const utcWeekday = s.weekday === undefined ? undefined : (s.weekday + shift + 7) % 7;
   const zoned = tzKeys(
     'z',
     hasDate ? utc.y : undefined,
     hasDate ? utc.m : undefined,
     hasDate ? utc.d : undefined,
     uTime,
+    utcWeekday,
   );
-  const local = tzKeys('l', y, m, d, time);
+  const local = tzKeys('l', y, m, d, time, s.weekday);
   return {
     claim: [...zoned.slice(0, 1), ...local.slice(0, 1)].map((key) => ({ dim: 'z', key })),
     observed: [...wall.observed, ...utcWall.observed, ...zoned.map((key) => ({ dim: 'z', key }))],
   };
 }
 
-/** Zone keys, most specific first: `z:2026-12-01T14:05`, `zmd:12-01T14:05`, `zt:14:05` (prefix `l` for unzoned wall clocks). */
+/**
+ * Zone keys, most specific first: `z:2026-12-01T14:05`, `zwmd:2-12-01T14:05` (a weekday for the
+ * year), `zmd:12-01T14:05`, `zt:14:05` (prefix `l` for unzoned wall clocks).
+ */
 function tzKeys(
   p: 'z' | 'l',
   y: number | undefined,
   m: number | undefined,
   d: number | undefined,
   time: { h: number; mi: number },
+  weekday?: number,
 ): string[] {
   const t = `${pad(time.h)}:${pad(time.mi)}`;
   const out: string[] = [];
   if (m !== undefined && d !== undefined) {
     const md = `${pad(m)}-${pad(d)}`;
-    if (y !== undefined) out.push(`${p}:${y}-${md}T${t}`);
+    if (y !== undefined) out.push(`${p}:${y}-${md}T${t}`, `${p}wmd:${weekdayOf(y, m, d)}-${md}T${t}`);
+    else if (weekday !== undefined) out.push(`${p}wmd:${weekday}-${md}T${t}`);
     out.push(`${p}md:${md}T${t}`);
   }
   out.push(`${p}t:${t}`);
@@ -275,13 +284,14 @@ function wallReadings(
       at('q', y),
     );
     if (t) {
-      observed.push({ dim: 'dt', key: `dt:${ymd}T${t}` });
+      observed.push({ dim: 'dt', key: `dt:${ymd}T${t}` }, { dim: 'wmd', key: `wmdt:${weekdayOf(y, m, d)}-${md}T${t}` });
       claim.push({ dim: 'dt', key: `dt:${ymd}T${t}` });
     } else claim.push({ dim: 'd', key: `d:${ymd}` });
   } else if (weekday !== undefined) {
-    // "Tuesday, December 1": the weekday stands in for the year.
-    observed.push({ dim: 'wmd', key: `wmd:${weekday}-${md}` });
-    claim.push({ dim: 'wmd', key: `wmd:${weekday}-${md}` });
+    // "Tuesday, December 1 (at 2:05 PM)": the weekday stands in for the year; the time still counts.
+    const key = t ? `wmdt:${weekday}-${md}T${t}` : `wmd:${weekday}-${md}`;
+    observed.push({ dim: 'wmd', key: `wmd:${weekday}-${md}` }, { dim: 'wmd', key });
+    claim.push({ dim: 'wmd', key });
   } else if (t) claim.push({ dim: 'mdt', key: `mdt:${md}T${t}` });
   else claim.push({ dim: 'md', key: `md:${md}` });
   if (t) observed.push({ dim: 't', key: `t:${t}` }, { dim: 'mdt', key: `mdt:${md}T${t}` });

@@ -260,6 +260,14 @@ describe('dates and times', () => {
           expect(grounded({ depart_date: t.iso }, `Departs ${form}.`), form).toBe(false);
         }
         const wrong = WEEKDAYS[(t.wd + (shift % 7 || 1)) % 7];
+        // With a time and no year the time still counts, in its zone, and so does the weekday.
+        const on = `${WEEKDAYS[t.wd]}, ${LONG[t.m - 1]} ${t.d} at`;
+        const at = { depart_at: `${t.iso}T09:30:00Z` };
+        expect(grounded(at, `Departs ${on} 9:30 AM.`)).toBe(true);
+        expect(grounded(at, `Departs ${on} 10:30 AM.`)).toBe(false);
+        expect(grounded(at, `Departs ${on} 10:30 CET.`)).toBe(true);
+        expect(grounded(at, `Departs ${on} 9:30 CET.`)).toBe(false);
+        expect(grounded(at, `Departs ${wrong}, ${LONG[t.m - 1]} ${t.d} at 10:30 CET.`)).toBe(false);
         for (const form of [`${wrong}, ${LONG[t.m - 1]} ${t.d}`, `${wrong}, ${LONG[t.m - 1]} ${t.d}, ${t.y}`]) {
           expect(sameFact(t.iso, form), form).toBe(false);
           expect(grounded({ depart_date: t.iso }, `Departs ${form}.`), form).toBe(false);
