@@ -1,5 +1,6 @@
 // Value matching shared by expectations and validators: loose scalar equality, subset match, deep key search, globs.
 
+import { sameFact } from '../facts/index.js';
 import { isRecord } from '../recording/index.js';
 import { sameValue } from './db-diff.js';
 
@@ -17,6 +18,14 @@ export function looseEqual(expected: unknown, actual: unknown): boolean {
     return a.trim() !== '' && b.trim() !== '' && Number.isFinite(na) && Number.isFinite(nb) && na === nb;
   }
   return subsetMatch(expected, actual);
+}
+
+/**
+ * A contract's expected value holds the value found under `key`: loosely equal, or the same fact
+ * written another way (`'$1,299.00'` and `price_cents: 129900`, `yes` and `true`, `Zoe` and `Zoë`).
+ */
+export function holdsValue(expected: unknown, actual: unknown, key: string): boolean {
+  return looseEqual(expected, actual) || sameFact(expected, actual, { expected: key, actual: key });
 }
 
 /** Every key of `expected` is in `actual` with a loosely equal value (arrays: same length, element-wise). */
@@ -47,7 +56,7 @@ export function findKey(value: unknown, key: string, out: unknown[] = [], depth 
 }
 
 /**
- * Each expected key is found somewhere in `actual` (or its text, e.g. a URL path) with a loosely equal value.
+ * Each expected key is found somewhere in `actual` (or its text, e.g. a URL path) with a value it holds (holdsValue).
  * Returns the keys that did not match, with what was found.
  */
 export function mismatchedKeys(
@@ -58,7 +67,7 @@ export function mismatchedKeys(
   const misses: Array<{ key: string; expected: unknown; actual: unknown[] }> = [];
   for (const [key, want] of Object.entries(expected)) {
     const found = findKey(actual, key);
-    if (found.some((v) => looseEqual(want, v))) continue;
+    if (found.some((v) => holdsValue(want, v, key))) continue;
     if (found.length === 0 && typeof want !== 'object' && alsoText && containsToken(alsoText, String(want))) continue;
     misses.push({ key, expected: want, actual: found });
   }

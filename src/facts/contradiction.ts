@@ -5,7 +5,7 @@
 // any schema: entities are observed JSON objects with an id; owners are attributes named after a
 // party (customer, owner, account, tenant, passenger, user, …); amounts are amount-like fields.
 import { idCore, type Mention, mentionsIn } from './mentions.js';
-import { keyWords } from './written.js';
+import { isMinorUnitKey, keyWords } from './written.js';
 
 /** Where an observation came from (same ordering as FactSource: known at `bound` when pos <= bound). */
 export interface ObservationSource {
@@ -271,7 +271,7 @@ function amountsOf(attrs: Record<string, unknown>): Array<{ key: string; value: 
     const words = keyWords(k);
     if (!words.some((w) => AMOUNT_WORDS.has(w))) continue;
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : NaN;
-    if (Number.isFinite(n)) out.push({ key: k, value: words.includes('cents') ? n / 100 : n });
+    if (Number.isFinite(n)) out.push({ key: k, value: isMinorUnitKey(k) ? n / 100 : n });
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 import { idReadings, type Mention, mentionsIn, type Reading, valueReadings } from './mentions.js';
+import { CURRENCY_CODES, foldText } from './written.js';
 
 /** Where an observed fact came from. */
 export interface FactSource {
@@ -38,10 +39,11 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * keys — minutes and gigabytes — for nothing.
  */
 const TEXT_MAX = 2 * 1024 * 1024;
+const EPS = 1e-9;
 
 /** Lower-cased word tokens of a text. */
 function words(text: string): string[] {
-  return text.toLowerCase().match(WORD) ?? [];
+  return foldText(text).match(WORD) ?? [];
 }
 
 /** The observed facts of a run, indexed once; lookups cost O(log n) whatever the run's size. */
@@ -52,6 +54,13 @@ export class FactIndex {
   /** Word tokens and adjacent pairs, for names, emails and codes: built on the first phrase lookup. */
   private phrases: Map<string, Entry> | undefined;
   private readonly phraseTexts: Array<{ text: string; source: FactSource; key: string | undefined }> = [];
+
+  /**
+   * `signed`: an amount's sign always counts. By default an unsigned amount claimed ("refunded
+   * $25.00") is grounded by a negative one observed (`refund_cents: -2500`); comparing two values
+   * (sameFact) the sign counts.
+   */
+  constructor(private readonly options: { signed?: boolean } = {}) {}
 
   /** Index one observed text (JSON is walked with its keys, so `total_cents: 12999` also reads as $129.99). */
   add(text: string, source: FactSource): void {
@@ -67,11 +76,14 @@ export class FactIndex {
     this.addText(text, source, undefined);
   }
 
-  /** Index a structured value (a tool result, arguments, a row). */
-  addValue(value: unknown, source: FactSource, key?: string): void {
+  /**
+   * Index a structured value (a tool result, arguments, a row). An object's `currency` field is
+   * the currency of its amounts: `{ price: 129.99, currency: 'EUR' }` is €129.99, never $129.99.
+   */
+  addValue(value: unknown, source: FactSource, key?: string, currency?: string): void {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
-      for (const r of valueReadings(value, key)) this.put(r, source, observed);
+      for (const r of valueReadings(value, key, 'observed', currency)) this.put(r, source, observed);
     } else if (typeof value === 'string') {
       const t = value.trimStart();
       if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {
@@ -86,7 +98,8 @@ export class FactIndex {
     } else if (Array.isArray(value)) {
       for (const v of value) this.addValue(v, source, key);
     } else if (value && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k);
+      const own = currencyField(value as Record<string, unknown>);
+      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k, own);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
   }
 
@@ -138,6 +151,7 @@ export class FactIndex {
   }
 
   private put(r: Reading, source: FactSource, observed: string): void {
+    if (r.dim === 'mag' && this.options.signed === true) return;
     if (r.key !== undefined) {
       this.keep(this.keyed, r.key, source, observed);
       return;
@@ -171,11 +185,14 @@ export class FactIndex {
     if (r.value === undefined) return undefined;
     const s = this.sortedOf(r.dim);
     if (s === undefined) return undefined;
+    // Rounding is half up: "1.3k" is [1250, 1350), "1 h" is [0.5 h, 1.5 h) — 1.5 h is not "1 h".
     const tol = r.tolerance ?? 0;
-    const lo = r.value - tol;
+    const slack = EPS * Math.max(1, Math.abs(r.value));
+    const lo = r.value - tol - slack;
+    const hi = tol > 2 * slack ? r.value + tol - slack : r.value + tol;
     let i = lowerBound(s.values, lo);
     let best: Entry | undefined;
-    for (; i < s.values.length && s.values[i]! <= r.value + tol; i++) {
+    for (; i < s.values.length && s.values[i]! <= hi; i++) {
       const e = s.entries[i]!;
       if (e.source.pos <= bound && (best === undefined || e.source.pos < best.source.pos)) best = e;
     }
@@ -231,7 +248,7 @@ export class FactIndex {
    */
   groundValue(value: unknown, key?: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
     if (typeof value === 'number')
-      return Number.isFinite(value) ? this.first(valueReadings(value, key), bound) : undefined;
+      return Number.isFinite(value) ? this.first(valueReadings(value, key, 'claim'), bound) : undefined;
     if (typeof value !== 'string') return undefined;
     return this.groundId(value, bound) ?? this.groundText(value, bound);
   }
@@ -250,6 +267,18 @@ export class FactIndex {
     }
     return match;
   }
+}
+
+const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode'];
+
+/** The currency an object names for its amounts (`currency: 'eur'`), if it is one the reader knows. */
+function currencyField(value: Record<string, unknown>): string | undefined {
+  for (const f of CURRENCY_FIELDS) {
+    const c = value[f];
+    if (typeof c === 'string' && (CURRENCY_CODES as readonly string[]).includes(c.toUpperCase()))
+      return c.toUpperCase();
+  }
+  return undefined;
 }
 
 function lowerBound(values: number[], x: number): number {

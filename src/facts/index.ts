@@ -25,4 +25,4 @@ export {
   valueReadings,
 } from './mentions.js';
 export { sameFact } from './same-fact.js';
-export { keyWords, parseNumber, unitOfKey } from './written.js';
+export { isMinorUnitKey, keyWords, parseNumber, unitOfKey } from './written.js';

@@ -19,11 +19,18 @@ export const MONTHS: Record<string, number> = {
 };
 export const MONTH =
   '(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
-/** A written number; patterns that start with one put NUM_START before it (no sign taken from "5-10"). */
-export const NUM_START = '(?<![\\w.])';
-export const NUM = '(-?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|-?\\d+(?:\\.\\d+)?|-?\\.\\d+)';
+/**
+ * A written number; patterns that start with one put NUM_START before it (no sign taken from
+ * "5-10", no "5 kg" taken from "1,5 kg"). A comma before one or two final digits is a decimal
+ * comma (`1,5 kg`, `2,5 %`); before three it separates thousands (`1,500 kg`).
+ */
+export const NUM_START = '(?<![\\w.,])';
+export const NUM =
+  '([-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)';
+/** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
+export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
-export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2}))?`;
+export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2})(?::\\d{2})?)?`;
 
 /** Units by the way they are written: dimension and factor to the dimension's base unit. */
 export const UNITS: Record<string, [string, number]> = {
@@ -99,6 +106,11 @@ export function unitOfKey(key: string): [string, number] | undefined {
   return exact?.[1];
 }
 
+/** A key whose number is in minor units (cents): `total_cents`, `amount_minor`, `amountInCents`. */
+export function isMinorUnitKey(key: string): boolean {
+  return keyWords(key).some((w) => w === 'cents' || w === 'cent' || w === 'minor');
+}
+
 /** The words of a key: `total_cents`, `totalCents`, `total-cents` -> ['total', 'cents']. */
 export function keyWords(key: string): string[] {
   let words = keyWordCache.get(key);
@@ -168,9 +180,10 @@ export const NUMBER_WORD = `(?:${[...Object.keys(WORDS), ...Object.keys(SCALE_WO
 /** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */
 export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
 
-/** `12,500` -> 12500; `-3.5` -> -3.5. */
+/** `12,500` -> 12500; `-3.5` -> -3.5; `1,5` -> 1.5. */
 export function parseNumber(text: string): number {
-  return Number(text.replace(/,/g, '').replace(/^−/, '-'));
+  const t = text.replace(/^[-−]/, '-');
+  return Number(DECIMAL_COMMA.test(t) ? t.replace(',', '.') : t.replace(/,/g, ''));
 }
 
 /** `twenty-five` -> 25, `one hundred twenty` -> 120, `three thousand` -> 3000. */
@@ -193,4 +206,160 @@ export function wordsValue(text: string): number | undefined {
     } else return undefined;
   }
   return seen ? total + current : undefined;
+}
+
+/** Currencies by code and by symbol (`$` is read as USD: the reader cannot tell CAD or AUD dollars apart). */
+export const CURRENCY_CODES = ['USD', 'EUR', 'GBP', 'JPY', 'CAD', 'AUD', 'CHF'] as const;
+export const CURRENCY_SYMBOLS: Record<string, string> = { $: 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY' };
+export const CURRENCY_WORDS: Record<string, string> = {
+  dollar: 'USD',
+  dollars: 'USD',
+  euro: 'EUR',
+  euros: 'EUR',
+  pound: 'GBP',
+  pounds: 'GBP',
+  yen: 'JPY',
+};
+/** The currency a key names by its last word (`amount_usd`, `priceEur`), if any. */
+export function currencyOfKey(key: string): string | undefined {
+  const last = keyWords(key).at(-1)?.toUpperCase();
+  return (CURRENCY_CODES as readonly string[]).includes(last ?? '') && keyWords(key).length > 1 ? last : undefined;
+}
+
+/** An amount as written in either convention: `1,299.00`, `1.299,00`, `1 299,00`, `129,99`, `-25`. */
+export const AMOUNT = '([-−]?(?:\\d{1,3}(?:[,.\\u00a0\\u202f ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?))';
+
+/**
+ * Reads an amount written in either convention. The separator written last is the decimal one
+ * when both are written (`1.299,00`, `1,299.00`); a lone `,` or `.` before one or two digits is
+ * decimal (`129,99`, `129.99`); a lone `,` before three digits is thousands (`12,999`); a lone `.`
+ * before three digits (`12.999`) is `'ambiguous'` (twelve thousand in Europe, twelve with three
+ * decimals elsewhere). Returns the value and how many decimals were written.
+ */
+export function parseAmount(text: string): { value: number; decimals: number } | 'ambiguous' | undefined {
+  const negative = /^[-−]/.test(text);
+  const body = text.replace(/^[-−]/, '').replace(/[\u00a0\u202f ]/g, ' ');
+  const lastDot = body.lastIndexOf('.');
+  const lastComma = body.lastIndexOf(',');
+  let decimalAt = -1;
+  if (lastDot >= 0 && lastComma >= 0) decimalAt = Math.max(lastDot, lastComma);
+  else {
+    const sep = lastDot >= 0 ? '.' : lastComma >= 0 ? ',' : undefined;
+    if (sep !== undefined) {
+      const at = body.lastIndexOf(sep);
+      const tail = body.length - at - 1;
+      const count = body.split(sep).length - 1;
+      if (count === 1 && tail !== 3) decimalAt = at;
+      else if (count === 1 && tail === 3 && sep === '.' && !body.includes(' ')) return 'ambiguous';
+    }
+  }
+  const whole = (decimalAt < 0 ? body : body.slice(0, decimalAt)).replace(/[ ,.]/g, '');
+  const fraction = decimalAt < 0 ? '' : body.slice(decimalAt + 1);
+  if (!/^\d+$/.test(whole) || !/^\d*$/.test(fraction)) return undefined;
+  const value = Number(`${whole}.${fraction || '0'}`);
+  return { value: negative ? -value : value, decimals: fraction.length };
+}
+
+/** Offsets from UTC, in minutes, of the zones people write by name (IST is left out: it names three). */
+export const ZONES: Record<string, number> = {
+  UTC: 0,
+  GMT: 0,
+  Z: 0,
+  WET: 0,
+  WEST: 60,
+  BST: 60,
+  CET: 60,
+  CEST: 120,
+  EET: 120,
+  EEST: 180,
+  EST: -300,
+  EDT: -240,
+  CST: -360,
+  CDT: -300,
+  MST: -420,
+  MDT: -360,
+  PST: -480,
+  PDT: -420,
+  JST: 540,
+  KST: 540,
+  HKT: 480,
+  SGT: 480,
+  AWST: 480,
+  MSK: 180,
+  SAST: 120,
+  HST: -600,
+  AKST: -540,
+  AKDT: -480,
+  AEST: 600,
+  AEDT: 660,
+  NZST: 720,
+  NZDT: 780,
+};
+/** US zones written without saying standard or daylight time: [standard, daylight] offsets. */
+export const GENERIC_ZONES: Record<string, [number, number]> = {
+  ET: [-300, -240],
+  CT: [-360, -300],
+  MT: [-420, -360],
+  PT: [-480, -420],
+};
+/** Zone names that name several zones (IST: India, Ireland, Israel); a time in one is refused. */
+export const AMBIGUOUS_ZONES = ['IST', 'AST', 'BT'];
+/** A zone written after a time: a name (`UTC`, `CET`), a name with an offset (`UTC+2`, `GMT-05:00`), or an offset. */
+export const ZONE = `(?:(${[...Object.keys(ZONES), ...Object.keys(GENERIC_ZONES), ...AMBIGUOUS_ZONES]
+  .filter((z) => z !== 'Z')
+  .sort((a, b) => b.length - a.length)
+  .join('|')})(?:\\s?([-+−]\\d{1,2})(?::?(\\d{2}))?)?(?![A-Za-z]))`;
+
+/**
+ * Minutes east of UTC for a zone name and an optional `+h[:mm]`, on `date` when given (ET, PT…
+ * are daylight time from the second Sunday of March to the first Sunday of November); a string
+ * saying why when the zone cannot be told (IST; ET with no date).
+ */
+export function zoneOffset(
+  name: string,
+  hours?: string,
+  minutes?: string,
+  date?: { y: number; m: number; d: number; h: number },
+): number | string | undefined {
+  const upper = name.toUpperCase();
+  if (AMBIGUOUS_ZONES.includes(upper)) return `${name} names several zones`;
+  const generic = GENERIC_ZONES[upper];
+  let base = ZONES[upper];
+  if (generic !== undefined) {
+    if (date === undefined) return `${name} without a date: standard or daylight time?`;
+    const daylight = usDaylight(date);
+    if (daylight === undefined) return `${name} in the hour clocks go back: standard or daylight time?`;
+    base = daylight ? generic[1] : generic[0];
+  }
+  if (base === undefined) return undefined;
+  if (hours === undefined) return base;
+  const sign = /^[-−]/.test(hours) ? -1 : 1;
+  return base + sign * (Math.abs(Number(hours.replace(/^[-+−]/, ''))) * 60 + Number(minutes ?? 0));
+}
+
+/**
+ * US daylight time: from 2:00 on the second Sunday of March to 2:00 on the first Sunday of
+ * November (local); undefined in the hour from 1:00 that day, which clocks show twice.
+ */
+function usDaylight({ y, m, d, h }: { y: number; m: number; d: number; h: number }): boolean | undefined {
+  const sundayOnOrAfter = (month: number, day: number) =>
+    day + ((7 - new Date(Date.UTC(y, month - 1, day)).getUTCDay()) % 7);
+  const start = sundayOnOrAfter(3, 8);
+  const end = sundayOnOrAfter(11, 1);
+  if (m > 3 && m < 11) return true;
+  if (m === 3) return d > start || (d === start && h >= 2);
+  if (m === 11) return d === end && h === 1 ? undefined : d < end || (d === end && h < 1);
+  return false;
+}
+
+export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+export const WEEKDAY =
+  '(Sun(?:day)?|Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:r(?:s(?:day)?)?)?|Fri(?:day)?|Sat(?:urday)?)';
+
+/** Folds case, diacritics and compatibility forms: `Zoë` -> `zoe`, `Ｏ-７７３１` -> `o-7731`. */
+export function foldText(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }

@@ -24,6 +24,8 @@ const KIND: Record<MentionKind, Claim['kind']> = {
 
 interface ClaimFound extends Claim {
   ground(): FactMatch | undefined;
+  /** Why the claim cannot be read as one fact (then it is grounded by nothing). */
+  ambiguous?: string;
 }
 
 /**
@@ -38,10 +40,15 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
     if (skip.has(m.text)) continue;
     if (m.kind === 'number' && Math.abs(m.value ?? 0) < 10) continue;
     const kind = KIND[m.kind];
-    claims.set(`${kind}:${m.text}`, { kind, text: m.text, ground: () => index.groundMention(m) });
+    claims.set(`${kind}:${m.text}`, {
+      kind,
+      text: m.text,
+      ground: () => index.groundMention(m),
+      ...(m.ambiguous !== undefined && { ambiguous: m.ambiguous }),
+    });
   }
-  // Names: two or more capitalised words in a row, not counting a sentence's first word.
-  for (const m of answer.matchAll(/(?:^|[.!?]\s+|(\s))((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)+)/g)) {
+  // Names: two or more capitalised words in a row (any script's letters: Zoë Müller), not counting a sentence's first word.
+  for (const m of answer.matchAll(/(?:^|[.!?]\s+|(\s))((?:\p{Lu}\p{Ll}+)(?:\s+\p{Lu}\p{Ll}+)+)/gu)) {
     const words = m[2]!.split(/\s+/);
     const name = (m[1] === undefined ? words.slice(1) : words).join(' ');
     if (name.includes(' ') && !skip.has(name))
@@ -73,7 +80,10 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
       findings.push({
         code: 'UNSUPPORTED_CLAIM',
         hard: true,
-        message: `the answer states ${c.kind} ${c.text}, which no observation or user message contains in any form`,
+        message:
+          c.ambiguous === undefined
+            ? `the answer states ${c.kind} ${c.text}, which no observation or user message contains in any form`
+            : `the answer states ${c.kind} ${c.text}, which is ambiguous (${c.ambiguous}) and so is not grounded`,
       });
   }
   return {

@@ -2,7 +2,7 @@
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
 import { findKey, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
-import { keyWords, sameFact } from '../../facts/index.js';
+import { isMinorUnitKey, keyWords, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
 import { round1 } from './required-field.js';
@@ -42,6 +42,7 @@ function rowsById(ctx: ValidatorContext): Map<string, Row[]> {
 const UNIT_WORDS = new Set([
   'cents',
   'cent',
+  'minor',
   'usd',
   'eur',
   'gbp',
@@ -63,7 +64,8 @@ function findKeyLike(value: unknown, key: string, depth = 0): Array<{ key: strin
     if (Array.isArray(v)) for (const x of v) walk(x, d + 1);
     else if (v && typeof v === 'object')
       for (const [k, x] of Object.entries(v)) {
-        const words = keyWords(k);
+        // `amount_cents`, `amount_minor`, `amountInCents` for `amount`.
+        const words = keyWords(k).filter((w, i, all) => !(w === 'in' && i === all.length - 2));
         if (words.length === want.length + 1 && want.every((w, i) => words[i] === w) && UNIT_WORDS.has(words.at(-1)!))
           out.push({ key: k, value: x });
         walk(x, d + 1);
@@ -76,8 +78,8 @@ function findKeyLike(value: unknown, key: string, depth = 0): Array<{ key: strin
 /** A value found under `foundKey`, in the unit `wantKey` names: cents to dollars and back. */
 function inUnitOf(value: unknown, foundKey: string, wantKey: string): number {
   const n = Number(value);
-  const fromCents = keyWords(foundKey).includes('cents');
-  const toCents = keyWords(wantKey).includes('cents');
+  const fromCents = isMinorUnitKey(foundKey);
+  const toCents = isMinorUnitKey(wantKey);
   return fromCents === toCents ? n : fromCents ? n / 100 : n * 100;
 }
 
