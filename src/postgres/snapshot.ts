@@ -4,7 +4,7 @@
 // (the sandbox's end state) both use it. Values: bigint/numeric as strings, timestamptz as UTC ISO
 // strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
-import { parseColumnDefault, sortRows } from '../recording/index.js';
+import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
 import { renderDdl } from './seed.js';
 import { type Queryable, quoteIdent, quoteLiteral, tableRef } from './sql.js';
 
@@ -64,12 +64,14 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       notnull: boolean;
       def: string | null;
       identity: string;
+      generated: string;
       seq_schema: string | null;
       seq_name: string | null;
     }>(
       db,
       `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
               pg_get_expr(d.adbin, d.adrelid) AS def, a.attidentity::text AS identity,
+              a.attgenerated::text AS generated,
               s.nspname AS seq_schema, s.relname AS seq_name
          FROM pg_attribute a
          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -79,7 +81,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
              JOIN pg_namespace sn ON sn.oid = sc.relnamespace
             WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
             LIMIT 1) s ON true
-        WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+        WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum`,
       [t.oid],
     );
@@ -138,6 +140,12 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       schema: t.schema,
       name: t.name,
       columns: cols.map((c) => {
+        if (c.generated !== '') {
+          // A stored generated column: its expression (the default's slot holds it) as data.
+          const plain = new Set(cols.filter((o) => o.generated === '').map((o) => o.name));
+          const expression = c.def === null ? undefined : parseGeneratedExpression(c.def, plain);
+          return { name: c.name, type: c.type, nullable: !c.notnull, generated: expression ?? null };
+        }
         const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
         // A sequence default names its sequence by the catalog's dependency, not by parsing the text.
         const d =

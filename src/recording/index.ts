@@ -12,7 +12,7 @@ export {
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
-export { describeFromDdl, parseColumnDefault } from './db-description.js';
+export { describeFromDdl, parseColumnDefault, parseGeneratedExpression } from './db-description.js';
 export { blockOnDisk } from './disk.js';
 export * from './errors.js';
 export { type FileContent, fileBytes, fileIdentity, fsIdentity, isInline } from './file-content.js';
