@@ -340,6 +340,9 @@ async function replayIn(
     ...(sandbox?.world ? { fsOnDisk: true } : {}),
     ...(sandbox ? { allow: sandbox.allow } : {}),
     ...(isolation.level === 'bwrap' ? { os: true } : {}),
+    ...(sandbox && isolation.level === 'bwrap'
+      ? { privateDirs: sandbox.box.privateDirs, hostDirs: sandbox.box.hostDirs }
+      : {}),
   });
   const baseEnv = await agentEnv({
     recording,

@@ -142,6 +142,9 @@ export interface PreloadConfigInput {
   allow?: Array<{ host: string; port: number }>;
   /** The OS sandbox (bubblewrap) holds the tree: programs that are not Node may run. */
   os?: boolean;
+  /** The OS sandbox's private folders and the host folders bound inside them (OsSandbox). */
+  privateDirs?: readonly string[];
+  hostDirs?: readonly string[];
 }
 
 /** Where the replay's fs seed (the preload's format) is written: the sandboxed services read it too. */
@@ -184,6 +187,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     routes: input.routes ?? [],
     ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
     ...(input.os ? { os: true } : {}),
+    ...(input.privateDirs ? { privateDirs: [...input.privateDirs], hostDirs: [...(input.hostDirs ?? [])] } : {}),
     dumpPrefix: path.join(tmp, 'dump'),
     ...(input.fast ? { fastIndex } : {}),
     timing: options.timing ?? { kind: 'none' },
