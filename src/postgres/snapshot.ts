@@ -5,6 +5,7 @@
 // strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
+import { CAPTURE_TRIGGER_PREFIX } from './locks.js';
 import { renderDdl } from './seed.js';
 import { type Queryable, quoteIdent, quoteLiteral, tableRef } from './sql.js';
 
@@ -270,6 +271,47 @@ export async function describeSequences(
 }
 
 /**
+ * The objects of `schemas` a sandbox does not rebuild (views, triggers, checks, policies, rules,
+ * functions, enum types), by name: their definitions are SQL, which is never run from a recording.
+ * tapedeck's own capture triggers are left out.
+ */
+export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['unbuilt']>> {
+  const rows = await rowsOf<{
+    kind: NonNullable<DbSnapshot['unbuilt']>[number]['kind'];
+    schema: string;
+    name: string;
+    tbl: string | null;
+  }>(
+    db,
+    `SELECT DISTINCT kind, schema, name, tbl FROM (
+       SELECT CASE c.relkind WHEN 'v' THEN 'view' ELSE 'materialized view' END AS kind, n.nspname AS schema,
+              c.relname AS name, NULL::name AS tbl
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('v', 'm')
+       UNION ALL SELECT 'trigger', n.nspname, t.tgname, c.relname FROM pg_trigger t
+         JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT t.tgisinternal AND left(t.tgname, $2) <> $3
+       UNION ALL SELECT 'check', n.nspname, co.conname, c.relname FROM pg_constraint co
+         JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE co.contype = 'c'
+       UNION ALL SELECT 'policy', n.nspname, p.polname, c.relname FROM pg_policy p
+         JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       UNION ALL SELECT 'rule', n.nspname, r.rulename, c.relname FROM pg_rewrite r
+         JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN'
+       UNION ALL SELECT 'function', n.nspname, p.proname, NULL FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+       UNION ALL SELECT 'enum', n.nspname, t.typname, NULL FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+        WHERE t.typtype = 'e'
+     ) o WHERE schema = ANY($1::text[]) ORDER BY kind, schema, tbl NULLS FIRST, name LIMIT 10000`,
+    [schemas, CAPTURE_TRIGGER_PREFIX.length, CAPTURE_TRIGGER_PREFIX],
+  );
+  return rows.map((r) => ({
+    kind: r.kind,
+    schema: r.schema,
+    name: r.name,
+    ...(r.tbl !== null ? { table: r.tbl } : {}),
+  }));
+}
+
+/**
  * Installs, in this session only (temporary objects), the function that turns a row's to_jsonb
  * into the snapshot's JSON form. Call again after the tables change.
  */
@@ -333,9 +375,10 @@ export async function snapshotDatabase<T = undefined>(
     const tables: DbTable[] = [];
     for (const { oid: _oid, ...t } of described) tables.push({ ...t, rows: await readRows(db, t) });
     const sequences = await describeSequences(db, schemas);
+    const unbuilt = await describeUnbuilt(db, schemas);
     const extra = inside ? await inside() : undefined;
     await db.query('COMMIT');
-    const body = { schemas, tables, sequences };
+    const body = { schemas, tables, sequences, ...(unbuilt.length > 0 ? { unbuilt } : {}) };
     return { snapshot: { ...body, ddl: renderDdl(body) }, tables: described, inside: extra };
   } catch (error) {
     await db.query('ROLLBACK').catch(() => {});

@@ -774,11 +774,41 @@ export const DbSequenceSchema = z
  * A recording made before the description existed has no `sequences`: the reader derives the
  * description from its `ddl` text (parsing, never running it).
  */
+/** The kinds of schema object a sandbox does not rebuild: their definitions are SQL, never run from a recording. */
+export const UNBUILT_KINDS = [
+  'view',
+  'materialized view',
+  'trigger',
+  'check',
+  'policy',
+  'rule',
+  'function',
+  'enum',
+] as const;
+
 export const DbSnapshotSchema = z
   .object({
     schemas: z.array(PgNameSchema),
     ddl: z.array(z.string()),
     tables: z.array(DbTableSchema),
     sequences: z.array(DbSequenceSchema).optional(),
+    /**
+     * The objects of the captured schemas the description leaves out, by name (an enum's columns
+     * are text in a sandbox): what a replay says its sandbox lacks.
+     */
+    unbuilt: z
+      .array(
+        z
+          .object({
+            kind: z.enum(UNBUILT_KINDS),
+            schema: PgNameSchema,
+            name: PgNameSchema,
+            /** The table a trigger, check, policy or rule belongs to. */
+            table: PgNameSchema.optional(),
+          })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
   })
   .strict();

@@ -51,6 +51,7 @@ import {
   seededWorld,
   seedFileIn,
   Teardown,
+  unbuiltDatabaseWarning,
   untrustedRecordedEnv,
   writePreloadConfig,
 } from './setup.js';
@@ -181,6 +182,8 @@ async function replayIn(
   warnings.push(...region.warnings);
   const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
   warnings.push(...drift.warnings);
+  const unbuilt = unbuiltDatabaseWarning(recording);
+  if (unbuilt !== undefined) warnings.push(unbuilt);
   if (redactor.keyId !== manifest.redaction.keyId) {
     warnings.push(
       `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,

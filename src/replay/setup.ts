@@ -311,6 +311,32 @@ export function ignoredRecordedEnv(recording: Recording): string[] {
 }
 
 /**
+ * What the sandbox database lacks of the recorded one (`unbuilt`: views, triggers, checks,
+ * policies, rules, functions, enum types), said once before the agent runs: their definitions are
+ * SQL, never run from a recording, so an agent that reads a view or calls a function fails there,
+ * rows a trigger wrote on the agent's writes are missing from the end state, and an enum's columns
+ * take any text.
+ */
+export function unbuiltDatabaseWarning(recording: Recording): string | undefined {
+  const unbuilt = recording.pre.db?.unbuilt ?? [];
+  if (unbuilt.length === 0) return undefined;
+  const named = unbuilt.map(
+    (o) => `${o.kind} ${o.schema}.${o.name}${o.table !== undefined ? ` on ${o.schema}.${o.table}` : ''}`,
+  );
+  const shown = named.length > 8 ? `${named.slice(0, 8).join(', ')} and ${named.length - 8} more` : named.join(', ');
+  const kinds = new Set(unbuilt.map((o) => o.kind));
+  const effects = [
+    kinds.has('trigger') ? 'rows its triggers wrote when the agent wrote are missing from the end state' : '',
+    kinds.has('view') || kinds.has('materialized view') || kinds.has('function')
+      ? 'reading a view or calling a function fails'
+      : '',
+    kinds.has('check') || kinds.has('policy') || kinds.has('rule') ? 'checks, policies and rules do not hold' : '',
+    kinds.has('enum') ? "an enum's columns are text" : '',
+  ].filter((e) => e !== '');
+  return `the sandbox database is built from the recorded description and lacks ${shown} (their SQL is never run from a recording): ${effects.join('; ')}`;
+}
+
+/**
  * The variables the recorded agent inherited (by name) that the replay's agent will not have: a
  * replay run from another shell without them (an API's URL, a workspace) departs for that alone.
  */

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snapshotDatabase } from '../../src/postgres/index.js';
-import type { DbChangedPayload, DbSnapshot, Row } from '../../src/recording/index.js';
+import type { DbChangedPayload, DbSnapshot, Recording, Row } from '../../src/recording/index.js';
+import { unbuiltDatabaseWarning } from '../../src/replay/setup.js';
 import { type SeededDatabase, sandboxPaths } from './sandbox-paths.js';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-schemas-'));
@@ -32,10 +33,17 @@ const SETUP = `
     PRIMARY KEY (order_id, line_no));
   CREATE TABLE audit.event (id bigserial PRIMARY KEY, kind text, data jsonb);
   CREATE TABLE audit.log (msg text, at int);
+  CREATE TYPE shop.status AS ENUM ('open', 'shipped');
+  CREATE TABLE shop.shipment (id int PRIMARY KEY, state shop.status NOT NULL, weight int CHECK (weight > 0));
+  CREATE VIEW shop.open_lines AS SELECT order_id, sku FROM shop.order_line WHERE qty > 0;
+  CREATE FUNCTION audit.log_line() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO audit.log VALUES (NEW.sku, NEW.qty); RETURN NEW; END $$;
+  CREATE TRIGGER order_line_audit AFTER INSERT ON shop.order_line FOR EACH ROW EXECUTE FUNCTION audit.log_line();
   INSERT INTO shop.orders (customer, tags, meta) VALUES ('ann', '{vip,eu}', '{"tier": 2}'), ('bob', '{}', NULL);
   INSERT INTO shop.order_line (order_id, line_no, sku, qty) VALUES (1, 1, 'a1', 2), (1, 2, 'b2', 3), (2, 1, 'c3', 1);
   INSERT INTO audit.event (kind, data) VALUES ('seed', '{"n": 1}');
-  INSERT INTO audit.log VALUES ('hello', 1), ('hello', 1);`;
+  INSERT INTO audit.log VALUES ('hello', 1), ('hello', 1);
+  INSERT INTO shop.shipment VALUES (1, 'open', 3);`;
 
 /** The recorded run: a tool API's writes, which a replay applies as recorded changes. */
 const MUTATE = `
@@ -88,6 +96,25 @@ describe('the description of a schema with generated columns', () => {
   });
 });
 
+describe('what a sandbox does not rebuild', () => {
+  it('is named in the description, and a replay says so before the agent runs', () => {
+    expect(pre.unbuilt).toEqual([
+      { kind: 'check', schema: 'shop', name: 'shipment_weight_check', table: 'shipment' },
+      { kind: 'enum', schema: 'shop', name: 'status' },
+      { kind: 'function', schema: 'audit', name: 'log_line' },
+      { kind: 'trigger', schema: 'shop', name: 'order_line_audit', table: 'order_line' },
+      { kind: 'view', schema: 'shop', name: 'open_lines' },
+    ]);
+    const warning = unbuiltDatabaseWarning({ pre: { db: pre } } as unknown as Recording);
+    expect(warning).toContain('lacks check shop.shipment_weight_check on shop.shipment, enum shop.status');
+    expect(warning).toContain('trigger shop.order_line_audit on shop.order_line, view shop.open_lines');
+    expect(warning).toMatch(/rows its triggers wrote .* missing from the end state/);
+    expect(
+      unbuiltDatabaseWarning({ pre: { db: { ...pre, unbuilt: undefined } } } as unknown as Recording),
+    ).toBeUndefined();
+  });
+});
+
 const PATHS = sandboxPaths(SCHEMAS);
 
 describe.each(PATHS)('a sandbox of that schema through $name', ({ open, skip }) => {
@@ -121,6 +148,8 @@ describe.each(PATHS)('a sandbox of that schema through $name', ({ open, skip }) 
         key: { order_id: 1, line_no: 1 },
         after: row(post, { order_id: 1, line_no: 1 }) as Row,
       },
+      // The row the application's trigger wrote on the insert: captured, and applied, like any other.
+      { schema: 'audit', table: 'log', op: 'insert', key: { msg: 'd4', at: 4 }, after: { msg: 'd4', at: 4 } },
       { schema: 'audit', table: 'log', op: 'insert', key: { msg: 'bye', at: 2 }, after: { msg: 'bye', at: 2 } },
     ];
     await sandbox.apply(changes);
