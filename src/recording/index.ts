@@ -1,6 +1,7 @@
 // The Recording contract: what this folder offers to every other module.
 
 export {
+  type AccountedWorld,
   ConnectionAccount,
   type SeenConnection,
   type SilentToolCall,

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer } from '../../examples/world/model-server.js';
 import { detectIsolation } from '../../sandbox/os/detect.js';
 import { recordCommand } from '../../src/record/index.js';
-import { readRecording } from '../../src/recording/index.js';
+import { readRecording, silentToolCallWarnings } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { scratchDatabase, startServer, type TestServer, tempDir } from '../record/helpers.js';
 
@@ -60,6 +60,7 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
     let db: Awaited<ReturnType<typeof scratchDatabase>>;
     let real: pg.Client;
     let recording: string;
+    let silentToolCalls: string[] | undefined;
     /** The real world as the recorded run left it: every table's rows, and the API's hits. */
     let worldAfterRecord: string;
 
@@ -114,6 +115,7 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
         dbUrl: db.url,
       });
       expect(recorded.exitCode).toBe(0);
+      silentToolCalls = recorded.silentToolCalls;
       worldAfterRecord = await realWorld();
     }, 120_000);
 
@@ -148,6 +150,11 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
         });
       // psql -f's note, pg's event (PG* variables), pg's order line (SHOP_DB).
       expect(changes).toEqual(['insert shop.note', 'insert audit.event', 'insert shop.order_line']);
+      // psql -c 'select …' only read the database: no step, and no alarm that a replay cannot answer it.
+      expect(silentToolCalls).toEqual([
+        expect.stringMatching(/tool "psql_read" .* may only have read the captured database/),
+      ]);
+      expect(silentToolCallWarnings(rec.events, { database: true })).toEqual(silentToolCalls);
       // A world with no view, trigger or function of its own has nothing the sandbox lacks (tapedeck's
       // capture triggers are not the world's).
       expect(rec.pre.db?.unbuilt).toBeUndefined();
