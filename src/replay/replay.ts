@@ -433,7 +433,11 @@ async function finish(
   } else if (stoppedEarly && options.until !== undefined) {
     // Stopped after step K: the local steps up to K the agent made since it last asked are written.
     session.fillGap(options.until + 1);
-  } else session.flushPending(session.lastStep);
+  } else {
+    // What the agent wrote after its last call (counterfactual): a step of its own, as recorded.
+    session.writeOwnChanges();
+    session.flushPending(session.lastStep);
+  }
   const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
   if (session.files.root) post.fs = session.files.snapshot();
   if (tracker) post.db = await tracker.snapshot();

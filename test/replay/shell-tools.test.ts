@@ -201,6 +201,23 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
       expect(out).toMatch(/\[psql_file\] INSERT 0 1\n2\n/);
       expect(out).toContain('final: done');
       expect(result.heldBack.map((h) => `${h.method} ${new URL(h.target).pathname}`)).toEqual(['POST /orders']);
+      // The agent's own writes are steps of their own, named after the tool, never on a model step.
+      const replayed = await readRecording(result.dir);
+      const typeOf = new Map<number, string>();
+      for (const e of replayed.events)
+        if (e.type === 'step.started') {
+          const p = e.payload as { stateType: string; name: string };
+          typeOf.set(e.stepId, `${p.stateType} ${p.name}`);
+        }
+      const written = replayed.events
+        .filter((e) => e.type === 'db.changed')
+        .map((e) => `${typeOf.get(e.stepId)}: ${(e.payload as { table: string }).table}`);
+      expect(written).toEqual([
+        'DB_QUERY psql_file: note',
+        'DB_QUERY pg_env: event',
+        'DB_QUERY pg_custom: order_line',
+        'DB_QUERY psql_file: note',
+      ]);
       expect(await realWorld()).toBe(worldAfterRecord);
     }, 180_000);
 
