@@ -14,7 +14,7 @@ import {
   tableRef,
 } from './sql.js';
 
-type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences'>;
+type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums'>;
 
 interface Statement {
   sql: string;
@@ -48,6 +48,19 @@ function plan(description: Description): Plan {
   for (const schema of description.schemas) {
     out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`, what: `schema ${schema}` });
   }
+  const enums = new Set<string>();
+  for (const e of description.enums ?? []) {
+    enums.add(key(e.schema, e.name));
+    out.schemas.push({
+      sql: `CREATE TYPE ${tableRef(e.schema, e.name)} AS ENUM (${e.labels.map(quoteLiteral).join(', ')})`,
+      what: `enum type ${e.schema}.${e.name}`,
+    });
+  }
+  // A column of a described enum (or an array of one) has that type; else sqlType's allow-list.
+  const typeOf = (c: DbTable['columns'][number]): string =>
+    c.enum !== undefined && enums.has(key(c.enum.schema, c.enum.name))
+      ? `${tableRef(c.enum.schema, c.enum.name)}${'[]'.repeat(Math.min((c.type.match(/\[\]/g) ?? []).length, 6))}`
+      : sqlType(c.type);
   for (const s of sequences.values()) {
     if (s.identity) continue; // made by its table
     out.sequences.push({
@@ -57,7 +70,7 @@ function plan(description: Description): Plan {
   }
   for (const t of description.tables) {
     const parts = t.columns.map((c) => {
-      let col = `${quoteIdent(c.name)} ${sqlType(c.type)}`;
+      let col = `${quoteIdent(c.name)} ${typeOf(c)}`;
       // A generated column whose expression is not described is a plain one: no NOT NULL, which
       // rows the agent inserts could not meet.
       if (c.generated === null) return col;

@@ -66,6 +66,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       def: string | null;
       identity: string;
       generated: string;
+      enum_schema: string | null;
+      enum_name: string | null;
       seq_schema: string | null;
       seq_name: string | null;
     }>(
@@ -73,6 +75,10 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
               pg_get_expr(d.adbin, d.adrelid) AS def, a.attidentity::text AS identity,
               a.attgenerated::text AS generated,
+              (SELECT en.nspname FROM pg_type et JOIN pg_namespace en ON en.oid = et.typnamespace
+                WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_schema,
+              (SELECT et.typname FROM pg_type et
+                WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_name,
               s.nspname AS seq_schema, s.relname AS seq_name
          FROM pg_attribute a
          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -157,6 +163,9 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           name: c.name,
           type: c.type,
           nullable: !c.notnull,
+          ...(c.enum_schema !== null && c.enum_name !== null
+            ? { enum: { schema: c.enum_schema, name: c.enum_name } }
+            : {}),
           ...(d === undefined || c.identity !== '' ? {} : { default: d }),
           ...(c.identity === 'a'
             ? { identity: 'always' as const }
@@ -270,9 +279,21 @@ export async function describeSequences(
   return out;
 }
 
+/** The enum types of `schemas`, their labels in order. */
+export async function describeEnums(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['enums']>> {
+  return rowsOf<{ schema: string; name: string; labels: string[] }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS name,
+            ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) AS labels
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE t.typtype = 'e' AND n.nspname = ANY($1::text[]) ORDER BY 1, 2`,
+    [schemas],
+  );
+}
+
 /**
  * The objects of `schemas` a sandbox does not rebuild (views, triggers, checks, policies, rules,
- * functions, enum types), by name: their definitions are SQL, which is never run from a recording.
+ * functions), by name: their definitions are SQL, which is never run from a recording.
  * tapedeck's own capture triggers are left out.
  */
 export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['unbuilt']>> {
@@ -298,8 +319,6 @@ export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise
          JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN'
        UNION ALL SELECT 'function', n.nspname, p.proname, NULL FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
         WHERE NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
-       UNION ALL SELECT 'enum', n.nspname, t.typname, NULL FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-        WHERE t.typtype = 'e'
      ) o WHERE schema = ANY($1::text[]) ORDER BY kind, schema, tbl NULLS FIRST, name LIMIT 10000`,
     [schemas, CAPTURE_TRIGGER_PREFIX.length, CAPTURE_TRIGGER_PREFIX],
   );
@@ -375,10 +394,17 @@ export async function snapshotDatabase<T = undefined>(
     const tables: DbTable[] = [];
     for (const { oid: _oid, ...t } of described) tables.push({ ...t, rows: await readRows(db, t) });
     const sequences = await describeSequences(db, schemas);
+    const enums = await describeEnums(db, schemas);
     const unbuilt = await describeUnbuilt(db, schemas);
     const extra = inside ? await inside() : undefined;
     await db.query('COMMIT');
-    const body = { schemas, tables, sequences, ...(unbuilt.length > 0 ? { unbuilt } : {}) };
+    const body = {
+      schemas,
+      tables,
+      sequences,
+      ...(enums.length > 0 ? { enums } : {}),
+      ...(unbuilt.length > 0 ? { unbuilt } : {}),
+    };
     return { snapshot: { ...body, ddl: renderDdl(body) }, tables: described, inside: extra };
   } catch (error) {
     await db.query('ROLLBACK').catch(() => {});

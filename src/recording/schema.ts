@@ -691,6 +691,8 @@ export const DbColumnSchema = z
     nullable: z.boolean(),
     default: ColumnDefaultSchema.optional(),
     identity: z.enum(['always', 'by default']).optional(),
+    /** The enum type of the column (or of its array's elements), when the snapshot describes it in `enums`. */
+    enum: z.object({ schema: PgNameSchema, name: PgNameSchema }).strict().optional(),
     /**
      * A stored generated column: its expression as data, or `null` when the expression is outside
      * what GeneratedExpr describes (the sandbox then holds the column as a plain one).
@@ -792,9 +794,18 @@ export const DbSnapshotSchema = z
     ddl: z.array(z.string()),
     tables: z.array(DbTableSchema),
     sequences: z.array(DbSequenceSchema).optional(),
+    /** The enum types of the captured schemas, their labels in order (a sandbox creates them). */
+    enums: z
+      .array(
+        z
+          .object({ schema: PgNameSchema, name: PgNameSchema, labels: z.array(z.string().min(1).max(63)).max(10_000) })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
     /**
-     * The objects of the captured schemas the description leaves out, by name (an enum's columns
-     * are text in a sandbox): what a replay says its sandbox lacks.
+     * The objects of the captured schemas the description leaves out, by name: what a replay says
+     * its sandbox lacks.
      */
     unbuilt: z
       .array(

@@ -312,10 +312,9 @@ export function ignoredRecordedEnv(recording: Recording): string[] {
 
 /**
  * What the sandbox database lacks of the recorded one (`unbuilt`: views, triggers, checks,
- * policies, rules, functions, enum types), said once before the agent runs: their definitions are
- * SQL, never run from a recording, so an agent that reads a view or calls a function fails there,
- * rows a trigger wrote on the agent's writes are missing from the end state, and an enum's columns
- * take any text.
+ * policies, rules, functions), said once before the agent runs: their definitions are SQL, never
+ * run from a recording, so an agent that reads a view or calls a function fails there, and rows a
+ * trigger wrote on the agent's writes are missing from the end state.
  */
 export function unbuiltDatabaseWarning(recording: Recording): string | undefined {
   const unbuilt = recording.pre.db?.unbuilt ?? [];
@@ -331,7 +330,6 @@ export function unbuiltDatabaseWarning(recording: Recording): string | undefined
       ? 'reading a view or calling a function fails'
       : '',
     kinds.has('check') || kinds.has('policy') || kinds.has('rule') ? 'checks, policies and rules do not hold' : '',
-    kinds.has('enum') ? "an enum's columns are text" : '',
   ].filter((e) => e !== '');
   return `the sandbox database is built from the recorded description and lacks ${shown} (their SQL is never run from a recording): ${effects.join('; ')}`;
 }

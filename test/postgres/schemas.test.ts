@@ -34,7 +34,8 @@ const SETUP = `
   CREATE TABLE audit.event (id bigserial PRIMARY KEY, kind text, data jsonb);
   CREATE TABLE audit.log (msg text, at int);
   CREATE TYPE shop.status AS ENUM ('open', 'shipped');
-  CREATE TABLE shop.shipment (id int PRIMARY KEY, state shop.status NOT NULL, weight int CHECK (weight > 0));
+  CREATE TABLE shop.shipment (id int PRIMARY KEY, state shop.status NOT NULL, weight int CHECK (weight > 0),
+    history shop.status[]);
   CREATE VIEW shop.open_lines AS SELECT order_id, sku FROM shop.order_line WHERE qty > 0;
   CREATE FUNCTION audit.log_line() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN INSERT INTO audit.log VALUES (NEW.sku, NEW.qty); RETURN NEW; END $$;
@@ -43,7 +44,7 @@ const SETUP = `
   INSERT INTO shop.order_line (order_id, line_no, sku, qty) VALUES (1, 1, 'a1', 2), (1, 2, 'b2', 3), (2, 1, 'c3', 1);
   INSERT INTO audit.event (kind, data) VALUES ('seed', '{"n": 1}');
   INSERT INTO audit.log VALUES ('hello', 1), ('hello', 1);
-  INSERT INTO shop.shipment VALUES (1, 'open', 3);`;
+  INSERT INTO shop.shipment VALUES (1, 'open', 3, '{open,shipped}');`;
 
 /** The recorded run: a tool API's writes, which a replay applies as recorded changes. */
 const MUTATE = `
@@ -91,6 +92,12 @@ describe('the description of a schema with generated columns', () => {
     expect(columns.weight).toMatchObject({ op: '-' });
     expect(columns.band).toBeNull();
     expect(columns.sku).toBeUndefined();
+    expect(pre.enums).toEqual([{ schema: 'shop', name: 'status', labels: ['open', 'shipped'] }]);
+    const shipment = table(pre, 'shop', 'shipment')?.columns ?? [];
+    expect(shipment.filter((c) => c.enum).map((c) => [c.name, c.type, c.enum])).toEqual([
+      ['state', 'shop.status', { schema: 'shop', name: 'status' }],
+      ['history', 'shop.status[]', { schema: 'shop', name: 'status' }],
+    ]);
     // The rows hold every column, generated ones too.
     expect(row(pre, { order_id: 1, line_no: 2 })).toMatchObject({ total: '15.00', label: 'B2 x3', band: 'bulk' });
   });
@@ -100,13 +107,12 @@ describe('what a sandbox does not rebuild', () => {
   it('is named in the description, and a replay says so before the agent runs', () => {
     expect(pre.unbuilt).toEqual([
       { kind: 'check', schema: 'shop', name: 'shipment_weight_check', table: 'shipment' },
-      { kind: 'enum', schema: 'shop', name: 'status' },
       { kind: 'function', schema: 'audit', name: 'log_line' },
       { kind: 'trigger', schema: 'shop', name: 'order_line_audit', table: 'order_line' },
       { kind: 'view', schema: 'shop', name: 'open_lines' },
     ]);
     const warning = unbuiltDatabaseWarning({ pre: { db: pre } } as unknown as Recording);
-    expect(warning).toContain('lacks check shop.shipment_weight_check on shop.shipment, enum shop.status');
+    expect(warning).toContain('lacks check shop.shipment_weight_check on shop.shipment, function audit.log_line');
     expect(warning).toContain('trigger shop.order_line_audit on shop.order_line, view shop.open_lines');
     expect(warning).toMatch(/rows its triggers wrote .* missing from the end state/);
     expect(
@@ -171,6 +177,14 @@ describe.each(PATHS)('a sandbox of that schema through $name', ({ open, skip }) 
       // Outside the expression grammar: a plain column, left empty rather than missing.
       band: null,
     });
+    // The enum is a type of its own, its labels in their order.
+    await sandbox.query(`INSERT INTO shop.shipment VALUES (2, 'shipped'::shop.status, 1), (3, 'open', 2)`);
+    expect(await sandbox.query('SELECT id FROM shop.shipment ORDER BY state DESC, id')).toEqual([
+      { id: 2 },
+      { id: 1 },
+      { id: 3 },
+    ]);
+    await expect(sandbox.query(`INSERT INTO shop.shipment VALUES (4, 'lost', 1)`)).rejects.toThrow(/enum/);
     await sandbox.query('DELETE FROM shop.orders WHERE id = 1');
     expect(await sandbox.query('SELECT count(*)::int AS n FROM shop.order_line WHERE order_id = 1')).toEqual([
       { n: 0 },
