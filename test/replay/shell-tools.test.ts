@@ -5,6 +5,7 @@
 // database (a hit counter and the real tables, unchanged after every replay). Without the OS
 // sandbox the programs are refused and said so, and the Node client still reaches only the sandbox.
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -21,6 +22,19 @@ const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures'
 const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
 const MISSING = ['curl', 'psql', 'python3'].filter((p) => !has(p));
 if (MISSING.length > 0) console.warn(`shell-tools.test.ts skipped: ${MISSING.join(', ')} not installed`);
+
+/** The bubblewrap processes this process started that still run (a recording's sandbox left open). */
+const sandboxChildren = () =>
+  readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid))
+    .filter((pid) => {
+      try {
+        const stat = /^\d+ \((.*)\) \S+ (\d+)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        return stat?.[1] === 'bwrap' && Number(stat[2]) === process.pid;
+      } catch {
+        return false;
+      }
+    });
 
 const SCHEMA = `
   CREATE SCHEMA shop; CREATE SCHEMA audit;
@@ -107,7 +121,8 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
           PGPORT: u.port || '5432',
           PGDATABASE: u.pathname.slice(1),
           PGUSER: decodeURIComponent(u.username) || 'postgres',
-          SHOP_DB: db.url,
+          // The same database as --db's 127.0.0.1, by another loopback name.
+          SHOP_DB: db.url.replace('127.0.0.1', 'localhost'),
         },
         out: recording,
         stdio: 'pipe',
@@ -220,6 +235,20 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
       ]);
       expect(await realWorld()).toBe(worldAfterRecord);
     }, 180_000);
+
+    it('ends a recording whose database door cannot open, with the reason, leaving nothing running', async () => {
+      // A port below 1024 cannot be listened on inside (no capabilities): the run cannot be served.
+      await expect(
+        recordCommand({
+          command: [process.execPath, AGENT],
+          env: { MODEL_URL: model.url, OTHER_DB: 'postgres://app@127.0.0.1:80/app' },
+          out: path.join(tmp.dir, 'no-door'),
+          stdio: 'pipe',
+          isolate: true,
+        }),
+      ).rejects.toThrow(/Cannot listen on 127\.0\.0\.1:80 inside the sandbox/);
+      expect(sandboxChildren()).toEqual([]);
+    }, 60_000);
 
     it('without the OS sandbox refuses the programs, says so, and keeps the pg clients in the sandbox', async () => {
       const result = await replay({
