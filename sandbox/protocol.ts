@@ -188,6 +188,13 @@ export const ReplayConfigSchema = z.object({
   fsOnDisk: z.boolean().optional(),
   /** The agent runs in the OS sandbox (the preload's own guards step back where the OS holds). */
   os: z.boolean().optional(),
+  /**
+   * The OS sandbox's private folders (its own /tmp…): every process of the tree shares them, so a
+   * Node process's writes there go to disk, where the programs it runs (psql -f, python3) see them.
+   */
+  privateDirs: z.array(z.string()).optional(),
+  /** Host folders bound inside those private folders (the replay's own, the agent's scripts): kept off. */
+  hostDirs: z.array(z.string()).optional(),
   /** Each process writes `${dumpPrefix}.${pid}.json` at exit (ExitDump). */
   dumpPrefix: z.string(),
   fastIndex: z.string().optional(),

@@ -134,6 +134,10 @@ export interface OsSandbox {
   spawn(command: string[], options: SpawnOptions): SandboxProcess;
   /** Refused attempts traced so far. */
   readonly attempts: OsAttempt[];
+  /** The private folders inside (a fresh tmpfs each: /tmp …); none with the network namespace alone. */
+  readonly privateDirs: readonly string[];
+  /** Folders of the host bound inside those private folders (writable or read-only), as seen inside. */
+  readonly hostDirs: readonly string[];
   /** Path inside of a file handed in with `files`. */
   inside(name: string): string;
   close(): Promise<void>;
@@ -269,12 +273,18 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   let args: string[];
   let command: string;
   let seccompFd: number | undefined;
+  const privateDirs: string[] = [];
   const cleanup: Array<() => Promise<unknown>> = [noted.remove];
   if (isolation.level === 'bwrap') {
     command = isolation.bwrap as string;
     const shared = options.fs === 'shared';
     args = [...BWRAP_BASE, shared ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
-    if (!shared) for (const m of MASKED) if (existsSync(m) && !lstatSync(m).isSymbolicLink()) args.push('--tmpfs', m);
+    if (!shared)
+      for (const m of MASKED)
+        if (existsSync(m) && !lstatSync(m).isSymbolicLink()) {
+          args.push('--tmpfs', m);
+          privateDirs.push(m);
+        }
     // Paths the agent needs that live in a private folder: bound back, read-only.
     const visible = new Set<string>();
     // tapedeck itself (the init, the preloads) and node run inside too, wherever they are installed.
@@ -426,10 +436,16 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     return undefined;
   };
 
+  // Every bind's target under a private folder: the host's, not the sandbox's own.
+  const hostDirs = args.flatMap((a, i) =>
+    (a === '--bind' || a === '--ro-bind') && underMasked(args[i + 2] ?? '') ? [args[i + 2] as string] : [],
+  );
   const box: OsSandbox = {
     isolation,
     child,
     attempts,
+    privateDirs,
+    hostDirs,
     inside: (name) => `${options.fs === 'shared' ? inDir : INSIDE_DIR}/${name}`,
     async listen(port = 0, host = '127.0.0.1') {
       let answer = port === 0 ? await listenAside(host) : undefined;

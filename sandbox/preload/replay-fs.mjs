@@ -87,10 +87,12 @@ function lazyApi(get, names) {
 /**
  * Installs the sandbox. `files` maps absolute paths to { mode, data: Buffer }.
  * Returns the volume and a function that reports (and clears) the paths written since the last call.
- * `privateDirs`: folders that are the sandbox's own (the OS sandbox's private /tmp…), not the real disk.
+ * `privateDirs`: folders that are the sandbox's own (the OS sandbox's private /tmp…), not the real disk;
+ * with `sharePrivate` calls there (outside the root and `hostDirs`, the host's folders bound in
+ * them) go to that disk, which every process of the tree shares, rather than to the volume.
  * @param {{ root: string, files: Record<string, { mode: number, data: Buffer }>, onOutsideWrite: (abs: string) => void,
- *   onRefused?: (what: string) => void, rootOnDisk?: boolean, privateDirs?: string[],
- *   quiet?: <T>(fn: () => T) => T }} options
+ *   onRefused?: (what: string) => void, rootOnDisk?: boolean, privateDirs?: string[], sharePrivate?: boolean,
+ *   hostDirs?: string[], quiet?: <T>(fn: () => T) => T }} options
  */
 export function installFsSandbox({
   root,
@@ -99,6 +101,8 @@ export function installFsSandbox({
   onRefused,
   rootOnDisk = false,
   privateDirs = [],
+  sharePrivate = false,
+  hostDirs = [],
   quiet = (fn) => fn(),
 }) {
   const realLstat = fs.lstatSync.bind(fs);
@@ -175,7 +179,14 @@ export function installFsSandbox({
   // In the OS sandbox the root is a writable copy on disk, shared with every process of the
   // tree (the replayer reads it back): calls under it go to the real fs; only writes outside it
   // (read-only there) land in the volume.
-  const onDisk = (abs) => rootOnDisk && abs !== undefined && underRoot(abs);
+  // So do calls in the OS sandbox's private folders (outside the root and the host's folders bound
+  // there): the tree shares them, and a program the agent runs reads what it wrote.
+  const within = (abs, dirs) => dirs.some((d) => abs === d || abs.startsWith(d + path.sep));
+  const onDisk = (abs) =>
+    abs !== undefined &&
+    (underRoot(abs)
+      ? rootOnDisk
+      : sharePrivate && !outside.has(abs) && within(abs, privateDirs) && !within(abs, hostDirs));
   const readsVolume = (abs) => !loading && abs !== undefined && !onDisk(abs) && (underRoot(abs) || outside.has(abs));
   const markWrite = (abs) => {
     if (underRoot(abs)) dirty.add(abs);
@@ -187,7 +198,7 @@ export function installFsSandbox({
   // A real file outside the recorded world (not one the agent made in the volume): a write to it
   // would change the real disk, so it is refused as the OS sandbox's read-only file system would,
   // and reported. New files outside the root still land in the volume.
-  const isPrivate = (abs) => privateDirs.some((d) => abs === d || abs.startsWith(d + path.sep));
+  const isPrivate = (abs) => within(abs, privateDirs);
   const isRealFile = (abs) => {
     if (abs === undefined || underRoot(abs) || outside.has(abs) || isPrivate(abs)) return false;
     try {

@@ -165,8 +165,12 @@ export function installReplay(config) {
       onOutsideWrite: (abs) => send({ t: 'outside-write', path: abs }),
       onRefused: (what) => send({ t: 'side-channel', what: 'fs', target: what, pid }),
       rootOnDisk: config.fsOnDisk === true,
-      // The OS sandbox's private folders (MASKED in sandbox/os/sandbox.ts) are not the real disk.
-      privateDirs: config.os ? ['/tmp', '/var/tmp', '/run', '/dev/shm'] : [],
+      // The OS sandbox's private folders (MASKED in sandbox/os/sandbox.ts) are not the real disk:
+      // the tree shares them, so writes there go to disk (a psql -f, a python3 script sees them),
+      // except in the host's folders bound there (the replay's own, the agent's scripts).
+      privateDirs: config.privateDirs ?? (config.os ? ['/tmp', '/var/tmp', '/run', '/dev/shm'] : []),
+      sharePrivate: config.privateDirs !== undefined,
+      hostDirs: config.hostDirs ?? [],
       // The volume is made at first use, inside the agent's calls: what memfs draws is not its.
       quiet,
     });

@@ -3,9 +3,18 @@
 // types and defaults, values as parameters — never taken from recorded SQL text.
 import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { describeFromDdl, TapedeckError } from '../recording/index.js';
-import { defaultSql, type Queryable, quoteIdent, quoteLiteral, regclass, sqlType, tableRef } from './sql.js';
+import {
+  defaultSql,
+  generatedSql,
+  type Queryable,
+  quoteIdent,
+  quoteLiteral,
+  regclass,
+  sqlType,
+  tableRef,
+} from './sql.js';
 
-type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences'>;
+type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums'>;
 
 interface Statement {
   sql: string;
@@ -39,6 +48,19 @@ function plan(description: Description): Plan {
   for (const schema of description.schemas) {
     out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`, what: `schema ${schema}` });
   }
+  const enums = new Set<string>();
+  for (const e of description.enums ?? []) {
+    enums.add(key(e.schema, e.name));
+    out.schemas.push({
+      sql: `CREATE TYPE ${tableRef(e.schema, e.name)} AS ENUM (${e.labels.map(quoteLiteral).join(', ')})`,
+      what: `enum type ${e.schema}.${e.name}`,
+    });
+  }
+  // A column of a described enum (or an array of one) has that type; else sqlType's allow-list.
+  const typeOf = (c: DbTable['columns'][number]): string =>
+    c.enum !== undefined && enums.has(key(c.enum.schema, c.enum.name))
+      ? `${tableRef(c.enum.schema, c.enum.name)}${'[]'.repeat(Math.min((c.type.match(/\[\]/g) ?? []).length, 6))}`
+      : sqlType(c.type);
   for (const s of sequences.values()) {
     if (s.identity) continue; // made by its table
     out.sequences.push({
@@ -48,8 +70,12 @@ function plan(description: Description): Plan {
   }
   for (const t of description.tables) {
     const parts = t.columns.map((c) => {
-      let col = `${quoteIdent(c.name)} ${sqlType(c.type)}`;
-      if (c.identity) col += ` GENERATED ${c.identity === 'always' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`;
+      let col = `${quoteIdent(c.name)} ${typeOf(c)}`;
+      // A generated column whose expression is not described is a plain one: no NOT NULL, which
+      // rows the agent inserts could not meet.
+      if (c.generated === null) return col;
+      if (c.generated !== undefined) col += ` GENERATED ALWAYS AS (${generatedSql(c.generated)}) STORED`;
+      else if (c.identity) col += ` GENERATED ${c.identity === 'always' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`;
       else if (c.default && (c.default.kind !== 'sequence' || sequences.has(key(c.default.schema, c.default.name)))) {
         col += ` DEFAULT ${defaultSql(c.default)}`;
       }
@@ -166,9 +192,12 @@ function seedError(what: string, error: unknown): TapedeckError {
   );
 }
 
+/** Whether the sandbox computes the column itself (a described generated column): never written. */
+const computed = (column: DbTable['columns'][number]): boolean => column.generated != null;
+
 async function insertRows(db: Queryable, table: DbTable): Promise<void> {
-  if (table.rows.length === 0 || table.columns.length === 0) return;
-  const columns = table.columns.map((c) => c.name);
+  const columns = table.columns.filter((c) => !computed(c)).map((c) => c.name);
+  if (table.rows.length === 0 || columns.length === 0) return;
   const list = columns.map(quoteIdent).join(', ');
   const overriding = table.columns.some((c) => c.identity === 'always') ? ' OVERRIDING SYSTEM VALUE' : '';
   for (let start = 0; start < table.rows.length; start += ROWS_PER_INSERT) {
@@ -231,8 +260,12 @@ export async function applyRowChanges(
     }
   }
   const columnTypes = new Map<string, string>();
+  const computedColumns = new Set<string>();
   for (const t of snapshot?.tables ?? [])
-    for (const c of t.columns) columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
+    for (const c of t.columns) {
+      columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
+      if (computed(c)) computedColumns.add(`${t.schema}.${t.name}.${c.name}`);
+    }
   const inserted = new Set<string>();
   for (const change of changes) {
     const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
@@ -249,7 +282,8 @@ export async function applyRowChanges(
         continue;
       }
       const after = change.after ?? {};
-      const cols = Object.keys(after);
+      // The sandbox computes its generated columns again from the row's other values.
+      const cols = Object.keys(after).filter((c) => !computedColumns.has(`${change.schema}.${change.table}.${c}`));
       const list = cols.map(quoteIdent).join(', ');
       if (change.op === 'insert' && cols.length > 0) {
         // A row the sandbox already holds, as recorded, is not inserted twice (a recording made

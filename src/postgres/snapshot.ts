@@ -4,7 +4,8 @@
 // (the sandbox's end state) both use it. Values: bigint/numeric as strings, timestamptz as UTC ISO
 // strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
-import { parseColumnDefault, sortRows } from '../recording/index.js';
+import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
+import { CAPTURE_TRIGGER_PREFIX } from './locks.js';
 import { renderDdl } from './seed.js';
 import { type Queryable, quoteIdent, quoteLiteral, tableRef } from './sql.js';
 
@@ -64,12 +65,20 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       notnull: boolean;
       def: string | null;
       identity: string;
+      generated: string;
+      enum_schema: string | null;
+      enum_name: string | null;
       seq_schema: string | null;
       seq_name: string | null;
     }>(
       db,
       `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
               pg_get_expr(d.adbin, d.adrelid) AS def, a.attidentity::text AS identity,
+              a.attgenerated::text AS generated,
+              (SELECT en.nspname FROM pg_type et JOIN pg_namespace en ON en.oid = et.typnamespace
+                WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_schema,
+              (SELECT et.typname FROM pg_type et
+                WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_name,
               s.nspname AS seq_schema, s.relname AS seq_name
          FROM pg_attribute a
          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -79,7 +88,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
              JOIN pg_namespace sn ON sn.oid = sc.relnamespace
             WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
             LIMIT 1) s ON true
-        WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+        WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum`,
       [t.oid],
     );
@@ -138,6 +147,12 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       schema: t.schema,
       name: t.name,
       columns: cols.map((c) => {
+        if (c.generated !== '') {
+          // A stored generated column: its expression (the default's slot holds it) as data.
+          const plain = new Set(cols.filter((o) => o.generated === '').map((o) => o.name));
+          const expression = c.def === null ? undefined : parseGeneratedExpression(c.def, plain);
+          return { name: c.name, type: c.type, nullable: !c.notnull, generated: expression ?? null };
+        }
         const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
         // A sequence default names its sequence by the catalog's dependency, not by parsing the text.
         const d =
@@ -148,6 +163,9 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           name: c.name,
           type: c.type,
           nullable: !c.notnull,
+          ...(c.enum_schema !== null && c.enum_name !== null
+            ? { enum: { schema: c.enum_schema, name: c.enum_name } }
+            : {}),
           ...(d === undefined || c.identity !== '' ? {} : { default: d }),
           ...(c.identity === 'a'
             ? { identity: 'always' as const }
@@ -261,6 +279,57 @@ export async function describeSequences(
   return out;
 }
 
+/** The enum types of `schemas`, their labels in order. */
+export async function describeEnums(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['enums']>> {
+  return rowsOf<{ schema: string; name: string; labels: string[] }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS name,
+            ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) AS labels
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE t.typtype = 'e' AND n.nspname = ANY($1::text[]) ORDER BY 1, 2`,
+    [schemas],
+  );
+}
+
+/**
+ * The objects of `schemas` a sandbox does not rebuild (views, triggers, checks, policies, rules,
+ * functions), by name: their definitions are SQL, which is never run from a recording.
+ * tapedeck's own capture triggers are left out.
+ */
+export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['unbuilt']>> {
+  const rows = await rowsOf<{
+    kind: NonNullable<DbSnapshot['unbuilt']>[number]['kind'];
+    schema: string;
+    name: string;
+    tbl: string | null;
+  }>(
+    db,
+    `SELECT DISTINCT kind, schema, name, tbl FROM (
+       SELECT CASE c.relkind WHEN 'v' THEN 'view' ELSE 'materialized view' END AS kind, n.nspname AS schema,
+              c.relname AS name, NULL::name AS tbl
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('v', 'm')
+       UNION ALL SELECT 'trigger', n.nspname, t.tgname, c.relname FROM pg_trigger t
+         JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT t.tgisinternal AND left(t.tgname, $2) <> $3
+       UNION ALL SELECT 'check', n.nspname, co.conname, c.relname FROM pg_constraint co
+         JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE co.contype = 'c'
+       UNION ALL SELECT 'policy', n.nspname, p.polname, c.relname FROM pg_policy p
+         JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       UNION ALL SELECT 'rule', n.nspname, r.rulename, c.relname FROM pg_rewrite r
+         JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN'
+       UNION ALL SELECT 'function', n.nspname, p.proname, NULL FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+     ) o WHERE schema = ANY($1::text[]) ORDER BY kind, schema, tbl NULLS FIRST, name LIMIT 10000`,
+    [schemas, CAPTURE_TRIGGER_PREFIX.length, CAPTURE_TRIGGER_PREFIX],
+  );
+  return rows.map((r) => ({
+    kind: r.kind,
+    schema: r.schema,
+    name: r.name,
+    ...(r.tbl !== null ? { table: r.tbl } : {}),
+  }));
+}
+
 /**
  * Installs, in this session only (temporary objects), the function that turns a row's to_jsonb
  * into the snapshot's JSON form. Call again after the tables change.
@@ -325,9 +394,17 @@ export async function snapshotDatabase<T = undefined>(
     const tables: DbTable[] = [];
     for (const { oid: _oid, ...t } of described) tables.push({ ...t, rows: await readRows(db, t) });
     const sequences = await describeSequences(db, schemas);
+    const enums = await describeEnums(db, schemas);
+    const unbuilt = await describeUnbuilt(db, schemas);
     const extra = inside ? await inside() : undefined;
     await db.query('COMMIT');
-    const body = { schemas, tables, sequences };
+    const body = {
+      schemas,
+      tables,
+      sequences,
+      ...(enums.length > 0 ? { enums } : {}),
+      ...(unbuilt.length > 0 ? { unbuilt } : {}),
+    };
     return { snapshot: { ...body, ddl: renderDdl(body) }, tables: described, inside: extra };
   } catch (error) {
     await db.query('ROLLBACK').catch(() => {});

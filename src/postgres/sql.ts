@@ -1,6 +1,6 @@
 // SQL text tapedeck builds itself: quoting, the allow-list of column types and defaults a sandbox
 // recreates, and database URLs (with their password kept out of every message and file).
-import type { ColumnDefault } from '../recording/index.js';
+import type { ColumnDefault, GeneratedExpr } from '../recording/index.js';
 
 /** What seeding, snapshots and capture need of a connection: pg.Client, pg.Pool and PGlite all fit. */
 export interface Queryable {
@@ -143,6 +143,24 @@ export function defaultSql(d: ColumnDefault): string {
       if (typeof d.value === 'number') return Number.isFinite(d.value) ? quoteLiteral(String(d.value)) : 'NULL';
       return quoteLiteral(d.value);
   }
+}
+
+/**
+ * The SQL of a generated column's expression from its description: every part quoted or taken
+ * from an allow-list (the schema's operators and functions, sqlType's types), fully parenthesised.
+ * @example generatedSql({ op: '*', args: [{ column: 'qty' }, { column: 'price' }] }) // ("qty" * "price")
+ */
+export function generatedSql(e: GeneratedExpr): string {
+  if ('column' in e) return quoteIdent(e.column);
+  if ('value' in e) {
+    // Numbers bare (a quoted one is of unknown type, which `'2' * '3'` cannot resolve).
+    if (typeof e.value === 'number') return Number.isFinite(e.value) ? `(${String(e.value)})` : 'NULL';
+    return defaultSql({ kind: 'value', value: e.value });
+  }
+  if ('cast' in e) return `(${generatedSql(e.arg)})::${sqlType(e.cast)}`;
+  if ('call' in e) return `${e.call}(${e.args.map(generatedSql).join(', ')})`;
+  const [a, b] = e.args.map(generatedSql);
+  return b === undefined ? `(${e.op}${a})` : `(${a} ${e.op} ${b})`;
 }
 
 /**

@@ -455,7 +455,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   }
   // Shipped to a store when asked; a recording that cannot be pushed stays where it is.
   const dir = options.store === undefined ? active.writer.dir : await shipRecording(active.writer.dir, options.store);
-  const silentToolCalls = session.toolCalls.warnings();
+  const silentToolCalls = session.toolCalls.warnings({ database: options.dbUrl !== undefined });
   const unrecorded = session.connections.list();
   return {
     dir,

@@ -189,20 +189,36 @@ export async function openRecordSandbox(input: {
     answer: (request) => forward(request, sink, `proxy-${++seq}`),
     onRefused: (attempt) => refused.push(`${attempt.reason}: ${attempt.target}`),
   });
-  const proxyListener = await box.listen();
-  proxy.serve(proxyListener);
-  const ipcListener = await box.listen();
   const listeners: net.Server[] = [];
-  for (const db of input.databases) {
-    // Loopback or a named host: the same port inside leads to the real database.
-    const listener = await box.listen(db.port);
-    listeners.push(listener);
-    listener.on('connection', (inside: net.Socket) => {
-      const outside = net.connect(db.port, db.host);
-      inside.pipe(outside).pipe(inside);
-      inside.on('error', () => outside.destroy());
-      outside.on('error', () => inside.destroy());
-    });
+  let proxyListener: net.Server & { insidePort: number };
+  let ipcListener: net.Server & { insidePort: number };
+  try {
+    proxyListener = await box.listen();
+    proxy.serve(proxyListener);
+    ipcListener = await box.listen();
+    listeners.push(ipcListener);
+    // One listener a port: every name leads to 127.0.0.1 inside, so the run's URLs naming one
+    // database as 127.0.0.1 and as localhost (the --db URL, a POSTGRES_URL) share it; the first
+    // address given (the --db URL's) is the one it leads to.
+    const byPort = new Map<number, { host: string; port: number }>();
+    for (const db of input.databases) if (!byPort.has(db.port)) byPort.set(db.port, db);
+    for (const db of byPort.values()) {
+      // Loopback or a named host: the same port inside leads to the real database.
+      const listener = await box.listen(db.port);
+      listeners.push(listener);
+      listener.on('connection', (inside: net.Socket) => {
+        const outside = net.connect(db.port, db.host);
+        inside.pipe(outside).pipe(inside);
+        inside.on('error', () => outside.destroy());
+        outside.on('error', () => inside.destroy());
+      });
+    }
+  } catch (error) {
+    // A door that cannot open ends the recording: nothing of the sandbox is left running.
+    for (const l of listeners) l.close();
+    await proxy.close().catch(() => {});
+    await box.close().catch(() => {});
+    throw error;
   }
   const proxyUrl = `http://127.0.0.1:${proxyListener.insidePort}`;
   return {
@@ -217,7 +233,6 @@ export async function openRecordSandbox(input: {
     ],
     async close() {
       for (const l of listeners) l.close();
-      ipcListener.close();
       await proxy.close();
       await box.close();
     },

@@ -66,8 +66,8 @@ export class ToolCallAccount {
     return out;
   }
 
-  warnings(): string[] {
-    return this.silent().map(warning);
+  warnings(world: AccountedWorld = {}): string[] {
+    return this.silent().map((c) => warning(c, world));
   }
 }
 
@@ -77,13 +77,24 @@ export function silentToolCalls(events: readonly RecordingEvent[]): SilentToolCa
   return account.silent();
 }
 
-/** One warning line per silent tool call, saying what to do. */
-export function silentToolCallWarnings(events: readonly RecordingEvent[]): string[] {
-  return silentToolCalls(events).map(warning);
+/** What the run captured that bears on what a silent tool call may have done. */
+export interface AccountedWorld {
+  /** A database was captured (--db): a tool that only read it leaves no step, and the replay's sandbox answers it. */
+  database?: boolean;
 }
 
-function warning(c: SilentToolCall): string {
-  return `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording — it may work on files outside the recorded folder (record with --fs <folder>), or use a program such as curl or psql or a socket that was not captured (record with --isolate to capture every process's HTTP calls); a replay cannot answer it.`;
+/** One warning line per silent tool call, saying what to do. */
+export function silentToolCallWarnings(events: readonly RecordingEvent[], world: AccountedWorld = {}): string[] {
+  return silentToolCalls(events).map((c) => warning(c, world));
+}
+
+function warning(c: SilentToolCall, world: AccountedWorld): string {
+  const head = `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording`;
+  // Database reads are not steps (change capture records writes): with a database captured, a
+  // tool that only read it (psql -c 'select …') is answered by the replay's sandbox database.
+  if (world.database === true)
+    return `${head} — it may only have read the captured database (reads are not steps; a replay's sandbox database answers them), or worked on files outside the recorded folder (record with --fs <folder>), or used a program such as curl or a socket that was not captured (record with --isolate to capture every process's HTTP calls), which a replay cannot answer.`;
+  return `${head} — it may work on files outside the recorded folder (record with --fs <folder>), or use a program such as curl or psql or a socket that was not captured (record with --isolate to capture every process's HTTP calls); a replay cannot answer it.`;
 }
 
 /** A connection as the recorder's socket watcher reports it (record-sockets.mjs). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeFromDdl, parseColumnDefault } from './db-description.js';
+import { describeFromDdl, parseColumnDefault, parseGeneratedExpression } from './db-description.js';
+import { DbColumnSchema } from './schema.js';
 import type { DbSnapshot } from './types.js';
 
 const table = (name: string, columns: Array<[string, string]>, rows: Array<Record<string, unknown>> = []) => ({
@@ -123,5 +124,65 @@ describe('recordings made before the schema description (migrated on read)', () 
   it('returns a snapshot that already carries its description unchanged', () => {
     const described = describeFromDdl(old).snapshot;
     expect(describeFromDdl(described).snapshot).toBe(described);
+  });
+});
+
+describe('generated column expressions as data', () => {
+  const cols = new Set(['qty', 'price', 'sku', 'Name']);
+  it('reads arithmetic, concatenation, casts and allow-listed functions as the catalog prints them', () => {
+    expect(parseGeneratedExpression('((qty)::numeric * price)', cols)).toEqual({
+      op: '*',
+      args: [{ cast: 'numeric', arg: { column: 'qty' } }, { column: 'price' }],
+    });
+    expect(parseGeneratedExpression(`((upper(sku) || ' x'::text) || (qty)::text)`, cols)).toEqual({
+      op: '||',
+      args: [
+        {
+          op: '||',
+          args: [
+            { call: 'upper', args: [{ column: 'sku' }] },
+            { cast: 'text', arg: { value: ' x' } },
+          ],
+        },
+        { cast: 'text', arg: { column: 'qty' } },
+      ],
+    });
+    expect(
+      parseGeneratedExpression('(round((COALESCE(price, (0)::numeric) / (3)::numeric), 2) - (- 1))', cols),
+    ).toMatchObject({
+      op: '-',
+    });
+    expect(parseGeneratedExpression('lower("Name")', cols)).toEqual({ call: 'lower', args: [{ column: 'Name' }] });
+    expect(parseGeneratedExpression('(price)::numeric(10,2)', cols)).toEqual({
+      cast: 'numeric(10,2)',
+      arg: { column: 'price' },
+    });
+  });
+
+  it('describes nothing outside the grammar: other functions, columns, subqueries, statements', () => {
+    for (const text of [
+      "pg_read_file('/etc/passwd')",
+      'CASE WHEN (qty > 2) THEN 1 ELSE 0 END',
+      '(other * 2)',
+      '(SELECT 1)',
+      'qty; DROP TABLE x',
+      '(qty > 2)',
+      '"sku"()',
+      `${'('.repeat(200)}qty${')'.repeat(200)}`,
+      '123456789012345678901234567890',
+    ])
+      expect(parseGeneratedExpression(text, cols), text).toBeUndefined();
+  });
+
+  it('takes from a recording only expressions of that grammar', () => {
+    const column = { name: 'x', type: 'text', nullable: true };
+    expect(DbColumnSchema.safeParse({ ...column, generated: { call: 'pg_read_file', args: [] } }).success).toBe(false);
+    expect(DbColumnSchema.safeParse({ ...column, generated: { op: ';', args: [{ column: 'a' }] } }).success).toBe(
+      false,
+    );
+    expect(DbColumnSchema.safeParse({ ...column, generated: null }).success).toBe(true);
+    let deep: unknown = { column: 'a' };
+    for (let i = 0; i < 40; i++) deep = { op: '-', args: [deep] };
+    expect(DbColumnSchema.safeParse({ ...column, generated: deep }).success).toBe(false);
   });
 });

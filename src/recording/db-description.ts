@@ -2,7 +2,7 @@
 // column default as the catalog prints it (pg_get_expr), and the `ddl` of recordings made before
 // db.json carried the description (migrated on read). Only an allow-listed grammar is understood;
 // anything else is left out of the description and reported.
-import { DEFAULT_FUNCTIONS } from './schema.js';
+import { DEFAULT_FUNCTIONS, GENERATED_FUNCTIONS, type GENERATED_OPERATORS, type GeneratedExpr } from './schema.js';
 import type { ColumnDefault, DbSequence, DbSnapshot, DbTable } from './types.js';
 
 type Token =
@@ -218,6 +218,117 @@ export function parseColumnDefault(expression: string, schema = 'public'): Colum
   const parsed = defaultOf(toks);
   if (parsed?.kind === 'sequence-name') return { kind: 'sequence', schema: parsed.schema ?? schema, name: parsed.name };
   return parsed;
+}
+
+const GENERATED_FUNCTION_SET = new Set<string>(GENERATED_FUNCTIONS);
+const MAX_EXPR_DEPTH = 32;
+
+/**
+ * A generated column's expression as the catalog prints it (pg_get_expr: `(qty * price)`,
+ * `((first || ' '::text) || last)`, `lower(email)`), as data; undefined for anything outside
+ * GeneratedExpr's grammar or naming a column not in `columns`.
+ */
+export function parseGeneratedExpression(expression: string, columns: ReadonlySet<string>): GeneratedExpr | undefined {
+  const toks = tokenize(expression);
+  if (!toks || toks.length === 0) return undefined;
+  const c = new Cursor(toks);
+  const binary = (level: number, depth: number): GeneratedExpr | undefined => {
+    if (depth > MAX_EXPR_DEPTH) return undefined;
+    // Postgres's precedence: || (any other operator) below + -, below * / %.
+    const ops: ReadonlyArray<readonly string[]> = [['||'], ['+', '-'], ['*', '/', '%']];
+    const here = ops[level];
+    if (here === undefined) return unary(depth);
+    let left = binary(level + 1, depth + 1);
+    for (;;) {
+      if (left === undefined) return undefined;
+      const op = here.find((o) => (o === '||' ? isP(c.peek(), '|') && isP(c.peek(1), '|') : isP(c.peek(), o)));
+      if (op === undefined) return left;
+      c.i += op.length;
+      const right = binary(level + 1, depth + 1);
+      if (right === undefined) return undefined;
+      left = { op: op as (typeof GENERATED_OPERATORS)[number], args: [left, right] };
+    }
+  };
+  const unary = (depth: number): GeneratedExpr | undefined => {
+    if (c.p('-')) {
+      const arg = unary(depth + 1);
+      return arg === undefined ? undefined : { op: '-', args: [arg] };
+    }
+    return postfix(depth);
+  };
+  const postfix = (depth: number): GeneratedExpr | undefined => {
+    let e = primary(depth);
+    while (e !== undefined && c.p('::')) {
+      const words: string[] = [];
+      while (c.peek()?.t === 'id' && !(c.peek() as { quoted: boolean }).quoted) words.push((c.ident() as string) ?? '');
+      if (words.length === 0) return undefined;
+      let type = words.join(' ');
+      if (c.p('(')) {
+        const mods: string[] = [];
+        for (;;) {
+          const n = c.peek();
+          if (n?.t !== 'num') return undefined;
+          c.i++;
+          mods.push(n.v);
+          if (c.p(')')) break;
+          if (!c.p(',')) return undefined;
+        }
+        type += `(${mods.join(',')})`;
+        // `timestamp(3) with time zone`: the zone comes after the modifier.
+        const zone: string[] = [];
+        while (isKw(c.peek(), 'with') || isKw(c.peek(), 'without') || isKw(c.peek(), 'time') || isKw(c.peek(), 'zone'))
+          zone.push(c.ident() as string);
+        if (zone.length > 0) type += ` ${zone.join(' ')}`;
+      }
+      while (c.p('[')) {
+        if (!c.p(']')) return undefined;
+        type += '[]';
+      }
+      e = { cast: type, arg: e };
+    }
+    return e;
+  };
+  const primary = (depth: number): GeneratedExpr | undefined => {
+    const tok = c.peek();
+    if (tok === undefined) return undefined;
+    if (isP(tok, '(')) {
+      c.i++;
+      const inner = binary(0, depth + 1);
+      return inner !== undefined && c.p(')') ? inner : undefined;
+    }
+    if (tok.t === 'str') {
+      c.i++;
+      return { value: tok.v };
+    }
+    if (tok.t === 'num') {
+      c.i++;
+      // A constant a double cannot hold exactly is not described (it would change).
+      const n = Number(tok.v);
+      return Number.isSafeInteger(n) || (!/^\d+$/.test(tok.v) && String(n) === tok.v) ? { value: n } : undefined;
+    }
+    if (tok.t !== 'id') return undefined;
+    c.i++;
+    if (!tok.quoted && (tok.v === 'true' || tok.v === 'false')) return { value: tok.v === 'true' };
+    if (!tok.quoted && tok.v === 'null') return { value: null };
+    if (isP(c.peek(), '(')) {
+      if (tok.quoted || !GENERATED_FUNCTION_SET.has(tok.v)) return undefined;
+      c.i++;
+      const args: GeneratedExpr[] = [];
+      if (!c.p(')')) {
+        for (;;) {
+          const arg = binary(0, depth + 1);
+          if (arg === undefined) return undefined;
+          args.push(arg);
+          if (c.p(')')) break;
+          if (!c.p(',')) return undefined;
+        }
+      }
+      return { call: tok.v as (typeof GENERATED_FUNCTIONS)[number], args };
+    }
+    return columns.has(tok.v) ? { column: tok.v } : undefined;
+  };
+  const parsed = binary(0, 0);
+  return parsed !== undefined && c.done ? parsed : undefined;
 }
 
 interface TableExtras {

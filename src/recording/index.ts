@@ -1,6 +1,7 @@
 // The Recording contract: what this folder offers to every other module.
 
 export {
+  type AccountedWorld,
   ConnectionAccount,
   type SeenConnection,
   type SilentToolCall,
@@ -12,7 +13,7 @@ export {
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
-export { describeFromDdl, parseColumnDefault } from './db-description.js';
+export { describeFromDdl, parseColumnDefault, parseGeneratedExpression } from './db-description.js';
 export { blockOnDisk } from './disk.js';
 export * from './errors.js';
 export { type FileContent, fileBytes, fileIdentity, fsIdentity, isInline } from './file-content.js';

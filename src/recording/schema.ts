@@ -653,6 +653,60 @@ export const ColumnDefaultSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('function'), name: z.enum(DEFAULT_FUNCTIONS) }).strict(),
 ]);
 
+/** The operators and functions a generated column's expression may use (src/postgres/sql.ts renders them). */
+export const GENERATED_OPERATORS = ['+', '-', '*', '/', '%', '||'] as const;
+export const GENERATED_FUNCTIONS = [
+  'abs',
+  'btrim',
+  'ceil',
+  'char_length',
+  'coalesce',
+  'concat',
+  'concat_ws',
+  'floor',
+  'greatest',
+  'least',
+  'left',
+  'length',
+  'lower',
+  'ltrim',
+  'md5',
+  'nullif',
+  'replace',
+  'right',
+  'round',
+  'rtrim',
+  'substr',
+  'trunc',
+  'upper',
+] as const;
+
+/**
+ * A generated column's expression as data (`GENERATED ALWAYS AS (qty * price) STORED`): columns of
+ * its table, constants, allow-listed operators, functions and casts. A sandbox composes its SQL from
+ * these parts; an expression outside them is not described (the column is then a plain one).
+ */
+export type GeneratedExpr =
+  | { column: string }
+  | { value: string | number | boolean | null }
+  | { op: (typeof GENERATED_OPERATORS)[number]; args: GeneratedExpr[] }
+  | { call: (typeof GENERATED_FUNCTIONS)[number]; args: GeneratedExpr[] }
+  | { cast: string; arg: GeneratedExpr };
+
+const MAX_GENERATED_DEPTH = 32;
+const depthOf = (e: GeneratedExpr): number =>
+  'args' in e ? 1 + Math.max(0, ...e.args.map(depthOf)) : 'arg' in e ? 1 + depthOf(e.arg) : 1;
+
+export const GeneratedExprSchema: z.ZodType<GeneratedExpr> = z.lazy(() =>
+  z.union([
+    z.object({ column: PgNameSchema }).strict(),
+    z.object({ value: z.union([z.string().max(10_000), z.number(), z.boolean(), z.null()]) }).strict(),
+    z.object({ op: z.enum(GENERATED_OPERATORS), args: z.array(GeneratedExprSchema).min(1).max(2) }).strict(),
+    z.object({ call: z.enum(GENERATED_FUNCTIONS), args: z.array(GeneratedExprSchema).max(16) }).strict(),
+    z.object({ cast: z.string().min(1).max(200), arg: GeneratedExprSchema }).strict(),
+  ]),
+);
+
 export const DbColumnSchema = z
   .object({
     name: PgNameSchema,
@@ -661,6 +715,17 @@ export const DbColumnSchema = z
     nullable: z.boolean(),
     default: ColumnDefaultSchema.optional(),
     identity: z.enum(['always', 'by default']).optional(),
+    /** The enum type of the column (or of its array's elements), when the snapshot describes it in `enums`. */
+    enum: z.object({ schema: PgNameSchema, name: PgNameSchema }).strict().optional(),
+    /**
+     * A stored generated column: its expression as data, or `null` when the expression is outside
+     * what GeneratedExpr describes (the sandbox then holds the column as a plain one).
+     */
+    generated: GeneratedExprSchema.nullable()
+      .refine((e) => e === null || depthOf(e) <= MAX_GENERATED_DEPTH, {
+        message: `expected an expression at most ${MAX_GENERATED_DEPTH} deep`,
+      })
+      .optional(),
   })
   .strict();
 
@@ -735,11 +800,50 @@ export const DbSequenceSchema = z
  * A recording made before the description existed has no `sequences`: the reader derives the
  * description from its `ddl` text (parsing, never running it).
  */
+/** The kinds of schema object a sandbox does not rebuild: their definitions are SQL, never run from a recording. */
+export const UNBUILT_KINDS = [
+  'view',
+  'materialized view',
+  'trigger',
+  'check',
+  'policy',
+  'rule',
+  'function',
+  'enum',
+] as const;
+
 export const DbSnapshotSchema = z
   .object({
     schemas: z.array(PgNameSchema),
     ddl: z.array(z.string()),
     tables: z.array(DbTableSchema),
     sequences: z.array(DbSequenceSchema).optional(),
+    /** The enum types of the captured schemas, their labels in order (a sandbox creates them). */
+    enums: z
+      .array(
+        z
+          .object({ schema: PgNameSchema, name: PgNameSchema, labels: z.array(z.string().min(1).max(63)).max(10_000) })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
+    /**
+     * The objects of the captured schemas the description leaves out, by name: what a replay says
+     * its sandbox lacks.
+     */
+    unbuilt: z
+      .array(
+        z
+          .object({
+            kind: z.enum(UNBUILT_KINDS),
+            schema: PgNameSchema,
+            name: PgNameSchema,
+            /** The table a trigger, check, policy or rule belongs to. */
+            table: PgNameSchema.optional(),
+          })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
   })
   .strict();

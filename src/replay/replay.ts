@@ -51,6 +51,7 @@ import {
   seededWorld,
   seedFileIn,
   Teardown,
+  unbuiltDatabaseWarning,
   untrustedRecordedEnv,
   writePreloadConfig,
 } from './setup.js';
@@ -181,6 +182,8 @@ async function replayIn(
   warnings.push(...region.warnings);
   const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
   warnings.push(...drift.warnings);
+  const unbuilt = unbuiltDatabaseWarning(recording);
+  if (unbuilt !== undefined) warnings.push(unbuilt);
   if (redactor.keyId !== manifest.redaction.keyId) {
     warnings.push(
       `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,
@@ -340,6 +343,9 @@ async function replayIn(
     ...(sandbox?.world ? { fsOnDisk: true } : {}),
     ...(sandbox ? { allow: sandbox.allow } : {}),
     ...(isolation.level === 'bwrap' ? { os: true } : {}),
+    ...(sandbox && isolation.level === 'bwrap'
+      ? { privateDirs: sandbox.box.privateDirs, hostDirs: sandbox.box.hostDirs }
+      : {}),
   });
   const baseEnv = await agentEnv({
     recording,
@@ -427,7 +433,11 @@ async function finish(
   } else if (stoppedEarly && options.until !== undefined) {
     // Stopped after step K: the local steps up to K the agent made since it last asked are written.
     session.fillGap(options.until + 1);
-  } else session.flushPending(session.lastStep);
+  } else {
+    // What the agent wrote after its last call (counterfactual): a step of its own, as recorded.
+    session.writeOwnChanges();
+    session.flushPending(session.lastStep);
+  }
   const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
   if (session.files.root) post.fs = session.files.snapshot();
   if (tracker) post.db = await tracker.snapshot();

@@ -257,6 +257,7 @@ export class ReplaySession {
     if (this.stopped) return { stop: true };
     await this.collect(message.fs ?? [], message.nd);
     if (message.kind === 'noop') return {};
+    this.writeOwnChanges();
     const reply = message.kind === 'tool' ? await answerTool(this, message) : await answerHttp(this, message);
     this.flushPending(this.lastStep);
     return reply;
@@ -272,6 +273,34 @@ export class ReplaySession {
     if (nd) this.pending.nd.push(nd);
     if (this.parts.tracker)
       for (const change of await this.parts.tracker.drain()) this.pending.db.push({ ...change, own: true });
+  }
+
+  /**
+   * The agent's own database writes since the last step (a psql, a pg client between two calls),
+   * as a step of their own before the next call, as the recorder writes them (drainBetweenSteps):
+   * never on the model step before them. Past the prefix only: within it the recorded local steps
+   * are copied (fillGap) and carry them.
+   */
+  writeOwnChanges(): void {
+    if (this.isPrefix() || this.pending.db.length === 0) return;
+    const events = this.pending.db.map((payload): StepEvent => ({ type: 'db.changed', payload }));
+    this.pending.db = [];
+    const step = this.nextStep();
+    this.beginStep(step, undefined);
+    const now = Date.now();
+    this.writeStep(
+      {
+        stepId: step,
+        ...this.parentOfOwn(false),
+        stateType: 'DB_QUERY',
+        name: 'database changes',
+        start: now,
+        end: now,
+        events,
+        status: 'success',
+      },
+      () => this.flushPending(step),
+    );
   }
 
   /** Writes the changes and values collected since the last step as events of `step`. */

@@ -142,6 +142,9 @@ export interface PreloadConfigInput {
   allow?: Array<{ host: string; port: number }>;
   /** The OS sandbox (bubblewrap) holds the tree: programs that are not Node may run. */
   os?: boolean;
+  /** The OS sandbox's private folders and the host folders bound inside them (OsSandbox). */
+  privateDirs?: readonly string[];
+  hostDirs?: readonly string[];
 }
 
 /** Where the replay's fs seed (the preload's format) is written: the sandboxed services read it too. */
@@ -184,6 +187,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     routes: input.routes ?? [],
     ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
     ...(input.os ? { os: true } : {}),
+    ...(input.privateDirs ? { privateDirs: [...input.privateDirs], hostDirs: [...(input.hostDirs ?? [])] } : {}),
     dumpPrefix: path.join(tmp, 'dump'),
     ...(input.fast ? { fastIndex } : {}),
     timing: options.timing ?? { kind: 'none' },
@@ -304,6 +308,30 @@ export function ignoredRecordedEnv(recording: Recording): string[] {
   const db = recording.manifest.world?.db?.env;
   if (db !== undefined && loadsCode(db)) names.push(`${db} (world.db.env)`);
   return names;
+}
+
+/**
+ * What the sandbox database lacks of the recorded one (`unbuilt`: views, triggers, checks,
+ * policies, rules, functions), said once before the agent runs: their definitions are SQL, never
+ * run from a recording, so an agent that reads a view or calls a function fails there, and rows a
+ * trigger wrote on the agent's writes are missing from the end state.
+ */
+export function unbuiltDatabaseWarning(recording: Recording): string | undefined {
+  const unbuilt = recording.pre.db?.unbuilt ?? [];
+  if (unbuilt.length === 0) return undefined;
+  const named = unbuilt.map(
+    (o) => `${o.kind} ${o.schema}.${o.name}${o.table !== undefined ? ` on ${o.schema}.${o.table}` : ''}`,
+  );
+  const shown = named.length > 8 ? `${named.slice(0, 8).join(', ')} and ${named.length - 8} more` : named.join(', ');
+  const kinds = new Set(unbuilt.map((o) => o.kind));
+  const effects = [
+    kinds.has('trigger') ? 'rows its triggers wrote when the agent wrote are missing from the end state' : '',
+    kinds.has('view') || kinds.has('materialized view') || kinds.has('function')
+      ? 'reading a view or calling a function fails'
+      : '',
+    kinds.has('check') || kinds.has('policy') || kinds.has('rule') ? 'checks, policies and rules do not hold' : '',
+  ].filter((e) => e !== '');
+  return `the sandbox database is built from the recorded description and lacks ${shown} (their SQL is never run from a recording): ${effects.join('; ')}`;
 }
 
 /**

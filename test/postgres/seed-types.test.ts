@@ -6,11 +6,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DbSandbox, openDbSandbox } from '../../sandbox/index.js';
-import { applyRowChanges, seedDatabase, snapshotDatabase } from '../../src/postgres/index.js';
+import { snapshotDatabase } from '../../src/postgres/index.js';
 import type { DbChangedPayload, DbSnapshot, Row } from '../../src/recording/index.js';
+import { type SeededDatabase, sandboxPaths } from './sandbox-paths.js';
 
-const PG_URL = process.env.TAPEDECK_PG_URL;
 const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-seed-types-'));
 process.env.TAPEDECK_STATE_DIR ??= path.join(tmp, 'state');
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -73,45 +72,10 @@ beforeAll(async () => {
   expect(rowsOf(pre, 'kinds')[0]).toMatchObject({ b: '\\x00ff0a', a: [1, 2, 3], n: '1234.5000' });
 }, 60_000);
 
-interface Path {
-  name: string;
-  skip?: boolean;
-  open(snapshot: DbSnapshot): Promise<{
-    apply(changes: DbChangedPayload[]): Promise<void>;
-    read(): Promise<DbSnapshot>;
-    close(): Promise<void>;
-  }>;
-}
-
-const fromSandbox = (db: DbSandbox) => ({
-  apply: (changes: DbChangedPayload[]) => db.apply(changes),
-  read: () => db.snapshot(['app']),
-  close: () => db.close(),
-});
-
-const PATHS: Path[] = [
-  {
-    name: 'PGlite in-process',
-    async open(snapshot) {
-      const db = await PGlite.create();
-      await seedDatabase(db, snapshot);
-      return {
-        apply: (changes) => applyRowChanges(db, changes, snapshot),
-        read: async () => (await snapshotDatabase(db, ['app'])).snapshot,
-        close: () => db.close(),
-      };
-    },
-  },
-  { name: 'PGlite over pglite-socket', open: async (s) => fromSandbox(await openDbSandbox(s, { kind: 'pglite' })) },
-  {
-    name: 'a server (template sandbox)',
-    skip: !PG_URL,
-    open: async (s) => fromSandbox(await openDbSandbox(s, { kind: 'template', url: PG_URL as string })),
-  },
-];
+const PATHS = sandboxPaths(['app']);
 
 describe.each(PATHS)('seeding through $name', ({ open, skip }) => {
-  let db: Awaited<ReturnType<Path['open']>> | undefined;
+  let db: SeededDatabase | undefined;
   beforeAll(async () => {
     if (!skip) db = await open(pre);
   }, 60_000);

@@ -48,7 +48,7 @@ function summarize(recording: Recording): Summary {
     // A tool the model asked for that left no call in the recording: a side channel (see accounting.ts).
     warnings: [
       ...recording.warnings,
-      ...silentToolCallWarnings(recording.events),
+      ...silentToolCallWarnings(recording.events, { database: recording.manifest.world?.db !== undefined }),
       ...(recording.manifest.unrecorded ?? []).map(unrecordedWarning),
     ],
   };
