@@ -2,6 +2,7 @@
 // is listed in commands/index.ts. Only the command being run is loaded (see commands/index.ts).
 import { CommanderError } from 'commander';
 import { isTapedeckError } from '../recording/errors.js';
+import { writeErr } from './output.js';
 import { buildProgram, commandNameOf } from './program.js';
 
 for (const stream of [process.stdout, process.stderr]) {
@@ -57,7 +58,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     if (isTapedeckError(error)) {
-      process.stderr.write(`tapedeck: ${error.message}\n`);
+      writeErr(`tapedeck: ${error.message}\n`);
       process.exitCode = error.exitCode;
       return;
     }

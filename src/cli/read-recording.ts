@@ -4,6 +4,7 @@
 import { readRecording } from '../recording/index.js';
 import type { Recording } from '../recording/types.js';
 import { localRecording } from '../store/recordings/index.js';
+import { writeErr } from './output.js';
 
 /** The recording `ref` names, read and validated; its warnings printed. */
 export async function readGivenRecording(ref: string): Promise<Recording> {
@@ -14,5 +15,5 @@ export async function readGivenRecording(ref: string): Promise<Recording> {
 
 /** A recording's reading warnings on stderr, one `tapedeck: warning:` line each, named by what the user gave. */
 export function printWarnings(name: string, recording: Pick<Recording, 'warnings'>): void {
-  for (const w of recording.warnings) process.stderr.write(`tapedeck: warning: ${name}: ${w}\n`);
+  for (const w of recording.warnings) writeErr(`tapedeck: warning: ${name}: ${w}\n`);
 }

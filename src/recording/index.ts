@@ -58,6 +58,7 @@ export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from 
 export { stateHome } from './state-home.js';
 export { agentToolStep, type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
 export { isTelemetry } from './telemetry.js';
+export { terminalSafe } from './terminal-safe.js';
 export {
   atomsOf,
   type CarriedCalls,

@@ -1,6 +1,8 @@
-// Pre-computed lines of styled segments, drawn one <Text> per line and cut at the pane's width.
+// Pre-computed lines of styled segments, drawn one <Text> per line and cut at the pane's width;
+// a recording's strings in them are written out, never obeyed by the terminal (terminalSafe).
 // Panels compute their lines as pure functions (testable, deterministic), this draws them.
 import { Box, Text } from 'ink';
+import { terminalSafe } from '../../src/recording/terminal-safe.js';
 import { type Tint, useTheme } from '../theme.js';
 
 export interface Segment {
@@ -34,7 +36,7 @@ export function Lines({ lines, width, height }: { lines: Line[]; width: number; 
               bold={s.bold ?? false}
               inverse={s.inverse ?? false}
             >
-              {s.text}
+              {terminalSafe(s.text)}
             </Text>
           ))}
         </Text>

@@ -1,6 +1,7 @@
 // The timeline of steps, virtualised: only the rows in the visible window are rendered, so
 // moving through a 10,000-step run costs the same as through a 10-step one.
 import { Box, Text } from 'ink';
+import { terminalSafe } from '../../src/recording/terminal-safe.js';
 import { clip, clipRight, fmtCost, fmtMs, fmtTokens } from '../data/format.js';
 import type { StepRow } from '../data/steps.js';
 import { type Tint, useTheme } from '../theme.js';
@@ -79,7 +80,7 @@ export function Timeline({ rows, pos, offset, height, width, costs, highlight }:
             inverse={selected}
             color={selected || !tint ? undefined : theme.tint(tint)}
           >
-            {timelineRow(row, width, costs?.get(row.stepId), selected)}
+            {terminalSafe(timelineRow(row, width, costs?.get(row.stepId), selected))}
           </Text>
         );
       })}

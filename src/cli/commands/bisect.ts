@@ -42,6 +42,7 @@ import { listRecordings, type Recording, readRecording, TapedeckError } from '..
 import { createAnswerChain } from '../../replay/chain/index.js';
 import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { writeErr, writeOut } from '../output.js';
 import { printWarnings } from '../read-recording.js';
 
 interface BisectOptions {
@@ -129,7 +130,7 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
   // Read the baseline before searching, so a wrong --baseline fails at once, not after the bisection.
   const baseline = opts.compare !== false ? await findBaseline(recording, opts.baseline) : undefined;
   const progress = (label: string) => (p: Parameters<typeof formatProgress>[0]) =>
-    process.stderr.write(`bisect${label}: ${formatProgress(p)}\n`);
+    writeErr(`bisect${label}: ${formatProgress(p)}\n`);
   const result: BisectBeliefResult = await bisectBelief(recording, make(), {
     ...(good === undefined ? {} : { good }),
     ...(bad === undefined ? {} : { bad }),
@@ -139,12 +140,12 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
   if (opts.checkMonotone) {
     monotonicity = await checkMonotone(recording, make());
     const line = monotonicity.verdicts.map((v) => `${v.step}:${v.verdict}`).join(' ');
-    process.stderr.write(`bisect: monotonicity check (${monotonicity.verdicts.length} evaluations): ${line}\n`);
+    writeErr(`bisect: monotonicity check (${monotonicity.verdicts.length} evaluations): ${line}\n`);
   }
   let shift: DivergenceShift | undefined;
   if (opts.compare !== false) {
     if (opts.baseline === undefined && recording.manifest.replayOf && !baseline) {
-      process.stderr.write(
+      writeErr(
         `bisect: the baseline ${recording.manifest.replayOf} of this replay was not found; give --baseline DIR\n`,
       );
     }
@@ -153,17 +154,17 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
   }
   if (opts.json) {
     const data = { ...result, ...(monotonicity ? { monotonicity } : {}), ...(shift ? { promptChange: shift } : {}) };
-    process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    writeOut(`${JSON.stringify(data, null, 2)}\n`);
   } else {
-    process.stdout.write(`${formatBisect(result)}\n`);
+    writeOut(`${formatBisect(result)}\n`);
     if (monotonicity) {
-      process.stdout.write(
+      writeOut(
         monotonicity.monotone
           ? 'monotone: yes (once bad, bad at every later step)\n'
           : `monotone: NO — good again at step ${monotonicity.reversals.join(', ')} after a bad step; the first bad step found may not be the earliest. Make the predicate judge the prefix 1..k.\n`,
       );
     }
-    if (shift) process.stdout.write(`${formatShift(shift)}\n`);
+    if (shift) writeOut(`${formatShift(shift)}\n`);
   }
   if (result.firstBad) process.exitCode = 1;
 }
@@ -284,9 +285,9 @@ async function bisectPromptWith(
       recordingId,
       store,
       judge,
-      onProbe: (p) => process.stderr.write(`ddmin: ${formatDdminProbe(p)}\n`),
+      onProbe: (p) => writeErr(`ddmin: ${formatDdminProbe(p)}\n`),
     });
-    process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatDdmin(result)}\n`);
+    writeOut(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatDdmin(result)}\n`);
     return;
   }
   let versions: PromptVersion[];
@@ -306,9 +307,9 @@ async function bisectPromptWith(
     recordingId,
     store,
     judge,
-    onProbe: (entry, n, max) => process.stderr.write(`bisect-prompt: ${formatPromptProbe(entry, n, max)}\n`),
+    onProbe: (entry, n, max) => writeErr(`bisect-prompt: ${formatPromptProbe(entry, n, max)}\n`),
   });
-  process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatPromptBisect(result)}\n`);
+  writeOut(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatPromptBisect(result)}\n`);
   if (result.firstBad) process.exitCode = 1;
 }
 

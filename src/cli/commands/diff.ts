@@ -5,6 +5,7 @@ import { alignRuns, formatAlignment } from '../../bisect/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { readRecording, TapedeckError } from '../../recording/index.js';
 import { localRecording } from '../../store/recordings/index.js';
+import { writeOut } from '../output.js';
 import { printWarnings } from '../read-recording.js';
 
 export function register(program: Command): void {
@@ -56,9 +57,9 @@ Examples:
                 ? { op: op.op, kind: op.kind, stepA: op.a.step, a: op.a.line }
                 : { op: op.op, kind: op.kind, stepB: op.b.step, b: op.b.line },
         );
-        process.stdout.write(`${JSON.stringify({ ...rest, ops: compact }, null, 2)}\n`);
+        writeOut(`${JSON.stringify({ ...rest, ops: compact }, null, 2)}\n`);
       } else {
-        process.stdout.write(`${formatAlignment(alignment, a, b, { all: opts.all === true, width })}\n`);
+        writeOut(`${formatAlignment(alignment, a, b, { all: opts.all === true, width })}\n`);
       }
       if (alignment.firstDivergence) process.exitCode = 1;
     });

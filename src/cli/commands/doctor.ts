@@ -5,6 +5,7 @@
 // what it could not remove. Every other command does the register part quietly before it runs.
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
+import { writeOut } from '../output.js';
 
 interface DoctorOptions {
   db: string[];
@@ -58,13 +59,13 @@ Examples:
           }
         }
       }
-      if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      if (opts.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
       else {
-        for (const r of report.removed) process.stdout.write(`removed  ${r}\n`);
-        for (const r of report.live) process.stdout.write(`live     ${r}\n`);
-        for (const r of report.failed) process.stdout.write(`failed   ${r}\n`);
+        for (const r of report.removed) writeOut(`removed  ${r}\n`);
+        for (const r of report.live) writeOut(`live     ${r}\n`);
+        for (const r of report.failed) writeOut(`failed   ${r}\n`);
         if (report.removed.length + report.live.length + report.failed.length === 0) {
-          process.stdout.write('nothing left behind\n');
+          writeOut('nothing left behind\n');
         }
       }
       if (report.failed.length > 0) process.exitCode = 1;

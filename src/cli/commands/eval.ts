@@ -19,6 +19,7 @@ import {
   unsoundAnswers,
 } from '../../recording/provenance.js';
 import type { Recording } from '../../recording/types.js';
+import { writeOut } from '../output.js';
 import { readGivenRecording } from '../read-recording.js';
 
 interface EvalCliOptions {
@@ -262,7 +263,7 @@ with --strict an outcome resting on simulated or held-back answers is REFUSED (e
         }
       }
       if (options.json) {
-        process.stdout.write(
+        writeOut(
           `${JSON.stringify(
             {
               evaluations: evaluations.map(({ dir, evaluation: e, answers }) => ({
@@ -287,7 +288,7 @@ with --strict an outcome resting on simulated or held-back answers is REFUSED (e
         );
       } else {
         for (const { dir, evaluation, answers } of evaluations)
-          process.stdout.write(`${formatEvaluation(dir, evaluation, answers, options.strict)}\n\n`);
+          writeOut(`${formatEvaluation(dir, evaluation, answers, options.strict)}\n\n`);
         if (evaluations.length > 1) {
           const lines = [
             `${agg.runs} runs: Task Success Rate ${(agg.taskSuccessRate * 100).toFixed(1)}%`,
@@ -309,7 +310,7 @@ with --strict an outcome resting on simulated or held-back answers is REFUSED (e
           }
           if (agg.trajectoryPareto.length > 0)
             lines.push(`trajectory classes: ${agg.trajectoryPareto.map((b) => `${b.key} ${b.count}`).join(', ')}`);
-          process.stdout.write(`${lines.join('\n')}\n`);
+          writeOut(`${lines.join('\n')}\n`);
         }
       }
       if (

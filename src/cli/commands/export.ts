@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
+import { writeErr, writeOut } from '../output.js';
 import { readGivenRecording } from '../read-recording.js';
 
 interface ExportOptions {
@@ -65,7 +66,7 @@ Examples:
             (n, r) => n + (r.scopeSpans ?? []).reduce((m, s) => m + (s.spans?.length ?? 0), 0),
             0,
           );
-          process.stderr.write(
+          writeErr(
             `tapedeck: sent ${spans} spans of trace ${recording.events[0]?.traceId ?? ''} to ${opts.otlpEndpoint}\n`,
           );
           if (!opts.out) return;
@@ -79,6 +80,6 @@ Examples:
         text = recordingToMsw(recording);
       }
       if (opts.out) writeFileSync(opts.out, text);
-      else process.stdout.write(text);
+      else writeOut(text);
     });
 }

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { newRecordingId } from '../../record/recorder.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
+import { writeOut } from '../output.js';
 
 interface ImportOptions {
   otlp?: string;
@@ -51,9 +52,9 @@ Examples:
           ...(opts.trace ? { traceId: opts.trace } : {}),
           ...(opts.name ? { name: opts.name } : {}),
         });
-        if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        if (opts.json) writeOut(`${JSON.stringify(result, null, 2)}\n`);
         else
-          process.stdout.write(
+          writeOut(
             `${result.dir}: trace ${result.traceId}, ${result.modelCalls} model calls, ${result.toolCalls} tool calls${result.derivedToolCalls ? ` (${result.derivedToolCalls} taken from later model inputs)` : ''}\nnote: spans carry no world (files, databases): the recording has no snapshots to sandbox or time-travel\n`,
           );
         return;
@@ -63,8 +64,7 @@ Examples:
         out,
         ...(opts.name ? { name: opts.name } : {}),
       });
-      if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-      else
-        process.stdout.write(`${result.dir}: ${result.exchanges} HTTP exchanges (${result.modelCalls} model calls)\n`);
+      if (opts.json) writeOut(`${JSON.stringify(result, null, 2)}\n`);
+      else writeOut(`${result.dir}: ${result.exchanges} HTTP exchanges (${result.modelCalls} model calls)\n`);
     });
 }

@@ -16,6 +16,7 @@ import {
   warehouseOptionsFrom,
 } from '../../store/index.js';
 import { isStoreUrl, localRecording } from '../../store/recordings/index.js';
+import { writeErr, writeOut } from '../output.js';
 import { printWarnings } from '../read-recording.js';
 
 interface IngestCliOptions {
@@ -119,7 +120,7 @@ Examples:
       }
       const unmatched = scores.filter((s) => !matched.has(s)).length;
       if (opts.json) {
-        process.stdout.write(
+        writeOut(
           `${JSON.stringify({ warehouse: warehouse.location, results, unmatchedScores: unmatched }, null, 2)}\n`,
         );
         return;
@@ -139,11 +140,11 @@ Examples:
           } else line = `${line} ${part}`;
         }
         lines.push(line);
-        process.stdout.write(`${lines.join('\n')}\n`);
+        writeOut(`${lines.join('\n')}\n`);
       }
-      process.stdout.write(`warehouse: ${warehouse.kind} ${warehouse.location}\n`);
+      writeOut(`warehouse: ${warehouse.kind} ${warehouse.location}\n`);
       if (unmatched > 0) {
-        process.stderr.write(
+        writeErr(
           `tapedeck: ${unmatched} score entr${unmatched === 1 ? 'y' : 'ies'} matched no ingested recording (by trace id)\n`,
         );
       }

@@ -15,6 +15,7 @@ import {
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { listRecordings, readRecording } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
+import { writeOut } from '../output.js';
 import { readGivenRecording } from '../read-recording.js';
 
 interface LedgerCliOptions {
@@ -108,16 +109,16 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
       }
       const delta = baseline ? compareLedgers(baseline, ledger) : undefined;
       if (opts.profile) {
-        process.stdout.write(`${JSON.stringify(ledger.costProfile, null, 2)}\n`);
+        writeOut(`${JSON.stringify(ledger.costProfile, null, 2)}\n`);
         return;
       }
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ ...ledger, ...(delta ? { delta } : {}) }, null, 2)}\n`);
+        writeOut(`${JSON.stringify({ ...ledger, ...(delta ? { delta } : {}) }, null, 2)}\n`);
         return;
       }
       const lines = [formatLedger(ledger, recording.manifest.name || recording.manifest.id)];
       if (delta) lines.push('', formatCostDelta(delta));
       if (note) lines.push('', note);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      writeOut(`${lines.join('\n')}\n`);
     });
 }

@@ -10,6 +10,7 @@ import {
   pullRecording,
   pushRecording,
 } from '../../store/recordings/index.js';
+import { writeOut } from '../output.js';
 import { printWarnings, readGivenRecording } from '../read-recording.js';
 
 const STORES = `Stores:
@@ -56,14 +57,14 @@ ${STORES}`,
         results.push(await pushRecording(await localRecording(dir), storeUrl));
       }
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+        writeOut(`${JSON.stringify(results, null, 2)}\n`);
         return;
       }
       for (const r of results) {
         const what = r.added
           ? `${r.files} files, ${r.bytes} bytes (${r.reused} already in the store)`
           : 'already there, unchanged';
-        process.stdout.write(`${r.url}  ${what}\n`);
+        writeOut(`${r.url}  ${what}\n`);
       }
     });
 
@@ -93,6 +94,6 @@ ${STORES}`,
       const out = resolve(opts.out ?? `recordings/${id}`);
       const recording = await pullRecording(ref, out);
       printWarnings(out, recording);
-      process.stdout.write(`${out}  ${recording.manifest.status}, ${recording.events.length} events\n`);
+      writeOut(`${out}  ${recording.manifest.status}, ${recording.events.length} events\n`);
     });
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { openWarehouse, warehouseOptionsFrom } from '../../store/index.js';
+import { writeOut } from '../output.js';
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
@@ -72,11 +73,11 @@ Examples:
           throw new TapedeckError('QUERY_FAILED', `query failed: ${(error as Error).message}`);
         }
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify(result.rows, null, 2)}\n`);
+          writeOut(`${JSON.stringify(result.rows, null, 2)}\n`);
         } else if (result.fields.length === 0) {
-          process.stdout.write('ok\n');
+          writeOut('ok\n');
         } else {
-          process.stdout.write(
+          writeOut(
             `${formatRows(result.fields, result.rows)}\n(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})\n`,
           );
         }

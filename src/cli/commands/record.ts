@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { redactDbUrl } from '../../postgres/sql.js';
 import { unrecordedWarning } from '../../recording/accounting.js';
 import { TapedeckError } from '../../recording/errors.js';
+import { writeErr, writeOut } from '../output.js';
 
 interface RecordCliOptions {
   fs?: string;
@@ -108,7 +109,7 @@ every finished step. The exit code is the agent's.`,
         ...(sample === undefined ? {} : { sample }),
         nondeterminism: opts.nondeterminism,
         ...(opts.isolate ? { isolate: true } : {}),
-        onWarning: (message: string) => process.stderr.write(`tapedeck: warning: ${message}\n`),
+        onWarning: (message: string) => writeErr(`tapedeck: warning: ${message}\n`),
         stdio: 'inherit',
       });
       const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
@@ -121,18 +122,16 @@ every finished step. The exit code is the agent's.`,
         outcome.dir = await shipRecording(outcome.dir, opts.store);
       }
       if (opts.json) {
-        process.stdout.write(
-          `${JSON.stringify({ ...outcome, status, ...(warnings.length > 0 ? { warnings } : {}) })}\n`,
-        );
+        writeOut(`${JSON.stringify({ ...outcome, status, ...(warnings.length > 0 ? { warnings } : {}) })}\n`);
       } else if (result.recorded) {
         const exit = result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
-        process.stderr.write(`tapedeck: recorded ${result.steps} steps (${status}, ${exit}) -> ${outcome.dir}\n`);
-        for (const w of warnings) process.stderr.write(`tapedeck: warning: ${w}\n`);
+        writeErr(`tapedeck: recorded ${result.steps} steps (${status}, ${exit}) -> ${outcome.dir}\n`);
+        for (const w of warnings) writeErr(`tapedeck: warning: ${w}\n`);
         for (const c of result.sideChannels ?? []) {
-          process.stderr.write(`tapedeck: warning: a way out the sandbox refused (not in the recording): ${c}\n`);
+          writeErr(`tapedeck: warning: a way out the sandbox refused (not in the recording): ${c}\n`);
         }
       } else {
-        process.stderr.write('tapedeck: run not sampled; nothing recorded\n');
+        writeErr('tapedeck: run not sampled; nothing recorded\n');
       }
       if (result.exitCode !== 0) process.exitCode = result.exitCode ?? 1;
     });

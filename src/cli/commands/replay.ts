@@ -8,6 +8,7 @@ import { describeProvenance } from '../../recording/provenance.js';
 import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
 import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { writeErr, writeOut } from '../output.js';
 
 interface ReplayCliOptions extends ConfigCliOptions {
   mode: string;
@@ -99,7 +100,7 @@ function printResult(result: ReplayResult, told: ReadonlySet<string>): void {
   if (result.worldDir) lines.push(`  world of the stop step materialised in ${result.worldDir} (fs/, db.json)`);
   if (result.worldDb) lines.push(`  its database is kept at ${result.worldDb} (drop it when done)`);
   for (const w of result.warnings ?? []) if (!told.has(w)) lines.push(`  warning: ${w}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  writeOut(`${lines.join('\n')}\n`);
 }
 
 export function register(program: Command): void {
@@ -269,18 +270,18 @@ command not run because the recording was made elsewhere).`,
         ...(opts.json
           ? {}
           : {
-              onIsolation: (summary: string) => process.stderr.write(`tapedeck ${summary}\n`),
+              onIsolation: (summary: string) => writeErr(`tapedeck ${summary}\n`),
               // Then what the user should know before the agent's output (an env not applied).
               onWarning: (warning: string) => {
                 told.add(warning);
-                process.stderr.write(`tapedeck warning: ${warning}\n`);
+                writeErr(`tapedeck warning: ${warning}\n`);
               },
             }),
       });
       if (opts.json) {
         // The agent's own output goes to stderr so stdout stays one JSON document.
-        if (result.output) process.stderr.write(result.output.stdout + result.output.stderr);
-        process.stdout.write(`${JSON.stringify({ ...result, output: undefined })}\n`);
+        if (result.output) process.stderr.write(result.output.stdout + result.output.stderr); // the agent's own output
+        writeOut(`${JSON.stringify({ ...result, output: undefined })}\n`);
       } else printResult(result, told);
       // In exact mode a different end state is a divergence too; in counterfactual mode it is the point.
       const worldDiverged = opts.mode === 'exact' && result.worldMatches === false;

@@ -3,6 +3,7 @@
 // (`tapedeck replay --seed-snapshot NAME`). The store is src/postgres/named-snapshots.ts.
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
+import { writeOut } from '../output.js';
 
 const WHERE = `Snapshots live in .tapedeck/snapshots/<name>/ of the project (the folder of the project
 file: --config, else the nearest tapedeck.config.*, else the current folder), in the project file's
@@ -85,10 +86,10 @@ ${WHERE}`,
           ...(opts.force ? { force: true } : {}),
         });
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ ...info, dir })}\n`);
+          writeOut(`${JSON.stringify({ ...info, dir })}\n`);
           return;
         }
-        process.stdout.write(
+        writeOut(
           `saved snapshot ${info.name}: ${info.tables} table(s), ${info.rows} row(s) of ${info.schemas.join(', ') || 'no schema'} from ${info.source} (${info.bytes} bytes, sha256 ${info.sha256.slice(0, 12)}) in ${dir}\n`,
         );
       },
@@ -105,15 +106,15 @@ ${WHERE}`,
       const dir = await folderOf(opts);
       const list = await listNamedSnapshots(dir);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ dir, snapshots: list })}\n`);
+        writeOut(`${JSON.stringify({ dir, snapshots: list })}\n`);
         return;
       }
       if (list.length === 0) {
-        process.stdout.write(`no snapshots in ${dir} (tapedeck snapshot save NAME --db URL makes one)\n`);
+        writeOut(`no snapshots in ${dir} (tapedeck snapshot save NAME --db URL makes one)\n`);
         return;
       }
       for (const s of list) {
-        process.stdout.write(
+        writeOut(
           'problem' in s
             ? `${s.name}  unreadable: ${s.problem}\n`
             : `${s.name}  ${s.createdAt}  ${s.source}  ${s.tables} table(s), ${s.rows} row(s)  ${s.bytes} bytes\n`,
@@ -132,6 +133,6 @@ ${WHERE}`,
       const { removeNamedSnapshot } = await import('../../postgres/named-snapshots.js');
       const dir = await folderOf(opts);
       await removeNamedSnapshot(name, dir);
-      process.stdout.write(opts.json ? `${JSON.stringify({ removed: name, dir })}\n` : `removed snapshot ${name}\n`);
+      writeOut(opts.json ? `${JSON.stringify({ removed: name, dir })}\n` : `removed snapshot ${name}\n`);
     });
 }

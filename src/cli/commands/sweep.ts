@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
+import { terminalSafe } from '../../recording/terminal-safe.js';
 import { runWorker, warehouseOptionsFrom } from '../../store/index.js';
 import { jobHandlers } from '../../store/jobs.js';
 import { isStoreUrl, pushRecording } from '../../store/recordings/index.js';
@@ -17,6 +18,7 @@ import {
   sweepSummary,
 } from '../../store/sweep.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { writeErr, writeOut } from '../output.js';
 import { withQueue } from './worker.js';
 
 interface SweepOptions extends ConfigCliOptions {
@@ -180,7 +182,7 @@ eval_task_result, trace_run); see docs/scale.md.`,
       });
       const summary = await withQueue(opts.db, async (warehouse, queue) => {
         const queued = await enqueueSweep(warehouse, queue, plan, { expireInSeconds });
-        process.stderr.write(
+        writeErr(
           `tapedeck sweep ${plan.sweepId}: ${plan.probes.length} replays (${recordings.length} recordings × ${prompts.length} prompt versions × k = ${plan.k}); ${queued.answered} answered before, ${queued.queued} queued${queued.alreadyQueued ? `, ${queued.alreadyQueued} already in the queue` : ''}\n`,
         );
         if (!opts.wait) return undefined;
@@ -204,7 +206,7 @@ eval_task_result, trace_run); see docs/scale.md.`,
             const p = await sweepProgress(warehouse, plan.sweepId);
             const line = `tapedeck sweep: ${p.answered}/${p.total} replays answered${p.failed ? `, ${p.failed} failed` : ''}`;
             if (line !== last) {
-              process.stderr.write(process.stderr.isTTY ? `\r${line}` : `${line}\n`);
+              process.stderr.write(process.stderr.isTTY ? `\r${terminalSafe(line)}` : `${terminalSafe(line)}\n`);
               last = line;
             }
             if (p.answered + p.failed >= p.total) break;
@@ -222,9 +224,9 @@ eval_task_result, trace_run); see docs/scale.md.`,
         );
       });
       if (!summary) {
-        process.stdout.write(`queued sweep ${plan.sweepId}\n`);
+        writeOut(`queued sweep ${plan.sweepId}\n`);
         return;
       }
-      process.stdout.write(opts.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSweep(summary)}\n`);
+      writeOut(opts.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSweep(summary)}\n`);
     });
 }

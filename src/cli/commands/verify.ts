@@ -11,6 +11,7 @@ import {
 } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
 import { isStoreUrl, listStore, localRecording } from '../../store/recordings/index.js';
+import { writeOut } from '../output.js';
 
 interface Summary {
   dir: string;
@@ -79,10 +80,10 @@ Examples:
           const summary = summarize(await readRecording(await localRecording(dir)));
           results.push({ ok: true, summary });
           if (!opts.json) {
-            process.stdout.write(
+            writeOut(
               `ok   ${dir}: ${summary.status}, ${summary.steps} steps, ${summary.modelCalls} model calls, ${summary.toolCalls} tool calls${summary.divergences ? `, ${summary.divergences} divergences` : ''}${summary.sealedHere ? '' : ', made elsewhere (a replay runs its command only with --trust-recording)'}\n`,
             );
-            for (const w of summary.warnings) process.stdout.write(`     warning: ${w}\n`);
+            for (const w of summary.warnings) writeOut(`     warning: ${w}\n`);
           }
         } catch (error) {
           if (!(error instanceof TapedeckError)) throw error;
@@ -90,10 +91,10 @@ Examples:
           results.push({ ok: false, dir, error: { code: error.code, message: error.message } });
           // Most messages already start with the path; do not print it twice.
           const where = error.message.startsWith(dir.replace(/\/+$/, '')) ? '' : `${dir}: `;
-          if (!opts.json) process.stdout.write(`bad  ${where}${error.message}\n`);
+          if (!opts.json) writeOut(`bad  ${where}${error.message}\n`);
         }
       }
-      if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+      if (opts.json) writeOut(`${JSON.stringify(results, null, 2)}\n`);
       if (bad > 0) process.exitCode = 1;
     });
 
@@ -117,10 +118,10 @@ Examples:
     .action(async (dir: string, opts: { json?: boolean }, command: Command) => {
       if (isStoreUrl(dir)) {
         const stored = await listStore(dir);
-        if (opts.json) process.stdout.write(`${JSON.stringify(stored, null, 2)}\n`);
+        if (opts.json) writeOut(`${JSON.stringify(stored, null, 2)}\n`);
         else
           for (const r of stored)
-            process.stdout.write(
+            writeOut(
               `${r.manifest.createdAt.slice(0, 16).replace('T', ' ')}  ${r.manifest.status.padEnd(10)}  ${(r.manifest.replayOf ? 'replay' : 'run').padEnd(6)}  ${r.url}\n`,
             );
         return;
@@ -137,20 +138,20 @@ Examples:
       }
       const found = await listRecordings(dir);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(found, null, 2)}\n`);
+        writeOut(`${JSON.stringify(found, null, 2)}\n`);
         return;
       }
       if (found.length === 0) {
-        process.stdout.write(`no recordings under ${dir} (record one with: tapedeck record -- node agent.js)\n`);
+        writeOut(`no recordings under ${dir} (record one with: tapedeck record -- node agent.js)\n`);
         return;
       }
       // The folder goes last: it is what a user copies into the next command, and the only
       // column allowed to run past 80 characters.
-      process.stdout.write(`${'created (UTC)'.padEnd(16)}  ${'status'.padEnd(10)}  ${'kind'.padEnd(6)}  folder\n`);
+      writeOut(`${'created (UTC)'.padEnd(16)}  ${'status'.padEnd(10)}  ${'kind'.padEnd(6)}  folder\n`);
       for (const { dir: d, manifest } of found) {
         const created = manifest.createdAt.slice(0, 16).replace('T', ' ');
         const kind = manifest.replayOf ? 'replay' : 'run';
-        process.stdout.write(`${created.padEnd(16)}  ${manifest.status.padEnd(10)}  ${kind.padEnd(6)}  ${d}\n`);
+        writeOut(`${created.padEnd(16)}  ${manifest.status.padEnd(10)}  ${kind.padEnd(6)}  ${d}\n`);
       }
     });
 }

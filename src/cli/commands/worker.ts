@@ -19,6 +19,7 @@ import {
 import { jobHandlers, type ReplayJob } from '../../store/jobs.js';
 import { isStoreUrl, localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { writeErr, writeOut } from '../output.js';
 
 interface RunOptions extends ConfigCliOptions {
   db?: string;
@@ -132,17 +133,17 @@ ${STORE_NOTE}`,
               ...(opts.once ? { once: true } : {}),
               pollMs,
               signal: stop.signal,
-              onStart: (job) => process.stderr.write(`tapedeck worker ${name}: job ${job.id} ${job.kind} started\n`),
+              onStart: (job) => writeErr(`tapedeck worker ${name}: job ${job.id} ${job.kind} started\n`),
               onJob: ({ job, outcome, error, ms }) => {
                 const tail = error ? `: ${error}` : '';
-                process.stderr.write(
+                writeErr(
                   `tapedeck worker ${name}: job ${job.id} ${job.kind} ${outcome} in ${Math.round(ms)} ms${tail}\n`,
                 );
               },
             }),
           maintenanceSeconds,
         );
-        process.stderr.write(`tapedeck worker ${name}: ran ${ran} job${ran === 1 ? '' : 's'}\n`);
+        writeErr(`tapedeck worker ${name}: ran ${ran} job${ran === 1 ? '' : 's'}\n`);
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
@@ -250,7 +251,7 @@ ${STORE_NOTE}`,
         }
         return warehouse.location;
       });
-      if (opts.json) process.stdout.write(`${JSON.stringify({ jobs: ids })}\n`);
-      else process.stdout.write(`queued ${ids.length} job${ids.length === 1 ? '' : 's'} in ${location}\n`);
+      if (opts.json) writeOut(`${JSON.stringify({ jobs: ids })}\n`);
+      else writeOut(`queued ${ids.length} job${ids.length === 1 ? '' : 's'} in ${location}\n`);
     });
 }
