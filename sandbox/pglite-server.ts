@@ -54,6 +54,10 @@ interface Conn {
   /** Session settings (GUCs set in the session) to restore when this connection gets the backend. */
   settings: Map<string, string>;
   channels: Set<string>;
+  /** Its last Parse of the unnamed statement: parsed again when another connection's replaced it. */
+  unnamedParse: Buffer | undefined;
+  /** The unnamed statement is to be parsed again before the messages being run. */
+  restoreUnnamed: boolean;
   /** This connection's named statements on the backend (rewritten names). */
   statements: Set<string>;
   /** Inside an extended-protocol cycle (messages since the last Sync). */
@@ -187,22 +191,34 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
       : `_td${conn.id}_${createHash('sha256').update(name).digest('hex').slice(0, 40)}`;
   };
 
+  /**
+   * The unnamed statement as this connection knows it: its own, parsed again when another
+   * connection (or a hand-over) replaced it on the backend; never another connection's.
+   */
+  const unnamedFor = (conn: Conn): string => {
+    if (unnamedOwner === conn.id) return '';
+    if (!conn.unnamedParse) return '_td_no_unnamed_statement';
+    conn.restoreUnnamed = true;
+    unnamedOwner = conn.id;
+    return '';
+  };
+
   /** A client's extended-protocol message with its statement and portal names made its own. */
   const rewrite = (conn: Conn, message: Buffer): Buffer => {
     const type = String.fromCharCode(message[0] as number);
     switch (type) {
       case 'P': {
         const [name, next] = cstringAt(message, 5);
-        if (name === '') unnamedOwner = conn.id;
-        else conn.statements.add(mapped(conn, name));
+        if (name === '') {
+          unnamedOwner = conn.id;
+          conn.unnamedParse = message;
+        } else conn.statements.add(mapped(conn, name));
         return wireMessage('P', Buffer.concat([cstrings(mapped(conn, name)), message.subarray(next)]));
       }
       case 'B': {
         const [portal, next] = cstringAt(message, 5);
         const [statement, rest] = cstringAt(message, next);
-        // The unnamed statement another connection parsed is not this one's: it does not exist here.
-        const target =
-          statement === '' && unnamedOwner !== conn.id ? '_td_no_unnamed_statement' : mapped(conn, statement);
+        const target = statement === '' ? unnamedFor(conn) : mapped(conn, statement);
         return wireMessage('B', Buffer.concat([cstrings(mapped(conn, portal), target), message.subarray(rest)]));
       }
       case 'D':
@@ -210,8 +226,7 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
         const kind = String.fromCharCode(message[5] as number);
         const [name] = cstringAt(message, 6);
         if (type === 'C' && kind === 'S') conn.statements.delete(mapped(conn, name));
-        const target =
-          kind === 'S' && name === '' && unnamedOwner !== conn.id ? '_td_no_unnamed_statement' : mapped(conn, name);
+        const target = kind === 'S' && name === '' ? unnamedFor(conn) : mapped(conn, name);
         return wireMessage(type, Buffer.concat([Buffer.from(kind, 'latin1'), cstrings(target)]));
       }
       case 'E': {
@@ -365,6 +380,12 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
       if (UNIT_END.has(type)) break;
     }
     if (batch.length === 0) return;
+    if (conn.restoreUnnamed && conn.unnamedParse) {
+      conn.restoreUnnamed = false;
+      // Its ParseComplete was answered long ago; only a failure (its table dropped since) is news.
+      const again = messagesOf(await exec(conn.unnamedParse)).filter((m) => m[0] === 'E'.charCodeAt(0));
+      send(conn, Buffer.concat(again));
+    }
     deliver(conn, await exec(Buffer.concat(batch)), copied);
   };
 
@@ -684,6 +705,8 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
       settings: new Map(),
       channels: new Set(),
       statements: new Set(),
+      unnamedParse: undefined,
+      restoreUnnamed: false,
       inCycle: false,
       inCopy: false,
       copyIn: undefined,

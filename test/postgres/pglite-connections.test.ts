@@ -297,3 +297,93 @@ describe('pglite sandbox: what one backend cannot give two connections', () => {
     await b.end();
   }, 60_000);
 });
+
+/** A bare wire-protocol client: what drivers send, message by message, to see the answers' types. */
+async function wireClient(url: string) {
+  const { default: net } = await import('node:net');
+  const u = new URL(url);
+  const socket = net.connect({ host: u.hostname, port: Number(u.port) });
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let buffered = Buffer.alloc(0);
+  const messages: Array<{ type: string; body: Buffer }> = [];
+  const waiting: Array<() => void> = [];
+  socket.on('data', (data) => {
+    buffered = Buffer.concat([buffered, data]);
+    while (buffered.length >= 5 && buffered.length >= 1 + buffered.readInt32BE(1)) {
+      const end = 1 + buffered.readInt32BE(1);
+      messages.push({ type: String.fromCharCode(buffered[0] as number), body: buffered.subarray(5, end) });
+      buffered = buffered.subarray(end);
+      for (const wake of waiting.splice(0)) wake();
+    }
+  });
+  const message = (type: string, ...parts: Buffer[]) => {
+    const body = Buffer.concat(parts);
+    const head = Buffer.alloc(5);
+    head.write(type, 0, 'latin1');
+    head.writeInt32BE(body.length + 4, 1);
+    return Buffer.concat([head, body]);
+  };
+  const str = (s: string) => Buffer.from(`${s}\0`);
+  const int16 = (n: number) => Buffer.from([n >> 8, n & 255]);
+  /** Sends, then collects the answers up to ReadyForQuery: their types, and the error's message. */
+  const send = async (...frames: Buffer[]) => {
+    socket.write(Buffer.concat(frames));
+    for (;;) {
+      const at = messages.findIndex((m) => m.type === 'Z');
+      if (at >= 0) {
+        const got = messages.splice(0, at + 1);
+        const error = got.find((m) => m.type === 'E')?.body.toString('utf8');
+        const data = got.filter((m) => m.type === 'D').map((m) => m.body.subarray(6).toString('utf8'));
+        return { types: got.map((m) => m.type).join(''), error, data };
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  };
+  const startup = Buffer.alloc(8);
+  startup.writeInt32BE(196608, 4);
+  const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+  startup.writeInt32BE(8 + params.length, 0);
+  await send(Buffer.concat([startup, params]));
+  return {
+    parse: (name: string, sql: string) => message('P', str(name), str(sql), int16(0)),
+    bind: (portal: string, statement: string) =>
+      message('B', str(portal), str(statement), int16(0), int16(0), int16(0)),
+    execute: (portal: string) => message('E', str(portal), Buffer.alloc(4)),
+    sync: () => message('S'),
+    send,
+    end: () => socket.end(message('X')),
+  };
+}
+
+describe('pglite sandbox: statements on the wire', () => {
+  let sandbox: DbSandbox;
+  beforeAll(async () => {
+    sandbox = await openDbSandbox(EMPTY, { kind: 'pglite', waitMs: WAIT_MS });
+  }, 120_000);
+  afterAll(() => sandbox?.close());
+
+  it('binds a connection its own unnamed statement, never another connection’s, and keeps named ones apart', async () => {
+    const a = await wireClient(sandbox.url);
+    const b = await wireClient(sandbox.url);
+    try {
+      expect((await a.send(a.parse('', 'SELECT 1 AS a'), a.sync())).types).toBe('1Z');
+      expect((await b.send(b.parse('', "SELECT 'b' AS b"), b.sync())).types).toBe('1Z');
+      // The backend's unnamed statement was b's last: a still binds its own, as on a server.
+      expect((await a.send(a.bind('', ''), a.execute(''), a.sync())).data).toEqual(['1']);
+      expect((await b.send(b.bind('', ''), b.execute(''), b.sync())).data).toEqual(['b']);
+      expect((await a.send(a.bind('', ''), a.execute(''), a.sync())).data).toEqual(['1']);
+      const fresh = await wireClient(sandbox.url);
+      const none = await fresh.send(fresh.bind('', ''), fresh.execute(''), fresh.sync());
+      expect(none.error).toMatch(/does not exist/);
+      fresh.end();
+      // One statement name, two connections, two texts.
+      await a.send(a.parse('same', 'SELECT 10'), a.sync());
+      await b.send(b.parse('same', 'SELECT 20'), b.sync());
+      expect((await a.send(a.bind('p', 'same'), a.execute('p'), a.sync())).data).toEqual(['10']);
+      expect((await b.send(b.bind('p', 'same'), b.execute('p'), b.sync())).data).toEqual(['20']);
+    } finally {
+      a.end();
+      b.end();
+    }
+  }, 60_000);
+});
