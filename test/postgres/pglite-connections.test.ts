@@ -270,6 +270,24 @@ describe('pglite sandbox: what one backend cannot give two connections', () => {
       expect(error?.code).toBe('55P03');
       expect(error?.message).toMatch(/PGLITE_ONE_BACKEND.*--db/);
       expect(Date.now() - started).toBeLessThan(WAIT_MS + 10_000);
+      // An extended-protocol query too; the connection stays usable after its error.
+      await expect(b.query('SELECT $1::int AS x', [1])).rejects.toMatchObject({ code: '55P03' });
+      // A query still waiting for its turn can be cancelled (a CancelRequest with b's key).
+      const waiting = b.query('SELECT 2 AS two').then(
+        () => 'ran',
+        (e: Error & { code?: string }) => e.code,
+      );
+      const { processID, secretKey } = b as unknown as { processID: number; secretKey: number };
+      const request = Buffer.alloc(16);
+      request.writeInt32BE(16, 0);
+      request.writeInt32BE(80877102, 4);
+      request.writeInt32BE(processID, 8);
+      request.writeInt32BE(secretKey, 12);
+      const { default: net } = await import('node:net');
+      const cancel = net.connect({ host: sandbox.host, port: sandbox.port });
+      await new Promise((resolve) => cancel.end(request, () => resolve(undefined)));
+      await new Promise((resolve) => cancel.once('close', resolve));
+      expect(await waiting).toBe('57014');
       await a.query('COMMIT');
       expect((await b.query('SELECT count(*)::int AS n FROM waits')).rows[0].n).toBe(1);
     } finally {
