@@ -88,6 +88,16 @@ describe.runIf(PG_URL)('exact replay of an agent sharing a database through pool
       expect(await deadSandboxes(admin)).toEqual([]);
     }, 180_000);
   }
+
+  it('leaves the recorded database as the recording left it', async () => {
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    const { rows } = await check.query(
+      "SELECT (SELECT sum(bal)::int FROM acct) AS total, (SELECT string_agg(body, '|' ORDER BY id) FROM notes) AS notes",
+    );
+    await check.end();
+    expect(rows[0]).toEqual({ total: 1202, notes: 'opening +7|copied one|copied two' });
+  });
 });
 
 describe.runIf(PG_URL)('exact replay of an in-process run through a pg.Pool, observed world', () => {
