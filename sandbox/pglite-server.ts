@@ -97,6 +97,11 @@ const LISTEN_RE = /(?:^|;)\s*(un)?listen\s+("(?:[^"]|"")+"|[a-z_][\w$]*|\*)/gi;
 const TEMP_RE = /(?:^|;)\s*create\s+(?:(?:global|local)\s+)?temp(?:orary)?\s+(?:table|view|sequence)\b/i;
 const COPY_IN_RE = /^\s*copy\b[\s\S]*\bfrom\s+stdin\b/i;
 const COPY_ANY_IN_RE = /(?:^|;)\s*copy\b[\s\S]*?\bfrom\s+stdin\b/i;
+/**
+ * SQL that may change session settings: SET, RESET, DISCARD, set_config(), a SET run by EXECUTE
+ * in a DO block (any "set name =|to", so an UPDATE's SET too: one read more, never one less).
+ */
+const SETTING_RE = /(?:^|;)\s*(?:set|reset|discard)\b|\bset_config\s*\(|\bset\s+(?:session\s+)?[\w."]+\s*(?:=|\bto\b)/i;
 const PROBE = '_tapedeck_copy_probe';
 const COMMIT_DROP_RE = /\bon\s+commit\s+drop\b/i;
 
@@ -159,6 +164,8 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
   const waiters: Conn[] = [];
   /** Whose settings the backend's session holds now. */
   let sessionOf: Conn | undefined;
+  /** The session's holder ran something that may change settings since it got the session. */
+  let settingsTouched = false;
   /** Who parsed the unnamed statement last (0: tapedeck itself). */
   let unnamedOwner = 0;
   let tempOwner: Conn | undefined;
@@ -373,7 +380,10 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
         return;
       }
       conn.queue.shift();
-      if (sql !== undefined) noteChannels(conn, sql);
+      if (sql !== undefined) {
+        noteChannels(conn, sql);
+        if (SETTING_RE.test(sql)) settingsTouched = true;
+      }
       batch.push(rewrite(conn, guard(conn, message)));
       if ('PBDEHC'.includes(type)) conn.inCycle = true;
       if (type === 'S') conn.inCycle = false;
@@ -406,8 +416,15 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
   /** Gives the backend's session to `conn`: the previous holder's settings saved, this one's restored. */
   const handTo = async (conn: Conn) => {
     if (sessionOf === conn) return;
-    const current = await sessionSettings();
-    if (sessionOf && !sessionOf.closed) sessionOf.settings = current;
+    // Read back only when the holder may have changed them (or left): a hand-over per query of
+    // a pool costs no query then.
+    let current: Map<string, string>;
+    if (sessionOf && !sessionOf.closed && !settingsTouched) current = sessionOf.settings;
+    else {
+      current = await sessionSettings();
+      if (sessionOf && !sessionOf.closed) sessionOf.settings = current;
+    }
+    settingsTouched = false;
     if (!sameSettings(current, conn.settings)) {
       await db.exec('RESET ALL');
       const names = [...conn.settings.keys()];

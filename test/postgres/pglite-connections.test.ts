@@ -102,8 +102,14 @@ describe.each(kinds)('$kind sandbox: several connections', ({ open }) => {
       expect((await b.query('SHOW statement_timeout')).rows[0].statement_timeout).toBe('0');
       expect((await a.query('SHOW TimeZone')).rows[0].TimeZone).toBe('Asia/Tokyo');
       expect((await a.query('SHOW statement_timeout')).rows[0].statement_timeout).toBe('12345ms');
+      // Through a function too, with the backend handed back and forth in between.
+      const path = (await b.query('SHOW search_path')).rows[0].search_path;
+      await a.query("SELECT set_config('search_path', 'pg_catalog', false)");
+      expect((await b.query('SHOW search_path')).rows[0].search_path).toBe(path);
+      expect((await a.query('SHOW search_path')).rows[0].search_path).toBe('pg_catalog');
       await a.query('RESET ALL');
       expect((await a.query('SHOW TimeZone')).rows[0].TimeZone).toBe(base);
+      expect((await b.query('SHOW TimeZone')).rows[0].TimeZone).toBe(base);
     } finally {
       a.release(true);
       b.release(true);
