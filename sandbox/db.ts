@@ -32,6 +32,7 @@ import {
 import type { DbChangedPayload, DbSnapshot, Row } from '../src/recording/index.js';
 import { TapedeckError } from '../src/recording/index.js';
 import { noteLeftover } from './leftovers.js';
+import { type PgliteServer, servePglite } from './pglite-server.js';
 
 /** The kinds of database sandbox, in `--db-sandbox`'s words. */
 export const DB_SANDBOX_KINDS = ['pglite', 'template', 'testcontainers'] as const;
@@ -63,6 +64,8 @@ export interface DbSandboxOptions {
   url?: string;
   /** pglite: how many simultaneous client connections the wire server accepts. */
   maxConnections?: number;
+  /** pglite: how long a connection waits while another holds the one backend idle in a transaction (ms). */
+  waitMs?: number;
   /** testcontainers: the image to run. */
   image?: string;
 }
@@ -183,23 +186,20 @@ function blankDataDir(): Promise<Blob> {
 }
 
 async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Promise<DbSandbox> {
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const key = createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
   const cached = seeded.get(key);
   const db = await createPglite(cached ?? (await blankDataDir()));
-  const server = new PGLiteSocketServer({
-    db,
-    port: 0,
-    host: '127.0.0.1',
-    maxConnections: options.maxConnections ?? 32,
-  });
+  let server: PgliteServer | undefined;
   const cleanup = async () => {
-    await server.stop().catch(() => {});
+    await server?.close().catch(() => {});
     await db.close().catch(() => {});
   };
   try {
-    await server.start();
-    const [host, port] = server.getServerConn().split(':') as [string, string];
+    server = await servePglite(db, {
+      ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+      ...(options.waitMs ? { waitMs: options.waitMs } : {}),
+    });
+    const { host, port } = server;
     const url = `postgres://postgres@${host}:${port}/postgres`;
     const client = await connect(url, 'the PGlite sandbox');
     if (!cached) {
@@ -207,7 +207,7 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
       if (seeded.size >= SEEDED_CACHE_MAX) seeded.delete(seeded.keys().next().value as string);
       seeded.set(key, await db.dumpDataDir('none'));
     }
-    return sandboxFrom('pglite', { url, host, port: Number(port) }, client, snapshot, cleanup, async () => ({
+    return sandboxFrom('pglite', { url, host, port }, client, snapshot, cleanup, async () => ({
       dataDir: new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()),
     }));
   } catch (error) {

@@ -5,6 +5,16 @@
 // message, refuses anything but the sandbox database as the sandbox role (and replication or
 // cancel requests), and then only relays bytes: authentication stays between client and server.
 import net from 'node:net';
+import {
+  CANCEL_REQUEST,
+  errorResponse,
+  GSS_REQUEST,
+  listenOnLoopback,
+  MAX_STARTUP,
+  PROTOCOL_3,
+  parseParams,
+  SSL_REQUEST,
+} from './wire.js';
 
 export interface DbGate {
   readonly host: string;
@@ -22,35 +32,7 @@ export interface GateOptions {
   user: string;
 }
 
-const SSL_REQUEST = 80877103;
-const GSS_REQUEST = 80877104;
-const CANCEL_REQUEST = 80877102;
-const PROTOCOL_3 = 196608;
-const MAX_STARTUP = 10_000;
 const STARTUP_TIMEOUT_MS = 30_000;
-
-/** An ErrorResponse a client library shows as a normal connection error. */
-function errorResponse(code: string, message: string): Buffer {
-  const fields = Buffer.concat([Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0`, 'utf8'), Buffer.from([0])]);
-  const head = Buffer.alloc(5);
-  head.write('E', 0, 'latin1');
-  head.writeInt32BE(fields.length + 4, 1);
-  return Buffer.concat([head, fields]);
-}
-
-function parseParams(body: Buffer): Map<string, string> | undefined {
-  const params = new Map<string, string>();
-  let at = 0;
-  for (;;) {
-    const keyEnd = body.indexOf(0, at);
-    if (keyEnd < 0) return undefined;
-    if (keyEnd === at) return at === body.length - 1 ? params : undefined;
-    const valueEnd = body.indexOf(0, keyEnd + 1);
-    if (valueEnd < 0) return undefined;
-    params.set(body.toString('utf8', at, keyEnd), body.toString('utf8', keyEnd + 1, valueEnd));
-    at = valueEnd + 1;
-  }
-}
 
 /**
  * Opens the gate on 127.0.0.1 (an ephemeral port) in front of `upstream`.
@@ -127,14 +109,10 @@ export async function openGate(options: GateOptions): Promise<DbGate> {
     };
     client.on('data', onData);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as net.AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     host: '127.0.0.1',
-    port: address.port,
+    port,
     get refused() {
       return refused;
     },

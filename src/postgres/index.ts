@@ -47,3 +47,15 @@ export {
   tableRef,
   withDatabase,
 } from './sql.js';
+export {
+  CANCEL_REQUEST,
+  cstrings,
+  errorResponse,
+  GSS_REQUEST,
+  listenOnLoopback,
+  MAX_STARTUP,
+  PROTOCOL_3,
+  parseParams,
+  SSL_REQUEST,
+  wireMessage,
+} from './wire.js';

@@ -66,7 +66,8 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
         AND d.refobjsubid > 0`,
   );
-  const searchPath = await db.query('SELECT current_schemas(false) AS path');
+  // name[] is not among the types pg parses: as text[] it arrives as an array, not as "{public}".
+  const searchPath = await db.query('SELECT current_schemas(false)::text[] AS path');
   const byOid = new Map<number, CatalogTable>();
   for (const t of tables.rows) {
     byOid.set(t.oid as number, {
