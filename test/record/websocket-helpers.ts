@@ -1,0 +1,72 @@
+// Helpers for the WebSocket tests (record and replay): a real ws server on 127.0.0.1, the agent
+// that holds a conversation with it (fixtures/websocket-agent.mjs), recorded.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { WebSocketServer } from 'ws';
+import { FIXTURES } from './helpers.js';
+
+const AGENT = path.join(FIXTURES, 'websocket-agent.mjs');
+export const TOKEN = 'sk-live-websocket-secret-0123456789abcdef';
+
+export interface WsServer {
+  url: string;
+  /** The Authorization header of each upgrade the server accepted. */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+/** A ws server on 127.0.0.1 that pushes a welcome, then echoes text, sums JSON and reverses bytes. */
+export async function startWsServer(): Promise<WsServer> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  const seen: string[] = [];
+  wss.on('connection', (socket, req) => {
+    seen.push(String(req.headers.authorization));
+    socket.send('welcome');
+    socket.on('message', (data: Buffer, isBinary) => {
+      if (isBinary) return socket.send(Buffer.from([...data].reverse()));
+      const text = String(data);
+      if (text.startsWith('{')) {
+        const { args, id } = JSON.parse(text) as { args: [number, number]; id: number };
+        return socket.send(JSON.stringify({ sum: args[0] + args[1], id }));
+      }
+      socket.send(`echo ${text}`);
+    });
+  });
+  await new Promise((resolve) => wss.on('listening', resolve));
+  return {
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/live?room=1`,
+    seen,
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      await new Promise((resolve) => wss.close(resolve));
+    },
+  };
+}
+
+/** Records the agent holding its conversation with `url` (CLIENT, MESSAGE in `env`). */
+export async function recordConversation(out: string, url: string, env: Record<string, string> = {}, fsRoot?: string) {
+  const { recordCommand } = await import('../../src/record/index.js');
+  let stdout = '';
+  const result = await recordCommand({
+    command: [process.execPath, AGENT],
+    env: { WS_URL: url, WS_TOKEN: TOKEN, ...env },
+    out,
+    stdio: 'pipe',
+    ...(fsRoot === undefined ? {} : { fsRoot }),
+    onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+  });
+  return { result, got: JSON.parse(stdout || 'null') as string[] };
+}
+
+/** Every file of a folder, as text (a secret must be in none of them). */
+export function allText(dir: string): string {
+  let text = '';
+  for (const name of readdirSync(dir)) {
+    const file = path.join(dir, name);
+    text += statSync(file).isDirectory() ? allText(file) : readFileSync(file, 'latin1');
+  }
+  return text;
+}
+
+export const CONVERSATION = ['welcome', 'echo hello', '{"sum":3,', 'bytes 255,3,2,1', 'echo bye', 'closed 1000'];
