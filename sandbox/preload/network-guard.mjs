@@ -15,7 +15,10 @@ export const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
 /** The target of a net.Socket#connect call, from any of its argument forms. */
 export function targetOf(args) {
   const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  if (first !== null && typeof first === 'object') return { path: first.path, host: first.host, port: first.port };
+  // An agent's options carry `path: null` for a TCP connection (node:http's, and the
+  // interceptors' passthrough): no path, not a Unix socket named "null".
+  if (first !== null && typeof first === 'object')
+    return { path: first.path ?? undefined, host: first.host, port: first.port };
   if (typeof first === 'string' && !/^\d+$/.test(first)) return { path: first };
   return { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };
 }

@@ -16,7 +16,7 @@ import {
 } from '../../sandbox/index.js';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import type { createDbTracker } from '../record/index.js';
-import { agentToolCall, stdioRpcCall } from '../record/index.js';
+import { agentToolCall, stdioRpcCall, type Turn, websocketStep } from '../record/index.js';
 import {
   agentToolStep,
   type DbChangedPayload,
@@ -38,6 +38,7 @@ import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps, SelfBegunSteps
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
+import type { RecordedTurn } from './websocket.js';
 
 export type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
 
@@ -225,7 +226,9 @@ export class ReplaySession {
         message:
           upgrade === undefined
             ? `The agent tried to connect to ${target}; the network guard blocked it (only the sandbox database is reachable).`
-            : `The agent opened ${upgrade === 'websocket' ? 'a WebSocket' : `an HTTP upgrade to ${upgrade}`} at ${target}; tapedeck records and replays HTTP, not what goes over an upgraded connection, so it was refused.`,
+            : upgrade === 'websocket'
+              ? `The agent opened a WebSocket at ${target}, which the recording does not have; it was refused (no network in a replay).`
+              : `The agent opened an HTTP upgrade to ${upgrade} at ${target}; tapedeck records and replays HTTP and WebSocket conversations, not what goes over another upgraded connection, so it was refused.`,
       });
       this.writer.append({ ...event, stepId: this.lastStep });
     }
@@ -443,24 +446,7 @@ export class ReplaySession {
     // Compared as the recording keeps it: redacted.
     const kept = this.parts.redactor.payload('tool.called', payload) as ToolCalledPayload;
     const recorded = this.rpcSteps.take(kept);
-    let step: number;
-    const next = this.index.nextExpected();
-    if (recorded === undefined || this.used.has(recorded.step)) {
-      step = this.nextStep();
-      this.beginStep(step, recorded?.step);
-    } else if (recorded.step > this.lastStep && (next === undefined || next.step > recorded.step)) {
-      step = recorded.step;
-      this.beginStep(step, recorded.step);
-    } else {
-      // Out of order: behind the replay, or ahead of a recorded call still to come, which keeps its number.
-      step = recorded.step;
-      this.flushPending(this.lastStep);
-      this.mapStep(recorded.step, step);
-    }
-    const parent =
-      recorded?.parentStepId === undefined
-        ? undefined
-        : (this.stepMap.get(recorded.parentStepId) ?? recorded.parentStepId);
+    const { step, parent } = this.placeRecorded(recorded);
     this.writeStep({
       stepId: step,
       ...(parent === undefined ? {} : { parentStepId: parent }),
@@ -474,6 +460,70 @@ export class ReplaySession {
       status: payload.error === undefined ? 'success' : 'error',
       errorType: payload.error?.code,
     });
+  }
+
+  /**
+   * The step of something the agent did again that the recording has a step of (a request over a
+   * child's stdio, a WebSocket turn): the recorded step's number and parent when it is ahead of the
+   * replay and of the next recorded call, else the next free step; behind the replay, or ahead of a
+   * recorded call still to come, it keeps its recorded number, written out of order.
+   */
+  private placeRecorded(recorded: { step: number; parentStepId?: number } | undefined): {
+    step: number;
+    parent: number | undefined;
+  } {
+    let step: number;
+    const next = this.index.nextExpected();
+    if (recorded === undefined || this.used.has(recorded.step)) {
+      step = this.nextStep();
+      this.beginStep(step, recorded?.step);
+    } else if (recorded.step > this.lastStep && (next === undefined || next.step > recorded.step)) {
+      step = recorded.step;
+      this.beginStep(step, recorded.step);
+    } else {
+      step = recorded.step;
+      this.flushPending(this.lastStep);
+      this.mapStep(recorded.step, step);
+    }
+    const parent =
+      recorded?.parentStepId === undefined
+        ? undefined
+        : (this.stepMap.get(recorded.parentStepId) ?? recorded.parentStepId);
+    return { step, parent };
+  }
+
+  /**
+   * A turn of a WebSocket conversation the replay's answerer served (src/replay/websocket.ts), as a
+   * step: at the recorded turn's step (see placeRecorded), with its divergence when the agent's
+   * message was not the recorded one (held back: the turn's `servedFrom` is `blocked`).
+   */
+  webSocketTurn(turn: Turn, recorded: RecordedTurn | undefined, divergence?: DivergencePayload): void {
+    void this.enqueue(async () => {
+      if (this.stopped) return;
+      const { exchange, tool, failed } = websocketStep(turn, (data) =>
+        this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
+      );
+      const { step, parent } = this.placeRecorded(divergence === undefined ? recorded : undefined);
+      this.served[exchange.servedFrom ?? 'recording']++;
+      const events: StepEvent[] = [
+        { type: 'tool.called', payload: tool },
+        { type: 'websocket.exchange', payload: exchange },
+        ...(divergence === undefined ? [] : [this.diverge(step, divergence)]),
+      ];
+      this.writeStep({
+        stepId: step,
+        ...(parent === undefined ? this.parentOfOwn(false) : { parentStepId: parent }),
+        stateType: tool.stateType,
+        name: tool.name,
+        ...(recorded?.toolCallId === undefined || divergence !== undefined ? {} : { toolCallId: recorded.toolCallId }),
+        ...(recorded?.route === undefined || divergence !== undefined ? {} : { route: recorded.route }),
+        start: turn.ts,
+        end: turn.end,
+        events,
+        status: failed ? 'error' : 'success',
+        errorType: tool.error?.code,
+      });
+    }).catch(() => undefined);
   }
 
   /**

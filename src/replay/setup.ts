@@ -136,7 +136,7 @@ export interface PreloadConfigInput {
   /** Exact mode without overrides: the preload may answer byte-identical calls itself. */
   fast: boolean;
   /** Addresses rerouted by the preload's guard (the recorded database's host:port to the sandbox's relay). */
-  routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number } }>;
+  routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number }; websocket?: true }>;
   /** The OS sandbox: the fs root is a copy on disk (not the preload's memfs), more ports are allowed. */
   fsOnDisk?: boolean;
   allow?: Array<{ host: string; port: number }>;

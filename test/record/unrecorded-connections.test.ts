@@ -181,20 +181,24 @@ describe('connections the recorder cannot record', () => {
     expect(recording.events.some((e) => e.type === 'http.exchange' && e.payload.response?.status === 101)).toBe(false);
   });
 
-  it('a replay refuses a WebSocket and says what it is', { timeout: 180_000 }, async () => {
+  it('a replay refuses another upgrade and says what it is; a WebSocket is answered from the recording', {
+    timeout: 180_000,
+  }, async () => {
     const out = path.join(tmp.dir, 'ws');
-    const { answers } = await record(out, ['http', 'ws'], servers.env);
+    const { answers } = await record(out, ['http', 'upgrade', 'ws'], servers.env);
     expect(answers.ws).toBe('echo hello');
     for (const isolation of LEVELS) {
       const replayed = await replayExact(out, path.join(tmp.dir, `ws-replay-${isolation}`), isolation, servers.env);
       const got = JSON.parse(replayed.output?.stdout ?? '{}') as Record<string, unknown>;
-      // The HTTP calls come from the recording; the WebSocket gets a refusal, not a made-up answer.
+      // The HTTP calls and the WebSocket come from the recording; the other upgrade gets a
+      // refusal, not a made-up answer.
       expect(got.http).toEqual(answers.http);
-      expect(String(got.ws)).toMatch(/^error /);
+      expect(got.ws).toBe('echo hello');
+      expect(String(got.upgrade)).toMatch(/^error /);
       expect(replayed.divergences.map((d) => [d.kind, d.message])).toEqual([
         [
           'blocked-connection',
-          `The agent opened a WebSocket at ws://127.0.0.1:${servers.ports.ws}/live; tapedeck records and replays HTTP, not what goes over an upgraded connection, so it was refused.`,
+          `The agent opened an HTTP upgrade to chat-v1 at http://127.0.0.1:${servers.ports.http}/chat; tapedeck records and replays HTTP and WebSocket conversations, not what goes over another upgraded connection, so it was refused.`,
         ],
       ]);
     }

@@ -1,0 +1,149 @@
+// A recorded WebSocket conversation replays with no network: the upgrade is answered from the
+// recording and the server's messages (its push, text, binary, the close) come back in order as
+// the agent sends its own, with the server stopped — in-process (--isolation none) and in the OS
+// sandbox, for the ws package and undici's client. A message the recording does not have is a
+// divergence that names it, and the agent sees its connection closed with a reason, never a hang,
+// in exact and counterfactual mode alike, and the recorded turns it did not take are not copied in. A WebSocket to an address or path the recording does not
+// have is refused and named.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
+import { readRecording } from '../../src/recording/index.js';
+import { startServer, tempDir } from '../record/helpers.js';
+import { allText, CONVERSATION, recordConversation, startWsServer, TOKEN } from '../record/websocket-helpers.js';
+
+const LEVELS = detectIsolation().level === 'bwrap' ? (['none', 'bwrap'] as const) : (['none'] as const);
+type Level = (typeof LEVELS)[number];
+
+async function replayIt(
+  recording: string,
+  out: string,
+  options: { isolation: Level; mode?: 'exact' | 'counterfactual'; env?: Record<string, string> },
+) {
+  const { replay } = await import('../../src/replay/index.js');
+  const result = await replay({
+    recording,
+    mode: options.mode ?? 'exact',
+    out,
+    stdio: 'pipe',
+    isolation: options.isolation,
+    env: options.env ?? {},
+    timeoutMs: 120_000,
+  });
+  return { result, got: JSON.parse(result.output?.stdout || 'null') as string[] | null };
+}
+
+const stepNames = async (dir: string) =>
+  (await readRecording(dir)).events.flatMap((e) => (e.type === 'step.started' ? [[e.stepId, e.payload.name]] : []));
+
+describe('replaying a WebSocket conversation', () => {
+  const tmp = tempDir('tapedeck-ws-replay-');
+  const recorded: Record<'ws' | 'undici', { dir: string; got: string[] }> = {
+    ws: { dir: '', got: [] },
+    undici: { dir: '', got: [] },
+  };
+  let url = '';
+  beforeAll(async () => {
+    const server = await startWsServer();
+    const web = await startServer((_req, _body, res) => {
+      res.end('after the conversation');
+    });
+    url = server.url;
+    for (const client of ['ws', 'undici'] as const) {
+      const dir = path.join(tmp.dir, `recorded-${client}`);
+      const { result, got } = await recordConversation(dir, server.url, { CLIENT: client, HTTP_URL: web.url });
+      expect(result.exitCode).toBe(0);
+      recorded[client] = { dir, got };
+    }
+    // Replays run with the servers gone: every answer must come from the recording.
+    await server.close();
+    await web.close();
+  }, 180_000);
+  afterAll(() => tmp.remove());
+
+  for (const client of ['ws', 'undici'] as const)
+    for (const isolation of LEVELS)
+      it(`replays a ${client} client's conversation exactly, server stopped (${isolation})`, {
+        timeout: 180_000,
+      }, async () => {
+        const out = path.join(tmp.dir, `exact-${client}-${isolation}`);
+        const { result, got } = await replayIt(recorded[client].dir, out, { isolation });
+        expect(result.divergences).toEqual([]);
+        expect(got).toEqual(recorded[client].got);
+        expect(got?.map((g, i) => (i === 2 ? g.slice(0, 9) : g))).toEqual([...CONVERSATION, 'after the conversation']);
+        expect(result.served.recording).toBe(7);
+        // The replay's steps are the recording's, numbered and named alike.
+        expect(await stepNames(out)).toEqual(await stepNames(recorded[client].dir));
+        const turns = (await readRecording(out)).events.flatMap((e) =>
+          e.type === 'websocket.exchange' ? [e.payload] : [],
+        );
+        expect(turns.map((t) => [t.kind, t.servedFrom])).toEqual([
+          ['open', 'recording'],
+          ['message', 'recording'],
+          ['message', 'recording'],
+          ['message', 'recording'],
+          ['message', 'recording'],
+          ['close', 'recording'],
+        ]);
+        expect(allText(out)).not.toContain(TOKEN);
+      });
+
+  for (const mode of ['exact', 'counterfactual'] as const)
+    it(`a message the recording does not have is a divergence, and the connection closes (${mode})`, {
+      timeout: 180_000,
+    }, async () => {
+      const out = path.join(tmp.dir, `changed-${mode}`);
+      const { result, got } = await replayIt(recorded.ws.dir, out, {
+        isolation: 'none',
+        mode,
+        env: { MESSAGE: 'see you' },
+      });
+      // What came before is the recording's; the changed message gets the close, not a wait; the
+      // HTTP call after it is served, and the turns the agent did not take are no steps.
+      expect(got?.slice(0, 4)).toEqual(recorded.ws.got.slice(0, 4));
+      expect(got?.slice(4)).toEqual(['closed 1008', 'after the conversation']);
+      expect(await stepNames(out)).toEqual([
+        [1, 'WS open /live'],
+        [2, 'WS /live'],
+        [3, 'WS /live'],
+        [4, 'WS /live'],
+        [5, 'WS /live'],
+        [7, 'GET /'],
+      ]);
+      expect(result.divergences).toHaveLength(1);
+      expect(result.divergences[0]).toMatchObject({
+        kind: 'different-request',
+        step: 5,
+        expected: { type: 'text', data: 'bye' },
+        actual: { type: 'text', data: 'see you' },
+      });
+      expect(result.divergences[0]?.message).toBe(
+        `The agent sent a text message "see you" on the WebSocket at ${url} where the recording has a text message "bye" (turn 4); it was held back and the connection closed.`,
+      );
+      expect(result.served.blocked).toBe(1);
+    });
+
+  it('a WebSocket at a path or an address the recording does not have is refused and named', {
+    timeout: 180_000,
+  }, async () => {
+    const other = new URL(url);
+    other.pathname = '/elsewhere';
+    const { result } = await replayIt(recorded.ws.dir, path.join(tmp.dir, 'other-path'), {
+      isolation: 'none',
+      env: { WS_URL: other.href },
+    });
+    expect(result.divergences.map((d) => [d.kind, d.message])).toContainEqual([
+      'unmatched-request',
+      `The agent opened a WebSocket at ${other.href}, which the recording does not have; it was refused (no network in a replay).`,
+    ]);
+    const elsewhere = 'ws://127.0.0.1:9/live';
+    const { result: refused } = await replayIt(recorded.ws.dir, path.join(tmp.dir, 'other-host'), {
+      isolation: 'none',
+      env: { WS_URL: elsewhere },
+    });
+    expect(refused.divergences.map((d) => [d.kind, d.message])).toContainEqual([
+      'blocked-connection',
+      `The agent opened a WebSocket at ${elsewhere}, which the recording does not have; it was refused (no network in a replay).`,
+    ]);
+  });
+});
