@@ -89,7 +89,20 @@ export function websocketStep(
   const sent = exchange.sent === undefined ? undefined : messageValue(exchange.sent);
   const classified = classifyHttp({ method: 'WS', url, json: sent }, rules);
   const data = exchange.received.filter((m) => m.type === 'text' || m.type === 'binary' || m.type === 'close');
-  const received = data.map(messageValue);
+  let received = data.map(messageValue);
+  // MCP over a WebSocket: the step's result is the JSON-RPC answer's, as MCP over HTTP's is.
+  const request = sent as { id?: unknown } | undefined;
+  const answer =
+    classified.kind === 'mcp'
+      ? (received.find(
+          (m) =>
+            m !== null &&
+            typeof m === 'object' &&
+            (m as { id?: unknown }).id === request?.id &&
+            ('result' in m || 'error' in m),
+        ) as { result?: unknown; error?: unknown } | undefined)
+      : undefined;
+  if (answer !== undefined) received = [answer.result ?? answer.error];
   const refused = turn.kind === 'open' && (turn.response === undefined || turn.response.status !== 101);
   const failed = refused || turn.servedFrom === 'blocked';
   const isMcpCall = classified.kind === 'mcp' && classified.stateType === 'MCP_CALL';
@@ -103,7 +116,7 @@ export function websocketStep(
           ? `WS ${url.pathname}`
           : `WS ${turn.kind} ${url.pathname}`,
     stateType: classified.stateType,
-    args: turn.kind === 'open' ? { url: turn.url } : (sent ?? null),
+    args: turn.kind === 'open' ? { url: turn.url } : classified.kind === 'mcp' ? classified.args : (sent ?? null),
     ...(turn.kind === 'open' && turn.response !== undefined
       ? { result: { status: turn.response.status, received } }
       : { result: received.length === 1 ? received[0] : received }),

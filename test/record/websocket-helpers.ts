@@ -16,7 +16,7 @@ export interface WsServer {
   close(): Promise<void>;
 }
 
-/** A ws server on 127.0.0.1 that pushes a welcome, then echoes text, sums JSON and reverses bytes. */
+/** A ws server on 127.0.0.1 that pushes a welcome, then echoes text, sums JSON, answers JSON-RPC and reverses bytes. */
 export async function startWsServer(): Promise<WsServer> {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   const seen: string[] = [];
@@ -27,7 +27,10 @@ export async function startWsServer(): Promise<WsServer> {
       if (isBinary) return socket.send(Buffer.from([...data].reverse()));
       const text = String(data);
       if (text.startsWith('{')) {
-        const { args, id } = JSON.parse(text) as { args: [number, number]; id: number };
+        const { args, id, jsonrpc } = JSON.parse(text) as { args: [number, number]; id: number; jsonrpc?: string };
+        // MCP over a WebSocket: a JSON-RPC answer to a tools/call.
+        if (jsonrpc === '2.0')
+          return socket.send(JSON.stringify({ jsonrpc, id, result: { content: [{ type: 'text', text: 'sunny' }] } }));
         return socket.send(JSON.stringify({ sum: args[0] + args[1], id }));
       }
       socket.send(`echo ${text}`);

@@ -97,4 +97,45 @@ describe('recording a WebSocket conversation', () => {
     expect(turns.map((t) => t.kind)).toEqual(['open', 'message', 'message', 'message', 'message', 'close']);
     expect(recording.manifest.unrecorded).toBeUndefined();
   });
+
+  it('in the ledger its turns are API_CALL tool steps, and an MCP tools/call sent over it is an MCP_CALL named after its tool', {
+    timeout: 120_000,
+  }, async () => {
+    const out = path.join(tmp.dir, 'mcp');
+    const call = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'get_weather', arguments: { city: 'Oslo' } },
+    };
+    const { result } = await recordConversation(out, server.url, { MESSAGE: JSON.stringify(call) });
+    expect(result.exitCode).toBe(0);
+    const recording = await readRecording(out);
+    const { buildLedger } = await import('../../src/ledger/index.js');
+    const ledger = buildLedger(recording);
+    expect(ledger.steps.map((s) => [s.step_id, s.state_type])).toEqual([
+      [1, 'API_CALL'],
+      [2, 'API_CALL'],
+      [3, 'API_CALL'],
+      [4, 'API_CALL'],
+      [5, 'MCP_CALL'],
+      [6, 'API_CALL'],
+    ]);
+    expect(ledger.tools.map((t) => [t.tool_type, t.tool_name])).toEqual([
+      ['websocket', 'WS open /live'],
+      ['websocket', 'WS /live'],
+      ['websocket', 'WS /live'],
+      ['websocket', 'WS /live'],
+      ['mcp', 'get_weather'],
+      ['websocket', 'WS close /live'],
+    ]);
+    const tool = recording.events.flatMap((e) => (e.type === 'tool.called' && e.stepId === 5 ? [e.payload] : []))[0];
+    expect(tool).toMatchObject({
+      kind: 'mcp',
+      name: 'get_weather',
+      args: { city: 'Oslo' },
+      result: { content: [{ type: 'text', text: 'sunny' }] },
+      mutating: true,
+    });
+  });
 });
