@@ -10,7 +10,7 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { installContainment } from './contain.mjs';
-import { installNetworkGuard, sameHost } from './network-guard.mjs';
+import { installNetworkGuard, sameHost, trustRoutedTls } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
@@ -201,6 +201,8 @@ export function installReplay(config) {
     (target) => send({ t: 'blocked', target }),
     config.routes ?? [],
   );
+  // wss:// conversations: the replay's answerer presents a certificate of its own CA.
+  if (config.webSocketCa) trustRoutedTls(config.routes ?? [], config.webSocketCa);
   // Child processes, workers, UDP, DNS, raw bindings and signals (sandbox/preload/contain.mjs).
   installContainment({
     os: config.os === true,

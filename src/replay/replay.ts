@@ -308,7 +308,12 @@ async function replayIn(
           turn: (turn, recorded, divergence) => live0.webSocketTurn(turn, recorded, divergence),
         });
   if (tapes) teardown.add(() => tapes.close());
-  const webSocketRoutes = tapes ? webSocketTargets(conversations).map((from) => ({ from, to: tapes.address })) : [];
+  const webSocketRoutes = tapes
+    ? webSocketTargets(conversations).map(({ tls: _tls, ...from }) => ({
+        from,
+        to: tapes.tlsAddresses.get(`${from.host}:${from.port}`) ?? tapes.address,
+      }))
+    : [];
   // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
   // its doors (IPC, proxy, database) served from here.
   let box: ReplaySandbox | undefined;
@@ -333,9 +338,9 @@ async function replayIn(
   // The WebSocket answerer inside: at its own port (the preload's routes lead there), and at a
   // recorded loopback address too, for a client that is not Node (no preload to route it).
   if (sandbox && tapes) {
-    await sandbox.expose(tapes.address.port, tapes.address);
-    for (const { from } of webSocketRoutes)
-      if (sameHost(from.host, '127.0.0.1')) await sandbox.expose(from.port, tapes.address).catch(() => undefined);
+    for (const to of [tapes.address, ...tapes.tlsAddresses.values()]) await sandbox.expose(to.port, to);
+    for (const { from, to } of webSocketRoutes)
+      if (sameHost(from.host, '127.0.0.1')) await sandbox.expose(from.port, to).catch(() => undefined);
   }
   const ask = sandbox
     ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(await sandbox.withWorld(question)))
@@ -361,6 +366,7 @@ async function replayIn(
     db,
     fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
     routes: [...chainSession.routes, ...webSocketRoutes.map((r) => ({ ...r, websocket: true as const }))],
+    ...(tapes?.caPem ? { webSocketCa: tapes.caPem } : {}),
     ...(sandbox?.world ? { fsOnDisk: true } : {}),
     ...(sandbox ? { allow: sandbox.allow } : {}),
     ...(isolation.level === 'bwrap' ? { os: true } : {}),

@@ -9,6 +9,7 @@
 // the connection closed with a reason, so the agent never waits for an answer that will not come.
 // Each turn is a step of the replay, written by the session (ReplaySession.webSocketTurn).
 import net from 'node:net';
+import tls from 'node:tls';
 import { sameHost } from '../../sandbox/preload/network-guard.mjs';
 import {
   acceptFor,
@@ -84,15 +85,20 @@ export function recordedConversations(recording: Recording): RecordedConversatio
   return out.filter((c) => c.turns[0]?.payload.kind === 'open');
 }
 
-/** The host:port each recorded conversation connected to (a ws:// URL's; wss:// has its own door). */
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+/** A URL's port, its scheme's when none is written. */
+const portOf = (url: URL) => Number(url.port) || (url.protocol === 'wss:' || url.protocol === 'https:' ? 443 : 80);
+
+/** The host:port each recorded conversation connected to; `tls`: a wss:// one's. */
 export function webSocketTargets(
   conversations: readonly RecordedConversation[],
-): Array<{ host: string; port: number }> {
-  const out: Array<{ host: string; port: number }> = [];
+): Array<{ host: string; port: number; tls: boolean }> {
+  const out: Array<{ host: string; port: number; tls: boolean }> = [];
   for (const { url } of conversations) {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const port = Number(url.port) || (url.protocol === 'wss:' ? 443 : 80);
-    if (!out.some((t) => t.port === port && sameHost(t.host, host))) out.push({ host, port });
+    const host = hostOf(url);
+    const port = portOf(url);
+    if (!out.some((t) => t.port === port && sameHost(t.host, host)))
+      out.push({ host, port, tls: url.protocol === 'wss:' });
   }
   return out;
 }
@@ -100,6 +106,13 @@ export function webSocketTargets(
 export interface WebSocketTapes {
   /** Where the answerer listens (127.0.0.1). */
   address: { host: string; port: number };
+  /**
+   * Where it listens for each wss:// target (`host:port` as webSocketTargets names it): TLS with a
+   * certificate of `caPem` for the host the agent names (SNI), else for the target's host (an IP
+   * address, which a client does not send as SNI).
+   */
+  tlsAddresses: Map<string, { host: string; port: number }>;
+  caPem?: string;
   /** Takes one connection (a routed socket, or the proxy's upstream for an upgrade). */
   serve(socket: net.Socket): void;
   /** A socket connected to the answerer, for the proxy's upgrades. */
@@ -114,20 +127,56 @@ export async function startWebSocketTapes(
 ): Promise<WebSocketTapes> {
   const used = new Set<string>();
   const sockets = new Set<net.Socket>();
-  const serve = (socket: net.Socket) => {
+  const serve = (socket: net.Socket, scheme: 'ws' | 'wss' = 'ws') => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
-    answerConnection(socket, conversations, used, sink);
+    answerConnection(socket, scheme, conversations, used, sink);
   };
-  const server = net.createServer(serve);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = { host: '127.0.0.1', port: (server.address() as net.AddressInfo).port };
+  const listen = async (server: net.Server) => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    return { host: '127.0.0.1', port: (server.address() as net.AddressInfo).port };
+  };
+  const server = net.createServer((socket) => serve(socket));
+  const servers: net.Server[] = [server];
+  const address = await listen(server);
+  // wss://: TLS with a certificate of a CA of the answerer's own; the agent's TLS connections to
+  // these addresses trust it (the preload's trustRoutedTls).
+  const tlsAddresses = new Map<string, { host: string; port: number }>();
+  let caPem: string | undefined;
+  const secureTargets = webSocketTargets(conversations).filter((t) => t.tls);
+  if (secureTargets.length > 0) {
+    const { createRunCa } = await import('../../sandbox/proxy/ca.js');
+    const ca = await createRunCa('tapedeck replay WebSocket CA');
+    caPem = ca.certPem;
+    for (const target of secureTargets) {
+      // TLS over each accepted socket (not tls.Server): a client names an IP address in no SNI, and
+      // the certificate must then be the target's, given as the socket's own context.
+      const secureContext = await ca.contextFor(target.host);
+      const tlsServer = net.createServer((raw) => {
+        const socket = new tls.TLSSocket(raw, {
+          isServer: true,
+          secureContext,
+          SNICallback: (servername, cb) =>
+            ca.contextFor(servername || target.host).then(
+              (context) => cb(null, context),
+              (error: Error) => cb(error),
+            ),
+        });
+        socket.on('error', () => raw.destroy());
+        socket.once('secure', () => serve(socket, 'wss'));
+      });
+      servers.push(tlsServer);
+      tlsAddresses.set(`${target.host}:${target.port}`, await listen(tlsServer));
+    }
+  }
   return {
     address,
+    tlsAddresses,
+    ...(caPem === undefined ? {} : { caPem }),
     serve,
     connect: () =>
       new Promise((resolve, reject) => {
@@ -136,7 +185,7 @@ export async function startWebSocketTapes(
       }),
     close: async () => {
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     },
   };
 }
@@ -190,6 +239,7 @@ function recordedView(
 
 function answerConnection(
   socket: net.Socket,
+  scheme: 'ws' | 'wss',
   conversations: readonly RecordedConversation[],
   used: Set<string>,
   sink: WebSocketSink,
@@ -212,23 +262,18 @@ function answerConnection(
     const host = headers.host ?? '';
     let asked: URL;
     try {
-      asked = new URL(target.startsWith('/') ? `ws://${host}${target}` : target.replace(/^http/, 'ws'));
+      asked = new URL(target.startsWith('/') ? `${scheme}://${host}${target}` : target.replace(/^http/, 'ws'));
     } catch {
       socket.destroy();
       return;
     }
-    const askedHost = asked.hostname.replace(/^\[|\]$/g, '');
+    const samePath = (c: RecordedConversation) =>
+      !used.has(c.connectionId) && c.url.pathname + c.url.search === asked.pathname + asked.search;
+    // The same host, port and path; else the same path (through the proxy the scheme is not known).
     const conversation =
       conversations.find(
-        (c) =>
-          !used.has(c.connectionId) &&
-          c.url.pathname + c.url.search === asked.pathname + asked.search &&
-          sameHost(c.url.hostname.replace(/^\[|\]$/g, ''), askedHost) &&
-          (Number(c.url.port) || 80) === (Number(asked.port) || 80),
-      ) ??
-      conversations.find(
-        (c) => !used.has(c.connectionId) && c.url.pathname + c.url.search === asked.pathname + asked.search,
-      );
+        (c) => samePath(c) && sameHost(hostOf(c.url), hostOf(asked)) && portOf(c.url) === portOf(asked),
+      ) ?? conversations.find(samePath);
     const now = Date.now();
     const url = conversation?.url.href ?? asked.href;
     const request = { method, url, headers };

@@ -1,8 +1,10 @@
 // Helpers for the WebSocket tests (record and replay): a real ws server on 127.0.0.1, the agent
 // that holds a conversation with it (fixtures/websocket-agent.mjs), recorded.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
+import tls from 'node:tls';
 import { WebSocketServer } from 'ws';
 import { FIXTURES } from './helpers.js';
 
@@ -11,14 +13,39 @@ export const TOKEN = 'sk-live-websocket-secret-0123456789abcdef';
 
 export interface WsServer {
   url: string;
+  /** wss://: the CA its certificate is signed by (a file the agent is given as NODE_EXTRA_CA_CERTS). */
+  caFile?: string;
   /** The Authorization header of each upgrade the server accepted. */
   seen: string[];
   close(): Promise<void>;
 }
 
-/** A ws server on 127.0.0.1 that pushes a welcome, then echoes text, sums JSON, answers JSON-RPC and reverses bytes. */
-export async function startWsServer(): Promise<WsServer> {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+/**
+ * A ws server on 127.0.0.1 that pushes a welcome, then echoes text, sums JSON, answers JSON-RPC and
+ * reverses bytes. `tls`: wss://, its certificate signed by a CA written to `tls.dir`.
+ */
+export async function startWsServer(options: { tls?: { dir: string } } = {}): Promise<WsServer> {
+  let https: http.Server | undefined;
+  let listener: net.Server | undefined;
+  let caFile: string | undefined;
+  if (options.tls) {
+    // TLS over each socket with the certificate for 127.0.0.1 (a client sends no SNI for an IP).
+    const { createRunCa } = await import('../../sandbox/proxy/ca.js');
+    const ca = await createRunCa('tapedeck test server CA');
+    caFile = path.join(options.tls.dir, 'ws-server-ca.pem');
+    writeFileSync(caFile, ca.certPem);
+    const secureContext = await ca.contextFor('127.0.0.1');
+    const server = http.createServer();
+    https = server;
+    listener = net.createServer((raw) => {
+      const socket = new tls.TLSSocket(raw, { isServer: true, secureContext });
+      socket.on('error', () => raw.destroy());
+      server.emit('connection', socket);
+    });
+    const tcp = listener;
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+  }
+  const wss = https ? new WebSocketServer({ server: https }) : new WebSocketServer({ port: 0, host: '127.0.0.1' });
   const seen: string[] = [];
   wss.on('connection', (socket, req) => {
     seen.push(String(req.headers.authorization));
@@ -36,13 +63,17 @@ export async function startWsServer(): Promise<WsServer> {
       socket.send(`echo ${text}`);
     });
   });
-  await new Promise((resolve) => wss.on('listening', resolve));
+  if (!https) await new Promise((resolve) => wss.on('listening', resolve));
+  const port = ((listener ?? wss).address() as net.AddressInfo).port;
   return {
-    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/live?room=1`,
+    url: `${https ? 'wss' : 'ws'}://127.0.0.1:${port}/live?room=1`,
+    ...(caFile === undefined ? {} : { caFile }),
     seen,
     close: async () => {
       for (const c of wss.clients) c.terminate();
       await new Promise((resolve) => wss.close(resolve));
+      const tcp = listener;
+      if (tcp) await new Promise((resolve) => tcp.close(resolve));
     },
   };
 }

@@ -3,7 +3,9 @@
 // the agent sends its own, with the server stopped — in-process (--isolation none) and in the OS
 // sandbox, for the ws package and undici's client. A message the recording does not have is a
 // divergence that names it, and the agent sees its connection closed with a reason, never a hang,
-// in exact and counterfactual mode alike, and the recorded turns it did not take are not copied in. A WebSocket to an address or path the recording does not
+// in exact and counterfactual mode alike, and the recorded turns it did not take are not copied in.
+// Over TLS (wss://) the replay's answerer presents a certificate of its own CA, which the agent's
+// connection to the routed address trusts. A WebSocket to an address or path the recording does not
 // have is refused and named.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +37,44 @@ async function replayIt(
 
 const stepNames = async (dir: string) =>
   (await readRecording(dir)).events.flatMap((e) => (e.type === 'step.started' ? [[e.stepId, e.payload.name]] : []));
+
+describe('replaying a WebSocket conversation over TLS (wss://)', () => {
+  const tmp = tempDir('tapedeck-wss-replay-');
+  const recorded: Record<'ws' | 'undici', { dir: string; got: string[] }> = {
+    ws: { dir: '', got: [] },
+    undici: { dir: '', got: [] },
+  };
+  beforeAll(async () => {
+    const server = await startWsServer({ tls: { dir: tmp.dir } });
+    for (const client of ['ws', 'undici'] as const) {
+      const dir = path.join(tmp.dir, `recorded-${client}`);
+      // The agent trusts the server's CA when recorded; replayed, the answerer's own.
+      const env = { CLIENT: client, NODE_EXTRA_CA_CERTS: server.caFile as string };
+      const { result, got } = await recordConversation(dir, server.url, env);
+      expect(result.exitCode).toBe(0);
+      recorded[client] = { dir, got };
+    }
+    await server.close();
+  }, 180_000);
+  afterAll(() => tmp.remove());
+
+  for (const client of ['ws', 'undici'] as const)
+    for (const isolation of LEVELS)
+      it(`replays a ${client} client's wss:// conversation exactly, server stopped (${isolation})`, {
+        timeout: 180_000,
+      }, async () => {
+        expect(recorded[client].got.at(-1)).toBe('closed 1000');
+        const turns = (await readRecording(recorded[client].dir)).events.flatMap((e) =>
+          e.type === 'websocket.exchange' ? [e.payload] : [],
+        );
+        expect(turns[0]?.url).toMatch(/^wss:\/\/127\.0\.0\.1:\d+\/live\?room=1$/);
+        const out = path.join(tmp.dir, `exact-${client}-${isolation}`);
+        const { result, got } = await replayIt(recorded[client].dir, out, { isolation });
+        expect(result.divergences).toEqual([]);
+        expect(got).toEqual(recorded[client].got);
+        expect(result.served.recording).toBe(6);
+      });
+});
 
 describe('replaying a WebSocket conversation', () => {
   const tmp = tempDir('tapedeck-ws-replay-');
