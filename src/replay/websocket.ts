@@ -195,12 +195,26 @@ const MAX_HEAD = 64 * 1024;
 /** The bytes a recorded message carries. */
 function bytesOf(message: WebSocketMessage, sink: WebSocketSink): Buffer {
   if (message.type === 'close') return closePayload(message.code, message.reason);
+  // A control frame carries at most 125 bytes (a recording is not trusted to keep to it).
+  if (message.type === 'ping' || message.type === 'pong') return dataOf(message, sink).subarray(0, 125);
+  return dataOf(message, sink);
+}
+
+function dataOf(message: WebSocketMessage, sink: WebSocketSink): Buffer {
   const body = message.body;
   if (body === undefined) return Buffer.alloc(0);
   if (body.text !== undefined) return Buffer.from(body.text, 'utf8');
   if (body.base64 !== undefined) return Buffer.from(body.base64, 'base64');
   if (body.blob !== undefined) return sink.readBlob(body.blob);
   return Buffer.alloc(0);
+}
+
+function safely(read: () => Buffer): Buffer | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the agent's message is the recorded one (compared as the recording keeps it: redacted). */
@@ -308,22 +322,33 @@ function answerConnection(
     used.add(conversation.connectionId);
     const open = conversation.turns[0] as RecordedTurn;
     const recordedResponse = open.payload.response;
-    const status = recordedResponse?.status ?? 502;
-    const lines = [
-      `HTTP/1.1 ${status} ${recordedResponse?.statusText ?? (status === 101 ? 'Switching Protocols' : 'Refused')}`,
-    ];
+    // The recording is data: a status out of range, or a header that would end its line, is not written as it is.
+    const given = recordedResponse?.status ?? 502;
+    const status = Number.isInteger(given) && given >= 101 && given <= 599 ? given : 502;
+    const reason = (recordedResponse?.statusText ?? (status === 101 ? 'Switching Protocols' : 'Refused')).replace(
+      /[^\t\x20-\x7e]/g,
+      '',
+    );
+    const lines = [`HTTP/1.1 ${status} ${reason}`];
     for (const [name, value] of Object.entries(recordedResponse?.headers ?? {})) {
       const lower = name.toLowerCase();
       // The accept is the agent's key's; no extension is ever in use (the recorder took the offer out).
       if (lower === 'sec-websocket-accept' || lower === 'sec-websocket-extensions' || lower === 'content-length')
         continue;
-      lines.push(`${name}: ${value}`);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) continue;
+      lines.push(`${name}: ${value.replace(/[\r\n\0]/g, ' ')}`);
     }
     if (status === 101) lines.push(`Sec-WebSocket-Accept: ${acceptFor(headers['sec-websocket-key'] ?? '')}`);
     else lines.push('content-length: 0', 'connection: close');
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     const served = (turn: RecordedTurn, sent: TurnMessage | undefined) => {
-      for (const message of turn.payload.received) socket.write(serverFrame(message.type, bytesOf(message, sink)));
+      try {
+        for (const message of turn.payload.received) socket.write(serverFrame(message.type, bytesOf(message, sink)));
+      } catch {
+        // A message's blob that cannot be read: the connection ends rather than the replay.
+        socket.destroy();
+        return;
+      }
       const at = Date.now();
       sink.turn(
         {
@@ -341,7 +366,7 @@ function answerConnection(
           received: turn.payload.received.map((m) => ({
             type: m.type,
             offsetMs: 0,
-            data: m.type === 'close' ? undefined : (m.body?.text ?? bytesOf(m, sink)),
+            data: m.type === 'close' ? undefined : (m.body?.text ?? safely(() => bytesOf(m, sink))),
             code: m.code,
             reason: m.reason,
           })),

@@ -8,12 +8,14 @@
 // connection to the routed address trusts. A WebSocket to an address or path the recording does not
 // have is refused and named.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { readRecording } from '../../src/recording/index.js';
+import { createRecordingWriter, readRecording } from '../../src/recording/index.js';
 import { startServer, tempDir } from '../record/helpers.js';
 import { allText, CONVERSATION, recordConversation, startWsServer, TOKEN } from '../record/websocket-helpers.js';
 
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const LEVELS = detectIsolation().level === 'bwrap' ? (['none', 'bwrap'] as const) : (['none'] as const);
 type Level = (typeof LEVELS)[number];
 
@@ -185,5 +187,71 @@ describe('replaying a WebSocket conversation', () => {
       'blocked-connection',
       `The agent opened a WebSocket at ${elsewhere}, which the recording does not have; it was refused (no network in a replay).`,
     ]);
+  });
+});
+
+describe('a recorded WebSocket answer is data', () => {
+  const tmp = tempDir('tapedeck-ws-hostile-');
+  afterAll(() => tmp.remove());
+
+  it('a header that would end its line, or a name that is no token, is not written into the answer', {
+    timeout: 180_000,
+  }, async () => {
+    const agent = path.join(FIXTURES, 'websocket-headers-agent.mjs');
+    const server = await startWsServer();
+    const { recordCommand } = await import('../../src/record/index.js');
+    const real = path.join(tmp.dir, 'real');
+    const recorded = await recordCommand({
+      command: [process.execPath, agent],
+      env: { WS_URL: server.url },
+      out: real,
+      stdio: 'pipe',
+    });
+    await server.close();
+    expect(recorded.exitCode).toBe(0);
+    // The same recording with the 101's headers made hostile (written through the writer: a valid recording).
+    const source = await readRecording(real);
+    const hostile = path.join(tmp.dir, 'hostile');
+    const writer = await createRecordingWriter(hostile, { name: 'hostile', agent: source.manifest.agent });
+    writer.writeSnapshot('pre', source.pre);
+    for (const e of source.events) {
+      const payload =
+        e.type === 'websocket.exchange' && e.payload.kind === 'open' && e.payload.response
+          ? {
+              ...e.payload,
+              response: {
+                ...e.payload.response,
+                statusText: 'Switching\r\nx-status: injected',
+                headers: { ...e.payload.response.headers, 'x-a': 'v\r\nx-injected: yes', 'bad name\r\nx-b': 'x' },
+              },
+            }
+          : e.payload;
+      writer.append({
+        type: e.type,
+        stepId: e.stepId,
+        ...(e.parentStepId === undefined ? {} : { parentStepId: e.parentStepId }),
+        payload,
+      } as Parameters<typeof writer.append>[0]);
+    }
+    writer.writeSnapshot('post', source.post);
+    await writer.close('complete');
+    const { replay } = await import('../../src/replay/index.js');
+    const result = await replay({
+      recording: hostile,
+      mode: 'exact',
+      out: path.join(tmp.dir, 'replayed'),
+      stdio: 'pipe',
+      isolation: 'none',
+      command: [process.execPath, agent],
+      env: { WS_URL: server.url },
+      timeoutMs: 120_000,
+    });
+    const got = JSON.parse(result.output?.stdout || '{}') as { headers?: Record<string, string>; message?: string };
+    expect(got.message).toBe('welcome');
+    expect(got.headers?.['x-a']).toBe('v  x-injected: yes');
+    expect(got.headers?.['x-injected']).toBeUndefined();
+    expect(got.headers?.['x-status']).toBeUndefined();
+    expect(got.headers?.['x-b']).toBeUndefined();
+    expect(result.divergences).toEqual([]);
   });
 });
