@@ -6,7 +6,8 @@
 // in exact and counterfactual mode alike, and the recorded turns it did not take are not copied in.
 // Over TLS (wss://) the replay's answerer presents a certificate of its own CA, which the agent's
 // connection to the routed address trusts. A WebSocket to an address or path the recording does not
-// have is refused and named.
+// have is refused and named. A client that is not Node (Python, with no preload) is answered in the
+// OS sandbox too, at the recorded loopback port or through the proxy.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,8 @@ import { startServer, tempDir } from '../record/helpers.js';
 import { allText, CONVERSATION, recordConversation, startWsServer, TOKEN } from '../record/websocket-helpers.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
-const LEVELS = detectIsolation().level === 'bwrap' ? (['none', 'bwrap'] as const) : (['none'] as const);
+const BWRAP = detectIsolation().level === 'bwrap';
+const LEVELS = BWRAP ? (['none', 'bwrap'] as const) : (['none'] as const);
 type Level = (typeof LEVELS)[number];
 
 async function replayIt(
@@ -254,4 +256,38 @@ describe('a recorded WebSocket answer is data', () => {
     expect(got.headers?.['x-b']).toBeUndefined();
     expect(result.divergences).toEqual([]);
   });
+});
+
+describe.runIf(BWRAP)('a WebSocket client that is not Node, in the OS sandbox', () => {
+  const tmp = tempDir('tapedeck-ws-python-');
+  let recorded = '';
+  let url = '';
+  beforeAll(async () => {
+    const server = await startWsServer();
+    url = server.url;
+    recorded = path.join(tmp.dir, 'recorded');
+    const { result, got } = await recordConversation(recorded, server.url, { SHORT: '1' });
+    expect(result.exitCode).toBe(0);
+    expect(got).toEqual(['welcome', 'echo hello', 'closed 1000']);
+    await server.close();
+  }, 180_000);
+  afterAll(() => tmp.remove());
+
+  for (const via of ['the recorded loopback port', 'the proxy'] as const)
+    it(`is answered from the recording through ${via}`, { timeout: 180_000 }, async () => {
+      const { replay } = await import('../../src/replay/index.js');
+      const result = await replay({
+        recording: recorded,
+        mode: 'exact',
+        out: path.join(tmp.dir, via === 'the proxy' ? 'proxy' : 'direct'),
+        stdio: 'pipe',
+        isolation: 'bwrap',
+        command: ['python3', path.join(FIXTURES, 'websocket-client.py')],
+        env: { WS_URL: url, VIA_PROXY: via === 'the proxy' ? '1' : '' },
+        timeoutMs: 120_000,
+      });
+      expect(JSON.parse(result.output?.stdout || 'null')).toEqual(['welcome', 'echo hello', 'closed 1000']);
+      expect(result.divergences).toEqual([]);
+      expect(result.served.recording).toBe(3);
+    });
 });
