@@ -5,10 +5,17 @@
 // open step, the close codes. The Authorization header of the upgrade never reaches the disk, and
 // the conversation is no longer named as unrecorded.
 import { mkdirSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecording, type WebSocketExchangePayload } from '../../src/recording/index.js';
-import { tempDir } from './helpers.js';
+import { acceptFor } from '../../sandbox/preload/shared-websocket.mjs';
+import {
+  readRecording,
+  type UnrecordedConnection,
+  unrecordedWarning,
+  type WebSocketExchangePayload,
+} from '../../src/recording/index.js';
+import { FIXTURES, tempDir } from './helpers.js';
 import { allText, CONVERSATION, recordConversation, startWsServer, TOKEN, type WsServer } from './websocket-helpers.js';
 
 describe('recording a WebSocket conversation', () => {
@@ -137,5 +144,55 @@ describe('recording a WebSocket conversation', () => {
       result: { content: [{ type: 'text', text: 'sunny' }] },
       mutating: true,
     });
+  });
+
+  it('a connection that stops carrying frames it can read is named as not recorded whole', {
+    timeout: 120_000,
+  }, async () => {
+    // A server that answers the upgrade and then sends a compressed frame it never negotiated.
+    const raw = net.createServer((socket) => {
+      let head = '';
+      socket.on('data', (d: Buffer) => {
+        head += d.toString('latin1');
+        const key = /sec-websocket-key:\s*(\S+)/i.exec(head)?.[1];
+        if (!head.includes('\r\n\r\n') || key === undefined) return;
+        socket.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\n`,
+        );
+        socket.write(Buffer.from([0xc1, 0x02, 0x68, 0x69]));
+      });
+      socket.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    const url = `ws://127.0.0.1:${(raw.address() as net.AddressInfo).port}/feed`;
+    try {
+      const { recordCommand } = await import('../../src/record/index.js');
+      const out = path.join(tmp.dir, 'broken');
+      let stdout = '';
+      const result = await recordCommand({
+        command: [
+          process.execPath,
+          path.join(FIXTURES, '..', '..', 'replay', 'fixtures', 'websocket-headers-agent.mjs'),
+        ],
+        env: { WS_URL: url },
+        out,
+        stdio: 'pipe',
+        onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+      });
+      expect(result.exitCode).toBe(0);
+      expect(stdout).toMatch(/RSV1/);
+      const recording = await readRecording(out);
+      const turns = recording.events.flatMap((e) => (e.type === 'websocket.exchange' ? [e.payload] : []));
+      // The open is recorded; the connection is not said to have ended there.
+      expect(turns.map((t) => [t.kind, t.response?.status, t.closed])).toEqual([['open', 101, undefined]]);
+      expect(recording.manifest.unrecorded).toEqual([
+        { kind: 'upgrade', protocol: 'websocket', target: url, connections: 1 },
+      ]);
+      expect(unrecordedWarning(recording.manifest.unrecorded?.[0] as UnrecordedConnection)).toMatch(
+        /^not recorded whole: a WebSocket at ws:\/\/127\.0\.0\.1:\d+\/feed: tapedeck could not read what followed/,
+      );
+    } finally {
+      await new Promise((resolve) => raw.close(resolve));
+    }
   });
 });

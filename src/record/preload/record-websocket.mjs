@@ -23,6 +23,7 @@ import { frameReader, splitHead } from '../../../sandbox/preload/shared-websocke
  * @property {(run: any, bytes: Uint8Array | string) => import('../protocol.js').WireBody | undefined} encode
  * @property {() => number} nowMs
  * @property {(run: any) => WireWsFrame['drawn']} drawn what the run has drawn so far
+ * @property {(run: any, url: string) => void} unrecorded a connection followed no further (not frames, a message over the limit)
  * @property {number} pid
  * @property {string} origin what this thread's ids start with
  */
@@ -123,7 +124,7 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
       turn.sent = frame(message);
       open.add(entry);
     },
-    () => stop(),
+    () => stop(true),
   );
   let responded = false;
   /** @type {Buffer} */
@@ -137,14 +138,20 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
       turn.received.push(got);
       turn.end = ctx.nowMs();
     },
-    () => stop(),
+    () => stop(true),
   );
-  const stop = () => {
+  /**
+   * The connection is followed no further: it ended (its last turn says `closed`), or (`broken`) it
+   * carried what is not WebSocket frames or a message over the limit — then what follows is not
+   * recorded, and the recording says so (the connection is named as unrecorded).
+   */
+  const stop = (broken = false) => {
     if (ended) return;
     ended = true;
     if (turn !== undefined) turn.end = ctx.nowMs();
-    if (turn !== undefined) turn.closed = true;
+    if (turn !== undefined && !broken) turn.closed = true;
     flush();
+    if (broken) ctx.unrecorded(run, url);
     if (socket.write === ownWrite) delete socket.write;
     if (socket.push === ownPush) delete socket.push;
   };
@@ -155,7 +162,7 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
       if (!ended && chunk !== undefined && chunk !== null && typeof chunk !== 'function')
         sent.feed(typeof chunk === 'string' ? Buffer.from(chunk, Buffer.isEncoding(enc) ? enc : 'utf8') : chunk);
     } catch {
-      stop();
+      stop(true);
     }
     return write.call(this, chunk, enc, callback);
   };
@@ -177,17 +184,17 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
             // Refused (no 101): the connection carries HTTP again, not frames.
             if (turn.response.status !== 101) stop();
             else received.feed(response.rest);
-          } else if (responseHead.length > 65536) stop();
+          } else if (responseHead.length > 65536) stop(true);
         }
       }
     } catch {
-      stop();
+      stop(true);
     }
     return push.call(this, chunk, enc);
   };
   socket.write = ownWrite;
   socket.push = ownPush;
-  socket.once('close', stop);
+  socket.once('close', () => stop());
   // The rest of the head's chunk (frames written with it) is read as the agent's.
   sent.feed(split.rest);
   return typeof head === 'string' && encoding !== undefined && encoding !== 'latin1' && encoding !== 'binary'

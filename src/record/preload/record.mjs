@@ -512,6 +512,8 @@ function installLayer(current, options) {
     encode: (run, bytes) => encodeBody(bytes, run.maxBody),
     nowMs,
     drawn: drawnNow,
+    unrecorded: (run, url) =>
+      send(run, { t: 'socket', pid, ts: nowMs(), kind: 'upgrade', protocol: 'websocket', target: url }),
     pid,
     origin,
   };
