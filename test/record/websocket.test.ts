@@ -195,4 +195,33 @@ describe('recording a WebSocket conversation', () => {
       await new Promise((resolve) => raw.close(resolve));
     }
   });
+
+  it('in-process (record()), a run records the conversation its own code holds', { timeout: 60_000 }, async () => {
+    const { record } = await import('../../src/record/index.js');
+    const { default: WebSocket } = await import('ws');
+    const run = await record({ out: path.join(tmp.dir, 'in-process') }, async () => {
+      const socket = new WebSocket(server.url);
+      const got: string[] = [];
+      await new Promise<void>((resolve) => {
+        socket.on('message', (m) => {
+          got.push(String(m));
+          if (got.length === 1) socket.send('hello');
+          else socket.close(1000, 'done');
+        });
+        socket.on('close', () => resolve());
+      });
+      return got;
+    });
+    expect(run.result).toEqual(['welcome', 'echo hello']);
+    const recording = await readRecording(run.dir);
+    const turns = recording.events.flatMap((e) =>
+      e.type === 'websocket.exchange' ? [[e.stepId, e.payload.kind]] : [],
+    );
+    expect(turns).toEqual([
+      [1, 'open'],
+      [2, 'message'],
+      [3, 'close'],
+    ]);
+    expect(recording.manifest.unrecorded).toBeUndefined();
+  });
 });
