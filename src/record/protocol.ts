@@ -135,7 +135,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     pid: z.number(),
     turn: z.number().int().nonnegative(),
     url: z.string(),
-    kind: z.enum(['open', 'message', 'close']),
+    kind: z.enum(['open', 'message', 'close', 'push']),
     ts: z.number(),
     end: z.number(),
     request: z.object({ method: z.string(), url: z.string(), headers: Headers }).optional(),

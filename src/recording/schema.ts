@@ -195,7 +195,8 @@ export const WebSocketExchangePayloadSchema = z
     connectionId: z.string().min(1),
     turn: z.number().int().nonnegative(),
     url: z.string().min(1),
-    kind: z.enum(['open', 'message', 'close']),
+    /** `push`: what the server sent after the agent went on to another call (no `sent`). */
+    kind: z.enum(['open', 'message', 'close', 'push']),
     /** The open's upgrade request (no body) and the server's answer (101, or its refusal). */
     request: HttpRequestSchema.optional(),
     response: HttpResponseSchema.optional(),

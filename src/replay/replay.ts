@@ -306,6 +306,7 @@ async function replayIn(
           stored: (data) => w.body(typeof data === 'string' ? data : Buffer.from(data)),
           readBlob: (sha256) => recording.readBlob(sha256),
           turn: (turn, recorded, divergence) => live0.webSocketTurn(turn, recorded, divergence),
+          reached: (step) => live0.reachedStep(step),
         });
   if (tapes) teardown.add(() => tapes.close());
   const webSocketRoutes = tapes

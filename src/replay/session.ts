@@ -127,6 +127,7 @@ export class ReplaySession {
     // `cursor` tells the preload which recorded call comes next, for its local fast path.
     return this.enqueue(async () => {
       const reply = await this.handle(message);
+      this.wakeTurns();
       const budget = this.untilBudget();
       // Past the prefix or a divergence the recorded steps no longer say what the agent does.
       if (!this.ownFileSteps && (!this.isPrefix() || this.divergences.length > 0)) this.ownFileSteps = true;
@@ -158,6 +159,7 @@ export class ReplaySession {
         if (this.stopped) return;
         await this.collect(message.fs ?? [], message.nd);
         await serveReported(this, message);
+        this.wakeTurns();
         this.flushPending(this.lastStep);
       }).catch(() => undefined);
       return;
@@ -490,6 +492,40 @@ export class ReplaySession {
         ? undefined
         : (this.stepMap.get(recorded.parentStepId) ?? recorded.parentStepId);
     return { step, parent };
+  }
+
+  /** The answerer's pushes waiting for the recorded calls before them (reachedStep). */
+  private readonly turnWaiters = new Set<{ step: number; wake: () => void }>();
+
+  /**
+   * Resolves once every recorded call before recorded step `step` has been served (or the replay
+   * stopped): a WebSocket push the server sent after the agent's other calls is delivered after
+   * them again, not before. Bounded (`boundMs`): an agent that no longer makes those calls still
+   * gets it.
+   */
+  reachedStep(step: number, boundMs = 2000): Promise<void> {
+    if (this.hasReached(step)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = {
+        step,
+        wake: () => {
+          clearTimeout(timer);
+          this.turnWaiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.wake, boundMs);
+      this.turnWaiters.add(waiter);
+    });
+  }
+
+  private hasReached(step: number): boolean {
+    const next = this.index.nextExpected();
+    return this.stopped || next === undefined || next.step > step;
+  }
+
+  private wakeTurns(): void {
+    for (const waiter of [...this.turnWaiters]) if (this.hasReached(waiter.step)) waiter.wake();
   }
 
   /**

@@ -49,6 +49,8 @@ export interface WebSocketSink {
   stored(data: string | Uint8Array): Body;
   readBlob(sha256: string): Buffer;
   turn(turn: Turn, recorded: RecordedTurn | undefined, divergence?: DivergencePayload): void;
+  /** Resolves once the replay has served the recorded calls before recorded step `step` (bounded). */
+  reached(step: number): Promise<void>;
 }
 
 /** A close code and reason the agent sees when its message is held back. */
@@ -384,76 +386,93 @@ function answerConnection(
     }
     let next = 1;
     let done = false;
+    // One thing at a time, in order: the agent's messages and the pushes between them.
+    let chain: Promise<void> = Promise.resolve();
+    const later = (task: () => Promise<void> | void) => {
+      chain = chain.then(task).catch(() => {
+        socket.destroy();
+      });
+    };
+    // The server's pushes after a turn (sent when the agent had gone on to another call): once the
+    // replay has served the recorded calls before them again.
+    const pushes = async () => {
+      for (let push = conversation.turns[next]; push?.payload.kind === 'push'; push = conversation.turns[next]) {
+        await sink.reached(push.step);
+        if (done || socket.destroyed) return;
+        next++;
+        if (push.payload.closed) done = true;
+        served(push, undefined);
+      }
+    };
+    later(pushes);
     const reader = frameReader(
-      (message) => {
-        if (done) return;
-        if (message.type === 'ping') {
-          socket.write(serverFrame('pong', message.data));
-          return;
-        }
-        if (message.type === 'pong') return;
-        const sent: TurnMessage = {
-          type: message.type,
-          offsetMs: 0,
-          data:
-            message.type === 'close'
-              ? undefined
-              : message.type === 'text'
-                ? message.data.toString('utf8')
-                : message.data,
-          code: message.code,
-          reason: message.reason,
-        };
-        const expected = conversation.turns[next];
-        if (expected !== undefined && sameMessage(message, expected.payload.sent, sink)) {
-          next++;
-          if (expected.payload.closed) done = true;
-          served(expected, sent);
-          return;
-        }
-        // Not the recorded message: held back, and the connection closed so the agent does not wait.
-        done = true;
-        const at = Date.now();
-        const actual = {
-          type: message.type,
-          ...(message.type === 'close'
-            ? { code: message.code }
-            : { data: message.type === 'text' ? message.data.toString('utf8') : message.data.toString('base64') }),
-        };
-        const wanted = recordedView(expected?.payload.sent);
-        socket.end(serverFrame('close', closePayload(HELD_BACK_CLOSE.code, HELD_BACK_CLOSE.reason)));
-        sink.turn(
-          {
-            exchangeId: `replay-${conversation.connectionId}-${next}`,
-            connectionId: `replay-${conversation.connectionId}`,
-            turn: next,
-            url: conversation.url.href,
-            kind: message.type === 'close' ? 'close' : 'message',
-            ts: at,
-            end: at,
-            sent,
-            received: [{ type: 'close', offsetMs: 0, code: HELD_BACK_CLOSE.code, reason: HELD_BACK_CLOSE.reason }],
-            closed: true,
-            servedFrom: 'blocked',
-          },
-          expected,
-          wanted === undefined
-            ? {
-                kind: 'extra-call',
-                actual,
-                message: `The agent sent ${describe(actual)} on the WebSocket at ${conversation.url.href} after the recorded conversation ended; it was held back and the connection closed.`,
-              }
-            : {
-                kind: 'different-request',
-                expected: wanted,
-                actual,
-                fieldDiff: [{ path: `websocket.turn[${next}].sent`, expected: wanted, actual }],
-                message: `The agent sent ${describe(actual)} on the WebSocket at ${conversation.url.href} where the recording has ${describe(wanted)} (turn ${next}); it was held back and the connection closed.`,
-              },
-        );
-      },
+      (message) => later(() => answer(message)),
       () => socket.destroy(),
     );
+    const answer = async (message: WsMessage) => {
+      if (done) return;
+      if (message.type === 'ping') {
+        socket.write(serverFrame('pong', message.data));
+        return;
+      }
+      if (message.type === 'pong') return;
+      const sent: TurnMessage = {
+        type: message.type,
+        offsetMs: 0,
+        data:
+          message.type === 'close' ? undefined : message.type === 'text' ? message.data.toString('utf8') : message.data,
+        code: message.code,
+        reason: message.reason,
+      };
+      const expected = conversation.turns[next];
+      if (expected !== undefined && sameMessage(message, expected.payload.sent, sink)) {
+        next++;
+        if (expected.payload.closed) done = true;
+        served(expected, sent);
+        await pushes();
+        return;
+      }
+      // Not the recorded message: held back, and the connection closed so the agent does not wait.
+      done = true;
+      const at = Date.now();
+      const actual = {
+        type: message.type,
+        ...(message.type === 'close'
+          ? { code: message.code }
+          : { data: message.type === 'text' ? message.data.toString('utf8') : message.data.toString('base64') }),
+      };
+      const wanted = recordedView(expected?.payload.sent);
+      socket.end(serverFrame('close', closePayload(HELD_BACK_CLOSE.code, HELD_BACK_CLOSE.reason)));
+      sink.turn(
+        {
+          exchangeId: `replay-${conversation.connectionId}-${next}`,
+          connectionId: `replay-${conversation.connectionId}`,
+          turn: next,
+          url: conversation.url.href,
+          kind: message.type === 'close' ? 'close' : 'message',
+          ts: at,
+          end: at,
+          sent,
+          received: [{ type: 'close', offsetMs: 0, code: HELD_BACK_CLOSE.code, reason: HELD_BACK_CLOSE.reason }],
+          closed: true,
+          servedFrom: 'blocked',
+        },
+        expected,
+        wanted === undefined
+          ? {
+              kind: 'extra-call',
+              actual,
+              message: `The agent sent ${describe(actual)} on the WebSocket at ${conversation.url.href} after the recorded conversation ended; it was held back and the connection closed.`,
+            }
+          : {
+              kind: 'different-request',
+              expected: wanted,
+              actual,
+              fieldDiff: [{ path: `websocket.turn[${next}].sent`, expected: wanted, actual }],
+              message: `The agent sent ${describe(actual)} on the WebSocket at ${conversation.url.href} where the recording has ${describe(wanted)} (turn ${next}); it was held back and the connection closed.`,
+            },
+      );
+    };
     socket.on('data', (chunk: Buffer) => reader.feed(chunk));
     if (rest.length > 0) reader.feed(rest);
   };

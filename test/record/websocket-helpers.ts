@@ -17,6 +17,8 @@ export interface WsServer {
   caFile?: string;
   /** The Authorization header of each upgrade the server accepted. */
   seen: string[];
+  /** Sends a message to every connected client (a push no message of theirs asked for). */
+  push(text: string): void;
   close(): Promise<void>;
 }
 
@@ -69,6 +71,9 @@ export async function startWsServer(options: { tls?: { dir: string } } = {}): Pr
     url: `${https ? 'wss' : 'ws'}://127.0.0.1:${port}/live?room=1`,
     ...(caFile === undefined ? {} : { caFile }),
     seen,
+    push: (text) => {
+      for (const client of wss.clients) client.send(text);
+    },
     close: async () => {
       for (const c of wss.clients) c.terminate();
       await new Promise((resolve) => wss.close(resolve));

@@ -291,3 +291,56 @@ describe.runIf(BWRAP)('a WebSocket client that is not Node, in the OS sandbox', 
       expect(result.served.recording).toBe(3);
     });
 });
+
+describe('what the server pushes while the agent makes other calls', () => {
+  const tmp = tempDir('tapedeck-ws-push-');
+  let recorded = '';
+  let got: string[] = [];
+  beforeAll(async () => {
+    const server = await startWsServer();
+    // The second HTTP call makes the server push "news" over the WebSocket before it answers.
+    const web = await startServer((req, _body, res) => {
+      if (req.url === '/push') server.push('news');
+      res.end(req.url === '/push' ? 'b' : 'a');
+    });
+    recorded = path.join(tmp.dir, 'recorded');
+    const run = await recordConversation(recorded, server.url, { HTTP_URL: web.url, PUSH_URL: `${web.url}/push` });
+    expect(run.result.exitCode).toBe(0);
+    got = run.got;
+    await Promise.all([server.close(), web.close()]);
+  }, 180_000);
+  afterAll(() => tmp.remove());
+
+  it('is recorded as a push turn, and a turn is written before the call the agent went on to', async () => {
+    expect(got.filter((g) => g !== 'news')).toEqual(['welcome', 'echo hello', 'a', 'b', 'closed 1000']);
+    expect(got.indexOf('news')).toBeGreaterThan(got.indexOf('a'));
+    const recording = await readRecording(recorded);
+    const turns = recording.events.flatMap((e) => (e.type === 'websocket.exchange' ? [e] : []));
+    expect(turns.map((e) => [e.payload.kind, e.payload.received.map((m) => m.body?.text ?? m.type)])).toEqual([
+      ['open', ['welcome']],
+      ['message', ['echo hello']],
+      ['push', ['news']],
+      ['close', ['close']],
+    ]);
+    // The "hello" turn is a step before the first HTTP call's, as it happened.
+    const steps = recording.events.filter((e) => e.type === 'step.started');
+    const firstHttp = steps.find((e) => e.payload.name === 'GET /')?.stepId ?? 0;
+    expect(turns[1]?.stepId).toBeLessThan(firstHttp);
+  });
+
+  it('replays the push after the calls before it, not with the turn before', { timeout: 180_000 }, async () => {
+    const out = path.join(tmp.dir, 'replayed');
+    // Counterfactual: the HTTP calls are answered by the replayer (no fast path in the agent), so
+    // the push could overtake them.
+    const { result, got: replayed } = await replayIt(recorded, out, { isolation: 'none', mode: 'counterfactual' });
+    expect(result.divergences).toEqual([]);
+    expect(replayed?.filter((g) => g !== 'news')).toEqual(['welcome', 'echo hello', 'a', 'b', 'closed 1000']);
+    expect(replayed?.indexOf('news')).toBeGreaterThan(replayed?.indexOf('a') ?? 0);
+    // The replay wrote the push once the call before it was served again (file order), and each step
+    // at its recorded number (a step may be written out of order, at its own number).
+    const written = (await stepNames(out)).map(([, name]) => name);
+    expect(written.indexOf('WS push /live')).toBeGreaterThan(written.indexOf('GET /'));
+    const byStep = async (dir: string) => (await stepNames(dir)).sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(await byStep(out)).toEqual(await byStep(recorded));
+  });
+});

@@ -10,8 +10,10 @@
 // The conversation is cut into turns, each one step of the recording: the open (the upgrade, its
 // response, and what the server pushed before the agent's first message), then one per message the
 // agent sends (a text, binary or close frame), with what the server sent until the agent's next
-// message. A turn goes to the recorder when the next one starts or the connection ends (and at the
-// process's exit). Pings and pongs the agent's client sends by itself are not turns.
+// message or its next other call (an HTTP call, a tool, a file step: the turn's step then comes
+// before that call's); what the server sends after that is a `push` turn. A turn goes to the
+// recorder when the next one starts, when its run goes on to another call, when the connection ends
+// and at the process's exit. Pings and pongs the agent's client sends by itself are not turns.
 import { frameReader, splitHead } from '../../../sandbox/preload/shared-websocket.mjs';
 
 /** @typedef {import('../protocol.js').MessageOf<'ws'>} WsTurnMessage */
@@ -77,6 +79,7 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
   };
   let turns = 0;
   let ended = false;
+  let responded = false;
   const flush = () => {
     if (turn === undefined) return;
     const done = turn;
@@ -85,7 +88,27 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
     open.delete(entry);
     ctx.send(run, done);
   };
-  const entry = { flush };
+  /** A new turn of the connection's (the agent's message, or the server's push), counted on. */
+  const begin = (/** @type {'message' | 'close' | 'push'} */ kind) => {
+    const ts = ctx.nowMs();
+    turns++;
+    open.add(entry);
+    return /** @type {WsTurnMessage} */ ({
+      t: 'ws',
+      id: `${conn}-${turns}`,
+      conn,
+      pid: ctx.pid,
+      turn: turns,
+      url,
+      kind,
+      ts,
+      end: ts,
+      received: [],
+    });
+  };
+  // Written early when the agent's run goes on to another call (flushWebSockets(run)): the turn's
+  // step then comes before that call's, as it happened; not before the upgrade is answered.
+  const entry = { run, flush: (/** @type {boolean} */ always) => (always || responded) && flush() };
   open.add(entry);
 
   /** @param {import('../../../sandbox/preload/shared-websocket.mjs').WsMessage} message */
@@ -107,31 +130,18 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
       // The client's own answers to the server's pings (and its keep-alive pings) are no turns.
       if (message.type === 'ping' || message.type === 'pong') return;
       flush();
-      const ts = ctx.nowMs();
-      turns++;
-      turn = {
-        t: 'ws',
-        id: `${conn}-${turns}`,
-        conn,
-        pid: ctx.pid,
-        turn: turns,
-        url,
-        kind: message.type === 'close' ? 'close' : 'message',
-        ts,
-        end: ts,
-        received: [],
-      };
+      turn = begin(message.type === 'close' ? 'close' : 'message');
       turn.sent = frame(message);
-      open.add(entry);
     },
     () => stop(true),
   );
-  let responded = false;
   /** @type {Buffer} */
   let responseHead = Buffer.alloc(0);
   const received = frameReader(
     (message) => {
-      if (ended || turn === undefined) return;
+      if (ended) return;
+      // What the server sends after the agent moved on to another call (its turn was written then).
+      if (turn === undefined) turn = begin('push');
       const got = frame(message);
       const drawn = ctx.drawn(run);
       if (drawn !== undefined) got.drawn = drawn;
@@ -202,7 +212,11 @@ export function followWebSocket(ctx, socket, run, url, head, encoding) {
     : cleaned;
 }
 
-/** Writes the turns of connections still open (the process is exiting: no later chunk comes). */
-export function flushWebSockets() {
-  for (const entry of [...open]) entry.flush();
+/**
+ * Writes the turns of connections still open: of one run, as it goes on to another call (what the
+ * server sends after that is a `push` turn of its own), or all (the process is exiting).
+ * @param {any} [run]
+ */
+export function flushWebSockets(run) {
+  for (const entry of [...open]) if (run === undefined || entry.run === run) entry.flush(run === undefined);
 }

@@ -261,6 +261,8 @@ function installLayer(current, options) {
   /** `counted`: a quiet world is told of it (false: a barrier's own closing message); `mine`: the file call sending it. */
   const send = (run, message, counted = true, mine = undefined) => {
     if (run.closed) return;
+    // A call's end: the run's WebSocket turns so far are written first (their steps come before it).
+    if (typeof message === 'function' || DRAINING.has(message?.t)) flushWebSockets(run);
     if (counted) run.quiet?.sent(message);
     const busy = run.busy.size === 0 ? undefined : busyOf(run, mine);
     const out = busy === undefined ? message : withBusy(message, busy);
