@@ -116,7 +116,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ...QUIET,
     ...BUSY,
   }),
-  /** A connection no capture layer records (record-sockets.mjs): a WebSocket, HTTP/2, Redis, a database not given. */
+  /** A connection no capture layer records (record-sockets.mjs): another upgrade, HTTP/2, Redis, a database not given, a WebSocket not followed to its end. */
   z.object({
     t: z.literal('socket'),
     pid: z.number(),
