@@ -182,8 +182,18 @@ export const ReplayConfigSchema = z.object({
   seed: z.number(),
   /** Addresses the network guard lets through (the sandbox database). */
   allow: z.array(HostPortSchema),
-  /** Addresses the network guard sends elsewhere (the recorded database to the sandbox's). */
-  routes: z.array(z.object({ from: HostPortSchema, to: HostPortSchema })).optional(),
+  /**
+   * Addresses the network guard sends elsewhere (the recorded database to the sandbox's; a recorded
+   * WebSocket's to the replay's answerer, `websocket`: the preload lets its upgrade through to it).
+   */
+  routes: z
+    .array(z.object({ from: HostPortSchema, to: HostPortSchema, websocket: z.literal(true).optional() }))
+    .optional(),
+  /**
+   * The CA (PEM) of the replay's WebSocket answerer for wss:// conversations: a TLS connection to a
+   * routed WebSocket's address trusts it (sandbox/preload/network-guard.mjs, trustRoutedTls).
+   */
+  webSocketCa: z.string().optional(),
   /** The OS sandbox: the fs root is a writable copy on disk, not the preload's memfs volume. */
   fsOnDisk: z.boolean().optional(),
   /** The agent runs in the OS sandbox (the preload's own guards step back where the OS holds). */

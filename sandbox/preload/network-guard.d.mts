@@ -12,3 +12,5 @@ export declare function installNetworkGuard(
   routes?: Array<{ from: HostPort; to: HostPort }>,
   onRouted?: (from: string, to: string) => void,
 ): void;
+/** A TLS connection to a routed WebSocket's address trusts `ca` (PEM) too. Returns undo(). */
+export declare function trustRoutedTls(routes: Array<{ from: HostPort; websocket?: boolean }>, ca: string): () => void;

@@ -6,6 +6,7 @@
 // its database: any env var, a config file, a string in code.
 import net from 'node:net';
 import path from 'node:path';
+import tls from 'node:tls';
 
 const LOCAL = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const isLocal = (h) => LOCAL.has(h);
@@ -15,7 +16,10 @@ export const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
 /** The target of a net.Socket#connect call, from any of its argument forms. */
 export function targetOf(args) {
   const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  if (first !== null && typeof first === 'object') return { path: first.path, host: first.host, port: first.port };
+  // An agent's options carry `path: null` for a TCP connection (node:http's, and the
+  // interceptors' passthrough): no path, not a Unix socket named "null".
+  if (first !== null && typeof first === 'object')
+    return { path: first.path ?? undefined, host: first.host, port: first.port };
   if (typeof first === 'string' && !/^\d+$/.test(first)) return { path: first };
   return { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };
 }
@@ -75,5 +79,42 @@ export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = 
     );
     process.nextTick(() => this.destroy(error));
     return this;
+  };
+}
+
+/**
+ * A TLS connection to a routed address whose answerer presents a certificate of its own CA (the
+ * replay's WebSocket answerer, for wss://) trusts that CA: `ca` (PEM) is added to the connection's
+ * options. Other TLS connections are left as they are. Returns undo().
+ * @param {Array<{ from: import('../protocol.js').HostPort, websocket?: boolean }>} routes
+ * @param {string} ca
+ */
+export function trustRoutedTls(routes, ca) {
+  const realConnect = tls.connect;
+  const routed = (/** @type {any} */ options) => {
+    const host = String(options?.host ?? 'localhost');
+    const port = Number(options?.port);
+    return routes.some(
+      (r) => r.websocket === true && Number(r.from.port) === port && sameHost(String(r.from.host), host),
+    );
+  };
+  /** @type {any} */
+  const patched = function connect(/** @type {any[]} */ ...args) {
+    // tls.connect(options[, cb]) or tls.connect(port[, host][, options][, cb]).
+    const at = args.findIndex((a) => a !== null && typeof a === 'object');
+    const options = at === -1 ? {} : args[at];
+    const merged =
+      typeof args[0] === 'number' || (typeof args[0] === 'string' && /^\d+$/.test(args[0]))
+        ? { ...options, port: Number(args[0]), host: typeof args[1] === 'string' ? args[1] : options.host }
+        : options;
+    if (!routed(merged)) return Reflect.apply(realConnect, this, args);
+    const given = merged.ca === undefined ? [] : Array.isArray(merged.ca) ? merged.ca : [merged.ca];
+    const callback = args.find((a) => typeof a === 'function');
+    const next = { ...merged, ca: [...given, ca] };
+    return Reflect.apply(realConnect, this, callback ? [next, callback] : [next]);
+  };
+  tls.connect = patched;
+  return () => {
+    if (tls.connect === patched) tls.connect = realConnect;
   };
 }

@@ -10,7 +10,7 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { installContainment } from './contain.mjs';
-import { installNetworkGuard } from './network-guard.mjs';
+import { installNetworkGuard, sameHost, trustRoutedTls } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
@@ -205,6 +205,8 @@ export function installReplay(config) {
     (target) => send({ t: 'blocked', target }),
     config.routes ?? [],
   );
+  // wss:// conversations: the replay's answerer presents a certificate of its own CA.
+  if (config.webSocketCa) trustRoutedTls(config.routes ?? [], config.webSocketCa);
   // Child processes, workers, UDP, DNS, raw bindings and signals (sandbox/preload/contain.mjs).
   installContainment({
     os: config.os === true,
@@ -343,11 +345,28 @@ export function installReplay(config) {
     return entry.reply;
   };
 
+  /** Whether a URL's host:port is a recorded WebSocket's, routed to the replay's answerer. */
+  const routedWebSocket = (/** @type {string} */ url) => {
+    try {
+      const u = new URL(url);
+      const host = u.hostname.replace(/^\[|\]$/g, '');
+      const port = Number(u.port) || (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80);
+      return (config.routes ?? []).some(
+        (r) => r.websocket === true && r.from.port === port && sameHost(r.from.host, host),
+      );
+    } catch {
+      return false;
+    }
+  };
+
   /** What the interceptor asks of every request it sees: answered here or by the replayer, never passed through. */
   const onIntercepted = async ({ request, controller }) => {
     // An upgrade (a WebSocket): what would go over it is not in any recording (tapedeck records
     // HTTP; the recorder said so). Refused as the network guard refuses a connection, and reported.
     const upgrade = request.headers.get('upgrade');
+    // A recorded WebSocket's: through, to the network guard, which routes it to the replay's
+    // answerer (src/replay/websocket.ts) — no network.
+    if (upgrade !== null && upgrade.toLowerCase() === 'websocket' && routedWebSocket(request.url)) return;
     if (upgrade !== null) {
       const protocol = upgrade.toLowerCase();
       send({

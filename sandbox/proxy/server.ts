@@ -286,7 +286,9 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
       return;
     }
     // Record mode: the upgrade goes through unrecorded (the caller reports it).
-    const lines = [`${req.method} ${tag ? req.url : new URL(String(req.url)).pathname} HTTP/1.1`];
+    // The path with its query: a WebSocket's URL often carries its parameters there.
+    const origin = tag ? req.url : (({ pathname, search }) => pathname + search)(new URL(String(req.url)));
+    const lines = [`${req.method} ${origin} HTTP/1.1`];
     for (const [name, value] of pairsOf(req.rawHeaders)) {
       if (!/^proxy-/i.test(name)) lines.push(`${name}: ${value}`);
     }

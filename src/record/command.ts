@@ -68,7 +68,7 @@ export interface RecordCommandResult {
   sideChannels?: string[];
   /** Tool calls the model decided that left no step (a side channel the capture did not see). */
   silentToolCalls?: string[];
-  /** Connections no capture layer records (a WebSocket, HTTP/2, Redis…), as in the manifest's `unrecorded`. */
+  /** Connections no capture layer records (an HTTP upgrade but a WebSocket's, HTTP/2, Redis…), as in the manifest's `unrecorded`. */
   unrecorded?: UnrecordedConnection[];
 }
 

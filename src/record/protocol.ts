@@ -54,6 +54,21 @@ const BUSY = { busy: z.array(z.string()).optional() };
  */
 const DRAWN = { drawn: DrawnAtHeadSchema.optional() };
 
+/**
+ * One WebSocket message as the recorder read it off the connection (record-websocket.mjs): its
+ * type, its ms offset from its turn's start, its bytes (none for a close), a close's code and
+ * reason, and for a server's message the values the agent's process had drawn when it came.
+ */
+export const WireWsFrameSchema = z.object({
+  type: z.enum(['text', 'binary', 'close', 'ping', 'pong']),
+  off: z.number(),
+  data: WireBodySchema.optional(),
+  code: z.number().int().optional(),
+  reason: z.string().optional(),
+  ...DRAWN,
+});
+export type WireWsFrame = z.infer<typeof WireWsFrameSchema>;
+
 export const CaptureMessageSchema = z.discriminatedUnion('t', [
   HelloSchema,
   z.object({ t: z.literal('req'), ...REQUEST }),
@@ -101,12 +116,33 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ...QUIET,
     ...BUSY,
   }),
-  /** A connection no capture layer records (record-sockets.mjs): a WebSocket, HTTP/2, Redis, a database not given. */
+  /** A connection no capture layer records (record-sockets.mjs): another upgrade, HTTP/2, Redis, a database not given, a WebSocket not followed to its end. */
   z.object({
     t: z.literal('socket'),
     pid: z.number(),
     ts: z.number(),
     ...UnrecordedConnectionSchema.omit({ connections: true }).shape,
+  }),
+  /**
+   * One turn of a WebSocket conversation (record-websocket.mjs): the open (`request`, `response`)
+   * or a message the agent sent (`sent`), with the server's messages until its next one (`received`);
+   * `closed`: the connection ended in this turn.
+   */
+  z.object({
+    t: z.literal('ws'),
+    id: z.string(),
+    conn: z.string(),
+    pid: z.number(),
+    turn: z.number().int().nonnegative(),
+    url: z.string(),
+    kind: z.enum(['open', 'message', 'close', 'push']),
+    ts: z.number(),
+    end: z.number(),
+    request: z.object({ method: z.string(), url: z.string(), headers: Headers }).optional(),
+    response: z.object(RESPONSE_HEAD).optional(),
+    sent: WireWsFrameSchema.optional(),
+    received: z.array(WireWsFrameSchema),
+    closed: z.boolean().optional(),
   }),
   /** A request over a child's stdio and its answer (MCP over stdio). */
   z.object({ t: z.literal('rpc'), id: z.string(), pid: z.number(), ...STDIO_RPC, ...BUSY }),

@@ -47,6 +47,7 @@ import {
   type WireBody,
   wireBytes,
 } from './protocol.js';
+import { type TurnMessage, websocketStep } from './websocket.js';
 
 /**
  * Where the session gets the world changes since it last asked. `files`: files the agent's
@@ -270,6 +271,9 @@ export class RecordSession {
         return;
       case 'rpc':
         await this.completeRpc(message);
+        return;
+      case 'ws':
+        await this.completeWebSocketTurn(message);
         return;
       case 'socket': {
         const { t: _t, pid: _pid, ts: _ts, ...connection } = message;
@@ -542,6 +546,62 @@ export class RecordSession {
       this.options.maxInlineResult,
     );
     await this.writeToolStep(payload, message, await this.worldChanges(message));
+  }
+
+  /**
+   * A turn of a WebSocket conversation (its open, or a message the agent sent, with the server's
+   * messages until the next): an API_CALL step (MCP_CALL for a JSON-RPC tools/call) under the last
+   * THINK step. It leaves the world's changes to the next step: it is written only when its
+   * connection's next turn starts.
+   */
+  private async completeWebSocketTurn(message: MessageOf<'ws'>): Promise<void> {
+    const wire = (m: MessageOf<'ws'>['received'][number]): TurnMessage => ({
+      type: m.type,
+      offsetMs: m.off,
+      data: m.data === undefined ? undefined : (m.data.text ?? wireBytes(m.data)),
+      code: m.code,
+      reason: m.reason,
+      drawn: m.drawn,
+    });
+    const { exchange, tool, failed } = websocketStep(
+      {
+        exchangeId: message.id,
+        connectionId: message.conn,
+        turn: message.turn,
+        url: message.url,
+        kind: message.kind,
+        ts: message.ts,
+        end: message.end,
+        ...(message.request === undefined ? {} : { request: message.request }),
+        ...(message.response === undefined
+          ? {}
+          : {
+              response: {
+                status: message.response.status,
+                ...(message.response.statusText ? { statusText: message.response.statusText } : {}),
+                headers: message.response.headers,
+              },
+            }),
+        sent: message.sent === undefined ? undefined : wire(message.sent),
+        received: message.received.map(wire),
+        closed: message.closed,
+      },
+      (data) => this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
+      this.options.rules,
+    );
+    await this.writeStep({
+      stateType: tool.stateType,
+      name: tool.name,
+      parentStepId: this.lastThink,
+      start: message.ts,
+      end: message.end,
+      events: [
+        { type: 'tool.called', payload: tool },
+        { type: 'websocket.exchange', payload: exchange },
+      ],
+      status: failed ? 'error' : 'success',
+      errorType: tool.error?.code,
+    });
   }
 
   /** A tool step of the agent's own (a tool() or file call, a request over stdio) under its THINK step. */

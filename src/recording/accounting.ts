@@ -134,9 +134,12 @@ export class ConnectionAccount {
 export function unrecordedWarning(c: UnrecordedConnection): string {
   const by = c.by === undefined ? '' : ` (opened by ${c.by})`;
   const times = c.connections > 1 ? `, ${c.connections} connections` : '';
+  // A WebSocket is recorded turn by turn; named here when it could not be followed to its end.
+  if (c.kind === 'upgrade' && c.protocol === 'websocket')
+    return `not recorded whole: a WebSocket at ${c.target}${by}${times}: tapedeck could not read what followed its recorded turns (frames it cannot read, a message over 64 MiB) or, under --isolate, any of it; a replay answers the recorded turns and closes it there`;
   const what =
     c.kind === 'upgrade'
-      ? `${c.protocol === 'websocket' ? 'a WebSocket' : `an HTTP upgrade to ${c.protocol ?? 'another protocol'}`} at ${c.target}${by}${times}: tapedeck records HTTP, not what goes over an upgraded connection`
+      ? `an HTTP upgrade to ${c.protocol ?? 'another protocol'} at ${c.target}${by}${times}: tapedeck records HTTP, not what goes over an upgraded connection`
       : c.kind === 'http2'
         ? `an HTTP/2 connection to ${c.target}${by}${times}: tapedeck records HTTP/1.1 and fetch, not node:http2 (gRPC)`
         : c.kind === 'postgres'

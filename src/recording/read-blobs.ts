@@ -109,6 +109,9 @@ export function missingBlobs(
     if (event.type === 'http.exchange') {
       check(event.payload.request.body?.blob, `${at}.request.body.blob`);
       check(event.payload.response?.body?.blob, `${at}.response.body.blob`);
+    } else if (event.type === 'websocket.exchange') {
+      check(event.payload.sent?.body?.blob, `${at}.sent.body.blob`);
+      for (const [i, m] of event.payload.received.entries()) check(m.body?.blob, `${at}.received[${i}].body.blob`);
     } else if (event.type === 'tool.called') {
       check(event.payload.resultBody?.blob, `${at}.resultBody.blob`);
     } else if (event.type === 'fs.changed') {

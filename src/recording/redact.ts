@@ -6,7 +6,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { TapedeckError } from './errors.js';
-import type { Body, EventType, HttpExchangePayload, StreamChunk } from './types.js';
+import type {
+  Body,
+  EventType,
+  HttpExchangePayload,
+  StreamChunk,
+  WebSocketExchangePayload,
+  WebSocketMessage,
+} from './types.js';
 
 /** What to redact beyond the defaults, and with which key. */
 export interface RedactionOptions {
@@ -604,10 +611,31 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return out;
   }
 
+  /** A WebSocket turn: the upgrade's URL and headers as an exchange's, each message's text as a body's. */
+  function websocketExchange(payload: WebSocketExchangePayload): WebSocketExchangePayload {
+    const message = (m: WebSocketMessage): WebSocketMessage => ({
+      ...m,
+      ...(m.body ? { body: body(m.body) } : {}),
+      ...(m.reason ? { reason: text(m.reason) } : {}),
+    });
+    return {
+      ...payload,
+      url: url(payload.url),
+      ...(payload.request
+        ? { request: { ...payload.request, url: url(payload.request.url), headers: headers(payload.request.headers) } }
+        : {}),
+      ...(payload.response ? { response: { ...payload.response, headers: headers(payload.response.headers) } } : {}),
+      ...(payload.sent ? { sent: message(payload.sent) } : {}),
+      received: payload.received.map(message),
+    };
+  }
+
   function payload(type: EventType, value: unknown): unknown {
     switch (type) {
       case 'http.exchange':
         return exchange(value as HttpExchangePayload);
+      case 'websocket.exchange':
+        return websocketExchange(value as WebSocketExchangePayload);
       case 'fs.changed':
       case 'db.changed':
       case 'nondeterminism':

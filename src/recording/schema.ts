@@ -28,13 +28,14 @@ export const STATE_TYPES = [
 ] as const;
 export const StateTypeSchema = z.enum(STATE_TYPES);
 
-/** The seed's event categories (000 §40) plus http.exchange, fs/db changes, nondeterminism and divergence. */
+/** The seed's event categories (000 §40) plus http.exchange, websocket.exchange, fs/db changes, nondeterminism and divergence. */
 export const EVENT_TYPES = [
   'run.started',
   'step.started',
   'model.called',
   'tool.called',
   'http.exchange',
+  'websocket.exchange',
   'context.compiled',
   'fs.changed',
   'db.changed',
@@ -188,6 +189,51 @@ export const HttpExchangePayloadSchema = z
   })
   .strict();
 
+/**
+ * One WebSocket message of a turn: its type, its ms offset from the turn's start, its bytes (a text
+ * message's as text; none for a close), a close's code and reason; a server's message carries what
+ * the agent's process had drawn when it came (`drawn`, as an exchange's response head does).
+ */
+export const WebSocketMessageSchema = z
+  .object({
+    type: z.enum(['text', 'binary', 'close', 'ping', 'pong']),
+    offsetMs: z.number().nonnegative(),
+    body: BodySchema.optional(),
+    code: z.number().int().min(0).max(65535).optional(),
+    reason: z.string().max(1000).optional(),
+    drawn: DrawnAtHeadSchema.optional(),
+  })
+  .strict();
+
+/**
+ * One turn of a WebSocket conversation, a step of its own (src/record/preload/record-websocket.mjs):
+ * `open` (turn 0: the upgrade request and its response, and what the server pushed before the
+ * agent's first message), then one `message` (or `close`) per message the agent sent (`sent`), with
+ * the server's messages until its next one (`received`). The turns of one connection share its
+ * `connectionId`; `closed`: the connection ended during this turn.
+ */
+export const WebSocketExchangePayloadSchema = z
+  .object({
+    /** Unique in the recording; the step's tool.called points at it. */
+    exchangeId: z.string().min(1),
+    connectionId: z.string().min(1),
+    turn: z.number().int().nonnegative(),
+    url: z.string().min(1),
+    /** `push`: what the server sent after the agent went on to another call (no `sent`). */
+    kind: z.enum(['open', 'message', 'close', 'push']),
+    /** The open's upgrade request (no body) and the server's answer (101, or its refusal). */
+    request: HttpRequestSchema.optional(),
+    response: HttpResponseSchema.optional(),
+    sent: WebSocketMessageSchema.optional(),
+    received: z.array(WebSocketMessageSchema).max(1_000_000),
+    closed: z.boolean().optional(),
+    startedAt: IsoTime,
+    durationMs: z.number().nonnegative(),
+    /** In a replay: how this turn was answered (`recording`, or `blocked`: held back, the connection closed). */
+    servedFrom: z.enum(SERVED_FROM).optional(),
+  })
+  .strict();
+
 export const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() }).strict();
 
 export const ModelCalledPayloadSchema = z
@@ -227,8 +273,8 @@ export const ModelCalledPayloadSchema = z
 export const ToolCalledPayloadSchema = z
   .object({
     exchangeId: z.string().optional(),
-    /** http | mcp | in-process | db */
-    kind: z.enum(['http', 'mcp', 'in-process', 'db']),
+    /** http | mcp | in-process | db | websocket (a turn of a WebSocket conversation) */
+    kind: z.enum(['http', 'mcp', 'in-process', 'db', 'websocket']),
     name: z.string(),
     stateType: StateTypeSchema,
     /** Canonical arguments (JSON) the tool was called with. */
@@ -407,6 +453,7 @@ export const PAYLOAD_SCHEMAS = {
   'model.called': ModelCalledPayloadSchema,
   'tool.called': ToolCalledPayloadSchema,
   'http.exchange': HttpExchangePayloadSchema,
+  'websocket.exchange': WebSocketExchangePayloadSchema,
   'context.compiled': OpenPayload,
   'fs.changed': FsChangedPayloadSchema,
   'db.changed': DbChangedPayloadSchema,

@@ -7,6 +7,8 @@ export type EventType = z.infer<typeof S.EventTypeSchema>;
 export type Body = z.infer<typeof S.BodySchema>;
 export type StreamChunk = z.infer<typeof S.StreamChunkSchema>;
 export type HttpExchangePayload = z.infer<typeof S.HttpExchangePayloadSchema>;
+export type WebSocketExchangePayload = z.infer<typeof S.WebSocketExchangePayloadSchema>;
+export type WebSocketMessage = z.infer<typeof S.WebSocketMessageSchema>;
 export type DrawnAtHead = z.infer<typeof S.DrawnAtHeadSchema>;
 export type Usage = z.infer<typeof S.UsageSchema>;
 export type ToolCall = z.infer<typeof S.ToolCallSchema>;
@@ -42,6 +44,7 @@ export interface PayloadMap {
   'model.called': ModelCalledPayload;
   'tool.called': ToolCalledPayload;
   'http.exchange': HttpExchangePayload;
+  'websocket.exchange': WebSocketExchangePayload;
   'context.compiled': Record<string, unknown>;
   'fs.changed': FsChangedPayload;
   'db.changed': DbChangedPayload;

@@ -204,6 +204,11 @@ export async function openReplaySandbox(input: {
   db: DbSandbox | undefined;
   timing: { kind: string; factor?: number };
   teardown: Teardown;
+  /**
+   * An HTTP upgrade through the proxy (a client behind HTTPS_PROXY): a socket to what answers it
+   * (the replay's WebSocket answerer, src/replay/websocket.ts), or undefined to refuse it.
+   */
+  upgrade?: (target: { host: string; port: number }) => Promise<net.Socket | undefined>;
 }): Promise<ReplaySandbox> {
   const { started, recording, fsRoot, db, teardown } = input;
   const { isolation, box, ca, trust } = started;
@@ -230,6 +235,12 @@ export async function openReplaySandbox(input: {
   };
   const proxy: SandboxProxy = createSandboxProxy({
     ca,
+    ...(input.upgrade === undefined
+      ? {}
+      : {
+          passThrough: (target: { host: string; port: number }, kind: 'tunnel' | 'upgrade') =>
+            kind === 'upgrade' ? (input.upgrade?.(target) ?? Promise.resolve(undefined)) : Promise.resolve(undefined),
+        }),
     answer: async (request: ProxyRequest) => {
       if (!answer) throw new Error('the replay is not ready');
       // Notices of calls the preload answered itself, written just before this program started,

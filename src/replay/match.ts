@@ -318,8 +318,9 @@ export class LocalSteps {
 
   constructor(recording: Recording, calls: readonly RecordedCall[]) {
     const isCall = new Set(calls.map((c) => c.step));
-    // Requests over a child's stdio are made again by the replay's agent (RpcSteps).
-    for (const e of recording.events) if (isRpcStep(e)) isCall.add(e.stepId);
+    // Requests over a child's stdio are made again by the replay's agent (RpcSteps), and so are the
+    // turns of a WebSocket conversation (written as the replay's answerer serves them: websocket.ts).
+    for (const e of recording.events) if (isRpcStep(e) || e.type === 'websocket.exchange') isCall.add(e.stepId);
     for (const e of recording.events) {
       if (isCall.has(e.stepId)) continue;
       if (e.type !== 'step.started' && e.type !== 'tool.called' && e.type !== 'step.completed') continue;

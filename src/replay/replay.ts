@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { ReplayQuestion } from '../../sandbox/index.js';
 import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
+import { sameHost } from '../../sandbox/preload/network-guard.mjs';
 import { compareWorlds } from '../diff/index.js';
 import { systemPromptOf } from '../providers/index.js';
 import {
@@ -57,6 +58,7 @@ import {
 } from './setup.js';
 import { recordingTrust, untrustedCommandError } from './trust.js';
 import type { ReplayOptions, ReplayResult } from './types.js';
+import { recordedConversations, startWebSocketTapes, webSocketTargets } from './websocket.js';
 import { writeWorld } from './world.js';
 
 /**
@@ -296,6 +298,26 @@ async function replayIn(
     override,
     answerers,
   });
+  // The recorded WebSocket conversations are answered by a server of the replay's own
+  // (src/replay/websocket.ts): the agent's connections to their addresses are routed to it.
+  const conversations = recordedConversations(recording);
+  const live0 = session;
+  const tapes =
+    conversations.length === 0
+      ? undefined
+      : await startWebSocketTapes(conversations, {
+          stored: (data) => w.body(typeof data === 'string' ? data : Buffer.from(data)),
+          readBlob: (sha256) => recording.readBlob(sha256),
+          turn: (turn, recorded, divergence) => live0.webSocketTurn(turn, recorded, divergence),
+          reached: (step) => live0.reachedStep(step),
+        });
+  if (tapes) teardown.add(() => tapes.close());
+  const webSocketRoutes = tapes
+    ? webSocketTargets(conversations).map(({ tls: _tls, ...from }) => ({
+        from,
+        to: tapes.tlsAddresses.get(`${from.host}:${from.port}`) ?? tapes.address,
+      }))
+    : [];
   // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
   // its doors (IPC, proxy, database) served from here.
   let box: ReplaySandbox | undefined;
@@ -310,12 +332,20 @@ async function replayIn(
       db,
       timing: options.timing ?? { kind: 'none' },
       teardown,
+      ...(tapes ? { upgrade: async () => tapes.connect() } : {}),
     });
   }
   const sandbox = box;
   const live = session;
   // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
   for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
+  // The WebSocket answerer inside: at its own port (the preload's routes lead there), and at a
+  // recorded loopback address too, for a client that is not Node (no preload to route it).
+  if (sandbox && tapes) {
+    for (const to of [tapes.address, ...tapes.tlsAddresses.values()]) await sandbox.expose(to.port, to);
+    for (const { from, to } of webSocketRoutes)
+      if (sameHost(from.host, '127.0.0.1')) await sandbox.expose(from.port, to).catch(() => undefined);
+  }
   const ask = sandbox
     ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(await sandbox.withWorld(question)))
     : (question: ReplayQuestion) => live.answer(question);
@@ -339,7 +369,8 @@ async function replayIn(
     fsRoot,
     db,
     fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
-    routes: chainSession.routes,
+    routes: [...chainSession.routes, ...webSocketRoutes.map((r) => ({ ...r, websocket: true as const }))],
+    ...(tapes?.caPem ? { webSocketCa: tapes.caPem } : {}),
     ...(sandbox?.world ? { fsOnDisk: true } : {}),
     ...(sandbox ? { allow: sandbox.allow } : {}),
     ...(isolation.level === 'bwrap' ? { os: true } : {}),

@@ -17,7 +17,7 @@ import {
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import { carriedToolCalls } from '../providers/index.js';
 import type { createDbTracker } from '../record/index.js';
-import { agentToolCall, stdioRpcCall } from '../record/index.js';
+import { agentToolCall, stdioRpcCall, type Turn, websocketStep } from '../record/index.js';
 import {
   agentToolStep,
   type DbChangedPayload,
@@ -39,6 +39,7 @@ import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps, SelfBegunSteps
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
+import type { RecordedTurn } from './websocket.js';
 
 export type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
 
@@ -127,6 +128,7 @@ export class ReplaySession {
     // `cursor` tells the preload which recorded call comes next, for its local fast path.
     return this.enqueue(async () => {
       const reply = await this.handle(message);
+      this.wakeTurns();
       const budget = this.untilBudget();
       // Past the prefix or a divergence the recorded steps no longer say what the agent does.
       if (!this.ownFileSteps && (!this.isPrefix() || this.divergences.length > 0)) this.ownFileSteps = true;
@@ -158,6 +160,7 @@ export class ReplaySession {
         if (this.stopped) return;
         await this.collect(message.fs ?? [], message.nd);
         await serveReported(this, message);
+        this.wakeTurns();
         this.flushPending(this.lastStep);
       }).catch(() => undefined);
       return;
@@ -226,7 +229,9 @@ export class ReplaySession {
         message:
           upgrade === undefined
             ? `The agent tried to connect to ${target}; the network guard blocked it (only the sandbox database is reachable).`
-            : `The agent opened ${upgrade === 'websocket' ? 'a WebSocket' : `an HTTP upgrade to ${upgrade}`} at ${target}; tapedeck records and replays HTTP, not what goes over an upgraded connection, so it was refused.`,
+            : upgrade === 'websocket'
+              ? `The agent opened a WebSocket at ${target}, which the recording does not have; it was refused (no network in a replay).`
+              : `The agent opened an HTTP upgrade to ${upgrade} at ${target}; tapedeck records and replays HTTP and WebSocket conversations, not what goes over another upgraded connection, so it was refused.`,
       });
       this.writer.append({ ...event, stepId: this.lastStep });
     }
@@ -473,24 +478,7 @@ export class ReplaySession {
     // Compared as the recording keeps it: redacted.
     const kept = this.parts.redactor.payload('tool.called', payload) as ToolCalledPayload;
     const recorded = this.rpcSteps.take(kept);
-    let step: number;
-    const next = this.index.nextExpected();
-    if (recorded === undefined || this.used.has(recorded.step)) {
-      step = this.nextStep();
-      this.beginStep(step, recorded?.step);
-    } else if (recorded.step > this.lastStep && (next === undefined || next.step > recorded.step)) {
-      step = recorded.step;
-      this.beginStep(step, recorded.step);
-    } else {
-      // Out of order: behind the replay, or ahead of a recorded call still to come, which keeps its number.
-      step = recorded.step;
-      this.flushPending(this.lastStep);
-      this.mapStep(recorded.step, step);
-    }
-    const parent =
-      recorded?.parentStepId === undefined
-        ? undefined
-        : (this.stepMap.get(recorded.parentStepId) ?? recorded.parentStepId);
+    const { step, parent } = this.placeRecorded(recorded);
     this.writeStep({
       stepId: step,
       ...(parent === undefined ? {} : { parentStepId: parent }),
@@ -504,6 +492,104 @@ export class ReplaySession {
       status: payload.error === undefined ? 'success' : 'error',
       errorType: payload.error?.code,
     });
+  }
+
+  /**
+   * The step of something the agent did again that the recording has a step of (a request over a
+   * child's stdio, a WebSocket turn): the recorded step's number and parent when it is ahead of the
+   * replay and of the next recorded call, else the next free step; behind the replay, or ahead of a
+   * recorded call still to come, it keeps its recorded number, written out of order.
+   */
+  private placeRecorded(recorded: { step: number; parentStepId?: number } | undefined): {
+    step: number;
+    parent: number | undefined;
+  } {
+    let step: number;
+    const next = this.index.nextExpected();
+    if (recorded === undefined || this.used.has(recorded.step)) {
+      step = this.nextStep();
+      this.beginStep(step, recorded?.step);
+    } else if (recorded.step > this.lastStep && (next === undefined || next.step > recorded.step)) {
+      step = recorded.step;
+      this.beginStep(step, recorded.step);
+    } else {
+      step = recorded.step;
+      this.flushPending(this.lastStep);
+      this.mapStep(recorded.step, step);
+    }
+    const parent =
+      recorded?.parentStepId === undefined
+        ? undefined
+        : (this.stepMap.get(recorded.parentStepId) ?? recorded.parentStepId);
+    return { step, parent };
+  }
+
+  /** The answerer's pushes waiting for the recorded calls before them (reachedStep). */
+  private readonly turnWaiters = new Set<{ step: number; wake: () => void }>();
+
+  /**
+   * Resolves once every recorded call before recorded step `step` has been served (or the replay
+   * stopped): a WebSocket push the server sent after the agent's other calls is delivered after
+   * them again, not before. Bounded (`boundMs`): an agent that no longer makes those calls still
+   * gets it.
+   */
+  reachedStep(step: number, boundMs = 2000): Promise<void> {
+    if (this.hasReached(step)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = {
+        step,
+        wake: () => {
+          clearTimeout(timer);
+          this.turnWaiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.wake, boundMs);
+      this.turnWaiters.add(waiter);
+    });
+  }
+
+  private hasReached(step: number): boolean {
+    const next = this.index.nextExpected();
+    return this.stopped || next === undefined || next.step > step;
+  }
+
+  private wakeTurns(): void {
+    for (const waiter of [...this.turnWaiters]) if (this.hasReached(waiter.step)) waiter.wake();
+  }
+
+  /**
+   * A turn of a WebSocket conversation the replay's answerer served (src/replay/websocket.ts), as a
+   * step: at the recorded turn's step (see placeRecorded), with its divergence when the agent's
+   * message was not the recorded one (held back: the turn's `servedFrom` is `blocked`).
+   */
+  webSocketTurn(turn: Turn, recorded: RecordedTurn | undefined, divergence?: DivergencePayload): void {
+    void this.enqueue(async () => {
+      if (this.stopped) return;
+      const { exchange, tool, failed } = websocketStep(turn, (data) =>
+        this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
+      );
+      const { step, parent } = this.placeRecorded(divergence === undefined ? recorded : undefined);
+      this.served[exchange.servedFrom ?? 'recording']++;
+      const events: StepEvent[] = [
+        { type: 'tool.called', payload: tool },
+        { type: 'websocket.exchange', payload: exchange },
+        ...(divergence === undefined ? [] : [this.diverge(step, divergence)]),
+      ];
+      this.writeStep({
+        stepId: step,
+        ...(parent === undefined ? this.parentOfOwn(false) : { parentStepId: parent }),
+        stateType: tool.stateType,
+        name: tool.name,
+        ...(recorded?.toolCallId === undefined || divergence !== undefined ? {} : { toolCallId: recorded.toolCallId }),
+        ...(recorded?.route === undefined || divergence !== undefined ? {} : { route: recorded.route }),
+        start: turn.ts,
+        end: turn.end,
+        events,
+        status: failed ? 'error' : 'success',
+        errorType: tool.error?.code,
+      });
+    }).catch(() => undefined);
   }
 
   /**

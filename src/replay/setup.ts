@@ -136,7 +136,9 @@ export interface PreloadConfigInput {
   /** Exact mode without overrides: the preload may answer byte-identical calls itself. */
   fast: boolean;
   /** Addresses rerouted by the preload's guard (the recorded database's host:port to the sandbox's relay). */
-  routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number } }>;
+  routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number }; websocket?: true }>;
+  /** The CA of the replay's WebSocket answerer (wss:// conversations), trusted for its routes. */
+  webSocketCa?: string;
   /** The OS sandbox: the fs root is a copy on disk (not the preload's memfs), more ports are allowed. */
   fsOnDisk?: boolean;
   allow?: Array<{ host: string; port: number }>;
@@ -185,6 +187,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
     routes: input.routes ?? [],
+    ...(input.webSocketCa ? { webSocketCa: input.webSocketCa } : {}),
     ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
     ...(input.os ? { os: true } : {}),
     ...(input.privateDirs ? { privateDirs: [...input.privateDirs], hostDirs: [...(input.hostDirs ?? [])] } : {}),

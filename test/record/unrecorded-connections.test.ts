@@ -1,6 +1,6 @@
 // What the recorder cannot record is said, not left out (src/record/preload/record-sockets.mjs):
-// a WebSocket after its upgrade, another HTTP upgrade, raw TCP, HTTP/2, a Unix socket, a Postgres
-// server the run was not given. Each is named in the manifest (`unrecorded`) with the package
+// an HTTP upgrade but a WebSocket's (which is recorded: test/record/websocket.test.ts), raw TCP,
+// HTTP/2, a Unix socket, a Postgres server the run was not given. Each is named in the manifest (`unrecorded`) with the package
 // that opened it and how many there were, `record` warns, and plain HTTP (fetch, node:http with
 // keep-alive) and the database given with --db are not named. A replay refuses them and says so:
 // an upgrade is a blocked connection named as one, never a "clean" replay with a made-up answer.
@@ -136,7 +136,6 @@ describe('connections the recorder cannot record', () => {
       { kind: 'tcp', target: `127.0.0.1:${ports.tcp}`, connections: 2 },
       { kind: 'unix', target: servers.unix, connections: 1 },
       { kind: 'upgrade', protocol: 'chat-v1', target: `http://127.0.0.1:${ports.http}/chat`, connections: 1 },
-      { kind: 'upgrade', protocol: 'websocket', target: `ws://127.0.0.1:${ports.ws}/live`, by: 'ws', connections: 1 },
     ];
     if (PG) {
       const u = new URL(PG);
@@ -144,10 +143,11 @@ describe('connections the recorder cannot record', () => {
     }
     expect(sorted(manifest.unrecorded)).toEqual(sorted(expected));
     expect(sorted(result.unrecorded)).toEqual(sorted(expected));
-    // Only the HTTP calls are steps; the upgrade's 101 is not an exchange.
-    expect(result.steps).toBe(3);
-    expect(unrecordedWarning(expected.find((c) => c.by === 'ws') as UnrecordedConnection)).toBe(
-      `not recorded: a WebSocket at ws://127.0.0.1:${ports.ws}/live (opened by ws): tapedeck records HTTP, not what goes over an upgraded connection; a replay refuses it`,
+    // The HTTP calls are steps, and the WebSocket's turns (its open, the agent's message, its
+    // close: test/record/websocket.test.ts); another upgrade's 101 is not an exchange.
+    expect(result.steps).toBe(6);
+    expect(unrecordedWarning(expected.find((c) => c.protocol === 'chat-v1') as UnrecordedConnection)).toBe(
+      `not recorded: an HTTP upgrade to chat-v1 at http://127.0.0.1:${ports.http}/chat: tapedeck records HTTP, not what goes over an upgraded connection; a replay refuses it`,
     );
   });
 
@@ -162,37 +162,43 @@ describe('connections the recorder cannot record', () => {
     },
   );
 
-  it('with world capture (the interceptors) an upgrade is named too and leaves no step', {
+  it('with world capture (the interceptors) another upgrade is named too and leaves no step', {
     timeout: 120_000,
   }, async () => {
     const out = path.join(tmp.dir, 'fs');
     const root = path.join(tmp.dir, 'root');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(root, { recursive: true });
-    const { result, manifest, answers } = await record(out, ['http', 'ws'], servers.env, { fsRoot: root });
+    const { result, manifest, answers } = await record(out, ['http', 'upgrade', 'ws'], servers.env, { fsRoot: root });
     expect(answers.ws).toBe('echo hello');
+    expect(answers.upgrade).toBe(101);
     expect(manifest.unrecorded?.map((c) => [c.kind, c.protocol, c.target])).toEqual([
-      ['upgrade', 'websocket', `ws://127.0.0.1:${servers.ports.ws}/live`],
+      ['upgrade', 'chat-v1', `http://127.0.0.1:${servers.ports.http}/chat`],
     ]);
-    expect(result.steps).toBe(3);
+    // The HTTP calls and the WebSocket's three turns.
+    expect(result.steps).toBe(6);
     const recording = await readRecording(out);
     expect(recording.events.some((e) => e.type === 'http.exchange' && e.payload.response?.status === 101)).toBe(false);
   });
 
-  it('a replay refuses a WebSocket and says what it is', { timeout: 180_000 }, async () => {
+  it('a replay refuses another upgrade and says what it is; a WebSocket is answered from the recording', {
+    timeout: 180_000,
+  }, async () => {
     const out = path.join(tmp.dir, 'ws');
-    const { answers } = await record(out, ['http', 'ws'], servers.env);
+    const { answers } = await record(out, ['http', 'upgrade', 'ws'], servers.env);
     expect(answers.ws).toBe('echo hello');
     for (const isolation of LEVELS) {
       const replayed = await replayExact(out, path.join(tmp.dir, `ws-replay-${isolation}`), isolation, servers.env);
       const got = JSON.parse(replayed.output?.stdout ?? '{}') as Record<string, unknown>;
-      // The HTTP calls come from the recording; the WebSocket gets a refusal, not a made-up answer.
+      // The HTTP calls and the WebSocket come from the recording; the other upgrade gets a
+      // refusal, not a made-up answer.
       expect(got.http).toEqual(answers.http);
-      expect(String(got.ws)).toMatch(/^error /);
+      expect(got.ws).toBe('echo hello');
+      expect(String(got.upgrade)).toMatch(/^error /);
       expect(replayed.divergences.map((d) => [d.kind, d.message])).toEqual([
         [
           'blocked-connection',
-          `The agent opened a WebSocket at ws://127.0.0.1:${servers.ports.ws}/live; tapedeck records and replays HTTP, not what goes over an upgraded connection, so it was refused.`,
+          `The agent opened an HTTP upgrade to chat-v1 at http://127.0.0.1:${servers.ports.http}/chat; tapedeck records and replays HTTP and WebSocket conversations, not what goes over another upgraded connection, so it was refused.`,
         ],
       ]);
     }

@@ -13,4 +13,5 @@ export declare function watchSockets<R>(ctx: {
   suppressed: () => boolean;
   ignore: (target: string) => boolean;
   report: (run: R, socket: UnrecordedSocket) => void;
+  websocket?: (socket: unknown, run: R, url: string, head: unknown, encoding: BufferEncoding | undefined) => unknown;
 }): () => void;

@@ -1,8 +1,9 @@
 // @ts-check
 // What the capture layers cannot record is said, not left out. The recorder captures HTTP (and,
-// with a database URL, the database): a connection that carries anything else — a WebSocket once
-// its HTTP upgrade is answered, Redis, MySQL, SMTP, HTTP/2 (gRPC), a database the run was not
-// given — goes through unrecorded, and a replay blocks it. Every connection a run opens is
+// with a database URL, the database, and WebSocket conversations: record-websocket.mjs, handed the
+// connection here): a connection that carries anything else — another HTTP upgrade, Redis, MySQL,
+// SMTP, HTTP/2 (gRPC), a database the run was not given — goes through unrecorded, and a replay
+// blocks it. Every connection a run opens is
 // watched until its first bytes, which tell what it carries (an HTTP request head, a Postgres
 // startup, anything else), and each one no layer records is reported to the recorder, with the
 // package that opened it: the recording names it (manifest `unrecorded`) and `record` warns.
@@ -76,9 +77,11 @@ function headOf(chunk) {
  * Watches the connections of runs. ctx: current() names the run a connection belongs to (taken
  * when it connects; undefined: not watched), suppressed() is true during the capture layers' own
  * work, ignore(target) leaves tapedeck's own sockets alone, report(run, socket) hears of each
- * connection no layer records. Returns undo().
+ * connection no layer records; websocket(socket, run, url, head, encoding), when given, follows a
+ * WebSocket from its upgrade request (record-websocket.mjs) and returns the chunk to write in the
+ * head's place. Returns undo().
  * @template R
- * @param {{ current: () => R | undefined, suppressed: () => boolean, ignore: (target: string) => boolean, report: (run: R, socket: UnrecordedSocket) => void }} ctx
+ * @param {{ current: () => R | undefined, suppressed: () => boolean, ignore: (target: string) => boolean, report: (run: R, socket: UnrecordedSocket) => void, websocket?: (socket: any, run: R, url: string, head: any, encoding: BufferEncoding | undefined) => any }} ctx
  */
 export function watchSockets(ctx) {
   // Patched in place: connect() takes many argument forms, so it is typed loosely here.
@@ -126,21 +129,29 @@ export function watchSockets(ctx) {
     }
     const { write, end } = socket;
     let looked = false;
-    const look = (chunk) => {
-      if (looked || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    /** The chunk to write: a WebSocket's upgrade is followed from here (record-websocket.mjs), which may edit it. */
+    const look = (chunk, encoding) => {
+      if (looked || chunk === undefined || chunk === null || typeof chunk === 'function') return chunk;
       looked = true;
       if (socket.write === ownWrite) delete socket.write;
       if (socket.end === ownEnd) delete socket.end;
       const found = classifyFirstWrite(headOf(chunk), socket.encrypted === true, target);
+      if (found?.kind === 'upgrade' && found.protocol === 'websocket' && ctx.websocket !== undefined)
+        return ctx.websocket(
+          socket,
+          run,
+          found.target,
+          chunk,
+          typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : undefined,
+        );
       if (found !== undefined) report(unix && found.kind === 'tcp' ? { ...found, kind: 'unix' } : found);
+      return chunk;
     };
     const ownWrite = function (chunk, encoding, callback) {
-      look(chunk);
-      return write.call(this, chunk, encoding, callback);
+      return write.call(this, look(chunk, encoding), encoding, callback);
     };
     const ownEnd = function (chunk, encoding, callback) {
-      look(chunk);
-      return end.call(this, chunk, encoding, callback);
+      return end.call(this, look(chunk, encoding), encoding, callback);
     };
     socket.write = ownWrite;
     socket.end = ownEnd;

@@ -34,6 +34,7 @@ import { observeFetch } from './record-fast-fetch.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { watchSockets } from './record-sockets.mjs';
 import { recordUndici } from './record-undici.mjs';
+import { flushWebSockets, followWebSocket } from './record-websocket.mjs';
 
 export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
 
@@ -105,6 +106,7 @@ export function installCapture(sink, options = {}) {
   const layer = installLayer(() => run, { ...options, valuesEachTurn: true });
   // At exit no later turn comes: what is still pending is written now.
   const onExit = () => {
+    flushWebSockets();
     layer.flushRun(run);
     sink.flush?.();
   };
@@ -259,6 +261,8 @@ function installLayer(current, options) {
   /** `counted`: a quiet world is told of it (false: a barrier's own closing message); `mine`: the file call sending it. */
   const send = (run, message, counted = true, mine = undefined) => {
     if (run.closed) return;
+    // A call's end: the run's WebSocket turns so far are written first (their steps come before it).
+    if (typeof message === 'function' || DRAINING.has(message?.t)) flushWebSockets(run);
     if (counted) run.quiet?.sent(message);
     const busy = run.busy.size === 0 ? undefined : busyOf(run, mine);
     const out = busy === undefined ? message : withBusy(message, busy);
@@ -399,7 +403,13 @@ function installLayer(current, options) {
     return run === undefined || run.closed ? undefined : run;
   };
   const sendExchange = (run, message) => {
-    if (typeof message === 'function' || message.t === 'xchg' || message.t === 'req' || message.t === 'rpc')
+    if (
+      typeof message === 'function' ||
+      message.t === 'xchg' ||
+      message.t === 'req' ||
+      message.t === 'rpc' ||
+      message.t === 'ws'
+    )
       flushRun(run);
     send(run, message);
   };
@@ -495,8 +505,20 @@ function installLayer(current, options) {
     }),
   );
 
-  // Connections no layer records (a WebSocket, Redis, HTTP/2, a database not given): reported,
-  // so the recording says what it lacks. Under --isolate the OS sandbox refuses and names them.
+  // Connections no layer records (an upgrade but a WebSocket's, Redis, HTTP/2, a database not
+  // given): reported, so the recording says what it lacks; a WebSocket's conversation is followed
+  // and recorded (record-websocket.mjs). Under --isolate the OS sandbox refuses and names them.
+  /** @type {import('./record-websocket.mjs').WebSocketContext} */
+  const webSockets = {
+    send: (run, message) => sendExchange(run, message),
+    encode: (run, bytes) => encodeBody(bytes, run.maxBody),
+    nowMs,
+    drawn: drawnNow,
+    unrecorded: (run, url) =>
+      send(run, { t: 'socket', pid, ts: nowMs(), kind: 'upgrade', protocol: 'websocket', target: url }),
+    pid,
+    origin,
+  };
   if (proxy === undefined) {
     const ipc = process.env.TAPEDECK_RECORD_IPC;
     wrapped.push(
@@ -505,8 +527,10 @@ function installLayer(current, options) {
         suppressed,
         ignore: (target) => ipc !== undefined && (target === ipc || path.resolve(target) === ipc),
         report: (run, socket) => send(run, { t: 'socket', pid, ts: nowMs(), ...socket }),
+        websocket: (socket, run, url, head, encoding) => followWebSocket(webSockets, socket, run, url, head, encoding),
       }),
     );
+    wrapped.push(flushWebSockets);
   }
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */

@@ -1,0 +1,138 @@
+// A WebSocket turn as the step it is, made alike by the recorder (from the capture layer's `ws`
+// message, src/record/preload/record-websocket.mjs) and the replayer (from the conversation it
+// answered, src/replay/websocket.ts): its websocket.exchange (the messages, with their bodies
+// stored) and its tool call (classified as an HTTP call is, by the user's rules first, with method
+// `WS`: a JSON-RPC `tools/call` sent over it is an MCP_CALL, anything else an API_CALL).
+import type { Body, ToolCalledPayload, WebSocketExchangePayload, WebSocketMessage } from '../recording/types.js';
+import { classifyHttp, type ToolRule } from './classify.js';
+
+/** One message of a turn before its body is stored: its bytes (a text message's as a string). */
+export interface TurnMessage {
+  type: WebSocketMessage['type'];
+  offsetMs: number;
+  data?: string | Uint8Array | undefined;
+  code?: number | undefined;
+  reason?: string | undefined;
+  drawn?: WebSocketMessage['drawn'] | undefined;
+}
+
+/** One turn as the capture layer or the replay's answerer saw it. */
+export interface Turn {
+  exchangeId: string;
+  connectionId: string;
+  turn: number;
+  url: string;
+  kind: WebSocketExchangePayload['kind'];
+  /** ms since the epoch: the turn's start and end. */
+  ts: number;
+  end: number;
+  request?: WebSocketExchangePayload['request'];
+  response?: WebSocketExchangePayload['response'];
+  sent?: TurnMessage | undefined;
+  received: TurnMessage[];
+  closed?: boolean | undefined;
+  servedFrom?: WebSocketExchangePayload['servedFrom'];
+}
+
+/** What a message carries as a value for the step's arguments or result: JSON, text, or its size. */
+export function messageValue(message: Pick<WebSocketMessage, 'type' | 'body' | 'code' | 'reason'>): unknown {
+  if (message.type === 'close')
+    return { close: message.code ?? null, ...(message.reason ? { reason: message.reason } : {}) };
+  const text = message.body?.text;
+  if (text === undefined) return { [message.type]: message.body?.size ?? 0 };
+  if (message.type !== 'text') return { [message.type]: text };
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The turn's websocket.exchange and tool.called; `store` keeps a message's bytes as a Body (the
+ * writer's: inline or a blob, redacted as it is written).
+ */
+export function websocketStep(
+  turn: Turn,
+  store: (data: string | Uint8Array) => Body,
+  rules: readonly ToolRule[] = [],
+): { exchange: WebSocketExchangePayload; tool: ToolCalledPayload; failed: boolean } {
+  const message = (m: TurnMessage): WebSocketMessage => ({
+    type: m.type,
+    offsetMs: Math.max(0, m.offsetMs),
+    ...(m.data === undefined || m.type === 'close' ? {} : { body: store(m.data) }),
+    ...(m.code === undefined ? {} : { code: m.code }),
+    ...(m.reason ? { reason: m.reason } : {}),
+    ...(m.drawn === undefined ? {} : { drawn: m.drawn }),
+  });
+  const exchange: WebSocketExchangePayload = {
+    exchangeId: turn.exchangeId,
+    connectionId: turn.connectionId,
+    turn: turn.turn,
+    url: turn.url,
+    kind: turn.kind,
+    ...(turn.request === undefined ? {} : { request: turn.request }),
+    ...(turn.response === undefined ? {} : { response: turn.response }),
+    ...(turn.sent === undefined ? {} : { sent: message(turn.sent) }),
+    received: turn.received.map(message),
+    ...(turn.closed ? { closed: true } : {}),
+    startedAt: new Date(turn.ts).toISOString(),
+    durationMs: Math.max(0, turn.end - turn.ts),
+    ...(turn.servedFrom === undefined ? {} : { servedFrom: turn.servedFrom }),
+  };
+  let url: URL;
+  try {
+    url = new URL(turn.url);
+  } catch {
+    url = new URL('ws://invalid/');
+  }
+  const sent = exchange.sent === undefined ? undefined : messageValue(exchange.sent);
+  const classified = classifyHttp({ method: 'WS', url, json: sent }, rules);
+  const data = exchange.received.filter((m) => m.type === 'text' || m.type === 'binary' || m.type === 'close');
+  let received = data.map(messageValue);
+  // MCP over a WebSocket: the step's result is the JSON-RPC answer's, as MCP over HTTP's is.
+  const request = sent as { id?: unknown } | undefined;
+  const answer =
+    classified.kind === 'mcp'
+      ? (received.find(
+          (m) =>
+            m !== null &&
+            typeof m === 'object' &&
+            (m as { id?: unknown }).id === request?.id &&
+            ('result' in m || 'error' in m),
+        ) as { result?: unknown; error?: unknown } | undefined)
+      : undefined;
+  if (answer !== undefined) received = [answer.result ?? answer.error];
+  const refused = turn.kind === 'open' && (turn.response === undefined || turn.response.status !== 101);
+  const failed = refused || turn.servedFrom === 'blocked';
+  const isMcpCall = classified.kind === 'mcp' && classified.stateType === 'MCP_CALL';
+  const tool: ToolCalledPayload = {
+    exchangeId: turn.exchangeId,
+    kind: classified.kind === 'mcp' ? 'mcp' : 'websocket',
+    name:
+      classified.kind === 'mcp' || classified.name !== `WS ${url.pathname}`
+        ? classified.name
+        : turn.kind === 'message'
+          ? `WS ${url.pathname}`
+          : `WS ${turn.kind} ${url.pathname}`,
+    stateType: classified.stateType,
+    args: turn.kind === 'open' ? { url: turn.url } : classified.kind === 'mcp' ? classified.args : (sent ?? null),
+    ...(turn.kind === 'open' && turn.response !== undefined
+      ? { result: { status: turn.response.status, received } }
+      : { result: received.length === 1 ? received[0] : received }),
+    ...(failed
+      ? {
+          error:
+            turn.servedFrom === 'blocked'
+              ? { code: 'HELD_BACK', message: 'not in the recording: the connection was closed' }
+              : {
+                  code: turn.response === undefined ? 'NO_RESPONSE' : `HTTP_${turn.response.status}`,
+                  message: 'the WebSocket upgrade was refused',
+                },
+        }
+      : {}),
+    mutating: classified.mutating || isMcpCall,
+    latencyMs: exchange.durationMs,
+  };
+  return { exchange, tool, failed };
+}
