@@ -24,6 +24,8 @@ export function issueProblem(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys')
     return `unknown field (${issue.keys.map((k) => JSON.stringify(k)).join(', ')})`;
   // zod says "received undefined" for a field that is not there: say it as a user reads it.
+  // A record's key the key schema refused (a header name): the key schema's own words.
+  if (issue.code === 'invalid_key' && issue.issues[0] !== undefined) return issueProblem(issue.issues[0]);
   if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message))
     return `is missing (expected ${issue.expected})`;
   return issue.message;
