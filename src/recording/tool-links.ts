@@ -173,7 +173,8 @@ export class StepNamer {
 
   /** Closes the decided calls a model call carries back; whether calls are still out (it is inside a tool). */
   private track(model: ModelCalledPayload): boolean {
-    if (this.carried === undefined) return false;
+    // Nothing out: nothing to close, and no call can be inside a tool (the conversation goes unread).
+    if (this.carried === undefined || this.#open.length === 0) return false;
     const back = this.carried(model);
     const before = this.#open.length;
     for (let i = this.#open.length - 1; i >= 0; i--) {
