@@ -484,6 +484,7 @@ function installLayer(current, options) {
     pid,
     origin,
     drawn: drawnNow,
+    proxy,
     barrier: async (run, reason) => {
       if (reason === 'req') {
         await settleStreams(run);
