@@ -47,6 +47,7 @@ export {
   tableRef,
   withDatabase,
 } from './sql.js';
+export { type SqlToken, tokenize } from './sql-tokens.js';
 export {
   CANCEL_REQUEST,
   cstrings,
