@@ -48,7 +48,7 @@ export function admitted(state: ServerState, conn: Conn, message: Buffer): Buffe
       `DISCARD would drop the temporary objects of connection ${tempOwner.id}. Use one connection, ${SERVER_HINT}.`,
     );
   }
-  if (use.advisory && lockOwner) {
+  if (use.advisory && lockOwner && !conn.own) {
     return refusedIn(
       message,
       '55P03',
@@ -74,7 +74,8 @@ export function admitted(state: ServerState, conn: Conn, message: Buffer): Buffe
 /** What the connection made and dropped on the backend, to hand back or end with it. */
 function note(state: ServerState, conn: Conn, use: ReturnType<typeof readSessionUse>, others: Conn[]): void {
   if (use.temp && !conn.own) state.tempOwner = conn;
-  if (use.sessionLock) state.lockOwner = conn;
+  // tapedeck's own (a tracker marking its run alive) are in classes of their own: no agent's.
+  if (use.sessionLock && !conn.own) state.lockOwner = conn;
   for (const { name, sql } of use.prepared) conn.statements.set(name, sql);
   for (const name of use.deallocated) conn.statements.delete(name);
   for (const name of use.held) conn.heldCursors.add(name);

@@ -2,6 +2,7 @@
 // made (at startup or by SET) saved and restored, the statements another's DEALLOCATE ALL removed
 // made again, and the advisory locks of a connection that holds none any more let go.
 import type { PGlite } from '@electric-sql/pglite';
+import { CAPTURE_LOCK_CLASS, SANDBOX_LOCK_CLASS } from '../../src/postgres/index.js';
 import { restoreStatements } from './names.js';
 import { type Conn, exec, isLive, query, type ServerState } from './state.js';
 
@@ -107,14 +108,16 @@ async function restoreSettings(state: ServerState, conn: Conn): Promise<void> {
 /**
  * The advisory locks of the connection that took session-level ones, once it holds none: taken
  * by no one. Asked between turns, when no transaction is open, so every advisory lock the
- * session holds is a session-level one of that connection.
+ * session holds is a session-level one of that connection, but tapedeck's own (its classes).
  */
 async function releaseIdleLocks(state: ServerState, conn: Conn): Promise<void> {
   const holder = state.lockOwner;
   if (!isLive(holder) || holder === conn) return;
   const { rows } = await query<{ n: number }>(
     state,
-    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+       AND NOT (objsubid = 2 AND classid::bigint = ANY($1::bigint[]))`,
+    [[CAPTURE_LOCK_CLASS, SANDBOX_LOCK_CLASS]],
   );
   if (rows[0]?.n === 0) state.lockOwner = undefined;
 }

@@ -6,6 +6,7 @@ export { type ConnectOptions, connectDb } from './connect.js';
 export { type DbGate, type GateOptions, openGate, type Upstream } from './gate.js';
 export { type LeftoverReport, removeCaptureLeftovers, removeSandboxLeftovers } from './leftovers.js';
 export {
+  CAPTURE_LOCK_CLASS,
   CAPTURE_SCHEMA_PREFIX,
   CAPTURE_TRIGGER_PREFIX,
   lockKeyOf,

@@ -122,6 +122,9 @@ describe.each(kinds)('$kind sandbox: a session’s own objects', ({ kind, open }
     const a = await connect();
     const b = await connect();
     const c = await connect();
+    // tapedeck's tracker marks its run alive with a lock of its own class: no agent's business.
+    const own = await connect('tapedeck test');
+    await own.query('SELECT pg_advisory_lock($1, 5)', [0x74617063]);
     const tryLock = async (client: pg.Client, key: number) =>
       (await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [key])).rows[0]?.got;
     expect(await tryLock(a, 42)).toBe(true);
