@@ -32,7 +32,7 @@ import {
 import type { DbChangedPayload, DbSnapshot, Row } from '../src/recording/index.js';
 import { TapedeckError } from '../src/recording/index.js';
 import { noteLeftover } from './leftovers.js';
-import { type PgliteServer, servePglite } from './pglite-server.js';
+import { type PgliteServer, servePglite } from './pglite/index.js';
 
 /** The kinds of database sandbox, in `--db-sandbox`'s words. */
 export const DB_SANDBOX_KINDS = ['pglite', 'template', 'testcontainers'] as const;

@@ -6,6 +6,7 @@ export { type ConnectOptions, connectDb } from './connect.js';
 export { type DbGate, type GateOptions, openGate, type Upstream } from './gate.js';
 export { type LeftoverReport, removeCaptureLeftovers, removeSandboxLeftovers } from './leftovers.js';
 export {
+  CAPTURE_LOCK_CLASS,
   CAPTURE_SCHEMA_PREFIX,
   CAPTURE_TRIGGER_PREFIX,
   lockKeyOf,
@@ -47,6 +48,7 @@ export {
   tableRef,
   withDatabase,
 } from './sql.js';
+export { type SqlToken, tokenize } from './sql-tokens.js';
 export {
   CANCEL_REQUEST,
   cstrings,

@@ -21,7 +21,8 @@ const TABLES = `CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL);
   INSERT INTO jobs (state) SELECT 'new' FROM generate_series(1, 9);
   CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL);
   INSERT INTO notes (body) VALUES ('opening');`;
-const SEEN = '{"jobs":9,"zones":["Asia/Tokyo",false],"heard":"closed books","total":1202,"notes":3}';
+const SEEN =
+  '{"jobs":9,"zones":["Asia/Tokyo",false],"session":[145,155,"1,2",true,true],"heard":"closed books","total":1202,"notes":3}';
 
 describe.runIf(PG_URL)('exact replay of an agent sharing a database through pools of two drivers', () => {
   const tmp = tempDir('tapedeck-pool-drivers-');
