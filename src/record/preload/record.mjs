@@ -31,6 +31,7 @@ import {
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
+import { installProxyDoor } from './record-proxy-door.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { watchSockets } from './record-sockets.mjs';
 import { recordUndici } from './record-undici.mjs';
@@ -531,6 +532,9 @@ function installLayer(current, options) {
       }),
     );
     wrapped.push(flushWebSockets);
+  } else {
+    // record --isolate: a connection no door leads to goes through the proxy, which records it.
+    wrapped.push(installProxyDoor({ proxy, doors: options.doors ?? [], pid, suppressed }));
   }
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */
