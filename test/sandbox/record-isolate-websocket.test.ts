@@ -139,6 +139,32 @@ describe.runIf(BWRAP)('record --isolate: a WebSocket conversation is recorded th
   });
 });
 
+describe.runIf(BWRAP)('record --isolate: a server the agent starts inside the sandbox', () => {
+  const tmp = tempDir('tapedeck-isolate-inside-');
+  afterAll(() => tmp.remove());
+
+  it('is reached as is, not through the proxy', { timeout: 120_000 }, async () => {
+    const { recordCommand } = await import('../../src/record/index.js');
+    // A TCP echo server on a loopback port inside, and a raw connection to it.
+    const script = `import net from 'node:net';
+const server = net.createServer((s) => s.pipe(s)).listen(0, '127.0.0.1', () => {
+  const c = net.connect(server.address().port, '127.0.0.1', () => c.write('ping'));
+  c.on('data', (d) => { console.log(String(d)); c.end(); server.close(); });
+  c.on('error', (e) => { console.log('error ' + e.code); server.close(); });
+});`;
+    let stdout = '';
+    const result = await recordCommand({
+      command: [process.execPath, '--input-type=module', '-e', script],
+      out: path.join(tmp.dir, 'recorded'),
+      stdio: 'pipe',
+      isolate: true,
+      onSpawn: (child) => child.stdout?.on('data', (d: Buffer) => (stdout += d.toString())),
+    });
+    expect(result.exitCode).toBe(0);
+    expect(stdout.trim()).toBe('ping');
+  });
+});
+
 describe('wss:// to a server known by a host name (SNI)', () => {
   const tmp = tempDir('tapedeck-ws-sni-');
   let server: WsServer;

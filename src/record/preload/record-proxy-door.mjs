@@ -5,7 +5,9 @@
 // the recording proxy instead, through a CONNECT tunnel to its target (the agent's socket is the
 // same object; only where it leads changes): the proxy makes it for real and records what it
 // carries (an HTTP call, a WebSocket conversation: src/record/isolate-websocket.ts), or refuses it
-// and names it in the recording's side channels (anything else). Nothing passes unrecorded.
+// and names it in the recording's side channels (anything else). Nothing passes unrecorded. A
+// loopback port that listens inside (a server the agent started in the sandbox) is reached as is.
+import fs from 'node:fs';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import tls from 'node:tls';
@@ -22,6 +24,31 @@ function toProxy(args, port) {
   delete options.lookup;
   delete options.family;
   return callback ? [options, callback] : [options];
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+/**
+ * Whether a TCP port listens in this network namespace (the sandbox's own: a server the agent
+ * started inside), read from /proc/net/tcp{,6}: such a connection stays inside.
+ * @param {number} port
+ */
+function listensHere(port) {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(table, 'latin1');
+    } catch {
+      continue;
+    }
+    // Each line: "sl local_address rem_address st …"; st 0A is LISTEN.
+    for (const line of text.split('\n').slice(1)) {
+      const [, local = '', , state] = line.trim().split(/\s+/);
+      if (state === '0A' && local.endsWith(`:${hex}`)) return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -66,7 +93,11 @@ export function installProxyDoor(ctx) {
   const proxyPort = Number(new URL(ctx.proxy).port);
   const open = new Set([proxyPort, ...ctx.doors.map(Number)]);
   const through = (/** @type {{ path?: unknown, host?: unknown, port?: unknown }} */ target) =>
-    !ctx.suppressed() && target.path === undefined && target.port !== undefined && !open.has(Number(target.port));
+    !ctx.suppressed() &&
+    target.path === undefined &&
+    target.port !== undefined &&
+    !open.has(Number(target.port)) &&
+    !(LOOPBACK.has(String(target.host ?? 'localhost')) && listensHere(Number(target.port)));
   const auth = Buffer.from(`pid:${ctx.pid}`).toString('base64');
   const connectLine = (/** @type {string} */ host, /** @type {number} */ port) => {
     const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
