@@ -5,7 +5,9 @@
 // `answer(request) → response + provenance`, the same one the in-process preload's IPC path
 // reaches. Answers may stream (an async iterable body is written chunk by chunk as it comes).
 // Anything else through the door (a tunnel that is neither TLS nor HTTP/1.x, HTTP/2 prior
-// knowledge, an Upgrade such as WebSocket) is refused and reported as an attempt.
+// knowledge, an Upgrade such as WebSocket) is refused and reported as an attempt, unless the
+// caller's `passThrough` takes it (a replay's WebSocket answerer; a recording's upstream, which
+// records the conversation: src/record/isolate-websocket.ts).
 import { once } from 'node:events';
 import http from 'node:http';
 import type net from 'node:net';
@@ -57,10 +59,22 @@ export interface SandboxProxyOptions {
   /** A way out that is not HTTP(S): refused, and reported here. */
   onRefused?: (attempt: ProxyAttempt) => void;
   /**
-   * Record mode can let what cannot be answered pass through instead (returns a socket to the
-   * target, or undefined to refuse): non-HTTP tunnels and upgrades.
+   * What cannot be answered as HTTP may be taken elsewhere instead (returns a socket that the
+   * client's bytes go to, or undefined to refuse): non-HTTP tunnels and upgrades.
    */
-  passThrough?: (target: { host: string; port: number }, kind: 'tunnel' | 'upgrade') => Promise<net.Socket | undefined>;
+  passThrough?: (target: PassTarget, kind: 'tunnel' | 'upgrade') => Promise<net.Socket | undefined>;
+}
+
+/** Where a tunnel or an upgrade goes; an upgrade's also names its URL and protocol. */
+export interface PassTarget {
+  host: string;
+  port: number;
+  /** An upgrade's URL (http: or https:, as the client reached it: a TLS tunnel's is https:). */
+  url?: string;
+  /** An upgrade's protocol, lower case (websocket). */
+  protocol?: string;
+  /** The client's pid when the client said. */
+  pid?: number;
 }
 
 export interface SandboxProxy {
@@ -251,15 +265,15 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
   const inner = http.createServer({ keepAlive: true }, (req, res) => void handle(req, res));
   const outer = http.createServer({ keepAlive: true }, (req, res) => void handle(req, res));
   for (const server of [inner, outer]) {
-    server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket) => {
+    server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
       const tag = (req.socket as Tagged)[kTarget];
       const target = tag ? `${tag.host}:${tag.port}${req.url ?? ''}` : String(req.url);
-      void upgrade(req, socket, target);
+      void upgrade(req, socket, target, head);
     });
     server.on('clientError', (_error, socket) => socket.destroy());
   }
 
-  const upgrade = async (req: http.IncomingMessage, socket: net.Socket, target: string) => {
+  const upgrade = async (req: http.IncomingMessage, socket: net.Socket, target: string, head: Buffer) => {
     const tag = (req.socket as Tagged)[kTarget];
     const where = tag
       ? { host: tag.host, port: tag.port }
@@ -275,7 +289,14 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
           }
         })();
     const pid = tag?.pid ?? pidOf(req.headers);
-    const upstream = where && options.passThrough ? await options.passThrough(where, 'upgrade') : undefined;
+    const url = tag
+      ? `${tag.scheme}://${hostForUrl(tag.host)}${tag.port === (tag.scheme === 'https' ? 443 : 80) ? '' : `:${tag.port}`}${req.url ?? '/'}`
+      : String(req.url);
+    const protocol = String(req.headers.upgrade ?? '').toLowerCase();
+    const upstream =
+      where && options.passThrough
+        ? await options.passThrough({ ...where, url, protocol, ...(pid !== undefined ? { pid } : {}) }, 'upgrade')
+        : undefined;
     if (!upstream) {
       refuse({
         target,
@@ -285,14 +306,14 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
       socket.end('HTTP/1.1 502 Bad Gateway\r\nx-tapedeck-refused: upgrade\r\ncontent-length: 0\r\n\r\n');
       return;
     }
-    // Record mode: the upgrade goes through unrecorded (the caller reports it).
     // The path with its query: a WebSocket's URL often carries its parameters there.
     const origin = tag ? req.url : (({ pathname, search }) => pathname + search)(new URL(String(req.url)));
     const lines = [`${req.method} ${origin} HTTP/1.1`];
     for (const [name, value] of pairsOf(req.rawHeaders)) {
       if (!/^proxy-/i.test(name)) lines.push(`${name}: ${value}`);
     }
-    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+    // What the client sent after its request (frames already) goes with it, in one write.
+    upstream.write(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
     socket.pipe(upstream).pipe(socket);
     socket.on('error', () => upstream.destroy());
     upstream.on('error', () => socket.destroy());

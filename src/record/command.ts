@@ -328,7 +328,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     if (options.isolate) {
       let syncs = 0;
       // The OS sandbox, its proxy and CA load only for --isolate.
-      const [{ chooseIsolation, StaleIsolationError }, { openRecordSandbox }] = await Promise.all([
+      const [{ chooseIsolation, StaleIsolationError }, { openRecordSandbox, agentTrust }] = await Promise.all([
         import('../../sandbox/os/detect.js'),
         import('./isolate.js'),
       ]);
@@ -339,6 +339,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
           command: options.command,
           tmp: spoolDir,
           databases: databaseAddresses([options.dbUrl, ...Object.values(baseEnv)]),
+          upstreamCa: agentTrust(baseEnv),
           sink: {
             syncWorld: active.syncWorld,
             send(message) {
@@ -389,7 +390,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         nondeterminism: options.nondeterminism ?? true,
         ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
         ...(quietWorld === undefined ? {} : { quietWorld }),
-        ...(isolated ? { proxy: isolated.proxyUrl } : {}),
+        ...(isolated ? { proxy: isolated.proxyUrl, doors: isolated.doors } : {}),
         // The first process's own code waits for the world's first snapshot (startsGated): the
         // process that takes this token from the spool folder.
         ...(gated ? { gate: START_GATE_TOKEN } : {}),
@@ -432,6 +433,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     }
     // Everything the child wrote is in the kernel; wait for its sockets to be read to the end.
     await socketsClosed(2000);
+    isolated?.flushTurns();
     pullSpool();
     drainBacklog();
     sideChannels = isolated

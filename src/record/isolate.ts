@@ -3,7 +3,8 @@
 //   - the recording proxy (sandbox/proxy): every HTTP(S) call of any process — curl, Python,
 //     wget, a Go binary, and Node's own (the preload hands them over) — is made here, for real,
 //     and recorded as the preload records Node's (the same capture messages, so it becomes a model
-//     or tool step the same way); with world capture it keeps the step barriers;
+//     or tool step the same way); with world capture it keeps the step barriers; a WebSocket
+//     upgrade through it is made and its conversation recorded (isolate-websocket.ts);
 //   - the database: the ports of the database URLs the run names lead to the real database;
 //   - the preload's IPC (loopback inside).
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
@@ -11,6 +12,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { wireOf } from '../../sandbox/protocol.js';
 import {
   createSandboxProxy,
   type HeaderPairs,
@@ -19,6 +21,9 @@ import {
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
 import { TapedeckError } from '../recording/index.js';
+import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';
+
+export { agentTrust } from './isolate-websocket.js';
 
 const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 const HOP = new Set([
@@ -47,18 +52,14 @@ export interface RecordSandbox {
   readonly ipcListener: net.Server;
   readonly ipcAddress: string;
   readonly proxyUrl: string;
+  /** The ports open inside besides the proxy's (IPC, databases): a Node process's way to anything else is the proxy. */
+  readonly doors: number[];
   env(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   /** Refused ways out, named (strace): the recording is incomplete where they are. */
   attempts(): OsAttempt[];
+  /** Writes the turns of WebSocket conversations still open (the agent has exited). */
+  flushTurns(): void;
   close(): Promise<void>;
-}
-
-function bodyWire(bytes: Buffer): Record<string, unknown> | undefined {
-  if (bytes.length === 0) return undefined;
-  const text = bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(bytes)
-    ? { size: bytes.length, text }
-    : { size: bytes.length, b64: bytes.toString('base64') };
 }
 
 function headerObject(pairs: HeaderPairs): Record<string, string> {
@@ -84,6 +85,8 @@ function responsePairs(headers: Headers): HeaderPairs {
 /** Makes one call for real and records it, as the preload's capture would. */
 async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Promise<ProxyResponse> {
   const pid = request.pid ?? 0;
+  // The process's WebSocket turn so far is written first: its step comes before this call's.
+  flushProxyWebSockets(pid);
   if (sink.syncWorld) await sink.sync('req');
   const ts = nowMs();
   const head = {
@@ -93,7 +96,7 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
     method: request.method,
     url: request.url,
     headers: headerObject(request.headers),
-    ...(request.body.length > 0 ? { body: bodyWire(request.body) } : {}),
+    ...(request.body.length > 0 ? { body: wireOf(request.body) } : {}),
   };
   let upstream: Response;
   try {
@@ -148,7 +151,7 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
   sink.send({
     t: 'xchg',
     ...head,
-    res: { ts: resTs, ...res, ...(bytes.length > 0 ? { body: bodyWire(bytes) } : {}) },
+    res: { ts: resTs, ...res, ...(bytes.length > 0 ? { body: wireOf(bytes) } : {}) },
     end: nowMs(),
   });
   if (sink.syncWorld) await sink.sync('res');
@@ -163,6 +166,8 @@ export async function openRecordSandbox(input: {
   tmp: string;
   sink: CaptureSink;
   databases: Array<{ host: string; port: number }>;
+  /** The CA bundles the proxy's upstream WebSocket connections trust (agentTrust: the agent's own). */
+  upstreamCa?: string[] | undefined;
 }): Promise<RecordSandbox> {
   const { isolation, sink } = input;
   if (isolation.level !== 'bwrap') {
@@ -187,9 +192,10 @@ export async function openRecordSandbox(input: {
   const proxy = createSandboxProxy({
     ca,
     answer: (request) => forward(request, sink, `proxy-${++seq}`),
+    passThrough: webSocketDoor({ send: (message) => sink.send(message), ca: input.upstreamCa }),
     onRefused: (attempt) => refused.push(`${attempt.reason}: ${attempt.target}`),
   });
-  const listeners: net.Server[] = [];
+  const listeners: Array<net.Server & { insidePort: number }> = [];
   let proxyListener: net.Server & { insidePort: number };
   let ipcListener: net.Server & { insidePort: number };
   try {
@@ -226,11 +232,13 @@ export async function openRecordSandbox(input: {
     ipcListener,
     ipcAddress: `tcp:127.0.0.1:${ipcListener.insidePort}`,
     proxyUrl,
+    doors: listeners.map((l) => l.insidePort),
     env: (base) => proxyEnv(base, proxyUrl, trust),
     attempts: () => [
       ...box.attempts,
       ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),
     ],
+    flushTurns: () => flushProxyWebSockets(),
     async close() {
       for (const l of listeners) l.close();
       await proxy.close();

@@ -68,6 +68,8 @@ export interface ReplaySandbox {
   ): Promise<AgentExit>;
   /** Everything refused so far: below the process (strace) and at the proxy. */
   sideChannels(): SideChannel[];
+  /** Ends the agent's tree now (until K reached where no call of its own was asked: a WebSocket turn). */
+  stopAgent(): void;
   /** Takes the world copy's changes, applies a reply's recorded effects to it (the preload must not). */
   withWorld(message: ReplayQuestion): Promise<ReplayQuestion>;
   settle(reply: ReplayReply): Promise<ReplayReply>;
@@ -326,6 +328,7 @@ export async function openReplaySandbox(input: {
     answerWith(fn) {
       answer = fn;
     },
+    stopAgent: () => agentKill?.(),
     async run(command, options, output) {
       const out = box.child.stdout;
       const err = box.child.stderr;

@@ -302,6 +302,12 @@ async function replayIn(
   // (src/replay/websocket.ts): the agent's connections to their addresses are routed to it.
   const conversations = recordedConversations(recording);
   const live0 = session;
+  // until K at a WebSocket turn: the agent asked nothing the replayer can answer `stop`, so it is ended.
+  let agent: ChildProcess | undefined;
+  let stopAgent = () => {
+    if (agent && agent.exitCode === null) agent.kill('SIGKILL');
+  };
+  const timing = options.timing ?? { kind: 'none' };
   const tapes =
     conversations.length === 0
       ? undefined
@@ -310,6 +316,14 @@ async function replayIn(
           readBlob: (sha256) => recording.readBlob(sha256),
           turn: (turn, recorded, divergence) => live0.webSocketTurn(turn, recorded, divergence),
           reached: (step) => live0.reachedStep(step),
+          stops: (step) => {
+            if (live0.stopped) return true;
+            if (!live0.shouldStop(step)) return false;
+            live0.stop(step);
+            stopAgent();
+            return true;
+          },
+          pace: timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1,
         });
   if (tapes) teardown.add(() => tapes.close());
   const webSocketRoutes = tapes
@@ -336,6 +350,7 @@ async function replayIn(
     });
   }
   const sandbox = box;
+  if (sandbox) stopAgent = () => sandbox.stopAgent();
   const live = session;
   // The chain's routes (the recorded database's address to its relay) lead out of the sandbox too.
   for (const route of sandbox ? chainSession.routes : []) await sandbox?.expose(route.to.port, route.to);
@@ -399,7 +414,10 @@ async function replayIn(
   const runOptions = { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 };
   const exit = sandbox
     ? await sandbox.run(command, runOptions, output)
-    : await runAgent(command, runOptions, output, on.spawned);
+    : await runAgent(command, runOptions, output, (child) => {
+        agent = child;
+        on.spawned(child);
+      });
   // The agent's last messages may still be in the socket when it exits: read them first, then
   // let answers still in flight settle and take what the agent wrote last.
   await ipc.drained(2000);

@@ -51,6 +51,10 @@ export interface WebSocketSink {
   turn(turn: Turn, recorded: RecordedTurn | undefined, divergence?: DivergencePayload): void;
   /** Resolves once the replay has served the recorded calls before recorded step `step` (bounded). */
   reached(step: number): Promise<void>;
+  /** until K: whether the turn of recorded step `step` is past K (then the replay stops, the agent with it). */
+  stops?(step: number): boolean;
+  /** --timing: a turn's server messages come at their recorded offsets times this (0 or none: at once). */
+  pace?: number;
 }
 
 /** A close code and reason the agent sees when its message is held back. */
@@ -343,15 +347,27 @@ function answerConnection(
     if (status === 101) lines.push(`Sec-WebSocket-Accept: ${acceptFor(headers['sec-websocket-key'] ?? '')}`);
     else lines.push('content-length: 0', 'connection: close');
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-    const served = (turn: RecordedTurn, sent: TurnMessage | undefined) => {
+    const pace = sink.pace ?? 0;
+    /**
+     * Serves a recorded turn: false when until K stopped the replay before it. The connection is
+     * then left as it is, unanswered: the agent is being ended, and a cut would reach its code first.
+     */
+    const served = async (turn: RecordedTurn, sent: TurnMessage | undefined): Promise<boolean> => {
+      if (sink.stops?.(turn.step)) return false;
+      const at = Date.now();
       try {
-        for (const message of turn.payload.received) socket.write(serverFrame(message.type, bytesOf(message, sink)));
+        for (const message of turn.payload.received) {
+          // --timing: each at its recorded offset from the turn's start (scaled).
+          const wait = pace > 0 ? at + message.offsetMs * pace - Date.now() : 0;
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          if (socket.destroyed) return false;
+          socket.write(serverFrame(message.type, bytesOf(message, sink)));
+        }
       } catch {
         // A message's blob that cannot be read: the connection ends rather than the replay.
         socket.destroy();
-        return;
+        return false;
       }
-      const at = Date.now();
       sink.turn(
         {
           exchangeId: `replay-${turn.payload.exchangeId}`,
@@ -360,7 +376,7 @@ function answerConnection(
           url: conversation.url.href,
           kind: turn.payload.kind,
           ts: at,
-          end: at,
+          end: Date.now(),
           ...(turn.payload.kind === 'open'
             ? { request, ...(recordedResponse ? { response: recordedResponse } : {}) }
             : {}),
@@ -378,16 +394,19 @@ function answerConnection(
         turn,
       );
       if (turn.payload.closed) socket.end();
+      return true;
     };
-    served(open, undefined);
+    const opened = served(open, undefined);
     if (status !== 101 || open.payload.closed) {
-      socket.end();
+      void opened.then(() => socket.end());
       return;
     }
     let next = 1;
     let done = false;
-    // One thing at a time, in order: the agent's messages and the pushes between them.
-    let chain: Promise<void> = Promise.resolve();
+    // One thing at a time, in order: the open, the agent's messages and the pushes between them.
+    let chain: Promise<void> = opened.then((ok) => {
+      if (!ok) done = true;
+    });
     const later = (task: () => Promise<void> | void) => {
       chain = chain.then(task).catch(() => {
         socket.destroy();
@@ -401,7 +420,7 @@ function answerConnection(
         if (done || socket.destroyed) return;
         next++;
         if (push.payload.closed) done = true;
-        served(push, undefined);
+        if (!(await served(push, undefined))) done = true;
       }
     };
     later(pushes);
@@ -428,7 +447,10 @@ function answerConnection(
       if (expected !== undefined && sameMessage(message, expected.payload.sent, sink)) {
         next++;
         if (expected.payload.closed) done = true;
-        served(expected, sent);
+        if (!(await served(expected, sent))) {
+          done = true;
+          return;
+        }
         await pushes();
         return;
       }

@@ -24,9 +24,11 @@ export interface WsServer {
 
 /**
  * A ws server on 127.0.0.1 that pushes a welcome, then echoes text, sums JSON, answers JSON-RPC and
- * reverses bytes. `tls`: wss://, its certificate signed by a CA written to `tls.dir`.
+ * reverses bytes. `tls`: wss://, its certificate signed by a CA written to `tls.dir`; with
+ * `tls.host` (a name, such as localhost) the certificate is that name's and a client that does not
+ * ask for it by SNI is cut off, and the URL names it.
  */
-export async function startWsServer(options: { tls?: { dir: string } } = {}): Promise<WsServer> {
+export async function startWsServer(options: { tls?: { dir: string; host?: string } } = {}): Promise<WsServer> {
   let https: http.Server | undefined;
   let listener: net.Server | undefined;
   let caFile: string | undefined;
@@ -36,12 +38,18 @@ export async function startWsServer(options: { tls?: { dir: string } } = {}): Pr
     const ca = await createRunCa('tapedeck test server CA');
     caFile = path.join(options.tls.dir, 'ws-server-ca.pem');
     writeFileSync(caFile, ca.certPem);
-    const secureContext = await ca.contextFor('127.0.0.1');
+    const host = options.tls.host;
+    const secureContext = await ca.contextFor(host ?? '127.0.0.1');
     const server = http.createServer();
     https = server;
     listener = net.createServer((raw) => {
       const socket = new tls.TLSSocket(raw, { isServer: true, secureContext });
       socket.on('error', () => raw.destroy());
+      // Named: a client that did not ask for the name (SNI) is no client of this server's.
+      socket.on('secure', () => {
+        if (host !== undefined && (socket as tls.TLSSocket & { servername?: string | false }).servername !== host)
+          socket.destroy();
+      });
       server.emit('connection', socket);
     });
     const tcp = listener;
@@ -68,7 +76,7 @@ export async function startWsServer(options: { tls?: { dir: string } } = {}): Pr
   if (!https) await new Promise((resolve) => wss.on('listening', resolve));
   const port = ((listener ?? wss).address() as net.AddressInfo).port;
   return {
-    url: `${https ? 'wss' : 'ws'}://127.0.0.1:${port}/live?room=1`,
+    url: `${https ? 'wss' : 'ws'}://${options.tls?.host ?? '127.0.0.1'}:${port}/live?room=1`,
     ...(caFile === undefined ? {} : { caFile }),
     seen,
     push: (text) => {
@@ -84,11 +92,18 @@ export async function startWsServer(options: { tls?: { dir: string } } = {}): Pr
 }
 
 /** Records the agent holding its conversation with `url` (CLIENT, MESSAGE in `env`). */
-export async function recordConversation(out: string, url: string, env: Record<string, string> = {}, fsRoot?: string) {
+export async function recordConversation(
+  out: string,
+  url: string,
+  env: Record<string, string> = {},
+  fsRoot?: string,
+  how: { isolate?: boolean; command?: string[] } = {},
+) {
   const { recordCommand } = await import('../../src/record/index.js');
   let stdout = '';
   const result = await recordCommand({
-    command: [process.execPath, AGENT],
+    command: how.command ?? [process.execPath, AGENT],
+    ...(how.isolate ? { isolate: true } : {}),
     env: { WS_URL: url, WS_TOKEN: TOKEN, ...env },
     out,
     stdio: 'pipe',

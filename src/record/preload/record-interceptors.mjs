@@ -34,6 +34,10 @@ export function installInterceptors(ctx) {
   const open = new Map();
 
   interceptor.on('request', async ({ request, requestId, controller }) => {
+    // An upgrade (a WebSocket) is not an exchange: what goes over the connection after it is not
+    // HTTP. It goes on to its socket: the socket watcher (record-sockets.mjs) follows it, or under
+    // --isolate the proxy door (record-proxy-door.mjs) takes it to the proxy, which records it.
+    if (request.headers.has('upgrade')) return;
     if (proxy) {
       // Through the proxy (the original fetch, which the interceptors do not see); the answer
       // streams back to the agent as it comes.
@@ -60,9 +64,6 @@ export function installInterceptors(ctx) {
     }
     const run = current();
     if (run === undefined || run.closed) return;
-    // An upgrade (a WebSocket) is not an exchange: what goes over the connection after it is not
-    // HTTP, and the socket watcher (record-sockets.mjs) reports it as unrecorded.
-    if (request.headers.has('upgrade')) return;
     await settleStreams(run);
     const id = `${origin}-${requestId}`;
     const ts = nowMs();
