@@ -2,7 +2,8 @@
 // amount, date and word goes in under its canonical readings, with the earliest source that
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
-import { idReadings, type Mention, mentionsIn, type Reading, valueReadings } from './mentions.js';
+import { mentionsIn, valueReadings } from './mentions.js';
+import { idReadings, type Mention, type Reading } from './readings.js';
 import { CURRENCY_CODES, foldText } from './written.js';
 
 /** Where an observed fact came from. */

@@ -3,7 +3,8 @@
 // the key it was found at. A near miss is a different fact: O-7713 is not O-7731, €129.99 is not
 // $129.99, "Dana" is not "Dana Reyes", 12.999 is not 12999.
 import { FactIndex } from './fact-index.js';
-import { idCore, mentionsIn } from './mentions.js';
+import { mentionsIn } from './mentions.js';
+import { idCore } from './readings.js';
 import { foldText } from './written.js';
 
 const SOURCE = { pos: 0, label: 'value' };
