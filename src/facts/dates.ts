@@ -1,7 +1,8 @@
 // Dates and times as people write them: ISO stamps, month names, slashes and dots, clock times in
 // zones, and the keys each is matched by (wall clock, UTC, weekday).
 
-import { at, type Mention, type Pass, pass, type Reading } from './readings.js';
+import { dayFirst } from './conventions.js';
+import { ambiguousMention, at, type Mention, type Pass, pass, type Reading } from './readings.js';
 import { MERIDIEM, MONTH, MONTHS, TIME_TAIL, WEEKDAY, WEEKDAYS, ZONE, zoneOffset } from './written.js';
 
 function pad(n: number): string {
@@ -69,8 +70,32 @@ function stampReadings(s: Stamp): Readings | undefined {
   const local = tzKeys('l', y, m, d, time, s.weekday);
   return {
     claim: [...zoned.slice(0, 1), ...local.slice(0, 1)].map((key) => ({ dim: 'z', key })),
-    observed: [...wall.observed, ...utcWall.observed, ...zoned.map((key) => ({ dim: 'z', key }))],
+    observed: [
+      ...wall.observed,
+      ...utcWall.observed,
+      ...zoned.map((key) => ({ dim: 'z', key })),
+      ...(hasDate && y !== undefined
+        ? localDates(u, [`${utc.y}-${pad(utc.m)}-${pad(utc.d)}`, `${y}-${pad(m)}-${pad(d)}`])
+        : []),
+    ],
   };
+}
+
+/**
+ * The other dates an instant has somewhere (UTC−12 to UTC+14), as maybes: 2026-12-01T02:00Z is
+ * November 30 in New York, so "November 30" is undecided against it, neither grounded nor refuted.
+ */
+function localDates(instant: Date, known: string[]): Reading[] {
+  const out: Reading[] = [];
+  for (const hours of [-12, 14]) {
+    const t = new Date(instant.getTime() + hours * 3_600_000);
+    const [y, m, d] = [t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate()];
+    const ymd = `${y}-${pad(m)}-${pad(d)}`;
+    if (known.includes(ymd)) continue;
+    const unsure = `${instant.toISOString().slice(0, 16)}Z is ${ymd} in zones ${hours < 0 ? 'west' : 'east'} of UTC`;
+    out.push({ dim: 'd', key: `d:${ymd}`, unsure }, { dim: 'md', key: `md:${pad(m)}-${pad(d)}`, unsure });
+  }
+  return out;
 }
 
 /**
@@ -235,12 +260,20 @@ export const DATE_PASSES: Pass[] = [
     ),
     (m) => writtenDate(m, m[3]!, m[2]!),
   ),
-  // 11/20/2026: month first (as en-US writes it) unless the first number cannot be a month, so
-  // 25/12/2026 is Christmas and 01/12/2026 is January 12, never December 1.
-  pass(/(?<![\w/])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\w/])/g, (m) => {
-    let [a, b] = [Number(m[1]), Number(m[2])];
-    if (a > 12) [a, b] = [b, a];
-    return dated(stampReadings({ y: Number(m[3]), m: a, d: b }));
+  // 11/20/2026 and 25/12/2026: a number over 12 is the day. 01/12/2026 is 1 December day first
+  // and January 12 month first: the rest of the text decides (another date that can only be one
+  // way, a decimal comma), else it is ambiguous and the world may settle it.
+  pass(/(?<![\w/])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\w/])/g, (m, c) => {
+    const [a, b, y] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const first = a > 12 || b > 12 || a === b ? a > 12 : dayFirst(c());
+    if (first !== undefined) return dated(stampReadings(first ? { y, m: b, d: a } : { y, m: a, d: b }));
+    const monthFirst = stampReadings({ y, m: a, d: b });
+    const dayFirstReading = stampReadings({ y, m: b, d: a });
+    if (monthFirst === undefined || dayFirstReading === undefined) return undefined;
+    return ambiguousMention('date', `${m[0]}: day or month first?`, [
+      { as: `${y}-${pad(a)}-${pad(b)}`, ...monthFirst },
+      { as: `${y}-${pad(b)}-${pad(a)}`, ...dayFirstReading },
+    ]);
   }),
   // 25.12.2026: dotted dates are day first (no convention writes them month first).
   pass(/(?<![\w.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w]|\.\d)/g, (m) =>

@@ -5,19 +5,24 @@
 // The readers are in parts: dates.ts, money.ts, numbers.ts (readings.ts holds what they share);
 // the ways of writing them (months, units, number words, currencies) are written.ts.
 
+import { conventionsOf } from './conventions.js';
+import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
 import { MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved } from './money.js';
 import { NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
-import { at, digitKeys, idReadings, type Mention, num, type Pass, pass, plainClaim, type Reading } from './readings.js';
 import {
-  CURRENCY_CODES,
-  currencyOfKey,
-  ID_TOKEN,
-  isMinorUnitKey,
-  keyWords,
-  NUMBER_WORD,
-  unitOfKey,
-} from './written.js';
+  at,
+  type Conventions,
+  digitKeys,
+  idReadings,
+  type Mention,
+  num,
+  type Pass,
+  pass,
+  plainClaim,
+  type Reading,
+} from './readings.js';
+import { ID_TOKEN, isMinorUnitKey, keyWords, NUMBER_WORD, unitOfKey } from './written.js';
 
 const PASSES: Pass[] = [
   // UUIDs, whatever their digits: an id in any case, with or without hyphens.
@@ -47,6 +52,11 @@ export function mentionsIn(text: string): Mention[] {
   const hasDigit = DIGIT.test(text);
   if (!hasDigit && !NUMBER_WORD_HINT.test(text)) return out;
   let taken: Uint8Array | undefined;
+  let conventions: Conventions | undefined;
+  const readConventions = () => {
+    conventions ??= conventionsOf(text);
+    return conventions;
+  };
   for (const { re, make, digits } of PASSES) {
     if (digits && !hasDigit) continue;
     re.lastIndex = 0;
@@ -58,7 +68,7 @@ export function mentionsIn(text: string): Mention[] {
       const start = m.index;
       const end = start + m[0].length;
       if (taken !== undefined && isTaken(taken, start, end)) continue;
-      const made = make(m);
+      const made = make(m, readConventions);
       if (made === undefined) continue;
       taken ??= new Uint8Array(text.length);
       taken.fill(1, start, end);
@@ -78,7 +88,8 @@ const PERCENT_KEY_WORDS = new Set(['pct', 'percent', 'percentage']);
 /**
  * The readings of a structured value found under `key` (a JSON field), as an observation or as a
  * claim: a number with the key's unit — `total_cents`, `amount_minor`, `amountInCents` 12999 is
- * also $129.99 (in no currency in particular), `price_eur` 12 is €12, `latency_ms` 1500 is also
+ * also 129.99 (in no currency in particular; in the minor unit of the key's or object's currency:
+ * `amount_minor: 1299` with `currency: JPY` is ¥1299, with KWD 1.299), `price_eur` 12 is €12, `latency_ms` 1500 is also
  * 1.5 s, `discount_pct` 15 is 15% — else a bare number. `sibling` is the currency the value's
  * object names (`{ price: 12, currency: 'EUR' }`): an amount under a money key is in it.
  */
@@ -92,17 +103,31 @@ export function valueReadings(
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
   if (key !== undefined && isMinorUnitKey(key)) {
-    const currency =
-      words.find((w) => (CURRENCY_CODES as readonly string[]).includes(w.toUpperCase()))?.toUpperCase() ?? sibling;
+    const currency = words.map((w) => w.toUpperCase()).find(isCurrencyCode) ?? sibling;
+    const major = value / 10 ** minorDigits(currency);
+    const currencies = currency === undefined ? undefined : [currency];
     return claim
-      ? [at('q', value), ...moneyClaim(value / 100, 0, currency)]
-      : [at('q', value), ...moneyObserved(value / 100, currency), ...digits];
+      ? [at('q', value), ...moneyClaim(major, 0, currencies)]
+      : [at('q', value), ...moneyObserved(major, currencies), ...digits];
   }
   const currency =
     (key === undefined ? undefined : currencyOfKey(key)) ??
     (words.some((w) => MONEY_KEY_WORDS.has(w)) ? sibling : undefined);
-  if (currency !== undefined)
-    return claim ? moneyClaim(value, 0, currency) : [...moneyObserved(value, currency), ...digits];
+  if (currency !== undefined) {
+    if (claim) return moneyClaim(value, 0, [currency]);
+    // Stripe's `amount: 12999` with `currency: "usd"` is in cents; another API's is in dollars. Each
+    // reading is a maybe — unless the currency has no minor unit (¥12999 either way).
+    const places = minorDigits(currency);
+    if (words.includes('amount') && sibling === currency && Number.isInteger(value) && places > 0) {
+      const unsure = `${key}: ${value} in ${currency} or in its minor unit?`;
+      return [
+        ...moneyObserved(value, [currency]).map((r) => ({ ...r, unsure })),
+        ...moneyObserved(value / 10 ** places, [currency]).map((r) => ({ ...r, unsure })),
+        ...digits,
+      ];
+    }
+    return [...moneyObserved(value, [currency]), ...digits];
+  }
   const unit = key === undefined ? undefined : unitOfKey(key);
   if (unit) {
     const base = at(unit[0], value * unit[1]);

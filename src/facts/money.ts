@@ -1,72 +1,151 @@
-// Money as people write it: symbols and codes before or after, either separator convention,
-// cents and currency words, and an amount's readings in its currency.
-
-import { at, type Mention, MONEY_DIMS, type Pass, pass, type Reading } from './readings.js';
+// Money as people write it: symbols and codes before or after (`$129.99`, `C$129.99`, `EUR 12,50`,
+// `12,50 €`, `CHF 1'234.50`), either separator convention, accounting negatives (`($25.00)`,
+// `-$25`, `$-25`, `−25 €`, `25.00 CR`), cents and currency words, and an amount's readings in the
+// currencies it may be in. How many decimals a currency has decides `¥12.999` (twelve thousand)
+// and `KWD 1.250` (one and a quarter); for others the rest of the text does, else it is ambiguous.
+import { decimalComma } from './conventions.js';
+import { CURRENCY_CODES, CURRENCY_WORDS, minorDigits, SYMBOL, symbolCurrencies } from './currencies.js';
 import {
-  AMOUNT,
-  CURRENCY_CODES,
-  CURRENCY_SYMBOLS,
-  CURRENCY_WORDS,
-  MAGNITUDE,
-  NUM_START,
-  parseAmount,
-} from './written.js';
-export function moneyClaim(value: number, tolerance: number, currency: string | undefined): Reading[] {
-  const dims = currency === undefined ? ['n', ...MONEY_DIMS] : ['n', '$', `$${currency}`];
-  const out = dims.map((d) => at(d, value, tolerance));
+  ambiguousMention,
+  at,
+  type Conventions,
+  type Made,
+  MONEY_DIMS,
+  type Pass,
+  pass,
+  type Reading,
+} from './readings.js';
+import { AMOUNT, MAGNITUDE, NUM_START, parseAmount } from './written.js';
+
+/**
+ * An amount claimed in `currencies` (undefined: none written): found among amounts in one of them,
+ * or — loosely — among amounts observed with no currency and bare numbers; with no currency written
+ * among amounts in any. A positive amount also restates a negative one's size (`mag`: "refunded $25").
+ */
+export function moneyClaim(value: number, tolerance: number, currencies: readonly string[] | undefined): Reading[] {
+  const out =
+    currencies === undefined
+      ? ['n', ...MONEY_DIMS].map((d) => at(d, value, tolerance))
+      : [
+          ...currencies.map((c) => at(`$${c}`, value, tolerance)),
+          ...['n', '$'].map((d) => ({ ...at(d, value, tolerance), loose: currencies })),
+        ];
   if (value > 0) out.push(at('mag', value, tolerance));
   return out;
 }
 
-export function moneyObserved(value: number, currency: string | undefined): Reading[] {
-  const out = [at(currency === undefined ? '$' : `$${currency}`, value)];
+/** An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…) maybe. */
+export function moneyObserved(value: number, currencies: readonly string[] | undefined): Reading[] {
+  const [first, ...others] = currencies ?? [];
+  const out: Reading[] = [at(first === undefined ? '$' : `$${first}`, value)];
+  for (const c of others) out.push({ ...at(`$${c}`, value), unsure: `the symbol names ${first} or ${c}` });
   if (value < 0) out.push(at('mag', -value));
   return out;
 }
 
-/** A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up (0.15% is not 0.15). */
 const CODES = CURRENCY_CODES.join('|');
+/** A code written before an amount: with a space (`KWD 1.250`), or glued for the common ones (`USD40`); `BHD1000` is an id. */
+const CODE_BEFORE = `\\b(?:(${CODES})\\s|(USD|EUR|GBP|JPY|CAD|AUD|CHF)\\s?)`;
+const SCALE = '(?:\\s?(k|K|M|bn|B|thousand|million|billion)\\b)?';
+
+/** An amount as written, signed, in `currencies`; `12.999` is read by the currency's decimals, else by the text. */
 function money(
-  sign: string | undefined,
+  negative: boolean,
   written: string,
-  currency: string | undefined,
+  currencies: readonly string[] | undefined,
   scaleWord: string | undefined,
-): Omit<Mention, 'start' | 'end' | 'text'> {
-  const parsed = parseAmount(written);
-  if (parsed === 'ambiguous' || parsed === undefined)
-    return { kind: 'money', claim: [], observed: [], ambiguous: `${written}: thousands or decimals?` };
+  conventions: () => Conventions,
+): Made | undefined {
   const scale = scaleWord === undefined ? 1 : MAGNITUDE[scaleWord]!;
-  const value = (sign === undefined ? 1 : -1) * parsed.value * scale;
-  const tol = 0.5 * 10 ** -parsed.decimals * scale;
-  return { kind: 'money', value, claim: moneyClaim(value, tol, currency), observed: moneyObserved(value, currency) };
+  const read = (thousands: boolean | undefined) => {
+    const parsed = parseAmount(written, thousands);
+    if (parsed === undefined || parsed === 'ambiguous') return undefined;
+    const value = (negative ? -1 : 1) * parsed.value * scale;
+    const tol = 0.5 * 10 ** -parsed.decimals * scale;
+    return { value, claim: moneyClaim(value, tol, currencies), observed: moneyObserved(value, currencies) };
+  };
+  const parsed = parseAmount(written);
+  if (parsed === undefined) return undefined;
+  if (parsed !== 'ambiguous') return { kind: 'money', ...read(undefined)! };
+  // `12.999`: a dot before three digits. A currency with no minor unit has no decimals; one with
+  // three has three; else the text's other numbers say which separator is decimal.
+  const digits = currencies?.length === 1 ? minorDigits(currencies[0]) : 2;
+  const comma = digits === 0 ? true : digits === 3 ? false : decimalComma(conventions());
+  if (comma !== undefined) return { kind: 'money', ...read(comma)! };
+  const [asThousands, asDecimals] = [read(true)!, read(false)!];
+  return {
+    ...ambiguousMention('money', `${written}: thousands or decimals?`, [
+      { as: String(asThousands.value), ...asThousands },
+      { as: String(asDecimals.value), ...asDecimals },
+    ]),
+  };
 }
 
+/** `CR` / `DR` after an amount: a credit is written as a negative (a debit-normal ledger's sign). */
+const LEDGER = '(?:\\s?(CR|DR|Cr|Dr)\\b)?';
+
 export const MONEY_PASSES: Pass[] = [
-  // Money: $129.99, -$25, €1.299,00, $1.2k, USD 40, 1 299,00 €, 40 USD, 12999 cents, 30 dollars.
+  // Accounting parentheses: ($25.00), (€1.299,00), (25.00 USD) — a negative amount.
   pass(
     new RegExp(
-      `(?:(?<![\\w.])([-−])\\s?)?(?:([$€£¥])\\s?|\\b(${CODES})\\s?)${AMOUNT}(?:\\s?(k|K|M|bn|B|thousand|million|billion)\\b)?`,
+      `(?<![\\w.])\\((?:(${SYMBOL})\\s?|\\b(${CODES})\\s?)${AMOUNT}\\)|(?<![\\w.])\\(${AMOUNT}\\s?(${CODES}|${SYMBOL})\\)`,
       'g',
     ),
-    (m) => money(m[1], m[4]!, m[2] === undefined ? m[3] : CURRENCY_SYMBOLS[m[2]], m[5]),
+    (m, c) => money(true, m[3] ?? m[4]!, currenciesOf(m[1] ?? m[2] ?? m[5]!), undefined, c),
   ),
-  pass(new RegExp(`${NUM_START}${AMOUNT}\\s?(${CODES}|dollars?|euros?|yen|cents?|¢|[$€£¥])(?![A-Za-z])`, 'g'), (m) => {
-    const unit = m[2]!;
-    if (!/^(cents?|¢)$/.test(unit))
-      return money(undefined, m[1]!, CURRENCY_SYMBOLS[unit] ?? CURRENCY_WORDS[unit.toLowerCase()] ?? unit, undefined);
-    const parsed = parseAmount(m[1]!);
-    if (parsed === 'ambiguous' || parsed === undefined)
-      return { kind: 'money', claim: [], observed: [], ambiguous: `${m[1]}: thousands or decimals?` };
-    const value = parsed.value / 100;
-    const tol = (0.5 * 10 ** -parsed.decimals) / 100;
-    return {
-      kind: 'money',
-      value,
-      claim: moneyClaim(value, tol, undefined),
-      observed: [at('q', parsed.value), ...moneyObserved(value, undefined)],
-    };
-  }),
+  // Money: $129.99, -$25, $-25, C$129.99, €1.299,00, $1.2k, USD 40, 25.00 CR.
+  pass(
+    new RegExp(`(?:(?<![\\w.])([-−])\\s?)?(?:(${SYMBOL})\\s?|${CODE_BEFORE})${AMOUNT}${SCALE}${LEDGER}`, 'g'),
+    (m, c) => signed(m[1], m[5]!, currenciesOf(m[2] ?? m[3] ?? m[4]!), m[6], m[7], c),
+  ),
+  // 1 299,00 €, 40 USD, 12,50 EUR, 30 dollars, 25.00 USD CR, 12999 cents.
+  pass(
+    new RegExp(
+      `${NUM_START}${AMOUNT}\\s?(${CODES}|${SYMBOL}|dollars?|euros?|pounds?|yen|yuan|won|rupees?|cents?|¢)(?![A-Za-z])${LEDGER}`,
+      'g',
+    ),
+    (m, c) => {
+      const unit = m[2]!;
+      if (!/^(cents?|¢)$/.test(unit))
+        return signed(undefined, m[1]!, currenciesOf(unit) ?? CURRENCY_WORDS[unit.toLowerCase()], undefined, m[3], c);
+      const parsed = parseAmount(m[1]!, false);
+      if (parsed === 'ambiguous' || parsed === undefined) return undefined;
+      const value = parsed.value / 100;
+      const tol = (0.5 * 10 ** -parsed.decimals) / 100;
+      return {
+        kind: 'money',
+        value,
+        claim: moneyClaim(value, tol, undefined),
+        observed: [at('q', parsed.value), ...moneyObserved(value, undefined)],
+      };
+    },
+  ),
+  // A ledger amount with no currency: 25.00 CR, 1,299.00 DR.
+  pass(new RegExp(`${NUM_START}${AMOUNT}\\s?(CR|DR|Cr|Dr)\\b`, 'g'), (m, c) =>
+    signed(undefined, m[1]!, undefined, undefined, m[2], c),
+  ),
 ];
+
+function currenciesOf(written: string): readonly string[] | undefined {
+  return /^[A-Z]{3}$/.test(written) ? [written] : symbolCurrencies(written);
+}
+
+/** The sign is a minus before the amount or in it (`-$25`, `$-25`, `−25 €`), or a ledger's `CR`. */
+function signed(
+  minus: string | undefined,
+  written: string,
+  currencies: readonly string[] | undefined,
+  scaleWord: string | undefined,
+  ledger: string | undefined,
+  c: () => Conventions,
+): Made | undefined {
+  const inner = /^[-−]/.test(written);
+  const body = written.replace(/^[-−]/, '');
+  const credit = ledger !== undefined && ledger.toUpperCase() === 'CR';
+  if (ledger !== undefined && (minus !== undefined || inner)) return undefined;
+  return money((minus !== undefined) !== inner || credit, body, currencies, scaleWord, c);
+}
+
 export const MONEY_KEY_WORDS = new Set([
   'amount',
   'refund',

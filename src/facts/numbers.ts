@@ -1,7 +1,18 @@
 // Numbers as people write them: percentages, quantities with units, magnitudes (12.5k), ordinals,
 // plain numbers and number words.
 
-import { at, digitKeys, halfUnit, num, type Pass, pass, plainClaim, type Reading } from './readings.js';
+import {
+  ambiguousMention,
+  at,
+  digitKeys,
+  halfUnit,
+  type Made,
+  num,
+  type Pass,
+  pass,
+  plainClaim,
+  type Reading,
+} from './readings.js';
 import { MAGNITUDE, NUM, NUM_START, NUMBER_WORD, parseNumber, UNIT_ALT, UNITS, wordsValue } from './written.js';
 /** A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up (0.15% is not 0.15). */
 export function percentClaim(value: number, tolerance: number): Reading[] {
@@ -44,20 +55,34 @@ export const QUANTITY_PASSES: Pass[] = [
   }),
 ];
 
+/** A plain number's readings; its digits as written also match an id typed without its prefix. */
+function plainNumber(value: number, digits: string): Made & { value: number } {
+  return {
+    kind: 'number',
+    value,
+    claim: [...plainClaim(value), ...digitKeys(digits, 'claim')],
+    observed: [num(value), ...digitKeys(digits, 'observed')],
+  };
+}
+
 /** Plain numbers and number words: read last. */
 export const NUMBER_PASSES: Pass[] = [
-  // Plain numbers: 12,500, 189.00, #7713.
-  pass(/(?<![\w.,])#?-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])(?!,\d{3})/g, (m) => {
+  // Plain numbers: 12,500, 189.00, #7713, −25. A lone `1,234` or `12.999` is read by the rest of
+  // the text: with a decimal comma elsewhere `1,234` is 1.234 and `12.999` is 12999; with both
+  // conventions shown it is ambiguous; with neither, `1,234` is thousands and `12.999` a decimal.
+  pass(/(?<![\w.,])#?[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])(?!,\d{3})/g, (m, c) => {
     const written = m[0].replace(/^#/, '');
-    const value = parseNumber(written);
-    if (!Number.isFinite(value)) return undefined;
-    const digits = written.replace(/^-/, '');
-    return {
-      kind: 'number',
-      value,
-      claim: [...plainClaim(value), ...digitKeys(digits, 'claim')],
-      observed: [num(value), ...digitKeys(digits, 'observed')],
-    };
+    const digits = written.replace(/^[-−]/, '');
+    const lone = /^\d{1,3},\d{3}$/.test(digits) || /^\d+\.\d{3}$/.test(digits);
+    if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
+    const sign = digits === written ? 1 : -1;
+    const thousands = plainNumber(sign * Number(digits.replace(/[.,]/, '')), digits);
+    const decimal = plainNumber(sign * Number(digits.replace(',', '.')), digits);
+    if (!c().decimalPoint) return digits.includes(',') ? decimal : thousands;
+    return ambiguousMention('number', `${written}: thousands or decimals?`, [
+      { as: String(thousands.value), claim: thousands.claim, observed: thousands.observed },
+      { as: String(decimal.value), claim: decimal.claim, observed: decimal.observed },
+    ]);
   }),
   // Number words: three, twenty-five, one hundred twenty.
   pass(

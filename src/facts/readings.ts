@@ -1,6 +1,7 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
-import { CURRENCY_CODES, DECIMAL_COMMA, foldText } from './written.js';
+import { CURRENCY_CODES } from './currencies.js';
+import { DECIMAL_COMMA, foldText } from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -19,6 +20,16 @@ export interface Reading {
   tolerance?: number;
   /** Keyed readings (dates, times, ids). */
   key?: string;
+  /**
+   * Observed: a reading the value only may have, and why (`01/12/2026` as 1 December: day or
+   * month first?). A claim that matches only such readings is undecided, never grounded.
+   */
+  unsure?: string;
+  /**
+   * Claimed: a reading that matches an amount observed with no currency. It grounds the claim
+   * when the run names no other currency than the claim's; else the claim is undecided.
+   */
+  loose?: readonly string[];
 }
 
 export interface Mention {
@@ -35,6 +46,34 @@ export interface Mention {
   observed: Reading[];
   /** Why the mention cannot be read as one fact (`12.999`: thousands or decimals?); it then grounds nothing. */
   ambiguous?: string;
+  /**
+   * When the text does not settle which fact an ambiguous mention states, the facts it may state
+   * (`01/12/2026`: 1 December or January 12): the world may settle it — every reading grounded,
+   * none, or some (then the verdict is "can't tell").
+   */
+  alternatives?: Array<{ as: string; claim: Reading[]; observed: Reading[] }>;
+}
+
+/** What the rest of a text shows of the way it writes numbers and dates. */
+export interface Conventions {
+  /** A date written day first (25/12/2026, 25.12.2026) or a decimal comma. */
+  dayFirst: boolean;
+  /** A date written month first that cannot be read otherwise (12/25/2026). */
+  monthFirst: boolean;
+  /** A decimal comma (1.299,00; 12,50 €; 1,5 kg). */
+  decimalComma: boolean;
+  /** A decimal point (1,299.00; $12.50; 129.99 USD). */
+  decimalPoint: boolean;
+}
+
+/** An ambiguous mention of `kind`: the readings it may have, each observed only as a maybe. */
+export function ambiguousMention(
+  kind: MentionKind,
+  why: string,
+  alternatives: Array<{ as: string; claim: Reading[]; observed: Reading[] }>,
+): Made {
+  const observed = alternatives.flatMap((a) => a.observed.map((r) => ({ ...r, unsure: why })));
+  return { kind, claim: [], observed, ambiguous: why, alternatives };
 }
 
 /** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
@@ -110,7 +149,8 @@ export function idReadings(id: string, role: 'claim' | 'observed'): Reading[] {
 /** One reading pass: a pattern, what a match reads as, and whether it can only match text with a digit. */
 export interface Pass {
   re: RegExp;
-  make: (m: RegExpExecArray) => Omit<Mention, 'start' | 'end' | 'text'> | undefined;
+  /** `conventions` reads the rest of the text (once, and only when a form needs it). */
+  make: (m: RegExpExecArray, conventions: () => Conventions) => Made | undefined;
   digits: boolean;
 }
 
