@@ -119,7 +119,7 @@ export function valueReadings(
     // reading is a maybe — unless the currency has no minor unit (¥12999 either way).
     const places = minorDigits(currency);
     if (words.includes('amount') && sibling === currency && Number.isInteger(value) && places > 0) {
-      const unsure = `${key}: ${value} in ${currency} or in its minor unit?`;
+      const unsure = `${currency} ${value} or ${value / 10 ** places}?`;
       return [
         ...moneyObserved(value, [currency]).map((r) => ({ ...r, unsure })),
         ...moneyObserved(value / 10 ** places, [currency]).map((r) => ({ ...r, unsure })),

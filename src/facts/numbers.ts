@@ -22,7 +22,10 @@ export function percentClaim(value: number, tolerance: number): Reading[] {
 }
 
 export function percentObserved(value: number): Reading[] {
-  return [at('pct', value), at('q', value), at('q', value / 100)];
+  // As with a claim, 0.15% does not restate a bare 0.15; 15% restates 15.
+  const out = [at('pct', value), at('q', value / 100)];
+  if (Math.abs(value) >= 1) out.push(at('q', value));
+  return out;
 }
 
 /** Percentages, quantities, magnitudes and ordinals: read before ids. */
