@@ -32,7 +32,7 @@ export type Verdict =
 
 /** An observation as a verdict names it: `price: 12999 (step 2)`. */
 function shown(match: FactMatch): string {
-  return `${match.observed} (${match.source.label})`;
+  return match.source.label === '' ? match.observed : `${match.observed} (${match.source.label})`;
 }
 
 /** A reading's place among the maybes. */

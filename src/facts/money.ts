@@ -37,7 +37,7 @@ export function moneyClaim(value: number, tolerance: number, currencies: readonl
 /** An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…) maybe. */
 export function moneyObserved(value: number, currencies: readonly string[] | undefined): Reading[] {
   const [first, ...others] = currencies ?? [];
-  const out: Reading[] = [at(first === undefined ? '$' : `$${first}`, value)];
+  const out: Reading[] = first === undefined ? [at('$', value)] : [at(`$${first}`, value), at('$*', value)];
   for (const c of others) out.push({ ...at(`$${c}`, value), unsure: `the symbol names ${first} or ${c}` });
   if (value < 0) out.push(at('mag', -value));
   return out;

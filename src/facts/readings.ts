@@ -1,6 +1,5 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
-import { CURRENCY_CODES } from './currencies.js';
 import { DECIMAL_COMMA, foldText } from './written.js';
 
 /** What a mention is. */
@@ -96,14 +95,16 @@ export function num(value: number, tolerance = 0): Reading {
  * Numeric dimensions. `n`: a bare number (12, 0.15, a JSON number under a plain key). `q`: the
  * number as written of a quantity stated with a qualifier (the 90 of "90 min", the 12999 of
  * `total_cents`, the 15 of "15%"). `$USD`, `$EUR`…: an amount in that currency; `$`: an amount
- * in an unknown currency (cents). `pct`: a percentage as written. `mag`: the size of a negative
- * amount (a refund of -2500 cents is "a refund of $25.00"). Base-unit dimensions (`time`…) hold
+ * in an unknown currency (cents); `$*`: an amount in any known one (indexed there too, so a
+ * number claimed with no currency is one lookup, not one per currency). `pct`: a percentage as
+ * written. `mag`: the size of a negative amount (a refund of -2500 cents is "a refund of
+ * $25.00"). Base-unit dimensions (`time`…) hold
  * quantities. A claim looks only where its own kind of fact can be: a plain number anywhere but
  * quantities, an amount among bare numbers and amounts of its currency, a quantity among bare
  * numbers and quantities of its dimension — so "$129.99" is never grounded by "€129.99", "90 min"
  * never by "90 s".
  */
-export const MONEY_DIMS = ['$', ...CURRENCY_CODES.map((c) => `$${c}`)];
+export const MONEY_DIMS = ['$', '$*'];
 
 export function plainClaim(value: number, tolerance = 0): Reading[] {
   return ['n', 'q', ...MONEY_DIMS].map((d) => at(d, value, tolerance));

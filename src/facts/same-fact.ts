@@ -7,7 +7,8 @@ import { mentionsIn } from './mentions.js';
 import { idCore } from './readings.js';
 import { foldText } from './written.js';
 
-const SOURCE = { pos: 0, label: 'the other value' };
+/** The source of a value compared: it has no label (a verdict names the value itself). */
+const SOURCE = { pos: 0, label: '' };
 
 /**
  * True when `expected` (found under `keys.expected`) and `actual` (under `keys.actual`) state the
@@ -61,7 +62,8 @@ export function factVerdict(
   if (one.verdict === 'same') return one;
   const other = grounds(e, keys.expected, a, keys.actual);
   if (other.verdict === 'same') return other;
-  return one.verdict === 'cant-tell' ? one : other;
+  // Both undecided: the reason the written form gives (its readings) says more than the maybe it matches.
+  return other.verdict === 'cant-tell' ? other : one;
 }
 
 /** Whether `value` (under `key`) is grounded by an index of `by` alone: every fact it states. */

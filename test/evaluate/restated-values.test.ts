@@ -171,10 +171,15 @@ describe('execution and state expectations compare values by the fact they state
       'WRONG_EXECUTION_PARAMETERS',
     );
     expect(codes('Booked FL-101.', {}, `  ${params}`, { refundable: 'yes', depart_date: '2026-12-01' })).toEqual([]);
-    // 01/12/2026 is December 1 day first and January 12 month first: it is not shown to be December 1.
-    expect(codes('Booked FL-101.', {}, `  ${params}`, { refundable: 'yes', depart_date: '01/12/2026' })).toContain(
-      'WRONG_EXECUTION_PARAMETERS',
-    );
+    // 01/12/2026 is December 1 day first and January 12 month first: it is not shown to be December 1,
+    // and the finding says it could not be told.
+    const ambiguous = evaluateRecording(
+      bookingRun('Booked FL-101.', {}, { refundable: 'yes', depart_date: '01/12/2026' }),
+      contract(`  ${params}`),
+    ).findings.filter((f) => f.code === 'WRONG_EXECUTION_PARAMETERS');
+    expect(ambiguous.map((f) => f.message)).toEqual([
+      `step 4 book_flight (POST http://127.0.0.1:1/bookings): depart_date="01/12/2026" (expected "2026-12-01"); can't tell: 01/12/2026: day or month first? Read as 2026-12-01 it matches depart_date: 2026-12-01; read as 2026-01-12 nothing does`,
+    ]);
   });
 
   it('a bound in dollars holds an amount in minor units under any cents-like key (price_minor, priceInCents)', () => {
