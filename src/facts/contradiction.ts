@@ -4,7 +4,8 @@
 // another passenger, the amount is more than the order's total or over the user's budget. Works on
 // any schema: entities are observed JSON objects with an id; owners are attributes named after a
 // party (customer, owner, account, tenant, passenger, user, …); amounts are amount-like fields.
-import { idCore, type Mention, mentionsIn } from './mentions.js';
+import { mentionsIn } from './mentions.js';
+import { idCore, type Mention } from './readings.js';
 import { isMinorUnitKey, keyWords } from './written.js';
 
 /** Where an observation came from (same ordering as FactSource: known at `bound` when pos <= bound). */

@@ -2,8 +2,11 @@
 // amount, date and word goes in under its canonical readings, with the earliest source that
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
-import { idReadings, type Mention, mentionsIn, type Reading, valueReadings } from './mentions.js';
-import { CURRENCY_CODES, foldText } from './written.js';
+
+import { isCurrencyCode } from './currencies.js';
+import { mentionsIn, valueReadings } from './mentions.js';
+import { idReadings, type Mention, type Reading } from './readings.js';
+import { foldText } from './written.js';
 
 /** Where an observed fact came from. */
 export interface FactSource {
@@ -19,6 +22,23 @@ export interface FactMatch {
   source: FactSource;
   /** The observed text that grounds it ("total_cents: 12999", "#7713"). */
   observed: string;
+}
+
+/** Whether an observed fact is the one claimed: "same", "different" or "can't tell" (and why). */
+export type Verdict =
+  | { verdict: 'same'; match: FactMatch }
+  | { verdict: 'different'; why?: string }
+  | { verdict: 'cant-tell'; why: string; match: FactMatch };
+
+/** An observation as a verdict names it: `price: 12999 (step 2)`. */
+function shown(match: FactMatch): string {
+  return match.source.label === '' ? match.observed : `${match.observed} (${match.source.label})`;
+}
+
+/** A reading's place among the maybes. */
+function maybe(r: Reading): Reading {
+  const { loose: _loose, ...rest } = r;
+  return rest.key !== undefined ? { ...rest, key: `?${rest.key}` } : { ...rest, dim: `?${rest.dim}` };
 }
 
 interface Entry {
@@ -54,6 +74,8 @@ export class FactIndex {
   /** Word tokens and adjacent pairs, for names, emails and codes: built on the first phrase lookup. */
   private phrases: Map<string, Entry> | undefined;
   private readonly phraseTexts: Array<{ text: string; source: FactSource; key: string | undefined }> = [];
+  /** The currencies the observations state amounts in. */
+  private readonly currencies = new Set<string>();
 
   /**
    * `signed`: an amount's sign always counts. By default an unsigned amount claimed ("refunded
@@ -152,6 +174,13 @@ export class FactIndex {
 
   private put(r: Reading, source: FactSource, observed: string): void {
     if (r.dim === 'mag' && this.options.signed === true) return;
+    // A maybe is kept apart: a claim it alone matches is undecided.
+    if (r.unsure !== undefined) {
+      const { unsure, ...sure } = r;
+      this.put(maybe(sure), source, `${observed} (${unsure})`);
+      return;
+    }
+    if (/^\$[A-Z]{3}$/.test(r.dim)) this.currencies.add(r.dim.slice(1));
     if (r.key !== undefined) {
       this.keep(this.keyed, r.key, source, observed);
       return;
@@ -208,9 +237,52 @@ export class FactIndex {
     return best && { source: best.source, observed: best.observed };
   }
 
-  /** Grounds a mention found in a claim (an answer, an argument). */
+  /** Grounds a mention found in a claim (an answer, an argument): its match when the verdict is "same". */
   groundMention(m: Mention, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
-    return this.first(m.claim, bound);
+    const v = this.verdict(m, bound);
+    return v.verdict === 'same' ? v.match : undefined;
+  }
+
+  /**
+   * Whether what was observed states the fact a mention claims: "same", "different", or "can't
+   * tell" when the text or the world does not settle it — a date that is December 1 day first and
+   * January 12 month first and only one of them observed, an amount matched only by one the world
+   * may state in another unit or currency.
+   */
+  verdict(m: Mention, bound = Number.POSITIVE_INFINITY): Verdict {
+    if (m.alternatives !== undefined && m.alternatives.length > 0) {
+      const read = m.alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
+      if (read.every((r) => r.v.verdict === 'same')) return read[0]!.v;
+      const hit = read.find((r) => r.v.verdict !== 'different');
+      if (hit === undefined || hit.v.verdict === 'different') return { verdict: 'different', why: m.ambiguous };
+      const miss = read.find((r) => r.v.verdict === 'different');
+      const why = `${m.ambiguous} Read as ${hit.as} it matches ${shown(hit.v.match)}${miss ? `; read as ${miss.as} nothing does` : ''}`;
+      return { verdict: 'cant-tell', why, match: hit.v.match };
+    }
+    if (m.ambiguous !== undefined && m.claim.length === 0) return { verdict: 'different', why: m.ambiguous };
+    return this.readingsVerdict(m.claim, bound);
+  }
+
+  /** The verdict on claim readings: a sure match, a loose one the run's currencies allow, a maybe. */
+  private readingsVerdict(readings: Reading[], bound: number): Verdict {
+    const sure = this.first(
+      readings.filter((r) => r.loose === undefined),
+      bound,
+    );
+    if (sure !== undefined) return { verdict: 'same', match: sure };
+    const looseReadings = readings.filter((r) => r.loose !== undefined);
+    const loose = this.first(looseReadings, bound);
+    if (loose !== undefined) {
+      const named = looseReadings[0]!.loose!;
+      const others = [...this.currencies].filter((c) => !named.includes(c)).sort();
+      if (others.length === 0) return { verdict: 'same', match: loose };
+      const why = `${shown(loose)} names no currency, and amounts are observed in ${others.join(', ')}`;
+      return { verdict: 'cant-tell', why, match: loose };
+    }
+    const maybeMatch = this.first(readings.map(maybe), bound);
+    if (maybeMatch !== undefined)
+      return { verdict: 'cant-tell', why: `it matches only ${shown(maybeMatch)}`, match: maybeMatch };
+    return { verdict: 'different' };
   }
 
   /**
@@ -246,6 +318,12 @@ export class FactIndex {
    * Grounds a value as a structured source states it: a number under its key (`amount_cents`
    * 12999 is grounded by "$129.99"), a string as an id, then as the facts it mentions.
    */
+  /** The verdict on a number found under `key` (`amount_cents` 12999 against what was observed). */
+  valueVerdict(value: number, key?: string, bound = Number.POSITIVE_INFINITY): Verdict {
+    if (!Number.isFinite(value)) return { verdict: 'different' };
+    return this.readingsVerdict(valueReadings(value, key, 'claim'), bound);
+  }
+
   groundValue(value: unknown, key?: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
     if (typeof value === 'number')
       return Number.isFinite(value) ? this.first(valueReadings(value, key, 'claim'), bound) : undefined;
@@ -275,8 +353,7 @@ const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode'];
 function currencyField(value: Record<string, unknown>): string | undefined {
   for (const f of CURRENCY_FIELDS) {
     const c = value[f];
-    if (typeof c === 'string' && (CURRENCY_CODES as readonly string[]).includes(c.toUpperCase()))
-      return c.toUpperCase();
+    if (typeof c === 'string' && isCurrencyCode(c)) return c.toUpperCase();
   }
   return undefined;
 }

@@ -45,7 +45,7 @@ const dateForms = (t: { y: number; m: number; d: number; h: number; mi: number }
   `${MONTHS[t.m - 1]} ${t.d}, ${t.y}`,
   `${LONG[t.m - 1]} ${t.d}, ${t.y}`,
   `${t.d} ${LONG[t.m - 1]} ${t.y}`,
-  `${t.m}/${t.d}/${t.y}`,
+  ...(t.d > 12 || t.d === t.m ? [`${t.m}/${t.d}/${t.y}`] : []),
   `${t.y}-${pad(t.m)}-${pad(t.d)}`,
   `${MONTHS[t.m - 1]} ${t.d}, ${clock(t.h, t.mi)}`,
   `${MONTHS[t.m - 1]} ${t.d}, ${t.y} at ${clock(t.h, t.mi)}`,

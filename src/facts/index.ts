@@ -12,17 +12,9 @@ export {
   type TaskFact,
   taskFacts,
 } from './contradiction.js';
-export { FactIndex, type FactMatch, type FactSource } from './fact-index.js';
+export { FactIndex, type FactMatch, type FactSource, type Verdict } from './fact-index.js';
 export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
-export {
-  idCore,
-  idDigits,
-  idReadings,
-  type Mention,
-  type MentionKind,
-  mentionsIn,
-  type Reading,
-  valueReadings,
-} from './mentions.js';
-export { sameFact } from './same-fact.js';
+export { mentionsIn, valueReadings } from './mentions.js';
+export { idCore, idDigits, idReadings, type Mention, type MentionKind, type Reading } from './readings.js';
+export { type FactVerdict, factVerdict, sameFact } from './same-fact.js';
 export { isMinorUnitKey, keyWords, parseNumber, unitOfKey } from './written.js';

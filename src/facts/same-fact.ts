@@ -2,11 +2,13 @@
 // 2026-11-20 and 2026-11-20T14:05:00Z, O-7731 and o7731, Zoë and Zoe, true and "yes"), each under
 // the key it was found at. A near miss is a different fact: O-7713 is not O-7731, €129.99 is not
 // $129.99, "Dana" is not "Dana Reyes", 12.999 is not 12999.
-import { FactIndex } from './fact-index.js';
-import { idCore, mentionsIn } from './mentions.js';
+import { FactIndex, type Verdict } from './fact-index.js';
+import { mentionsIn } from './mentions.js';
+import { idCore } from './readings.js';
 import { foldText } from './written.js';
 
-const SOURCE = { pos: 0, label: 'value' };
+/** The source of a value compared: it has no label (a verdict names the value itself). */
+const SOURCE = { pos: 0, label: '' };
 
 /**
  * True when `expected` (found under `keys.expected`) and `actual` (under `keys.actual`) state the
@@ -22,27 +24,67 @@ export function sameFact(
   actual: unknown,
   keys: { expected?: string; actual?: string } = {},
 ): boolean {
-  if (expected === actual) return true;
-  const truth = sameTruth(expected, actual);
-  if (truth !== undefined) return truth;
-  if (!isScalar(expected) || !isScalar(actual)) return false;
-  if (String(expected) === String(actual)) return true;
-  // Digits with a leading zero are a code (a zip code, `007`), not the number they would read as.
-  if (isDigitCode(expected) || isDigitCode(actual)) return sameWords(String(expected), String(actual));
-  const e = asNumber(expected);
-  const a = asNumber(actual);
-  if (typeof e === 'string' && typeof a === 'string' && !hasFacts(e) && !hasFacts(a)) return sameWords(e, a);
-  return grounds(a, keys.actual, e, keys.expected) || grounds(e, keys.expected, a, keys.actual);
+  return factVerdict(expected, actual, keys).verdict === 'same';
 }
 
-/** `value` (under `key`) is grounded by an index of `by` alone: every fact it states, none missing. */
-function grounds(by: string | number, byKey: string | undefined, value: string | number, key: string | undefined) {
+/** Whether two values state the same fact: "same", "different", or "can't tell" (and why). */
+export interface FactVerdict {
+  verdict: 'same' | 'different' | 'cant-tell';
+  why?: string;
+}
+
+/**
+ * The verdict behind `sameFact`: "can't tell" when the values do not settle it — `01/12/2026`
+ * (no other date or decimal comma beside it to say day or month first) against one of its two
+ * readings, `amount: 12999` with `currency: "usd"` (cents, as Stripe writes it, or dollars?)
+ * against $129.99 or $12,999.
+ */
+export function factVerdict(
+  expected: unknown,
+  actual: unknown,
+  keys: { expected?: string; actual?: string } = {},
+): FactVerdict {
+  const same: FactVerdict = { verdict: 'same' };
+  const different: FactVerdict = { verdict: 'different' };
+  if (expected === actual) return same;
+  const truth = sameTruth(expected, actual);
+  if (truth !== undefined) return truth ? same : different;
+  if (!isScalar(expected) || !isScalar(actual)) return different;
+  if (String(expected) === String(actual)) return same;
+  // Digits with a leading zero are a code (a zip code, `007`), not the number they would read as.
+  if (isDigitCode(expected) || isDigitCode(actual))
+    return sameWords(String(expected), String(actual)) ? same : different;
+  const e = asNumber(expected);
+  const a = asNumber(actual);
+  if (typeof e === 'string' && typeof a === 'string' && !hasFacts(e) && !hasFacts(a))
+    return sameWords(e, a) ? same : different;
+  const one = grounds(a, keys.actual, e, keys.expected);
+  if (one.verdict === 'same') return one;
+  const other = grounds(e, keys.expected, a, keys.actual);
+  if (other.verdict === 'same') return other;
+  // Both undecided: the reason the written form gives (its readings) says more than the maybe it matches.
+  return other.verdict === 'cant-tell' ? other : one;
+}
+
+/** Whether `value` (under `key`) is grounded by an index of `by` alone: every fact it states. */
+function grounds(
+  by: string | number,
+  byKey: string | undefined,
+  value: string | number,
+  key: string | undefined,
+): FactVerdict {
   const index = new FactIndex({ signed: true });
   index.addValue(by, SOURCE, byKey);
-  if (typeof value === 'number') return index.groundValue(value, key) !== undefined;
+  if (typeof value === 'number') return plain(index.valueVerdict(value, key));
   const mentions = mentionsIn(value);
-  if (mentions.length === 0 || mentions.some((m) => m.ambiguous !== undefined)) return false;
-  return mentions.every((m) => index.groundMention(m) !== undefined);
+  if (mentions.length === 0) return { verdict: 'different' };
+  const verdicts = mentions.map((m) => index.verdict(m));
+  const notSame = verdicts.find((v) => v.verdict === 'different') ?? verdicts.find((v) => v.verdict === 'cant-tell');
+  return notSame === undefined ? { verdict: 'same' } : plain(notSame);
+}
+
+function plain(v: Verdict): FactVerdict {
+  return { verdict: v.verdict, ...(v.verdict !== 'same' && v.why !== undefined && { why: v.why }) };
 }
 
 function hasFacts(text: string): boolean {

@@ -208,37 +208,22 @@ export function wordsValue(text: string): number | undefined {
   return seen ? total + current : undefined;
 }
 
-/** Currencies by code and by symbol (`$` is read as USD: the reader cannot tell CAD or AUD dollars apart). */
-export const CURRENCY_CODES = ['USD', 'EUR', 'GBP', 'JPY', 'CAD', 'AUD', 'CHF'] as const;
-export const CURRENCY_SYMBOLS: Record<string, string> = { $: 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY' };
-export const CURRENCY_WORDS: Record<string, string> = {
-  dollar: 'USD',
-  dollars: 'USD',
-  euro: 'EUR',
-  euros: 'EUR',
-  pound: 'GBP',
-  pounds: 'GBP',
-  yen: 'JPY',
-};
-/** The currency a key names by its last word (`amount_usd`, `priceEur`), if any. */
-export function currencyOfKey(key: string): string | undefined {
-  const last = keyWords(key).at(-1)?.toUpperCase();
-  return (CURRENCY_CODES as readonly string[]).includes(last ?? '') && keyWords(key).length > 1 ? last : undefined;
-}
-
-/** An amount as written in either convention: `1,299.00`, `1.299,00`, `1 299,00`, `129,99`, `-25`. */
-export const AMOUNT = '([-−]?(?:\\d{1,3}(?:[,.\\u00a0\\u202f ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?))';
+/** An amount as written in either convention: `1,299.00`, `1.299,00`, `1 299,00`, `1'234.50`, `129,99`, `-25`. */
+export const AMOUNT = "([-−]?(?:\\d{1,3}(?:[,.\\u00a0\\u202f '’]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?))";
 
 /**
  * Reads an amount written in either convention. The separator written last is the decimal one
  * when both are written (`1.299,00`, `1,299.00`); a lone `,` or `.` before one or two digits is
  * decimal (`129,99`, `129.99`); a lone `,` before three digits is thousands (`12,999`); a lone `.`
  * before three digits (`12.999`) is `'ambiguous'` (twelve thousand in Europe, twelve with three
- * decimals elsewhere). Returns the value and how many decimals were written.
+ * decimals elsewhere) unless `dotThousands` says which. Returns the value and how many decimals were written.
  */
-export function parseAmount(text: string): { value: number; decimals: number } | 'ambiguous' | undefined {
+export function parseAmount(
+  text: string,
+  dotThousands?: boolean,
+): { value: number; decimals: number } | 'ambiguous' | undefined {
   const negative = /^[-−]/.test(text);
-  const body = text.replace(/^[-−]/, '').replace(/[\u00a0\u202f ]/g, ' ');
+  const body = text.replace(/^[-−]/, '').replace(/[\u00a0\u202f '’]/g, ' ');
   const lastDot = body.lastIndexOf('.');
   const lastComma = body.lastIndexOf(',');
   let decimalAt = -1;
@@ -250,7 +235,10 @@ export function parseAmount(text: string): { value: number; decimals: number } |
       const tail = body.length - at - 1;
       const count = body.split(sep).length - 1;
       if (count === 1 && tail !== 3) decimalAt = at;
-      else if (count === 1 && tail === 3 && sep === '.' && !body.includes(' ')) return 'ambiguous';
+      else if (count === 1 && tail === 3 && sep === '.' && !body.includes(' ')) {
+        if (dotThousands === undefined) return 'ambiguous';
+        if (!dotThousands) decimalAt = at;
+      }
     }
   }
   const whole = (decimalAt < 0 ? body : body.slice(0, decimalAt)).replace(/[ ,.]/g, '');

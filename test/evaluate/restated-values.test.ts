@@ -79,6 +79,11 @@ const codes = (
   row?: Row,
 ) => evaluateRecording(bookingRun(answer, flight, args, row), contract(extra)).findings.map((f) => f.code);
 
+const undecided = (answer: string, flight: Record<string, unknown>) =>
+  evaluateRecording(bookingRun(answer, flight), contract())
+    .findings.filter((f) => f.code === 'LOW_CONFIDENCE_EVALUATION')
+    .map((f) => f.message);
+
 const claimMessages = (answer: string, flight: Record<string, unknown>) =>
   evaluateRecording(bookingRun(answer, flight), contract())
     .findings.filter((f) => f.code === 'UNSUPPORTED_CLAIM')
@@ -106,10 +111,16 @@ describe('the claim check reads money in any notation, and never across currenci
     expect(codes('Booked FL-101; we refunded $25.00 of the old fare.', { refund_cents: -2500 })).toEqual([]);
   });
 
-  it('12.999 as money is refused as ambiguous, and the message says so', () => {
-    expect(claimMessages('Booked FL-101 for €12.999.', { price: 12999 })).toEqual([
+  it('12.999 as money is ambiguous: matched by one reading it is "can\'t tell", by none unsupported', () => {
+    expect(claimMessages('Booked FL-101 for €12.999.', { price: 12999 })).toEqual([]);
+    expect(undecided('Booked FL-101 for €12.999.', { price: 12999 })).toEqual([
+      "can't tell whether the answer's amount €12.999 is right: 12.999: thousands or decimals? Read as 12999 it matches price: 12999 (step 2); read as 12.999 nothing does",
+    ]);
+    expect(claimMessages('Booked FL-101 for €12.999.', { price: 500 })).toEqual([
       'the answer states amount €12.999, which is ambiguous (12.999: thousands or decimals?) and so is not grounded',
     ]);
+    // A decimal comma elsewhere in the answer settles it: the dot separates thousands.
+    expect(codes('Booked FL-101 for €12.999 (taxes 2,50 €).', { price: 12999, tax: 2.5 })).toEqual([]);
   });
 });
 
@@ -151,16 +162,24 @@ describe('US zones are read on their date; without one the time is refused, neve
 });
 
 describe('execution and state expectations compare values by the fact they state', () => {
-  it('a part of the expected name is the wrong target; a boolean written "yes" and a US date are the right parameters', () => {
+  it('a part of the expected name is the wrong target; a boolean written "yes" is the right parameter, an ambiguous date is not', () => {
     const target = 'target: { passenger_name: Dana Reyes }';
     expect(codes('Booked FL-101.', {}, `  ${target}`, { passenger_name: 'Dana Reyes' })).toEqual([]);
     expect(codes('Booked FL-101.', {}, `  ${target}`, { passenger_name: 'Dana' })).toContain('WRONG_EXECUTION_TARGET');
     const params = "parameters: { refundable: true, depart_date: '2026-12-01' }";
-    expect(codes('Booked FL-101.', {}, `  ${params}`, { refundable: 'yes', depart_date: '12/01/2026' })).toEqual([]);
-    // 01/12/2026 is January 12 (month first), never December 1.
-    expect(codes('Booked FL-101.', {}, `  ${params}`, { refundable: 'yes', depart_date: '01/12/2026' })).toContain(
+    expect(codes('Booked FL-101.', {}, `  ${params}`, { refundable: 'yes', depart_date: '12/25/2026' })).toContain(
       'WRONG_EXECUTION_PARAMETERS',
     );
+    expect(codes('Booked FL-101.', {}, `  ${params}`, { refundable: 'yes', depart_date: '2026-12-01' })).toEqual([]);
+    // 01/12/2026 is December 1 day first and January 12 month first: it is not shown to be December 1,
+    // and the finding says it could not be told.
+    const ambiguous = evaluateRecording(
+      bookingRun('Booked FL-101.', {}, { refundable: 'yes', depart_date: '01/12/2026' }),
+      contract(`  ${params}`),
+    ).findings.filter((f) => f.code === 'WRONG_EXECUTION_PARAMETERS');
+    expect(ambiguous.map((f) => f.message)).toEqual([
+      `step 4 book_flight (POST http://127.0.0.1:1/bookings): depart_date="01/12/2026" (expected "2026-12-01"); can't tell: 01/12/2026: day or month first? Read as 2026-12-01 it matches depart_date: 2026-12-01; read as 2026-01-12 nothing does`,
+    ]);
   });
 
   it('a bound in dollars holds an amount in minor units under any cents-like key (price_minor, priceInCents)', () => {

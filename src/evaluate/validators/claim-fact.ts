@@ -2,7 +2,7 @@
 // amounts, percentages, quantities, dates, names) are grounded in what the agent observed (tool
 // results) or was told (the user's words) — in any form they may be restated in: 12999 cents as
 // "$129.99", 0.25 as "25%", an ISO timestamp as "Nov 20", O-7731 as "o7731".
-import { type FactMatch, type MentionKind, mentionsIn } from '../../facts/index.js';
+import { type FactMatch, type MentionKind, mentionsIn, type Verdict } from '../../facts/index.js';
 import { factsOf } from '../trajectory.js';
 import { round1 } from './required-field.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
@@ -23,7 +23,8 @@ const KIND: Record<MentionKind, Claim['kind']> = {
 };
 
 interface ClaimFound extends Claim {
-  ground(): FactMatch | undefined;
+  /** Same (grounded), different (no observation states it), or can't tell (the text or the world does not settle it). */
+  ground(): Verdict;
   /** Why the claim cannot be read as one fact (then it is grounded by nothing). */
   ambiguous?: string;
 }
@@ -43,7 +44,7 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
     claims.set(`${kind}:${m.text}`, {
       kind,
       text: m.text,
-      ground: () => index.groundMention(m),
+      ground: () => index.verdict(m),
       ...(m.ambiguous !== undefined && { ambiguous: m.ambiguous }),
     });
   }
@@ -52,12 +53,17 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
     const words = m[2]!.split(/\s+/);
     const name = (m[1] === undefined ? words.slice(1) : words).join(' ');
     if (name.includes(' ') && !skip.has(name))
-      claims.set(`name:${name}`, { kind: 'name', text: name, ground: () => index.groundPhrase(name) });
+      claims.set(`name:${name}`, { kind: 'name', text: name, ground: () => verdictOf(index.groundPhrase(name)) });
   }
   for (const p of ctx.contract.claims?.patterns ?? [])
     for (const m of answer.matchAll(new RegExp(p, 'g')))
-      if (!skip.has(m[0])) claims.set(`p:${m[0]}`, { kind: 'name', text: m[0], ground: () => index.groundText(m[0]) });
+      if (!skip.has(m[0]))
+        claims.set(`p:${m[0]}`, { kind: 'name', text: m[0], ground: () => verdictOf(index.groundText(m[0])) });
   return [...claims.values()];
+}
+
+function verdictOf(match: FactMatch | undefined): Verdict {
+  return match === undefined ? { verdict: 'different' } : { verdict: 'same', match };
 }
 
 export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
@@ -66,15 +72,24 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
   const findings: Finding[] = [];
   const refs: EvidenceRef[] = [];
   let grounded = 0;
+  let undecided = 0;
   for (const c of claims) {
-    const match = c.ground();
-    if (match !== undefined) {
+    const v = c.ground();
+    if (v.verdict === 'same') {
       grounded++;
-      const ref = match.observed === c.text ? c.text : `${c.text} = ${match.observed}`;
+      const ref = v.match.observed === c.text ? c.text : `${c.text} = ${v.match.observed}`;
       refs.push({
         kind: 'claim',
-        ref: `${ref} (${match.source.label})`,
-        ...(match.source.stepId !== undefined ? { stepId: match.source.stepId } : {}),
+        ref: `${ref} (${v.match.source.label})`,
+        ...(v.match.source.stepId !== undefined ? { stepId: v.match.source.stepId } : {}),
+      });
+    } else if (v.verdict === 'cant-tell') {
+      // Neither grounded nor refuted: said plainly, and it lowers the score without failing the gate.
+      undecided++;
+      findings.push({
+        code: 'LOW_CONFIDENCE_EVALUATION',
+        hard: false,
+        message: `can't tell whether the answer's ${c.kind} ${c.text} is right: ${v.why}`,
       });
     } else
       findings.push({
@@ -90,13 +105,13 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
     validatorName: 'claim_fact',
     validatorType: 'claim_fact',
     metric: 'evidence_consistency',
-    score: claims.length === 0 ? 10 : round1((10 * grounded) / claims.length),
+    score: claims.length === 0 ? 10 : round1((10 * (grounded + undecided / 2)) / claims.length),
     confidence: claims.length === 0 ? 0.5 : 0.85,
     findings,
     evidenceRefs: refs,
     message:
       claims.length === 0
         ? 'no checkable key claims in the answer'
-        : `${grounded}/${claims.length} key claims grounded in observations`,
+        : `${grounded}/${claims.length} key claims grounded in observations${undecided > 0 ? `, ${undecided} undecided` : ''}`,
   };
 }

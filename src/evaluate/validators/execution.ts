@@ -2,7 +2,7 @@
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
 import { findKey, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
-import { isMinorUnitKey, keyWords, sameFact } from '../../facts/index.js';
+import { factVerdict, isMinorUnitKey, keyWords, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
 import { round1 } from './required-field.js';
@@ -215,10 +215,16 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
             })
           : found.some((f) => looseEqual(want, f.value) || sameFact(want, f.value, { expected: key, actual: f.key }));
         if (good) return void ok++;
+        // A value the text cannot settle (01/12/2026 against 2026-12-01) fails, and says it could not be told.
+        const undecided = bound
+          ? undefined
+          : found
+              .map((f) => factVerdict(want, f.value, { expected: key, actual: f.key }))
+              .find((v) => v.verdict === 'cant-tell');
         findings.push({
           code,
           hard: true,
-          message: `step ${c.stepId} ${describeExecution(c)}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})`,
+          message: `step ${c.stepId} ${describeExecution(c)}: ${found[0]!.key}=${JSON.stringify(found[0]!.value)} (expected ${bound ? `${bound[1]} ` : ''}${name === key ? '' : `${name} `}${JSON.stringify(want)})${undecided ? `; can't tell: ${undecided.why ?? 'it has two readings'}` : ''}`,
           ...(c.stepId !== null ? { stepId: c.stepId } : {}),
         });
       };

@@ -92,13 +92,13 @@ describe('a correct run that restates observations in other formats passes the h
 
   it('a number, date or id nobody observed still fails the gate', () => {
     const e = evaluateRecording(
-      refundRun('Refunded $139.99 for order O-7713 (delivered Nov 21) — refund RF-0001, case CS-5521.'),
+      refundRun('Refunded $139.99 for order O-7713 (delivered Nov 23) — refund RF-0001, case CS-5521.'),
       contract(),
     );
     expect(e.task.hardSuccess).toBe(false);
     expect(e.findings.filter((f) => f.code === 'UNSUPPORTED_CLAIM').map((f) => f.message.split(',')[0])).toEqual([
       'the answer states amount $139.99',
-      'the answer states date Nov 21',
+      'the answer states date Nov 23',
       'the answer states id CS-5521',
     ]);
     const wrongAmount = evaluateRecording(refundRun(GOOD, { order_id: 'O-7713', amount_cents: 1299 }), contract());

@@ -1,0 +1,165 @@
+// Money as people write it: symbols and codes before or after (`$129.99`, `C$129.99`, `EUR 12,50`,
+// `12,50 €`, `CHF 1'234.50`), either separator convention, accounting negatives (`($25.00)`,
+// `-$25`, `$-25`, `−25 €`, `25.00 CR`), cents and currency words, and an amount's readings in the
+// currencies it may be in. How many decimals a currency has decides `¥12.999` (twelve thousand)
+// and `KWD 1.250` (one and a quarter); for others the rest of the text does, else it is ambiguous.
+import { decimalComma } from './conventions.js';
+import { CURRENCY_CODES, CURRENCY_WORDS, minorDigits, SYMBOL, symbolCurrencies } from './currencies.js';
+import {
+  ambiguousMention,
+  at,
+  type Conventions,
+  type Made,
+  MONEY_DIMS,
+  type Pass,
+  pass,
+  type Reading,
+} from './readings.js';
+import { AMOUNT, MAGNITUDE, NUM_START, parseAmount } from './written.js';
+
+/**
+ * An amount claimed in `currencies` (undefined: none written): found among amounts in one of them,
+ * or — loosely — among amounts observed with no currency and bare numbers; with no currency written
+ * among amounts in any. A positive amount also restates a negative one's size (`mag`: "refunded $25").
+ */
+export function moneyClaim(value: number, tolerance: number, currencies: readonly string[] | undefined): Reading[] {
+  const out =
+    currencies === undefined
+      ? ['n', ...MONEY_DIMS].map((d) => at(d, value, tolerance))
+      : [
+          ...currencies.map((c) => at(`$${c}`, value, tolerance)),
+          ...['n', '$'].map((d) => ({ ...at(d, value, tolerance), loose: currencies })),
+        ];
+  if (value > 0) out.push(at('mag', value, tolerance));
+  return out;
+}
+
+/** An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…) maybe. */
+export function moneyObserved(value: number, currencies: readonly string[] | undefined): Reading[] {
+  const [first, ...others] = currencies ?? [];
+  const out: Reading[] = first === undefined ? [at('$', value)] : [at(`$${first}`, value), at('$*', value)];
+  for (const c of others) out.push({ ...at(`$${c}`, value), unsure: `the symbol names ${first} or ${c}` });
+  if (value < 0) out.push(at('mag', -value));
+  return out;
+}
+
+const CODES = CURRENCY_CODES.join('|');
+/** A code written before an amount: with a space (`KWD 1.250`), or glued for the common ones (`USD40`); `BHD1000` is an id. */
+const CODE_BEFORE = `\\b(?:(${CODES})\\s|(USD|EUR|GBP|JPY|CAD|AUD|CHF)\\s?)`;
+const SCALE = '(?:\\s?(k|K|M|bn|B|thousand|million|billion)\\b)?';
+
+/** An amount as written, signed, in `currencies`; `12.999` is read by the currency's decimals, else by the text. */
+function money(
+  negative: boolean,
+  written: string,
+  currencies: readonly string[] | undefined,
+  scaleWord: string | undefined,
+  conventions: () => Conventions,
+): Made | undefined {
+  const scale = scaleWord === undefined ? 1 : MAGNITUDE[scaleWord]!;
+  const read = (thousands: boolean | undefined) => {
+    const parsed = parseAmount(written, thousands);
+    if (parsed === undefined || parsed === 'ambiguous') return undefined;
+    const value = (negative ? -1 : 1) * parsed.value * scale;
+    const tol = 0.5 * 10 ** -parsed.decimals * scale;
+    return { value, claim: moneyClaim(value, tol, currencies), observed: moneyObserved(value, currencies) };
+  };
+  const parsed = parseAmount(written);
+  if (parsed === undefined) return undefined;
+  if (parsed !== 'ambiguous') return { kind: 'money', ...read(undefined)! };
+  // `12.999`: a dot before three digits. A currency with no minor unit has no decimals; one with
+  // three has three; else the text's other numbers say which separator is decimal.
+  const digits = currencies?.length === 1 ? minorDigits(currencies[0]) : 2;
+  const comma = digits === 0 ? true : digits === 3 ? false : decimalComma(conventions());
+  if (comma !== undefined) return { kind: 'money', ...read(comma)! };
+  const [asThousands, asDecimals] = [read(true)!, read(false)!];
+  return {
+    ...ambiguousMention('money', `${written}: thousands or decimals?`, [
+      { as: String(asThousands.value), ...asThousands },
+      { as: String(asDecimals.value), ...asDecimals },
+    ]),
+  };
+}
+
+/** `CR` / `DR` after an amount: a credit is written as a negative (a debit-normal ledger's sign). */
+const LEDGER = '(?:\\s?(CR|DR|Cr|Dr)\\b)?';
+
+export const MONEY_PASSES: Pass[] = [
+  // Accounting parentheses: ($25.00), (€1.299,00), (25.00 USD) — a negative amount.
+  pass(
+    new RegExp(
+      `(?<![\\w.])\\((?:(${SYMBOL})\\s?|\\b(${CODES})\\s?)${AMOUNT}\\)|(?<![\\w.])\\(${AMOUNT}\\s?(${CODES}|${SYMBOL})\\)`,
+      'g',
+    ),
+    (m, c) => money(true, m[3] ?? m[4]!, currenciesOf(m[1] ?? m[2] ?? m[5]!), undefined, c),
+  ),
+  // Money: $129.99, -$25, $-25, C$129.99, €1.299,00, $1.2k, USD 40, 25.00 CR.
+  pass(
+    new RegExp(`(?:(?<![\\w.])([-−])\\s?)?(?:(${SYMBOL})\\s?|${CODE_BEFORE})${AMOUNT}${SCALE}${LEDGER}`, 'g'),
+    (m, c) => signed(m[1], m[5]!, currenciesOf(m[2] ?? m[3] ?? m[4]!), m[6], m[7], c),
+  ),
+  // 1 299,00 €, 40 USD, 12,50 EUR, 30 dollars, 25.00 USD CR, 12999 cents.
+  pass(
+    new RegExp(
+      `${NUM_START}${AMOUNT}\\s?(${CODES}|${SYMBOL}|dollars?|euros?|pounds?|yen|yuan|won|rupees?|cents?|¢)(?![A-Za-z])${LEDGER}`,
+      'g',
+    ),
+    (m, c) => {
+      const unit = m[2]!;
+      if (!/^(cents?|¢)$/.test(unit))
+        return signed(undefined, m[1]!, currenciesOf(unit) ?? CURRENCY_WORDS[unit.toLowerCase()], undefined, m[3], c);
+      const parsed = parseAmount(m[1]!, false);
+      if (parsed === 'ambiguous' || parsed === undefined) return undefined;
+      const value = parsed.value / 100;
+      const tol = (0.5 * 10 ** -parsed.decimals) / 100;
+      return {
+        kind: 'money',
+        value,
+        claim: moneyClaim(value, tol, undefined),
+        observed: [at('q', parsed.value), ...moneyObserved(value, undefined)],
+      };
+    },
+  ),
+  // A ledger amount with no currency: 25.00 CR, 1,299.00 DR.
+  pass(new RegExp(`${NUM_START}${AMOUNT}\\s?(CR|DR|Cr|Dr)\\b`, 'g'), (m, c) =>
+    signed(undefined, m[1]!, undefined, undefined, m[2], c),
+  ),
+];
+
+function currenciesOf(written: string): readonly string[] | undefined {
+  return /^[A-Z]{3}$/.test(written) ? [written] : symbolCurrencies(written);
+}
+
+/** The sign is a minus before the amount or in it (`-$25`, `$-25`, `−25 €`), or a ledger's `CR`. */
+function signed(
+  minus: string | undefined,
+  written: string,
+  currencies: readonly string[] | undefined,
+  scaleWord: string | undefined,
+  ledger: string | undefined,
+  c: () => Conventions,
+): Made | undefined {
+  const inner = /^[-−]/.test(written);
+  const body = written.replace(/^[-−]/, '');
+  const credit = ledger !== undefined && ledger.toUpperCase() === 'CR';
+  if (ledger !== undefined && (minus !== undefined || inner)) return undefined;
+  return money((minus !== undefined) !== inner || credit, body, currencies, scaleWord, c);
+}
+
+export const MONEY_KEY_WORDS = new Set([
+  'amount',
+  'refund',
+  'total',
+  'subtotal',
+  'price',
+  'balance',
+  'cost',
+  'fee',
+  'charge',
+  'credit',
+  'debit',
+  'paid',
+  'payment',
+  'tax',
+  'discount',
+]);

@@ -1,0 +1,100 @@
+// Numbers as people write them: percentages, quantities with units, magnitudes (12.5k), ordinals,
+// plain numbers and number words.
+
+import {
+  ambiguousMention,
+  at,
+  digitKeys,
+  halfUnit,
+  type Made,
+  num,
+  type Pass,
+  pass,
+  plainClaim,
+  type Reading,
+} from './readings.js';
+import { MAGNITUDE, NUM, NUM_START, NUMBER_WORD, parseNumber, UNIT_ALT, UNITS, wordsValue } from './written.js';
+/** A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up (0.15% is not 0.15). */
+export function percentClaim(value: number, tolerance: number): Reading[] {
+  const out = [at('pct', value, tolerance), num(value / 100, tolerance / 100)];
+  if (Math.abs(value) >= 1) out.push(num(value, tolerance));
+  return out;
+}
+
+export function percentObserved(value: number): Reading[] {
+  // As with a claim, 0.15% does not restate a bare 0.15; 15% restates 15.
+  const out = [at('pct', value), at('q', value / 100)];
+  if (Math.abs(value) >= 1) out.push(at('q', value));
+  return out;
+}
+
+/** Percentages, quantities, magnitudes and ordinals: read before ids. */
+export const QUANTITY_PASSES: Pass[] = [
+  // Percentages: 25%, 25 percent. Read as 25 or 0.25.
+  pass(new RegExp(`${NUM_START}${NUM}\\s?(%|percent\\b|per cent\\b|pct\\b)`, 'g'), (m) => {
+    const value = parseNumber(m[1]!);
+    return { kind: 'percent', value, claim: percentClaim(value, halfUnit(m[1]!)), observed: percentObserved(value) };
+  }),
+  // Quantities with units: 1.5 s, 250ms, 3 kg, 24 hours.
+  pass(new RegExp(`${NUM_START}${NUM}\\s?(${UNIT_ALT})(?![A-Za-z0-9])`, 'g'), (m) => {
+    const [dim, factor] = UNITS[m[2]!]!;
+    const value = parseNumber(m[1]!);
+    const base = at(dim, value * factor, halfUnit(m[1]!) * factor);
+    return { kind: 'unit', value, claim: [num(value), base], observed: [at('q', value), at(dim, value * factor)] };
+  }),
+  // Magnitudes: 12.5k, 1.2M, 3 million.
+  pass(
+    new RegExp(`${NUM_START}${NUM}(?:(k|K|M|bn|B)(?![A-Za-z0-9])|\\s(thousand|million|billion|trillion)\\b)`, 'g'),
+    (m) => {
+      const scale = MAGNITUDE[m[2] ?? m[3]!]!;
+      const value = parseNumber(m[1]!) * scale;
+      return { kind: 'number', value, claim: plainClaim(value, halfUnit(m[1]!) * scale), observed: [num(value)] };
+    },
+  ),
+  // Ordinals: 21st.
+  pass(/(?<![\w.-])(\d+)(?:st|nd|rd|th)\b/g, (m) => {
+    const value = Number(m[1]);
+    return { kind: 'number', value, claim: plainClaim(value), observed: [num(value)] };
+  }),
+];
+
+/** A plain number's readings; its digits as written also match an id typed without its prefix. */
+function plainNumber(value: number, digits: string): Made & { value: number } {
+  return {
+    kind: 'number',
+    value,
+    claim: [...plainClaim(value), ...digitKeys(digits, 'claim')],
+    observed: [num(value), ...digitKeys(digits, 'observed')],
+  };
+}
+
+/** Plain numbers and number words: read last. */
+export const NUMBER_PASSES: Pass[] = [
+  // Plain numbers: 12,500, 189.00, #7713, −25. A lone `1,234` or `12.999` is read by the rest of
+  // the text: with a decimal comma elsewhere `1,234` is 1.234 and `12.999` is 12999; with both
+  // conventions shown it is ambiguous; with neither, `1,234` is thousands and `12.999` a decimal.
+  pass(/(?<![\w.,])#?[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])(?!,\d{3})/g, (m, c) => {
+    const written = m[0].replace(/^#/, '');
+    const digits = written.replace(/^[-−]/, '');
+    const lone = /^\d{1,3},\d{3}$/.test(digits) || /^\d+\.\d{3}$/.test(digits);
+    if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
+    const sign = digits === written ? 1 : -1;
+    const thousands = plainNumber(sign * Number(digits.replace(/[.,]/, '')), digits);
+    const decimal = plainNumber(sign * Number(digits.replace(',', '.')), digits);
+    if (!c().decimalPoint) return digits.includes(',') ? decimal : thousands;
+    return ambiguousMention('number', `${written}: thousands or decimals?`, [
+      { as: String(thousands.value), claim: thousands.claim, observed: thousands.observed },
+      { as: String(decimal.value), claim: decimal.claim, observed: decimal.observed },
+    ]);
+  }),
+  // Number words: three, twenty-five, one hundred twenty.
+  pass(
+    new RegExp(`\\b${NUMBER_WORD}(?:(?:[\\s-]+(?:and\\s+)?)${NUMBER_WORD})*\\b`, 'gi'),
+    (m) => {
+      const value = wordsValue(m[0]);
+      if (value === undefined) return undefined;
+      return { kind: 'number', value, claim: plainClaim(value), observed: [num(value)] };
+    },
+    false,
+  ),
+];

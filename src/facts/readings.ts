@@ -1,0 +1,163 @@
+// The canonical readings a mention or a structured value is matched by, and the small builders the
+// readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
+import { DECIMAL_COMMA, foldText } from './written.js';
+
+/** What a mention is. */
+export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
+
+/**
+ * One canonical reading of a fact: a dimension and a value. Numbers read as `n` (plain value),
+ * quantities also as their dimension in base units (`time` seconds, `length` metres, `mass`
+ * grams, `data` bytes, `volume` litres); dates and times as keys (`d:2026-11-20`, `md:11-20`,
+ * `t:13:05`, `dt:2026-11-20T13:05`, `mdt:11-20T13:05`); ids as `id:<CORE>` and `dg:<digits>`.
+ */
+export interface Reading {
+  dim: string;
+  /** Numeric readings. */
+  value?: number;
+  /** How far off a number may be and still be this fact (rounding: half a unit of the last written digit). */
+  tolerance?: number;
+  /** Keyed readings (dates, times, ids). */
+  key?: string;
+  /**
+   * Observed: a reading the value only may have, and why (`01/12/2026` as 1 December: day or
+   * month first?). A claim that matches only such readings is undecided, never grounded.
+   */
+  unsure?: string;
+  /**
+   * Claimed: a reading that matches an amount observed with no currency. It grounds the claim
+   * when the run names no other currency than the claim's; else the claim is undecided.
+   */
+  loose?: readonly string[];
+}
+
+export interface Mention {
+  kind: MentionKind;
+  /** The text as written. */
+  text: string;
+  start: number;
+  end: number;
+  /** The number (numeric kinds): dollars for money, the percentage for percent, the written value for units. */
+  value?: number;
+  /** Readings to look the mention up by, as a claim (the most specific forms only). */
+  claim: Reading[];
+  /** Readings to index the mention by, as an observation (every form it may be restated in). */
+  observed: Reading[];
+  /** Why the mention cannot be read as one fact (`12.999`: thousands or decimals?); it then grounds nothing. */
+  ambiguous?: string;
+  /**
+   * When the text does not settle which fact an ambiguous mention states, the facts it may state
+   * (`01/12/2026`: 1 December or January 12): the world may settle it — every reading grounded,
+   * none, or some (then the verdict is "can't tell").
+   */
+  alternatives?: Array<{ as: string; claim: Reading[]; observed: Reading[] }>;
+}
+
+/** What the rest of a text shows of the way it writes numbers and dates. */
+export interface Conventions {
+  /** A date written day first (25/12/2026, 25.12.2026) or a decimal comma. */
+  dayFirst: boolean;
+  /** A date written month first that cannot be read otherwise (12/25/2026). */
+  monthFirst: boolean;
+  /** A decimal comma (1.299,00; 12,50 €; 1,5 kg). */
+  decimalComma: boolean;
+  /** A decimal point (1,299.00; $12.50; 129.99 USD). */
+  decimalPoint: boolean;
+}
+
+/** An ambiguous mention of `kind`: the readings it may have, each observed only as a maybe. */
+export function ambiguousMention(
+  kind: MentionKind,
+  why: string,
+  alternatives: Array<{ as: string; claim: Reading[]; observed: Reading[] }>,
+): Made {
+  const observed = alternatives.flatMap((a) => a.observed.map((r) => ({ ...r, unsure: why })));
+  return { kind, claim: [], observed, ambiguous: why, alternatives };
+}
+
+/** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
+export function halfUnit(text: string): number {
+  const decimals = (/\.(\d+)/.exec(text) ?? DECIMAL_COMMA.exec(text))?.[1]?.length ?? 0;
+  return 0.5 * 10 ** -decimals;
+}
+
+const EPS = 1e-9;
+
+export function at(dim: string, value: number, tolerance = 0): Reading {
+  return { dim, value, tolerance: Math.max(tolerance, EPS * Math.max(1, Math.abs(value))) };
+}
+
+export function num(value: number, tolerance = 0): Reading {
+  return at('n', value, tolerance);
+}
+
+/*
+ * Numeric dimensions. `n`: a bare number (12, 0.15, a JSON number under a plain key). `q`: the
+ * number as written of a quantity stated with a qualifier (the 90 of "90 min", the 12999 of
+ * `total_cents`, the 15 of "15%"). `$USD`, `$EUR`…: an amount in that currency; `$`: an amount
+ * in an unknown currency (cents); `$*`: an amount in any known one (indexed there too, so a
+ * number claimed with no currency is one lookup, not one per currency). `pct`: a percentage as
+ * written. `mag`: the size of a negative amount (a refund of -2500 cents is "a refund of
+ * $25.00"). Base-unit dimensions (`time`…) hold
+ * quantities. A claim looks only where its own kind of fact can be: a plain number anywhere but
+ * quantities, an amount among bare numbers and amounts of its currency, a quantity among bare
+ * numbers and quantities of its dimension — so "$129.99" is never grounded by "€129.99", "90 min"
+ * never by "90 s".
+ */
+export const MONEY_DIMS = ['$', '$*'];
+
+export function plainClaim(value: number, tolerance = 0): Reading[] {
+  return ['n', 'q', ...MONEY_DIMS].map((d) => at(d, value, tolerance));
+}
+
+/**
+ * The digits of a bare integer (three or more, as written), for matching ids typed without their
+ * prefix: observed as `dgn:` (a bare number was seen); as a claim it may also match the digits
+ * of an observed prefixed id (`dgi:`), so "order 7713" is grounded by O-7713 and "#7713" grounds O-7713.
+ */
+export function digitKeys(text: string, role: 'claim' | 'observed'): Reading[] {
+  if (!/^\d{3,}$/.test(text)) return [];
+  const bare: Reading = { dim: 'dg', key: `dgn:${text}` };
+  return role === 'observed' ? [bare] : [bare, { dim: 'dg', key: `dgi:${text}` }];
+}
+
+/** The core of an id: letters and digits only, upper case (`bk-0001`, `BK 0001`, `#BK0001` -> BK0001). */
+export function idCore(id: string): string {
+  return foldText(id)
+    .replace(/[^\p{L}\p{N}]/gu, '')
+    .toUpperCase();
+}
+
+/** The digits of an id shaped prefix + number (`O-7713`, `ORD_7713` -> 7713), else undefined. */
+export function idDigits(id: string): string | undefined {
+  return /^[A-Za-z]{1,5}[-_ #.:/]?(\d{3,})$/.exec(id.trim())?.[1];
+}
+
+/**
+ * The readings of an id: its core, and for a prefixed number its digits — which, as a claim,
+ * match a bare number observed (`#7713` grounds O-7713) and, observed, match a bare number
+ * claimed; two prefixed ids never match by digits alone (BK-0001 is not RF-0001).
+ */
+export function idReadings(id: string, role: 'claim' | 'observed'): Reading[] {
+  const core = idCore(id);
+  if (core === '') return [];
+  const out: Reading[] = [{ dim: 'id', key: `id:${core}` }];
+  const digits = idDigits(id);
+  if (digits !== undefined) out.push({ dim: 'dg', key: role === 'claim' ? `dgn:${digits}` : `dgi:${digits}` });
+  return out;
+}
+
+/** One reading pass: a pattern, what a match reads as, and whether it can only match text with a digit. */
+export interface Pass {
+  re: RegExp;
+  /** `conventions` reads the rest of the text (once, and only when a form needs it). */
+  make: (m: RegExpExecArray, conventions: () => Conventions) => Made | undefined;
+  digits: boolean;
+}
+
+export function pass(re: RegExp, make: Pass['make'], digits = true): Pass {
+  return { re, make, digits };
+}
+
+/** What a reading pass makes of a match. */
+export type Made = Omit<Mention, 'start' | 'end' | 'text'>;
