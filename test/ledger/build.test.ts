@@ -240,7 +240,13 @@ describe('replays', () => {
     const written = [rest.output.text ?? '', ...rest.output.toolCalls.map((t) => `${t.name}${t.arguments}`)];
     const output = written.reduce((n, text) => n + countTokens(text), 0);
     expect(output).toBeGreaterThan(0);
-    expect(step?.tokens).toEqual({ uncachedInput: expect.any(Number), cacheRead: 0, cacheWrite: 0, output, reasoning: 0 });
+    expect(step?.tokens).toEqual({
+      uncachedInput: expect.any(Number),
+      cacheRead: 0,
+      cacheWrite: 0,
+      output,
+      reasoning: 0,
+    });
     // Input: at least the system prompt and the user's message went in.
     const input = step?.tokens.uncachedInput ?? 0;
     expect(input).toBeGreaterThanOrEqual(countTokens(`${rest.system ?? ''}`) + 1);
