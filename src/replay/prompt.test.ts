@@ -25,6 +25,33 @@ describe('prompt overrides', () => {
     ]);
   });
 
+  // Mastra sends its instructions and its memory as separate system messages: a change of one
+  // leaves the others as they were.
+  it('keeps several Chat Completions system messages several, changing only the one the override changes', () => {
+    const instructions = {
+      role: 'system',
+      content: [{ type: 'text', text: 'You are a desk.', cache_control: { type: 'ephemeral' } }],
+    };
+    const body = JSON.stringify({
+      model: 'm',
+      messages: [instructions, { role: 'system', content: 'Memory: none.' }, { role: 'user', content: 'hi' }],
+    });
+    const recorded = 'You are a desk.\n\nMemory: none.';
+    expect(systemPromptOf('openai.chat.completions', JSON.parse(body))).toBe(recorded);
+    const memory = createPatch('p', recorded, recorded.replace('none', 'Paris'));
+    expect(
+      JSON.parse(overrideRequestBody('openai.chat.completions', body, { kind: 'patch', patch: memory })).messages,
+    ).toEqual([instructions, { role: 'system', content: 'Memory: Paris.' }, { role: 'user', content: 'hi' }]);
+    const desk = createPatch('p', recorded, recorded.replace('a desk', 'a terse desk'));
+    expect(
+      JSON.parse(overrideRequestBody('openai.chat.completions', body, { kind: 'patch', patch: desk })).messages,
+    ).toEqual([
+      { role: 'system', content: 'You are a terse desk.' },
+      { role: 'system', content: 'Memory: none.' },
+      { role: 'user', content: 'hi' },
+    ]);
+  });
+
   it('keeps the developer role', () => {
     const dev = { messages: [{ role: 'developer', content: 'old' }] };
     expect(
