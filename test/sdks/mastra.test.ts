@@ -7,7 +7,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
-import { installedVersion, tempDir } from './harness.js';
+import { tapedeck } from '../cli/run-cli.js';
+import { installedVersion, recordWithCli, tempDir } from './harness.js';
 import { runJourney } from './journey.js';
 import { startFakeOpenAI } from './servers/fake-openai.js';
 import { startWeatherApi } from './servers/weather-api.js';
@@ -80,6 +81,42 @@ describe(`Mastra (@mastra/core ${installedVersion('@mastra/core')}) Agent.stream
         '@mastra/core': installedVersion('@mastra/core'),
       });
       expect(weather.hits()).toBe(1);
+    } finally {
+      await model.close();
+      await weather.close();
+    }
+  });
+
+  it('is bisected by `tapedeck bisect` to the answer that claims a note the world does not hold', {
+    timeout: 200_000,
+  }, async () => {
+    const model = await startFakeOpenAI({
+      toolPlan: ['get_forecast', 'save_note'],
+      toolArgs: { get_forecast: { city: 'Paris' }, save_note: { note: 'Paris: cloudy, 18C' } },
+      streamUsage: 'when-asked',
+      finalText: 'I saved the reading as note N-7042.',
+    });
+    const weather = await startWeatherApi();
+    const workspace = path.join(tmp.dir, 'claims');
+    mkdirSync(workspace);
+    try {
+      const recorded = await recordWithCli({
+        agent: 'mastra-agent.mjs',
+        flags: ['--fs', workspace],
+        env: {
+          OPENAI_BASE_URL: `${model.url}/v1`,
+          OPENAI_API_KEY: 'sk-fake-mastra',
+          WEATHER_URL: weather.url,
+          NOTES_DIR: workspace,
+        },
+        out: path.join(tmp.dir, 'claims-rec'),
+      });
+      expect(recorded.exitCode, recorded.stderr).toBe(0);
+      const found = await tapedeck(['bisect', recorded.dir]);
+      expect(found.code, found.stderr).toBe(1);
+      expect(found.stdout).toContain('first bad step: 6 (FINALIZE fake-gpt-1)');
+      expect(found.stdout).toMatch(/\[claims\] step 6 claims .*N-7042/);
+      expect(found.stdout).toContain('last good step: 5');
     } finally {
       await model.close();
       await weather.close();

@@ -39,6 +39,8 @@ export interface FakeOpenAIOptions {
    * does, only when the request asks with `stream_options.include_usage`.
    */
   streamUsage?: 'always' | 'when-asked';
+  /** The final text (default: one that quotes the last tool result). */
+  finalText?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -329,7 +331,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       if ((result === undefined || options.toolPlan) && tool !== undefined) {
         call.toolCall = { name: tool, arguments: JSON.stringify(options.toolArgs?.[tool] ?? {}) };
       } else {
-        call.text = result === undefined ? 'FAKE says hello.' : `FAKE final: the tool said ${result}`;
+        call.text =
+          options.finalText ?? (result === undefined ? 'FAKE says hello.' : `FAKE final: the tool said ${result}`);
       }
       calls.push(call);
       void (isChat ? chat(res, n, body, call, options.streamUsage) : responses(res, n, body, call));
