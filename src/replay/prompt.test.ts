@@ -25,7 +25,7 @@ describe('prompt overrides', () => {
     ]);
   });
 
-  // Mastra sends its instructions and its memory as separate system messages: a change of one
+  // Instructions and memory sent as separate system messages (as frameworks with memory do): a change of one
   // leaves the others as they were.
   it('keeps several Chat Completions system messages several, changing only the one the override changes', () => {
     const instructions = {
