@@ -14,6 +14,7 @@ import {
   toolResultText,
 } from './context-sources.js';
 import { addCost, type LlmCost, llmCost, roundMoney, ZERO_COST } from './cost.js';
+import { estimateUsage } from './estimate.js';
 import {
   findModelPrice,
   findToolPrice,
@@ -146,14 +147,18 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let pricedAs: string | null = null;
     let isPriced = true;
     let usageKnown = true;
+    let usageEstimated = false;
     let servedFrom: ServedFrom | null = null;
     let context: ContextTokens | null = null;
     for (const call of acc.models) {
-      const buckets = bucketsFromUsage(call.usage);
+      let buckets = bucketsFromUsage(call.usage);
       if (!call.usage) {
+        // No usage on the wire is not 0 tokens: counted locally from the request and the answer.
         usageKnown = false;
+        usageEstimated = true;
+        buckets = estimateUsage(call, acc.compiled, counter);
         warnings.push(
-          `step ${acc.stepId}: the model call to ${call.model} reported no usage: its tokens and cost are unknown (left out of the totals)`,
+          `step ${acc.stepId}: the model call to ${call.model} reported no usage: its tokens are estimated (o200k count of the request and answer: ~${buckets.uncachedInput} input, ~${buckets.output} output), and so is its cost`,
         );
       }
       addBuckets(tokens, buckets);
@@ -247,6 +252,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       pricedAs,
       isPriced: !costsModel || isPriced,
       usageKnown,
+      usageEstimated,
       tokens,
       seed,
       llm,

@@ -78,7 +78,9 @@ export function formatLedger(ledger: Ledger, title?: string): string {
             int(s.tokens.reasoning),
             money(s.cost),
           ]
-        : ['?', '?', '?', '?', '?', s.cost > 0 ? `${money(s.cost)}+?` : '?']),
+        : s.usageEstimated
+          ? [`~${int(s.tokens.uncachedInput)}`, '?', '?', `~${int(s.tokens.output)}`, '?', `~${money(s.cost)}`]
+          : ['?', '?', '?', '?', '?', s.cost > 0 ? `${money(s.cost)}+?` : '?']),
       s.latencyMs === null ? '' : int(Math.round(s.latencyMs)),
     ];
     if (isReplay) row.push(s.servedFrom ?? '', money(s.recordedCost), money(s.replayCost), money(s.liveCost));
@@ -87,17 +89,20 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   const t = ledger.totals.tokens;
   // The ms column sums to the time inside steps; the run's wall clock is printed under the table.
   const stepMs = ledger.detail.reduce((n, s) => n + (s.latencyMs ?? 0), 0);
+  // Totals holding an estimate are one: marked `~` like the estimated steps.
+  const estimated = ledger.detail.filter((s) => s.usageEstimated).map((s) => s.stepId);
+  const approx = estimated.length > 0 ? '~' : '';
   const total = [
     'total',
     '',
     steps(ledger.steps.length),
     '',
-    int(t.uncachedInput),
+    `${approx}${int(t.uncachedInput)}`,
     int(t.cacheRead),
     int(t.cacheWrite),
-    int(t.output),
+    `${approx}${int(t.output)}`,
     int(t.reasoning),
-    money(ledger.totals.cost),
+    `${approx}${money(ledger.totals.cost)}`,
     int(Math.round(stepMs)),
   ];
   if (ledger.replay) {
@@ -115,16 +120,20 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     );
   const seed = ledger.totals.seed;
   out.push(
-    `tokens: ${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
+    `tokens: ${approx}${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
     `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write) + ${int(seed.input_tokens_cached)} cached`,
   );
-  const unknown = ledger.detail.filter((s) => !s.usageKnown).map((s) => s.stepId);
+  if (estimated.length > 0)
+    out.push(
+      `        estimated: step${estimated.length === 1 ? '' : 's'} ${estimated.join(', ')} (no usage reported; their tokens and cost are counted locally with o200k, an estimate)`,
+    );
+  const unknown = ledger.detail.filter((s) => !s.usageKnown && !s.usageEstimated).map((s) => s.stepId);
   if (unknown.length > 0)
     out.push(
       `        not counted: step${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')} (no usage reported; tokens and cost unknown)`,
     );
   out.push(
-    `cost:   ${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
+    `cost:   ${approx}${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
   );
   out.push('');
   out.push('by state');

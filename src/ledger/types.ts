@@ -135,8 +135,13 @@ export interface StepLedger extends CostTotals {
   /** The model the step was priced as (differs from `model` when re-costed with --model). */
   pricedAs: string | null;
   isPriced: boolean;
-  /** False when a model call of the step reported no usage (a stream without it): its tokens and cost are unknown, not 0. */
+  /** False when a model call of the step reported no usage (a stream without it): its tokens and cost are not the provider's. */
   usageKnown: boolean;
+  /**
+   * True when some of the step's tokens (and so its cost) are an estimate: a model call that reported
+   * no usage, counted locally from its request and answer (src/ledger/estimate.ts), never 0.
+   */
+  usageEstimated: boolean;
   latencyMs: number | null;
   status: string | null;
   servedFrom: ServedFrom | null;

@@ -12,6 +12,7 @@ import {
   functionTools,
   isJsonPost,
   isRecord,
+  layOver,
   num,
   pathOf,
   SAMPLING_KEYS,
@@ -191,10 +192,25 @@ export const anthropicMessages: Provider = {
   systemPrompt: (body) => (body.system === undefined ? undefined : contentText(body.system)),
   withSystemPrompt(body, prompt) {
     if (!Array.isArray(body.system)) return { ...body, system: prompt };
-    // One text block; a cache breakpoint on the last block stays on it.
-    const last = body.system[body.system.length - 1];
-    const cache = isRecord(last) && last.cache_control !== undefined ? { cache_control: last.cache_control } : {};
-    return { ...body, system: [{ type: 'text', text: prompt, ...cache }] };
+    // A list of blocks stays one: the blocks the new prompt keeps whole (at its start and end) stay
+    // as they were, cache breakpoints and all; the text between takes the place of the blocks in
+    // between, as one block with the last cache breakpoint among them.
+    const blocks: unknown[] = body.system;
+    const texts = blocks.map((b) => contentText([b]));
+    const read = blocks.flatMap((_, i) => (texts[i] === '' ? [] : [i]));
+    const { head, tail, middle } = layOver(
+      read.map((i) => texts[i] as string),
+      '\n',
+      prompt,
+    );
+    if (head === read.length && middle === '') return body;
+    const from = head === 0 ? 0 : (read[head - 1] as number) + 1;
+    const to = tail === 0 ? blocks.length : (read[read.length - tail] as number);
+    const replaced = blocks.slice(from, to);
+    const breakpoint = replaced.findLast((b) => isRecord(b) && b.cache_control !== undefined);
+    const cache = isRecord(breakpoint) ? { cache_control: breakpoint.cache_control } : {};
+    const between = middle === '' && replaced.length < blocks.length ? [] : [{ type: 'text', text: middle, ...cache }];
+    return { ...body, system: [...blocks.slice(0, from), ...between, ...blocks.slice(to)] };
   },
   volatile: ['metadata'],
   structural: (body: Json) => withoutKeys(body, SAMPLING_KEYS),

@@ -16,6 +16,7 @@ import {
   functionTools,
   isJsonPost,
   isRecord,
+  layOver,
   num,
   pathOf,
   SAMPLING_KEYS,
@@ -56,11 +57,33 @@ export function systemOfMessages(messages: unknown[]): string | undefined {
   return parts.length > 0 ? parts.join('\n\n') : undefined;
 }
 
-/** A copy of `list` whose first system message says `prompt` (later ones dropped; none added where there is none). */
+/**
+ * A copy of `list` whose system messages say `prompt` (none added where there is none). Several
+ * system messages stay several: those the new prompt keeps whole at its start and end go out as
+ * they were; the text between takes the place of the ones in between, as one message where the
+ * first of them was.
+ */
 export function withSystemMessage(list: unknown[], prompt: string): unknown[] {
-  const first = list.findIndex(isSystemMessage);
+  const read = list.flatMap((m, i) => (isSystemMessage(m) && contentText(m.content) !== '' ? [i] : []));
+  const { head, tail, middle } = layOver(
+    read.map((i) => contentText((list[i] as Json).content)),
+    '\n\n',
+    prompt,
+  );
+  if (head === read.length && middle === '') return list;
+  const from = head === 0 ? 0 : (read[head - 1] as number) + 1;
+  const to = tail === 0 ? list.length : (read[read.length - tail] as number);
+  const replaced = list.flatMap((m, i) => (i >= from && i < to && isSystemMessage(m) ? [i] : []));
+  const first = replaced[0];
+  const keepOne = middle !== '' || replaced.length === read.length;
+  if (first === undefined) {
+    if (!keepOne) return list;
+    const at = head === 0 ? (read[0] as number) : (read[head - 1] as number) + 1;
+    const like = list[read[Math.max(0, head - 1)] as number] as Json;
+    return [...list.slice(0, at), { role: like.role, content: middle }, ...list.slice(at)];
+  }
   return list.flatMap((m, i) =>
-    i === first ? [{ ...(m as Json), role: (m as Json).role, content: prompt }] : isSystemMessage(m) ? [] : [m],
+    i === first && keepOne ? [{ ...(m as Json), content: middle }] : replaced.includes(i) ? [] : [m],
   );
 }
 

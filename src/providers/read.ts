@@ -127,3 +127,29 @@ export const EMBEDDINGS_CALL = {
   systemPrompt: () => undefined,
   withSystemPrompt: (body: Json) => body,
 } as const satisfies Partial<Provider>;
+
+/**
+ * How a new prompt lays over the pieces the old one was read from (their texts joined with `sep`,
+ * as `systemPrompt` reads a prompt held in several blocks or messages): how many pieces it keeps
+ * whole at its start (`head`) and at its end (`tail`), and the text between them (`middle`) that
+ * takes the place of the pieces in between. A patch of one piece, or a new prompt that keeps a
+ * piece's text at its start or end, leaves the other pieces (and their cache breakpoints) as they were.
+ */
+export function layOver(
+  pieces: readonly string[],
+  sep: string,
+  next: string,
+): { head: number; tail: number; middle: string } {
+  const n = pieces.length;
+  const keeps = (text: string, whole: string, at: 'start' | 'end') =>
+    text === whole || (at === 'start' ? text.startsWith(whole + sep) : text.endsWith(sep + whole));
+  let head = 0;
+  while (head < n && keeps(next, pieces.slice(0, head + 1).join(sep), 'start')) head++;
+  const kept = pieces.slice(0, head).join(sep);
+  const rest = head === 0 ? next : next === kept ? '' : next.slice(kept.length + sep.length);
+  let tail = 0;
+  while (head + tail < n && rest !== '' && keeps(rest, pieces.slice(n - tail - 1).join(sep), 'end')) tail++;
+  const after = pieces.slice(n - tail).join(sep);
+  const middle = tail === 0 ? rest : rest === after ? '' : rest.slice(0, rest.length - after.length - sep.length);
+  return { head, tail, middle };
+}

@@ -289,12 +289,24 @@ export function recordedVerdict(session: ReplaySession, ask: Ask, prefix: boolea
 
 /**
  * The recorded model call a live one stands in for: the next recorded model call when the
- * requests are equal apart from the system prompt (which an override changes on purpose).
+ * requests are equal apart from the system prompt (which an override changes on purpose) and the
+ * tool-call ids a live model minted for the decisions it made as recorded (read as the recorded ones).
  */
 export function alignedModelCall(session: ReplaySession, live: LiveRequest): RecordedCall | undefined {
   const expected = session.index.nextExpected('model');
   if (!expected) return undefined;
-  return canonical(withoutSystem(expected.view)) === canonical(withoutSystem(viewOf(live))) ? expected : undefined;
+  const view = viewOf(live);
+  const asRecorded = { ...view, body: withAliases(view.body, session.toolCallAliases) };
+  return canonical(withoutSystem(expected.view)) === canonical(withoutSystem(asRecorded)) ? expected : undefined;
+}
+
+/** A JSON value with every string that is an aliased id replaced by the id it stands for. */
+function withAliases(value: unknown, aliases: ReadonlyMap<string, string>): unknown {
+  if (aliases.size === 0) return value;
+  if (typeof value === 'string') return aliases.get(value) ?? value;
+  if (Array.isArray(value)) return value.map((v) => withAliases(v, aliases));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withAliases(v, aliases)]));
 }
 
 /** A model request's view with its system prompt blanked, for comparing runs under a prompt override. */

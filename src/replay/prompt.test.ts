@@ -3,7 +3,7 @@ import { createPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { promptSimilarity, systemPromptOf } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
-import { applyOverride, isTargetPrompt, overrideRequestBody, promptTarget } from './prompt.js';
+import { applyOverride, isTargetPrompt, overrideRequestBody, type PromptOverride, promptTarget } from './prompt.js';
 
 describe('prompt overrides', () => {
   it('replaces the system message of a Chat Completions request, folding several into one', () => {
@@ -21,6 +21,33 @@ describe('prompt overrides', () => {
     );
     expect(out.messages).toEqual([
       { role: 'system', content: 'new' },
+      { role: 'user', content: 'hi' },
+    ]);
+  });
+
+  // Instructions and memory sent as separate system messages (as frameworks with memory do): a change of one
+  // leaves the others as they were.
+  it('keeps several Chat Completions system messages several, changing only the one the override changes', () => {
+    const instructions = {
+      role: 'system',
+      content: [{ type: 'text', text: 'You are a desk.', cache_control: { type: 'ephemeral' } }],
+    };
+    const body = JSON.stringify({
+      model: 'm',
+      messages: [instructions, { role: 'system', content: 'Memory: none.' }, { role: 'user', content: 'hi' }],
+    });
+    const recorded = 'You are a desk.\n\nMemory: none.';
+    expect(systemPromptOf('openai.chat.completions', JSON.parse(body))).toBe(recorded);
+    const memory = createPatch('p', recorded, recorded.replace('none', 'Paris'));
+    expect(
+      JSON.parse(overrideRequestBody('openai.chat.completions', body, { kind: 'patch', patch: memory })).messages,
+    ).toEqual([instructions, { role: 'system', content: 'Memory: Paris.' }, { role: 'user', content: 'hi' }]);
+    const desk = createPatch('p', recorded, recorded.replace('a desk', 'a terse desk'));
+    expect(
+      JSON.parse(overrideRequestBody('openai.chat.completions', body, { kind: 'patch', patch: desk })).messages,
+    ).toEqual([
+      { role: 'system', content: 'You are a terse desk.' },
+      { role: 'system', content: 'Memory: none.' },
       { role: 'user', content: 'hi' },
     ]);
   });
@@ -65,6 +92,46 @@ describe('prompt overrides', () => {
       JSON.parse(overrideRequestBody('anthropic.messages', JSON.stringify(anthropic), { kind: 'replace', text: 'new' }))
         .system,
     ).toEqual([{ type: 'text', text: 'new', cache_control: { type: 'ephemeral' } }]);
+  });
+
+  // An Anthropic system prompt given as several blocks (a long cached instruction, then a short
+  // per-run one) stays a list of blocks: the blocks an override leaves whole keep their text and
+  // cache breakpoints, only the changed text takes the place of the blocks it changed.
+  it('keeps an Anthropic system of several blocks a list, each unchanged block with its cache_control', () => {
+    const cached = {
+      type: 'text',
+      text: 'You are a travel desk.\nBook only for the traveler on file.',
+      cache_control: { type: 'ephemeral' },
+    };
+    const today = { type: 'text', text: 'Today is 2026-11-24.' };
+    const body = JSON.stringify({ model: 'c', system: [cached, today], messages: [{ role: 'user', content: 'hi' }] });
+    const recorded = systemPromptOf('anthropic.messages', JSON.parse(body));
+    expect(recorded).toBe(`${cached.text}\n${today.text}`);
+    const systemAfter = (override: PromptOverride) =>
+      JSON.parse(overrideRequestBody('anthropic.messages', body, override)).system as unknown[];
+    // A patch of the per-run block: the cached block goes out as it was.
+    const date = createPatch('p', recorded ?? '', (recorded ?? '').replace('2026-11-24', '2026-11-25'));
+    expect(systemAfter({ kind: 'patch', patch: date })).toEqual([
+      cached,
+      { type: 'text', text: 'Today is 2026-11-25.' },
+    ]);
+    // A patch of the cached block: its breakpoint stays on it, the per-run block is untouched.
+    const rule = createPatch('p', recorded ?? '', (recorded ?? '').replace('on file.', 'on file, once.'));
+    expect(systemAfter({ kind: 'patch', patch: rule })).toEqual([
+      { ...cached, text: 'You are a travel desk.\nBook only for the traveler on file, once.' },
+      today,
+    ]);
+    // A new prompt that keeps the per-run block at its end.
+    expect(systemAfter({ kind: 'replace', text: `You are a terse travel desk.\n${today.text}` })).toEqual([
+      { type: 'text', text: 'You are a terse travel desk.', cache_control: { type: 'ephemeral' } },
+      today,
+    ]);
+    // A wholly new prompt: one block, with the breakpoint the replaced blocks had.
+    expect(systemAfter({ kind: 'replace', text: 'New.' })).toEqual([
+      { type: 'text', text: 'New.', cache_control: { type: 'ephemeral' } },
+    ]);
+    // The same prompt: the same blocks.
+    expect(systemAfter({ kind: 'replace', text: recorded ?? '' })).toEqual([cached, today]);
   });
 
   it('applies a unified diff to the recorded prompt, and says so when it does not apply', () => {

@@ -73,6 +73,11 @@ export class ReplaySession {
   lastStep = 0;
   stopped = false;
   finalOutput: string | undefined;
+  /**
+   * Tool-call ids a live model minted for a decision it made as recorded -> the recorded ids: the
+   * agent echoes them in its next request, which is the recorded one but for them (answer.ts).
+   */
+  readonly toolCallAliases = new Map<string, string>();
   private exchangeSeq = 0;
   /** The recorded local steps, indexed on the first gap. */
   private localSteps: LocalSteps | undefined;

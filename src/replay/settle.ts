@@ -118,6 +118,10 @@ export async function settleAnswer(
     const outputOf = (o: ModelCalledPayload['output'] | undefined) =>
       canonical({ text: o?.text ?? '', tools: (o?.toolCalls ?? []).map((t) => [t.name, jsonOrText(t.arguments)]) });
     if (aligned && decoded && aligned.model && outputOf(aligned.model.output) === outputOf(decoded.output)) {
+      for (const [i, call] of decoded.output.toolCalls.entries()) {
+        const recorded = aligned.model.output.toolCalls[i]?.id;
+        if (call.id && recorded && call.id !== recorded) session.toolCallAliases.set(call.id, recorded);
+      }
       session.progress(
         step,
         answerer.servedFrom === 'live' ? 'live' : 'served',

@@ -28,6 +28,19 @@ export interface FakeOpenAI {
 export interface FakeOpenAIOptions {
   /** Arguments per tool name (default `{}`). */
   toolArgs?: Record<string, unknown>;
+  /**
+   * Tools to call in this order, one a turn (turn k calls the k-th while the conversation holds
+   * k-1 tool results), then the final text; a name not offered ends the plan early.
+   * Default: the first offered tool once.
+   */
+  toolPlan?: string[];
+  /**
+   * A streamed Chat Completion carries its usage chunk: 'always' (the default), or as the real API
+   * does, only when the request asks with `stream_options.include_usage`.
+   */
+  streamUsage?: 'always' | 'when-asked';
+  /** The final text (default: one that quotes the last tool result). */
+  finalText?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -51,6 +64,14 @@ function contentText(content: unknown): string {
   return content.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('');
 }
 
+/** How many tool results the conversation holds. */
+function toolResultCount(body: Json): number {
+  if (Array.isArray(body.messages)) return body.messages.filter((m) => isObject(m) && m.role === 'tool').length;
+  if (Array.isArray(body.input))
+    return body.input.filter((m) => isObject(m) && m.type === 'function_call_output').length;
+  return 0;
+}
+
 /** The last tool result in the conversation (Chat `tool` message or Responses `function_call_output`). */
 function lastToolResult(body: Json): string | undefined {
   if (Array.isArray(body.messages)) {
@@ -72,7 +93,13 @@ const sse = async (res: http.ServerResponse, data: unknown, event?: string) => {
   await new Promise((resolve) => setTimeout(resolve, 1));
 };
 
-async function chat(res: http.ServerResponse, n: number, body: Json, call: FakeCall): Promise<void> {
+async function chat(
+  res: http.ServerResponse,
+  n: number,
+  body: Json,
+  call: FakeCall,
+  streamUsage: FakeOpenAIOptions['streamUsage'],
+): Promise<void> {
   const t = fakeTokens(n);
   const usage = {
     prompt_tokens: t.input,
@@ -122,7 +149,9 @@ async function chat(res: http.ServerResponse, n: number, body: Json, call: FakeC
     for (const word of (call.text ?? '').split(/(?= )/)) await chunk({ content: word }, null);
   }
   await chunk({}, finish);
-  await sse(res, { ...base, object: 'chat.completion.chunk', choices: [], usage });
+  const asked = isObject(body.stream_options) && body.stream_options.include_usage === true;
+  if (streamUsage === 'when-asked' && !asked) call.usage = {};
+  else await sse(res, { ...base, object: 'chat.completion.chunk', choices: [], usage });
   res.end('data: [DONE]\n\n');
 }
 
@@ -291,15 +320,22 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       }
       const n = calls.length + 1;
       const result = lastToolResult(body);
-      const tool = toolNames(body.tools)[0];
+      const offered = toolNames(body.tools);
+      const planned = options.toolPlan?.[toolResultCount(body)];
+      const tool = options.toolPlan
+        ? planned !== undefined && offered.includes(planned)
+          ? planned
+          : undefined
+        : offered[0];
       const call: FakeCall = { path, stream: body.stream === true, body, usage: {} };
-      if (result === undefined && tool !== undefined) {
+      if ((result === undefined || options.toolPlan) && tool !== undefined) {
         call.toolCall = { name: tool, arguments: JSON.stringify(options.toolArgs?.[tool] ?? {}) };
       } else {
-        call.text = result === undefined ? 'FAKE says hello.' : `FAKE final: the tool said ${result}`;
+        call.text =
+          options.finalText ?? (result === undefined ? 'FAKE says hello.' : `FAKE final: the tool said ${result}`);
       }
       calls.push(call);
-      void (isChat ? chat(res, n, body, call) : responses(res, n, body, call));
+      void (isChat ? chat(res, n, body, call, options.streamUsage) : responses(res, n, body, call));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
