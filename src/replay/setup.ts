@@ -2,7 +2,7 @@
 // tracker, the replay recording's writer, the config the preload reads (seed files, recorded
 // nondeterministic values, the fast index), the agent's environment, the agent process itself,
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -23,6 +23,7 @@ import {
   ReplayNoticeSchema,
   wireOf,
 } from '../../sandbox/index.js';
+import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
@@ -446,27 +447,53 @@ export interface AgentExit {
   signal: NodeJS.Signals | null;
 }
 
-/** Runs the agent to its exit (killed after timeoutMs); output is collected when stdio is 'pipe'. */
+/** What the replay's watchdog needs of a running agent: to stop its whole tree, and to say what it is doing. */
+export interface AgentHandle {
+  /** Kills the agent and everything it started (its process group and descendants). */
+  stop(): void;
+  /** One line on what the agent's processes are doing now (computing or waiting, and on what). */
+  describe(): Promise<string>;
+}
+
+/** Told as the agent runs: its handle once started, and each piece of output (progress). */
+export interface AgentWatch {
+  started(handle: AgentHandle): void;
+  output(): void;
+}
+
+/**
+ * Runs the agent to its exit; output is collected when stdio is 'pipe', read and dropped when
+ * 'ignore' (so that output still counts as progress). The agent leads a process group of its own
+ * (detached): stopping it ends the group and every descendant, reparented or not.
+ */
 export function runAgent(
   command: string[],
-  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; timeoutMs: number },
+  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore' },
   output: { stdout: string; stderr: string },
-  onSpawn: (child: ChildProcess) => void,
+  watch: AgentWatch,
 ): Promise<AgentExit> {
   const { cwd, env, stdio } = options;
   return new Promise<AgentExit>((resolve, reject) => {
-    const proc = spawn(command[0] as string, command.slice(1), { cwd, env, stdio: ['ignore', stdio, stdio] });
-    onSpawn(proc);
-    proc.stdout?.on('data', (d: Buffer) => {
-      output.stdout += d.toString('utf8');
+    const piped = stdio === 'inherit' ? 'inherit' : 'pipe';
+    const proc = spawn(command[0] as string, command.slice(1), {
+      cwd,
+      env,
+      stdio: ['ignore', piped, piped],
+      detached: true,
     });
-    proc.stderr?.on('data', (d: Buffer) => {
-      output.stderr += d.toString('utf8');
-    });
-    const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs);
-    timer.unref();
+    const root = proc.pid;
+    if (root !== undefined)
+      watch.started({
+        stop: () => void killTree(root, { group: true }),
+        describe: () => describeTree(root, { group: true }),
+      });
+    for (const key of ['stdout', 'stderr'] as const) {
+      proc[key]?.on('data', (d: Buffer) => {
+        if (stdio === 'pipe') output[key] += d.toString('utf8');
+        watch.output();
+      });
+    }
     proc.once('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
       reject(
         error.code === 'ENOENT'
           ? new TapedeckError('COMMAND_NOT_FOUND', `Cannot run the agent: "${command[0]}" was not found (cwd ${cwd}).`)
@@ -474,7 +501,8 @@ export function runAgent(
       );
     });
     proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
+      // What the agent started and left behind (a daemon, a child it never waited for) ends with it.
+      if (root !== undefined) killTree(root, { group: true });
       resolve({ code, signal });
     });
   });
