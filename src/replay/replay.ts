@@ -414,7 +414,7 @@ async function replayIn(
   w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
   const stdio = options.stdio ?? 'inherit';
   const output = { stdout: '', stderr: '' };
-  const runOptions = { cwd, env, stdio };
+  const runOptions = { cwd, env, stdio, detached: options.stopOnSignals === true };
   const watch = guard.watch(on.spawned);
   const exit = sandbox
     ? await sandbox.run(command, runOptions, output, watch)

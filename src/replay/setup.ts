@@ -463,29 +463,33 @@ export interface AgentWatch {
 
 /**
  * Runs the agent to its exit; output is collected when stdio is 'pipe', read and dropped when
- * 'ignore' (so that output still counts as progress). The agent leads a process group of its own
- * (detached): stopping it ends the group and every descendant, reparented or not.
+ * 'ignore' (so that output still counts as progress). Stopping it ends every descendant (each
+ * round freezes what it finds before killing, so none forks away). With `detached` (the caller
+ * handles the terminal's signals: ReplayOptions.stopOnSignals) the agent leads a process group of
+ * its own, and the group goes too: a process whose parent died is still in it. Without, the agent
+ * stays in the caller's group, so a Ctrl-C the terminal sends reaches it as before.
  */
 export function runAgent(
   command: string[],
-  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore' },
+  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; detached?: boolean },
   output: { stdout: string; stderr: string },
   watch: AgentWatch,
 ): Promise<AgentExit> {
   const { cwd, env, stdio } = options;
+  const group = options.detached === true;
   return new Promise<AgentExit>((resolve, reject) => {
     const piped = stdio === 'inherit' ? 'inherit' : 'pipe';
     const proc = spawn(command[0] as string, command.slice(1), {
       cwd,
       env,
       stdio: ['ignore', piped, piped],
-      detached: true,
+      detached: group,
     });
     const root = proc.pid;
     if (root !== undefined)
       watch.started({
-        stop: () => void killTree(root, { group: true }),
-        describe: () => describeTree(root, { group: true }),
+        stop: () => void killTree(root, { group }),
+        describe: () => describeTree(root, { group }),
       });
     for (const key of ['stdout', 'stderr'] as const) {
       proc[key]?.on('data', (d: Buffer) => {
@@ -501,8 +505,9 @@ export function runAgent(
       );
     });
     proc.once('exit', (code, signal) => {
-      // What the agent started and left behind (a daemon, a child it never waited for) ends with it.
-      if (root !== undefined) killTree(root, { group: true });
+      // In a group of its own, what the agent started and left behind (a daemon, a child it never
+      // waited for) ends with it; otherwise, as before, it is the caller's to end.
+      if (root !== undefined) killTree(root, { group });
       resolve({ code, signal });
     });
   });

@@ -124,8 +124,8 @@ describe('what is not idle', () => {
       accepts: (ask) => ask.kind === 'http' && new URL(ask.request.url).hostname === 'api.test',
       async answer(ask) {
         const started = Date.now();
-        // Three idle limits: the replay must wait it out, not stop the agent.
-        await new Promise((r) => setTimeout(r, 3 * 1200));
+        // More than twice the idle limit: the replay must wait it out, not stop the agent.
+        await new Promise((r) => setTimeout(r, 7000));
         return {
           url: ask.request.url,
           started,
@@ -146,7 +146,7 @@ describe('what is not idle', () => {
       out: path.join(tmp.dir, 'slow'),
       stdio: 'pipe',
       isolation: 'none',
-      idleTimeoutMs: 1200,
+      idleTimeoutMs: 3000,
       answerers: [slow],
     });
     expect(result.status).toBe('complete');
@@ -160,12 +160,12 @@ describe('what is not idle', () => {
       command: [
         process.execPath,
         '-e',
-        'let n = 0; const t = setInterval(() => { process.stdout.write("tick\\n"); if (++n === 15) clearInterval(t); }, 200);',
+        'let n = 0; const t = setInterval(() => { process.stdout.write("tick\\n"); if (++n === 10) clearInterval(t); }, 600);',
       ],
       out: path.join(tmp.dir, 'ticking'),
       stdio: 'ignore',
       isolation: 'none',
-      idleTimeoutMs: 1200,
+      idleTimeoutMs: 3000,
     });
     expect(result.status).toBe('complete');
   });
