@@ -13,7 +13,7 @@ export interface TreeProcess {
 /** The process `root` and its descendants (and, with `group`, its process group's members), zombies left out. */
 export declare function processTree(root: number, options?: { group?: boolean }): TreeProcess[];
 
-/** Ends `root`'s whole tree with SIGKILL, round after round until none is left; the pids signalled. */
+/** Ends `root`'s whole tree with SIGKILL, round after round until none is left, and waits (up to 2 s) until they are gone; the pids signalled. */
 export declare function killTree(root: number, options?: { group?: boolean; except?: readonly number[] }): number[];
 
 /** One line on what the tree is doing: each process computing or waiting (sampled over `sampleMs`, default 300). */

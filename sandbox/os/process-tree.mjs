@@ -100,7 +100,18 @@ export function killTree(root, options = {}) {
     }
     if (options.group) signal(-root, 'SIGKILL');
   }
+  // SIGKILL is delivered, not done: wait (bounded) until each is gone or a zombie, so that a
+  // caller told "stopped" finds nothing of the tree still running.
+  const deadline = Date.now() + 2000;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while ([...signalled].some(alive) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
   return [...signalled];
+}
+
+/** @param {number} pid */
+function alive(pid) {
+  const p = readProcess(pid);
+  return p !== undefined && p.state !== 'Z' && p.state !== 'X';
 }
 
 /** @param {number} pid @param {NodeJS.Signals} name */

@@ -63,7 +63,7 @@ describe('tapedeck replay --timeout', () => {
     expect(run.code).toBe(124);
     const line = run.stderr.split('\n').find((l) => l.startsWith('tapedeck: replay timed out'));
     expect(line).toMatch(
-      /^tapedeck: replay timed out: no progress for 2s \(the idle limit\) after step 1 \(GET http:\/\/api\.test\/items\); the agent was waiting: .*; the replay so far is in /,
+      /^tapedeck: replay timed out: no progress for 5s \(the idle limit\) after step 1 \(GET http:\/\/api\.test\/items\); the agent was waiting: .*; the replay so far is in /,
     );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.stdout).toMatch(/^replay timed-out: /m);
@@ -71,7 +71,7 @@ describe('tapedeck replay --timeout', () => {
     expect((await readRecording(out)).manifest.status).toBe('timed-out');
     // Every reader says so: verify lists its status.
     const verified = await tapedeck(['verify', out]);
-    expect(verified.stdout + verified.stderr).toMatch(/timed out: no progress for 2s/);
+    expect(verified.stdout + verified.stderr).toMatch(/timed out: no progress for 5s/);
   });
 
   it('--json reports it', async () => {

@@ -47,12 +47,12 @@ describe('a worker replay job with a hung agent', () => {
     const output = (await handlers.replay({
       id: 'job-1',
       kind: 'replay',
-      payload: { recording, mode: 'exact', trustRecording: true, timeout: '2s' },
+      payload: { recording, mode: 'exact', trustRecording: true, timeout: '5s' },
       retryCount: 0,
       singletonKey: null,
     })) as { status: string; stopped?: string; replay: string };
     expect(output.status).toBe('timed-out');
-    expect(output.stopped).toMatch(/^timed out: no progress for 2s \(the idle limit\) after step 1/);
+    expect(output.stopped).toMatch(/^timed out: no progress for 5s \(the idle limit\) after step 1/);
     expect(processesWith(token)).toEqual([]);
     expect((await readRecording(output.replay)).manifest.status).toBe('timed-out');
   }, 120_000);
