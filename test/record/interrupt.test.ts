@@ -3,25 +3,13 @@
 // an agent that ignores the signal is killed by a second one.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import { bin, root } from '../cli/run-cli.js';
+import { processesWith } from '../support/processes.js';
 import { startServer, type TestServer, tempDir } from './helpers.js';
-
-function processesWith(token: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(token)) pids.push(Number(name));
-    } catch {}
-  }
-  return pids;
-}
 
 let tmp: ReturnType<typeof tempDir>;
 let api: TestServer;

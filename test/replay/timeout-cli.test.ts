@@ -4,29 +4,16 @@
 // replay written, marked interrupted.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import { bin, expectOneLineError, root, tapedeck } from '../cli/run-cli.js';
 import { tempDir } from '../record/helpers.js';
+import { processesWith } from '../support/processes.js';
 import { writeRecording } from './build.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hung-agent.mjs');
-
-function processesWith(token: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(token)) pids.push(Number(name));
-    } catch {}
-  }
-  return pids;
-}
 
 let tmp: ReturnType<typeof tempDir>;
 let recording: string;

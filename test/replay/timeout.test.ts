@@ -3,7 +3,7 @@
 // sandbox), writes what it served so far marked timed-out, and says where it stopped and what the
 // agent was doing. Time the replayer spends answering (a slow live model) is never idle.
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { detectIsolation } from '../../sandbox/os/detect.js';
 import { readRecording } from '../../src/recording/index.js';
 import { type Answerer, replay } from '../../src/replay/index.js';
 import { tempDir } from '../record/helpers.js';
+import { processesWith } from '../support/processes.js';
 import { writeRecording } from './build.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hung-agent.mjs');
@@ -18,20 +19,6 @@ const LEVELS = detectIsolation().level === 'bwrap' ? (['none', 'bwrap'] as const
 // The agent's processes start (Node with the preload, each) before its one call: on a loaded
 // machine that takes seconds, and a start is not progress.
 const IDLE_MS = 4000;
-
-/** The pids of every process on the machine whose command line carries `token`. */
-function processesWith(token: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(token)) pids.push(Number(name));
-    } catch {}
-  }
-  return pids;
-}
 
 /** Whether a process runs (a zombie waiting for its parent to reap it does not). */
 function isRunning(pid: number): boolean {

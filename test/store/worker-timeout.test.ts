@@ -1,7 +1,6 @@
 // A worker's replay job whose agent hangs finishes as a job (not retried, not stuck): the replay is
 // stopped by the job's timeout, written and ingested, and the job's output says it timed out.
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
@@ -9,21 +8,9 @@ import { openWarehouse, type Warehouse } from '../../src/store/index.js';
 import { jobHandlers } from '../../src/store/jobs.js';
 import { tempDir } from '../record/helpers.js';
 import { writeRecording } from '../replay/build.js';
+import { processesWith } from '../support/processes.js';
 
 const AGENT = join(import.meta.dirname, '../replay/fixtures/hung-agent.mjs');
-
-function processesWith(token: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(token)) pids.push(Number(name));
-    } catch {}
-  }
-  return pids;
-}
 
 let tmp: ReturnType<typeof tempDir>;
 let wh: Warehouse;
