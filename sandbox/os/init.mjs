@@ -14,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import { killTree } from './process-tree.mjs';
 
 /**
  * What the launcher asks (sandbox/os/sandbox.ts sends these).
@@ -21,7 +22,7 @@ import net from 'node:net';
  * @typedef {{ t: 'connect', id: number, host?: string, port: number }} ConnectRequest
  * @typedef {{ strace: string, syscalls: string[], names?: boolean }} TraceOptions
  * @typedef {{ t: 'spawn', id: number, command: string[], env: NodeJS.ProcessEnv, cwd?: string, stdio?: 'inherit' | 'pipe', trace?: TraceOptions }} SpawnRequest
- * @typedef {{ t: 'kill', id: number, signal?: NodeJS.Signals }} KillRequest
+ * @typedef {{ t: 'kill', id: number, signal?: NodeJS.Signals, tree?: boolean }} KillRequest
  * @typedef {ListenRequest | ConnectRequest | SpawnRequest | KillRequest | { t: 'bye' }} Request
  */
 
@@ -215,6 +216,8 @@ function start({ id, command, env, cwd, stdio, trace }) {
       env,
       // The agent writes to the sandbox's own stdout/stderr; services' output comes out over IPC.
       stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: a tree kill (a timed-out agent) ends whatever it started.
+      detached: true,
     });
   } catch (error) {
     void send({ t: 'exit', id, code: null, signal: null, error: failure(error) });
@@ -241,8 +244,10 @@ function start({ id, command, env, cwd, stdio, trace }) {
 }
 
 /** @param {KillRequest} request */
-function kill({ id, signal }) {
-  children.get(id)?.kill(signal ?? 'SIGTERM');
+function kill({ id, signal, tree }) {
+  const child = children.get(id);
+  if (tree && child?.pid !== undefined) killTree(child.pid, { group: true });
+  else child?.kill(signal ?? 'SIGTERM');
 }
 
 process.on('message', (/** @type {Request} */ message) => {
@@ -256,13 +261,18 @@ process.on('message', (/** @type {Request} */ message) => {
     case 'kill':
       return kill(message);
     case 'bye':
-      for (const child of children.values()) child.kill('SIGKILL');
-      process.exit(0);
+      return endAll();
   }
 });
-process.on('disconnect', () => {
-  for (const child of children.values()) child.kill('SIGKILL');
+process.on('disconnect', endAll);
+
+/** Everything started inside ends with init (without a PID namespace, unshare's, nothing else would end it). */
+function endAll() {
+  for (const child of children.values()) {
+    if (child.pid !== undefined) killTree(child.pid, { group: true });
+    else child.kill('SIGKILL');
+  }
   process.exit(0);
-});
+}
 
 void send({ t: 'ready', pid: process.pid });

@@ -120,7 +120,8 @@ export interface SandboxProcess extends EventEmitter {
     signal: NodeJS.Signals | null;
     error?: { code?: string; message: string };
   }>;
-  kill(signal?: NodeJS.Signals): void;
+  /** Signals the process; with `tree`, SIGKILLs it and everything it started (its group and descendants). */
+  kill(signal?: NodeJS.Signals, options?: { tree?: boolean }): void;
 }
 
 export interface OsSandbox {
@@ -497,8 +498,9 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
             });
           });
         }),
-        kill: (signal?: NodeJS.Signals) => {
-          if (!ended) child.send({ t: 'kill', id, signal: signal ?? 'SIGTERM' });
+        kill: (signal?: NodeJS.Signals, options?: { tree?: boolean }) => {
+          if (!ended)
+            child.send({ t: 'kill', id, signal: signal ?? 'SIGTERM', ...(options?.tree ? { tree: true } : {}) });
         },
       });
       proc.once('spawned', (m: Message) => pidResolve(Number(m.pid)));

@@ -17,6 +17,8 @@ export interface PromptProbeEntry {
   cost?: number;
   recordingDir?: string;
   reason?: string;
+  /** The probe's replay timed out: skipped by the search, neither pass nor fail. */
+  timedOut?: boolean;
 }
 
 export interface BisectPromptsOptions {
@@ -43,6 +45,13 @@ export interface BisectPromptsResult {
   maxEvaluations: number;
   path: PromptProbeEntry[];
   stats: ProbeStats;
+  /** Versions whose replay timed out (skipped by the search), in the order probed. */
+  timedOut: PromptProbeEntry[];
+  /**
+   * When timed-out versions hide the boundary: every version (0-based) that may be the first
+   * failing one.
+   */
+  candidates?: number[];
 }
 
 /**
@@ -81,8 +90,9 @@ export async function bisectPrompts(options: BisectPromptsOptions): Promise<Bise
       if (outcome.cost !== undefined) entry.cost = outcome.cost;
       if (outcome.recordingDir !== undefined) entry.recordingDir = outcome.recordingDir;
       if (outcome.reason !== undefined) entry.reason = outcome.reason;
+      if (outcome.timedOut) entry.timedOut = true;
       path.push(entry);
-      return { verdict: outcome.ok ? 'good' : 'bad', result: entry };
+      return { verdict: outcome.timedOut ? 'skip' : outcome.ok ? 'good' : 'bad', result: entry };
     },
     {
       ...(options.knownGood === undefined ? {} : { good: options.knownGood }),
@@ -96,7 +106,9 @@ export async function bisectPrompts(options: BisectPromptsOptions): Promise<Bise
     maxEvaluations: search.maxEvaluations,
     path,
     stats,
+    timedOut: path.filter((p) => p.timedOut),
   };
+  if (search.firstBad === undefined && search.candidates.length > 1) result.candidates = search.candidates;
   if (search.firstBad !== undefined) {
     const at = search.firstBad;
     const proof = path.find((p) => p.version === at);

@@ -115,6 +115,8 @@ export interface DdminProbe {
   flips: boolean;
   cached: boolean;
   cost?: number;
+  /** The replay timed out: unresolved, never a flip. */
+  timedOut?: boolean;
 }
 
 export interface DdminResult {
@@ -142,7 +144,7 @@ export async function ddminPromptHunks(options: DdminOptions): Promise<DdminResu
     throw new TapedeckError('BISECT_PROMPT_INPUT', 'the two prompts are identical: there is no diff to minimise');
   const { probe, stats } = cachedProbe(options.probe, options.recordingId, options.store, options.judge);
   const probes: DdminProbe[] = [];
-  const run = async (subset: number[], target?: boolean): Promise<boolean> => {
+  const run = async (subset: number[], target?: boolean): Promise<boolean | 'timed-out'> => {
     const hitsBefore = stats.cacheHits;
     const text = applyHunks(
       options.from,
@@ -152,17 +154,25 @@ export async function ddminPromptHunks(options: DdminOptions): Promise<DdminResu
     const entry: DdminProbe = {
       hunks: subset,
       ok: outcome.ok,
-      flips: target === undefined ? false : outcome.ok === target,
+      // A timed-out replay is unresolved (ddmin's "?"): it never counts as reproducing the outcome.
+      flips: target === undefined || outcome.timedOut ? false : outcome.ok === target,
       cached: stats.cacheHits > hitsBefore,
     };
     if (outcome.cost !== undefined) entry.cost = outcome.cost;
+    if (outcome.timedOut) entry.timedOut = true;
     probes.push(entry);
     options.onProbe?.(entry);
-    return outcome.ok;
+    return outcome.timedOut ? 'timed-out' : outcome.ok;
   };
   const all = hunks.map((h) => h.index);
   const fromOk = await run([]);
   const toOk = await run(all);
+  if (fromOk === 'timed-out' || toOk === 'timed-out') {
+    throw new TapedeckError(
+      'BISECT_PROBE_TIMED_OUT',
+      `the replay with the ${fromOk === 'timed-out' ? 'old' : 'new'} prompt timed out, so there is no outcome to minimise towards; give a longer --timeout (or fix what the agent waits on)`,
+    );
+  }
   if (fromOk === toOk) {
     throw new TapedeckError(
       'BISECT_DDMIN_NO_FLIP',

@@ -121,7 +121,7 @@ export function formatAlignment(
 
 export function formatPromptProbe(entry: PromptProbeEntry, evaluation: number, max: number): string {
   const cost = entry.cost === undefined ? '' : `, cost ${entry.cost.toFixed(4)}`;
-  return `[${evaluation}/${max}] version ${entry.version + 1} (${entry.label}): ${entry.ok ? 'pass' : 'FAIL'}${entry.cached ? ' (cached)' : ''}${cost}${entry.reason ? ` — ${entry.reason}` : ''}`;
+  return `[${evaluation}/${max}] version ${entry.version + 1} (${entry.label}): ${entry.timedOut ? 'TIMED OUT (skipped)' : entry.ok ? 'pass' : 'FAIL'}${entry.cached ? ' (cached)' : ''}${cost}${entry.reason ? ` — ${entry.reason}` : ''}`;
 }
 
 export function formatPromptBisect(result: BisectPromptsResult): string {
@@ -134,15 +134,28 @@ export function formatPromptBisect(result: BisectPromptsResult): string {
     if (result.lastGood) lines.push(`last passing version: ${result.lastGood.version + 1} (${result.lastGood.label})`);
     if (result.firstBad.reason) lines.push(`  why: ${result.firstBad.reason}`);
     if (result.firstBad.recordingDir) lines.push(`  replay: ${result.firstBad.recordingDir}`);
+  } else if (result.candidates) {
+    lines.push(
+      `first failing version: one of ${result.candidates.map((v) => v + 1).join(', ')} (timed-out versions hide the boundary)`,
+    );
+  } else if (result.timedOut.length > 0 && result.path.every((p) => p.timedOut || p.ok)) {
+    const last = result.path.filter((p) => !p.timedOut).at(0);
+    lines.push(
+      last
+        ? `no failing version among those that finished: version ${last.version + 1} passes, and the later ones timed out`
+        : 'no version finished: every probe timed out',
+    );
   } else {
     lines.push('no failing version: the last version passes');
   }
+  for (const t of result.timedOut)
+    lines.push(`  version ${t.version + 1} (${t.label}) timed out: ${t.reason ?? 'no progress'}`);
   return lines.join('\n');
 }
 
 export function formatDdminProbe(entry: DdminProbe): string {
   const cost = entry.cost === undefined ? '' : `, cost ${entry.cost.toFixed(4)}`;
-  return `hunks {${entry.hunks.map((h) => h + 1).join(',')}}: ${entry.ok ? 'pass' : 'FAIL'}${entry.cached ? ' (cached)' : ''}${cost}`;
+  return `hunks {${entry.hunks.map((h) => h + 1).join(',')}}: ${entry.timedOut ? 'TIMED OUT (unresolved)' : entry.ok ? 'pass' : 'FAIL'}${entry.cached ? ' (cached)' : ''}${cost}`;
 }
 
 export function formatDdmin(result: DdminResult): string {

@@ -9,6 +9,11 @@ export interface ProbeOutcome {
   recordingDir?: string;
   /** Why it failed, when known. */
   reason?: string;
+  /**
+   * The replay was stopped by its watchdog: neither a pass nor a fail (ok is false, but a search
+   * skips it, as `git bisect skip`), and never cached, so a longer limit runs it again.
+   */
+  timedOut?: boolean;
 }
 
 export type ProbeFn = (promptText: string) => Promise<ProbeOutcome>;
@@ -69,7 +74,7 @@ export function cachedProbe(
         stats.replays++;
         const outcome = await probe(promptText);
         stats.cost += outcome.cost ?? 0;
-        store.set(key, outcome);
+        if (!outcome.timedOut) store.set(key, outcome);
         return outcome;
       })();
       inFlight.set(key, run);

@@ -39,6 +39,11 @@ export interface ReplayProbeOptions {
   trustRecording?: boolean;
   /** In a run of several agents, whose prompt the probed versions are (ReplayOptions.promptFor). */
   promptFor?: string;
+  /** Each probe's limits (ReplayOptions.idleTimeoutMs, wallTimeoutMs); a probe past them is a timed-out outcome. */
+  idleTimeoutMs?: number;
+  wallTimeoutMs?: number;
+  /** A signal to tapedeck stops the running probe's agent and the search (ReplayOptions.stopOnSignals). */
+  stopOnSignals?: boolean;
 }
 
 /** A probe that replays `recording` counterfactually with the prompt as its system prompt. */
@@ -59,7 +64,18 @@ export function replayProbe(options: ReplayProbeOptions): ProbeFn {
       ...(options.command ? { command: options.command } : {}),
       ...(options.trustRecording ? { trustRecording: true } : {}),
       ...(options.promptFor !== undefined ? { promptFor: options.promptFor } : {}),
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options.wallTimeoutMs !== undefined ? { wallTimeoutMs: options.wallTimeoutMs } : {}),
+      ...(options.stopOnSignals ? { stopOnSignals: true } : {}),
     });
+    // Interrupted: the user stops the search, not this probe.
+    if (result.status === 'interrupted')
+      throw new TapedeckError('BISECT_INTERRUPTED', `bisect-prompt ${result.stopped?.message ?? 'interrupted'}`, {
+        exitCode: 130,
+      });
+    // Timed out: an outcome of its own (neither pass nor fail), which the search skips.
+    if (result.status === 'timed-out')
+      return { ok: false, timedOut: true, reason: result.stopped?.message ?? 'timed out', recordingDir: result.dir };
     // A model (or service) that did not answer says nothing about the prompt: judging the probe
     // would name a good version bad (and cache it), so the search stops and says why.
     const failed = result.answerFailures?.[0];

@@ -2,6 +2,7 @@
 // zod schema of the project file: unknown keys are errors (a typo must not silently drop a service).
 import * as z from 'zod';
 import { SNAPSHOT_NAME, SNAPSHOT_NAME_RULE } from '../postgres/snapshot-name.js';
+import { DurationInputSchema } from './duration.js';
 import type { TapedeckConfig } from './types.js';
 
 /** `${sandbox.db}`, `${sandbox.files}`, `${port}`, `${env.NAME}`. */
@@ -82,6 +83,8 @@ export const ConfigSchema = z
     onMissByTool: z.record(z.string(), Policy).optional(),
     seedSnapshot: z.string().regex(SNAPSHOT_NAME, `expected a snapshot name: ${SNAPSHOT_NAME_RULE}`).optional(),
     snapshotsDir: z.string().min(1).optional(),
+    timeout: DurationInputSchema.optional(),
+    wallTimeout: DurationInputSchema.optional(),
   })
   .strict();
 

@@ -90,6 +90,14 @@ export interface TapedeckConfig {
    * whatever folder the command runs in.
    */
   snapshotsDir?: string;
+  /**
+   * A replay stops when its agent makes no progress (no call, step, output or exit) for this long;
+   * time spent answering it (a live model, a sandbox service) does not count. `90s`, `5m`, a number
+   * of seconds, or `0` / `none` for never (default 5m). `--timeout` wins.
+   */
+  timeout?: string | number;
+  /** A replay stops after this long in all, progress or not (default none). `--wall-timeout` wins. */
+  wallTimeout?: string | number;
 }
 
 /** One recorded HTTP exchange, as a mock handler sees it. */

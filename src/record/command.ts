@@ -62,6 +62,8 @@ export interface RecordCommandResult {
   dir: string;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
+  /** The signal to tapedeck that was forwarded to the agent (the recording is marked interrupted). */
+  interrupted?: NodeJS.Signals;
   recorded: boolean;
   steps: number;
   /** --isolate: ways out the kernel refused (named by strace): calls the recording could not hold. */
@@ -318,6 +320,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     forgetSocket();
   };
   let result: { exitCode: number | null; signal: NodeJS.Signals | null } = { exitCode: null, signal: null };
+  let interruptedBy: NodeJS.Signals | undefined;
   let isolated: RecordSandbox | undefined;
   let sideChannels: string[] | undefined;
   try {
@@ -422,7 +425,13 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       stepId: 0,
       payload: { command: options.command, cwd, ...(child.pid === undefined ? {} : { pid: child.pid }) },
     });
-    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    // Ctrl-C / SIGTERM to tapedeck goes to the agent, and the recording is closed as interrupted;
+    // a second one means it: the agent is killed.
+    let interrupted: NodeJS.Signals | undefined;
+    const forward = (signal: NodeJS.Signals) => {
+      child.kill(interrupted === undefined ? signal : 'SIGKILL');
+      interrupted ??= signal;
+    };
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
     try {
@@ -440,11 +449,25 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       ?.attempts()
       .map((a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`);
     const ok = result.exitCode === 0;
+    const how = result.signal ? `ended by ${result.signal}` : `exited with code ${result.exitCode}`;
     await active.finish({
-      status: ok ? 'complete' : 'incomplete',
+      status: interrupted ? 'interrupted' : ok ? 'complete' : 'incomplete',
       exitCode: result.exitCode,
       signal: result.signal,
+      ...(interrupted
+        ? {
+            manifest: {
+              stopped: {
+                reason: 'interrupted' as const,
+                signal: interrupted,
+                lastStep: session.steps,
+                doing: `given ${interrupted}, and it ${how}`,
+              },
+            },
+          }
+        : {}),
     });
+    if (interrupted) interruptedBy = interrupted;
   } catch (error) {
     await active.finish({ status: 'failed', exitCode: result.exitCode, signal: result.signal }).catch(() => {});
     // An agent that never started recorded nothing: a mistyped command leaves no folder behind.
@@ -461,6 +484,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const unrecorded = session.connections.list();
   return {
     dir,
+    ...(interruptedBy ? { interrupted: interruptedBy } : {}),
     exitCode: result.exitCode,
     signal: result.signal,
     recorded: true,

@@ -83,7 +83,8 @@ export interface RecordOptions {
 
 /** How a recording ends: its status, and what the run's end adds to it. */
 export interface FinishOutcome {
-  status: 'complete' | 'incomplete' | 'failed';
+  /** interrupted: a signal to tapedeck was forwarded to the agent (manifest.stopped says which). */
+  status: 'complete' | 'incomplete' | 'failed' | 'interrupted';
   exitCode: number | null;
   signal?: string | null;
   /** Merged into the manifest's final write. */
@@ -349,7 +350,12 @@ export async function openRecording(
           type: 'run.completed',
           stepId: 0,
           payload: {
-            status: outcome.exitCode === 0 && status === 'complete' ? 'complete' : 'failed',
+            status:
+              status === 'interrupted'
+                ? 'interrupted'
+                : outcome.exitCode === 0 && status === 'complete'
+                  ? 'complete'
+                  : 'failed',
             exitCode: outcome.exitCode,
             ...(outcome.signal === undefined ? {} : { signal: outcome.signal }),
             ...(session.lastOutput === undefined ? {} : { finalOutput: session.lastOutput }),

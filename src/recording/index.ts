@@ -57,6 +57,7 @@ export { hasLocalSeal, SEAL_PATTERN, sealKey, sealKeyFile, sealManifest } from '
 export { isStagingName, removeRecordingFolder, stagingPath, sweepStaging } from './staging.js';
 export { stateHome } from './state-home.js';
 export { agentToolStep, type StepEvent, type StepRecord, stepEvents } from './step-writer.js';
+export { describeStop, formatDuration, stoppedWarning } from './stopped.js';
 export { isTelemetry } from './telemetry.js';
 export { terminalSafe } from './terminal-safe.js';
 export {

@@ -25,6 +25,7 @@ import {
 import { readSnapshot } from './read-snapshots.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, ManifestSchema, PAYLOAD_SCHEMAS } from './schema.js';
 import { isStagingName, sweepStaging } from './staging.js';
+import { stoppedWarning } from './stopped.js';
 import type { EventType, FsSnapshot, Manifest, Recording, RecordingEvent } from './types.js';
 
 /** Past this many lines of events.jsonl, zod's compiled fast path pays for itself (see PARSE_ONCE). */
@@ -227,6 +228,8 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
     }
   }
   if (manifest.status === 'incomplete') warnings.push(incompleteWarning(events.at(-1)));
+  const stopped = stoppedWarning(manifest);
+  if (stopped !== undefined) warnings.push(stopped);
   const [pre, post] = [await readSnapshot(dir, 'pre', warnings), await readSnapshot(dir, 'post', warnings)];
   const blobs = blobReader(dir, inlineFiles(events, [pre.fs, post.fs]));
   if (options.verifyBlobs ?? true) {

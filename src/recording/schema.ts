@@ -413,9 +413,29 @@ export const RunStartedPayloadSchema = z
   .object({ command: z.array(z.string()), cwd: z.string(), pid: z.number().int().optional() })
   .strict();
 
+/**
+ * Why a run was stopped before it ended by itself: no progress for the idle limit (`idle`), the
+ * wall limit reached (`wall`), or a signal to tapedeck (`interrupted`); the last step served and
+ * what the agent was doing then. Recordings without it ended by themselves.
+ */
+export const StoppedSchema = z
+  .object({
+    reason: z.enum(['idle', 'wall', 'interrupted']),
+    /** The limit that was reached (ms); absent when interrupted. */
+    limitMs: z.number().int().nonnegative().optional(),
+    /** The signal tapedeck was sent (interrupted). */
+    signal: z.string().max(20).optional(),
+    /** The last step written before the stop (0: none), and what it was. */
+    lastStep: z.number().int().nonnegative(),
+    last: z.string().max(500).optional(),
+    /** What the agent's processes were doing when stopped. */
+    doing: z.string().max(2000),
+  })
+  .strict();
+
 export const RunCompletedPayloadSchema = z
   .object({
-    status: z.enum(['complete', 'failed']),
+    status: z.enum(['complete', 'failed', 'timed-out', 'interrupted']),
     exitCode: z.number().int().nullable(),
     signal: z.string().nullable().optional(),
     /** The agent's final answer text, when known (last model output). */
@@ -574,7 +594,13 @@ export const ManifestSchema = z
     id: RecordingIdSchema,
     name: z.string(),
     createdAt: IsoTime,
-    status: z.enum(['complete', 'incomplete', 'failed']),
+    /**
+     * complete | failed | incomplete (cut short: read to its last whole line) | timed-out (a replay
+     * stopped by its watchdog) | interrupted (stopped by a signal to tapedeck): the last two are
+     * closed whole, and `stopped` says why and where.
+     */
+    status: z.enum(['complete', 'incomplete', 'failed', 'timed-out', 'interrupted']),
+    stopped: StoppedSchema.optional(),
     agent: z
       .object({
         command: z.array(z.string()),

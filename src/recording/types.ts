@@ -28,6 +28,7 @@ export type UnrecordedConnection = z.infer<typeof S.UnrecordedConnectionSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;
+export type Stopped = z.infer<typeof S.StoppedSchema>;
 /** The answer chain a replay's manifest names (manifest.replay.chain). */
 export type ReplayChainSettings = z.infer<typeof S.ReplayChainSchema>;
 export type FsSnapshot = z.infer<typeof S.FsSnapshotSchema>;

@@ -105,7 +105,7 @@ export interface RecordingWriter {
    * Flushes, fsyncs, and writes the manifest with its final status and integrity (and `patch`
    * merged in, as setManifest would, without a write of its own). Idempotent.
    */
-  close(status: 'complete' | 'failed' | 'incomplete', patch?: Partial<Manifest>): Promise<void>;
+  close(status: Manifest['status'], patch?: Partial<Manifest>): Promise<void>;
 }
 
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
@@ -306,7 +306,7 @@ class Writer implements RecordingWriter {
     this.writeManifest();
   }
 
-  async close(status: 'complete' | 'failed' | 'incomplete', patch?: Partial<Manifest>): Promise<void> {
+  async close(status: Manifest['status'], patch?: Partial<Manifest>): Promise<void> {
     if (this.closed) return;
     if (patch !== undefined) {
       const { format: _format, integrity: _integrity, ...rest } = patch;

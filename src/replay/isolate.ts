@@ -22,6 +22,7 @@ import {
   wireOf,
 } from '../../sandbox/index.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
+import { describeTree } from '../../sandbox/os/process-tree.mjs';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
@@ -35,7 +36,7 @@ import {
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
-import type { AgentExit, Teardown } from './setup.js';
+import type { AgentExit, AgentWatch, Teardown } from './setup.js';
 import { WorldCopy } from './world-copy.js';
 
 /** A refused attempt to leave the sandbox, with who made it when known. */
@@ -63,8 +64,9 @@ export interface ReplaySandbox {
   answerWith(answer: (message: ReplayQuestion) => Promise<ReplayReply>): void;
   run(
     command: string[],
-    options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; timeoutMs: number },
+    options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore' },
     output: { stdout: string; stderr: string },
+    watch: AgentWatch,
   ): Promise<AgentExit>;
   /** Everything refused so far: below the process (strace) and at the proxy. */
   sideChannels(): SideChannel[];
@@ -329,12 +331,13 @@ export async function openReplaySandbox(input: {
       answer = fn;
     },
     stopAgent: () => agentKill?.(),
-    async run(command, options, output) {
+    async run(command, options, output, watch) {
       const out = box.child.stdout;
       const err = box.child.stderr;
       const sink = (stream: NodeJS.ReadableStream | null, key: 'stdout' | 'stderr') => {
         if (!stream) return;
         stream.on('data', (d: Buffer) => {
+          watch.output();
           if (options.stdio === 'pipe') output[key] += d.toString('utf8');
           else if (options.stdio === 'inherit') (key === 'stdout' ? process.stdout : process.stderr).write(d);
         });
@@ -343,11 +346,15 @@ export async function openReplaySandbox(input: {
       sink(out, 'stdout');
       sink(err, 'stderr');
       const proc = box.spawn(command, { env: options.env, cwd: options.cwd, stdio: 'inherit', trace: true });
-      agentKill = () => proc.kill('SIGKILL');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs);
-      timer.unref();
+      agentKill = () => proc.kill('SIGKILL', { tree: true });
+      const launcher = box.child.pid;
+      watch.started({
+        stop: () => proc.kill('SIGKILL', { tree: true }),
+        // Seen from here, the sandbox's processes under its launcher, less the launcher, init and strace.
+        describe: async () =>
+          launcher === undefined ? 'inside the OS sandbox' : describeTree(launcher, { hide: SANDBOX_OWN }),
+      });
       const exit = await proc.exit;
-      clearTimeout(timer);
       if (exit.error) {
         throw exit.error.code === 'ENOENT'
           ? new TapedeckError(
@@ -365,5 +372,8 @@ export async function openReplaySandbox(input: {
     sideChannels: () => [...box.attempts.map(describeAttempt), ...refused],
   };
 }
+
+/** The OS sandbox's own processes, not the agent's: bubblewrap or unshare, init, strace. */
+const SANDBOX_OWN = /^(\S*\/)?(bwrap|unshare|strace)(\s|$)|sandbox\/os\/init\.mjs/;
 
 export { describeIsolation };

@@ -1,7 +1,6 @@
 // One replay, start to end: check the options, read the recording, set up the sandbox and the
 // agent process (setup.ts), let the session answer the agent's calls (session.ts, answer.ts),
 // then close the recording, compare its world with the recorded one (src/diff) and report.
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -17,6 +16,7 @@ import {
   createRecordingWriter,
   createRedactor,
   type DbSnapshot,
+  describeStop,
   type FsSnapshot,
   isInline,
   type Manifest,
@@ -25,6 +25,7 @@ import {
   readManifest,
   readRecording,
   regionOf,
+  type Stopped,
   TapedeckError,
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
@@ -38,6 +39,7 @@ import { applyOverride, type PromptOverride, patchFits, promptTarget } from './p
 import { ReplaySession } from './session.js';
 import {
   type AgentExit,
+  type AgentHandle,
   agentEnv,
   explicitEnv,
   ignoredRecordedEnv,
@@ -58,6 +60,7 @@ import {
 } from './setup.js';
 import { recordingTrust, untrustedCommandError } from './trust.js';
 import type { ReplayOptions, ReplayResult } from './types.js';
+import { limitsOf, ReplayGuard } from './watchdog.js';
 import { recordedConversations, startWebSocketTapes, webSocketTargets } from './websocket.js';
 import { writeWorld } from './world.js';
 
@@ -91,18 +94,18 @@ async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
   checkOptions(options);
   const teardown = new Teardown();
   let writer: RecordingWriter | undefined;
-  let child: ChildProcess | undefined;
+  let agent: AgentHandle | undefined;
   try {
     return await replayIn(options, teardown, {
       opened: (w) => {
         writer = w;
       },
-      spawned: (c) => {
-        child = c;
+      spawned: (handle) => {
+        agent = handle;
       },
     });
   } catch (error) {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
+    agent?.stop();
     if (writer) {
       await writer.close('failed').catch(() => undefined);
       await rm(writer.dir, { recursive: true, force: true }).catch(() => undefined);
@@ -117,7 +120,7 @@ async function replayOnce(given: ReplayOptions): Promise<ReplayResult> {
 async function replayIn(
   options: ReplayOptions,
   teardown: Teardown,
-  on: { opened: (writer: RecordingWriter) => void; spawned: (child: ChildProcess) => void },
+  on: { opened: (writer: RecordingWriter) => void; spawned: (agent: AgentHandle) => void },
 ): Promise<ReplayResult> {
   const manifest = await loadManifest(options.recording);
   const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
@@ -303,10 +306,8 @@ async function replayIn(
   const conversations = recordedConversations(recording);
   const live0 = session;
   // until K at a WebSocket turn: the agent asked nothing the replayer can answer `stop`, so it is ended.
-  let agent: ChildProcess | undefined;
-  let stopAgent = () => {
-    if (agent && agent.exitCode === null) agent.kill('SIGKILL');
-  };
+  let agent: AgentHandle | undefined;
+  let stopAgent = () => agent?.stop();
   const timing = options.timing ?? { kind: 'none' };
   const tapes =
     conversations.length === 0
@@ -361,9 +362,21 @@ async function replayIn(
     for (const { from, to } of webSocketRoutes)
       if (sameHost(from.host, '127.0.0.1')) await sandbox.expose(from.port, to).catch(() => undefined);
   }
-  const ask = sandbox
+  // The watchdog: no progress for the idle limit (time spent answering not counted), or the wall
+  // limit, stops the agent's whole tree; the replay is then written as far as it got.
+  const guard = new ReplayGuard(limitsOf(options), live, options.stopOnSignals === true);
+  teardown.add(async () => guard.end());
+  const answer = sandbox
     ? async (question: ReplayQuestion) => sandbox.settle(await live.answer(await sandbox.withWorld(question)))
     : (question: ReplayQuestion) => live.answer(question);
+  const ask = async (question: ReplayQuestion) => {
+    const done = guard.asked(question);
+    try {
+      return await answer(question);
+    } finally {
+      done();
+    }
+  };
   sandbox?.answerWith(ask);
   const socket = sandbox ? sandbox.ipcAddress : path.join(tmp, 'ipc.sock');
   const ipc = await listenIpc(
@@ -371,7 +384,10 @@ async function replayIn(
     (question) => ask(question),
     // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
     // call: a scan here would see writes made after it.
-    (notice) => live.notice(notice),
+    (notice) => {
+      guard.noticed(notice);
+      return live.notice(notice);
+    },
   );
   teardown.add(() => ipc.close());
   const timingNone = (options.timing ?? { kind: 'none' }).kind === 'none';
@@ -411,13 +427,15 @@ async function replayIn(
   w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
   const stdio = options.stdio ?? 'inherit';
   const output = { stdout: '', stderr: '' };
-  const runOptions = { cwd, env, stdio, timeoutMs: options.timeoutMs ?? 600_000 };
+  const runOptions = { cwd, env, stdio, detached: options.stopOnSignals === true };
+  const watch = guard.watch((handle) => {
+    agent = handle;
+    on.spawned(handle);
+  });
   const exit = sandbox
-    ? await sandbox.run(command, runOptions, output)
-    : await runAgent(command, runOptions, output, (child) => {
-        agent = child;
-        on.spawned(child);
-      });
+    ? await sandbox.run(command, runOptions, output, watch)
+    : await runAgent(command, runOptions, output, watch);
+  const stopped = await guard.ended();
   // The agent's last messages may still be in the socket when it exits: read them first, then
   // let answers still in flight settle and take what the agent wrote last.
   await ipc.drained(2000);
@@ -428,7 +446,7 @@ async function replayIn(
   for (const batch of dumps.nd) await session.collect([], batch);
   // Ways out refused below the process or at the proxy: divergences, never a clean replay.
   for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
-  const result = await finish(session, { recording, options, out, exit, database });
+  const result = await finish(session, { recording, options, out, exit, database, stopped });
   await chainSession.end();
   warnings.push(...chainSession.warnings, ...session.answerFailures);
   // The agent no longer draws before these answers what it drew when recorded (see docs/replay.md
@@ -470,13 +488,19 @@ async function finish(
     out: string;
     exit: AgentExit;
     database: ReplayDatabase;
+    /** Why the watchdog or a signal stopped the agent, when one did. */
+    stopped: Stopped | undefined;
   },
 ): Promise<Omit<ReplayResult, 'warnings' | 'output'>> {
-  const { recording, options, out, exit } = run;
+  const { recording, options, out, exit, stopped } = run;
   const { db, tracker, seeded } = run.database;
   const w = session.writer;
   const stoppedEarly = session.stopped;
-  if (options.mode === 'exact' && !stoppedEarly) {
+  if (stopped) {
+    // Stopped from outside: what it did until then is written; nothing it never reached is
+    // copied from the recording or called missing.
+    session.flushPending(session.lastStep);
+  } else if (options.mode === 'exact' && !stoppedEarly) {
     session.fillGap(Number.POSITIVE_INFINITY);
     session.reportMissingCalls();
   } else if (stoppedEarly && options.until !== undefined) {
@@ -513,19 +537,26 @@ async function finish(
     }
   }
   const failed = !stoppedEarly && exit.code !== 0;
+  const status: ReplayResult['status'] = stopped
+    ? stopped.reason === 'interrupted'
+      ? 'interrupted'
+      : 'timed-out'
+    : failed
+      ? 'failed'
+      : 'complete';
   w.append({
     type: 'run.completed',
     stepId: 0,
     payload: {
-      status: failed ? 'failed' : 'complete',
+      status,
       exitCode: stoppedEarly ? null : exit.code,
       ...(exit.signal ? { signal: exit.signal } : {}),
       ...(session.finalOutput !== undefined ? { finalOutput: session.finalOutput } : {}),
     },
   });
-  await w.close(failed ? 'failed' : 'complete');
+  await w.close(status, stopped ? { stopped } : undefined);
   const worldDiff =
-    options.mode === 'exact' && !stoppedEarly && options.forkAt === undefined
+    options.mode === 'exact' && !stoppedEarly && !stopped && options.forkAt === undefined
       ? // Seeded from a named snapshot: the recorded end state laid over that snapshot.
         compareWorlds(
           seeded ? { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) } : recording.post,
@@ -540,7 +571,8 @@ async function finish(
   return {
     dir: out,
     id: w.id,
-    status: failed ? 'failed' : 'complete',
+    status,
+    ...(stopped ? { stopped: { ...stopped, message: describeStop(stopped) } } : {}),
     exitCode: exit.code,
     divergences: session.divergences,
     ...(first !== undefined ? { firstDivergentStep: first } : {}),

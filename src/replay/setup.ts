@@ -2,7 +2,7 @@
 // tracker, the replay recording's writer, the config the preload reads (seed files, recorded
 // nondeterministic values, the fast index), the agent's environment, the agent process itself,
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -23,6 +23,7 @@ import {
   ReplayNoticeSchema,
   wireOf,
 } from '../../sandbox/index.js';
+import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
@@ -446,27 +447,57 @@ export interface AgentExit {
   signal: NodeJS.Signals | null;
 }
 
-/** Runs the agent to its exit (killed after timeoutMs); output is collected when stdio is 'pipe'. */
+/** What the replay's watchdog needs of a running agent: to stop its whole tree, and to say what it is doing. */
+export interface AgentHandle {
+  /** Kills the agent and everything it started (its process group and descendants). */
+  stop(): void;
+  /** One line on what the agent's processes are doing now (computing or waiting, and on what). */
+  describe(): Promise<string>;
+}
+
+/** Told as the agent runs: its handle once started, and each piece of output (progress). */
+export interface AgentWatch {
+  started(handle: AgentHandle): void;
+  output(): void;
+}
+
+/**
+ * Runs the agent to its exit; output is collected when stdio is 'pipe', read and dropped when
+ * 'ignore' (so that output still counts as progress). Stopping it ends every descendant (each
+ * round freezes what it finds before killing, so none forks away). With `detached` (the caller
+ * handles the terminal's signals: ReplayOptions.stopOnSignals) the agent leads a process group of
+ * its own, and the group goes too: a process whose parent died is still in it. Without, the agent
+ * stays in the caller's group, so a Ctrl-C the terminal sends reaches it as before.
+ */
 export function runAgent(
   command: string[],
-  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; timeoutMs: number },
+  options: { cwd: string; env: Record<string, string>; stdio: 'inherit' | 'pipe' | 'ignore'; detached?: boolean },
   output: { stdout: string; stderr: string },
-  onSpawn: (child: ChildProcess) => void,
+  watch: AgentWatch,
 ): Promise<AgentExit> {
   const { cwd, env, stdio } = options;
+  const group = options.detached === true;
   return new Promise<AgentExit>((resolve, reject) => {
-    const proc = spawn(command[0] as string, command.slice(1), { cwd, env, stdio: ['ignore', stdio, stdio] });
-    onSpawn(proc);
-    proc.stdout?.on('data', (d: Buffer) => {
-      output.stdout += d.toString('utf8');
+    const piped = stdio === 'inherit' ? 'inherit' : 'pipe';
+    const proc = spawn(command[0] as string, command.slice(1), {
+      cwd,
+      env,
+      stdio: ['ignore', piped, piped],
+      detached: group,
     });
-    proc.stderr?.on('data', (d: Buffer) => {
-      output.stderr += d.toString('utf8');
-    });
-    const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs);
-    timer.unref();
+    const root = proc.pid;
+    if (root !== undefined)
+      watch.started({
+        stop: () => void killTree(root, { group }),
+        describe: () => describeTree(root, { group }),
+      });
+    for (const key of ['stdout', 'stderr'] as const) {
+      proc[key]?.on('data', (d: Buffer) => {
+        if (stdio === 'pipe') output[key] += d.toString('utf8');
+        watch.output();
+      });
+    }
     proc.once('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
       reject(
         error.code === 'ENOENT'
           ? new TapedeckError('COMMAND_NOT_FOUND', `Cannot run the agent: "${command[0]}" was not found (cwd ${cwd}).`)
@@ -474,7 +505,9 @@ export function runAgent(
       );
     });
     proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
+      // In a group of its own, what the agent started and left behind (a daemon, a child it never
+      // waited for) ends with it; otherwise, as before, it is the caller's to end.
+      if (root !== undefined) killTree(root, { group });
       resolve({ code, signal });
     });
   });

@@ -2,7 +2,7 @@
 
 import type { DbSandboxKind, Timing } from '../../sandbox/index.js';
 import type { TapedeckConfig } from '../config/index.js';
-import type { DivergencePayload, ProvenanceCounts, ServedFrom, Usage } from '../recording/index.js';
+import type { DivergencePayload, ProvenanceCounts, ServedFrom, Stopped, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import type { AnswerChain } from './chain/index.js';
 
@@ -74,8 +74,21 @@ export interface ReplayOptions {
   seedSnapshot?: string;
   /** Where named snapshots live (default: $TAPEDECK_SNAPSHOTS_DIR, else .tapedeck/snapshots in the project folder). */
   snapshotsDir?: string;
-  /** Kill the agent after this many ms (default 10 minutes). */
+  /**
+   * Stop the agent after this many ms without progress (no call asked or served, no tool or file
+   * step, no output seen, no exit), time spent answering it not counted; 0 never. Default: the
+   * project config's `timeout`, else 5 minutes (DEFAULT_IDLE_MS).
+   */
+  idleTimeoutMs?: number;
+  /** Stop the agent after this many ms in all; 0 never. Default: the config's `wallTimeout`, else never. */
+  wallTimeoutMs?: number;
+  /** The wall limit's older name (wallTimeoutMs wins). */
   timeoutMs?: number;
+  /**
+   * SIGINT, SIGTERM and SIGHUP to this process stop the agent's tree and end the replay as
+   * `interrupted` (the CLI sets it; a library caller keeps its own signal handling).
+   */
+  stopOnSignals?: boolean;
   /** Where the agent's stdout/stderr go (default: inherited). */
   stdio?: 'inherit' | 'pipe' | 'ignore';
   onProgress?: (progress: ReplayProgress) => void;
@@ -123,7 +136,10 @@ export interface ReplayResult {
   /** The replay recording. */
   dir: string;
   id: string;
-  status: 'complete' | 'failed';
+  /** timed-out: stopped by the watchdog; interrupted: by a signal (stopOnSignals). `stopped` says where. */
+  status: 'complete' | 'failed' | 'timed-out' | 'interrupted';
+  /** Why and where the replay was stopped (status timed-out or interrupted), and its one-line account. */
+  stopped?: Stopped & { message: string };
   exitCode: number | null;
   divergences: Array<DivergencePayload & { step: number }>;
   firstDivergentStep?: number;

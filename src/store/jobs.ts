@@ -2,8 +2,10 @@
 // evaluate it, ingest its ledger and scores, push the replay to the recording's store, and mark
 // the sweep probe it answers) and `ingest`. A job's payload comes from the database: it is
 // validated here, and it carries text (prompts, contracts), never paths only one machine has.
+
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
+import { DurationInputSchema, parseDuration } from '../config/duration.js';
 import { loadConfig, type TapedeckConfig, withOverrides } from '../config/index.js';
 import { TapedeckError } from '../recording/errors.js';
 import { readRecording } from '../recording/index.js';
@@ -44,6 +46,9 @@ export const ReplayJobSchema = z
      * recording (enqueue --trust-recording): whoever may write the queue is trusted with that.
      */
     trustRecording: z.boolean().optional(),
+    /** The replay's idle and wall limits (`90s`, `5m`, `none`): default the worker's config file's, else 5m and none. */
+    timeout: DurationInputSchema.optional(),
+    wallTimeout: DurationInputSchema.optional(),
   })
   .strict();
 export type ReplayJob = z.infer<typeof ReplayJobSchema>;
@@ -114,6 +119,10 @@ export function jobHandlers({ warehouse, workDir, config }: JobContext): Record<
         ...(payload.modelEndpoint !== undefined ? { modelEndpoint: payload.modelEndpoint } : {}),
         ...(chain ? { config: chain } : {}),
         ...(payload.trustRecording ? { trustRecording: true } : {}),
+        ...(payload.timeout !== undefined ? { idleTimeoutMs: parseDuration('timeout', payload.timeout) } : {}),
+        ...(payload.wallTimeout !== undefined
+          ? { wallTimeoutMs: parseDuration('wallTimeout', payload.wallTimeout) }
+          : {}),
       });
       const scores = await scoresFor(result.dir, payload.contract);
       const ingested = await warehouse.ingest(await readRecording(result.dir), scores);
@@ -130,6 +139,9 @@ export function jobHandlers({ warehouse, workDir, config }: JobContext): Record<
         replay: replayRef,
         traceId: ingested.traceId,
         exitCode: result.exitCode,
+        status: result.status,
+        // A hung agent's job is done, not retried: its replay says where it stopped.
+        ...(result.stopped ? { stopped: result.stopped.message } : {}),
         divergences: result.divergences.length,
         ...(result.divergences[0] ? { firstDivergence: result.divergences[0].message } : {}),
         ...(scores?.task ? { hardSuccess: scores.task.hard_success === true } : {}),

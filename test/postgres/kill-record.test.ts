@@ -141,7 +141,7 @@ describe.runIf(PG_URL)('record --db killed at random moments', () => {
       expect((await readRecording(first.out)).manifest.status).toBe('complete');
 
       const random = seeded(SEED);
-      const outcomes = { complete: 0, incomplete: 0, failed: 0, 'not started': 0 };
+      const outcomes = { complete: 0, incomplete: 0, failed: 0, 'not started': 0, 'timed-out': 0, interrupted: 0 };
       // Each killed recorder's pid and when it was started: a socket named with a pid is that
       // recorder's only if made after it started (a pid is reused once the machine's pid counter
       // wraps, and another test's killed recorder may have left a socket under the same number).

@@ -1,4 +1,5 @@
 // `tapedeck bisect` (belief vs world, and prompt change) and `tapedeck bisect-prompt` (prompt versions, ddmin).
+
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -36,12 +37,14 @@ import {
   shellPredicate,
   sqlPredicate,
 } from '../../bisect/index.js';
+import { parseDuration } from '../../config/duration.js';
 import { loadContract } from '../../evaluate/index.js';
 import { exitOnUsageError } from '../../recording/errors.js';
 import { listRecordings, type Recording, readRecording, TapedeckError } from '../../recording/index.js';
 import { createAnswerChain } from '../../replay/chain/index.js';
 import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { EXIT_TIMED_OUT } from '../exit-codes.js';
 import { writeErr, writeOut } from '../output.js';
 import { printWarnings } from '../read-recording.js';
 
@@ -186,6 +189,8 @@ interface PromptOptions extends ConfigCliOptions {
   contract?: string;
   trustRecording?: boolean;
   promptFor?: string;
+  timeout?: string;
+  wallTimeout?: string;
   json?: boolean;
 }
 
@@ -219,6 +224,8 @@ function gitVersions(file: string, revs: string): PromptVersion[] {
 }
 
 async function runBisectPrompt(recordingDir: string, command: string[], opts: PromptOptions): Promise<void> {
+  const idleTimeoutMs = opts.timeout === undefined ? undefined : parseDuration('--timeout', opts.timeout);
+  const wallTimeoutMs = opts.wallTimeout === undefined ? undefined : parseDuration('--wall-timeout', opts.wallTimeout);
   const recording = await load(recordingDir);
   const predicateName = opts.predicate ?? 'all';
   builtinPredicate(predicateName);
@@ -256,6 +263,9 @@ async function runBisectPrompt(recordingDir: string, command: string[], opts: Pr
             ...(command.length > 0 ? { command } : {}),
             ...(opts.trustRecording ? { trustRecording: true } : {}),
             ...(opts.promptFor !== undefined ? { promptFor: opts.promptFor } : {}),
+            ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+            ...(wallTimeoutMs !== undefined ? { wallTimeoutMs } : {}),
+            stopOnSignals: true,
           }),
     });
   } finally {
@@ -310,7 +320,10 @@ async function bisectPromptWith(
     onProbe: (entry, n, max) => writeErr(`bisect-prompt: ${formatPromptProbe(entry, n, max)}\n`),
   });
   writeOut(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatPromptBisect(result)}\n`);
-  if (result.firstBad) process.exitCode = 1;
+  // A failing version found (or among the candidates timed-out probes left) is a finding; none
+  // found while probes timed out is no answer: the timed-out code.
+  if (result.firstBad || result.candidates) process.exitCode = 1;
+  else if (result.timedOut.length > 0) process.exitCode = EXIT_TIMED_OUT;
 }
 
 export function register(program: Command): void {
@@ -396,6 +409,11 @@ Examples:
     )
     .option('--db <url>', 'a real Postgres server for the replays’ database sandboxes')
     .option('--probe-cmd <cmd>', 'probe with a shell command instead of a replay')
+    .option(
+      '--timeout <duration>',
+      'stop a probe’s replay after this long without progress (a live model answering is not counted): 90s, 5m, 0 or none (default: the config file’s timeout, else 5m); a probe that times out is skipped, neither pass nor fail',
+    )
+    .option('--wall-timeout <duration>', 'stop a probe’s replay after this long in all (default: none)')
     .option('--out <dir>', 'where the probe replays are written', 'recordings/bisect-prompt')
     .option(
       '--trust-recording',

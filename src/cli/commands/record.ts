@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { redactDbUrl } from '../../postgres/sql.js';
 import { unrecordedWarning } from '../../recording/accounting.js';
 import { TapedeckError } from '../../recording/errors.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { writeErr, writeOut } from '../output.js';
 
 interface RecordCliOptions {
@@ -69,7 +70,9 @@ Examples:
 
 The recording folder holds manifest.json, events.jsonl (one event per line), blobs/ and
 snapshots/{pre,post}. A run that crashes leaves a readable recording marked "incomplete" with
-every finished step. The exit code is the agent's.`,
+every finished step. Ctrl-C or SIGTERM to tapedeck is passed on to the agent (a second one kills it),
+and the recording is closed whole, marked "interrupted". The exit code is the agent's (130 when
+interrupted).`,
     )
     .action(async (command: string[], opts: RecordCliOptions) => {
       const maxBodyBytes = parseNumber(
@@ -112,7 +115,13 @@ every finished step. The exit code is the agent's.`,
         onWarning: (message: string) => writeErr(`tapedeck: warning: ${message}\n`),
         stdio: 'inherit',
       });
-      const status = !result.recorded ? 'not sampled' : result.exitCode === 0 ? 'complete' : 'incomplete';
+      const status = !result.recorded
+        ? 'not sampled'
+        : result.interrupted
+          ? 'interrupted'
+          : result.exitCode === 0
+            ? 'complete'
+            : 'incomplete';
       // Honest accounting: a tool the model asked for that left no call in the recording (kept as
       // the events were written: no read-back of the recording).
       const { silentToolCalls = [], ...outcome } = result;
@@ -133,6 +142,7 @@ every finished step. The exit code is the agent's.`,
       } else {
         writeErr('tapedeck: run not sampled; nothing recorded\n');
       }
-      if (result.exitCode !== 0) process.exitCode = result.exitCode ?? 1;
+      if (result.interrupted) process.exitCode = EXIT_INTERRUPTED;
+      else if (result.exitCode !== 0) process.exitCode = result.exitCode ?? 1;
     });
 }

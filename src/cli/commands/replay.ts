@@ -2,12 +2,14 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { DbSandboxKind } from '../../../sandbox/db.js';
+import { parseDuration } from '../../config/duration.js';
 import { redactDbUrl } from '../../postgres/sql.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { describeProvenance } from '../../recording/provenance.js';
 import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
 import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
+import { EXIT_INTERRUPTED, EXIT_TIMED_OUT } from '../exit-codes.js';
 import { writeErr, writeOut } from '../output.js';
 
 interface ReplayCliOptions extends ConfigCliOptions {
@@ -28,6 +30,8 @@ interface ReplayCliOptions extends ConfigCliOptions {
   isolation?: string;
   requireIsolation?: boolean;
   trustRecording?: boolean;
+  timeout?: string;
+  wallTimeout?: string;
 }
 
 function stepNumber(flag: string, value: string | undefined): number | undefined {
@@ -153,6 +157,14 @@ export function register(program: Command): void {
       '--trust-recording',
       'run the recorded command and apply the recorded env of a recording made elsewhere (read them first: a recording is data from whoever made it)',
     )
+    .option(
+      '--timeout <duration>',
+      'stop the agent after this long without progress (no call, step, output or exit; time spent answering it, such as a live model thinking, not counted): 90s, 5m, 0 or none for never (default: the config file’s timeout, else 5m)',
+    )
+    .option(
+      '--wall-timeout <duration>',
+      'stop the agent after this long in all, progress or not (default: the config file’s wallTimeout, else none)',
+    )
     .option('--json', 'print the result as JSON');
   addConfigOptions(command)
     .addHelpText(
@@ -180,9 +192,14 @@ in the sandbox as usual), or pass --trust-recording once you have read what the 
   tapedeck replay recordings/examples/openai-baseline --trust-recording
 Variables that load code (NODE_OPTIONS, LD_PRELOAD, PATH, …) are never taken from a recording.
 
+A hung agent never hangs the replay: with no progress for --timeout (or past --wall-timeout) its whole
+process tree is stopped, the replay is written with the steps served so far, marked timed-out, and
+one line says the last step served and what the agent was doing. Ctrl-C (or SIGTERM) does the same,
+marked interrupted.
+
 Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exact mode: also when\nthe end state differs from the recorded one) or the agent failed,
 2 for bad input (no recording, other format version, missing blob, command not found, a recorded
-command not run because the recording was made elsewhere).`,
+command not run because the recording was made elsewhere), ${EXIT_TIMED_OUT} when it timed out, ${EXIT_INTERRUPTED} when interrupted.`,
     )
     .action(async (recording: string, agentCommand: string[], opts: ReplayCliOptions) => {
       if (opts.mode !== 'exact' && opts.mode !== 'counterfactual') {
@@ -239,6 +256,9 @@ command not run because the recording was made elsewhere).`,
         );
       }
 
+      const idleTimeoutMs = opts.timeout === undefined ? undefined : parseDuration('--timeout', opts.timeout);
+      const wallTimeoutMs =
+        opts.wallTimeout === undefined ? undefined : parseDuration('--wall-timeout', opts.wallTimeout);
       const forkAt = stepNumber('--fork-at', opts.forkAt);
       const until = stepNumber('--until', opts.until);
       const { replay } = await import('../../replay/index.js');
@@ -266,6 +286,9 @@ command not run because the recording was made elsewhere).`,
         stdio: opts.json ? 'pipe' : 'inherit',
         ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
         ...(opts.requireIsolation ? { requireIsolation: true } : {}),
+        ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+        ...(wallTimeoutMs !== undefined ? { wallTimeoutMs } : {}),
+        stopOnSignals: true,
         // What the agent runs in, said first (the fallback says what it cannot guarantee).
         ...(opts.json
           ? {}
@@ -283,6 +306,12 @@ command not run because the recording was made elsewhere).`,
         if (result.output) process.stderr.write(result.output.stdout + result.output.stderr); // the agent's own output
         writeOut(`${JSON.stringify({ ...result, output: undefined })}\n`);
       } else printResult(result, told);
+      if (result.stopped) {
+        // One line on stderr, whatever the format: where it stopped and what the agent was doing.
+        writeErr(`tapedeck: replay ${result.stopped.message}; the replay so far is in ${result.dir}\n`);
+        process.exitCode = result.status === 'interrupted' ? EXIT_INTERRUPTED : EXIT_TIMED_OUT;
+        return;
+      }
       // In exact mode a different end state is a divergence too; in counterfactual mode it is the point.
       const worldDiverged = opts.mode === 'exact' && result.worldMatches === false;
       process.exitCode = result.status === 'complete' && result.divergences.length === 0 && !worldDiverged ? 0 : 1;

@@ -1,10 +1,12 @@
 // `tapedeck worker`: runs queued jobs (replays, ingests) from the job queue (pg-boss on the
 // warehouse database), so many replays — golden set × k samples × prompt variants — spread over
 // machines sharing one Postgres; `tapedeck worker enqueue` queues them.
+
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { parseDuration } from '../../config/duration.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
 import { readManifest } from '../../recording/index.js';
 import {
@@ -44,6 +46,8 @@ interface EnqueueOptions {
   expireSeconds?: string;
   retries?: string;
   trustRecording?: boolean;
+  timeout?: string;
+  wallTimeout?: string;
   json?: boolean;
 }
 
@@ -175,6 +179,11 @@ ${STORE_NOTE}`,
       '--trust-recording',
       'replay jobs run the recorded command and apply the recorded env though the worker did not make the recording (read it first: a recording is data from whoever made it)',
     )
+    .option(
+      '--timeout <duration>',
+      'stop each replay after this long without progress (a live model answering is not counted): 90s, 5m, 0 or none (default: the worker’s config file’s timeout, else 5m); a job stopped so is done, its replay marked timed-out',
+    )
+    .option('--wall-timeout <duration>', 'stop each replay after this long in all (default: none)')
     .option('--json', 'print the job ids as JSON')
     .addHelpText(
       'after',
@@ -202,6 +211,9 @@ ${STORE_NOTE}`,
         throw new TapedeckError('BAD_OPTION', `--replay ${opts.replay}: expected exact or counterfactual`);
       }
       const expireInSeconds = positive('--expire-seconds', opts.expireSeconds, 900, 1);
+      // Checked here, where a mistake is one line; the job carries the text as given.
+      if (opts.timeout !== undefined) parseDuration('--timeout', opts.timeout);
+      if (opts.wallTimeout !== undefined) parseDuration('--wall-timeout', opts.wallTimeout);
       const retryLimit = positive('--retries', opts.retries, 2);
       const text = (file: string | undefined, option: string): string | undefined => {
         if (file === undefined) return undefined;
@@ -244,6 +256,8 @@ ${STORE_NOTE}`,
               ...(contract !== undefined ? { contract } : {}),
               ...(out !== undefined ? { out } : {}),
               ...(opts.trustRecording ? { trustRecording: true } : {}),
+              ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
+              ...(opts.wallTimeout !== undefined ? { wallTimeout: opts.wallTimeout } : {}),
             };
             const id = await queue.enqueue('replay', payload, { expireInSeconds, retryLimit });
             if (id) ids.push(id);
