@@ -31,6 +31,7 @@ import {
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
+import { recordHttp2 } from './record-http2.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
 import { watchSockets } from './record-sockets.mjs';
 import { recordUndici } from './record-undici.mjs';
@@ -494,6 +495,23 @@ function installLayer(current, options) {
     },
   });
   wrapped.push(undoUndici);
+  // node:http2 client sessions (gRPC…), in both modes; under --isolate the OS sandbox refuses them.
+  if (proxy === undefined) {
+    const barrier = (run) => roundTrip(run, { reason: 'res' });
+    const encode = (run, bytes) => encodeBody(bytes, run.maxBody);
+    wrapped.push(
+      recordHttp2({
+        send: sendExchange,
+        encodeBody: encode,
+        nowMs,
+        current: openRun,
+        pid,
+        origin,
+        drawn: drawnNow,
+        barrier,
+      }),
+    );
+  }
   // MCP servers a run starts over stdio: each request and its answer (a process started inside a
   // tool() call is the tool's).
   let rpcSeq = 0;
@@ -527,6 +545,7 @@ function installLayer(current, options) {
         current: openRun,
         suppressed,
         ignore: (target) => ipc !== undefined && (target === ipc || path.resolve(target) === ipc),
+        http2: true,
         report: (run, socket) => send(run, { t: 'socket', pid, ts: nowMs(), ...socket }),
         websocket: (socket, run, url, head, encoding) => followWebSocket(webSockets, socket, run, url, head, encoding),
       }),
