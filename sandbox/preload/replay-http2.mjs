@@ -253,6 +253,12 @@ export function installHttp2Replay(ctx) {
     return opened(connectPair({ host, port }, true), ['connect', 'secureConnect'], callback);
   };
 
+  // A gRPC client inside the OS sandbox would tunnel through the sandbox's proxy (grpc-js reads
+  // https_proxy), which does not speak HTTP/2: the recorded addresses are answered here instead.
+  if (targets.length > 0) {
+    const given = process.env.no_grpc_proxy ?? process.env.no_proxy;
+    process.env.no_grpc_proxy = [given, ...targets.map((t) => t.host)].filter(Boolean).join(',');
+  }
   http2.connect = connect;
   const patchedNet = targets.length > 0;
   const ownNetConnect = netConnect(realNetConnect);
