@@ -4,10 +4,12 @@
 // gRPC unary, server-streaming and failing calls exactly (status, metadata, messages). The replay
 // answers from the recording with the real servers running and untouched (their hit counters).
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
 import { recordCommand } from '../../src/record/index.js';
 import { type HttpExchangePayload, readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
@@ -24,9 +26,17 @@ async function live(agent: string, env: Record<string, string>): Promise<string>
   return stdout.trim();
 }
 
-/** An exact replay with the in-process preload (the isolation every machine has). */
-function replayExact(recording: string, out: string, env: Record<string, string>) {
-  return replay({ recording, mode: 'exact', out, stdio: 'pipe', isolation: 'none', env, timeoutMs: 60_000 });
+/** gRPC replays in the OS sandbox too (kept off its proxy), where there is one. */
+const LEVELS = detectIsolation().level === 'bwrap' ? (['none', 'bwrap'] as const) : (['none'] as const);
+
+/** An exact replay (by default with the in-process preload alone, the isolation every machine has). */
+function replayExact(
+  recording: string,
+  out: string,
+  env: Record<string, string>,
+  isolation: 'bwrap' | 'none' = 'none',
+) {
+  return replay({ recording, mode: 'exact', out, stdio: 'pipe', isolation, env, timeoutMs: 60_000 });
 }
 
 async function exchanges(dir: string): Promise<HttpExchangePayload[]> {
@@ -129,7 +139,7 @@ describe('gRPC (@grpc/grpc-js)', () => {
       servers.push(server);
       const env: Record<string, string> = {
         GRPC_TARGET: server.target,
-        ...(server.caFile ? { GRPC_CA: server.caFile } : {}),
+        ...(server.caFile ? { GRPC_CA_PEM: readFileSync(server.caFile, 'utf8') } : {}),
       };
       const expected = await live(GRPC_AGENT, env);
       expect(JSON.parse(expected)).toMatchObject({
@@ -157,11 +167,13 @@ describe('gRPC (@grpc/grpc-js)', () => {
       expect(xs[0]?.response?.chunks?.some((c) => c.encoding === 'base64')).toBe(true);
 
       const hits = server.hits();
-      const replayed = await replayExact(out, path.join(tmp.dir, `replay-${secure}`), env);
-      expect(replayed.divergences, replayed.output?.stderr).toEqual([]);
-      expect(replayed.exitCode).toBe(0);
-      expect(replayed.output?.stdout.trim()).toBe(expected);
-      expect(server.hits()).toBe(hits);
+      for (const isolation of LEVELS) {
+        const replayed = await replayExact(out, path.join(tmp.dir, `replay-${secure}-${isolation}`), env, isolation);
+        expect(replayed.divergences, `${isolation}: ${replayed.output?.stderr}`).toEqual([]);
+        expect(replayed.exitCode).toBe(0);
+        expect(replayed.output?.stdout.trim()).toBe(expected);
+        expect(server.hits()).toBe(hits);
+      }
     });
   }
 });
