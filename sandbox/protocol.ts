@@ -102,7 +102,12 @@ export const TimingSchema = z.discriminatedUnion('kind', [
 export type Timing = z.infer<typeof TimingSchema>;
 
 /** A streamed response's event: its raw text and its offset from the response's start. */
-export const WireChunkSchema = z.object({ offsetMs: z.number(), data: z.string() });
+export const WireChunkSchema = z.object({
+  offsetMs: z.number(),
+  data: z.string(),
+  /** 'base64': the chunk's bytes are not text (an HTTP/2 gRPC message), `data` is their base64. */
+  encoding: z.literal('base64').optional(),
+});
 
 /**
  * How many values each process of the agent's tree had drawn, by kind, when a recorded answer
@@ -129,6 +134,8 @@ export const ReplayReplySchema = z.object({
   headers: HeadersSchema.optional(),
   body: WireBodySchema.optional(),
   chunks: z.array(WireChunkSchema).optional(),
+  /** Trailing headers after the body (HTTP/2: a gRPC call's status). */
+  trailers: HeadersSchema.optional(),
   /** Keep a re-streamed response open (until the agent aborts it, or until step closeAfterStep is served). */
   open: z.boolean().optional(),
   closeAfterStep: z.number().optional(),
@@ -194,6 +201,12 @@ export const ReplayConfigSchema = z.object({
    * routed WebSocket's address trusts it (sandbox/preload/network-guard.mjs, trustRoutedTls).
    */
   webSocketCa: z.string().optional(),
+  /**
+   * The recorded HTTP/2 addresses (sandbox/preload/replay-http2.mjs): a connection to one (a gRPC
+   * client opens its own socket, then speaks HTTP/2 over it) is answered in the agent's process
+   * from the recording, never opened.
+   */
+  http2: z.array(HostPortSchema).optional(),
   /** The OS sandbox: the fs root is a writable copy on disk, not the preload's memfs volume. */
   fsOnDisk: z.boolean().optional(),
   /** The agent runs in the OS sandbox (the preload's own guards step back where the OS holds). */

@@ -13,6 +13,7 @@ import { installContainment } from './contain.mjs';
 import { installNetworkGuard, sameHost, trustRoutedTls } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
 import { installFastHttp } from './replay-http.mjs';
+import { installHttp2Replay } from './replay-http2.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
 import { patchFileOps } from './shared-file-ops.mjs';
@@ -639,6 +640,22 @@ export function installReplay(config) {
       })();
       return true;
     };
+  });
+
+  // node:http2 client sessions (gRPC…): each request stream is answered like a fetch call.
+  installHttp2Replay({
+    targets: config.http2 ?? [],
+    timing: config.timing ?? { kind: 'none' },
+    async answer(request, since) {
+      const fastReply = takeFast(request.method, request.url, request.headers, request.body);
+      const reply = fastReply ?? (await askHttp(request));
+      if (!fastReply) {
+        applyEffects(reply.effects);
+        if (reply.stop) process.exit(0);
+      }
+      await nd.hold(reply.drawn, since);
+      return reply;
+    },
   });
 
   // In-process tool() calls: served from the recording when they match, else per policy.

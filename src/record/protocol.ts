@@ -20,8 +20,17 @@ import {
 
 export { type WireBody, WireBodySchema, wireBytes } from '../../sandbox/protocol.js';
 
-const REQUEST = { id: z.string(), pid: z.number(), ts: z.number(), ...HTTP_REQUEST };
+/** `protocol`: HTTP/2 (record-http2.mjs); none: HTTP/1.x. */
+const REQUEST = {
+  id: z.string(),
+  pid: z.number(),
+  ts: z.number(),
+  ...HTTP_REQUEST,
+  protocol: z.enum(['h2', 'h2c']).optional(),
+};
 const RESPONSE_HEAD = { ts: z.number(), status: z.number(), statusText: z.string().optional(), headers: Headers };
+/** Trailing headers after the body (HTTP/2's: gRPC's status). */
+const TRAILERS = { trailers: Headers.optional() };
 /**
  * A file under the fs root as the agent's process read it at a step boundary or right after its
  * own file call (record-quiet.mjs): gone, or its mode, stat key and bytes (base64). The session
@@ -86,19 +95,33 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ...BUSY,
     ...DRAWN,
   }),
-  z.object({ t: z.literal('chunk'), id: z.string(), off: z.number(), data: z.string() }),
+  /** `encoding: 'base64'`: the chunk's bytes are not text and `data` is their base64. */
+  z.object({
+    t: z.literal('chunk'),
+    id: z.string(),
+    off: z.number(),
+    data: z.string(),
+    encoding: z.literal('base64').optional(),
+  }),
   /** A whole non-streamed exchange in one message (request, response, end). */
   z.object({
     t: z.literal('xchg'),
     ...REQUEST,
-    res: z.object({ ...RESPONSE_HEAD, body: WireBodySchema.optional() }).optional(),
+    res: z.object({ ...RESPONSE_HEAD, body: WireBodySchema.optional(), ...TRAILERS }).optional(),
     end: z.number(),
     error: WireError.optional(),
     ...QUIET,
     ...BUSY,
     ...DRAWN,
   }),
-  z.object({ t: z.literal('end'), id: z.string(), ts: z.number(), error: WireError.optional(), ...BUSY }),
+  z.object({
+    t: z.literal('end'),
+    id: z.string(),
+    ts: z.number(),
+    error: WireError.optional(),
+    ...TRAILERS,
+    ...BUSY,
+  }),
   z.object({
     t: z.literal('tool'),
     id: z.string(),

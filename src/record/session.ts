@@ -97,6 +97,8 @@ interface OpenExchange {
   nd: NondeterminismPayload[];
   /** The values its process had drawn when the response head reached it (an `xchg`'s or the `res`'s). */
   drawn?: DrawnAtHead | undefined;
+  /** Trailing headers after the body (HTTP/2). */
+  trailers?: Record<string, string> | undefined;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -252,6 +254,7 @@ export class RecordSession {
           parentThink: this.lastThink,
           nd: [],
           drawn,
+          trailers: res?.trailers,
           ...(res === undefined ? {} : { res: { t: 'res', id: req.id, ...res } }),
         };
         this.open.set(req.id, open);
@@ -259,10 +262,15 @@ export class RecordSession {
         return;
       }
       case 'chunk':
-        this.open.get(message.id)?.chunks.push({ offsetMs: Math.max(0, message.off), data: message.data });
+        this.open.get(message.id)?.chunks.push({
+          offsetMs: Math.max(0, message.off),
+          data: message.data,
+          ...(message.encoding === undefined ? {} : { encoding: message.encoding }),
+        });
         return;
       case 'end': {
         const open = this.open.get(message.id);
+        if (open !== undefined && message.trailers !== undefined) open.trailers = message.trailers;
         if (open !== undefined) await this.completeExchange(open, message.ts, message.error, message);
         return;
       }
@@ -427,12 +435,14 @@ export class RecordSession {
               ...(streamed
                 ? { chunks: open.chunks }
                 : optional('body', this.body(res.body, resContent, resHeaders['content-type']))),
+              ...optional('trailers', open.trailers),
             },
           }),
       ...optional('error', error),
       startedAt: iso(req.ts),
       durationMs: latencyMs,
       ...optional('ttfbMs', ttfbMs),
+      ...optional('protocol', req.protocol),
       ...optional('drawn', open.drawn ?? res?.drawn),
     };
     const failed = error !== undefined || res === undefined || res.status >= 400;

@@ -141,7 +141,7 @@ export function unrecordedWarning(c: UnrecordedConnection): string {
     c.kind === 'upgrade'
       ? `an HTTP upgrade to ${c.protocol ?? 'another protocol'} at ${c.target}${by}${times}: tapedeck records HTTP, not what goes over an upgraded connection`
       : c.kind === 'http2'
-        ? `an HTTP/2 connection to ${c.target}${by}${times}: tapedeck records HTTP/1.1 and fetch, not node:http2 (gRPC)`
+        ? `an HTTP/2 connection to ${c.target}${by}${times}: tapedeck records node:http2 (gRPC) except under --isolate, where the sandbox refuses it`
         : c.kind === 'postgres'
           ? `a PostgreSQL connection to ${c.target}${by}${times}: give the database's URL (--db) to record it`
           : `a ${c.kind === 'tls' ? 'TLS' : c.kind === 'unix' ? 'Unix socket' : 'TCP'} connection to ${c.target}${by}${times}: it does not carry HTTP, which is what tapedeck records`;

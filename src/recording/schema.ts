@@ -92,8 +92,14 @@ export const BodySchema = z
   })
   .strict();
 
-/** One server-sent chunk of a streamed response: its raw bytes (utf8) and ms offset from the response start. */
-export const StreamChunkSchema = z.object({ offsetMs: z.number().nonnegative(), data: z.string() }).strict();
+/**
+ * One server-sent chunk of a streamed response: its raw bytes (utf8) and ms offset from the response
+ * start. `encoding: 'base64'`: the bytes are not text (an HTTP/2 gRPC message) and `data` is their
+ * base64; recordings without it are all text.
+ */
+export const StreamChunkSchema = z
+  .object({ offsetMs: z.number().nonnegative(), data: z.string(), encoding: z.literal('base64').optional() })
+  .strict();
 
 export const HttpRequestSchema = z
   .object({
@@ -112,6 +118,8 @@ export const HttpResponseSchema = z
     body: BodySchema.optional(),
     /** Present for streamed (SSE) responses; the concatenation of chunk data is the body. */
     chunks: z.array(StreamChunkSchema).optional(),
+    /** Trailing headers after the body (HTTP/2: gRPC's grpc-status and grpc-message live here). */
+    trailers: Headers.optional(),
   })
   .strict();
 
@@ -165,6 +173,11 @@ export const HttpExchangePayloadSchema = z
     startedAt: IsoTime,
     durationMs: z.number().nonnegative(),
     ttfbMs: z.number().nonnegative().optional(),
+    /**
+     * The HTTP version it went over when not HTTP/1.x: `h2` (HTTP/2 over TLS) or `h2c` (cleartext
+     * HTTP/2). Its request headers then include the pseudo-headers (:method, :authority…).
+     */
+    protocol: z.enum(['h2', 'h2c']).optional(),
     /**
      * The values the calling process had drawn when the response head reached it. Recordings
      * made before it (and a call whose head reached the agent only once the message that ends it

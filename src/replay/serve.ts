@@ -111,10 +111,12 @@ export async function serveRecorded(
                 headers: response.headers,
                 ...(responseBytes ? { body: writer.body(responseBytes, response.headers['content-type']) } : {}),
                 ...(response.chunks ? { chunks: response.chunks } : {}),
+                ...(response.trailers ? { trailers: response.trailers } : {}),
               },
             }
           : {}),
         ...(x.error ? { error: x.error } : {}),
+        ...(x.protocol ? { protocol: x.protocol } : {}),
         startedAt: new Date(started).toISOString(),
         durationMs: end - started,
         servedFrom: 'recording',
@@ -167,6 +169,7 @@ export async function serveRecorded(
       statusText: response.statusText,
       headers: response.headers,
       ...(response.chunks ? { chunks: response.chunks } : { body: wireOf(responseBytes) }),
+      ...(response.trailers ? { trailers: response.trailers } : {}),
       ...(abortedByAgent ? { open: true } : {}),
       // A stream requested before steps it outlived (issued early) ends, as recorded, once the
       // replay has served the steps before it; ending it at once would make clients reconnect.

@@ -189,6 +189,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
     routes: input.routes ?? [],
     ...(input.webSocketCa ? { webSocketCa: input.webSocketCa } : {}),
+    ...http2Targets(calls),
     ...(input.fsOnDisk ? { fsOnDisk: true } : {}),
     ...(input.os ? { os: true } : {}),
     ...(input.privateDirs ? { privateDirs: [...input.privateDirs], hostDirs: [...(input.hostDirs ?? [])] } : {}),
@@ -202,6 +203,20 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
   };
   await writeFile(configFile, JSON.stringify(config));
   return configFile;
+}
+
+/** The host:port of every recorded HTTP/2 exchange (the preload answers connections to them itself). */
+function http2Targets(calls: readonly RecordedCall[]): { http2?: Array<{ host: string; port: number }> } {
+  const seen = new Map<string, { host: string; port: number }>();
+  for (const c of calls) {
+    const protocol = c.exchange?.protocol;
+    if (protocol === undefined) continue;
+    const u = new URL(c.exchange?.request.url ?? c.request.url);
+    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+    const port = Number(u.port || (protocol === 'h2' ? 443 : 80));
+    seen.set(`${host}:${port}`, { host, port });
+  }
+  return seen.size === 0 ? {} : { http2: [...seen.values()] };
 }
 
 /** Bytes of the fast index written at a time: the index is never one string (52 MB at 100k steps). */
@@ -252,6 +267,7 @@ function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
       statusText: r.statusText,
       headers: r.headers,
       ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
+      ...(r.trailers ? { trailers: r.trailers } : {}),
       ...(c.drawn ? { drawn: c.drawn } : {}),
     },
   };

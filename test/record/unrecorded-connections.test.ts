@@ -131,8 +131,8 @@ describe('connections the recorder cannot record', () => {
       ...(PG ? { pg: 1 } : {}),
     });
     const { ports } = servers;
+    // node:http2 is recorded (test/replay/http2.test.ts): its connection is a step, not named.
     const expected: UnrecordedConnection[] = [
-      { kind: 'http2', target: `127.0.0.1:${ports.h2}`, connections: 1 },
       { kind: 'tcp', target: `127.0.0.1:${ports.tcp}`, connections: 2 },
       { kind: 'unix', target: servers.unix, connections: 1 },
       { kind: 'upgrade', protocol: 'chat-v1', target: `http://127.0.0.1:${ports.http}/chat`, connections: 1 },
@@ -143,9 +143,9 @@ describe('connections the recorder cannot record', () => {
     }
     expect(sorted(manifest.unrecorded)).toEqual(sorted(expected));
     expect(sorted(result.unrecorded)).toEqual(sorted(expected));
-    // The HTTP calls are steps, and the WebSocket's turns (its open, the agent's message, its
-    // close: test/record/websocket.test.ts); another upgrade's 101 is not an exchange.
-    expect(result.steps).toBe(6);
+    // The HTTP calls are steps (the HTTP/2 request too), and the WebSocket's turns (its open, the
+    // agent's message, its close: test/record/websocket.test.ts); another upgrade's 101 is not an exchange.
+    expect(result.steps).toBe(7);
     expect(unrecordedWarning(expected.find((c) => c.protocol === 'chat-v1') as UnrecordedConnection)).toBe(
       `not recorded: an HTTP upgrade to chat-v1 at http://127.0.0.1:${ports.http}/chat: tapedeck records HTTP, not what goes over an upgraded connection; a replay refuses it`,
     );

@@ -15,6 +15,7 @@ import { observeFetch } from './record-fast-fetch.mjs';
 import { installProxyDoor } from './record-proxy-door.mjs';
 import { createRunBook, tools } from './record-run.mjs';
 import { watchSockets } from './record-sockets.mjs';
+import { recordHttp2 } from './record-http2.mjs';
 import { recordUndici } from './record-undici.mjs';
 import { flushWebSockets, followWebSocket } from './record-websocket.mjs';
 
@@ -167,6 +168,21 @@ export function installLayer(current, options) {
     },
   });
   wrapped.push(undoUndici);
+  // node:http2 client sessions (gRPC…), in both modes; under --isolate the OS sandbox refuses them.
+  if (proxy === undefined) {
+    wrapped.push(
+      recordHttp2({
+        send: sendExchange,
+        encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
+        nowMs,
+        current: openRun,
+        pid,
+        origin,
+        drawn: drawnNow,
+        barrier: (run) => roundTrip(run, { reason: 'res' }),
+      }),
+    );
+  }
   // MCP servers a run starts over stdio: each request and its answer (a process started inside a
   // tool() call is the tool's).
   let rpcSeq = 0;
@@ -179,7 +195,7 @@ export function installLayer(current, options) {
     }),
   );
 
-  // Connections no layer records (an upgrade but a WebSocket's, Redis, HTTP/2, a database not
+  // Connections no layer records (an upgrade but a WebSocket's, Redis, a database not
   // given): reported, so the recording says what it lacks; a WebSocket's conversation is followed
   // and recorded (record-websocket.mjs). Under --isolate the OS sandbox refuses and names them.
   /** @type {import('./record-websocket.mjs').WebSocketContext} */
@@ -200,6 +216,7 @@ export function installLayer(current, options) {
         current: openRun,
         suppressed,
         ignore: (target) => ipc !== undefined && (target === ipc || path.resolve(target) === ipc),
+        http2: true,
         report: (run, socket) => send(run, { t: 'socket', pid, ts: nowMs(), ...socket }),
         websocket: (socket, run, url, head, encoding) => followWebSocket(webSockets, socket, run, url, head, encoding),
       }),

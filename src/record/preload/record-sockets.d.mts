@@ -13,5 +13,7 @@ export declare function watchSockets<R>(ctx: {
   suppressed: () => boolean;
   ignore: (target: string) => boolean;
   report: (run: R, socket: UnrecordedSocket) => void;
+  /** node:http2's connections are recorded (record-http2.mjs): not reported. */
+  http2?: boolean;
   websocket?: (socket: unknown, run: R, url: string, head: unknown, encoding: BufferEncoding | undefined) => unknown;
 }): () => void;

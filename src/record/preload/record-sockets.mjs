@@ -77,11 +77,11 @@ function headOf(chunk) {
  * Watches the connections of runs. ctx: current() names the run a connection belongs to (taken
  * when it connects; undefined: not watched), suppressed() is true during the capture layers' own
  * work, ignore(target) leaves tapedeck's own sockets alone, report(run, socket) hears of each
- * connection no layer records; websocket(socket, run, url, head, encoding), when given, follows a
+ * connection no layer records; http2: node:http2's connections are recorded (not reported); websocket(socket, run, url, head, encoding), when given, follows a
  * WebSocket from its upgrade request (record-websocket.mjs) and returns the chunk to write in the
  * head's place. Returns undo().
  * @template R
- * @param {{ current: () => R | undefined, suppressed: () => boolean, ignore: (target: string) => boolean, report: (run: R, socket: UnrecordedSocket) => void, websocket?: (socket: any, run: R, url: string, head: any, encoding: BufferEncoding | undefined) => any }} ctx
+ * @param {{ current: () => R | undefined, suppressed: () => boolean, ignore: (target: string) => boolean, report: (run: R, socket: UnrecordedSocket) => void, http2?: boolean, websocket?: (socket: any, run: R, url: string, head: any, encoding: BufferEncoding | undefined) => any }} ctx
  */
 export function watchSockets(ctx) {
   // Patched in place: connect() takes many argument forms, so it is typed loosely here.
@@ -122,9 +122,10 @@ export function watchSockets(ctx) {
     }
     const report = (/** @type {Pick<UnrecordedSocket, 'kind' | 'target' | 'protocol'>} */ found) =>
       ctx.report(run, { ...found, ...(by === undefined ? {} : { by }) });
-    // node:http2 writes through its native handle: the first write is never seen.
+    // node:http2 writes through its native handle: the first write is never seen. Its sessions
+    // are recorded (record-http2.mjs) where the recorder says so.
     if (http2) {
-      report({ kind: 'http2', target });
+      if (ctx.http2 !== true) report({ kind: 'http2', target });
       return;
     }
     const { write, end } = socket;
