@@ -12,10 +12,10 @@ import { watchMcpStdio } from '../../../sandbox/preload/shared-mcp-stdio.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
+import { recordHttp2 } from './record-http2.mjs';
 import { installProxyDoor } from './record-proxy-door.mjs';
 import { createRunBook, tools } from './record-run.mjs';
 import { watchSockets } from './record-sockets.mjs';
-import { recordHttp2 } from './record-http2.mjs';
 import { recordUndici } from './record-undici.mjs';
 import { flushWebSockets, followWebSocket } from './record-websocket.mjs';
 
