@@ -450,6 +450,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       .map((a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`);
     const ok = result.exitCode === 0;
     const how = result.signal ? `ended by ${result.signal}` : `exited with code ${result.exitCode}`;
+    // The last step the interrupted run made is counted once every message read is handled.
+    if (interrupted) await session.idle();
     await active.finish({
       status: interrupted ? 'interrupted' : ok ? 'complete' : 'incomplete',
       exitCode: result.exitCode,
