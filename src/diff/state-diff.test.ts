@@ -117,9 +117,10 @@ describe('stateDiff', () => {
     const d = stateDiff(r.build(), {
       expected: { rows: [{ table: 'public.bookings', where: { flight_id: 'TD101' } }] },
     });
-    // Each object is scored once however often its rows repeat (this took minutes when they were not).
+    // Each object is scored once however often its rows repeat (this took minutes when they were not;
+    // ~4 s alone here, 10-11 s beside other test files on two cores: the bound is for the minutes).
     expect(d.rows.filter((row) => row.stateObjectType === 'db_row')).toHaveLength(1);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(performance.now() - started).toBeLessThan(60_000);
   });
 
   it('names the missing state and the wrong parameters', () => {
