@@ -3,7 +3,7 @@
 // an agent that ignores the signal is killed by a second one.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
@@ -60,6 +60,12 @@ async function recordThenSignal(name: string, env: Record<string, string>, signa
   const deadline = Date.now() + 60_000;
   while (!stdout.includes('answered') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   expect(hits).toBe(before + 1);
+  // ... and for the recorder to have written that call: the agent sends it a moment after its
+  // answer (at the end of that turn of its loop), and a signal in between kills it with the call
+  // unsent (on a loaded machine, seen once). What is tested is the recorder's side of a signal.
+  const events = path.join(out, 'events.jsonl');
+  const written = () => existsSync(events) && readFileSync(events, 'utf8').includes('"http.exchange"');
+  while (!written() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   for (const signal of signals) {
     child.kill(signal);
     // Two equal signals sent back to back may reach the process as one (the kernel keeps one
