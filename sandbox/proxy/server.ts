@@ -97,6 +97,8 @@ const HOP = new Set([
   'upgrade',
 ]);
 const kTarget = Symbol('tapedeck.proxy.target');
+/** Why a request's `signal` aborts: its client closed the connection before the answer was written whole. */
+export const CLIENT_LEFT = 'the client went away';
 /** The header a tapedeck preload names the real URL in when it hands a call to the proxy. */
 export const TARGET_HEADER = 'x-tapedeck-target';
 
@@ -230,7 +232,7 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
     const pid = tag?.pid ?? pidOf(req.headers);
     const abort = new AbortController();
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort(new Error('the client went away'));
+      if (!res.writableFinished) abort.abort(new Error(CLIENT_LEFT));
     });
     try {
       const body = await readBody(req);

@@ -14,6 +14,7 @@ import type { Isolation } from '../../sandbox/os/detect.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
+  CLIENT_LEFT,
   createSandboxProxy,
   type HeaderPairs,
   type ProxyRequest,
@@ -82,6 +83,13 @@ function responsePairs(headers: Headers): HeaderPairs {
   return out;
 }
 
+/**
+ * A stream its client left before the server ended it (a client that stops reading at `[DONE]` and
+ * closes): recorded as the preload records a fetch the agent aborted, an AbortError after the
+ * chunks it was served, which a replay serves again and holds open until the client leaves again.
+ */
+const clientLeft = () => ({ code: 'AbortError', message: CLIENT_LEFT });
+
 /** Makes one call for real and records it, as the preload's capture would. */
 async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Promise<ProxyResponse> {
   const pid = request.pid ?? 0;
@@ -132,6 +140,11 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
       body: (async function* () {
         const decoder = new TextDecoder();
         const reader = body.getReader();
+        let ended = false;
+        const end = (error?: { code: string; message: string }) => {
+          ended = true;
+          sink.send({ t: 'end', id, ts: nowMs(), ...(error ? { error } : {}) });
+        };
         try {
           for (;;) {
             const { done, value } = await reader.read();
@@ -139,11 +152,17 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
             sink.send({ t: 'chunk', id, off: nowMs() - resTs, data: decoder.decode(value, { stream: true }) });
             yield value;
           }
-          sink.send({ t: 'end', id, ts: nowMs() });
+          end();
         } catch (error) {
-          sink.send({ t: 'end', id, ts: nowMs(), error: { code: 'Error', message: String((error as Error).message) } });
+          end(request.signal.aborted ? clientLeft() : { code: 'Error', message: String((error as Error).message) });
+        } finally {
+          // The proxy stopped taking chunks (its client went away while one was on its way).
+          if (!ended) {
+            end(clientLeft());
+            void reader.cancel().catch(() => undefined);
+          }
+          if (sink.syncWorld) await sink.sync('res');
         }
-        if (sink.syncWorld) await sink.sync('res');
       })(),
     };
   }

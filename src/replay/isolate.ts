@@ -112,7 +112,7 @@ function describeAttempt(a: OsAttempt): SideChannel {
 }
 
 /** A replay's answer as an HTTP response for the proxy. */
-function responseOf(reply: ReplayReply, timing: { kind: string; factor?: number }): ProxyResponse {
+function responseOf(reply: ReplayReply, timing: { kind: string; factor?: number }, signal: AbortSignal): ProxyResponse {
   if (reply.error) return { status: 0, headers: [], error: reply.error };
   const headers = headerPairs(reply.headers);
   if (reply.chunks) {
@@ -129,6 +129,9 @@ function responseOf(reply: ReplayReply, timing: { kind: string; factor?: number 
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           yield chunk.data;
         }
+        // Recorded as left by its client: it stays open, as it was then, until the client leaves.
+        if (reply.open === true && reply.closeAfterStep === undefined && !signal.aborted)
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       })(),
     };
   }
@@ -266,7 +269,7 @@ export async function openReplaySandbox(input: {
         agentKill?.();
         return { status: 503, headers: [['x-tapedeck-stopped', '1']], body: '' };
       }
-      return responseOf(reply, input.timing);
+      return responseOf(reply, input.timing, request.signal);
     },
     onRefused: (attempt: ProxyAttempt) =>
       refused.push({

@@ -3,6 +3,7 @@
 // (effects follow their calls), and the preload gets the recorded response to hand the agent.
 
 import { type FsReport, type ReplayReply, wireOf } from '../../sandbox/index.js';
+import { CLIENT_LEFT } from '../../sandbox/proxy/server.js';
 import { modelCallCost } from '../ledger/index.js';
 import { canonicalJson, type DbChangedPayload, type StepEvent } from '../recording/index.js';
 import type { Answer, Ask, RecordedVerdict } from './answer.js';
@@ -160,7 +161,10 @@ export async function serveRecorded(
     // A stream the agent itself aborted (e.g. MCP's server-notification GET, closed at the end):
     // re-stream what had arrived and leave it open until the agent aborts it again.
     if (!x) return { effects: fsEffects };
-    const abortedByAgent = x.error?.code === 'AbortError' && response?.chunks !== undefined;
+    // (Recorded by the --isolate proxy before it said AbortError: its message, under the code 'Error'.)
+    const abortedByAgent =
+      response?.chunks !== undefined &&
+      (x.error?.code === 'AbortError' || (x.error?.code === 'Error' && x.error.message === CLIENT_LEFT));
     if (x.error && !abortedByAgent) return { effects: fsEffects, error: x.error, ...drawn };
     if (!response) return { effects: fsEffects, error: { code: 'ECONNRESET', message: 'recorded without a response' } };
     return {
