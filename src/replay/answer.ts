@@ -232,8 +232,10 @@ export function recordedVerdict(session: ReplaySession, ask: Ask, prefix: boolea
     const m = index.match(live, { kind: 'model' });
     // Exact or normalised, or (an imported recording) the same conversation: the recorded answer, no divergence.
     if (m.call && m.layer !== 'structural' && session.inOrder(m.call)) return { kind: 'serve', call: m.call };
-    // Under a prompt override the recorded prefix differs by the prompt alone, on purpose.
-    const aligned = session.parts.override ? alignedModelCall(session, live) : undefined;
+    // Under a prompt override the recorded prefix before a fork differs by the prompt alone, on
+    // purpose. An exact replay has no fork: a call whose prompt was changed is not the recorded one.
+    const aligned =
+      session.parts.override && session.options.mode !== 'exact' ? alignedModelCall(session, live) : undefined;
     if (aligned) return { kind: 'serve', call: aligned };
     const expected = m.call ?? index.nextExpected('model');
     if (!expected) return { kind: 'miss', match: m };

@@ -13,7 +13,7 @@ import { EXIT_INTERRUPTED, EXIT_TIMED_OUT } from '../exit-codes.js';
 import { writeErr, writeOut } from '../output.js';
 
 interface ReplayCliOptions extends ConfigCliOptions {
-  mode: string;
+  mode?: string;
   systemPrompt?: string;
   promptPatch?: string;
   promptFor?: string;
@@ -123,7 +123,10 @@ export function register(program: Command): void {
       '[command...]',
       'the agent command after `--` (default: the recorded one, when this machine made the recording or --trust-recording is given)',
     )
-    .option('--mode <mode>', 'exact or counterfactual', 'exact')
+    .option(
+      '--mode <mode>',
+      'exact or counterfactual (default: exact; counterfactual when --system-prompt or --prompt-patch changes the prompt)',
+    )
     .option(
       '--system-prompt <file>',
       "replace the agent's system prompt with this file (in a run of several agents: the first agent's, or --prompt-for's; the others' calls go out as they were)",
@@ -202,6 +205,10 @@ Exit code: 0 when the replay ran with no divergence, 1 when it diverged (in exac
 command not run because the recording was made elsewhere), ${EXIT_TIMED_OUT} when it timed out, ${EXIT_INTERRUPTED} when interrupted.`,
     )
     .action(async (recording: string, agentCommand: string[], opts: ReplayCliOptions) => {
+      // A changed prompt is a question for the model: asked again, unless --mode exact says to check
+      // that the run reproduces (every model call then differs from the recording by its prompt).
+      const changesPrompt = opts.systemPrompt !== undefined || opts.promptPatch !== undefined;
+      opts.mode ??= changesPrompt ? 'counterfactual' : 'exact';
       if (opts.mode !== 'exact' && opts.mode !== 'counterfactual') {
         throw new TapedeckError('BAD_OPTION', `--mode ${JSON.stringify(opts.mode)} is not exact or counterfactual`);
       }
