@@ -218,6 +218,10 @@ export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undef
   switch (call) {
     case 'connect': {
       const target = addr();
+      // A non-blocking connect on loopback is under way, not refused: the sandbox's loopback
+      // reaches only its own listeners (tapedeck's doors, a server of the agent's tree).
+      if (error === 'EINPROGRESS' && target !== undefined && /^(127\.\d+\.\d+\.\d+|\[::1\]):/.test(target))
+        return undefined;
       return target ? { pid, kind: 'connect', target, error, line } : undefined;
     }
     case 'sendto':

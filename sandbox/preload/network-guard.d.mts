@@ -3,11 +3,9 @@ import type { HostPort } from '../protocol.js';
 
 /** Whether two host names name the same host (every loopback name is one). */
 export declare const sameHost: (a: string, b: string) => boolean;
-/** The target of a net.Socket#connect call, from any of its argument forms. */
-export declare function targetOf(args: unknown[]): { path?: unknown; host?: unknown; port?: unknown };
 /** Installs the guard on net.Socket#connect (see the module). */
 export declare function installNetworkGuard(
-  allowed: { hosts: HostPort[]; paths: string[] },
+  allowed: { hosts: HostPort[]; paths: string[]; unixOverLoopback?: boolean },
   onBlocked: (target: string) => void,
   routes?: Array<{ from: HostPort; to: HostPort }>,
   onRouted?: (from: string, to: string) => void,

@@ -7,42 +7,20 @@
 import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
+import { aimed, targetOf } from './shared-connect-args.mjs';
+import { loopbackPortAt, nothingAt, refuseAsMissing } from './shared-unix-sockets.mjs';
 
 const LOCAL = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const isLocal = (h) => LOCAL.has(h);
 /** Whether two host names name the same host (every loopback name is one). @param {string} a @param {string} b */
 export const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
 
-/** The target of a net.Socket#connect call, from any of its argument forms. */
-export function targetOf(args) {
-  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  // An agent's options carry `path: null` for a TCP connection (node:http's, and the
-  // interceptors' passthrough): no path, not a Unix socket named "null".
-  if (first !== null && typeof first === 'object')
-    return { path: first.path ?? undefined, host: first.host, port: first.port };
-  if (typeof first === 'string' && !/^\d+$/.test(first)) return { path: first };
-  return { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };
-}
-
-/** The same call, aimed at `to` (host and port), keeping its options and callback. */
-function aimed(args, to) {
-  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  const callback = args.find((a) => typeof a === 'function');
-  const options = first !== null && typeof first === 'object' ? { ...first } : {};
-  options.host = to.host;
-  options.port = Number(to.port);
-  delete options.path;
-  // A lookup function or family picked for the old host would not fit the new one.
-  delete options.lookup;
-  delete options.family;
-  return callback ? [options, callback] : [options];
-}
-
 /**
- * Installs the guard. `allowed`: { hosts: [{host, port}], paths: [unix socket paths] };
+ * Installs the guard. `allowed`: { hosts: [{host, port}], paths: [unix socket paths], unixOverLoopback? }
+ * (`unixOverLoopback`: in the OS sandbox only, whose loopback is its own — shared-unix-sockets.mjs);
  * `routes`: [{ from: {host, port}, to: {host, port} }]; `onBlocked(target)` and `onRouted(from, to)`
  * hear of each refused and each rerouted connection.
- * @param {{ hosts: import('../protocol.js').HostPort[], paths: string[] }} allowed
+ * @param {{ hosts: import('../protocol.js').HostPort[], paths: string[], unixOverLoopback?: boolean }} allowed
  * @param {(target: string) => void} onBlocked
  * @param {Array<{ from: import('../protocol.js').HostPort, to: import('../protocol.js').HostPort }>} [routes]
  * @param {(from: string, to: string) => void} [onRouted]
@@ -65,6 +43,10 @@ export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = 
   };
   proto.connect = function guardedConnect(...args) {
     const target = targetOf(args);
+    // A Unix socket of the tree's own, carried over the OS sandbox's loopback (shared-unix-sockets.mjs).
+    const loopback =
+      allowed.unixOverLoopback === true && target.path !== undefined ? loopbackPortAt(String(target.path)) : undefined;
+    if (loopback !== undefined) return realConnect.apply(this, aimed(args, { host: '127.0.0.1', port: loopback }));
     const route = routeOf(target);
     if (route) {
       onRouted(`${target.host ?? 'localhost'}:${target.port}`, `${route.to.host}:${route.to.port}`);
@@ -72,6 +54,9 @@ export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = 
     }
     if (permitted(target)) return realConnect.apply(this, args);
     const where = target.path !== undefined ? String(target.path) : `${target.host ?? 'localhost'}:${target.port}`;
+    // No socket there (a dev tool's pipe to a parent that is not running, such as tsx's
+    // /tmp/tsx-<uid>/<ppid>.pipe): it fails as it would anywhere, and it is no way out.
+    if (target.path !== undefined && nothingAt(where)) return refuseAsMissing(this, where);
     onBlocked(where);
     const error = Object.assign(
       new Error(`connect ECONNREFUSED ${where} (blocked by the tapedeck replay network guard)`),

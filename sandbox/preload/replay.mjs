@@ -20,6 +20,7 @@ import { patchFileOps } from './shared-file-ops.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
+import { installUnixOverLoopback } from './shared-unix-sockets.mjs';
 import { encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
@@ -201,8 +202,10 @@ export function installReplay(config) {
       if (Object.keys(values).some((k) => k !== 'process')) sendBatched({ t: 'values', nd: values });
     },
   );
+  // The OS sandbox refuses Unix sockets: the tree's own (tsx's CLI and its child) go over its loopback.
+  if (config.os === true) installUnixOverLoopback();
   installNetworkGuard(
-    { hosts: config.allow ?? [], paths: [path.resolve(config.socket)] },
+    { hosts: config.allow ?? [], paths: [path.resolve(config.socket)], unixOverLoopback: config.os === true },
     (target) => send({ t: 'blocked', target }),
     config.routes ?? [],
   );

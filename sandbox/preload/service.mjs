@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { installNetworkGuard } from './network-guard.mjs';
 import { installFsSandbox } from './replay-fs.mjs';
+import { installUnixOverLoopback } from './shared-unix-sockets.mjs';
 
 // Taken before the fs sandbox is installed. writeFileSync of a string goes straight to the disk
 // (Node's utf8 fast path); appendFileSync would go through the patched openSync into the volume.
@@ -37,8 +38,9 @@ function installService(config) {
       privateDirs: config.os ? ['/tmp', '/var/tmp', '/run', '/dev/shm'] : [],
     });
   }
+  if (config.os) installUnixOverLoopback();
   installNetworkGuard(
-    { hosts: config.allow ?? [], paths: [] },
+    { hosts: config.allow ?? [], paths: [], unixOverLoopback: config.os === true },
     (target) => report({ t: 'blocked', pid: process.pid, target }),
     config.routes ?? [],
   );

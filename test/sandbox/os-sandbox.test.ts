@@ -225,6 +225,17 @@ describe('strace lines', () => {
       parseTraceLine('8     openat(AT_FDCWD, "/dev/tty", O_RDWR|O_NONBLOCK) = -1 ENXIO (No such device)'),
     ).toBeUndefined();
     expect(parseTraceLine('8     openat(AT_FDCWD, "/x", O_RDONLY) = -1 ENOENT (No such file)')).toBeUndefined();
+    // A non-blocking connect under way on the sandbox's loopback (its own listeners) is not refused;
+    // one to another address still is.
+    const connecting = (addr: string) =>
+      parseTraceLine(
+        addr.startsWith('[')
+          ? `8     connect(3, {sa_family=AF_INET6, sin6_port=htons(4000), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "${addr.slice(1, -1)}", &sin6_addr), sin6_scope_id=0}, 28) = -1 EINPROGRESS (Operation now in progress)`
+          : `8     connect(19, {sa_family=AF_INET, sin_port=htons(4000), sin_addr=inet_addr("${addr}")}, 16) = -1 EINPROGRESS (Operation now in progress)`,
+      );
+    for (const addr of ['127.0.0.1', '127.0.0.53', '[::1]']) expect(connecting(addr)).toBeUndefined();
+    expect(connecting('10.0.0.7')).toMatchObject({ kind: 'connect', target: '10.0.0.7:4000' });
+    expect(connecting('[2001:db8::1]')).toMatchObject({ kind: 'connect', target: '[2001:db8::1]:4000' });
     // With the process named (strace -Y), a name with spaces or '>' in it too.
     for (const name of ['curl', 'my tool', 'a>b'])
       expect(

@@ -9,6 +9,7 @@
 import path from 'node:path';
 import { patchFileOps } from '../../../sandbox/preload/shared-file-ops.mjs';
 import { watchMcpStdio } from '../../../sandbox/preload/shared-mcp-stdio.mjs';
+import { installUnixOverLoopback, installUnixRoutes } from '../../../sandbox/preload/shared-unix-sockets.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
@@ -225,6 +226,8 @@ export function installLayer(current, options) {
   } else {
     // record --isolate: a connection no door leads to goes through the proxy, which records it.
     wrapped.push(installProxyDoor({ proxy, doors: options.doors ?? [], pid, suppressed }));
+    // The OS sandbox refuses Unix sockets: the tree's own (tsx's CLI and its child) go over its loopback.
+    wrapped.push(installUnixOverLoopback(), installUnixRoutes());
   }
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */

@@ -11,20 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import tls from 'node:tls';
-import { targetOf } from '../../../sandbox/preload/network-guard.mjs';
-
-/** The connect call's arguments aimed at `port` on loopback, keeping its options and callback. @param {any[]} args @param {number} port */
-function toProxy(args, port) {
-  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  const callback = args.find((a) => typeof a === 'function');
-  const options = first !== null && typeof first === 'object' ? { ...first } : {};
-  options.host = '127.0.0.1';
-  options.port = port;
-  delete options.path;
-  delete options.lookup;
-  delete options.family;
-  return callback ? [options, callback] : [options];
-}
+import { aimed, targetOf } from '../../../sandbox/preload/shared-connect-args.mjs';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -118,7 +105,7 @@ export function installProxyDoor(ctx) {
     if (this instanceof tls.TLSSocket || !through(target)) return realConnect.apply(this, args);
     const host = String(target.host ?? 'localhost');
     const port = Number(target.port);
-    const result = realConnect.apply(this, toProxy(args, proxyPort));
+    const result = realConnect.apply(this, aimed(args, { host: '127.0.0.1', port: proxyPort }));
     // Queued before anything the agent writes (a socket writes in order once connected).
     realWrite.call(this, connectLine(host, port));
     const { push } = this;

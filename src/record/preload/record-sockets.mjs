@@ -10,7 +10,7 @@
 // A socket costs one stack capture when it connects and one look at its first write; an HTTP/1
 // connection's later requests (keep-alive) are not looked at.
 import net from 'node:net';
-import { targetOf } from '../../../sandbox/preload/network-guard.mjs';
+import { targetOf } from '../../../sandbox/preload/shared-connect-args.mjs';
 import { callSites } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 
 /**
