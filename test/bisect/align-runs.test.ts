@@ -54,4 +54,28 @@ describe('compareDivergence', () => {
     expect(shift.verdict).toBe('moved');
     expect(shift.replay.firstBad?.step).toBe(6);
   });
+
+  // A replay that stopped before the baseline's bad step (its agent failed on a missing variable,
+  // ran out of time, was interrupted) judged no such step: it cannot show the divergence gone.
+  it.each(['failed', 'timed-out', 'interrupted', 'incomplete'] as const)(
+    'a replay that stopped (%s) before the baseline diverges leaves the verdict unfinished',
+    async (status) => {
+      const fixed = await fixedRun();
+      for (const upTo of [0, 4]) {
+        const stopped = {
+          ...fixed,
+          manifest: { ...fixed.manifest, status },
+          events: fixed.events.filter((e) => e.stepId <= upTo && e.type !== 'run.completed'),
+        };
+        const shift = await compareDivergence(await baselineRun(), stopped, () => builtinPredicate('all'));
+        expect(shift.verdict).toBe('unfinished');
+        expect(shift.summary).toContain(`the replay stopped (${status}) after ${upTo === 0 ? 'no step' : 'step 4'}`);
+        expect(shift.summary).toContain('before baseline step 5');
+      }
+      // Past the baseline's bad step, a failed replay does show it gone.
+      const failedLate = { ...fixed, manifest: { ...fixed.manifest, status } };
+      const late = await compareDivergence(await baselineRun(), failedLate, () => builtinPredicate('all'));
+      expect(late.verdict).toBe('disappeared');
+    },
+  );
 });
