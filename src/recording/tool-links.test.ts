@@ -149,4 +149,42 @@ describe('steps named after the decided tool call they answer', () => {
     expect([...nameWords('GET /v1/prices/{id}')]).toEqual(['price']);
     expect([...nameWords('getStockLevels')]).toEqual(['stock', 'level']);
   });
+
+  // LangGraph's PostgresSaver writes the conversation so far (every call's arguments in it) after
+  // each node: its rows share every decided call's values, and are no evidence of any of them.
+  it.each(['checkpoints', 'checkpoint_blobs', 'checkpoint_writes'])(
+    "a checkpointer's rows (%s) link a step to no tool call; the tool's own rows beside them still do",
+    (table) => {
+      const b = new RecordingBuilder();
+      const think = b.model({
+        messages: [],
+        toolCalls: [
+          { id: 'f', name: 'forecast', arguments: { sku: 'W-1', days: 7 } },
+          { id: 'r', name: 'restock', arguments: { sku: 'W-1', qty: 5 } },
+        ],
+      });
+      const saved = { thread_id: 't-1', checkpoint: { sku: 'W-1', days: 7, qty: 5 } };
+      b.tool(think, {
+        name: 'database changes',
+        stateType: 'DB_QUERY',
+        args: null,
+        db: [{ table, op: 'insert', key: { thread_id: 't-1' }, after: saved }],
+      });
+      b.tool(think, {
+        name: 'database changes',
+        stateType: 'DB_QUERY',
+        args: null,
+        db: [
+          { table, op: 'insert', key: { thread_id: 't-1' }, after: saved },
+          { table: 'restock_log', op: 'insert', key: { id: 'L-1' }, after: { id: 'L-1', sku: 'W-1', qty: 5 } },
+        ],
+      });
+      // Changes found between calls, as the recorder writes them: no call of their own.
+      const rec = b.complete().build();
+      rec.events = rec.events.filter((e) => e.type !== 'tool.called');
+      const links = linkToolSteps(rec.events);
+      expect(links.has(2)).toBe(false);
+      expect(links.get(3)).toMatchObject({ callId: 'r', name: 'restock' });
+    },
+  );
 });

@@ -5,6 +5,7 @@
 // request, path, body, files and rows. Steps are then named after the agent's tool, the route kept
 // as detail. Pure; used by the recorder and the replayer as they write steps (StepNamer) and by
 // every reader (stepNames: for recordings made before links were written).
+import { isBookkeepingTable } from './bookkeeping.js';
 import type { StepRecord } from './step-writer.js';
 import type { ModelCalledPayload, RecordingEvent, StateType, ToolCall } from './types.js';
 
@@ -257,7 +258,8 @@ function addStepAtoms(e: RecordingEvent, atoms: Set<string>): void {
       atomsOf(e.payload.path, atoms);
       break;
     case 'db.changed':
-      atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, atoms);
+      // A checkpointer's rows hold every call's arguments so far: no evidence of which it carried out.
+      if (!isBookkeepingTable(e.payload.table)) atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, atoms);
       break;
     default:
       break;

@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
@@ -387,6 +388,75 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
       expect(shift.stdout).toContain(
         'prompt change: disappeared — the divergence at baseline step 3 (THINK claude-fake-1) is gone',
       );
+    } finally {
+      await model.close();
+      await supplier.close();
+    }
+  });
+
+  // LangGraph's PostgresSaver on the agent's own pool saves the thread after every node, into the
+  // captured database: its rows hold every call's arguments so far, and are no evidence of any one
+  // (a step of them alone is no tool's). The contract allows its tables as bookkeeping.
+  it('records a run checkpointed to Postgres without taking the checkpointer for a tool, and replays it exactly', {
+    timeout: 400_000,
+  }, async () => {
+    const model = await startFakeAnthropic(script([{ sku: 'W-1', qty: 5 }]));
+    const supplier = await startSupplier();
+    const desk = path.join(tmp.dir, 'pg-desk');
+    await resetDesk(desk);
+    await query('DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations');
+    // Migrated before the run, as a deployed agent's database is.
+    const pool = new pg.Pool({ connectionString: url });
+    await new PostgresSaver(pool).setup();
+    await pool.end();
+    const env = agentEnv(model, supplier, desk, { THREAD_ID: 'pg-1', CHECKPOINTER: 'postgres' });
+    try {
+      const recorded = await recordWithCli({
+        agent: 'langgraph-agent.mjs',
+        flags: ['--db', url, '--fs', desk],
+        env,
+        out: path.join(tmp.dir, 'pg-run'),
+      });
+      expect(recorded.exitCode, recorded.stderr).toBe(0);
+      const recording = await readRecording(recorded.dir);
+      const tables = new Map<number, Set<string>>();
+      for (const e of recording.events)
+        if (e.type === 'db.changed') tables.set(e.stepId, (tables.get(e.stepId) ?? new Set()).add(e.payload.table));
+      expect([...tables.values()].some((t) => t.has('checkpoints'))).toBe(true);
+      const calls = new Set(
+        recording.events.flatMap((e) => (e.type === 'tool.called' || e.type === 'http.exchange' ? [e.stepId] : [])),
+      );
+      const named = steps(recording);
+      for (const [id, , name] of named) {
+        const changed = [...(tables.get(id) ?? [])];
+        // A step of checkpoint rows alone (no call of its own) is named after no tool call.
+        if (!calls.has(id) && changed.length > 0 && changed.every((t) => t.startsWith('checkpoint')))
+          expect(name).toBe('database changes');
+        if (changed.includes('restock_log')) expect(name).toBe('restock');
+      }
+      expect(named.map(([, type, name]) => `${type} ${name}`)).toEqual(
+        expect.arrayContaining(['API_CALL get_price', 'DB_QUERY restock', 'FILE_WRITE write_report']),
+      );
+      const contract = path.join(tmp.dir, 'pg-contract.yaml');
+      writeFileSync(
+        contract,
+        CONTRACT.replace(
+          '  side_effects: fail',
+          '  allow: { tables: [public.checkpoints, public.checkpoint_blobs, public.checkpoint_writes, public.checkpoint_migrations] }\n  side_effects: fail',
+        ),
+      );
+      const evaluated = await tapedeck(['eval', recorded.dir, '--contract', contract]);
+      expect(evaluated.code, evaluated.stdout).toBe(0);
+      expect(evaluated.stdout).toContain('1 execution(s) verified');
+
+      await supplier.close();
+      const before = await world(desk);
+      const checkpoints = await query('SELECT count(*)::int AS n FROM checkpoints');
+      const exact = await replayJson([recorded.dir, '--out', path.join(tmp.dir, 'pg-exact')], env);
+      expect(exact.divergences, exact.stderr).toEqual([]);
+      expect(exact.stderr).toContain(recorded.agentStdout);
+      expect(await world(desk)).toEqual(before);
+      expect(await query('SELECT count(*)::int AS n FROM checkpoints')).toEqual(checkpoints);
     } finally {
       await model.close();
       await supplier.close();

@@ -10,7 +10,8 @@
 //   audit         always throws (the graph hands the error back to the model as a tool result)
 // Env: ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, DATABASE_URL, SUPPLIER_URL, REPORT_DIR, SYSTEM_PROMPT;
 // THREAD_ID with CHECKPOINT_FILE: a MemorySaver checkpointer whose saved thread is loaded from and
-// written back to that file, so a second run resumes the thread. Prints `FINAL: <text>`.
+// written back to that file, so a second run resumes the thread; THREAD_ID with
+// CHECKPOINTER=postgres: LangGraph's PostgresSaver on the agent's pool. Prints `FINAL: <text>`.
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -163,7 +164,12 @@ const fromJson = (v) =>
         : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromJson(x)]))
     : v;
 let checkpointer;
-if (threadId && checkpointFile) {
+if (threadId && process.env.CHECKPOINTER === 'postgres') {
+  // LangGraph's Postgres checkpointer on the agent's own pool: its tables are bookkeeping.
+  const { PostgresSaver } = await import('@langchain/langgraph-checkpoint-postgres');
+  checkpointer = new PostgresSaver(pool);
+  await checkpointer.setup();
+} else if (threadId && checkpointFile) {
   checkpointer = new MemorySaver();
   const saved = await readFile(checkpointFile, 'utf8').catch(() => undefined);
   if (saved) Object.assign(checkpointer, fromJson(JSON.parse(saved)));
