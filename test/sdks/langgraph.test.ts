@@ -6,7 +6,6 @@
 // crypto.randomUUID(). Driven through the whole CLI journey (test/sdks/journey.ts) with the real
 // world as sentinel; then a MemorySaver thread resumed across two recorded runs, and a prompt
 // change that removes an invented SKU, bisected.
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/recording/index.js';
 import type { ReplayResult } from '../../src/replay/types.js';
 import { tapedeck } from '../cli/run-cli.js';
+import { scratchDatabase } from '../record/helpers.js';
 import { installedVersion, ROOT, recordWithCli, steps, tempDir } from './harness.js';
 import { type JourneyWire, runJourney } from './journey.js';
 import {
@@ -100,22 +100,15 @@ function anthropicWire(model: FakeAnthropic): JourneyWire {
 }
 
 let tmp: ReturnType<typeof tempDir>;
-let admin: pg.Client;
-let name: string;
+let db: Awaited<ReturnType<typeof scratchDatabase>>;
 let url: string;
 beforeAll(async () => {
   tmp = tempDir();
-  name = `tapedeck_langgraph_${randomBytes(4).toString('hex')}`;
-  admin = new pg.Client({ connectionString: BASE });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(BASE);
-  u.pathname = `/${name}`;
-  url = u.toString();
+  db = await scratchDatabase(BASE, 'tapedeck_langgraph_', 'SELECT 1');
+  url = db.url;
 });
 afterAll(async () => {
-  await admin?.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin?.end();
+  await db?.drop();
   tmp?.remove();
 });
 
@@ -165,6 +158,34 @@ const agentEnv = (model: FakeAnthropic, supplier: Supplier, desk: string, extra:
   ...extra,
 });
 
+/** A fresh desk (`name` its folder), the FAKE model playing `turns` and the supplier API, all closed after `run`. */
+async function onDesk(
+  name: string,
+  turns: Parameters<typeof startFakeAnthropic>[0],
+  run: (d: { model: FakeAnthropic; supplier: Supplier; desk: string }) => Promise<void>,
+): Promise<void> {
+  const model = await startFakeAnthropic(turns);
+  const supplier = await startSupplier();
+  const desk = path.join(tmp.dir, name);
+  await resetDesk(desk);
+  try {
+    await run({ model, supplier, desk });
+  } finally {
+    await model.close();
+    await supplier.close();
+  }
+}
+
+/** `tapedeck record --db --fs <desk> -- node langgraph-agent.mjs <args>` into `out` under the test's folder. */
+const recordDesk = (desk: string, env: Record<string, string>, out: string, args: string[] = []) =>
+  recordWithCli({
+    agent: 'langgraph-agent.mjs',
+    args,
+    flags: ['--db', url, '--fs', desk],
+    env,
+    out: path.join(tmp.dir, out),
+  });
+
 async function replayJson(args: string[], env: Record<string, string>): Promise<ReplayResult & { stderr: string }> {
   const run = await tapedeck(['replay', ...args, '--json'], { env, timeoutMs: 180_000 });
   return { ...(JSON.parse(run.stdout) as ReplayResult), stderr: run.stderr };
@@ -197,11 +218,7 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
   it('goes through record, verify, exact and changed-prompt replays, ledger, eval and bisect with the CLI', {
     timeout: 400_000,
   }, async () => {
-    const model = await startFakeAnthropic(script([{ sku: 'W-1', qty: 5 }]));
-    const supplier = await startSupplier();
-    const desk = path.join(tmp.dir, 'desk');
-    await resetDesk(desk);
-    try {
+    await onDesk('desk', script([{ sku: 'W-1', qty: 5 }]), async ({ model, supplier, desk }) => {
       const { recorded } = await runJourney({
         agent: 'langgraph-agent.mjs',
         env: agentEnv(model, supplier, desk),
@@ -252,10 +269,7 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
           installedVersion('@langchain/anthropic/node_modules/@anthropic-ai/sdk'),
         );
       expect(supplier.hits()).toBe(1);
-    } finally {
-      await model.close();
-      await supplier.close();
-    }
+    });
   });
 
   // A MemorySaver thread kept in a file of the recorded folder: the second run resumes it. Its
@@ -264,30 +278,15 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
   it('resumes a checkpointed thread in a second recorded run, and replays that run from the thread it read', {
     timeout: 400_000,
   }, async () => {
-    const model = await startFakeAnthropic(script([{ sku: 'W-1', qty: 5 }]));
-    const supplier = await startSupplier();
-    const desk = path.join(tmp.dir, 'thread-desk');
-    await resetDesk(desk);
-    const env = agentEnv(model, supplier, desk, {
-      THREAD_ID: 'desk-1',
-      CHECKPOINT_FILE: path.join(desk, 'thread.json'),
-    });
-    try {
-      const first = await recordWithCli({
-        agent: 'langgraph-agent.mjs',
-        flags: ['--db', url, '--fs', desk],
-        env,
-        out: path.join(tmp.dir, 'run1'),
+    await onDesk('thread-desk', script([{ sku: 'W-1', qty: 5 }]), async ({ model, supplier, desk }) => {
+      const env = agentEnv(model, supplier, desk, {
+        THREAD_ID: 'desk-1',
+        CHECKPOINT_FILE: path.join(desk, 'thread.json'),
       });
+      const first = await recordDesk(desk, env, 'run1');
       expect(first.exitCode, first.stderr).toBe(0);
       expect(first.agentStdout).toContain('MESSAGES: 12');
-      const second = await recordWithCli({
-        agent: 'langgraph-agent.mjs',
-        args: ['And W-2?'],
-        flags: ['--db', url, '--fs', desk],
-        env,
-        out: path.join(tmp.dir, 'run2'),
-      });
+      const second = await recordDesk(desk, env, 'run2', ['And W-2?']);
       expect(second.exitCode, second.stderr).toBe(0);
       // The thread's 12 messages, the new question and the answer.
       expect(second.agentStdout).toContain('MESSAGES: 14');
@@ -318,10 +317,7 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
       expect(model.calls.length).toBe(calls);
       expect(readFileSync(path.join(desk, 'thread.json'), 'utf8')).toBe(thread);
       expect(await world(desk)).toEqual(before);
-    } finally {
-      await model.close();
-      await supplier.close();
-    }
+    });
   });
 
   // The model restocks a SKU nobody mentioned (W-9: the tool throws, its transaction rolls back).
@@ -331,67 +327,66 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
   it('bisects an invented SKU to its step, and a prompt change that removes it, with the world untouched', {
     timeout: 400_000,
   }, async () => {
-    const model = await startFakeAnthropic((system) =>
-      system.includes('bulk')
-        ? script([{ sku: 'W-1', qty: 50 }], 'W-1: restocked 50 units')
-        : script([
-            { sku: 'W-9', qty: 2 },
-            { sku: 'W-1', qty: 5 },
-          ]),
-    );
-    const supplier = await startSupplier();
-    const desk = path.join(tmp.dir, 'bulk-desk');
-    await resetDesk(desk);
-    const env = agentEnv(model, supplier, desk);
-    try {
-      const recorded = await recordWithCli({
-        agent: 'langgraph-agent.mjs',
-        flags: ['--db', url, '--fs', desk],
-        env,
-        out: path.join(tmp.dir, 'invented'),
-      });
-      expect(recorded.exitCode, recorded.stderr).toBe(0);
-      expect(recorded.agentStdout).toContain('restock=Error: unknown SKU W-9');
-      // The rolled-back transaction left no row, in the world or in the recording.
-      expect(await query('SELECT sku, qty FROM restock_log')).toEqual([{ sku: 'W-1', qty: 5 }]);
-      const recording = await readRecording(recorded.dir);
-      const changes = recording.events.filter((e) => e.type === 'db.changed');
-      expect(changes.map((e) => e.type === 'db.changed' && [e.payload.table, e.payload.op])).toEqual([
-        ['restock_log', 'insert'],
-        ['stock', 'update'],
-      ]);
-      const found = await tapedeck(['bisect', recorded.dir]);
-      expect(found.code, found.stderr).toBe(1);
-      expect(found.stdout).toContain('first bad step: 3 (THINK claude-fake-1)');
-      expect(found.stdout).toMatch(/\[grounding\].*W-9/);
+    await onDesk(
+      'bulk-desk',
+      (system) =>
+        system.includes('bulk')
+          ? script([{ sku: 'W-1', qty: 50 }], 'W-1: restocked 50 units')
+          : script([
+              { sku: 'W-9', qty: 2 },
+              { sku: 'W-1', qty: 5 },
+            ]),
+      async ({ model, supplier, desk }) => {
+        const env = agentEnv(model, supplier, desk);
+        const recorded = await recordDesk(desk, env, 'invented');
+        expect(recorded.exitCode, recorded.stderr).toBe(0);
+        expect(recorded.agentStdout).toContain('restock=Error: unknown SKU W-9');
+        // The rolled-back transaction left no row, in the world or in the recording.
+        expect(await query('SELECT sku, qty FROM restock_log')).toEqual([{ sku: 'W-1', qty: 5 }]);
+        const recording = await readRecording(recorded.dir);
+        const changes = recording.events.filter((e) => e.type === 'db.changed');
+        expect(changes.map((e) => e.type === 'db.changed' && [e.payload.table, e.payload.op])).toEqual([
+          ['restock_log', 'insert'],
+          ['stock', 'update'],
+        ]);
+        const found = await tapedeck(['bisect', recorded.dir]);
+        expect(found.code, found.stderr).toBe(1);
+        expect(found.stdout).toContain('first bad step: 3 (THINK claude-fake-1)');
+        expect(found.stdout).toMatch(/\[grounding\].*W-9/);
 
-      const before = await world(desk);
-      await supplier.close();
-      const promptFile = path.join(tmp.dir, 'bulk.txt');
-      writeFileSync(promptFile, 'You are a bulk stock desk.');
-      const changed = await replayJson(
-        [recorded.dir, '--mode', 'counterfactual', '--system-prompt', promptFile, '--out', path.join(tmp.dir, 'bulk')],
-        env,
-      );
-      expect(changed.status, changed.stderr).toBe('complete');
-      // The run parts at step 3 (the model restocks otherwise); the later requests are new, and each
-      // says how it differs from the recorded run, not that its prompt is the new one.
-      expect(changed.firstDivergentStep).toBe(3);
-      expect(changed.divergences[0]).toMatchObject({ kind: 'different-request', step: 3 });
-      expect(changed.divergences[0]?.message).toContain('the model decided differently from recorded step 3');
-      for (const d of changed.divergences.slice(1))
-        expect(d.fieldDiff?.filter((f) => f.path === 'body.system')).toEqual([]);
-      expect(changed.stderr).toContain('restock={"sku":"W-1","qty":57');
-      expect(await world(desk)).toEqual(before);
-      const shift = await tapedeck(['bisect', changed.dir]);
-      expect(shift.stdout).toContain('no bad step');
-      expect(shift.stdout).toContain(
-        'prompt change: disappeared — the divergence at baseline step 3 (THINK claude-fake-1) is gone',
-      );
-    } finally {
-      await model.close();
-      await supplier.close();
-    }
+        const before = await world(desk);
+        await supplier.close();
+        const promptFile = path.join(tmp.dir, 'bulk.txt');
+        writeFileSync(promptFile, 'You are a bulk stock desk.');
+        const changed = await replayJson(
+          [
+            recorded.dir,
+            '--mode',
+            'counterfactual',
+            '--system-prompt',
+            promptFile,
+            '--out',
+            path.join(tmp.dir, 'bulk'),
+          ],
+          env,
+        );
+        expect(changed.status, changed.stderr).toBe('complete');
+        // The run parts at step 3 (the model restocks otherwise); the later requests are new, and each
+        // says how it differs from the recorded run, not that its prompt is the new one.
+        expect(changed.firstDivergentStep).toBe(3);
+        expect(changed.divergences[0]).toMatchObject({ kind: 'different-request', step: 3 });
+        expect(changed.divergences[0]?.message).toContain('the model decided differently from recorded step 3');
+        for (const d of changed.divergences.slice(1))
+          expect(d.fieldDiff?.filter((f) => f.path === 'body.system')).toEqual([]);
+        expect(changed.stderr).toContain('restock={"sku":"W-1","qty":57');
+        expect(await world(desk)).toEqual(before);
+        const shift = await tapedeck(['bisect', changed.dir]);
+        expect(shift.stdout).toContain('no bad step');
+        expect(shift.stdout).toContain(
+          'prompt change: disappeared — the divergence at baseline step 3 (THINK claude-fake-1) is gone',
+        );
+      },
+    );
   });
 
   // LangGraph's PostgresSaver on the agent's own pool saves the thread after every node, into the
@@ -400,23 +395,14 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
   it('records a run checkpointed to Postgres without taking the checkpointer for a tool, and replays it exactly', {
     timeout: 400_000,
   }, async () => {
-    const model = await startFakeAnthropic(script([{ sku: 'W-1', qty: 5 }]));
-    const supplier = await startSupplier();
-    const desk = path.join(tmp.dir, 'pg-desk');
-    await resetDesk(desk);
-    await query('DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations');
-    // Migrated before the run, as a deployed agent's database is.
-    const pool = new pg.Pool({ connectionString: url });
-    await new PostgresSaver(pool).setup();
-    await pool.end();
-    const env = agentEnv(model, supplier, desk, { THREAD_ID: 'pg-1', CHECKPOINTER: 'postgres' });
-    try {
-      const recorded = await recordWithCli({
-        agent: 'langgraph-agent.mjs',
-        flags: ['--db', url, '--fs', desk],
-        env,
-        out: path.join(tmp.dir, 'pg-run'),
-      });
+    await onDesk('pg-desk', script([{ sku: 'W-1', qty: 5 }]), async ({ model, supplier, desk }) => {
+      await query('DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations');
+      // Migrated before the run, as a deployed agent's database is.
+      const pool = new pg.Pool({ connectionString: url });
+      await new PostgresSaver(pool).setup();
+      await pool.end();
+      const env = agentEnv(model, supplier, desk, { THREAD_ID: 'pg-1', CHECKPOINTER: 'postgres' });
+      const recorded = await recordDesk(desk, env, 'pg-run');
       expect(recorded.exitCode, recorded.stderr).toBe(0);
       const recording = await readRecording(recorded.dir);
       const tables = new Map<number, Set<string>>();
@@ -457,9 +443,6 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
       expect(exact.stderr).toContain(recorded.agentStdout);
       expect(await world(desk)).toEqual(before);
       expect(await query('SELECT count(*)::int AS n FROM checkpoints')).toEqual(checkpoints);
-    } finally {
-      await model.close();
-      await supplier.close();
-    }
+    });
   });
 });
