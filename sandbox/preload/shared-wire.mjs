@@ -158,3 +158,37 @@ export function decompressor(coding) {
   if (coding === 'deflate') return zlib.createInflate(sync);
   return undefined;
 }
+
+/** Whether a request's path is in absolute form (`http://host/x`), as a client sends it to a forward proxy. */
+export function isAbsoluteForm(path) {
+  return typeof path === 'string' && /^https?:\/\//i.test(path);
+}
+
+/**
+ * A node:http(s) request call in absolute form — options whose `path` is the URL asked for, what a
+ * client configured with HTTP_PROXY sends its proxy (axios does) — as the same request in the plain
+ * form: that URL, the options without the proxy's host, port, protocol, agent and proxy headers.
+ * Undefined for any other call. Capture layers that read a request's URL from its host and path
+ * (the interceptor) take it this way.
+ * @param {unknown[]} args
+ * @returns {{ url: URL, args: unknown[] } | undefined}
+ */
+export function plainFromAbsoluteForm(args) {
+  const options = args[0];
+  if (options === null || typeof options !== 'object' || options instanceof URL) return undefined;
+  const o = /** @type {Record<string, unknown>} */ (options);
+  if (!isAbsoluteForm(o.path)) return undefined;
+  let url;
+  try {
+    url = new URL(/** @type {string} */ (o.path));
+  } catch {
+    return undefined;
+  }
+  const { agent: _a, host: _h, hostname: _n, port: _p, path: _x, protocol: _o, defaultPort: _d, ...rest } = o;
+  if (rest.headers !== null && typeof rest.headers === 'object' && !Array.isArray(rest.headers)) {
+    rest.headers = Object.fromEntries(
+      Object.entries(rest.headers).filter(([name]) => !/^proxy-(authorization|connection)$/i.test(name)),
+    );
+  }
+  return { url, args: [url, rest, ...args.slice(1)] };
+}

@@ -75,6 +75,17 @@ function normaliseStep(view: StepView): NormalisedAction {
   };
 }
 
+/**
+ * Whether two actions use the same tools: a model step's decision by the tools it called, however
+ * many times each (`restock+restock` and `restock`: the same tool, other calls of it).
+ */
+function sameTools(x: NormalisedAction, y: NormalisedAction): boolean {
+  if (x.name === y.name) return true;
+  if (x.kind !== 'model') return false;
+  const tools = (a: NormalisedAction) => [...new Set(a.name.split('+'))].sort().join('+');
+  return tools(x) === tools(y);
+}
+
 const same = (x: NormalisedAction, y: NormalisedAction): boolean =>
   x.kind === y.kind && x.name === y.name && x.args === y.args;
 
@@ -106,7 +117,7 @@ export function alignActions(a: NormalisedAction[], b: NormalisedAction[]): { di
       i++;
       j++;
     } else if (x && y && here === d[i + 1]![j + 1]! + 1) {
-      const kind = x.kind === y.kind && x.name === y.name ? 'other-arguments' : 'other-tool';
+      const kind = x.kind === y.kind && sameTools(x, y) ? 'other-arguments' : 'other-tool';
       ops.push({ op: 'substitute', kind, a: x, b: y });
       i++;
       j++;

@@ -4,7 +4,11 @@ import { alignRuns } from './align.js';
 import { type BisectBeliefOptions, type BisectBeliefResult, bisectBelief } from './bisect-belief.js';
 import type { StepPredicate } from './predicate.js';
 
-export type ShiftVerdict = 'stayed' | 'moved' | 'disappeared' | 'appeared' | 'none';
+/**
+ * `unfinished`: the baseline diverges, the replay does not, but the replay stopped (failed, timed
+ * out, interrupted, cut) before the baseline's divergence step: it shows nothing about that step.
+ */
+export type ShiftVerdict = 'stayed' | 'moved' | 'disappeared' | 'unfinished' | 'appeared' | 'none';
 
 export interface DivergenceShift {
   verdict: ShiftVerdict;
@@ -33,7 +37,11 @@ export async function compareDivergence(
   const r = after.firstBad;
   let verdict: ShiftVerdict;
   let summary: string;
-  if (b && !r) {
+  const reached = lastStep(replay);
+  if (b && !r && replay.manifest.status !== 'complete' && reached < b.step) {
+    verdict = 'unfinished';
+    summary = `the replay stopped (${replay.manifest.status}) after ${reached === 0 ? 'no step' : `step ${reached}`}, before baseline step ${b.step} (${b.stateType} ${b.name}) diverges: whether the divergence is gone is not known`;
+  } else if (b && !r) {
     verdict = 'disappeared';
     summary = `the divergence at baseline step ${b.step} (${b.stateType} ${b.name}) is gone in the replay`;
   } else if (!b && r) {
@@ -50,4 +58,11 @@ export async function compareDivergence(
     summary = 'neither run diverges';
   }
   return { verdict, summary, baseline: before, replay: after, similarity };
+}
+
+/** The highest step a run wrote (0: none). */
+function lastStep(run: Recording): number {
+  let last = 0;
+  for (const e of run.events) if (e.type === 'step.started' && e.stepId > last) last = e.stepId;
+  return last;
 }

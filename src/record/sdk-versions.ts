@@ -14,6 +14,7 @@ export const KNOWN_SDKS = [
   '@langchain/core',
   '@langchain/openai',
   '@langchain/anthropic',
+  '@langchain/langgraph',
   'langchain',
   '@modelcontextprotocol/sdk',
   '@mastra/core',
@@ -27,17 +28,19 @@ export const KNOWN_SDKS = [
 /**
  * For each known SDK: the version found in the nearest node_modules above any of `fromDirs`. A
  * known SDK found nowhere there but in another one's own node_modules is the one the agent loads
- * through it (openai in @llamaindex/openai/node_modules): read from there. One level deep, among
- * the SDKs found, so a few more existence checks at start-up, never a walk of node_modules.
+ * through it (openai in @llamaindex/openai/node_modules): read from there. One found there at
+ * another version than the agent's own is loaded too, by that SDK (@langchain/anthropic calls the
+ * model through its own @anthropic-ai/sdk): named `<sdk> (in <owner>)`. One level deep, among the
+ * SDKs found, so a few more existence checks at start-up, never a walk of node_modules.
  */
 export function findSdkVersions(fromDirs: string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  const found: string[] = [];
+  const found: Array<{ owner: string; dir: string }> = [];
   for (const name of KNOWN_SDKS) {
     for (const start of fromDirs) {
       const dir = nearestPackage(path.resolve(start), name);
       const version = dir === undefined ? undefined : versionIn(dir);
-      if (dir !== undefined) found.push(dir);
+      if (dir !== undefined) found.push({ owner: name, dir });
       if (version !== undefined) {
         out[name] = version;
         break;
@@ -45,13 +48,12 @@ export function findSdkVersions(fromDirs: string[]): Record<string, string> {
     }
   }
   for (const name of KNOWN_SDKS) {
-    if (out[name] !== undefined) continue;
-    for (const dir of found) {
+    for (const { owner, dir } of found) {
+      if (owner === name) continue;
       const version = versionIn(path.join(dir, 'node_modules', name));
-      if (version !== undefined) {
-        out[name] = version;
-        break;
-      }
+      if (version === undefined) continue;
+      if (out[name] === undefined) out[name] = version;
+      else if (version !== out[name]) out[`${name} (in ${owner})`] = version;
     }
   }
   return out;

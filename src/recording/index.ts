@@ -12,6 +12,7 @@ export {
 } from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
+export { isBookkeepingTable } from './bookkeeping.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export { describeFromDdl, parseColumnDefault, parseGeneratedExpression } from './db-description.js';
 export { blockOnDisk } from './disk.js';

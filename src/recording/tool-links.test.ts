@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RecordingBuilder } from '../../test/evaluate/recording-builder.js';
-import { linkToolSteps, stepNames } from './tool-links.js';
+import { linkToolSteps, nameWords, stepNames } from './tool-links.js';
 
 describe('steps named after the decided tool call they answer', () => {
   it('links parallel calls by the values their requests share with the arguments, whatever the order', () => {
@@ -102,4 +102,89 @@ describe('steps named after the decided tool call they answer', () => {
     expect(links.has(2)).toBe(false);
     expect(links.get(3)).toMatchObject({ callId: 'b', name: 'lookup' });
   });
+
+  // Calls made at once often take the same arguments (a SKU, a city): the values cannot tell them
+  // apart, the tool's name and the route can. Whichever call came back first, and whichever
+  // calls left no step (a database read), each route is named after its own tool.
+  it.each([
+    ['price first', ['GET /price', 'GET /stock/W-1']],
+    ['stock first', ['GET /stock/W-1', 'GET /price']],
+    ['stock left no step', ['GET /price']],
+  ])('links calls with equal arguments by the words of their names (%s)', (_, routes) => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [
+        { id: 's', name: 'lookupStock', arguments: { sku: 'W-1' } },
+        { id: 'p', name: 'get_prices', arguments: { sku: 'W-1' } },
+      ],
+    });
+    for (const route of routes) {
+      const url = `http://127.0.0.1:1${route.slice(4)}${route.includes('price') ? '?sku=W-1' : ''}`;
+      b.tool(think, { name: route, args: {}, http: { method: 'GET', url } });
+    }
+    const links = linkToolSteps(b.complete().build().events);
+    routes.forEach((route, i) => {
+      expect(links.get(i + 2)).toMatchObject(
+        route.includes('price') ? { callId: 'p', name: 'get_prices' } : { callId: 's', name: 'lookupStock' },
+      );
+    });
+  });
+
+  it('the words of a name break ties only: shared values win, and chatter is never linked by words', () => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [
+        { id: 'p', name: 'get_price', arguments: { sku: 'W-2' } },
+        { id: 'q', name: 'quote', arguments: { sku: 'W-1' } },
+        { id: 'l', name: 'list_tools', arguments: {} },
+      ],
+    });
+    b.tool(think, { name: 'GET /price', args: {}, http: { method: 'GET', url: 'http://127.0.0.1:1/price?sku=W-1' } });
+    b.tool(think, { name: 'mcp tools/list', stateType: 'OBSERVE', args: {} });
+    const links = linkToolSteps(b.complete().build().events);
+    expect(links.get(2)).toMatchObject({ callId: 'q', name: 'quote' });
+    expect(links.has(3)).toBe(false);
+    expect([...nameWords('GET /v1/prices/{id}')]).toEqual(['price']);
+    expect([...nameWords('getStockLevels')]).toEqual(['stock', 'level']);
+  });
+
+  // LangGraph's PostgresSaver writes the conversation so far (every call's arguments in it) after
+  // each node: its rows share every decided call's values, and are no evidence of any of them.
+  it.each(['checkpoints', 'checkpoint_blobs', 'checkpoint_writes'])(
+    "a checkpointer's rows (%s) link a step to no tool call; the tool's own rows beside them still do",
+    (table) => {
+      const b = new RecordingBuilder();
+      const think = b.model({
+        messages: [],
+        toolCalls: [
+          { id: 'f', name: 'forecast', arguments: { sku: 'W-1', days: 7 } },
+          { id: 'r', name: 'restock', arguments: { sku: 'W-1', qty: 5 } },
+        ],
+      });
+      const saved = { thread_id: 't-1', checkpoint: { sku: 'W-1', days: 7, qty: 5 } };
+      b.tool(think, {
+        name: 'database changes',
+        stateType: 'DB_QUERY',
+        args: null,
+        db: [{ table, op: 'insert', key: { thread_id: 't-1' }, after: saved }],
+      });
+      b.tool(think, {
+        name: 'database changes',
+        stateType: 'DB_QUERY',
+        args: null,
+        db: [
+          { table, op: 'insert', key: { thread_id: 't-1' }, after: saved },
+          { table: 'restock_log', op: 'insert', key: { id: 'L-1' }, after: { id: 'L-1', sku: 'W-1', qty: 5 } },
+        ],
+      });
+      // Changes found between calls, as the recorder writes them: no call of their own.
+      const rec = b.complete().build();
+      rec.events = rec.events.filter((e) => e.type !== 'tool.called');
+      const links = linkToolSteps(rec.events);
+      expect(links.has(2)).toBe(false);
+      expect(links.get(3)).toMatchObject({ callId: 'r', name: 'restock' });
+    },
+  );
 });

@@ -5,6 +5,7 @@
 // request, path, body, files and rows. Steps are then named after the agent's tool, the route kept
 // as detail. Pure; used by the recorder and the replayer as they write steps (StepNamer) and by
 // every reader (stepNames: for recordings made before links were written).
+import { isBookkeepingTable } from './bookkeeping.js';
 import type { StepRecord } from './step-writer.js';
 import type { ModelCalledPayload, RecordingEvent, StateType, ToolCall } from './types.js';
 
@@ -76,11 +77,30 @@ function parse(text: string): unknown {
   }
 }
 
+/** Words that name no tool: a route's method, and its version and prefix segments. */
+const ROUTE_WORDS = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'api', 'mcp']);
+
+/**
+ * The words of a name, lowercased, a plural's `s` dropped: `get_price`, `getPrices` and
+ * `GET /v1/prices/{id}` all hold `price`. A route's method and prefixes are left out.
+ */
+export function nameWords(name: string): Set<string> {
+  const words = new Set<string>();
+  for (const raw of name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z]+/)) {
+    const w = raw.toLowerCase();
+    if (w.length < 3 || ROUTE_WORDS.has(w) || /^v\d*$/.test(w)) continue;
+    words.add(w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
+  }
+  return words;
+}
+
 /**
  * The call among `calls` that a step answers: by the same name (+1000), then by the most values
- * shared with the call's arguments; among equals, the first not yet answered. With no evidence
- * at all, the first call not yet answered (a positional match, as agents run calls in order),
- * except for a step linked by evidence only (`observe`).
+ * shared with the call's arguments, then by the words the tool's name shares with the step's
+ * (`get_price` for `GET /price`: calls made at once often take the same arguments); among
+ * equals, the first not yet answered. With no evidence at all, the first call not yet answered
+ * (a positional match, as agents run calls in order), except for a step linked by evidence only
+ * (`observe`), which the words of a name never link.
  */
 export function pickCall(
   calls: readonly ToolCall[],
@@ -89,9 +109,14 @@ export function pickCall(
 ): ToolCall | undefined {
   let best: ToolCall | undefined;
   let bestScore = 0;
+  const stepWords = step.observe ? new Set<string>() : nameWords(step.name);
   for (const call of calls) {
     let score = call.name === step.name ? 1000 : 0;
     for (const a of atomsOf(parse(call.arguments))) if (step.atoms.has(a)) score++;
+    // A tie-break, never more than one shared value, nor than the 0.5 an answered call gives up.
+    let shared = 0;
+    for (const w of nameWords(call.name)) if (stepWords.has(w)) shared++;
+    score += Math.min(0.4, 0.2 * shared);
     if (score === 0) continue;
     // A call already answered needs more evidence than one that is not (a tool may take several steps).
     const adjusted = answered.has(call.id) ? score - 0.5 : score;
@@ -233,7 +258,8 @@ function addStepAtoms(e: RecordingEvent, atoms: Set<string>): void {
       atomsOf(e.payload.path, atoms);
       break;
     case 'db.changed':
-      atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, atoms);
+      // A checkpointer's rows hold every call's arguments so far: no evidence of which it carried out.
+      if (!isBookkeepingTable(e.payload.table)) atomsOf(e.payload.after ?? e.payload.before ?? e.payload.key, atoms);
       break;
     default:
       break;

@@ -31,6 +31,7 @@ import {
   apiOf,
   canonical,
   type FieldDiff,
+  fieldDiff,
   isModelApi,
   type LiveRequest,
   parseJson,
@@ -257,7 +258,7 @@ export function recordedVerdict(session: ReplaySession, ask: Ask, prefix: boolea
   if (ask.isModel) {
     // Counterfactual: a model call is served from the recording only when it is the same request.
     const m = index.match(live, { kind: 'model', maxLayer: 'normalised' });
-    if (!m.call) return { kind: 'miss', match: m };
+    if (!m.call) return { kind: 'miss', match: session.parts.override ? missBesidesPrompt(index, m, live) : m };
     const step = session.stepFor(m.call);
     return session.shouldStop(step) ? { kind: 'stop', step } : { kind: 'serve', call: m.call, step, saved: true };
   }
@@ -316,6 +317,17 @@ function withoutSystem(view: RequestView): RequestView {
   if (!isModelApi(view.api) || view.body === null || typeof view.body !== 'object' || Array.isArray(view.body))
     return view;
   return { ...view, body: withSystemPrompt(view.api, view.body as Record<string, unknown>, '') };
+}
+
+/**
+ * A model request not in the recording under a prompt override, set beside the nearest recorded
+ * one without the prompt: the override changed it on purpose, so it is no difference to report.
+ */
+function missBesidesPrompt(index: CallIndex, m: MatchResult, live: LiveRequest): MatchResult {
+  const view = withoutSystem(viewOf(live));
+  const nearest = index.nearest(view, 'model', withoutSystem);
+  if (nearest === undefined) return m;
+  return { ...m, nearest, fieldDiff: fieldDiff(withoutSystem(nearest.view), view) };
 }
 
 function fieldDiffOf(expected: RecordedCall, live: LiveRequest): FieldDiff[] {

@@ -610,13 +610,20 @@ export class CallIndex {
     };
   }
 
-  /** The closest recorded request: fewest differing fields, unused first, then recorded order. */
-  nearest(view: RequestView, kind?: 'model' | 'tool'): RecordedCall | undefined {
+  /**
+   * The closest recorded request: fewest differing fields, unused first, then recorded order.
+   * `as` shows each recorded request as `view` is shown (its system prompt blanked, say).
+   */
+  nearest(
+    view: RequestView,
+    kind?: 'model' | 'tool',
+    as: (v: RequestView) => RequestView = (v) => v,
+  ): RecordedCall | undefined {
     let best: { call: RecordedCall; score: number } | undefined;
     for (const call of this.calls) {
       if (kind !== undefined && call.kind !== kind) continue;
       // Same method and path weigh most; then the number of differing leaves.
-      let score = distance(call.view, view);
+      let score = distance(as(call.view), view);
       if (call.view.method !== view.method) score += 1000;
       if (call.view.path !== view.path) score += 100;
       if (this.used.has(call.index)) score += 0.5;

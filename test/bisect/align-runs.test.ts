@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alignRuns, builtinPredicate, compareDivergence } from '../../src/bisect/index.js';
 import { readRecording } from '../../src/recording/index.js';
-import { baselineRun, doubleBookingRun, fixedRun } from './fixtures.js';
+import { baselineRun, doubleBookingRun, fixedRun, RunBuilder } from './fixtures.js';
 
 const example = (name: string) => readRecording(resolve(import.meta.dirname, '../../recordings/examples', name));
 
@@ -23,6 +23,40 @@ describe('alignRuns', () => {
   it('a different booking decision is other arguments', async () => {
     const alignment = alignRuns(await baselineRun(), await doubleBookingRun());
     expect(alignment.firstDivergence).toMatchObject({ kind: 'other-arguments', stepA: 3, stepB: 3 });
+  });
+});
+
+describe('a decision that calls the same tools otherwise', () => {
+  /** A run whose one model step decides `calls`, then answers. */
+  const decides = (id: string, calls: Array<{ name: string; args: unknown }>) =>
+    new RunBuilder('You are a stock desk.', 'Restock W-1.', undefined).model(calls).model([], 'Done.').build(id);
+
+  // Parallel calls: the model restocked two SKUs at once in one run, one in the other.
+  it.each([
+    ['fewer calls of it', [{ name: 'restock', args: { sku: 'W-1', qty: 50 } }], 'other-arguments'],
+    [
+      'as many, other arguments',
+      [
+        { name: 'restock', args: { sku: 'W-1', qty: 50 } },
+        { name: 'restock', args: { sku: 'W-2', qty: 1 } },
+      ],
+      'other-arguments',
+    ],
+    [
+      'another tool beside it',
+      [
+        { name: 'restock', args: { sku: 'W-1', qty: 5 } },
+        { name: 'audit', args: { sku: 'W-1' } },
+      ],
+      'other-tool',
+    ],
+  ] as const)('parts by other arguments when it calls the same tools, %s', async (_, calls, kind) => {
+    const a = await decides('two', [
+      { name: 'restock', args: { sku: 'W-9', qty: 2 } },
+      { name: 'restock', args: { sku: 'W-1', qty: 5 } },
+    ]);
+    const b = await decides('one', [...calls]);
+    expect(alignRuns(a, b).firstDivergence).toEqual({ kind, stepA: 1, stepB: 1 });
   });
 });
 
@@ -54,4 +88,28 @@ describe('compareDivergence', () => {
     expect(shift.verdict).toBe('moved');
     expect(shift.replay.firstBad?.step).toBe(6);
   });
+
+  // A replay that stopped before the baseline's bad step (its agent failed on a missing variable,
+  // ran out of time, was interrupted) judged no such step: it cannot show the divergence gone.
+  it.each(['failed', 'timed-out', 'interrupted', 'incomplete'] as const)(
+    'a replay that stopped (%s) before the baseline diverges leaves the verdict unfinished',
+    async (status) => {
+      const fixed = await fixedRun();
+      for (const upTo of [0, 4]) {
+        const stopped = {
+          ...fixed,
+          manifest: { ...fixed.manifest, status },
+          events: fixed.events.filter((e) => e.stepId <= upTo && e.type !== 'run.completed'),
+        };
+        const shift = await compareDivergence(await baselineRun(), stopped, () => builtinPredicate('all'));
+        expect(shift.verdict).toBe('unfinished');
+        expect(shift.summary).toContain(`the replay stopped (${status}) after ${upTo === 0 ? 'no step' : 'step 4'}`);
+        expect(shift.summary).toContain('before baseline step 5');
+      }
+      // Past the baseline's bad step, a failed replay does show it gone.
+      const failedLate = { ...fixed, manifest: { ...fixed.manifest, status } };
+      const late = await compareDivergence(await baselineRun(), failedLate, () => builtinPredicate('all'));
+      expect(late.verdict).toBe('disappeared');
+    },
+  );
 });

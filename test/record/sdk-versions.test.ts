@@ -49,10 +49,31 @@ describe('SDK versions', () => {
     });
   });
 
-  it('takes the agent’s own top-level openai over one nested in another SDK', () => {
+  // The agent imports its own openai; @llamaindex/openai calls the model through the one it holds.
+  // Both are loaded, both are named: the nested one after the SDK that holds it.
+  it('takes the agent’s own top-level openai, and names one nested in another SDK at another version apart', () => {
     const project = path.join(tmp.dir, 'both');
     install(project, 'openai', '4.104.0');
     install(install(project, '@llamaindex/openai', '0.4.22'), 'openai', '5.23.2');
-    expect(findSdkVersions([project])).toEqual({ openai: '4.104.0', '@llamaindex/openai': '0.4.22' });
+    expect(findSdkVersions([project])).toEqual({
+      openai: '4.104.0',
+      '@llamaindex/openai': '0.4.22',
+      'openai (in @llamaindex/openai)': '5.23.2',
+    });
+  });
+
+  it('names LangGraph, and the @anthropic-ai/sdk @langchain/anthropic holds beside the agent’s own; a nested copy of the same version is not named again', () => {
+    const project = path.join(tmp.dir, 'langgraph');
+    install(project, '@langchain/langgraph', '1.7.3');
+    install(project, '@anthropic-ai/sdk', '0.71.2');
+    install(install(project, '@langchain/anthropic', '1.5.11'), '@anthropic-ai/sdk', '0.122.0');
+    install(install(project, '@langchain/core', '1.4.0'), '@anthropic-ai/sdk', '0.71.2');
+    expect(findSdkVersions([project])).toEqual({
+      '@langchain/langgraph': '1.7.3',
+      '@langchain/core': '1.4.0',
+      '@langchain/anthropic': '1.5.11',
+      '@anthropic-ai/sdk': '0.71.2',
+      '@anthropic-ai/sdk (in @langchain/anthropic)': '0.122.0',
+    });
   });
 });

@@ -55,6 +55,19 @@ describe('counterfactual replay with the fixed prompt', () => {
     const sent = example.world.modelLog().slice(modelCalls).join('\n');
     expect(sent).toContain('Check the booking policy with search_policies before you book.');
 
+    // The model requests after the parting are not in the recording: each is set beside its nearest
+    // recorded request without the prompt, which the override changed on purpose.
+    const baselinePrompt = readFileSync(PROMPTS.baseline, 'utf8').trim();
+    const unrecorded = result.divergences.filter((d) => /model request is not in the recording/.test(d.message));
+    expect(unrecorded.length).toBeGreaterThan(0);
+    for (const d of unrecorded) {
+      expect(d.fieldDiff?.length).toBeGreaterThan(0);
+      const prompts = d.fieldDiff?.filter((f) =>
+        [f.expected, f.actual].some((v) => typeof v === 'string' && (v.includes(fixed) || v.includes(baselinePrompt))),
+      );
+      expect(prompts).toEqual([]);
+    }
+
     // The passenger lookup was never recorded: held back, explained, and the API never saw it.
     const lookup = result.heldBack.find((h) => h.target.endsWith('/passengers/P-102'));
     expect(lookup).toMatchObject({ method: 'GET', mutating: false });

@@ -363,7 +363,7 @@ User predicates, like git bisect run (combined with --predicate when both are gi
                 125 skip; env TAPEDECK_STEP, TAPEDECK_WORLD_DIR, TAPEDECK_BELIEF (JSON), TAPEDECK_WORLD_DB (JSON)
 
 Prompt change: when the recording is a replay (manifest.replayOf) and its baseline is found next to it (or given
-with --baseline), both are bisected and the report says whether the divergence step moved, disappeared or stayed.
+with --baseline), both are bisected and the report says whether the divergence step moved, disappeared or stayed (unfinished: the replay stopped before it).
 
 Exit code: 1 when a bad step is found, 0 when none, 2 on bad input.
 

@@ -10,7 +10,14 @@
 // @ts-check
 import dc from 'node:diagnostics_channel';
 import http from 'node:http';
-import { concat, failureOf, headerObject, STREAM_TYPES, toBytes } from '../../../sandbox/preload/shared-wire.mjs';
+import {
+  concat,
+  failureOf,
+  headerObject,
+  isAbsoluteForm,
+  STREAM_TYPES,
+  toBytes,
+} from '../../../sandbox/preload/shared-wire.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
 
 /** @typedef {import('../protocol.js').CaptureMessage} CaptureMessage */
@@ -114,7 +121,8 @@ export function installFastCapture(ctx) {
       pid,
       ts: rec.ts,
       method: request.method,
-      url: `${request.protocol}//${host}${request.path}`,
+      // Absolute form (a client configured with HTTP_PROXY: axios): the path is the URL asked for.
+      url: isAbsoluteForm(request.path) ? request.path : `${request.protocol}//${host}${request.path}`,
       headers: headerObject(request.getHeaders()),
       body: rec.size > 0 ? encodeBody(rec.run, concat(rec.chunks, rec.size)) : undefined,
     };

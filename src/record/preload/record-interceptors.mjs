@@ -10,7 +10,13 @@ import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { quietRequestSockets, wrapSuppressed } from '../../../sandbox/preload/shared-nondeterminism.mjs';
-import { encodeBody, headerObject, nowMs, STREAM_TYPES } from '../../../sandbox/preload/shared-wire.mjs';
+import {
+  encodeBody,
+  headerObject,
+  nowMs,
+  plainFromAbsoluteForm,
+  STREAM_TYPES,
+} from '../../../sandbox/preload/shared-wire.mjs';
 
 /**
  * Installs the interceptors. ctx: { proxy?, current(), send(run, msg), opening(run, reason, id),
@@ -153,8 +159,43 @@ export function installInterceptors(ctx) {
     suppressDuring(mod, 'get');
   }
   wrapped.push(quietRequestSockets(http, net, suppressDuring));
+  wrapped.push(plainAbsoluteForm());
   return function dispose() {
     for (const undo of wrapped.reverse()) undo();
     interceptor.dispose();
+  };
+}
+
+/**
+ * The interceptor cannot read a request in absolute form (`path: 'http://host/x'`, what a client
+ * configured with HTTP_PROXY sends its proxy: axios under --isolate, whose HTTP_PROXY is the
+ * recording proxy) and fails it with "Invalid URL": such a call is made as the same request for
+ * that URL, through http or https as the URL says. Under --isolate it is handed to the recording
+ * proxy as any call is; without, it goes to the URL directly, not through the agent's own proxy.
+ * Returns the undo.
+ */
+function plainAbsoluteForm() {
+  /** @typedef {{ request: Function, get: Function }} Calls */
+  const mods = /** @type {Array<[any, Calls]>} */ ([
+    [http, { request: http.request, get: http.get }],
+    [https, { request: https.request, get: https.get }],
+  ]);
+  /** @type {(url: URL) => Calls} */
+  const targetOf = (url) => /** @type {[any, Calls]} */ (mods[url.protocol === 'https:' ? 1 : 0])[1];
+  for (const [mod, own] of mods) {
+    mod.request = function request(/** @type {unknown[]} */ ...args) {
+      const plain = plainFromAbsoluteForm(args);
+      return plain ? targetOf(plain.url).request.apply(this, plain.args) : own.request.apply(this, args);
+    };
+    mod.get = function get(/** @type {unknown[]} */ ...args) {
+      const plain = plainFromAbsoluteForm(args);
+      return plain ? targetOf(plain.url).get.apply(this, plain.args) : own.get.apply(this, args);
+    };
+  }
+  return () => {
+    for (const [mod, own] of mods) {
+      mod.request = own.request;
+      mod.get = own.get;
+    }
   };
 }
