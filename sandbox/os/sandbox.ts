@@ -28,6 +28,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { packagePath, packageRoot } from '../../src/package.js';
 import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
@@ -40,6 +41,12 @@ const INIT = packagePath('sandbox/os/init.mjs');
 const ASIDE_PORTS = { from: 20_000, to: 30_000 };
 /** Folders made private inside (their real content is hidden). */
 export const MASKED = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
+/**
+ * A tool's own by-products in the user's home, private too when they exist: npm writes a debug log
+ * there for every run (`npx tsx agent.ts`, `npm start`), which would otherwise be refused as a
+ * write to the real disk and named a side channel of every such replay.
+ */
+const byproductDirs = (): string[] => [path.join(homedir(), '.npm', '_logs')];
 /** Where files handed in are visible inside. */
 export const INSIDE_DIR = '/run/tapedeck';
 /** System CA bundles, replaced by the run's CA inside. */
@@ -287,6 +294,12 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     if (!shared)
       for (const m of MASKED)
         if (existsSync(m) && !lstatSync(m).isSymbolicLink()) {
+          args.push('--tmpfs', m);
+          privateDirs.push(m);
+        }
+    if (!shared)
+      for (const m of byproductDirs())
+        if (existsSync(m) && lstatSync(m).isDirectory()) {
           args.push('--tmpfs', m);
           privateDirs.push(m);
         }

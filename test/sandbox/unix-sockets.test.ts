@@ -1,7 +1,8 @@
 // Unix sockets of the agent's own tree in the OS sandbox, whose seccomp filter refuses socket(AF_UNIX):
 // a Node agent that serves one and a child that talks to it, a connection to a socket nobody serves,
 // and TypeScript agents run by the tsx CLI (its IPC pipe between the CLI and its child) or with
-// `node --import tsx` (its loader looks for a CLI's pipe that is not there). Each is recorded, with
+// `node --import tsx` (its loader looks for a CLI's pipe that is not there), or by npx (npm writes
+// its debug log in the user's home). Each is recorded, with
 // and without --isolate, and replayed in the OS sandbox: the same output, no divergence, and no
 // request reaching the real API (its hit counter the sentinel).
 import { writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtur
 const TSX_CLI = path.join(root, 'node_modules/tsx/dist/cli.mjs');
 const UNIX_AGENT = [process.execPath, path.join(FIXTURES, 'unix-socket-agent.mjs')];
 const TSX_AGENT = path.join(FIXTURES, 'tsx-agent.mts');
+const NPX = path.join(path.dirname(process.execPath), 'npx');
 
 describe.runIf(detectIsolation().level === 'bwrap')('Unix sockets of the agent tree in the OS sandbox', () => {
   let api: TestServer;
@@ -45,6 +47,8 @@ describe.runIf(detectIsolation().level === 'bwrap')('Unix sockets of the agent t
     { name: 'the tsx CLI, --isolate', command: [process.execPath, TSX_CLI, TSX_AGENT], isolate: true },
     { name: 'the tsx CLI', command: [process.execPath, TSX_CLI, TSX_AGENT], isolate: false },
     { name: 'node --import tsx', command: [process.execPath, '--import', 'tsx', TSX_AGENT], isolate: false },
+    // npm writes a debug log in the user's home for every run: private in the sandbox, not refused.
+    { name: 'npx tsx', command: [NPX, 'tsx', TSX_AGENT], isolate: false },
   ])('$name: recorded, then replayed with the same output and no divergence', async ({ name, command, isolate }) => {
     const out = path.join(dir.dir, name.replace(/\W+/g, '-'));
     let recorded = '';
