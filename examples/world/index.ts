@@ -37,6 +37,7 @@ export const AGENTS = {
   anthropic: join(EXAMPLES_DIR, 'agents', 'anthropic-agent.mjs'),
   'openai-responses': join(EXAMPLES_DIR, 'agents', 'openai-responses-agent.mjs'),
   gemini: join(EXAMPLES_DIR, 'agents', 'gemini-agent.mjs'),
+  ollama: join(EXAMPLES_DIR, 'agents', 'ollama-agent.mjs'),
 } as const;
 export const CONTRACT = join(EXAMPLES_DIR, 'contracts', 'book-flight.yaml');
 
@@ -136,6 +137,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       ANTHROPIC_API_KEY: 'fake-key-not-a-secret',
       GEMINI_BASE_URL: model.url,
       GEMINI_API_KEY: 'fake-key-not-a-secret',
+      OLLAMA_HOST: model.url,
+      BEDROCK_ENDPOINT: model.url,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIAFAKEKEYNOTASECRET',
+      AWS_SECRET_ACCESS_KEY: 'fake-secret-not-a-secret',
     };
     const agentEnv = (prompt: PromptName | string = 'baseline') => ({
       ...env,

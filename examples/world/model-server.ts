@@ -1,7 +1,8 @@
 // A deterministic FAKE model server — not a language model. It speaks OpenAI Chat Completions
 // (POST /v1/chat/completions), OpenAI Responses (POST /v1/responses), Anthropic Messages
-// (POST /v1/messages) and Google Gemini (POST /v1beta/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse), streaming and not, with provider-style usage (one module per
+// (POST /v1/messages), Google Gemini (POST /v1beta/models/{model}:generateContent and
+// :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON) and Bedrock Converse
+// (POST /model/{id}/converse and /converse-stream, AWS event stream), streaming and not, with provider-style usage (one module per
 // wire API in wire/), and answers from a scripted policy: the travel desk's (fake-policy.ts) by
 // default, or the one a world passes in (`policy`). Token counts come from text lengths; ids
 // from a hash of the request; every exchange is logged with what the server meant to say.
@@ -12,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { decide } from './fake-policy.js';
 import { anthropicWire } from './wire/anthropic.js';
 import { geminiWire } from './wire/gemini.js';
+import { ollamaWire } from './wire/ollama.js';
 import { openaiChatWire } from './wire/openai-chat.js';
 import { openaiResponsesWire } from './wire/openai-responses.js';
 import type { Obj, ScriptedPolicy, Wire } from './wire/shared.js';
@@ -20,7 +22,7 @@ export type { Meant, ScriptedPolicy } from './wire/shared.js';
 export { tokens } from './wire/shared.js';
 
 /** The wire APIs the server speaks. */
-const WIRES: readonly Wire[] = [openaiChatWire, openaiResponsesWire, anthropicWire, geminiWire];
+const WIRES: readonly Wire[] = [openaiChatWire, openaiResponsesWire, anthropicWire, geminiWire, ollamaWire];
 
 export interface ModelServer {
   url: string;
@@ -110,12 +112,23 @@ async function serve(
   const { wire, route } = routed;
   const body = JSON.parse(raw) as Obj;
   const hash = createHash('sha256').update(raw).digest('hex').slice(0, 24);
-  const stream = route.stream ?? body.stream === true;
+  const stream = route.stream ?? (wire.streamsByDefault ? body.stream !== false : body.stream === true);
   const reply = wire.reply(body, { hash, path, policy });
   const api = wire.api;
   const latencyMs = typeof latency === 'function' ? latency() : latency;
   if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-  if (stream) {
+  if (stream && reply.stream) {
+    const { contentType, parts } = reply.stream();
+    const text = parts.every((part) => typeof part === 'string') ? parts.join('') : undefined;
+    const logged = text ?? Buffer.concat(parts.map((part) => Buffer.from(part))).toString('base64');
+    record({ api, path, stream, request: body, response: { [text ? 'text' : 'base64']: logged }, meant: reply.meant });
+    res.writeHead(200, { 'content-type': contentType });
+    for (const part of parts) {
+      res.write(part);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    res.end();
+  } else if (stream) {
     const sse = reply.sse();
     record({ api, path, stream, request: body, response: { sse }, meant: reply.meant });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

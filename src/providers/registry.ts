@@ -4,6 +4,8 @@
 import { anthropicMessages } from './anthropic-messages.js';
 import { gemini } from './gemini.js';
 import { geminiEmbeddings } from './gemini-embeddings.js';
+import { ollamaChat } from './ollama.js';
+import { ollamaEmbeddings } from './ollama-embeddings.js';
 import { openaiChat } from './openai-chat.js';
 import { openaiEmbeddings } from './openai-embeddings.js';
 import { openaiResponses } from './openai-responses.js';
@@ -16,4 +18,6 @@ export const PROVIDERS: readonly Provider[] = [
   gemini, // POST …/models/{model}:generateContent | :streamGenerateContent
   openaiEmbeddings, // POST …/embeddings (also Azure's …/deployments/{deployment}/embeddings)
   geminiEmbeddings, // POST …/models/{model}:embedContent | :batchEmbedContents
+  ollamaChat, // POST …/api/chat (Ollama's native API; NDJSON streams)
+  ollamaEmbeddings, // POST …/api/embed | …/api/embeddings
 ];

@@ -73,6 +73,9 @@ describe('the registry', () => {
   });
 });
 
+/** Chat APIs whose usage has no cache bucket. */
+const REPORTS_NO_CACHE = new Set(['ollama.chat']);
+
 describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as const))(
   'provider %s',
   (_id, provider) => {
@@ -82,7 +85,8 @@ describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as
       expect(calls.some((c) => !c.recorded.streamed)).toBe(true);
       expect(calls.some((c) => c.meant.toolCalls.length > 1)).toBe(true);
       expect(calls.some((c) => c.meant.toolCalls.length === 0 && c.meant.text !== undefined)).toBe(true);
-      expect(calls.some((c) => c.meant.usage.cacheRead > 0)).toBe(true);
+      // Ollama reports no cache (a prefix it kept evaluated is simply not counted): nothing to read.
+      if (!REPORTS_NO_CACHE.has(provider.id)) expect(calls.some((c) => c.meant.usage.cacheRead > 0)).toBe(true);
     });
 
     it('detects its own requests, and no other provider claims them', () => {

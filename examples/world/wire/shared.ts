@@ -20,6 +20,8 @@ export interface Reply {
   json(): unknown;
   /** The streamed answer as SSE text (events separated by a blank line). */
   sse(): string;
+  /** A stream framed otherwise (NDJSON, AWS event stream): its content type and the parts written in turn. */
+  stream?(): { contentType: string; parts: Array<string | Uint8Array> };
   meant: Meant;
 }
 
@@ -29,6 +31,8 @@ export interface Wire {
   api: string;
   /** Whether this wire serves `POST path` (query string excluded); `stream` when the path itself asks for a stream. */
   route(path: string): { stream?: boolean } | undefined;
+  /** Whether a body without `stream` is streamed (Ollama's API: yes; the others: no). */
+  streamsByDefault?: boolean;
   reply(body: Obj, ctx: { hash: string; path: string; policy: ScriptedPolicy }): Reply;
 }
 
