@@ -38,6 +38,7 @@ export const AGENTS = {
   'openai-responses': join(EXAMPLES_DIR, 'agents', 'openai-responses-agent.mjs'),
   gemini: join(EXAMPLES_DIR, 'agents', 'gemini-agent.mjs'),
   ollama: join(EXAMPLES_DIR, 'agents', 'ollama-agent.mjs'),
+  bedrock: join(EXAMPLES_DIR, 'agents', 'bedrock-agent.mjs'),
 } as const;
 export const CONTRACT = join(EXAMPLES_DIR, 'contracts', 'book-flight.yaml');
 

@@ -9,9 +9,12 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http2 from 'node:http2';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import { decide } from './fake-policy.js';
 import { anthropicWire } from './wire/anthropic.js';
+import { bedrockWire } from './wire/bedrock.js';
 import { geminiWire } from './wire/gemini.js';
 import { ollamaWire } from './wire/ollama.js';
 import { openaiChatWire } from './wire/openai-chat.js';
@@ -22,7 +25,14 @@ export type { Meant, ScriptedPolicy } from './wire/shared.js';
 export { tokens } from './wire/shared.js';
 
 /** The wire APIs the server speaks. */
-const WIRES: readonly Wire[] = [openaiChatWire, openaiResponsesWire, anthropicWire, geminiWire, ollamaWire];
+const WIRES: readonly Wire[] = [
+  openaiChatWire,
+  openaiResponsesWire,
+  anthropicWire,
+  geminiWire,
+  ollamaWire,
+  bedrockWire,
+];
 
 export interface ModelServer {
   url: string;
@@ -58,7 +68,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     log.push(line);
     if (options.logFile) appendFileSync(options.logFile, `${line}\n`);
   };
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res, record, policy, options.latencyMs ?? 0).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       if (!res.headersSent) {
@@ -66,10 +76,32 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         res.end(JSON.stringify({ error: { type: 'invalid_request_error', message } }));
       } else res.end();
     });
-  });
+  };
+  const server = createServer(handle);
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  // HTTP/2 without TLS (h2c, prior knowledge) on the same port, as the AWS SDK's Bedrock client
+  // speaks by default: a connection opening with the HTTP/2 preface goes to the HTTP/2 server
+  // (its compatibility API gives `serve` the same request and response calls).
+  const h2 = http2.createServer();
+  h2.on('request', (req, res) => handle(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+  const sockets = new Set<Socket>();
+  const door = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      if (first.subarray(0, 3).toString('latin1') !== 'PRI') {
+        socket.unshift(first);
+        server.emit('connection', socket);
+        socket.resume();
+        return;
+      }
+      // HTTP/2 reads a socket's handle directly, past what was unshifted: it gets a stream instead.
+      h2.emit('connection', replayed(first, socket));
+    });
+  });
+  await new Promise<void>((resolve) => door.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const { port } = door.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
@@ -79,10 +111,30 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       if (options.logFile) writeFileSync(options.logFile, '');
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => door.close(() => resolve()));
     },
   };
+}
+
+/** A duplex over `socket` that yields `first` before the rest of what the socket reads. */
+function replayed(first: Buffer, socket: Socket): Duplex {
+  const duplex = new Duplex({
+    read: () => socket.resume(),
+    write: (chunk, encoding, done) => socket.write(chunk, encoding, done),
+    final: (done) => socket.end(done),
+    destroy: (err, done) => {
+      socket.destroy();
+      done(err);
+    },
+  });
+  duplex.push(first);
+  socket.on('data', (data) => {
+    if (!duplex.push(data)) socket.pause();
+  });
+  socket.on('end', () => duplex.push(null));
+  socket.on('close', () => duplex.destroy());
+  return duplex;
 }
 
 async function serve(

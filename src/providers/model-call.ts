@@ -63,6 +63,8 @@ export function decodeModelCall(
     chunks !== undefined
       ? provider.assembleStream(streamEvents(framing, chunks), input)
       : provider.decodeBody(response.json, input);
+  // A stream kept whole has no offsets: when its first token came is not known.
+  if (response.chunks === undefined) delete output.firstTokenOffsetMs;
   return {
     provider: provider.provider,
     api: provider.api,

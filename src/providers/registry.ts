@@ -2,6 +2,7 @@
 // `detect` accepts a request decodes it). To add a provider: write its module (see types.ts,
 // and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
+import { bedrockConverse } from './bedrock-converse.js';
 import { gemini } from './gemini.js';
 import { geminiEmbeddings } from './gemini-embeddings.js';
 import { ollamaChat } from './ollama.js';
@@ -20,4 +21,5 @@ export const PROVIDERS: readonly Provider[] = [
   geminiEmbeddings, // POST …/models/{model}:embedContent | :batchEmbedContents
   ollamaChat, // POST …/api/chat (Ollama's native API; NDJSON streams)
   ollamaEmbeddings, // POST …/api/embed | …/api/embeddings
+  bedrockConverse, // POST …/model/{modelId}/converse | /converse-stream (AWS event stream)
 ];

@@ -60,7 +60,9 @@ export async function sendRequest(
 ): Promise<HttpAnswer> {
   const failure = options.failure ?? ((u, reason) => ({ code: 'FETCH_FAILED', message: `${u}: ${reason}` }));
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(request.headers)) if (!HOP_HEADERS.has(k.toLowerCase())) headers[k] = v;
+  // An HTTP/2 request's pseudo-headers (:authority, :path…) are its request line, not headers.
+  for (const [k, v] of Object.entries(request.headers))
+    if (!HOP_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')) headers[k] = v;
   const started = Date.now();
   let response: Response;
   try {

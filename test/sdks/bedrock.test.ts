@@ -1,0 +1,24 @@
+// The AWS SDK's Bedrock runtime client (`@aws-sdk/client-bedrock-runtime` 3.1164), unchanged: the
+// travel desk agent calls Converse and ConverseStream (an AWS event stream: binary messages, kept
+// whole and served back byte for byte) over HTTP/2 as the SDK does by default, SigV4-signed, with
+// `system` blocks and a cache point, `toolUse` / `toolResult` blocks. Recorded, decoded (cache reads
+// and writes), replayed exactly, replayed with the fixed prompt (rewritten in the `system` text
+// block, the cache point kept), counted by the ledger (a Bedrock model id is not in the bundled
+// table: no price, said so), scored and bisected.
+import { travelDeskSuite } from './travel-desk.js';
+
+travelDeskSuite({
+  agent: 'bedrock',
+  sdk: '@aws-sdk/client-bedrock-runtime',
+  provider: 'bedrock',
+  api: 'converse',
+  model: 'anthropic.claude-3-5-haiku-20241022-v1:0',
+  promptIn: (request) =>
+    (request.system as Array<{ text?: string }>)
+      .map((block) => block.text ?? '')
+      .filter(Boolean)
+      .join('\n'),
+  unpriced: true,
+  buckets: ['cacheRead'],
+  ttft: false,
+});
