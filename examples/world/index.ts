@@ -10,6 +10,7 @@ import { openWorldDatabase } from './db.js';
 import { startModelServer } from './model-server.js';
 import { type AgentRun, runProcess } from './run-process.js';
 import { dumpSchema, resetSchema, TRAVEL_TODAY } from './schema.js';
+import { FAKE_AWS } from './wire/bedrock.js';
 
 export { startTravelApi } from './api.js';
 export { openWorldDatabase, pgliteCachePath } from './db.js';
@@ -141,8 +142,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       OLLAMA_HOST: model.url,
       BEDROCK_ENDPOINT: model.url,
       AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'AKIAFAKEKEYNOTASECRET',
-      AWS_SECRET_ACCESS_KEY: 'fake-secret-not-a-secret',
+      AWS_ACCESS_KEY_ID: FAKE_AWS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: FAKE_AWS.secretAccessKey,
     };
     const agentEnv = (prompt: PromptName | string = 'baseline') => ({
       ...env,

@@ -162,6 +162,14 @@ async function serve(
     return;
   }
   const { wire, route } = routed;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = String(value);
+  const refused = await wire.refuse?.({ method: 'POST', path, query: url.search, headers, raw: Buffer.concat(chunks) });
+  if (refused !== undefined) {
+    res.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': 'InvalidSignatureException' });
+    res.end(JSON.stringify({ message: refused }));
+    return;
+  }
   const body = JSON.parse(raw) as Obj;
   const hash = createHash('sha256').update(raw).digest('hex').slice(0, 24);
   const stream = route.stream ?? (wire.streamsByDefault ? body.stream !== false : body.stream === true);

@@ -5,7 +5,13 @@
 // and writes), replayed exactly, replayed with the fixed prompt (rewritten in the `system` text
 // block, the cache point kept), counted by the ledger (a Bedrock model id is not in the bundled
 // table: no price, said so), scored and bisected.
+import { FAKE_AWS } from '../../examples/world/wire/bedrock.js';
 import { travelDeskSuite } from './travel-desk.js';
+
+// The fake Bedrock checks SigV4 as AWS does; the prompt override changes the body the agent signed,
+// so the replayer signs its live calls again, with the credentials of its own environment.
+process.env.AWS_ACCESS_KEY_ID = FAKE_AWS.accessKeyId;
+process.env.AWS_SECRET_ACCESS_KEY = FAKE_AWS.secretAccessKey;
 
 travelDeskSuite({
   agent: 'bedrock',

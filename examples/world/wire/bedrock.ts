@@ -2,13 +2,61 @@
 // stream, binary messages framed by the AWS SDKs' own codec), as Bedrock answers: `output.message`
 // with `text` and `toolUse` blocks (ids given: results come back as `toolResult` blocks by
 // `toolUseId`), `usage` with fake prompt caching (a `cachePoint` after the system prompt: the first
-// call writes it, later calls read it; inputTokens the uncached rest). Requests are SigV4-signed
-// by the SDK; a fake server does not check signatures.
+// call writes it, later calls read it; inputTokens the uncached rest). Requests must be SigV4-signed
+// with the world's fake credentials (FAKE_AWS), checked as AWS checks them: a request whose body or
+// host changed after it was signed is refused (403 InvalidSignatureException).
+import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/core/event-streams';
+import { SignatureV4 } from '@smithy/signature-v4';
 import type { Conversation, ToolCallSeen } from '../fake-policy.js';
 import { type Meant, type Obj, outputText, pieces, prefixTokens, tokens, type Wire, wordPieces } from './shared.js';
 
 const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream)$/;
+
+/** The world's AWS credentials: fake, not a secret. */
+export const FAKE_AWS = { accessKeyId: 'AKIAFAKEKEYNOTASECRET', secretAccessKey: 'fake-secret-not-a-secret' };
+
+const AUTH =
+  /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]+)$/;
+
+/** Why AWS would refuse the request's signature, or undefined when it holds. */
+async function signatureFault(request: Parameters<NonNullable<Wire['refuse']>>[0]): Promise<string | undefined> {
+  const m = AUTH.exec(request.headers.authorization ?? '');
+  if (!m) return 'Missing Authentication Token';
+  const [, key, , region, service, signedHeaders, signature] = m as unknown as string[];
+  if (key !== FAKE_AWS.accessKeyId) return 'The security token included in the request is invalid.';
+  const stamp = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(request.headers['x-amz-date'] ?? '');
+  if (!stamp) return 'Missing X-Amz-Date';
+  const [, y, mo, d, h, mi, s] = stamp;
+  const headers: Record<string, string> = {};
+  for (const name of (signedHeaders as string).split(';'))
+    headers[name] =
+      name === 'host' ? (request.headers.host ?? request.headers[':authority'] ?? '') : (request.headers[name] ?? '');
+  const signer = new SignatureV4({
+    credentials: FAKE_AWS,
+    region: region as string,
+    service: service as string,
+    sha256: Sha256,
+  });
+  const query: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(request.query)) query[k] = v;
+  const signed = await signer.sign(
+    {
+      method: request.method,
+      protocol: 'http:',
+      hostname: headers.host ?? '',
+      path: request.path,
+      query,
+      headers,
+      body: request.raw,
+    },
+    { signingDate: new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`) },
+  );
+  const expected = /Signature=([0-9a-f]+)/.exec(String(signed.headers.authorization))?.[1];
+  return expected === signature
+    ? undefined
+    : 'The request signature we calculated does not match the signature you provided.';
+}
 
 const codec = new EventStreamCodec(
   (bytes) => new TextDecoder().decode(bytes),
@@ -62,6 +110,7 @@ function conversation(body: Obj): { conv: Conversation; hasHistory: boolean } {
 
 export const bedrockWire: Wire = {
   api: 'bedrock',
+  refuse: signatureFault,
   route(path) {
     const m = ROUTE.exec(path);
     return m ? { stream: m[2] === 'converse-stream' } : undefined;

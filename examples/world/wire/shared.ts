@@ -34,6 +34,14 @@ export interface Wire {
   /** Whether a body without `stream` is streamed (Ollama's API: yes; the others: no). */
   streamsByDefault?: boolean;
   reply(body: Obj, ctx: { hash: string; path: string; policy: ScriptedPolicy }): Reply;
+  /** Why the API would refuse this request before reading it (a bad signature): a 403 with that message. */
+  refuse?(request: {
+    method: string;
+    path: string;
+    query: string;
+    headers: Record<string, string>;
+    raw: Buffer;
+  }): Promise<string | undefined>;
 }
 
 /** A fixed creation time (2026-11-24T09:00:00Z) so responses are byte-identical across runs. */
