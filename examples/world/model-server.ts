@@ -1,7 +1,7 @@
 // A deterministic FAKE model server — not a language model. It speaks OpenAI Chat Completions
 // (POST /v1/chat/completions), OpenAI Responses (POST /v1/responses), Anthropic Messages
 // (POST /v1/messages), Google Gemini (POST /v1beta/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON) and Bedrock Converse
+// :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON; /api/embed) and Bedrock Converse
 // (POST /model/{id}/converse and /converse-stream, AWS event stream), streaming and not, with provider-style usage (one module per
 // wire API in wire/), and answers from a scripted policy: the travel desk's (fake-policy.ts) by
 // default, or the one a world passes in (`policy`). Token counts come from text lengths; ids
@@ -17,6 +17,7 @@ import { anthropicWire } from './wire/anthropic.js';
 import { bedrockWire } from './wire/bedrock.js';
 import { geminiWire } from './wire/gemini.js';
 import { ollamaWire } from './wire/ollama.js';
+import { ollamaEmbedWire } from './wire/ollama-embed.js';
 import { openaiChatWire } from './wire/openai-chat.js';
 import { openaiResponsesWire } from './wire/openai-responses.js';
 import type { Obj, ScriptedPolicy, Wire } from './wire/shared.js';
@@ -31,6 +32,7 @@ const WIRES: readonly Wire[] = [
   anthropicWire,
   geminiWire,
   ollamaWire,
+  ollamaEmbedWire,
   bedrockWire,
 ];
 
