@@ -141,7 +141,12 @@ export const ollamaChat: Provider = {
   api: 'chat',
   kind: 'chat',
   framing: 'ndjson',
-  detect: (request) => isModelPost(request, '/api/chat') && Array.isArray(request.json.messages),
+  // `/api/chat` is also many a web app's own route: Ollama's messages are `{ role, content: string }`
+  // (a UI's `parts` messages, say the AI SDK's useChat posts, are not).
+  detect: (request) =>
+    isModelPost(request, '/api/chat') &&
+    Array.isArray(request.json.messages) &&
+    request.json.messages.every((m) => isRecord(m) && typeof m.role === 'string' && typeof m.content === 'string'),
   // The request is shaped as Chat Completions' (system messages, `tools` with `function`).
   readInput: (body, request) => openaiChat.readInput(body, request),
   decodeBody: (body, input) => assemble(isRecord(body) ? [{ data: body }] : [], input),
