@@ -1,6 +1,6 @@
 // The AWS SDK's Bedrock runtime client (`@aws-sdk/client-bedrock-runtime` 3.1164), unchanged: the
-// travel desk agent calls Converse and ConverseStream (an AWS event stream: binary messages, kept
-// whole and served back byte for byte) over HTTP/2 as the SDK does by default, SigV4-signed, with
+// travel desk agent calls Converse and ConverseStream (an AWS event stream: binary messages,
+// recorded chunk by chunk and served back byte for byte) over HTTP/2 as the SDK does by default, SigV4-signed, with
 // `system` blocks and a cache point, `toolUse` / `toolResult` blocks. Recorded, decoded (cache reads
 // and writes), replayed exactly, replayed with the fixed prompt (rewritten in the `system` text
 // block, the cache point kept), counted by the ledger (a Bedrock model id is not in the bundled
@@ -26,5 +26,4 @@ travelDeskSuite({
       .join('\n'),
   unpriced: true,
   buckets: ['cacheRead'],
-  ttft: false,
 });
