@@ -10,6 +10,7 @@ import { openWorldDatabase } from './db.js';
 import { startModelServer } from './model-server.js';
 import { type AgentRun, runProcess } from './run-process.js';
 import { dumpSchema, resetSchema, TRAVEL_TODAY } from './schema.js';
+import { FAKE_AWS } from './wire/bedrock.js';
 
 export { startTravelApi } from './api.js';
 export { openWorldDatabase, pgliteCachePath } from './db.js';
@@ -37,6 +38,8 @@ export const AGENTS = {
   anthropic: join(EXAMPLES_DIR, 'agents', 'anthropic-agent.mjs'),
   'openai-responses': join(EXAMPLES_DIR, 'agents', 'openai-responses-agent.mjs'),
   gemini: join(EXAMPLES_DIR, 'agents', 'gemini-agent.mjs'),
+  ollama: join(EXAMPLES_DIR, 'agents', 'ollama-agent.mjs'),
+  bedrock: join(EXAMPLES_DIR, 'agents', 'bedrock-agent.mjs'),
 } as const;
 export const CONTRACT = join(EXAMPLES_DIR, 'contracts', 'book-flight.yaml');
 
@@ -136,6 +139,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       ANTHROPIC_API_KEY: 'fake-key-not-a-secret',
       GEMINI_BASE_URL: model.url,
       GEMINI_API_KEY: 'fake-key-not-a-secret',
+      OLLAMA_HOST: model.url,
+      BEDROCK_ENDPOINT: model.url,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: FAKE_AWS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: FAKE_AWS.secretAccessKey,
     };
     const agentEnv = (prompt: PromptName | string = 'baseline') => ({
       ...env,

@@ -1,17 +1,23 @@
 // A deterministic FAKE model server — not a language model. It speaks OpenAI Chat Completions
 // (POST /v1/chat/completions), OpenAI Responses (POST /v1/responses), Anthropic Messages
-// (POST /v1/messages) and Google Gemini (POST /v1beta/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse), streaming and not, with provider-style usage (one module per
+// (POST /v1/messages), Google Gemini (POST /v1beta/models/{model}:generateContent and
+// :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON; /api/embed) and Bedrock Converse
+// (POST /model/{id}/converse and /converse-stream, AWS event stream), streaming and not, with provider-style usage (one module per
 // wire API in wire/), and answers from a scripted policy: the travel desk's (fake-policy.ts) by
 // default, or the one a world passes in (`policy`). Token counts come from text lengths; ids
 // from a hash of the request; every exchange is logged with what the server meant to say.
 import { createHash } from 'node:crypto';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http2 from 'node:http2';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import { decide } from './fake-policy.js';
 import { anthropicWire } from './wire/anthropic.js';
+import { bedrockWire } from './wire/bedrock.js';
 import { geminiWire } from './wire/gemini.js';
+import { ollamaWire } from './wire/ollama.js';
+import { ollamaEmbedWire } from './wire/ollama-embed.js';
 import { openaiChatWire } from './wire/openai-chat.js';
 import { openaiResponsesWire } from './wire/openai-responses.js';
 import type { Obj, ScriptedPolicy, Wire } from './wire/shared.js';
@@ -20,7 +26,15 @@ export type { Meant, ScriptedPolicy } from './wire/shared.js';
 export { tokens } from './wire/shared.js';
 
 /** The wire APIs the server speaks. */
-const WIRES: readonly Wire[] = [openaiChatWire, openaiResponsesWire, anthropicWire, geminiWire];
+const WIRES: readonly Wire[] = [
+  openaiChatWire,
+  openaiResponsesWire,
+  anthropicWire,
+  geminiWire,
+  ollamaWire,
+  ollamaEmbedWire,
+  bedrockWire,
+];
 
 export interface ModelServer {
   url: string;
@@ -56,7 +70,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     log.push(line);
     if (options.logFile) appendFileSync(options.logFile, `${line}\n`);
   };
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res, record, policy, options.latencyMs ?? 0).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       if (!res.headersSent) {
@@ -64,10 +78,32 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         res.end(JSON.stringify({ error: { type: 'invalid_request_error', message } }));
       } else res.end();
     });
-  });
+  };
+  const server = createServer(handle);
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  // HTTP/2 without TLS (h2c, prior knowledge) on the same port, as the AWS SDK's Bedrock client
+  // speaks by default: a connection opening with the HTTP/2 preface goes to the HTTP/2 server
+  // (its compatibility API gives `serve` the same request and response calls).
+  const h2 = http2.createServer();
+  h2.on('request', (req, res) => handle(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+  const sockets = new Set<Socket>();
+  const door = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      if (first.subarray(0, 3).toString('latin1') !== 'PRI') {
+        socket.unshift(first);
+        server.emit('connection', socket);
+        socket.resume();
+        return;
+      }
+      // HTTP/2 reads a socket's handle directly, past what was unshifted: it gets a stream instead.
+      h2.emit('connection', replayed(first, socket));
+    });
+  });
+  await new Promise<void>((resolve) => door.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const { port } = door.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
@@ -77,10 +113,30 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       if (options.logFile) writeFileSync(options.logFile, '');
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => door.close(() => resolve()));
     },
   };
+}
+
+/** A duplex over `socket` that yields `first` before the rest of what the socket reads. */
+function replayed(first: Buffer, socket: Socket): Duplex {
+  const duplex = new Duplex({
+    read: () => socket.resume(),
+    write: (chunk, encoding, done) => socket.write(chunk, encoding, done),
+    final: (done) => socket.end(done),
+    destroy: (err, done) => {
+      socket.destroy();
+      done(err);
+    },
+  });
+  duplex.push(first);
+  socket.on('data', (data) => {
+    if (!duplex.push(data)) socket.pause();
+  });
+  socket.on('end', () => duplex.push(null));
+  socket.on('close', () => duplex.destroy());
+  return duplex;
 }
 
 async function serve(
@@ -108,14 +164,33 @@ async function serve(
     return;
   }
   const { wire, route } = routed;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = String(value);
+  const refused = await wire.refuse?.({ method: 'POST', path, query: url.search, headers, raw: Buffer.concat(chunks) });
+  if (refused !== undefined) {
+    res.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': 'InvalidSignatureException' });
+    res.end(JSON.stringify({ message: refused }));
+    return;
+  }
   const body = JSON.parse(raw) as Obj;
   const hash = createHash('sha256').update(raw).digest('hex').slice(0, 24);
-  const stream = route.stream ?? body.stream === true;
+  const stream = route.stream ?? (wire.streamsByDefault ? body.stream !== false : body.stream === true);
   const reply = wire.reply(body, { hash, path, policy });
   const api = wire.api;
   const latencyMs = typeof latency === 'function' ? latency() : latency;
   if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-  if (stream) {
+  if (stream && reply.stream) {
+    const { contentType, parts } = reply.stream();
+    const text = parts.every((part) => typeof part === 'string') ? parts.join('') : undefined;
+    const logged = text ?? Buffer.concat(parts.map((part) => Buffer.from(part))).toString('base64');
+    record({ api, path, stream, request: body, response: { [text ? 'text' : 'base64']: logged }, meant: reply.meant });
+    res.writeHead(200, { 'content-type': contentType });
+    for (const part of parts) {
+      res.write(part);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    res.end();
+  } else if (stream) {
     const sse = reply.sse();
     record({ api, path, stream, request: body, response: { sse }, meant: reply.meant });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

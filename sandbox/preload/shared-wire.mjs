@@ -15,7 +15,7 @@ export const HOP_HEADERS = new Set([
   'connection',
   'keep-alive',
 ]);
-/** Content types recorded as a stream, chunk by chunk with each chunk's offset. */
+/** Content types recorded as a stream, chunk by chunk with each chunk's offset (src/providers/framing.ts TEXT_STREAM_TYPES says the same). */
 export const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 
 /**

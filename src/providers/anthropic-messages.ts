@@ -5,6 +5,7 @@
 // thinking tokens separately, so reasoning = 0). In a stream, message_start carries the input
 // buckets and message_delta the final (cumulative) output_tokens; later values win.
 import type { ToolCall, Usage } from '../recording/types.js';
+import { eventJson } from './framing.js';
 import {
   asArray,
   asText,
@@ -19,7 +20,6 @@ import {
   str,
   withoutKeys,
 } from './read.js';
-import { eventJson } from './sse.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
 export function anthropicUsage(usage: unknown, base?: Usage): Usage | undefined {

@@ -12,8 +12,8 @@
 // call); output = candidatesTokenCount (thoughts excluded); reasoning = thoughtsTokenCount. A stream
 // reports running counts: the last chunk's are the call's.
 import type { ToolCall, Usage } from '../recording/types.js';
-import { asArray, asText, contentText, isJsonPost, isRecord, num, str } from './read.js';
-import { eventJson } from './sse.js';
+import { eventJson } from './framing.js';
+import { asArray, asText, CallIds, contentText, isJsonPost, isRecord, num, str } from './read.js';
 import type { Json, ModelInput, ModelOutput, Provider, ToolSpec, Turn, TurnPart } from './types.js';
 
 const ROUTE = /\/(?:models|tunedModels)\/([^/]+):(?:streamGenerateContent|generateContent)$/;
@@ -53,26 +53,6 @@ function systemText(instruction: unknown): string | undefined {
   return contentText(partsOf(instruction).filter((p) => !(isRecord(p) && p.thought === true)));
 }
 
-/** Names call ids the way Gemini leaves them out: `<name>#<n>` by occurrence. */
-class CallIds {
-  readonly #seen = new Map<string, number>();
-  readonly #open: Array<{ id: string; name: string }> = [];
-  call(call: Json): string {
-    const name = str(call.name) ?? '';
-    const n = this.#seen.get(name) ?? 0;
-    this.#seen.set(name, n + 1);
-    const id = str(call.id) ?? `${name}#${n}`;
-    this.#open.push({ id, name });
-    return id;
-  }
-  answer(response: Json): string | undefined {
-    const id = str(response.id);
-    const at = this.#open.findIndex((c) => (id !== undefined ? c.id === id : c.name === response.name));
-    if (at < 0) return id;
-    return this.#open.splice(at, 1)[0]?.id;
-  }
-}
-
 /** A function response as the model reads it: a lone text field as that text, else the JSON. */
 function responseText(response: unknown): string {
   if (isRecord(response)) {
@@ -89,14 +69,14 @@ function partOf(part: unknown, ids: CallIds): TurnPart | undefined {
     const call = part.functionCall;
     return {
       kind: 'tool-call',
-      id: ids.call(call),
+      id: ids.call(str(call.name) ?? '', str(call.id)),
       name: str(call.name) ?? '',
       arguments: JSON.stringify(call.args ?? {}),
     };
   }
   if (isRecord(part.functionResponse)) {
     const response = part.functionResponse;
-    const callId = ids.answer(response);
+    const callId = ids.answer(str(response.name), str(response.id));
     const name = str(response.name);
     return {
       kind: 'tool-result',
@@ -136,7 +116,7 @@ function assemble(chunks: Array<{ data: Json; offsetMs?: number }>, input: Model
       } else if (isRecord(part.functionCall)) {
         const call = part.functionCall;
         const toolCall: ToolCall = {
-          id: ids.call(call),
+          id: ids.call(str(call.name) ?? '', str(call.id)),
           name: str(call.name) ?? '',
           arguments: JSON.stringify(call.args ?? {}),
         };

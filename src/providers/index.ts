@@ -1,5 +1,15 @@
 // Providers: one module per model wire API behind one interface (types.ts), listed in
 // registry.ts. Everything outside this folder asks these functions about model calls.
+
+export {
+  chunkBytes,
+  eventJson,
+  type Framing,
+  framingOfType,
+  type StreamEvent,
+  streamEvents,
+  TEXT_STREAM_TYPES,
+} from './framing.js';
 export {
   answerOf,
   answerText,
@@ -19,7 +29,7 @@ export {
   withSystemPrompt,
 } from './model-call.js';
 export { PROVIDERS } from './registry.js';
-export { eventJson, parseSse, type SseEvent } from './sse.js';
+export { parseSse, type SseEvent } from './sse.js';
 export type {
   DecodedModelCall,
   Json,

@@ -2,10 +2,10 @@
 // model.called payload of an exchange, and the turns, tools and system prompt of a call —
 // provider-independent answers, so no other module parses a provider's shapes.
 import type { StateType } from '../recording/types.js';
+import { framingOfType, streamEvents } from './framing.js';
 import { openaiChat } from './openai-chat.js';
 import { isRecord } from './read.js';
 import { PROVIDERS } from './registry.js';
-import { parseSse } from './sse.js';
 import type {
   DecodedModelCall,
   Json,
@@ -40,6 +40,11 @@ function readerOf(call: Pick<RecordedModelCall, 'provider' | 'api'>): Provider {
   return providerOf(call) ?? openaiChat;
 }
 
+function contentType(response: ProviderResponse): string | undefined {
+  for (const [name, value] of Object.entries(response.headers)) if (name.toLowerCase() === 'content-type') return value;
+  return undefined;
+}
+
 /** The model.called payload (without timing) of one exchange the provider speaks. */
 export function decodeModelCall(
   provider: Provider,
@@ -47,15 +52,24 @@ export function decodeModelCall(
   response: ProviderResponse,
 ): DecodedModelCall {
   const input = provider.readInput(isRecord(request.json) ? request.json : {}, request);
+  const framing = provider.framing ?? 'sse';
+  // A stream recorded whole (a binary AWS event stream is a body, not chunks) is one chunk at 0 ms.
+  const chunks =
+    response.chunks ??
+    (response.json === undefined && response.bytes !== undefined && framingOfType(contentType(response)) === framing
+      ? [{ offsetMs: 0, data: Buffer.from(response.bytes).toString('base64'), encoding: 'base64' as const }]
+      : undefined);
   const output =
-    response.chunks !== undefined
-      ? provider.assembleStream(parseSse(response.chunks), input)
+    chunks !== undefined
+      ? provider.assembleStream(streamEvents(framing, chunks), input)
       : provider.decodeBody(response.json, input);
+  // A stream kept whole has no offsets: when its first token came is not known.
+  if (response.chunks === undefined) delete output.firstTokenOffsetMs;
   return {
     provider: provider.provider,
     api: provider.api,
     model: output.model ?? input.model,
-    streamed: response.chunks !== undefined,
+    streamed: chunks !== undefined,
     ...(input.system === undefined ? {} : { system: input.system }),
     messages: input.messages,
     ...(input.tools === undefined ? {} : { tools: input.tools }),

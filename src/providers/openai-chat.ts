@@ -9,6 +9,7 @@
 //                   as the seed's output_tokens), reasoning = reasoning_tokens
 // so output + reasoning = completion_tokens and inputUncached + cacheRead = prompt_tokens.
 import type { ToolCall, Usage } from '../recording/types.js';
+import { eventJson } from './framing.js';
 import {
   asArray,
   asText,
@@ -22,9 +23,9 @@ import {
   SAMPLING_KEYS,
   str,
   textParts,
+  toolResultPart,
   withoutKeys,
 } from './read.js';
-import { eventJson } from './sse.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
 /** OpenAI usage (Chat Completions `prompt_tokens`… or Responses `input_tokens`…) in buckets. */
@@ -134,17 +135,7 @@ export function chatTurns(messages: unknown[], system?: string): Turn[] {
     } else if (role === 'tool' || role === 'function') {
       const callId = str(message.tool_call_id);
       const name = str(message.name);
-      turns.push({
-        role: 'tool',
-        parts: [
-          {
-            kind: 'tool-result',
-            ...(callId === undefined ? {} : { callId }),
-            ...(name === undefined ? {} : { name }),
-            text: contentText(message.content),
-          },
-        ],
-      });
+      turns.push({ role: 'tool', parts: [toolResultPart(contentText(message.content), callId, name)] });
     } else turns.push({ role: 'other', parts: [{ kind: 'text', text: asText(message.content ?? message) }] });
   }
   return turns;

@@ -2,6 +2,8 @@
 // system/developer input items are the system prompt, `input` the messages (a string input is one
 // user message), `function_call` items the tool calls and `function_call_output` items their
 // results. Usage: as Chat Completions (openai-chat.ts), from input_tokens / output_tokens.
+
+import { eventJson } from './framing.js';
 import { chatTurns, openaiUsage, systemOfMessages, withSystemMessage } from './openai-chat.js';
 import {
   asArray,
@@ -15,7 +17,6 @@ import {
   str,
   withoutKeys,
 } from './read.js';
-import { eventJson } from './sse.js';
 import type { Json, ModelOutput, Provider, Turn } from './types.js';
 
 /** The input items of a Responses request (a string input is one user message). */

@@ -153,3 +153,35 @@ export function layOver(
   const middle = tail === 0 ? rest : rest === after ? '' : rest.slice(0, rest.length - after.length - sep.length);
   return { head, tail, middle };
 }
+
+/**
+ * Names tool-call ids where an API leaves them out (Gemini, Ollama): a call without one is
+ * `<name>#<n>`, its occurrence among the conversation's calls of that name, and a result without
+ * one answers the earliest unanswered call of its name (or the earliest of all when it names none).
+ */
+export class CallIds {
+  readonly #seen = new Map<string, number>();
+  readonly #open: Array<{ id: string; name: string }> = [];
+  call(name: string, id?: string): string {
+    const n = this.#seen.get(name) ?? 0;
+    this.#seen.set(name, n + 1);
+    const named = id ?? `${name}#${n}`;
+    this.#open.push({ id: named, name });
+    return named;
+  }
+  answer(name: string | undefined, id?: string): string | undefined {
+    const at = this.#open.findIndex((c) => (id !== undefined ? c.id === id : name === undefined || c.name === name));
+    if (at < 0) return id;
+    return this.#open.splice(at, 1)[0]?.id;
+  }
+}
+
+/** A tool's result handed back to the model: its text, and the call id and tool name when the API gives them. */
+export function toolResultPart(text: string, callId: string | undefined, name: string | undefined): TurnPart {
+  return {
+    kind: 'tool-result',
+    ...(callId === undefined ? {} : { callId }),
+    ...(name === undefined ? {} : { name }),
+    text,
+  };
+}

@@ -2,8 +2,11 @@
 // `detect` accepts a request decodes it). To add a provider: write its module (see types.ts,
 // and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
+import { bedrockConverse } from './bedrock-converse.js';
 import { gemini } from './gemini.js';
 import { geminiEmbeddings } from './gemini-embeddings.js';
+import { ollamaChat } from './ollama.js';
+import { ollamaEmbeddings } from './ollama-embeddings.js';
 import { openaiChat } from './openai-chat.js';
 import { openaiEmbeddings } from './openai-embeddings.js';
 import { openaiResponses } from './openai-responses.js';
@@ -16,4 +19,7 @@ export const PROVIDERS: readonly Provider[] = [
   gemini, // POST …/models/{model}:generateContent | :streamGenerateContent
   openaiEmbeddings, // POST …/embeddings (also Azure's …/deployments/{deployment}/embeddings)
   geminiEmbeddings, // POST …/models/{model}:embedContent | :batchEmbedContents
+  ollamaChat, // POST …/api/chat (Ollama's native API; NDJSON streams)
+  ollamaEmbeddings, // POST …/api/embed | …/api/embeddings
+  bedrockConverse, // POST …/model/{modelId}/converse | /converse-stream (AWS event stream)
 ];

@@ -1,12 +1,10 @@
 // Server-sent events: splits recorded stream chunks into events, each stamped with the offset
 // of the chunk that completed it (so time-to-first-token can be measured from the recording).
 import type { StreamChunk } from '../recording/types.js';
+import type { StreamEvent } from './framing.js';
 
-export interface SseEvent {
-  event?: string;
-  data: string;
-  offsetMs: number;
-}
+/** An SSE event: its `event:` field as the type. */
+export type SseEvent = StreamEvent;
 
 /** Parses SSE text delivered in chunks; events without data (comments, keep-alives) are skipped. */
 export function parseSse(chunks: readonly StreamChunk[]): SseEvent[] {
@@ -45,15 +43,4 @@ export function parseSse(chunks: readonly StreamChunk[]): SseEvent[] {
   if (buffer !== '') feedLine(buffer, last);
   dispatch(last);
   return events;
-}
-
-/** Parses an event's data as JSON; undefined for `[DONE]` and non-JSON data. */
-export function eventJson(event: SseEvent): Record<string, unknown> | undefined {
-  if (event.data === '[DONE]') return undefined;
-  try {
-    const value: unknown = JSON.parse(event.data);
-    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -2,7 +2,7 @@
 // and everything tapedeck knows about its shapes, behind one interface. Nothing outside
 // src/providers reads a provider's request or response shapes; it asks the registry.
 import type { ModelCalledPayload, StreamChunk, ToolCall, Usage } from '../recording/types.js';
-import type { SseEvent } from './sse.js';
+import type { Framing, StreamEvent } from './framing.js';
 
 /** A request as a provider sees it (one recorded or live HTTP call, its body parsed). */
 export interface ProviderRequest {
@@ -19,6 +19,8 @@ export interface ProviderResponse {
   headers: Record<string, string>;
   json?: unknown;
   chunks?: StreamChunk[];
+  /** The body's bytes when it is not JSON: a stream recorded whole (an AWS event stream is binary). */
+  bytes?: Uint8Array;
 }
 
 export type Json = Record<string, unknown>;
@@ -102,8 +104,10 @@ export interface Provider {
   readInput(body: Json, request: ProviderRequest): ModelInput;
   /** A non-streamed response body. */
   decodeBody(body: unknown, input: ModelInput): ModelOutput;
-  /** A streamed response, assembled from its server-sent events. */
-  assembleStream(events: SseEvent[], input: ModelInput): ModelOutput;
+  /** How its streamed answers are framed (framing.ts decodes each): server-sent events unless it says. */
+  readonly framing?: Framing;
+  /** A streamed response, assembled from its events (decoded from the provider's framing). */
+  assembleStream(events: StreamEvent[], input: ModelInput): ModelOutput;
   /** The turns of a recorded call, in order, its system prompt first. */
   turns(call: RecordedModelCall): Turn[];
   /** The tools a recorded call offered. */

@@ -21,12 +21,12 @@ import {
   type ProxyResponse,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
+import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';
 
 export { agentTrust } from './isolate-websocket.js';
 
-const STREAM_TYPES = /text\/event-stream|application\/x-ndjson|application\/jsonl/i;
 const HOP = new Set([
   'connection',
   'keep-alive',
@@ -129,7 +129,7 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
   const resTs = nowMs();
   const pairs = responsePairs(upstream.headers);
   const res = { status: upstream.status, statusText: upstream.statusText, headers: headerObject(pairs) };
-  if (upstream.body && STREAM_TYPES.test(upstream.headers.get('content-type') ?? '')) {
+  if (upstream.body && TEXT_STREAM_TYPES.test(upstream.headers.get('content-type') ?? '')) {
     sink.send({ t: 'req', ...head });
     sink.send({ t: 'res', id, ts: resTs, ...res, stream: true });
     const body = upstream.body;

@@ -10,6 +10,8 @@ export const KNOWN_SDKS = [
   '@ai-sdk/anthropic',
   '@ai-sdk/google',
   '@google/genai',
+  'ollama',
+  '@aws-sdk/client-bedrock-runtime',
   '@openai/agents',
   '@langchain/core',
   '@langchain/openai',

@@ -455,7 +455,11 @@ export class RecordSession {
       const decoded = decodeModelCall(provider, call, {
         status: res?.status ?? 0,
         headers: resHeaders,
-        ...(streamed ? { chunks: open.chunks } : { json: resJson }),
+        ...(streamed
+          ? { chunks: open.chunks }
+          : resJson === undefined && resContent.size > 0
+            ? { bytes: resContent.bytes }
+            : { json: resJson }),
       });
       const { firstTokenOffsetMs, ...rest } = decoded;
       const model: ModelCalledPayload = {

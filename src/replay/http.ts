@@ -1,6 +1,7 @@
 // Sends a call to where an answerer serves it (the live model endpoint, a sandboxed service) and
-// reads the response as the replay records one: bytes, or server-sent events chunk by chunk with
-// their timing, as the recorder does.
+// reads the response as the replay records one: bytes, or a text stream (SSE, NDJSON) chunk by
+// chunk with its timing, as the recorder does.
+import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import type { StreamChunk } from '../recording/index.js';
 import type { HttpAnswer } from './answer.js';
 import { isSafeMethod } from './match.js';
@@ -8,7 +9,7 @@ import type { LiveRequest } from './normalize.js';
 
 const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'transfer-encoding']);
 
-/** Reads a fetch Response into an answer (SSE event by event). */
+/** Reads a fetch Response into an answer (a text stream chunk by chunk). */
 export async function answerOf(response: Response, url: string, started: number): Promise<HttpAnswer> {
   const headers: Record<string, string> = {};
   response.headers.forEach((v, k) => {
@@ -17,7 +18,7 @@ export async function answerOf(response: Response, url: string, started: number)
   let chunks: StreamChunk[] | undefined;
   let bytes: Buffer;
   let ttfbMs: number | undefined;
-  if (/text\/event-stream/i.test(response.headers.get('content-type') ?? '') && response.body) {
+  if (TEXT_STREAM_TYPES.test(response.headers.get('content-type') ?? '') && response.body) {
     chunks = [];
     const decoder = new TextDecoder();
     const reader = response.body.getReader();
@@ -59,7 +60,9 @@ export async function sendRequest(
 ): Promise<HttpAnswer> {
   const failure = options.failure ?? ((u, reason) => ({ code: 'FETCH_FAILED', message: `${u}: ${reason}` }));
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(request.headers)) if (!HOP_HEADERS.has(k.toLowerCase())) headers[k] = v;
+  // An HTTP/2 request's pseudo-headers (:authority, :path…) are its request line, not headers.
+  for (const [k, v] of Object.entries(request.headers))
+    if (!HOP_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')) headers[k] = v;
   const started = Date.now();
   let response: Response;
   try {

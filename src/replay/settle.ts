@@ -235,7 +235,7 @@ function decodeModel(
     const { firstTokenOffsetMs: _ignored, ...decoded } = decodeModelCall(provider, call, {
       status: response.status,
       headers: response.headers,
-      ...(response.chunks ? { chunks: response.chunks } : body.ok ? { json: body.value } : {}),
+      ...(response.chunks ? { chunks: response.chunks } : body.ok ? { json: body.value } : { bytes: response.bytes }),
     });
     return decoded;
   } catch {

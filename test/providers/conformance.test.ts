@@ -73,6 +73,9 @@ describe('the registry', () => {
   });
 });
 
+/** Chat APIs whose usage has no cache bucket. */
+const REPORTS_NO_CACHE = new Set(['ollama.chat']);
+
 describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as const))(
   'provider %s',
   (_id, provider) => {
@@ -82,7 +85,8 @@ describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as
       expect(calls.some((c) => !c.recorded.streamed)).toBe(true);
       expect(calls.some((c) => c.meant.toolCalls.length > 1)).toBe(true);
       expect(calls.some((c) => c.meant.toolCalls.length === 0 && c.meant.text !== undefined)).toBe(true);
-      expect(calls.some((c) => c.meant.usage.cacheRead > 0)).toBe(true);
+      // Ollama reports no cache (a prefix it kept evaluated is simply not counted): nothing to read.
+      if (!REPORTS_NO_CACHE.has(provider.id)) expect(calls.some((c) => c.meant.usage.cacheRead > 0)).toBe(true);
     });
 
     it('detects its own requests, and no other provider claims them', () => {
@@ -97,15 +101,16 @@ describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as
         const where = `${c.fixture} #${c.index}`;
         const decoded = decodeModelCall(provider, c.request, c.response);
         expect(decoded.model, where).toBe(c.meant.model);
-        expect(decoded.streamed, where).toBe(c.response.chunks !== undefined);
+        expect(decoded.streamed, where).toBe(c.stream);
         expect(decoded.output.text, where).toBe(c.meant.text);
         expect(
           decoded.output.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments })),
           where,
         ).toEqual(c.meant.toolCalls);
         expect(decoded.usage, where).toEqual(c.meant.usage);
-        // A stream's first output token has an offset, for time to first token.
-        expect(decoded.firstTokenOffsetMs !== undefined, where).toBe(decoded.streamed);
+        // A stream recorded chunk by chunk has its first output token's offset, for time to first
+        // token; a binary stream kept whole (Bedrock's) has none to tell.
+        expect(decoded.firstTokenOffsetMs !== undefined, where).toBe(c.response.chunks !== undefined);
         // What the recorder wrote is what the registry decodes.
         const { firstTokenOffsetMs: _o, ...rest } = decoded;
         const { exchangeId: _x, latencyMs: _l, ttftMs: _t, ...recorded } = c.recorded;

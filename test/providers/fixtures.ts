@@ -10,6 +10,7 @@ import type { Meant } from '../../examples/world/model-server.js';
 import { bodyText } from '../../src/diff/index.js';
 import type { ProviderRequest, ProviderResponse } from '../../src/providers/index.js';
 import {
+  bodyBytes,
   type HttpExchangePayload,
   type ModelCalledPayload,
   type Recording,
@@ -29,6 +30,8 @@ export interface ModelExchange {
   response: ProviderResponse;
   recorded: ModelCalledPayload;
   meant: Meant;
+  /** Whether the server streamed the answer (recorded as chunks, or whole when the stream is binary). */
+  stream: boolean;
 }
 
 export interface Fixture {
@@ -61,7 +64,11 @@ export function providerView(
     response: {
       status: res?.status ?? 0,
       headers: res?.headers ?? {},
-      ...(res?.chunks ? { chunks: res.chunks } : resText === undefined ? {} : { json: JSON.parse(resText) }),
+      ...(res?.chunks
+        ? { chunks: res.chunks }
+        : resText === undefined
+          ? { bytes: bodyBytes(recording, res?.body) }
+          : { json: JSON.parse(resText) }),
     },
   };
 }
@@ -80,7 +87,7 @@ export async function loadFixtures(): Promise<Fixture[]> {
     const meant = readFileSync(path.join(FIXTURES, `${name}.model-log.jsonl`), 'utf8')
       .trim()
       .split('\n')
-      .map((line) => (JSON.parse(line) as { meant: Meant }).meant);
+      .map((line) => JSON.parse(line) as { meant: Meant; stream: boolean });
     const exchanges = new Map<string, HttpExchangePayload>();
     for (const e of recording.events) if (e.type === 'http.exchange') exchanges.set(e.payload.exchangeId, e.payload);
     const calls: ModelExchange[] = [];
@@ -103,7 +110,8 @@ export async function loadFixtures(): Promise<Fixture[]> {
         body: view.body as Record<string, unknown>,
         response: view.response,
         recorded: e.payload,
-        meant: m,
+        meant: m.meant,
+        stream: m.stream,
       });
     }
     if (calls.length !== meant.length)

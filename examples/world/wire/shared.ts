@@ -20,6 +20,8 @@ export interface Reply {
   json(): unknown;
   /** The streamed answer as SSE text (events separated by a blank line). */
   sse(): string;
+  /** A stream framed otherwise (NDJSON, AWS event stream): its content type and the parts written in turn. */
+  stream?(): { contentType: string; parts: Array<string | Uint8Array> };
   meant: Meant;
 }
 
@@ -29,7 +31,17 @@ export interface Wire {
   api: string;
   /** Whether this wire serves `POST path` (query string excluded); `stream` when the path itself asks for a stream. */
   route(path: string): { stream?: boolean } | undefined;
+  /** Whether a body without `stream` is streamed (Ollama's API: yes; the others: no). */
+  streamsByDefault?: boolean;
   reply(body: Obj, ctx: { hash: string; path: string; policy: ScriptedPolicy }): Reply;
+  /** Why the API would refuse this request before reading it (a bad signature): a 403 with that message. */
+  refuse?(request: {
+    method: string;
+    path: string;
+    query: string;
+    headers: Record<string, string>;
+    raw: Buffer;
+  }): Promise<string | undefined>;
 }
 
 /** A fixed creation time (2026-11-24T09:00:00Z) so responses are byte-identical across runs. */

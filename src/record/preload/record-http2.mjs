@@ -15,7 +15,10 @@ import { syncBuiltinESMExports } from 'node:module';
 import { failureOf, headerObject, STREAM_TYPES, toBytes } from '../../../sandbox/preload/shared-wire.mjs';
 
 /** Answers recorded as streams: SSE and friends, and gRPC (each message a chunk). */
-const STREAMED = (/** @type {string} */ type) => STREAM_TYPES.test(type) || /^application\/grpc/i.test(type);
+// Binary streams too, chunk by chunk (base64 where not utf8): gRPC, and the AWS event stream the
+// Bedrock client reads over HTTP/2 (its chunks' offsets give a model call's time to first token).
+const STREAMED = (/** @type {string} */ type) =>
+  STREAM_TYPES.test(type) || /^application\/(?:grpc|vnd\.amazon\.eventstream)/i.test(type);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** A session already watched (http2.connect may be reached twice through wrappers). */
 const kWatched = Symbol('tapedeck.http2.watched');
