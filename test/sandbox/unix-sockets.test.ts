@@ -5,7 +5,7 @@
 // its debug log in the user's home). Each is recorded, with
 // and without --isolate, and replayed in the OS sandbox: the same output, no divergence, and no
 // request reaching the real API (its hit counter the sentinel).
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +48,7 @@ describe.runIf(detectIsolation().level === 'bwrap')('Unix sockets of the agent t
     { name: 'the tsx CLI', command: [process.execPath, TSX_CLI, TSX_AGENT], isolate: false },
     { name: 'node --import tsx', command: [process.execPath, '--import', 'tsx', TSX_AGENT], isolate: false },
     // npm writes a debug log in the user's home for every run: private in the sandbox, not refused.
-    { name: 'npx tsx', command: [NPX, 'tsx', TSX_AGENT], isolate: false },
+    ...(existsSync(NPX) ? [{ name: 'npx tsx', command: [NPX, 'tsx', TSX_AGENT], isolate: false }] : []),
   ])('$name: recorded, then replayed with the same output and no divergence', async ({ name, command, isolate }) => {
     const out = path.join(dir.dir, name.replace(/\W+/g, '-'));
     let recorded = '';
