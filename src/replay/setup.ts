@@ -355,6 +355,17 @@ export function unbuiltDatabaseWarning(recording: Recording): string | undefined
 }
 
 /**
+ * What the sandbox database could not build for want of an extension (one it may not create, or
+ * cannot here: vector on a server without pgvector), said once before the agent runs. The replay
+ * proceeds: a column of a missing extension's type holds its values as text, so rows read and
+ * written as text agree, and what needs the type's operators fails where the agent uses them.
+ */
+export function lackingDatabaseWarning(db: DbSandbox | undefined): string | undefined {
+  if (db === undefined || db.lacks.length === 0) return undefined;
+  return `the sandbox database lacks ${db.lacks.join('; ')}: queries that use them fail, and those values compare as text`;
+}
+
+/**
  * The variables the recorded agent inherited (by name) that the replay's agent will not have: a
  * replay run from another shell without them (an API's URL, a workspace) departs for that alone.
  */
