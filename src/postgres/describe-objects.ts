@@ -148,16 +148,44 @@ export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise
   }));
 }
 
+/**
+ * The column defaults of `tables` the description leaves out (an expression outside the allow-list
+ * of src/recording/db-description.ts, such as pgcrypto's `digest(…)`), as `unbuilt` entries named by
+ * their column: a sandbox's insert that omits the column gets NULL there.
+ */
+async function undescribedDefaults(
+  db: Queryable,
+  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns'>>,
+): Promise<NonNullable<DbSnapshot['unbuilt']>> {
+  const rows = await rowsOf<{ schema: string; tbl: string; col: string }>(
+    db,
+    `SELECT n.nspname AS schema, c.relname AS tbl, a.attname AS col FROM pg_attrdef d
+       JOIN pg_class c ON c.oid = d.adrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+      WHERE a.attgenerated = '' AND a.attidentity = '' AND NOT a.attisdropped
+        AND (n.nspname::text, c.relname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [tables.map((t) => t.schema), tables.map((t) => t.name)],
+  );
+  const described = new Set(
+    tables.flatMap((t) =>
+      t.columns.filter((c) => c.default !== undefined).map((c) => JSON.stringify([t.schema, t.name, c.name])),
+    ),
+  );
+  return rows
+    .filter((r) => !described.has(JSON.stringify([r.schema, r.tbl, r.col])))
+    .map((r) => ({ kind: 'default' as const, schema: r.schema, name: r.col, table: r.tbl }));
+}
+
 /** What a snapshot describes beside its tables and sequences, each part present only when not empty. */
 export async function describeObjects(
   db: Queryable,
   schemas: string[],
-  tables: Array<Pick<DbTable, 'columns'>>,
+  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns'>>,
 ): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>> {
   const enums = await describeEnums(db, schemas);
   const domains = await describeDomains(db, schemas, tables);
   const extensions = await describeExtensions(db);
-  const unbuilt = await describeUnbuilt(db, schemas);
+  const unbuilt = [...(await describeUnbuilt(db, schemas)), ...(await undescribedDefaults(db, tables))];
   return {
     ...(enums.length > 0 ? { enums } : {}),
     ...(domains.length > 0 ? { domains } : {}),

@@ -48,6 +48,7 @@ export {
   redactDbUrl,
   sqlType,
   tableRef,
+  utcTimestampSql,
   withDatabase,
 } from './sql.js';
 export { type SqlToken, tokenize } from './sql-tokens.js';

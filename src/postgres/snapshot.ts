@@ -7,7 +7,7 @@ import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
 import { describeObjects, udtJoin, udtOf } from './describe-objects.js';
 import { renderDdl } from './seed.js';
-import { type Queryable, quoteIdent, quoteLiteral, regclass, tableRef } from './sql.js';
+import { type Queryable, quoteIdent, quoteLiteral, regclass, tableRef, utcTimestampSql } from './sql.js';
 
 /**
  * How a column's values are normalised in the snapshot form (every reader of rows applies this):
@@ -341,7 +341,7 @@ export async function installNormalizer(
        SELECT CASE WHEN r IS NULL THEN NULL ELSE coalesce(jsonb_object_agg(e.key, CASE
          WHEN c.kind = 'num' AND jsonb_typeof(e.value) = 'number' THEN to_jsonb(e.value #>> '{}')
          WHEN c.kind = 'tstz' AND jsonb_typeof(e.value) = 'string'
-           THEN to_jsonb(to_char((e.value #>> '{}')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+           THEN to_jsonb(${utcTimestampSql(`(e.value #>> '{}')::timestamptz`)})
          ELSE e.value END), '{}'::jsonb) END
        FROM jsonb_each(r) e LEFT JOIN pg_temp.tapedeck_cols c ON c.s = $1 AND c.t = $2 AND c.col = e.key
      $$`,

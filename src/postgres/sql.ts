@@ -15,6 +15,13 @@ export function quoteLiteral(text: string): string {
   return text.includes('\\') ? `E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }
 
+/**
+ * The snapshot form of a timestamptz expression: UTC ISO with microseconds, and `infinity` /
+ * `-infinity` as Postgres writes them (to_char has no text for those: it gives NULL).
+ */
+export const utcTimestampSql = (expr: string): string =>
+  `CASE WHEN isfinite(${expr}) THEN to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') ELSE (${expr})::text END`;
+
 export const tableRef = (schema: string, table: string): string => `${quoteIdent(schema)}.${quoteIdent(table)}`;
 
 /** The name of a relation as a regclass literal: 'schema.name' with both parts quoted. */

@@ -924,6 +924,7 @@ export const UNBUILT_KINDS = [
   'enum',
   'exclusion constraint',
   'partition',
+  'default',
 ] as const;
 
 export const DbSnapshotSchema = z
@@ -978,7 +979,7 @@ export const DbSnapshotSchema = z
             kind: z.enum(UNBUILT_KINDS),
             schema: PgNameSchema,
             name: PgNameSchema,
-            /** The table a trigger, check, policy or rule belongs to. */
+            /** The table a trigger, check, policy, rule, partition or default belongs to (a domain's check: the domain). */
             table: PgNameSchema.optional(),
           })
           .strict(),

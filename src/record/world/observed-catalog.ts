@@ -3,7 +3,7 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, quoteIdent, tableRef } from '../../postgres/index.js';
+import { normalizedKind, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
@@ -145,12 +145,7 @@ export class Catalog {
     const pairs = table.columns.map((c) => {
       const col = `${r}.${quoteIdent(c.name)}`;
       const kind = normalizedKind(c.type);
-      const value =
-        kind === 'num'
-          ? `${col}::text`
-          : kind === 'tstz'
-            ? `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-            : col;
+      const value = kind === 'num' ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
       return `'${c.name.replaceAll("'", "''")}', ${value}`;
     });
     // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.
