@@ -91,5 +91,5 @@ export async function createExtensions(db: Queryable, snapshot: Pick<DbSnapshot,
 export function missingExtensionReason(name: string): string {
   return isSandboxExtension(name)
     ? 'it cannot be created here'
-    : 'not on the list of extensions a sandbox creates (src/postgres/extensions.ts)';
+    : 'not one a sandbox creates: an extension is code, and only a known list is installed';
 }

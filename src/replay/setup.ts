@@ -366,7 +366,7 @@ export function unbuiltDatabaseWarning(recording: Recording): string | undefined
  */
 export function lackingDatabaseWarning(db: DbSandbox | undefined): string | undefined {
   if (db === undefined || db.lacks.length === 0) return undefined;
-  return `the sandbox database lacks ${db.lacks.join('; ')}: queries that use them fail, and those values compare as text`;
+  return `the sandbox database lacks ${db.lacks.join('; ')} — the replay goes on without them: SQL that needs them fails`;
 }
 
 /**
