@@ -34,7 +34,6 @@ beforeAll(async () => {
   const client = new pg.Client({ connectionString: source.url });
   await client.connect();
   try {
-    await client.query(`SET TIME ZONE 'UTC'`);
     pre = (await snapshotDatabase(client, ['app'])).snapshot;
     for (const sql of READS) answers.push(await rowsOf(client, sql));
     await client.query(RUN);
@@ -67,7 +66,6 @@ describe.runIf(ADMIN).each(PATHS)('a world of extensions and schema features thr
 
   it.skipIf(skip)("answers the agent's reads as the recorded database did", async () => {
     const sandbox = db as SeededDatabase;
-    await sandbox.query(`SET TIME ZONE 'UTC'`);
     const got: unknown[][] = [];
     for (const sql of READS) got.push(await sandbox.query(sql));
     expect(JSON.parse(JSON.stringify(got))).toEqual(JSON.parse(JSON.stringify(answers)));
