@@ -12,7 +12,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { Extension } from '@electric-sql/pglite';
+import type { Extensions } from '@electric-sql/pglite';
 import type pg from 'pg';
 import {
   applyRowChanges,
@@ -21,6 +21,7 @@ import {
   type DbGate,
   lockKeyOf,
   openGate,
+  type PgliteExtension,
   pgliteExtensions,
   quoteIdent,
   redactDbUrl,
@@ -157,7 +158,7 @@ function pgliteRuntime(): Promise<PgliteRuntime> {
   return runtime;
 }
 
-async function createPglite(loadDataDir?: Blob, extensions?: Record<string, Extension>) {
+async function createPglite(loadDataDir?: Blob, extensions?: Record<string, PgliteExtension>) {
   const { PGlite } = await import('@electric-sql/pglite');
   const rt = await pgliteRuntime();
   return PGlite.create({
@@ -166,7 +167,7 @@ async function createPglite(loadDataDir?: Blob, extensions?: Record<string, Exte
     fsBundle: rt.fsBundle,
     ...(loadDataDir ? { loadDataDir } : {}),
     // The modules of the recorded database's extensions, loaded at start (src/postgres/extensions.ts).
-    ...(extensions && Object.keys(extensions).length > 0 ? { extensions } : {}),
+    ...(extensions && Object.keys(extensions).length > 0 ? { extensions: extensions as Extensions } : {}),
   });
 }
 

@@ -2,7 +2,6 @@
 // a recording's description (data) only ever picks from this list, and each is created with its
 // name and schema quoted. PGlite loads an extension's files at start (its `extensions` option),
 // so its sandboxes are made with the modules the description names.
-import type { Extension } from '@electric-sql/pglite';
 import type { DbSnapshot } from '../recording/index.js';
 import { type Queryable, quoteIdent } from './sql.js';
 
@@ -46,18 +45,29 @@ export function wantedExtensions(
 }
 
 /**
+ * A PGlite extension module, as PGlite's `Extension` is: kept structural here, so the package's
+ * types never load PGlite's (which need Emscripten's); PGlite.create's callers cast it.
+ */
+export interface PgliteExtension {
+  name: string;
+  setup: (...args: never[]) => Promise<unknown>;
+}
+
+/**
  * The PGlite modules of the extensions `snapshot` names, for PGlite.create's `extensions` option.
  * An extension whose module is not installed (vector without @electric-sql/pglite-pgvector) is
  * left out: creating it then fails, and the sandbox says what it lacks.
  * @example PGlite.create({ extensions: await pgliteExtensions(recording.pre.db) })
  */
-export async function pgliteExtensions(snapshot: Pick<DbSnapshot, 'extensions'>): Promise<Record<string, Extension>> {
-  const out: Record<string, Extension> = {};
+export async function pgliteExtensions(
+  snapshot: Pick<DbSnapshot, 'extensions'>,
+): Promise<Record<string, PgliteExtension>> {
+  const out: Record<string, PgliteExtension> = {};
   for (const { name } of wantedExtensions(snapshot)) {
     const module = SANDBOX_EXTENSIONS[name].pglite;
     const specifier = name === 'vector' ? '@electric-sql/pglite-pgvector' : `@electric-sql/pglite/contrib/${module}`;
     try {
-      const loaded = (await import(specifier)) as Record<string, Extension | undefined>;
+      const loaded = (await import(specifier)) as Record<string, PgliteExtension | undefined>;
       const extension = loaded[module];
       if (extension !== undefined) out[module] = extension;
     } catch {

@@ -4,7 +4,13 @@
 export { createDbTracker, type DbTracker, type TrackerOptions } from './capture.js';
 export { type ConnectOptions, connectDb } from './connect.js';
 export { describeObjects } from './describe-objects.js';
-export { createExtensions, isSandboxExtension, pgliteExtensions, wantedExtensions } from './extensions.js';
+export {
+  createExtensions,
+  isSandboxExtension,
+  type PgliteExtension,
+  pgliteExtensions,
+  wantedExtensions,
+} from './extensions.js';
 export { type DbGate, type GateOptions, openGate, type Upstream } from './gate.js';
 export { type LeftoverReport, removeCaptureLeftovers, removeSandboxLeftovers } from './leftovers.js';
 export {

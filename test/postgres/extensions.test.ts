@@ -8,7 +8,7 @@
 // recorded run's changes, at the recorded end state. A description naming an extension a sandbox
 // cannot create (not on the allow-list, hostile, or not installed here) builds what it can and says
 // what it lacks.
-import { PGlite } from '@electric-sql/pglite';
+import { type Extensions, PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDbSandbox } from '../../sandbox/index.js';
@@ -97,7 +97,7 @@ describe('a description naming extensions a sandbox cannot create', () => {
   it('builds the rest, holds the columns as text and names what it lacks (vector on a server, unknown and hostile names)', async () => {
     // A vector column recorded from a database that had pgvector (PGlite with its module).
     const origin = await PGlite.create({
-      extensions: await pgliteExtensions({ extensions: [{ name: 'vector', schema: 'public' }] }),
+      extensions: (await pgliteExtensions({ extensions: [{ name: 'vector', schema: 'public' }] })) as Extensions,
     });
     let snapshot: DbSnapshot;
     try {

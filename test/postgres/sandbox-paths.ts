@@ -1,7 +1,7 @@
 // The paths a snapshot becomes a sandbox database by, for tests that hold each to the same
 // checks: PGlite in-process (bisect --sql), PGlite behind pglite-socket (the default replay
 // sandbox) and a real server (template sandbox, when TAPEDECK_PG_URL names one).
-import { PGlite } from '@electric-sql/pglite';
+import { type Extensions, PGlite } from '@electric-sql/pglite';
 import { type DbSandbox, openDbSandbox } from '../../sandbox/index.js';
 import { applyRowChanges, pgliteExtensions, seedDatabase, snapshotDatabase } from '../../src/postgres/index.js';
 import type { DbChangedPayload, DbSnapshot, Row } from '../../src/recording/index.js';
@@ -36,7 +36,7 @@ export function sandboxPaths(schemas: string[]): SandboxPath[] {
     {
       name: 'PGlite in-process',
       async open(snapshot) {
-        const db = await PGlite.create({ extensions: await pgliteExtensions(snapshot) });
+        const db = await PGlite.create({ extensions: (await pgliteExtensions(snapshot)) as Extensions });
         const { lacks } = await seedDatabase(db, snapshot);
         return {
           lacks,
