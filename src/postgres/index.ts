@@ -52,6 +52,7 @@ export {
   quoteIdent,
   quoteLiteral,
   redactDbUrl,
+  regclass,
   sqlType,
   tableRef,
   utcTimestampSql,

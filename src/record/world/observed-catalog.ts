@@ -3,7 +3,7 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
+import { normalizedKind, quoteIdent, regclass, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
@@ -172,7 +172,9 @@ export class Catalog {
     const match = table.primaryKey
       .map((c) => `_tapedeck_old.${quoteIdent(c)} = ${quoteIdent(ref)}.${quoteIdent(c)}`)
       .join(' AND ');
-    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match})`;
+    // The very row: an inheritance child may hold a row under its parent's key, and a write to the
+    // parent reaches it too (one row a sub-select, or the agent's statement fails).
+    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match} AND _tapedeck_old.tableoid = ${quoteIdent(ref)}.tableoid)`;
   }
 
   /**
@@ -197,7 +199,10 @@ export class Catalog {
           : `, ARRAY(SELECT _tapedeck_k.i::int FROM unnest(${arrays.join(', ')}) WITH ORDINALITY _tapedeck_k(${names.join(', ')}, i)
                 WHERE (${names.map((n) => `_tapedeck_k.${n}`).join(', ')}) = (${cols.join(', ')})) AS at`;
     }
-    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where}`;
+    // The table's own rows (a partitioned table's partitions' too), as the snapshot reads them: an
+    // inheritance child's rows are the child's.
+    const own = `(_tapedeck_r.tableoid = ${regclass(table.schema, table.name)} OR _tapedeck_r.tableoid IN (SELECT relid FROM pg_partition_tree(${regclass(table.schema, table.name)})))`;
+    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where} AND ${own}`;
   }
 }
 
