@@ -3,7 +3,7 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, quoteIdent, regclass, tableRef, utcTimestampSql } from '../../postgres/index.js';
+import { normalizedKind, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
@@ -199,10 +199,7 @@ export class Catalog {
           : `, ARRAY(SELECT _tapedeck_k.i::int FROM unnest(${arrays.join(', ')}) WITH ORDINALITY _tapedeck_k(${names.join(', ')}, i)
                 WHERE (${names.map((n) => `_tapedeck_k.${n}`).join(', ')}) = (${cols.join(', ')})) AS at`;
     }
-    // The table's own rows (a partitioned table's partitions' too), as the snapshot reads them: an
-    // inheritance child's rows are the child's.
-    const own = `(_tapedeck_r.tableoid = ${regclass(table.schema, table.name)} OR _tapedeck_r.tableoid IN (SELECT relid FROM pg_partition_tree(${regclass(table.schema, table.name)})))`;
-    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where} AND ${own}`;
+    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where}`;
   }
 }
 
