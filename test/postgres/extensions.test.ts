@@ -12,6 +12,7 @@ import { type Extensions, PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDbSandbox } from '../../sandbox/index.js';
+import { openWorldDb } from '../../src/bisect/index.js';
 import { pgliteExtensions, snapshotDatabase } from '../../src/postgres/index.js';
 import type { DbSnapshot } from '../../src/recording/index.js';
 import { scratchDatabase } from '../record/helpers.js';
@@ -91,6 +92,19 @@ describe.runIf(ADMIN).each(PATHS)('a world of extensions and schema features thr
       expect(pre.unbuilt).toContainEqual({ kind: 'default', schema: 'app', name: 'secret', table: 'users' });
     },
   );
+});
+
+describe.runIf(ADMIN)("bisect's SQL predicate on a world of extensions (PGlite in-process)", () => {
+  it("answers the agent's reads as the recorded database did", async () => {
+    const world = await openWorldDb(pre);
+    try {
+      const got: unknown[][] = [];
+      for (const sql of READS) got.push((await world.queryAt(pre, sql)).rows);
+      expect(JSON.parse(JSON.stringify(got))).toEqual(JSON.parse(JSON.stringify(answers)));
+    } finally {
+      await world.close();
+    }
+  }, 120_000);
 });
 
 describe('a description naming extensions a sandbox cannot create', () => {
