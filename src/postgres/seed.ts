@@ -82,6 +82,14 @@ function plan(description: Description, extensions?: ReadonlySet<string>): Plan 
     }
     return sqlType(c.type);
   };
+  // The missing extension whose type a column (or its domain) would have had: it holds text instead.
+  const domainOf = new Map((description.domains ?? []).map((d) => [key(d.schema, d.name), d]));
+  const missingType = (c: Pick<DbTable['columns'][number], 'udt'>, depth = 0): string | undefined => {
+    if (c.udt === undefined || depth > 32) return undefined;
+    if (c.udt.extension !== undefined) return held.has(c.udt.extension) ? undefined : c.udt.extension;
+    const domain = domainOf.get(key(c.udt.schema, c.udt.name));
+    return domain ? missingType(domain, depth + 1) : undefined;
+  };
   for (const d of description.domains ?? []) {
     if (!out.schemas.some((s) => s.what === `schema ${d.schema}`))
       out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(d.schema)}`, what: `schema ${d.schema}` });
@@ -146,6 +154,15 @@ function plan(description: Description, extensions?: ReadonlySet<string>): Plan 
         else out.lacks.push(`index ${t.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
         continue;
       }
+      // On a column held as text, only a btree or hash index has text's default operator class.
+      const asText = index.columns
+        .map((name) => t.columns.find((c) => c.name === name))
+        .map((c) => (c ? missingType(c) : undefined))
+        .find((e) => e !== undefined);
+      if (asText !== undefined && index.method !== 'btree' && index.method !== 'hash') {
+        lack(asText, `index ${t.schema}.${index.name} is left out`);
+        continue;
+      }
       const columns = index.columns.map((c, i) => {
         const o = opclasses[i];
         return `${quoteIdent(c)}${o ? ` ${tableRef(o.schema, o.name)}` : ''}`;
@@ -194,7 +211,7 @@ function plan(description: Description, extensions?: ReadonlySet<string>): Plan 
   }
   for (const [extension, what] of lacking) {
     out.lacks.push(
-      `extension ${extension} (${missingExtensionReason(extension)})${what.length > 0 ? `: ${what.join(', ')}` : ''}`,
+      `extension ${extension} (${extensionSchema.has(extension) ? missingExtensionReason(extension) : "not among the recorded database's extensions"})${what.length > 0 ? `: ${what.join(', ')}` : ''}`,
     );
   }
   return out;
@@ -368,7 +385,8 @@ export async function applyRowChanges(
     const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
     const described = describedTables.get(key(change.schema, change.table));
     const json = (row: Row) => JSON.stringify(rowJson(row, Object.keys(row), described));
-    // ONLY: a change is the table's own (an inheritance child's rows are changes of the child).
+    // Updated and deleted through ONLY: a change is the table's own (an inheritance child's rows are
+    // the child's changes).
     const ref = tableRef(change.schema, change.table);
     const keyCols = Object.keys(change.key);
     // The row to change, matched on its key read back as typed values (bytea, uuid, … compare as such).

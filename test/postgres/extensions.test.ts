@@ -12,7 +12,7 @@ import { type Extensions, PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDbSandbox } from '../../sandbox/index.js';
-import { openWorldDb } from '../../src/bisect/index.js';
+import { openWorldDb, type PredicateInput, sqlPredicate } from '../../src/bisect/index.js';
 import { pgliteExtensions, snapshotDatabase } from '../../src/postgres/index.js';
 import type { DbSnapshot } from '../../src/recording/index.js';
 import { scratchDatabase } from '../record/helpers.js';
@@ -105,9 +105,39 @@ describe.runIf(ADMIN)("bisect's SQL predicate on a world of extensions (PGlite i
       await world.close();
     }
   }, 120_000);
+
+  it('a predicate on a citext column decides by its case-insensitive equality', async () => {
+    const predicate = sqlPredicate(`SELECT 1 FROM app.users WHERE email = 'ANN@EXAMPLE.COM'`);
+    try {
+      const input = { world: { db: pre } } as unknown as PredicateInput;
+      expect((await predicate.evaluate(input)).verdict).toBe('bad');
+    } finally {
+      await predicate.close?.();
+    }
+  }, 120_000);
 });
 
 describe('a description naming extensions a sandbox cannot create', () => {
+  it.runIf(ADMIN)(
+    'holds the columns of a missing extension as text and leaves out the indexes text cannot have',
+    async () => {
+      // The world without ltree: its column becomes text, and its gist index (no default operator
+      // class for text) is left out and named; every row still reads back as recorded.
+      const described: DbSnapshot = { ...pre, extensions: pre.extensions?.filter((e) => e.name !== 'ltree') };
+      const db = await openDbSandbox(described, { kind: 'pglite' });
+      try {
+        expect(db.lacks).toEqual([
+          "extension ltree (not among the recorded database's extensions): column app.users.path holds its values as text, index app.users_path is left out",
+        ]);
+        const read = await db.snapshot(['app']);
+        expect(read.tables.map((t) => [t.name, t.rows])).toEqual(pre.tables.map((t) => [t.name, t.rows]));
+      } finally {
+        await db.close();
+      }
+    },
+    120_000,
+  );
+
   it('builds the rest, holds the columns as text and names what it lacks (vector on a server, unknown and hostile names)', async () => {
     // A vector column recorded from a database that had pgvector (PGlite with its module).
     const origin = await PGlite.create({
