@@ -52,7 +52,6 @@ export {
   quoteIdent,
   quoteLiteral,
   redactDbUrl,
-  regclass,
   sqlType,
   tableRef,
   utcTimestampSql,
