@@ -12,13 +12,17 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import type { Extensions } from '@electric-sql/pglite';
 import type pg from 'pg';
 import {
   applyRowChanges,
   connectDb,
+  createExtensions,
   type DbGate,
   lockKeyOf,
   openGate,
+  type PgliteExtension,
+  pgliteExtensions,
   quoteIdent,
   redactDbUrl,
   removeSandboxLeftovers,
@@ -27,6 +31,7 @@ import {
   seedDatabase,
   snapshotDatabase,
   type Upstream,
+  wantedExtensions,
   withDatabase,
 } from '../src/postgres/index.js';
 import type { DbChangedPayload, DbSnapshot, Row } from '../src/recording/index.js';
@@ -46,6 +51,11 @@ export interface DbSandbox {
   readonly host: string;
   readonly port: number;
   query(sql: string, params?: unknown[]): Promise<Row[]>;
+  /**
+   * What it lacks of the recorded database for want of an extension (one line each: the extension,
+   * why, what is built without it); empty when it holds everything the description builds.
+   */
+  readonly lacks: readonly string[];
   /** Applies recorded row changes (effects of a served tool call). */
   apply(changes: DbChangedPayload[]): Promise<void>;
   /** The sandbox's current state, in the snapshot format. */
@@ -87,6 +97,7 @@ function sandboxFrom(
   address: { url: string; host: string; port: number },
   client: pg.Client,
   snapshot: DbSnapshot,
+  lacks: readonly string[],
   cleanup: () => Promise<void>,
   keep: () => Promise<{ url?: string; dataDir?: Uint8Array }> = async () => ({}),
 ): DbSandbox {
@@ -94,6 +105,7 @@ function sandboxFrom(
   return {
     kind,
     ...address,
+    lacks,
     async query(sql, params) {
       const result = await client.query(sql, params as unknown[] | undefined);
       return (result.rows as Row[]).map((r) =>
@@ -123,7 +135,7 @@ interface PgliteRuntime {
 }
 let runtime: Promise<PgliteRuntime> | undefined;
 let blank: Promise<Blob> | undefined;
-const seeded = new Map<string, Blob>();
+const seeded = new Map<string, { dataDir: Blob; lacks: string[] }>();
 const SEEDED_CACHE_MAX = 8;
 
 function pgliteRuntime(): Promise<PgliteRuntime> {
@@ -146,7 +158,7 @@ function pgliteRuntime(): Promise<PgliteRuntime> {
   return runtime;
 }
 
-async function createPglite(loadDataDir?: Blob) {
+async function createPglite(loadDataDir?: Blob, extensions?: Record<string, PgliteExtension>) {
   const { PGlite } = await import('@electric-sql/pglite');
   const rt = await pgliteRuntime();
   return PGlite.create({
@@ -154,6 +166,8 @@ async function createPglite(loadDataDir?: Blob) {
     initdbWasmModule: rt.initdbWasmModule,
     fsBundle: rt.fsBundle,
     ...(loadDataDir ? { loadDataDir } : {}),
+    // The modules of the recorded database's extensions, loaded at start (src/postgres/extensions.ts).
+    ...(extensions && Object.keys(extensions).length > 0 ? { extensions: extensions as Extensions } : {}),
   });
 }
 
@@ -188,7 +202,7 @@ function blankDataDir(): Promise<Blob> {
 async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Promise<DbSandbox> {
   const key = createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
   const cached = seeded.get(key);
-  const db = await createPglite(cached ?? (await blankDataDir()));
+  const db = await createPglite(cached?.dataDir ?? (await blankDataDir()), await pgliteExtensions(snapshot));
   let server: PgliteServer | undefined;
   const cleanup = async () => {
     await server?.close().catch(() => {});
@@ -202,12 +216,13 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
     const { host, port } = server;
     const url = `postgres://postgres@${host}:${port}/postgres`;
     const client = await connect(url, 'the PGlite sandbox');
-    if (!cached) {
-      await seedDatabase(client, snapshot);
+    let lacks = cached?.lacks;
+    if (lacks === undefined) {
+      lacks = (await seedDatabase(client, snapshot)).lacks;
       if (seeded.size >= SEEDED_CACHE_MAX) seeded.delete(seeded.keys().next().value as string);
-      seeded.set(key, await db.dumpDataDir('none'));
+      seeded.set(key, { dataDir: await db.dumpDataDir('none'), lacks });
     }
-    return sandboxFrom('pglite', { url, host, port }, client, snapshot, cleanup, async () => ({
+    return sandboxFrom('pglite', { url, host, port }, client, snapshot, lacks, cleanup, async () => ({
       dataDir: new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()),
     }));
   } catch (error) {
@@ -253,6 +268,27 @@ async function ownPublicSchema(client: pg.Client, role: string): Promise<void> {
     await client.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${quoteIdent(role)}`);
   } finally {
     await client.query('RESET ROLE');
+  }
+}
+
+/**
+ * Creates the recorded database's extensions in the new sandbox database as the admin role: the
+ * untrusted ones (earthdistance) need a superuser, which the sandbox role is not. Only names on the
+ * allow-list are created (src/postgres/extensions.ts); the sandbox role may use what they made.
+ * One that cannot be created is left out here; seeding says what the sandbox then lacks.
+ */
+async function adminExtensions(adminUrl: string, database: string, snapshot: DbSnapshot): Promise<void> {
+  if (wantedExtensions(snapshot).length === 0) return;
+  const admin = await connect(withDatabase(adminUrl, database), 'the sandbox database');
+  try {
+    await admin.query('BEGIN');
+    const held = await createExtensions(admin, snapshot);
+    for (const { name, schema } of wantedExtensions(snapshot)) {
+      if (held.has(name)) await admin.query(`GRANT USAGE ON SCHEMA ${quoteIdent(schema)} TO ${quoteIdent(database)}`);
+    }
+    await admin.query('COMMIT');
+  } finally {
+    await admin.end().catch(() => {});
   }
 }
 
@@ -309,17 +345,26 @@ async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Pr
         { cause: error },
       );
     }
+    await adminExtensions(adminUrl, name, snapshot);
     // Seeded as the sandbox role: the recording's description can create nothing that role cannot.
     const roleUrl = asRole(adminUrl, name, password, name);
     client = await connect(roleUrl, 'the sandbox database');
     await ownPublicSchema(client, name);
-    await seedDatabase(client, snapshot);
+    const { lacks } = await seedDatabase(client, snapshot);
     gate = await openGate({ upstream: upstreamOf(adminUrl), database: name, user: name });
     const url = `postgres://${name}:${password}@${gate.host}:${gate.port}/${name}`;
-    return sandboxFrom('template', { url, host: gate.host, port: gate.port }, client, snapshot, cleanup, async () => {
-      kept = true;
-      return { url: redactDbUrl(withDatabase(adminUrl, `tapedeck_kept_${hex}`)) };
-    });
+    return sandboxFrom(
+      'template',
+      { url, host: gate.host, port: gate.port },
+      client,
+      snapshot,
+      lacks,
+      cleanup,
+      async () => {
+        kept = true;
+        return { url: redactDbUrl(withDatabase(adminUrl, `tapedeck_kept_${hex}`)) };
+      },
+    );
   } catch (error) {
     await cleanup();
     throw error;
@@ -350,8 +395,8 @@ async function openContainer(snapshot: DbSnapshot, options: DbSandboxOptions): P
     const port = container.getMappedPort(5432);
     const url = `postgres://postgres@${host}:${port}/postgres`;
     const client = await connect(url, 'the container');
-    await seedDatabase(client, snapshot);
-    return sandboxFrom('testcontainers', { url, host, port }, client, snapshot, cleanup);
+    const { lacks } = await seedDatabase(client, snapshot);
+    return sandboxFrom('testcontainers', { url, host, port }, client, snapshot, lacks, cleanup);
   } catch (error) {
     await cleanup();
     throw error;

@@ -3,6 +3,14 @@
 // wire-protocol gate in front of a sandbox database, and finding what dead runs left behind.
 export { createDbTracker, type DbTracker, type TrackerOptions } from './capture.js';
 export { type ConnectOptions, connectDb } from './connect.js';
+export { describeObjects } from './describe-objects.js';
+export {
+  createExtensions,
+  isSandboxExtension,
+  type PgliteExtension,
+  pgliteExtensions,
+  wantedExtensions,
+} from './extensions.js';
 export { type DbGate, type GateOptions, openGate, type Upstream } from './gate.js';
 export { type LeftoverReport, removeCaptureLeftovers, removeSandboxLeftovers } from './leftovers.js';
 export {
@@ -27,7 +35,7 @@ export {
 } from './named-snapshots.js';
 export { type LaidWorld, layWorldOver } from './overlay.js';
 export { type DatabaseItem, reapDatabaseItem } from './reap.js';
-export { applyRowChanges, renderDdl, seedDatabase } from './seed.js';
+export { applyRowChanges, renderDdl, type SeedReport, seedDatabase } from './seed.js';
 export {
   describeSequences,
   describeTables,
@@ -46,6 +54,7 @@ export {
   redactDbUrl,
   sqlType,
   tableRef,
+  utcTimestampSql,
   withDatabase,
 } from './sql.js';
 export { type SqlToken, tokenize } from './sql-tokens.js';

@@ -3,9 +3,12 @@
 // types and defaults, values as parameters — never taken from recorded SQL text.
 import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { describeFromDdl, TapedeckError } from '../recording/index.js';
+import { createExtensions, missingExtensionReason, wantedExtensions } from './extensions.js';
 import {
+  DEFAULT_FUNCTION_EXTENSION,
   defaultSql,
   generatedSql,
+  namedType,
   type Queryable,
   quoteIdent,
   quoteLiteral,
@@ -14,7 +17,7 @@ import {
   tableRef,
 } from './sql.js';
 
-type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums'>;
+type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums' | 'domains' | 'extensions'>;
 
 interface Statement {
   sql: string;
@@ -28,6 +31,8 @@ interface Plan {
   tables: Statement[];
   /** After the rows: foreign keys, indexes, sequence ownership and positions. */
   after: Statement[];
+  /** What the sandbox lacks of the description for want of an extension, one line each. */
+  lacks: string[];
 }
 
 const key = (schema: string, name: string) => JSON.stringify([schema, name]);
@@ -40,9 +45,17 @@ function hasKey(table: Pick<DbTable, 'primaryKey' | 'unique'>, columns: string[]
   return same(table.primaryKey) || (table.unique ?? []).some((u) => same(u.columns));
 }
 
-/** The statements that build `description` (rows aside), in the order they run. */
-function plan(description: Description): Plan {
-  const out: Plan = { schemas: [], sequences: [], tables: [], after: [] };
+/**
+ * The statements that build `description` (rows aside), in the order they run. `extensions`: those
+ * the sandbox holds (createExtensions); by default every one a sandbox may create.
+ */
+function plan(description: Description, extensions?: ReadonlySet<string>): Plan {
+  const out: Plan = { schemas: [], sequences: [], tables: [], after: [], lacks: [] };
+  const held = extensions ?? new Set(wantedExtensions(description).map((e) => e.name));
+  const extensionSchema = new Map((description.extensions ?? []).map((e) => [e.name, e.schema]));
+  const lacking = new Map<string, string[]>();
+  const lack = (extension: string, what: string) => lacking.set(extension, [...(lacking.get(extension) ?? []), what]);
+  for (const e of description.extensions ?? []) if (!held.has(e.name)) lacking.set(e.name, []);
   const sequences = new Map((description.sequences ?? []).map((s) => [key(s.schema, s.name), s]));
   const tables = new Map(description.tables.map((t) => [key(t.schema, t.name), t]));
   for (const schema of description.schemas) {
@@ -56,11 +69,35 @@ function plan(description: Description): Plan {
       what: `enum type ${e.schema}.${e.name}`,
     });
   }
-  // A column of a described enum (or an array of one) has that type; else sqlType's allow-list.
-  const typeOf = (c: DbTable['columns'][number]): string =>
-    c.enum !== undefined && enums.has(key(c.enum.schema, c.enum.name))
-      ? `${tableRef(c.enum.schema, c.enum.name)}${'[]'.repeat(Math.min((c.type.match(/\[\]/g) ?? []).length, 6))}`
-      : sqlType(c.type);
+  const domains = new Set((description.domains ?? []).map((d) => key(d.schema, d.name)));
+  // A column of a described enum or domain (or an array of one) has that type, as has one of an
+  // extension's type when the sandbox holds the extension; else sqlType's allow-list (text for the rest).
+  const typeOf = (c: Pick<DbTable['columns'][number], 'type' | 'enum' | 'udt'>, what: string): string => {
+    const named = c.enum ?? c.udt;
+    if (named !== undefined && (enums.has(key(named.schema, named.name)) || domains.has(key(named.schema, named.name))))
+      return namedType(named, c.type.replace(/\(\d+\)/g, ''));
+    if (c.udt?.extension !== undefined) {
+      if (held.has(c.udt.extension)) return namedType(c.udt, c.type);
+      lack(c.udt.extension, `${what} holds its values as text`);
+    }
+    return sqlType(c.type);
+  };
+  // The missing extension whose type a column (or its domain) would have had: it holds text instead.
+  const domainOf = new Map((description.domains ?? []).map((d) => [key(d.schema, d.name), d]));
+  const missingType = (c: Pick<DbTable['columns'][number], 'udt'>, depth = 0): string | undefined => {
+    if (c.udt === undefined || depth > 32) return undefined;
+    if (c.udt.extension !== undefined) return held.has(c.udt.extension) ? undefined : c.udt.extension;
+    const domain = domainOf.get(key(c.udt.schema, c.udt.name));
+    return domain ? missingType(domain, depth + 1) : undefined;
+  };
+  for (const d of description.domains ?? []) {
+    if (!out.schemas.some((s) => s.what === `schema ${d.schema}`))
+      out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(d.schema)}`, what: `schema ${d.schema}` });
+    out.schemas.push({
+      sql: `CREATE DOMAIN ${tableRef(d.schema, d.name)} AS ${typeOf(d, `domain ${d.schema}.${d.name}`)}${d.nullable ? '' : ' NOT NULL'}`,
+      what: `domain ${d.schema}.${d.name}`,
+    });
+  }
   for (const s of sequences.values()) {
     if (s.identity) continue; // made by its table
     out.sequences.push({
@@ -70,14 +107,17 @@ function plan(description: Description): Plan {
   }
   for (const t of description.tables) {
     const parts = t.columns.map((c) => {
-      let col = `${quoteIdent(c.name)} ${typeOf(c)}`;
+      let col = `${quoteIdent(c.name)} ${typeOf(c, `column ${t.schema}.${t.name}.${c.name}`)}`;
       // A generated column whose expression is not described is a plain one: no NOT NULL, which
       // rows the agent inserts could not meet.
       if (c.generated === null) return col;
       if (c.generated !== undefined) col += ` GENERATED ALWAYS AS (${generatedSql(c.generated)}) STORED`;
       else if (c.identity) col += ` GENERATED ${c.identity === 'always' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`;
       else if (c.default && (c.default.kind !== 'sequence' || sequences.has(key(c.default.schema, c.default.name)))) {
-        col += ` DEFAULT ${defaultSql(c.default)}`;
+        const extension = c.default.kind === 'function' ? DEFAULT_FUNCTION_EXTENSION[c.default.name] : undefined;
+        if (extension === undefined) col += ` DEFAULT ${defaultSql(c.default)}`;
+        else if (held.has(extension)) col += ` DEFAULT ${defaultSql(c.default, extensionSchema.get(extension))}`;
+        else lack(extension, `column ${t.schema}.${t.name}.${c.name} has no default`);
       }
       if (!c.nullable) col += ' NOT NULL';
       return col;
@@ -85,8 +125,10 @@ function plan(description: Description): Plan {
     if (t.primaryKey.length > 0) parts.push(`PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(', ')})`);
     for (const u of t.unique ?? [])
       parts.push(`CONSTRAINT ${quoteIdent(u.name)} UNIQUE (${u.columns.map(quoteIdent).join(', ')})`);
+    const inherits =
+      t.inherits?.filter((p) => tables.has(key(p.schema, p.name))).map((p) => tableRef(p.schema, p.name)) ?? [];
     out.tables.push({
-      sql: `CREATE TABLE ${tableRef(t.schema, t.name)} (${parts.join(', ')})`,
+      sql: `CREATE TABLE ${tableRef(t.schema, t.name)} (${parts.join(', ')})${inherits.length > 0 ? ` INHERITS (${inherits.join(', ')})` : ''}`,
       what: `table ${t.schema}.${t.name}`,
     });
     for (const fk of t.foreignKeys ?? []) {
@@ -101,8 +143,32 @@ function plan(description: Description): Plan {
       });
     }
     for (const index of t.indexes ?? []) {
+      // An operator class of Postgres's own or of an extension the sandbox holds; another one (a
+      // user's, or a missing extension's) leaves the index out.
+      const opclasses = index.opclasses ?? [];
+      const missing = opclasses.find(
+        (o) => o !== null && (o.extension === undefined ? o.schema !== 'pg_catalog' : !held.has(o.extension)),
+      );
+      if (missing) {
+        if (missing.extension !== undefined) lack(missing.extension, `index ${t.schema}.${index.name} is left out`);
+        else out.lacks.push(`index ${t.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
+        continue;
+      }
+      // On a column held as text, only a btree or hash index has text's default operator class.
+      const asText = index.columns
+        .map((name) => t.columns.find((c) => c.name === name))
+        .map((c) => (c ? missingType(c) : undefined))
+        .find((e) => e !== undefined);
+      if (asText !== undefined && index.method !== 'btree' && index.method !== 'hash') {
+        lack(asText, `index ${t.schema}.${index.name} is left out`);
+        continue;
+      }
+      const columns = index.columns.map((c, i) => {
+        const o = opclasses[i];
+        return `${quoteIdent(c)}${o ? ` ${tableRef(o.schema, o.name)}` : ''}`;
+      });
       out.after.push({
-        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${index.columns.map(quoteIdent).join(', ')})`,
+        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${columns.join(', ')})`,
         what: `index ${index.name} of ${t.schema}.${t.name}`,
       });
     }
@@ -143,6 +209,11 @@ function plan(description: Description): Plan {
       });
     }
   }
+  for (const [extension, what] of lacking) {
+    out.lacks.push(
+      `extension ${extension} (${extensionSchema.has(extension) ? missingExtensionReason(extension) : "not among the recorded database's extensions"})${what.length > 0 ? `: ${what.join(', ')}` : ''}`,
+    );
+  }
   return out;
 }
 
@@ -152,7 +223,11 @@ function plan(description: Description): Plan {
  */
 export function renderDdl(description: Description): string[] {
   const p = plan(description);
-  return [...p.schemas, ...p.sequences, ...p.tables, ...p.after]
+  const extensions = wantedExtensions(description).map((e) => ({
+    sql: `CREATE EXTENSION IF NOT EXISTS ${quoteIdent(e.name)} WITH SCHEMA ${quoteIdent(e.schema)}`,
+    what: `extension ${e.name}`,
+  }));
+  return [...extensions, ...p.schemas, ...p.sequences, ...p.tables, ...p.after]
     .filter((s) => !s.what.startsWith('position of'))
     .map((s) => s.sql);
 }
@@ -169,10 +244,39 @@ function rowsOf(schema: string, table: string, param: number, many: 'one' | 'set
   return `jsonb_populate_record${many === 'set' ? 'set' : ''}(NULL::${tableRef(schema, table)}, $${param}::jsonb)`;
 }
 
+/** hstore's text form of the JSON object to_jsonb gives an hstore (string or null values). */
+function hstoreText(value: Record<string, unknown>): string {
+  const quote = (text: string) => `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  return Object.entries(value)
+    .map(([k, v]) => `${quote(k)}=>${v === null ? 'NULL' : quote(typeof v === 'string' ? v : JSON.stringify(v))}`)
+    .join(', ');
+}
+
+/**
+ * A value in the snapshot's JSON form as the column's input function reads it. The one type whose
+ * to_jsonb is not its input's text is hstore's (a JSON object, through the extension's cast to json).
+ */
+function columnValue(column: DbTable['columns'][number] | undefined, value: unknown): unknown {
+  if (column?.udt?.extension !== 'hstore' || column.udt.name !== 'hstore' || value === null) return value;
+  const encode = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(encode)
+      : typeof v === 'object' && v !== null
+        ? hstoreText(v as Record<string, unknown>)
+        : v;
+  return encode(value);
+}
+
 /** The values of `columns` in `row`, as one JSON object (absent columns stay absent: NULL). */
-function rowJson(row: Row, columns: string[]): Row {
+function rowJson(row: Row, columns: string[], table?: Pick<DbTable, 'columns'>): Row {
   const out: Row = {};
-  for (const c of columns) if (row[c] !== undefined) out[c] = row[c];
+  for (const c of columns) {
+    if (row[c] !== undefined)
+      out[c] = columnValue(
+        table?.columns.find((d) => d.name === c),
+        row[c],
+      ) as Row[string];
+  }
   return out;
 }
 
@@ -201,7 +305,7 @@ async function insertRows(db: Queryable, table: DbTable): Promise<void> {
   const list = columns.map(quoteIdent).join(', ');
   const overriding = table.columns.some((c) => c.identity === 'always') ? ' OVERRIDING SYSTEM VALUE' : '';
   for (let start = 0; start < table.rows.length; start += ROWS_PER_INSERT) {
-    const batch = table.rows.slice(start, start + ROWS_PER_INSERT).map((row) => rowJson(row, columns));
+    const batch = table.rows.slice(start, start + ROWS_PER_INSERT).map((row) => rowJson(row, columns, table));
     try {
       await db.query(
         `INSERT INTO ${tableRef(table.schema, table.name)} (${list})${overriding} SELECT ${list} FROM ${rowsOf(table.schema, table.name, 1, 'set')}`,
@@ -213,25 +317,34 @@ async function insertRows(db: Queryable, table: DbTable): Promise<void> {
   }
 }
 
+/** What a seeded sandbox lacks of the recorded database, one line each (empty: nothing). */
+export interface SeedReport {
+  lacks: string[];
+}
+
 /**
- * Builds the snapshot's schemas, tables, rows, keys, indexes and sequence positions through `db`,
- * in one transaction (or the caller's, with `transaction: false`). Errors are TapedeckErrors (DB_SEED_FAILED) naming what could not be built.
- * @example await seedDatabase(client, recording.pre.db)
+ * Builds the snapshot's extensions (those on the allow-list it can create), schemas, domains,
+ * tables, rows, keys, indexes and sequence positions through `db`, in one transaction (or the
+ * caller's, with `transaction: false`), and says what it could not build for want of an extension:
+ * a column of a missing extension's type holds its values as text. Errors are TapedeckErrors
+ * (DB_SEED_FAILED) naming what could not be built.
+ * @example const { lacks } = await seedDatabase(client, recording.pre.db)
  */
 export async function seedDatabase(
   db: Queryable,
   snapshot: DbSnapshot,
   options: { transaction?: boolean } = {},
-): Promise<void> {
+): Promise<SeedReport> {
   const description = describeFromDdl(snapshot).snapshot;
-  const p = plan(description);
   const own = options.transaction ?? true;
   if (own) await db.query('BEGIN');
   try {
+    const p = plan(description, await createExtensions(db, description));
     for (const s of [...p.schemas, ...p.sequences, ...p.tables]) await run(db, s);
     for (const table of description.tables) await insertRows(db, table);
     for (const s of p.after) await run(db, s);
     if (own) await db.query('COMMIT');
+    return { lacks: p.lacks };
   } catch (error) {
     if (own) await db.query('ROLLBACK').catch(() => {});
     throw error;
@@ -266,9 +379,14 @@ export async function applyRowChanges(
       columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
       if (computed(c)) computedColumns.add(`${t.schema}.${t.name}.${c.name}`);
     }
+  const describedTables = new Map((snapshot?.tables ?? []).map((t) => [key(t.schema, t.name), t]));
   const inserted = new Set<string>();
   for (const change of changes) {
     const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
+    const described = describedTables.get(key(change.schema, change.table));
+    const json = (row: Row) => JSON.stringify(rowJson(row, Object.keys(row), described));
+    // Updated and deleted through ONLY: a change is the table's own (an inheritance child's rows are
+    // the child's changes).
     const ref = tableRef(change.schema, change.table);
     const keyCols = Object.keys(change.key);
     // The row to change, matched on its key read back as typed values (bytea, uuid, … compare as such).
@@ -278,7 +396,7 @@ export async function applyRowChanges(
     try {
       if (change.op === 'delete') {
         if (keyCols.length > 0)
-          await db.query(`DELETE FROM ${ref} AS t USING ${keyed(1)} WHERE ${match}`, [JSON.stringify(change.key)]);
+          await db.query(`DELETE FROM ONLY ${ref} AS t USING ${keyed(1)} WHERE ${match}`, [json(change.key)]);
         continue;
       }
       const after = change.after ?? {};
@@ -289,7 +407,7 @@ export async function applyRowChanges(
         // A row the sandbox already holds, as recorded, is not inserted twice (a recording made
         // before the `own` mark may carry the agent's own insert, which the agent made again);
         // a different row under the same key is a conflict, and fails.
-        const row = JSON.stringify(after);
+        const row = json(after);
         const { rows } = await db.query(
           `INSERT INTO ${ref} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM ${rowsOf(change.schema, change.table, 1, 'one')}
              ON CONFLICT DO NOTHING RETURNING true AS inserted`,
@@ -304,7 +422,7 @@ export async function applyRowChanges(
             )
             .join(' AND ');
           const held = await db.query(
-            `SELECT 1 FROM ${ref} AS t, ${rowsOf(change.schema, change.table, 1, 'one')} AS v WHERE ${same}`,
+            `SELECT 1 FROM ONLY ${ref} AS t, ${rowsOf(change.schema, change.table, 1, 'one')} AS v WHERE ${same}`,
             [row],
           );
           if (held.rows.length === 0)
@@ -314,8 +432,8 @@ export async function applyRowChanges(
       } else if (change.op === 'update' && cols.length > 0 && keyCols.length > 0) {
         const sets = cols.map((c) => `${quoteIdent(c)} = v.${quoteIdent(c)}`).join(', ');
         await db.query(
-          `UPDATE ${ref} AS t SET ${sets} FROM ${rowsOf(change.schema, change.table, 1, 'one')} AS v, ${keyed(2)} WHERE ${match}`,
-          [JSON.stringify(after), JSON.stringify(change.key)],
+          `UPDATE ONLY ${ref} AS t SET ${sets} FROM ${rowsOf(change.schema, change.table, 1, 'one')} AS v, ${keyed(2)} WHERE ${match}`,
+          [json(after), json(change.key)],
         );
       }
     } catch (error) {

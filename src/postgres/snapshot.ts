@@ -5,9 +5,9 @@
 // strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
-import { CAPTURE_TRIGGER_PREFIX } from './locks.js';
+import { describeObjects, udtJoin, udtOf } from './describe-objects.js';
 import { renderDdl } from './seed.js';
-import { type Queryable, quoteIdent, quoteLiteral, tableRef } from './sql.js';
+import { type Queryable, quoteIdent, quoteLiteral, regclass, tableRef, utcTimestampSql } from './sql.js';
 
 /**
  * How a column's values are normalised in the snapshot form (every reader of rows applies this):
@@ -70,6 +70,10 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       enum_name: string | null;
       seq_schema: string | null;
       seq_name: string | null;
+      u_schema: string | null;
+      u_name: string | null;
+      u_ext: string | null;
+      u_kind: string | null;
     }>(
       db,
       `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
@@ -79,7 +83,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
                 WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_schema,
               (SELECT et.typname FROM pg_type et
                 WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_name,
-              s.nspname AS seq_schema, s.relname AS seq_name
+              s.nspname AS seq_schema, s.relname AS seq_name, u.u_schema, u.u_name, u.u_ext, u.u_kind::text
          FROM pg_attribute a
          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
          LEFT JOIN LATERAL (
@@ -88,6 +92,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
              JOIN pg_namespace sn ON sn.oid = sc.relnamespace
             WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
             LIMIT 1) s ON true
+         ${udtJoin('a.atttypid', 'u')}
         WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
         ORDER BY a.attnum`,
       [t.oid],
@@ -116,15 +121,36 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         WHERE c.conrelid = $1 AND c.contype IN ('p','u','f') ORDER BY c.contype, c.conname`,
       [t.oid],
     );
-    const idx = await rowsOf<{ name: string; unique: boolean; method: string; cols: string[]; plain: boolean }>(
+    const idx = await rowsOf<{
+      name: string;
+      unique: boolean;
+      method: string;
+      cols: string[];
+      plain: boolean;
+      opclasses: Array<{ schema: string; name: string; extension?: string } | null> | null;
+    }>(
       db,
       `SELECT ic.relname AS name, i.indisunique AS unique, am.amname AS method,
+              (SELECT jsonb_agg(CASE WHEN oc.opcdefault THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
+                        'schema', on1.nspname, 'name', oc.opcname, 'extension', ox.extname)) END ORDER BY k.n)
+                 FROM unnest(i.indclass::oid[]) WITH ORDINALITY k(o, n) JOIN pg_opclass oc ON oc.oid = k.o
+                 JOIN pg_namespace on1 ON on1.oid = oc.opcnamespace
+                 LEFT JOIN pg_depend od ON od.classid = 'pg_opclass'::regclass AND od.objid = oc.oid
+                      AND od.refclassid = 'pg_extension'::regclass AND od.deptype = 'e'
+                 LEFT JOIN pg_extension ox ON ox.oid = od.refobjid) AS opclasses,
               ARRAY(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
                       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o) AS cols,
               (i.indexprs IS NULL AND i.indpred IS NULL AND NOT (0 = ANY(i.indkey::int2[]))) AS plain
          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
         WHERE i.indrelid = $1 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
         ORDER BY ic.relname`,
+      [t.oid],
+    );
+    const inherits = await rowsOf<{ schema: string; name: string }>(
+      db,
+      `SELECT pn.nspname AS schema, pc.relname AS name FROM pg_inherits i
+         JOIN pg_class pc ON pc.oid = i.inhparent JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+        WHERE i.inhrelid = $1 AND pc.relkind = 'r' ORDER BY i.inhseqno`,
       [t.oid],
     );
     const primary = cons.find((c) => c.type === 'p');
@@ -141,7 +167,13 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
     const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist'] as const;
     const indexes = idx
       .filter((i) => i.plain && (methods as readonly string[]).includes(i.method) && i.cols.length > 0)
-      .map((i) => ({ name: i.name, columns: i.cols, unique: i.unique, method: i.method as (typeof methods)[number] }));
+      .map((i) => ({
+        name: i.name,
+        columns: i.cols,
+        unique: i.unique,
+        method: i.method as (typeof methods)[number],
+        ...(i.opclasses?.some((o) => o !== null) ? { opclasses: i.opclasses } : {}),
+      }));
     out.push({
       oid: t.oid,
       schema: t.schema,
@@ -155,6 +187,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         }
         const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
         // A sequence default names its sequence by the catalog's dependency, not by parsing the text.
+        const udt = c.enum_name === null ? udtOf(c.u_schema, c.u_name, c.u_ext) : undefined;
         const d =
           parsed?.kind === 'sequence' && c.seq_schema !== null && c.seq_name !== null
             ? { kind: 'sequence' as const, schema: c.seq_schema, name: c.seq_name }
@@ -166,6 +199,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           ...(c.enum_schema !== null && c.enum_name !== null
             ? { enum: { schema: c.enum_schema, name: c.enum_name } }
             : {}),
+          ...(udt !== undefined ? { udt } : {}),
           ...(d === undefined || c.identity !== '' ? {} : { default: d }),
           ...(c.identity === 'a'
             ? { identity: 'always' as const }
@@ -178,9 +212,10 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       ...(unique.length > 0 ? { unique } : {}),
       ...(foreignKeys.length > 0 ? { foreignKeys } : {}),
       ...(indexes.length > 0 ? { indexes } : {}),
+      ...(inherits.length > 0 ? { inherits } : {}),
     });
   }
-  // Referenced tables first, so rows can be inserted in order.
+  // Referenced (and inherited) tables first, so rows can be inserted and tables made in order.
   const byKey = new Map(out.map((t) => [`${t.schema}.${t.name}`, t]));
   const ordered: TableDescription[] = [];
   const seen = new Set<string>();
@@ -190,6 +225,10 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
     seen.add(key);
     for (const fk of t.foreignKeys ?? []) {
       const dep = byKey.get(`${fk.references.schema}.${fk.references.table}`);
+      if (dep !== undefined) visit(dep);
+    }
+    for (const parent of t.inherits ?? []) {
+      const dep = byKey.get(`${parent.schema}.${parent.name}`);
       if (dep !== undefined) visit(dep);
     }
     ordered.push(t);
@@ -279,57 +318,6 @@ export async function describeSequences(
   return out;
 }
 
-/** The enum types of `schemas`, their labels in order. */
-export async function describeEnums(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['enums']>> {
-  return rowsOf<{ schema: string; name: string; labels: string[] }>(
-    db,
-    `SELECT n.nspname AS schema, t.typname AS name,
-            ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) AS labels
-       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-      WHERE t.typtype = 'e' AND n.nspname = ANY($1::text[]) ORDER BY 1, 2`,
-    [schemas],
-  );
-}
-
-/**
- * The objects of `schemas` a sandbox does not rebuild (views, triggers, checks, policies, rules,
- * functions), by name: their definitions are SQL, which is never run from a recording.
- * tapedeck's own capture triggers are left out.
- */
-export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['unbuilt']>> {
-  const rows = await rowsOf<{
-    kind: NonNullable<DbSnapshot['unbuilt']>[number]['kind'];
-    schema: string;
-    name: string;
-    tbl: string | null;
-  }>(
-    db,
-    `SELECT DISTINCT kind, schema, name, tbl FROM (
-       SELECT CASE c.relkind WHEN 'v' THEN 'view' ELSE 'materialized view' END AS kind, n.nspname AS schema,
-              c.relname AS name, NULL::name AS tbl
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('v', 'm')
-       UNION ALL SELECT 'trigger', n.nspname, t.tgname, c.relname FROM pg_trigger t
-         JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE NOT t.tgisinternal AND left(t.tgname, $2) <> $3
-       UNION ALL SELECT 'check', n.nspname, co.conname, c.relname FROM pg_constraint co
-         JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE co.contype = 'c'
-       UNION ALL SELECT 'policy', n.nspname, p.polname, c.relname FROM pg_policy p
-         JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-       UNION ALL SELECT 'rule', n.nspname, r.rulename, c.relname FROM pg_rewrite r
-         JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN'
-       UNION ALL SELECT 'function', n.nspname, p.proname, NULL FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-        WHERE NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
-     ) o WHERE schema = ANY($1::text[]) ORDER BY kind, schema, tbl NULLS FIRST, name LIMIT 10000`,
-    [schemas, CAPTURE_TRIGGER_PREFIX.length, CAPTURE_TRIGGER_PREFIX],
-  );
-  return rows.map((r) => ({
-    kind: r.kind,
-    schema: r.schema,
-    name: r.name,
-    ...(r.tbl !== null ? { table: r.tbl } : {}),
-  }));
-}
-
 /**
  * Installs, in this session only (temporary objects), the function that turns a row's to_jsonb
  * into the snapshot's JSON form. Call again after the tables change.
@@ -353,7 +341,7 @@ export async function installNormalizer(
        SELECT CASE WHEN r IS NULL THEN NULL ELSE coalesce(jsonb_object_agg(e.key, CASE
          WHEN c.kind = 'num' AND jsonb_typeof(e.value) = 'number' THEN to_jsonb(e.value #>> '{}')
          WHEN c.kind = 'tstz' AND jsonb_typeof(e.value) = 'string'
-           THEN to_jsonb(to_char((e.value #>> '{}')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+           THEN to_jsonb(${utcTimestampSql(`(e.value #>> '{}')::timestamptz`)})
          ELSE e.value END), '{}'::jsonb) END
        FROM jsonb_each(r) e LEFT JOIN pg_temp.tapedeck_cols c ON c.s = $1 AND c.t = $2 AND c.col = e.key
      $$`,
@@ -368,7 +356,11 @@ export async function readRows(
   const order = (table.primaryKey.length > 0 ? table.primaryKey : table.columns.map((c) => c.name)).map(quoteIdent);
   const rows = await rowsOf<{ r: Row }>(
     db,
-    `SELECT pg_temp.tapedeck_norm($1, $2, to_jsonb(x)) AS r FROM ${tableRef(table.schema, table.name)} x${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''}`,
+    // A table's own rows: an inheritance parent's without its children's (each child is a table of
+    // the snapshot), a partitioned table's with its partitions' (which are not).
+    `SELECT pg_temp.tapedeck_norm($1, $2, to_jsonb(x)) AS r FROM ${tableRef(table.schema, table.name)} x
+      WHERE x.tableoid = ${regclass(table.schema, table.name)}
+         OR x.tableoid IN (SELECT relid FROM pg_partition_tree(${regclass(table.schema, table.name)}))${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''}`,
     [table.schema, table.name],
   );
   return sortRows(
@@ -394,17 +386,10 @@ export async function snapshotDatabase<T = undefined>(
     const tables: DbTable[] = [];
     for (const { oid: _oid, ...t } of described) tables.push({ ...t, rows: await readRows(db, t) });
     const sequences = await describeSequences(db, schemas);
-    const enums = await describeEnums(db, schemas);
-    const unbuilt = await describeUnbuilt(db, schemas);
+    const objects = await describeObjects(db, schemas, described);
     const extra = inside ? await inside() : undefined;
     await db.query('COMMIT');
-    const body = {
-      schemas,
-      tables,
-      sequences,
-      ...(enums.length > 0 ? { enums } : {}),
-      ...(unbuilt.length > 0 ? { unbuilt } : {}),
-    };
+    const body = { schemas, tables, sequences, ...objects };
     return { snapshot: { ...body, ddl: renderDdl(body) }, tables: described, inside: extra };
   } catch (error) {
     await db.query('ROLLBACK').catch(() => {});

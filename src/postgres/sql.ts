@@ -15,6 +15,13 @@ export function quoteLiteral(text: string): string {
   return text.includes('\\') ? `E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }
 
+/**
+ * The snapshot form of a timestamptz expression: UTC ISO with microseconds, and `infinity` /
+ * `-infinity` as Postgres writes them (to_char has no text for those: it gives NULL).
+ */
+export const utcTimestampSql = (expr: string): string =>
+  `CASE WHEN isfinite(${expr}) THEN to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') ELSE (${expr})::text END`;
+
 export const tableRef = (schema: string, table: string): string => `${quoteIdent(schema)}.${quoteIdent(table)}`;
 
 /** The name of a relation as a regclass literal: 'schema.name' with both parts quoted. */
@@ -117,6 +124,16 @@ export function sqlType(recorded: string): string {
   return out + '[]'.repeat(Math.min(dims, 6));
 }
 
+/**
+ * A type of an extension or a domain, by its quoted name, with the recorded type's one numeric
+ * modifier (`vector(3)`) and array dimensions, read from format_type's text: nothing else of it.
+ */
+export function namedType(ref: { schema: string; name: string }, recorded: string): string {
+  const modifier = /^[^[]*?\((\d{1,6})\)\s*(?:\[|$)/.exec(recorded.trim());
+  const dims = Math.min((recorded.match(/\[\d*\]/g) ?? []).length, 6);
+  return `${tableRef(ref.schema, ref.name)}${modifier ? `(${modifier[1]})` : ''}${'[]'.repeat(dims)}`;
+}
+
 const FUNCTION_SQL: Record<Extract<ColumnDefault, { kind: 'function' }>['name'], string> = {
   now: 'now()',
   current_timestamp: 'CURRENT_TIMESTAMP',
@@ -128,15 +145,29 @@ const FUNCTION_SQL: Record<Extract<ColumnDefault, { kind: 'function' }>['name'],
   transaction_timestamp: 'transaction_timestamp()',
   gen_random_uuid: 'gen_random_uuid()',
   random: 'random()',
+  uuid_generate_v1: 'uuid_generate_v1()',
+  uuid_generate_v1mc: 'uuid_generate_v1mc()',
+  uuid_generate_v4: 'uuid_generate_v4()',
 };
 
-/** The SQL of a column default from its description (a constant is left for Postgres to convert to the column's type). */
-export function defaultSql(d: ColumnDefault): string {
+/** The extension a default function belongs to (the others are built in). */
+export const DEFAULT_FUNCTION_EXTENSION: Partial<Record<Extract<ColumnDefault, { kind: 'function' }>['name'], string>> =
+  {
+    uuid_generate_v1: 'uuid-ossp',
+    uuid_generate_v1mc: 'uuid-ossp',
+    uuid_generate_v4: 'uuid-ossp',
+  };
+
+/**
+ * The SQL of a column default from its description (a constant is left for Postgres to convert to
+ * the column's type). `schema`: where an extension's function lives (qualified, so no search_path decides).
+ */
+export function defaultSql(d: ColumnDefault, schema?: string): string {
   switch (d.kind) {
     case 'sequence':
       return `nextval(${regclass(d.schema, d.name)})`;
     case 'function':
-      return FUNCTION_SQL[d.name];
+      return schema === undefined ? FUNCTION_SQL[d.name] : `${quoteIdent(schema)}.${FUNCTION_SQL[d.name]}`;
     case 'value':
       if (d.value === null) return 'NULL';
       if (typeof d.value === 'boolean') return d.value ? 'true' : 'false';

@@ -730,7 +730,15 @@ export const SERVER_CLOCK_FUNCTIONS = [
 ] as const;
 
 /** The column defaults a sandbox recreates; any other default expression is left out of the description. */
-export const DEFAULT_FUNCTIONS = [...SERVER_CLOCK_FUNCTIONS, 'gen_random_uuid', 'random'] as const;
+export const DEFAULT_FUNCTIONS = [
+  ...SERVER_CLOCK_FUNCTIONS,
+  'gen_random_uuid',
+  'random',
+  // uuid-ossp's: rendered only when the sandbox holds the extension (src/postgres/extensions.ts).
+  'uuid_generate_v1',
+  'uuid_generate_v1mc',
+  'uuid_generate_v4',
+] as const;
 
 /** A column default as data: the next value of a sequence, a constant, or one of a few built-in functions. */
 export const ColumnDefaultSchema = z.discriminatedUnion('kind', [
@@ -793,6 +801,15 @@ export const GeneratedExprSchema: z.ZodType<GeneratedExpr> = z.lazy(() =>
   ]),
 );
 
+/**
+ * A type or operator class not built into Postgres, by its qualified name: an enum's, a domain's, or
+ * an extension's (`extension` names it). A sandbox names it only when it built it or created the
+ * extension; otherwise the column is built from the type's text (src/postgres/sql.ts sqlType).
+ */
+export const PgObjectRefSchema = z
+  .object({ schema: PgNameSchema, name: PgNameSchema, extension: PgNameSchema.optional() })
+  .strict();
+
 export const DbColumnSchema = z
   .object({
     name: PgNameSchema,
@@ -803,6 +820,8 @@ export const DbColumnSchema = z
     identity: z.enum(['always', 'by default']).optional(),
     /** The enum type of the column (or of its array's elements), when the snapshot describes it in `enums`. */
     enum: z.object({ schema: PgNameSchema, name: PgNameSchema }).strict().optional(),
+    /** The type (or its array's element type) when it is not built in: a domain's or an extension's. */
+    udt: PgObjectRefSchema.optional(),
     /**
      * A stored generated column: its expression as data, or `null` when the expression is outside
      * what GeneratedExpr describes (the sandbox then holds the column as a plain one).
@@ -848,9 +867,16 @@ export const DbTableSchema = z
             columns: PgColumns,
             unique: z.boolean(),
             method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist']),
+            /** Each column's operator class when it is not its type's default (`gin_trgm_ops`), else null. */
+            opclasses: z.array(PgObjectRefSchema.nullable()).max(64).optional(),
           })
           .strict(),
       )
+      .optional(),
+    /** The tables it inherits from (INHERITS); each table's rows are its own (read with ONLY). */
+    inherits: z
+      .array(z.object({ schema: PgNameSchema, name: PgNameSchema }).strict())
+      .max(64)
       .optional(),
     /** Rows sorted by primary key, values as JSON (timestamps as ISO strings, bigint/numeric as strings). */
     rows: z.array(RowSchema),
@@ -896,6 +922,9 @@ export const UNBUILT_KINDS = [
   'rule',
   'function',
   'enum',
+  'exclusion constraint',
+  'partition',
+  'default',
 ] as const;
 
 export const DbSnapshotSchema = z
@@ -914,6 +943,32 @@ export const DbSnapshotSchema = z
       .max(10_000)
       .optional(),
     /**
+     * The extensions installed in the database (plpgsql aside) and their schemas: a sandbox creates
+     * those on its allow-list it can load (src/postgres/extensions.ts), never by running recorded SQL.
+     */
+    extensions: z
+      .array(z.object({ name: PgNameSchema, schema: PgNameSchema }).strict())
+      .max(1000)
+      .optional(),
+    /**
+     * The domains of the captured schemas: their base type (as a column's `type` and `udt`) and NOT NULL.
+     * A sandbox creates each over its base type; their CHECKs are named in `unbuilt`.
+     */
+    domains: z
+      .array(
+        z
+          .object({
+            schema: PgNameSchema,
+            name: PgNameSchema,
+            type: z.string().min(1).max(200),
+            udt: PgObjectRefSchema.optional(),
+            nullable: z.boolean(),
+          })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
+    /**
      * The objects of the captured schemas the description leaves out, by name: what a replay says
      * its sandbox lacks.
      */
@@ -924,7 +979,7 @@ export const DbSnapshotSchema = z
             kind: z.enum(UNBUILT_KINDS),
             schema: PgNameSchema,
             name: PgNameSchema,
-            /** The table a trigger, check, policy or rule belongs to. */
+            /** The table a trigger, check, policy, rule, partition or default belongs to (a domain's check: the domain). */
             table: PgNameSchema.optional(),
           })
           .strict(),

@@ -34,6 +34,7 @@ export type ReplayChainSettings = z.infer<typeof S.ReplayChainSchema>;
 export type FsSnapshot = z.infer<typeof S.FsSnapshotSchema>;
 export type DbTable = z.infer<typeof S.DbTableSchema>;
 export type DbColumn = z.infer<typeof S.DbColumnSchema>;
+export type PgObjectRef = z.infer<typeof S.PgObjectRefSchema>;
 export type ColumnDefault = z.infer<typeof S.ColumnDefaultSchema>;
 export type DbSequence = z.infer<typeof S.DbSequenceSchema>;
 export type DbSnapshot = z.infer<typeof S.DbSnapshotSchema>;

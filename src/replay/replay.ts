@@ -43,6 +43,7 @@ import {
   agentEnv,
   explicitEnv,
   ignoredRecordedEnv,
+  lackingDatabaseWarning,
   makeTempDir,
   missingRecordedEnv,
   openDatabase,
@@ -226,6 +227,11 @@ async function replayIn(
 
   const database = await openDatabase(recording, options, teardown, seeded);
   const { db, tracker } = database;
+  const lacking = lackingDatabaseWarning(db);
+  if (lacking !== undefined) {
+    warnings.push(lacking);
+    options.onWarning?.(lacking);
+  }
   const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
   const w = await createRecordingWriter(out, {
     id: path.basename(out),

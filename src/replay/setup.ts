@@ -332,7 +332,7 @@ export function ignoredRecordedEnv(recording: Recording): string[] {
 
 /**
  * What the sandbox database lacks of the recorded one (`unbuilt`: views, triggers, checks,
- * policies, rules, functions), said once before the agent runs: their definitions are SQL, never
+ * policies, rules, functions, exclusion constraints, partitions, defaults outside the allow-list), said once before the agent runs: their definitions are SQL, never
  * run from a recording, so an agent that reads a view or calls a function fails there, and rows a
  * trigger wrote on the agent's writes are missing from the end state.
  */
@@ -349,9 +349,24 @@ export function unbuiltDatabaseWarning(recording: Recording): string | undefined
     kinds.has('view') || kinds.has('materialized view') || kinds.has('function')
       ? 'reading a view or calling a function fails'
       : '',
-    kinds.has('check') || kinds.has('policy') || kinds.has('rule') ? 'checks, policies and rules do not hold' : '',
+    kinds.has('check') || kinds.has('policy') || kinds.has('rule') || kinds.has('exclusion constraint')
+      ? 'checks, policies, rules and exclusion constraints do not hold'
+      : '',
+    kinds.has('partition') ? "a partitioned table is one table holding its partitions' rows" : '',
+    kinds.has('default') ? 'an insert that omits a column whose default is left out gets NULL there' : '',
   ].filter((e) => e !== '');
   return `the sandbox database is built from the recorded description and lacks ${shown} (their SQL is never run from a recording): ${effects.join('; ')}`;
+}
+
+/**
+ * What the sandbox database could not build for want of an extension (one it may not create, or
+ * cannot here: vector on a server without pgvector), said once before the agent runs. The replay
+ * proceeds: a column of a missing extension's type holds its values as text, so rows read and
+ * written as text agree, and what needs the type's operators fails where the agent uses them.
+ */
+export function lackingDatabaseWarning(db: DbSandbox | undefined): string | undefined {
+  if (db === undefined || db.lacks.length === 0) return undefined;
+  return `the sandbox database lacks ${db.lacks.join('; ')} — the replay goes on without them: SQL that needs them fails`;
 }
 
 /**

@@ -43,7 +43,7 @@ export function sqlPredicate(sql: string, options: SqlPredicateOptions = {}): St
   return {
     name,
     async evaluate(input: PredicateInput): Promise<PredicateResult> {
-      db ??= openWorldDb();
+      db ??= openWorldDb(input.world.db);
       return verdictOfRows(await (await db).queryAt(input.world.db, sql, input.belief));
     },
     async close() {

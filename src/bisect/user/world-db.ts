@@ -1,6 +1,6 @@
 // The world's database at a step, loaded into an in-memory PGlite for SQL predicates.
-import type { PGlite } from '@electric-sql/pglite';
-import { seedDatabase } from '../../postgres/index.js';
+import type { Extensions, PGlite } from '@electric-sql/pglite';
+import { pgliteExtensions, seedDatabase } from '../../postgres/index.js';
 import type { DbSnapshot } from '../../recording/index.js';
 import { jsonOrText, TapedeckError } from '../../recording/index.js';
 import type { Belief } from '../belief.js';
@@ -20,12 +20,17 @@ export interface WorldDb {
   close(): Promise<void>;
 }
 
-/** Opens the in-memory database; nothing touches the disk, and close() releases it. */
-export async function openWorldDb(): Promise<WorldDb> {
+/**
+ * Opens the in-memory database; nothing touches the disk, and close() releases it. `world`: a
+ * snapshot whose extensions (those a sandbox creates) PGlite loads, so their types and operators
+ * answer the predicate as in the recorded database; without it their columns are text.
+ */
+export async function openWorldDb(world?: Pick<DbSnapshot, 'extensions'>): Promise<WorldDb> {
   // Loaded here, not at the top: importing 'tapedeck' (a replay entry calling runInput()) must not
   // load PGlite, whose module draws Math.random and would take the agent's recorded values.
   const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create();
+  const extensions = world ? await pgliteExtensions(world) : {};
+  const db = await PGlite.create(Object.keys(extensions).length > 0 ? { extensions: extensions as Extensions } : {});
   let closed = false;
   return {
     async queryAt(snapshot, sql, belief) {

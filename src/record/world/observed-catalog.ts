@@ -3,7 +3,7 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, quoteIdent, tableRef } from '../../postgres/index.js';
+import { normalizedKind, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
@@ -57,14 +57,21 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
        FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE k.contype IN ('p', 'f') AND ${SYSTEM}`,
   );
+  // A column draws from the sequence it owns (serial, identity) and from the one its default calls
+  // nextval of: a sequence several tables share, an inheritance child's inherited default.
   const sequences = await db.query(
-    `SELECT d.refobjid::int AS rel, a.attname AS col, sn.nspname AS schema, s.relname AS name,
+    `SELECT DISTINCT x.rel, a.attname AS col, sn.nspname AS schema, s.relname AS name,
             q.seqincrement::text AS increment
-       FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+       FROM (SELECT d.refobjid AS rel, d.refobjsubid AS attnum, d.objid AS seq FROM pg_depend d
+              WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+                AND d.deptype IN ('a', 'i') AND d.refobjsubid > 0
+             UNION
+             SELECT ad.adrelid, ad.adnum, d.refobjid FROM pg_attrdef ad
+               JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+                AND d.refclassid = 'pg_class'::regclass) x
+       JOIN pg_class s ON s.oid = x.seq AND s.relkind = 'S'
        JOIN pg_namespace sn ON sn.oid = s.relnamespace JOIN pg_sequence q ON q.seqrelid = s.oid
-       JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
-      WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
-        AND d.refobjsubid > 0`,
+       JOIN pg_attribute a ON a.attrelid = x.rel AND a.attnum = x.attnum`,
   );
   // name[] is not among the types pg parses: as text[] it arrives as an array, not as "{public}".
   const searchPath = await db.query('SELECT current_schemas(false)::text[] AS path');
@@ -101,7 +108,7 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       });
   }
   for (const s of sequences.rows) {
-    byOid.get(s.rel as number)?.sequences.push({
+    byOid.get(Number(s.rel))?.sequences.push({
       column: s.col as string,
       schema: s.schema as string,
       name: s.name as string,
@@ -145,12 +152,7 @@ export class Catalog {
     const pairs = table.columns.map((c) => {
       const col = `${r}.${quoteIdent(c.name)}`;
       const kind = normalizedKind(c.type);
-      const value =
-        kind === 'num'
-          ? `${col}::text`
-          : kind === 'tstz'
-            ? `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-            : col;
+      const value = kind === 'num' ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
       return `'${c.name.replaceAll("'", "''")}', ${value}`;
     });
     // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.
@@ -170,7 +172,9 @@ export class Catalog {
     const match = table.primaryKey
       .map((c) => `_tapedeck_old.${quoteIdent(c)} = ${quoteIdent(ref)}.${quoteIdent(c)}`)
       .join(' AND ');
-    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match})`;
+    // The very row: an inheritance child may hold a row under its parent's key, and a write to the
+    // parent reaches it too (one row a sub-select, or the agent's statement fails).
+    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match} AND _tapedeck_old.tableoid = ${quoteIdent(ref)}.tableoid)`;
   }
 
   /**

@@ -19,6 +19,8 @@ export interface SchemaDescription {
   sequences: DbSequence[];
   /** The schemas' DDL without rows or sequence positions. */
   ddl: string[];
+  /** Their enum types, domains, the database's extensions and what a sandbox does not rebuild. */
+  objects?: Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>;
 }
 
 /** What a run observed of its database, as the request thread hands it over. */
@@ -63,7 +65,7 @@ export function observedSnapshots(facts: ObservedWorldFacts): { pre: DbSnapshot;
       return { ...s, last: String(last), called: true };
     });
     // The DDL leaves out rows and sequence positions: the description's own serves every run.
-    return { schemas, tables, sequences, ddl: [...description.ddl] };
+    return { schemas, tables, sequences, ...description.objects, ddl: [...description.ddl] };
   };
   return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post') };
 }

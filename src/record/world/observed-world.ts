@@ -3,7 +3,7 @@
 // own changes applied as the post-world. Gathered here, in the request thread (it reads the
 // database); assembled into snapshots by observed-snapshots.ts where the recording is written.
 import type pg from 'pg';
-import { describeSequences, describeTables, renderDdl } from '../../postgres/index.js';
+import { describeObjects, describeSequences, describeTables, renderDdl } from '../../postgres/index.js';
 import { canonicalJson, type Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf } from './observed-catalog.js';
 import { type KeyedReads, onOneClient } from './observed-reads.js';
@@ -125,10 +125,12 @@ async function describedSchemas(db: ObservedDatabase, schemas: string[]): Promis
     onOneClient(db.pool, async (client) => {
       const tables = (await describeTables(client, schemas)).map((t) => ({ ...t, rows: [] }));
       const sequences = await describeSequences(client, schemas, { fromView: true });
+      const objects = await describeObjects(client, schemas, tables);
       return {
         tables,
         sequences,
-        ddl: renderDdl({ schemas, tables: tables.map(({ oid: _o, ...t }) => t), sequences }),
+        objects,
+        ddl: renderDdl({ schemas, tables: tables.map(({ oid: _o, ...t }) => t), sequences, ...objects }),
       };
     });
   const cached = descriptions.get(key);

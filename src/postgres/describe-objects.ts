@@ -1,0 +1,195 @@
+// Reading, from the catalog, the schema objects around a database's tables: the enum types, the
+// domains, the extensions the database holds, and, by name, what a sandbox does not rebuild.
+// The snapshotter (snapshot.ts) and the observed world's description both use it.
+import type { DbSnapshot, DbTable, PgObjectRef } from '../recording/index.js';
+import { CAPTURE_TRIGGER_PREFIX } from './locks.js';
+import type { Queryable } from './sql.js';
+
+async function rowsOf<T>(db: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await db.query(sql, params)).rows as T[];
+}
+
+/**
+ * The lateral join naming a type that is not built in (`typeOid`'s, or its array's element type's):
+ * columns `<as>_schema`, `<as>_name`, `<as>_ext` (the extension that owns it), all NULL for a
+ * built-in type. Catalog SQL only; `typeOid` and `as` are tapedeck's own expressions.
+ */
+export function udtJoin(typeOid: string, as: string): string {
+  return `LEFT JOIN LATERAL (
+      SELECT en.nspname AS ${as}_schema, et.typname AS ${as}_name, ex.extname AS ${as}_ext, et.typtype AS ${as}_kind
+        FROM pg_type t0
+        JOIN pg_type et ON et.oid = CASE WHEN t0.typcategory = 'A' AND t0.typelem <> 0 THEN t0.typelem ELSE t0.oid END
+        JOIN pg_namespace en ON en.oid = et.typnamespace
+        LEFT JOIN pg_depend xd ON xd.classid = 'pg_type'::regclass AND xd.objid = et.oid
+             AND xd.refclassid = 'pg_extension'::regclass AND xd.deptype = 'e'
+        LEFT JOIN pg_extension ex ON ex.oid = xd.refobjid
+       WHERE t0.oid = ${typeOid} AND en.nspname NOT IN ('pg_catalog', 'information_schema')
+       LIMIT 1) ${as} ON true`;
+}
+
+/** The object reference read through udtJoin's columns, or undefined for a built-in type. */
+export function udtOf(schema: string | null, name: string | null, extension: string | null): PgObjectRef | undefined {
+  if (schema === null || name === null) return undefined;
+  return { schema, name, ...(extension !== null ? { extension } : {}) };
+}
+
+/** The enum types of `schemas`, their labels in order. */
+export async function describeEnums(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['enums']>> {
+  return rowsOf<{ schema: string; name: string; labels: string[] }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS name,
+            ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) AS labels
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE t.typtype = 'e' AND n.nspname = ANY($1::text[]) ORDER BY 1, 2`,
+    [schemas],
+  );
+}
+
+/** The extensions the database holds (plpgsql, every database's, aside), with their schemas. */
+export async function describeExtensions(db: Queryable): Promise<NonNullable<DbSnapshot['extensions']>> {
+  return rowsOf<{ name: string; schema: string }>(
+    db,
+    `SELECT e.extname::text AS name, n.nspname::text AS schema FROM pg_extension e
+       JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname <> 'plpgsql' ORDER BY 1`,
+  );
+}
+
+/**
+ * The domains of `schemas` and those the described columns are of, wherever they live, each with
+ * its base type; a domain over a domain after the one it is over.
+ */
+export async function describeDomains(
+  db: Queryable,
+  schemas: string[],
+  tables: Array<Pick<DbTable, 'columns'>>,
+): Promise<NonNullable<DbSnapshot['domains']>> {
+  const used = tables.flatMap((t) => t.columns.flatMap((c) => (c.udt ? [c.udt] : [])));
+  const rows = await rowsOf<{
+    schema: string;
+    name: string;
+    type: string;
+    notnull: boolean;
+    b_schema: string | null;
+    b_name: string | null;
+    b_ext: string | null;
+  }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS name, format_type(t.typbasetype, t.typtypmod) AS type,
+            t.typnotnull AS notnull, b.b_schema, b.b_name, b.b_ext
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+       ${udtJoin('t.typbasetype', 'b')}
+      WHERE t.typtype = 'd' AND (n.nspname = ANY($1::text[]) 
+             OR (n.nspname::text, t.typname::text) IN (SELECT * FROM unnest($2::text[], $3::text[])))
+      ORDER BY 1, 2`,
+    [schemas, used.map((u) => u.schema), used.map((u) => u.name)],
+  );
+  const domains = rows.map((r) => {
+    const udt = udtOf(r.b_schema, r.b_name, r.b_ext);
+    return { schema: r.schema, name: r.name, type: r.type, ...(udt ? { udt } : {}), nullable: !r.notnull };
+  });
+  // Domains the columns' domains are over come first.
+  const byKey = new Map(domains.map((d) => [`${d.schema}.${d.name}`, d]));
+  const ordered: typeof domains = [];
+  const seen = new Set<string>();
+  const visit = (d: (typeof domains)[number]) => {
+    const k = `${d.schema}.${d.name}`;
+    if (seen.has(k)) return;
+    seen.add(k);
+    const base = d.udt ? byKey.get(`${d.udt.schema}.${d.udt.name}`) : undefined;
+    if (base) visit(base);
+    ordered.push(d);
+  };
+  domains.forEach(visit);
+  return ordered;
+}
+
+/**
+ * The objects of `schemas` a sandbox does not rebuild (views, triggers, checks, a domain's checks,
+ * policies, rules, functions, exclusion constraints, partitions), by name: their definitions are
+ * SQL, which is never run from a recording. tapedeck's own capture triggers are left out.
+ */
+export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['unbuilt']>> {
+  const rows = await rowsOf<{
+    kind: NonNullable<DbSnapshot['unbuilt']>[number]['kind'];
+    schema: string;
+    name: string;
+    tbl: string | null;
+  }>(
+    db,
+    `SELECT DISTINCT kind, schema, name, tbl FROM (
+       SELECT CASE c.relkind WHEN 'v' THEN 'view' ELSE 'materialized view' END AS kind, n.nspname AS schema,
+              c.relname AS name, NULL::name AS tbl
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('v', 'm')
+       UNION ALL SELECT 'trigger', n.nspname, t.tgname, c.relname FROM pg_trigger t
+         JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT t.tgisinternal AND left(t.tgname, $2) <> $3
+       UNION ALL SELECT CASE co.contype WHEN 'c' THEN 'check' ELSE 'exclusion constraint' END, n.nspname, co.conname, c.relname
+         FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE co.contype IN ('c', 'x') AND NOT c.relispartition
+       UNION ALL SELECT 'check', n.nspname, co.conname, t.typname FROM pg_constraint co
+         JOIN pg_type t ON t.oid = co.contypid JOIN pg_namespace n ON n.oid = t.typnamespace WHERE co.contype = 'c'
+       UNION ALL SELECT 'partition', n.nspname, c.relname, p.relname FROM pg_class c
+         JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_inherits i ON i.inhrelid = c.oid
+         JOIN pg_class p ON p.oid = i.inhparent WHERE c.relispartition
+       UNION ALL SELECT 'policy', n.nspname, p.polname, c.relname FROM pg_policy p
+         JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       UNION ALL SELECT 'rule', n.nspname, r.rulename, c.relname FROM pg_rewrite r
+         JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN'
+       UNION ALL SELECT 'function', n.nspname, p.proname, NULL FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+     ) o WHERE schema = ANY($1::text[]) ORDER BY kind, schema, tbl NULLS FIRST, name LIMIT 10000`,
+    [schemas, CAPTURE_TRIGGER_PREFIX.length, CAPTURE_TRIGGER_PREFIX],
+  );
+  return rows.map((r) => ({
+    kind: r.kind,
+    schema: r.schema,
+    name: r.name,
+    ...(r.tbl !== null ? { table: r.tbl } : {}),
+  }));
+}
+
+/**
+ * The column defaults of `tables` the description leaves out (an expression outside the allow-list
+ * of src/recording/db-description.ts, such as pgcrypto's `digest(…)`), as `unbuilt` entries named by
+ * their column: a sandbox's insert that omits the column gets NULL there.
+ */
+async function undescribedDefaults(
+  db: Queryable,
+  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns'>>,
+): Promise<NonNullable<DbSnapshot['unbuilt']>> {
+  const rows = await rowsOf<{ schema: string; tbl: string; col: string }>(
+    db,
+    `SELECT n.nspname AS schema, c.relname AS tbl, a.attname AS col FROM pg_attrdef d
+       JOIN pg_class c ON c.oid = d.adrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+      WHERE a.attgenerated = '' AND a.attidentity = '' AND NOT a.attisdropped
+        AND (n.nspname::text, c.relname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [tables.map((t) => t.schema), tables.map((t) => t.name)],
+  );
+  const described = new Set(
+    tables.flatMap((t) =>
+      t.columns.filter((c) => c.default !== undefined).map((c) => JSON.stringify([t.schema, t.name, c.name])),
+    ),
+  );
+  return rows
+    .filter((r) => !described.has(JSON.stringify([r.schema, r.tbl, r.col])))
+    .map((r) => ({ kind: 'default' as const, schema: r.schema, name: r.col, table: r.tbl }));
+}
+
+/** What a snapshot describes beside its tables and sequences, each part present only when not empty. */
+export async function describeObjects(
+  db: Queryable,
+  schemas: string[],
+  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns'>>,
+): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>> {
+  const enums = await describeEnums(db, schemas);
+  const domains = await describeDomains(db, schemas, tables);
+  const extensions = await describeExtensions(db);
+  const unbuilt = [...(await describeUnbuilt(db, schemas)), ...(await undescribedDefaults(db, tables))];
+  return {
+    ...(enums.length > 0 ? { enums } : {}),
+    ...(domains.length > 0 ? { domains } : {}),
+    ...(extensions.length > 0 ? { extensions } : {}),
+    ...(unbuilt.length > 0 ? { unbuilt } : {}),
+  };
+}
