@@ -5,8 +5,9 @@
 
 import { isCurrencyCode } from './currencies.js';
 import { mentionsIn, valueReadings } from './mentions.js';
+import { MONEY_KEY_WORDS } from './money.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
-import { foldText } from './written.js';
+import { foldText, keyWords } from './written.js';
 
 /** Where an observed fact came from. */
 export interface FactSource {
@@ -102,10 +103,10 @@ export class FactIndex {
    * Index a structured value (a tool result, arguments, a row). An object's `currency` field is
    * the currency of its amounts: `{ price: 129.99, currency: 'EUR' }` is €129.99, never $129.99.
    */
-  addValue(value: unknown, source: FactSource, key?: string, currency?: string): void {
+  addValue(value: unknown, source: FactSource, key?: string, currency?: string, minor = false): void {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
-      for (const r of valueReadings(value, key, 'observed', currency)) this.put(r, source, observed);
+      for (const r of valueReadings(value, key, 'observed', currency, minor)) this.put(r, source, observed);
     } else if (typeof value === 'string') {
       const t = value.trimStart();
       if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {
@@ -118,10 +119,13 @@ export class FactIndex {
       }
       this.addText(value, source, key);
     } else if (Array.isArray(value)) {
-      for (const v of value) this.addValue(v, source, key);
+      for (const v of value) this.addValue(v, source, key, currency, minor);
     } else if (value && typeof value === 'object') {
-      const own = currencyField(value as Record<string, unknown>);
-      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k, own);
+      // A nested object with no currency of its own is in its parent's, and in its units (an order's line items).
+      const fields = value as Record<string, unknown>;
+      const own = currencyField(fields);
+      const stripe = own === undefined ? minor : stripeShaped(fields);
+      for (const [k, v] of Object.entries(fields)) this.addValue(v, source, k, own ?? currency, stripe);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
   }
 
@@ -356,6 +360,41 @@ function currencyField(value: Record<string, unknown>): string | undefined {
     if (typeof c === 'string' && isCurrencyCode(c)) return c.toUpperCase();
   }
   return undefined;
+}
+
+/** Stripe's amount keys: no other API names its fields so, and each is in the minor unit. */
+const STRIPE_AMOUNT_KEYS = new Set([
+  'unit_amount',
+  'amount_total',
+  'amount_subtotal',
+  'amount_due',
+  'amount_paid',
+  'amount_remaining',
+  'amount_refunded',
+  'amount_captured',
+  'amount_capturable',
+  'amount_received',
+  'amount_off',
+  'application_fee_amount',
+  'total_excluding_tax',
+  'subtotal_excluding_tax',
+]);
+
+/**
+ * An object as Stripe writes it: a lower-case ISO `currency` (`"usd"`), an `object` type or one of
+ * Stripe's amount keys, and whole numbers only under its amount keys. Its amounts are in the
+ * currency's minor unit (`amount_total: 12999` is $129.99); an object with a fraction among them
+ * (`amount_total: 129.99`) is in major units, whatever its keys.
+ */
+function stripeShaped(fields: Record<string, unknown>): boolean {
+  const c = fields.currency;
+  if (typeof c !== 'string' || !/^[a-z]{3}$/.test(c)) return false;
+  const keys = Object.keys(fields);
+  if (typeof fields.object !== 'string' && !keys.some((k) => STRIPE_AMOUNT_KEYS.has(k))) return false;
+  return keys.every((k) => {
+    const v = fields[k];
+    return typeof v !== 'number' || Number.isInteger(v) || !keyWords(k).some((w) => MONEY_KEY_WORDS.has(w));
+  });
 }
 
 function lowerBound(values: number[], x: number): number {

@@ -4,7 +4,7 @@
 // currencies it may be in. How many decimals a currency has decides `¥12.999` (twelve thousand)
 // and `KWD 1.250` (one and a quarter); for others the rest of the text does, else it is ambiguous.
 import { decimalComma } from './conventions.js';
-import { CURRENCY_CODES, CURRENCY_WORDS, minorDigits, SYMBOL, symbolCurrencies } from './currencies.js';
+import { CURRENCY_CODES, CURRENCY_WORD, CURRENCY_WORDS, minorDigits, SYMBOL, symbolCurrencies } from './currencies.js';
 import {
   ambiguousMention,
   at,
@@ -34,13 +34,50 @@ export function moneyClaim(value: number, tolerance: number, currencies: readonl
   return out;
 }
 
-/** An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…) maybe. */
-export function moneyObserved(value: number, currencies: readonly string[] | undefined): Reading[] {
+/**
+ * An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…)
+ * maybe. A negative amount's size restates it surely only under a key that names a flow whose
+ * sign is a ledger's convention (`refund_cents: -2500` is "refunded $25.00", `flow`); else maybe:
+ * a balance of -25 stated as "$25" may be the sum owed or a sign dropped.
+ */
+export function moneyObserved(value: number, currencies: readonly string[] | undefined, flow = false): Reading[] {
   const [first, ...others] = currencies ?? [];
   const out: Reading[] = first === undefined ? [at('$', value)] : [at(`$${first}`, value), at('$*', value)];
   for (const c of others) out.push({ ...at(`$${c}`, value), unsure: `the symbol names ${first} or ${c}` });
-  if (value < 0) out.push(at('mag', -value));
+  if (value < 0) out.push(flow ? at('mag', -value) : { ...at('mag', -value), unsure: UNSIGNED });
   return out;
+}
+
+const UNSIGNED = 'a negative amount, stated without its sign';
+
+/** Keys of money that flows one way, whose sign only says which (a refund of -25 is a refund of 25). */
+const FLOW_WORDS = new Set([
+  'refund',
+  'refunded',
+  'credit',
+  'debit',
+  'discount',
+  'fee',
+  'charge',
+  'payment',
+  'paid',
+  'tax',
+  'cost',
+  'withdrawal',
+  'payout',
+  'chargeback',
+  'deduction',
+  'spent',
+]);
+
+/** Whether a key names a flow of money (`refund_cents`, `feeAmount`): a negative's size then restates it. */
+export function isFlowKey(words: readonly string[]): boolean {
+  return words.some((w) => FLOW_WORDS.has(w));
+}
+
+/** The readings of a negative amount's size under a key: sure for a flow, else a maybe. */
+export function unsignedObserved(value: number, words: readonly string[]): Reading {
+  return isFlowKey(words) ? at('mag', value) : { ...at('mag', value), unsure: UNSIGNED };
 }
 
 const CODES = CURRENCY_CODES.join('|');
@@ -98,16 +135,17 @@ export const MONEY_PASSES: Pass[] = [
     new RegExp(`(?:(?<![\\w.])([-−])\\s?)?(?:(${SYMBOL})\\s?|${CODE_BEFORE})${AMOUNT}${SCALE}${LEDGER}`, 'g'),
     (m, c) => signed(m[1], m[5]!, currenciesOf(m[2] ?? m[3] ?? m[4]!), m[6], m[7], c),
   ),
-  // 1 299,00 €, 40 USD, 12,50 EUR, 30 dollars, 25.00 USD CR, 12999 cents.
+  // 1 299,00 €, 40 USD, 12,50 EUR, 30 dollars, 1.2 million dollars, 3M EUR, 25.00 USD CR, 12999 cents.
   pass(
     new RegExp(
-      `${NUM_START}${AMOUNT}\\s?(${CODES}|${SYMBOL}|dollars?|euros?|pounds?|yen|yuan|won|rupees?|cents?|¢)(?![A-Za-z])${LEDGER}`,
+      `${NUM_START}${AMOUNT}${SCALE}\\s?(${CODES}|${SYMBOL}|${CURRENCY_WORD}|cents?|¢)(?![A-Za-z])${LEDGER}`,
       'g',
     ),
     (m, c) => {
-      const unit = m[2]!;
+      const unit = m[3]!;
       if (!/^(cents?|¢)$/.test(unit))
-        return signed(undefined, m[1]!, currenciesOf(unit) ?? CURRENCY_WORDS[unit.toLowerCase()], undefined, m[3], c);
+        return signed(undefined, m[1]!, currenciesOf(unit) ?? CURRENCY_WORDS[unit.toLowerCase()], m[2], m[4], c);
+      if (m[2] !== undefined) return undefined;
       const parsed = parseAmount(m[1]!, false);
       if (parsed === 'ambiguous' || parsed === undefined) return undefined;
       const value = parsed.value / 100;

@@ -1,6 +1,8 @@
 // Numbers as people write them: percentages, quantities with units, magnitudes (12.5k), ordinals,
 // plain numbers and number words.
 
+import { CURRENCY_WORD, CURRENCY_WORDS } from './currencies.js';
+import { moneyClaim, moneyObserved } from './money.js';
 import {
   ambiguousMention,
   at,
@@ -13,7 +15,8 @@ import {
   plainClaim,
   type Reading,
 } from './readings.js';
-import { MAGNITUDE, NUM, NUM_START, NUMBER_WORD, parseNumber, UNIT_ALT, UNITS, wordsValue } from './written.js';
+import { NUMBER_WORDS, wordsValue } from './words.js';
+import { INDIAN, MAGNITUDE, NUM, NUM_START, parseNumber, SPACED, UNIT_ALT, UNITS } from './written.js';
 /** A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up (0.15% is not 0.15). */
 export function percentClaim(value: number, tolerance: number): Reading[] {
   const out = [at('pct', value, tolerance), num(value / 100, tolerance / 100)];
@@ -73,27 +76,45 @@ export const NUMBER_PASSES: Pass[] = [
   // Plain numbers: 12,500, 189.00, #7713, −25. A lone `1,234` or `12.999` is read by the rest of
   // the text: with a decimal comma elsewhere `1,234` is 1.234 and `12.999` is 12999; with both
   // conventions shown it is ambiguous; with neither, `1,234` is thousands and `12.999` a decimal.
-  pass(/(?<![\w.,])#?[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])(?!,\d{3})/g, (m, c) => {
-    const written = m[0].replace(/^#/, '');
-    const digits = written.replace(/^[-−]/, '');
-    const lone = /^\d{1,3},\d{3}$/.test(digits) || /^\d+\.\d{3}$/.test(digits);
-    if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
-    const sign = digits === written ? 1 : -1;
-    const thousands = plainNumber(sign * Number(digits.replace(/[.,]/, '')), digits);
-    const decimal = plainNumber(sign * Number(digits.replace(',', '.')), digits);
-    if (!c().decimalPoint) return digits.includes(',') ? decimal : thousands;
-    return ambiguousMention('number', `${written}: thousands or decimals?`, [
-      { as: String(thousands.value), claim: thousands.claim, observed: thousands.observed },
-      { as: String(decimal.value), claim: decimal.claim, observed: decimal.observed },
-    ]);
-  }),
-  // Number words: three, twenty-five, one hundred twenty.
+  // Groups of three after a space, a no-break or a thin space are one number (`1 299`, `1\u202f299`),
+  // as are Indian lakhs (`1,29,999`): never `299` or `1,29` read out of them.
   pass(
-    new RegExp(`\\b${NUMBER_WORD}(?:(?:[\\s-]+(?:and\\s+)?)${NUMBER_WORD})*\\b`, 'gi'),
+    new RegExp(
+      `(?<![\\w.,])#?[-−]?(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w])(?!,\\d{3})`,
+      'g',
+    ),
+    (m, c) => {
+      const written = m[0].replace(/^#/, '');
+      const digits = written.replace(/^[-−]/, '');
+      const lone = /^\d{1,3},\d{3}$/.test(digits) || /^\d+\.\d{3}$/.test(digits);
+      if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
+      const sign = digits === written ? 1 : -1;
+      const thousands = plainNumber(sign * Number(digits.replace(/[.,]/, '')), digits);
+      const decimal = plainNumber(sign * Number(digits.replace(',', '.')), digits);
+      if (!c().decimalPoint) return digits.includes(',') ? decimal : thousands;
+      return ambiguousMention('number', `${written}: thousands or decimals?`, [
+        { as: String(thousands.value), claim: thousands.claim, observed: thousands.observed },
+        { as: String(decimal.value), claim: decimal.claim, observed: decimal.observed },
+      ]);
+    },
+  ),
+  // Number words: three, twenty-five, one hundred twenty, a dozen, one point two million; with a
+  // currency word after them an amount (`twelve dollars`), in that currency and no other.
+  pass(
+    new RegExp(`(?:(?<![\\w-])(-))?(${NUMBER_WORDS})(?:\\s+(${CURRENCY_WORD})\\b)?`, 'gi'),
     (m) => {
-      const value = wordsValue(m[0]);
-      if (value === undefined) return undefined;
-      return { kind: 'number', value, claim: plainClaim(value), observed: [num(value)] };
+      const read = wordsValue(m[2]!);
+      if (read === undefined) return undefined;
+      const value = m[1] === undefined ? read.value : -read.value;
+      const currencies = m[3] === undefined ? undefined : CURRENCY_WORDS[m[3].toLowerCase()];
+      if (currencies !== undefined)
+        return {
+          kind: 'money',
+          value,
+          claim: moneyClaim(value, read.tolerance, currencies),
+          observed: moneyObserved(value, currencies),
+        };
+      return { kind: 'number', value, claim: plainClaim(value, read.tolerance), observed: [num(value)] };
     },
     false,
   ),

@@ -1,6 +1,6 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
-import { DECIMAL_COMMA, foldText } from './written.js';
+import { DECIMAL_COMMA, foldText, GROUP_SPACE } from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -77,7 +77,8 @@ export function ambiguousMention(
 
 /** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
 export function halfUnit(text: string): number {
-  const decimals = (/\.(\d+)/.exec(text) ?? DECIMAL_COMMA.exec(text))?.[1]?.length ?? 0;
+  const t = text.replace(GROUP_SPACE, '');
+  const decimals = (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;
   return 0.5 * 10 ** -decimals;
 }
 
@@ -128,6 +129,30 @@ export function idCore(id: string): string {
     .toUpperCase();
 }
 
+const DIGIT_SEPARATOR = /(?<=\p{N})[^\p{L}\p{N}]+(?=\p{N})/gu;
+const HAS_DIGIT_SEPARATOR = /\p{N}[^\p{L}\p{N}]+\p{N}/u;
+
+/**
+ * The keys an id's core is matched by. A separator between two digits is kept: it groups them
+ * (`A-1-23` is not `A-12-3`, `ORD-2026-0001` not `ORD-202-60001`), so two ids written with such
+ * separators match only where they put them; written without any (`ORD20260001`) either side
+ * matches the other. An id with digit separators is observed under `ids:` (as grouped) and
+ * `idn:` (its core, for a claim written without them); one without, under `id:`.
+ */
+function idCoreKeys(id: string, core: string, role: 'claim' | 'observed'): Reading[] {
+  const folded = foldText(id);
+  if (!HAS_DIGIT_SEPARATOR.test(folded)) {
+    const plain: Reading = { dim: 'id', key: `id:${core}` };
+    return role === 'claim' ? [plain, { dim: 'id', key: `idn:${core}` }] : [plain];
+  }
+  const grouped = folded
+    .replace(DIGIT_SEPARATOR, '-')
+    .replace(/[^\p{L}\p{N}-]|(?<!\p{N})-|-(?!\p{N})/gu, '')
+    .toUpperCase();
+  const keys: Reading = { dim: 'id', key: `ids:${grouped}` };
+  return [keys, { dim: 'id', key: role === 'claim' ? `id:${core}` : `idn:${core}` }];
+}
+
 /** The digits of an id shaped prefix + number (`O-7713`, `ORD_7713` -> 7713), else undefined. */
 export function idDigits(id: string): string | undefined {
   return /^[A-Za-z]{1,5}[-_ #.:/]?(\d{3,})$/.exec(id.trim())?.[1];
@@ -141,7 +166,7 @@ export function idDigits(id: string): string | undefined {
 export function idReadings(id: string, role: 'claim' | 'observed'): Reading[] {
   const core = idCore(id);
   if (core === '') return [];
-  const out: Reading[] = [{ dim: 'id', key: `id:${core}` }];
+  const out: Reading[] = idCoreKeys(id, core, role);
   const digits = idDigits(id);
   if (digits !== undefined) out.push({ dim: 'dg', key: role === 'claim' ? `dgn:${digits}` : `dgi:${digits}` });
   return out;
