@@ -170,6 +170,19 @@ function hour12(h: number, meridiem: string | undefined): number {
   return (h % 12) + (pm ? 12 : 0);
 }
 
+const DAY = 86_400_000;
+
+/** The date of day `day` (1 Monday … 7 Sunday) of ISO week `week` of `year`; undefined for a week the year has not. */
+function isoWeekDate(year: number, week: number, day: number): Stamp | undefined {
+  const jan4 = Date.UTC(year, 0, 4);
+  const monday = jan4 - ((new Date(jan4).getUTCDay() + 6) % 7) * DAY;
+  const at = new Date(monday + ((week - 1) * 7 + day - 1) * DAY);
+  // The week belongs to the year its Thursday is in: week 53 of a year with 52 is not one.
+  const thursday = new Date(monday + ((week - 1) * 7 + 3) * DAY);
+  if (week < 1 || thursday.getUTCFullYear() !== year) return undefined;
+  return { y: at.getUTCFullYear(), m: at.getUTCMonth() + 1, d: at.getUTCDate(), weekday: day % 7 };
+}
+
 /** The passes, most specific first; compiled once. */
 const MONTH_OF = (name: string) => MONTHS[name.slice(0, name.toLowerCase().startsWith('sept') ? 4 : 3).toLowerCase()]!;
 const WEEKDAY_OF = (name: string | undefined) =>
@@ -274,6 +287,11 @@ export const DATE_PASSES: Pass[] = [
       { as: `${y}-${pad(a)}-${pad(b)}`, ...monthFirst },
       { as: `${y}-${pad(b)}-${pad(a)}`, ...dayFirstReading },
     ]);
+  }),
+  // ISO week dates: 2026-W49-2, 2026W492 (the Tuesday of ISO week 49 of 2026, December 1).
+  pass(/(?<![\w-])(\d{4})-?W(\d{2})-?([1-7])(?![\w-])/g, (m) => {
+    const date = isoWeekDate(Number(m[1]), Number(m[2]), Number(m[3]));
+    return date && dated(stampReadings(date));
   }),
   // 25.12.2026: dotted dates are day first (no convention writes them month first).
   pass(/(?<![\w.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w]|\.\d)/g, (m) =>

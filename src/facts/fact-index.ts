@@ -6,8 +6,9 @@
 import { isCurrencyCode } from './currencies.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { MONEY_KEY_WORDS } from './money.js';
+import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
-import { foldText, keyWords } from './written.js';
+import { foldText } from './written.js';
 
 /** Where an observed fact came from. */
 export interface FactSource {
@@ -255,7 +256,10 @@ export class FactIndex {
    */
   verdict(m: Mention, bound = Number.POSITIVE_INFINITY): Verdict {
     if (m.alternatives !== undefined && m.alternatives.length > 0) {
-      const read = m.alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
+      // A reading in a currency the run never states an amount in, beside one in a currency it does, is dropped.
+      const inRun = m.alternatives.filter((a) => a.currencies?.some((c) => this.currencies.has(c)) ?? true);
+      const alternatives = inRun.length > 0 ? inRun : m.alternatives;
+      const read = alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
       if (read.every((r) => r.v.verdict === 'same')) return read[0]!.v;
       const hit = read.find((r) => r.v.verdict !== 'different');
       if (hit === undefined || hit.v.verdict === 'different') return { verdict: 'different', why: m.ambiguous };
@@ -349,52 +353,6 @@ export class FactIndex {
     }
     return match;
   }
-}
-
-const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode'];
-
-/** The currency an object names for its amounts (`currency: 'eur'`), if it is one the reader knows. */
-function currencyField(value: Record<string, unknown>): string | undefined {
-  for (const f of CURRENCY_FIELDS) {
-    const c = value[f];
-    if (typeof c === 'string' && isCurrencyCode(c)) return c.toUpperCase();
-  }
-  return undefined;
-}
-
-/** Stripe's amount keys: no other API names its fields so, and each is in the minor unit. */
-const STRIPE_AMOUNT_KEYS = new Set([
-  'unit_amount',
-  'amount_total',
-  'amount_subtotal',
-  'amount_due',
-  'amount_paid',
-  'amount_remaining',
-  'amount_refunded',
-  'amount_captured',
-  'amount_capturable',
-  'amount_received',
-  'amount_off',
-  'application_fee_amount',
-  'total_excluding_tax',
-  'subtotal_excluding_tax',
-]);
-
-/**
- * An object as Stripe writes it: a lower-case ISO `currency` (`"usd"`), an `object` type or one of
- * Stripe's amount keys, and whole numbers only under its amount keys. Its amounts are in the
- * currency's minor unit (`amount_total: 12999` is $129.99); an object with a fraction among them
- * (`amount_total: 129.99`) is in major units, whatever its keys.
- */
-function stripeShaped(fields: Record<string, unknown>): boolean {
-  const c = fields.currency;
-  if (typeof c !== 'string' || !/^[a-z]{3}$/.test(c)) return false;
-  const keys = Object.keys(fields);
-  if (typeof fields.object !== 'string' && !keys.some((k) => STRIPE_AMOUNT_KEYS.has(k))) return false;
-  return keys.every((k) => {
-    const v = fields[k];
-    return typeof v !== 'number' || Number.isInteger(v) || !keyWords(k).some((w) => MONEY_KEY_WORDS.has(w));
-  });
 }
 
 function lowerBound(values: number[], x: number): number {

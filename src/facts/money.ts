@@ -85,7 +85,12 @@ const CODES = CURRENCY_CODES.join('|');
 const CODE_BEFORE = `\\b(?:(${CODES})\\s|(USD|EUR|GBP|JPY|CAD|AUD|CHF)\\s?)`;
 const SCALE = '(?:\\s?(k|K|M|bn|B|thousand|million|billion)\\b)?';
 
-/** An amount as written, signed, in `currencies`; `12.999` is read by the currency's decimals, else by the text. */
+/**
+ * An amount as written, signed, in `currencies`; `12.999` is read by the currencies' decimals,
+ * else by the text. A symbol of currencies with different decimals (`¥`: yen has none, yuan two)
+ * reads it per currency: twelve thousand yen, or (with nothing in the text to say) twelve yuan
+ * or twelve thousand — each reading naming its currencies, so the run's own may settle it.
+ */
 function money(
   negative: boolean,
   written: string,
@@ -94,20 +99,38 @@ function money(
   conventions: () => Conventions,
 ): Made | undefined {
   const scale = scaleWord === undefined ? 1 : MAGNITUDE[scaleWord]!;
-  const read = (thousands: boolean | undefined) => {
+  const read = (thousands: boolean | undefined, cur = currencies) => {
     const parsed = parseAmount(written, thousands);
     if (parsed === undefined || parsed === 'ambiguous') return undefined;
     const value = (negative ? -1 : 1) * parsed.value * scale;
     const tol = 0.5 * 10 ** -parsed.decimals * scale;
-    return { value, claim: moneyClaim(value, tol, currencies), observed: moneyObserved(value, currencies) };
+    return { value, claim: moneyClaim(value, tol, cur), observed: moneyObserved(value, cur) };
   };
   const parsed = parseAmount(written);
   if (parsed === undefined) return undefined;
   if (parsed !== 'ambiguous') return { kind: 'money', ...read(undefined)! };
   // `12.999`: a dot before three digits. A currency with no minor unit has no decimals; one with
   // three has three; else the text's other numbers say which separator is decimal.
-  const digits = currencies?.length === 1 ? minorDigits(currencies[0]) : 2;
-  const comma = digits === 0 ? true : digits === 3 ? false : decimalComma(conventions());
+  const none = currencies?.filter((c) => minorDigits(c) === 0) ?? [];
+  const three = currencies?.filter((c) => minorDigits(c) === 3) ?? [];
+  const rest = currencies?.filter((c) => minorDigits(c) === 2) ?? [];
+  const byText = rest.length > 0 || currencies === undefined ? decimalComma(conventions()) : undefined;
+  if (none.length + three.length + rest.length > 1 && none.length + three.length > 0) {
+    // Currencies that disagree (`¥`: JPY none, CNY two): one reading per number, each in its currencies.
+    const thousandsIn = [...none, ...(byText === false ? [] : rest)];
+    const decimalsIn = [...three, ...(byText === true ? [] : rest)];
+    const readings = [
+      ...(thousandsIn.length > 0 ? [{ cur: thousandsIn, r: read(true, thousandsIn)! }] : []),
+      ...(decimalsIn.length > 0 ? [{ cur: decimalsIn, r: read(false, decimalsIn)! }] : []),
+    ];
+    if (readings.length === 1) return { kind: 'money', ...readings[0]!.r };
+    return ambiguousMention(
+      'money',
+      `${written}: thousands or decimals?`,
+      readings.map(({ cur, r }) => ({ as: `${cur.join('/')} ${r.value}`, ...r, currencies: cur })),
+    );
+  }
+  const comma = none.length > 0 ? true : three.length > 0 ? false : byText;
   if (comma !== undefined) return { kind: 'money', ...read(comma)! };
   const [asThousands, asDecimals] = [read(true)!, read(false)!];
   return {

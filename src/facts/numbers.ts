@@ -16,7 +16,20 @@ import {
   type Reading,
 } from './readings.js';
 import { NUMBER_WORDS, wordsValue } from './words.js';
-import { INDIAN, MAGNITUDE, NUM, NUM_START, parseNumber, SPACED, UNIT_ALT, UNITS } from './written.js';
+import {
+  FRACTION,
+  FRACTIONS,
+  INDIAN,
+  MAGNITUDE,
+  NUM,
+  NUM_START,
+  parseNumber,
+  SPACED,
+  UNIT_ALT,
+  UNITS,
+} from './written.js';
+
+const FRACTION_CHARS = Object.keys(FRACTIONS).join('');
 /** A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up (0.15% is not 0.15). */
 export function percentClaim(value: number, tolerance: number): Reading[] {
   const out = [at('pct', value, tolerance), num(value / 100, tolerance / 100)];
@@ -45,6 +58,17 @@ export const QUANTITY_PASSES: Pass[] = [
     const base = at(dim, value * factor, halfUnit(m[1]!) * factor);
     return { kind: 'unit', value, claim: [num(value), base], observed: [at('q', value), at(dim, value * factor)] };
   }),
+  // ISO 8601 durations: PT1H30M, P2DT3H, PT90M, PT1.5S, P2W — as a time in seconds. Years and
+  // months (P1Y, P3M) have no length in seconds and are not read.
+  pass(
+    /(?<![\w-])P(?=T?\d)(?:(\d+)W)?(?:(\d+)D)?(?:T(?=\d)(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?(?![\w-])/g,
+    (m) => {
+      if (m.slice(1).every((g) => g === undefined) || m[0].endsWith('T')) return undefined;
+      const part = (i: number) => Number((m[i] ?? '0').replace(',', '.'));
+      const seconds = part(1) * 604800 + part(2) * 86400 + part(3) * 3600 + part(4) * 60 + part(5);
+      return { kind: 'unit', value: seconds, claim: [at('time', seconds)], observed: [at('time', seconds)] };
+    },
+  ),
   // Magnitudes: 12.5k, 1.2M, 3 million.
   pass(
     new RegExp(`${NUM_START}${NUM}(?:(k|K|M|bn|B)(?![A-Za-z0-9])|\\s(thousand|million|billion|trillion)\\b)`, 'g'),
@@ -80,13 +104,17 @@ export const NUMBER_PASSES: Pass[] = [
   // as are Indian lakhs (`1,29,999`): never `299` or `1,29` read out of them.
   pass(
     new RegExp(
-      `(?<![\\w.,])#?[-−]?(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w])(?!,\\d{3})`,
+      `(?<![\\w.,])#?[-−]?(?:${FRACTION}|(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w${FRACTION_CHARS}])(?!,\\d{3}))`,
       'g',
     ),
     (m, c) => {
       const written = m[0].replace(/^#/, '');
       const digits = written.replace(/^[-−]/, '');
       const lone = /^\d{1,3},\d{3}$/.test(digits) || /^\d+\.\d{3}$/.test(digits);
+      if (FRACTIONS[digits.at(-1)!] !== undefined) {
+        const value = parseNumber(written);
+        return { kind: 'number', value, claim: plainClaim(value, halfUnit(written)), observed: [num(value)] };
+      }
       if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
       const sign = digits === written ? 1 : -1;
       const thousands = plainNumber(sign * Number(digits.replace(/[.,]/, '')), digits);

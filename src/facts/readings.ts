@@ -1,6 +1,6 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
-import { DECIMAL_COMMA, foldText, GROUP_SPACE } from './written.js';
+import { DECIMAL_COMMA, FRACTIONS, foldText, GROUP_SPACE } from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -50,7 +50,19 @@ export interface Mention {
    * (`01/12/2026`: 1 December or January 12): the world may settle it — every reading grounded,
    * none, or some (then the verdict is "can't tell").
    */
-  alternatives?: Array<{ as: string; claim: Reading[]; observed: Reading[] }>;
+  alternatives?: Alternative[];
+}
+
+/**
+ * One fact an ambiguous mention may state. `currencies`: the currencies this reading is in (`¥12.999`
+ * is JPY 12999 or CNY 12.999); a reading in none of the currencies a run states amounts in, beside
+ * one in some, is not a reading of that run.
+ */
+export interface Alternative {
+  as: string;
+  claim: Reading[];
+  observed: Reading[];
+  currencies?: readonly string[];
 }
 
 /** What the rest of a text shows of the way it writes numbers and dates. */
@@ -66,18 +78,16 @@ export interface Conventions {
 }
 
 /** An ambiguous mention of `kind`: the readings it may have, each observed only as a maybe. */
-export function ambiguousMention(
-  kind: MentionKind,
-  why: string,
-  alternatives: Array<{ as: string; claim: Reading[]; observed: Reading[] }>,
-): Made {
+export function ambiguousMention(kind: MentionKind, why: string, alternatives: Alternative[]): Made {
   const observed = alternatives.flatMap((a) => a.observed.map((r) => ({ ...r, unsure: why })));
   return { kind, claim: [], observed, ambiguous: why, alternatives };
 }
 
-/** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
+/** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5, `1½` -> 0.25 (to the nearest half). */
 export function halfUnit(text: string): number {
   const t = text.replace(GROUP_SPACE, '');
+  const fraction = FRACTIONS[t.at(-1)!];
+  if (fraction !== undefined) return 0.5 / fraction[1];
   const decimals = (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;
   return 0.5 * 10 ** -decimals;
 }

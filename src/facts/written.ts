@@ -29,7 +29,27 @@ export const NUM_START = '(?<![\\w.,])';
 export const INDIAN = '\\d{1,2}(?:,\\d{2})+,\\d{3}(?!\\d|,\\d)';
 /** Thousands grouped by a space, a no-break space or a narrow one (`1 299`, `1\u202f299`), never a part of a longer run. */
 export const SPACED = '\\d{1,3}(?:[ \\u00a0\\u202f\\u2009]\\d{3})+(?!\\d|[ \\u00a0\\u202f\\u2009]\\d)';
-export const NUM = `([-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
+/** Vulgar fractions, by value and denominator: `1½ h` is 1.5 h, to the nearest half hour. */
+export const FRACTIONS: Record<string, [number, number]> = {
+  '½': [1 / 2, 2],
+  '⅓': [1 / 3, 3],
+  '⅔': [2 / 3, 3],
+  '¼': [1 / 4, 4],
+  '¾': [3 / 4, 4],
+  '⅕': [1 / 5, 5],
+  '⅖': [2 / 5, 5],
+  '⅗': [3 / 5, 5],
+  '⅘': [4 / 5, 5],
+  '⅙': [1 / 6, 6],
+  '⅚': [5 / 6, 6],
+  '⅛': [1 / 8, 8],
+  '⅜': [3 / 8, 8],
+  '⅝': [5 / 8, 8],
+  '⅞': [7 / 8, 8],
+};
+/** A number with a vulgar fraction: `1½`, `¾`, `-2¼`. */
+export const FRACTION = `\\d*[${Object.keys(FRACTIONS).join('')}]`;
+export const NUM = `([-−]?${FRACTION}|[-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
 /** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
 export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
@@ -157,9 +177,14 @@ export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-
 /** A space that groups digits: a space, a no-break space, a narrow no-break or thin space. */
 export const GROUP_SPACE = /[ \u00a0\u202f\u2009]/g;
 
-/** `12,500` -> 12500; `1 299` -> 1299; `-3.5` -> -3.5; `1,5` -> 1.5. */
+/** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5. */
 export function parseNumber(text: string): number {
   const t = text.replace(/^[-−]/, '-').replace(GROUP_SPACE, '');
+  const fraction = FRACTIONS[t.at(-1)!];
+  if (fraction !== undefined) {
+    const whole = t.slice(0, -1).replace('-', '');
+    return (t.startsWith('-') ? -1 : 1) * (Number(whole || 0) + fraction[0]);
+  }
   return Number(DECIMAL_COMMA.test(t) ? t.replace(',', '.') : t.replace(/,/g, ''));
 }
 
