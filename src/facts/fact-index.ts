@@ -3,9 +3,7 @@
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 
-import { isCurrencyCode } from './currencies.js';
 import { mentionsIn, valueReadings } from './mentions.js';
-import { MONEY_KEY_WORDS } from './money.js';
 import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
 import { foldText } from './written.js';
