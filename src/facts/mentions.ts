@@ -40,7 +40,8 @@ const PASSES: Pass[] = [
   ...NUMBER_PASSES,
 ];
 
-const DIGIT = /\d/;
+/** A digit, or a vulgar fraction (`¾ kg` has no ASCII digit). */
+const DIGIT = /[\d½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞]/;
 const NUMBER_WORD_HINT = new RegExp(`\\b${NUMBER_WORD}\\b`, 'i');
 
 /**
