@@ -59,7 +59,8 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * keys — minutes and gigabytes — for nothing.
  */
 const TEXT_MAX = 2 * 1024 * 1024;
-const EPS = 1e-9;
+/** Relative float slack: far above a double's error (1e-16), far below a cent of ten billion (1e-12 of it). */
+const EPS = 1e-13;
 
 /** Lower-cased word tokens of a text. */
 function words(text: string): string[] {

@@ -89,12 +89,15 @@ const anotherCurrency = fc
     cents: fc.integer({ min: 1, max: 99_999_999 }),
     a: fc.nat(SYMBOLS.length - 1),
     b: fc.nat(SYMBOLS.length - 2),
+    nested: fc.boolean(),
   })
-  .map(({ cents, a, b }): Case => {
+  .map(({ cents, a, b, nested }): Case => {
     const [code, write] = SYMBOLS[a]!;
     const other = SYMBOLS.filter((_, i) => i !== a)[b]!;
     const v = cents / 100;
-    return { what: `${code} as ${other[0]}`, obs: { price: v, currency: code }, right: write(v), wrong: [other[1](v)] };
+    // Nested: an order's line items name no currency; they are in the order's.
+    const obs = nested ? { order: { currency: code, items: [{ price: v, qty: 1 }] } } : { price: v, currency: code };
+    return { what: `${code} as ${other[0]}`, obs, right: write(v), wrong: [other[1](v)] };
   });
 
 /** Stripe's objects: every amount in cents, nested line items and prices included. */
@@ -114,8 +117,9 @@ const stripeCents = fc
       obs: {
         object: 'checkout.session',
         currency: 'usd',
-        amount_total: cents,
-        amount_subtotal: cents,
+        // The session's total holds shipping: the answer's line amount is found in the line item alone.
+        amount_total: cents + 499,
+        amount_subtotal: cents + 499,
         line_items: { object: 'list', data: [item] },
       },
       right: `$${en(cents / 100)}`,
@@ -293,6 +297,32 @@ describe('answers close in form to the world are never judged the same', () => {
         expect(verdicts({ price: head }, `${written} units`)).toEqual(['different']);
         expect(verdicts({ price: n }, `₹${written}`)).toEqual(['same']);
         expect(verdicts({ price: n }, `${written} units`)).toEqual(['same']);
+        // Read as money in rupees, not as a bare number any amount grounds.
+        expect(verdicts({ price: n, currency: 'USD' }, `₹${written}`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it('a cent off is another amount however large: $12,345,678.91 is not $12,345,678.90', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 100_000_000n, max: 999_999_999_999n }), fc.constantFrom(-1, 1), (c, d) => {
+        const v = Number(c) / 100;
+        const off = (Number(c) + d) / 100;
+        expect(verdicts({ price: v }, `$${en(v)}`)).toEqual(['same']);
+        expect(verdicts({ price: v }, `$${en(off)}`), `$${en(off)} vs ${v}`).toEqual(['different']);
+        expect(verdicts({ price_cents: Number(c) }, `$${en(off)}`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it('an amount is never read out of a longer number: $1,299.999 is not $1,299.99', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 100_000, max: 99_999_999 }), fc.integer({ min: 1, max: 9 }), (c, d) => {
+        const v = c / 100;
+        expect(verdicts({ price: v }, `$${en(v)}${d}`)).not.toContain('same');
+        expect(verdicts({ price: v }, `${de(v)}${d} €`)).not.toContain('same');
       }),
       RUNS,
     );

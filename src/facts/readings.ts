@@ -92,7 +92,8 @@ export function halfUnit(text: string): number {
   return 0.5 * 10 ** -decimals;
 }
 
-const EPS = 1e-9;
+/** Relative float slack: far above a double's error (1e-16), far below a cent of ten billion (1e-12 of it). */
+const EPS = 1e-13;
 
 export function at(dim: string, value: number, tolerance = 0): Reading {
   return { dim, value, tolerance: Math.max(tolerance, EPS * Math.max(1, Math.abs(value))) };
