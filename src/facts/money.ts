@@ -15,6 +15,7 @@ import {
   pass,
   type Reading,
 } from './readings.js';
+import { NUMBER_WORDS, wordsValue } from './words.js';
 import { AMOUNT, MAGNITUDE, NUM_START, parseAmount } from './written.js';
 
 /**
@@ -144,7 +145,32 @@ function money(
 /** `CR` / `DR` after an amount: a credit is written as a negative (a debit-normal ledger's sign). */
 const LEDGER = '(?:\\s?(CR|DR|Cr|Dr)\\b)?';
 
+/** A whole number in digits or words, and its value. */
+function whole(text: string): number | undefined {
+  return /^\d+$/.test(text) ? Number(text) : wordsValue(text)?.value;
+}
+
 export const MONEY_PASSES: Pass[] = [
+  // Dollars and cents in words: 129 dollars and 99 cents, one hundred twenty-nine dollars and ninety-nine cents.
+  pass(
+    new RegExp(
+      `(?<![\\w.,])(\\d+|${NUMBER_WORDS})\\s+(dollars?|euros?|pounds?)\\s+and\\s+(\\d{1,2}|${NUMBER_WORDS})\\s+(?:cents?|pence)\\b`,
+      'gi',
+    ),
+    (m) => {
+      const [units, cents] = [whole(m[1]!), whole(m[3]!)];
+      if (units === undefined || cents === undefined || cents > 99 || !Number.isInteger(cents)) return undefined;
+      const value = units + cents / 100;
+      const currencies = CURRENCY_WORDS[m[2]!.toLowerCase()];
+      return {
+        kind: 'money',
+        value,
+        claim: moneyClaim(value, 0.005, currencies),
+        observed: moneyObserved(value, currencies),
+      };
+    },
+    false,
+  ),
   // Accounting parentheses: ($25.00), (€1.299,00), (25.00 USD) — a negative amount.
   pass(
     new RegExp(

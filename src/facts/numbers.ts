@@ -51,8 +51,8 @@ export const QUANTITY_PASSES: Pass[] = [
     const value = parseNumber(m[1]!);
     return { kind: 'percent', value, claim: percentClaim(value, halfUnit(m[1]!)), observed: percentObserved(value) };
   }),
-  // Quantities with units: 1.5 s, 250ms, 3 kg, 24 hours.
-  pass(new RegExp(`${NUM_START}${NUM}\\s?(${UNIT_ALT})(?![A-Za-z0-9])`, 'g'), (m) => {
+  // Quantities with units: 1.5 s, 250ms, 3 kg, 24 hours, a 90-minute call (not an id).
+  pass(new RegExp(`${NUM_START}${NUM}(?:\\s|-)?(${UNIT_ALT})(?![A-Za-z0-9])`, 'g'), (m) => {
     const [dim, factor] = UNITS[m[2]!]!;
     const value = parseNumber(m[1]!);
     const base = at(dim, value * factor, halfUnit(m[1]!) * factor);

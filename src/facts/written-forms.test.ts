@@ -115,6 +115,24 @@ describe('numbers in words, magnitudes and ordinals', () => {
     // "one second" is a duration, not 1 + 2.
     expect(verdicts({ n: 3 }, 'one second')).not.toContain('same');
     expect(verdicts({ total: 1_200_000, currency: 'USD' }, '1.2 million dollars')).toEqual(['same']);
+    // Dollars and cents in words or digits; a 90-minute call is a quantity, not an id.
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 99 }), fc.integer({ min: 1, max: 99 }), (d, c) => {
+        const teens = 'ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ');
+        const words = (n: number) =>
+          n < 10 ? ONES[n] : n < 20 ? teens[n - 10] : `${TENS[Math.floor(n / 10)]}${n % 10 ? `-${ONES[n % 10]}` : ''}`;
+        for (const form of [`${d} dollars and ${c} cents`, `${words(d)} dollars and ${words(c)} cents`].filter(
+          (f) => !/undefined/.test(f),
+        )) {
+          expect(verdicts({ total: d + c / 100, currency: 'USD' }, form), form).toEqual(['same']);
+          expect(verdicts({ total: d + c / 100, currency: 'EUR' }, form), form).toEqual(['different']);
+          expect(verdicts({ total: d, currency: 'USD' }, form), form).toEqual(['different']);
+        }
+      }),
+      RUNS,
+    );
+    expect(verdicts({ call_s: 5400 }, 'a 90-minute call')).toEqual(['same']);
+    expect(verdicts({ call_s: 5460 }, 'a 90-minute call')).toEqual(['different']);
   });
 });
 
