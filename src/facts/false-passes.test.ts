@@ -328,3 +328,27 @@ describe('answers close in form to the world are never judged the same', () => {
     );
   });
 });
+
+describe('the new forms stay linear in the text', () => {
+  // Hostile runs of the forms this file reads: each start of a pattern that may fail late costs a
+  // few steps, never the rest of the run (a quadratic reader took a minute on 256 KiB of `one `).
+  const SHAPES: Record<string, string> = {
+    'number words': 'one ',
+    'number words with a point': 'one point ',
+    'dollars and cents, unfinished': 'one dollars and ',
+    'spaced groups': '1 000 ',
+    'Indian groups, unfinished': '1,2',
+    'signs in words': 'minus ',
+    'half a': 'half a ',
+    'ISO durations': 'PT1',
+    'week dates, unfinished': '2026-W',
+  };
+  it('256 KiB of each hostile shape is read in seconds, not minutes', { timeout: 180_000 }, () => {
+    for (const [name, unit] of Object.entries(SHAPES)) {
+      const text = unit.repeat(Math.ceil((256 * 1024) / unit.length));
+      const started = performance.now();
+      mentionsIn(text);
+      expect(performance.now() - started, name).toBeLessThan(20_000);
+    }
+  });
+});

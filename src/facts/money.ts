@@ -15,7 +15,7 @@ import {
   pass,
   type Reading,
 } from './readings.js';
-import { NUMBER_WORDS, wordsValue } from './words.js';
+import { FEW_NUMBER_WORDS, wordsValue } from './words.js';
 import { AMOUNT, MAGNITUDE, NUM_START, parseAmount } from './written.js';
 
 /**
@@ -154,7 +154,7 @@ export const MONEY_PASSES: Pass[] = [
   // Dollars and cents in words: 129 dollars and 99 cents, one hundred twenty-nine dollars and ninety-nine cents.
   pass(
     new RegExp(
-      `(?<![\\w.,])(\\d+|${NUMBER_WORDS})\\s+(dollars?|euros?|pounds?)\\s+and\\s+(\\d{1,2}|${NUMBER_WORDS})\\s+(?:cents?|pence)\\b`,
+      `(?<![\\w.,])(\\d+|${FEW_NUMBER_WORDS})\\s+(dollars?|euros?|pounds?)\\s+and\\s+(\\d{1,2}|${FEW_NUMBER_WORDS})\\s+(?:cents?|pence)\\b`,
       'gi',
     ),
     (m) => {

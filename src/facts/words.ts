@@ -71,7 +71,12 @@ export const NUMBER_WORD = `(?:${ALL.sort((a, b) => b.length - a.length).join('|
  * A run of number words: `twenty-five`, `one hundred and twenty`, `one point two million`. A
  * dozen after `half a` is not read (`half a dozen` is 6, not 12).
  */
-export const NUMBER_WORDS = `(?<!\\bhalf an?\\s+)\\b${NUMBER_WORD}(?:(?:[\\s-]+(?:and\\s+)?|\\s+point\\s+)${NUMBER_WORD})*\\b`;
+export const NUMBER_WORDS = `(?<!\\bhalf an?\\s{1,3})\\b${NUMBER_WORD}(?:(?:[\\s-]+(?:and\\s+)?|\\s+point\\s+)${NUMBER_WORD})*\\b`;
+/**
+ * At most eight number words, for a pattern that may fail after them (`… dollars and … cents`):
+ * bounded, so a hostile run of words costs each start a few steps, not the rest of the run.
+ */
+export const FEW_NUMBER_WORDS = `\\b${NUMBER_WORD}(?:[\\s-]+(?:and\\s+)?${NUMBER_WORD}){0,7}\\b`;
 
 /**
  * `twenty-five` -> 25, `one hundred twenty` -> 120, `two dozen` -> 24, `one point two million`
