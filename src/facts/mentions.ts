@@ -3,7 +3,8 @@
 // dates and times (2026-11-20T14:05Z, Nov 20, 20 November 2026, 11/20/2026, 1:05 PM) and ids
 // (O-7731, bk_7f3a, #7713). Each mention carries the canonical readings it can be matched by.
 // The readers are in parts: dates.ts, money.ts, numbers.ts (readings.ts holds what they share);
-// the ways of writing them (months, units, number words, currencies) are written.ts.
+// the ways of writing them (months, units, currencies) are written.ts and currencies.ts, numbers in
+// words words.ts. A sign written as a word (`minus 12`) is read here, before every pass.
 
 import { conventionsOf } from './conventions.js';
 import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';

@@ -1,6 +1,7 @@
 // How people write quantities, as the mention reader matches them: month names, written numbers
-// and times (regex parts), units by their spellings, magnitude suffixes, number words, the words
-// of a structured value's key.
+// (grouped by commas, spaces or Indian lakhs; vulgar fractions) and times (regex parts), units by
+// their spellings, magnitude suffixes, the words of a structured value's key. Numbers in words are
+// words.ts.
 
 export const MONTHS: Record<string, number> = {
   jan: 1,
