@@ -124,6 +124,8 @@ export class FactIndex {
       // A nested object with no currency of its own is in its parent's, and in its units (an order's line items).
       const fields = value as Record<string, unknown>;
       const own = currencyField(fields);
+      // An object that names its currency states amounts in it, whatever its keys (`min`, `max`).
+      if (own !== undefined) this.currencies.add(own);
       const stripe = own === undefined ? minor : stripeShaped(fields);
       for (const [k, v] of Object.entries(fields)) this.addValue(v, source, k, own ?? currency, stripe);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);

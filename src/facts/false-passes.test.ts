@@ -254,6 +254,15 @@ const partOfLonger = fc.integer({ min: 100_000, max: 9_999_999 }).chain((n) =>
       wrong: [`${1 + (Math.floor(n / 1000) % 9)} ${String(n % 1000).padStart(3, '0')} items`],
     },
     {
+      what: 'Swiss apostrophe',
+      obs: { count: n % 1000 },
+      right: `${n % 1000} Stück`,
+      wrong: [
+        `${n.toLocaleString('de-CH')} Stück`,
+        `${1 + (Math.floor(n / 1000) % 999)}'${String(n % 1000).padStart(3, '0')} Stück`,
+      ],
+    },
+    {
       what: 'narrow no-break space',
       obs: { count: n % 1000 },
       right: `${n % 1000} items`,
@@ -299,6 +308,21 @@ describe('answers close in form to the world are never judged the same', () => {
         expect(verdicts({ price: n }, `${written} units`)).toEqual(['same']);
         // Read as money in rupees, not as a bare number any amount grounds.
         expect(verdicts({ price: n, currency: 'USD' }, `₹${written}`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it("a range's bare end is an amount in its start's currency: $10-20 is not grounded by €20", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 9_999 }), fc.integer({ min: 1, max: 9_999 }), (lo, d) => {
+        const hi = lo + d;
+        for (const join of ['-', '–', ' – ', ' to ']) {
+          const range = `$${lo}${join}${hi}`;
+          expect(verdicts({ low_usd: lo, high_usd: hi }, range), range).toEqual(['same', 'same']);
+          expect(verdicts({ low_usd: lo, fee: { amount_eur: hi } }, range), range).toEqual(['same', 'different']);
+          expect(verdicts({ low: lo, high: hi, currency: 'EUR' }, range), range).not.toContain('same');
+        }
       }),
       RUNS,
     );

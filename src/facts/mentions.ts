@@ -15,6 +15,7 @@ import {
   at,
   type Conventions,
   digitKeys,
+  halfUnit,
   idReadings,
   type Mention,
   num,
@@ -80,7 +81,33 @@ export function mentionsIn(written: string): Mention[] {
       out.push({ ...made, text: written.slice(from, end), start: from, end });
     }
   }
-  return out.sort((a, b) => a.start - b.start);
+  return ranges(
+    written,
+    out.sort((a, b) => a.start - b.start),
+  );
+}
+
+/** What joins the ends of a range: `$10-20`, `$10 – 20`, `$10 to 20`. */
+const RANGE_JOIN = /^(?:\s?[-–—]\s?|\s+to\s+)$/;
+
+/**
+ * A bare number that ends a range an amount starts (`$10-20`, `€5 to 8`) is an amount in the same
+ * currency: "$10-20" is never grounded by a count of 20.
+ */
+function ranges(text: string, out: Mention[]): Mention[] {
+  for (let i = 1; i < out.length; i++) {
+    const [a, b] = [out[i - 1]!, out[i]!];
+    if (a.kind !== 'money' || b.kind !== 'number' || b.value === undefined || b.ambiguous !== undefined) continue;
+    if (!RANGE_JOIN.test(text.slice(a.end, b.start))) continue;
+    out[i] = {
+      ...b,
+      kind: 'money',
+      claim: moneyClaim(b.value, halfUnit(b.text), a.currencies),
+      observed: moneyObserved(b.value, a.currencies),
+      ...(a.currencies !== undefined && { currencies: a.currencies }),
+    };
+  }
+  return out;
 }
 
 /**

@@ -109,7 +109,8 @@ function money(
   };
   const parsed = parseAmount(written);
   if (parsed === undefined) return undefined;
-  if (parsed !== 'ambiguous') return { kind: 'money', ...read(undefined)! };
+  const named = currencies === undefined ? {} : { currencies };
+  if (parsed !== 'ambiguous') return { kind: 'money', ...named, ...read(undefined)! };
   // `12.999`: a dot before three digits. A currency with no minor unit has no decimals; one with
   // three has three; else the text's other numbers say which separator is decimal.
   const none = currencies?.filter((c) => minorDigits(c) === 0) ?? [];
@@ -124,7 +125,7 @@ function money(
       ...(thousandsIn.length > 0 ? [{ cur: thousandsIn, r: read(true, thousandsIn)! }] : []),
       ...(decimalsIn.length > 0 ? [{ cur: decimalsIn, r: read(false, decimalsIn)! }] : []),
     ];
-    if (readings.length === 1) return { kind: 'money', ...readings[0]!.r };
+    if (readings.length === 1) return { kind: 'money', currencies: readings[0]!.cur, ...readings[0]!.r };
     return ambiguousMention(
       'money',
       `${written}: thousands or decimals?`,
@@ -132,7 +133,7 @@ function money(
     );
   }
   const comma = none.length > 0 ? true : three.length > 0 ? false : byText;
-  if (comma !== undefined) return { kind: 'money', ...read(comma)! };
+  if (comma !== undefined) return { kind: 'money', ...named, ...read(comma)! };
   const [asThousands, asDecimals] = [read(true)!, read(false)!];
   return {
     ...ambiguousMention('money', `${written}: thousands or decimals?`, [

@@ -1,6 +1,6 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
-import { DECIMAL_COMMA, FRACTIONS, foldText, GROUP_SPACE } from './written.js';
+import { DECIMAL_COMMA, FRACTIONS, foldText, GROUP_MARK } from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -39,6 +39,8 @@ export interface Mention {
   end: number;
   /** The number (numeric kinds): dollars for money, the percentage for percent, the written value for units. */
   value?: number;
+  /** Money: the currencies it may be in, as written (`$`: the dollars; none written: undefined). */
+  currencies?: readonly string[];
   /** Readings to look the mention up by, as a claim (the most specific forms only). */
   claim: Reading[];
   /** Readings to index the mention by, as an observation (every form it may be restated in). */
@@ -85,7 +87,7 @@ export function ambiguousMention(kind: MentionKind, why: string, alternatives: A
 
 /** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5, `1½` -> 0.25 (to the nearest half). */
 export function halfUnit(text: string): number {
-  const t = text.replace(GROUP_SPACE, '');
+  const t = text.replace(GROUP_MARK, '');
   const fraction = FRACTIONS[t.at(-1)!];
   if (fraction !== undefined) return 0.5 / fraction[1];
   const decimals = (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;

@@ -28,8 +28,8 @@ export const MONTH =
 export const NUM_START = '(?<![\\w.,])';
 /** Indian grouping: lakhs and crores (`1,29,999`, `12,34,56,789`). */
 export const INDIAN = '\\d{1,2}(?:,\\d{2})+,\\d{3}(?!\\d|,\\d)';
-/** Thousands grouped by a space, a no-break space or a narrow one (`1 299`, `1\u202f299`), never a part of a longer run. */
-export const SPACED = '\\d{1,3}(?:[ \\u00a0\\u202f\\u2009]\\d{3})+(?!\\d|[ \\u00a0\\u202f\\u2009]\\d)';
+/** Thousands grouped by a space, a no-break, narrow or thin space, or a Swiss apostrophe (`1 299`, `1\u202f299`, `1'299`), never a part of a longer run. */
+export const SPACED = "\\d{1,3}(?:[ \\u00a0\\u202f\\u2009'’]\\d{3})+(?!\\d|[ \\u00a0\\u202f\\u2009'’]\\d)";
 /** Vulgar fractions, by value and denominator: `1½ h` is 1.5 h, to the nearest half hour. */
 export const FRACTIONS: Record<string, [number, number]> = {
   '½': [1 / 2, 2],
@@ -175,12 +175,12 @@ export const MAGNITUDE: Record<string, number> = {
 /** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */
 export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
 
-/** A space that groups digits: a space, a no-break space, a narrow no-break or thin space. */
-export const GROUP_SPACE = /[ \u00a0\u202f\u2009]/g;
+/** A mark that groups digits: a space, a no-break, narrow no-break or thin space, a Swiss apostrophe. */
+export const GROUP_MARK = /[ \u00a0\u202f\u2009'’]/g;
 
 /** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5. */
 export function parseNumber(text: string): number {
-  const t = text.replace(/^[-−]/, '-').replace(GROUP_SPACE, '');
+  const t = text.replace(/^[-−]/, '-').replace(GROUP_MARK, '');
   const fraction = FRACTIONS[t.at(-1)!];
   if (fraction !== undefined) {
     const whole = t.slice(0, -1).replace('-', '');
