@@ -346,6 +346,23 @@ describe('answers close in form to the world are never judged the same', () => {
     );
   });
 
+  it('an amount is never grounded by a count: $20 is not qty: 20, though it is price: 20 or "total 20"', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 10, max: 99_999 }),
+        fc.constantFrom('qty', 'count', 'nights', 'seats', 'rank'),
+        (n, key) => {
+          expect(verdicts({ [key]: n }, `$${n}`), `$${n} vs ${key}: ${n}`).toEqual(['different']);
+          expect(verdicts({ [key]: n }, `${n}`)).toEqual(['same']);
+          expect(verdicts({ price: n }, `$${n}`)).toEqual(['same']);
+          expect(verdicts({ note: `total ${n}` }, `$${n}`)).toEqual(['same']);
+          expect(verdicts({ low: n, currency: 'USD' }, `$${n}`)).toEqual(['same']);
+        },
+      ),
+      RUNS,
+    );
+  });
+
   it('a cent off is another amount however large: $12,345,678.91 is not $12,345,678.90', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 100_000_000n, max: 999_999_999_999n }), fc.constantFrom(-1, 1), (c, d) => {

@@ -13,6 +13,7 @@ import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, un
 import { NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
   at,
+  bareObserved,
   type Conventions,
   digitKeys,
   halfUnit,
@@ -187,7 +188,9 @@ export function valueReadings(
   }
   if (words.some((w) => PERCENT_KEY_WORDS.has(w))) return claim ? percentClaim(value, 0) : percentObserved(value);
   if (claim) return [...plainClaim(value), ...digits];
-  const out = [num(value), ...digits];
+  // A number where an amount may stand (no key, a money key, an object naming its currency) may be one.
+  const out =
+    key === undefined || money || sibling !== undefined ? [...bareObserved(value), ...digits] : [num(value), ...digits];
   if (value < 0 && money) out.push(unsignedObserved(-value, words));
   return out;
 }

@@ -29,7 +29,7 @@ export function moneyClaim(value: number, tolerance: number, currencies: readonl
       ? ['n', ...MONEY_DIMS].map((d) => at(d, value, tolerance))
       : [
           ...currencies.map((c) => at(`$${c}`, value, tolerance)),
-          ...['n', '$'].map((d) => ({ ...at(d, value, tolerance), loose: currencies })),
+          ...['n$', '$'].map((d) => ({ ...at(d, value, tolerance), loose: currencies })),
         ];
   if (value > 0) out.push(at('mag', value, tolerance));
   return out;
@@ -250,4 +250,18 @@ export const MONEY_KEY_WORDS = new Set([
   'payment',
   'tax',
   'discount',
+  'fare',
+  'revenue',
+  'budget',
+  'salary',
+  'income',
+  'earnings',
+  'profit',
+  'sales',
+  'spend',
+  'spent',
+  'rent',
+  'deposit',
+  'bill',
+  'wage',
 ]);

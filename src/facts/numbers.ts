@@ -6,6 +6,7 @@ import { moneyClaim, moneyObserved } from './money.js';
 import {
   ambiguousMention,
   at,
+  bareObserved,
   digitKeys,
   halfUnit,
   type Made,
@@ -75,7 +76,12 @@ export const QUANTITY_PASSES: Pass[] = [
     (m) => {
       const scale = MAGNITUDE[m[2] ?? m[3]!]!;
       const value = parseNumber(m[1]!) * scale;
-      return { kind: 'number', value, claim: plainClaim(value, halfUnit(m[1]!) * scale), observed: [num(value)] };
+      return {
+        kind: 'number',
+        value,
+        claim: plainClaim(value, halfUnit(m[1]!) * scale),
+        observed: bareObserved(value),
+      };
     },
   ),
   // Ordinals: 21st.
@@ -91,7 +97,7 @@ function plainNumber(value: number, digits: string): Made & { value: number } {
     kind: 'number',
     value,
     claim: [...plainClaim(value), ...digitKeys(digits, 'claim')],
-    observed: [num(value), ...digitKeys(digits, 'observed')],
+    observed: [...bareObserved(value), ...digitKeys(digits, 'observed')],
   };
 }
 
@@ -113,7 +119,7 @@ export const NUMBER_PASSES: Pass[] = [
       const lone = /^\d{1,3},\d{3}$/.test(digits) || /^\d+\.\d{3}$/.test(digits);
       if (FRACTIONS[digits.at(-1)!] !== undefined) {
         const value = parseNumber(written);
-        return { kind: 'number', value, claim: plainClaim(value, halfUnit(written)), observed: [num(value)] };
+        return { kind: 'number', value, claim: plainClaim(value, halfUnit(written)), observed: bareObserved(value) };
       }
       if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
       const sign = digits === written ? 1 : -1;
@@ -142,7 +148,7 @@ export const NUMBER_PASSES: Pass[] = [
           claim: moneyClaim(value, read.tolerance, currencies),
           observed: moneyObserved(value, currencies),
         };
-      return { kind: 'number', value, claim: plainClaim(value, read.tolerance), observed: [num(value)] };
+      return { kind: 'number', value, claim: plainClaim(value, read.tolerance), observed: bareObserved(value) };
     },
     false,
   ),

@@ -120,6 +120,15 @@ export function num(value: number, tolerance = 0): Reading {
  */
 export const MONEY_DIMS = ['$', '$*'];
 
+/**
+ * A bare number observed where an amount may stand (free text, a money key, an object that names its
+ * currency): `n`, and `n$`, which an amount claimed with a currency looks in when nothing says
+ * otherwise. A number under another key (`qty: 20`) is `n` alone: "$20" is not a count of 20.
+ */
+export function bareObserved(value: number): Reading[] {
+  return [num(value), at('n$', value)];
+}
+
 export function plainClaim(value: number, tolerance = 0): Reading[] {
   return ['n', 'q', ...MONEY_DIMS].map((d) => at(d, value, tolerance));
 }
