@@ -20,20 +20,9 @@ function verdicts(obs: unknown, answer: string): string[] {
  * digit changed. The slip is never the same: a date that does not exist grounds nothing, an hour
  * over 12 before AM is no time, a timestamp seconds off is another instant.
  */
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
+const MONTHS = Array.from({ length: 12 }, (_, i) =>
+  new Date(Date.UTC(2000, i, 1)).toLocaleString('en-US', { month: 'long', timeZone: 'UTC' }),
+);
 /** A value observed and an answer that writes it right. */
 type G = { obs: unknown; right: string };
 const money = (c: number, f: number): G => {
