@@ -120,9 +120,15 @@ export function symbolCurrencies(symbol: string): readonly string[] | undefined 
   return CURRENCY_SYMBOLS[symbol];
 }
 
+/** The currencies called dollars (a bare `$` also names pesos; the word `dollars` never does). */
+const DOLLAR_WORD = ['USD', 'CAD', 'AUD', 'NZD', 'HKD', 'SGD', 'TWD'];
+const PESOS = ['MXN', 'ARS', 'CLP', 'COP'];
+
 export const CURRENCY_WORDS: Record<string, readonly string[]> = {
-  dollar: DOLLARS,
-  dollars: DOLLARS,
+  dollar: DOLLAR_WORD,
+  dollars: DOLLAR_WORD,
+  peso: PESOS,
+  pesos: PESOS,
   euro: ['EUR'],
   euros: ['EUR'],
   pound: ['GBP'],
@@ -133,6 +139,11 @@ export const CURRENCY_WORDS: Record<string, readonly string[]> = {
   rupee: ['INR'],
   rupees: ['INR'],
 };
+
+/** A currency word after an amount (`30 dollars`, `twelve euros`): the regex alternatives, longest first. */
+export const CURRENCY_WORD = Object.keys(CURRENCY_WORDS)
+  .sort((a, b) => b.length - a.length)
+  .join('|');
 
 /** The currency a key names by its last word (`amount_usd`, `priceEur`), if any. */
 export function currencyOfKey(key: string): string | undefined {

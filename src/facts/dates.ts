@@ -14,7 +14,7 @@ interface Stamp {
   y?: number;
   m?: number;
   d?: number;
-  time?: { h: number; mi: number };
+  time?: { h: number; mi: number; s?: number };
   zone?: number;
   weekday?: number;
 }
@@ -39,10 +39,27 @@ function weekdayOf(y: number, m: number, d: number): number {
  * A weekday must fit its date ("Monday, December 1, 2026" grounds nothing: that day is a Tuesday).
  */
 function stampReadings(s: Stamp): Readings | undefined {
+  const r = stampKeys(s);
+  const sec = s.time?.s;
+  if (r === undefined || r === NEVER || s.time === undefined) return r;
+  if (sec !== undefined && sec > 59) return undefined;
+  // Seconds: a claim that writes them matches an observation with the same ones, or one written to
+  // the minute ("14:05:05" is not 14:05:00); a claim written to the minute matches either.
+  const tag = (ss: string) => (k: Reading) => ({ ...k, key: `${k.key}:${ss}` });
+  const timed = r.observed.filter((k) => k.key !== undefined && TIMED.test(k.key));
+  return {
+    claim: sec === undefined ? r.claim : [...r.claim.map(tag(pad(sec))), ...r.claim.map(tag('--'))],
+    observed: [...r.observed, ...timed.map(tag(sec === undefined ? '--' : pad(sec)))],
+  };
+}
+
+const TIMED = /\d\d:\d\d$/;
+
+function stampKeys(s: Stamp): Readings | undefined {
   const { y, m, d, time, zone } = s;
   const hasDate = m !== undefined && d !== undefined;
   if (hasDate && (m < 1 || m > 12 || d < 1 || d > daysIn(y, m))) return undefined;
-  if (time && (time.h > 23 || time.mi > 59)) return undefined;
+  if (time && !(time.h <= 23 && time.mi <= 59)) return undefined;
   if (!hasDate && !time) return undefined;
   if (s.weekday !== undefined && hasDate && y !== undefined && weekdayOf(y, m, d) !== s.weekday) return NEVER;
   const wall = wallReadings(y, m, d, time, s.weekday);
@@ -164,10 +181,25 @@ function wallReadings(
   return { claim, observed };
 }
 
+/** A 12-hour clock's hour in 24 (`12 AM` is 0, `1 PM` 13); an hour over 12 before AM/PM is no time (`72:34 AM` is not 0:34). */
 function hour12(h: number, meridiem: string | undefined): number {
   if (meridiem === undefined) return h;
+  if (h > 12) return Number.NaN;
   const pm = meridiem.toLowerCase() === 'p';
   return (h % 12) + (pm ? 12 : 0);
+}
+
+const DAY = 86_400_000;
+
+/** The date of day `day` (1 Monday … 7 Sunday) of ISO week `week` of `year`; undefined for a week the year has not. */
+function isoWeekDate(year: number, week: number, day: number): Stamp | undefined {
+  const jan4 = Date.UTC(year, 0, 4);
+  const monday = jan4 - ((new Date(jan4).getUTCDay() + 6) % 7) * DAY;
+  const at = new Date(monday + ((week - 1) * 7 + day - 1) * DAY);
+  // The week belongs to the year its Thursday is in: week 53 of a year with 52 is not one.
+  const thursday = new Date(monday + ((week - 1) * 7 + 3) * DAY);
+  if (week < 1 || thursday.getUTCFullYear() !== year) return undefined;
+  return { y: at.getUTCFullYear(), m: at.getUTCMonth() + 1, d: at.getUTCDate(), weekday: day % 7 };
 }
 
 /** The passes, most specific first; compiled once. */
@@ -202,7 +234,9 @@ function writtenDate(
     ...(time && { time }),
     ...(weekday !== undefined && { weekday }),
   };
-  return inZone('date', stamp, m[10], m[11], m[12]);
+  // With its year written it is surely a date: one that does not exist (December 0, 2026) grounds nothing.
+  const made = inZone('date', stamp, m[10], m[11], m[12]);
+  return made ?? (stamp.y === undefined ? undefined : { kind: 'date', ...NEVER });
 }
 
 /** The readings of a stamp in the zone written after it; a zone that cannot be told grounds nothing. */
@@ -226,16 +260,21 @@ function inZone(
 export const DATE_PASSES: Pass[] = [
   // ISO dates and timestamps: 2026-11-20, 2026-11-20T14:05:00Z, 2026-11-20 14:05, …T15:05+01:00.
   pass(
-    /(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?(?![\w-])/g,
+    /(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?(?![\w-])/g,
     (m) => {
-      const time = m[4] === undefined ? undefined : { h: Number(m[4]), mi: Number(m[5]) };
-      const z = m[6];
+      const time =
+        m[4] === undefined
+          ? undefined
+          : { h: Number(m[4]), mi: Number(m[5]), ...(m[6] !== undefined && { s: Number(m[6]) }) };
+      const z = m[7];
       const zone =
         z === undefined
           ? undefined
           : z === 'Z'
             ? 0
             : (z.startsWith('-') ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(-2)));
+      // A stamp in ISO shape that is no date or time (2026-18-01, …T25:00) states nothing true: it
+      // keeps its span (its pieces are not read as a year, a count and a time) and grounds nothing.
       return dated(
         stampReadings({
           y: Number(m[1]),
@@ -243,7 +282,7 @@ export const DATE_PASSES: Pass[] = [
           d: Number(m[3]),
           ...(time && { time }),
           ...(zone !== undefined && { zone }),
-        }),
+        }) ?? NEVER,
       );
     },
   ),
@@ -275,16 +314,24 @@ export const DATE_PASSES: Pass[] = [
       { as: `${y}-${pad(b)}-${pad(a)}`, ...dayFirstReading },
     ]);
   }),
+  // ISO week dates: 2026-W49-2, 2026W492 (the Tuesday of ISO week 49 of 2026, December 1).
+  pass(/(?<![\w-])(\d{4})-?W(\d{2})-?([1-7])(?![\w-])/g, (m) => {
+    const date = isoWeekDate(Number(m[1]), Number(m[2]), Number(m[3]));
+    return date && dated(stampReadings(date));
+  }),
   // 25.12.2026: dotted dates are day first (no convention writes them month first).
   pass(/(?<![\w.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w]|\.\d)/g, (m) =>
     dated(stampReadings({ y: Number(m[3]), m: Number(m[2]), d: Number(m[1]) })),
   ),
   // Times: 13:05, 1:05 PM, 14:05 UTC, 15:05 CET, 9:30 UTC+2.
   pass(
-    new RegExp(`(?<![\\d:])(\\d{1,2}):(\\d{2})(?::\\d{2})?(?:\\s*${MERIDIEM})?(?:\\s*${ZONE})?(?![\\d:])`, 'g'),
-    (m) => inZone('time', { time: { h: hour12(Number(m[1]), m[3]), mi: Number(m[2]) } }, m[4], m[5], m[6]),
+    new RegExp(`(?<![\\d:])(\\d{1,2}):(\\d{2})(?::(\\d{2}))?(?:\\s*${MERIDIEM})?(?:\\s*${ZONE})?(?![\\d:])`, 'g'),
+    (m) => {
+      const time = { h: hour12(Number(m[1]), m[4]), mi: Number(m[2]), ...(m[3] !== undefined && { s: Number(m[3]) }) };
+      return inZone('time', { time }, m[5], m[6], m[7]);
+    },
   ),
-  pass(new RegExp(`\\b(\\d{1,2})\\s*${MERIDIEM}(?:\\s*${ZONE})?(?![A-Za-z])`, 'g'), (m) =>
+  pass(new RegExp(`(?<![\\d:])\\b(\\d{1,2})\\s*${MERIDIEM}(?:\\s*${ZONE})?(?![A-Za-z])`, 'g'), (m) =>
     inZone('time', { time: { h: hour12(Number(m[1]), m[2]), mi: 0 } }, m[3], m[4], m[5]),
   ),
 ];

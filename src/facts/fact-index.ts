@@ -3,8 +3,8 @@
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 
-import { isCurrencyCode } from './currencies.js';
 import { mentionsIn, valueReadings } from './mentions.js';
+import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
 import { foldText } from './written.js';
 
@@ -59,7 +59,8 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * keys — minutes and gigabytes — for nothing.
  */
 const TEXT_MAX = 2 * 1024 * 1024;
-const EPS = 1e-9;
+/** Relative float slack: far above a double's error (1e-16), far below a cent of ten billion (1e-12 of it). */
+const EPS = 1e-13;
 
 /** Lower-cased word tokens of a text. */
 function words(text: string): string[] {
@@ -102,10 +103,10 @@ export class FactIndex {
    * Index a structured value (a tool result, arguments, a row). An object's `currency` field is
    * the currency of its amounts: `{ price: 129.99, currency: 'EUR' }` is €129.99, never $129.99.
    */
-  addValue(value: unknown, source: FactSource, key?: string, currency?: string): void {
+  addValue(value: unknown, source: FactSource, key?: string, currency?: string, minor = false): void {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
-      for (const r of valueReadings(value, key, 'observed', currency)) this.put(r, source, observed);
+      for (const r of valueReadings(value, key, 'observed', currency, minor)) this.put(r, source, observed);
     } else if (typeof value === 'string') {
       const t = value.trimStart();
       if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {
@@ -118,10 +119,15 @@ export class FactIndex {
       }
       this.addText(value, source, key);
     } else if (Array.isArray(value)) {
-      for (const v of value) this.addValue(v, source, key);
+      for (const v of value) this.addValue(v, source, key, currency, minor);
     } else if (value && typeof value === 'object') {
-      const own = currencyField(value as Record<string, unknown>);
-      for (const [k, v] of Object.entries(value)) this.addValue(v, source, k, own);
+      // A nested object with no currency of its own is in its parent's, and in its units (an order's line items).
+      const fields = value as Record<string, unknown>;
+      const own = currencyField(fields);
+      // An object that names its currency states amounts in it, whatever its keys (`min`, `max`).
+      if (own !== undefined) this.currencies.add(own);
+      const stripe = own === undefined ? minor : stripeShaped(fields);
+      for (const [k, v] of Object.entries(fields)) this.addValue(v, source, k, own ?? currency, stripe);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
   }
 
@@ -251,7 +257,10 @@ export class FactIndex {
    */
   verdict(m: Mention, bound = Number.POSITIVE_INFINITY): Verdict {
     if (m.alternatives !== undefined && m.alternatives.length > 0) {
-      const read = m.alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
+      // A reading in a currency the run never states an amount in, beside one in a currency it does, is dropped.
+      const inRun = m.alternatives.filter((a) => a.currencies?.some((c) => this.currencies.has(c)) ?? true);
+      const alternatives = inRun.length > 0 ? inRun : m.alternatives;
+      const read = alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
       if (read.every((r) => r.v.verdict === 'same')) return read[0]!.v;
       const hit = read.find((r) => r.v.verdict !== 'different');
       if (hit === undefined || hit.v.verdict === 'different') return { verdict: 'different', why: m.ambiguous };
@@ -345,17 +354,6 @@ export class FactIndex {
     }
     return match;
   }
-}
-
-const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode'];
-
-/** The currency an object names for its amounts (`currency: 'eur'`), if it is one the reader knows. */
-function currencyField(value: Record<string, unknown>): string | undefined {
-  for (const f of CURRENCY_FIELDS) {
-    const c = value[f];
-    if (typeof c === 'string' && isCurrencyCode(c)) return c.toUpperCase();
-  }
-  return undefined;
 }
 
 function lowerBound(values: number[], x: number): number {

@@ -3,17 +3,20 @@
 // dates and times (2026-11-20T14:05Z, Nov 20, 20 November 2026, 11/20/2026, 1:05 PM) and ids
 // (O-7731, bk_7f3a, #7713). Each mention carries the canonical readings it can be matched by.
 // The readers are in parts: dates.ts, money.ts, numbers.ts (readings.ts holds what they share);
-// the ways of writing them (months, units, number words, currencies) are written.ts.
+// the ways of writing them (months, units, currencies) are written.ts and currencies.ts, numbers in
+// words words.ts. A sign written as a word (`minus 12`) is read here, before every pass.
 
 import { conventionsOf } from './conventions.js';
 import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
-import { MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved } from './money.js';
+import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
 import { NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
   at,
+  bareObserved,
   type Conventions,
   digitKeys,
+  halfUnit,
   idReadings,
   type Mention,
   num,
@@ -22,7 +25,8 @@ import {
   plainClaim,
   type Reading,
 } from './readings.js';
-import { ID_TOKEN, isMinorUnitKey, keyWords, NUMBER_WORD, unitOfKey } from './written.js';
+import { NUMBER_WORD } from './words.js';
+import { ID_TOKEN, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
 
 const PASSES: Pass[] = [
   // UUIDs, whatever their digits: an id in any case, with or without hyphens.
@@ -39,7 +43,8 @@ const PASSES: Pass[] = [
   ...NUMBER_PASSES,
 ];
 
-const DIGIT = /\d/;
+/** A digit, or a vulgar fraction (`¾ kg` has no ASCII digit). */
+const DIGIT = /[\d½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞]/;
 const NUMBER_WORD_HINT = new RegExp(`\\b${NUMBER_WORD}\\b`, 'i');
 
 /**
@@ -47,10 +52,11 @@ const NUMBER_WORD_HINT = new RegExp(`\\b${NUMBER_WORD}\\b`, 'i');
  * three numbers, `12.5k` is not an id, `$129.99` is money. Linear in the text: passes that need a
  * digit are skipped for text without one, and taken spans are marked in a mask.
  */
-export function mentionsIn(text: string): Mention[] {
+export function mentionsIn(written: string): Mention[] {
   const out: Mention[] = [];
-  const hasDigit = DIGIT.test(text);
-  if (!hasDigit && !NUMBER_WORD_HINT.test(text)) return out;
+  const hasDigit = DIGIT.test(written);
+  if (!hasDigit && !NUMBER_WORD_HINT.test(written)) return out;
+  const { text, signAt } = signWords(written);
   let taken: Uint8Array | undefined;
   let conventions: Conventions | undefined;
   const readConventions = () => {
@@ -72,10 +78,55 @@ export function mentionsIn(text: string): Mention[] {
       if (made === undefined) continue;
       taken ??= new Uint8Array(text.length);
       taken.fill(1, start, end);
-      out.push({ ...made, text: m[0], start, end });
+      const from = signAt?.get(start) ?? start;
+      out.push({ ...made, text: written.slice(from, end), start: from, end });
     }
   }
-  return out.sort((a, b) => a.start - b.start);
+  return ranges(
+    written,
+    out.sort((a, b) => a.start - b.start),
+  );
+}
+
+/** What joins the ends of a range: `$10-20`, `$10 – 20`, `$10 to 20`. */
+const RANGE_JOIN = /^(?:\s?[-–—]\s?|\s+to\s+)$/;
+
+/**
+ * A bare number that ends a range an amount starts (`$10-20`, `€5 to 8`) is an amount in the same
+ * currency: "$10-20" is never grounded by a count of 20.
+ */
+function ranges(text: string, out: Mention[]): Mention[] {
+  for (let i = 1; i < out.length; i++) {
+    const [a, b] = [out[i - 1]!, out[i]!];
+    if (a.kind !== 'money' || b.kind !== 'number' || b.value === undefined || b.ambiguous !== undefined) continue;
+    if (!RANGE_JOIN.test(text.slice(a.end, b.start))) continue;
+    out[i] = {
+      ...b,
+      kind: 'money',
+      claim: moneyClaim(b.value, halfUnit(b.text), a.currencies),
+      observed: moneyObserved(b.value, a.currencies),
+      ...(a.currencies !== undefined && { currencies: a.currencies }),
+    };
+  }
+  return out;
+}
+
+/**
+ * A sign written as a word before a number (`minus 12`, `negative 3%`, `minus twelve`), not after
+ * one (`$50 minus $5` is a subtraction): rewritten, at the same length, as a minus sign just
+ * before the number, so every reader reads the number as negative. `signAt` maps the sign back to
+ * where its word starts.
+ */
+const SIGN_WORD = new RegExp(`(?<![\\d%)]\\s{0,3})\\b(?:minus|negative)\\s+(?=[$€£¥₹₩]?\\d|${NUMBER_WORD}\\b)`, 'gi');
+
+function signWords(text: string): { text: string; signAt?: Map<number, number> } {
+  if (!/minus|negative/i.test(text)) return { text };
+  const signAt = new Map<number, number>();
+  const rewritten = text.replace(SIGN_WORD, (word, at: number) => {
+    signAt.set(at + word.length - 1, at);
+    return `${' '.repeat(word.length - 1)}-`;
+  });
+  return { text: rewritten, signAt };
 }
 
 function isTaken(taken: Uint8Array, start: number, end: number): boolean {
@@ -91,28 +142,30 @@ const PERCENT_KEY_WORDS = new Set(['pct', 'percent', 'percentage']);
  * also 129.99 (in no currency in particular; in the minor unit of the key's or object's currency:
  * `amount_minor: 1299` with `currency: JPY` is ¥1299, with KWD 1.299), `price_eur` 12 is €12, `latency_ms` 1500 is also
  * 1.5 s, `discount_pct` 15 is 15% — else a bare number. `sibling` is the currency the value's
- * object names (`{ price: 12, currency: 'EUR' }`): an amount under a money key is in it.
+ * object (or the nearest enclosing one) names (`{ price: 12, currency: 'EUR' }`): an amount under a
+ * money key is in it. `minor`: the object is Stripe's (see fact-index.ts `stripeShaped`), whose
+ * amounts are all in the currency's minor unit (`amount_total: 12999` is $129.99, never $12,999).
  */
 export function valueReadings(
   value: number,
   key: string | undefined,
   role: 'claim' | 'observed' = 'observed',
   sibling?: string,
+  minor = false,
 ): Reading[] {
   const words = key === undefined ? [] : keyWords(key);
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
-  if (key !== undefined && isMinorUnitKey(key)) {
+  const money = words.some((w) => MONEY_KEY_WORDS.has(w));
+  if ((key !== undefined && isMinorUnitKey(key)) || (minor && money && Number.isInteger(value))) {
     const currency = words.map((w) => w.toUpperCase()).find(isCurrencyCode) ?? sibling;
     const major = value / 10 ** minorDigits(currency);
     const currencies = currency === undefined ? undefined : [currency];
     return claim
       ? [at('q', value), ...moneyClaim(major, 0, currencies)]
-      : [at('q', value), ...moneyObserved(major, currencies), ...digits];
+      : [at('q', value), ...moneyObserved(major, currencies, isFlowKey(words)), ...digits];
   }
-  const currency =
-    (key === undefined ? undefined : currencyOfKey(key)) ??
-    (words.some((w) => MONEY_KEY_WORDS.has(w)) ? sibling : undefined);
+  const currency = (key === undefined ? undefined : currencyOfKey(key)) ?? (money ? sibling : undefined);
   if (currency !== undefined) {
     if (claim) return moneyClaim(value, 0, [currency]);
     // Stripe's `amount: 12999` with `currency: "usd"` is in cents; another API's is in dollars. Each
@@ -126,7 +179,7 @@ export function valueReadings(
         ...digits,
       ];
     }
-    return [...moneyObserved(value, [currency]), ...digits];
+    return [...moneyObserved(value, [currency], isFlowKey(words)), ...digits];
   }
   const unit = key === undefined ? undefined : unitOfKey(key);
   if (unit) {
@@ -135,7 +188,9 @@ export function valueReadings(
   }
   if (words.some((w) => PERCENT_KEY_WORDS.has(w))) return claim ? percentClaim(value, 0) : percentObserved(value);
   if (claim) return [...plainClaim(value), ...digits];
-  const out = [num(value), ...digits];
-  if (value < 0 && words.some((w) => MONEY_KEY_WORDS.has(w))) out.push(at('mag', -value));
+  // A number where an amount may stand (no key, a money key, an object naming its currency) may be one.
+  const out =
+    key === undefined || money || sibling !== undefined ? [...bareObserved(value), ...digits] : [num(value), ...digits];
+  if (value < 0 && money) out.push(unsignedObserved(-value, words));
   return out;
 }

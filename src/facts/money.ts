@@ -4,7 +4,7 @@
 // currencies it may be in. How many decimals a currency has decides `¥12.999` (twelve thousand)
 // and `KWD 1.250` (one and a quarter); for others the rest of the text does, else it is ambiguous.
 import { decimalComma } from './conventions.js';
-import { CURRENCY_CODES, CURRENCY_WORDS, minorDigits, SYMBOL, symbolCurrencies } from './currencies.js';
+import { CURRENCY_CODES, CURRENCY_WORD, CURRENCY_WORDS, minorDigits, SYMBOL, symbolCurrencies } from './currencies.js';
 import {
   ambiguousMention,
   at,
@@ -15,6 +15,7 @@ import {
   pass,
   type Reading,
 } from './readings.js';
+import { FEW_NUMBER_WORDS, wordsValue } from './words.js';
 import { AMOUNT, MAGNITUDE, NUM_START, parseAmount } from './written.js';
 
 /**
@@ -28,19 +29,56 @@ export function moneyClaim(value: number, tolerance: number, currencies: readonl
       ? ['n', ...MONEY_DIMS].map((d) => at(d, value, tolerance))
       : [
           ...currencies.map((c) => at(`$${c}`, value, tolerance)),
-          ...['n', '$'].map((d) => ({ ...at(d, value, tolerance), loose: currencies })),
+          ...['n$', '$'].map((d) => ({ ...at(d, value, tolerance), loose: currencies })),
         ];
   if (value > 0) out.push(at('mag', value, tolerance));
   return out;
 }
 
-/** An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…) maybe. */
-export function moneyObserved(value: number, currencies: readonly string[] | undefined): Reading[] {
+/**
+ * An amount observed in `currencies`: in the first surely, in the others (a bare `$`: CAD, AUD…)
+ * maybe. A negative amount's size restates it surely only under a key that names a flow whose
+ * sign is a ledger's convention (`refund_cents: -2500` is "refunded $25.00", `flow`); else maybe:
+ * a balance of -25 stated as "$25" may be the sum owed or a sign dropped.
+ */
+export function moneyObserved(value: number, currencies: readonly string[] | undefined, flow = false): Reading[] {
   const [first, ...others] = currencies ?? [];
   const out: Reading[] = first === undefined ? [at('$', value)] : [at(`$${first}`, value), at('$*', value)];
   for (const c of others) out.push({ ...at(`$${c}`, value), unsure: `the symbol names ${first} or ${c}` });
-  if (value < 0) out.push(at('mag', -value));
+  if (value < 0) out.push(flow ? at('mag', -value) : { ...at('mag', -value), unsure: UNSIGNED });
   return out;
+}
+
+const UNSIGNED = 'a negative amount, stated without its sign';
+
+/** Keys of money that flows one way, whose sign only says which (a refund of -25 is a refund of 25). */
+const FLOW_WORDS = new Set([
+  'refund',
+  'refunded',
+  'credit',
+  'debit',
+  'discount',
+  'fee',
+  'charge',
+  'payment',
+  'paid',
+  'tax',
+  'cost',
+  'withdrawal',
+  'payout',
+  'chargeback',
+  'deduction',
+  'spent',
+]);
+
+/** Whether a key names a flow of money (`refund_cents`, `feeAmount`): a negative's size then restates it. */
+export function isFlowKey(words: readonly string[]): boolean {
+  return words.some((w) => FLOW_WORDS.has(w));
+}
+
+/** The readings of a negative amount's size under a key: sure for a flow, else a maybe. */
+export function unsignedObserved(value: number, words: readonly string[]): Reading {
+  return isFlowKey(words) ? at('mag', value) : { ...at('mag', value), unsure: UNSIGNED };
 }
 
 const CODES = CURRENCY_CODES.join('|');
@@ -48,7 +86,12 @@ const CODES = CURRENCY_CODES.join('|');
 const CODE_BEFORE = `\\b(?:(${CODES})\\s|(USD|EUR|GBP|JPY|CAD|AUD|CHF)\\s?)`;
 const SCALE = '(?:\\s?(k|K|M|bn|B|thousand|million|billion)\\b)?';
 
-/** An amount as written, signed, in `currencies`; `12.999` is read by the currency's decimals, else by the text. */
+/**
+ * An amount as written, signed, in `currencies`; `12.999` is read by the currencies' decimals,
+ * else by the text. A symbol of currencies with different decimals (`¥`: yen has none, yuan two)
+ * reads it per currency: twelve thousand yen, or (with nothing in the text to say) twelve yuan
+ * or twelve thousand — each reading naming its currencies, so the run's own may settle it.
+ */
 function money(
   negative: boolean,
   written: string,
@@ -57,21 +100,40 @@ function money(
   conventions: () => Conventions,
 ): Made | undefined {
   const scale = scaleWord === undefined ? 1 : MAGNITUDE[scaleWord]!;
-  const read = (thousands: boolean | undefined) => {
+  const read = (thousands: boolean | undefined, cur = currencies) => {
     const parsed = parseAmount(written, thousands);
     if (parsed === undefined || parsed === 'ambiguous') return undefined;
     const value = (negative ? -1 : 1) * parsed.value * scale;
     const tol = 0.5 * 10 ** -parsed.decimals * scale;
-    return { value, claim: moneyClaim(value, tol, currencies), observed: moneyObserved(value, currencies) };
+    return { value, claim: moneyClaim(value, tol, cur), observed: moneyObserved(value, cur) };
   };
   const parsed = parseAmount(written);
   if (parsed === undefined) return undefined;
-  if (parsed !== 'ambiguous') return { kind: 'money', ...read(undefined)! };
+  const named = currencies === undefined ? {} : { currencies };
+  if (parsed !== 'ambiguous') return { kind: 'money', ...named, ...read(undefined)! };
   // `12.999`: a dot before three digits. A currency with no minor unit has no decimals; one with
   // three has three; else the text's other numbers say which separator is decimal.
-  const digits = currencies?.length === 1 ? minorDigits(currencies[0]) : 2;
-  const comma = digits === 0 ? true : digits === 3 ? false : decimalComma(conventions());
-  if (comma !== undefined) return { kind: 'money', ...read(comma)! };
+  const none = currencies?.filter((c) => minorDigits(c) === 0) ?? [];
+  const three = currencies?.filter((c) => minorDigits(c) === 3) ?? [];
+  const rest = currencies?.filter((c) => minorDigits(c) === 2) ?? [];
+  const byText = rest.length > 0 || currencies === undefined ? decimalComma(conventions()) : undefined;
+  if (none.length + three.length + rest.length > 1 && none.length + three.length > 0) {
+    // Currencies that disagree (`¥`: JPY none, CNY two): one reading per number, each in its currencies.
+    const thousandsIn = [...none, ...(byText === false ? [] : rest)];
+    const decimalsIn = [...three, ...(byText === true ? [] : rest)];
+    const readings = [
+      ...(thousandsIn.length > 0 ? [{ cur: thousandsIn, r: read(true, thousandsIn)! }] : []),
+      ...(decimalsIn.length > 0 ? [{ cur: decimalsIn, r: read(false, decimalsIn)! }] : []),
+    ];
+    if (readings.length === 1) return { kind: 'money', currencies: readings[0]!.cur, ...readings[0]!.r };
+    return ambiguousMention(
+      'money',
+      `${written}: thousands or decimals?`,
+      readings.map(({ cur, r }) => ({ as: `${cur.join('/')} ${r.value}`, ...r, currencies: cur })),
+    );
+  }
+  const comma = none.length > 0 ? true : three.length > 0 ? false : byText;
+  if (comma !== undefined) return { kind: 'money', ...named, ...read(comma)! };
   const [asThousands, asDecimals] = [read(true)!, read(false)!];
   return {
     ...ambiguousMention('money', `${written}: thousands or decimals?`, [
@@ -84,7 +146,32 @@ function money(
 /** `CR` / `DR` after an amount: a credit is written as a negative (a debit-normal ledger's sign). */
 const LEDGER = '(?:\\s?(CR|DR|Cr|Dr)\\b)?';
 
+/** A whole number in digits or words, and its value. */
+function whole(text: string): number | undefined {
+  return /^\d+$/.test(text) ? Number(text) : wordsValue(text)?.value;
+}
+
 export const MONEY_PASSES: Pass[] = [
+  // Dollars and cents in words: 129 dollars and 99 cents, one hundred twenty-nine dollars and ninety-nine cents.
+  pass(
+    new RegExp(
+      `(?<![\\w.,])(\\d+|${FEW_NUMBER_WORDS})\\s+(dollars?|euros?|pounds?)\\s+and\\s+(\\d{1,2}|${FEW_NUMBER_WORDS})\\s+(?:cents?|pence)\\b`,
+      'gi',
+    ),
+    (m) => {
+      const [units, cents] = [whole(m[1]!), whole(m[3]!)];
+      if (units === undefined || cents === undefined || cents > 99 || !Number.isInteger(cents)) return undefined;
+      const value = units + cents / 100;
+      const currencies = CURRENCY_WORDS[m[2]!.toLowerCase()];
+      return {
+        kind: 'money',
+        value,
+        claim: moneyClaim(value, 0.005, currencies),
+        observed: moneyObserved(value, currencies),
+      };
+    },
+    false,
+  ),
   // Accounting parentheses: ($25.00), (€1.299,00), (25.00 USD) — a negative amount.
   pass(
     new RegExp(
@@ -98,16 +185,17 @@ export const MONEY_PASSES: Pass[] = [
     new RegExp(`(?:(?<![\\w.])([-−])\\s?)?(?:(${SYMBOL})\\s?|${CODE_BEFORE})${AMOUNT}${SCALE}${LEDGER}`, 'g'),
     (m, c) => signed(m[1], m[5]!, currenciesOf(m[2] ?? m[3] ?? m[4]!), m[6], m[7], c),
   ),
-  // 1 299,00 €, 40 USD, 12,50 EUR, 30 dollars, 25.00 USD CR, 12999 cents.
+  // 1 299,00 €, 40 USD, 12,50 EUR, 30 dollars, 1.2 million dollars, 3M EUR, 25.00 USD CR, 12999 cents.
   pass(
     new RegExp(
-      `${NUM_START}${AMOUNT}\\s?(${CODES}|${SYMBOL}|dollars?|euros?|pounds?|yen|yuan|won|rupees?|cents?|¢)(?![A-Za-z])${LEDGER}`,
+      `${NUM_START}${AMOUNT}${SCALE}\\s?(${CODES}|${SYMBOL}|${CURRENCY_WORD}|cents?|¢)(?![A-Za-z])${LEDGER}`,
       'g',
     ),
     (m, c) => {
-      const unit = m[2]!;
+      const unit = m[3]!;
       if (!/^(cents?|¢)$/.test(unit))
-        return signed(undefined, m[1]!, currenciesOf(unit) ?? CURRENCY_WORDS[unit.toLowerCase()], undefined, m[3], c);
+        return signed(undefined, m[1]!, currenciesOf(unit) ?? CURRENCY_WORDS[unit.toLowerCase()], m[2], m[4], c);
+      if (m[2] !== undefined) return undefined;
       const parsed = parseAmount(m[1]!, false);
       if (parsed === 'ambiguous' || parsed === undefined) return undefined;
       const value = parsed.value / 100;
@@ -162,4 +250,18 @@ export const MONEY_KEY_WORDS = new Set([
   'payment',
   'tax',
   'discount',
+  'fare',
+  'revenue',
+  'budget',
+  'salary',
+  'income',
+  'earnings',
+  'profit',
+  'sales',
+  'spend',
+  'spent',
+  'rent',
+  'deposit',
+  'bill',
+  'wage',
 ]);

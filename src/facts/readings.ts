@@ -1,6 +1,6 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
-import { DECIMAL_COMMA, foldText } from './written.js';
+import { DECIMAL_COMMA, FRACTIONS, foldText, GROUP_MARK } from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -39,6 +39,8 @@ export interface Mention {
   end: number;
   /** The number (numeric kinds): dollars for money, the percentage for percent, the written value for units. */
   value?: number;
+  /** Money: the currencies it may be in, as written (`$`: the dollars; none written: undefined). */
+  currencies?: readonly string[];
   /** Readings to look the mention up by, as a claim (the most specific forms only). */
   claim: Reading[];
   /** Readings to index the mention by, as an observation (every form it may be restated in). */
@@ -50,7 +52,19 @@ export interface Mention {
    * (`01/12/2026`: 1 December or January 12): the world may settle it — every reading grounded,
    * none, or some (then the verdict is "can't tell").
    */
-  alternatives?: Array<{ as: string; claim: Reading[]; observed: Reading[] }>;
+  alternatives?: Alternative[];
+}
+
+/**
+ * One fact an ambiguous mention may state. `currencies`: the currencies this reading is in (`¥12.999`
+ * is JPY 12999 or CNY 12.999); a reading in none of the currencies a run states amounts in, beside
+ * one in some, is not a reading of that run.
+ */
+export interface Alternative {
+  as: string;
+  claim: Reading[];
+  observed: Reading[];
+  currencies?: readonly string[];
 }
 
 /** What the rest of a text shows of the way it writes numbers and dates. */
@@ -66,22 +80,22 @@ export interface Conventions {
 }
 
 /** An ambiguous mention of `kind`: the readings it may have, each observed only as a maybe. */
-export function ambiguousMention(
-  kind: MentionKind,
-  why: string,
-  alternatives: Array<{ as: string; claim: Reading[]; observed: Reading[] }>,
-): Made {
+export function ambiguousMention(kind: MentionKind, why: string, alternatives: Alternative[]): Made {
   const observed = alternatives.flatMap((a) => a.observed.map((r) => ({ ...r, unsure: why })));
   return { kind, claim: [], observed, ambiguous: why, alternatives };
 }
 
-/** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5. */
+/** Half a unit of the last digit written: `12.5` -> 0.05, `130` -> 0.5, `1½` -> 0.25 (to the nearest half). */
 export function halfUnit(text: string): number {
-  const decimals = (/\.(\d+)/.exec(text) ?? DECIMAL_COMMA.exec(text))?.[1]?.length ?? 0;
+  const t = text.replace(GROUP_MARK, '');
+  const fraction = FRACTIONS[t.at(-1)!];
+  if (fraction !== undefined) return 0.5 / fraction[1];
+  const decimals = (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;
   return 0.5 * 10 ** -decimals;
 }
 
-const EPS = 1e-9;
+/** Relative float slack: far above a double's error (1e-16), far below a cent of ten billion (1e-12 of it). */
+const EPS = 1e-13;
 
 export function at(dim: string, value: number, tolerance = 0): Reading {
   return { dim, value, tolerance: Math.max(tolerance, EPS * Math.max(1, Math.abs(value))) };
@@ -106,6 +120,15 @@ export function num(value: number, tolerance = 0): Reading {
  */
 export const MONEY_DIMS = ['$', '$*'];
 
+/**
+ * A bare number observed where an amount may stand (free text, a money key, an object that names its
+ * currency): `n`, and `n$`, which an amount claimed with a currency looks in when nothing says
+ * otherwise. A number under another key (`qty: 20`) is `n` alone: "$20" is not a count of 20.
+ */
+export function bareObserved(value: number): Reading[] {
+  return [num(value), at('n$', value)];
+}
+
 export function plainClaim(value: number, tolerance = 0): Reading[] {
   return ['n', 'q', ...MONEY_DIMS].map((d) => at(d, value, tolerance));
 }
@@ -128,6 +151,30 @@ export function idCore(id: string): string {
     .toUpperCase();
 }
 
+const DIGIT_SEPARATOR = /(?<=\p{N})[^\p{L}\p{N}]+(?=\p{N})/gu;
+const HAS_DIGIT_SEPARATOR = /\p{N}[^\p{L}\p{N}]+\p{N}/u;
+
+/**
+ * The keys an id's core is matched by. A separator between two digits is kept: it groups them
+ * (`A-1-23` is not `A-12-3`, `ORD-2026-0001` not `ORD-202-60001`), so two ids written with such
+ * separators match only where they put them; written without any (`ORD20260001`) either side
+ * matches the other. An id with digit separators is observed under `ids:` (as grouped) and
+ * `idn:` (its core, for a claim written without them); one without, under `id:`.
+ */
+function idCoreKeys(id: string, core: string, role: 'claim' | 'observed'): Reading[] {
+  const folded = foldText(id);
+  if (!HAS_DIGIT_SEPARATOR.test(folded)) {
+    const plain: Reading = { dim: 'id', key: `id:${core}` };
+    return role === 'claim' ? [plain, { dim: 'id', key: `idn:${core}` }] : [plain];
+  }
+  const grouped = folded
+    .replace(DIGIT_SEPARATOR, '-')
+    .replace(/[^\p{L}\p{N}-]|(?<!\p{N})-|-(?!\p{N})/gu, '')
+    .toUpperCase();
+  const keys: Reading = { dim: 'id', key: `ids:${grouped}` };
+  return [keys, { dim: 'id', key: role === 'claim' ? `id:${core}` : `idn:${core}` }];
+}
+
 /** The digits of an id shaped prefix + number (`O-7713`, `ORD_7713` -> 7713), else undefined. */
 export function idDigits(id: string): string | undefined {
   return /^[A-Za-z]{1,5}[-_ #.:/]?(\d{3,})$/.exec(id.trim())?.[1];
@@ -141,7 +188,7 @@ export function idDigits(id: string): string | undefined {
 export function idReadings(id: string, role: 'claim' | 'observed'): Reading[] {
   const core = idCore(id);
   if (core === '') return [];
-  const out: Reading[] = [{ dim: 'id', key: `id:${core}` }];
+  const out: Reading[] = idCoreKeys(id, core, role);
   const digits = idDigits(id);
   if (digits !== undefined) out.push({ dim: 'dg', key: role === 'claim' ? `dgn:${digits}` : `dgi:${digits}` });
   return out;

@@ -1,6 +1,7 @@
 // How people write quantities, as the mention reader matches them: month names, written numbers
-// and times (regex parts), units by their spellings, magnitude suffixes, number words, the words
-// of a structured value's key.
+// (grouped by commas, spaces or Indian lakhs; vulgar fractions) and times (regex parts), units by
+// their spellings, magnitude suffixes, the words of a structured value's key. Numbers in words are
+// words.ts.
 
 export const MONTHS: Record<string, number> = {
   jan: 1,
@@ -25,8 +26,31 @@ export const MONTH =
  * comma (`1,5 kg`, `2,5 %`); before three it separates thousands (`1,500 kg`).
  */
 export const NUM_START = '(?<![\\w.,])';
-export const NUM =
-  '([-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)';
+/** Indian grouping: lakhs and crores (`1,29,999`, `12,34,56,789`). */
+export const INDIAN = '\\d{1,2}(?:,\\d{2})+,\\d{3}(?!\\d|,\\d)';
+/** Thousands grouped by a space, a no-break, narrow or thin space, or a Swiss apostrophe (`1 299`, `1\u202f299`, `1'299`), never a part of a longer run. */
+export const SPACED = "\\d{1,3}(?:[ \\u00a0\\u202f\\u2009'’]\\d{3})+(?!\\d|[ \\u00a0\\u202f\\u2009'’]\\d)";
+/** Vulgar fractions, by value and denominator: `1½ h` is 1.5 h, to the nearest half hour. */
+export const FRACTIONS: Record<string, [number, number]> = {
+  '½': [1 / 2, 2],
+  '⅓': [1 / 3, 3],
+  '⅔': [2 / 3, 3],
+  '¼': [1 / 4, 4],
+  '¾': [3 / 4, 4],
+  '⅕': [1 / 5, 5],
+  '⅖': [2 / 5, 5],
+  '⅗': [3 / 5, 5],
+  '⅘': [4 / 5, 5],
+  '⅙': [1 / 6, 6],
+  '⅚': [5 / 6, 6],
+  '⅛': [1 / 8, 8],
+  '⅜': [3 / 8, 8],
+  '⅝': [5 / 8, 8],
+  '⅞': [7 / 8, 8],
+};
+/** A number with a vulgar fraction: `1½`, `¾`, `-2¼`. */
+export const FRACTION = `\\d*[${Object.keys(FRACTIONS).join('')}]`;
+export const NUM = `([-−]?${FRACTION}|[-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
 /** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
 export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
@@ -84,6 +108,10 @@ export const UNITS: Record<string, [string, number]> = {
   MiB: ['data', 1024 ** 2],
   GiB: ['data', 1024 ** 3],
   TiB: ['data', 1024 ** 4],
+  // Basis points: hundredths of a percent (`150 bps` is 1.5%, `rate_bps: 150` never 150%).
+  bps: ['pct', 0.01],
+  'basis points': ['pct', 0.01],
+  'basis point': ['pct', 0.01],
   ml: ['volume', 0.001],
   mL: ['volume', 0.001],
   l: ['volume', 1],
@@ -144,72 +172,30 @@ export const MAGNITUDE: Record<string, number> = {
   trillion: 1e12,
 };
 
-export const WORDS: Record<string, number> = {
-  zero: 0,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  thirteen: 13,
-  fourteen: 14,
-  fifteen: 15,
-  sixteen: 16,
-  seventeen: 17,
-  eighteen: 18,
-  nineteen: 19,
-  twenty: 20,
-  thirty: 30,
-  forty: 40,
-  fifty: 50,
-  sixty: 60,
-  seventy: 70,
-  eighty: 80,
-  ninety: 90,
-};
-export const SCALE_WORDS: Record<string, number> = { hundred: 100, thousand: 1e3, million: 1e6, billion: 1e9 };
-export const NUMBER_WORD = `(?:${[...Object.keys(WORDS), ...Object.keys(SCALE_WORDS)].join('|')})`;
-
 /** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */
 export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w-])/g;
 
-/** `12,500` -> 12500; `-3.5` -> -3.5; `1,5` -> 1.5. */
+/** A mark that groups digits: a space, a no-break, narrow no-break or thin space, a Swiss apostrophe. */
+export const GROUP_MARK = /[ \u00a0\u202f\u2009'’]/g;
+
+/** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5. */
 export function parseNumber(text: string): number {
-  const t = text.replace(/^[-−]/, '-');
+  const t = text.replace(/^[-−]/, '-').replace(GROUP_MARK, '');
+  const fraction = FRACTIONS[t.at(-1)!];
+  if (fraction !== undefined) {
+    const whole = t.slice(0, -1).replace('-', '');
+    return (t.startsWith('-') ? -1 : 1) * (Number(whole || 0) + fraction[0]);
+  }
   return Number(DECIMAL_COMMA.test(t) ? t.replace(',', '.') : t.replace(/,/g, ''));
 }
 
-/** `twenty-five` -> 25, `one hundred twenty` -> 120, `three thousand` -> 3000. */
-export function wordsValue(text: string): number | undefined {
-  let total = 0;
-  let current = 0;
-  let seen = false;
-  for (const word of text.toLowerCase().split(/[\s-]+/)) {
-    if (word === 'and' || word === '') continue;
-    if (word in WORDS) {
-      current += WORDS[word]!;
-      seen = true;
-    } else if (word === 'hundred') {
-      current = (current || 1) * 100;
-      seen = true;
-    } else if (word in SCALE_WORDS) {
-      total += (current || 1) * SCALE_WORDS[word]!;
-      current = 0;
-      seen = true;
-    } else return undefined;
-  }
-  return seen ? total + current : undefined;
-}
-
-/** An amount as written in either convention: `1,299.00`, `1.299,00`, `1 299,00`, `1'234.50`, `129,99`, `-25`. */
-export const AMOUNT = "([-−]?(?:\\d{1,3}(?:[,.\\u00a0\\u202f '’]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?))";
+/**
+ * An amount as written in either convention: `1,299.00`, `1.299,00`, `1 299,00` (a space, no-break
+ * or thin space), `1'234.50`, `129,99`, `-25`, Indian lakhs (`1,29,999`). Never a part of a longer
+ * number: `₹1,29,999` is not `₹1,29`.
+ */
+export const AMOUNT =
+  "([-−]?(?:\\d{1,2}(?:,\\d{2})+,\\d{3}(?:\\.\\d{1,2})?|\\d{1,3}(?:[,.\\u00a0\\u202f\\u2009 '’]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?)(?!\\d|[.,]\\d))";
 
 /**
  * Reads an amount written in either convention. The separator written last is the decimal one
@@ -223,7 +209,7 @@ export function parseAmount(
   dotThousands?: boolean,
 ): { value: number; decimals: number } | 'ambiguous' | undefined {
   const negative = /^[-−]/.test(text);
-  const body = text.replace(/^[-−]/, '').replace(/[\u00a0\u202f '’]/g, ' ');
+  const body = text.replace(/^[-−]/, '').replace(/[\u00a0\u202f\u2009 '’]/g, ' ');
   const lastDot = body.lastIndexOf('.');
   const lastComma = body.lastIndexOf(',');
   let decimalAt = -1;
