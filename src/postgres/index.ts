@@ -3,6 +3,7 @@
 // wire-protocol gate in front of a sandbox database, and finding what dead runs left behind.
 export { createDbTracker, type DbTracker, type TrackerOptions } from './capture.js';
 export { type ConnectOptions, connectDb } from './connect.js';
+export { renderDdl } from './ddl.js';
 export { describeObjects } from './describe-objects.js';
 export {
   createExtensions,
@@ -35,7 +36,7 @@ export {
 } from './named-snapshots.js';
 export { type LaidWorld, layWorldOver } from './overlay.js';
 export { type DatabaseItem, reapDatabaseItem } from './reap.js';
-export { applyRowChanges, renderDdl, type SeedReport, seedDatabase } from './seed.js';
+export { applyRowChanges, type SeedReport, seedDatabase } from './seed.js';
 export {
   describeSequences,
   describeTables,

@@ -3,7 +3,7 @@
 // observed laid over them by primary key (the run's rows win). Pure functions over the snapshot
 // format; the sandbox is then seeded from the result as from any snapshot (seed.ts).
 import { canonicalJson, type DbSnapshot, type DbTable, type Row, sortRows, TapedeckError } from '../recording/index.js';
-import { renderDdl } from './seed.js';
+import { renderDdl } from './ddl.js';
 
 const tableKey = (t: { schema: string; name: string }) => `${t.schema}.${t.name}`;
 

@@ -5,8 +5,8 @@
 // strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
+import { renderDdl } from './ddl.js';
 import { describeObjects, udtJoin, udtOf } from './describe-objects.js';
-import { renderDdl } from './seed.js';
 import { type Queryable, quoteIdent, quoteLiteral, regclass, tableRef, utcTimestampSql } from './sql.js';
 
 /**

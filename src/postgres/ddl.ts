@@ -1,0 +1,228 @@
+// The DDL that builds a snapshot's schema description in a sandbox (rows aside): composed from the
+// description's parts — quoted names, allow-listed types, defaults and extensions — never taken
+// from recorded SQL text. seed.ts runs it and lays the rows in; renderDdl shows it (db.json's ddl).
+import type { DbSnapshot, DbTable } from '../recording/index.js';
+import { missingExtensionReason, wantedExtensions } from './extensions.js';
+import {
+  DEFAULT_FUNCTION_EXTENSION,
+  defaultSql,
+  generatedSql,
+  namedType,
+  quoteIdent,
+  quoteLiteral,
+  regclass,
+  sqlType,
+  tableRef,
+} from './sql.js';
+
+export type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums' | 'domains' | 'extensions'>;
+
+export interface Statement {
+  sql: string;
+  /** What it builds, for an error message. */
+  what: string;
+}
+
+export interface Plan {
+  schemas: Statement[];
+  sequences: Statement[];
+  tables: Statement[];
+  /** After the rows: foreign keys, indexes, sequence ownership and positions. */
+  after: Statement[];
+  /** What the sandbox lacks of the description for want of an extension, one line each. */
+  lacks: string[];
+}
+
+export const key = (schema: string, name: string) => JSON.stringify([schema, name]);
+
+function hasKey(table: Pick<DbTable, 'primaryKey' | 'unique'>, columns: string[]): boolean {
+  const same = (list: string[]) => list.length === columns.length && list.every((c) => columns.includes(c));
+  return same(table.primaryKey) || (table.unique ?? []).some((u) => same(u.columns));
+}
+
+/**
+ * The statements that build `description` (rows aside), in the order they run. `extensions`: those
+ * the sandbox holds (createExtensions); by default every one a sandbox may create.
+ */
+export function plan(description: Description, extensions?: ReadonlySet<string>): Plan {
+  const out: Plan = { schemas: [], sequences: [], tables: [], after: [], lacks: [] };
+  const held = extensions ?? new Set(wantedExtensions(description).map((e) => e.name));
+  const extensionSchema = new Map((description.extensions ?? []).map((e) => [e.name, e.schema]));
+  const lacking = new Map<string, string[]>();
+  const lack = (extension: string, what: string) => lacking.set(extension, [...(lacking.get(extension) ?? []), what]);
+  for (const e of description.extensions ?? []) if (!held.has(e.name)) lacking.set(e.name, []);
+  const sequences = new Map((description.sequences ?? []).map((s) => [key(s.schema, s.name), s]));
+  const tables = new Map(description.tables.map((t) => [key(t.schema, t.name), t]));
+  for (const schema of description.schemas) {
+    out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`, what: `schema ${schema}` });
+  }
+  const enums = new Set<string>();
+  for (const e of description.enums ?? []) {
+    enums.add(key(e.schema, e.name));
+    out.schemas.push({
+      sql: `CREATE TYPE ${tableRef(e.schema, e.name)} AS ENUM (${e.labels.map(quoteLiteral).join(', ')})`,
+      what: `enum type ${e.schema}.${e.name}`,
+    });
+  }
+  const domains = new Set((description.domains ?? []).map((d) => key(d.schema, d.name)));
+  // A column of a described enum or domain (or an array of one) has that type, as has one of an
+  // extension's type when the sandbox holds the extension; else sqlType's allow-list (text for the rest).
+  const typeOf = (c: Pick<DbTable['columns'][number], 'type' | 'enum' | 'udt'>, what: string): string => {
+    const named = c.enum ?? c.udt;
+    if (named !== undefined && (enums.has(key(named.schema, named.name)) || domains.has(key(named.schema, named.name))))
+      return namedType(named, c.type.replace(/\(\d+\)/g, ''));
+    if (c.udt?.extension !== undefined) {
+      if (held.has(c.udt.extension)) return namedType(c.udt, c.type);
+      lack(c.udt.extension, `${what} holds its values as text`);
+    }
+    return sqlType(c.type);
+  };
+  // The missing extension whose type a column (or its domain) would have had: it holds text instead.
+  const domainOf = new Map((description.domains ?? []).map((d) => [key(d.schema, d.name), d]));
+  const missingType = (c: Pick<DbTable['columns'][number], 'udt'>, depth = 0): string | undefined => {
+    if (c.udt === undefined || depth > 32) return undefined;
+    if (c.udt.extension !== undefined) return held.has(c.udt.extension) ? undefined : c.udt.extension;
+    const domain = domainOf.get(key(c.udt.schema, c.udt.name));
+    return domain ? missingType(domain, depth + 1) : undefined;
+  };
+  for (const d of description.domains ?? []) {
+    if (!out.schemas.some((s) => s.what === `schema ${d.schema}`))
+      out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(d.schema)}`, what: `schema ${d.schema}` });
+    out.schemas.push({
+      sql: `CREATE DOMAIN ${tableRef(d.schema, d.name)} AS ${typeOf(d, `domain ${d.schema}.${d.name}`)}${d.nullable ? '' : ' NOT NULL'}`,
+      what: `domain ${d.schema}.${d.name}`,
+    });
+  }
+  for (const s of sequences.values()) {
+    if (s.identity) continue; // made by its table
+    out.sequences.push({
+      sql: `CREATE SEQUENCE ${tableRef(s.schema, s.name)} AS ${s.type} INCREMENT BY ${s.increment} MINVALUE ${s.min} MAXVALUE ${s.max} START WITH ${s.start}${s.cycle ? ' CYCLE' : ' NO CYCLE'}`,
+      what: `sequence ${s.schema}.${s.name}`,
+    });
+  }
+  for (const t of description.tables) {
+    const parts = t.columns.map((c) => {
+      let col = `${quoteIdent(c.name)} ${typeOf(c, `column ${t.schema}.${t.name}.${c.name}`)}`;
+      // A generated column whose expression is not described is a plain one: no NOT NULL, which
+      // rows the agent inserts could not meet.
+      if (c.generated === null) return col;
+      if (c.generated !== undefined) col += ` GENERATED ALWAYS AS (${generatedSql(c.generated)}) STORED`;
+      else if (c.identity) col += ` GENERATED ${c.identity === 'always' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`;
+      else if (c.default && (c.default.kind !== 'sequence' || sequences.has(key(c.default.schema, c.default.name)))) {
+        const extension = c.default.kind === 'function' ? DEFAULT_FUNCTION_EXTENSION[c.default.name] : undefined;
+        if (extension === undefined) col += ` DEFAULT ${defaultSql(c.default)}`;
+        else if (held.has(extension)) col += ` DEFAULT ${defaultSql(c.default, extensionSchema.get(extension))}`;
+        else lack(extension, `column ${t.schema}.${t.name}.${c.name} has no default`);
+      }
+      if (!c.nullable) col += ' NOT NULL';
+      return col;
+    });
+    if (t.primaryKey.length > 0) parts.push(`PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(', ')})`);
+    for (const u of t.unique ?? [])
+      parts.push(`CONSTRAINT ${quoteIdent(u.name)} UNIQUE (${u.columns.map(quoteIdent).join(', ')})`);
+    const inherits =
+      t.inherits?.filter((p) => tables.has(key(p.schema, p.name))).map((p) => tableRef(p.schema, p.name)) ?? [];
+    out.tables.push({
+      sql: `CREATE TABLE ${tableRef(t.schema, t.name)} (${parts.join(', ')})${inherits.length > 0 ? ` INHERITS (${inherits.join(', ')})` : ''}`,
+      what: `table ${t.schema}.${t.name}`,
+    });
+    for (const fk of t.foreignKeys ?? []) {
+      const target = tables.get(key(fk.references.schema, fk.references.table));
+      // A key to a table outside the snapshot, or to columns that are no key there, cannot be built.
+      if (!target || !hasKey(target, fk.references.columns)) continue;
+      const actions = `${fk.onDelete ? ` ON DELETE ${fk.onDelete.toUpperCase()}` : ''}${fk.onUpdate ? ` ON UPDATE ${fk.onUpdate.toUpperCase()}` : ''}`;
+      out.after.push({
+        // NOT VALID: rows a snapshot read table by table need not agree; new rows are checked.
+        sql: `ALTER TABLE ${tableRef(t.schema, t.name)} ADD CONSTRAINT ${quoteIdent(fk.name)} FOREIGN KEY (${fk.columns.map(quoteIdent).join(', ')}) REFERENCES ${tableRef(fk.references.schema, fk.references.table)} (${fk.references.columns.map(quoteIdent).join(', ')})${actions} NOT VALID`,
+        what: `foreign key ${fk.name} of ${t.schema}.${t.name}`,
+      });
+    }
+    for (const index of t.indexes ?? []) {
+      // An operator class of Postgres's own or of an extension the sandbox holds; another one (a
+      // user's, or a missing extension's) leaves the index out.
+      const opclasses = index.opclasses ?? [];
+      const missing = opclasses.find(
+        (o) => o !== null && (o.extension === undefined ? o.schema !== 'pg_catalog' : !held.has(o.extension)),
+      );
+      if (missing) {
+        if (missing.extension !== undefined) lack(missing.extension, `index ${t.schema}.${index.name} is left out`);
+        else out.lacks.push(`index ${t.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
+        continue;
+      }
+      // On a column held as text, only a btree or hash index has text's default operator class.
+      const asText = index.columns
+        .map((name) => t.columns.find((c) => c.name === name))
+        .map((c) => (c ? missingType(c) : undefined))
+        .find((e) => e !== undefined);
+      if (asText !== undefined && index.method !== 'btree' && index.method !== 'hash') {
+        lack(asText, `index ${t.schema}.${index.name} is left out`);
+        continue;
+      }
+      const columns = index.columns.map((c, i) => {
+        const o = opclasses[i];
+        return `${quoteIdent(c)}${o ? ` ${tableRef(o.schema, o.name)}` : ''}`;
+      });
+      out.after.push({
+        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${columns.join(', ')})`,
+        what: `index ${index.name} of ${t.schema}.${t.name}`,
+      });
+    }
+  }
+  for (const s of sequences.values()) {
+    const owner = s.ownedBy && tables.get(key(s.schema, s.ownedBy.table));
+    const ownerOk = owner?.columns.some((c) => c.name === s.ownedBy?.column);
+    const target =
+      s.identity && owner && ownerOk
+        ? `pg_get_serial_sequence(${quoteLiteral(tableRef(s.schema, s.ownedBy?.table ?? ''))}, ${quoteLiteral(s.ownedBy?.column ?? '')})`
+        : s.identity
+          ? undefined
+          : regclass(s.schema, s.name);
+    if (target === undefined) continue;
+    if (!s.identity && owner && ownerOk && s.ownedBy) {
+      out.after.push({
+        sql: `ALTER SEQUENCE ${tableRef(s.schema, s.name)} OWNED BY ${tableRef(s.schema, s.ownedBy.table)}.${quoteIdent(s.ownedBy.column)}`,
+        what: `owner of sequence ${s.schema}.${s.name}`,
+      });
+    }
+    // The position the recorded run saw: the next id handed out is the one it got.
+    out.after.push({
+      sql: `SELECT setval(${target}, ${s.last}, ${s.called ? 'true' : 'false'})`,
+      what: `position of sequence ${s.schema}.${s.name}`,
+    });
+  }
+  // Identity columns of a snapshot that did not record their sequence: just past the highest id.
+  for (const t of description.tables) {
+    for (const c of t.columns) {
+      if (!c.identity) continue;
+      const recorded = [...sequences.values()].some(
+        (s) => s.identity && s.schema === t.schema && s.ownedBy?.table === t.name && s.ownedBy.column === c.name,
+      );
+      if (recorded) continue;
+      out.after.push({
+        sql: `SELECT setval(pg_get_serial_sequence(${quoteLiteral(tableRef(t.schema, t.name))}, ${quoteLiteral(c.name)}), max(${quoteIdent(c.name)})) FROM ${tableRef(t.schema, t.name)} HAVING max(${quoteIdent(c.name)}) IS NOT NULL`,
+        what: `position of the identity of ${t.schema}.${t.name}.${c.name}`,
+      });
+    }
+  }
+  for (const [extension, what] of lacking) {
+    out.lacks.push(
+      `extension ${extension} (${extensionSchema.has(extension) ? missingExtensionReason(extension) : "not among the recorded database's extensions"})${what.length > 0 ? `: ${what.join(', ')}` : ''}`,
+    );
+  }
+  return out;
+}
+
+/**
+ * The description as readable SQL (db.json's `ddl`): what a sandbox runs, minus the rows and the
+ * sequence positions (those are data, and change during a run). Never executed from a recording.
+ */
+export function renderDdl(description: Description): string[] {
+  const p = plan(description);
+  const extensions = wantedExtensions(description).map((e) => ({
+    sql: `CREATE EXTENSION IF NOT EXISTS ${quoteIdent(e.name)} WITH SCHEMA ${quoteIdent(e.schema)}`,
+    what: `extension ${e.name}`,
+  }));
+  return [...extensions, ...p.schemas, ...p.sequences, ...p.tables, ...p.after]
+    .filter((s) => !s.what.startsWith('position of'))
+    .map((s) => s.sql);
+}
