@@ -14,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import { listensHere } from './listening.mjs';
 import { killTree } from './process-tree.mjs';
 
 /**
@@ -126,7 +127,15 @@ function traceFifo(id) {
       }
       if (!commands[pid] && m?.[2]) commands[pid] = m[2].slice(0, 300);
     }
-    void send({ t: 'trace', id, lines, commands });
+    // A non-blocking connect under way on loopback to a port that listens here (a server of the
+    // agent's tree) is no refusal: the ports that do, read in this namespace while they listen.
+    const listening = [];
+    for (const line of lines) {
+      const m = /^\d+(?:<.*?>)?\s+connect\(.*htons\((\d+)\).*= -1 EINPROGRESS/.exec(line);
+      const port = Number(m?.[1]);
+      if (m && !listening.includes(port) && listensHere(port)) listening.push(port);
+    }
+    void send({ t: 'trace', id, lines, commands, listening });
   });
   reader.on('error', () => ended());
   /** Resolves when every line strace wrote is sent (call it after strace has exited), or after `ms`. */

@@ -225,10 +225,6 @@ export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undef
   switch (call) {
     case 'connect': {
       const target = addr();
-      // A non-blocking connect on loopback is under way, not refused: the sandbox's loopback
-      // reaches only its own listeners (tapedeck's doors, a server of the agent's tree).
-      if (error === 'EINPROGRESS' && target !== undefined && /^(127\.\d+\.\d+\.\d+|\[::1\]):/.test(target))
-        return undefined;
       return target ? { pid, kind: 'connect', target, error, line } : undefined;
     }
     case 'sendto':
@@ -286,6 +282,8 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   let command: string;
   let seccompFd: number | undefined;
   const privateDirs: string[] = [];
+  /** The system CA bundles the run's CA stands in for inside. */
+  const substituted = new Set<string>();
   const cleanup: Array<() => Promise<unknown>> = [noted.remove];
   if (isolation.level === 'bwrap') {
     command = isolation.bwrap as string;
@@ -329,7 +327,10 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       const bundle = path.join(tmp, 'ca.pem');
       await writeFile(bundle, options.caPem);
       for (const b of SYSTEM_BUNDLES) {
-        if (existsSync(b) && !lstatSync(b).isSymbolicLink()) args.push('--ro-bind', bundle, b);
+        if (existsSync(b) && !lstatSync(b).isSymbolicLink()) {
+          args.push('--ro-bind', bundle, b);
+          substituted.add(b);
+        }
       }
     }
     const program = isolation.seccomp ? seccompProgram() : undefined;
@@ -383,14 +384,19 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   });
   child.on('message', (message: Message, handle?: unknown) => {
     if (message.t === 'trace') {
+      const listening = new Set(Array.isArray(message.listening) ? message.listening.map(Number) : []);
       for (const line of (message.lines as string[]) ?? []) {
         const attempt = parseTraceLine(line);
         if (!attempt) continue;
-        // A non-blocking connect in progress is no refusal, unless nothing inside serves that port.
+        // A non-blocking connect in progress is no refusal, unless nothing inside serves that port
+        // (tapedeck's own listeners, or one of the agent's tree that listened as it connected).
         if (attempt.error === 'EINPROGRESS') {
           const port = Number(/:(\d+)$/.exec(attempt.target)?.[1]);
-          if (insidePorts.has(port) || !/^(127\.|\[::1\])/.test(attempt.target)) continue;
+          if (insidePorts.has(port) || listening.has(port) || !/^(127\.|\[::1\])/.test(attempt.target)) continue;
         }
+        // A write to a CA bundle this sandbox put the run's CA in place of: not the real disk's file
+        // (a program that appends a CA of its own at start, as some Python set-ups do).
+        if (attempt.kind === 'write' && substituted.has(attempt.target)) continue;
         attempts.push({ ...attempt, ...commandOf(message, attempt.pid) });
       }
       return;

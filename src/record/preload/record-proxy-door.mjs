@@ -11,32 +11,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import tls from 'node:tls';
+import { listensHere } from '../../../sandbox/os/listening.mjs';
 import { aimed, targetOf } from '../../../sandbox/preload/shared-connect-args.mjs';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
-/**
- * Whether a TCP port listens in this network namespace (the sandbox's own: a server the agent
- * started inside), read from /proc/net/tcp{,6}: such a connection stays inside.
- * @param {number} port
- */
-function listensHere(port) {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = fs.readFileSync(table, 'latin1');
-    } catch {
-      continue;
-    }
-    // Each line: "sl local_address rem_address st …"; st 0A is LISTEN.
-    for (const line of text.split('\n').slice(1)) {
-      const [, local = '', , state] = line.trim().split(/\s+/);
-      if (state === '0A' && local.endsWith(`:${hex}`)) return true;
-    }
-  }
-  return false;
-}
 
 /**
  * Reads the proxy's answer to the CONNECT off the front of what `feed` is given: then calls
