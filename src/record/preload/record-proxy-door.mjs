@@ -7,7 +7,6 @@
 // carries (an HTTP call, a WebSocket conversation: src/record/isolate-websocket.ts), or refuses it
 // and names it in the recording's side channels (anything else). Nothing passes unrecorded. A
 // loopback port that listens inside (a server the agent started in the sandbox) is reached as is.
-import fs from 'node:fs';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import tls from 'node:tls';
