@@ -173,7 +173,9 @@ describe.runIf(detectIsolation().level === 'bwrap')('a sandbox service in the OS
       const port = new URL(sentinelUrl).port;
       const blocked = service.blocked().join('\n');
       expect(blocked).toContain(`127.0.0.1:${port}`);
-      if (detectIsolation().strace) expect(blocked).toContain(realFile);
+      // strace's lines reach the launcher a moment after the refusal, over the init's IPC: waited for (bounded).
+      if (detectIsolation().strace)
+        await expect.poll(() => service.blocked().join('\n'), { timeout: 15_000, interval: 50 }).toContain(realFile);
     } finally {
       await service.close();
       await real.remove();
