@@ -14,8 +14,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import { listensHere } from './listening.mjs';
+import { ephemeralRange, ownPorts } from './listening.mjs';
 import { killTree } from './process-tree.mjs';
+
+/** Ports the kernel hands listeners on port 0 in this namespace (ownPorts). */
+const ephemeral = ephemeralRange();
 
 /**
  * What the launcher asks (sandbox/os/sandbox.ts sends these).
@@ -127,14 +130,8 @@ function traceFifo(id) {
       }
       if (!commands[pid] && m?.[2]) commands[pid] = m[2].slice(0, 300);
     }
-    // A non-blocking connect under way on loopback to a port that listens here (a server of the
-    // agent's tree) is no refusal: the ports that do, read in this namespace while they listen.
-    const listening = [];
-    for (const line of lines) {
-      const m = /^\d+(?:<.*?>)?\s+connect\(.*htons\((\d+)\).*= -1 EINPROGRESS/.exec(line);
-      const port = Number(m?.[1]);
-      if (m && !listening.includes(port) && listensHere(port)) listening.push(port);
-    }
+    // Connects under way on loopback to the sandbox's own listeners are no refusal (ownPorts).
+    const listening = ownPorts(lines, ephemeral);
     void send({ t: 'trace', id, lines, commands, listening });
   });
   reader.on('error', () => ended());

@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseIsolation, detectIsolation } from '../../sandbox/os/detect.js';
+import { ownPorts } from '../../sandbox/os/listening.mjs';
 import { type OsSandbox, openOsSandbox, parseTraceLine } from '../../sandbox/os/sandbox.js';
 import { realDir, type Sentinels, startSentinels } from './helpers.js';
 
@@ -235,6 +236,29 @@ describe.skipIf(!hasBwrap)("OS sandbox with the run's CA in place of the system 
 });
 
 describe('strace lines', () => {
+  it('take a connect under way to a listener of the sandbox for no refusal, even once it has closed', () => {
+    const line = (addr: string, port: number, error = 'EINPROGRESS (Operation now in progress)') =>
+      addr.includes(':')
+        ? `8     connect(3, {sa_family=AF_INET6, sin6_port=htons(${port}), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "${addr}", &sin6_addr), sin6_scope_id=0}, 28) = -1 ${error}`
+        : `8     connect(19, {sa_family=AF_INET, sin_port=htons(${port}), sin_addr=inet_addr("${addr}")}, 16) = -1 ${error}`;
+    const range = { low: 32768, high: 60999 };
+    const listensNow = (port: number) => port === 8080;
+    expect(
+      ownPorts(
+        [
+          line('127.0.0.1', 40123), // a port-0 listener of the tree, closed since: the kernel's range
+          line('::1', 41000),
+          line('127.0.0.1', 8080), // listening as the line is read
+          line('127.0.0.1', 5432), // nothing serves it: a refusal still
+          line('10.0.0.7', 40124), // not loopback
+          line('127.0.0.1', 40125, 'ECONNREFUSED (Connection refused)'), // refused at once
+        ],
+        range,
+        listensNow,
+      ),
+    ).toEqual([40123, 41000, 8080]);
+  });
+
   it('reads refused connects, sends, signals and writes, and ignores noise', () => {
     expect(
       parseTraceLine(
