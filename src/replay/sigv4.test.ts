@@ -8,14 +8,14 @@ const signed = {
   url: 'https://bedrock-runtime.eu-west-3.amazonaws.com/model/m/converse',
   headers: {
     authorization:
-      'AWS4-HMAC-SHA256 Credential=AKIAREDACTED/20261124/eu-west-3/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=00',
+      'AWS4-HMAC-SHA256 Credential=REDACTED-KEY-ID/20261124/eu-west-3/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=00',
     'x-amz-date': '20261124T090000Z',
     'x-amz-security-token': 'old-session',
     'content-type': 'application/json',
   },
   bodyText: '{"messages":[]}',
 };
-const creds = { accessKeyId: 'AKIAFAKE', secretAccessKey: 'fake-secret' };
+const creds = { accessKeyId: 'FAKE-KEY-ID', secretAccessKey: 'fake-secret' };
 const to = 'http://127.0.0.1:4010/model/m/converse';
 
 describe('resignSigV4', () => {
@@ -30,7 +30,7 @@ describe('resignSigV4', () => {
     const b = await resignSigV4(signed, Buffer.from('{"messages":[1]}'), to, creds);
     expect(sigV4Scope(a.headers)).toEqual({ region: 'eu-west-3', service: 'bedrock' });
     expect(a.headers.authorization).toMatch(
-      /^AWS4-HMAC-SHA256 Credential=AKIAFAKE\/\d{8}\/eu-west-3\/bedrock\/aws4_request/,
+      /^AWS4-HMAC-SHA256 Credential=FAKE-KEY-ID\/\d{8}\/eu-west-3\/bedrock\/aws4_request/,
     );
     expect(a.headers.host).toBe('127.0.0.1:4010');
     expect(a.headers['x-amz-security-token']).toBeUndefined();

@@ -14,7 +14,7 @@ import { type Meant, type Obj, outputText, pieces, prefixTokens, tokens, type Wi
 const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream)$/;
 
 /** The world's AWS credentials: fake, not a secret. */
-export const FAKE_AWS = { accessKeyId: 'AKIAFAKEKEYNOTASECRET', secretAccessKey: 'fake-secret-not-a-secret' };
+export const FAKE_AWS = { accessKeyId: 'FAKE-KEY-ID-NOT-A-SECRET', secretAccessKey: 'fake-secret-not-a-secret' };
 
 const AUTH =
   /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]+)$/;

@@ -89,17 +89,22 @@ export function installLayer(current, options) {
     send(run, message);
   };
   const mode = captureMode(options);
-  /** @type {import('./record-fast.mjs').CaptureContext} */
-  const fastContext = {
+  // What every HTTP capture layer (fast, undici, http2) is handed to write an exchange.
+  const exchanges = {
     send: sendExchange,
-    encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
+    encodeBody: (/** @type {{ maxBody: number }} */ run, /** @type {Uint8Array | string} */ bytes) =>
+      encodeBody(bytes, run.maxBody),
     nowMs,
-    suppressed,
     current: openRun,
     pid,
     origin,
-    track,
     drawn: drawnNow,
+  };
+  /** @type {import('./record-fast.mjs').CaptureContext} */
+  const fastContext = {
+    ...exchanges,
+    suppressed,
+    track,
   };
   const wrapped = [];
   if (mode === 'interceptors') {
@@ -152,13 +157,7 @@ export function installLayer(current, options) {
   // The npm undici package, in both modes (its dispatchers are neither fetch's nor node:http's).
   // Undone before the fetch layer: it wraps the fetch that layer installed.
   const undoUndici = recordUndici({
-    send: sendExchange,
-    encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
-    nowMs,
-    current: openRun,
-    pid,
-    origin,
-    drawn: drawnNow,
+    ...exchanges,
     proxy,
     barrier: async (run, reason) => {
       if (reason === 'req') {
@@ -173,13 +172,7 @@ export function installLayer(current, options) {
   if (proxy === undefined) {
     wrapped.push(
       recordHttp2({
-        send: sendExchange,
-        encodeBody: (run, bytes) => encodeBody(bytes, run.maxBody),
-        nowMs,
-        current: openRun,
-        pid,
-        origin,
-        drawn: drawnNow,
+        ...exchanges,
         barrier: (run) => roundTrip(run, { reason: 'res' }),
       }),
     );
