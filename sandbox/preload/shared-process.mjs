@@ -147,6 +147,10 @@ export function withGivenEnv(env, preload) {
   ];
   for (const name of names)
     if (env[name] === undefined && process.env[name] !== undefined) env[name] = process.env[name];
+  // A PYTHONPATH of the program's own keeps tapedeck's Python hook first (sandbox/python/hook.ts).
+  const hook = process.env.TAPEDECK_PYTHON_HOOK;
+  if (hook && env.PYTHONPATH !== undefined && !env.PYTHONPATH.split(path.delimiter).includes(hook))
+    env.PYTHONPATH = env.PYTHONPATH === '' ? hook : `${hook}${path.delimiter}${env.PYTHONPATH}`;
   const options = env.NODE_OPTIONS ?? '';
   const file = preload.startsWith('file:') ? fileURLToPath(preload) : preload;
   if (!options.includes(file) && !options.includes(preload)) env.NODE_OPTIONS = `${options} --import=${preload}`.trim();

@@ -11,6 +11,7 @@ import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
+import { withPythonHook } from '../../sandbox/python/hook.js';
 import { packagePath } from '../package.js';
 import { databaseAddresses } from '../postgres/connect.js';
 import {
@@ -374,7 +375,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       inside.ipcListener.on('connection', (socket: net.Socket) => server.emit('connection', socket));
     }
     const nodeOptions = withRecordPreload(baseEnv.NODE_OPTIONS);
-    const plainEnv: NodeJS.ProcessEnv = {
+    // Python processes of the tree record their values too (sandbox/python/hook.ts).
+    const plainEnv: NodeJS.ProcessEnv = withPythonHook({
       ...baseEnv,
       NODE_OPTIONS: nodeOptions,
       TAPEDECK_RECORD_IPC: isolated ? isolated.ipcAddress : socketPath,
@@ -398,7 +400,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         // process that takes this token from the spool folder.
         ...(gated ? { gate: START_GATE_TOKEN } : {}),
       }),
-    };
+    });
     // The agent's own process is unnamed (sandbox/preload/shared-process.mjs), whatever name the
     // recorder itself inherited.
     delete plainEnv.TAPEDECK_PROCESS;

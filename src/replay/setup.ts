@@ -24,6 +24,7 @@ import {
   wireOf,
 } from '../../sandbox/index.js';
 import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
+import { withPythonHook } from '../../sandbox/python/hook.js';
 import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
@@ -460,6 +461,8 @@ export async function agentEnv(input: AgentEnvInput): Promise<Record<string, str
   delete env.TAPEDECK_REDACTION_KEY;
   env.TAPEDECK_REPLAY_CONFIG = input.configFile;
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(REPLAY_PRELOAD).href}`.trim();
+  // Python processes of the tree are handed their recorded values too (sandbox/python/hook.ts).
+  Object.assign(env, withPythonHook({ PYTHONPATH: env.PYTHONPATH }));
   if (db) env[databaseEnvOf(recording)] = db.url;
   // What it formats from recorded values comes out as it did (a prompt's date, an hour, a price).
   Object.assign(env, input.region);

@@ -1,0 +1,452 @@
+# The clock, random and uuid values a Python process of the agent's tree reads, recorded and
+# handed back as the Node preloads do (sandbox/preload/shared-nondeterminism.mjs and
+# replay-nondeterminism.mjs): under `tapedeck record` each value goes to the recorder as an `nd`
+# message, under `tapedeck replay` the process is handed its own recorded process's values in
+# order (then made-up ones: the clock goes on from the last recorded instant, random values from a
+# generator seeded by the replay and the process's name) and reports them in `values` notices.
+# The process is named as sandbox/preload/shared-process.mjs names Node's (TAPEDECK_PROCESS, a
+# claim file), so a Node agent's Python tool and a Python agent's Node tool alike get their own.
+#
+# Kinds, as the Node side records them: wall clock `clock` (ms since the epoch, to the µs: every
+# reading is µs-grained, so a recorded reading is handed back exactly), the monotonic clock
+# `hrtime` (time.monotonic and perf_counter, ms), `random` (the floats of random's module-level
+# functions), `uuid` (uuid4, uuid1), `randomBytes` (hex: os.urandom and what draws from it,
+# secrets and SystemRandom; random's getrandbits, little-endian).
+#
+# Only the agent's reads count: those made by the standard library's own code (asyncio's timers,
+# threading, tempfile's names, multiprocessing's keys, ssl) and by a telemetry SDK are left as
+# they are, so that their number (which depends on timing) never shifts the agent's values; the
+# modules that draw for their caller (random, secrets, uuid, logging, email) count as the caller.
+# A recording is data: values of the wrong type or shape are not served (a made-up one is).
+import _thread
+import json
+import os
+import re
+import sys
+import time
+
+from _tapedeck_book import Book, Channel, _now_ms, _us_of_ms, process_name
+
+_HERE = os.path.abspath(__file__)
+_HOOK_DIR = os.path.dirname(_HERE)
+# Standard library modules that draw for their caller: the frame above them says whose draw it is.
+DRAWS_FOR_CALLER = frozenset(("random", "secrets", "uuid", "logging", "email"))
+# Telemetry SDKs: what they draw depends on when their batches flush (as the Node side's list).
+TELEMETRY = frozenset(
+    ("opentelemetry", "sentry_sdk", "langsmith", "langfuse", "ddtrace", "newrelic", "braintrust", "traceloop",
+     "openinference", "logfire", "honeycomb")
+)
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+_real_time_ns = time.time_ns
+_real_monotonic_ns = time.monotonic_ns
+_real_urandom = os.urandom
+_real_exit = os._exit
+
+_local = _thread._local()
+_origins = {}
+
+
+def _quiet():
+    return getattr(_local, "depth", 0) > 0
+
+
+class _Suppressed:
+    """Values read inside (a uuid's own clock and bytes, the hook's own work) are not the agent's."""
+
+    def __enter__(self):
+        _local.depth = getattr(_local, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _local.depth -= 1
+
+
+_suppressed = _Suppressed()
+
+
+def _origin(filename):
+    origin = _origins.get(filename)
+    if origin is None:
+        path = filename
+        packages = "site-packages" in path or "dist-packages" in path
+        if packages:
+            after = re.split(r"[\\/](?:site|dist)-packages[\\/]", path)[-1]
+            top = re.split(r"[\\/.]", after)[0]
+            origin = "telemetry" if top in TELEMETRY else "agent"
+        elif path.startswith("<frozen") or path.startswith(_STDLIB):
+            origin = "internal"
+        else:
+            origin = "agent"
+        _origins[filename] = origin
+    return origin
+
+
+def _agents():
+    """Whether the read is the agent's (the first frame above this file's): see the header."""
+    if _quiet():
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _HERE:
+            frame = frame.f_back
+            continue
+        module = frame.f_globals.get("__name__") or ""
+        if module.partition(".")[0] in DRAWS_FOR_CALLER and _origin(filename) == "internal":
+            frame = frame.f_back
+            continue
+        return _origin(filename) == "agent"
+    return True
+
+
+_book = None
+_started = [0]
+
+
+def _flush():
+    if _book is not None:
+        with _suppressed:
+            _book.flush()
+
+
+# ---------------------------------------------------------------- the patches
+
+
+def _clock_us():
+    real = _real_time_ns() // 1000
+    if not _agents():
+        return real
+    return _us_of_ms(_book.take("clock", real / 1000))
+
+
+def _hrtime_us(real_ns):
+    real = real_ns // 1000
+    if not _agents():
+        return real
+    return _us_of_ms(_book.take("hrtime", real / 1000))
+
+
+def _patch_time():
+    def time_():
+        return _clock_us() / 1e6
+
+    def time_ns():
+        return _clock_us() * 1000
+
+    def monotonic():
+        return _hrtime_us(_real_monotonic_ns()) / 1e6
+
+    def monotonic_ns():
+        return _hrtime_us(_real_monotonic_ns()) * 1000
+
+    real_perf_ns = time.perf_counter_ns
+
+    def _perf():
+        return _hrtime_us(real_perf_ns()) / 1e6
+
+    def _perf_ns():
+        return _hrtime_us(real_perf_ns()) * 1000
+
+    real = {name: getattr(time, name) for name in ("localtime", "gmtime", "ctime", "asctime", "strftime")}
+
+    def _secs():
+        return _clock_us() // 1_000_000
+
+    def localtime(secs=None):
+        return real["localtime"](_secs() if secs is None else secs)
+
+    def gmtime(secs=None):
+        return real["gmtime"](_secs() if secs is None else secs)
+
+    def ctime(secs=None):
+        return real["ctime"](_secs() if secs is None else secs)
+
+    def asctime(t=None):
+        return real["asctime"](real["localtime"](_secs()) if t is None else t)
+
+    def strftime(format, t=None):
+        return real["strftime"](format, real["localtime"](_secs()) if t is None else t)
+
+    patched = {
+        "time": time_,
+        "time_ns": time_ns,
+        "monotonic": monotonic,
+        "monotonic_ns": monotonic_ns,
+        "perf_counter": _perf,
+        "perf_counter_ns": _perf_ns,
+        "localtime": localtime,
+        "gmtime": gmtime,
+        "ctime": ctime,
+        "asctime": asctime,
+        "strftime": strftime,
+    }
+    for name, fn in patched.items():
+        fn.__name__ = name
+        fn.__qualname__ = name
+        fn.__doc__ = getattr(time, name).__doc__
+        setattr(time, name, fn)
+
+
+def _patch_datetime():
+    import datetime as dt
+
+    real_date, real_datetime = dt.date, dt.datetime
+
+    class _Meta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, cls._real)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, cls._real)
+
+    class date(real_date, metaclass=_Meta):
+        _real = real_date
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(_clock_us() // 1_000_000)
+
+    class datetime(real_datetime, metaclass=_Meta):
+        _real = real_datetime
+
+        @classmethod
+        def now(cls, tz=None):
+            us = _clock_us()
+            return cls.fromtimestamp(us // 1_000_000, tz).replace(microsecond=us % 1_000_000)
+
+        @classmethod
+        def today(cls):
+            us = _clock_us()
+            return cls.fromtimestamp(us // 1_000_000).replace(microsecond=us % 1_000_000)
+
+        @classmethod
+        def utcnow(cls):
+            us = _clock_us()
+            at = cls.fromtimestamp(us // 1_000_000, dt.timezone.utc)
+            return at.replace(tzinfo=None, microsecond=us % 1_000_000)
+
+    for cls, real in ((date, real_date), (datetime, real_datetime)):
+        cls.__module__ = "datetime"
+        cls.__name__ = cls.__qualname__ = real.__name__
+        cls.__doc__ = real.__doc__
+    dt.date = date
+    dt.datetime = datetime
+
+
+def _patch_random():
+    import random
+
+    class _Drawn(random.Random):
+        """random's module-level functions: every one draws through random() or getrandbits()."""
+
+        def random(self):
+            value = super().random()
+            return _book.take("random", value) if _agents() else value
+
+        def getrandbits(self, k):
+            value = super().getrandbits(k)
+            if k <= 0 or not _agents():
+                return value
+            size = (k + 7) // 8
+            drawn = _book.take("randomBytes", value.to_bytes(size, "little").hex(), size)
+            return int.from_bytes(bytes.fromhex(drawn), "little") & ((1 << k) - 1)
+
+    old = random._inst
+    new = _Drawn()
+    for name in dir(random):
+        fn = getattr(random, name)
+        if getattr(fn, "__self__", None) is old:
+            setattr(random, name, getattr(new, name))
+    random._inst = new
+
+
+def _urandom(size):
+    value = _real_urandom(size)
+    if not _agents() or size <= 0:
+        return value
+    return bytes.fromhex(_book.take("randomBytes", value.hex(), size))
+
+
+def _patch_uuid():
+    import uuid
+
+    real4, real1 = uuid.uuid4, uuid.uuid1
+
+    def draw(real, *args, **kwargs):
+        if not _agents():
+            return real(*args, **kwargs)
+        with _suppressed:
+            value = str(real(*args, **kwargs))
+        return uuid.UUID(_book.take("uuid", value))
+
+    def uuid4():
+        return draw(real4)
+
+    def uuid1(node=None, clock_seq=None):
+        return draw(real1, node, clock_seq)
+
+    for fn, real in ((uuid4, real4), (uuid1, real1)):
+        fn.__doc__ = real.__doc__
+    uuid.uuid4, uuid.uuid1 = uuid4, uuid1
+
+
+def _patch_flushes():
+    """The values go out before the process opens a connection or sends, starts a process, or ends."""
+    import socket
+
+    for name in ("connect", "connect_ex", "send", "sendall"):
+        real = getattr(socket.socket, name)
+
+        def flushed(self, *args, _real=real, **kwargs):
+            _flush()
+            return _real(self, *args, **kwargs)
+
+        flushed.__name__ = flushed.__qualname__ = name
+        flushed.__doc__ = real.__doc__
+        setattr(socket.socket, name, flushed)
+
+    def exit_(status):
+        _flush()
+        _real_exit(status)
+
+    os._exit = exit_
+    import atexit
+
+    atexit.register(_flush)
+
+
+# ---------------------------------------------------------------- children
+
+
+def _child_env(env, name):
+    """shared-process.mjs withGivenEnv and nameChildren, for a process this one starts."""
+    env = dict(os.environ if env is None else env)
+    env["TAPEDECK_PROCESS"] = name
+    kept = [n for n in os.environ.get("TAPEDECK_KEEP_ENV", "").split(",") if re.match(r"^[A-Za-z_]\w{0,127}$", n)]
+    for key in ["TAPEDECK_KEEP_ENV", *kept]:
+        if key not in ("NODE_OPTIONS", "TAPEDECK_PROCESS") and key not in env and key in os.environ:
+            env[key] = os.environ[key]
+    path = env.get("PYTHONPATH", "")
+    if _HOOK_DIR not in path.split(os.pathsep):
+        env["PYTHONPATH"] = os.pathsep.join([_HOOK_DIR, path]) if path else _HOOK_DIR
+    options = env.get("NODE_OPTIONS", "")
+    for preload in re.findall(r"--import[= ](\S+)", os.environ.get("NODE_OPTIONS", "")):
+        if "tapedeck" in preload or "preload" in preload:
+            if preload not in options:
+                options = ("%s --import=%s" % (options, preload)).strip()
+    if options:
+        env["NODE_OPTIONS"] = options
+    return env
+
+
+def _next_child():
+    _started[0] += 1
+    own = _book.name if _book is not None else None
+    return "%s%d" % ("" if own is None else own + ".", _started[0])
+
+
+def _patch_children(on_fork_child):
+    import subprocess
+
+    real_init = subprocess.Popen.__init__
+
+    def __init__(self, *args, **kwargs):
+        if "env" in kwargs or len(args) < 11:
+            kwargs["env"] = _child_env(kwargs.get("env"), _next_child())
+        _flush()
+        real_init(self, *args, **kwargs)
+
+    __init__.__doc__ = real_init.__doc__
+    subprocess.Popen.__init__ = __init__
+    forked = [None]
+
+    def before():
+        _flush()
+        forked[0] = _next_child()
+
+    def child():
+        os.environ["TAPEDECK_PROCESS"] = forked[0]
+        _started[0] = 0
+        on_fork_child()
+
+    os.register_at_fork(before=before, after_in_child=child)
+
+
+# ---------------------------------------------------------------- start
+
+
+def install():
+    """Starts recording (TAPEDECK_RECORD_IPC) or replaying (TAPEDECK_REPLAY_CONFIG) this process's values."""
+    global _book
+    if _book is not None:
+        return
+    config_file = os.environ.get("TAPEDECK_REPLAY_CONFIG")
+    if config_file:
+        with open(config_file, "r", encoding="utf-8") as f:
+            config = json.load(f)
+        if not isinstance(config, dict) or not isinstance(config.get("socket"), str):
+            raise ValueError("the replay's config names no socket")
+        dump_prefix = str(config.get("dumpPrefix", ""))
+        seed = config.get("seed")
+        seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 1
+
+        def start():
+            global _book
+            name = process_name(os.path.join(os.path.dirname(dump_prefix), "process-") if dump_prefix else None)
+            values = config.get("nondeterminism") if name is None else (config.get("processes") or {}).get(name)
+            channel = Channel(config["socket"])
+            pid = os.getpid()
+
+            def send(batch):
+                if not channel.send({"t": "values", "pid": pid, "nd": batch}) and dump_prefix:
+                    _dump(dump_prefix, pid, batch)
+
+            _book = Book("replay", name, send, values if isinstance(values, dict) else {}, seed)
+            channel.send({"t": "hello", "pid": pid, "ppid": os.getppid(), "argv": [str(a) for a in sys.argv], "cwd": os.getcwd()})
+
+    else:
+        try:
+            options = json.loads(os.environ.get("TAPEDECK_RECORD_OPTIONS") or "{}")
+        except ValueError:
+            options = {}
+        if isinstance(options, dict) and options.get("nondeterminism") is False:
+            return
+        address = os.environ["TAPEDECK_RECORD_IPC"]
+        spool = os.environ.get("TAPEDECK_RECORD_SPOOL")
+        run = os.environ.get("TAPEDECK_RECORD_RUN")
+
+        def start():
+            global _book
+            name = process_name(os.path.join(spool, "process-") if spool else None)
+            channel = Channel(address)
+            pid = os.getpid()
+            hello = {"t": "hello", "pid": pid, "ppid": os.getppid(), "argv": [str(a) for a in sys.argv], "cwd": os.getcwd()}
+            if run:
+                hello["run"] = run
+            channel.send(hello)
+            _book = Book("record", name, lambda batch: channel.send({"t": "nd", "pid": pid, "ts": _now_ms(), "batches": batch}))
+
+    with _suppressed:
+        start()
+        os.urandom = _urandom
+        if "random" in sys.modules:
+            sys.modules["random"]._urandom = _urandom
+        _patch_time()
+        _patch_datetime()
+        _patch_random()
+        _patch_uuid()
+        _patch_flushes()
+        _patch_children(start)
+
+
+_dumps = [0]
+
+
+def _dump(prefix, pid, batch):
+    """The replay's socket is gone: the values go where the replayer reads a process's exit (ExitDump)."""
+    _dumps[0] += 1
+    try:
+        with open("%s.%d.py%d.json" % (prefix, pid, _dumps[0]), "w", encoding="utf-8") as f:
+            json.dump({"pid": pid, "nd": batch}, f)
+    except OSError:
+        pass

@@ -1,0 +1,219 @@
+// Python processes of an agent's tree have their clock, random and uuid values recorded and handed
+// back (sandbox/python/): a Python agent that stamps a request, Postgres rows (psql) and an sqlite
+// file with them replays with no divergence and the recorded end state, under the CI PATH's
+// /usr/bin/python3, in the OS sandbox and without it; a Node agent's Python tool gets its own
+// process's values; the standard library's own draws (asyncio, tempfile, threading) are not
+// counted; a Python process with no tapedeck channel, or a hostile config, runs as it would.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
+import { PYTHON_HOOK_DIR, withPythonHook } from '../../sandbox/python/hook.js';
+import { recordCommand } from '../../src/record/index.js';
+import { replay } from '../../src/replay/index.js';
+import { scratchDatabase, startServer, tempDir } from '../record/helpers.js';
+
+const PY_AGENT = fileURLToPath(new URL('fixtures/py-values-agent.py', import.meta.url));
+const NODE_AGENT = fileURLToPath(new URL('fixtures/py-tool-agent.mjs', import.meta.url));
+const PYTHON = '/usr/bin/python3';
+const CI_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const HAS_PYTHON = existsSync(PYTHON);
+const BWRAP = detectIsolation().level === 'bwrap';
+const PG_URL = process.env.TAPEDECK_PG_URL;
+const HAS_PSQL = spawnSync('sh', ['-c', 'command -v psql'], { env: { PATH: CI_PATH } }).status === 0;
+
+type Values = Record<string, unknown>;
+
+/** The nondeterminism events of a recording, as (process, kind, values). */
+function valueEvents(dir: string) {
+  return readFileSync(path.join(dir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; payload: { process?: string; kind: string; values: unknown[] } })
+    .filter((e) => e.type === 'nondeterminism')
+    .map((e) => ({ process: e.payload.process ?? 'agent', kind: e.payload.kind, values: e.payload.values }));
+}
+
+/** Every value a process drew, by kind (in order). */
+function byProcess(dir: string) {
+  const out: Record<string, Record<string, unknown[]>> = {};
+  for (const e of valueEvents(dir)) {
+    const kinds = (out[e.process] ??= {});
+    (kinds[e.kind] ??= []).push(...e.values);
+  }
+  return out;
+}
+
+async function record(
+  command: string[],
+  out: string,
+  options: { isolate: boolean; env?: Values; db?: string; fs?: string },
+) {
+  let stdout = '';
+  let stderr = '';
+  const result = await recordCommand({
+    command,
+    env: { PATH: CI_PATH, ...(options.env as Record<string, string>) },
+    out,
+    stdio: 'pipe',
+    isolate: options.isolate,
+    ...(options.db ? { dbUrl: options.db } : {}),
+    ...(options.fs ? { fsRoot: options.fs } : {}),
+    onSpawn: (child) => {
+      child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    },
+  });
+  expect(result.exitCode, stderr).toBe(0);
+  expect(stderr).toBe('');
+  return JSON.parse(stdout) as Values;
+}
+
+async function replayed(recording: string, out: string, isolation: 'bwrap' | 'none') {
+  const result = await replay({ recording, mode: 'exact', out, stdio: 'pipe', isolation, timeoutMs: 120_000 });
+  expect(result.divergences, result.output?.stderr).toEqual([]);
+  expect(result.output?.stderr ?? '').toBe('');
+  return { result, seen: JSON.parse(result.output?.stdout ?? '{}') as Values };
+}
+
+/** What the agent read: every kind, the values its child drew, and the stdlib's own draws left out. */
+function expectEveryKind(seen: Values) {
+  expect(Object.keys(seen)).toEqual(
+    expect.arrayContaining(['time', 'now', 'random', 'urandom', 'token', 'uuid4', 'uuid1', 'perf_ns', 'after']),
+  );
+}
+
+describe.runIf(HAS_PYTHON)("a Python process's values", () => {
+  const tmp = tempDir('tapedeck-py-values-');
+  afterAll(() => tmp.remove());
+
+  it.runIf(BWRAP && PG_URL && HAS_PSQL)(
+    'a Python agent stamping a request, Postgres rows and an sqlite file replays exactly in the OS sandbox',
+    { timeout: 240_000 },
+    async () => {
+      const db = await scratchDatabase(
+        PG_URL as string,
+        'pyvalues_',
+        'CREATE TABLE stamped (id uuid PRIMARY KEY, at timestamp NOT NULL, nonce text NOT NULL, r float8 NOT NULL)',
+      );
+      let hits = 0;
+      const bodies: string[] = [];
+      const api = await startServer((req, body, res) => {
+        hits++;
+        bodies.push(`${req.headers['x-request-id']} ${body}`);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ ok: true, got: JSON.parse(body || '{}').id }));
+      });
+      try {
+        const work = path.join(tmp.dir, 'work');
+        mkdirSync(work);
+        const u = new URL(db.url);
+        const env = {
+          API_URL: api.url,
+          PGHOST: u.hostname,
+          PGPORT: u.port || '5432',
+          PGDATABASE: u.pathname.slice(1),
+          PGUSER: 'postgres',
+          WORK: work,
+          CHILD: '1',
+        };
+        const rec = path.join(tmp.dir, 'rec-bwrap');
+        const seen = await record([PYTHON, PY_AGENT], rec, { isolate: true, env, db: db.url, fs: work });
+        expectEveryKind(seen);
+        expect(hits).toBe(1);
+        // The agent's own values and its Python child's (its second: psql was the first), kept apart.
+        const recorded = byProcess(rec);
+        expect(Object.keys(recorded).sort()).toEqual(['2', 'agent']);
+        for (const kind of ['clock', 'random', 'uuid', 'randomBytes', 'hrtime'])
+          expect(recorded.agent?.[kind]).toBeDefined();
+        const { result, seen: again } = await replayed(rec, path.join(tmp.dir, 'replay-bwrap'), 'bwrap');
+        expect(again).toEqual(seen);
+        expect(result.worldMatches).toBe(true);
+        expect(hits).toBe(1);
+        // The replay's own recording: every process handed the very values it drew.
+        expect(byProcess(path.join(tmp.dir, 'replay-bwrap'))).toEqual(recorded);
+      } finally {
+        await api.close();
+        await db.drop();
+      }
+    },
+  );
+
+  it('a Python agent replays its values without the OS sandbox (recorded without --isolate)', {
+    timeout: 180_000,
+  }, async () => {
+    const rec = path.join(tmp.dir, 'rec-none');
+    const seen = await record([PYTHON, PY_AGENT], rec, { isolate: false, env: { CHILD: '1' } });
+    expectEveryKind(seen);
+    const { seen: again } = await replayed(rec, path.join(tmp.dir, 'replay-none'), 'none');
+    expect(again).toEqual(seen);
+    expect(byProcess(path.join(tmp.dir, 'replay-none'))).toEqual(byProcess(rec));
+  });
+
+  it.runIf(BWRAP)(
+    "a Node agent's Python tool gets its own process's values, with a PYTHONPATH of its own",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      const rec = path.join(tmp.dir, 'rec-tool');
+      const seen = await record([process.execPath, NODE_AGENT], rec, { isolate: true, env: { PYTHON } });
+      const recorded = byProcess(rec);
+      // The tool's two runs: the agent's first and second child.
+      expect(Object.keys(recorded).sort()).toEqual(['1', '2', 'agent']);
+      expect(recorded['1']?.uuid).toContain((seen.first as Values).uuid4);
+      expect(recorded['2']?.uuid).toContain((seen.second as Values).uuid4);
+      const { seen: again } = await replayed(rec, path.join(tmp.dir, 'replay-tool'), 'bwrap');
+      expect(again).toEqual(seen);
+    },
+  );
+
+  it('with no tapedeck channel, or a hostile config, a Python process runs as it would', () => {
+    const dir = path.join(tmp.dir, 'hostile');
+    mkdirSync(dir);
+    // An agent's own sitecustomize, on its own PYTHONPATH: still run after the hook's.
+    const own = path.join(dir, 'own');
+    mkdirSync(own);
+    writeFileSync(path.join(own, 'sitecustomize.py'), 'import builtins\nbuiltins.OWN_SITE = True\n');
+    const config = path.join(dir, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        socket: path.join(dir, 'no-such.sock'),
+        dumpPrefix: path.join(dir, 'dump'),
+        seed: 7,
+        nondeterminism: {
+          clock: ['__import__("os").system("touch pwned")', null, 'HUGE'],
+          uuid: [{}, 'x'],
+          random: 'no',
+          randomBytes: ['zz'],
+        },
+      }).replace('"HUGE"', '1e400'),
+    );
+    const code =
+      'import json, time, uuid, random, os, builtins; print(json.dumps([time.time() > 0, str(uuid.uuid4()), random.random() < 1, len(os.urandom(4)), getattr(builtins, "OWN_SITE", False)]))';
+    for (const env of [
+      { TAPEDECK_RECORD_IPC: path.join(dir, 'no-such.sock') },
+      { TAPEDECK_RECORD_IPC: 'tcp:127.0.0.1:1' },
+      { TAPEDECK_REPLAY_CONFIG: config },
+      { TAPEDECK_REPLAY_CONFIG: path.join(dir, 'missing.json') },
+    ]) {
+      const run = spawnSync(PYTHON, ['-c', code], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: withPythonHook({ PATH: CI_PATH, PYTHONPATH: own, ...env }),
+        timeout: 30_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+      const [clock, id, random, bytes, ownSite] = JSON.parse(run.stdout) as [boolean, string, boolean, number, boolean];
+      expect([clock, random, bytes, ownSite]).toEqual([true, true, 4, true]);
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      // A missing config is said in one line, never a traceback.
+      expect(run.stderr).not.toContain('Traceback');
+    }
+    expect(existsSync(path.join(dir, 'pwned'))).toBe(false);
+    expect(PYTHON_HOOK_DIR).toBe(path.resolve('sandbox/python'));
+  });
+});
