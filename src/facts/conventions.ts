@@ -11,10 +11,10 @@ const MONTH_FIRST = /(?<![\w/])(?:0?[1-9]|1[0-2])\/(?:1[3-9]|2\d|3[01])\/\d{4}(?
 const MONEY_MARK = '(?:[$€£¥₩₹]|\\b[A-Z]{3}\\b)';
 const UNIT_MARK = '(?:%|kg|km|cm|mm|g|l|h|min|s|ms)(?![A-Za-z])';
 const DECIMAL_COMMA = new RegExp(
-  `\\d\\.\\d{3},\\d{1,2}(?![\\d.,])|(?<![\\d.,])\\d+,\\d{1,2}\\s?(?:${MONEY_MARK}|${UNIT_MARK})|${MONEY_MARK}\\s?\\d+,\\d{1,2}(?![\\d.,])`,
+  `\\d\\.\\d{3},\\d{1,2}(?!\\d|[.,]\\d)|(?<![\\d.,])\\d+,\\d{1,2}\\s?(?:${MONEY_MARK}|${UNIT_MARK})|${MONEY_MARK}\\s?\\d+,\\d{1,2}(?!\\d|[.,]\\d)`,
 );
 const DECIMAL_POINT = new RegExp(
-  `\\d,\\d{3}\\.\\d{1,2}(?![\\d.,])|(?<![\\d.,])\\d+\\.\\d{1,2}\\s?(?:${MONEY_MARK}|${UNIT_MARK})|${MONEY_MARK}\\s?\\d+\\.\\d{1,2}(?![\\d.,])`,
+  `\\d,\\d{3}\\.\\d{1,2}(?!\\d|[.,]\\d)|(?<![\\d.,])\\d+\\.\\d{1,2}\\s?(?:${MONEY_MARK}|${UNIT_MARK})|${MONEY_MARK}\\s?\\d+\\.\\d{1,2}(?!\\d|[.,]\\d)`,
 );
 
 export const NO_CONVENTIONS: Conventions = {

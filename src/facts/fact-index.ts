@@ -52,6 +52,8 @@ interface Sorted {
 }
 
 const WORD = /[\p{L}\p{N}]+/gu;
+/** A plain decimal in a string, short enough to be exact and with no leading zero (`007` is a code). */
+const NUMERIC_STRING = /^-?(?:0|[1-9]\d{0,14})(?:\.\d{1,6})?$/;
 /**
  * The facts of one observed text are read from its first 2 Mi characters: a number, an id, a name
  * or an email an agent repeats is there in any text a model can read (a whole context window is a
@@ -108,6 +110,12 @@ export class FactIndex {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
       for (const r of valueReadings(value, key, 'observed', currency, minor)) this.put(r, source, observed);
     } else if (typeof value === 'string') {
+      // A number written as a string (PayPal's `value: "129.99"`, Postgres `numeric`) is that number under its key.
+      if (NUMERIC_STRING.test(value)) {
+        this.addValue(Number(value), source, key, currency, minor);
+        this.addWhole(value, source, key);
+        return;
+      }
       const t = value.trimStart();
       if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {
         try {
@@ -127,7 +135,9 @@ export class FactIndex {
       // An object that names its currency states amounts in it, whatever its keys (`min`, `max`).
       if (own !== undefined) this.currencies.add(own);
       const stripe = own === undefined ? minor : stripeShaped(fields);
-      for (const [k, v] of Object.entries(fields)) this.addValue(v, source, k, own ?? currency, stripe);
+      // A `value` is what its parent's key names: `price: { value: 129.99 }` is a price.
+      for (const [k, v] of Object.entries(fields))
+        this.addValue(v, source, k === 'value' && key !== undefined ? `${key}.${k}` : k, own ?? currency, stripe);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
   }
 
@@ -138,6 +148,11 @@ export class FactIndex {
       for (const r of m.observed) this.put(r, source, observed);
     }
     // A whole short value (a code, an email, a name) is also an id of itself.
+    this.addWhole(text, source, key);
+  }
+
+  /** A whole short value (a code, an email, a name) as an id of itself, and its words as phrases. */
+  private addWhole(text: string, source: FactSource, key: string | undefined): void {
     const trimmed = text.trim();
     if (trimmed !== '' && trimmed.length <= 120 && !/\s{2,}|\n/.test(trimmed)) {
       for (const r of idReadings(trimmed, 'observed'))
@@ -269,7 +284,11 @@ export class FactIndex {
       return { verdict: 'cant-tell', why, match: hit.v.match };
     }
     if (m.ambiguous !== undefined && m.claim.length === 0) return { verdict: 'different', why: m.ambiguous };
-    return this.readingsVerdict(m.claim, bound);
+    const whole = this.readingsVerdict(m.claim, bound);
+    if (whole.verdict === 'same' || m.parts === undefined) return whole;
+    // `123 456 789` not observed as one number: a list of numbers each observed.
+    const parts = m.parts.map((p) => this.readingsVerdict(p, bound));
+    return parts.every((p) => p.verdict === 'same') ? parts.at(-1)! : whole;
   }
 
   /** The verdict on claim readings: a sure match, a loose one the run's currencies allow, a maybe. */

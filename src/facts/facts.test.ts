@@ -195,8 +195,7 @@ describe('reading mentions', () => {
       'percent:25%',
       'date:2026-11-25',
       'time:13:05',
-      'number:5',
-      'unit:10 days',
+      'unit:5-10 days',
     ]);
   });
 

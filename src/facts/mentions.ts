@@ -10,7 +10,7 @@ import { conventionsOf } from './conventions.js';
 import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
 import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
-import { NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
+import { celsius, NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
   at,
   bareObserved,
@@ -26,7 +26,7 @@ import {
   type Reading,
 } from './readings.js';
 import { NUMBER_WORD } from './words.js';
-import { ID_TOKEN, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
+import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
 
 const PASSES: Pass[] = [
   // UUIDs, whatever their digits: an id in any case, with or without hyphens.
@@ -88,27 +88,68 @@ export function mentionsIn(written: string): Mention[] {
   );
 }
 
-/** What joins the ends of a range: `$10-20`, `$10 – 20`, `$10 to 20`. */
-const RANGE_JOIN = /^(?:\s?[-–—]\s?|\s+to\s+)$/;
+/** What joins the ends of a range: `$10-20`, `$10 – 20`, `3 to 5`; `between 2 and 4` takes ` and `. */
+const RANGE_JOIN = /^(?:\s?([-–—])\s?|\s+(to|and)\s+)$/;
+const BETWEEN = /\bbetween\s+$/i;
+const FROM = /\bfrom\s+$/i;
 
 /**
- * A bare number that ends a range an amount starts (`$10-20`, `€5 to 8`) is an amount in the same
- * currency: "$10-20" is never grounded by a count of 20.
+ * A range is one claim: a value observed anywhere in it grounds it (`$100-150` by a price of 120,
+ * `3 to 5 nights` by 4, `between 2 and 4` by 2). A bare number that ends a range an amount starts
+ * (`$10-20`, `€5 to 8`) is an amount in the same currency: "$10-20" is never grounded by a count of
+ * 20. Not a range: a change (`from 3 to 5`), two numbers out of order (`10-5`), a hyphen between
+ * bare numbers of four digits or more (`555-1234`, `2026-2027`), `and` without `between`.
  */
 function ranges(text: string, out: Mention[]): Mention[] {
-  for (let i = 1; i < out.length; i++) {
-    const [a, b] = [out[i - 1]!, out[i]!];
-    if (a.kind !== 'money' || b.kind !== 'number' || b.value === undefined || b.ambiguous !== undefined) continue;
-    if (!RANGE_JOIN.test(text.slice(a.end, b.start))) continue;
-    out[i] = {
-      ...b,
-      kind: 'money',
-      claim: moneyClaim(b.value, halfUnit(b.text), a.currencies),
-      observed: moneyObserved(b.value, a.currencies),
-      ...(a.currencies !== undefined && { currencies: a.currencies }),
-    };
+  const merged: Mention[] = [];
+  for (let i = 0; i < out.length; i++) {
+    const a = out[i]!;
+    let b = out[i + 1];
+    const join = b === undefined ? null : RANGE_JOIN.exec(text.slice(a.end, b.start));
+    if (b === undefined || join === null) {
+      merged.push(a);
+      continue;
+    }
+    if (a.kind === 'money' && b.kind === 'number' && b.value !== undefined && b.ambiguous === undefined)
+      b = {
+        ...b,
+        kind: 'money',
+        claim: moneyClaim(b.value, halfUnit(b.text), a.currencies),
+        observed: moneyObserved(b.value, a.currencies),
+        ...(a.currencies !== undefined && { currencies: a.currencies }),
+      };
+    const range = rangeOf(a, b, join, text.slice(Math.max(0, a.start - 12), a.start), text.slice(a.start, b.end));
+    if (range === undefined) merged.push(a);
+    else {
+      merged.push(range);
+      i++;
+      continue;
+    }
+    if (b !== out[i + 1]) out[i + 1] = b;
   }
-  return out;
+  return merged;
+}
+
+function rangeOf(a: Mention, b: Mention, join: RegExpExecArray, before: string, written: string): Mention | undefined {
+  const [lo, hi] = [a.value, b.value];
+  if (lo === undefined || hi === undefined || !(lo < hi) || hi === 0) return undefined;
+  if (a.ambiguous !== undefined || b.ambiguous !== undefined || a.parts !== undefined || b.parts !== undefined)
+    return undefined;
+  if ((join[2] === 'and' && !BETWEEN.test(before)) || (join[2] === 'to' && FROM.test(before))) return undefined;
+  const bare = (m: Mention) => m.kind === 'number' && !/^\d{1,3}(?:\.\d+)?$/.test(m.text);
+  if (join[1] === '-' && !BETWEEN.test(before) && (bare(a) || bare(b))) return undefined;
+  const kinds = a.kind === b.kind || (a.kind === 'number' && b.kind !== 'date' && b.kind !== 'time' && b.kind !== 'id');
+  if (!kinds || b.kind === 'date' || b.kind === 'time' || b.kind === 'id') return undefined;
+  if (b.claim.some((r) => r.dim === 'temp')) return undefined;
+  // Each of the end's readings, widened to the range: its value scaled back to the start's.
+  const claim = b.claim.flatMap((r) => {
+    if (r.value === undefined) return [];
+    const start = (lo * r.value) / hi;
+    const half = (r.value - start) / 2;
+    return [{ ...r, value: start + half, tolerance: half + (r.tolerance ?? 0) }];
+  });
+  const { alternatives: _a, ...rest } = b;
+  return { ...rest, text: written, start: a.start, claim, observed: [...a.observed, ...b.observed] };
 }
 
 /**
@@ -134,7 +175,44 @@ function isTaken(taken: Uint8Array, start: number, end: number): boolean {
   return false;
 }
 
+/** The scale of a temperature's key (`temp_c`, `temperatureF`, `celsius`, `max_temp_fahrenheit`), if it names one. */
+function temperatureScale(words: readonly string[]): string | undefined {
+  const last = words.at(-1);
+  if (last === 'celsius' || last === 'fahrenheit') return last;
+  const temp = words.some((w) => w === 'temp' || w === 'temperature' || w === 'tmp');
+  return temp && (last === 'c' || last === 'f') ? last : undefined;
+}
+
 const PERCENT_KEY_WORDS = new Set(['pct', 'percent', 'percentage']);
+/** Keys whose bare number may be a percentage (`rate: 15` is "15%"; `qty: 15` is not). */
+const RATE_KEY_WORDS = new Set([
+  'rate',
+  'ratio',
+  'share',
+  'growth',
+  'margin',
+  'interest',
+  'apr',
+  'apy',
+  'change',
+  'occupancy',
+  'utilization',
+  'utilisation',
+  'usage',
+  'probability',
+  'chance',
+  'confidence',
+  'vat',
+  'commission',
+  'progress',
+  'completion',
+  'coverage',
+  'accuracy',
+  'humidity',
+  'yield',
+  'load',
+  'battery',
+]);
 
 /**
  * The readings of a structured value found under `key` (a JSON field), as an observation or as a
@@ -157,9 +235,10 @@ export function valueReadings(
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
   const money = words.some((w) => MONEY_KEY_WORDS.has(w));
-  if ((key !== undefined && isMinorUnitKey(key)) || (minor && money && Number.isInteger(value))) {
+  const micros = key !== undefined && isMicrosKey(key);
+  if (micros || (key !== undefined && isMinorUnitKey(key)) || (minor && money && Number.isInteger(value))) {
     const currency = words.map((w) => w.toUpperCase()).find(isCurrencyCode) ?? sibling;
-    const major = value / 10 ** minorDigits(currency);
+    const major = value / (micros ? 1e6 : 10 ** minorDigits(currency));
     const currencies = currency === undefined ? undefined : [currency];
     return claim
       ? [at('q', value), ...moneyClaim(major, 0, currencies)]
@@ -171,7 +250,9 @@ export function valueReadings(
     // Stripe's `amount: 12999` with `currency: "usd"` is in cents; another API's is in dollars. Each
     // reading is a maybe — unless the currency has no minor unit (¥12999 either way).
     const places = minorDigits(currency);
-    if (words.includes('amount') && sibling === currency && Number.isInteger(value) && places > 0) {
+    // (Not a `value` under `amount`: PayPal's `amount: { value: "129.99" }` is in major units.)
+    const stripeLike = words.includes('amount') && !words.includes('value');
+    if (stripeLike && sibling === currency && Number.isInteger(value) && places > 0) {
       const unsure = `${currency} ${value} or ${value / 10 ** places}?`;
       return [
         ...moneyObserved(value, [currency]).map((r) => ({ ...r, unsure })),
@@ -180,6 +261,11 @@ export function valueReadings(
       ];
     }
     return [...moneyObserved(value, [currency], isFlowKey(words)), ...digits];
+  }
+  const scale = temperatureScale(words);
+  if (scale !== undefined) {
+    const base = at('temp', celsius(value, scale));
+    return claim ? [num(value), base] : [at('q', value), base];
   }
   const unit = key === undefined ? undefined : unitOfKey(key);
   if (unit) {
@@ -190,7 +276,9 @@ export function valueReadings(
   if (claim) return [...plainClaim(value), ...digits];
   // A number where an amount may stand (no key, a money key, an object naming its currency) may be one.
   const out =
-    key === undefined || money || sibling !== undefined ? [...bareObserved(value), ...digits] : [num(value), ...digits];
+    key === undefined || money || sibling !== undefined
+      ? [...bareObserved(value), ...digits]
+      : [num(value), ...(words.some((w) => RATE_KEY_WORDS.has(w)) ? [at('n%', value)] : []), ...digits];
   if (value < 0 && money) out.push(unsignedObserved(-value, words));
   return out;
 }

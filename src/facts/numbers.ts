@@ -7,6 +7,7 @@ import {
   ambiguousMention,
   at,
   bareObserved,
+  type Conventions,
   digitKeys,
   halfUnit,
   type Made,
@@ -31,10 +32,14 @@ import {
 } from './written.js';
 
 const FRACTION_CHARS = Object.keys(FRACTIONS).join('');
-/** A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up (0.15% is not 0.15). */
+/**
+ * A percentage P% is P as a percentage, P/100 as a fraction, and P as a bare number only from 1 up
+ * (0.15% is not 0.15) and only where a percentage may stand (`n%`: free text, a rate's key): 15%
+ * is not `qty: 15`.
+ */
 export function percentClaim(value: number, tolerance: number): Reading[] {
   const out = [at('pct', value, tolerance), num(value / 100, tolerance / 100)];
-  if (Math.abs(value) >= 1) out.push(num(value, tolerance));
+  if (Math.abs(value) >= 1) out.push(at('n%', value, tolerance));
   return out;
 }
 
@@ -45,8 +50,59 @@ export function percentObserved(value: number): Reading[] {
   return out;
 }
 
+/** A written quantity's readings: the number as written and, in its dimension's base unit, what it measures. */
+function quantity(value: number, dim: string, base: number, tolerance: number): Made {
+  return {
+    kind: 'unit',
+    value,
+    claim: [num(value), at(dim, base, tolerance)],
+    observed: [at('q', value), at(dim, base)],
+  };
+}
+
+/** Degrees in °C from a scale's letter: an offset as well as a factor (68 °F is 20 °C). */
+export function celsius(value: number, scale: string): number {
+  return /^f/i.test(scale) ? ((value - 32) * 5) / 9 : value;
+}
+
+/** An ASCII fraction's denominators read (`1 1/2`, `3/4 kg`): a date's `24/7` or a score's `4/5` is not one. */
+const ASCII_FRACTION = '(?:(\\d{1,4})\\s+)?(\\d{1,2})\\/(2|3|4|8|16)(?![\\w/.,])';
+
 /** Percentages, quantities, magnitudes and ordinals: read before ids. */
 export const QUANTITY_PASSES: Pass[] = [
+  // Scientific notation: 1.2e6, 3.5E-4, 2.5 × 10^6, 1.2·10⁶ — to the mantissa's last written digit.
+  pass(
+    /(?<![\w.,])([-−]?\d+(?:\.\d+)?)(?:[eE]([-+−]?\d{1,3})|\s?[×x·*]\s?10(?:\^|\*\*)([-−]?\d{1,3}))(?![\w.,])/g,
+    (m) => {
+      const exponent = Number((m[2] ?? m[3]!).replace('−', '-'));
+      const mantissa = m[1]!.replace('−', '-');
+      const value = Number(`${mantissa}e${exponent}`);
+      if (!Number.isFinite(value)) return undefined;
+      const tolerance = Number(`${halfUnit(mantissa)}e${exponent}`);
+      return { kind: 'number', value, claim: plainClaim(value, tolerance), observed: bareObserved(value) };
+    },
+  ),
+  // Temperatures: 20 °C, 68°F, 20℃, 20 degrees Celsius — as °C, to the last written digit.
+  pass(
+    new RegExp(`${NUM_START}${NUM}\\s?(?:[°º˚]\\s?([CF])|(℃|℉)|degrees?\\s+(Celsius|Fahrenheit|C|F))(?![A-Za-z])`, 'g'),
+    (m) => {
+      const scale = m[2] ?? (m[3] === '℉' ? 'F' : m[3] === '℃' ? 'C' : m[4]!);
+      const value = parseNumber(m[1]!);
+      const factor = /^f/i.test(scale) ? 5 / 9 : 1;
+      return quantity(value, 'temp', celsius(value, scale), halfUnit(m[1]!) * factor);
+    },
+  ),
+  // ASCII fractions: 1 1/2 (a whole and a fraction), 3/4 kg (a fraction alone only with a unit).
+  pass(new RegExp(`${NUM_START}${ASCII_FRACTION}(?:\\s?(${UNIT_ALT})(?![A-Za-z0-9]))?`, 'g'), (m) => {
+    const [whole, top, bottom, unit] = [m[1], Number(m[2]), Number(m[3]), m[4]];
+    if (top >= bottom || top === 0 || (whole === undefined && unit === undefined)) return undefined;
+    const value = Number(whole ?? 0) + top / bottom;
+    const tolerance = 0.5 / bottom;
+    if (unit === undefined)
+      return { kind: 'number', value, claim: plainClaim(value, tolerance), observed: bareObserved(value) };
+    const [dim, factor] = UNITS[unit]!;
+    return quantity(value, dim, value * factor, tolerance * factor);
+  }),
   // Percentages: 25%, 25 percent. Read as 25 or 0.25.
   pass(new RegExp(`${NUM_START}${NUM}\\s?(%|percent\\b|per cent\\b|pct\\b)`, 'g'), (m) => {
     const value = parseNumber(m[1]!);
@@ -56,8 +112,7 @@ export const QUANTITY_PASSES: Pass[] = [
   pass(new RegExp(`${NUM_START}${NUM}(?:\\s|-)?(${UNIT_ALT})(?![A-Za-z0-9])`, 'g'), (m) => {
     const [dim, factor] = UNITS[m[2]!]!;
     const value = parseNumber(m[1]!);
-    const base = at(dim, value * factor, halfUnit(m[1]!) * factor);
-    return { kind: 'unit', value, claim: [num(value), base], observed: [at('q', value), at(dim, value * factor)] };
+    return quantity(value, dim, value * factor, halfUnit(m[1]!) * factor);
   }),
   // ISO 8601 durations: PT1H30M, P2DT3H, PT90M, PT1.5S, P2W — as a time in seconds. Years and
   // months (P1Y, P3M) have no length in seconds and are not read.
@@ -101,6 +156,27 @@ function plainNumber(value: number, digits: string): Made & { value: number } {
   };
 }
 
+/**
+ * Groups of three digits after plain spaces (`123 456 789`): one number as a French text writes it,
+ * or a list (of ids, of counts) as an English one does. A text with a decimal comma writes one
+ * number; one with a decimal point, a list; one with neither may mean either, so as an observation
+ * each reading is only a maybe. As a claim it is grounded by the number, or else by every part.
+ */
+function spacedGroups(written: string, c: Conventions): Made {
+  const whole = plainNumber(parseNumber(written), '');
+  // `2 002` lists no `002`: a group after the first with a leading zero is a thousands group.
+  if ((c.decimalComma && !c.decimalPoint) || / 0/.test(written)) return whole;
+  const parts = written.split(' ').map((p) => plainNumber(parseNumber(p), p.replace(/^[-−]/, '')));
+  const unsure = (rs: Reading[]) => rs.map((r) => ({ ...r, unsure: `${written}: one number or a list?` }));
+  const listed = parts.flatMap((p) => p.observed);
+  const list = c.decimalPoint && !c.decimalComma;
+  return {
+    ...whole,
+    observed: [...unsure(whole.observed), ...(list ? listed : unsure(listed))],
+    parts: parts.map((p) => p.claim),
+  };
+}
+
 /** Plain numbers and number words: read last. */
 export const NUMBER_PASSES: Pass[] = [
   // Plain numbers: 12,500, 189.00, #7713, −25. A lone `1,234` or `12.999` is read by the rest of
@@ -121,6 +197,7 @@ export const NUMBER_PASSES: Pass[] = [
         const value = parseNumber(written);
         return { kind: 'number', value, claim: plainClaim(value, halfUnit(written)), observed: bareObserved(value) };
       }
+      if (/\d \d/.test(digits)) return spacedGroups(written, c());
       if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
       const sign = digits === written ? 1 : -1;
       const thousands = plainNumber(sign * Number(digits.replace(/[.,]/, '')), digits);

@@ -5,7 +5,8 @@ import { isCurrencyCode } from './currencies.js';
 import { MONEY_KEY_WORDS } from './money.js';
 import { keyWords } from './written.js';
 
-const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode'];
+/** Fields naming an object's currency; `unit` only when it holds a currency code (`{ value: 12, unit: 'EUR' }`). */
+const CURRENCY_FIELDS = ['currency', 'currency_code', 'currencyCode', 'unit'];
 
 /** The currency an object names for its amounts (`currency: 'eur'`), if it is one the reader knows. */
 export function currencyField(value: Record<string, unknown>): string | undefined {

@@ -53,6 +53,11 @@ export interface Mention {
    * none, or some (then the verdict is "can't tell").
    */
   alternatives?: Alternative[];
+  /**
+   * Claimed: the numbers it may list instead (`123 456 789`: one number, or three ids); when the
+   * whole is not grounded, the claim is when every part is.
+   */
+  parts?: Reading[][];
 }
 
 /**
@@ -123,10 +128,11 @@ export const MONEY_DIMS = ['$', '$*'];
 /**
  * A bare number observed where an amount may stand (free text, a money key, an object that names its
  * currency): `n`, and `n$`, which an amount claimed with a currency looks in when nothing says
- * otherwise. A number under another key (`qty: 20`) is `n` alone: "$20" is not a count of 20.
+ * otherwise, and `n%`, which a percentage claimed looks in. A number under another key (`qty: 20`)
+ * is `n` alone: "$20" is not a count of 20, nor "20%" (a rate's key: `n%` too, see mentions.ts).
  */
 export function bareObserved(value: number): Reading[] {
-  return [num(value), at('n$', value)];
+  return [num(value), at('n$', value), at('n%', value)];
 }
 
 export function plainClaim(value: number, tolerance = 0): Reading[] {

@@ -28,8 +28,12 @@ export const MONTH =
 export const NUM_START = '(?<![\\w.,])';
 /** Indian grouping: lakhs and crores (`1,29,999`, `12,34,56,789`). */
 export const INDIAN = '\\d{1,2}(?:,\\d{2})+,\\d{3}(?!\\d|,\\d)';
+/**
+ * At most six groups (a quintillion): a longer run is no number, and a bound keeps every pattern
+ * that starts with one linear (unbounded, `123 123 123 …` cost each start the rest of the run).
+ */
 /** Thousands grouped by a space, a no-break, narrow or thin space, or a Swiss apostrophe (`1 299`, `1\u202f299`, `1'299`), never a part of a longer run. */
-export const SPACED = "\\d{1,3}(?:[ \\u00a0\\u202f\\u2009'’]\\d{3})+(?!\\d|[ \\u00a0\\u202f\\u2009'’]\\d)";
+export const SPACED = "\\d{1,3}(?:[ \\u00a0\\u202f\\u2009'’]\\d{3}){1,6}(?!\\d|[ \\u00a0\\u202f\\u2009'’]\\d)";
 /** Vulgar fractions, by value and denominator: `1½ h` is 1.5 h, to the nearest half hour. */
 export const FRACTIONS: Record<string, [number, number]> = {
   '½': [1 / 2, 2],
@@ -139,6 +143,14 @@ export function isMinorUnitKey(key: string): boolean {
   return keyWords(key).some((w) => w === 'cents' || w === 'cent' || w === 'minor');
 }
 
+/**
+ * A key whose number is in millionths of the currency's unit: `cost_micros`, `priceMicros`,
+ * `amount_micros` (Google's APIs). 129990000 is 129.99, never 129,990,000.
+ */
+export function isMicrosKey(key: string): boolean {
+  return keyWords(key).some((w) => w === 'micros' || w === 'micro');
+}
+
 /** The words of a key: `total_cents`, `totalCents`, `total-cents` -> ['total', 'cents']. */
 export function keyWords(key: string): string[] {
   let words = keyWordCache.get(key);
@@ -195,7 +207,7 @@ export function parseNumber(text: string): number {
  * number: `₹1,29,999` is not `₹1,29`.
  */
 export const AMOUNT =
-  "([-−]?(?:\\d{1,2}(?:,\\d{2})+,\\d{3}(?:\\.\\d{1,2})?|\\d{1,3}(?:[,.\\u00a0\\u202f\\u2009 '’]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?)(?!\\d|[.,]\\d))";
+  "([-−]?(?:\\d{1,2}(?:,\\d{2})+,\\d{3}(?:\\.\\d{1,2})?|\\d{1,3}(?:[,.\\u00a0\\u202f\\u2009 '’]\\d{3}){1,6}(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?)(?!\\d|[.,]\\d))";
 
 /**
  * Reads an amount written in either convention. The separator written last is the decimal one

@@ -1,0 +1,175 @@
+// Forms the reader did not know, each a false pass or a false fail before: amounts in millionths
+// (`cost_micros`) and under a `value` key, a percentage against a count, digit groups that list
+// numbers, ranges, ASCII fractions, scientific notation, temperatures in either scale. Generated:
+// the right value in the form is "same", a value off in it never is.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FactIndex, mentionsIn } from './index.js';
+
+const RUNS = { seed: 20261201, numRuns: 150 };
+const AT = { pos: 1, stepId: 1, label: 'step 1' };
+
+function verdicts(obs: unknown, answer: string): string[] {
+  const index = new FactIndex();
+  index.addValue(obs, AT);
+  return mentionsIn(answer).map((m) => index.verdict(m).verdict);
+}
+const cents = fc.integer({ min: 101, max: 99_999_999 });
+const usd = (c: number) => `$${(c / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`;
+
+describe('amounts under keys that say how', () => {
+  it('millionths (`cost_micros`): 129990000 is $129.99, never $129,990,000', () => {
+    fc.assert(
+      fc.property(cents, fc.constantFrom('cost_micros', 'priceMicros', 'amount_micros'), (c, key) => {
+        const obs = { [key]: c * 10_000, currency_code: 'USD' };
+        expect(verdicts(obs, usd(c))).toEqual(['same']);
+        expect(verdicts(obs, usd(c * 10_000))).not.toContain('same');
+        expect(verdicts(obs, usd(c + 1))).not.toContain('same');
+      }),
+      RUNS,
+    );
+  });
+
+  it('a `value` is what its parent names: `price: { value }`, PayPal\'s `amount: { currency_code, value: "…" }`', () => {
+    fc.assert(
+      fc.property(cents, (c) => {
+        const v = c / 100;
+        expect(verdicts({ price: { value: v } }, usd(c))).toEqual(['same']);
+        expect(verdicts({ amount: { currency_code: 'USD', value: v.toFixed(2) } }, usd(c))).toEqual(['same']);
+        expect(verdicts({ amount: { currency_code: 'USD', value: v.toFixed(2) } }, `€${v.toFixed(2)}`)).toEqual([
+          'different',
+        ]);
+        expect(verdicts({ price: { value: v, unit: 'EUR' } }, usd(c))).toEqual(['different']);
+        expect(verdicts({ price: { value: v } }, usd(c + 1))).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it('a percentage is not a count: 15% is `rate: 15` or "15", never `qty: 15`', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 99 }), fc.constantFrom('qty', 'count', 'nights', 'rooms'), (n, key) => {
+        expect(verdicts({ [key]: n }, `${n}%`)).toEqual(['different']);
+        expect(verdicts({ rate: n }, `${n}%`)).toEqual(['same']);
+        expect(verdicts({ rate: n / 100 }, `${n}%`)).toEqual(['same']);
+        expect(verdicts(`grew ${n} points`, `${n}%`)).toEqual(['same']);
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe('digit groups after plain spaces: one number, or a list', () => {
+  const ids = fc.tuple(
+    fc.integer({ min: 100, max: 999 }),
+    fc.integer({ min: 100, max: 999 }),
+    fc.integer({ min: 100, max: 999 }),
+  );
+  it('a list observed in an English text grounds each id, never the number they would join into', () => {
+    fc.assert(
+      fc.property(ids, ([a, b, c]) => {
+        const listed = `Lockers ${a} ${b} ${c} are free; the deposit is $12.50.`;
+        expect(verdicts(listed, `Locker ${b} is free.`)).toEqual(['same']);
+        expect(verdicts(listed, `${(a * 1e6 + b * 1e3 + c).toLocaleString('en-US')}`)).not.toContain('same');
+        // With nothing to say which, neither reading is sure.
+        const bare = `Lockers ${a} ${b} ${c} are free.`;
+        expect(verdicts(bare, `${(a * 1e6 + b * 1e3 + c).toLocaleString('en-US')}`)).toEqual(['cant-tell']);
+        expect(verdicts(bare, `${b}`)).toEqual(['cant-tell']);
+        // A French text writes one number.
+        expect(
+          verdicts(`${a} ${b} ${c} habitants, 2,5 km`, `${(a * 1e6 + b * 1e3 + c).toLocaleString('en-US')}`),
+        ).toContain('same');
+      }),
+      RUNS,
+    );
+  });
+
+  it('a list claimed is grounded by every id observed, and not by all but one', () => {
+    fc.assert(
+      fc.property(ids, ([a, b, c]) => {
+        expect(verdicts({ ids: [a, b, c] }, `Free: ${a} ${b} ${c}`)).toEqual(['same']);
+        const off = [101, 102, 103, 104].find((n) => ![a, b, c].includes(n))!;
+        expect(verdicts({ ids: [a, b, c] }, `Free: ${a} ${b} ${off}`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe('ranges are one claim', () => {
+  it('a value observed in the range grounds it; one outside, in another currency or a change "from … to" does not', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 2, max: 500 }), (lo, width) => {
+        const hi = lo + width;
+        const inside = lo + Math.floor(width / 2);
+        for (const range of [`$${lo}-${hi}`, `$${lo} – $${hi}`, `$${lo} to $${hi}`, `between $${lo} and $${hi}`]) {
+          expect(verdicts({ price: inside, currency: 'USD' }, range), range).toEqual(['same']);
+          expect(verdicts({ price: hi + 1, currency: 'USD' }, range), range).toEqual(['different']);
+          expect(verdicts({ price: lo - 1, currency: 'USD' }, range), range).toEqual(['different']);
+          expect(verdicts({ price: inside, currency: 'EUR' }, range), range).not.toContain('same');
+        }
+        for (const range of [`${lo} to ${hi} nights`, `between ${lo} and ${hi} nights`]) {
+          expect(verdicts({ nights: inside }, range), range).toEqual(['same']);
+          expect(verdicts({ nights: hi + 1 }, range), range).toEqual(['different']);
+        }
+        expect(verdicts({ price: inside }, `from $${lo} to $${hi}`)).toEqual(['different', 'different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it('a phone number or two years are not a range', () => {
+    expect(verdicts({ x: 600 }, 'call 555-1234')).toEqual(['different', 'different']);
+    expect(verdicts({ year: 2026 }, '2026-2027')).toContain('same');
+  });
+});
+
+describe('fractions, scientific notation and temperatures', () => {
+  it('1 1/2 is one and a half, to the nearest half; 3/4 kg is 750 g; a score 4/5 is two numbers', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 99 }), fc.constantFrom(2, 4, 8), (w, d) => {
+        const top = d - 1;
+        expect(verdicts({ duration_h: w + top / d }, `${w} ${top}/${d} hours`)).toEqual(['same']);
+        expect(verdicts({ duration_h: w + 1 + top / d }, `${w} ${top}/${d} hours`)).toEqual(['different']);
+        expect(verdicts({ hours: w + top / d }, `${w} ${top}/${d}`)).toEqual(['same']);
+        expect(verdicts({ hours: w }, `${w} ${top}/${d}`)).toEqual(['different']);
+        expect(verdicts({ weight_g: (1000 * top) / d }, `${top}/${d} kg`)).toEqual(['same']);
+      }),
+      RUNS,
+    );
+    expect(verdicts({ rating: 4, max: 5 }, 'rated 4/5')).toEqual(['same', 'same']);
+  });
+
+  it("1.2e6 and 1.2 × 10^6 are 1,200,000 to the mantissa's last digit, never 1.2 or 2e6", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 11, max: 98 }).filter((m) => m % 10 !== 0),
+        fc.integer({ min: 2, max: 12 }),
+        (m, e) => {
+          const value = Number(`${m / 10}e${e}`);
+          for (const form of [`${m / 10}e${e}`, `${m / 10}E+${e}`, `${m / 10} × 10^${e}`]) {
+            expect(verdicts({ n: value }, form), form).toEqual(['same']);
+            expect(verdicts({ n: Number(`${(m + 1) / 10}e${e}`) }, form), form).toEqual(['different']);
+            expect(verdicts({ n: m / 10 }, form), form).toEqual(['different']);
+          }
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it('°F and °C are one temperature: 68 °F is temp_c 20; 20 °F is not', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -40, max: 45 }), (c) => {
+        const f = Math.round((c * 9) / 5 + 32);
+        const fc_ = ((f - 32) * 5) / 9;
+        for (const form of [`${f}°F`, `${f} °F`, `${f}℉`, `${f} degrees Fahrenheit`])
+          expect(verdicts({ temp_c: fc_ }, form), form).toEqual(['same']);
+        expect(verdicts({ temperature_f: f }, `${fc_.toFixed(1)} °C`)).toEqual(['same']);
+        if (f !== c) expect(verdicts({ temp_c: c }, `${c} °F`)).toEqual(['different']);
+        expect(verdicts({ temp_c: c + 3 }, `${c}°C`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+});
