@@ -212,3 +212,31 @@ describe("pgvector's approximate indexes", () => {
     }
   }, 120_000);
 });
+
+describe('a rule a sandbox cannot build', () => {
+  it('is one line of its lacks, and the rest is built', async () => {
+    const snapshot: DbSnapshot = {
+      schemas: ['app'],
+      ddl: [],
+      sequences: [],
+      tables: [
+        {
+          schema: 'app',
+          name: 't',
+          columns: [{ name: 'label', type: 'text', nullable: true }],
+          primaryKey: [],
+          // text > integer: no such operator, so the check fails to build.
+          checks: [{ name: 'odd', expression: { op: '>', args: [{ column: 'label' }, { value: 1 }] } }],
+          rows: [{ label: 'a' }],
+        },
+      ],
+    };
+    const db = await openDbSandbox(snapshot, { kind: 'pglite' });
+    try {
+      expect(db.lacks).toEqual([expect.stringMatching(/^check odd of app\.t \(not built: operator does not exist/)]);
+      expect(await db.query('SELECT label FROM app.t')).toEqual([{ label: 'a' }]);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+});
