@@ -2,6 +2,7 @@
 // description's parts — quoted names, allow-listed types, defaults and extensions — never taken
 // from recorded SQL text. seed.ts runs it and lays the rows in; renderDdl shows it (db.json's ddl).
 import type { DbSnapshot, DbTable } from '../recording/index.js';
+import { partitionBySql, partitionStatements, ruleStatements } from './ddl-rules.js';
 import { missingExtensionReason, wantedExtensions } from './extensions.js';
 import {
   DEFAULT_FUNCTION_EXTENSION,
@@ -21,6 +22,11 @@ export interface Statement {
   sql: string;
   /** What it builds, for an error message. */
   what: string;
+  /**
+   * A rule the rows are held to (a check, an exclusion): built in a savepoint, and a sandbox that
+   * cannot build it says so in its lacks instead of failing.
+   */
+  optional?: true;
 }
 
 export interface Plan {
@@ -123,18 +129,22 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     const inherits =
       t.inherits?.filter((p) => tables.has(key(p.schema, p.name))).map((p) => tableRef(p.schema, p.name)) ?? [];
     out.tables.push({
-      sql: `CREATE TABLE ${tableRef(t.schema, t.name)} (${parts.join(', ')})${inherits.length > 0 ? ` INHERITS (${inherits.join(', ')})` : ''}`,
+      sql: `CREATE TABLE ${tableRef(t.schema, t.name)} (${parts.join(', ')})${inherits.length > 0 ? ` INHERITS (${inherits.join(', ')})` : ''}${partitionBySql(t.partitionBy)}`,
       what: `table ${t.schema}.${t.name}`,
     });
+    out.tables.push(...partitionStatements(t, description.schemas));
+    out.after.push(...ruleStatements(t, held, lack));
     for (const fk of t.foreignKeys ?? []) {
       const target = tables.get(key(fk.references.schema, fk.references.table));
       // A key to a table outside the snapshot, or to columns that are no key there, cannot be built.
       if (!target || !hasKey(target, fk.references.columns)) continue;
       const actions = `${fk.onDelete ? ` ON DELETE ${fk.onDelete.toUpperCase()}` : ''}${fk.onUpdate ? ` ON UPDATE ${fk.onUpdate.toUpperCase()}` : ''}`;
       out.after.push({
-        // NOT VALID: rows a snapshot read table by table need not agree; new rows are checked.
-        sql: `ALTER TABLE ${tableRef(t.schema, t.name)} ADD CONSTRAINT ${quoteIdent(fk.name)} FOREIGN KEY (${fk.columns.map(quoteIdent).join(', ')}) REFERENCES ${tableRef(fk.references.schema, fk.references.table)} (${fk.references.columns.map(quoteIdent).join(', ')})${actions} NOT VALID`,
+        // NOT VALID: rows a snapshot read table by table need not agree; new rows are checked. A
+        // partitioned table's key cannot be NOT VALID (before Postgres 18): it checks the rows.
+        sql: `ALTER TABLE ${tableRef(t.schema, t.name)} ADD CONSTRAINT ${quoteIdent(fk.name)} FOREIGN KEY (${fk.columns.map(quoteIdent).join(', ')}) REFERENCES ${tableRef(fk.references.schema, fk.references.table)} (${fk.references.columns.map(quoteIdent).join(', ')})${actions}${t.partitionBy ? '' : ' NOT VALID'}`,
         what: `foreign key ${fk.name} of ${t.schema}.${t.name}`,
+        ...(t.partitionBy ? { optional: true as const } : {}),
       });
     }
     for (const index of t.indexes ?? []) {
@@ -162,8 +172,9 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         const o = opclasses[i];
         return `${quoteIdent(c)}${o ? ` ${tableRef(o.schema, o.name)}` : ''}`;
       });
+      const options = Object.entries(index.options ?? {}).map(([k, v]) => `${k} = ${Number(v)}`);
       out.after.push({
-        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${columns.join(', ')})`,
+        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${columns.join(', ')})${options.length > 0 ? ` WITH (${options.join(', ')})` : ''}`,
         what: `index ${index.name} of ${t.schema}.${t.name}`,
       });
     }

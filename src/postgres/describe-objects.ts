@@ -104,9 +104,11 @@ export async function describeDomains(
 }
 
 /**
- * The objects of `schemas` a sandbox does not rebuild (views, triggers, checks, a domain's checks,
+ * The objects of `schemas` a sandbox may not rebuild (views, triggers, checks, a domain's checks,
  * policies, rules, functions, exclusion constraints, partitions), by name: their definitions are
- * SQL, which is never run from a recording. tapedeck's own capture triggers are left out.
+ * SQL, which is never run from a recording; describeObjects drops the checks, exclusions and
+ * partitions the tables describe as data. An inherited check is named on the table it is declared
+ * on. tapedeck's own capture triggers are left out.
  */
 export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['unbuilt']>> {
   const rows = await rowsOf<{
@@ -125,12 +127,12 @@ export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise
         WHERE NOT t.tgisinternal AND left(t.tgname, $2) <> $3
        UNION ALL SELECT CASE co.contype WHEN 'c' THEN 'check' ELSE 'exclusion constraint' END, n.nspname, co.conname, c.relname
          FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE co.contype IN ('c', 'x') AND NOT c.relispartition
+        WHERE co.contype IN ('c', 'x') AND NOT c.relispartition AND co.coninhcount = 0
        UNION ALL SELECT 'check', n.nspname, co.conname, t.typname FROM pg_constraint co
          JOIN pg_type t ON t.oid = co.contypid JOIN pg_namespace n ON n.oid = t.typnamespace WHERE co.contype = 'c'
        UNION ALL SELECT 'partition', n.nspname, c.relname, p.relname FROM pg_class c
          JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_inherits i ON i.inhrelid = c.oid
-         JOIN pg_class p ON p.oid = i.inhparent WHERE c.relispartition
+         JOIN pg_class p ON p.oid = i.inhparent WHERE c.relispartition AND c.relkind IN ('r', 'p')
        UNION ALL SELECT 'policy', n.nspname, p.polname, c.relname FROM pg_policy p
          JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
        UNION ALL SELECT 'rule', n.nspname, r.rulename, c.relname FROM pg_rewrite r
@@ -180,12 +182,25 @@ async function undescribedDefaults(
 export async function describeObjects(
   db: Queryable,
   schemas: string[],
-  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns'>>,
+  tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns' | 'checks' | 'exclusions' | 'partitions'>>,
 ): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>> {
   const enums = await describeEnums(db, schemas);
   const domains = await describeDomains(db, schemas, tables);
   const extensions = await describeExtensions(db);
-  const unbuilt = [...(await describeUnbuilt(db, schemas)), ...(await undescribedDefaults(db, tables))];
+  // What the tables describe (checks, exclusions, partitions as data) is built, so not named.
+  const described = new Set(
+    tables.flatMap((t) => [
+      ...(t.checks ?? []).map((c) => JSON.stringify(['check', t.schema, c.name, t.name])),
+      ...(t.exclusions ?? []).map((x) => JSON.stringify(['exclusion constraint', t.schema, x.name, t.name])),
+      ...(t.partitions ?? []).map((p) => JSON.stringify(['partition', p.schema, p.name, p.of.name])),
+    ]),
+  );
+  const unbuilt = [
+    ...(await describeUnbuilt(db, schemas)).filter(
+      (u) => !described.has(JSON.stringify([u.kind, u.schema, u.name, u.table])),
+    ),
+    ...(await undescribedDefaults(db, tables)),
+  ];
   return {
     ...(enums.length > 0 ? { enums } : {}),
     ...(domains.length > 0 ? { domains } : {}),

@@ -5,7 +5,7 @@ import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../recording/in
 import { describeFromDdl, TapedeckError } from '../recording/index.js';
 import { type Description, key, plan, type Statement } from './ddl.js';
 import { createExtensions } from './extensions.js';
-import { type Queryable, quoteIdent, regclass, sqlType, tableRef } from './sql.js';
+import { ownRowSql, type Queryable, quoteIdent, regclass, sqlType, tableRef } from './sql.js';
 
 /** Rows per INSERT when seeding: each batch is one jsonb parameter. */
 const ROWS_PER_INSERT = 1000;
@@ -66,6 +66,19 @@ async function run(db: Queryable, statement: Statement): Promise<void> {
   }
 }
 
+/** Runs a statement in a savepoint: undefined when built, else the one line of why not. */
+async function runOptional(db: Queryable, statement: Statement): Promise<string | undefined> {
+  await db.query('SAVEPOINT tapedeck_rule');
+  try {
+    await db.query(statement.sql);
+    await db.query('RELEASE SAVEPOINT tapedeck_rule');
+    return undefined;
+  } catch (error) {
+    await db.query('ROLLBACK TO SAVEPOINT tapedeck_rule');
+    return `not built: ${((error as Error).message ?? String(error)).split('\n')[0]}`;
+  }
+}
+
 function seedError(what: string, error: unknown): TapedeckError {
   return new TapedeckError(
     'DB_SEED_FAILED',
@@ -120,9 +133,15 @@ export async function seedDatabase(
     const p = plan(description, await createExtensions(db, description));
     for (const s of [...p.schemas, ...p.sequences, ...p.tables]) await run(db, s);
     for (const table of description.tables) await insertRows(db, table);
-    for (const s of p.after) await run(db, s);
+    const lacks = [...p.lacks];
+    for (const s of p.after) {
+      if (s.optional) {
+        const failed = await runOptional(db, s);
+        if (failed !== undefined) lacks.push(`${s.what} (${failed})`);
+      } else await run(db, s);
+    }
     if (own) await db.query('COMMIT');
-    return { lacks: p.lacks };
+    return { lacks };
   } catch (error) {
     if (own) await db.query('ROLLBACK').catch(() => {});
     throw error;
@@ -163,9 +182,10 @@ export async function applyRowChanges(
     const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
     const described = describedTables.get(key(change.schema, change.table));
     const json = (row: Row) => JSON.stringify(rowJson(row, Object.keys(row), described));
-    // Updated and deleted through ONLY: a change is the table's own (an inheritance child's rows are
-    // the child's changes).
+    // A change is the table's own: an inheritance child's rows are the child's changes, a
+    // partitioned table's are its partitions' (ONLY would reach none of those), as readRows reads them.
     const ref = tableRef(change.schema, change.table);
+    const own = ownRowSql('t', change.schema, change.table);
     const keyCols = Object.keys(change.key);
     // The row to change, matched on its key read back as typed values (bytea, uuid, … compare as such).
     const keyed = (param: number) => `${rowsOf(change.schema, change.table, param, 'one')} AS k`;
@@ -174,7 +194,7 @@ export async function applyRowChanges(
     try {
       if (change.op === 'delete') {
         if (keyCols.length > 0)
-          await db.query(`DELETE FROM ONLY ${ref} AS t USING ${keyed(1)} WHERE ${match}`, [json(change.key)]);
+          await db.query(`DELETE FROM ${ref} AS t USING ${keyed(1)} WHERE ${match} AND ${own}`, [json(change.key)]);
         continue;
       }
       const after = change.after ?? {};
@@ -200,7 +220,7 @@ export async function applyRowChanges(
             )
             .join(' AND ');
           const held = await db.query(
-            `SELECT 1 FROM ONLY ${ref} AS t, ${rowsOf(change.schema, change.table, 1, 'one')} AS v WHERE ${same}`,
+            `SELECT 1 FROM ${ref} AS t, ${rowsOf(change.schema, change.table, 1, 'one')} AS v WHERE ${same} AND ${own}`,
             [row],
           );
           if (held.rows.length === 0)
@@ -210,7 +230,7 @@ export async function applyRowChanges(
       } else if (change.op === 'update' && cols.length > 0 && keyCols.length > 0) {
         const sets = cols.map((c) => `${quoteIdent(c)} = v.${quoteIdent(c)}`).join(', ');
         await db.query(
-          `UPDATE ONLY ${ref} AS t SET ${sets} FROM ${rowsOf(change.schema, change.table, 1, 'one')} AS v, ${keyed(2)} WHERE ${match}`,
+          `UPDATE ${ref} AS t SET ${sets} FROM ${rowsOf(change.schema, change.table, 1, 'one')} AS v, ${keyed(2)} WHERE ${match} AND ${own}`,
           [json(after), json(change.key)],
         );
       }

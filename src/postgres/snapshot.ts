@@ -6,8 +6,9 @@
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
 import { renderDdl } from './ddl.js';
+import { describeTableExtras, indexOptions } from './describe-constraints.js';
 import { describeObjects, udtJoin, udtOf } from './describe-objects.js';
-import { type Queryable, quoteIdent, quoteLiteral, regclass, tableRef, utcTimestampSql } from './sql.js';
+import { ownRowSql, type Queryable, quoteIdent, quoteLiteral, tableRef, utcTimestampSql } from './sql.js';
 
 /**
  * How a column's values are normalised in the snapshot form (every reader of rows applies this):
@@ -127,6 +128,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       method: string;
       cols: string[];
       plain: boolean;
+      options: string[] | null;
       opclasses: Array<{ schema: string; name: string; extension?: string } | null> | null;
     }>(
       db,
@@ -140,7 +142,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
                  LEFT JOIN pg_extension ox ON ox.oid = od.refobjid) AS opclasses,
               ARRAY(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
                       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o) AS cols,
-              (i.indexprs IS NULL AND i.indpred IS NULL AND NOT (0 = ANY(i.indkey::int2[]))) AS plain
+              (i.indexprs IS NULL AND i.indpred IS NULL AND NOT (0 = ANY(i.indkey::int2[]))) AS plain,
+              ic.reloptions::text[] AS options
          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
         WHERE i.indrelid = $1 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
         ORDER BY ic.relname`,
@@ -164,7 +167,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         ...(FK_ACTION[c.del] && c.del !== 'a' ? { onDelete: FK_ACTION[c.del] } : {}),
         ...(FK_ACTION[c.upd] && c.upd !== 'a' ? { onUpdate: FK_ACTION[c.upd] } : {}),
       }));
-    const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist'] as const;
+    const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat'] as const;
     const indexes = idx
       .filter((i) => i.plain && (methods as readonly string[]).includes(i.method) && i.cols.length > 0)
       .map((i) => ({
@@ -173,6 +176,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         unique: i.unique,
         method: i.method as (typeof methods)[number],
         ...(i.opclasses?.some((o) => o !== null) ? { opclasses: i.opclasses } : {}),
+        ...indexOptions(i.options),
       }));
     out.push({
       oid: t.oid,
@@ -213,6 +217,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       ...(foreignKeys.length > 0 ? { foreignKeys } : {}),
       ...(indexes.length > 0 ? { indexes } : {}),
       ...(inherits.length > 0 ? { inherits } : {}),
+      ...(await describeTableExtras(db, t.oid, new Set(cols.map((c) => c.name)))),
     });
   }
   // Referenced (and inherited) tables first, so rows can be inserted and tables made in order.
@@ -356,11 +361,8 @@ export async function readRows(
   const order = (table.primaryKey.length > 0 ? table.primaryKey : table.columns.map((c) => c.name)).map(quoteIdent);
   const rows = await rowsOf<{ r: Row }>(
     db,
-    // A table's own rows: an inheritance parent's without its children's (each child is a table of
-    // the snapshot), a partitioned table's with its partitions' (which are not).
     `SELECT pg_temp.tapedeck_norm($1, $2, to_jsonb(x)) AS r FROM ${tableRef(table.schema, table.name)} x
-      WHERE x.tableoid = ${regclass(table.schema, table.name)}
-         OR x.tableoid IN (SELECT relid FROM pg_partition_tree(${regclass(table.schema, table.name)}))${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''}`,
+      WHERE ${ownRowSql('x', table.schema, table.name)}${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''}`,
     [table.schema, table.name],
   );
   return sortRows(

@@ -27,6 +27,13 @@ export const tableRef = (schema: string, table: string): string => `${quoteIdent
 /** The name of a relation as a regclass literal: 'schema.name' with both parts quoted. */
 export const regclass = (schema: string, name: string): string => `${quoteLiteral(tableRef(schema, name))}::regclass`;
 
+/**
+ * The condition that a row of `alias` is the table's own: not an inheritance child's (each child is
+ * a table of the snapshot), but a partition's of a partitioned table (partitions are not).
+ */
+export const ownRowSql = (alias: string, schema: string, table: string): string =>
+  `(${alias}.tableoid = ${regclass(schema, table)} OR ${alias}.tableoid IN (SELECT relid FROM pg_partition_tree(${regclass(schema, table)})))`;
+
 const ALIASES: Record<string, string> = {
   int: 'integer',
   int4: 'integer',
@@ -177,7 +184,7 @@ export function defaultSql(d: ColumnDefault, schema?: string): string {
 }
 
 /**
- * The SQL of a generated column's expression from its description: every part quoted or taken
+ * The SQL of an expression as data (a generated column's, a CHECK's) from its description: every part quoted or taken
  * from an allow-list (the schema's operators and functions, sqlType's types), fully parenthesised.
  * @example generatedSql({ op: '*', args: [{ column: 'qty' }, { column: 'price' }] }) // ("qty" * "price")
  */
@@ -190,8 +197,12 @@ export function generatedSql(e: GeneratedExpr): string {
   }
   if ('cast' in e) return `(${generatedSql(e.arg)})::${sqlType(e.cast)}`;
   if ('call' in e) return `${e.call}(${e.args.map(generatedSql).join(', ')})`;
+  if ('array' in e) return `ARRAY[${e.array.map(generatedSql).join(', ')}]`;
   const [a, b] = e.args.map(generatedSql);
-  return b === undefined ? `(${e.op}${a})` : `(${a} ${e.op} ${b})`;
+  if (e.op === 'is null' || e.op === 'is not null') return `(${a} ${e.op.toUpperCase()})`;
+  if (b === undefined) return e.op === 'not' ? `(NOT ${a})` : `(${e.op}${a})`;
+  const op = e.op === 'and' || e.op === 'or' ? e.op.toUpperCase() : e.op;
+  return e.quantified === undefined ? `(${a} ${op} ${b})` : `(${a} ${op} ${e.quantified.toUpperCase()} (${b}))`;
 }
 
 /**

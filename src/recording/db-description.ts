@@ -2,8 +2,14 @@
 // column default as the catalog prints it (pg_get_expr), and the `ddl` of recordings made before
 // db.json carried the description (migrated on read). Only an allow-listed grammar is understood;
 // anything else is left out of the description and reported.
-import { DEFAULT_FUNCTIONS, GENERATED_FUNCTIONS, type GENERATED_OPERATORS, type GeneratedExpr } from './schema.js';
-import type { ColumnDefault, DbSequence, DbSnapshot, DbTable } from './types.js';
+import {
+  DEFAULT_FUNCTIONS,
+  GENERATED_FUNCTIONS,
+  type GENERATED_OPERATORS,
+  type GeneratedExpr,
+  PartitionBoundSchema,
+} from './schema.js';
+import type { ColumnDefault, DbSequence, DbSnapshot, DbTable, PartitionBound } from './types.js';
 
 type Token =
   | { t: 'id'; v: string; quoted: boolean }
@@ -12,6 +18,7 @@ type Token =
   | { t: 'p'; v: string };
 
 const MAX_SQL = 100_000;
+const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
 
 /** Splits SQL text into identifiers, strings, numbers and punctuation; undefined for anything else. */
 function tokenize(sql: string): Token[] | undefined {
@@ -61,8 +68,18 @@ function tokenize(sql: string): Token[] | undefined {
       i += 2;
       continue;
     }
-    // Operators only ever appear in parts that are skipped (CHECK expressions, index expressions).
-    if ('(),.;[]-<>=!+*/%|&~^@#?:{}'.includes(c)) {
+    // An operator is the longest run of operator characters (`<=`, `~~*`, `||`), as Postgres's
+    // lexer reads it: one of several characters does not end in + or - unless it holds ~!@#%^&|`?.
+    if (OPERATOR_CHARS.includes(c)) {
+      let j = i;
+      while (j < sql.length && OPERATOR_CHARS.includes(sql[j] as string)) j++;
+      let op = sql.slice(i, j);
+      while (op.length > 1 && /[+-]$/.test(op) && !/[~!@#%^&|`?]/.test(op)) op = op.slice(0, -1);
+      out.push({ t: 'p', v: op });
+      i += op.length;
+      continue;
+    }
+    if ('(),.;[]:{}'.includes(c)) {
       out.push({ t: 'p', v: c });
       i++;
       continue;
@@ -224,29 +241,59 @@ const GENERATED_FUNCTION_SET = new Set<string>(GENERATED_FUNCTIONS);
 const MAX_EXPR_DEPTH = 32;
 
 /**
- * A generated column's expression as the catalog prints it (pg_get_expr: `(qty * price)`,
- * `((first || ' '::text) || last)`, `lower(email)`), as data; undefined for anything outside
+ * An expression as the catalog prints it (pg_get_expr: a generated column's `(qty * price)`,
+ * `((first || ' '::text) || last)`, `lower(email)`; a CHECK's `((qty > 0) AND (status = ANY
+ * (ARRAY['a'::text, 'b'::text])))`), as data; undefined for anything outside
  * GeneratedExpr's grammar or naming a column not in `columns`.
  */
 export function parseGeneratedExpression(expression: string, columns: ReadonlySet<string>): GeneratedExpr | undefined {
   const toks = tokenize(expression);
   if (!toks || toks.length === 0) return undefined;
   const c = new Cursor(toks);
+  // Postgres's precedence, lowest first: OR, AND, NOT, IS [NOT] NULL, comparisons, any other
+  // operator (||, LIKE's ~~, regex matches), + -, * / %; then unary minus and casts.
+  const LEVELS: ReadonlyArray<readonly string[]> = [
+    ['or'],
+    ['and'],
+    [],
+    [],
+    ['=', '<>', '<', '<=', '>', '>='],
+    ['||', '~~', '!~~', '~~*', '!~~*', '~', '~*', '!~', '!~*'],
+    ['+', '-'],
+    ['*', '/', '%'],
+  ];
+  type Op = (typeof GENERATED_OPERATORS)[number];
+  const operatorAt = (here: readonly string[]): string | undefined => {
+    const tok = c.peek();
+    if (tok?.t === 'p') return here.find((o) => o === tok.v);
+    return tok?.t === 'id' && !tok.quoted ? here.find((o) => o === tok.v) : undefined;
+  };
   const binary = (level: number, depth: number): GeneratedExpr | undefined => {
     if (depth > MAX_EXPR_DEPTH) return undefined;
-    // Postgres's precedence: || (any other operator) below + -, below * / %.
-    const ops: ReadonlyArray<readonly string[]> = [['||'], ['+', '-'], ['*', '/', '%']];
-    const here = ops[level];
+    if (level === 2 && c.kw('not')) {
+      const arg = binary(2, depth + 1);
+      return arg === undefined ? undefined : { op: 'not', args: [arg] };
+    }
+    if (level === 3) {
+      const arg = binary(4, depth);
+      if (arg !== undefined && c.kw('is', 'null')) return { op: 'is null', args: [arg] };
+      if (arg !== undefined && c.kw('is', 'not', 'null')) return { op: 'is not null', args: [arg] };
+      return arg;
+    }
+    const here = LEVELS[level];
     if (here === undefined) return unary(depth);
-    let left = binary(level + 1, depth + 1);
+    // Depth counts nesting (parentheses, calls, operands), not the levels of precedence.
+    let left = binary(level + 1, depth);
     for (;;) {
       if (left === undefined) return undefined;
-      const op = here.find((o) => (o === '||' ? isP(c.peek(), '|') && isP(c.peek(1), '|') : isP(c.peek(), o)));
+      const op = operatorAt(here);
       if (op === undefined) return left;
-      c.i += op.length;
-      const right = binary(level + 1, depth + 1);
+      c.i++;
+      // `a = ANY (b)`, `a <> ALL (b)`: a comparison against each element of an array.
+      const quantified = level === 4 ? (c.kw('any') ? 'any' : c.kw('all') ? 'all' : undefined) : undefined;
+      const right = quantified === undefined ? binary(level + 1, depth + 1) : postfix(depth + 1);
       if (right === undefined) return undefined;
-      left = { op: op as (typeof GENERATED_OPERATORS)[number], args: [left, right] };
+      left = { op: op as Op, args: [left, right], ...(quantified === undefined ? {} : { quantified }) };
     }
   };
   const unary = (depth: number): GeneratedExpr | undefined => {
@@ -309,6 +356,17 @@ export function parseGeneratedExpression(expression: string, columns: ReadonlySe
     if (tok.t !== 'id') return undefined;
     c.i++;
     if (!tok.quoted && (tok.v === 'true' || tok.v === 'false')) return { value: tok.v === 'true' };
+    if (!tok.quoted && tok.v === 'array' && c.p('[')) {
+      const array: GeneratedExpr[] = [];
+      if (c.p(']')) return { array };
+      for (;;) {
+        const item = binary(0, depth + 1);
+        if (item === undefined) return undefined;
+        array.push(item);
+        if (c.p(']')) return { array };
+        if (!c.p(',')) return undefined;
+      }
+    }
     if (!tok.quoted && tok.v === 'null') return { value: null };
     if (isP(c.peek(), '(')) {
       if (tok.quoted || !GENERATED_FUNCTION_SET.has(tok.v)) return undefined;
@@ -329,6 +387,62 @@ export function parseGeneratedExpression(expression: string, columns: ReadonlySe
   };
   const parsed = binary(0, 0);
   return parsed !== undefined && c.done ? parsed : undefined;
+}
+
+type BoundValue = Extract<PartitionBound, { kind: 'range' }>['from'][number];
+
+/** `( value, … )` of a partition bound: constants, MINVALUE, MAXVALUE. */
+function boundValues(c: Cursor): BoundValue[] | undefined {
+  if (!c.p('(')) return undefined;
+  const out: BoundValue[] = [];
+  for (;;) {
+    const negative = c.p('-');
+    const tok = c.peek();
+    c.i++;
+    if (tok?.t === 'str' && !negative) out.push(tok.v);
+    else if (tok?.t === 'num') {
+      const text = `${negative ? '-' : ''}${tok.v}`;
+      const n = Number(text);
+      // A number a double cannot hold exactly stays text (Postgres reads it as the key's type).
+      out.push(Number.isSafeInteger(n) || (!/^-?\d+$/.test(text) && String(n) === text) ? n : text);
+    } else if (!negative && (isKw(tok, 'minvalue') || isKw(tok, 'maxvalue')))
+      out.push({ bound: (tok as { v: 'minvalue' | 'maxvalue' }).v });
+    else if (!negative && (isKw(tok, 'true') || isKw(tok, 'false'))) out.push(isKw(tok, 'true'));
+    else if (!negative && isKw(tok, 'null')) out.push(null);
+    else return undefined;
+    if (c.p(')')) return out;
+    if (!c.p(',')) return undefined;
+  }
+}
+
+/**
+ * A partition's bound as the catalog prints it (pg_get_expr of relpartbound: `FOR VALUES FROM
+ * ('2025-01-01') TO (MAXVALUE)`, `FOR VALUES IN ('fr', 'de')`, `FOR VALUES WITH (modulus 4,
+ * remainder 0)`, `DEFAULT`), as data; undefined for anything else.
+ */
+export function parsePartitionBound(text: string): PartitionBound | undefined {
+  const toks = tokenize(text);
+  if (!toks) return undefined;
+  const c = new Cursor(toks);
+  let bound: PartitionBound | undefined;
+  if (c.kw('default')) bound = { kind: 'default' };
+  else if (c.kw('for', 'values', 'in')) {
+    const values = boundValues(c);
+    bound = values && values.length > 0 ? { kind: 'list', values } : undefined;
+  } else if (c.kw('for', 'values', 'from')) {
+    const from = boundValues(c);
+    const to = c.kw('to') ? boundValues(c) : undefined;
+    bound = from && to ? { kind: 'range', from, to } : undefined;
+  } else if (c.kw('for', 'values', 'with') && c.p('(') && c.kw('modulus')) {
+    const modulus = c.peek();
+    c.i++;
+    const remainder = c.p(',') && c.kw('remainder') ? c.peek() : undefined;
+    c.i++;
+    if (modulus?.t === 'num' && remainder?.t === 'num' && c.p(')'))
+      bound = { kind: 'hash', modulus: Number(modulus.v), remainder: Number(remainder.v) };
+  }
+  if (bound === undefined || !c.done) return undefined;
+  return PartitionBoundSchema.safeParse(bound).success ? bound : undefined;
 }
 
 interface TableExtras {

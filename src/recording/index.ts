@@ -14,7 +14,12 @@ export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText } from './body.js';
 export { isBookkeepingTable } from './bookkeeping.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
-export { describeFromDdl, parseColumnDefault, parseGeneratedExpression } from './db-description.js';
+export {
+  describeFromDdl,
+  parseColumnDefault,
+  parseGeneratedExpression,
+  parsePartitionBound,
+} from './db-description.js';
 export { blockOnDisk } from './disk.js';
 export * from './errors.js';
 export { type FileContent, fileBytes, fileIdentity, fsIdentity, isInline } from './file-content.js';

@@ -747,11 +747,43 @@ export const ColumnDefaultSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('function'), name: z.enum(DEFAULT_FUNCTIONS) }).strict(),
 ]);
 
-/** The operators and functions a generated column's expression may use (src/postgres/sql.ts renders them). */
-export const GENERATED_OPERATORS = ['+', '-', '*', '/', '%', '||'] as const;
+/**
+ * The operators and functions an expression as data may use (a generated column's, a CHECK's;
+ * src/postgres/sql.ts renders them): arithmetic, comparison, LIKE (`~~`) and regex matches, boolean
+ * logic, and IS [NOT] NULL.
+ */
+export const GENERATED_OPERATORS = [
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '||',
+  '=',
+  '<>',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '~~',
+  '!~~',
+  '~~*',
+  '!~~*',
+  '~',
+  '~*',
+  '!~',
+  '!~*',
+  'and',
+  'or',
+  'not',
+  'is null',
+  'is not null',
+] as const;
 export const GENERATED_FUNCTIONS = [
   'abs',
+  'array_length',
   'btrim',
+  'cardinality',
   'ceil',
   'char_length',
   'coalesce',
@@ -766,6 +798,7 @@ export const GENERATED_FUNCTIONS = [
   'ltrim',
   'md5',
   'nullif',
+  'octet_length',
   'replace',
   'right',
   'round',
@@ -776,26 +809,43 @@ export const GENERATED_FUNCTIONS = [
 ] as const;
 
 /**
- * A generated column's expression as data (`GENERATED ALWAYS AS (qty * price) STORED`): columns of
- * its table, constants, allow-listed operators, functions and casts. A sandbox composes its SQL from
- * these parts; an expression outside them is not described (the column is then a plain one).
+ * An expression as data: a generated column's (`GENERATED ALWAYS AS (qty * price) STORED`) or a
+ * CHECK constraint's (`qty > 0 AND status = ANY (ARRAY['a', 'b'])`): columns of its table,
+ * constants, arrays, allow-listed operators, functions and casts. A sandbox composes its SQL from
+ * these parts; an expression outside them is not described (a generated column is then a plain
+ * one, a check is named in `unbuilt`).
  */
 export type GeneratedExpr =
   | { column: string }
   | { value: string | number | boolean | null }
-  | { op: (typeof GENERATED_OPERATORS)[number]; args: GeneratedExpr[] }
+  | { op: (typeof GENERATED_OPERATORS)[number]; args: GeneratedExpr[]; quantified?: 'any' | 'all' }
+  | { array: GeneratedExpr[] }
   | { call: (typeof GENERATED_FUNCTIONS)[number]; args: GeneratedExpr[] }
   | { cast: string; arg: GeneratedExpr };
 
 const MAX_GENERATED_DEPTH = 32;
 const depthOf = (e: GeneratedExpr): number =>
-  'args' in e ? 1 + Math.max(0, ...e.args.map(depthOf)) : 'arg' in e ? 1 + depthOf(e.arg) : 1;
+  'args' in e
+    ? 1 + Math.max(0, ...e.args.map(depthOf))
+    : 'array' in e
+      ? 1 + Math.max(0, ...e.array.map(depthOf))
+      : 'arg' in e
+        ? 1 + depthOf(e.arg)
+        : 1;
 
 export const GeneratedExprSchema: z.ZodType<GeneratedExpr> = z.lazy(() =>
   z.union([
     z.object({ column: PgNameSchema }).strict(),
     z.object({ value: z.union([z.string().max(10_000), z.number(), z.boolean(), z.null()]) }).strict(),
-    z.object({ op: z.enum(GENERATED_OPERATORS), args: z.array(GeneratedExprSchema).min(1).max(2) }).strict(),
+    z
+      .object({
+        op: z.enum(GENERATED_OPERATORS),
+        args: z.array(GeneratedExprSchema).min(1).max(2),
+        /** `a = ANY (b)`, `a <> ALL (b)`: the operator against each element of the array b. */
+        quantified: z.enum(['any', 'all']).optional(),
+      })
+      .strict(),
+    z.object({ array: z.array(GeneratedExprSchema).max(10_000) }).strict(),
     z.object({ call: z.enum(GENERATED_FUNCTIONS), args: z.array(GeneratedExprSchema).max(16) }).strict(),
     z.object({ cast: z.string().min(1).max(200), arg: GeneratedExprSchema }).strict(),
   ]),
@@ -835,6 +885,39 @@ export const DbColumnSchema = z
   .strict();
 
 const PgColumns = z.array(PgNameSchema).min(1).max(64);
+const BoundedExprSchema = GeneratedExprSchema.refine((e) => depthOf(e) <= MAX_GENERATED_DEPTH, {
+  message: `expected an expression at most ${MAX_GENERATED_DEPTH} deep`,
+});
+/** The operators an exclusion constraint may compare with (btree_gist's, ranges', geometry's). */
+export const EXCLUSION_OPERATORS = ['=', '<>', '&&', '@>', '<@', '-|-', '~=', '&<', '&>', '<<', '>>'] as const;
+/** A partition bound's value: a constant (Postgres converts it to the key's type) or MINVALUE / MAXVALUE. */
+const BoundValueSchema = z.union([
+  z.string().max(10_000),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.object({ bound: z.enum(['minvalue', 'maxvalue']) }).strict(),
+]);
+export const PartitionBoundSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('default') }).strict(),
+  z.object({ kind: z.literal('list'), values: z.array(BoundValueSchema).min(1).max(10_000) }).strict(),
+  z
+    .object({
+      kind: z.literal('range'),
+      from: z.array(BoundValueSchema).min(1).max(32),
+      to: z.array(BoundValueSchema).min(1).max(32),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('hash'),
+      modulus: z.number().int().min(1).max(1_000_000),
+      remainder: z.number().int().min(0).max(1_000_000),
+    })
+    .strict(),
+]);
+/** PARTITION BY: the strategy and the key's columns (a key with an expression is not described). */
+const PartitionBySchema = z.object({ strategy: z.enum(['range', 'list', 'hash']), columns: PgColumns }).strict();
 const FK_ACTIONS = ['no action', 'restrict', 'cascade', 'set null', 'set default'] as const;
 
 export const DbTableSchema = z
@@ -866,9 +949,19 @@ export const DbTableSchema = z
             name: PgNameSchema,
             columns: PgColumns,
             unique: z.boolean(),
-            method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist']),
+            /** hnsw and ivfflat: pgvector's, built when the sandbox holds the extension. */
+            method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat']),
             /** Each column's operator class when it is not its type's default (`gin_trgm_ops`), else null. */
             opclasses: z.array(PgObjectRefSchema.nullable()).max(64).optional(),
+            /** Its storage parameters that shape what an approximate index answers (pgvector's m, ef_construction, lists). */
+            options: z
+              .object({
+                m: z.number().int().min(2).max(1000).optional(),
+                ef_construction: z.number().int().min(4).max(10_000).optional(),
+                lists: z.number().int().min(1).max(1_000_000).optional(),
+              })
+              .strict()
+              .optional(),
           })
           .strict(),
       )
@@ -877,6 +970,58 @@ export const DbTableSchema = z
     inherits: z
       .array(z.object({ schema: PgNameSchema, name: PgNameSchema }).strict())
       .max(64)
+      .optional(),
+    /** CHECK constraints of its own (inherited ones come with their parent's), the expression as data. */
+    checks: z
+      .array(
+        z.object({ name: PgNameSchema, expression: BoundedExprSchema, noInherit: z.boolean().optional() }).strict(),
+      )
+      .max(1000)
+      .optional(),
+    /** EXCLUDE constraints on plain columns: each column with its operator class (null: the default) and operator. */
+    exclusions: z
+      .array(
+        z
+          .object({
+            name: PgNameSchema,
+            method: z.enum(['gist', 'spgist', 'btree', 'hash']),
+            elements: z
+              .array(
+                z
+                  .object({
+                    column: PgNameSchema,
+                    opclass: PgObjectRefSchema.nullable(),
+                    operator: z.enum(EXCLUSION_OPERATORS),
+                  })
+                  .strict(),
+              )
+              .min(1)
+              .max(32),
+            deferrable: z.enum(['deferred', 'immediate']).optional(),
+          })
+          .strict(),
+      )
+      .max(1000)
+      .optional(),
+    /** A partitioned table: its partitioning; its rows are those of every partition. */
+    partitionBy: PartitionBySchema.optional(),
+    /**
+     * Its partitions, each after the one it is a partition of (`of`: this table or one of them, a
+     * partition that is itself partitioned having `partitionBy`); their rows are the table's.
+     */
+    partitions: z
+      .array(
+        z
+          .object({
+            schema: PgNameSchema,
+            name: PgNameSchema,
+            of: z.object({ schema: PgNameSchema, name: PgNameSchema }).strict(),
+            bound: PartitionBoundSchema,
+            partitionBy: PartitionBySchema.optional(),
+          })
+          .strict(),
+      )
+      .max(10_000)
       .optional(),
     /** Rows sorted by primary key, values as JSON (timestamps as ISO strings, bigint/numeric as strings). */
     rows: z.array(RowSchema),

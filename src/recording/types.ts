@@ -33,6 +33,7 @@ export type Stopped = z.infer<typeof S.StoppedSchema>;
 export type ReplayChainSettings = z.infer<typeof S.ReplayChainSchema>;
 export type FsSnapshot = z.infer<typeof S.FsSnapshotSchema>;
 export type DbTable = z.infer<typeof S.DbTableSchema>;
+export type PartitionBound = z.infer<typeof S.PartitionBoundSchema>;
 export type DbColumn = z.infer<typeof S.DbColumnSchema>;
 export type PgObjectRef = z.infer<typeof S.PgObjectRefSchema>;
 export type ColumnDefault = z.infer<typeof S.ColumnDefaultSchema>;

@@ -35,7 +35,7 @@ const SETUP = `
   CREATE TABLE audit.log (msg text, at int);
   CREATE TYPE shop.status AS ENUM ('open', 'shipped');
   CREATE TABLE shop.shipment (id int PRIMARY KEY, state shop.status NOT NULL, weight int CHECK (weight > 0),
-    history shop.status[]);
+    history shop.status[], CONSTRAINT shipment_label CHECK (to_char(weight, '999') <> ''));
   CREATE VIEW shop.open_lines AS SELECT order_id, sku FROM shop.order_line WHERE qty > 0;
   CREATE FUNCTION audit.log_line() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN INSERT INTO audit.log VALUES (NEW.sku, NEW.qty); RETURN NEW; END $$;
@@ -106,13 +106,17 @@ describe('the description of a schema with generated columns', () => {
 describe('what a sandbox does not rebuild', () => {
   it('is named in the description, and a replay says so before the agent runs', () => {
     expect(pre.unbuilt).toEqual([
-      { kind: 'check', schema: 'shop', name: 'shipment_weight_check', table: 'shipment' },
+      { kind: 'check', schema: 'shop', name: 'shipment_label', table: 'shipment' },
       { kind: 'function', schema: 'audit', name: 'log_line' },
       { kind: 'trigger', schema: 'shop', name: 'order_line_audit', table: 'order_line' },
       { kind: 'view', schema: 'shop', name: 'open_lines' },
     ]);
     const warning = unbuiltDatabaseWarning({ pre: { db: pre } } as unknown as Recording);
-    expect(warning).toContain('lacks check shop.shipment_weight_check on shop.shipment, function audit.log_line');
+    expect(warning).toContain('lacks check shop.shipment_label on shop.shipment, function audit.log_line');
+    // A check within the expression grammar is built, not named.
+    expect(table(pre, 'shop', 'shipment')?.checks).toEqual([
+      { name: 'shipment_weight_check', expression: { op: '>', args: [{ column: 'weight' }, { value: 0 }] } },
+    ]);
     expect(warning).toContain('trigger shop.order_line_audit on shop.order_line, view shop.open_lines');
     expect(warning).toMatch(/rows its triggers wrote .* missing from the end state/);
     expect(
