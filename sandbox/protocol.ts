@@ -50,11 +50,16 @@ export const NdBatchSchema = z.object({
   random: z.array(z.number()).optional(),
   uuid: z.array(z.string()).optional(),
   randomBytes: z.array(z.string()).optional(),
+  /**
+   * Not a value handed to the agent: a reply of one of its Postgres connections and what the
+   * process had drawn when it came ("127.0.0.1:5432#0 clock=3 uuid=1", sandbox/preload/shared-pg-replies.mjs).
+   */
+  dbReply: z.array(z.string().max(2000)).optional(),
   /** The process that drew them (none: the agent's own). */
   process: ProcessNameSchema.optional(),
 });
 export type NdBatch = z.infer<typeof NdBatchSchema>;
-export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes', 'hrtime'] as const;
+export const ND_KINDS = ['clock', 'random', 'uuid', 'randomBytes', 'hrtime', 'dbReply'] as const;
 
 /** An HTTP request as a preload reports it (the fields of a message). */
 export const HTTP_REQUEST = {
@@ -187,6 +192,12 @@ export const ReplayConfigSchema = z.object({
   processes: z.record(ProcessNameSchema, z.record(z.string(), z.array(z.union([z.number(), z.string()])))).optional(),
   /** Seeds the values asked for beyond the recorded ones. */
   seed: z.number(),
+  /**
+   * The sandbox database's address, as the agent's connections name it (host:port), to the
+   * recorded database's: the recorded replies of a connection are found by the recorded name
+   * (sandbox/preload/replay-pg.mjs).
+   */
+  dbTargets: z.record(z.string().max(300), z.string().max(300)).optional(),
   /** Addresses the network guard lets through (the sandbox database). */
   allow: z.array(HostPortSchema),
   /**
@@ -318,6 +329,8 @@ export const ExitDumpSchema = z.object({
       fallback: z.record(z.string(), z.number()),
       /** Answers handed over at the bound before the process had drawn the values recorded before them. */
       unheld: z.number().optional(),
+      /** Database replies that went as they came, not in their recorded order (sandbox/preload/replay-pg.mjs). */
+      dbLate: z.number().optional(),
     })
     .optional(),
 });

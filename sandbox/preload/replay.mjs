@@ -16,6 +16,7 @@ import { installFastHttp } from './replay-http.mjs';
 import { installHttp2Replay } from './replay-http2.mjs';
 import { connectReplayIpc } from './replay-ipc.mjs';
 import { installNondeterminism, watchNodeClockReads } from './replay-nondeterminism.mjs';
+import { holdPgReplies } from './replay-pg.mjs';
 import { patchFileOps } from './shared-file-ops.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
@@ -209,6 +210,15 @@ export function installReplay(config) {
     (target) => send({ t: 'blocked', target }),
     config.routes ?? [],
   );
+  // The database's replies wait for the values drawn before them when recorded (replay-pg.mjs).
+  // After the guard: it sees the connect the agent made.
+  const pgReplies = holdPgReplies(
+    ((name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {}).dbReply,
+    (drawn) => nd.hold(drawn),
+    name ?? '',
+    suppressed,
+    config.dbTargets,
+  );
   // wss:// conversations: the replay's answerer presents a certificate of its own CA.
   if (config.webSocketCa) trustRoutedTls(config.routes ?? [], config.webSocketCa);
   // Child processes, workers, UDP, DNS, raw bindings and signals (sandbox/preload/contain.mjs).
@@ -299,7 +309,12 @@ export function installReplay(config) {
         pending: ipc.takeBuffered(),
         fs: takeChanges(),
         nd: nd.takeHanded(),
-        nondeterminism: { served: nd.served, fallback: nd.fallback, unheld: nd.unheld() },
+        nondeterminism: {
+          served: nd.served,
+          fallback: nd.fallback,
+          unheld: nd.unheld(),
+          ...(pgReplies?.late() ? { dbLate: pgReplies.late() } : {}),
+        },
       };
       realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));
     } catch {}

@@ -393,7 +393,12 @@ export const DbChangedPayloadSchema = z
 
 export const NondeterminismPayloadSchema = z
   .object({
-    kind: z.enum(['clock', 'random', 'uuid', 'randomBytes', 'hrtime']),
+    /**
+     * `dbReply` is no value handed to the agent: each is a reply one of the process's Postgres
+     * connections got, with how many values of each kind the process had drawn by then
+     * ("127.0.0.1:5432#0 clock=3 uuid=1"); a replay holds that reply back until it has drawn as many.
+     */
+    kind: z.enum(['clock', 'random', 'uuid', 'randomBytes', 'hrtime', 'dbReply']),
     /** The sequence of values handed to the agent since the previous nondeterminism event of this kind (and process). */
     values: z.array(z.union([z.number(), z.string()])),
     /** The process that drew them; none: the agent's own process (and every process, in recordings made before names). */

@@ -40,7 +40,8 @@ export function drawnBySteps(events: readonly RecordingEvent[]): Map<number, Dra
   let shared = false;
   for (const e of events) {
     if (e.type === 'nondeterminism') {
-      if (e.payload.values.length === 0) continue;
+      // A database reply is no value drawn (shared-pg-replies.mjs).
+      if (e.payload.values.length === 0 || e.payload.kind === 'dbReply') continue;
       if (shared) {
         counts = Object.fromEntries(Object.entries(counts).map(([name, kinds]) => [name, { ...kinds }]));
         shared = false;

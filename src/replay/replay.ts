@@ -461,6 +461,12 @@ async function replayIn(
     warnings.push(
       `${dumps.unheld} recorded answer${dumps.unheld === 1 ? '' : 's'} went to the agent at the bound (100 ms to 2 s) before its process had drawn the clock and random values it had drawn when recorded: the agent draws them differently now`,
     );
+  // Tasks waiting on the database resumed in another order than recorded (docs/replay.md
+  // "Database replies in the recorded order"): the values they drew may be each other's.
+  if (dumps.dbLate > 0)
+    warnings.push(
+      `${dumps.dbLate} database repl${dumps.dbLate === 1 ? 'y' : 'ies'} went to the agent as ${dumps.dbLate === 1 ? 'it' : 'they'} came, not in the recorded order (each waits 2 s at most): the agent queries differently now, or its concurrent transactions met in another order${options.dbSandbox === 'template' || options.dbSandbox === 'testcontainers' ? '' : ' (the embedded PGlite sandbox runs one transaction at a time; --db <url> --db-sandbox template runs them at once, as recorded)'}`,
+    );
   const sideChannels = session.divergences
     .filter((d) => d.kind === 'side-channel')
     .map((d) => d.actual as { target: string; how: string; process?: string });

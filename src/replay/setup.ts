@@ -25,6 +25,7 @@ import {
 } from '../../sandbox/index.js';
 import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
+import { databaseAddresses } from '../postgres/connect.js';
 import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
@@ -188,6 +189,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     ...(processes.size > 0 ? { processes: Object.fromEntries(processes) } : {}),
     seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
+    ...dbTargetsOf(recording.manifest.world?.db?.url, db?.url),
     routes: input.routes ?? [],
     ...(input.webSocketCa ? { webSocketCa: input.webSocketCa } : {}),
     ...http2Targets(calls),
@@ -315,6 +317,15 @@ export function untrustedRecordedEnv(recording: Recording, options: ReplayOption
   return Object.keys(recording.manifest.agent.env ?? {}).filter(
     (k) => k !== RUN_INPUT_ENV && !loadsCode(k) && options.env?.[k] === undefined,
   );
+}
+
+/** The sandbox database's address to the recorded one's, when they differ (ReplayConfig.dbTargets). */
+function dbTargetsOf(recorded: string | undefined, sandbox: string | undefined): Pick<ReplayConfig, 'dbTargets'> {
+  const [from] = databaseAddresses([sandbox]);
+  const [to] = databaseAddresses([recorded]);
+  if (from === undefined || to === undefined) return {};
+  const name = (a: { host: string; port: number }) => `${a.host}:${a.port}`;
+  return name(from) === name(to) ? {} : { dbTargets: { [name(from)]: name(to) } };
 }
 
 /** The variable the agent reads its database URL from: the recorded one, unless it loads code. */
@@ -554,10 +565,12 @@ export interface ExitDumps {
   pending: ReplayNotice[];
   /** Recorded answers handed over at the bound, before their process had drawn the values recorded before them. */
   unheld: number;
+  /** Database replies that went as they came, not in their recorded order. */
+  dbLate: number;
 }
 
 export async function readExitDumps(tmp: string): Promise<ExitDumps> {
-  const out: ExitDumps = { fs: [], nd: [], pending: [], unheld: 0 };
+  const out: ExitDumps = { fs: [], nd: [], pending: [], unheld: 0, dbLate: 0 };
   for (const name of await readdir(tmp)) {
     if (!name.startsWith('dump.')) continue;
     let json: unknown;
@@ -576,6 +589,7 @@ export async function readExitDumps(tmp: string): Promise<ExitDumps> {
     if (dump.fs) out.fs.push(...dump.fs);
     if (dump.nd) out.nd.push(dump.nd);
     out.unheld += dump.nondeterminism?.unheld ?? 0;
+    out.dbLate += dump.nondeterminism?.dbLate ?? 0;
   }
   return out;
 }

@@ -9,6 +9,7 @@
 import path from 'node:path';
 import { patchFileOps } from '../../../sandbox/preload/shared-file-ops.mjs';
 import { watchMcpStdio } from '../../../sandbox/preload/shared-mcp-stdio.mjs';
+import { watchPgConnections } from '../../../sandbox/preload/shared-pg-replies.mjs';
 import { installUnixOverLoopback, installUnixRoutes } from '../../../sandbox/preload/shared-unix-sockets.mjs';
 import { encodeBody, nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { installFastCapture } from './record-fast.mjs';
@@ -62,6 +63,7 @@ export function installLayer(current, options) {
     roundTrip,
     flushRun,
     drawnNow,
+    noteDbReply,
     restoreNondeterminism,
     track,
     settleStreams,
@@ -321,6 +323,21 @@ export function installLayer(current, options) {
   globalThis[RECORDER_KEY] = recorder;
   if (typeof options.fsRoot === 'string')
     wrapped.push(patchFileOps(path.resolve(options.fsRoot), recorder, current, suppressed));
+  // The replies of the process's Postgres connections, each with what it had drawn when it came
+  // (a replay holds them back as it holds HTTP answers). Last: it sees the connect the agent made.
+  if (options.dbReplies === true)
+    wrapped.push(
+      watchPgConnections({
+        skip: () => suppressed() || openRun() === undefined,
+        connection: (name, socket, reader) => {
+          const run = openRun();
+          if (run === undefined) return;
+          socket.prependListener('data', (chunk) => {
+            for (let n = reader.server(chunk).length; n > 0; n--) noteDbReply(run, name);
+          });
+        },
+      }),
+    );
 
   return {
     flushRun,

@@ -7,6 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import path from 'node:path';
 import { bytesToHex, patchNondeterminism } from '../../../sandbox/preload/shared-nondeterminism.mjs';
+import { dbReplyEntry } from '../../../sandbox/preload/shared-pg-replies.mjs';
 import { threadOrigin } from '../../../sandbox/preload/shared-process.mjs';
 import { nowMs } from '../../../sandbox/preload/shared-wire.mjs';
 import { createQuietWorld } from './record-quiet.mjs';
@@ -41,10 +42,11 @@ export function createRun(sink, options = {}) {
     busy: new Map(),
     /** The step barriers' round trips not answered yet: the recorder has not drained for them. */
     roundTrips: new Set(),
-    nd: { clock: [], random: [], uuid: [], randomBytes: [], hrtime: [] },
+    /** Values drawn since the last message, by kind; `dbReply`: the database replies that came meanwhile (shared-pg-replies.mjs). */
+    nd: { clock: [], random: [], uuid: [], randomBytes: [], hrtime: [], dbReply: [] },
     ndCount: 0,
     /** The values already written, by kind: with those in `nd`, what the run has drawn (drawnNow). */
-    written: { clock: 0, random: 0, uuid: 0, randomBytes: 0, hrtime: 0 },
+    written: { clock: 0, random: 0, uuid: 0, randomBytes: 0, hrtime: 0, dbReply: 0 },
     toolSeq: 0,
     streams: new Set(),
     closed: false,
@@ -154,7 +156,7 @@ export function createRunBook(current, options) {
   };
 
   const flushRun = (run) => {
-    if (run.ndCount === 0) return;
+    if (run.ndCount === 0 && run.nd.dbReply.length === 0) return;
     /** @type {NdBatch} */
     const batches = { ...named };
     for (const kind of Object.keys(run.nd)) {
@@ -178,10 +180,22 @@ export function createRunBook(current, options) {
     /** @type {Record<string, number>} */
     const counts = {};
     for (const kind in run.written) {
+      if (kind === 'dbReply') continue;
       const n = run.written[kind] + run.nd[kind].length;
       if (n > 0) counts[kind] = n;
     }
     return { ...named, counts };
+  };
+
+  /**
+   * One of the run's Postgres connections got a reply: what the run had drawn by then is noted
+   * with the values (`dbReply`, not counted as one: `ndCount`), and goes with the next of them,
+   * the run's next message or its exit. A process killed meanwhile loses its last few: a replay
+   * then holds back fewer replies.
+   */
+  const noteDbReply = (run, connection) => {
+    if (!run.nondeterminism || run.closed) return;
+    if (run.nd.dbReply.push(dbReplyEntry(connection, drawnNow(run)?.counts ?? {})) >= 1000) flushRun(run);
   };
 
   const restoreNondeterminism =
@@ -272,6 +286,7 @@ export function createRunBook(current, options) {
     roundTrip,
     flushRun,
     drawnNow,
+    noteDbReply,
     restoreNondeterminism,
     track,
     settleStreams,

@@ -59,7 +59,7 @@ export function installCapture(sink, options = {}) {
   const run = createRun(sink, options);
   // A process of the agent's tree may be ended by a signal (a server its client kills), which
   // runs no exit handler: the values it drew go out at the end of the turn that drew them.
-  const layer = installLayer(() => run, { ...options, valuesEachTurn: true });
+  const layer = installLayer(() => run, { ...options, valuesEachTurn: true, dbReplies: true });
   // At exit no later turn comes: what is still pending is written now.
   const onExit = () => {
     flushWebSockets();
