@@ -212,13 +212,16 @@ export function installReplay(config) {
   );
   // The database's replies wait for the values drawn before them when recorded (replay-pg.mjs).
   // After the guard: it sees the connect the agent made.
-  const pgReplies = holdPgReplies(
-    ((name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {}).dbReply,
-    (drawn) => nd.hold(drawn),
-    name ?? '',
-    suppressed,
-    config.dbTargets,
-  );
+  const pgReplies =
+    config.dbOrder === true
+      ? holdPgReplies(
+          ((name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {}).dbReply,
+          (drawn) => nd.hold(drawn),
+          name ?? '',
+          suppressed,
+          config.dbTargets,
+        )
+      : undefined;
   // wss:// conversations: the replay's answerer presents a certificate of its own CA.
   if (config.webSocketCa) trustRoutedTls(config.routes ?? [], config.webSocketCa);
   // Child processes, workers, UDP, DNS, raw bindings and signals (sandbox/preload/contain.mjs).

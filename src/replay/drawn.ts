@@ -70,3 +70,22 @@ export function drawnFor(at: DrawnAt | undefined, streamed: boolean, withinMs: n
   if (counts === undefined || Object.values(counts).every((kinds) => Object.keys(kinds).length === 0)) return undefined;
   return { counts, withinMs: Math.max(0, withinMs) };
 }
+
+/**
+ * Whether a process of the recording got database replies on more than one connection (its
+ * `dbReply` values, sandbox/preload/shared-pg-replies.mjs): tasks that waited on the database at
+ * once, whose recorded values a replay hands over in their recorded order only with `dbOrder`.
+ */
+export function concurrentDatabaseWork(events: readonly RecordingEvent[]): boolean {
+  const connections = new Map<string, Set<string>>();
+  for (const e of events) {
+    if (e.type !== 'nondeterminism' || e.payload.kind !== 'dbReply') continue;
+    const seen = connections.get(e.payload.process ?? '') ?? new Set<string>();
+    connections.set(e.payload.process ?? '', seen);
+    for (const value of e.payload.values) {
+      seen.add(String(value).replace(/^\+/, '').split(' ')[0] ?? '');
+      if (seen.size > 1) return true;
+    }
+  }
+  return false;
+}

@@ -30,6 +30,7 @@ import {
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import { chainSettings, createAnswerChain } from './chain/index.js';
+import { concurrentDatabaseWork } from './drawn.js';
 import { listenIpc } from './ipc.js';
 import { openReplaySandbox, type ReplaySandbox, startReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
@@ -466,6 +467,11 @@ async function replayIn(
   if (dumps.dbLate > 0)
     warnings.push(
       `${dumps.dbLate} database repl${dumps.dbLate === 1 ? 'y' : 'ies'} went to the agent as ${dumps.dbLate === 1 ? 'it' : 'they'} came, not in the recorded order (each waits 2 s at most): the agent queries differently now, or its concurrent transactions met in another order${options.dbSandbox === 'template' || options.dbSandbox === 'testcontainers' ? '' : ' (the embedded PGlite sandbox runs one transaction at a time; --db <url> --db-sandbox template runs them at once, as recorded)'}`,
+    );
+  // Tasks that read the database at once may have taken each other's values (docs/replay.md).
+  if (options.dbOrder !== true && result.worldMatches === false && concurrentDatabaseWork(recording.events))
+    warnings.push(
+      "the agent's tasks read the database over several connections at once and drew clock and random values after its replies: a replay's database answers in its own order, so they may have taken each other's recorded values; --db-order hands the replies over in their recorded order",
     );
   const sideChannels = session.divergences
     .filter((d) => d.kind === 'side-channel')

@@ -64,6 +64,13 @@ export interface ReplayOptions {
   timing?: Timing;
   /** The database sandbox: PGlite (default), a template clone on the server at `db`, or testcontainers. */
   dbSandbox?: DbSandboxKind;
+  /**
+   * Hand the database's replies to the agent in their recorded order (the recording's `dbReply`
+   * values), each once its process has drawn the values it had drawn when that reply came:
+   * concurrent tasks that read and then draw take their own recorded values. Off by default: it
+   * slows the agent's database work to the recorded order (docs/replay.md).
+   */
+  dbOrder?: boolean;
   /** Server URL for the template sandbox (setting it implies dbSandbox 'template'). */
   db?: string;
   /**

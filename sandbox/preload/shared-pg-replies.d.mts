@@ -1,0 +1,19 @@
+import type { Socket } from 'node:net';
+
+export interface PgReplyReader {
+  readonly off: boolean;
+  client(chunk: unknown): void;
+  server(chunk: unknown): number[];
+}
+export interface DbReply {
+  index: number;
+  need: Record<string, number>;
+}
+export function pgReplyReader(): PgReplyReader;
+export function dbReplyEntry(connection: string, counts: Record<string, number>): string;
+export function dbRepliesByConnection(values: unknown): { byConnection: Map<string, DbReply[]>; total: number };
+export function watchPgConnections(ctx: {
+  skip: () => boolean;
+  connection: (name: string, socket: Socket, reader: PgReplyReader) => void;
+  targets?: Record<string, string>;
+}): () => void;
