@@ -57,6 +57,8 @@ export interface TravelDeskCase {
    * through the replay in the provider's framing (NDJSON, the AWS event stream), not only SSE.
    */
   liveStream?: boolean;
+  /** Variables the agent gets besides the world's (a transport choice). */
+  env?: Record<string, string>;
 }
 
 interface LogEntry {
@@ -122,7 +124,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
           agent: AGENTS[c.agent],
           args: stream ? ['--stream'] : [],
           flags: ['--fs', world.workspace, '--db', world.dbUrl, '--db-schema', 'travel'],
-          env: world.agentEnv('baseline'),
+          env: { ...world.agentEnv('baseline'), ...c.env },
           out: path.join(tmp.dir, name),
         });
         expect(run.exitCode, run.stderr).toBe(0);
@@ -161,7 +163,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
           const result = await replay({
             recording: run.dir,
             mode: 'exact',
-            env: { ...world.agentEnv('baseline'), TRAVEL_API_URL: api.url },
+            env: { ...world.agentEnv('baseline'), ...c.env, TRAVEL_API_URL: api.url },
             out: path.join(tmp.dir, `${name}-replay`),
             stdio: 'pipe',
             timeoutMs: 180_000,
@@ -200,7 +202,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
           mode: 'counterfactual',
           systemPrompt: fixed,
           modelEndpoint: world.modelUrl,
-          env: world.agentEnv('baseline'),
+          env: { ...world.agentEnv('baseline'), ...c.env },
           config,
           out: path.join(tmp.dir, `${name}-fixed-replay`),
           stdio: 'pipe',
