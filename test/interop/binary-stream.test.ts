@@ -96,6 +96,7 @@ beforeAll(async () => {
       },
     }),
   );
+  writeFileSync(join(tmp, 'model-request.json'), request);
   dir = join(tmp, 'from-har');
   const imported = await tapedeck(['import', '--har', har, '--out', dir]);
   expect(imported.code, imported.stderr).toBe(0);
@@ -209,6 +210,31 @@ for (const [url, sent] of [[${JSON.stringify(MODEL_URL)}, body], [${JSON.stringi
     expect(result.divergences, result.output?.stderr).toEqual([]);
     const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
     expect(result.output?.stdout.trim().split('\n')).toEqual([sha(STREAM), sha(GRPC)]);
+  });
+
+  it("is answered as its bytes through the OS sandbox's proxy (curl, not Node)", async () => {
+    const result = await replay({
+      recording: dir,
+      mode: 'exact',
+      command: [
+        'sh',
+        '-c',
+        `curl -sS -X POST -H 'content-type: application/json' --data-binary @- '${MODEL_URL}' < "$0" | sha256sum; curl -sS -X POST -H 'content-type: application/json' --data '{}' '${GRPC_URL}' | sha256sum`,
+        join(tmp, 'model-request.json'),
+      ],
+      isolation: 'bwrap',
+      out: join(tmp, 'replay-curl'),
+      stdio: 'pipe',
+      timeoutMs: 60_000,
+    });
+    expect(result.divergences, result.output?.stderr).toEqual([]);
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    expect(
+      result.output?.stdout
+        .split('\n')
+        .map((l) => l.split(' ')[0])
+        .filter(Boolean),
+    ).toEqual([sha(STREAM), sha(GRPC)]);
   });
 
   it('is named aws.bedrock by the OTLP export (gen_ai.provider.name)', async () => {
