@@ -197,12 +197,15 @@ export function travelDeskSuite(c: TravelDeskCase): void {
         const before = await world.state();
         const apiBefore = world.apiRequests();
         const servedBefore = world.modelLog().length;
+        // The streamed run's agent ignores the prompt the replay hands it (SYSTEM_PROMPT): the fixed
+        // prompt reaches the model only by the provider's rewrite of the request, through the SDK.
+        const own: Record<string, string> = name === 'stream' ? { AGENT_OWN_PROMPT: '1' } : {};
         const result = await replay({
           recording: run.dir,
           mode: 'counterfactual',
           systemPrompt: fixed,
           modelEndpoint: world.modelUrl,
-          env: { ...world.agentEnv('baseline'), ...c.env },
+          env: { ...world.agentEnv('baseline'), ...c.env, ...own },
           config,
           out: path.join(tmp.dir, `${name}-fixed-replay`),
           stdio: 'pipe',
