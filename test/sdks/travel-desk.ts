@@ -54,7 +54,8 @@ export interface TravelDeskCase {
   ttft?: boolean;
   /**
    * Also replay the streamed run with the fixed prompt: the model's live answer is streamed back
-   * through the replay in the provider's framing (NDJSON, the AWS event stream), not only SSE.
+   * through the replay in the provider's framing (SSE, NDJSON, the AWS event stream), and the agent
+   * keeps its own prompt, so the new one reaches the model only by the request's rewrite.
    */
   liveStream?: boolean;
   /** Variables the agent gets besides the world's (a transport choice). */
