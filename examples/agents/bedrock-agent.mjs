@@ -3,13 +3,16 @@
 // prompt is `system: [{ text }, { cachePoint }]`, tool calls come back as `toolUse` blocks and go out
 // as `toolResult` blocks. Requests are SigV4-signed with the credentials in the environment.
 // Prints the final answer on stdout. Env: BEDROCK_ENDPOINT, AWS_REGION, AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, BEDROCK_MODEL; the rest as examples/README.md.
+// AWS_SECRET_ACCESS_KEY, BEDROCK_MODEL, BEDROCK_HTTP1; the rest as examples/README.md.
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config, jsonSchema, MAX_TURNS, runTool, systemPrompt, TOOLS, trace, userMessage } from './tools.mjs';
 
 const client = new BedrockRuntimeClient({
   region: process.env.AWS_REGION ?? 'us-east-1',
   ...(process.env.BEDROCK_ENDPOINT ? { endpoint: process.env.BEDROCK_ENDPOINT } : {}),
+  // BEDROCK_HTTP1=1: over HTTP/1.1 (node:http), as a client given a NodeHttpHandler sends it.
+  ...(process.env.BEDROCK_HTTP1 === '1' ? { requestHandler: new NodeHttpHandler() } : {}),
 });
 const modelId = process.env.BEDROCK_MODEL ?? 'anthropic.claude-3-5-haiku-20241022-v1:0';
 const request = {

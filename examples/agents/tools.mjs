@@ -24,8 +24,11 @@ const startedAt = Date.now();
 
 /** The system prompt: env SYSTEM_PROMPT, else the file SYSTEM_PROMPT_FILE, else prompts/baseline.txt. */
 export async function systemPrompt() {
-  if (process.env.SYSTEM_PROMPT) return process.env.SYSTEM_PROMPT;
-  const file = process.env.SYSTEM_PROMPT_FILE ?? resolve(here, '../prompts/baseline.txt');
+  // AGENT_OWN_PROMPT=1: the agent keeps the baseline and ignores the prompt a replay hands it
+  // (SYSTEM_PROMPT), as an agent with its prompt in its code does: only the request's rewrite changes it.
+  const own = process.env.AGENT_OWN_PROMPT === '1';
+  if (process.env.SYSTEM_PROMPT && !own) return process.env.SYSTEM_PROMPT;
+  const file = (!own && process.env.SYSTEM_PROMPT_FILE) || resolve(here, '../prompts/baseline.txt');
   return (await readFile(file, 'utf8')).trim();
 }
 

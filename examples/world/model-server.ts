@@ -1,7 +1,7 @@
 // A deterministic FAKE model server — not a language model. It speaks OpenAI Chat Completions
 // (POST /v1/chat/completions), OpenAI Responses (POST /v1/responses), Anthropic Messages
 // (POST /v1/messages), Google Gemini (POST /v1beta/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON; /api/embed) and Bedrock Converse
+// :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON; /api/generate; /api/embed) and Bedrock Converse
 // (POST /model/{id}/converse and /converse-stream, AWS event stream), streaming and not, with provider-style usage (one module per
 // wire API in wire/), and answers from a scripted policy: the travel desk's (fake-policy.ts) by
 // default, or the one a world passes in (`policy`). Token counts come from text lengths; ids
@@ -18,6 +18,7 @@ import { bedrockWire } from './wire/bedrock.js';
 import { geminiWire } from './wire/gemini.js';
 import { ollamaWire } from './wire/ollama.js';
 import { ollamaEmbedWire } from './wire/ollama-embed.js';
+import { ollamaGenerateWire } from './wire/ollama-generate.js';
 import { openaiChatWire } from './wire/openai-chat.js';
 import { openaiResponsesWire } from './wire/openai-responses.js';
 import type { Obj, ScriptedPolicy, Wire } from './wire/shared.js';
@@ -33,6 +34,7 @@ const WIRES: readonly Wire[] = [
   geminiWire,
   ollamaWire,
   ollamaEmbedWire,
+  ollamaGenerateWire,
   bedrockWire,
 ];
 

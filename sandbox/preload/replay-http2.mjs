@@ -15,7 +15,7 @@ import { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { sameHost } from './network-guard.mjs';
 import { monotonicNow } from './shared-clock.mjs';
-import { encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
+import { chunkBytesOf, encodeBody, HOP_HEADERS, headerObject } from './shared-wire.mjs';
 
 /** A socket of ours: one end of the pair, the server holding the other. */
 const kOurs = Symbol('tapedeck.http2.socket');
@@ -145,7 +145,7 @@ export function installHttp2Replay(ctx) {
     const hasTrailers = Object.keys(trailers).length > 0;
     /** @type {Buffer[]} */
     const chunks = reply.chunks
-      ? reply.chunks.map((c) => Buffer.from(c.data, c.encoding === 'base64' ? 'base64' : 'utf8'))
+      ? reply.chunks.map(chunkBytesOf)
       : reply.body?.b64 !== undefined
         ? [Buffer.from(reply.body.b64, 'base64')]
         : reply.body?.text !== undefined

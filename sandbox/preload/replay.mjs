@@ -22,7 +22,7 @@ import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
 import { installUnixOverLoopback } from './shared-unix-sockets.mjs';
-import { encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
+import { chunkBytesOf, encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
 
 /** @typedef {import('../protocol.js').ReplayConfig} ReplayConfig */
@@ -65,7 +65,6 @@ function responseFrom(reply, timing, signal) {
     if (reply.chunks) {
       const chunks = reply.chunks;
       const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1;
-      const encoder = new TextEncoder();
       let i = 0;
       const start = monotonicNow();
       let release;
@@ -93,7 +92,7 @@ function responseFrom(reply, timing, signal) {
           const chunk = chunks[i++];
           const wait = factor > 0 ? start + chunk.offsetMs * factor - monotonicNow() : 0;
           if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-          controller.enqueue(encoder.encode(chunk.data));
+          controller.enqueue(chunkBytesOf(chunk));
         },
       });
       if (ended) held.push({ after: reply.closeAfterStep, release });
@@ -643,7 +642,7 @@ export function installReplay(config) {
             for (const v of String(value).split('\n')) raw.push(Buffer.from(name, 'latin1'), Buffer.from(v, 'latin1'));
           }
           const chunks = reply.chunks
-            ? reply.chunks.map((c) => Buffer.from(c.data, 'utf8'))
+            ? reply.chunks.map(chunkBytesOf)
             : reply.body?.b64 !== undefined
               ? [Buffer.from(reply.body.b64, 'base64')]
               : reply.body?.text !== undefined

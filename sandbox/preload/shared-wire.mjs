@@ -60,6 +60,15 @@ export function concat(chunks, size) {
   return out;
 }
 
+/**
+ * The bytes of a recorded stream chunk: text, or base64 for a binary stream's (never sent as its base64 text).
+ * @param {{ data: string, encoding?: 'base64' }} chunk
+ * @returns {Buffer}
+ */
+export function chunkBytesOf(chunk) {
+  return Buffer.from(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8');
+}
+
 export function toBytes(chunk, encoding) {
   if (chunk === undefined || chunk === null || typeof chunk === 'function') return undefined;
   if (typeof chunk === 'string')

@@ -110,7 +110,7 @@ export interface RecordedExchange {
   requestBody?: unknown;
   status?: number;
   headers?: Record<string, string>;
-  /** The response body: parsed JSON when it is JSON, else text. */
+  /** The response body: parsed JSON when it is JSON, else text (a stream's as streamed); a Buffer when its bytes are not UTF-8 text. */
   body?: unknown;
 }
 

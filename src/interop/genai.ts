@@ -41,6 +41,37 @@ export interface GenAiToolDefinition {
 }
 
 /** A recorded model call's conversation in the GenAI shape. */
+/**
+ * gen_ai.provider.name as the GenAI semantic conventions name it (`aws.bedrock`, `gcp.gemini`,
+ * `gcp.vertex_ai`, `azure.ai.openai`, …), from a model call's provider and the URL it was sent to:
+ * Gemini's API and Vertex AI share one wire API, as OpenAI's and Azure OpenAI's do. A provider the
+ * conventions do not list (Ollama) keeps its own name, as they allow.
+ */
+export function genAiProviderName(provider: string, url?: URL): string {
+  const host = url?.hostname ?? '';
+  const path = url?.pathname ?? '';
+  switch (provider) {
+    case 'bedrock':
+      return 'aws.bedrock';
+    case 'google':
+      return host.endsWith('aiplatform.googleapis.com') || /\/projects\/[^/]+\/locations\//.test(path)
+        ? 'gcp.vertex_ai'
+        : 'gcp.gemini';
+    case 'openai':
+      return host.endsWith('.openai.azure.com') || path.includes('/openai/deployments/') ? 'azure.ai.openai' : 'openai';
+    default:
+      return provider;
+  }
+}
+
+/** gen_ai.operation.name of a model call: `embeddings`, `generate_content` (Gemini), `text_completion` (a prompt, not a chat), else `chat`. */
+export function genAiOperation(call: { provider: string; api: string; output: { embeddings?: unknown } }): string {
+  if (call.output.embeddings !== undefined) return 'embeddings';
+  if (call.provider === 'google') return 'generate_content';
+  if (call.api === 'generate' || call.api === 'completions') return 'text_completion';
+  return 'chat';
+}
+
 export function genAiConversation(call: RecordedModelCall): GenAiConversation {
   const out: GenAiConversation = { system: [], messages: [] };
   for (const turn of turnsOf(call)) {

@@ -5,6 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import * as z from 'zod';
 import { packageVersion } from '../package.js';
+import { streamBytes } from '../providers/index.js';
 import { RecordSession } from '../record/session.js';
 import { TapedeckError } from '../recording/errors.js';
 import { bodyBytes, createRecordingWriter, readRecording, whyNotJson } from '../recording/index.js';
@@ -16,7 +17,13 @@ const NameValue = z.object({ name: z.string(), value: z.string() }).loose();
 const TapedeckExtra = z
   .object({
     exchangeId: z.string().optional(),
-    chunks: z.array(z.object({ offsetMs: z.number().nonnegative(), data: z.string() }).strict()).optional(),
+    chunks: z
+      .array(
+        z
+          .object({ offsetMs: z.number().nonnegative(), data: z.string(), encoding: z.literal('base64').optional() })
+          .strict(),
+      )
+      .optional(),
     requestBase64: z.string().optional(),
     ttfbMs: z.number().nonnegative().optional(),
     error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
@@ -91,9 +98,7 @@ export function recordingToHar(recording: Recording): Har {
     .map((e) => {
       const x = e.payload as HttpExchangePayload;
       const request = bodyBytes(recording, x.request.body);
-      const response = x.response?.chunks
-        ? Buffer.from(x.response.chunks.map((c) => c.data).join(''), 'utf8')
-        : bodyBytes(recording, x.response?.body);
+      const response = x.response?.chunks ? streamBytes(x.response.chunks) : bodyBytes(recording, x.response?.body);
       const url = new URL(x.request.url);
       const requestText = isUtf8Text(request);
       const responseText = isUtf8Text(response);
@@ -236,7 +241,14 @@ export async function harToRecording(har: Har, options: { out: string; name?: st
     if (extra.chunks) {
       session.accept({ t: 'req', ...req });
       session.accept({ t: 'res', id, ...head, stream: true });
-      for (const c of extra.chunks) session.accept({ t: 'chunk', id, off: c.offsetMs, data: c.data });
+      for (const c of extra.chunks)
+        session.accept({
+          t: 'chunk',
+          id,
+          off: c.offsetMs,
+          data: c.data,
+          ...(c.encoding ? { encoding: c.encoding } : {}),
+        });
       session.accept({ t: 'end', id, ts: done, ...(extra.error ? { error: extra.error } : {}) });
       continue;
     }

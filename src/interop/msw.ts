@@ -2,7 +2,7 @@
 // that mock by hand (`setupServer(...handlers)`). Routes match by method and path on any origin
 // (recordings hold ephemeral ports); within a route, a request gets the first unanswered recorded
 // call with the same URL and body, else the next unanswered one, else the last; streamed (SSE)
-// answers are streamed chunk by chunk.
+// answers are streamed chunk by chunk (a binary stream's chunks as bytes).
 import { bodyBytes } from '../recording/index.js';
 import type { HttpExchangePayload, Recording } from '../recording/types.js';
 
@@ -18,7 +18,8 @@ interface MswCall {
   headers: Array<[string, string]>;
   text?: string;
   base64?: string;
-  chunks?: string[];
+  /** A stream's chunks: text, or `{ base64 }` for a binary stream's (an AWS event stream, gRPC). */
+  chunks?: Array<string | { base64: string }>;
 }
 
 function callsOf(recording: Recording): MswCall[] {
@@ -41,7 +42,8 @@ function callsOf(recording: Recording): MswCall[] {
       headers,
     };
     if (x.response.statusText) call.statusText = x.response.statusText;
-    if (x.response.chunks) call.chunks = x.response.chunks.map((c) => c.data);
+    if (x.response.chunks)
+      call.chunks = x.response.chunks.map((c) => (c.encoding === 'base64' ? { base64: c.data } : c.data));
     else {
       const bytes = bodyBytes(recording, x.response.body);
       const text = bytes.toString('utf8');
@@ -84,19 +86,24 @@ function sortKeys(value) {
 
 const answered = new Set();
 
+function fromBase64(text) {
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}
+
 function answer(call) {
   const init = { status: call.status, statusText: call.statusText, headers: call.headers };
   if (call.chunks) {
     const encoder = new TextEncoder();
     const stream = new ReadableStream({
       start(controller) {
-        for (const chunk of call.chunks) controller.enqueue(encoder.encode(chunk));
+        for (const chunk of call.chunks)
+          controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : fromBase64(chunk.base64));
         controller.close();
       },
     });
     return new Response(stream, init);
   }
-  if (call.base64 !== undefined) return new Response(Uint8Array.from(atob(call.base64), (c) => c.charCodeAt(0)), init);
+  if (call.base64 !== undefined) return new Response(fromBase64(call.base64), init);
   return new Response(call.text === '' && [204, 304].includes(call.status) ? null : call.text, init);
 }
 

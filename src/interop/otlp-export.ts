@@ -9,7 +9,7 @@ import { TapedeckError } from '../recording/errors.js';
 import { bodyText } from '../recording/index.js';
 import { jsonOrText } from '../recording/json.js';
 import type { ModelCalledPayload, Recording, RecordingEvent, ToolCalledPayload } from '../recording/types.js';
-import { genAiConversation, genAiOutput, genAiTools } from './genai.js';
+import { genAiConversation, genAiOperation, genAiOutput, genAiProviderName, genAiTools } from './genai.js';
 import { keyValue, type OtlpKeyValue, type OtlpSpan, type OtlpTraces } from './otlp-schema.js';
 
 const SPAN_KIND = { INTERNAL: 1, CLIENT: 3 } as const;
@@ -88,8 +88,8 @@ function modelAttributes(recording: Recording, m: ModelCalledPayload, exchange: 
     }
   })();
   const attrs: OtlpKeyValue[] = [
-    keyValue('gen_ai.operation.name', 'chat'),
-    keyValue('gen_ai.provider.name', m.provider),
+    keyValue('gen_ai.operation.name', genAiOperation(m)),
+    keyValue('gen_ai.provider.name', genAiProviderName(m.provider, url)),
     keyValue('gen_ai.request.model', m.model),
     keyValue('gen_ai.response.model', typeof responseJson?.model === 'string' ? responseJson.model : m.model),
   ];
@@ -180,7 +180,7 @@ export function recordingToOtlp(recording: Recording): OtlpTraces {
         toolCallIds.set(`${c.name}\n${c.arguments}`, [...(toolCallIds.get(`${c.name}\n${c.arguments}`) ?? []), c.id]);
       spans.push({
         ...base,
-        name: `chat ${m.model}`,
+        name: `${genAiOperation(m)} ${m.model}`,
         kind: SPAN_KIND.CLIENT,
         attributes: [...modelAttributes(recording, m, exchange?.payload as Json | undefined), ...tapedeck],
       });

@@ -33,6 +33,11 @@ export function chunkBytes(chunk: StreamChunk): Buffer {
   return Buffer.from(chunk.data, chunk.encoding === 'base64' ? 'base64' : 'utf8');
 }
 
+/** A recorded stream's whole body: its chunks' bytes in order (base64 chunks decoded, never joined as text). */
+export function streamBytes(chunks: readonly StreamChunk[]): Buffer {
+  return Buffer.concat(chunks.map(chunkBytes));
+}
+
 /** NDJSON: one event a non-blank line, stamped with the offset of the chunk that ended it. */
 function parseNdjson(chunks: readonly StreamChunk[]): StreamEvent[] {
   const events: StreamEvent[] = [];

@@ -7,6 +7,7 @@ export {
   type Framing,
   framingOfType,
   type StreamEvent,
+  streamBytes,
   streamEvents,
   TEXT_STREAM_TYPES,
 } from './framing.js';

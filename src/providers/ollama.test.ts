@@ -27,3 +27,13 @@ describe('ollama.chat detection', () => {
     expect(detectProvider(post({ messages: [{ role: 'user', content: 'hi' }] }))).toBeUndefined();
   });
 });
+
+describe('ollama.generate detection', () => {
+  const generate = (json: unknown) => ({ ...post(json), url: new URL('http://127.0.0.1:3000/api/generate') });
+  it("claims Ollama's completion, and not a web app's /api/generate with fields Ollama does not take", () => {
+    const ollama = { model: 'llama3.1:8b', prompt: 'hi', system: 'Be brief.', context: [1, 2], stream: false };
+    expect(detectProvider(generate(ollama))?.id).toBe('ollama.generate');
+    expect(detectProvider(generate({ ...ollama, userId: 'u-1', style: 'poem' }))).toBeUndefined();
+    expect(detectProvider(generate({ model: 'llama3.1:8b' }))).toBeUndefined();
+  });
+});

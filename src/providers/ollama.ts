@@ -41,6 +41,15 @@ export function ollamaUsage(body: Json): Usage | undefined {
   };
 }
 
+/** The last line of an answer (`done: true`): its counts and why it stopped, into `out`. */
+export function ollamaDone(data: Json, out: ModelOutput): void {
+  if (data.done !== true) return;
+  const usage = ollamaUsage(data);
+  if (usage) out.usage = usage;
+  const reason = str(data.done_reason);
+  if (reason !== undefined) out.stopReason = reason;
+}
+
 const arguments_ = (args: unknown): string => (typeof args === 'string' ? args : JSON.stringify(args ?? {}));
 
 function messageParts(message: Json, ids: CallIds): TurnPart[] {
@@ -106,25 +115,20 @@ function assemble(chunks: Array<{ data: Json; offsetMs?: number }>, input: Model
       out.toolCalls.push(toolCall);
       if (offsetMs !== undefined) out.firstTokenOffsetMs ??= offsetMs;
     }
-    if (data.done === true) {
-      const usage = ollamaUsage(data);
-      if (usage) out.usage = usage;
-      const reason = str(data.done_reason);
-      if (reason !== undefined) out.stopReason = reason;
-    }
+    ollamaDone(data, out);
   }
   if (text !== undefined) out.text = text;
   return out;
 }
 
-const streamChunks = (events: Parameters<Provider['assembleStream']>[0]) =>
+export const ndjsonChunks = (events: Parameters<Provider['assembleStream']>[0]) =>
   events.flatMap((event) => {
     const data = eventJson(event);
     return data === undefined ? [] : [{ data, offsetMs: event.offsetMs }];
   });
 
-/** The body without sampling knobs (in `options`) and transport ones. */
-function structural(body: Json): Json {
+/** The body without sampling knobs (in `options`) and transport ones (Ollama's chat and generate alike). */
+export function ollamaStructural(body: Json): Json {
   const rest = withoutKeys(body, ['keep_alive', 'stream']);
   if (!isRecord(rest.options)) return rest;
   const kept = withoutKeys(rest.options, SAMPLING);
@@ -132,7 +136,7 @@ function structural(body: Json): Json {
   return Object.keys(kept).length > 0 ? { ...others, options: kept } : others;
 }
 
-const isModelPost = (request: ProviderRequest, path: string): request is ProviderRequest & { json: Json } =>
+export const isModelPost = (request: ProviderRequest, path: string): request is ProviderRequest & { json: Json } =>
   isJsonPost(request) && pathOf(request).endsWith(path) && typeof request.json.model === 'string';
 
 export const ollamaChat: Provider = {
@@ -150,11 +154,11 @@ export const ollamaChat: Provider = {
   // The request is shaped as Chat Completions' (system messages, `tools` with `function`).
   readInput: (body, request) => openaiChat.readInput(body, request),
   decodeBody: (body, input) => assemble(isRecord(body) ? [{ data: body }] : [], input),
-  assembleStream: (events, input) => assemble(streamChunks(events), input),
+  assembleStream: (events, input) => assemble(ndjsonChunks(events), input),
   turns: (call) => chatTurns(call.messages),
   tools: (call) => functionTools(call.tools),
   systemPrompt: (body) => openaiChat.systemPrompt(body),
   withSystemPrompt: (body, prompt) => openaiChat.withSystemPrompt(body, prompt),
   volatile: ['keep_alive'],
-  structural,
+  structural: ollamaStructural,
 };

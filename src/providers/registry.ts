@@ -7,6 +7,7 @@ import { gemini } from './gemini.js';
 import { geminiEmbeddings } from './gemini-embeddings.js';
 import { ollamaChat } from './ollama.js';
 import { ollamaEmbeddings } from './ollama-embeddings.js';
+import { ollamaGenerate } from './ollama-generate.js';
 import { openaiChat } from './openai-chat.js';
 import { openaiEmbeddings } from './openai-embeddings.js';
 import { openaiResponses } from './openai-responses.js';
@@ -21,5 +22,6 @@ export const PROVIDERS: readonly Provider[] = [
   geminiEmbeddings, // POST …/models/{model}:embedContent | :batchEmbedContents
   ollamaChat, // POST …/api/chat (Ollama's native API; NDJSON streams)
   ollamaEmbeddings, // POST …/api/embed | …/api/embeddings
+  ollamaGenerate, // POST …/api/generate (a prompt, `system`, `context`; NDJSON streams)
   bedrockConverse, // POST …/model/{modelId}/converse | /converse-stream (AWS event stream)
 ];

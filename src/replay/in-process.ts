@@ -6,6 +6,7 @@
 // recorded call the run never made. No call leaves the process while fn runs.
 // Limits, by design: Date, Math.random and crypto values are the process's own (use fake timers),
 // in-process tool() calls run for real, and nothing about the world (files, rows) is checked.
+import { chunkBytes } from '../providers/index.js';
 import { activeRuns } from '../record/in-process.js';
 import { createRedactor, type Recording, readRecording, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, CallIndex, explainMiss, indexRecording, type RecordedCall } from './match.js';
@@ -56,14 +57,13 @@ function responseOf(recording: Recording, call: RecordedCall): Response {
   if ([204, 205, 304].includes(status)) return new Response(null, init);
   if (recorded.chunks) {
     const chunks = recorded.chunks;
-    const encoder = new TextEncoder();
     let i = 0;
     return new Response(
       new ReadableStream<Uint8Array>({
         pull(controller) {
           const chunk = chunks[i++];
           if (chunk === undefined) controller.close();
-          else controller.enqueue(encoder.encode(chunk.data));
+          else controller.enqueue(new Uint8Array(chunkBytes(chunk)));
         },
       }),
       init,

@@ -34,6 +34,7 @@ import {
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
+import { chunkBytes } from '../providers/index.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
 import type { AgentExit, AgentWatch, Teardown } from './setup.js';
@@ -127,7 +128,7 @@ function responseOf(reply: ReplayReply, timing: { kind: string; factor?: number 
         for (const chunk of chunks) {
           const wait = factor > 0 ? start + chunk.offsetMs * factor - performance.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          yield chunk.data;
+          yield chunkBytes(chunk);
         }
         // Recorded as left by its client: it stays open, as it was then, until the client leaves.
         if (reply.open === true && reply.closeAfterStep === undefined && !signal.aborted)

@@ -38,4 +38,13 @@ describe('resignSigV4', () => {
     const signature = (h: Record<string, string>) => /Signature=([0-9a-f]+)/.exec(h.authorization ?? '')?.[1];
     expect(signature(a.headers)).not.toBe(signature(b.headers));
   });
+
+  it('signs the length of the body as sent, not the one the agent signed (an override changed it)', async () => {
+    const sent = { ...signed, headers: { ...signed.headers, 'Content-Length': '15' } };
+    const body = Buffer.from('{"messages":[],"system":[{"text":"A longer prompt."}]}');
+    const a = await resignSigV4(sent, body, to, creds);
+    expect(Object.entries(a.headers).filter(([name]) => name.toLowerCase() === 'content-length')).toEqual([
+      ['content-length', String(body.length)],
+    ]);
+  });
 });

@@ -10,6 +10,8 @@ import type { LiveRequest } from './normalize.js';
 
 /** The signature's headers: replaced, never kept beside the new ones. */
 const SIGNATURE_HEADERS = new Set(['authorization', 'x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256']);
+/** Headers of the request as the agent sent it that are set again for the request as it is sent now. */
+const RESET_HEADERS = new Set(['host', 'content-length']);
 const SCOPE = /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request/;
 
 /** SHA-256 (an HMAC when given a secret) over node:crypto, as the signer asks for it. */
@@ -73,9 +75,11 @@ export async function resignSigV4(
   const target = new URL(url);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers))
-    if (!SIGNATURE_HEADERS.has(name.toLowerCase()) && !name.startsWith(':') && name.toLowerCase() !== 'host')
+    if (!SIGNATURE_HEADERS.has(name.toLowerCase()) && !name.startsWith(':') && !RESET_HEADERS.has(name.toLowerCase()))
       headers[name] = value;
   headers.host = target.host;
+  // The SDK signs content-length: the length of the body it sent, not of the one an override made.
+  if (bytes) headers['content-length'] = String(bytes.length);
   const query: Record<string, string> = {};
   for (const [k, v] of target.searchParams) query[k] = v;
   const signer = new SignatureV4({ credentials, region: scope.region, service: scope.service, sha256: Sha256 });

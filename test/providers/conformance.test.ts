@@ -76,7 +76,14 @@ describe('the registry', () => {
 /** Chat APIs whose usage has no cache bucket. */
 const REPORTS_NO_CACHE = new Set(['ollama.chat']);
 
-describe.each(PROVIDERS.filter((p) => p.kind === 'chat').map((p) => [p.id, p] as const))(
+/**
+ * Chat APIs that take no tools, which the travel agents (tool users) cannot speak: Ollama's
+ * /api/generate, a prompt and a completion. Its own suite records it on the real SDK:
+ * test/sdks/ollama-generate.test.ts.
+ */
+const NO_TOOLS = new Set(['ollama.generate']);
+
+describe.each(PROVIDERS.filter((p) => p.kind === 'chat' && !NO_TOOLS.has(p.id)).map((p) => [p.id, p] as const))(
   'provider %s',
   (_id, provider) => {
     it('has fixtures recorded by the recorder: streamed and not, tool calls, several in one turn, a final answer', () => {

@@ -25,5 +25,6 @@ travelDeskSuite({
       .filter(Boolean)
       .join('\n'),
   unpriced: true,
+  liveStream: true,
   buckets: ['cacheRead'],
 });

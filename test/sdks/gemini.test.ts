@@ -11,6 +11,7 @@ travelDeskSuite({
   provider: 'google',
   api: 'generateContent',
   model: 'gemini-2.5-flash',
+  liveStream: true,
   promptIn: (request) => {
     const instruction = request.systemInstruction as { parts?: Array<{ text?: string }> } | undefined;
     return instruction?.parts?.map((p) => p.text).join('');

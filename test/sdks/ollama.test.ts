@@ -15,5 +15,6 @@ travelDeskSuite({
   promptIn: (request) =>
     (request.messages as Array<{ role: string; content: unknown }>).find((m) => m.role === 'system')?.content,
   unpriced: true,
+  liveStream: true,
   buckets: [],
 });

@@ -11,5 +11,6 @@ travelDeskSuite({
   provider: 'openai',
   api: 'responses',
   model: 'gpt-4.1-mini',
+  liveStream: true,
   promptIn: (request) => request.instructions,
 });

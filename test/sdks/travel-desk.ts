@@ -52,6 +52,14 @@ export interface TravelDeskCase {
    * AWS event stream) is recorded whole, with no chunk offsets to tell it.
    */
   ttft?: boolean;
+  /**
+   * Also replay the streamed run with the fixed prompt: the model's live answer is streamed back
+   * through the replay in the provider's framing (SSE, NDJSON, the AWS event stream), and the agent
+   * keeps its own prompt, so the new one reaches the model only by the request's rewrite.
+   */
+  liveStream?: boolean;
+  /** Variables the agent gets besides the world's (a transport choice). */
+  env?: Record<string, string>;
 }
 
 interface LogEntry {
@@ -117,7 +125,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
           agent: AGENTS[c.agent],
           args: stream ? ['--stream'] : [],
           flags: ['--fs', world.workspace, '--db', world.dbUrl, '--db-schema', 'travel'],
-          env: world.agentEnv('baseline'),
+          env: { ...world.agentEnv('baseline'), ...c.env },
           out: path.join(tmp.dir, name),
         });
         expect(run.exitCode, run.stderr).toBe(0);
@@ -156,7 +164,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
           const result = await replay({
             recording: run.dir,
             mode: 'exact',
-            env: { ...world.agentEnv('baseline'), TRAVEL_API_URL: api.url },
+            env: { ...world.agentEnv('baseline'), ...c.env, TRAVEL_API_URL: api.url },
             out: path.join(tmp.dir, `${name}-replay`),
             stdio: 'pipe',
             timeoutMs: 180_000,
@@ -180,47 +188,61 @@ export function travelDeskSuite(c: TravelDeskCase): void {
       },
     );
 
-    it('is replayed with the fixed prompt: the model gets it where the SDK keeps it, and the run books the right passenger in the sandbox', async () => {
-      const run = recorded.plain;
-      expect(run, 'the plain run was recorded').toBeDefined();
-      if (!run) return;
-      const { config } = withOverrides(await loadConfig({ file: path.join(EXAMPLES_DIR, 'tapedeck.config.ts') }));
-      const before = await world.state();
-      const apiBefore = world.apiRequests();
-      const servedBefore = world.modelLog().length;
-      counterfactual = await replay({
-        recording: run.dir,
-        mode: 'counterfactual',
-        systemPrompt: fixed,
-        modelEndpoint: world.modelUrl,
-        env: world.agentEnv('baseline'),
-        config,
-        out: path.join(tmp.dir, 'fixed-replay'),
-        stdio: 'pipe',
-        timeoutMs: 180_000,
-      });
-      expect(counterfactual.status, counterfactual.output?.stderr).toBe('complete');
-      expect(counterfactual.output?.stdout).toMatch(/^Booked .* for Dana Reyes \(P-102\)/);
-      const sent = log(servedBefore);
-      expect(sent.length).toBeGreaterThan(0);
-      for (const entry of sent) expect(c.promptIn(entry.request)).toBe(fixed);
-      const replayed = await readRecording(counterfactual.dir);
-      const calls = modelCalls(replayed);
-      expect(calls.every((call) => call.system === fixed)).toBe(true);
-      expect(calls.flatMap((call) => call.output.toolCalls.map((t) => t.name))).toContain('read_file');
-      const bookings = replayed.events.flatMap((e) =>
-        e.type === 'db.changed' && e.payload.table === 'bookings' && e.payload.op === 'insert' ? [e.payload.after] : [],
-      );
-      expect(bookings).toEqual([expect.objectContaining({ passenger_id: 'P-102', flight_id: 'FL-102' })]);
-      // Every model call went live (the prompt changed them all); the calls the new prompt adds went to
-      // the re-hosted API in the sandbox; nothing was held back.
-      expect(counterfactual.served.live).toBe(sent.length);
-      expect(counterfactual.served.sandbox).toBeGreaterThan(0);
-      expect(counterfactual.heldBack).toEqual([]);
-      // Nothing real was touched: not the API, not the database, not the workspace.
-      expect(world.apiRequests()).toBe(apiBefore);
-      expect(await world.state()).toEqual(before);
-    });
+    it.each(c.liveStream ? (['plain', 'stream'] as const) : (['plain'] as const))(
+      '%s: is replayed with the fixed prompt: the model gets it where the SDK keeps it, and the run books the right passenger in the sandbox',
+      async (name) => {
+        const run = recorded[name];
+        expect(run, `the ${name} run was recorded`).toBeDefined();
+        if (!run) return;
+        const { config } = withOverrides(await loadConfig({ file: path.join(EXAMPLES_DIR, 'tapedeck.config.ts') }));
+        const before = await world.state();
+        const apiBefore = world.apiRequests();
+        const servedBefore = world.modelLog().length;
+        // The streamed run's agent ignores the prompt the replay hands it (SYSTEM_PROMPT): the fixed
+        // prompt reaches the model only by the provider's rewrite of the request, through the SDK.
+        const own: Record<string, string> = name === 'stream' ? { AGENT_OWN_PROMPT: '1' } : {};
+        const result = await replay({
+          recording: run.dir,
+          mode: 'counterfactual',
+          systemPrompt: fixed,
+          modelEndpoint: world.modelUrl,
+          env: { ...world.agentEnv('baseline'), ...c.env, ...own },
+          config,
+          out: path.join(tmp.dir, `${name}-fixed-replay`),
+          stdio: 'pipe',
+          timeoutMs: 180_000,
+        });
+        expect(result.status, result.output?.stderr).toBe('complete');
+        expect(result.output?.stdout).toMatch(/^Booked .* for Dana Reyes \(P-102\)/);
+        const sent = log(servedBefore);
+        expect(sent.length).toBeGreaterThan(0);
+        for (const entry of sent) expect(c.promptIn(entry.request)).toBe(fixed);
+        const replayed = await readRecording(result.dir);
+        const calls = modelCalls(replayed);
+        expect(calls.every((call) => call.system === fixed)).toBe(true);
+        // The live answers were decoded in the framing they came in: streamed, their usage counted as
+        // the server meant it (a stream the replay could not read would have no text, no calls, no usage).
+        expect(calls.map((call) => call.streamed)).toEqual(sent.map(() => name === 'stream'));
+        expect(calls.map((call) => call.usage)).toEqual(sent.map((entry) => entry.meant.usage));
+        expect(calls.map((call) => call.output.text ?? '')).toEqual(sent.map((entry) => entry.meant.text ?? ''));
+        expect(calls.flatMap((call) => call.output.toolCalls.map((t) => t.name))).toContain('read_file');
+        const bookings = replayed.events.flatMap((e) =>
+          e.type === 'db.changed' && e.payload.table === 'bookings' && e.payload.op === 'insert'
+            ? [e.payload.after]
+            : [],
+        );
+        expect(bookings).toEqual([expect.objectContaining({ passenger_id: 'P-102', flight_id: 'FL-102' })]);
+        // Every model call went live (the prompt changed them all); the calls the new prompt adds went to
+        // the re-hosted API in the sandbox; nothing was held back.
+        expect(result.served.live).toBe(sent.length);
+        expect(result.served.sandbox).toBeGreaterThan(0);
+        expect(result.heldBack).toEqual([]);
+        // Nothing real was touched: not the API, not the database, not the workspace.
+        expect(world.apiRequests()).toBe(apiBefore);
+        expect(await world.state()).toEqual(before);
+        if (name === 'plain') counterfactual = result;
+      },
+    );
 
     it('is costed by `tapedeck ledger` from the bundled prices (or counted and said unpriced), bucket by bucket', async () => {
       const run = recorded.stream;

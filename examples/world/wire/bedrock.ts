@@ -64,7 +64,7 @@ const codec = new EventStreamCodec(
 );
 
 /** One event of the stream, framed as Bedrock frames it. */
-function frame(type: string, payload: Obj): Uint8Array {
+export function frame(type: string, payload: Obj): Uint8Array {
   return codec.encode({
     headers: {
       ':event-type': { type: 'string', value: type },

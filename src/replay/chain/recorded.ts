@@ -1,14 +1,18 @@
 // The recorded exchanges of a recording as the answerers read them: for a mock handler's context
 // (`ctx.recorded(...)`) and for the simulator's examples. Data only: bodies parsed, never executed.
 import type { RecordedExchange } from '../../config/index.js';
+import { streamBytes } from '../../providers/index.js';
 import type { Recording } from '../../recording/index.js';
 import { bodyBytesOf, indexRecording } from '../match.js';
 import { parseJson } from '../normalize.js';
 import { matchRequestUrl } from './msw.js';
 
-function parsed(bytes: Buffer | undefined): unknown {
+/** A body as a handler reads it: JSON parsed (unless `raw`), else text; bytes that are not UTF-8 text stay bytes. */
+function parsed(bytes: Buffer | undefined, raw = false): unknown {
   if (bytes === undefined || bytes.length === 0) return undefined;
   const text = bytes.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(bytes)) return bytes;
+  if (raw) return text;
   const json = parseJson(text);
   return json.ok ? json.value : text;
 }
@@ -26,8 +30,9 @@ export function recordedExchanges(recording: Recording): RecordedExchange[] {
     } catch {}
     const response = x.response;
     const requestBody = parsed(bodyBytesOf(recording, x.request.body));
+    // A stream's body is its chunks' bytes (base64 chunks decoded), its text as streamed.
     const body = response?.chunks
-      ? response.chunks.map((c) => c.data).join('')
+      ? parsed(streamBytes(response.chunks), true)
       : parsed(bodyBytesOf(recording, response?.body));
     out.push({
       step: call.step,
