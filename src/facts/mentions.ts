@@ -25,6 +25,7 @@ import {
   plainClaim,
   type Reading,
 } from './readings.js';
+import { foldScripts } from './scripts.js';
 import { NUMBER_WORD } from './words.js';
 import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
 
@@ -54,9 +55,11 @@ const NUMBER_WORD_HINT = new RegExp(`\\b${NUMBER_WORD}\\b`, 'i');
  */
 export function mentionsIn(written: string): Mention[] {
   const out: Mention[] = [];
-  const hasDigit = DIGIT.test(written);
-  if (!hasDigit && !NUMBER_WORD_HINT.test(written)) return out;
-  const { text, signAt } = signWords(written);
+  // Other scripts' digits and fullwidth forms are read as ASCII (`١٢٩٫٩٩` is 129.99), spans mapped back.
+  const { text: plain, origin } = foldScripts(written);
+  const hasDigit = DIGIT.test(plain);
+  if (!hasDigit && !NUMBER_WORD_HINT.test(plain)) return out;
+  const { text, signAt } = signWords(plain);
   let taken: Uint8Array | undefined;
   let conventions: Conventions | undefined;
   const readConventions = () => {
@@ -79,13 +82,18 @@ export function mentionsIn(written: string): Mention[] {
       taken ??= new Uint8Array(text.length);
       taken.fill(1, start, end);
       const from = signAt?.get(start) ?? start;
-      out.push({ ...made, text: written.slice(from, end), start: from, end });
+      out.push({ ...made, text: plain.slice(from, end), start: from, end });
     }
   }
-  return ranges(
-    written,
+  const read = ranges(
+    plain,
     out.sort((a, b) => a.start - b.start),
   );
+  if (plain === written) return read;
+  return read.map((m) => {
+    const [start, end] = origin === undefined ? [m.start, m.end] : [origin[m.start]!, origin[m.end]!];
+    return { ...m, text: written.slice(start, end), start, end };
+  });
 }
 
 /** What joins the ends of a range: `$10-20`, `$10 – 20`, `3 to 5`; `between 2 and 4` takes ` and `. */
