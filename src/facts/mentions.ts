@@ -9,6 +9,7 @@
 import { conventionsOf } from './conventions.js';
 import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
+import { DATE_ABROAD_PASSES } from './dates-abroad.js';
 import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
 import { celsius, NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
@@ -37,6 +38,7 @@ const PASSES: Pass[] = [
     observed: idReadings(m[0], 'observed'),
   })),
   ...DATE_PASSES,
+  ...DATE_ABROAD_PASSES,
   ...MONEY_PASSES,
   ...QUANTITY_PASSES,
   // Ids: letters and digits mixed.

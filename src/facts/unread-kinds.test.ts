@@ -55,3 +55,41 @@ describe("other scripts' digits are read: a claim in them is checked", () => {
     expect(verdicts({ rate: 15 }, '١٥٪')).toEqual(['same']);
   });
 });
+
+const day = fc
+  .record({
+    y: fc.integer({ min: 2000, max: 2099 }),
+    m: fc.integer({ min: 1, max: 12 }),
+    d: fc.integer({ min: 1, max: 28 }),
+  })
+  .map(({ y, m, d }) => ({ y, m, d, iso: `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}` }));
+const LOCALES = ['de-DE', 'de-AT', 'fr-FR', 'es-ES', 'it-IT', 'pt-BR', 'nl-NL', 'ja-JP', 'zh-CN', 'zh-TW', 'ko-KR'];
+const written = (y: number, m: number, d: number, locale: string, style: 'long' | 'medium' | 'full') =>
+  new Date(Date.UTC(y, m - 1, d)).toLocaleDateString(locale, { dateStyle: style, timeZone: 'UTC' });
+
+describe("other languages' dates are read as dates, not pieces", () => {
+  it('the date in any language is the day observed; a day or a month off is not', () => {
+    fc.assert(
+      fc.property(day, fc.constantFrom(...LOCALES), fc.constantFrom('long', 'full', 'medium'), (t, locale, style) => {
+        if (style === 'medium' && /^(ja|zh|ko|de)/.test(locale)) return; // written in digits: 2026/12/01, 01.12.2026
+        const obs = { check_in: t.iso };
+        const right = written(t.y, t.m, t.d, locale, style);
+        expect(verdicts(obs, `Check-in: ${right}.`), right).toEqual(['same']);
+        const nextDay = written(t.y, t.m, t.d + 1, locale, style);
+        expect(verdicts(obs, `Check-in: ${nextDay}.`), nextDay).toEqual(['different']);
+        const nextMonth = written(t.y, (t.m % 12) + 1, t.d, locale, style);
+        expect(verdicts(obs, `Check-in: ${nextMonth}.`), nextMonth).not.toContain('same');
+      }),
+      RUNS,
+    );
+  });
+
+  it('with no year, the month and day; a word that only may be a month needs its year', () => {
+    expect(verdicts({ check_in: '2026-12-01' }, 'ab dem 1. Dezember')).toEqual(['same']);
+    expect(verdicts({ check_in: '2026-12-01' }, '12月1日')).toEqual(['same']);
+    expect(verdicts({ check_in: '2026-03-12' }, 'le 12 mars 2026')).toEqual(['same']);
+    expect(verdicts({ bars: 12 }, 'I bought 12 Mars bars')).toEqual(['same']);
+    expect(verdicts({ got: 12, of: 15 }, '12 out of 15')).toEqual(['same', 'same']);
+    expect(verdicts({ check_in: '2026-02-31' }, '31. Februar 2026')).toEqual(['different']);
+  });
+});

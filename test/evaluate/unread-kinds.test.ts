@@ -56,3 +56,22 @@ describe("other scripts' digits", () => {
     }
   });
 });
+
+describe("other languages' dates", () => {
+  it('the right day passes in any language; a day off fails (it was read as a year and a small count)', () => {
+    const offer = { ...OFFER, check_in: '2026-12-15' };
+    for (const [right, wrong] of [
+      ['ab dem 15. Dezember 2026', 'ab dem 16. Dezember 2026'],
+      ['à partir du 15 décembre 2026', 'à partir du 16 décembre 2026'],
+      ['desde el 15 de diciembre de 2026', 'desde el 16 de diciembre de 2026'],
+      ['2026年12月15日から', '2026年12月16日から'],
+      ['2026년 12월 15일부터', '2026년 12월 16일부터'],
+    ]) {
+      expect(verdict(`Yes, free ${right}.`, offer), right).toEqual(CLEAN);
+      expect(verdict(`Yes, free ${wrong}.`, offer).pass, wrong).toBe(false);
+    }
+    // A day under 10 was a small count (not checked) and a year the run held: a false pass.
+    expect(verdict('Ja, frei ab dem 2. Dezember 2026.').pass).toBe(false);
+    expect(verdict('Ja, frei ab dem 1. Dezember 2026.')).toEqual(CLEAN);
+  });
+});
