@@ -7,7 +7,7 @@
 // words words.ts. A sign written as a word (`minus 12`) is read here, before every pass.
 
 import { conventionsOf } from './conventions.js';
-import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';
+import { currencyOfKey, isCurrencyCode, minorDigits, unitsPerMajor } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
 import { DATE_ABROAD_PASSES } from './dates-abroad.js';
 import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
@@ -245,10 +245,10 @@ export function valueReadings(
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
   const money = words.some((w) => MONEY_KEY_WORDS.has(w));
-  const micros = key !== undefined && isMicrosKey(key);
-  if (micros || (key !== undefined && isMinorUnitKey(key)) || (minor && money && Number.isInteger(value))) {
+  const scaled = key !== undefined && (isMicrosKey(key) || isMinorUnitKey(key));
+  if (scaled || (minor && money && Number.isInteger(value))) {
     const currency = words.map((w) => w.toUpperCase()).find(isCurrencyCode) ?? sibling;
-    const major = value / (micros ? 1e6 : 10 ** minorDigits(currency));
+    const major = value / (scaled ? unitsPerMajor(key, sibling) : 10 ** minorDigits(currency));
     const currencies = currency === undefined ? undefined : [currency];
     return claim
       ? [at('q', value), ...moneyClaim(major, 0, currencies)]
