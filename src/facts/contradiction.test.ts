@@ -91,6 +91,22 @@ describe('contradiction: an action on an entity whose observed attributes confli
     );
   });
 
+  it('amounts in millionths are in their currency, as cents are (`price_micros` was read as dollars)', () => {
+    const entities = world(
+      { order: { id: 'O-1', total_micros: 129_990_000 } },
+      { flights: [{ id: 'FL-9', price_micros: 250_000_000 }] },
+    );
+    expect(check(entities, 'a flight under $300 please', { flight_id: 'FL-9' })).toBeUndefined();
+    expect(check(entities, 'a flight under $200 please', { flight_id: 'FL-9' })?.message).toMatch(
+      /over the task's limit \$200/,
+    );
+    expect(check(entities, 'refund my order', { order_id: 'O-1', amount_cents: 12999 })).toBeUndefined();
+    expect(check(entities, 'refund my order', { order_id: 'O-1', amount_micros: 129_990_000 })).toBeUndefined();
+    expect(check(entities, 'refund my order', { order_id: 'O-1', amount_cents: 20000 })?.message).toMatch(
+      /more than its total_micros/,
+    );
+  });
+
   it('no contradiction: reading is not acting, the other party of a transfer is someone else, unknown entities', () => {
     const entities = world({
       accounts: [

@@ -4,9 +4,11 @@
 // another passenger, the amount is more than the order's total or over the user's budget. Works on
 // any schema: entities are observed JSON objects with an id; owners are attributes named after a
 // party (customer, owner, account, tenant, passenger, user, …); amounts are amount-like fields.
+
+import { unitsPerMajor } from './currencies.js';
 import { mentionsIn } from './mentions.js';
 import { idCore, type Mention } from './readings.js';
-import { isMinorUnitKey, keyWords } from './written.js';
+import { keyWords } from './written.js';
 
 /** Where an observation came from (same ordering as FactSource: known at `bound` when pos <= bound). */
 export interface ObservationSource {
@@ -265,14 +267,14 @@ function roleOf(e: ObservedEntity): string | undefined {
 
 const AMOUNT_WORDS = new Set(['amount', 'total', 'price', 'cost', 'fare', 'balance', 'subtotal', 'charge', 'refund']);
 
-/** Amount-like values of an object, in major units (cents read as dollars). */
+/** Amount-like values of an object, in major units (cents and millionths read as dollars). */
 function amountsOf(attrs: Record<string, unknown>): Array<{ key: string; value: number }> {
   const out: Array<{ key: string; value: number }> = [];
   for (const [k, v] of Object.entries(attrs)) {
     const words = keyWords(k);
     if (!words.some((w) => AMOUNT_WORDS.has(w))) continue;
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : NaN;
-    if (Number.isFinite(n)) out.push({ key: k, value: isMinorUnitKey(k) ? n / 100 : n });
+    if (Number.isFinite(n)) out.push({ key: k, value: n / unitsPerMajor(k) });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // Currencies as people write them: ISO codes, symbols (a bare `$` names a family of dollars),
 // prefixed dollars (`C$`, `US$`), words, and how many digits each one's minor unit has.
-import { keyWords } from './written.js';
+import { isMicrosKey, isMinorUnitKey, keyWords } from './written.js';
 
 /** The ISO 4217 codes the reader knows, written before or after an amount (`EUR 12,50`, `1299 JPY`). */
 export const CURRENCY_CODES = [
@@ -70,6 +70,24 @@ const MINOR_DIGITS: Record<string, number> = {
 /** How many digits an amount in `code` has after the decimal point (2 when the currency is not known). */
 export function minorDigits(code: string | undefined): number {
   return code === undefined ? 2 : (MINOR_DIGITS[code.toUpperCase()] ?? 2);
+}
+
+/**
+ * The one home for the unit of a key: how many of its units make one of its currency's —
+ * `cost_micros` 1e6, `total_cents` / `amount_minor` 100 (the minor unit of the key's or the
+ * given currency: `amount_minor` in JPY is 1), any other key 1.
+ */
+export function unitsPerMajor(key: string, currency?: string): number {
+  if (isMicrosKey(key)) return 1e6;
+  if (!isMinorUnitKey(key)) return 1;
+  return (
+    10 **
+    minorDigits(
+      keyWords(key)
+        .map((w) => w.toUpperCase())
+        .find(isCurrencyCode) ?? currency,
+    )
+  );
 }
 
 const DOLLARS = ['USD', 'CAD', 'AUD', 'NZD', 'HKD', 'SGD', 'MXN', 'TWD', 'ARS', 'CLP', 'COP'];

@@ -211,6 +211,16 @@ function dated(r: Readings | undefined): Omit<Mention, 'start' | 'end' | 'text'>
   return r && { kind: 'date', ...r };
 }
 
+/** A day written with its month (and year): one that does not exist with its year written grounds nothing. */
+export function dayOf(
+  y: number | undefined,
+  m: number,
+  d: number,
+): Omit<Mention, 'start' | 'end' | 'text'> | undefined {
+  const made = dated(stampReadings({ ...(y !== undefined && { y }), m, d }));
+  return made ?? (y === undefined ? undefined : { kind: 'date', ...NEVER });
+}
+
 /** After a written date: the year, a time and a zone (groups 4 to 12 of the date passes). */
 const DATE_TAIL = `(?:,?\\s+(\\d{4})\\b)?${TIME_TAIL}(?:\\s*${ZONE})?`;
 

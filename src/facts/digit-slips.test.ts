@@ -149,6 +149,12 @@ describe('the new forms stay linear in the text', () => {
     'scientific notation': '1.2e',
     'temperatures, unfinished': '1 degrees ',
     'spaced lists': '123 ',
+    // unread-kinds.test.ts's forms.
+    "other scripts' digits": '١٢٣٫',
+    'astral digits': '\u{1d7cf}\u{1d7d0} ',
+    'dates abroad, unfinished': '1. de ',
+    'dates abroad, no month': '12 Dezembers ',
+    'CJK dates, unfinished': '2026年12月',
   };
   it('256 KiB of each hostile shape is read in seconds, not minutes', { timeout: 180_000 }, () => {
     for (const [name, unit] of Object.entries(SHAPES)) {

@@ -7,8 +7,9 @@
 // words words.ts. A sign written as a word (`minus 12`) is read here, before every pass.
 
 import { conventionsOf } from './conventions.js';
-import { currencyOfKey, isCurrencyCode, minorDigits } from './currencies.js';
+import { currencyOfKey, isCurrencyCode, minorDigits, unitsPerMajor } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
+import { DATE_ABROAD_PASSES } from './dates-abroad.js';
 import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
 import { celsius, NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
@@ -25,6 +26,7 @@ import {
   plainClaim,
   type Reading,
 } from './readings.js';
+import { foldScripts } from './scripts.js';
 import { NUMBER_WORD } from './words.js';
 import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
 
@@ -36,6 +38,7 @@ const PASSES: Pass[] = [
     observed: idReadings(m[0], 'observed'),
   })),
   ...DATE_PASSES,
+  ...DATE_ABROAD_PASSES,
   ...MONEY_PASSES,
   ...QUANTITY_PASSES,
   // Ids: letters and digits mixed.
@@ -54,9 +57,11 @@ const NUMBER_WORD_HINT = new RegExp(`\\b${NUMBER_WORD}\\b`, 'i');
  */
 export function mentionsIn(written: string): Mention[] {
   const out: Mention[] = [];
-  const hasDigit = DIGIT.test(written);
-  if (!hasDigit && !NUMBER_WORD_HINT.test(written)) return out;
-  const { text, signAt } = signWords(written);
+  // Other scripts' digits and fullwidth forms are read as ASCII (`١٢٩٫٩٩` is 129.99), spans mapped back.
+  const { text: plain, origin } = foldScripts(written);
+  const hasDigit = DIGIT.test(plain);
+  if (!hasDigit && !NUMBER_WORD_HINT.test(plain)) return out;
+  const { text, signAt } = signWords(plain);
   let taken: Uint8Array | undefined;
   let conventions: Conventions | undefined;
   const readConventions = () => {
@@ -79,13 +84,18 @@ export function mentionsIn(written: string): Mention[] {
       taken ??= new Uint8Array(text.length);
       taken.fill(1, start, end);
       const from = signAt?.get(start) ?? start;
-      out.push({ ...made, text: written.slice(from, end), start: from, end });
+      out.push({ ...made, text: plain.slice(from, end), start: from, end });
     }
   }
-  return ranges(
-    written,
+  const read = ranges(
+    plain,
     out.sort((a, b) => a.start - b.start),
   );
+  if (plain === written) return read;
+  return read.map((m) => {
+    const [start, end] = origin === undefined ? [m.start, m.end] : [origin[m.start]!, origin[m.end]!];
+    return { ...m, text: written.slice(start, end), start, end };
+  });
 }
 
 /** What joins the ends of a range: `$10-20`, `$10 – 20`, `3 to 5`; `between 2 and 4` takes ` and `. */
@@ -235,10 +245,10 @@ export function valueReadings(
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
   const money = words.some((w) => MONEY_KEY_WORDS.has(w));
-  const micros = key !== undefined && isMicrosKey(key);
-  if (micros || (key !== undefined && isMinorUnitKey(key)) || (minor && money && Number.isInteger(value))) {
+  const scaled = key !== undefined && (isMicrosKey(key) || isMinorUnitKey(key));
+  if (scaled || (minor && money && Number.isInteger(value))) {
     const currency = words.map((w) => w.toUpperCase()).find(isCurrencyCode) ?? sibling;
-    const major = value / (micros ? 1e6 : 10 ** minorDigits(currency));
+    const major = value / (scaled ? unitsPerMajor(key, sibling) : 10 ** minorDigits(currency));
     const currencies = currency === undefined ? undefined : [currency];
     return claim
       ? [at('q', value), ...moneyClaim(major, 0, currencies)]

@@ -2,7 +2,7 @@
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
 import { findKey, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
-import { factVerdict, isMinorUnitKey, keyWords, sameFact } from '../../facts/index.js';
+import { factVerdict, keyWords, sameFact, unitsPerMajor } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
 import { round1 } from './required-field.js';
@@ -43,6 +43,8 @@ const UNIT_WORDS = new Set([
   'cents',
   'cent',
   'minor',
+  'micros',
+  'micro',
   'usd',
   'eur',
   'gbp',
@@ -75,12 +77,10 @@ function findKeyLike(value: unknown, key: string, depth = 0): Array<{ key: strin
   return out;
 }
 
-/** A value found under `foundKey`, in the unit `wantKey` names: cents to dollars and back. */
+/** A value found under `foundKey`, in the unit `wantKey` names: cents or millionths to dollars and back. */
 function inUnitOf(value: unknown, foundKey: string, wantKey: string): number {
   const n = Number(value);
-  const fromCents = isMinorUnitKey(foundKey);
-  const toCents = isMinorUnitKey(wantKey);
-  return fromCents === toCents ? n : fromCents ? n / 100 : n * 100;
+  return (n / unitsPerMajor(foundKey)) * unitsPerMajor(wantKey);
 }
 
 export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {

@@ -1,7 +1,7 @@
 // Required Field Validator (Completeness): the final answer, the required outputs and the must_include
 // fields (and, for executable tasks, the execution fields) are present in what the agent returned.
 
-import { FactIndex, isMinorUnitKey, mentionsIn, sameFact } from '../../facts/index.js';
+import { FactIndex, mentionsIn, sameFact, unitsPerMajor } from '../../facts/index.js';
 import type { FieldSpec } from '../contract.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
@@ -79,8 +79,8 @@ export function findField(
           found = mentionsIn(answer).find((m) => {
             if (m.value === undefined || m.kind === 'date' || m.kind === 'id' || Math.abs(m.value) < 10) return false;
             return bounds.every((b) => {
-              // A bound in cents holds an amount the answer states in dollars.
-              const n = m.kind === 'money' && isMinorUnitKey(b.key) ? m.value! * 100 : m.value!;
+              // A bound in cents or millionths holds an amount the answer states in dollars.
+              const n = m.kind === 'money' ? m.value! * unitsPerMajor(b.key) : m.value!;
               return b.op === 'max' ? n <= b.limit : n >= b.limit;
             });
           })?.text;

@@ -85,6 +85,23 @@ describe('a correct run that restates observations in other formats passes the h
     );
   });
 
+  it('execution_parameters: an amount in millionths (`amount_micros`) is in dollars, as cents are', () => {
+    const micros = { order_id: 'O-7713', amount_micros: 129_990_000 };
+    expect(evaluateRecording(refundRun(GOOD, micros), contract('{ amount: 129.99 }')).findings).toEqual([]);
+    expect(evaluateRecording(refundRun(GOOD, micros), contract('{ amount_cents: 12999 }')).findings).toEqual([]);
+    expect(evaluateRecording(refundRun(GOOD, micros), contract('{ max_amount: 150 }')).findings).toEqual([]);
+    const codes = (args: Record<string, unknown>, parameters: string) =>
+      evaluateRecording(refundRun(GOOD, args), contract(parameters)).findings.map((f) => f.code);
+    expect(codes(micros, '{ max_amount: 100 }')).toContain('WRONG_EXECUTION_PARAMETERS');
+    expect(codes({ order_id: 'O-7713', amount_micros: 12_999_000 }, '{ amount: 129.99 }')).toContain(
+      'WRONG_EXECUTION_PARAMETERS',
+    );
+    // A bound in millionths holds an amount the answer states in dollars.
+    expect(evaluateRecording(refundRun(GOOD, micros), contract('{ min_amount_micros: 100000000 }')).findings).toEqual(
+      [],
+    );
+  });
+
   it('the user typed #7713: acting on O-7713 is not hallucinated state', () => {
     const e = evaluateRecording(refundRun(GOOD), contract());
     expect(e.task.trajectoryFailureClasses).toEqual([]);
