@@ -3,7 +3,7 @@
 // (generatedSql renders the expression), EXCLUDE constraints. Nothing is taken from recorded SQL text.
 import type { DbTable } from '../recording/index.js';
 import type { Statement } from './ddl.js';
-import { generatedSql, quoteIdent, quoteLiteral, tableRef } from './sql.js';
+import { castsKept, generatedSql, quoteIdent, quoteLiteral, tableRef } from './sql.js';
 
 type Bound = NonNullable<DbTable['partitions']>[number]['bound'];
 type BoundValue = Extract<Bound, { kind: 'range' }>['from'][number];
@@ -61,6 +61,8 @@ export function ruleStatements(
   const out: Statement[] = [];
   const table = tableRef(t.schema, t.name);
   for (const c of t.checks ?? []) {
+    // A cast sqlType would render as text (`::citext`) would check something else: not built.
+    if (!castsKept(c.expression)) continue;
     out.push({
       sql: `ALTER TABLE ${table} ADD CONSTRAINT ${quoteIdent(c.name)} CHECK (${generatedSql(c.expression)})${c.noInherit ? ' NO INHERIT' : ''} NOT VALID`,
       what: `check ${c.name} of ${t.schema}.${t.name}`,

@@ -1,10 +1,11 @@
 // The DDL that builds a snapshot's schema description in a sandbox (rows aside): composed from the
 // description's parts — quoted names, allow-listed types, defaults and extensions — never taken
 // from recorded SQL text. seed.ts runs it and lays the rows in; renderDdl shows it (db.json's ddl).
-import type { DbSnapshot, DbTable } from '../recording/index.js';
+import type { DbSequence, DbSnapshot, DbTable } from '../recording/index.js';
 import { partitionBySql, partitionStatements, ruleStatements } from './ddl-rules.js';
 import { missingExtensionReason, wantedExtensions } from './extensions.js';
 import {
+  castsKept,
   DEFAULT_FUNCTION_EXTENSION,
   defaultSql,
   generatedSql,
@@ -50,6 +51,17 @@ function hasKey(table: Pick<DbTable, 'primaryKey' | 'unique'>, columns: string[]
  * The statements that build `description` (rows aside), in the order they run. `extensions`: those
  * the sandbox holds (createExtensions); by default every one a sandbox may create.
  */
+/** The recorded sequence of an identity column (none in a snapshot that did not record it). */
+export function identitySequence(
+  description: Pick<Description, 'sequences'> | undefined,
+  t: Pick<DbTable, 'schema' | 'name'>,
+  column: string,
+): DbSequence | undefined {
+  return description?.sequences?.find(
+    (s) => s.identity && s.schema === t.schema && s.ownedBy?.table === t.name && s.ownedBy.column === column,
+  );
+}
+
 export function plan(description: Description, extensions?: ReadonlySet<string>): Plan {
   const out: Plan = { schemas: [], sequences: [], tables: [], after: [], lacks: [] };
   const held = extensions ?? new Set(wantedExtensions(description).map((e) => e.name));
@@ -80,9 +92,14 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     if (c.udt?.extension !== undefined) {
       if (held.has(c.udt.extension)) return namedType(c.udt, c.type);
       lack(c.udt.extension, `${what} holds its values as text`);
+    } else if (c.udt !== undefined) {
+      // A type of the database's own the description does not hold (a composite type): named, not silent.
+      const type = `type ${c.udt.schema}.${c.udt.name}`;
+      otherTypes.set(type, [...(otherTypes.get(type) ?? []), what]);
     }
     return sqlType(c.type);
   };
+  const otherTypes = new Map<string, string[]>();
   // The missing extension whose type a column (or its domain) would have had: it holds text instead.
   const domainOf = new Map((description.domains ?? []).map((d) => [key(d.schema, d.name), d]));
   const missingType = (c: Pick<DbTable['columns'][number], 'udt'>, depth = 0): string | undefined => {
@@ -99,10 +116,12 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       what: `domain ${d.schema}.${d.name}`,
     });
   }
+  const options = (s: DbSequence) =>
+    `INCREMENT BY ${s.increment} MINVALUE ${s.min} MAXVALUE ${s.max} START WITH ${s.start}${s.cycle ? ' CYCLE' : ' NO CYCLE'}`;
   for (const s of sequences.values()) {
     if (s.identity) continue; // made by its table
     out.sequences.push({
-      sql: `CREATE SEQUENCE ${tableRef(s.schema, s.name)} AS ${s.type} INCREMENT BY ${s.increment} MINVALUE ${s.min} MAXVALUE ${s.max} START WITH ${s.start}${s.cycle ? ' CYCLE' : ' NO CYCLE'}`,
+      sql: `CREATE SEQUENCE ${tableRef(s.schema, s.name)} AS ${s.type} ${options(s)}`,
       what: `sequence ${s.schema}.${s.name}`,
     });
   }
@@ -111,10 +130,14 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       let col = `${quoteIdent(c.name)} ${typeOf(c, `column ${t.schema}.${t.name}.${c.name}`)}`;
       // A generated column whose expression is not described is a plain one: no NOT NULL, which
       // rows the agent inserts could not meet.
-      if (c.generated === null) return col;
+      if (c.generated === null || (c.generated !== undefined && !castsKept(c.generated))) return col;
       if (c.generated !== undefined) col += ` GENERATED ALWAYS AS (${generatedSql(c.generated)}) STORED`;
-      else if (c.identity) col += ` GENERATED ${c.identity === 'always' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`;
-      else if (c.default && (c.default.kind !== 'sequence' || sequences.has(key(c.default.schema, c.default.name)))) {
+      else if (c.identity) {
+        // Its sequence's name, start, step and bounds as recorded (the defaults would hand out other ids).
+        const s = identitySequence(description, t, c.name);
+        const own = s === undefined ? '' : ` (SEQUENCE NAME ${tableRef(s.schema, s.name)} ${options(s)})`;
+        col += ` GENERATED ${c.identity === 'always' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY${own}`;
+      } else if (c.default && (c.default.kind !== 'sequence' || sequences.has(key(c.default.schema, c.default.name)))) {
         const extension = c.default.kind === 'function' ? DEFAULT_FUNCTION_EXTENSION[c.default.name] : undefined;
         if (extension === undefined) col += ` DEFAULT ${defaultSql(c.default)}`;
         else if (held.has(extension)) col += ` DEFAULT ${defaultSql(c.default, extensionSchema.get(extension))}`;
@@ -138,7 +161,7 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       const target = tables.get(key(fk.references.schema, fk.references.table));
       // A key to a table outside the snapshot, or to columns that are no key there, cannot be built.
       if (!target || !hasKey(target, fk.references.columns)) continue;
-      const actions = `${fk.onDelete ? ` ON DELETE ${fk.onDelete.toUpperCase()}` : ''}${fk.onUpdate ? ` ON UPDATE ${fk.onUpdate.toUpperCase()}` : ''}`;
+      const actions = `${fk.onDelete ? ` ON DELETE ${fk.onDelete.toUpperCase()}` : ''}${fk.onUpdate ? ` ON UPDATE ${fk.onUpdate.toUpperCase()}` : ''}${fk.deferrable ? ` DEFERRABLE INITIALLY ${fk.deferrable.toUpperCase()}` : ''}`;
       out.after.push({
         // NOT VALID: rows a snapshot read table by table need not agree; new rows are checked. A
         // partitioned table's key cannot be NOT VALID (before Postgres 18): it checks the rows.
@@ -205,16 +228,17 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
   for (const t of description.tables) {
     for (const c of t.columns) {
       if (!c.identity) continue;
-      const recorded = [...sequences.values()].some(
-        (s) => s.identity && s.schema === t.schema && s.ownedBy?.table === t.name && s.ownedBy.column === c.name,
-      );
-      if (recorded) continue;
+      if (identitySequence(description, t, c.name) !== undefined) continue;
       out.after.push({
         sql: `SELECT setval(pg_get_serial_sequence(${quoteLiteral(tableRef(t.schema, t.name))}, ${quoteLiteral(c.name)}), max(${quoteIdent(c.name)})) FROM ${tableRef(t.schema, t.name)} HAVING max(${quoteIdent(c.name)}) IS NOT NULL`,
         what: `position of the identity of ${t.schema}.${t.name}.${c.name}`,
       });
     }
   }
+  for (const [type, what] of otherTypes)
+    out.lacks.push(
+      `${type} (not one a sandbox builds: composite and other user types): ${what.join(', ')} holds its values as text`,
+    );
   for (const [extension, what] of lacking) {
     out.lacks.push(
       `extension ${extension} (${extensionSchema.has(extension) ? missingExtensionReason(extension) : "not among the recorded database's extensions"})${what.length > 0 ? `: ${what.join(', ')}` : ''}`,

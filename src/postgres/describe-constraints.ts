@@ -4,7 +4,7 @@
 // is outside the data forms stays named in `unbuilt` (describe-objects.ts).
 import type { DbTable } from '../recording/index.js';
 import { EXCLUSION_OPERATORS, parseGeneratedExpression, parsePartitionBound } from '../recording/index.js';
-import type { Queryable } from './sql.js';
+import { castsKept, type Queryable } from './sql.js';
 
 type Extras = Pick<DbTable, 'checks' | 'exclusions' | 'partitionBy' | 'partitions'>;
 
@@ -54,7 +54,8 @@ export async function describeTableExtras(db: Queryable, oid: number, columns: R
   const checks: NonNullable<Extras['checks']> = [];
   for (const r of checkRows) {
     const expression = parseGeneratedExpression(r.def, columns);
-    if (expression !== undefined)
+    // One with a cast to a type the sandbox would not keep stays named in `unbuilt`.
+    if (expression !== undefined && castsKept(expression))
       checks.push({ name: r.name, expression, ...(r.noinherit ? { noInherit: true } : {}) });
   }
   const exclusionRows = await rowsOf<{

@@ -49,6 +49,7 @@ export {
 export {
   defaultSql,
   isPostgresUrl,
+  ownRowSql,
   type Queryable,
   quoteIdent,
   quoteLiteral,

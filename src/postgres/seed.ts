@@ -3,7 +3,7 @@
 // allow-listed types and defaults, values as parameters — never taken from recorded SQL text.
 import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { describeFromDdl, TapedeckError } from '../recording/index.js';
-import { type Description, key, plan, type Statement } from './ddl.js';
+import { type Description, identitySequence, key, plan, type Statement } from './ddl.js';
 import { createExtensions } from './extensions.js';
 import { ownRowSql, type Queryable, quoteIdent, regclass, sqlType, tableRef } from './sql.js';
 
@@ -162,9 +162,12 @@ export async function applyRowChanges(
   const sequenceColumns = new Map<string, Array<{ column: string; schema: string; name: string }>>();
   for (const t of snapshot?.tables ?? []) {
     for (const c of t.columns) {
-      if (c.default?.kind === 'sequence') {
+      // A serial's or shared sequence's default, or an identity's own sequence (no default described).
+      const seq =
+        c.default?.kind === 'sequence' ? c.default : c.identity ? identitySequence(snapshot, t, c.name) : undefined;
+      if (seq !== undefined) {
         const list = sequenceColumns.get(key(t.schema, t.name)) ?? [];
-        list.push({ column: c.name, schema: c.default.schema, name: c.default.name });
+        list.push({ column: c.name, schema: seq.schema, name: seq.name });
         sequenceColumns.set(key(t.schema, t.name), list);
       }
     }

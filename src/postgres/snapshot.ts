@@ -8,7 +8,7 @@ import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recor
 import { renderDdl } from './ddl.js';
 import { describeTableExtras, indexOptions } from './describe-constraints.js';
 import { describeObjects, udtJoin, udtOf } from './describe-objects.js';
-import { ownRowSql, type Queryable, quoteIdent, quoteLiteral, tableRef, utcTimestampSql } from './sql.js';
+import { castsKept, ownRowSql, type Queryable, quoteIdent, quoteLiteral, tableRef, utcTimestampSql } from './sql.js';
 
 /**
  * How a column's values are normalised in the snapshot form (every reader of rows applies this):
@@ -107,6 +107,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       ref_cols: string[] | null;
       del: string;
       upd: string;
+      deferrable: boolean;
+      deferred: boolean;
     }>(
       db,
       `SELECT c.conname AS name, c.contype::text AS type,
@@ -115,7 +117,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
               rn.nspname AS ref_schema, rc.relname AS ref_table,
               ARRAY(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY k(n, o)
                       JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.o) AS ref_cols,
-              c.confdeltype::text AS del, c.confupdtype::text AS upd
+              c.confdeltype::text AS del, c.confupdtype::text AS upd,
+              c.condeferrable AS deferrable, c.condeferred AS deferred
          FROM pg_constraint c
          LEFT JOIN pg_class rc ON rc.oid = c.confrelid
          LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace
@@ -166,6 +169,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         references: { schema: c.ref_schema as string, table: c.ref_table as string, columns: c.ref_cols ?? [] },
         ...(FK_ACTION[c.del] && c.del !== 'a' ? { onDelete: FK_ACTION[c.del] } : {}),
         ...(FK_ACTION[c.upd] && c.upd !== 'a' ? { onUpdate: FK_ACTION[c.upd] } : {}),
+        ...(c.deferrable ? { deferrable: c.deferred ? ('deferred' as const) : ('immediate' as const) } : {}),
       }));
     const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat'] as const;
     const indexes = idx
@@ -187,7 +191,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           // A stored generated column: its expression (the default's slot holds it) as data.
           const plain = new Set(cols.filter((o) => o.generated === '').map((o) => o.name));
           const expression = c.def === null ? undefined : parseGeneratedExpression(c.def, plain);
-          return { name: c.name, type: c.type, nullable: !c.notnull, generated: expression ?? null };
+          const kept = expression !== undefined && castsKept(expression) ? expression : null;
+          return { name: c.name, type: c.type, nullable: !c.notnull, generated: kept };
         }
         const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
         // A sequence default names its sequence by the catalog's dependency, not by parsing the text.

@@ -100,6 +100,12 @@ const BASE_TYPES = new Set([
   'tsrange',
   'tstzrange',
   'daterange',
+  'int4multirange',
+  'int8multirange',
+  'nummultirange',
+  'tsmultirange',
+  'tstzmultirange',
+  'datemultirange',
   'oid',
 ]);
 /** Types whose modifier (length, precision) is kept. */
@@ -203,6 +209,18 @@ export function generatedSql(e: GeneratedExpr): string {
   if (b === undefined) return e.op === 'not' ? `(NOT ${a})` : `(${e.op}${a})`;
   const op = e.op === 'and' || e.op === 'or' ? e.op.toUpperCase() : e.op;
   return e.quantified === undefined ? `(${a} ${op} ${b})` : `(${a} ${op} ${e.quantified.toUpperCase()} (${b}))`;
+}
+
+/**
+ * Whether every cast in an expression keeps its type in a sandbox: sqlType renders a type outside
+ * its allow-list as text, and `x::citext <> 'NO'` compared as text is another rule (silently).
+ */
+export function castsKept(e: GeneratedExpr): boolean {
+  if ('column' in e || 'value' in e) return true;
+  if ('cast' in e) return (sqlType(e.cast) !== 'text' || e.cast.trim().toLowerCase() === 'text') && castsKept(e.arg);
+  if ('call' in e) return e.args.every(castsKept);
+  if ('array' in e) return e.array.every(castsKept);
+  return e.args.every(castsKept);
 }
 
 /**

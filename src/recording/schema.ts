@@ -942,6 +942,8 @@ export const DbTableSchema = z
             references: z.object({ schema: PgNameSchema, table: PgNameSchema, columns: PgColumns }).strict(),
             onDelete: z.enum(FK_ACTIONS).optional(),
             onUpdate: z.enum(FK_ACTIONS).optional(),
+            /** DEFERRABLE, checked at commit (`deferred`) or at each statement until SET CONSTRAINTS says otherwise. */
+            deferrable: z.enum(['deferred', 'immediate']).optional(),
           })
           .strict(),
       )

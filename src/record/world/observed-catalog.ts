@@ -3,7 +3,7 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
+import { normalizedKind, ownRowSql, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
@@ -21,10 +21,24 @@ export interface CatalogTable {
   /** The connected user may SELECT it (a RETURNING clause and keyed reads need that). */
   readable: boolean;
   columns: CatalogColumn[];
+  /**
+   * The columns its rows are known by: its primary key; an inheritance child without one, its
+   * nearest ancestor's (the key a read or write of the parent finds the child's rows by).
+   */
   primaryKey: string[];
   foreignKeys: Array<{ columns: string[]; refOid: number; refColumns: string[] }>;
   /** Columns whose default draws from a sequence (serial, identity). */
   sequences: Array<{ column: string; schema: string; name: string; increment: number }>;
+  /** Its inheritance children (INHERITS; partitions are not): a read or write of it reaches their rows. */
+  children: number[];
+}
+
+/** The images a write's RETURNING clause hands back, as SQL expressions (see Catalog.writeImages). */
+export interface WriteImages {
+  after?: string;
+  before?: string;
+  /** The oid of the table each row is in: set when a row may be an inheritance child's. */
+  table?: string;
 }
 
 /** Minimal query surface: a pg client or pool (rows as objects). */
@@ -38,7 +52,9 @@ const SYSTEM = `n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema
 export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
   const tables = await db.query(
     `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
-            has_table_privilege(c.oid, 'SELECT') AS readable
+            has_table_privilege(c.oid, 'SELECT') AS readable,
+            ARRAY(SELECT i.inhrelid::int FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
+                   WHERE i.inhparent = c.oid AND NOT ch.relispartition) AS children
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('r', 'p') AND ${SYSTEM}`,
   );
@@ -87,6 +103,7 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       primaryKey: [],
       foreignKeys: [],
       sequences: [],
+      children: (t.children as number[] | null) ?? [],
     });
   }
   for (const c of columns.rows) {
@@ -115,6 +132,14 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       increment: Number(s.increment),
     });
   }
+  // An inheritance child without a key of its own: its rows are known by its ancestor's key.
+  const inherited = (t: CatalogTable, seen: Set<number>): string[] => {
+    if (t.primaryKey.length > 0 || seen.has(t.oid)) return t.primaryKey;
+    seen.add(t.oid);
+    const parent = [...byOid.values()].find((p) => p.children.includes(t.oid) && inherited(p, seen).length > 0);
+    return parent === undefined ? [] : inherited(parent, seen);
+  };
+  for (const t of byOid.values()) if (t.primaryKey.length === 0) t.primaryKey = inherited(t, new Set());
   return new Catalog(byOid, (searchPath.rows[0]?.path as string[] | undefined) ?? ['public']);
 }
 
@@ -163,18 +188,64 @@ export class Catalog {
     return sql;
   }
 
+  /** Its inheritance descendants (children, theirs, …), each once; not its partitions. */
+  descendants(table: CatalogTable): CatalogTable[] {
+    const out = new Map<number, CatalogTable>();
+    const visit = (t: CatalogTable) => {
+      for (const oid of t.children) {
+        const child = this.tables.get(oid);
+        if (child === undefined || out.has(oid) || oid === table.oid) continue;
+        out.set(oid, child);
+        visit(child);
+      }
+    };
+    visit(table);
+    return [...out.values()];
+  }
+
   /**
-   * The row as it was before the statement that is running, looked up by primary key in the
-   * statement's own snapshot (a sub-select in RETURNING does not see the statement's changes).
+   * What a write's RETURNING clause hands back of each row it wrote: the row after it (not for a
+   * DELETE), the row before it (a DELETE's row; an UPDATE's or upsert's looked up in the statement's
+   * own snapshot). An UPDATE or DELETE of an inheritance parent reaches its descendants' rows too,
+   * which RETURNING gives in the parent's columns alone: each of those is imaged in its own table's
+   * columns (its row before, under the parent's key, with the parent's columns as they are after),
+   * and `table` says which table each row is in.
    */
-  beforeJson(table: CatalogTable, ref: string): string | undefined {
-    if (table.primaryKey.length === 0) return undefined;
-    const match = table.primaryKey
-      .map((c) => `_tapedeck_old.${quoteIdent(c)} = ${quoteIdent(ref)}.${quoteIdent(c)}`)
-      .join(' AND ');
+  writeImages(table: CatalogTable, ref: string, kind: 'insert' | 'update' | 'delete', upsert: boolean): WriteImages {
+    const after = kind === 'delete' ? undefined : this.rowJson(table, ref);
+    const before =
+      kind === 'delete'
+        ? this.rowJson(table, ref)
+        : kind === 'update' || upsert
+          ? this.beforeJson(table, ref)
+          : undefined;
+    const kids = kind === 'insert' ? [] : this.descendants(table);
+    if (kids.length === 0)
+      return { ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }) };
+    const r = quoteIdent(ref);
+    // A descendant the user may not read, or a parent without a key, is imaged as NULL: not followed.
+    const own = (kid: CatalogTable) => (kid.readable ? this.beforeJson(kid, ref, table.primaryKey) : undefined);
+    const byTable = (expr: (kid: CatalogTable) => string | undefined, otherwise: string | undefined) =>
+      `CASE ${r}.tableoid ${kids.map((k) => `WHEN ${k.oid} THEN ${expr(k) ?? 'NULL'}`).join(' ')} ELSE ${otherwise ?? 'NULL'} END`;
+    return {
+      ...(after === undefined ? {} : { after: byTable((k) => own(k) && `(${own(k)} || ${after})`, after) }),
+      before: byTable(own, before),
+      table: `${r}.tableoid::int`,
+    };
+  }
+
+  /**
+   * The row as it was before the statement that is running, looked up by primary key (or the
+   * columns `key` names) in the statement's own snapshot (a sub-select in RETURNING does not see
+   * the statement's changes).
+   */
+  beforeJson(table: CatalogTable, ref: string, key: string[] = table.primaryKey): string | undefined {
+    if (key.length === 0) return undefined;
+    const match = key.map((c) => `_tapedeck_old.${quoteIdent(c)} = ${quoteIdent(ref)}.${quoteIdent(c)}`).join(' AND ');
     // The very row: an inheritance child may hold a row under its parent's key, and a write to the
     // parent reaches it too (one row a sub-select, or the agent's statement fails).
-    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match} AND _tapedeck_old.tableoid = ${quoteIdent(ref)}.tableoid)`;
+    // LIMIT 1: a key a child holds by inheritance is not unique in it, and a second row would fail the agent's statement.
+    return `(SELECT ${this.rowJson(table, '_tapedeck_old')} FROM ${tableRef(table.schema, table.name)} _tapedeck_old WHERE ${match} AND _tapedeck_old.tableoid = ${quoteIdent(ref)}.tableoid LIMIT 1)`;
   }
 
   /**
@@ -199,7 +270,8 @@ export class Catalog {
           : `, ARRAY(SELECT _tapedeck_k.i::int FROM unnest(${arrays.join(', ')}) WITH ORDINALITY _tapedeck_k(${names.join(', ')}, i)
                 WHERE (${names.map((n) => `_tapedeck_k.${n}`).join(', ')}) = (${cols.join(', ')})) AS at`;
     }
-    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where}`;
+    // The table's own rows: an inheritance child's under the same key are the child's (read as its own).
+    return `SELECT ${this.rowJson(table, '_tapedeck_r')} AS r${at} FROM ${tableRef(table.schema, table.name)} _tapedeck_r WHERE ${where} AND ${ownRowSql('_tapedeck_r', table.schema, table.name)}`;
   }
 }
 

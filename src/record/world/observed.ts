@@ -29,6 +29,7 @@ export type { ObservedWorld } from './observed-world.js';
 
 const AFTER = '__tapedeck_after';
 const BEFORE = '__tapedeck_before';
+const TABLE = '__tapedeck_table';
 
 // ------------------------------------------------------------------ the pg patch
 
@@ -298,15 +299,11 @@ export async function installPgObserver(options: {
     if (plan.kind === 'insert' || plan.kind === 'update' || plan.kind === 'delete') {
       table = plan.table ? catalog?.resolve(plan.table) : undefined;
       if (table !== undefined && catalog !== undefined && table.readable && plan.ref !== undefined) {
+        const images = catalog.writeImages(table, plan.ref, plan.kind, plan.upsert === true);
         const items: string[] = [];
-        if (plan.kind !== 'delete') items.push(`${catalog.rowJson(table, plan.ref)} AS ${AFTER}`);
-        const before =
-          plan.kind === 'delete'
-            ? catalog.rowJson(table, plan.ref)
-            : plan.kind === 'update' || plan.upsert
-              ? catalog.beforeJson(table, plan.ref)
-              : undefined;
-        if (before !== undefined) items.push(`${before} AS ${BEFORE}`);
+        if (images.after !== undefined) items.push(`${images.after} AS ${AFTER}`);
+        if (images.before !== undefined) items.push(`${images.before} AS ${BEFORE}`);
+        if (images.table !== undefined) items.push(`${images.table} AS ${TABLE}`);
         sql = withReturning(text, plan, items.join(', '));
         added = items.length;
       } else {
@@ -360,7 +357,8 @@ export async function installPgObserver(options: {
       settleTransaction(client, run, plan, typeof result === 'object' && result !== null ? result : undefined);
       return result;
     }
-    if (added > 0 && table !== undefined) takeChanges(client, run, table, plan, result, added, arrayMode, seq);
+    if (added > 0 && table !== undefined && catalog !== undefined)
+      takeChanges(client, run, catalog, table, plan, result, added, arrayMode, seq);
     else if (plan.kind === 'read' && catalog !== undefined && Array.isArray(result.rows) && result.rows.length > 0) {
       readAgain(run, db, catalog, result, arrayMode, seq, raw?.length === result.rows.length ? raw : undefined);
     }
@@ -374,7 +372,8 @@ export async function installPgObserver(options: {
   function takeChanges(
     client: Tagged,
     run: ObservedRun,
-    table: CatalogTable,
+    catalog: Catalog,
+    written: CatalogTable,
     plan: StatementPlan,
     result: pg.QueryResult,
     added: number,
@@ -385,6 +384,7 @@ export async function installPgObserver(options: {
     const width = fields.length;
     const afterAt = fields.findIndex((f) => f.name === AFTER);
     const beforeAt = fields.findIndex((f) => f.name === BEFORE);
+    const tableAt = fields.findIndex((f) => f.name === TABLE);
     const tx = (client[kTx] ??= []);
     for (let i = 0; i < result.rows.length; i++) {
       const row = result.rows[i] as Record<string, unknown> | unknown[];
@@ -392,29 +392,24 @@ export async function installPgObserver(options: {
         (arrayMode ? (row as unknown[])[at] : (row as Record<string, unknown>)[name]) as Row | null | undefined;
       const after = afterAt >= 0 ? (get(AFTER, afterAt) ?? undefined) : undefined;
       const before = beforeAt >= 0 ? (get(BEFORE, beforeAt) ?? undefined) : undefined;
+      // The row's own table: an inheritance child's row written through its parent is the child's.
+      const oid = tableAt >= 0 ? Number(get(TABLE, tableAt)) : written.oid;
+      const table = oid === written.oid ? written : (catalog.tables.get(oid) ?? written);
       const image = before ?? after;
-      if (image === undefined) continue;
-      const key = keyOf(table, image);
-      const op: DbChangedPayload['op'] =
-        plan.kind === 'delete' ? 'delete' : plan.kind === 'update' || before !== undefined ? 'update' : 'insert';
-      run.observe(table, op === 'insert' ? null : (before ?? null), key, { seq, source: 'before', readAt: seq });
-      tx.push({
-        run,
-        table,
-        change: {
-          schema: table.schema,
-          table: table.name,
-          op,
-          key,
-          ...(before === undefined ? {} : { before }),
-          ...(after === undefined ? {} : { after }),
-        },
-      });
+      if (image !== undefined) {
+        const key = keyOf(table, image);
+        const op: DbChangedPayload['op'] =
+          plan.kind === 'delete' ? 'delete' : plan.kind === 'update' || before !== undefined ? 'update' : 'insert';
+        run.observe(table, op === 'insert' ? null : (before ?? null), key, { seq, source: 'before', readAt: seq });
+        const change = { schema: table.schema, table: table.name, op, key };
+        tx.push({ run, table, change: { ...change, ...(before && { before }), ...(after && { after }) } });
+      } else if (table !== written) run.note('rows of inheritance children it could not image');
       // What the agent gets: its own RETURNING columns only.
       if (arrayMode) (row as unknown[]).splice(width - added, added);
       else {
         delete (row as Record<string, unknown>)[AFTER];
         delete (row as Record<string, unknown>)[BEFORE];
+        delete (row as Record<string, unknown>)[TABLE];
       }
     }
     result.fields = fields.slice(0, width - added);
@@ -468,9 +463,12 @@ export async function installPgObserver(options: {
       const pk = table.primaryKey.map((c) => fields.find((f) => f.column === c));
       if (table.primaryKey.length === 0 || pk.some((f) => f === undefined) || !table.readable) continue;
       attributed = true;
-      // Every column of the table in the result: its rows as the read saw them, exact as of its statement.
+      // Every column of the table in the result: its rows as the read saw them, exact as of its
+      // statement. Not for an inheritance parent: its result holds its descendants' rows too, in
+      // its columns alone; the keyed reads below read each table's own.
+      const descendants = catalog.descendants(table);
       const images =
-        raw === undefined
+        raw === undefined || descendants.length > 0
           ? undefined
           : imagesFromText(
               fields.map((f) => ({ name: f.column, type: f.type, at: f.at, oid: f.oid })),
@@ -500,18 +498,19 @@ export async function installPgObserver(options: {
         for (const [i, v] of values.entries()) keys[i]?.push(v);
       }
       if (keys[0]?.length === 0) continue;
-      run.track(
-        options
-          .outside(async () => {
-            const rows = await db.reads.read(catalog, table, table.primaryKey, keys);
-            // As of when it came back: a write of the run issued before then may be in it.
-            const readAt = run.statementCount;
-            for (const r of rows) {
-              run.observe(table, r, keyOf(table, r), { seq, source: 'read', readAt });
-            }
-          })
-          .catch(() => run.note('rows it could not read again')),
-      );
+      for (const own of [table, ...descendants.filter((d) => d.readable)])
+        run.track(
+          options
+            .outside(async () => {
+              const rows = await db.reads.read(catalog, own, table.primaryKey, keys);
+              // As of when it came back: a write of the run issued before then may be in it.
+              const readAt = run.statementCount;
+              for (const r of rows) {
+                run.observe(own, r, keyOf(own, r), { seq, source: 'read', readAt });
+              }
+            })
+            .catch(() => run.note('rows it could not read again')),
+        );
     }
     if (!attributed) run.note('reads without a primary key in their result (aggregates, partial columns)');
   }
