@@ -214,7 +214,7 @@ export function installReplay(config) {
   const pgReplies =
     config.dbOrder === true
       ? holdPgReplies(
-          ((name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {}).dbReply,
+          (name === undefined ? config.nondeterminism : config.processes?.[name])?.dbReply,
           (drawn) => nd.hold(drawn),
           name ?? '',
           suppressed,

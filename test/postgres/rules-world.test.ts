@@ -16,7 +16,7 @@ import { type SeededDatabase, sandboxPaths } from './sandbox-paths.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
 
-const WORLD = String.raw`
+const WORLD = `
   CREATE EXTENSION IF NOT EXISTS btree_gist;
   CREATE SCHEMA rules;
   CREATE TABLE rules.events (id int NOT NULL, at date NOT NULL, kind text NOT NULL, qty int,
@@ -47,7 +47,7 @@ const WORLD = String.raw`
   INSERT INTO rules.bookings VALUES (1, 1, '[2026-01-01 10:00,2026-01-01 11:00)');`;
 
 /** The recorded run's writes: to partitions through their parent, to every table. */
-const RUN = String.raw`
+const RUN = `
   INSERT INTO rules.events VALUES (4, '2025-06-01', 'b', 9), (5, '2023-01-01', 'q', NULL);
   UPDATE rules.events SET kind = 'y', qty = 6 WHERE id = 3;
   DELETE FROM rules.events WHERE id = 1;
