@@ -200,6 +200,8 @@ export const ReplayConfigSchema = z.object({
   dbTargets: z.record(z.string().max(300), z.string().max(300)).optional(),
   /** Hold the database's replies to their recorded order (ReplayOptions.dbOrder; sandbox/preload/replay-pg.mjs). */
   dbOrder: z.boolean().optional(),
+  /** The sandbox database runs one transaction at a time (PGlite): replies inside one are not held. */
+  dbOneBackend: z.boolean().optional(),
   /** Addresses the network guard lets through (the sandbox database). */
   allow: z.array(HostPortSchema),
   /**

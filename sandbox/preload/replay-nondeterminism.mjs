@@ -269,7 +269,9 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
       waiters.add(waiter);
     });
   };
-  return { served, fallback, takeHanded, hold, unheld: () => unheld };
+  /** Whether this process has drawn, of each kind, as many values as `need` counts. */
+  const drawnAsMany = (/** @type {Record<string, number>} */ need) => reached(need);
+  return { served, fallback, takeHanded, hold, drawnAsMany, unheld: () => unheld };
 }
 
 /** Replayed streams held open until the replay has served the step they ended after. */

@@ -5,9 +5,10 @@
 // the database resume in their recorded order: each takes its own recorded values, and a pool
 // hands its connections to the same queries. A reply waits behind the replies recorded before it,
 // at most WITHIN_MS; past that (the agent makes other queries now, or its transactions meet in
-// another order, as the embedded PGlite sandbox runs one transaction at a time) replies go as they
-// come (`late` counts the replies that went so). What comes behind a held reply on its socket
-// (more bytes, 'end', 'close', an error) waits in order behind it.
+// another order) replies go as they come (`late` counts the replies that went so). In PGlite, which
+// runs one transaction at a time, a reply inside a transaction is never held (it would hold every
+// other connection, the replayer's too): it goes, counted late when not in its turn. What comes
+// behind a held reply on its socket (more bytes, 'end', 'close', an error) waits behind it.
 import { dbRepliesByConnection, watchPgConnections } from './shared-pg-replies.mjs';
 
 // Taken at load: an agent's fake timers do not hold the replay's own.
@@ -16,6 +17,8 @@ const realClearTimeout = clearTimeout;
 const realSetImmediate = setImmediate;
 /** How long a reply waits at most for the replies and values recorded before it. */
 const WITHIN_MS = 2000;
+/** ReadyForQuery's status outside a transaction. */
+const IDLE = 0x49; // 'I'
 
 /**
  * Installs the holds. `recorded`: the process's recorded `dbReply` values; `hold(drawn)`: the
@@ -27,8 +30,10 @@ const WITHIN_MS = 2000;
  * @param {string} self
  * @param {() => boolean} skip
  * @param {Record<string, string>} [targets]
+ * @param {boolean} [oneBackend] the sandbox database runs one transaction at a time (PGlite)
+ * @param {(need: Record<string, number>) => boolean} [drawnAsMany] whether the process has drawn as many values
  */
-export function holdPgReplies(recorded, hold, self, skip, targets) {
+export function holdPgReplies(recorded, hold, self, skip, targets, oneBackend = false, drawnAsMany = () => true) {
   const { byConnection, total } = dbRepliesByConnection(recorded);
   if (total === 0) return undefined;
   // The recorded order: replies delivered (`done`), the first not yet (`first`).
@@ -108,7 +113,13 @@ export function holdPgReplies(recorded, hold, self, skip, targets) {
             continue;
           }
           const reply = replies[next];
-          if (reply !== undefined) {
+          // PGlite runs one transaction at a time: a reply held inside one (ReadyForQuery 'T' or
+          // 'E') would hold every other connection, the replayer's own too.
+          const inTransaction = oneBackend && chunk[end - 1] !== IDLE;
+          // Let go out of its turn: counted, and the replay says why.
+          if (reply !== undefined && inTransaction && ordering && !(inTurn(reply.index) && drawnAsMany(reply.need)))
+            late++;
+          if (reply !== undefined && !inTransaction) {
             if (!inTurn(reply.index)) return wait(turn(reply.index));
             const drawn = hold({ counts: { [self]: reply.need }, withinMs: WITHIN_MS });
             if (drawn !== undefined) return wait(drawn);

@@ -219,6 +219,8 @@ export function installReplay(config) {
           name ?? '',
           suppressed,
           config.dbTargets,
+          config.dbOneBackend === true,
+          nd.drawnAsMany,
         )
       : undefined;
   // wss:// conversations: the replay's answerer presents a certificate of its own CA.

@@ -167,7 +167,12 @@ export class ReplaySession {
         await serveReported(this, message);
         this.wakeTurns();
         this.flushPending(this.lastStep);
-      }).catch(() => undefined);
+      }).catch((error: unknown) => {
+        // Not lost without a word: the call was answered, but its step is not in the replay.
+        this.answerFailures.push(
+          `a call the agent's process answered from the recording (recorded call ${message.i + 1}) could not be written: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
       return;
     }
     if (message.t === 'values') {

@@ -189,7 +189,13 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     ...(processes.size > 0 ? { processes: Object.fromEntries(processes) } : {}),
     seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
-    ...(options.dbOrder === true ? { dbOrder: true, ...dbTargetsOf(recording.manifest.world?.db?.url, db?.url) } : {}),
+    ...(options.dbOrder === true
+      ? {
+          dbOrder: true,
+          ...(db?.kind === 'pglite' ? { dbOneBackend: true } : {}),
+          ...dbTargetsOf(recording.manifest.world?.db?.url, db?.url),
+        }
+      : {}),
     routes: input.routes ?? [],
     ...(input.webSocketCa ? { webSocketCa: input.webSocketCa } : {}),
     ...http2Targets(calls),
