@@ -1,8 +1,8 @@
 // OpenTelemetry GenAI import: GenAI spans — as the semantic conventions define them (attributes or
 // one event per message), as OpenLLMetry writes them, as SDK processors emit them, with message
 // content captured — into a recording of model calls and tool results that replay serves to the
-// unchanged agent (matched by what the conversation says: see replay/match.ts, isImported). The
-// spans are read by otlp-spans.ts, the response bodies made by genai.ts; this file writes the steps.
+// unchanged agent (matched by what the conversation says: see replay/recorded-calls.ts, isImported).
+// The spans are read by otlp-spans.ts, the response bodies made by genai.ts; this file writes the steps.
 import { decodeModelCall, providerById } from '../providers/index.js';
 import { classifyToolName } from '../record/classify.js';
 import { TapedeckError } from '../recording/errors.js';
@@ -14,7 +14,7 @@ import { type FlatSpan, flatten, type ImportedCall, isModelSpan, isToolSpan, mod
 
 export { MAX_OTLP_BYTES, readOtlpFile } from './otlp-schema.js';
 
-/** The tag an imported recording carries: its calls are matched by what they say (see replay/match.ts). */
+/** The tag an imported recording carries: its calls are matched by what they say (see replay/recorded-calls.ts). */
 export const IMPORTED_TAG = 'imported:otlp';
 
 type Json = Record<string, unknown>;

@@ -2,52 +2,31 @@
 // with responses, decodes LLM protocols into model.called, classifies other calls as tools,
 // segments the run into steps, and attributes world changes and nondeterministic values to the
 // step during which they happened. Messages are handled strictly in arrival order.
-import { isUtf8 } from 'node:buffer';
-import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { ND_KINDS } from '../../sandbox/protocol.js';
-import {
-  carriedToolCalls,
-  decodeModelCall,
-  detectProvider,
-  eventJson,
-  modelStepType,
-  parseSse,
-} from '../providers/index.js';
+import { carriedToolCalls, detectProvider } from '../providers/index.js';
 import type {
   AppendInput,
-  Body,
   DbChangedPayload,
-  DrawnAtHead,
   EventType,
   FsChangedPayload,
-  HttpExchangePayload,
-  ModelCalledPayload,
   NondeterminismPayload,
   RecordingWriter,
   StepEvent,
   StepRecord,
-  StreamChunk,
   ToolCalledPayload,
 } from '../recording/index.js';
 import {
   agentToolStep,
   ConnectionAccount,
-  parseJson,
   type SeenConnection,
   StepNamer,
   stepEvents,
   ToolCallAccount,
 } from '../recording/index.js';
-import { agentToolCall, classifyHttp, stdioRpcCall, type ToolRule } from './classify.js';
-import {
-  type CaptureMessage,
-  CaptureMessageSchema,
-  type FileLook,
-  type MessageOf,
-  type WireBody,
-  wireBytes,
-} from './protocol.js';
-import { type TurnMessage, websocketStep } from './websocket.js';
+import { agentToolCall, stdioRpcCall, type ToolRule } from './classify.js';
+import { iso, modelCallOf, type OpenExchange, readExchange, type StoreBody, toolCallOf } from './exchange-step.js';
+import { type CaptureMessage, CaptureMessageSchema, type FileLook, type MessageOf } from './protocol.js';
+import { turnOfMessage, websocketStep } from './websocket.js';
 
 /**
  * Where the session gets the world changes since it last asked. `files`: files the agent's
@@ -87,69 +66,6 @@ interface WorldLook {
   files?: FileLook[] | undefined;
   quiet?: boolean | undefined;
   busy?: readonly string[] | undefined;
-}
-
-interface OpenExchange {
-  req: MessageOf<'req'>;
-  res?: MessageOf<'res'>;
-  chunks: StreamChunk[];
-  parentThink: number | undefined;
-  nd: NondeterminismPayload[];
-  /** The values its process had drawn when the response head reached it (an `xchg`'s or the `res`'s). */
-  drawn?: DrawnAtHead | undefined;
-  /** Trailing headers after the body (HTTP/2). */
-  trailers?: Record<string, string> | undefined;
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-function decodeContent(bytes: Buffer, headers: Record<string, string>): Buffer {
-  const encoding = (headers['content-encoding'] ?? '').toLowerCase().trim();
-  if (bytes.length === 0 || encoding === '' || encoding === 'identity') return bytes;
-  try {
-    if (encoding.includes('gzip')) return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
-    if (encoding.includes('br')) return brotliDecompressSync(bytes);
-    if (encoding.includes('deflate')) {
-      try {
-        return inflateSync(bytes);
-      } catch {
-        return inflateRawSync(bytes);
-      }
-    }
-  } catch {
-    // Already decoded by the client (fetch decodes before the capture layer sees the body).
-  }
-  return bytes;
-}
-
-/** A body as the session uses it: utf8 text when it is text, else bytes (decoded from gzip/br/deflate). */
-interface Content {
-  text: string | undefined;
-  bytes: Buffer;
-  size: number;
-}
-
-function contentOf(wire: WireBody | undefined, headers: Record<string, string>): Content {
-  const encoding = headers['content-encoding'];
-  if (wire?.text !== undefined && (encoding === undefined || encoding === 'identity')) {
-    const text = wire.text;
-    return {
-      text,
-      get bytes() {
-        return Buffer.from(text, 'utf8');
-      },
-      size: wire.truncated ? Buffer.byteLength(text) : wire.size,
-    };
-  }
-  const bytes = decodeContent(wireBytes(wire), headers);
-  const text = isUtf8(bytes) ? bytes.toString('utf8') : undefined;
-  return { text, bytes, size: bytes.length };
-}
-
-/** The JSON object or array a body holds, else undefined. */
-function jsonBody(text: string | undefined): unknown {
-  const parsed = parseJson(text);
-  return parsed.ok ? parsed.value : undefined;
 }
 
 export class RecordSession {
@@ -387,12 +303,6 @@ export class RecordSession {
     }
   }
 
-  private body(wire: WireBody | undefined, content: Content, contentType: string | undefined): Body | undefined {
-    if (wire === undefined && content.size === 0) return undefined;
-    const body = this.writer.body(content.text ?? content.bytes, contentType);
-    return wire?.truncated ? { ...body, truncated: true } : body;
-  }
-
   /**
    * `at.quiet`: the agent saw no world change during the call (but `at.files`, which it read
    * itself) and did not wait: nothing is drained for it.
@@ -405,73 +315,14 @@ export class RecordSession {
   ): Promise<void> {
     const { files } = at;
     this.open.delete(open.req.id);
-    const { req, res } = open;
-    const reqContent = contentOf(req.body, {});
-    const reqJson = jsonBody(reqContent.text);
-    const url = new URL(req.url);
-    const resHeaders = res?.headers ?? {};
-    const streamed = res?.stream === true;
-    const resContent = streamed ? contentOf(undefined, {}) : contentOf(res?.body, resHeaders);
-    const resText = resContent.text;
-    const resJson = jsonBody(resText);
-    const latencyMs = Math.max(0, end - req.ts);
-    const ttfbMs = res === undefined ? undefined : Math.max(0, res.ts - req.ts);
+    const store: StoreBody = (data, contentType) => this.writer.body(data, contentType);
+    const read = readExchange(open, end, error, store);
+    const { req } = open;
+    const { exchange, failed, errorType, nd } = read;
 
-    const exchange: HttpExchangePayload = {
-      exchangeId: req.id,
-      request: {
-        method: req.method,
-        url: req.url,
-        headers: req.headers,
-        ...optional('body', this.body(req.body, reqContent, req.headers['content-type'])),
-      },
-      ...(res === undefined
-        ? {}
-        : {
-            response: {
-              status: res.status,
-              ...optional('statusText', res.statusText || undefined),
-              headers: resHeaders,
-              ...(streamed
-                ? { chunks: open.chunks }
-                : optional('body', this.body(res.body, resContent, resHeaders['content-type']))),
-              ...optional('trailers', open.trailers),
-            },
-          }),
-      ...optional('error', error),
-      startedAt: iso(req.ts),
-      durationMs: latencyMs,
-      ...optional('ttfbMs', ttfbMs),
-      ...optional('protocol', req.protocol),
-      ...optional('drawn', open.drawn ?? res?.drawn),
-    };
-    const failed = error !== undefined || res === undefined || res.status >= 400;
-    const errorType = error?.code ?? (res !== undefined && res.status >= 400 ? `HTTP_${res.status}` : undefined);
-    const nd = open.nd.map((payload): StepEvent => ({ type: 'nondeterminism', payload }));
-
-    const call = { method: req.method, url, headers: req.headers, json: reqJson };
-    const provider = detectProvider(call);
+    const provider = detectProvider(read.call);
     if (provider !== undefined) {
-      const decoded = decodeModelCall(provider, call, {
-        status: res?.status ?? 0,
-        headers: resHeaders,
-        ...(streamed
-          ? { chunks: open.chunks }
-          : resJson === undefined && resContent.size > 0
-            ? { bytes: resContent.bytes }
-            : { json: resJson }),
-      });
-      const { firstTokenOffsetMs, ...rest } = decoded;
-      const model: ModelCalledPayload = {
-        exchangeId: req.id,
-        ...rest,
-        latencyMs,
-        ...optional(
-          'ttftMs',
-          firstTokenOffsetMs === undefined || ttfbMs === undefined ? undefined : ttfbMs + firstTokenOffsetMs,
-        ),
-      };
-      const stateType = modelStepType(model, failed);
+      const { model, stateType } = modelCallOf(provider, read);
       if (!failed && model.output.text !== undefined) this.finalOutput = model.output.text;
       // A model call does not change the world: changes seen now were made after it (the agent
       // acting on a stream it has finished reading) and belong to the next step.
@@ -495,40 +346,10 @@ export class RecordSession {
       return;
     }
 
-    const tool = classifyHttp({ method: req.method, url, json: reqJson, headers: req.headers }, this.options.rules);
-    let result: unknown = resJson;
-    if (streamed) {
-      result = open.chunks.map((c) => c.data).join('');
-    } else if (resJson === undefined && resText !== '') {
-      result = resText ?? `(${resContent.size} bytes of binary data)`;
-    }
-    if (tool.kind === 'mcp') {
-      // Streamable-HTTP MCP answers with SSE; the JSON-RPC response is one of its events.
-      const messages = streamed ? parseSse(open.chunks).map(eventJson) : [resJson];
-      const answer = messages.find((m) => m !== null && typeof m === 'object' && ('result' in m || 'error' in m)) as
-        | { result?: unknown; error?: unknown }
-        | undefined;
-      if (answer !== undefined) result = answer.result ?? answer.error;
-    }
-    const maxInline = this.options.maxInlineResult ?? 65536;
-    const resultSize = streamed ? open.chunks.reduce((n, c) => n + c.data.length, 0) : resContent.size;
-    const big = resultSize > maxInline || res?.body?.truncated === true;
-    const payload: ToolCalledPayload = {
-      exchangeId: req.id,
-      ...tool,
-      ...(big
-        ? optional('resultBody', this.body(res?.body, resContent, resHeaders['content-type']))
-        : optional('result', result)),
-      ...optional(
-        'error',
-        error ??
-          (failed ? { code: errorType ?? 'NO_RESPONSE', message: res?.statusText || 'request failed' } : undefined),
-      ),
-      latencyMs,
-    };
+    const payload = toolCallOf(read, error, this.options.rules, this.options.maxInlineResult ?? 65536, store);
     await this.writeStep({
-      stateType: tool.stateType,
-      name: tool.name,
+      stateType: payload.stateType,
+      name: payload.name,
       parentStepId: open.parentThink,
       start: req.ts,
       end,
@@ -569,37 +390,8 @@ export class RecordSession {
    * connection's next turn starts.
    */
   private async completeWebSocketTurn(message: MessageOf<'ws'>): Promise<void> {
-    const wire = (m: MessageOf<'ws'>['received'][number]): TurnMessage => ({
-      type: m.type,
-      offsetMs: m.off,
-      data: m.data === undefined ? undefined : (m.data.text ?? wireBytes(m.data)),
-      code: m.code,
-      reason: m.reason,
-      drawn: m.drawn,
-    });
     const { exchange, tool, failed } = websocketStep(
-      {
-        exchangeId: message.id,
-        connectionId: message.conn,
-        turn: message.turn,
-        url: message.url,
-        kind: message.kind,
-        ts: message.ts,
-        end: message.end,
-        ...(message.request === undefined ? {} : { request: message.request }),
-        ...(message.response === undefined
-          ? {}
-          : {
-              response: {
-                status: message.response.status,
-                ...(message.response.statusText ? { statusText: message.response.statusText } : {}),
-                headers: message.response.headers,
-              },
-            }),
-        sent: message.sent === undefined ? undefined : wire(message.sent),
-        received: message.received.map(wire),
-        closed: message.closed,
-      },
+      turnOfMessage(message),
       (data) => this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
       this.options.rules,
     );
@@ -626,8 +418,4 @@ export class RecordSession {
   ): Promise<void> {
     await this.writeStep({ ...agentToolStep(payload, at, effects), parentStepId: this.lastThink });
   }
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

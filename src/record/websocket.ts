@@ -5,6 +5,7 @@
 // `WS`: a JSON-RPC `tools/call` sent over it is an MCP_CALL, anything else an API_CALL).
 import type { Body, ToolCalledPayload, WebSocketExchangePayload, WebSocketMessage } from '../recording/types.js';
 import { classifyHttp, type ToolRule } from './classify.js';
+import { type MessageOf, wireBytes } from './protocol.js';
 
 /** One message of a turn before its body is stored: its bytes (a text message's as a string). */
 export interface TurnMessage {
@@ -135,4 +136,38 @@ export function websocketStep(
     latencyMs: exchange.durationMs,
   };
   return { exchange, tool, failed };
+}
+
+/** The turn a capture layer's `ws` message reports (src/record/protocol.ts), its bytes not yet stored. */
+export function turnOfMessage(message: MessageOf<'ws'>): Turn {
+  const wire = (m: MessageOf<'ws'>['received'][number]): TurnMessage => ({
+    type: m.type,
+    offsetMs: m.off,
+    data: m.data === undefined ? undefined : (m.data.text ?? wireBytes(m.data)),
+    code: m.code,
+    reason: m.reason,
+    drawn: m.drawn,
+  });
+  return {
+    exchangeId: message.id,
+    connectionId: message.conn,
+    turn: message.turn,
+    url: message.url,
+    kind: message.kind,
+    ts: message.ts,
+    end: message.end,
+    ...(message.request === undefined ? {} : { request: message.request }),
+    ...(message.response === undefined
+      ? {}
+      : {
+          response: {
+            status: message.response.status,
+            ...(message.response.statusText ? { statusText: message.response.statusText } : {}),
+            headers: message.response.headers,
+          },
+        }),
+    sent: message.sent === undefined ? undefined : wire(message.sent),
+    received: message.received.map(wire),
+    closed: message.closed,
+  };
 }

@@ -1,19 +1,44 @@
 // Redaction at write time: secrets in headers, URLs, bodies, stream chunks and JSON payloads are
 // replaced by keyed-HMAC placeholders, so equal secrets stay equal (and matching still works)
 // while the secret itself never reaches disk.
-import { createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { TapedeckError } from './errors.js';
-import type {
-  Body,
-  EventType,
-  HttpExchangePayload,
-  StreamChunk,
-  WebSocketExchangePayload,
-  WebSocketMessage,
-} from './types.js';
+// What a secret looks like: redact-rules.ts; the key: redact-key.ts; the text readers: redact-scan.ts;
+// an exchange's and a WebSocket turn's parts: redact-events.ts.
+import { createHmac } from 'node:crypto';
+import { type RedactorParts, redactExchange, redactWebSocketTurn } from './redact-events.js';
+import { resolveKey } from './redact-key.js';
+import {
+  COOKIE_ATTRIBUTES,
+  DEFAULT_HEADERS,
+  ESCAPED_JSON_FIELD,
+  isPlaceholder,
+  JSON_FIELD,
+  NAME_WORDS,
+  NAMED_PAIR,
+  NOT_SECRET_KEYS,
+  nameLike,
+  PAIR,
+  PATTERN_WORDS,
+  PLACEHOLDER_PREFIX,
+  PLACEHOLDER_SPLIT,
+  SECRET_FLAG,
+  SECRET_SUFFIX,
+  SECRET_WORDS,
+  TOKEN_CAMEL_S,
+  TOKEN_PATTERNS,
+  VALUE_NEXT,
+} from './redact-rules.js';
+import {
+  decodeJsonString,
+  decodeUriLoose,
+  escapeRegExp,
+  jsonValueEnd,
+  pairOf,
+  setOwn,
+  splitWords,
+  stringEnd,
+  toGlobal,
+} from './redact-scan.js';
+import type { Body, EventType, HttpExchangePayload, WebSocketExchangePayload } from './types.js';
 
 /** What to redact beyond the defaults, and with which key. */
 export interface RedactionOptions {
@@ -58,261 +83,8 @@ export interface Redactor {
   payload(type: EventType, payload: unknown): unknown;
 }
 
-export const PLACEHOLDER_PREFIX = '[REDACTED:hmac:';
-const PLACEHOLDER = /^\[REDACTED:hmac:[0-9a-f]{12}\]$/;
-const PLACEHOLDER_SPLIT = /(\[REDACTED:hmac:[0-9a-f]{12}\])/;
-
-/** Where this user's redaction key file lives (when TAPEDECK_REDACTION_KEY is not set): $XDG_CONFIG_HOME/tapedeck/redaction.key, else ~/.config/tapedeck/redaction.key. */
-export function redactionKeyFile(): string {
-  return join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'tapedeck', 'redaction.key');
-}
-
-export function isPlaceholder(value: string): boolean {
-  return PLACEHOLDER.test(value);
-}
-
-const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key'];
-const SECRET_WORDS = new Set([
-  'key',
-  'apikey',
-  'token',
-  'secret',
-  'password',
-  'passwd',
-  'pwd',
-  'passphrase',
-  'authorization',
-  'cookie',
-  'credential',
-  'credentials',
-]);
-/** `<word> key` names that are not secrets: database and cache keys, public keys. */
-const NOT_SECRET_KEYS = new Set([
-  'primary',
-  'foreign',
-  'sort',
-  'partition',
-  'range',
-  'hash',
-  'row',
-  'composite',
-  'unique',
-  'cache',
-  'idempotency',
-  'dedup',
-  'dedupe',
-  'public',
-  'object',
-  'lookup',
-  'map',
-  'group',
-  'order',
-  'message',
-  'translation',
-  'i18n',
-  'shortcut',
-  'hot',
-]);
-const SECRET_SUFFIX =
-  /(apikey|accesskey|secretkey|privatekey|accesstoken|refreshtoken|idtoken|authtoken|sessiontoken|secret|password|passwd)$/;
-/** A command-line flag that takes its value as the next argument: `--name` or `-name`, no `=`. */
-const SECRET_FLAG = /^--?[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
-const COOKIE_ATTRIBUTES = new Set([
-  'path',
-  'domain',
-  'expires',
-  'max-age',
-  'samesite',
-  'secure',
-  'httponly',
-  'priority',
-  'partitioned',
-]);
-
-const TOKEN_PATTERNS: Array<[string, RegExp]> = [
-  ['bearer', /(?<=\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9\-._~+/]{8,}=*/g],
-  ['sk-key', /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g],
-  ['github-token', /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g],
-  ['aws-access-key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
-  ['slack-token', /\bxox[abprs]-[A-Za-z0-9-]{10,}/g],
-  ['google-api-key', /\bAIza[0-9A-Za-z_-]{35}/g],
-  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
-];
-/** Words of secret names (fields, parameters): anywhere in a name. */
-const NAME_WORDS = ['key', 'token', 'secret', 'passw', 'pwd', 'passphrase', 'credential', 'authoriz', 'cookie'];
-/** Words that start a token pattern (each pattern begins at \b): they count only at a word's start. */
-const PATTERN_WORDS = [
-  'bearer',
-  'sk-',
-  'ghp_',
-  'gho_',
-  'ghu_',
-  'ghs_',
-  'ghr_',
-  'github_pat_',
-  'akia',
-  'asia',
-  'xox',
-  'aiza',
-  'eyj',
-];
-const TOKEN_CAMEL_S = /[Tt][Oo][Kk][Ee][Nn]S/;
-// "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
-const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
-const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
-// name=value in query strings, form bodies, env files and command lines.
-const PAIR = /(^|[?&;\s,])([A-Za-z0-9_.\-[\]]{1,128})=([^&\s#"'<>;,]*)/g;
-/**
- * A named pair in JSON text: {"key": NAME, "value": …} or {"name": NAME, "value": …} (any case:
- * OpenTelemetry attributes, AWS tags, Kubernetes env, HAR headers). NAME is a name, not a secret;
- * the value is the secret when NAME names one.
- */
-const NAMED_PAIR = /"(key|name)"\s*:\s*"((?:[^"\\\n]|\\.){1,256})"\s*,\s*"value"\s*:\s*/gi;
-/** What follows a pair's name: its value field. */
-const VALUE_NEXT = /^\s*,\s*"value"\s*:/i;
-/** A pair's name that reads as one (`service.name`, `gen_ai.request.model`, `Environment`), not as a random secret. */
-function nameLike(name: string): boolean {
-  return (
-    name.length <= 128 &&
-    /^[A-Za-z][A-Za-z0-9]*(?:[._:/ -][A-Za-z0-9]+)*$/.test(name) &&
-    (/[._:/ -]/.test(name) || /^[A-Za-z]+$/.test(name))
-  );
-}
-
-/**
- * Where the JSON value that starts at `at` ends (a string, object or array), or undefined. Scans
- * at most `budget.left` characters, and takes them from it: a text of many values that never close
- * costs its length a few times, not its length per value.
- */
-function jsonValueEnd(text: string, at: number, budget: { left: number }): number | undefined {
-  const open = text[at];
-  if (open !== '"' && open !== '{' && open !== '[') return undefined;
-  const stop = Math.min(text.length, at + budget.left);
-  const end = open === '"' ? stringEnd(text, at, stop) : containerEnd(text, at, stop);
-  budget.left -= (end ?? stop) - at;
-  return end;
-}
-
-/** The index after the object or array that opens at `at`, scanning no further than `stop`. */
-function containerEnd(text: string, at: number, stop: number): number | undefined {
-  let depth = 0;
-  for (let i = at; i < stop; i++) {
-    const c = text[i];
-    if (c === '"') {
-      const end = stringEnd(text, i, stop);
-      if (end === undefined) return undefined;
-      i = end - 1;
-    } else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return undefined;
-}
-
-/** The index after the JSON string that opens at `at`, or undefined when it does not close (before `stop`). */
-function stringEnd(text: string, at: number, stop = text.length): number | undefined {
-  for (let i = at + 1; i < stop; i++) {
-    const c = text[i];
-    if (c === '\\') i++;
-    else if (c === '"') return i + 1;
-    else if (c === '\n') return undefined;
-  }
-  return undefined;
-}
-
-const keyCache = new Map<string, Buffer>();
-
-function resolveKey(options: RedactionOptions): Buffer {
-  if (options.key !== undefined) {
-    const key = typeof options.key === 'string' ? Buffer.from(options.key, 'utf8') : Buffer.from(options.key);
-    if (key.byteLength === 0)
-      throw new TapedeckError('BAD_REDACTION_KEY', 'The redaction key is empty; give a non-empty key.');
-    return key;
-  }
-  const fromEnv = process.env.TAPEDECK_REDACTION_KEY;
-  if (fromEnv) return Buffer.from(fromEnv, 'utf8');
-  const file = options.keyFile ?? redactionKeyFile();
-  const cached = keyCache.get(file);
-  if (cached) return cached;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    try {
-      writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-    } catch (raced) {
-      if ((raced as NodeJS.ErrnoException).code !== 'EEXIST') throw raced;
-    }
-    text = readFileSync(file, 'utf8').trim();
-  }
-  if (text.length === 0) {
-    throw new TapedeckError(
-      'BAD_REDACTION_KEY',
-      `The redaction key file ${file} is empty; delete it to get a new key.`,
-    );
-  }
-  const key = Buffer.from(text, 'utf8');
-  keyCache.set(file, key);
-  return key;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function toGlobal(pattern: string | RegExp): RegExp {
-  if (typeof pattern === 'string') return new RegExp(pattern, 'g');
-  return pattern.global ? pattern : new RegExp(pattern.source, `${pattern.flags}g`);
-}
-
-function splitWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0);
-}
-
-/** Sets an own property, even one named `__proto__` (JSON.parse makes those; plain assignment would not). */
-function setOwn(target: Record<string, unknown>, name: string, value: unknown): void {
-  if (name === '__proto__')
-    Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-  else target[name] = value;
-}
-
-/** The fields of a named pair ({ key | name: string, value }), any case, or undefined. */
-function pairOf(input: Record<string, unknown>): { name: string; nameField: string; valueField: string } | undefined {
-  let nameField: string | undefined;
-  let valueField: string | undefined;
-  for (const field of Object.keys(input)) {
-    const lower = field.toLowerCase();
-    if (lower === 'value') valueField = field;
-    else if ((lower === 'key' || lower === 'name') && typeof input[field] === 'string') nameField = field;
-  }
-  if (nameField === undefined || valueField === undefined) return undefined;
-  return { name: input[nameField] as string, nameField, valueField };
-}
-
-function decodeJsonString(raw: string): string {
-  try {
-    return JSON.parse(`"${raw}"`) as string;
-  } catch {
-    return raw;
-  }
-}
-
-function decodeUriLoose(raw: string): string {
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' '));
-  } catch {
-    return raw;
-  }
-}
+export { redactionKeyFile } from './redact-key.js';
+export { isPlaceholder, PLACEHOLDER_PREFIX } from './redact-rules.js';
 
 /**
  * A redactor with the default rules plus `options`.
@@ -560,82 +332,15 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return redacted === input.text ? input : { ...input, text: redacted, size: Buffer.byteLength(redacted, 'utf8') };
   }
 
-  /**
-   * Stream chunks one by one; but when a secret straddles a chunk boundary (the joined stream
-   * redacts differently), each chunk's text is moved to the chunk that completes its SSE event
-   * (blank line), so every event is redacted whole and the chunks still join to the body.
-   */
-  function chunks(input: StreamChunk[]): StreamChunk[] {
-    const each = input.map((c) => ({ ...c, data: text(c.data) }));
-    const joined = input.map((c) => c.data).join('');
-    if (each.map((c) => c.data).join('') === text(joined)) return each;
-    const out: StreamChunk[] = [];
-    let carry = '';
-    for (const chunk of input) {
-      const pending = carry + chunk.data;
-      const end = Math.max(pending.lastIndexOf('\n\n'), pending.lastIndexOf('\r\n\r\n'));
-      if (end === -1) {
-        carry = pending;
-        out.push({ ...chunk, data: '' });
-        continue;
-      }
-      const cut = pending.startsWith('\r\n\r\n', end) ? end + 4 : end + 2;
-      out.push({ ...chunk, data: text(pending.slice(0, cut)) });
-      carry = pending.slice(cut);
-    }
-    const last = out[out.length - 1];
-    if (carry !== '' && last) last.data += text(carry);
-    return out;
-  }
-
-  function exchange(payload: HttpExchangePayload): HttpExchangePayload {
-    const { request, response, error } = payload;
-    const out: HttpExchangePayload = {
-      ...payload,
-      request: {
-        ...request,
-        url: url(request.url),
-        headers: headers(request.headers),
-        ...(request.body ? { body: body(request.body) } : {}),
-      },
-    };
-    if (response) {
-      out.response = {
-        ...response,
-        headers: headers(response.headers),
-        ...(response.body ? { body: body(response.body) } : {}),
-        ...(response.chunks ? { chunks: chunks(response.chunks) } : {}),
-      };
-    }
-    if (error) out.error = { ...error, message: text(error.message) };
-    return out;
-  }
-
-  /** A WebSocket turn: the upgrade's URL and headers as an exchange's, each message's text as a body's. */
-  function websocketExchange(payload: WebSocketExchangePayload): WebSocketExchangePayload {
-    const message = (m: WebSocketMessage): WebSocketMessage => ({
-      ...m,
-      ...(m.body ? { body: body(m.body) } : {}),
-      ...(m.reason ? { reason: text(m.reason) } : {}),
-    });
-    return {
-      ...payload,
-      url: url(payload.url),
-      ...(payload.request
-        ? { request: { ...payload.request, url: url(payload.request.url), headers: headers(payload.request.headers) } }
-        : {}),
-      ...(payload.response ? { response: { ...payload.response, headers: headers(payload.response.headers) } } : {}),
-      ...(payload.sent ? { sent: message(payload.sent) } : {}),
-      received: payload.received.map(message),
-    };
-  }
+  const parts: RedactorParts = { text, headers, url, body };
+  const exchange = (p: HttpExchangePayload): HttpExchangePayload => redactExchange(parts, p);
 
   function payload(type: EventType, value: unknown): unknown {
     switch (type) {
       case 'http.exchange':
         return exchange(value as HttpExchangePayload);
       case 'websocket.exchange':
-        return websocketExchange(value as WebSocketExchangePayload);
+        return redactWebSocketTurn(parts, value as WebSocketExchangePayload);
       case 'fs.changed':
       case 'db.changed':
       case 'nondeterminism':

@@ -1,0 +1,119 @@
+// What a secret looks like to the redactor (src/recording/redact.ts): its placeholder, the header,
+// field and flag names that hold secrets (and the `… key` names that do not), the token patterns
+// and the pairs (`"name": "value"`, `name=value`, {"key": NAME, "value": …}) it reads in free text.
+
+export const PLACEHOLDER_PREFIX = '[REDACTED:hmac:';
+const PLACEHOLDER = /^\[REDACTED:hmac:[0-9a-f]{12}\]$/;
+export const PLACEHOLDER_SPLIT = /(\[REDACTED:hmac:[0-9a-f]{12}\])/;
+
+export function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value);
+}
+
+export const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key'];
+export const SECRET_WORDS = new Set([
+  'key',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'authorization',
+  'cookie',
+  'credential',
+  'credentials',
+]);
+/** `<word> key` names that are not secrets: database and cache keys, public keys. */
+export const NOT_SECRET_KEYS = new Set([
+  'primary',
+  'foreign',
+  'sort',
+  'partition',
+  'range',
+  'hash',
+  'row',
+  'composite',
+  'unique',
+  'cache',
+  'idempotency',
+  'dedup',
+  'dedupe',
+  'public',
+  'object',
+  'lookup',
+  'map',
+  'group',
+  'order',
+  'message',
+  'translation',
+  'i18n',
+  'shortcut',
+  'hot',
+]);
+export const SECRET_SUFFIX =
+  /(apikey|accesskey|secretkey|privatekey|accesstoken|refreshtoken|idtoken|authtoken|sessiontoken|secret|password|passwd)$/;
+/** A command-line flag that takes its value as the next argument: `--name` or `-name`, no `=`. */
+export const SECRET_FLAG = /^--?[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
+export const COOKIE_ATTRIBUTES = new Set([
+  'path',
+  'domain',
+  'expires',
+  'max-age',
+  'samesite',
+  'secure',
+  'httponly',
+  'priority',
+  'partitioned',
+]);
+
+export const TOKEN_PATTERNS: Array<[string, RegExp]> = [
+  ['bearer', /(?<=\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9\-._~+/]{8,}=*/g],
+  ['sk-key', /\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g],
+  ['github-token', /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g],
+  ['aws-access-key', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g],
+  ['slack-token', /\bxox[abprs]-[A-Za-z0-9-]{10,}/g],
+  ['google-api-key', /\bAIza[0-9A-Za-z_-]{35}/g],
+  ['jwt', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
+];
+/** Words of secret names (fields, parameters): anywhere in a name. */
+export const NAME_WORDS = ['key', 'token', 'secret', 'passw', 'pwd', 'passphrase', 'credential', 'authoriz', 'cookie'];
+/** Words that start a token pattern (each pattern begins at \b): they count only at a word's start. */
+export const PATTERN_WORDS = [
+  'bearer',
+  'sk-',
+  'ghp_',
+  'gho_',
+  'ghu_',
+  'ghs_',
+  'ghr_',
+  'github_pat_',
+  'akia',
+  'asia',
+  'xox',
+  'aiza',
+  'eyj',
+];
+export const TOKEN_CAMEL_S = /[Tt][Oo][Kk][Ee][Nn]S/;
+// "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
+export const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
+export const ESCAPED_JSON_FIELD = /\\"([A-Za-z0-9_.$-]{1,128})\\"(\s*:\s*)\\"([^"\\]*)\\"/g;
+// name=value in query strings, form bodies, env files and command lines.
+export const PAIR = /(^|[?&;\s,])([A-Za-z0-9_.\-[\]]{1,128})=([^&\s#"'<>;,]*)/g;
+/**
+ * A named pair in JSON text: {"key": NAME, "value": …} or {"name": NAME, "value": …} (any case:
+ * OpenTelemetry attributes, AWS tags, Kubernetes env, HAR headers). NAME is a name, not a secret;
+ * the value is the secret when NAME names one.
+ */
+export const NAMED_PAIR = /"(key|name)"\s*:\s*"((?:[^"\\\n]|\\.){1,256})"\s*,\s*"value"\s*:\s*/gi;
+/** What follows a pair's name: its value field. */
+export const VALUE_NEXT = /^\s*,\s*"value"\s*:/i;
+/** A pair's name that reads as one (`service.name`, `gen_ai.request.model`, `Environment`), not as a random secret. */
+export function nameLike(name: string): boolean {
+  return (
+    name.length <= 128 &&
+    /^[A-Za-z][A-Za-z0-9]*(?:[._:/ -][A-Za-z0-9]+)*$/.test(name) &&
+    (/[._:/ -]/.test(name) || /^[A-Za-z]+$/.test(name))
+  );
+}

@@ -1,0 +1,197 @@
+// The recording format's manifest (src/recording/schema.ts): the format's name, a recording id,
+// prices, the agent and its env (and the variables a replay never takes from it), the world, the
+// replay's settings and answer chain, and the rest of manifest.json.
+import * as z from 'zod';
+import { LOCALE, TIME_ZONE } from './region.js';
+import { StoppedSchema } from './schema-events.js';
+import { AbsoluteUrl, IsoTime, Sha256 } from './schema-fields.js';
+
+export const FORMAT = 'tapedeck.recording/v1';
+
+export const PriceEntrySchema = z
+  .object({
+    model: z.string(),
+    inputPerMillion: z.number().nonnegative(),
+    cachedInputPerMillion: z.number().nonnegative(),
+    cacheWritePerMillion: z.number().nonnegative().optional(),
+    outputPerMillion: z.number().nonnegative(),
+    reasoningPerMillion: z.number().nonnegative().optional(),
+  })
+  .strict();
+
+export const PriceSnapshotSchema = z
+  .object({ version: z.string(), currency: z.string(), models: z.array(PriceEntrySchema) })
+  .strict();
+
+/**
+ * A recording id: one folder name (a replay is written to recordings/<id>.replay-…), so no slash,
+ * backslash, control character, `.` or `..`.
+ */
+export const RecordingIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((id) => id !== '.' && id !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(id), {
+    message: 'expected a recording id (one folder name: no slash, backslash, control character, "." or "..")',
+  });
+
+/**
+ * The agent env variable holding an in-process run's input (JSON), which a replay hands back to
+ * the command it runs (record()'s `input`, runInput()). Redaction placeholders in it stay: they
+ * are what the recorded requests carry.
+ */
+export const RUN_INPUT_ENV = 'TAPEDECK_RUN_INPUT';
+
+/**
+ * Variables that make a program load code, or find its programs and modules elsewhere (preloads,
+ * shared libraries, shell start-up files, module paths, PATH), and tapedeck's own: a recording's
+ * env is data, so a replay never takes these from it (the user gives them with --env).
+ */
+const LOADS_CODE =
+  /^(?:PATH|NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|LD_\w+|DYLD_\w+|BASH_ENV|ENV|BASHOPTS|SHELLOPTS|PS4|PROMPT_COMMAND|PYTHON\w*|PERL5?OPT|PERL5?LIB|PERLLIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|GIT_\w+|TAPEDECK_\w+)$/;
+
+/** Whether a recorded env variable may not be used by a replay (see LOADS_CODE); the run's input may. */
+export function loadsCode(name: string): boolean {
+  return name !== RUN_INPUT_ENV && LOADS_CODE.test(name);
+}
+
+/** An environment variable name, as a shell would accept it. */
+const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'expected an environment variable name');
+
+/** The answer chain of a replay, as its manifest keeps it: what could answer a call the recording did not hold. */
+export const ReplayChainSchema = z
+  .object({
+    /** Changes when what answers changes (config, mocks module). */
+    fingerprint: z.string(),
+    services: z.array(z.object({ name: z.string(), origin: z.string(), kind: z.enum(['command', 'image']) }).strict()),
+    mocks: z.string().optional(),
+    simulate: z
+      .object({
+        endpoint: z.string(),
+        model: z.string(),
+        origins: z.array(z.string()).optional(),
+        allowMutating: z.array(z.string()).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/**
+ * A connection the run opened that no capture layer records (the recorder records HTTP, and the
+ * database it is given): a WebSocket after its upgrade, HTTP/2, a Postgres server not given,
+ * anything else over TCP or TLS. Named in the manifest, once per kind and target, with how many
+ * there were; a replay refuses them.
+ */
+export const UnrecordedConnectionSchema = z
+  .object({
+    kind: z.enum(['upgrade', 'http2', 'postgres', 'tls', 'tcp', 'unix']),
+    /** host:port, a Unix socket's path, or an upgrade's URL. */
+    target: z.string().min(1).max(2048),
+    /** An upgrade's protocol (websocket). */
+    protocol: z.string().max(200).optional(),
+    /** The package that opened it (node_modules/<name>), when not the agent's own code. */
+    by: z.string().max(214).optional(),
+    connections: z.number().int().positive(),
+  })
+  .strict();
+
+export const ManifestSchema = z
+  .object({
+    format: z.literal(FORMAT),
+    id: RecordingIdSchema,
+    name: z.string(),
+    createdAt: IsoTime,
+    /**
+     * complete | failed | incomplete (cut short: read to its last whole line) | timed-out (a replay
+     * stopped by its watchdog) | interrupted (stopped by a signal to tapedeck): the last two are
+     * closed whole, and `stopped` says why and where.
+     */
+    status: z.enum(['complete', 'incomplete', 'failed', 'timed-out', 'interrupted']),
+    stopped: StoppedSchema.optional(),
+    agent: z
+      .object({
+        command: z.array(z.string()),
+        cwd: z.string(),
+        entry: z.string().optional(),
+        /** Environment given to the agent explicitly (not inherited), secrets redacted; replay restores it. */
+        env: z.record(EnvNameSchema, z.string()).optional(),
+        /**
+         * The names (never the values) of the variables the agent inherited, less the terminal
+         * session's own: a replay names those not set when it runs.
+         */
+        envNames: z.array(EnvNameSchema).max(4096).optional(),
+      })
+      .strict(),
+    runtime: z
+      .object({
+        node: z.string(),
+        platform: z.string(),
+        sdkVersions: z.record(z.string(), z.string()),
+        /** The agent's time zone (IANA): a replay runs the agent in it (TZ). */
+        timeZone: z.string().regex(TIME_ZONE, 'expected an IANA time zone name').optional(),
+        /** The agent's default locale (BCP 47): a replay gives it to the agent (LC_MESSAGES). */
+        locale: z.string().regex(LOCALE, 'expected a BCP 47 locale tag').optional(),
+      })
+      .strict(),
+    prompt: z.object({ hash: z.string().optional(), source: z.string().optional() }).strict().optional(),
+    world: z
+      .object({
+        /** The fs root that was snapshotted (absolute path on the recording machine). */
+        fsRoot: z
+          .string()
+          .refine((p) => p.startsWith('/') && !/[\u0000]/.test(p) && !p.split('/').includes('..'), {
+            message: 'expected an absolute path without ".." segments',
+          })
+          .optional(),
+        /** The database URL with credentials removed, and the schemas snapshotted. */
+        db: z
+          .object({
+            url: AbsoluteUrl,
+            schemas: z.array(z.string()),
+            env: EnvNameSchema.optional(),
+            /**
+             * snapshot: every row of the schemas, before and after, and every change (test and
+             * staging databases). observed: only the rows the run read and wrote through its
+             * own clients (production); `unobserved` counts its statements that capture could
+             * not follow, by kind.
+             */
+            mode: z.enum(['snapshot', 'observed']).optional(),
+            unobserved: z.record(z.string().max(200), z.number().int().nonnegative()).optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional(),
+    /** Connections the run opened that no capture layer records (at most 100 kinds and targets). */
+    unrecorded: z.array(UnrecordedConnectionSchema).max(100).optional(),
+    /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */
+    tags: z.array(z.string().max(200)).max(100).optional(),
+    replayOf: RecordingIdSchema.optional(),
+    replay: z
+      .object({
+        mode: z.enum(['exact', 'counterfactual']),
+        forkAt: z.number().int().optional(),
+        until: z.number().int().optional(),
+        overrides: z.record(z.string(), z.unknown()),
+        /** The isolation the agent's tree ran in (sandbox/os): the OS sandbox, a network namespace alone, or none. */
+        isolation: z.enum(['bwrap', 'unshare', 'none']).optional(),
+        /** The answer chain that stood behind the recording (the project file's services, mocks, simulator). */
+        chain: ReplayChainSchema.optional(),
+      })
+      .strict()
+      .optional(),
+    prices: PriceSnapshotSchema.optional(),
+    redaction: z.object({ rules: z.array(z.string()), keyId: z.string() }).strict(),
+    integrity: z.object({ eventsSha256: Sha256.optional(), events: z.number().int().nonnegative() }).strict(),
+    /**
+     * This machine's HMAC over the id and the agent's command, cwd and env (src/recording/seal.ts):
+     * a replay runs the recorded command only when it verifies with the local key.
+     */
+    seal: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'expected a seal: 64 lowercase hex digits')
+      .optional(),
+  })
+  .strict();
