@@ -152,7 +152,7 @@ export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise
 
 /**
  * The column defaults of `tables` the description leaves out (an expression outside the allow-list
- * of src/recording/db-description.ts, such as pgcrypto's `digest(…)`), as `unbuilt` entries named by
+ * of src/recording/catalog-expr.ts, such as pgcrypto's `digest(…)`), as `unbuilt` entries named by
  * their column: a sandbox's insert that omits the column gets NULL there.
  */
 async function undescribedDefaults(

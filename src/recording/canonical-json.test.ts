@@ -86,3 +86,11 @@ describe('canonicalJson on any value', () => {
     );
   });
 });
+
+describe('canonicalJson and a key named __proto__', () => {
+  it('keeps it as a key (a property test once found it dropped when the keys needed sorting)', () => {
+    const value = JSON.parse('{"__proto__":0,"B":[]}');
+    expect(canonicalJson(value)).toBe('{"B":[],"__proto__":0}');
+    expect(JSON.parse(canonicalJson(value))).toEqual(value);
+  });
+});

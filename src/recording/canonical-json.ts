@@ -50,7 +50,8 @@ function sortedKeys(_key: string, value: unknown): unknown {
   }
   if (sorted) return value;
   keys.sort();
-  const copy: Record<string, unknown> = {};
+  // No prototype: a key named `__proto__` is then a key like any other, not the copy's prototype.
+  const copy: Record<string, unknown> = Object.create(null);
   for (const key of keys) {
     if (INDEX_KEY.test(key)) throw INTEGER_KEYS;
     copy[key] = (value as Record<string, unknown>)[key];
