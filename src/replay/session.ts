@@ -535,17 +535,19 @@ export class ReplaySession {
   }
 
   /** The answerer's pushes waiting for the recorded calls before them (reachedStep). */
-  private readonly turnWaiters = new Set<{ step: number; wake: () => void }>();
+  private readonly turnWaiters = new Set<{ step: number; wake: () => void; again: () => void }>();
 
   /**
    * Resolves once every recorded call before recorded step `step` has been served (or the replay
    * stopped): a WebSocket push the server sent after the agent's other calls is delivered after
-   * them again, not before. Bounded (`boundMs`): an agent that no longer makes those calls still
-   * gets it.
+   * them again, not before. Bounded by `boundMs` without progress (no call served meanwhile; each
+   * one served starts it again, so a loaded machine's slow answers do not let the push overtake
+   * them): an agent that no longer makes those calls still gets it.
    */
   reachedStep(step: number, boundMs = 2000): Promise<void> {
     if (this.hasReached(step)) return Promise.resolve();
     return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout>;
       const waiter = {
         step,
         wake: () => {
@@ -553,8 +555,12 @@ export class ReplaySession {
           this.turnWaiters.delete(waiter);
           resolve();
         },
+        again: () => {
+          clearTimeout(timer);
+          timer = setTimeout(waiter.wake, boundMs);
+        },
       };
-      const timer = setTimeout(waiter.wake, boundMs);
+      timer = setTimeout(waiter.wake, boundMs);
       this.turnWaiters.add(waiter);
     });
   }
@@ -564,8 +570,12 @@ export class ReplaySession {
     return this.stopped || next === undefined || next.step > step;
   }
 
+  /** A call was served: pushes waiting for it go, the others' bound starts again. */
   private wakeTurns(): void {
-    for (const waiter of [...this.turnWaiters]) if (this.hasReached(waiter.step)) waiter.wake();
+    for (const waiter of [...this.turnWaiters]) {
+      if (this.hasReached(waiter.step)) waiter.wake();
+      else waiter.again();
+    }
   }
 
   /**
