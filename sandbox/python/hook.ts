@@ -3,11 +3,11 @@
 // every Python process of the tree (and then runs the sitecustomize it shadows). A PYTHONPATH the
 // agent has stays after it; the preloads keep the folder on it for a process started with a
 // PYTHONPATH of its own (withGivenEnv in sandbox/preload/shared-process.mjs, told by PYTHON_HOOK_ENV).
-import { delimiter } from 'node:path';
+import { delimiter, dirname } from 'node:path';
 import { packagePath } from '../../src/package.js';
 
-/** The folder holding the hook's sitecustomize.py. */
-export const PYTHON_HOOK_DIR = packagePath('sandbox/python');
+/** The folder holding the hook's sitecustomize.py (named by the file: the package ships its .py files). */
+export const PYTHON_HOOK_DIR = dirname(packagePath('sandbox/python/sitecustomize.py'));
 /** Names the hook's folder for the preloads (kept through TAPEDECK_KEEP_ENV, as PYTHONPATH is). */
 export const PYTHON_HOOK_ENV = 'TAPEDECK_PYTHON_HOOK';
 
