@@ -167,7 +167,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       if (price) pricedAs ??= price.model;
       else isPriced = false;
       addCost(llm, llmCost(buckets, price));
-      servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, exchanges));
+      servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, index));
       if (doProvenance) {
         const segments = callSegments(call, acc.compiled);
         const providerInput = call.usage ? inputTotal(buckets) : undefined;
@@ -216,7 +216,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       const perCall = price?.perCall ?? 0;
       if ((price?.stateType ?? tool.stateType) === 'SCRIPT_EXEC') computeCost += perCall;
       else toolCost += perCall;
-      servedFrom = mergeServed(servedFrom, servedOf(tool.exchangeId, exchanges));
+      servedFrom = mergeServed(servedFrom, servedOf(tool.exchangeId, index));
       // A simulated answer cost a model call the replay made (the simulator's model, at its price).
       const simulated = tool.exchangeId === undefined ? undefined : exchanges.get(tool.exchangeId)?.simulatedBy;
       if (simulated) {

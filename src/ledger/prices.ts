@@ -95,9 +95,17 @@ export function snapshotPrices(table: PriceTable, models: Iterable<string>): Pri
 }
 
 /**
+ * A model name's tail that makes it another modality's model than the name it extends (a Realtime,
+ * audio, speech or Live model: `gpt-4o-realtime-preview`, `gemini-2.0-flash-live-001`), billed at
+ * other prices than its text model's.
+ */
+const OTHER_MODALITY = /[-@:](?:realtime|audio|transcribe|tts|live)(?:$|[-@:])/;
+
+/**
  * The price of a model: the exact name, else the longest entry that prefixes it at a
  * `-`/`@`/`:` boundary (so `gpt-4o-2024-08-06` is priced as `gpt-4o`, never as `gpt-4`),
- * matched case-insensitively and ignoring a `provider/` prefix.
+ * matched case-insensitively and ignoring a `provider/` prefix; never an entry a name extends
+ * into another modality (`gpt-4o-realtime-preview` is not priced as `gpt-4o`: OTHER_MODALITY).
  */
 export function findModelPrice(table: PriceTable, model: string): PriceEntry | undefined {
   const name = model.toLowerCase().replace(/^[a-z0-9_-]+\//, '');
@@ -105,7 +113,11 @@ export function findModelPrice(table: PriceTable, model: string): PriceEntry | u
   for (const entry of table.models) {
     const candidate = entry.model.toLowerCase();
     if (candidate === name || candidate === model.toLowerCase()) return entry;
-    if (name.startsWith(candidate) && /[-@:]/.test(name.charAt(candidate.length))) {
+    if (
+      name.startsWith(candidate) &&
+      /[-@:]/.test(name.charAt(candidate.length)) &&
+      !OTHER_MODALITY.test(name.slice(candidate.length))
+    ) {
       if (!best || candidate.length > best.model.length) best = entry;
     }
   }

@@ -47,7 +47,7 @@ export function geminiUsage(usage: unknown): Usage | undefined {
 const partsOf = (content: unknown): unknown[] => (isRecord(content) ? asArray(content.parts) : []);
 
 /** The system instruction's text: a string, or a Content's text parts. */
-function systemText(instruction: unknown): string | undefined {
+export function systemText(instruction: unknown): string | undefined {
   if (instruction === undefined || instruction === null) return undefined;
   if (typeof instruction === 'string') return instruction;
   return contentText(partsOf(instruction).filter((p) => !(isRecord(p) && p.thought === true)));

@@ -1,6 +1,7 @@
 // Providers: one module per model wire API behind one interface (types.ts), listed in
 // registry.ts. Everything outside this folder asks these functions about model calls.
 
+export { ConversationCalls, type WireMessage } from './conversation.js';
 export {
   chunkBytes,
   eventJson,
@@ -29,9 +30,13 @@ export {
   turnText,
   withSystemPrompt,
 } from './model-call.js';
-export { PROVIDERS } from './registry.js';
+export { CONVERSATION_PROVIDERS, PROVIDERS } from './registry.js';
 export { parseSse, type SseEvent } from './sse.js';
 export type {
+  ConversationDecoder,
+  ConversationMessage,
+  ConversationModelCall,
+  ConversationProvider,
   DecodedModelCall,
   Json,
   ModelInput,

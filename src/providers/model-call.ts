@@ -5,7 +5,7 @@ import type { StateType } from '../recording/types.js';
 import { framingOfType, streamEvents } from './framing.js';
 import { openaiChat } from './openai-chat.js';
 import { isRecord } from './read.js';
-import { PROVIDERS } from './registry.js';
+import { CONVERSATION_PROVIDERS, PROVIDERS } from './registry.js';
 import type {
   DecodedModelCall,
   Json,
@@ -30,9 +30,14 @@ export function providerById(id: string): Provider | undefined {
   return PROVIDERS.find((p) => p.id === id);
 }
 
-/** The provider that recorded a model call (by its `provider` and `api`), if tapedeck knows it. */
+/**
+ * The provider that reads a recorded model call (by its `provider` and `api`), if tapedeck knows it:
+ * the one that recorded it, or for a call of a WebSocket conversation (OpenAI Realtime, Gemini Live)
+ * the HTTP provider whose shapes its items share.
+ */
 export function providerOf(call: Pick<RecordedModelCall, 'provider' | 'api'>): Provider | undefined {
-  return PROVIDERS.find((p) => p.provider === call.provider && p.api === call.api);
+  const same = (p: { provider: string; api: string }) => p.provider === call.provider && p.api === call.api;
+  return PROVIDERS.find(same) ?? CONVERSATION_PROVIDERS.find(same)?.reads;
 }
 
 /** A provider, or the reader of OpenAI-compatible shapes for a call no registered provider made. */

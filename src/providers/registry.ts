@@ -5,13 +5,15 @@ import { anthropicMessages } from './anthropic-messages.js';
 import { bedrockConverse } from './bedrock-converse.js';
 import { gemini } from './gemini.js';
 import { geminiEmbeddings } from './gemini-embeddings.js';
+import { geminiLive } from './gemini-live.js';
 import { ollamaChat } from './ollama.js';
 import { ollamaEmbeddings } from './ollama-embeddings.js';
 import { ollamaGenerate } from './ollama-generate.js';
 import { openaiChat } from './openai-chat.js';
 import { openaiEmbeddings } from './openai-embeddings.js';
+import { openaiRealtime } from './openai-realtime.js';
 import { openaiResponses } from './openai-responses.js';
-import type { Provider } from './types.js';
+import type { ConversationProvider, Provider } from './types.js';
 
 export const PROVIDERS: readonly Provider[] = [
   openaiChat, // POST …/chat/completions
@@ -24,4 +26,13 @@ export const PROVIDERS: readonly Provider[] = [
   ollamaEmbeddings, // POST …/api/embed | …/api/embeddings
   ollamaGenerate, // POST …/api/generate (a prompt, `system`, `context`; NDJSON streams)
   bedrockConverse, // POST …/model/{modelId}/converse | /converse-stream (AWS event stream)
+];
+
+/**
+ * The model APIs spoken over a WebSocket conversation, tried in this order on each message of a
+ * conversation until one detects it (conversation.ts).
+ */
+export const CONVERSATION_PROVIDERS: readonly ConversationProvider[] = [
+  openaiRealtime, // …/realtime: session.update, response.create, response.done (Azure's too)
+  geminiLive, // …BidiGenerateContent: setup, clientContent, serverContent, toolCall
 ];

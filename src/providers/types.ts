@@ -121,3 +121,37 @@ export interface Provider {
   /** The request body without sampling and transport knobs: what the structural match compares. */
   structural(body: Json): Json;
 }
+
+/** One message of a WebSocket conversation, JSON, as a conversation decoder reads it. */
+export interface ConversationMessage {
+  from: 'agent' | 'server';
+  json: Json;
+  /** ms since the epoch: when it was sent or came. */
+  atMs: number;
+}
+
+/** A model call decoded from a conversation: model.called without its exchange id. */
+export type ConversationModelCall = Omit<ModelCalledPayload, 'exchangeId'>;
+
+/** The state of one conversation: fed its messages in order, it says which model calls each one ends. */
+export interface ConversationDecoder {
+  message(message: ConversationMessage): ConversationModelCall[];
+}
+
+/**
+ * A model API spoken over a WebSocket (OpenAI Realtime, Gemini Live): its model calls are decoded
+ * from a whole conversation, one message at a time, rather than from one request and its answer.
+ * Detection is by path and message shape, never by host. A conversation's recorded calls are read
+ * (turns, tools, system prompt) by the HTTP provider whose shapes its items share, `reads`.
+ */
+export interface ConversationProvider {
+  /** `<provider>.<api>`, as a Provider's. */
+  readonly id: string;
+  readonly provider: string;
+  readonly api: string;
+  /** Whether a conversation at `url` whose message is `json` speaks this API. */
+  detect(url: URL, json: Json): boolean;
+  /** A decoder for one conversation at `url`. */
+  decoder(url: URL): ConversationDecoder;
+  readonly reads: Provider;
+}

@@ -32,5 +32,5 @@ export {
 } from './server.js';
 export { type RecordedEvent, RecordSession, type SessionOptions, type WorldSource } from './session.js';
 export { type ToolOptions, tool } from './tool.js';
-export { messageValue, type Turn, type TurnMessage, websocketStep } from './websocket.js';
+export { messageValue, stepOfTurn, type Turn, type TurnMessage, websocketStep } from './websocket.js';
 export { createDbTracker, createFsTracker, openWorld, type WorldCapture, type WorldOptions } from './world/index.js';

@@ -3,7 +3,7 @@
 // segments the run into steps, and attributes world changes and nondeterministic values to the
 // step during which they happened. Messages are handled strictly in arrival order.
 import { ND_KINDS } from '../../sandbox/protocol.js';
-import { carriedToolCalls, detectProvider } from '../providers/index.js';
+import { ConversationCalls, carriedToolCalls, detectProvider } from '../providers/index.js';
 import type {
   AppendInput,
   DbChangedPayload,
@@ -26,7 +26,7 @@ import {
 import { agentToolCall, stdioRpcCall, type ToolRule } from './classify.js';
 import { iso, modelCallOf, type OpenExchange, readExchange, type StoreBody, toolCallOf } from './exchange-step.js';
 import { type CaptureMessage, CaptureMessageSchema, type FileLook, type MessageOf } from './protocol.js';
-import { turnOfMessage, websocketStep } from './websocket.js';
+import { stepOfTurn, turnOfMessage, websocketStep } from './websocket.js';
 
 /**
  * Where the session gets the world changes since it last asked. `files`: files the agent's
@@ -73,6 +73,8 @@ export class RecordSession {
   /** Names each step as it is written, and knows the last model step that decided tool calls. */
   private readonly namer = new StepNamer(carriedToolCalls);
   private finalOutput: string | undefined;
+  /** The model calls of the run's WebSocket conversations, decoded turn by turn. */
+  private readonly conversations = new ConversationCalls();
   private readonly open = new Map<string, OpenExchange>();
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
@@ -386,27 +388,28 @@ export class RecordSession {
   /**
    * A turn of a WebSocket conversation (its open, or a message the agent sent, with the server's
    * messages until the next): an API_CALL step (MCP_CALL for a JSON-RPC tools/call) under the last
-   * THINK step. It leaves the world's changes to the next step: it is written only when its
-   * connection's next turn starts.
+   * THINK step, or a model step when it ends model calls of a model API spoken over it (OpenAI
+   * Realtime, Gemini Live: src/providers/conversation.ts). It leaves the world's changes to the
+   * next step: it is written only when its connection's next turn starts.
    */
   private async completeWebSocketTurn(message: MessageOf<'ws'>): Promise<void> {
-    const { exchange, tool, failed } = websocketStep(
+    const turn = websocketStep(
       turnOfMessage(message),
       (data) => this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
       this.options.rules,
+      this.conversations,
     );
+    const step = stepOfTurn(turn);
+    if (step.answer !== undefined) this.finalOutput = step.answer;
     await this.writeStep({
-      stateType: tool.stateType,
-      name: tool.name,
-      parentStepId: this.lastThink,
+      stateType: step.stateType,
+      name: step.name,
+      ...(step.isModel ? {} : { parentStepId: this.lastThink }),
       start: message.ts,
       end: message.end,
-      events: [
-        { type: 'tool.called', payload: tool },
-        { type: 'websocket.exchange', payload: exchange },
-      ],
-      status: failed ? 'error' : 'success',
-      errorType: tool.error?.code,
+      events: step.events,
+      status: turn.failed ? 'error' : 'success',
+      errorType: turn.tool.error?.code,
     });
   }
 

@@ -3,7 +3,16 @@
 // answered, src/replay/websocket.ts): its websocket.exchange (the messages, with their bodies
 // stored) and its tool call (classified as an HTTP call is, by the user's rules first, with method
 // `WS`: a JSON-RPC `tools/call` sent over it is an MCP_CALL, anything else an API_CALL).
-import type { Body, ToolCalledPayload, WebSocketExchangePayload, WebSocketMessage } from '../recording/types.js';
+import { type ConversationCalls, modelStepType } from '../providers/index.js';
+import type { StepEvent } from '../recording/step-writer.js';
+import type {
+  Body,
+  ModelCalledPayload,
+  StateType,
+  ToolCalledPayload,
+  WebSocketExchangePayload,
+  WebSocketMessage,
+} from '../recording/types.js';
 import { classifyHttp, type ToolRule } from './classify.js';
 import { type MessageOf, wireBytes } from './protocol.js';
 
@@ -49,15 +58,26 @@ export function messageValue(message: Pick<WebSocketMessage, 'type' | 'body' | '
   }
 }
 
+/** A turn as its step: what websocketStep makes of it. */
+export interface WebSocketStep {
+  exchange: WebSocketExchangePayload;
+  tool: ToolCalledPayload;
+  failed: boolean;
+  /** The model calls of a model API spoken over the conversation that this turn ends (see stepOfTurn). */
+  models: ModelCalledPayload[];
+}
+
 /**
- * The turn's websocket.exchange and tool.called; `store` keeps a message's bytes as a Body (the
+ * The turn's websocket.exchange and tool.called, and with `calls` (the run's conversations, fed
+ * every turn in order) the model calls it ends; `store` keeps a message's bytes as a Body (the
  * writer's: inline or a blob, redacted as it is written).
  */
 export function websocketStep(
   turn: Turn,
   store: (data: string | Uint8Array) => Body,
   rules: readonly ToolRule[] = [],
-): { exchange: WebSocketExchangePayload; tool: ToolCalledPayload; failed: boolean } {
+  calls?: ConversationCalls,
+): WebSocketStep {
   const message = (m: TurnMessage): WebSocketMessage => ({
     type: m.type,
     offsetMs: Math.max(0, m.offsetMs),
@@ -135,7 +155,60 @@ export function websocketStep(
     mutating: classified.mutating || isMcpCall,
     latencyMs: exchange.durationMs,
   };
-  return { exchange, tool, failed };
+  const models = (calls?.turn(turn.connectionId, turn.url, wireMessages(turn)) ?? []).map(
+    (call): ModelCalledPayload => ({ exchangeId: turn.exchangeId, ...call }),
+  );
+  if (turn.closed) calls?.close(turn.connectionId);
+  return { exchange, tool, failed, models };
+}
+
+/** A turn's messages in order, each at its time (ms since the epoch). */
+function wireMessages(turn: Turn) {
+  const at = (m: TurnMessage) => turn.ts + Math.max(0, m.offsetMs);
+  return [
+    ...(turn.sent === undefined ? [] : [{ from: 'agent' as const, data: turn.sent.data, atMs: at(turn.sent) }]),
+    ...turn.received.map((m) => ({ from: 'server' as const, data: m.data, atMs: at(m) })),
+  ];
+}
+
+/**
+ * The step a turn is. A turn that ends model calls (a Realtime `response.done`, a Gemini Live
+ * model turn) is a model step, as an HTTP model call's is: its model.called events and its
+ * websocket.exchange, named by its model, THINK when a call decided tools and FINALIZE for an
+ * answer, under no parent. Any other turn is its call's step (`isModel` false): its tool.called
+ * and websocket.exchange, API_CALL or MCP_CALL.
+ */
+export function stepOfTurn(step: WebSocketStep): {
+  isModel: boolean;
+  stateType: StateType;
+  name: string;
+  events: StepEvent[];
+  /** The answer of a model step that decided no tools: the run's final output so far. */
+  answer?: string;
+} {
+  const { exchange, tool, failed, models } = step;
+  const last = models.at(-1);
+  if (last === undefined)
+    return {
+      isModel: false,
+      stateType: tool.stateType,
+      name: tool.name,
+      events: [
+        { type: 'tool.called', payload: tool },
+        { type: 'websocket.exchange', payload: exchange },
+      ],
+    };
+  const toolCalls = models.flatMap((m) => m.output.toolCalls);
+  return {
+    isModel: true,
+    stateType: modelStepType({ output: { toolCalls } }, failed),
+    name: last.model || `${last.provider} ${last.api}`,
+    events: [
+      ...models.map((payload): StepEvent => ({ type: 'model.called', payload })),
+      { type: 'websocket.exchange', payload: exchange },
+    ],
+    ...(!failed && toolCalls.length === 0 && last.output.text !== undefined ? { answer: last.output.text } : {}),
+  };
 }
 
 /** The turn a capture layer's `ws` message reports (src/record/protocol.ts), its bytes not yet stored. */

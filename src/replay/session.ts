@@ -15,9 +15,9 @@ import {
   type StdioRpc,
 } from '../../sandbox/index.js';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
-import { carriedToolCalls } from '../providers/index.js';
+import { ConversationCalls, carriedToolCalls } from '../providers/index.js';
 import type { createDbTracker } from '../record/index.js';
-import { agentToolCall, stdioRpcCall, type Turn, websocketStep } from '../record/index.js';
+import { agentToolCall, stdioRpcCall, stepOfTurn, type Turn, websocketStep } from '../record/index.js';
 import {
   agentToolStep,
   type DbChangedPayload,
@@ -101,6 +101,8 @@ export class ReplaySession {
   private ownFileSteps: boolean;
   /** Names the replay's steps as the recorder names its own (src/recording/tool-links.ts). */
   private readonly namer = new StepNamer(carriedToolCalls);
+  /** The model calls of the agent's WebSocket conversations, decoded turn by turn as the recorder does. */
+  private readonly conversations = new ConversationCalls();
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
 
@@ -586,28 +588,33 @@ export class ReplaySession {
   webSocketTurn(turn: Turn, recorded: RecordedTurn | undefined, divergence?: DivergencePayload): void {
     void this.enqueue(async () => {
       if (this.stopped) return;
-      const { exchange, tool, failed } = websocketStep(turn, (data) =>
-        this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
+      const made = websocketStep(
+        turn,
+        (data) => this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
+        [],
+        this.conversations,
       );
+      const { exchange, failed } = made;
+      const written = stepOfTurn(made);
+      if (written.answer !== undefined) this.finalOutput = written.answer;
       const { step, parent } = this.placeRecorded(divergence === undefined ? recorded : undefined);
       this.served[exchange.servedFrom ?? 'recording']++;
       const events: StepEvent[] = [
-        { type: 'tool.called', payload: tool },
-        { type: 'websocket.exchange', payload: exchange },
+        ...written.events,
         ...(divergence === undefined ? [] : [this.diverge(step, divergence)]),
       ];
       this.writeStep({
         stepId: step,
-        ...(parent === undefined ? this.parentOfOwn(false) : { parentStepId: parent }),
-        stateType: tool.stateType,
-        name: tool.name,
+        ...(parent === undefined ? this.parentOfOwn(written.isModel) : { parentStepId: parent }),
+        stateType: written.stateType,
+        name: written.name,
         ...(recorded?.toolCallId === undefined || divergence !== undefined ? {} : { toolCallId: recorded.toolCallId }),
         ...(recorded?.route === undefined || divergence !== undefined ? {} : { route: recorded.route }),
         start: turn.ts,
         end: turn.end,
         events,
         status: failed ? 'error' : 'success',
-        errorType: tool.error?.code,
+        errorType: made.tool.error?.code,
       });
     }).catch(() => undefined);
   }
