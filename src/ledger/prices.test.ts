@@ -22,6 +22,23 @@ describe('price tables', () => {
     expect(findModelPrice(table, 'gpt-4')).toBeUndefined();
   });
 
+  it("never prices another modality's model (Realtime, audio, speech, Live) as the text model it extends", () => {
+    expect(findModelPrice(table, 'gpt-4o-realtime-preview-2024-12-17')).toBeUndefined();
+    expect(findModelPrice(table, 'gpt-4o-mini-realtime-preview')).toBeUndefined();
+    expect(findModelPrice(table, 'gpt-4o-audio-preview')).toBeUndefined();
+    expect(findModelPrice(table, 'gpt-4o-mini-tts')).toBeUndefined();
+    expect(findModelPrice(table, 'gemini-2.0-flash-live-001')).toBeUndefined();
+    // Named in the table, it is priced as itself.
+    const own = {
+      ...table,
+      models: [
+        ...table.models,
+        { model: 'gpt-4o-realtime-preview', inputPerMillion: 5, cachedInputPerMillion: 2.5, outputPerMillion: 20 },
+      ],
+    };
+    expect(findModelPrice(own, 'gpt-4o-realtime-preview-2024-12-17')?.model).toBe('gpt-4o-realtime-preview');
+  });
+
   it('loads an override file and says where a bad one is wrong', () => {
     const dir = mkdtempSync(join(tmpdir(), 'prices-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
