@@ -50,7 +50,7 @@ describe('an OpenAI Realtime agent (the openai SDK client, a fake Realtime serve
     connections = server.connections;
     await server.close();
   }, 120_000);
-  afterAll(() => (process.env.RT_KEEP ? console.log(recorded) : tmp.remove()));
+  afterAll(() => tmp.remove());
 
   it('records one model call per response.done, with tokens, tool calls, answer and latency', async () => {
     expect(answer).toBe(ANSWER.join(''));
