@@ -39,6 +39,7 @@ import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps, SelfBegunSteps
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
+import { loadStretch } from './watchdog.js';
 import type { RecordedTurn } from './websocket.js';
 
 export type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;
@@ -544,10 +545,13 @@ export class ReplaySession {
    * stopped): a WebSocket push the server sent after the agent's other calls is delivered after
    * them again, not before. Bounded by `boundMs` without progress (no call served meanwhile; each
    * one served starts it again, so a loaded machine's slow answers do not let the push overtake
-   * them): an agent that no longer makes those calls still gets it.
+   * them): an agent that no longer makes those calls still gets it. The bound is stretched by the
+   * machine's load (`loadStretch`): on a starved machine the agent takes longer to make its next
+   * call, and the push must not overtake it for that.
    */
-  reachedStep(step: number, boundMs = 2000): Promise<void> {
+  reachedStep(step: number, baseMs = 2000): Promise<void> {
     if (this.hasReached(step)) return Promise.resolve();
+    const boundMs = baseMs * loadStretch();
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout>;
       const waiter = {
