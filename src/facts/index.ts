@@ -12,6 +12,7 @@ export {
   type TaskFact,
   taskFacts,
 } from './contradiction.js';
+export type { StockClaim, StockState, StockVerdict } from './availability.js';
 export { unitsPerMajor } from './currencies.js';
 export { FactIndex, type FactMatch, type FactSource, type Verdict } from './fact-index.js';
 export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
