@@ -86,9 +86,12 @@ export class FactIndex {
   /**
    * `signed`: an amount's sign always counts. By default an unsigned amount claimed ("refunded
    * $25.00") is grounded by a negative one observed (`refund_cents: -2500`); comparing two values
-   * (sameFact) the sign counts.
+   * (sameFact) the sign counts. `oneReading`: a form with two readings that nothing in its text
+   * settles (`03/04/2026`) is "same" only when the world holds both; by default (a claim in an
+   * answer, written for a person) either reading the world holds grounds it. Comparing two values
+   * (sameFact) it is one reading: the API that got `03/04/2026` read it one way.
    */
-  constructor(private readonly options: { signed?: boolean } = {}) {}
+  constructor(private readonly options: { signed?: boolean; oneReading?: boolean } = {}) {}
 
   /** Index one observed text (JSON is walked with its keys, so `total_cents: 12999` also reads as $129.99). */
   add(text: string, source: FactSource): void {
@@ -281,6 +284,9 @@ export class FactIndex {
       const alternatives = inRun.length > 0 ? inRun : m.alternatives;
       const read = alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
       if (read.every((r) => r.v.verdict === 'same')) return read[0]!.v;
+      const either =
+        m.either === true && this.options.oneReading !== true ? read.find((r) => r.v.verdict === 'same') : undefined;
+      if (either !== undefined) return either.v;
       const hit = read.find((r) => r.v.verdict !== 'different');
       if (hit === undefined || hit.v.verdict === 'different') return { verdict: 'different', why: m.ambiguous };
       const miss = read.find((r) => r.v.verdict === 'different');
