@@ -123,4 +123,26 @@ describe('contradiction: an action on an entity whose observed attributes confli
     expect(looksMutating('get_order')).toBe(false);
     expect(looksMutating('list_orders')).toBe(false);
   });
+
+  it("amounts in minor units are in the entity's currency: none in yen, thousandths in dinars", () => {
+    // ¥12999 (yen have no minor unit): a refund of ¥5000 is within it, ¥20000 is not.
+    const yen = world({ order: { id: 'O-81', total_minor: 12999, currency: 'JPY' } });
+    expect(check(yen, 'Refund ¥5000 of order O-81.', { order_id: 'O-81', amount: 5000 })).toBeUndefined();
+    expect(check(yen, 'Refund order O-81.', { order_id: 'O-81', amount_minor: 12999 })).toBeUndefined();
+    expect(check(yen, 'Refund order O-81.', { order_id: 'O-81', amount: 20000 })?.attribute).toEqual({
+      key: 'amount',
+      value: 20000,
+    });
+    // KWD 12.999: 20 dinars is more than it, 12 is not; the arguments' own currency counts when they name one.
+    const dinars = world({ order: { id: 'O-82', amount_cents: 12999, currency: 'KWD' } });
+    expect(check(dinars, 'Refund order O-82.', { order_id: 'O-82', amount: 20 })?.attribute.key).toBe('amount');
+    expect(check(dinars, 'Refund order O-82.', { order_id: 'O-82', amount: 12 })).toBeUndefined();
+    expect(
+      check(dinars, 'Refund order O-82.', { order_id: 'O-82', refund_minor: 12999, currency: 'KWD' }),
+    ).toBeUndefined();
+    // A budget in yen against a price in yen.
+    const hotel = world({ hotel: { id: 'H-3', price_minor: 18000, currency: 'JPY' } });
+    expect(check(hotel, 'Book H-3, under ¥20000 a night.', { hotel_id: 'H-3' })).toBeUndefined();
+    expect(check(hotel, 'Book H-3, under ¥15000 a night.', { hotel_id: 'H-3' })?.message).toContain('over the task');
+  });
 });

@@ -7,6 +7,7 @@
 
 import { unitsPerMajor } from './currencies.js';
 import { mentionsIn } from './mentions.js';
+import { currencyField } from './objects.js';
 import { idCore, type Mention } from './readings.js';
 import { keyWords } from './written.js';
 
@@ -267,14 +268,19 @@ function roleOf(e: ObservedEntity): string | undefined {
 
 const AMOUNT_WORDS = new Set(['amount', 'total', 'price', 'cost', 'fare', 'balance', 'subtotal', 'charge', 'refund']);
 
-/** Amount-like values of an object, in major units (cents and millionths read as dollars). */
-function amountsOf(attrs: Record<string, unknown>): Array<{ key: string; value: number }> {
+/**
+ * Amount-like values of an object, in major units: millionths and minor units by `unitsPerMajor`,
+ * in the currency the object names (`total_minor: 12999` with `currency: "JPY"` is ¥12999, with
+ * KWD 12.999), else `fallback` (an action's arguments are in the currency of the entity it acts on).
+ */
+function amountsOf(attrs: Record<string, unknown>, fallback?: string): Array<{ key: string; value: number }> {
   const out: Array<{ key: string; value: number }> = [];
+  const currency = currencyField(attrs) ?? fallback;
   for (const [k, v] of Object.entries(attrs)) {
     const words = keyWords(k);
     if (!words.some((w) => AMOUNT_WORDS.has(w))) continue;
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : NaN;
-    if (Number.isFinite(n)) out.push({ key: k, value: n / unitsPerMajor(k) });
+    if (Number.isFinite(n)) out.push({ key: k, value: n / unitsPerMajor(k, currency) });
   }
   return out;
 }
@@ -396,7 +402,7 @@ export function findContradiction(
     }
     // Amounts: more than the entity's own total.
     const totals = amountsOf(entity.attrs);
-    for (const arg of amountsOf(args)) {
+    for (const arg of amountsOf(args, currencyField(entity.attrs))) {
       if (totals.length === 0 || totals.some((t) => arg.value <= t.value + 0.005)) continue;
       const top = totals.reduce((a, b) => (b.value > a.value ? b : a));
       return {

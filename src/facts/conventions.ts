@@ -24,12 +24,34 @@ export const NO_CONVENTIONS: Conventions = {
   decimalPoint: false,
 };
 
+/**
+ * Function words of languages that write dates day first (French, German, Spanish, Italian,
+ * Portuguese, Dutch) and that English does not use: `le 03/04/2026`, `am 03/04/2026 und`. In lower
+ * case only: a name (`Le Meridien`, `Des Moines`) is no French.
+ */
+const DAY_FIRST_WORDS =
+  /(?<![\p{L}\p{N}'’])(?:le|les|du|des|est|avec|pour|dans|und|ist|mit|für|nicht|der|das|vom|zum|el|los|las|del|para|una|está|il|della|sono|è|het|een|voor|niet|não|com|uma|você)(?![\p{L}\p{N}'’])/gu;
+
+/** Whether a text is written in one of those languages: two or more of their words, fewer of English's. */
+function dayFirstLanguage(text: string): boolean {
+  const theirs = new Set<string>();
+  for (const m of text.matchAll(DAY_FIRST_WORDS)) {
+    theirs.add(m[0]);
+    if (theirs.size >= 3) break;
+  }
+  if (theirs.size < 2) return false;
+  const english = text.match(/\b(?:the|and|is|are|of|to|for|with|your|you|on|in|at)\b/gi)?.length ?? 0;
+  return english < theirs.size;
+}
+
 /** The conventions `text` shows (each test a single linear scan). */
 export function conventionsOf(text: string): Conventions {
   const decimalComma = DECIMAL_COMMA.test(text);
+  const monthFirst = MONTH_FIRST.test(text);
   return {
-    dayFirst: decimalComma || DAY_FIRST.test(text),
-    monthFirst: MONTH_FIRST.test(text),
+    // A text's language decides only where its dates and numbers do not.
+    dayFirst: decimalComma || DAY_FIRST.test(text) || (!monthFirst && dayFirstLanguage(text)),
+    monthFirst,
     decimalComma,
     decimalPoint: DECIMAL_POINT.test(text),
   };

@@ -314,15 +314,18 @@ export const DATE_PASSES: Pass[] = [
   // way, a decimal comma), else it is ambiguous and the world may settle it.
   pass(/(?<![\w/])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\w/])/g, (m, c) => {
     const [a, b, y] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    const first = a > 12 || b > 12 || a === b ? a > 12 : dayFirst(c());
+    const conventions = a > 12 || b > 12 || a === b ? undefined : c();
+    const first = conventions === undefined ? a > 12 : dayFirst(conventions);
     if (first !== undefined) return dated(stampReadings(first ? { y, m: b, d: a } : { y, m: a, d: b }));
     const monthFirst = stampReadings({ y, m: a, d: b });
     const dayFirstReading = stampReadings({ y, m: b, d: a });
     if (monthFirst === undefined || dayFirstReading === undefined) return undefined;
-    return ambiguousMention('date', `${m[0]}: day or month first?`, [
+    const made = ambiguousMention('date', `${m[0]}: day or month first?`, [
       { as: `${y}-${pad(a)}-${pad(b)}`, ...monthFirst },
       { as: `${y}-${pad(b)}-${pad(a)}`, ...dayFirstReading },
     ]);
+    // Nothing in the text says which: either reading the world holds grounds it (a text that shows both ways does not).
+    return conventions?.dayFirst === false && !conventions.monthFirst ? { ...made, either: true } : made;
   }),
   // ISO week dates: 2026-W49-2, 2026W492 (the Tuesday of ISO week 49 of 2026, December 1).
   pass(/(?<![\w-])(\d{4})-?W(\d{2})-?([1-7])(?![\w-])/g, (m) => {

@@ -3,6 +3,7 @@
 // showed it. A claim is then grounded by lookups, not by searching the text per claim, and the
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 
+import { StockIndex, type StockVerdict } from './availability.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
@@ -79,13 +80,18 @@ export class FactIndex {
   private readonly phraseTexts: Array<{ text: string; source: FactSource; key: string | undefined }> = [];
   /** The currencies the observations state amounts in. */
   private readonly currencies = new Set<string>();
+  /** The observed objects that state availability (`rooms_left: 3`, `sold_out: true`), by name. */
+  private readonly stock = new StockIndex();
 
   /**
    * `signed`: an amount's sign always counts. By default an unsigned amount claimed ("refunded
    * $25.00") is grounded by a negative one observed (`refund_cents: -2500`); comparing two values
-   * (sameFact) the sign counts.
+   * (sameFact) the sign counts. `oneReading`: a form with two readings that nothing in its text
+   * settles (`03/04/2026`) is "same" only when the world holds both; by default (a claim in an
+   * answer, written for a person) either reading the world holds grounds it. Comparing two values
+   * (sameFact) it is one reading: the API that got `03/04/2026` read it one way.
    */
-  constructor(private readonly options: { signed?: boolean } = {}) {}
+  constructor(private readonly options: { signed?: boolean; oneReading?: boolean } = {}) {}
 
   /** Index one observed text (JSON is walked with its keys, so `total_cents: 12999` also reads as $129.99). */
   add(text: string, source: FactSource): void {
@@ -131,6 +137,7 @@ export class FactIndex {
     } else if (value && typeof value === 'object') {
       // A nested object with no currency of its own is in its parent's, and in its units (an order's line items).
       const fields = value as Record<string, unknown>;
+      this.stock.add(fields, source);
       const own = currencyField(fields);
       // An object that names its currency states amounts in it, whatever its keys (`min`, `max`).
       if (own !== undefined) this.currencies.add(own);
@@ -277,6 +284,9 @@ export class FactIndex {
       const alternatives = inRun.length > 0 ? inRun : m.alternatives;
       const read = alternatives.map((a) => ({ as: a.as, v: this.readingsVerdict(a.claim, bound) }));
       if (read.every((r) => r.v.verdict === 'same')) return read[0]!.v;
+      const either =
+        m.either === true && this.options.oneReading !== true ? read.find((r) => r.v.verdict === 'same') : undefined;
+      if (either !== undefined) return either.v;
       const hit = read.find((r) => r.v.verdict !== 'different');
       if (hit === undefined || hit.v.verdict === 'different') return { verdict: 'different', why: m.ambiguous };
       const miss = read.find((r) => r.v.verdict === 'different');
@@ -311,6 +321,16 @@ export class FactIndex {
     if (maybeMatch !== undefined)
       return { verdict: 'cant-tell', why: `it matches only ${shown(maybeMatch)}`, match: maybeMatch };
     return { verdict: 'different' };
+  }
+
+  /**
+   * The availability claims of a text ("Hotel Lumen is sold out", "3 rooms left at the Grand")
+   * whose subject is an object observed with availability, each with its verdict against that
+   * object's latest observation (any observation, for a claim about the past). A claim about
+   * anything else is not returned: it is neither grounded nor refuted.
+   */
+  stockVerdicts(text: string, bound = Number.POSITIVE_INFINITY): StockVerdict[] {
+    return this.stock.claims(text, bound);
   }
 
   /**

@@ -1,6 +1,8 @@
 // Facts: one home for reading numbers, money, percentages, quantities, dates and ids the way
 // people write them, and for grounding a claim in what was observed. Shared by the validators
 // (claim_fact, required_field, execution), the trajectory classes and bisect's predicates.
+
+export type { StockClaim, StockState, StockVerdict } from './availability.js';
 export {
   type Contradiction,
   EntityIndex,

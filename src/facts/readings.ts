@@ -54,6 +54,11 @@ export interface Mention {
    */
   alternatives?: Alternative[];
   /**
+   * Either alternative the world holds grounds it: the writer meant one of them, and nothing in the
+   * text says which (`03/04/2026` in a text that shows no convention is March 4 or 3 April).
+   */
+  either?: true;
+  /**
    * Claimed: the numbers it may list instead (`123 456 789`: one number, or three ids); when the
    * whole is not grounded, the claim is when every part is.
    */

@@ -73,7 +73,7 @@ function grounds(
   value: string | number,
   key: string | undefined,
 ): FactVerdict {
-  const index = new FactIndex({ signed: true });
+  const index = new FactIndex({ signed: true, oneReading: true });
   index.addValue(by, SOURCE, byKey);
   if (typeof value === 'number') return plain(index.valueVerdict(value, key));
   const mentions = mentionsIn(value);

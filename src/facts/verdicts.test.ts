@@ -149,7 +149,7 @@ describe('dates: day or month first is read from the text, else the world may se
     })
     .filter((t) => t.a !== t.b);
 
-  it('another date that can only be one way, or a decimal comma, decides; with nothing it is ambiguous', () => {
+  it('another date that can only be one way, a decimal comma or the language decides; with nothing, either reading grounds it', () => {
     fc.assert(
       fc.property(ambiguous, ({ y, a, b }) => {
         const slash = `${pad(a)}/${pad(b)}/${y}`;
@@ -159,12 +159,19 @@ describe('dates: day or month first is read from the text, else the world may se
         expect(verdicts({ d: monthFirst }, `Out ${slash}, back 12/25/${y}.`)).toEqual(['same', 'different']);
         expect(verdicts({ d: dayFirst }, `Out ${slash} for 1.299,00 €.`)[0]).toBe('same');
         expect(verdicts({ d: monthFirst }, `Out ${slash} for 1.299,00 €.`)[0]).toBe('different');
-        // Nothing to go by: one reading observed is "can't tell", both "same", neither "different".
-        expect(verdicts({ d: dayFirst }, `Out ${slash}.`)).toEqual(['cant-tell']);
-        expect(verdicts({ d: monthFirst }, `Out ${slash}.`)).toEqual(['cant-tell']);
+        // Nothing to go by: either reading observed grounds it (an answer means one of them), neither is "different".
+        expect(verdicts({ d: dayFirst }, `Out ${slash}.`)).toEqual(['same']);
+        expect(verdicts({ d: monthFirst }, `Out ${slash}.`)).toEqual(['same']);
         expect(verdicts({ d: [dayFirst, monthFirst] }, `Out ${slash}.`)).toEqual(['same']);
         expect(verdicts({ d: `${y + 1}-01-01` }, `Out ${slash}.`)).toEqual(['different']);
+        // Two values compared (a contract's against a request's) state one reading: the API read it one way.
         expect(factVerdict(dayFirst, slash).verdict).toBe('cant-tell');
+        // The text's language decides: French, German, Spanish… write the day first.
+        expect(verdicts({ d: dayFirst }, `Le vol est le ${slash}, avec retour le lendemain.`)).toEqual(['same']);
+        expect(verdicts({ d: monthFirst }, `Le vol est le ${slash}, avec retour le lendemain.`)).toEqual(['different']);
+        expect(verdicts({ d: monthFirst }, `Der Flug ist am ${slash} und nicht später.`)).toEqual(['different']);
+        // A name is no language: Le Meridien in Des Moines is an English text.
+        expect(verdicts({ d: monthFirst }, `Le Meridien in Des Moines, ${slash}.`)).toEqual(['same']);
         // Both ways in one text: can't tell either.
         expect(verdicts({ d: dayFirst }, `${slash}, 25/12/${y}, 12/25/${y}`)[0]).toBe('cant-tell');
       }),

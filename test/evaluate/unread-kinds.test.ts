@@ -38,7 +38,13 @@ success_criteria:
 function verdict(answer: string, offer: Record<string, unknown> = OFFER) {
   const e = evaluateRecording(bookingRun(answer, offer), contract);
   const of = (code: string) => e.findings.filter((f) => f.code === code).map((f) => f.message);
-  return { pass: e.task.hardSuccess, unsupported: of('UNSUPPORTED_CLAIM'), cantTell: of('LOW_CONFIDENCE_EVALUATION') };
+  const contradicted = of('CONTRADICTED_BY_EVIDENCE');
+  return {
+    pass: e.task.hardSuccess,
+    unsupported: of('UNSUPPORTED_CLAIM'),
+    cantTell: of('LOW_CONFIDENCE_EVALUATION'),
+    ...(contradicted.length > 0 && { contradicted }),
+  };
 }
 
 const OFFER = { hotel: 'harbor-view', check_in: '2026-12-01', nights: 3, total: 1299.5, currency: 'USD' };
@@ -73,5 +79,40 @@ describe("other languages' dates", () => {
     // A day under 10 was a small count (not checked) and a year the run held: a false pass.
     expect(verdict('Ja, frei ab dem 2. Dezember 2026.').pass).toBe(false);
     expect(verdict('Ja, frei ab dem 1. Dezember 2026.')).toEqual(CLEAN);
+  });
+});
+
+describe('availability against what was observed', () => {
+  it('"sold out" while the offer has rooms fails the gate, naming the observation; the reverse too', () => {
+    const rooms = { ...OFFER, rooms_left: 3 };
+    const none = { ...OFFER, rooms_left: 0 };
+    for (const said of [
+      'Sorry, the Harbor View is sold out for those dates.',
+      'There are no rooms left at Harbor View.',
+      'Harbor View is unavailable.',
+      'Leider ist Harbor View ausverkauft.',
+    ]) {
+      const wrong = verdict(said, rooms);
+      expect(wrong.pass, said).toBe(false);
+      expect(wrong.contradicted?.[0], said).toMatch(
+        /^the answer says Harbor View: .*, but observed rooms_left: 3 \(step \d+\)$/,
+      );
+      expect(verdict(said, none), said).toEqual(CLEAN);
+    }
+    expect(verdict('Yes: Harbor View has 3 rooms left, $1,299.50 in all.', rooms)).toEqual(CLEAN);
+    expect(verdict('Yes: Harbor View has 3 rooms left, $1,299.50 in all.', none).contradicted).toHaveLength(1);
+    expect(verdict('Yes: Harbor View is available.', { ...OFFER, sold_out: true }).pass).toBe(false);
+    expect(verdict('Yes: Harbor View is available.', { ...OFFER, status: 'available' })).toEqual(CLEAN);
+  });
+
+  it('no verdict on what the run did not observe: another hotel, another thing, a question', () => {
+    const rooms = { ...OFFER, rooms_left: 3 };
+    for (const said of [
+      'The Ritz is sold out, but Harbor View has rooms.',
+      "Harbor View's spa is sold out.",
+      'Harbor View has no parking available.',
+      'Shall I book Harbor View before it sells out?',
+    ])
+      expect(verdict(said, rooms), said).toEqual(CLEAN);
   });
 });

@@ -54,14 +54,12 @@ function verdict(answer: string, charge: Record<string, unknown>) {
 }
 
 describe("the eval says can't tell when the text does not settle the fact", () => {
-  it("01/12/2026 against December 1: can't tell alone, same beside 25/12/2026, unsupported beside 12/25/2026", () => {
+  it('01/12/2026 against December 1: grounded alone (either reading), beside 25/12/2026 too, unsupported beside 12/25/2026', () => {
     const charge = { id: 'ch_1', amount_cents: 12999, created: '2026-12-01' };
     const alone = verdict('Refunded RF-0001 for the charge of 01/12/2026.', charge);
-    expect(alone.pass).toBe(true);
-    expect(alone.unsupported).toEqual([]);
-    expect(alone.cantTell).toEqual([
-      "can't tell whether the answer's date 01/12/2026 is right: 01/12/2026: day or month first? Read as 2026-12-01 it matches created: 2026-12-01 (step 2); read as 2026-01-12 nothing does",
-    ]);
+    expect(alone).toEqual({ pass: true, unsupported: [], cantTell: [] });
+    // Matching neither reading is never grounded.
+    expect(verdict('Refunded RF-0001 for the charge of 02/12/2026.', charge).pass).toBe(false);
     const eu = verdict('Refunded RF-0001 for the charge of 01/12/2026 (statement of 25/12/2026).', {
       ...charge,
       statement: '2026-12-25',

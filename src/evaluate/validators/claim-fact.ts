@@ -8,7 +8,7 @@ import { round1 } from './required-field.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
 export interface Claim {
-  kind: 'id' | 'number' | 'amount' | 'percentage' | 'quantity' | 'date' | 'time' | 'name';
+  kind: 'id' | 'number' | 'amount' | 'percentage' | 'quantity' | 'date' | 'time' | 'name' | 'availability';
   text: string;
 }
 
@@ -55,6 +55,14 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
     if (name.includes(' ') && !skip.has(name))
       claims.set(`name:${name}`, { kind: 'name', text: name, ground: () => verdictOf(index.groundPhrase(name)) });
   }
+  // Availability ("Hotel Lumen is sold out", "3 rooms left"), only where the sentence names an observed object.
+  for (const s of index.stockVerdicts(answer))
+    if (!skip.has(s.text))
+      claims.set(`availability:${s.start}`, {
+        kind: 'availability',
+        text: `${s.subject}: ${s.text}`,
+        ground: () => s.verdict,
+      });
   for (const p of ctx.contract.claims?.patterns ?? [])
     for (const m of answer.matchAll(new RegExp(p, 'g')))
       if (!skip.has(m[0]))
@@ -91,7 +99,14 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
         hard: false,
         message: `can't tell whether the answer's ${c.kind} ${c.text} is right: ${v.why}`,
       });
-    } else
+    } else if (c.kind === 'availability')
+      // An availability claim is made only about an object observed with its availability: refuted by it.
+      findings.push({
+        code: 'CONTRADICTED_BY_EVIDENCE',
+        hard: true,
+        message: `the answer says ${c.text}, but ${v.why ?? 'the observations say otherwise'}`,
+      });
+    else
       findings.push({
         code: 'UNSUPPORTED_CLAIM',
         hard: true,
