@@ -2,8 +2,10 @@
 // the sentence names: every wording against every observed form, both ways (a false pass before:
 // nothing read them, so "the hotel is sold out" passed against `rooms_left: 3`), and no verdict
 // where the subject is no observed object or another thing (a false fail is as bad).
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectLinearIn } from '../../test/support/linear-time.js';
 import { FactIndex } from './index.js';
 
 const RUNS = { seed: 20261202, numRuns: 200 };
@@ -199,24 +201,6 @@ describe('availability claims stay linear in the text', () => {
   it('each hostile shape takes time linear in its length', { timeout: 120_000 }, () => {
     const index = new FactIndex();
     index.addValue([{ name: 'Hotel Lumen', rooms_left: 0 }], { pos: 0, label: 'step 1' });
-    const once = (text: string) => {
-      const started = performance.now();
-      index.stockVerdicts(text);
-      return performance.now() - started;
-    };
-    for (const unit of SHAPES) {
-      const text = (kib: number) => unit.repeat(Math.ceil((kib * 1024) / unit.length));
-      const [short, long] = [text(16), text(64)];
-      let small = Number.POSITIVE_INFINITY;
-      let large = Number.POSITIVE_INFINITY;
-      for (let round = 0; round < 3; round++) {
-        small = Math.min(small, once(short));
-        large = Math.min(large, once(long));
-      }
-      if (large < 300) continue;
-      expect(large / small, `${unit}: ${small.toFixed(0)} ms at 16 KiB, ${large.toFixed(0)} ms at 64 KiB`).toBeLessThan(
-        8,
-      );
-    }
+    for (const unit of SHAPES) expectLinearIn(unit, unit, (text) => index.stockVerdicts(text));
   });
 });

@@ -1,7 +1,9 @@
 // Digit slips and hostile shapes: a value written right in one of many forms, then one digit
 // changed, is never the same value; and each form the reader learned stays linear in the text.
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectLinearIn } from '../../test/support/linear-time.js';
 import { FactIndex, mentionsIn } from './index.js';
 
 const AT = { pos: 1, stepId: 1, label: 'step 1' };
@@ -156,29 +158,7 @@ describe('the new forms stay linear in the text', () => {
     'dates abroad, no month': '12 Dezembers ',
     'CJK dates, unfinished': '2026年12月',
   };
-  // Judged by how the time grows, in one run (a loaded CI machine slows every size alike): four
-  // times the text takes about four times as long when linear, sixteen when quadratic. Best of two
-  // interleaved readings each; a shape read in well under a second at the larger size is fine either way.
   it('each hostile shape takes time linear in its length', { timeout: 180_000 }, () => {
-    const once = (text: string) => {
-      const started = performance.now();
-      mentionsIn(text);
-      return performance.now() - started;
-    };
-    for (const [name, unit] of Object.entries(SHAPES)) {
-      const text = (kib: number) => unit.repeat(Math.ceil((kib * 1024) / unit.length));
-      const [short, long] = [text(16), text(64)];
-      // Interleaved, best of each: a load that comes and goes meets both sizes alike.
-      let small = Number.POSITIVE_INFINITY;
-      let large = Number.POSITIVE_INFINITY;
-      for (let round = 0; round < 2; round++) {
-        small = Math.min(small, once(short));
-        large = Math.min(large, once(long));
-      }
-      if (large < 300) continue;
-      expect(large / small, `${name}: ${small.toFixed(0)} ms at 16 KiB, ${large.toFixed(0)} ms at 64 KiB`).toBeLessThan(
-        8,
-      );
-    }
+    for (const [name, unit] of Object.entries(SHAPES)) expectLinearIn(name, unit, mentionsIn);
   });
 });

@@ -1,0 +1,28 @@
+// Whether a reader's time grows linearly with its input, judged in one run by how it grows (a
+// loaded CI machine slows every size alike), never by an absolute bound: eight times the text takes
+// about eight times as long when linear, sixty-four times when quadratic. The bound of 24 leaves a
+// loaded machine's stalls three times the room (at 4x the text and a bound of 8, such tests failed
+// under a load of 16-19 on two cores). Best of three interleaved readings each; a shape read in well
+// under a second at the larger size is fine either way.
+import { expect } from 'vitest';
+
+/** Fails when `read` of `unit` repeated to 128 KiB takes 24 times or more its time at 16 KiB. */
+export function expectLinearIn(name: string, unit: string, read: (text: string) => unknown): void {
+  const text = (kib: number) => unit.repeat(Math.ceil((kib * 1024) / unit.length));
+  const [short, long] = [text(16), text(128)];
+  const once = (input: string) => {
+    const started = performance.now();
+    read(input);
+    return performance.now() - started;
+  };
+  let small = Number.POSITIVE_INFINITY;
+  let large = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    small = Math.min(small, once(short));
+    large = Math.min(large, once(long));
+  }
+  if (large < 300) return;
+  expect(large / small, `${name}: ${small.toFixed(0)} ms at 16 KiB, ${large.toFixed(0)} ms at 128 KiB`).toBeLessThan(
+    24,
+  );
+}
