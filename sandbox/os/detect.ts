@@ -68,7 +68,8 @@ export function describeIsolation(isolation: Isolation): string {
   }
 }
 
-function which(name: string): string | undefined {
+/** The path of a program on the PATH, or undefined. */
+export function which(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, name);

@@ -7,6 +7,9 @@
 //   - no Unix sockets (seccomp), no capabilities, no new user namespaces, no other process
 //     visible; setuid bits do nothing (no_new_privs);
 //   - the hosts named in `hosts` resolve to 127.0.0.1 (a recorded database's own host name);
+//   - an address of another machine asked for with `local(address)` is the sandbox's own (on its
+//     loopback, added by the network namespace's keeper outside: netns.ts), so a listener there
+//     serves 10.0.3.7:5432 inside to any program;
 //   - the run's CA is the only trusted root (bound over the system bundles and named in the env).
 // Refused attempts of any process (connect, sendto, kill, writes) are reported when strace is
 // present (`attempts`); Node processes also report their own through the preload.
@@ -34,6 +37,7 @@ import { packagePath, packageRoot } from '../../src/package.js';
 import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
 import { BWRAP_BASE, forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
+import { keeperFailed, type NetKeeper, nonLoopback, startNetKeeper } from './netns.js';
 import { seccompProgram } from './seccomp.js';
 
 const INIT = packagePath('sandbox/os/init.mjs');
@@ -139,6 +143,12 @@ export interface OsSandbox {
   listen(port?: number, host?: string): Promise<net.Server & { insidePort: number }>;
   /** A socket connected from inside to a loopback port inside (a service's listener). */
   connect(port: number, host?: string): Promise<net.Socket>;
+  /**
+   * Makes an IP address of another machine (10.0.3.7, fd00::7) the sandbox's own, so that `listen`
+   * can serve it; true when it is local inside (loopback always is), false where the sandbox has no
+   * keeper for its network namespace (netns.ts) or the address is a name.
+   */
+  local(address: string): Promise<boolean>;
   spawn(command: string[], options: SpawnOptions): SandboxProcess;
   /** Refused attempts traced so far. */
   readonly attempts: OsAttempt[];
@@ -253,12 +263,41 @@ export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undef
   }
 }
 
+/** The launcher (bwrap or unshare) ended before its init said it was ready. */
+class DidNotStart extends TapedeckError {}
+
 /** Starts the sandbox (its init, not yet the agent). */
 export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbox> {
   const { isolation } = options;
   if (isolation.level === 'none') {
     throw new TapedeckError('NO_ISOLATION', 'openOsSandbox needs bubblewrap or unshare; this machine has neither');
   }
+  // The network namespace held by a keeper outside, where this machine allows it; where the
+  // sandbox does not start in it, once more as before (its own namespace, loopback only).
+  const keeper = await startNetKeeper(isolation.unshare);
+  try {
+    try {
+      return await openBox(options, keeper);
+    } catch (error) {
+      if (!keeper || !(error instanceof DidNotStart)) throw error;
+      keeper.close();
+      keeperFailed();
+      return await openBox(options, undefined);
+    }
+  } catch (error) {
+    keeper?.close();
+    // A kept probe said this sandbox works and it did not start: the machine changed since. The
+    // next probe runs the tools again (a replay does so at once and starts over).
+    if (isolation.fromCache && error instanceof DidNotStart) {
+      forgetIsolation();
+      throw new StaleIsolationError(error);
+    }
+    throw error;
+  }
+}
+
+async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined): Promise<OsSandbox> {
+  const { isolation } = options;
   for (const w of options.writable ?? []) {
     const target = w.target ?? w.source;
     // The read-only root cannot take a new mount point: the place must exist on the real disk.
@@ -288,7 +327,21 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   if (isolation.level === 'bwrap') {
     command = isolation.bwrap as string;
     const shared = options.fs === 'shared';
-    args = [...BWRAP_BASE, shared ? '--bind' : '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+    args = [
+      ...BWRAP_BASE,
+      // In the keeper's namespaces: its network namespace, and this user's ids as outside (the
+      // keeper's user namespace maps this user to 0, which bwrap would otherwise give the agent).
+      ...(keeper
+        ? ['--share-net', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)]
+        : []),
+      shared ? '--bind' : '--ro-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+    ];
     if (!shared)
       for (const m of MASKED)
         if (existsSync(m) && !lstatSync(m).isSymbolicLink()) {
@@ -344,6 +397,10 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       args.push('--seccomp', '4');
     }
     args.push('--chdir', options.cwd, '--', process.execPath, INIT);
+  } else if (keeper) {
+    // Network alone, the keeper's (its loopback is up): the init is root in the keeper's user namespace, as with unshare -r.
+    command = process.execPath;
+    args = [INIT];
   } else {
     command = isolation.unshare as string;
     // Network alone: the loopback interface starts down; the init brings it up (root in its namespace).
@@ -360,18 +417,25 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
   }
   const stdio: Array<'pipe' | 'ipc' | 'ignore' | number> = ['ignore', 'pipe', 'pipe', 'ipc'];
   if (seccompFd !== undefined) stdio.push(seccompFd);
-  const child = spawn(command, args, { cwd: options.cwd, stdio, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const launch = keeper ? keeper.enter(command, args) : { command, args };
+  const child = spawn(launch.command, launch.args, {
+    cwd: options.cwd,
+    stdio,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
   const waiters = new Map<number, (message: Message, handle?: unknown) => void>();
   const processes = new Map<number, SandboxProcess & EventEmitter>();
   const attempts: OsAttempt[] = [];
   /** Loopback ports inside that something serves: the launcher's listeners and services reached. */
   const insidePorts = new Set<number>();
+  /** Addresses of other machines made the sandbox's own (`local`). */
+  const madeLocal = new Set<string>();
   const listeners = new Set<net.Server>();
   let nextId = 1;
   let ended = false;
   const ready = new Promise<void>((resolve, reject) => {
     const failed = (why: string) =>
-      reject(new TapedeckError('SANDBOX_FAILED', `The OS sandbox did not start (${command}): ${why}`));
+      reject(new DidNotStart('SANDBOX_FAILED', `The OS sandbox did not start (${command}): ${why}`));
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => {
       if (stderr.length < 4000) stderr += d.toString('utf8');
@@ -389,10 +453,14 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
         const attempt = parseTraceLine(line);
         if (!attempt) continue;
         // A non-blocking connect in progress is no refusal, unless nothing inside serves that port
-        // (tapedeck's own listeners, or one of the agent's tree that listened as it connected).
+        // (tapedeck's own listeners, or one of the agent's tree that listened as it connected) at an
+        // address of the sandbox (loopback, or another machine's made its own): elsewhere a connect
+        // fails at once (ENETUNREACH).
         if (attempt.error === 'EINPROGRESS') {
           const port = Number(/:(\d+)$/.exec(attempt.target)?.[1]);
-          if (insidePorts.has(port) || listening.has(port) || !/^(127\.|\[::1\])/.test(attempt.target)) continue;
+          const host = attempt.target.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+          const own = /^(127\.|::1$)/.test(host) || madeLocal.has(host);
+          if (insidePorts.has(port) || listening.has(port) || !own) continue;
         }
         // A write to a CA bundle this sandbox put the run's CA in place of: not the real disk's file
         // (a program that appends a CA of its own at start, as some Python set-ups do).
@@ -423,14 +491,9 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
     await ready;
   } catch (error) {
     for (const c of cleanup.reverse()) await c().catch(() => undefined);
-    // A kept probe said this sandbox works and it did not start: the machine changed since. The
-    // next probe runs the tools again (a replay does so at once and starts over).
-    if (isolation.fromCache && error instanceof TapedeckError) {
-      forgetIsolation();
-      throw new StaleIsolationError(error);
-    }
     throw error;
   }
+  if (keeper) cleanup.push(async () => keeper.close());
   // Stdout/stderr of the launcher are the agent's from here on; the caller reads them.
   child.stdout?.pause();
   child.stderr?.removeAllListeners('data');
@@ -502,6 +565,13 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       const socket = handle as net.Socket;
       socket.resume();
       return socket;
+    },
+    async local(address) {
+      if (!keeper) return /^(127\.|::1$|\[::1\]$)/.test(address);
+      const made = await keeper.local(address);
+      const ip = nonLoopback(address);
+      if (made && ip) madeLocal.add(ip.address);
+      return made;
     },
     spawn(commandLine, spawnOptions) {
       const id = nextId++;

@@ -80,6 +80,12 @@ export interface PassTarget {
 export interface SandboxProxy {
   /** Serves a listener (a port inside the sandbox, or a real loopback port). */
   serve(listener: net.Server): void;
+  /**
+   * Serves a listener that stands for `target` itself (the sandbox's own 10.0.3.7:8080): each
+   * connection is taken as a client's CONNECT to it would be (TLS or HTTP/1.x answered, anything
+   * else to `passThrough` or refused) — a program that reaches the address directly, without the proxy.
+   */
+  serveAs(listener: net.Server, target: { host: string; port: number }): void;
   /** Connections currently open through the proxy. */
   readonly open: number;
   close(): Promise<void>;
@@ -321,11 +327,8 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
     upstream.on('error', () => socket.destroy());
   };
 
-  outer.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    const { host, port } = splitHostPort(String(req.url ?? ''), 443);
-    const pid = pidOf(req.headers);
-    client.on('error', () => client.destroy());
-    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  /** A tunnel to host:port (a CONNECT, or a connection to a door standing for the address), from its first bytes on. */
+  const tunnel = (client: net.Socket, host: string, port: number, pid: number | undefined, head: Buffer) => {
     const start = async (first: Buffer) => {
       const byte = first[0] ?? 0;
       if (byte === 0x16) {
@@ -368,6 +371,13 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
         client.pause();
         void start(first);
       });
+  };
+
+  outer.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    const { host, port } = splitHostPort(String(req.url ?? ''), 443);
+    client.on('error', () => client.destroy());
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    tunnel(client, host, port, pidOf(req.headers), head);
   });
 
   const rawTunnel = async (client: net.Socket, host: string, port: number, pid: number | undefined, first: Buffer) => {
@@ -398,6 +408,14 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
     serve(listener: net.Server) {
       listeners.add(listener);
       listener.on('connection', (socket: net.Socket) => outer.emit('connection', socket));
+    },
+    serveAs(listener: net.Server, target: { host: string; port: number }) {
+      listeners.add(listener);
+      listener.on('connection', (socket: net.Socket) => {
+        track(socket);
+        socket.on('error', () => socket.destroy());
+        tunnel(socket, target.host, target.port, undefined, Buffer.alloc(0));
+      });
     },
     get open() {
       return sockets.size;

@@ -343,6 +343,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
           command: options.command,
           tmp: spoolDir,
           databases: databaseAddresses([options.dbUrl, ...Object.values(baseEnv)]),
+          urls: Object.values(baseEnv).filter((v): v is string => typeof v === 'string'),
           upstreamCa: agentTrust(baseEnv),
           sink: {
             syncWorld: active.syncWorld,
@@ -447,9 +448,12 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     isolated?.flushTurns();
     pullSpool();
     drainBacklog();
-    sideChannels = isolated
-      ?.attempts()
-      .map((a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`);
+    sideChannels = isolated && [
+      ...isolated.notes,
+      ...isolated
+        .attempts()
+        .map((a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`),
+    ];
     const ok = result.exitCode === 0;
     const how = result.signal ? `ended by ${result.signal}` : `exited with code ${result.exitCode}`;
     // The last step the interrupted run made is counted once every message read is handled.

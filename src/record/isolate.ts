@@ -5,12 +5,18 @@
 //     and recorded as the preload records Node's (the same capture messages, so it becomes a model
 //     or tool step the same way); with world capture it keeps the step barriers; a WebSocket
 //     upgrade through it is made and its conversation recorded (isolate-websocket.ts);
-//   - the database: the ports of the database URLs the run names lead to the real database;
+//   - the database: the ports of the database URLs the run names lead to the real database, and
+//     so does the database's own address where it is another machine's (10.0.3.7: made the
+//     sandbox's own, sandbox/os/netns.ts), for psql -h 10.0.3.7 as for the Node client;
+//   - a service the run names by a URL at another machine's address (an env value
+//     http://10.0.3.7:8080/…): that address inside leads to the recording proxy, which makes the
+//     call and records it, for a client that reaches it directly (curl with NO_PROXY naming it);
 //   - the preload's IPC (loopback inside).
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
+import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
@@ -55,6 +61,8 @@ export interface RecordSandbox {
   readonly proxyUrl: string;
   /** The ports open inside besides the proxy's (IPC, databases): a Node process's way to anything else is the proxy. */
   readonly doors: number[];
+  /** What the recording should say: an address of another machine the sandbox could not serve inside. */
+  readonly notes: string[];
   env(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   /** Refused ways out, named (strace): the recording is incomplete where they are. */
   attempts(): OsAttempt[];
@@ -185,6 +193,8 @@ export async function openRecordSandbox(input: {
   tmp: string;
   sink: CaptureSink;
   databases: Array<{ host: string; port: number }>;
+  /** URLs the run names (its env's values): those at another machine's address get a door there. */
+  urls?: Iterable<string>;
   /** The CA bundles the proxy's upstream WebSocket connections trust (agentTrust: the agent's own). */
   upstreamCa?: string[] | undefined;
 }): Promise<RecordSandbox> {
@@ -208,6 +218,7 @@ export async function openRecordSandbox(input: {
   });
   let seq = 0;
   const refused: string[] = [];
+  const notes: string[] = [];
   const proxy = createSandboxProxy({
     ca,
     answer: (request) => forward(request, sink, `proxy-${++seq}`),
@@ -215,6 +226,8 @@ export async function openRecordSandbox(input: {
     onRefused: (attempt) => refused.push(`${attempt.reason}: ${attempt.target}`),
   });
   const listeners: Array<net.Server & { insidePort: number }> = [];
+  /** The doors at other machines' addresses (not ports a Node process connects to directly wherever they are). */
+  const others: net.Server[] = [];
   let proxyListener: net.Server & { insidePort: number };
   let ipcListener: net.Server & { insidePort: number };
   try {
@@ -227,20 +240,47 @@ export async function openRecordSandbox(input: {
     // address given (the --db URL's) is the one it leads to.
     const byPort = new Map<number, { host: string; port: number }>();
     for (const db of input.databases) if (!byPort.has(db.port)) byPort.set(db.port, db);
-    for (const db of byPort.values()) {
-      // Loopback or a named host: the same port inside leads to the real database.
-      const listener = await box.listen(db.port);
-      listeners.push(listener);
+    const relay = (listener: net.Server, db: { host: string; port: number }) =>
       listener.on('connection', (inside: net.Socket) => {
         const outside = net.connect(db.port, db.host);
         inside.pipe(outside).pipe(inside);
         inside.on('error', () => outside.destroy());
         outside.on('error', () => inside.destroy());
       });
+    for (const db of byPort.values()) {
+      // Loopback or a named host: the same port inside leads to the real database.
+      const listener = await box.listen(db.port);
+      listeners.push(listener);
+      relay(listener, db);
+    }
+    // At another machine's address, that address inside too (each database its own).
+    const served = new Set<string>();
+    const listenAt = async (host: string, port: number, what: string) => {
+      const key = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      if (served.has(key)) return undefined;
+      served.add(key);
+      if (!(await box.local(host))) {
+        notes.push(
+          `${what} at ${key} cannot be reached at that address inside the sandbox on this machine (no keeper for its network namespace: unshare, nsenter or ip is missing)`,
+        );
+        return undefined;
+      }
+      const listener = await box.listen(port, host);
+      others.push(listener);
+      return listener;
+    };
+    for (const db of input.databases) {
+      const ip = nonLoopback(db.host);
+      const listener = ip ? await listenAt(ip.address, db.port, 'the database') : undefined;
+      if (listener && ip) relay(listener, { host: ip.address, port: db.port });
+    }
+    for (const target of otherMachines(input.urls ?? [])) {
+      const listener = await listenAt(target.host, target.port, 'a service');
+      if (listener) proxy.serveAs(listener, target);
     }
   } catch (error) {
     // A door that cannot open ends the recording: nothing of the sandbox is left running.
-    for (const l of listeners) l.close();
+    for (const l of [...listeners, ...others]) l.close();
     await proxy.close().catch(() => {});
     await box.close().catch(() => {});
     throw error;
@@ -252,6 +292,7 @@ export async function openRecordSandbox(input: {
     ipcAddress: `tcp:127.0.0.1:${ipcListener.insidePort}`,
     proxyUrl,
     doors: listeners.map((l) => l.insidePort),
+    notes,
     env: (base) => proxyEnv(base, proxyUrl, trust),
     attempts: () => [
       ...box.attempts,
@@ -259,7 +300,7 @@ export async function openRecordSandbox(input: {
     ],
     flushTurns: () => flushProxyWebSockets(),
     async close() {
-      for (const l of listeners) l.close();
+      for (const l of [...listeners, ...others]) l.close();
       await proxy.close();
       await box.close();
     },

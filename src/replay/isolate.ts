@@ -5,7 +5,11 @@
 //     in-process (curl, Python, wget, a Go binary, npm undici) goes to the SAME decision as the
 //     preload's calls (session.answer → answerCall), with the run's CA trusted inside,
 //   - the sandbox database: the sandbox URL's port and the recorded database's own host:port
-//     inside lead to a Postgres relay that admits the sandbox database only.
+//     inside lead to a Postgres relay that admits the sandbox database only;
+//   - a recorded address of another machine (a database at 10.0.3.7, a service at
+//     http://10.0.3.7:8080) is the sandbox's own inside (sandbox/os/netns.ts), served there: the
+//     database's by the relay, a service's by the proxy as if the client had asked it for that
+//     address — psql -h 10.0.3.7 and curl with NO_PROXY reach the sandbox, never the real machine.
 // With bubblewrap the recorded fs root is a writable copy of the pre-snapshot (WorldCopy), read
 // back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
 import { existsSync } from 'node:fs';
@@ -22,6 +26,7 @@ import {
   wireOf,
 } from '../../sandbox/index.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
+import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
@@ -61,6 +66,8 @@ export interface ReplaySandbox {
   env(base: Record<string, string>): Record<string, string>;
   /** Opens `port` on loopback inside, each connection piped to `to` outside (a relay, a route's target). */
   expose(port: number, to: { host: string; port: number }): Promise<void>;
+  /** What the replay should say: a recorded address of another machine the sandbox could not serve at that address. */
+  readonly notes: string[];
   /** Gives the proxy its decision maker (the session), once it exists. */
   answerWith(answer: (message: ReplayQuestion) => Promise<ReplayReply>): void;
   run(
@@ -217,6 +224,8 @@ export async function openReplaySandbox(input: {
    * (the replay's WebSocket answerer, src/replay/websocket.ts), or undefined to refuse it.
    */
   upgrade?: (target: { host: string; port: number }) => Promise<net.Socket | undefined>;
+  /** The recorded calls' URLs: those at another machine's IP address are served at it inside. */
+  urls?: Iterable<string>;
 }): Promise<ReplaySandbox> {
   const { started, recording, fsRoot, db, teardown } = input;
   const { isolation, box, ca, trust } = started;
@@ -299,13 +308,51 @@ export async function openReplaySandbox(input: {
       outside.on('error', () => inside.destroy());
     });
   };
+  const notes: string[] = [];
+  const served = new Set<string>();
+  /** Opens host:port inside at an address of another machine, made the sandbox's own; undefined where it cannot be. */
+  const listenAt = async (host: string, port: number, what: string) => {
+    const key = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    if (served.has(key)) return undefined;
+    served.add(key);
+    if (!(await box.local(host))) {
+      notes.push(
+        `${what} at ${key} cannot be served at that address inside the sandbox on this machine (its network namespace has no keeper: unshare, nsenter or ip is missing, or user namespaces are allowed to bubblewrap alone); programs other than Node reach it at 127.0.0.1 only`,
+      );
+      return undefined;
+    }
+    const listener = await box.listen(port, host).catch((error: Error) => {
+      throw new TapedeckError('SANDBOX_FAILED', `Cannot open ${key} inside the sandbox: ${error.message}`);
+    });
+    allow.push({ host, port });
+    teardown.add(async () => {
+      listener.close();
+    });
+    return listener;
+  };
   if (db) {
     // Every database connection inside goes to a relay that takes it to the sandbox database,
-    // whatever database it names: the sandbox URL's own port, and the recorded address.
+    // whatever database it names: the sandbox URL's own port, and the recorded address (at
+    // another machine's IP address, that address too).
     const relay = await startPgRelay(pgTargetOf(db.url));
     teardown.add(() => relay.close());
     await expose(db.port, relay);
     if (recordedDb) await expose(recordedDb.port, relay);
+    if (recordedDb && nonLoopback(recordedDb.host)) {
+      const listener = await listenAt(recordedDb.host, recordedDb.port, 'the recorded database');
+      listener?.on('connection', (inside: net.Socket) => {
+        const outside = net.connect(relay.port, relay.host);
+        inside.pipe(outside).pipe(inside);
+        inside.on('error', () => outside.destroy());
+        outside.on('error', () => inside.destroy());
+      });
+    }
+  }
+  // A recorded service at another machine's address: a program that reaches it directly (curl with
+  // NO_PROXY naming it, a client that ignores the proxy variables) is answered as through the proxy.
+  for (const target of otherMachines(input.urls ?? [])) {
+    const listener = await listenAt(target.host, target.port, 'a recorded service');
+    if (listener) proxy.serveAs(listener, target);
   }
   // The ports chosen inside come after the fixed ones: an ephemeral port the kernel picked for
   // one of them could be the recorded database's port (a replay failed so: EADDRINUSE).
@@ -325,6 +372,7 @@ export async function openReplaySandbox(input: {
     ipcAddress: `tcp:127.0.0.1:${ipcListener.insidePort}`,
     allow,
     ...(world ? { world } : {}),
+    notes,
     withWorld,
     settle,
     env(base) {

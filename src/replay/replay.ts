@@ -355,7 +355,9 @@ async function replayIn(
       timing: options.timing ?? { kind: 'none' },
       teardown,
       ...(tapes ? { upgrade: async () => tapes.connect() } : {}),
+      urls: calls.flatMap((c) => (c.exchange ? [c.exchange.request.url] : [])),
     });
+    warnings.push(...box.notes);
   }
   const sandbox = box;
   if (sandbox) stopAgent = () => sandbox.stopAgent();
