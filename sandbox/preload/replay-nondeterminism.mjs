@@ -5,7 +5,7 @@
 // answer is held until this process has drawn the values it had drawn when that answer came
 // (`hold`), so concurrent branches take the same values as when recorded.
 import path from 'node:path';
-import { monotonicNow } from './shared-clock.mjs';
+import { loadStretch, monotonicNow } from './shared-clock.mjs';
 import { bytesToHex, callSites, patchNondeterminism } from './shared-nondeterminism.mjs';
 
 // Taken at load: an agent's fake timers do not hold the replayer's own turn-end reports.
@@ -15,7 +15,8 @@ const realClearTimeout = clearTimeout;
 /**
  * How long an answer waits at most for the values recorded before it: the call's recorded
  * latency, at least HOLD_MIN_MS (a replay's timers run late on a busy machine) and at most
- * HOLD_MAX_MS (an agent that no longer draws them, or draws them only after this answer).
+ * HOLD_MAX_MS (an agent that no longer draws them, or draws them only after this answer), times
+ * the machine's load per core (loadStretch, shared-clock.mjs).
  */
 const HOLD_MIN_MS = 100;
 const HOLD_MAX_MS = 2000;
@@ -248,7 +249,8 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
     const need = drawn?.counts[self];
     if (!holding || drawn === undefined || need === undefined || reached(need)) return undefined;
     const left =
-      Math.min(Math.max(drawn.withinMs, HOLD_MIN_MS), HOLD_MAX_MS) - (since === undefined ? 0 : monotonicNow() - since);
+      Math.min(Math.max(drawn.withinMs, HOLD_MIN_MS), HOLD_MAX_MS) * loadStretch() -
+      (since === undefined ? 0 : monotonicNow() - since);
     if (left <= 0) {
       unheld++;
       return undefined;

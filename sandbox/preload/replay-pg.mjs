@@ -4,11 +4,12 @@
 // values it had drawn when that reply came (replay-nondeterminism.mjs `hold`). So tasks waiting on
 // the database resume in their recorded order: each takes its own recorded values, and a pool
 // hands its connections to the same queries. A reply waits behind the replies recorded before it,
-// at most WITHIN_MS; past that (the agent makes other queries now, or its transactions meet in
+// at most WITHIN_MS (stretched by the machine's load: shared-clock.mjs); past that (the agent makes other queries now, or its transactions meet in
 // another order) replies go as they come (`late` counts the replies that went so). In PGlite, which
 // runs one transaction at a time, a reply inside a transaction is never held (it would hold every
 // other connection, the replayer's too): it goes, counted late when not in its turn. What comes
 // behind a held reply on its socket (more bytes, 'end', 'close', an error) waits behind it.
+import { loadStretch } from './shared-clock.mjs';
 import { dbRepliesByConnection, watchPgConnections } from './shared-pg-replies.mjs';
 
 // Taken at load: an agent's fake timers do not hold the replay's own.
@@ -58,7 +59,7 @@ export function holdPgReplies(recorded, hold, self, skip, targets, oneBackend = 
           wake();
         }
         resolve(undefined);
-      }, WITHIN_MS);
+      }, WITHIN_MS * loadStretch());
       const check = () => {
         if (!inTurn(index)) return;
         waiting.delete(check);

@@ -3,3 +3,5 @@
 export declare const monotonicNow: () => number;
 /** The time of a message: epoch milliseconds with sub-millisecond precision. */
 export declare const nowMs: () => number;
+/** The last minute's load average per core, between 1 and 10: how much to stretch a wall-time bound on the agent. */
+export declare const loadStretch: () => number;

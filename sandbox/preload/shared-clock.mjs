@@ -2,6 +2,7 @@
 // The clock of the capture layers and the replay preload: Performance's own, never the agent's
 // `performance.now` / `performance.timeOrigin` (shared-nondeterminism.mjs records and replays
 // those), however late this module is loaded. Their own reads must not take the agent's values.
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 const proto = Object.getPrototypeOf(performance);
@@ -12,3 +13,15 @@ const origin = Object.getOwnPropertyDescriptor(proto, 'timeOrigin')?.get?.call(p
 export const monotonicNow = () => protoNow.call(performance);
 /** The time of a message: epoch milliseconds with sub-millisecond precision. @returns {number} */
 export const nowMs = () => origin + monotonicNow();
+
+const loadavg = os.loadavg;
+const cores = Math.max(1, os.availableParallelism());
+/**
+ * How much slower than an idle machine a process runs now: the last minute's load average per
+ * core, at least 1 and at most 10. The replay's waits for the agent's next move that are bounded
+ * in wall time (a WebSocket push waiting for the calls before it, a database reply waiting for its
+ * turn, an answer waiting for the values drawn before it) are that bound times this: on a starved
+ * machine the agent takes that much longer to get there, and must not be overtaken for it.
+ * @returns {number}
+ */
+export const loadStretch = () => Math.min(10, Math.max(1, (loadavg()[0] ?? 0) / cores));

@@ -42,6 +42,7 @@ import {
   type AgentExit,
   type AgentHandle,
   agentEnv,
+  dbOrderOf,
   explicitEnv,
   ignoredRecordedEnv,
   lackingDatabaseWarning,
@@ -471,7 +472,7 @@ async function replayIn(
       `${dumps.dbLate} database repl${dumps.dbLate === 1 ? 'y' : 'ies'} went to the agent as ${dumps.dbLate === 1 ? 'it' : 'they'} came, not in the recorded order (each waits 2 s at most): the agent queries differently now, or its concurrent transactions met in another order${options.dbSandbox === 'template' || options.dbSandbox === 'testcontainers' ? '' : ' (the embedded PGlite sandbox runs one transaction at a time; --db <url> --db-sandbox template runs them at once, as recorded)'}`,
     );
   // Tasks that read the database at once may have taken each other's values (docs/replay.md).
-  if (options.dbOrder !== true && result.worldMatches === false && concurrentDatabaseWork(recording.events))
+  if (!dbOrderOf(options) && result.worldMatches === false && concurrentDatabaseWork(recording.events))
     warnings.push(
       "the agent's tasks read the database over several connections at once and drew clock and random values after its replies: a replay's database answers in its own order, so they may have taken each other's recorded values; --db-order hands the replies over in their recorded order",
     );

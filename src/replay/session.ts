@@ -14,6 +14,7 @@ import {
   type ReplayReply,
   type StdioRpc,
 } from '../../sandbox/index.js';
+import { loadStretch } from '../../sandbox/preload/shared-clock.mjs';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import { ConversationCalls, carriedToolCalls } from '../providers/index.js';
 import type { createDbTracker } from '../record/index.js';
@@ -39,7 +40,6 @@ import { type CallIndex, LocalSteps, type RecordedCall, RpcSteps, SelfBegunSteps
 import { type LiveRequest, summaryOf } from './normalize.js';
 import type { PromptOverride } from './prompt.js';
 import type { HeldBack, ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
-import { loadStretch } from './watchdog.js';
 import type { RecordedTurn } from './websocket.js';
 
 export type DbTracker = Awaited<ReturnType<typeof createDbTracker>>;

@@ -189,7 +189,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     ...(processes.size > 0 ? { processes: Object.fromEntries(processes) } : {}),
     seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
-    ...(options.dbOrder === true
+    ...(dbOrderOf(options)
       ? {
           dbOrder: true,
           ...(db?.kind === 'pglite' ? { dbOneBackend: true } : {}),
@@ -598,4 +598,9 @@ export async function readExitDumps(tmp: string): Promise<ExitDumps> {
     out.dbLate += dump.nondeterminism?.dbLate ?? 0;
   }
   return out;
+}
+
+/** Whether a replay hands the database's replies over in their recorded order (`dbOrder`'s default by mode). */
+export function dbOrderOf(options: Pick<ReplayOptions, 'dbOrder' | 'mode'>): boolean {
+  return options.dbOrder ?? options.mode === 'exact';
 }

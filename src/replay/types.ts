@@ -67,8 +67,9 @@ export interface ReplayOptions {
   /**
    * Hand the database's replies to the agent in their recorded order (the recording's `dbReply`
    * values), each once its process has drawn the values it had drawn when that reply came:
-   * concurrent tasks that read and then draw take their own recorded values. Off by default: it
-   * slows the agent's database work to the recorded order (docs/replay.md).
+   * concurrent tasks that read and then draw take their own recorded values. Default: on in exact
+   * mode, off in counterfactual mode, where the agent's queries change with its prompt and each
+   * process would wait once for replies that never come (docs/replay.md; `dbOrderOf`).
    */
   dbOrder?: boolean;
   /** Server URL for the template sandbox (setting it implies dbSandbox 'template'). */

@@ -2,7 +2,6 @@
 // optional wall limit) is stopped. Progress is anything the agent does that the replayer sees: a
 // call asked or served, a tool or file step, output, a process's exit. Time the replayer itself
 // spends answering (a live model thinking for minutes, a sandbox service) is never idle.
-import os from 'node:os';
 import type { ReplayNotice, ReplayQuestion } from '../../sandbox/index.js';
 import { parseDuration } from '../config/duration.js';
 import type { Stopped } from '../recording/index.js';
@@ -237,15 +236,4 @@ function callName(method: string, url: string): string {
   } catch {
     return `${method} ${url.split('?')[0]}`;
   }
-}
-
-/**
- * How much slower than an idle machine a process runs now: the last minute's load average per
- * core, at least 1 and at most 10. A wait for the agent's next call that is "2 s without progress"
- * on an idle machine is 2 s times this (a load of 16 on 2 cores: 16 s).
- */
-export function loadStretch(): number {
-  const cores = Math.max(1, os.availableParallelism());
-  const [load = 0] = os.loadavg();
-  return Math.min(10, Math.max(1, load / cores));
 }

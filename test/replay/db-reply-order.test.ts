@@ -55,7 +55,8 @@ describe.skipIf(!PG_URL)('database replies in the recorded order', () => {
       isolation: 'none',
       timeoutMs: 120_000,
       ...(options.template ? { dbSandbox: 'template' as const, db: PG_URL } : {}),
-      ...(options.unordered ? {} : { dbOrder: true }),
+      // --db-order is the default in exact mode; --no-db-order (dbOrder: false) turns it off.
+      ...(options.unordered ? { dbOrder: false } : {}),
     });
     expect(result.status, result.output?.stderr).toBe('complete');
     expect(result.divergences).toEqual([]);
@@ -73,7 +74,7 @@ describe.skipIf(!PG_URL)('database replies in the recorded order', () => {
     const recording = await readRecording(dir);
     const noted = recording.events.filter((e) => e.type === 'nondeterminism' && e.payload.kind === 'dbReply');
     expect(noted.length).toBeGreaterThan(0);
-    // Without --db-order the replies go as the sandbox sends them: when that swapped the tasks'
+    // With --no-db-order the replies go as the sandbox sends them: when that swapped the tasks'
     // values, the replay says what to do.
     const unordered = await replayed(dir, { unordered: true });
     if ((unordered.worldDiff ?? []).length > 0)

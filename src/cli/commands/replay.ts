@@ -153,8 +153,9 @@ export function register(program: Command): void {
     .option('--db-sandbox <kind>', 'pglite (default), template (needs --db) or testcontainers (needs Docker)')
     .option(
       '--db-order',
-      "hand the database's replies to the agent in their recorded order, each once the agent has drawn the clock and random values it had drawn when it came: concurrent tasks that read and then draw (a uuid for a row) take their own recorded values (exact mode; concurrent transactions need --db-sandbox template)",
+      "hand the database's replies to the agent in their recorded order, each once the agent has drawn the clock and random values it had drawn when it came: concurrent tasks that read and then draw (a uuid for a row) take their own recorded values (default in exact mode; concurrent transactions need --db-sandbox template)",
     )
+    .option('--no-db-order', "hand the database's replies over as the sandbox answers them (the default with a changed prompt)")
     .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
     .option(
       '--isolation <level>',
@@ -298,7 +299,7 @@ command not run because the recording was made elsewhere), ${EXIT_TIMED_OUT} whe
         stdio: opts.json ? 'pipe' : 'inherit',
         ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
         ...(opts.requireIsolation ? { requireIsolation: true } : {}),
-        ...(opts.dbOrder ? { dbOrder: true } : {}),
+        ...(opts.dbOrder !== undefined ? { dbOrder: opts.dbOrder } : {}),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(wallTimeoutMs !== undefined ? { wallTimeoutMs } : {}),
         stopOnSignals: true,
