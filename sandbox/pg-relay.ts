@@ -5,13 +5,7 @@
 // is reached through one stable URL). It speaks just enough of the protocol to rewrite the
 // startup message (database, user) and answer SSL/GSS negotiation with "no"; then it pipes bytes.
 import net from 'node:net';
-
-const SSL_REQUEST = 80877103;
-const GSSENC_REQUEST = 80877104;
-const CANCEL_REQUEST = 80877102;
-const PROTOCOL_3 = 196608;
-/** A startup message is small; anything larger is not Postgres. */
-const MAX_STARTUP = 10_000;
+import { CANCEL_REQUEST, GSS_REQUEST, MAX_STARTUP, PROTOCOL_3, SSL_REQUEST } from '../src/postgres/wire.js';
 
 export interface PgTarget {
   host: string;
@@ -96,7 +90,7 @@ export async function startPgRelay(
         const message = pending.subarray(0, length);
         pending = pending.subarray(length);
         const code = message.readInt32BE(4);
-        if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+        if (code === SSL_REQUEST || code === GSS_REQUEST) {
           client.write('N');
           continue;
         }

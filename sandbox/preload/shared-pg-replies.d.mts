@@ -9,6 +9,8 @@ export interface DbReply {
   index: number;
   need: Record<string, number>;
 }
+/** What a connection's first write is, if Postgres (only its first 8 bytes count); undefined: not Postgres. */
+export function pgFirstMessage(bytes: Uint8Array): 'startup' | 'encryption' | 'cancel' | undefined;
 export function pgReplyReader(): PgReplyReader;
 export function dbReplyEntry(connection: string, counts: Record<string, number>): string;
 export function dbRepliesByConnection(values: unknown): { byConnection: Map<string, DbReply[]>; total: number };

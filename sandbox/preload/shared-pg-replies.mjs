@@ -16,8 +16,12 @@ import { targetOf } from './shared-connect-args.mjs';
 
 /** SSLRequest and GSSENCRequest: the server answers with one byte before any message. */
 const ENCRYPTION_REQUESTS = new Set([80877103, 80877104]);
+const CANCEL_REQUEST = 80877102;
 /** StartupMessage, protocol 3.0 (3.2 too: the major version is what counts). */
 const STARTUP_MAJOR = 3;
+/** A first message's length, which counts itself: its 8 bytes at least, a server's bound at most. */
+const FIRST_MIN = 8;
+const FIRST_MAX = 10_000;
 const READY_FOR_QUERY = 0x5a; // 'Z'
 const kWatched = Symbol('tapedeck.pgReplies');
 /** The kinds of value a `dbReply` entry may count (those of NdBatch that are draws). */
@@ -29,6 +33,28 @@ const ENTRY = /^(\S{1,300})((?: [a-zA-Z]{1,20}=\d{1,15}){0,8})$/;
 function bytesOf(chunk) {
   if (Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return undefined;
+}
+
+/**
+ * What a connection's first write is, if Postgres: a client's first message has no type byte, only
+ * its length and a code — a StartupMessage (`startup`, protocol 3.x), an SSLRequest or GSSENCRequest
+ * (`encryption`: the server answers one byte before any message), a CancelRequest (`cancel`: no
+ * reply follows). undefined: not a Postgres client (fewer than 8 bytes, another code, a length no
+ * server takes). Only the first 8 bytes count. The one home of this rule: the recorder names a
+ * connection by it (record-sockets.mjs), and the reply reader below follows a connection by it.
+ * @param {Uint8Array} bytes
+ * @returns {'startup' | 'encryption' | 'cancel' | undefined}
+ */
+export function pgFirstMessage(bytes) {
+  if (bytes.length < 8) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, 8);
+  const length = view.getUint32(0);
+  const code = view.getUint32(4);
+  if (length < FIRST_MIN || length >= FIRST_MAX) return undefined;
+  if (ENCRYPTION_REQUESTS.has(code)) return 'encryption';
+  if (code === CANCEL_REQUEST) return 'cancel';
+  if (code >>> 16 === STARTUP_MAJOR) return 'startup';
   return undefined;
 }
 
@@ -52,14 +78,8 @@ export function pgReplyReader() {
     client(chunk) {
       if (state !== 'unknown') return;
       const bytes = bytesOf(chunk);
-      if (bytes === undefined || bytes.length < 8) {
-        state = 'off';
-        return;
-      }
-      const code = bytes.readUInt32BE(4);
-      if (ENCRYPTION_REQUESTS.has(code) && bytes.readUInt32BE(0) === 8) state = 'encryption';
-      else if (code >>> 16 === STARTUP_MAJOR && bytes.readUInt32BE(0) >= 8) state = 'messages';
-      else state = 'off';
+      const first = bytes === undefined ? undefined : pgFirstMessage(bytes);
+      state = first === 'encryption' ? 'encryption' : first === 'startup' ? 'messages' : 'off';
     },
     /** @param {any} chunk @returns {number[]} */
     server(chunk) {

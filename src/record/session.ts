@@ -1,54 +1,20 @@
 // The recording session: turns the capture layer's messages into a Recording. It pairs requests
 // with responses, decodes LLM protocols into model.called, classifies other calls as tools,
 // segments the run into steps, and attributes world changes and nondeterministic values to the
-// step during which they happened. Messages are handled strictly in arrival order.
+// step during which they happened. Messages are handled strictly in arrival order. What an
+// exchange becomes is exchange-step.ts's, a WebSocket turn websocket.ts's; writing the steps
+// (numbered, named, observed) and looking at the world's changes is step-log.ts's.
 import { ND_KINDS } from '../../sandbox/protocol.js';
-import { ConversationCalls, carriedToolCalls, detectProvider } from '../providers/index.js';
-import type {
-  AppendInput,
-  DbChangedPayload,
-  EventType,
-  FsChangedPayload,
-  NondeterminismPayload,
-  RecordingWriter,
-  StepEvent,
-  StepRecord,
-  ToolCalledPayload,
-} from '../recording/index.js';
-import {
-  agentToolStep,
-  ConnectionAccount,
-  type SeenConnection,
-  StepNamer,
-  stepEvents,
-  ToolCallAccount,
-} from '../recording/index.js';
+import { ConversationCalls, detectProvider } from '../providers/index.js';
+import type { NondeterminismPayload, RecordingWriter, StepEvent, ToolCalledPayload } from '../recording/index.js';
+import { agentToolStep, ConnectionAccount, type SeenConnection, type ToolCallAccount } from '../recording/index.js';
 import { agentToolCall, stdioRpcCall, type ToolRule } from './classify.js';
 import { iso, modelCallOf, type OpenExchange, readExchange, type StoreBody, toolCallOf } from './exchange-step.js';
-import { type CaptureMessage, CaptureMessageSchema, type FileLook, type MessageOf } from './protocol.js';
+import { type CaptureMessage, CaptureMessageSchema, type MessageOf } from './protocol.js';
+import { type RecordedEvent, StepLog, type WorldLook, type WorldSource } from './step-log.js';
 import { stepOfTurn, turnOfMessage, websocketStep } from './websocket.js';
 
-/**
- * Where the session gets the world changes since it last asked. `files`: files the agent's
- * process read itself, applied first; `quiet`: nothing else is looked for; `busy`: files the
- * agent's file calls in flight are changing, left to their own messages (src/record/world).
- */
-export interface WorldSource {
-  drain(
-    files?: FileLook[],
-    quiet?: boolean,
-    busy?: readonly string[],
-  ): Promise<{ fs: FsChangedPayload[]; db: DbChangedPayload[] }>;
-}
-
-/** An event as the session appended it (after seq assignment), for onEvent observers. */
-export interface RecordedEvent {
-  seq: number;
-  type: EventType;
-  stepId: number;
-  parentStepId?: number;
-  payload: unknown;
-}
+export type { RecordedEvent, WorldSource } from './step-log.js';
 
 export interface SessionOptions {
   world?: WorldSource;
@@ -61,17 +27,9 @@ export interface SessionOptions {
   recordedConnection?: (connection: SeenConnection) => boolean;
 }
 
-/** What a message says of the world at its boundary (src/record/protocol.ts: QUIET, BUSY). */
-interface WorldLook {
-  files?: FileLook[] | undefined;
-  quiet?: boolean | undefined;
-  busy?: readonly string[] | undefined;
-}
-
 export class RecordSession {
-  private lastStep = 0;
-  /** Names each step as it is written, and knows the last model step that decided tool calls. */
-  private readonly namer = new StepNamer(carriedToolCalls);
+  /** The steps written, numbered and named, and the world's changes looked at. */
+  private readonly log: StepLog;
   private finalOutput: string | undefined;
   /** The model calls of the run's WebSocket conversations, decoded turn by turn. */
   private readonly conversations = new ConversationCalls();
@@ -81,7 +39,7 @@ export class RecordSession {
   /** What the answer to a `start` barrier waits for. */
   private started: Promise<void> = Promise.resolve();
   /** Tool calls the model decided that no step carried out: said when the recording closes. */
-  readonly toolCalls = new ToolCallAccount();
+  readonly toolCalls: ToolCallAccount;
   /** Connections the run opened that no capture layer records: in the manifest, and said. */
   readonly connections: ConnectionAccount;
 
@@ -90,11 +48,13 @@ export class RecordSession {
     private readonly options: SessionOptions = {},
   ) {
     this.connections = new ConnectionAccount(options.recordedConnection);
+    this.log = new StepLog(writer, options.world, options.onEvent);
+    this.toolCalls = this.log.toolCalls;
   }
 
   /** The parent of the tool steps that follow: the last model step that decided tool calls. */
   private get lastThink(): number | undefined {
-    return this.namer.lastThink;
+    return this.log.lastThink;
   }
 
   /** Holds the answer to the agent's `start` barrier until `until` settles (the world's first snapshot taken). */
@@ -107,7 +67,7 @@ export class RecordSession {
 
   /** The number of steps recorded so far. */
   get steps(): number {
-    return this.lastStep;
+    return this.log.count;
   }
 
   get lastOutput(): string | undefined {
@@ -146,7 +106,7 @@ export class RecordSession {
   /** Drains the world after the last step (as its own step if anything changed). */
   async finish(): Promise<void> {
     await this.idle();
-    await this.drainBetweenSteps();
+    await this.log.drainBetweenSteps();
   }
 
   private async handle(message: CaptureMessage): Promise<void> {
@@ -210,73 +170,20 @@ export class RecordSession {
         await this.nondeterminism(message);
         return;
       case 'sync':
-        if (message.reason === 'req') await this.drainBetweenSteps(message.busy);
+        if (message.reason === 'req') await this.log.drainBetweenSteps(message.busy);
         else if (message.reason === 'start') await this.started;
         return;
       case 'files':
         // What changed before a call, read at its opening boundary by the agent's process.
-        await this.writeChanges(await this.worldChanges(message), message.ts);
+        await this.log.writeChanges(await this.log.worldChanges(message), message.ts);
         return;
       case 'db':
-        await this.writeChanges(
+        await this.log.writeChanges(
           message.changes.map((payload): StepEvent => ({ type: 'db.changed', payload })),
           message.ts,
         );
         return;
     }
-  }
-
-  private async emit(input: AppendInput): Promise<void> {
-    const seq = this.writer.append(input);
-    this.toolCalls.see(input);
-    await this.options.onEvent?.({
-      seq,
-      type: input.type,
-      stepId: input.stepId,
-      ...(input.parentStepId === undefined ? {} : { parentStepId: input.parentStepId }),
-      payload: input.payload,
-    });
-  }
-
-  /**
-   * The world's changes since the last drain: with `files` (read by the agent) applied first;
-   * `quiet`: those alone; `busy`: files the agent's file calls in flight change, left to them.
-   */
-  private async worldChanges(at: WorldLook = {}): Promise<StepEvent[]> {
-    const { files, quiet, busy } = at;
-    if (this.options.world === undefined || (quiet === true && files === undefined)) return [];
-    const { fs, db } = await this.options.world.drain(files, quiet, busy);
-    return [
-      ...fs.map((payload): StepEvent => ({ type: 'fs.changed', payload })),
-      ...db.map((payload): StepEvent => ({ type: 'db.changed', payload })),
-    ];
-  }
-
-  /** Writes one step (numbered next, named by the format's StepNamer) through its step writer; returns its id. */
-  private async writeStep(step: Omit<StepRecord, 'stepId'>): Promise<number> {
-    const stepId = ++this.lastStep;
-    for (const event of stepEvents(this.namer.name({ ...step, stepId }))) await this.emit(event);
-    return stepId;
-  }
-
-  /** World changes made between steps (by the agent itself or by other processes) become their own step. */
-  private async drainBetweenSteps(busy?: readonly string[]): Promise<void> {
-    await this.writeChanges(await this.worldChanges({ busy }), Date.now());
-  }
-
-  /** World changes made by the agent itself between calls: a step of their own. */
-  private async writeChanges(changes: StepEvent[], now: number): Promise<void> {
-    if (changes.length === 0) return;
-    const hasFs = changes.some((c) => c.type === 'fs.changed');
-    await this.writeStep({
-      stateType: hasFs ? 'FILE_WRITE' : 'DB_QUERY',
-      name: hasFs ? 'file changes' : 'database changes',
-      parentStepId: this.lastThink,
-      start: now,
-      end: now,
-      events: changes,
-      status: 'success',
-    });
   }
 
   private async nondeterminism(message: MessageOf<'nd'>): Promise<void> {
@@ -301,7 +208,7 @@ export class RecordSession {
       return;
     }
     for (const payload of payloads) {
-      await this.emit({ type: 'nondeterminism', stepId: this.lastStep, time: iso(message.ts), payload });
+      await this.log.emit({ type: 'nondeterminism', stepId: this.log.count, time: iso(message.ts), payload });
     }
   }
 
@@ -333,7 +240,7 @@ export class RecordSession {
         { type: 'http.exchange', payload: exchange },
         ...nd,
       ];
-      await this.writeStep({
+      await this.log.write({
         stateType,
         name: model.model || `${model.provider} ${model.api}`,
         start: req.ts,
@@ -344,12 +251,12 @@ export class RecordSession {
       });
       // Files the agent read at the call's end: a step of their own after it, as the next
       // boundary's drain would make (the tracker would otherwise leave them to a later drain).
-      if (files !== undefined) await this.writeChanges(await this.worldChanges({ files, quiet: true }), end);
+      if (files !== undefined) await this.log.writeChanges(await this.log.worldChanges({ files, quiet: true }), end);
       return;
     }
 
     const payload = toolCallOf(read, error, this.options.rules, this.options.maxInlineResult ?? 65536, store);
-    await this.writeStep({
+    await this.log.write({
       stateType: payload.stateType,
       name: payload.name,
       parentStepId: open.parentThink,
@@ -358,7 +265,7 @@ export class RecordSession {
       events: [
         { type: 'tool.called', payload },
         { type: 'http.exchange', payload: exchange },
-        ...(await this.worldChanges(at)),
+        ...(await this.log.worldChanges(at)),
         ...nd,
       ],
       status: failed ? 'error' : 'success',
@@ -370,7 +277,7 @@ export class RecordSession {
     const payload = agentToolCall(message, (text) => this.writer.body(text, 'application/json'));
     await this.writeToolStep(payload, message, [
       ...(message.db ?? []).map((change): StepEvent => ({ type: 'db.changed', payload: change })),
-      ...(await this.worldChanges(message)),
+      ...(await this.log.worldChanges(message)),
     ]);
   }
 
@@ -382,7 +289,7 @@ export class RecordSession {
       (json) => this.writer.body(json, 'application/json'),
       this.options.maxInlineResult,
     );
-    await this.writeToolStep(payload, message, await this.worldChanges(message));
+    await this.writeToolStep(payload, message, await this.log.worldChanges(message));
   }
 
   /**
@@ -401,7 +308,7 @@ export class RecordSession {
     );
     const step = stepOfTurn(turn);
     if (step.answer !== undefined) this.finalOutput = step.answer;
-    await this.writeStep({
+    await this.log.write({
       stateType: step.stateType,
       name: step.name,
       ...(step.isModel ? {} : { parentStepId: this.lastThink }),
@@ -419,6 +326,6 @@ export class RecordSession {
     at: { ts: number; end: number },
     effects: StepEvent[],
   ): Promise<void> {
-    await this.writeStep({ ...agentToolStep(payload, at, effects), parentStepId: this.lastThink });
+    await this.log.write({ ...agentToolStep(payload, at, effects), parentStepId: this.lastThink });
   }
 }

@@ -30,6 +30,10 @@ describe('column defaults as data', () => {
     });
     expect(parseColumnDefault("'new'::text")).toEqual({ kind: 'value', value: 'new' });
     expect(parseColumnDefault("'{}'::jsonb")).toEqual({ kind: 'value', value: '{}' });
+    // Strings are read as Postgres reads them: backslash escapes, unicode escapes, dollar quotes.
+    expect(parseColumnDefault("E'\\x41\\n'::text")).toEqual({ kind: 'value', value: 'A\n' });
+    expect(parseColumnDefault("U&'d\\00e9j\\+01F600'::text")).toEqual({ kind: 'value', value: 'déj😀' });
+    expect(parseColumnDefault("$q$it's$q$::text")).toEqual({ kind: 'value', value: "it's" });
     expect(parseColumnDefault('(-1)')).toEqual({ kind: 'value', value: -1 });
     expect(parseColumnDefault('9007199254740993')).toEqual({ kind: 'value', value: '9007199254740993' });
     expect(parseColumnDefault('0.5::numeric')).toEqual({ kind: 'value', value: 0.5 });
@@ -48,7 +52,9 @@ describe('column defaults as data', () => {
       'now() || (SELECT 1)',
       "'a'; DROP DATABASE test; --",
       'lo_import($$/etc/passwd$$)',
-      "E'\\x41'",
+      // A string Postgres itself refuses: not UTF-8, a zero byte.
+      "E'\\xff'::text",
+      "E'\\000'::text",
     ]) {
       expect(parseColumnDefault(hostile), hostile).toBeUndefined();
     }

@@ -1,6 +1,9 @@
 // SQL text as tokens (identifiers, strings, numbers, punctuation) and a cursor over them that never
 // throws: what src/recording/catalog-expr.ts and db-description.ts read the catalog's and an old
-// recording's SQL with, never running it.
+// recording's SQL with, never running it. The text is lexed by src/postgres/sql-tokens.ts, the one
+// SQL lexer (no imports of its own: the recording layer stays light); here its tokens are read as
+// values (a string's text, a number's digits) and operators (`<=`, `::`), as an expression needs.
+import { tokenize as lex, type SqlToken } from '../postgres/sql-tokens.js';
 
 export type Token =
   | { t: 'id'; v: string; quoted: boolean }
@@ -10,75 +13,51 @@ export type Token =
 
 const MAX_SQL = 100_000;
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
+const PUNCTUATION = '(),.;[]:{}';
 
-/** Splits SQL text into identifiers, strings, numbers and punctuation; undefined for anything else. */
+/**
+ * Splits SQL text into identifiers, strings, numbers and punctuation; undefined for anything else
+ * (a parameter, a character SQL has no use for, text the lexer cannot read).
+ */
 export function tokenize(sql: string): Token[] | undefined {
-  if (sql.length > MAX_SQL) return undefined;
+  const lexed = lex(sql, MAX_SQL);
+  if (lexed === undefined) return undefined;
   const out: Token[] = [];
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i] as string;
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (c === '"' || c === "'") {
-      let v = '';
-      let j = i + 1;
-      for (;;) {
-        if (j >= sql.length) return undefined;
-        if (sql[j] === c) {
-          if (sql[j + 1] === c) {
-            v += c;
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        v += sql[j];
-        j++;
-      }
-      out.push(c === '"' ? { t: 'id', v, quoted: true } : { t: 'str', v });
-      i = j + 1;
-      continue;
-    }
-    const word = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(sql.slice(i, i + 200));
-    if (word) {
-      out.push({ t: 'id', v: word[0].toLowerCase(), quoted: false });
-      i += word[0].length;
-      continue;
-    }
-    const num = /^\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(sql.slice(i, i + 400));
-    if (num) {
-      out.push({ t: 'num', v: num[0] });
-      i += num[0].length;
-      continue;
-    }
-    if (sql.startsWith('::', i)) {
-      out.push({ t: 'p', v: '::' });
-      i += 2;
-      continue;
-    }
-    // An operator is the longest run of operator characters (`<=`, `~~*`, `||`), as Postgres's
-    // lexer reads it: one of several characters does not end in + or - unless it holds ~!@#%^&|`?.
-    if (OPERATOR_CHARS.includes(c)) {
-      let j = i;
-      while (j < sql.length && OPERATOR_CHARS.includes(sql[j] as string)) j++;
-      let op = sql.slice(i, j);
+  for (let k = 0; k < lexed.length; k++) {
+    const tok = lexed[k] as SqlToken;
+    if (tok.kind === 'word' || tok.kind === 'ident') out.push({ t: 'id', v: tok.v, quoted: tok.kind === 'ident' });
+    else if (tok.kind === 'string') out.push({ t: 'str', v: tok.text ?? '' });
+    else if (tok.kind === 'number') out.push({ t: 'num', v: decimal(tok.v) });
+    else if (tok.kind === 'param') return undefined;
+    else if (OPERATOR_CHARS.includes(tok.v)) {
+      // An operator is the longest run of operator characters (`<=`, `~~*`, `||`), as Postgres's
+      // lexer reads it: one of several characters does not end in + or - unless it holds ~!@#%^&|`?.
+      let end = k;
+      while (touching(lexed, end) && OPERATOR_CHARS.includes((lexed[end + 1] as SqlToken).v)) end++;
+      let op = sql.slice(tok.start, (lexed[end] as SqlToken).end);
       while (op.length > 1 && /[+-]$/.test(op) && !/[~!@#%^&|`?]/.test(op)) op = op.slice(0, -1);
       out.push({ t: 'p', v: op });
-      i += op.length;
-      continue;
-    }
-    if ('(),.;[]:{}'.includes(c)) {
-      out.push({ t: 'p', v: c });
-      i++;
-      continue;
-    }
-    return undefined;
+      k += op.length - 1;
+    } else if (tok.v === ':' && touching(lexed, k) && lexed[k + 1]?.v === ':') {
+      out.push({ t: 'p', v: '::' });
+      k++;
+    } else if (PUNCTUATION.includes(tok.v)) out.push({ t: 'p', v: tok.v });
+    else return undefined;
   }
   while (out.at(-1)?.t === 'p' && out.at(-1)?.v === ';') out.pop();
   return out;
+}
+
+/** The token after `k` is punctuation that starts where it ends (no space or comment between). */
+function touching(lexed: SqlToken[], k: number): boolean {
+  const next = lexed[k + 1];
+  return next?.kind === 'punct' && next.start === (lexed[k] as SqlToken).end;
+}
+
+/** A number as decimal digits: `1_000` is 1000, `0x1F` 31. */
+function decimal(text: string): string {
+  const digits = text.replaceAll('_', '');
+  return /^0[xXoObB]/.test(digits) ? BigInt(digits).toString() : digits;
 }
 
 export const isKw = (tok: Token | undefined, word: string): boolean => tok?.t === 'id' && !tok.quoted && tok.v === word;

@@ -12,6 +12,7 @@
 import net from 'node:net';
 import { targetOf } from '../../../sandbox/preload/shared-connect-args.mjs';
 import { callSites } from '../../../sandbox/preload/shared-nondeterminism.mjs';
+import { pgFirstMessage } from '../../../sandbox/preload/shared-pg-replies.mjs';
 
 /**
  * @typedef {object} UnrecordedSocket
@@ -25,8 +26,6 @@ const HTTP_HEAD = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r\n/;
 const HEADER = (/** @type {string} */ name) => new RegExp(`\\r\\n${name}:[ \\t]*([^\\r\\n]*)`, 'i');
 const UPGRADE = HEADER('upgrade');
 const HOST = HEADER('host');
-/** A Postgres client's first message: a startup (protocol 3.0), an SSL or GSS request, a cancel. */
-const PG_CODES = new Set([196608, 80877103, 80877104, 80877102]);
 /** The package a stack frame's file is in. */
 const PACKAGE = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/;
 const kWatched = Symbol('tapedeck.watched');
@@ -55,13 +54,8 @@ export function classifyFirstWrite(head, encrypted, target) {
     return { kind: 'upgrade', protocol, target: path.startsWith('/') ? `${scheme}://${host}${path}` : path };
   }
   if (head.startsWith('PRI * HTTP/2.0')) return { kind: 'http2', target };
-  if (head.length >= 8) {
-    const length =
-      ((head.charCodeAt(0) << 24) | (head.charCodeAt(1) << 16) | (head.charCodeAt(2) << 8) | head.charCodeAt(3)) >>> 0;
-    const code =
-      ((head.charCodeAt(4) << 24) | (head.charCodeAt(5) << 16) | (head.charCodeAt(6) << 8) | head.charCodeAt(7)) >>> 0;
-    if (length >= 8 && length < 10_000 && PG_CODES.has(code)) return { kind: 'postgres', target };
-  }
+  // A Postgres client's first message: a startup, an SSL or GSS request, a cancel.
+  if (pgFirstMessage(Buffer.from(head.slice(0, 8), 'latin1')) !== undefined) return { kind: 'postgres', target };
   return { kind: encrypted ? 'tls' : 'tcp', target };
 }
 

@@ -40,14 +40,14 @@ export function planStatement(sql: string): StatementPlan {
   if (tokens === undefined || tokens.length === 0) return { kind: 'other' };
   // Several statements in one text: only the simple protocol allows it; not captured.
   let last = tokens.length;
-  while (last > 0 && tokens[last - 1]?.v === ';') last--;
+  while (last > 0 && isPunct(tokens[last - 1], ';')) last--;
   const body = tokens.slice(0, last);
-  if (body.some((t) => t.kind === 'punct' && t.v === ';')) {
+  if (body.some((t) => isPunct(t, ';'))) {
     return { kind: body.some((t) => t.kind === 'word' && WRITES.has(t.v)) ? 'unobserved-write' : 'other' };
   }
   const first = body[0] as Token;
   const end = (body.at(-1) as Token).end;
-  if (first.kind !== 'word') return first.v === '(' ? { kind: 'read' } : { kind: 'other' };
+  if (first.kind !== 'word') return isPunct(first, '(') ? { kind: 'read' } : { kind: 'other' };
   switch (first.v) {
     case 'begin':
     case 'start':
@@ -83,6 +83,8 @@ export function planStatement(sql: string): StatementPlan {
 }
 
 const isWord = (t: Token | undefined, v: string) => t?.kind === 'word' && t.v === v;
+/** Punctuation only: a quoted identifier ";" or "*" is a name. */
+const isPunct = (t: Token | undefined, v: string) => t?.kind === 'punct' && t.v === v;
 const isName = (t: Token | undefined) => t?.kind === 'ident' || t?.kind === 'word';
 
 /** schema.name or name at tokens[i]; returns it and the index after it. */
@@ -92,8 +94,8 @@ function qualifiedName(
 ): { name: { schema?: string; name: string }; next: number } | undefined {
   const a = tokens[i];
   if (!isName(a)) return undefined;
-  if (tokens[i + 1]?.v === '.' && isName(tokens[i + 2])) {
-    if (tokens[i + 3]?.v === '.') return undefined; // database.schema.table
+  if (isPunct(tokens[i + 1], '.') && isName(tokens[i + 2])) {
+    if (isPunct(tokens[i + 3], '.')) return undefined; // database.schema.table
     return { name: { schema: (a as Token).v, name: (tokens[i + 2] as Token).v }, next: i + 3 };
   }
   return { name: { name: (a as Token).v }, next: i + 1 };
@@ -139,7 +141,7 @@ function planUpdate(tokens: Token[], end: number): StatementPlan {
   const target = qualifiedName(tokens, i);
   if (target === undefined) return { kind: 'unobserved-write' };
   i = target.next;
-  if (tokens[i]?.v === '*') i++;
+  if (isPunct(tokens[i], '*')) i++;
   const { alias } = aliasAt(tokens, i, new Set(['set']));
   return {
     kind: 'update',
@@ -157,7 +159,7 @@ function planDelete(tokens: Token[], end: number): StatementPlan {
   const target = qualifiedName(tokens, i);
   if (target === undefined) return { kind: 'unobserved-write' };
   i = target.next;
-  if (tokens[i]?.v === '*') i++;
+  if (isPunct(tokens[i], '*')) i++;
   const { alias } = aliasAt(tokens, i, new Set(['using', 'where', 'returning']));
   return {
     kind: 'delete',
