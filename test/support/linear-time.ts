@@ -1,5 +1,5 @@
-// Whether a reader's time grows linearly with its input, judged in one run by how it grows (a
-// loaded CI machine slows every size alike), never by an absolute bound: eight times the text takes
+// Whether a reader's time grows linearly with its input, judged in one run by how its CPU time grows
+// (a loaded CI machine's waits for a core are not counted), never by an absolute bound: eight times the text takes
 // about eight times as long when linear, sixty-four times when quadratic. The bound of 24 leaves a
 // loaded machine's stalls three times the room (at 4x the text and a bound of 8, such tests failed
 // under a load of 16-19 on two cores). Best of three interleaved readings each; a shape read in well
@@ -10,10 +10,12 @@ import { expect } from 'vitest';
 export function expectLinearIn(name: string, unit: string, read: (text: string) => unknown): void {
   const text = (kib: number) => unit.repeat(Math.ceil((kib * 1024) / unit.length));
   const [short, long] = [text(16), text(128)];
+  // CPU time, not wall time: a process waiting for a core on a loaded machine is not slower.
   const once = (input: string) => {
-    const started = performance.now();
+    const started = process.cpuUsage();
     read(input);
-    return performance.now() - started;
+    const spent = process.cpuUsage(started);
+    return (spent.user + spent.system) / 1000;
   };
   let small = Number.POSITIVE_INFINITY;
   let large = Number.POSITIVE_INFINITY;
