@@ -183,7 +183,7 @@ export async function describeObjects(
   db: Queryable,
   schemas: string[],
   tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns' | 'checks' | 'exclusions' | 'partitions'>>,
-): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>> {
+): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>> {
   const enums = await describeEnums(db, schemas);
   const domains = await describeDomains(db, schemas, tables);
   const extensions = await describeExtensions(db);
@@ -201,7 +201,14 @@ export async function describeObjects(
     ),
     ...(await undescribedDefaults(db, tables)),
   ];
+  // The path a new connection starts with (the database's or role's setting, `$user` resolved):
+  // in the description when not `public` alone, so older recordings and plain worlds stay as they were.
+  const path = (await db.query('SELECT current_schemas(false)::text[] AS path')).rows[0] as
+    | { path?: unknown }
+    | undefined;
+  const searchPath = Array.isArray(path?.path) ? path.path.map(String) : ['public'];
   return {
+    ...(searchPath.length === 1 && searchPath[0] === 'public' ? {} : { searchPath }),
     ...(enums.length > 0 ? { enums } : {}),
     ...(domains.length > 0 ? { domains } : {}),
     ...(extensions.length > 0 ? { extensions } : {}),

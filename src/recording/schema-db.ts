@@ -269,6 +269,11 @@ export const DbSnapshotSchema = z
       .max(10_000)
       .optional(),
     /**
+     * The schemas an unqualified name is found in (current_schemas, as the database's or the
+     * role's search_path sets it) when not only `public`: a sandbox's connections start with it.
+     */
+    searchPath: z.array(PgNameSchema).max(100).optional(),
+    /**
      * The objects of the captured schemas the description leaves out, by name: what a replay says
      * its sandbox lacks.
      */
