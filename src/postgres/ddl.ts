@@ -146,9 +146,14 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       if (!c.nullable) col += ' NOT NULL';
       return col;
     });
-    if (t.primaryKey.length > 0) parts.push(`PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(', ')})`);
+    const deferrable = (d: 'deferred' | 'immediate' | undefined) =>
+      d === undefined ? '' : ` DEFERRABLE INITIALLY ${d.toUpperCase()}`;
+    if (t.primaryKey.length > 0)
+      parts.push(`PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(', ')})${deferrable(t.primaryKeyDeferrable)}`);
     for (const u of t.unique ?? [])
-      parts.push(`CONSTRAINT ${quoteIdent(u.name)} UNIQUE (${u.columns.map(quoteIdent).join(', ')})`);
+      parts.push(
+        `CONSTRAINT ${quoteIdent(u.name)} UNIQUE (${u.columns.map(quoteIdent).join(', ')})${deferrable(u.deferrable)}`,
+      );
     const inherits =
       t.inherits?.filter((p) => tables.has(key(p.schema, p.name))).map((p) => tableRef(p.schema, p.name)) ?? [];
     out.tables.push({

@@ -160,7 +160,9 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       [t.oid],
     );
     const primary = cons.find((c) => c.type === 'p');
-    const unique = cons.filter((c) => c.type === 'u').map((c) => ({ name: c.name, columns: c.cols }));
+    const deferrable = (c: { deferrable: boolean; deferred: boolean }) =>
+      c.deferrable ? { deferrable: c.deferred ? ('deferred' as const) : ('immediate' as const) } : {};
+    const unique = cons.filter((c) => c.type === 'u').map((c) => ({ name: c.name, columns: c.cols, ...deferrable(c) }));
     const foreignKeys = cons
       .filter((c) => c.type === 'f' && c.ref_schema !== null && c.ref_table !== null)
       .map((c) => ({
@@ -169,7 +171,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         references: { schema: c.ref_schema as string, table: c.ref_table as string, columns: c.ref_cols ?? [] },
         ...(FK_ACTION[c.del] && c.del !== 'a' ? { onDelete: FK_ACTION[c.del] } : {}),
         ...(FK_ACTION[c.upd] && c.upd !== 'a' ? { onUpdate: FK_ACTION[c.upd] } : {}),
-        ...(c.deferrable ? { deferrable: c.deferred ? ('deferred' as const) : ('immediate' as const) } : {}),
+        ...deferrable(c),
       }));
     const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat'] as const;
     const indexes = idx
@@ -218,6 +220,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         };
       }),
       primaryKey: primary?.cols ?? [],
+      ...(primary?.deferrable ? { primaryKeyDeferrable: primary.deferred ? 'deferred' : 'immediate' } : {}),
       ...(unique.length > 0 ? { unique } : {}),
       ...(foreignKeys.length > 0 ? { foreignKeys } : {}),
       ...(indexes.length > 0 ? { indexes } : {}),

@@ -79,8 +79,16 @@ export const DbTableSchema = z
     name: PgNameSchema,
     columns: z.array(DbColumnSchema).max(1600),
     primaryKey: z.array(PgNameSchema).max(64),
+    /** The primary key is DEFERRABLE (checked at each statement's end, or at commit): rows may swap keys. */
+    primaryKeyDeferrable: z.enum(['deferred', 'immediate']).optional(),
     /** Unique constraints (the primary key aside). */
-    unique: z.array(z.object({ name: PgNameSchema, columns: PgColumns }).strict()).optional(),
+    unique: z
+      .array(
+        z
+          .object({ name: PgNameSchema, columns: PgColumns, deferrable: z.enum(['deferred', 'immediate']).optional() })
+          .strict(),
+      )
+      .optional(),
     foreignKeys: z
       .array(
         z

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snapshotDatabase } from '../../src/postgres/index.js';
 import { record } from '../../src/record/index.js';
-import { type DbSnapshot, readRecording } from '../../src/recording/index.js';
+import { type DbSnapshot, readRecording, worldAt } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import { scratchDatabase, tempDir } from '../record/helpers.js';
 import { runKeysAgent, WORLD } from './fixtures/keys-world.mjs';
@@ -74,6 +74,11 @@ describe.runIf(ADMIN)('observed capture of keys, schemas and search paths', () =
     expect(post['public.invoices']).toEqual(truth['public.invoices']);
     expect(post['app.Orders']?.map((r) => JSON.parse(r).Qty)).toEqual(['11']);
     expect(pre['app.Orders']?.map((r) => JSON.parse(r).Line)).toEqual(['1', '2']);
+    // Keys swapped by one statement (a deferrable key): each row's before is its own.
+    expect(pre['app.slots']).toEqual(['{"label":"one","n":"1"}', '{"label":"two","n":"2"}']);
+    expect(post['app.slots']).toEqual(['{"label":"one","n":"2"}', '{"label":"two","n":"1"}']);
+    // The world at the last step (pre-world and every change in order) is the post-world.
+    expect(rowsOf(worldAt(recording, Number.MAX_SAFE_INTEGER).db)).toEqual(post);
     expect(post['app.kv']).toEqual(truth['app.kv']);
     expect(pre['app.kv']?.map((r) => JSON.parse(r).k)).toEqual(['k0', 'k2']);
     expect(post['app.log']?.map((r) => JSON.parse(r).msg)).toEqual(['new']);
@@ -104,3 +109,47 @@ function sorted(row: unknown): Record<string, unknown> {
       .map((k) => [k, typeof r[k] === 'number' ? String(r[k]) : r[k]]),
   );
 }
+
+describe.runIf(ADMIN)('the same run recorded with world: snapshot (whole schemas and triggers)', () => {
+  let fresh: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
+  let dir = '';
+  let result: unknown;
+  beforeAll(async () => {
+    fresh = await scratchDatabase(ADMIN as string, 'worlds4_keys_snap_', WORLD);
+    const run = await record(
+      {
+        out: path.join(tmp.dir, 'snap'),
+        name: 'keys-snapshot',
+        command: [process.execPath, AGENT],
+        world: 'snapshot',
+        dbUrl: fresh.url,
+        dbSchemas: ['app', 'billing', 'public'],
+      },
+      () => runKeysAgent(fresh?.url as string),
+    );
+    dir = run.dir;
+    result = run.result;
+  }, 240_000);
+  afterAll(async () => fresh?.drop());
+
+  it('records the search_path and replays in the PGlite sandbox to the recorded end state', async () => {
+    const recording = await readRecording(dir);
+    expect(recording.pre.db?.searchPath).toEqual(['app', 'public']);
+    expect(rowsOf(recording.post.db)['app.slots']).toEqual([
+      '{"label":"one","n":"2"}',
+      '{"label":"three","n":"3"}',
+      '{"label":"two","n":"1"}',
+    ]);
+    expect(rowsOf(worldAt(recording, Number.MAX_SAFE_INTEGER).db)).toEqual(rowsOf(recording.post.db));
+    const replayed = await replay({
+      recording: dir,
+      mode: 'exact',
+      out: path.join(tmp.dir, 'snap-replay'),
+      stdio: 'pipe',
+    });
+    expect(replayed.output?.stderr ?? '').not.toMatch(/error/i);
+    expect(replayed.divergences).toEqual([]);
+    expect(replayed.worldDiff).toEqual([]);
+    expect(JSON.parse(replayed.output?.stdout ?? '[]')).toEqual(JSON.parse(JSON.stringify(result)));
+  }, 240_000);
+});

@@ -16,7 +16,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { monotonicNow } from '../../../sandbox/preload/shared-clock.mjs';
 import { redactDbUrl } from '../../postgres/index.js';
-import type { DbChangedPayload, Row } from '../../recording/index.js';
+import { canonicalJson, type DbChangedPayload, type Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
 import { KeyedReads, onOneClient } from './observed-reads.js';
 import { imagesFromText } from './observed-result.js';
@@ -464,6 +464,8 @@ export async function installPgObserver(options: {
     const beforeAt = fields.findIndex((f) => f.name === BEFORE);
     const tableAt = fields.findIndex((f) => f.name === TABLE);
     const tx = (client[kTx] ??= []);
+    /** Keys an UPDATE gave its rows. */
+    const movedTo: Array<[CatalogTable, Row]> = [];
     for (let i = 0; i < result.rows.length; i++) {
       const row = result.rows[i] as Record<string, unknown> | unknown[];
       const get = (name: string, at: number) =>
@@ -479,6 +481,8 @@ export async function installPgObserver(options: {
         const op: DbChangedPayload['op'] =
           plan.kind === 'delete' ? 'delete' : plan.kind === 'update' || before !== undefined ? 'update' : 'insert';
         run.observe(table, op === 'insert' ? null : (before ?? null), key, { seq, source: 'before', readAt: seq });
+        const moved = before !== undefined && after !== undefined ? keyOf(table, after) : undefined;
+        if (moved !== undefined && canonicalJson(moved) !== canonicalJson(key)) movedTo.push([table, moved]);
         const change = { schema: table.schema, table: table.name, op, key };
         tx.push({ run, table, change: { ...change, ...(before && { before }), ...(after && { after }) } });
       } else if (table !== written) run.note('rows of inheritance children it could not image');
@@ -490,6 +494,10 @@ export async function installPgObserver(options: {
         delete (row as Record<string, unknown>)[TABLE];
       }
     }
+    // A key an UPDATE gave a row was no row's before it, unless another row of the same statement
+    // had it (a swap under a deferrable key): that row's image came first.
+    for (const [table, key] of movedTo)
+      if (!run.hasImage(table, key)) run.observe(table, null, key, { seq, source: 'before', readAt: seq });
     result.fields = fields.slice(0, width - added);
     if (plan.returningAt === undefined || plan.returningAt < 0) {
       result.rows = [];

@@ -214,11 +214,14 @@ function updateClauses(tokens: Token[], from: number, whereEnd: number): Pick<St
 /**
  * An UPDATE joined to its rows as they were before it: `source` (a row source aliased
  * `alias`) added to its FROM list (or as one), `match` added to its WHERE clause (or as one),
- * and each `*` item of its RETURNING list written `ref.*`, so the agent's result keeps its columns.
+ * and each `*` item of its RETURNING list written `ref.*`, so the agent's result keeps its columns
+ * (undefined where it cannot be: `WHERE CURRENT OF`, or `RETURNING *` with a FROM list of its own).
  */
 export function withOldRow(sql: string, plan: StatementPlan, source: string, match: string): string | undefined {
   const old = plan.old;
   if (plan.kind !== 'update' || old === undefined || old.currentOf || plan.ref === undefined) return undefined;
+  // `RETURNING *` of an UPDATE … FROM returns every FROM item's columns: the added one's too.
+  if (old.from >= 0 && old.stars.length > 0) return undefined;
   const edits: Array<[number, string]> = [];
   if (old.from >= 0) edits.push([old.from, ` ${source},`]);
   else edits.push([old.where >= 0 ? old.where - 'where'.length : old.whereEnd, ` FROM ${source} `]);
