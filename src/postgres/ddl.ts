@@ -175,7 +175,13 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         ...(t.partitionBy ? { optional: true as const } : {}),
       });
     }
-    for (const index of t.indexes ?? []) {
+    // Those its partitions have of their own (on the same columns), then its own: the names its
+    // indexes' copies on the partitions are given then keep clear of the recorded ones.
+    const indexed = [
+      ...(t.partitions ?? []).flatMap((p) => (p.indexes ?? []).map((index) => ({ on: p, index }))),
+      ...(t.indexes ?? []).map((index) => ({ on: { schema: t.schema, name: t.name }, index })),
+    ];
+    for (const { on, index } of indexed) {
       // An operator class of Postgres's own or of an extension the sandbox holds; another one (a
       // user's, or a missing extension's) leaves the index out.
       const opclasses = index.opclasses ?? [];
@@ -183,8 +189,8 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         (o) => o !== null && (o.extension === undefined ? o.schema !== 'pg_catalog' : !held.has(o.extension)),
       );
       if (missing) {
-        if (missing.extension !== undefined) lack(missing.extension, `index ${t.schema}.${index.name} is left out`);
-        else out.lacks.push(`index ${t.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
+        if (missing.extension !== undefined) lack(missing.extension, `index ${on.schema}.${index.name} is left out`);
+        else out.lacks.push(`index ${on.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
         continue;
       }
       // On a column held as text, only a btree or hash index has text's default operator class.
@@ -193,7 +199,7 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         .map((c) => (c ? missingType(c) : undefined))
         .find((e) => e !== undefined);
       if (asText !== undefined && index.method !== 'btree' && index.method !== 'hash') {
-        lack(asText, `index ${t.schema}.${index.name} is left out`);
+        lack(asText, `index ${on.schema}.${index.name} is left out`);
         continue;
       }
       const columns = index.columns.map((c, i) => {
@@ -202,8 +208,8 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       });
       const options = Object.entries(index.options ?? {}).map(([k, v]) => `${k} = ${Number(v)}`);
       out.after.push({
-        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${columns.join(', ')})${options.length > 0 ? ` WITH (${options.join(', ')})` : ''}`,
-        what: `index ${index.name} of ${t.schema}.${t.name}`,
+        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(on.schema, on.name)} USING ${index.method} (${columns.join(', ')})${options.length > 0 ? ` WITH (${options.join(', ')})` : ''}`,
+        what: `index ${index.name} of ${on.schema}.${on.name}`,
       });
     }
   }

@@ -73,6 +73,28 @@ export const PartitionBoundSchema = z.discriminatedUnion('kind', [
 const PartitionBySchema = z.object({ strategy: z.enum(['range', 'list', 'hash']), columns: PgColumns }).strict();
 const FK_ACTIONS = ['no action', 'restrict', 'cascade', 'set null', 'set default'] as const;
 
+/** An index on plain columns (a table's, or one a partition has of its own). */
+const DbIndexSchema = z
+  .object({
+    name: PgNameSchema,
+    columns: PgColumns,
+    unique: z.boolean(),
+    /** hnsw and ivfflat: pgvector's, built when the sandbox holds the extension. */
+    method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat']),
+    /** Each column's operator class when it is not its type's default (`gin_trgm_ops`), else null. */
+    opclasses: z.array(PgObjectRefSchema.nullable()).max(64).optional(),
+    /** Its storage parameters that shape what an approximate index answers (pgvector's m, ef_construction, lists). */
+    options: z
+      .object({
+        m: z.number().int().min(2).max(1000).optional(),
+        ef_construction: z.number().int().min(4).max(10_000).optional(),
+        lists: z.number().int().min(1).max(1_000_000).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
 export const DbTableSchema = z
   .object({
     schema: PgNameSchema,
@@ -105,30 +127,7 @@ export const DbTableSchema = z
       )
       .optional(),
     /** Indexes on plain columns that no constraint owns (expression and partial indexes are left out). */
-    indexes: z
-      .array(
-        z
-          .object({
-            name: PgNameSchema,
-            columns: PgColumns,
-            unique: z.boolean(),
-            /** hnsw and ivfflat: pgvector's, built when the sandbox holds the extension. */
-            method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat']),
-            /** Each column's operator class when it is not its type's default (`gin_trgm_ops`), else null. */
-            opclasses: z.array(PgObjectRefSchema.nullable()).max(64).optional(),
-            /** Its storage parameters that shape what an approximate index answers (pgvector's m, ef_construction, lists). */
-            options: z
-              .object({
-                m: z.number().int().min(2).max(1000).optional(),
-                ef_construction: z.number().int().min(4).max(10_000).optional(),
-                lists: z.number().int().min(1).max(1_000_000).optional(),
-              })
-              .strict()
-              .optional(),
-          })
-          .strict(),
-      )
-      .optional(),
+    indexes: z.array(DbIndexSchema).optional(),
     /** The tables it inherits from (INHERITS); each table's rows are its own (read with ONLY). */
     inherits: z
       .array(z.object({ schema: PgNameSchema, name: PgNameSchema }).strict())
@@ -181,6 +180,8 @@ export const DbTableSchema = z
             of: z.object({ schema: PgNameSchema, name: PgNameSchema }).strict(),
             bound: PartitionBoundSchema,
             partitionBy: PartitionBySchema.optional(),
+            /** Indexes the partition has of its own (not one of its parent's, which it gets as it is made). */
+            indexes: z.array(DbIndexSchema).max(1000).optional(),
           })
           .strict(),
       )
