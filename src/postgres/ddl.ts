@@ -115,6 +115,13 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       sql: `CREATE DOMAIN ${tableRef(d.schema, d.name)} AS ${typeOf(d, `domain ${d.schema}.${d.name}`)}${d.nullable ? '' : ' NOT NULL'}`,
       what: `domain ${d.schema}.${d.name}`,
     });
+    // Its CHECKs after the rows, NOT VALID as a table's are (VALUE is the column `value`).
+    for (const c of d.checks ?? [])
+      if (castsKept(c.expression))
+        out.after.push({
+          sql: `ALTER DOMAIN ${tableRef(d.schema, d.name)} ADD CONSTRAINT ${quoteIdent(c.name)} CHECK (${generatedSql(c.expression)}) NOT VALID`,
+          what: `check ${c.name} of domain ${d.schema}.${d.name}`,
+        });
   }
   const options = (s: DbSequence) =>
     `INCREMENT BY ${s.increment} MINVALUE ${s.min} MAXVALUE ${s.max} START WITH ${s.start}${s.cycle ? ' CYCLE' : ' NO CYCLE'}`;

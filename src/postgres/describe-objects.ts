@@ -1,9 +1,13 @@
 // Reading, from the catalog, the schema objects around a database's tables: the enum types, the
 // domains, the extensions the database holds, and, by name, what a sandbox does not rebuild.
 // The snapshotter (snapshot.ts) and the observed world's description both use it.
-import type { DbSnapshot, DbTable, PgObjectRef } from '../recording/index.js';
+import type { DbSnapshot, DbTable, GeneratedExpr, PgObjectRef } from '../recording/index.js';
+import { parseGeneratedExpression } from '../recording/index.js';
 import { CAPTURE_TRIGGER_PREFIX } from './locks.js';
-import type { Queryable } from './sql.js';
+import { castsKept, type Queryable } from './sql.js';
+
+/** In a domain's CHECK, VALUE: the column Postgres resolves it as. */
+const VALUE: ReadonlySet<string> = new Set(['value']);
 
 async function rowsOf<T>(db: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
   return (await db.query(sql, params)).rows as T[];
@@ -83,9 +87,32 @@ export async function describeDomains(
       ORDER BY 1, 2`,
     [schemas, used.map((u) => u.schema), used.map((u) => u.name)],
   );
+  // A domain's CHECKs as data: VALUE reads as a column named `value` (the name Postgres resolves it
+  // by, quoted or not); one outside the grammar, or casting to a type a sandbox does not keep, is not.
+  const checkRows = await rowsOf<{ schema: string; domain: string; name: string; def: string }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS domain, co.conname AS name, pg_get_expr(co.conbin, 0) AS def
+       FROM pg_constraint co JOIN pg_type t ON t.oid = co.contypid JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE co.contype = 'c' ORDER BY 1, 2, 3`,
+  );
+  const checksOf = new Map<string, Array<{ name: string; expression: GeneratedExpr }>>();
+  for (const r of checkRows) {
+    const expression = parseGeneratedExpression(r.def, VALUE);
+    if (expression === undefined || !castsKept(expression)) continue;
+    const k = `${r.schema}.${r.domain}`;
+    checksOf.set(k, [...(checksOf.get(k) ?? []), { name: r.name, expression }]);
+  }
   const domains = rows.map((r) => {
     const udt = udtOf(r.b_schema, r.b_name, r.b_ext);
-    return { schema: r.schema, name: r.name, type: r.type, ...(udt ? { udt } : {}), nullable: !r.notnull };
+    const checks = checksOf.get(`${r.schema}.${r.name}`);
+    return {
+      schema: r.schema,
+      name: r.name,
+      type: r.type,
+      ...(udt ? { udt } : {}),
+      nullable: !r.notnull,
+      ...(checks ? { checks } : {}),
+    };
   });
   // Domains the columns' domains are over come first.
   const byKey = new Map(domains.map((d) => [`${d.schema}.${d.name}`, d]));
@@ -187,14 +214,15 @@ export async function describeObjects(
   const enums = await describeEnums(db, schemas);
   const domains = await describeDomains(db, schemas, tables);
   const extensions = await describeExtensions(db);
-  // What the tables describe (checks, exclusions, partitions as data) is built, so not named.
-  const described = new Set(
-    tables.flatMap((t) => [
+  // What the tables and domains describe (checks, exclusions, partitions as data) is built, so not named.
+  const described = new Set([
+    ...tables.flatMap((t) => [
       ...(t.checks ?? []).map((c) => JSON.stringify(['check', t.schema, c.name, t.name])),
       ...(t.exclusions ?? []).map((x) => JSON.stringify(['exclusion constraint', t.schema, x.name, t.name])),
       ...(t.partitions ?? []).map((p) => JSON.stringify(['partition', p.schema, p.name, p.of.name])),
     ]),
-  );
+    ...domains.flatMap((d) => (d.checks ?? []).map((c) => JSON.stringify(['check', d.schema, c.name, d.name]))),
+  ]);
   const unbuilt = [
     ...(await describeUnbuilt(db, schemas)).filter(
       (u) => !described.has(JSON.stringify([u.kind, u.schema, u.name, u.table])),

@@ -272,6 +272,14 @@ export const DbSnapshotSchema = z
             type: z.string().min(1).max(200),
             udt: PgObjectRefSchema.optional(),
             nullable: z.boolean(),
+            /**
+             * Its CHECKs within the expression grammar, `VALUE` as the column `value` (a sandbox
+             * builds them; the others stay named in `unbuilt`).
+             */
+            checks: z
+              .array(z.object({ name: PgNameSchema, expression: BoundedExprSchema }).strict())
+              .max(1000)
+              .optional(),
           })
           .strict(),
       )
