@@ -17,7 +17,10 @@ import {
   tableRef,
 } from './sql.js';
 
-export type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums' | 'domains' | 'extensions'>;
+export type Description = Pick<
+  DbSnapshot,
+  'schemas' | 'tables' | 'sequences' | 'enums' | 'composites' | 'domains' | 'extensions'
+>;
 
 export interface Statement {
   sql: string;
@@ -83,11 +86,14 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     });
   }
   const domains = new Set((description.domains ?? []).map((d) => key(d.schema, d.name)));
-  // A column of a described enum or domain (or an array of one) has that type, as has one of an
-  // extension's type when the sandbox holds the extension; else sqlType's allow-list (text for the rest).
+  /** The composite types built: each of whose attributes is a built-in type or one built before it. */
+  const composites = new Set<string>();
+  // A column of a described enum, composite or domain (or an array of one) has that type, as has one
+  // of an extension's type when the sandbox holds the extension; else sqlType's allow-list (text for the rest).
   const typeOf = (c: Pick<DbTable['columns'][number], 'type' | 'enum' | 'udt'>, what: string): string => {
     const named = c.enum ?? c.udt;
-    if (named !== undefined && (enums.has(key(named.schema, named.name)) || domains.has(key(named.schema, named.name))))
+    const k = named && key(named.schema, named.name);
+    if (k !== undefined && named !== undefined && (enums.has(k) || domains.has(k) || composites.has(k)))
       return namedType(named, c.type.replace(/\(\d+\)/g, ''));
     if (c.udt?.extension !== undefined) {
       if (held.has(c.udt.extension)) return namedType(c.udt, c.type);
@@ -108,6 +114,27 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     const domain = domainOf.get(key(c.udt.schema, c.udt.name));
     return domain ? missingType(domain, depth + 1) : undefined;
   };
+  // Composite types after the enums (an attribute may be one), each after those it holds; one with
+  // an attribute of a domain or of a type not described is not built (its columns hold text).
+  for (const c of description.composites ?? []) {
+    const builds = c.attributes.every((a) => {
+      if (a.udt === undefined) return true;
+      const k = key(a.udt.schema, a.udt.name);
+      return enums.has(k) || composites.has(k) || (a.udt.extension !== undefined && held.has(a.udt.extension));
+    });
+    if (!builds) continue;
+    if (!out.schemas.some((s) => s.what === `schema ${c.schema}`))
+      out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(c.schema)}`, what: `schema ${c.schema}` });
+    const attributes = c.attributes.map(
+      (a) =>
+        `${quoteIdent(a.name)} ${a.udt === undefined ? sqlType(a.type) : namedType(a.udt, a.udt.extension === undefined ? a.type.replace(/\(\d+\)/g, '') : a.type)}`,
+    );
+    out.schemas.push({
+      sql: `CREATE TYPE ${tableRef(c.schema, c.name)} AS (${attributes.join(', ')})`,
+      what: `composite type ${c.schema}.${c.name}`,
+    });
+    composites.add(key(c.schema, c.name));
+  }
   for (const d of description.domains ?? []) {
     if (!out.schemas.some((s) => s.what === `schema ${d.schema}`))
       out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(d.schema)}`, what: `schema ${d.schema}` });

@@ -37,6 +37,61 @@ export function udtOf(schema: string | null, name: string | null, extension: str
   return { schema, name, ...(extension !== null ? { extension } : {}) };
 }
 
+/**
+ * The composite types (CREATE TYPE … AS (…)) of `schemas` and those the tables' columns use, their
+ * attributes in order; each after the composites it holds.
+ */
+export async function describeComposites(
+  db: Queryable,
+  schemas: string[],
+  tables: Array<Pick<DbTable, 'columns'>>,
+): Promise<NonNullable<DbSnapshot['composites']>> {
+  const used = tables.flatMap((t) => t.columns.flatMap((c) => (c.udt ? [c.udt] : [])));
+  const rows = await rowsOf<{
+    schema: string;
+    name: string;
+    attr: string;
+    type: string;
+    a_schema: string | null;
+    a_name: string | null;
+    a_ext: string | null;
+  }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS name, a.attname AS attr, format_type(a.atttypid, a.atttypmod) AS type,
+            at.at_schema AS a_schema, at.at_name AS a_name, at.at_ext AS a_ext
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+       JOIN pg_class c ON c.oid = t.typrelid AND c.relkind = 'c'
+       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+       ${udtJoin('a.atttypid', 'at')}
+      WHERE t.typtype = 'c' AND (n.nspname = ANY($1::text[])
+             OR (n.nspname::text, t.typname::text) IN (SELECT * FROM unnest($2::text[], $3::text[])))
+      ORDER BY 1, 2, a.attnum`,
+    [schemas, used.map((u) => u.schema), used.map((u) => u.name)],
+  );
+  const byKey = new Map<string, NonNullable<DbSnapshot['composites']>[number]>();
+  for (const r of rows) {
+    const k = `${r.schema}.${r.name}`;
+    const composite = byKey.get(k) ?? { schema: r.schema, name: r.name, attributes: [] };
+    const udt = udtOf(r.a_schema, r.a_name, r.a_ext);
+    composite.attributes.push({ name: r.attr, type: r.type, ...(udt ? { udt } : {}) });
+    byKey.set(k, composite);
+  }
+  const ordered: NonNullable<DbSnapshot['composites']> = [];
+  const seen = new Set<string>();
+  const visit = (c: NonNullable<DbSnapshot['composites']>[number]) => {
+    const k = `${c.schema}.${c.name}`;
+    if (seen.has(k)) return;
+    seen.add(k);
+    for (const a of c.attributes) {
+      const inner = a.udt ? byKey.get(`${a.udt.schema}.${a.udt.name}`) : undefined;
+      if (inner) visit(inner);
+    }
+    ordered.push(c);
+  };
+  for (const c of byKey.values()) visit(c);
+  return ordered;
+}
+
 /** The enum types of `schemas`, their labels in order. */
 export async function describeEnums(db: Queryable, schemas: string[]): Promise<NonNullable<DbSnapshot['enums']>> {
   return rowsOf<{ schema: string; name: string; labels: string[] }>(
@@ -210,8 +265,9 @@ export async function describeObjects(
   db: Queryable,
   schemas: string[],
   tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns' | 'checks' | 'exclusions' | 'partitions'>>,
-): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>> {
+): Promise<Pick<DbSnapshot, 'enums' | 'composites' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>> {
   const enums = await describeEnums(db, schemas);
+  const composites = await describeComposites(db, schemas, tables);
   const domains = await describeDomains(db, schemas, tables);
   const extensions = await describeExtensions(db);
   // What the tables and domains describe (checks, exclusions, partitions as data) is built, so not named.
@@ -238,6 +294,7 @@ export async function describeObjects(
   return {
     ...(searchPath.length === 1 && searchPath[0] === 'public' ? {} : { searchPath }),
     ...(enums.length > 0 ? { enums } : {}),
+    ...(composites.length > 0 ? { composites } : {}),
     ...(domains.length > 0 ? { domains } : {}),
     ...(extensions.length > 0 ? { extensions } : {}),
     ...(unbuilt.length > 0 ? { unbuilt } : {}),

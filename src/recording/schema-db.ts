@@ -286,6 +286,30 @@ export const DbSnapshotSchema = z
       .max(10_000)
       .optional(),
     /**
+     * The composite types of the captured schemas (and those columns use): their attributes in
+     * order, each a built-in type, or one named by `udt` (an enum, an extension's type, another
+     * composite). A sandbox creates them; one over a domain or an undescribed type holds text.
+     */
+    composites: z
+      .array(
+        z
+          .object({
+            schema: PgNameSchema,
+            name: PgNameSchema,
+            attributes: z
+              .array(
+                z
+                  .object({ name: PgNameSchema, type: z.string().min(1).max(200), udt: PgObjectRefSchema.optional() })
+                  .strict(),
+              )
+              .min(1)
+              .max(1600),
+          })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
+    /**
      * The schemas an unqualified name is found in (current_schemas, as the database's or the
      * role's search_path sets it) when not only `public`: a sandbox's connections start with it.
      */

@@ -20,7 +20,7 @@ export interface SchemaDescription {
   /** The schemas' DDL without rows or sequence positions. */
   ddl: string[];
   /** Their enum types, domains, the database's extensions and what a sandbox does not rebuild. */
-  objects?: Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>;
+  objects?: Pick<DbSnapshot, 'enums' | 'composites' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>;
 }
 
 /** What a run observed of its database, as the request thread hands it over. */
