@@ -72,8 +72,14 @@ describe.runIf(ADMIN)('observed capture of keys, schemas and search paths', () =
     expect(pre['app.tags']?.map((r) => JSON.parse(r).code)).toEqual(['a', 'b', 'c']);
     expect(post['billing.invoices']).toEqual(truth['billing.invoices']);
     expect(post['public.invoices']).toEqual(truth['public.invoices']);
-    expect(post['app.Orders']?.map((r) => JSON.parse(r).Qty)).toEqual(['11']);
-    expect(pre['app.Orders']?.map((r) => JSON.parse(r).Line)).toEqual(['1', '2']);
+    expect(post['app.Orders']?.map((r) => JSON.parse(r).Qty)).toEqual(['11', '3']);
+    // Rows read by their key alone (uuid, composite and mixed-case) are read again by it, whole.
+    expect(pre['app.Orders']?.map((r) => JSON.parse(r).OrderId + JSON.parse(r).Line).sort()).toEqual([
+      '11',
+      '12',
+      '21',
+    ]);
+    expect(pre['app.accounts']?.map((r) => JSON.parse(r).name)).toEqual(['ann', 'bob']);
     // Keys swapped by one statement (a deferrable key): each row's before is its own.
     expect(pre['app.slots']).toEqual(['{"label":"one","n":"1"}', '{"label":"two","n":"2"}']);
     expect(post['app.slots']).toEqual(['{"label":"one","n":"2"}', '{"label":"two","n":"1"}']);
