@@ -423,10 +423,13 @@ export async function installPgObserver(options: {
   async function searchPathOf(client: Tagged, real: QueryFn): Promise<string[] | undefined> {
     if (client[kPath] !== undefined) return client[kPath];
     try {
-      const result = (await real.call(client, 'SELECT current_schemas(false)::text[] AS path')) as pg.QueryResult;
-      const schemas = (result.rows[0] as { path?: unknown } | undefined)?.path;
-      if (!Array.isArray(schemas)) return undefined;
-      client[kPath] = schemas.map(String);
+      // One text per row: a client's own parser of arrays (text[]) cannot change what comes back.
+      const result = (await real.call(
+        client,
+        'SELECT s::text AS s FROM unnest(current_schemas(false)) WITH ORDINALITY AS p(s, n) ORDER BY n',
+      )) as pg.QueryResult;
+      if (!Array.isArray(result?.rows)) return undefined;
+      client[kPath] = result.rows.map((r) => String((r as { s: unknown }).s));
       return client[kPath];
     } catch {
       return undefined;
