@@ -28,7 +28,9 @@ import {
   removeSandboxLeftovers,
   SANDBOX_LOCK_CLASS,
   SANDBOX_PREFIX,
+  searchPathSetting,
   seedDatabase,
+  setDatabaseSearchPath,
   snapshotDatabase,
   type Upstream,
   wantedExtensions,
@@ -222,6 +224,9 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
       if (seeded.size >= SEEDED_CACHE_MAX) seeded.delete(seeded.keys().next().value as string);
       seeded.set(key, { dataDir: await db.dumpDataDir('none'), lacks });
     }
+    // The agent's connections start on the recorded search_path (the seeding one keeps its own).
+    const searchPath = searchPathSetting(snapshot);
+    if (searchPath !== undefined) server.startWith(new Map([['search_path', searchPath]]));
     return sandboxFrom('pglite', { url, host, port }, client, snapshot, lacks, cleanup, async () => ({
       dataDir: new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()),
     }));
@@ -351,6 +356,7 @@ async function openTemplate(snapshot: DbSnapshot, options: DbSandboxOptions): Pr
     client = await connect(roleUrl, 'the sandbox database');
     await ownPublicSchema(client, name);
     const { lacks } = await seedDatabase(client, snapshot);
+    await setDatabaseSearchPath(client, snapshot);
     gate = await openGate({ upstream: upstreamOf(adminUrl), database: name, user: name });
     const url = `postgres://${name}:${password}@${gate.host}:${gate.port}/${name}`;
     return sandboxFrom(
@@ -396,6 +402,7 @@ async function openContainer(snapshot: DbSnapshot, options: DbSandboxOptions): P
     const url = `postgres://postgres@${host}:${port}/postgres`;
     const client = await connect(url, 'the container');
     const { lacks } = await seedDatabase(client, snapshot);
+    await setDatabaseSearchPath(client, snapshot);
     return sandboxFrom('testcontainers', { url, host, port }, client, snapshot, lacks, cleanup);
   } catch (error) {
     await cleanup();

@@ -41,6 +41,12 @@ export interface PgliteServerOptions {
 export interface PgliteServer {
   readonly host: string;
   readonly port: number;
+  /**
+   * Settings each connection opened from now on starts with, unless it names them itself (the
+   * recorded database's search_path: what a server sets for a database or role, which the one
+   * backend, started long before, cannot take).
+   */
+  startWith(settings: ReadonlyMap<string, string>): void;
   close(): Promise<void>;
 }
 
@@ -89,6 +95,7 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
   const { conns } = state;
   let nextId = 1;
   const reported = await reportedSettings(db);
+  let defaults: ReadonlyMap<string, string> = new Map();
 
   const send = (conn: Conn, data: Buffer) => {
     if (!conn.closed && data.length > 0 && conn.socket.writable) conn.socket.write(data);
@@ -210,7 +217,7 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
 
   const startup = (conn: Conn, message: Buffer) => {
     const params = parseParams(message.subarray(8)) ?? new Map<string, string>();
-    conn.settings = startupSettings(params, reported);
+    conn.settings = new Map([...defaults, ...startupSettings(params, reported)]);
     conn.own = OWN_APPLICATION.test(params.get('application_name') ?? '');
     const status = REPORTED.map((name) => {
       const value = [...conn.settings].find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1] ?? reported.get(name);
@@ -284,6 +291,9 @@ export async function servePglite(db: PGlite, options: PgliteServerOptions = {})
   return {
     host: '127.0.0.1',
     port,
+    startWith(settings) {
+      defaults = new Map(settings);
+    },
     async close() {
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const conn of conns.values()) conn.socket.destroy();

@@ -17,7 +17,10 @@ import {
   tableRef,
 } from './sql.js';
 
-export type Description = Pick<DbSnapshot, 'schemas' | 'tables' | 'sequences' | 'enums' | 'domains' | 'extensions'>;
+export type Description = Pick<
+  DbSnapshot,
+  'schemas' | 'tables' | 'sequences' | 'enums' | 'composites' | 'domains' | 'extensions'
+>;
 
 export interface Statement {
   sql: string;
@@ -83,11 +86,14 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     });
   }
   const domains = new Set((description.domains ?? []).map((d) => key(d.schema, d.name)));
-  // A column of a described enum or domain (or an array of one) has that type, as has one of an
-  // extension's type when the sandbox holds the extension; else sqlType's allow-list (text for the rest).
+  /** The composite types built: each of whose attributes is a built-in type or one built before it. */
+  const composites = new Set<string>();
+  // A column of a described enum, composite or domain (or an array of one) has that type, as has one
+  // of an extension's type when the sandbox holds the extension; else sqlType's allow-list (text for the rest).
   const typeOf = (c: Pick<DbTable['columns'][number], 'type' | 'enum' | 'udt'>, what: string): string => {
     const named = c.enum ?? c.udt;
-    if (named !== undefined && (enums.has(key(named.schema, named.name)) || domains.has(key(named.schema, named.name))))
+    const k = named && key(named.schema, named.name);
+    if (k !== undefined && named !== undefined && (enums.has(k) || domains.has(k) || composites.has(k)))
       return namedType(named, c.type.replace(/\(\d+\)/g, ''));
     if (c.udt?.extension !== undefined) {
       if (held.has(c.udt.extension)) return namedType(c.udt, c.type);
@@ -108,6 +114,27 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     const domain = domainOf.get(key(c.udt.schema, c.udt.name));
     return domain ? missingType(domain, depth + 1) : undefined;
   };
+  // Composite types after the enums (an attribute may be one), each after those it holds; one with
+  // an attribute of a domain or of a type not described is not built (its columns hold text).
+  for (const c of description.composites ?? []) {
+    const builds = c.attributes.every((a) => {
+      if (a.udt === undefined) return true;
+      const k = key(a.udt.schema, a.udt.name);
+      return enums.has(k) || composites.has(k) || (a.udt.extension !== undefined && held.has(a.udt.extension));
+    });
+    if (!builds) continue;
+    if (!out.schemas.some((s) => s.what === `schema ${c.schema}`))
+      out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(c.schema)}`, what: `schema ${c.schema}` });
+    const attributes = c.attributes.map(
+      (a) =>
+        `${quoteIdent(a.name)} ${a.udt === undefined ? sqlType(a.type) : namedType(a.udt, a.udt.extension === undefined ? a.type.replace(/\(\d+\)/g, '') : a.type)}`,
+    );
+    out.schemas.push({
+      sql: `CREATE TYPE ${tableRef(c.schema, c.name)} AS (${attributes.join(', ')})`,
+      what: `composite type ${c.schema}.${c.name}`,
+    });
+    composites.add(key(c.schema, c.name));
+  }
   for (const d of description.domains ?? []) {
     if (!out.schemas.some((s) => s.what === `schema ${d.schema}`))
       out.schemas.push({ sql: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(d.schema)}`, what: `schema ${d.schema}` });
@@ -115,6 +142,13 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       sql: `CREATE DOMAIN ${tableRef(d.schema, d.name)} AS ${typeOf(d, `domain ${d.schema}.${d.name}`)}${d.nullable ? '' : ' NOT NULL'}`,
       what: `domain ${d.schema}.${d.name}`,
     });
+    // Its CHECKs after the rows, NOT VALID as a table's are (VALUE is the column `value`).
+    for (const c of d.checks ?? [])
+      if (castsKept(c.expression))
+        out.after.push({
+          sql: `ALTER DOMAIN ${tableRef(d.schema, d.name)} ADD CONSTRAINT ${quoteIdent(c.name)} CHECK (${generatedSql(c.expression)}) NOT VALID`,
+          what: `check ${c.name} of domain ${d.schema}.${d.name}`,
+        });
   }
   const options = (s: DbSequence) =>
     `INCREMENT BY ${s.increment} MINVALUE ${s.min} MAXVALUE ${s.max} START WITH ${s.start}${s.cycle ? ' CYCLE' : ' NO CYCLE'}`;
@@ -146,9 +180,14 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       if (!c.nullable) col += ' NOT NULL';
       return col;
     });
-    if (t.primaryKey.length > 0) parts.push(`PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(', ')})`);
+    const deferrable = (d: 'deferred' | 'immediate' | undefined) =>
+      d === undefined ? '' : ` DEFERRABLE INITIALLY ${d.toUpperCase()}`;
+    if (t.primaryKey.length > 0)
+      parts.push(`PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(', ')})${deferrable(t.primaryKeyDeferrable)}`);
     for (const u of t.unique ?? [])
-      parts.push(`CONSTRAINT ${quoteIdent(u.name)} UNIQUE (${u.columns.map(quoteIdent).join(', ')})`);
+      parts.push(
+        `CONSTRAINT ${quoteIdent(u.name)} UNIQUE (${u.columns.map(quoteIdent).join(', ')})${deferrable(u.deferrable)}`,
+      );
     const inherits =
       t.inherits?.filter((p) => tables.has(key(p.schema, p.name))).map((p) => tableRef(p.schema, p.name)) ?? [];
     out.tables.push({
@@ -170,7 +209,13 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         ...(t.partitionBy ? { optional: true as const } : {}),
       });
     }
-    for (const index of t.indexes ?? []) {
+    // Those its partitions have of their own (on the same columns), then its own: the names its
+    // indexes' copies on the partitions are given then keep clear of the recorded ones.
+    const indexed = [
+      ...(t.partitions ?? []).flatMap((p) => (p.indexes ?? []).map((index) => ({ on: p, index }))),
+      ...(t.indexes ?? []).map((index) => ({ on: { schema: t.schema, name: t.name }, index })),
+    ];
+    for (const { on, index } of indexed) {
       // An operator class of Postgres's own or of an extension the sandbox holds; another one (a
       // user's, or a missing extension's) leaves the index out.
       const opclasses = index.opclasses ?? [];
@@ -178,8 +223,8 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         (o) => o !== null && (o.extension === undefined ? o.schema !== 'pg_catalog' : !held.has(o.extension)),
       );
       if (missing) {
-        if (missing.extension !== undefined) lack(missing.extension, `index ${t.schema}.${index.name} is left out`);
-        else out.lacks.push(`index ${t.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
+        if (missing.extension !== undefined) lack(missing.extension, `index ${on.schema}.${index.name} is left out`);
+        else out.lacks.push(`index ${on.schema}.${index.name} (operator class ${missing.schema}.${missing.name})`);
         continue;
       }
       // On a column held as text, only a btree or hash index has text's default operator class.
@@ -188,7 +233,7 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
         .map((c) => (c ? missingType(c) : undefined))
         .find((e) => e !== undefined);
       if (asText !== undefined && index.method !== 'btree' && index.method !== 'hash') {
-        lack(asText, `index ${t.schema}.${index.name} is left out`);
+        lack(asText, `index ${on.schema}.${index.name} is left out`);
         continue;
       }
       const columns = index.columns.map((c, i) => {
@@ -197,8 +242,8 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
       });
       const options = Object.entries(index.options ?? {}).map(([k, v]) => `${k} = ${Number(v)}`);
       out.after.push({
-        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(t.schema, t.name)} USING ${index.method} (${columns.join(', ')})${options.length > 0 ? ` WITH (${options.join(', ')})` : ''}`,
-        what: `index ${index.name} of ${t.schema}.${t.name}`,
+        sql: `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index.name)} ON ${tableRef(on.schema, on.name)} USING ${index.method} (${columns.join(', ')})${options.length > 0 ? ` WITH (${options.join(', ')})` : ''}`,
+        what: `index ${index.name} of ${on.schema}.${on.name}`,
       });
     }
   }

@@ -12,7 +12,7 @@ async function rowsOf<T>(db: Queryable, sql: string, params: unknown[] = []): Pr
   return (await db.query(sql, params)).rows as T[];
 }
 
-export /** The storage parameters of an index that shape an approximate index's answers (pgvector's). */
+/** The storage parameters of an index that shape an approximate index's answers (pgvector's). */
 function indexOptions(options: string[] | null): { options?: NonNullable<DbTable['indexes']>[number]['options'] } {
   const out: Record<string, number> = {};
   for (const o of options ?? []) {
@@ -20,6 +20,54 @@ function indexOptions(options: string[] | null): { options?: NonNullable<DbTable
     if (m) out[m[1] as string] = Number(m[2]);
   }
   return Object.keys(out).length > 0 ? { options: out } : {};
+}
+
+const INDEX_METHODS = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat'] as const;
+
+/**
+ * The indexes on plain columns of the table or partition `oid` that are its own: no constraint
+ * owns them (a key is described as one), and none is a partition's copy of its parent's index
+ * (the sandbox's partition gets that as it is made).
+ */
+export async function describeIndexes(db: Queryable, oid: number): Promise<NonNullable<DbTable['indexes']>> {
+  const idx = await rowsOf<{
+    name: string;
+    unique: boolean;
+    method: string;
+    cols: string[];
+    plain: boolean;
+    options: string[] | null;
+    opclasses: Array<{ schema: string; name: string; extension?: string } | null> | null;
+  }>(
+    db,
+    `SELECT ic.relname AS name, i.indisunique AS unique, am.amname AS method,
+            (SELECT jsonb_agg(CASE WHEN oc.opcdefault THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
+                      'schema', on1.nspname, 'name', oc.opcname, 'extension', ox.extname)) END ORDER BY k.n)
+               FROM unnest(i.indclass::oid[]) WITH ORDINALITY k(o, n) JOIN pg_opclass oc ON oc.oid = k.o
+               JOIN pg_namespace on1 ON on1.oid = oc.opcnamespace
+               LEFT JOIN pg_depend od ON od.classid = 'pg_opclass'::regclass AND od.objid = oc.oid
+                    AND od.refclassid = 'pg_extension'::regclass AND od.deptype = 'e'
+               LEFT JOIN pg_extension ox ON ox.oid = od.refobjid) AS opclasses,
+            ARRAY(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
+                    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o) AS cols,
+            (i.indexprs IS NULL AND i.indpred IS NULL AND NOT (0 = ANY(i.indkey::int2[]))) AS plain,
+            ic.reloptions::text[] AS options
+       FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
+      WHERE i.indrelid = $1 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+        AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)
+      ORDER BY ic.relname`,
+    [oid],
+  );
+  return idx
+    .filter((i) => i.plain && (INDEX_METHODS as readonly string[]).includes(i.method) && i.cols.length > 0)
+    .map((i) => ({
+      name: i.name,
+      columns: i.cols,
+      unique: i.unique,
+      method: i.method as (typeof INDEX_METHODS)[number],
+      ...(i.opclasses?.some((o) => o !== null) ? { opclasses: i.opclasses } : {}),
+      ...indexOptions(i.options),
+    }));
 }
 
 const STRATEGY = { r: 'range', l: 'list', h: 'hash' } as const;
@@ -138,12 +186,14 @@ export async function describeTableExtras(db: Queryable, oid: number, columns: R
       // A partition under one that is not described (its bound or key outside the data forms) is not either.
       if (bound === undefined || !described.has(r.parent) || (r.partitioned && sub === undefined)) continue;
       described.add(r.oid);
+      const indexes = await describeIndexes(db, r.oid);
       partitions.push({
         schema: r.schema,
         name: r.name,
         of: { schema: r.p_schema, name: r.p_name },
         bound,
         ...(sub !== undefined ? { partitionBy: sub } : {}),
+        ...(indexes.length > 0 ? { indexes } : {}),
       });
     }
   }

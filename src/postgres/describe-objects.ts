@@ -1,9 +1,13 @@
 // Reading, from the catalog, the schema objects around a database's tables: the enum types, the
 // domains, the extensions the database holds, and, by name, what a sandbox does not rebuild.
 // The snapshotter (snapshot.ts) and the observed world's description both use it.
-import type { DbSnapshot, DbTable, PgObjectRef } from '../recording/index.js';
+import type { DbSnapshot, DbTable, GeneratedExpr, PgObjectRef } from '../recording/index.js';
+import { parseGeneratedExpression } from '../recording/index.js';
 import { CAPTURE_TRIGGER_PREFIX } from './locks.js';
-import type { Queryable } from './sql.js';
+import { castsKept, type Queryable } from './sql.js';
+
+/** In a domain's CHECK, VALUE: the column Postgres resolves it as. */
+const VALUE: ReadonlySet<string> = new Set(['value']);
 
 async function rowsOf<T>(db: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
   return (await db.query(sql, params)).rows as T[];
@@ -31,6 +35,61 @@ export function udtJoin(typeOid: string, as: string): string {
 export function udtOf(schema: string | null, name: string | null, extension: string | null): PgObjectRef | undefined {
   if (schema === null || name === null) return undefined;
   return { schema, name, ...(extension !== null ? { extension } : {}) };
+}
+
+/**
+ * The composite types (CREATE TYPE … AS (…)) of `schemas` and those the tables' columns use, their
+ * attributes in order; each after the composites it holds.
+ */
+export async function describeComposites(
+  db: Queryable,
+  schemas: string[],
+  tables: Array<Pick<DbTable, 'columns'>>,
+): Promise<NonNullable<DbSnapshot['composites']>> {
+  const used = tables.flatMap((t) => t.columns.flatMap((c) => (c.udt ? [c.udt] : [])));
+  const rows = await rowsOf<{
+    schema: string;
+    name: string;
+    attr: string;
+    type: string;
+    a_schema: string | null;
+    a_name: string | null;
+    a_ext: string | null;
+  }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS name, a.attname AS attr, format_type(a.atttypid, a.atttypmod) AS type,
+            at.at_schema AS a_schema, at.at_name AS a_name, at.at_ext AS a_ext
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+       JOIN pg_class c ON c.oid = t.typrelid AND c.relkind = 'c'
+       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+       ${udtJoin('a.atttypid', 'at')}
+      WHERE t.typtype = 'c' AND (n.nspname = ANY($1::text[])
+             OR (n.nspname::text, t.typname::text) IN (SELECT * FROM unnest($2::text[], $3::text[])))
+      ORDER BY 1, 2, a.attnum`,
+    [schemas, used.map((u) => u.schema), used.map((u) => u.name)],
+  );
+  const byKey = new Map<string, NonNullable<DbSnapshot['composites']>[number]>();
+  for (const r of rows) {
+    const k = `${r.schema}.${r.name}`;
+    const composite = byKey.get(k) ?? { schema: r.schema, name: r.name, attributes: [] };
+    const udt = udtOf(r.a_schema, r.a_name, r.a_ext);
+    composite.attributes.push({ name: r.attr, type: r.type, ...(udt ? { udt } : {}) });
+    byKey.set(k, composite);
+  }
+  const ordered: NonNullable<DbSnapshot['composites']> = [];
+  const seen = new Set<string>();
+  const visit = (c: NonNullable<DbSnapshot['composites']>[number]) => {
+    const k = `${c.schema}.${c.name}`;
+    if (seen.has(k)) return;
+    seen.add(k);
+    for (const a of c.attributes) {
+      const inner = a.udt ? byKey.get(`${a.udt.schema}.${a.udt.name}`) : undefined;
+      if (inner) visit(inner);
+    }
+    ordered.push(c);
+  };
+  for (const c of byKey.values()) visit(c);
+  return ordered;
 }
 
 /** The enum types of `schemas`, their labels in order. */
@@ -83,9 +142,32 @@ export async function describeDomains(
       ORDER BY 1, 2`,
     [schemas, used.map((u) => u.schema), used.map((u) => u.name)],
   );
+  // A domain's CHECKs as data: VALUE reads as a column named `value` (the name Postgres resolves it
+  // by, quoted or not); one outside the grammar, or casting to a type a sandbox does not keep, is not.
+  const checkRows = await rowsOf<{ schema: string; domain: string; name: string; def: string }>(
+    db,
+    `SELECT n.nspname AS schema, t.typname AS domain, co.conname AS name, pg_get_expr(co.conbin, 0) AS def
+       FROM pg_constraint co JOIN pg_type t ON t.oid = co.contypid JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE co.contype = 'c' ORDER BY 1, 2, 3`,
+  );
+  const checksOf = new Map<string, Array<{ name: string; expression: GeneratedExpr }>>();
+  for (const r of checkRows) {
+    const expression = parseGeneratedExpression(r.def, VALUE);
+    if (expression === undefined || !castsKept(expression)) continue;
+    const k = `${r.schema}.${r.domain}`;
+    checksOf.set(k, [...(checksOf.get(k) ?? []), { name: r.name, expression }]);
+  }
   const domains = rows.map((r) => {
     const udt = udtOf(r.b_schema, r.b_name, r.b_ext);
-    return { schema: r.schema, name: r.name, type: r.type, ...(udt ? { udt } : {}), nullable: !r.notnull };
+    const checks = checksOf.get(`${r.schema}.${r.name}`);
+    return {
+      schema: r.schema,
+      name: r.name,
+      type: r.type,
+      ...(udt ? { udt } : {}),
+      nullable: !r.notnull,
+      ...(checks ? { checks } : {}),
+    };
   });
   // Domains the columns' domains are over come first.
   const byKey = new Map(domains.map((d) => [`${d.schema}.${d.name}`, d]));
@@ -183,26 +265,36 @@ export async function describeObjects(
   db: Queryable,
   schemas: string[],
   tables: Array<Pick<DbTable, 'schema' | 'name' | 'columns' | 'checks' | 'exclusions' | 'partitions'>>,
-): Promise<Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>> {
+): Promise<Pick<DbSnapshot, 'enums' | 'composites' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>> {
   const enums = await describeEnums(db, schemas);
+  const composites = await describeComposites(db, schemas, tables);
   const domains = await describeDomains(db, schemas, tables);
   const extensions = await describeExtensions(db);
-  // What the tables describe (checks, exclusions, partitions as data) is built, so not named.
-  const described = new Set(
-    tables.flatMap((t) => [
+  // What the tables and domains describe (checks, exclusions, partitions as data) is built, so not named.
+  const described = new Set([
+    ...tables.flatMap((t) => [
       ...(t.checks ?? []).map((c) => JSON.stringify(['check', t.schema, c.name, t.name])),
       ...(t.exclusions ?? []).map((x) => JSON.stringify(['exclusion constraint', t.schema, x.name, t.name])),
       ...(t.partitions ?? []).map((p) => JSON.stringify(['partition', p.schema, p.name, p.of.name])),
     ]),
-  );
+    ...domains.flatMap((d) => (d.checks ?? []).map((c) => JSON.stringify(['check', d.schema, c.name, d.name]))),
+  ]);
   const unbuilt = [
     ...(await describeUnbuilt(db, schemas)).filter(
       (u) => !described.has(JSON.stringify([u.kind, u.schema, u.name, u.table])),
     ),
     ...(await undescribedDefaults(db, tables)),
   ];
+  // The path a new connection starts with (the database's or role's setting, `$user` resolved):
+  // in the description when not `public` alone, so older recordings and plain worlds stay as they were.
+  const path = (await db.query('SELECT current_schemas(false)::text[] AS path')).rows[0] as
+    | { path?: unknown }
+    | undefined;
+  const searchPath = Array.isArray(path?.path) ? path.path.map(String) : ['public'];
   return {
+    ...(searchPath.length === 1 && searchPath[0] === 'public' ? {} : { searchPath }),
     ...(enums.length > 0 ? { enums } : {}),
+    ...(composites.length > 0 ? { composites } : {}),
     ...(domains.length > 0 ? { domains } : {}),
     ...(extensions.length > 0 ? { extensions } : {}),
     ...(unbuilt.length > 0 ? { unbuilt } : {}),

@@ -36,7 +36,13 @@ export {
 } from './named-snapshots.js';
 export { type LaidWorld, layWorldOver } from './overlay.js';
 export { type DatabaseItem, reapDatabaseItem } from './reap.js';
-export { applyRowChanges, type SeedReport, seedDatabase } from './seed.js';
+export {
+  applyRowChanges,
+  type SeedReport,
+  searchPathSetting,
+  seedDatabase,
+  setDatabaseSearchPath,
+} from './seed.js';
 export {
   describeSequences,
   describeTables,

@@ -149,6 +149,28 @@ export async function seedDatabase(
 }
 
 /**
+ * The recorded search_path as a setting's value (each schema quoted: a recording is data), or
+ * undefined when the description has none (`public` alone, or a recording made before it was kept).
+ */
+export function searchPathSetting(snapshot: Pick<DbSnapshot, 'searchPath'>): string | undefined {
+  const path = snapshot.searchPath;
+  return path === undefined || path.length === 0 ? undefined : path.map(quoteIdent).join(', ');
+}
+
+/**
+ * Gives the database `db` is connected to the recorded search_path for every connection opened
+ * after (ALTER DATABASE: its owner may; the seeding session keeps its own). A PGlite sandbox's
+ * one backend takes it per connection instead (PgliteServer.startWith).
+ */
+export async function setDatabaseSearchPath(db: Queryable, snapshot: Pick<DbSnapshot, 'searchPath'>): Promise<void> {
+  const setting = searchPathSetting(snapshot);
+  if (setting === undefined) return;
+  const { rows } = await db.query('SELECT current_database() AS name');
+  const name = (rows[0] as { name: string }).name;
+  await db.query(`ALTER DATABASE ${quoteIdent(name)} SET search_path TO ${setting}`);
+}
+
+/**
  * Applies recorded row changes (the effects of a served tool call): inserts, updates and deletes
  * by key, then moves sequences past ids the inserts used, so the agent's next insert does not collide.
  * What the sandbox already holds is left as it is: an insert of a row present as recorded, a delete

@@ -6,7 +6,7 @@
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
 import { renderDdl } from './ddl.js';
-import { describeTableExtras, indexOptions } from './describe-constraints.js';
+import { describeIndexes, describeTableExtras } from './describe-constraints.js';
 import { describeObjects, udtJoin, udtOf } from './describe-objects.js';
 import { castsKept, ownRowSql, type Queryable, quoteIdent, quoteLiteral, tableRef, utcTimestampSql } from './sql.js';
 
@@ -125,33 +125,6 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         WHERE c.conrelid = $1 AND c.contype IN ('p','u','f') ORDER BY c.contype, c.conname`,
       [t.oid],
     );
-    const idx = await rowsOf<{
-      name: string;
-      unique: boolean;
-      method: string;
-      cols: string[];
-      plain: boolean;
-      options: string[] | null;
-      opclasses: Array<{ schema: string; name: string; extension?: string } | null> | null;
-    }>(
-      db,
-      `SELECT ic.relname AS name, i.indisunique AS unique, am.amname AS method,
-              (SELECT jsonb_agg(CASE WHEN oc.opcdefault THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
-                        'schema', on1.nspname, 'name', oc.opcname, 'extension', ox.extname)) END ORDER BY k.n)
-                 FROM unnest(i.indclass::oid[]) WITH ORDINALITY k(o, n) JOIN pg_opclass oc ON oc.oid = k.o
-                 JOIN pg_namespace on1 ON on1.oid = oc.opcnamespace
-                 LEFT JOIN pg_depend od ON od.classid = 'pg_opclass'::regclass AND od.objid = oc.oid
-                      AND od.refclassid = 'pg_extension'::regclass AND od.deptype = 'e'
-                 LEFT JOIN pg_extension ox ON ox.oid = od.refobjid) AS opclasses,
-              ARRAY(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
-                      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o) AS cols,
-              (i.indexprs IS NULL AND i.indpred IS NULL AND NOT (0 = ANY(i.indkey::int2[]))) AS plain,
-              ic.reloptions::text[] AS options
-         FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
-        WHERE i.indrelid = $1 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
-        ORDER BY ic.relname`,
-      [t.oid],
-    );
     const inherits = await rowsOf<{ schema: string; name: string }>(
       db,
       `SELECT pn.nspname AS schema, pc.relname AS name FROM pg_inherits i
@@ -160,7 +133,9 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       [t.oid],
     );
     const primary = cons.find((c) => c.type === 'p');
-    const unique = cons.filter((c) => c.type === 'u').map((c) => ({ name: c.name, columns: c.cols }));
+    const deferrable = (c: { deferrable: boolean; deferred: boolean }) =>
+      c.deferrable ? { deferrable: c.deferred ? ('deferred' as const) : ('immediate' as const) } : {};
+    const unique = cons.filter((c) => c.type === 'u').map((c) => ({ name: c.name, columns: c.cols, ...deferrable(c) }));
     const foreignKeys = cons
       .filter((c) => c.type === 'f' && c.ref_schema !== null && c.ref_table !== null)
       .map((c) => ({
@@ -169,19 +144,9 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         references: { schema: c.ref_schema as string, table: c.ref_table as string, columns: c.ref_cols ?? [] },
         ...(FK_ACTION[c.del] && c.del !== 'a' ? { onDelete: FK_ACTION[c.del] } : {}),
         ...(FK_ACTION[c.upd] && c.upd !== 'a' ? { onUpdate: FK_ACTION[c.upd] } : {}),
-        ...(c.deferrable ? { deferrable: c.deferred ? ('deferred' as const) : ('immediate' as const) } : {}),
+        ...deferrable(c),
       }));
-    const methods = ['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat'] as const;
-    const indexes = idx
-      .filter((i) => i.plain && (methods as readonly string[]).includes(i.method) && i.cols.length > 0)
-      .map((i) => ({
-        name: i.name,
-        columns: i.cols,
-        unique: i.unique,
-        method: i.method as (typeof methods)[number],
-        ...(i.opclasses?.some((o) => o !== null) ? { opclasses: i.opclasses } : {}),
-        ...indexOptions(i.options),
-      }));
+    const indexes = await describeIndexes(db, t.oid);
     out.push({
       oid: t.oid,
       schema: t.schema,
@@ -218,6 +183,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
         };
       }),
       primaryKey: primary?.cols ?? [],
+      ...(primary?.deferrable ? { primaryKeyDeferrable: primary.deferred ? 'deferred' : 'immediate' } : {}),
       ...(unique.length > 0 ? { unique } : {}),
       ...(foreignKeys.length > 0 ? { foreignKeys } : {}),
       ...(indexes.length > 0 ? { indexes } : {}),

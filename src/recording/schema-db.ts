@@ -73,14 +73,44 @@ export const PartitionBoundSchema = z.discriminatedUnion('kind', [
 const PartitionBySchema = z.object({ strategy: z.enum(['range', 'list', 'hash']), columns: PgColumns }).strict();
 const FK_ACTIONS = ['no action', 'restrict', 'cascade', 'set null', 'set default'] as const;
 
+/** An index on plain columns (a table's, or one a partition has of its own). */
+const DbIndexSchema = z
+  .object({
+    name: PgNameSchema,
+    columns: PgColumns,
+    unique: z.boolean(),
+    /** hnsw and ivfflat: pgvector's, built when the sandbox holds the extension. */
+    method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat']),
+    /** Each column's operator class when it is not its type's default (`gin_trgm_ops`), else null. */
+    opclasses: z.array(PgObjectRefSchema.nullable()).max(64).optional(),
+    /** Its storage parameters that shape what an approximate index answers (pgvector's m, ef_construction, lists). */
+    options: z
+      .object({
+        m: z.number().int().min(2).max(1000).optional(),
+        ef_construction: z.number().int().min(4).max(10_000).optional(),
+        lists: z.number().int().min(1).max(1_000_000).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
 export const DbTableSchema = z
   .object({
     schema: PgNameSchema,
     name: PgNameSchema,
     columns: z.array(DbColumnSchema).max(1600),
     primaryKey: z.array(PgNameSchema).max(64),
+    /** The primary key is DEFERRABLE (checked at each statement's end, or at commit): rows may swap keys. */
+    primaryKeyDeferrable: z.enum(['deferred', 'immediate']).optional(),
     /** Unique constraints (the primary key aside). */
-    unique: z.array(z.object({ name: PgNameSchema, columns: PgColumns }).strict()).optional(),
+    unique: z
+      .array(
+        z
+          .object({ name: PgNameSchema, columns: PgColumns, deferrable: z.enum(['deferred', 'immediate']).optional() })
+          .strict(),
+      )
+      .optional(),
     foreignKeys: z
       .array(
         z
@@ -97,30 +127,7 @@ export const DbTableSchema = z
       )
       .optional(),
     /** Indexes on plain columns that no constraint owns (expression and partial indexes are left out). */
-    indexes: z
-      .array(
-        z
-          .object({
-            name: PgNameSchema,
-            columns: PgColumns,
-            unique: z.boolean(),
-            /** hnsw and ivfflat: pgvector's, built when the sandbox holds the extension. */
-            method: z.enum(['btree', 'hash', 'gin', 'gist', 'brin', 'spgist', 'hnsw', 'ivfflat']),
-            /** Each column's operator class when it is not its type's default (`gin_trgm_ops`), else null. */
-            opclasses: z.array(PgObjectRefSchema.nullable()).max(64).optional(),
-            /** Its storage parameters that shape what an approximate index answers (pgvector's m, ef_construction, lists). */
-            options: z
-              .object({
-                m: z.number().int().min(2).max(1000).optional(),
-                ef_construction: z.number().int().min(4).max(10_000).optional(),
-                lists: z.number().int().min(1).max(1_000_000).optional(),
-              })
-              .strict()
-              .optional(),
-          })
-          .strict(),
-      )
-      .optional(),
+    indexes: z.array(DbIndexSchema).optional(),
     /** The tables it inherits from (INHERITS); each table's rows are its own (read with ONLY). */
     inherits: z
       .array(z.object({ schema: PgNameSchema, name: PgNameSchema }).strict())
@@ -173,6 +180,8 @@ export const DbTableSchema = z
             of: z.object({ schema: PgNameSchema, name: PgNameSchema }).strict(),
             bound: PartitionBoundSchema,
             partitionBy: PartitionBySchema.optional(),
+            /** Indexes the partition has of its own (not one of its parent's, which it gets as it is made). */
+            indexes: z.array(DbIndexSchema).max(1000).optional(),
           })
           .strict(),
       )
@@ -263,11 +272,48 @@ export const DbSnapshotSchema = z
             type: z.string().min(1).max(200),
             udt: PgObjectRefSchema.optional(),
             nullable: z.boolean(),
+            /**
+             * Its CHECKs within the expression grammar, `VALUE` as the column `value` (a sandbox
+             * builds them; the others stay named in `unbuilt`).
+             */
+            checks: z
+              .array(z.object({ name: PgNameSchema, expression: BoundedExprSchema }).strict())
+              .max(1000)
+              .optional(),
           })
           .strict(),
       )
       .max(10_000)
       .optional(),
+    /**
+     * The composite types of the captured schemas (and those columns use): their attributes in
+     * order, each a built-in type, or one named by `udt` (an enum, an extension's type, another
+     * composite). A sandbox creates them; one over a domain or an undescribed type holds text.
+     */
+    composites: z
+      .array(
+        z
+          .object({
+            schema: PgNameSchema,
+            name: PgNameSchema,
+            attributes: z
+              .array(
+                z
+                  .object({ name: PgNameSchema, type: z.string().min(1).max(200), udt: PgObjectRefSchema.optional() })
+                  .strict(),
+              )
+              .min(1)
+              .max(1600),
+          })
+          .strict(),
+      )
+      .max(10_000)
+      .optional(),
+    /**
+     * The schemas an unqualified name is found in (current_schemas, as the database's or the
+     * role's search_path sets it) when not only `public`: a sandbox's connections start with it.
+     */
+    searchPath: z.array(PgNameSchema).max(100).optional(),
     /**
      * The objects of the captured schemas the description leaves out, by name: what a replay says
      * its sandbox lacks.

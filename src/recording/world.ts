@@ -123,7 +123,13 @@ export function worldAt(
         db.tables.push(table);
         if (!db.schemas.includes(change.schema)) db.schemas.push(change.schema);
       }
-      const index = change.op === 'insert' ? -1 : table.rows.findIndex((row) => matchesKey(row, change.key));
+      // By its key, and its image before where two rows hold the key a moment (one UPDATE swapping
+      // keys moved the first row onto the second's key before the second moved).
+      const before = change.before === undefined ? undefined : canonicalJson(change.before);
+      const keyed = (image: boolean) =>
+        table.rows.findIndex((row) => matchesKey(row, change.key) && (!image || canonicalJson(row) === before));
+      const exact = change.op === 'insert' || before === undefined ? -1 : keyed(true);
+      const index = change.op === 'insert' ? -1 : exact >= 0 ? exact : keyed(false);
       if (change.op === 'delete') {
         if (index >= 0) table.rows.splice(index, 1);
       } else if (change.after) {

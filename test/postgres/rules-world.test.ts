@@ -1,5 +1,5 @@
 // A world whose tables hold rows to rules beyond keys: declarative partitions (range, list, hash,
-// default, a sub-partitioned one), named CHECK constraints (comparisons, IN lists, LIKE, IS NOT
+// default, a sub-partitioned one, an index a partition has of its own), named CHECK constraints (comparisons, IN lists, LIKE, IS NOT
 // NULL, NOT, on a partitioned table, inherited by an INHERITS child), an EXCLUDE constraint, and
 // pgvector's hnsw / ivfflat indexes. On every sandbox path the sandbox is built with the same
 // rules (its own snapshot describes them as the recorded one did), refuses the rows the recorded
@@ -39,7 +39,10 @@ const WORLD = `
   CREATE TABLE rules.child (extra text) INHERITS (rules.base);
   CREATE TABLE rules.bookings (id int PRIMARY KEY, room int NOT NULL, during tsrange NOT NULL,
     CONSTRAINT no_overlap EXCLUDE USING gist (room WITH =, during WITH &&));
-  INSERT INTO rules.events VALUES (1, '2024-03-01', 'x', 5), (2, '2025-02-01', 'a', NULL), (3, '2025-03-01', 'z', 7);
+  CREATE INDEX events_by_qty ON rules.events (qty);
+  CREATE UNIQUE INDEX events_old_kind_own ON rules.events_old (kind, id);
+  INSERT INTO rules.events VALUES (1, '2024-03-01', 'x', 5), (2, '2025-02-01', 'a', NULL), (3, '2025-03-01', 'z', 7),
+    (6, '2020-01-01', 'k', 2);
   INSERT INTO rules.shards SELECT g, 'v' || g FROM generate_series(1, 6) g;
   INSERT INTO rules.orders VALUES (1, 'new', 'a@x', 10, 'ok'), (2, 'paid', 'b@x', 0, NULL);
   INSERT INTO rules.base VALUES (1, 1);
@@ -67,6 +70,7 @@ const REFUSED = [
   `INSERT INTO rules.orders VALUES (9, 'new', 'c@x', 1, 'bad')`,
   `INSERT INTO rules.child VALUES (9, 0, 'x')`,
   `INSERT INTO rules.bookings VALUES (9, 1, '[2026-01-01 10:30,2026-01-01 10:45)')`,
+  `INSERT INTO rules.events VALUES (6, '2021-01-01', 'k', 3)`,
 ];
 
 /** Where rows land: the partition of each. */
@@ -124,6 +128,7 @@ describe.runIf(ADMIN)('a world of partitions, checks and exclusions recorded fro
       'Note length',
       'base_n',
       'no_overlap',
+      'events_old_kind_own',
     ]);
     const events = pre.tables.find((t) => t.name === 'events');
     expect(events?.partitionBy).toEqual({ strategy: 'range', columns: ['at'] });
@@ -140,6 +145,11 @@ describe.runIf(ADMIN)('a world of partitions, checks and exclusions recorded fro
       'orders_total',
     ]);
     expect(pre.unbuilt ?? []).toEqual([]);
+    // A partition's own index is its own; the copies of its parent's index are not described twice.
+    expect(events?.indexes?.map((i) => i.name)).toEqual(['events_by_qty']);
+    expect(events?.partitions?.flatMap((p) => (p.indexes ?? []).map((i) => [p.name, i.name, i.unique]))).toEqual([
+      ['events_old', 'events_old_kind_own', true],
+    ]);
   });
 });
 

@@ -22,8 +22,9 @@ export interface CatalogTable {
   readable: boolean;
   columns: CatalogColumn[];
   /**
-   * The columns its rows are known by: its primary key; an inheritance child without one, its
-   * nearest ancestor's (the key a read or write of the parent finds the child's rows by).
+   * The columns its rows are known by: its primary key, else a unique index of NOT NULL columns;
+   * an inheritance child without either, its nearest ancestor's (the key a read or write of the
+   * parent finds the child's rows by). Empty: a table with no key, whose updates are not followed.
    */
   primaryKey: string[];
   foreignKeys: Array<{ columns: string[]; refOid: number; refColumns: string[] }>;
@@ -48,7 +49,7 @@ export interface CatalogQueryable {
 
 const SYSTEM = `n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'`;
 
-/** Reads every user table's description in four queries. */
+/** Reads every user table's description in a few bulk queries. */
 export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
   const tables = await db.query(
     `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
@@ -88,6 +89,19 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
        JOIN pg_class s ON s.oid = x.seq AND s.relkind = 'S'
        JOIN pg_namespace sn ON sn.oid = s.relnamespace JOIN pg_sequence q ON q.seqrelid = s.oid
        JOIN pg_attribute a ON a.attrelid = x.rel AND a.attnum = x.attnum`,
+  );
+  // A table without a primary key is known by a unique index of NOT NULL columns, as logical
+  // replication's identity is (not partial, no expression; the fewest columns, then the oldest).
+  const uniques = await db.query(
+    `SELECT DISTINCT ON (i.indrelid) i.indrelid::int AS rel,
+            ARRAY(SELECT a.attname::text FROM unnest((i.indkey::int2[])[0:i.indnkeyatts - 1]) WITH ORDINALITY u(n, o)
+                    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.n ORDER BY u.o) AS cols
+       FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE i.indisunique AND NOT i.indisprimary AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
+        AND ${SYSTEM}
+        AND NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = i.indrelid
+                         AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts - 1]) AND NOT a.attnotnull)
+      ORDER BY i.indrelid, i.indnkeyatts, i.indexrelid`,
   );
   // name[] is not among the types pg parses: as text[] it arrives as an array, not as "{public}".
   const searchPath = await db.query('SELECT current_schemas(false)::text[] AS path');
@@ -132,6 +146,10 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       increment: Number(s.increment),
     });
   }
+  for (const u of uniques.rows) {
+    const table = byOid.get(u.rel as number);
+    if (table !== undefined && table.primaryKey.length === 0) table.primaryKey = u.cols as string[];
+  }
   // An inheritance child without a key of its own: its rows are known by its ancestor's key.
   const inherited = (t: CatalogTable, seen: Set<number>): string[] => {
     if (t.primaryKey.length > 0 || seen.has(t.oid)) return t.primaryKey;
@@ -154,10 +172,16 @@ export class Catalog {
     for (const t of tables.values()) this.byName.set(`${t.schema}\u0000${t.name}`, t);
   }
 
-  /** The table a statement names (schema-qualified, or found along the search path). */
-  resolve(name: { schema?: string; name: string }): CatalogTable | undefined {
+  /**
+   * The table a statement names (schema-qualified, or found along `searchPath`: the connection's
+   * own, else the database's as tapedeck's connection has it).
+   */
+  resolve(
+    name: { schema?: string; name: string },
+    searchPath: readonly string[] = this.searchPath,
+  ): CatalogTable | undefined {
     if (name.schema !== undefined) return this.byName.get(`${name.schema}\u0000${name.name}`);
-    for (const schema of this.searchPath) {
+    for (const schema of searchPath) {
       const table = this.byName.get(`${schema}\u0000${name.name}`);
       if (table !== undefined) return table;
     }
@@ -232,6 +256,25 @@ export class Catalog {
       before: byTable(own, before),
       table: `${r}.tableoid::int`,
     };
+  }
+
+  /**
+   * An UPDATE that assigns a key column finds its rows' old images by their old keys: `source`
+   * joins each row as it was (its image, table and key under names the agent's columns never
+   * clash with), `match` ties it to the row the UPDATE is changing (in WHERE, `ref` is the row
+   * before), and `before` is its image in RETURNING (withOldRow in sql-plan.ts places them).
+   */
+  oldRowJoin(table: CatalogTable, ref: string): { source: string; match: string; before: string } | undefined {
+    if (table.primaryKey.length === 0) return undefined;
+    const o = '_tapedeck_o';
+    const keys = table.primaryKey.map((c, i) => `${o}.${quoteIdent(c)} AS __tapedeck_k${i}`).join(', ');
+    const source = `(SELECT ${this.rowJson(table, o)} AS __tapedeck_r, ${o}.tableoid AS __tapedeck_t, ${keys} FROM ${tableRef(table.schema, table.name)} ${o}) AS _tapedeck_old`;
+    const r = quoteIdent(ref);
+    const match = [
+      ...table.primaryKey.map((c, i) => `_tapedeck_old.__tapedeck_k${i} = ${r}.${quoteIdent(c)}`),
+      `_tapedeck_old.__tapedeck_t = ${r}.tableoid`,
+    ].join(' AND ');
+    return { source, match: `(${match})`, before: '_tapedeck_old.__tapedeck_r' };
   }
 
   /**

@@ -20,7 +20,7 @@ export interface SchemaDescription {
   /** The schemas' DDL without rows or sequence positions. */
   ddl: string[];
   /** Their enum types, domains, the database's extensions and what a sandbox does not rebuild. */
-  objects?: Pick<DbSnapshot, 'enums' | 'domains' | 'extensions' | 'unbuilt'>;
+  objects?: Pick<DbSnapshot, 'enums' | 'composites' | 'domains' | 'extensions' | 'unbuilt' | 'searchPath'>;
 }
 
 /** What a run observed of its database, as the request thread hands it over. */
@@ -42,13 +42,25 @@ export function observedSnapshots(facts: ObservedWorldFacts): { pre: DbSnapshot;
   const pre = new Map(facts.images.map(([oid, rows]) => [oid, new Map(rows)]));
   const post = new Map([...pre].map(([oid, rows]) => [oid, new Map(rows)]));
   const oids = new Map(description.tables.map((t) => [`${t.schema}\u0000${t.name}`, t.oid]));
+  // Rows another row's new key displaced: one UPDATE swapping keys (a deferrable key) moves the
+  // first row onto the second's key before the second moves; the second is found here by its image.
+  const displaced = new Map<string, Row>();
   for (const change of facts.changes) {
     const oid = oids.get(`${change.schema}\u0000${change.table}`);
     const rows = oid === undefined ? undefined : post.get(oid);
     if (rows === undefined) continue;
     const id = canonicalJson(change.key);
-    if (change.op === 'delete') rows.delete(id);
-    else if (change.after) rows.set(id, change.after);
+    const slot = `${oid}\u0000${id}`;
+    const mine = change.before !== undefined && displaced.has(slot) && sameRow(displaced.get(slot), change.before);
+    if (mine) displaced.delete(slot);
+    else if (change.op !== 'insert') rows.delete(id);
+    if (change.op === 'delete' || change.after === undefined) continue;
+    // An update may change the row's key: it is then known by its new one.
+    const after = change.after;
+    const to = canonicalJson(Object.fromEntries(Object.keys(change.key).map((c) => [c, after[c] ?? null])));
+    const held = rows.get(to);
+    if (held !== undefined && to !== id) displaced.set(`${oid}\u0000${to}`, held);
+    rows.set(to, after);
   }
   const drawn = new Map(facts.drawn);
   const snapshot = (rowsOf: Map<number, Map<string, Row>>, position: 'pre' | 'post'): DbSnapshot => {
@@ -69,3 +81,5 @@ export function observedSnapshots(facts: ObservedWorldFacts): { pre: DbSnapshot;
   };
   return { pre: snapshot(pre, 'pre'), post: snapshot(post, 'post') };
 }
+
+const sameRow = (a: Row | undefined, b: Row): boolean => a !== undefined && canonicalJson(a) === canonicalJson(b);

@@ -16,13 +16,13 @@ import path from 'node:path';
 import type pg from 'pg';
 import { monotonicNow } from '../../../sandbox/preload/shared-clock.mjs';
 import { redactDbUrl } from '../../postgres/index.js';
-import type { DbChangedPayload, Row } from '../../recording/index.js';
+import { canonicalJson, type DbChangedPayload, type Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
 import { KeyedReads, onOneClient } from './observed-reads.js';
 import { imagesFromText } from './observed-result.js';
 import type { ObservedRun } from './observed-run.js';
 import { buildWorld, type ObservedDatabase, type ObservedWorld } from './observed-world.js';
-import { planStatement, type StatementPlan, withReturning } from './sql-plan.js';
+import { planStatement, type StatementPlan, withOldRow, withReturning } from './sql-plan.js';
 
 export { type ObservedLimits, ObservedRun } from './observed-run.js';
 export type { ObservedWorld } from './observed-world.js';
@@ -68,6 +68,14 @@ interface TxChange {
 const kOwn = Symbol('tapedeck.own-client');
 const kTx = Symbol('tapedeck.tx');
 const kGate = Symbol('tapedeck.gate');
+/** The connection's own search path (current_schemas), read when an unqualified write needs it. */
+const kPath = Symbol('tapedeck.search-path');
+/** A statement in the open transaction may have set the path (a ROLLBACK or COMMIT of SET LOCAL resets it). */
+const kPathTx = Symbol('tapedeck.search-path-tx');
+/** A statement that may change a connection's search path: SET/RESET/DISCARD (SET ROLE moves `$user`), set_config. */
+const PATH_CHANGE = /search_path|^\s*(?:set|reset|discard)\b/i;
+/** A statement that ends a transaction (a path set in it may revert). */
+const TX_END = /^\s*(?:commit|end|rollback|abort|prepare\s+transaction)\b/i;
 /** On the type parsers a read is given: the field texts of its rows, as the server sent them. */
 const kRaw = Symbol('tapedeck.raw-rows');
 
@@ -75,6 +83,8 @@ type Tagged = pg.Client & {
   [kOwn]?: true;
   [kTx]?: TxChange[];
   [kGate]?: Promise<unknown>;
+  [kPath]?: string[];
+  [kPathTx]?: true;
   _txStatus?: string | null;
   _types?: { getTypeParser(oid: number, format?: string): unknown };
 };
@@ -199,10 +209,13 @@ export async function installPgObserver(options: {
     const real = proto.query;
     const patched: QueryFn = function query(this: Tagged, config, values, callback) {
       const run = (this as Tagged)[kOwn] ? undefined : options.runOf();
-      if (run === undefined || config === null || config === undefined)
+      if (run === undefined || config === null || config === undefined) {
+        pathMayChange(this, config);
         return real.call(this, config, values, callback);
+      }
       if (typeof (config as { submit?: unknown }).submit === 'function') {
         run.note('query objects (cursors, streams)');
+        pathMayChange(this, config);
         return real.call(this, config, values, callback);
       }
       const text = typeof config === 'string' ? config : (config as { text?: unknown }).text;
@@ -226,18 +239,23 @@ export async function installPgObserver(options: {
       const go = (catalog: Catalog | undefined) =>
         execute(this, run, db, catalog, real, config, text, vals, plan, rawCapable);
       let promise: Promise<unknown>;
+      // A write naming its table unqualified: the connection's search path, read before it is sent.
+      const needsPath = () => plan.table !== undefined && plan.table.schema === undefined && this[kPath] === undefined;
       // A write to a table the catalog does not know (made since it was read) reads it again.
       const stale =
         db.catalog !== undefined &&
         plan.table !== undefined &&
-        db.catalog.resolve(plan.table) === undefined &&
+        db.catalog.resolve(plan.table, this[kPath]) === undefined &&
         monotonicNow() - db.loadedAt > 1000;
       // The first statements on a database wait for its catalog; later ones on the same client
       // keep their order behind them.
-      if (db.catalog === undefined || stale || this[kGate] !== undefined) {
+      if (db.catalog === undefined || stale || this[kGate] !== undefined || needsPath()) {
         const gate = (this[kGate] ?? Promise.resolve())
           .then(() => (db.catalog === undefined || stale ? loadCatalog(db).catch(() => db.catalog) : db.catalog))
-          .then((catalog) => go(catalog));
+          .then(async (catalog) => {
+            if (needsPath()) await searchPathOf(this, real);
+            return go(catalog);
+          });
         const settled = gate
           .catch(() => undefined)
           .then(() => {
@@ -297,15 +315,43 @@ export async function installPgObserver(options: {
     let sql = text;
     let added = 0;
     if (plan.kind === 'insert' || plan.kind === 'update' || plan.kind === 'delete') {
-      table = plan.table ? catalog?.resolve(plan.table) : undefined;
-      if (table !== undefined && catalog !== undefined && table.readable && plan.ref !== undefined) {
+      // An unqualified name is found along this connection's own search path (one it set, or its
+      // role's or database's), never tapedeck's: another schema's table of that name is another table.
+      table = plan.table ? catalog?.resolve(plan.table, client[kPath]) : undefined;
+      // An UPDATE assigning a key column: looked up by its key after, the row before would be
+      // another row, or none; it is joined by its key before instead.
+      const keyChange =
+        table !== undefined && plan.kind === 'update' && table.primaryKey.some((c) => plan.setTargets?.includes(c));
+      const join =
+        keyChange &&
+        table !== undefined &&
+        catalog !== undefined &&
+        plan.ref !== undefined &&
+        catalog.descendants(table).length === 0
+          ? catalog.oldRowJoin(table, plan.ref)
+          : undefined;
+      if (table !== undefined && table.primaryKey.length === 0 && (plan.kind === 'update' || plan.upsert === true)) {
+        // No key to find its row before by: an image by its other values could be another row.
+        run.note('updates of tables without a key (no primary key, no unique index of NOT NULL columns)');
+        table = undefined;
+      } else if (table !== undefined && catalog !== undefined && table.readable && plan.ref !== undefined) {
         const images = catalog.writeImages(table, plan.ref, plan.kind, plan.upsert === true);
+        if (join !== undefined) images.before = join.before;
         const items: string[] = [];
         if (images.after !== undefined) items.push(`${images.after} AS ${AFTER}`);
         if (images.before !== undefined) items.push(`${images.before} AS ${BEFORE}`);
         if (images.table !== undefined) items.push(`${images.table} AS ${TABLE}`);
         sql = withReturning(text, plan, items.join(', '));
-        added = items.length;
+        // The join's edits all lie before the statement's end, where RETURNING's addition starts.
+        const joined = join === undefined ? undefined : withOldRow(sql, plan, join.source, join.match);
+        if (keyChange && joined === undefined) {
+          run.note('updates of a key it could not image (WHERE CURRENT OF, inheritance parents)');
+          sql = text;
+          table = undefined;
+        } else {
+          sql = joined ?? sql;
+          added = items.length;
+        }
       } else {
         run.note(table === undefined ? 'writes to tables not in the catalog' : 'writes to tables it may not read');
         table = undefined;
@@ -345,6 +391,7 @@ export async function installPgObserver(options: {
       finalConfig = typeof config === 'string' ? { text: config, types } : withConfig(finalConfig, { types });
     }
     let result: pg.QueryResult;
+    pathMayChange(client, text);
     try {
       result = (await real.call(client, finalConfig, values)) as pg.QueryResult;
     } catch (error) {
@@ -368,6 +415,40 @@ export async function installPgObserver(options: {
     return result;
   }
 
+  /**
+   * The schemas the connection finds unqualified names in, asked of the connection itself once and
+   * again after a statement that may change them (undefined: it could not say, as in a failed
+   * transaction; the statement then fails anyway, and the database's path is used).
+   */
+  async function searchPathOf(client: Tagged, real: QueryFn): Promise<string[] | undefined> {
+    if (client[kPath] !== undefined) return client[kPath];
+    try {
+      // One text per row: a client's own parser of arrays (text[]) cannot change what comes back.
+      const result = (await real.call(
+        client,
+        'SELECT s::text AS s FROM unnest(current_schemas(false)) WITH ORDINALITY AS p(s, n) ORDER BY n',
+      )) as pg.QueryResult;
+      if (!Array.isArray(result?.rows)) return undefined;
+      client[kPath] = result.rows.map((r) => String((r as { s: unknown }).s));
+      return client[kPath];
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Forgets a connection's search path when `config`'s statement may change it (read again when needed). */
+  function pathMayChange(client: Tagged, config: unknown): void {
+    const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+    if (typeof text !== 'string') return;
+    if (PATH_CHANGE.test(text)) {
+      delete client[kPath];
+      client[kPathTx] = true;
+    } else if (client[kPathTx] !== undefined && TX_END.test(text)) {
+      delete client[kPath];
+      delete client[kPathTx];
+    }
+  }
+
   /** Moves the captured images out of the result the agent gets, and queues the changes. */
   function takeChanges(
     client: Tagged,
@@ -386,6 +467,8 @@ export async function installPgObserver(options: {
     const beforeAt = fields.findIndex((f) => f.name === BEFORE);
     const tableAt = fields.findIndex((f) => f.name === TABLE);
     const tx = (client[kTx] ??= []);
+    /** Keys an UPDATE gave its rows. */
+    const movedTo: Array<[CatalogTable, Row]> = [];
     for (let i = 0; i < result.rows.length; i++) {
       const row = result.rows[i] as Record<string, unknown> | unknown[];
       const get = (name: string, at: number) =>
@@ -401,6 +484,8 @@ export async function installPgObserver(options: {
         const op: DbChangedPayload['op'] =
           plan.kind === 'delete' ? 'delete' : plan.kind === 'update' || before !== undefined ? 'update' : 'insert';
         run.observe(table, op === 'insert' ? null : (before ?? null), key, { seq, source: 'before', readAt: seq });
+        const moved = before !== undefined && after !== undefined ? keyOf(table, after) : undefined;
+        if (moved !== undefined && canonicalJson(moved) !== canonicalJson(key)) movedTo.push([table, moved]);
         const change = { schema: table.schema, table: table.name, op, key };
         tx.push({ run, table, change: { ...change, ...(before && { before }), ...(after && { after }) } });
       } else if (table !== written) run.note('rows of inheritance children it could not image');
@@ -412,6 +497,10 @@ export async function installPgObserver(options: {
         delete (row as Record<string, unknown>)[TABLE];
       }
     }
+    // A key an UPDATE gave a row was no row's before it, unless another row of the same statement
+    // had it (a swap under a deferrable key): that row's image came first.
+    for (const [table, key] of movedTo)
+      if (!run.hasImage(table, key)) run.observe(table, null, key, { seq, source: 'before', readAt: seq });
     result.fields = fields.slice(0, width - added);
     if (plan.returningAt === undefined || plan.returningAt < 0) {
       result.rows = [];

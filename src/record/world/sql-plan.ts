@@ -2,7 +2,7 @@
 // kind, its target table and alias, and where a RETURNING clause is or can be added. The text is
 // tokenized (strings, quoted identifiers, dollar quotes, comments, parameters), never executed or
 // fully parsed; anything the planner does not recognise is `other` and passes through untouched.
-import { type SqlToken as Token, tokenize } from '../../postgres/index.js';
+import { quoteIdent, type SqlToken as Token, tokenize } from '../../postgres/index.js';
 
 export type StatementKind =
   | 'read'
@@ -29,6 +29,24 @@ export interface StatementPlan {
   end?: number;
   /** insert: it has an ON CONFLICT clause (the row may be an update). */
   upsert?: boolean;
+  /** update: the columns its SET list assigns (`a = …`, `(a, b) = …`), as written. */
+  setTargets?: string[];
+  /** update: where a row source joined by the old row (withOldRow) goes. */
+  old?: OldRowPlace;
+}
+
+/** Offsets in an UPDATE's text that withOldRow edits. */
+export interface OldRowPlace {
+  /** Just past a top-level FROM keyword, or -1 (none: one is added before `where`). */
+  from: number;
+  /** Just past a top-level WHERE keyword, or -1. */
+  where: number;
+  /** Where the WHERE clause (or the statement before RETURNING) ends. */
+  whereEnd: number;
+  /** Offsets of `*` items of its RETURNING list (with a row source added, they would return its columns too). */
+  stars: number[];
+  /** `WHERE CURRENT OF cursor`: no condition can be added. */
+  currentOf: boolean;
 }
 
 const READS = new Set(['select', 'values', 'table', 'show', 'explain', 'fetch']);
@@ -143,13 +161,86 @@ function planUpdate(tokens: Token[], end: number): StatementPlan {
   i = target.next;
   if (isPunct(tokens[i], '*')) i++;
   const { alias } = aliasAt(tokens, i, new Set(['set']));
+  const returningAt = topLevelReturning(tokens, i);
   return {
     kind: 'update',
     table: target.name,
     ref: alias ?? target.name.name,
-    returningAt: topLevelReturning(tokens, i),
+    returningAt,
     end,
+    ...updateClauses(tokens, i, returningAt < 0 ? end : returningAt),
   };
+}
+
+/** The SET list's targets and the places of FROM, WHERE and RETURNING's `*` items in an UPDATE. */
+function updateClauses(tokens: Token[], from: number, whereEnd: number): Pick<StatementPlan, 'setTargets' | 'old'> {
+  const setTargets: string[] = [];
+  const old: OldRowPlace = { from: -1, where: -1, whereEnd, stars: [], currentOf: false };
+  let depth = 0;
+  let clause = '';
+  let itemStart = false;
+  let inTargetList = false;
+  for (let i = from; i < tokens.length; i++) {
+    const t = tokens[i] as Token;
+    const prev = tokens[i - 1];
+    if (t.kind === 'punct' && (t.v === '(' || t.v === '[')) {
+      if (clause === 'set' && itemStart && depth === 0) inTargetList = true;
+      depth++;
+      itemStart = false;
+      continue;
+    }
+    if (t.kind === 'punct' && (t.v === ')' || t.v === ']')) {
+      depth--;
+      inTargetList = false;
+      continue;
+    }
+    if (depth === 0 && t.kind === 'word' && ['set', 'from', 'where', 'returning'].includes(t.v)) {
+      clause = t.v;
+      itemStart = clause === 'set';
+      if (clause === 'from') old.from = t.end;
+      if (clause === 'where') {
+        old.where = t.end;
+        old.currentOf = isWord(tokens[i + 1], 'current') && isWord(tokens[i + 2], 'of');
+      }
+      continue;
+    }
+    if (clause === 'set' && ((depth === 0 && itemStart) || (depth === 1 && inTargetList)) && isName(t))
+      setTargets.push(t.v);
+    if (clause === 'returning' && depth === 0 && t.v === '*' && (prev?.v === ',' || isWord(prev, 'returning')))
+      old.stars.push(t.start);
+    itemStart = depth === 0 && t.kind === 'punct' && t.v === ',';
+  }
+  return { setTargets, old };
+}
+
+/**
+ * An UPDATE joined to its rows as they were before it: `source` (a row source aliased
+ * `alias`) added to its FROM list (or as one), `match` added to its WHERE clause (or as one),
+ * and each `*` item of its RETURNING list written `ref.*`, so the agent's result keeps its columns
+ * (undefined where it cannot be: `WHERE CURRENT OF`, or `RETURNING *` with a FROM list of its own).
+ */
+export function withOldRow(sql: string, plan: StatementPlan, source: string, match: string): string | undefined {
+  const old = plan.old;
+  if (plan.kind !== 'update' || old === undefined || old.currentOf || plan.ref === undefined) return undefined;
+  // `RETURNING *` of an UPDATE … FROM returns every FROM item's columns: the added one's too.
+  if (old.from >= 0 && old.stars.length > 0) return undefined;
+  const edits: Array<[number, string]> = [];
+  if (old.from >= 0) edits.push([old.from, ` ${source},`]);
+  else edits.push([old.where >= 0 ? old.where - 'where'.length : old.whereEnd, ` FROM ${source} `]);
+  if (old.where >= 0) {
+    edits.push([old.where, ' (']);
+    edits.push([old.whereEnd, `) AND ${match} `]);
+  } else edits.push([old.whereEnd, ` WHERE ${match} `]);
+  for (const star of old.stars) edits.push([star, `${quoteIdent(plan.ref)}.`]);
+  let out = sql;
+  // From the last offset back, so each earlier one stays where it was (a stable sort keeps the
+  // FROM insertion before the WHERE one when they meet at one offset).
+  for (const [at, text] of edits
+    .map((e, i) => [e, i] as const)
+    .sort((a, b) => b[0][0] - a[0][0] || b[1] - a[1])
+    .map(([e]) => e))
+    out = `${out.slice(0, at)}${text}${out.slice(at)}`;
+  return out;
 }
 
 function planDelete(tokens: Token[], end: number): StatementPlan {
