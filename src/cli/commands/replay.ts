@@ -155,7 +155,10 @@ export function register(program: Command): void {
       '--db-order',
       "hand the database's replies to the agent in their recorded order, each once the agent has drawn the clock and random values it had drawn when it came: concurrent tasks that read and then draw (a uuid for a row) take their own recorded values (default in exact mode; concurrent transactions need --db-sandbox template)",
     )
-    .option('--no-db-order', "hand the database's replies over as the sandbox answers them (the default with a changed prompt)")
+    .option(
+      '--no-db-order',
+      "hand the database's replies over as the sandbox answers them (the default with a changed prompt)",
+    )
     .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
     .option(
       '--isolation <level>',
