@@ -76,9 +76,9 @@ export function runDayOf(input: {
     let [first, last] = [instants[0]!, instants[0]!];
     for (const t of instants) [first, last] = [Math.min(first, t), Math.max(last, t)];
     // A clock that jumps further than a run lasts (a hostile one) is read at its ends only.
-    const span = last - first <= 3 * DAY ? Math.ceil((last - first) / DAY) : 0;
-    const today = new Set<string>();
-    for (let i = 0; i <= span; i++) for (const d of datesOf(first + i * DAY, input.timeZone)) today.add(d);
+    const today = new Set<string>(datesOf(first, input.timeZone));
+    if (last - first <= 3 * DAY)
+      for (let t = first + DAY; t < last; t += DAY) for (const d of datesOf(t, input.timeZone)) today.add(d);
     for (const d of datesOf(last, input.timeZone)) today.add(d);
     return { today: [...today].sort(), source: `the run's clock${zone}` };
   }
