@@ -1,7 +1,7 @@
 // The trajectory of a run as the validators see it: model calls with their tool calls, tool steps with the
 // results the agent observed, the final answer, what the user said, and the tokens and cost spent.
 import { bodyText } from '../diff/index.js';
-import { EntityIndex, FactIndex, looksMutating, usedValues } from '../facts/index.js';
+import { EntityIndex, FactIndex, looksMutating, type RunDay, runDayOf, usedValues } from '../facts/index.js';
 import { modelCallCost, recordingPrices } from '../ledger/index.js';
 import { toolsOf, turnsOf } from '../providers/index.js';
 import {
@@ -91,6 +91,12 @@ export interface Trajectory {
   totalTokens: number;
   /** Model cost as the ledger prices it (src/ledger: the manifest's prices, else the bundled table). */
   cost: number;
+  /**
+   * The day the run happened on, which the answer's relative dates (`tomorrow`, `next Friday`) are
+   * read against: a date the user or the agent stated as today, else the clock values the agent
+   * saw, else the recording's start — in the run's time zone, or every zone when it is unknown.
+   */
+  day?: RunDay;
 }
 
 /** The tools a model call offered and the arguments each requires (from its JSON schema). */
@@ -127,8 +133,11 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
   const toolSeen = new Set<string>();
   let lastText: string | undefined;
   let finalOutput: string | undefined;
+  const clock: Array<number | string> = [];
+  const agentTexts: string[] = [];
   for (const e of recording.events) {
     if (e.type === 'step.started') t.stepCount++;
+    else if (e.type === 'nondeterminism' && e.payload.kind === 'clock') clock.push(...e.payload.values);
     else if (e.type === 'model.called') {
       const p = e.payload;
       const offered = offeredTools(p);
@@ -173,7 +182,10 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
           else if (turn.role === 'system' && !t.systemText.includes(part.text)) t.systemText += `${part.text}\n`;
         }
       }
-      if (p.output.text) lastText = p.output.text;
+      if (p.output.text) {
+        lastText = p.output.text;
+        agentTexts.push(p.output.text);
+      }
       if (p.usage) {
         const u = p.usage;
         t.totalTokens += u.inputUncached + u.cacheRead + u.cacheWrite + u.output + u.reasoning;
@@ -232,6 +244,14 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
   const answer =
     finalOutput ?? (lastModel && lastModel.toolCalls.length === 0 ? lastModel.text : undefined) ?? lastText;
   if (answer !== undefined) t.finalAnswer = answer;
+  const { createdAt, runtime } = recording.manifest;
+  const day = runDayOf({
+    stated: [t.userText, t.systemText, ...agentTexts, ...(answer === undefined ? [] : [answer])],
+    clock,
+    fallback: createdAt,
+    ...(runtime.timeZone !== undefined && { timeZone: runtime.timeZone }),
+  });
+  if (day !== undefined) t.day = day;
   return t;
 }
 
@@ -245,7 +265,7 @@ const facts = new WeakMap<Trajectory, FactIndex>();
 export function factsOf(t: Trajectory): FactIndex {
   let index = facts.get(t);
   if (index === undefined) {
-    index = new FactIndex();
+    index = new FactIndex(t.day === undefined ? {} : { day: t.day });
     index.add(t.userText, { pos: -1, label: "the user's words" });
     for (const o of t.observations) index.add(o.text, { pos: o.seq, stepId: o.stepId, label: `step ${o.stepId}` });
     facts.set(t, index);

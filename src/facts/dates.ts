@@ -2,7 +2,7 @@
 // zones, and the keys each is matched by (wall clock, UTC, weekday).
 
 import { dayFirst } from './conventions.js';
-import { ambiguousMention, at, type Mention, type Pass, pass, type Reading } from './readings.js';
+import { ambiguousMention, at, type Conventions, type Mention, type Pass, pass, type Reading } from './readings.js';
 import { MERIDIEM, MONTH, MONTHS, TIME_TAIL, WEEKDAY, WEEKDAYS, ZONE, zoneOffset } from './written.js';
 
 function pad(n: number): string {
@@ -267,6 +267,46 @@ function inZone(
   return r && { kind, ...r };
 }
 
+/** A two-digit year is this century's (`26` is 2026). */
+function fullYear(y: string): number {
+  return y.length === 2 ? 2000 + Number(y) : Number(y);
+}
+
+/** Words after which `3/4` is a date (`on 3/4`, `by 12/5`, `Friday 3/4`), and a time after one (`3/4 at 9:30`). */
+const DATED_BEFORE = new RegExp(
+  `\\b(?:on|by|until|till|before|after|from|since|due|dated|through|thru|${WEEKDAY})\\.?,?\\s{1,3}$`,
+  'i',
+);
+const DATED_AFTER = /^,?\s{1,3}(?:at\s{1,3})?\d{1,2}(?::\d\d|\s?[ap]\.?m\b)/i;
+
+/**
+ * A date written with two numbers, day and month in an order the text may not say (`01/12/2026`:
+ * 1 December or January 12): a number over 12 is the day, else the text's conventions decide, else
+ * either reading the world holds grounds it. `y` undefined: a month and day of any year.
+ */
+function eitherWay(
+  written: string,
+  a: number,
+  b: number,
+  y: number | undefined,
+  c: () => Conventions,
+): Omit<Mention, 'start' | 'end' | 'text'> | undefined {
+  const conventions = a > 12 || b > 12 || a === b ? undefined : c();
+  const first = conventions === undefined ? a > 12 : dayFirst(conventions);
+  const stamp = (m: number, d: number): Stamp => ({ ...(y !== undefined && { y }), m, d });
+  if (first !== undefined) return dated(stampReadings(first ? stamp(b, a) : stamp(a, b)));
+  const monthFirst = stampReadings(stamp(a, b));
+  const dayFirstReading = stampReadings(stamp(b, a));
+  if (monthFirst === undefined || dayFirstReading === undefined) return undefined;
+  const ymd = (m: number, d: number) => `${y === undefined ? '' : `${y}-`}${pad(m)}-${pad(d)}`;
+  const made = ambiguousMention('date', `${written}: day or month first?`, [
+    { as: ymd(a, b), ...monthFirst },
+    { as: ymd(b, a), ...dayFirstReading },
+  ]);
+  // Nothing in the text says which: either reading the world holds grounds it (a text that shows both ways does not).
+  return conventions?.dayFirst === false && !conventions.monthFirst ? { ...made, either: true } : made;
+}
+
 export const DATE_PASSES: Pass[] = [
   // ISO dates and timestamps: 2026-11-20, 2026-11-20T14:05:00Z, 2026-11-20 14:05, …T15:05+01:00.
   pass(
@@ -311,22 +351,28 @@ export const DATE_PASSES: Pass[] = [
   ),
   // 11/20/2026 and 25/12/2026: a number over 12 is the day. 01/12/2026 is 1 December day first
   // and January 12 month first: the rest of the text decides (another date that can only be one
-  // way, a decimal comma), else it is ambiguous and the world may settle it.
-  pass(/(?<![\w/])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\w/])/g, (m, c) => {
-    const [a, b, y] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    const conventions = a > 12 || b > 12 || a === b ? undefined : c();
-    const first = conventions === undefined ? a > 12 : dayFirst(conventions);
-    if (first !== undefined) return dated(stampReadings(first ? { y, m: b, d: a } : { y, m: a, d: b }));
-    const monthFirst = stampReadings({ y, m: a, d: b });
-    const dayFirstReading = stampReadings({ y, m: b, d: a });
-    if (monthFirst === undefined || dayFirstReading === undefined) return undefined;
-    const made = ambiguousMention('date', `${m[0]}: day or month first?`, [
-      { as: `${y}-${pad(a)}-${pad(b)}`, ...monthFirst },
-      { as: `${y}-${pad(b)}-${pad(a)}`, ...dayFirstReading },
-    ]);
-    // Nothing in the text says which: either reading the world holds grounds it (a text that shows both ways does not).
-    return conventions?.dayFirst === false && !conventions.monthFirst ? { ...made, either: true } : made;
+  // way, a decimal comma), else it is ambiguous and the world may settle it. The same with a
+  // two-digit year (03/04/26 is 2026) or dashes (03-04-2026); never its pieces.
+  pass(/(?<![\w/.-])(\d{1,2})(?:\/(\d{1,2})\/(\d{4}|\d{2})|-(\d{1,2})-(\d{4}))(?![\w/]|[.-]\d)/g, (m, c) =>
+    eitherWay(m[0], Number(m[1]), Number(m[2] ?? m[4]), fullYear(m[3] ?? m[5]!), c),
+  ),
+  // 03/04 with no year, where it can only be a date: a piece written with a leading zero, a word
+  // that puts a date after it (`on 3/4`, `by 12/5`, `Friday 3/4`), or a time after it. `24/7`,
+  // a score's `7/10` and a fraction's `3/4` stay numbers. The date is a month and day of any year.
+  pass(/(?<![\w/.-])(\d{1,2})\/(\d{1,2})(?![\w/]|[.,:-]\d)/g, (m, c) => {
+    const [a, b] = [m[1]!, m[2]!];
+    const end = m.index + m[0].length;
+    const dated =
+      /^0\d$/.test(a) ||
+      /^0\d$/.test(b) ||
+      DATED_BEFORE.test(m.input.slice(Math.max(0, m.index - 12), m.index)) ||
+      DATED_AFTER.test(m.input.slice(end, end + 16));
+    return dated ? eitherWay(m[0], Number(a), Number(b), undefined, c) : undefined;
   }),
+  // 2026/03/04: year first is year, month, day in every convention.
+  pass(/(?<![\w/.-])(\d{4})\/(\d{1,2})\/(\d{1,2})(?![\w/]|[.-]\d)/g, (m) =>
+    dated(stampReadings({ y: Number(m[1]), m: Number(m[2]), d: Number(m[3]) }) ?? NEVER),
+  ),
   // ISO week dates: 2026-W49-2, 2026W492 (the Tuesday of ISO week 49 of 2026, December 1).
   pass(/(?<![\w-])(\d{4})-?W(\d{2})-?([1-7])(?![\w-])/g, (m) => {
     const date = isoWeekDate(Number(m[1]), Number(m[2]), Number(m[3]));

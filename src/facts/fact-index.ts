@@ -7,6 +7,7 @@ import { StockIndex, type StockVerdict } from './availability.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
+import { NOW_KEY, type RunDay } from './relative-dates.js';
 import { foldText } from './written.js';
 
 /** Where an observed fact came from. */
@@ -91,7 +92,20 @@ export class FactIndex {
    * answer, written for a person) either reading the world holds grounds it. Comparing two values
    * (sameFact) it is one reading: the API that got `03/04/2026` read it one way.
    */
-  constructor(private readonly options: { signed?: boolean; oneReading?: boolean } = {}) {}
+  constructor(private readonly options: { signed?: boolean; oneReading?: boolean; day?: RunDay } = {}) {
+    // `today` names the run's day: the run's clock (or what it stated) grounds it. Relative dates in
+    // observations and claims are read against it (none: they are unread, and given no verdict).
+    const day = options.day;
+    if (day !== undefined)
+      this.keyed.set(NOW_KEY, {
+        source: { pos: -1, label: day.source },
+        observed: `today is ${day.today.join(' or ')}`,
+      });
+  }
+
+  private dayOption(): { day?: RunDay } {
+    return this.options.day === undefined ? {} : { day: this.options.day };
+  }
 
   /** Index one observed text (JSON is walked with its keys, so `total_cents: 12999` also reads as $129.99). */
   add(text: string, source: FactSource): void {
@@ -150,7 +164,7 @@ export class FactIndex {
 
   private addText(whole: string, source: FactSource, key: string | undefined): void {
     const text = whole.length > TEXT_MAX ? whole.slice(0, TEXT_MAX) : whole;
-    for (const m of mentionsIn(text)) {
+    for (const m of mentionsIn(text, this.dayOption())) {
       const observed = key === undefined ? m.text : `${key}: ${m.text}`;
       for (const r of m.observed) this.put(r, source, observed);
     }
@@ -384,7 +398,7 @@ export class FactIndex {
    * mentions none, the text as a phrase). Returns the match of the last fact checked.
    */
   groundText(text: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
-    const mentions = mentionsIn(text);
+    const mentions = mentionsIn(text, this.dayOption()).filter((m) => m.unread === undefined);
     if (mentions.length === 0) return this.groundPhrase(text, bound);
     let match: FactMatch | undefined;
     for (const m of mentions) {

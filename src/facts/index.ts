@@ -19,5 +19,6 @@ export { FactIndex, type FactMatch, type FactSource, type Verdict } from './fact
 export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
 export { mentionsIn, valueReadings } from './mentions.js';
 export { idCore, idDigits, idReadings, type Mention, type MentionKind, type Reading } from './readings.js';
+export { type RunDay, runDayOf } from './relative-dates.js';
 export { type FactVerdict, factVerdict, sameFact } from './same-fact.js';
 export { isMinorUnitKey, keyWords, parseNumber, unitOfKey } from './written.js';

@@ -26,6 +26,7 @@ import {
   plainClaim,
   type Reading,
 } from './readings.js';
+import { RELATIVE_HINT, RELATIVE_PASSES, type RunDay } from './relative-dates.js';
 import { foldScripts } from './scripts.js';
 import { NUMBER_WORD } from './words.js';
 import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
@@ -37,6 +38,8 @@ const PASSES: Pass[] = [
     claim: idReadings(m[0], 'claim'),
     observed: idReadings(m[0], 'observed'),
   })),
+  // Relative dates before the dates, quantities and numbers: `in 14 days` is no count of 14.
+  ...RELATIVE_PASSES,
   ...DATE_PASSES,
   ...DATE_ABROAD_PASSES,
   ...MONEY_PASSES,
@@ -53,14 +56,16 @@ const NUMBER_WORD_HINT = new RegExp(`\\b${NUMBER_WORD}\\b`, 'i');
 /**
  * Every fact mentioned in `text`, in order. More specific readings win a span: a date is not also
  * three numbers, `12.5k` is not an id, `$129.99` is money. Linear in the text: passes that need a
- * digit are skipped for text without one, and taken spans are marked in a mask.
+ * digit are skipped for text without one, and taken spans are marked in a mask. `day`: the run's
+ * day, which relative dates (`tomorrow`, `next Friday`) are read against; without it they are
+ * `unread` (no verdict).
  */
-export function mentionsIn(written: string): Mention[] {
+export function mentionsIn(written: string, options: { day?: RunDay } = {}): Mention[] {
   const out: Mention[] = [];
   // Other scripts' digits and fullwidth forms are read as ASCII (`١٢٩٫٩٩` is 129.99), spans mapped back.
   const { text: plain, origin } = foldScripts(written);
   const hasDigit = DIGIT.test(plain);
-  if (!hasDigit && !NUMBER_WORD_HINT.test(plain)) return out;
+  if (!hasDigit && !NUMBER_WORD_HINT.test(plain) && !RELATIVE_HINT.test(plain)) return out;
   const { text, signAt } = signWords(plain);
   let taken: Uint8Array | undefined;
   let conventions: Conventions | undefined;
@@ -79,7 +84,7 @@ export function mentionsIn(written: string): Mention[] {
       const start = m.index;
       const end = start + m[0].length;
       if (taken !== undefined && isTaken(taken, start, end)) continue;
-      const made = make(m, readConventions);
+      const made = make(m, readConventions, options.day);
       if (made === undefined) continue;
       taken ??= new Uint8Array(text.length);
       taken.fill(1, start, end);

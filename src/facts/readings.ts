@@ -1,5 +1,6 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
+import type { RunDay } from './relative-dates.js';
 import { DECIMAL_COMMA, FRACTIONS, foldText, GROUP_MARK } from './written.js';
 
 /** What a mention is. */
@@ -63,6 +64,11 @@ export interface Mention {
    * whole is not grounded, the claim is when every part is.
    */
   parts?: Reading[][];
+  /**
+   * Read only so that its pieces are not, and given no verdict: a relative date (`tomorrow`, `in 14
+   * days`) with no run day to read it against.
+   */
+  unread?: string;
 }
 
 /**
@@ -208,8 +214,11 @@ export function idReadings(id: string, role: 'claim' | 'observed'): Reading[] {
 /** One reading pass: a pattern, what a match reads as, and whether it can only match text with a digit. */
 export interface Pass {
   re: RegExp;
-  /** `conventions` reads the rest of the text (once, and only when a form needs it). */
-  make: (m: RegExpExecArray, conventions: () => Conventions) => Made | undefined;
+  /**
+   * `conventions` reads the rest of the text (once, and only when a form needs it); `day` is the
+   * run's day, which relative dates are read against (none: they are unread).
+   */
+  make: (m: RegExpExecArray, conventions: () => Conventions, day: RunDay | undefined) => Made | undefined;
   digits: boolean;
 }
 

@@ -37,8 +37,9 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
   const index = factsOf(ctx.trajectory);
   const skip = new Set(ctx.contract.claims?.ignore ?? []);
   const claims = new Map<string, ClaimFound>();
-  for (const m of mentionsIn(answer)) {
-    if (skip.has(m.text)) continue;
+  // Relative dates (`tomorrow`, `in 3 days`) are read against the run's day; with none, unread.
+  for (const m of mentionsIn(answer, ctx.trajectory.day === undefined ? {} : { day: ctx.trajectory.day })) {
+    if (skip.has(m.text) || m.unread !== undefined) continue;
     if (m.kind === 'number' && Math.abs(m.value ?? 0) < 10) continue;
     const kind = KIND[m.kind];
     claims.set(`${kind}:${m.text}`, {
