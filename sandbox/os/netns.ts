@@ -6,8 +6,13 @@
 // --disable-userns). The keeper adds addresses to that loopback when asked (`local`): a recorded
 // database or service at 10.0.3.7 is then served inside at 10.0.3.7 itself, for any program
 // (psql, curl, python), not only for the Node processes the preload redirects.
+// The keeper also lowers the namespace's first unprivileged port to 0, so the doors of recorded
+// services at their own ports (https://billing.svc.cluster.local at 443, http://10.0.3.7 at 80)
+// can be opened inside by the sandbox's init, which has no capabilities; the agent may bind them
+// too, in its own namespace, after tapedeck's doors have taken theirs.
 // Where the keeper cannot start (no unshare, nsenter or ip; user namespaces allowed to bubblewrap
-// alone), the sandbox starts as before and non-loopback addresses stay unreachable inside.
+// alone), the sandbox starts as before: non-loopback addresses stay unreachable inside, and no
+// door can open below port 1024.
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { which } from './detect.js';
@@ -19,6 +24,7 @@ import { which } from './detect.js';
  */
 const KEEPER = [
   'ip link set lo up || exit 1',
+  '{ echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start; } 2>/dev/null || true',
   'echo ready',
   'while read -r family address; do',
   '  case "$family" in',
@@ -52,9 +58,9 @@ export function nonLoopback(host: string): { family: 4 | 6; address: string } | 
   return undefined;
 }
 
-/** The host:port of each URL at an IP address of another machine (10.0.3.7, [fd00::7]), once each. */
-export function otherMachines(urls: Iterable<string>): Array<{ host: string; port: number }> {
-  const out = new Map<string, { host: string; port: number }>();
+/** The http(s) URLs among `urls` (values that are not one are skipped), with the port each names or implies. */
+function httpTargets(urls: Iterable<string>): Array<{ hostname: string; port: number }> {
+  const out: Array<{ hostname: string; port: number }> = [];
   for (const url of urls) {
     let u: URL;
     try {
@@ -63,12 +69,41 @@ export function otherMachines(urls: Iterable<string>): Array<{ host: string; por
       continue;
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
-    const ip = nonLoopback(u.hostname);
-    if (!ip) continue;
-    const port = Number(u.port) || (u.protocol === 'https:' ? 443 : 80);
-    out.set(`${ip.address}:${port}`, { host: ip.address, port });
+    out.push({ hostname: u.hostname, port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80) });
+  }
+  return out;
+}
+
+/** The host:port of each URL at an IP address of another machine (10.0.3.7, [fd00::7]), once each. */
+export function otherMachines(urls: Iterable<string>): Array<{ host: string; port: number }> {
+  const out = new Map<string, { host: string; port: number }>();
+  for (const { hostname, port } of httpTargets(urls)) {
+    const ip = nonLoopback(hostname);
+    if (ip) out.set(`${ip.address}:${port}`, { host: ip.address, port });
   }
   return [...out.values()];
+}
+
+/**
+ * The host:port of each URL at a host NAME (api.internal:8080, billing.svc.cluster.local:443), once
+ * each, lower case and without a final dot; not localhost, which is the sandbox's own already.
+ */
+export function namedServices(urls: Iterable<string>): Array<{ host: string; port: number }> {
+  const out = new Map<string, { host: string; port: number }>();
+  for (const { hostname, port } of httpTargets(urls)) {
+    const host = hostname.toLowerCase().replace(/\.$/, '');
+    if (net.isIP(host.replace(/^\[|\]$/g, '')) !== 0 || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host)) continue;
+    if (host === 'localhost') continue;
+    out.set(`${host}:${port}`, { host, port });
+  }
+  return [...out.values()];
+}
+
+/** Why a door could not open inside (box.listen's error), in a few words for a note. */
+export function whyNoDoor(error: Error): string {
+  return /EACCES/.test(error.message)
+    ? 'a port below 1024, which needs the keeper of the network namespace'
+    : (/\b(E[A-Z]+)\b/.exec(error.message)?.[1] ?? error.message);
 }
 
 let broken = false;

@@ -7,6 +7,12 @@
 //   - no Unix sockets (seccomp), no capabilities, no new user namespaces, no other process
 //     visible; setuid bits do nothing (no_new_privs);
 //   - the hosts named in `hosts` resolve to 127.0.0.1 (a recorded database's own host name);
+//   - a host name given to `named(name)` resolves to a loopback address of its own (127.77.0.n),
+//     so a listener there serves api.internal:8080 inside to any program, whatever other name
+//     uses the same port. Loopback needs no keeper: with bubblewrap alone (user namespaces allowed
+//     to it only) a name is served at its ports from 1024 up; below, the keeper must lower the
+//     namespace's first unprivileged port (netns.ts). /etc/hosts inside is the launcher's file,
+//     rewritten in place (the bind mount shows the same inode), so names can be added after start;
 //   - an address of another machine asked for with `local(address)` is the sandbox's own (on its
 //     loopback, added by the network namespace's keeper outside: netns.ts), so a listener there
 //     serves 10.0.3.7:5432 inside to any program;
@@ -37,7 +43,7 @@ import { packagePath, packageRoot } from '../../src/package.js';
 import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
 import { BWRAP_BASE, forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
-import { keeperFailed, type NetKeeper, nonLoopback, startNetKeeper } from './netns.js';
+import { keeperFailed, type NetKeeper, namedServices, nonLoopback, startNetKeeper, whyNoDoor } from './netns.js';
 import { seccompProgram } from './seccomp.js';
 
 const INIT = packagePath('sandbox/os/init.mjs');
@@ -149,6 +155,13 @@ export interface OsSandbox {
    * keeper for its network namespace (netns.ts) or the address is a name.
    */
   local(address: string): Promise<boolean>;
+  /**
+   * The address inside for a host name (a recorded service's), written to /etc/hosts inside: a
+   * loopback address of its own, or 127.0.0.1 for a name in `hosts`; undefined where /etc/hosts
+   * cannot be replaced (no mount namespace: the unshare fallback) or the name is not one.
+   * Call before the programs that resolve it start.
+   */
+  named(name: string): Promise<string | undefined>;
   spawn(command: string[], options: SpawnOptions): SandboxProcess;
   /** Refused attempts traced so far. */
   readonly attempts: OsAttempt[];
@@ -324,6 +337,10 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
   /** The system CA bundles the run's CA stands in for inside. */
   const substituted = new Set<string>();
   const cleanup: Array<() => Promise<unknown>> = [noted.remove];
+  /** /etc/hosts inside (bound over the real one with bubblewrap), and the names given an address of their own. */
+  const hostsPath = path.join(tmp, 'hosts');
+  let hostsBound = false;
+  const names = new Map<string, string>();
   if (isolation.level === 'bwrap') {
     command = isolation.bwrap as string;
     const shared = options.fs === 'shared';
@@ -371,10 +388,10 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
     for (const inside of keysInside(shared, visible, options.writable ?? []))
       args.push('--ro-bind', '/dev/null', inside);
     args.push('--ro-bind', inDir, shared ? inDir : INSIDE_DIR);
-    const hosts = hostsFile(options.hosts ?? []);
-    await writeFile(path.join(tmp, 'hosts'), hosts);
+    await writeFile(hostsPath, hostsFile(options.hosts ?? [], names));
     if (existsSync('/etc/hosts') && !lstatSync('/etc/hosts').isSymbolicLink()) {
-      args.push('--ro-bind', path.join(tmp, 'hosts'), '/etc/hosts');
+      args.push('--ro-bind', hostsPath, '/etc/hosts');
+      hostsBound = true;
     }
     if (options.caPem) {
       const bundle = path.join(tmp, 'ca.pem');
@@ -431,6 +448,7 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
   /** Addresses of other machines made the sandbox's own (`local`). */
   const madeLocal = new Set<string>();
   const listeners = new Set<net.Server>();
+  let hostsWritten: Promise<void> = Promise.resolve();
   let nextId = 1;
   let ended = false;
   const ready = new Promise<void>((resolve, reject) => {
@@ -573,6 +591,27 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
       if (made && ip) madeLocal.add(ip.address);
       return made;
     },
+    named(name) {
+      const host = name.toLowerCase().replace(/\.$/, '');
+      if (!hostsBound || !HOST_NAME.test(host) || host === 'localhost') return Promise.resolve(undefined);
+      if ((options.hosts ?? []).some((h) => h.toLowerCase() === host)) return Promise.resolve('127.0.0.1');
+      const known = names.get(host);
+      if (known) return Promise.resolve(known);
+      const taken = new Set(names.values());
+      const real = realHosts();
+      let n = names.size + 1;
+      let address = namedAddress(n);
+      while (taken.has(address) || new RegExp(`^\\s*${address.replaceAll('.', '\\.')}\\s`, 'm').test(real))
+        address = namedAddress(++n);
+      names.set(host, address);
+      // One rewrite after another: the last one written holds every name.
+      const written = hostsWritten.then(() => writeFile(hostsPath, hostsFile(options.hosts ?? [], names)));
+      hostsWritten = written.catch(() => undefined);
+      return written.then(
+        () => address,
+        () => undefined,
+      );
+    },
     spawn(commandLine, spawnOptions) {
       const id = nextId++;
       const proc = new EventEmitter() as SandboxProcess & EventEmitter;
@@ -640,6 +679,38 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
   return box;
 }
 
+/**
+ * Doors for the services the URLs name by a host name: each name resolves inside to its own
+ * address (`box.named`), where a listener at the URL's port is handed to `serve` (the proxy's
+ * `serveAs`, as if the client had asked the proxy for that host:port). What could not open is
+ * named in `unserved` ("api.internal:443 (why)"), for a note: the run goes on without that door.
+ */
+export async function openNamedDoors(
+  box: OsSandbox,
+  urls: Iterable<string>,
+  serve: (listener: net.Server, target: { host: string; port: number }) => void,
+): Promise<{ listeners: Array<net.Server & { insidePort: number }>; addresses: string[]; unserved: string[] }> {
+  const listeners: Array<net.Server & { insidePort: number }> = [];
+  const addresses: string[] = [];
+  const unserved: string[] = [];
+  for (const target of namedServices(urls)) {
+    const address = await box.named(target.host);
+    if (!address) {
+      unserved.push(`${target.host}:${target.port} (no mount namespace for /etc/hosts)`);
+      continue;
+    }
+    const listener = await box.listen(target.port, address).catch((error: Error) => {
+      unserved.push(`${target.host}:${target.port} (${whyNoDoor(error)})`);
+      return undefined;
+    });
+    if (!listener) continue;
+    listeners.push(listener);
+    addresses.push(address);
+    serve(listener, target);
+  }
+  return { listeners, addresses, unserved };
+}
+
 /** The trace message's command lines (the init reads /proc/<pid>/cmdline inside). */
 function commandOf(message: Message, pid: number): { command?: string } {
   const commands = message.commands as Record<string, string> | undefined;
@@ -647,15 +718,39 @@ function commandOf(message: Message, pid: number): { command?: string } {
   return command ? { command } : {};
 }
 
-/** /etc/hosts inside: the real one, plus each host name in `names` at 127.0.0.1 and ::1. */
-function hostsFile(names: string[]): string {
-  let real = '';
+/** A host name as /etc/hosts takes it. */
+const HOST_NAME = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/i;
+
+/** The n-th (from 1) loopback address a named service gets inside: 127.77.0.1, 127.77.0.2, … */
+function namedAddress(n: number): string {
+  return `127.77.${Math.floor(n / 256) % 256}.${n % 256}`;
+}
+
+function realHosts(): string {
   try {
-    real = readFileSync('/etc/hosts', 'utf8');
-  } catch {}
-  const lines = [real.trimEnd(), '# tapedeck sandbox: these hosts are served inside the sandbox'];
-  for (const name of names) {
-    if (/^[A-Za-z0-9.-]+$/.test(name)) lines.push(`127.0.0.1 ${name}`);
+    return readFileSync('/etc/hosts', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * /etc/hosts inside: tapedeck's names first — each in `hosts` at 127.0.0.1, each in `named` at its
+ * own address — then the real file less those names (a name the real file places elsewhere would
+ * otherwise resolve there too, to an address nothing serves inside).
+ */
+function hostsFile(hosts: string[], named: ReadonlyMap<string, string> = new Map()): string {
+  const ours = new Map<string, string>();
+  for (const name of hosts) if (HOST_NAME.test(name)) ours.set(name.toLowerCase(), '127.0.0.1');
+  for (const [name, address] of named) ours.set(name, address);
+  const lines = ['# tapedeck sandbox: these hosts are served inside the sandbox'];
+  for (const [name, address] of ours) lines.push(`${address} ${name}`);
+  lines.push("# this machine's own");
+  for (const line of realHosts().trimEnd().split('\n')) {
+    const [address, ...fields] = line.replace(/#.*/, '').trim().split(/\s+/);
+    const kept = fields.filter((f) => !ours.has(f.toLowerCase()));
+    if (kept.length === fields.length) lines.push(line);
+    else lines.push(`# (served inside) ${line}`, ...(kept.length > 0 ? [`${address} ${kept.join(' ')}`] : []));
   }
   return `${lines.join('\n')}\n`;
 }

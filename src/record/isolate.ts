@@ -11,13 +11,15 @@
 //   - a service the run names by a URL at another machine's address (an env value
 //     http://10.0.3.7:8080/…): that address inside leads to the recording proxy, which makes the
 //     call and records it, for a client that reaches it directly (curl with NO_PROXY naming it);
+//     one it names by a host name (http://api.internal:8080) the same, at a loopback address of
+//     the name's own inside (OsSandbox.named, written to /etc/hosts there);
 //   - the preload's IPC (loopback inside).
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
-import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { type OsAttempt, type OsSandbox, openNamedDoors, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
   CLIENT_LEFT,
@@ -278,6 +280,14 @@ export async function openRecordSandbox(input: {
       const listener = await listenAt(target.host, target.port, 'a service');
       if (listener) proxy.serveAs(listener, target);
     }
+    // A service the run names by a host name: the name resolves inside to an address of its own
+    // (OsSandbox.named), where the proxy makes the call and records it.
+    const named = await openNamedDoors(box, input.urls ?? [], (listener, target) => proxy.serveAs(listener, target));
+    others.push(...named.listeners);
+    if (named.unserved.length > 0)
+      notes.push(
+        `services the run names cannot be reached at their host names inside the sandbox on this machine, by programs that skip the proxy: ${named.unserved.join(', ')}`,
+      );
   } catch (error) {
     // A door that cannot open ends the recording: nothing of the sandbox is left running.
     for (const l of [...listeners, ...others]) l.close();

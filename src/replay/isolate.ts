@@ -9,7 +9,9 @@
 //   - a recorded address of another machine (a database at 10.0.3.7, a service at
 //     http://10.0.3.7:8080) is the sandbox's own inside (sandbox/os/netns.ts), served there: the
 //     database's by the relay, a service's by the proxy as if the client had asked it for that
-//     address — psql -h 10.0.3.7 and curl with NO_PROXY reach the sandbox, never the real machine.
+//     address — psql -h 10.0.3.7 and curl with NO_PROXY reach the sandbox, never the real machine;
+//   - a recorded service at a host name (http://api.internal:8080) resolves inside to a loopback
+//     address of its own (OsSandbox.named), served there by the proxy the same way.
 // With bubblewrap the recorded fs root is a writable copy of the pre-snapshot (WorldCopy), read
 // back at every call. Refused attempts (strace) and refused proxy traffic become divergences.
 import { existsSync } from 'node:fs';
@@ -28,7 +30,7 @@ import {
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
-import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { type OsAttempt, type OsSandbox, openNamedDoors, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -354,6 +356,21 @@ export async function openReplaySandbox(input: {
     const listener = await listenAt(target.host, target.port, 'a recorded service');
     if (listener) proxy.serveAs(listener, target);
   }
+  // A recorded service at a host name (http://api.internal:8080, https://billing.svc.cluster.local):
+  // the name resolves inside to an address of its own, where the proxy answers as it would have
+  // (a certificate for the name, from the run's CA) a client that skips the proxy (NO_PROXY naming
+  // it, python's trust_env=False, a script that unsets HTTP_PROXY).
+  const named = await openNamedDoors(box, input.urls ?? [], (listener, target) => proxy.serveAs(listener, target));
+  named.listeners.forEach((listener, i) => {
+    allow.push({ host: named.addresses[i] as string, port: listener.insidePort });
+    teardown.add(async () => {
+      listener.close();
+    });
+  });
+  if (named.unserved.length > 0)
+    notes.push(
+      `recorded services cannot be served at their host names inside the sandbox on this machine, for programs that skip the proxy: ${named.unserved.join(', ')}`,
+    );
   // The ports chosen inside come after the fixed ones: an ephemeral port the kernel picked for
   // one of them could be the recorded database's port (a replay failed so: EADDRINUSE).
   const proxyListener = await box.listen();
