@@ -26,7 +26,7 @@ import {
 import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { databaseAddresses } from '../postgres/connect.js';
-import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
+import { type DbTracker, layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
   type DbSnapshot,
@@ -42,7 +42,6 @@ import {
   timeZoneOf,
 } from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall, SelfBegunSteps } from './match.js';
-import type { DbTracker } from './session.js';
 import type { ReplayOptions } from './types.js';
 
 /** Resources opened for one replay, closed in reverse order by close(). */
