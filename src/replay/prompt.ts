@@ -2,11 +2,14 @@
 // (wherever its provider keeps it: see src/providers) is replaced by a new prompt, or patched
 // with a unified diff. An override changes ONE agent's prompt: in a run of several agents (a
 // front desk handing off to a specialist, an agent used as another's tool) each has its own
-// prompt, and the others' calls go out as they were made.
+// prompt, and the others' calls go out as they were made. A replay's options become the override
+// here too (promptOverride), with what is said of it before the agent runs (overrideWarnings).
 import { applyPatch } from 'diff';
 import { promptSimilarity, SAME_AGENT, systemPromptOf, withSystemPrompt } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
-import type { RequestApi } from './normalize.js';
+import { parseJson, type RequestApi } from './normalize.js';
+import type { RecordedCall } from './recorded-calls.js';
+import type { ReplayOptions } from './types.js';
 
 export type PromptOverride = (
   | { kind: 'replace'; text: string }
@@ -89,4 +92,82 @@ export function overrideRequestBody(api: RequestApi, bodyText: string, override:
   const next = withSystemPrompt(api, json, (prompt) => applyOverride(prompt, override));
   // A call with no system prompt goes out byte for byte as the agent made it.
   return next === json ? bodyText : JSON.stringify(next);
+}
+
+/**
+ * The prompt override, and the prompt an agent that reads its own prompt gets (the new one, or the
+ * recorded one patched). The override changes one agent's prompt (see PromptTarget): the one whose
+ * recorded prompt contains `promptFor`, else, for a patch, the first the patch applies to, else the
+ * run's own (the first model call that has one: a call inside a tool may come first, with none).
+ */
+export function promptOverride(
+  options: ReplayOptions,
+  calls: readonly RecordedCall[],
+): { override?: PromptOverride; promptForEnv?: string; recorded?: string } {
+  const override: PromptOverride | undefined =
+    options.systemPrompt !== undefined
+      ? { kind: 'replace', text: options.systemPrompt }
+      : options.promptPatch !== undefined
+        ? { kind: 'patch', patch: options.promptPatch }
+        : undefined;
+  if (!override) return {};
+  const prompts = calls.map(systemPromptOfCall).filter((system) => system !== undefined);
+  const recorded = targetPrompt(override, prompts, options.promptFor);
+  if (recorded === undefined && override.kind === 'patch') {
+    throw new TapedeckError(
+      'PROMPT_PATCH_FAILED',
+      'No recorded model call has a system prompt, so there is nothing to patch; give the new prompt with --system-prompt, or replay another recording.',
+    );
+  }
+  const promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
+  if (override.kind === 'patch') override.result = promptForEnv;
+  if (recorded !== undefined) override.target = promptTarget(recorded, prompts);
+  return { override, promptForEnv, ...(recorded !== undefined ? { recorded } : {}) };
+}
+
+/** The recorded prompt an override changes (see promptOverride). */
+function targetPrompt(override: PromptOverride, prompts: readonly string[], promptFor?: string): string | undefined {
+  if (promptFor !== undefined) {
+    const found = prompts.find((p) => p.includes(promptFor));
+    if (found !== undefined) return found;
+    const agents = [...new Set(prompts)].map((p) => JSON.stringify(p.split('\n')[0]?.slice(0, 60)));
+    throw new TapedeckError(
+      'PROMPT_TARGET_NOT_FOUND',
+      `No recorded system prompt contains ${JSON.stringify(promptFor)}; the recorded prompts begin ${agents.join(', ') || '(none: no model call has one)'}.`,
+    );
+  }
+  if (override.kind === 'patch') {
+    const fits = prompts.find((p) => patchFits(p, override.patch));
+    if (fits !== undefined) return fits;
+  }
+  return prompts[0];
+}
+
+/** The system prompt of a recorded model call, if it had one. */
+function systemPromptOfCall(call: RecordedCall): string | undefined {
+  if (call.kind !== 'model') return undefined;
+  if (call.model?.system !== undefined) return call.model.system;
+  const body = parseJson(call.request.bodyText);
+  return systemPromptOf(call.view.api, body.ok ? body.value : {});
+}
+
+/** What is said of an override before the agent runs: one that changes nothing a model request carries. */
+export function overrideWarnings(override: PromptOverride | undefined, recordedPrompt: string | undefined): string[] {
+  const warnings: string[] = [];
+  if (
+    override?.kind === 'replace' &&
+    recordedPrompt !== undefined &&
+    override.text !== recordedPrompt &&
+    override.text.trim() === recordedPrompt.trim()
+  ) {
+    warnings.push(
+      "the new system prompt is the recorded one but for whitespace at its ends (a file's trailing newline?): model requests carry it as given, so none matches a recorded one and every model call goes live",
+    );
+  }
+  if (override?.kind === 'replace' && recordedPrompt === undefined) {
+    warnings.push(
+      'no recorded model call has a system prompt: the new one is given to the agent (SYSTEM_PROMPT) but added to no model request (a prompt override replaces a prompt, it never adds one)',
+    );
+  }
+  return warnings;
 }

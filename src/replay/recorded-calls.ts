@@ -274,3 +274,38 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
   }
   return { http, inProcess };
 }
+
+/**
+ * Steps are numbered by completion, so a call issued before `next` but completed after it (a
+ * long-lived stream, such as the MCP server-notification GET) has a later step than its place in
+ * request order: requested now, it is in order.
+ */
+export function issuedEarly(call: RecordedCall, next: RecordedCall): boolean {
+  if (!call.exchange || !next.exchange) return false;
+  if (call.step <= next.step) return false;
+  // In flight together when recorded: `call` was sent before `next` was answered, so the agent did
+  // not wait for `next`'s answer to send it — the two may arrive in either order (a set, not a list).
+  const nextStart = Date.parse(next.exchange.startedAt);
+  return Date.parse(call.exchange.startedAt) <= nextStart + next.exchange.durationMs;
+}
+
+/**
+ * The step after which a stream issued early ends in the replay: the step before its own, or,
+ * when requests were already on their way as the server ended the stream (an MCP session DELETE
+ * that made the server close its notification stream), the last of those — the stream then
+ * ends once their answers are on their way, as it did, and not while they are still being
+ * answered (a client that sees its stream end with nothing else pending reconnects).
+ * Only a request sent a whole millisecond before the stream ended counts (recorded start times
+ * are whole milliseconds), so a request sent because the stream ended is never waited for.
+ */
+export function closesAfter(call: RecordedCall, calls: readonly RecordedCall[]): number {
+  let after = call.step - 1;
+  const x = call.exchange;
+  if (!x) return after;
+  const ended = Date.parse(x.startedAt) + x.durationMs;
+  for (const c of calls) {
+    if (c.step <= call.step || !c.exchange || c.step <= after) continue;
+    if (Date.parse(c.exchange.startedAt) + 1 <= ended) after = c.step;
+  }
+  return after;
+}

@@ -1,56 +1,50 @@
-// One replay, start to end: check the options, read the recording, set up the sandbox and the
-// agent process (setup.ts), let the session answer the agent's calls (session.ts, answer.ts),
-// then close the recording, compare its world with the recorded one (src/diff) and report.
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+// One replay, start to end: check the options and read the recording (preflight.ts), set up the
+// sandbox and the agent process (setup.ts), let the session answer the agent's calls (session.ts,
+// answer.ts), then close the recording, compare its world with the recorded one and report
+// (finish.ts). This file is the home of the order in which a replay's parts start and are wired.
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { ReplayQuestion } from '../../sandbox/index.js';
 import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
 import { sameHost } from '../../sandbox/preload/network-guard.mjs';
-import { compareWorlds } from '../diff/index.js';
-import { systemPromptOf } from '../providers/index.js';
 import {
   blobRelativePath,
   createRecordingWriter,
   createRedactor,
-  type DbSnapshot,
-  describeStop,
-  type FsSnapshot,
   isInline,
-  type Manifest,
-  type Recording,
   type RecordingWriter,
-  readManifest,
-  readRecording,
   regionOf,
-  type Stopped,
   TapedeckError,
 } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import { chainSettings, createAnswerChain } from './chain/index.js';
-import { concurrentDatabaseWork } from './drawn.js';
+import { finish, orderWarnings } from './finish.js';
 import { listenIpc } from './ipc.js';
 import { openReplaySandbox, type ReplaySandbox, startReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
-import { bodyBytesOf, CallIndex, indexCalls, type RecordedCall } from './match.js';
-import { parseJson } from './normalize.js';
-import { applyOverride, type PromptOverride, patchFits, promptTarget } from './prompt.js';
+import { bodyBytesOf, CallIndex, indexCalls } from './match.js';
+import {
+  checkOptions,
+  checkStepRange,
+  loadManifest,
+  loadRecording,
+  relocator,
+  replayId,
+  withConfigPolicy,
+} from './preflight.js';
+import { overrideWarnings, promptOverride } from './prompt.js';
 import { ReplaySession } from './session.js';
 import {
-  type AgentExit,
   type AgentHandle,
   agentEnv,
-  dbOrderOf,
   explicitEnv,
-  ignoredRecordedEnv,
   lackingDatabaseWarning,
   makeTempDir,
-  missingRecordedEnv,
   openDatabase,
-  type ReplayDatabase,
   readExitDumps,
+  recordedEnvWarnings,
   replayRegion,
   runAgent,
   runtimeDrift,
@@ -58,14 +52,12 @@ import {
   seedFileIn,
   Teardown,
   unbuiltDatabaseWarning,
-  untrustedRecordedEnv,
   writePreloadConfig,
 } from './setup.js';
 import { recordingTrust, untrustedCommandError } from './trust.js';
 import type { ReplayOptions, ReplayResult } from './types.js';
 import { limitsOf, ReplayGuard } from './watchdog.js';
 import { recordedConversations, startWebSocketTapes, webSocketTargets } from './websocket.js';
-import { writeWorld } from './world.js';
 
 /**
  * Replays a recording: the agent runs again in the sandbox and every call it makes is answered
@@ -161,31 +153,8 @@ async function replayIn(
   if (!trusted && !options.command) throw untrustedCommandError(options.recording, trust, command, cwd);
   const redactor = createRedactor();
   const warnings: string[] = [...recording.warnings];
-  const notApplied = trusted ? [] : untrustedRecordedEnv(recording, options);
-  if (notApplied.length > 0) {
-    const names =
-      notApplied.length > 8
-        ? `${notApplied.slice(0, 8).join(', ')} and ${notApplied.length - 8} more`
-        : notApplied.join(', ');
-    warnings.push(
-      `the recording's env (${names}) not applied: it was not made on this machine; pass --trust-recording to apply it, or give --env NAME=VALUE`,
-    );
-  }
-  const ignored = ignoredRecordedEnv(recording);
-  if (ignored.length > 0) {
-    warnings.push(
-      `the recording's ${ignored.join(', ')} not used: variables that load code or choose programs are never taken from a recording (give them with --env)`,
-    );
-  }
   const startEnv = explicitEnv(recording, options, relocate, trusted);
-  const missing = missingRecordedEnv(recording, startEnv);
-  if (missing.length > 0) {
-    const shown =
-      missing.length > 8 ? `${missing.slice(0, 8).join(', ')} and ${missing.length - 8} more` : missing.join(', ');
-    warnings.push(
-      `the agent was recorded with ${shown} set, not set now: export ${missing.length > 1 ? 'them' : 'it'} or give --env NAME=VALUE (without ${missing.length > 1 ? 'them' : 'it'} the agent may take another path)`,
-    );
-  }
+  warnings.push(...recordedEnvWarnings(recording, options, trusted, startEnv));
   const region = replayRegion(recording, options, startEnv);
   warnings.push(...region.warnings);
   const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
@@ -198,21 +167,7 @@ async function replayIn(
     );
   }
   const { override, promptForEnv, recorded: recordedPrompt } = promptOverride(options, calls);
-  if (
-    override?.kind === 'replace' &&
-    recordedPrompt !== undefined &&
-    override.text !== recordedPrompt &&
-    override.text.trim() === recordedPrompt.trim()
-  ) {
-    warnings.push(
-      "the new system prompt is the recorded one but for whitespace at its ends (a file's trailing newline?): model requests carry it as given, so none matches a recorded one and every model call goes live",
-    );
-  }
-  if (override?.kind === 'replace' && recordedPrompt === undefined) {
-    warnings.push(
-      'no recorded model call has a system prompt: the new one is given to the agent (SYSTEM_PROMPT) but added to no model request (a prompt override replaces a prompt, it never adds one)',
-    );
-  }
+  warnings.push(...overrideWarnings(override, recordedPrompt));
   const fsRoot = manifest.world?.fsRoot;
   if (options.requireIsolation && isolation.level !== 'bwrap') {
     throw new TapedeckError(
@@ -459,23 +414,7 @@ async function replayIn(
   const result = await finish(session, { recording, options, out, exit, database, stopped });
   await chainSession.end();
   warnings.push(...chainSession.warnings, ...session.answerFailures);
-  // The agent no longer draws before these answers what it drew when recorded (see docs/replay.md
-  // "Values and answers in the recorded order"): each waited out the bound.
-  if (dumps.unheld > 0)
-    warnings.push(
-      `${dumps.unheld} recorded answer${dumps.unheld === 1 ? '' : 's'} went to the agent at the bound (100 ms to 2 s) before its process had drawn the clock and random values it had drawn when recorded: the agent draws them differently now`,
-    );
-  // Tasks waiting on the database resumed in another order than recorded (docs/replay.md
-  // "Database replies in the recorded order"): the values they drew may be each other's.
-  if (dumps.dbLate > 0)
-    warnings.push(
-      `${dumps.dbLate} database repl${dumps.dbLate === 1 ? 'y' : 'ies'} went to the agent as ${dumps.dbLate === 1 ? 'it' : 'they'} came, not in the recorded order (each waits 2 s at most): the agent queries differently now, or its concurrent transactions met in another order${options.dbSandbox === 'template' || options.dbSandbox === 'testcontainers' ? '' : ' (the embedded PGlite sandbox runs one transaction at a time; --db <url> --db-sandbox template runs them at once, as recorded)'}`,
-    );
-  // Tasks that read the database at once may have taken each other's values (docs/replay.md).
-  if (!dbOrderOf(options) && result.worldMatches === false && concurrentDatabaseWork(recording.events))
-    warnings.push(
-      "the agent's tasks read the database over several connections at once and drew clock and random values after its replies: a replay's database answers in its own order, so they may have taken each other's recorded values; --db-order hands the replies over in their recorded order",
-    );
+  warnings.push(...orderWarnings(dumps, { options, recording, result }));
   const sideChannels = session.divergences
     .filter((d) => d.kind === 'side-channel')
     .map((d) => d.actual as { target: string; how: string; process?: string });
@@ -486,268 +425,5 @@ async function replayIn(
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(session.answerFailures.length > 0 ? { answerFailures: session.answerFailures } : {}),
     ...(stdio === 'pipe' ? { output } : {}),
-  };
-}
-
-/** The project config's miss policy where the options leave it unset (the options win). */
-function withConfigPolicy(options: ReplayOptions): ReplayOptions {
-  const config = options.chain?.config ?? options.config;
-  if (!config) return options;
-  return {
-    ...options,
-    ...(options.onMiss === undefined && config.onMiss ? { onMiss: config.onMiss } : {}),
-    ...(config.onMissByTool ? { onMissByTool: { ...config.onMissByTool, ...options.onMissByTool } } : {}),
-  };
-}
-
-/** After the agent exited: the last steps and divergences, the post-world, the result. */
-async function finish(
-  session: ReplaySession,
-  run: {
-    recording: Recording;
-    options: ReplayOptions;
-    out: string;
-    exit: AgentExit;
-    database: ReplayDatabase;
-    /** Why the watchdog or a signal stopped the agent, when one did. */
-    stopped: Stopped | undefined;
-  },
-): Promise<Omit<ReplayResult, 'warnings' | 'output'>> {
-  const { recording, options, out, exit, stopped } = run;
-  const { db, tracker, seeded } = run.database;
-  const w = session.writer;
-  const stoppedEarly = session.stopped;
-  if (stopped) {
-    // Stopped from outside: what it did until then is written; nothing it never reached is
-    // copied from the recording or called missing.
-    session.flushPending(session.lastStep);
-  } else if (options.mode === 'exact' && !stoppedEarly) {
-    session.fillGap(Number.POSITIVE_INFINITY);
-    session.reportMissingCalls();
-  } else if (stoppedEarly && options.until !== undefined) {
-    // Stopped after step K: the local steps up to K the agent made since it last asked are written.
-    session.fillGap(options.until + 1);
-  } else {
-    // What the agent wrote after its last call (counterfactual): a step of its own, as recorded.
-    session.writeOwnChanges();
-    session.flushPending(session.lastStep);
-  }
-  const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
-  if (session.files.root) post.fs = session.files.snapshot();
-  if (tracker) post.db = await tracker.snapshot();
-  w.writeSnapshot('post', post);
-  let worldDir: string | undefined;
-  let worldDb: string | undefined;
-  if (stoppedEarly || options.until !== undefined) {
-    worldDir = path.join(out, 'world');
-    const readBlob = (sha: string) => {
-      try {
-        return recording.readBlob(sha);
-      } catch {
-        // Blobs the replay itself stored (files the agent wrote) live in the new recording.
-        return readFileSync(path.join(out, blobRelativePath(sha)));
-      }
-    };
-    await writeWorld(worldDir, post.fs ?? { files: {} }, readBlob, post.db);
-    // The database of step K stays inspectable: a kept clone on the server, or PGlite's data dir.
-    if (db) {
-      await tracker?.close();
-      const kept = await db.keep();
-      if (kept.dataDir) await writeFile(path.join(worldDir, 'pglite-datadir.tar'), kept.dataDir);
-      if (kept.url) worldDb = kept.url;
-    }
-  }
-  const failed = !stoppedEarly && exit.code !== 0;
-  const status: ReplayResult['status'] = stopped
-    ? stopped.reason === 'interrupted'
-      ? 'interrupted'
-      : 'timed-out'
-    : failed
-      ? 'failed'
-      : 'complete';
-  w.append({
-    type: 'run.completed',
-    stepId: 0,
-    payload: {
-      status,
-      exitCode: stoppedEarly ? null : exit.code,
-      ...(exit.signal ? { signal: exit.signal } : {}),
-      ...(session.finalOutput !== undefined ? { finalOutput: session.finalOutput } : {}),
-    },
-  });
-  await w.close(status, stopped ? { stopped } : undefined);
-  const worldDiff =
-    options.mode === 'exact' && !stoppedEarly && !stopped && options.forkAt === undefined
-      ? // Seeded from a named snapshot: the recorded end state laid over that snapshot.
-        compareWorlds(
-          seeded ? { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) } : recording.post,
-          post,
-        )
-      : undefined;
-  const first = session.divergences.reduce<number | undefined>(
-    (min, d) => (min === undefined || d.step < min ? d.step : min),
-    undefined,
-  );
-  const saved = session.savedCost;
-  return {
-    dir: out,
-    id: w.id,
-    status,
-    ...(stopped ? { stopped: { ...stopped, message: describeStop(stopped) } } : {}),
-    exitCode: exit.code,
-    divergences: session.divergences,
-    ...(first !== undefined ? { firstDivergentStep: first } : {}),
-    heldBack: session.heldBack,
-    served: session.served,
-    savedCost: {
-      calls: saved.calls,
-      usage: saved.usage,
-      ...(saved.usd !== undefined && saved.calls > 0 ? { usd: saved.usd } : {}),
-    },
-    blockedConnections: session.blockedConnections,
-    ...(worldDiff
-      ? {
-          worldMatches: worldDiff.differences.length === 0,
-          worldDiff: worldDiff.differences,
-          ...(worldDiff.serverClock.length > 0 ? { worldServerClock: worldDiff.serverClock } : {}),
-        }
-      : {}),
-    ...(worldDir ? { worldDir } : {}),
-    ...(worldDb ? { worldDb } : {}),
-  };
-}
-
-function checkOptions(options: ReplayOptions): void {
-  if (options.systemPrompt !== undefined && options.promptPatch !== undefined) {
-    throw new TapedeckError('BAD_OPTIONS', 'Give either a new system prompt or a prompt patch, not both.');
-  }
-  for (const [name, v] of [
-    ['forkAt', options.forkAt],
-    ['until', options.until],
-  ] as const) {
-    if (v !== undefined && (!Number.isInteger(v) || v < 1)) {
-      throw new TapedeckError('BAD_OPTIONS', `${name} must be a step number (1 or more), got ${v}.`);
-    }
-  }
-  if (options.timing?.kind === 'scaled' && !(options.timing.factor >= 0)) {
-    throw new TapedeckError('BAD_OPTIONS', 'timing scaled:X needs a factor of 0 or more.');
-  }
-}
-
-function checkStepRange(options: ReplayOptions, recording: Recording): void {
-  const lastStep = recording.events.reduce((max, e) => (e.stepId > max ? e.stepId : max), 0);
-  for (const [flag, v] of [
-    ['--fork-at', options.forkAt],
-    ['--until', options.until],
-  ] as const) {
-    if (v !== undefined && v > lastStep) {
-      throw new TapedeckError(
-        'BAD_OPTIONS',
-        `${flag} ${v} is past the recording's last step (${lastStep}); give a step from 1 to ${lastStep}.`,
-      );
-    }
-  }
-}
-
-/** Reads a recording's manifest for replay, turning every problem into a TapedeckError. */
-async function loadManifest(dir: string): Promise<Manifest> {
-  if (!existsSync(dir)) throw new TapedeckError('NO_RECORDING', `No recording at ${dir}.`);
-  try {
-    return await readManifest(dir);
-  } catch (error) {
-    if (error instanceof TapedeckError) throw error;
-    throw new TapedeckError('BAD_RECORDING', `Cannot read the recording at ${dir}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
-
-/** Reads a recording (its manifest already read) for replay, turning every problem into a TapedeckError. */
-async function loadRecording(dir: string, manifest: Manifest): Promise<Recording> {
-  try {
-    return await readRecording(dir, { verifyBlobs: false, manifest });
-  } catch (error) {
-    if (error instanceof TapedeckError) throw error;
-    throw new TapedeckError('BAD_RECORDING', `Cannot read the recording at ${dir}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
-
-/**
- * The prompt override, and the prompt an agent that reads its own prompt gets (the new one, or the
- * recorded one patched). The override changes one agent's prompt (see PromptTarget): the one whose
- * recorded prompt contains `promptFor`, else, for a patch, the first the patch applies to, else the
- * run's own (the first model call that has one: a call inside a tool may come first, with none).
- */
-function promptOverride(
-  options: ReplayOptions,
-  calls: readonly RecordedCall[],
-): { override?: PromptOverride; promptForEnv?: string; recorded?: string } {
-  const override: PromptOverride | undefined =
-    options.systemPrompt !== undefined
-      ? { kind: 'replace', text: options.systemPrompt }
-      : options.promptPatch !== undefined
-        ? { kind: 'patch', patch: options.promptPatch }
-        : undefined;
-  if (!override) return {};
-  const prompts = calls.map(systemPromptOfCall).filter((system) => system !== undefined);
-  const recorded = targetPrompt(override, prompts, options.promptFor);
-  if (recorded === undefined && override.kind === 'patch') {
-    throw new TapedeckError(
-      'PROMPT_PATCH_FAILED',
-      'No recorded model call has a system prompt, so there is nothing to patch; give the new prompt with --system-prompt, or replay another recording.',
-    );
-  }
-  const promptForEnv = applyOverride(recorded, override, 'the recorded system prompt');
-  if (override.kind === 'patch') override.result = promptForEnv;
-  if (recorded !== undefined) override.target = promptTarget(recorded, prompts);
-  return { override, promptForEnv, ...(recorded !== undefined ? { recorded } : {}) };
-}
-
-/** The recorded prompt an override changes (see promptOverride). */
-function targetPrompt(override: PromptOverride, prompts: readonly string[], promptFor?: string): string | undefined {
-  if (promptFor !== undefined) {
-    const found = prompts.find((p) => p.includes(promptFor));
-    if (found !== undefined) return found;
-    const agents = [...new Set(prompts)].map((p) => JSON.stringify(p.split('\n')[0]?.slice(0, 60)));
-    throw new TapedeckError(
-      'PROMPT_TARGET_NOT_FOUND',
-      `No recorded system prompt contains ${JSON.stringify(promptFor)}; the recorded prompts begin ${agents.join(', ') || '(none: no model call has one)'}.`,
-    );
-  }
-  if (override.kind === 'patch') {
-    const fits = prompts.find((p) => patchFits(p, override.patch));
-    if (fits !== undefined) return fits;
-  }
-  return prompts[0];
-}
-
-/** The system prompt of a recorded model call, if it had one. */
-function systemPromptOfCall(call: RecordedCall): string | undefined {
-  if (call.kind !== 'model') return undefined;
-  if (call.model?.system !== undefined) return call.model.system;
-  const body = parseJson(call.request.bodyText);
-  return systemPromptOf(call.view.api, body.ok ? body.value : {});
-}
-
-function replayId(originalId: string): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
-  return `${originalId}.replay-${stamp}-${randomBytes(2).toString('hex')}`;
-}
-
-/**
- * A recording made in one checkout and replayed in another (a clone, a CI machine): a recorded
- * path under the recorded cwd that is missing here is taken relative to the replay's cwd, when
- * the file exists there. Anything else is left as recorded.
- */
-function relocator(recordedCwd: string, cwd: string): (value: string) => string {
-  const from = path.resolve(recordedCwd);
-  const to = path.resolve(cwd);
-  if (from === to) return (value) => value;
-  return (value) => {
-    if (!value.startsWith(`${from}${path.sep}`) || existsSync(value)) return value;
-    const moved = path.join(to, value.slice(from.length + 1));
-    return existsSync(moved) ? moved : value;
   };
 }

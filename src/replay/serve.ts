@@ -10,7 +10,8 @@ import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';
 import { bodyBytesOf } from './match.js';
 import { parseJson } from './normalize.js';
-import { closesAfter, issuedEarly, type ReplaySession } from './session.js';
+import { closesAfter, issuedEarly } from './recorded-calls.js';
+import type { ReplaySession } from './session.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

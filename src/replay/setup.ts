@@ -26,7 +26,7 @@ import {
 import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { databaseAddresses } from '../postgres/connect.js';
-import { layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
+import { type DbTracker, layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import { agentSdkVersions, createDbTracker } from '../record/index.js';
 import {
   type DbSnapshot,
@@ -42,7 +42,6 @@ import {
   timeZoneOf,
 } from '../recording/index.js';
 import { bodyBytesOf, type RecordedCall, SelfBegunSteps } from './match.js';
-import type { DbTracker } from './session.js';
 import type { ReplayOptions } from './types.js';
 
 /** Resources opened for one replay, closed in reverse order by close(). */
@@ -360,7 +359,7 @@ export function unbuiltDatabaseWarning(recording: Recording): string | undefined
   const named = unbuilt.map(
     (o) => `${o.kind} ${o.schema}.${o.name}${o.table !== undefined ? ` on ${o.schema}.${o.table}` : ''}`,
   );
-  const shown = named.length > 8 ? `${named.slice(0, 8).join(', ')} and ${named.length - 8} more` : named.join(', ');
+  const shown = listed(named);
   const kinds = new Set(unbuilt.map((o) => o.kind));
   const effects = [
     kinds.has('trigger') ? 'rows its triggers wrote when the agent wrote are missing from the end state' : '',
@@ -393,6 +392,43 @@ export function lackingDatabaseWarning(db: DbSandbox | undefined): string | unde
  */
 export function missingRecordedEnv(recording: Recording, env: Record<string, string>): string[] {
   return (recording.manifest.agent.envNames ?? []).filter((name) => env[name] === undefined && !loadsCode(name));
+}
+
+/**
+ * What is said of the recorded env before the agent runs: what an untrusted recording's env left
+ * out, what is never taken from a recording, and what was set when recorded but is not now.
+ */
+export function recordedEnvWarnings(
+  recording: Recording,
+  options: ReplayOptions,
+  trusted: boolean,
+  startEnv: Record<string, string>,
+): string[] {
+  const warnings: string[] = [];
+  const notApplied = trusted ? [] : untrustedRecordedEnv(recording, options);
+  if (notApplied.length > 0) {
+    warnings.push(
+      `the recording's env (${listed(notApplied)}) not applied: it was not made on this machine; pass --trust-recording to apply it, or give --env NAME=VALUE`,
+    );
+  }
+  const ignored = ignoredRecordedEnv(recording);
+  if (ignored.length > 0) {
+    warnings.push(
+      `the recording's ${ignored.join(', ')} not used: variables that load code or choose programs are never taken from a recording (give them with --env)`,
+    );
+  }
+  const missing = missingRecordedEnv(recording, startEnv);
+  if (missing.length > 0) {
+    warnings.push(
+      `the agent was recorded with ${listed(missing)} set, not set now: export ${missing.length > 1 ? 'them' : 'it'} or give --env NAME=VALUE (without ${missing.length > 1 ? 'them' : 'it'} the agent may take another path)`,
+    );
+  }
+  return warnings;
+}
+
+/** Names in a warning: the first eight, and how many more. */
+function listed(names: readonly string[]): string {
+  return names.length > 8 ? `${names.slice(0, 8).join(', ')} and ${names.length - 8} more` : names.join(', ');
 }
 
 /**

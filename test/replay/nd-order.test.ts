@@ -11,7 +11,7 @@ import { recordAgent, replayExact, startServer, type TestServer, tempDir } from 
 
 const AGENT = fileURLToPath(new URL('fixtures/nd-order-agent.mjs', import.meta.url));
 const CLIENTS_AGENT = fileURLToPath(new URL('fixtures/nd-order-clients-agent.mjs', import.meta.url));
-/** The replay's warning for answers that waited out the bound (src/replay/replay.ts). */
+/** The replay's warning for answers that waited out the bound (src/replay/finish.ts, orderWarnings). */
 const atBound = (warnings: readonly string[] | undefined) => (warnings ?? []).filter((w) => w.includes('at the bound'));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,0 +1,168 @@
+// The end of a replay, after the agent exited: the last steps and divergences written (the
+// recorded calls never made, the local steps up to --until K), the post-world snapshot, the world
+// at step K kept for inspection, the run's status, the comparison with the recorded end state
+// (src/diff) and the result; and the warnings only the agent's exit dumps can give.
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { compareWorlds } from '../diff/index.js';
+import {
+  blobRelativePath,
+  type DbSnapshot,
+  describeStop,
+  type FsSnapshot,
+  type Recording,
+  type Stopped,
+} from '../recording/index.js';
+import { concurrentDatabaseWork } from './drawn.js';
+import type { ReplaySession } from './session.js';
+import { type AgentExit, dbOrderOf, type ExitDumps, type ReplayDatabase } from './setup.js';
+import type { ReplayOptions, ReplayResult } from './types.js';
+import { writeWorld } from './world.js';
+
+/** After the agent exited: the last steps and divergences, the post-world, the result. */
+export async function finish(
+  session: ReplaySession,
+  run: {
+    recording: Recording;
+    options: ReplayOptions;
+    out: string;
+    exit: AgentExit;
+    database: ReplayDatabase;
+    /** Why the watchdog or a signal stopped the agent, when one did. */
+    stopped: Stopped | undefined;
+  },
+): Promise<Omit<ReplayResult, 'warnings' | 'output'>> {
+  const { recording, options, out, exit, stopped } = run;
+  const { db, tracker, seeded } = run.database;
+  const w = session.writer;
+  const stoppedEarly = session.stopped;
+  if (stopped) {
+    // Stopped from outside: what it did until then is written; nothing it never reached is
+    // copied from the recording or called missing.
+    session.flushPending(session.lastStep);
+  } else if (options.mode === 'exact' && !stoppedEarly) {
+    session.fillGap(Number.POSITIVE_INFINITY);
+    session.reportMissingCalls();
+  } else if (stoppedEarly && options.until !== undefined) {
+    // Stopped after step K: the local steps up to K the agent made since it last asked are written.
+    session.fillGap(options.until + 1);
+  } else {
+    // What the agent wrote after its last call (counterfactual): a step of its own, as recorded.
+    session.writeOwnChanges();
+    session.flushPending(session.lastStep);
+  }
+  const post: { fs?: FsSnapshot; db?: DbSnapshot } = {};
+  if (session.files.root) post.fs = session.files.snapshot();
+  if (tracker) post.db = await tracker.snapshot();
+  w.writeSnapshot('post', post);
+  let worldDir: string | undefined;
+  let worldDb: string | undefined;
+  if (stoppedEarly || options.until !== undefined) {
+    worldDir = path.join(out, 'world');
+    const readBlob = (sha: string) => {
+      try {
+        return recording.readBlob(sha);
+      } catch {
+        // Blobs the replay itself stored (files the agent wrote) live in the new recording.
+        return readFileSync(path.join(out, blobRelativePath(sha)));
+      }
+    };
+    await writeWorld(worldDir, post.fs ?? { files: {} }, readBlob, post.db);
+    // The database of step K stays inspectable: a kept clone on the server, or PGlite's data dir.
+    if (db) {
+      await tracker?.close();
+      const kept = await db.keep();
+      if (kept.dataDir) await writeFile(path.join(worldDir, 'pglite-datadir.tar'), kept.dataDir);
+      if (kept.url) worldDb = kept.url;
+    }
+  }
+  const failed = !stoppedEarly && exit.code !== 0;
+  const status: ReplayResult['status'] = stopped
+    ? stopped.reason === 'interrupted'
+      ? 'interrupted'
+      : 'timed-out'
+    : failed
+      ? 'failed'
+      : 'complete';
+  w.append({
+    type: 'run.completed',
+    stepId: 0,
+    payload: {
+      status,
+      exitCode: stoppedEarly ? null : exit.code,
+      ...(exit.signal ? { signal: exit.signal } : {}),
+      ...(session.finalOutput !== undefined ? { finalOutput: session.finalOutput } : {}),
+    },
+  });
+  await w.close(status, stopped ? { stopped } : undefined);
+  const worldDiff =
+    options.mode === 'exact' && !stoppedEarly && !stopped && options.forkAt === undefined
+      ? // Seeded from a named snapshot: the recorded end state laid over that snapshot.
+        compareWorlds(
+          seeded ? { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) } : recording.post,
+          post,
+        )
+      : undefined;
+  const first = session.divergences.reduce<number | undefined>(
+    (min, d) => (min === undefined || d.step < min ? d.step : min),
+    undefined,
+  );
+  const saved = session.savedCost;
+  return {
+    dir: out,
+    id: w.id,
+    status,
+    ...(stopped ? { stopped: { ...stopped, message: describeStop(stopped) } } : {}),
+    exitCode: exit.code,
+    divergences: session.divergences,
+    ...(first !== undefined ? { firstDivergentStep: first } : {}),
+    heldBack: session.heldBack,
+    served: session.served,
+    savedCost: {
+      calls: saved.calls,
+      usage: saved.usage,
+      ...(saved.usd !== undefined && saved.calls > 0 ? { usd: saved.usd } : {}),
+    },
+    blockedConnections: session.blockedConnections,
+    ...(worldDiff
+      ? {
+          worldMatches: worldDiff.differences.length === 0,
+          worldDiff: worldDiff.differences,
+          ...(worldDiff.serverClock.length > 0 ? { worldServerClock: worldDiff.serverClock } : {}),
+        }
+      : {}),
+    ...(worldDir ? { worldDir } : {}),
+    ...(worldDb ? { worldDb } : {}),
+  };
+}
+
+/**
+ * What only the agent's exit dumps and the replay's end can say: recorded answers and database
+ * replies that went to the agent out of the recorded order, and values concurrent tasks may have swapped.
+ */
+export function orderWarnings(
+  dumps: Pick<ExitDumps, 'unheld' | 'dbLate'>,
+  run: { options: ReplayOptions; recording: Recording; result: { worldMatches?: boolean } },
+): string[] {
+  const { options, recording, result } = run;
+  const warnings: string[] = [];
+  // The agent no longer draws before these answers what it drew when recorded (see docs/replay.md
+  // "Values and answers in the recorded order"): each waited out the bound.
+  if (dumps.unheld > 0)
+    warnings.push(
+      `${dumps.unheld} recorded answer${dumps.unheld === 1 ? '' : 's'} went to the agent at the bound (100 ms to 2 s) before its process had drawn the clock and random values it had drawn when recorded: the agent draws them differently now`,
+    );
+  // Tasks waiting on the database resumed in another order than recorded (docs/replay.md
+  // "Database replies in the recorded order"): the values they drew may be each other's.
+  if (dumps.dbLate > 0)
+    warnings.push(
+      `${dumps.dbLate} database repl${dumps.dbLate === 1 ? 'y' : 'ies'} went to the agent as ${dumps.dbLate === 1 ? 'it' : 'they'} came, not in the recorded order (each waits 2 s at most): the agent queries differently now, or its concurrent transactions met in another order${options.dbSandbox === 'template' || options.dbSandbox === 'testcontainers' ? '' : ' (the embedded PGlite sandbox runs one transaction at a time; --db <url> --db-sandbox template runs them at once, as recorded)'}`,
+    );
+  // Tasks that read the database at once may have taken each other's values (docs/replay.md).
+  if (!dbOrderOf(options) && result.worldMatches === false && concurrentDatabaseWork(recording.events))
+    warnings.push(
+      "the agent's tasks read the database over several connections at once and drew clock and random values after its replies: a replay's database answers in its own order, so they may have taken each other's recorded values; --db-order hands the replies over in their recorded order",
+    );
+  return warnings;
+}
