@@ -108,9 +108,12 @@ export function whyNoDoor(error: Error): string {
 
 let broken = false;
 
-/** The keeper's way does not work on this machine (the sandbox did not start in it): not tried again by this process. */
-export function keeperFailed(): void {
-  broken = true;
+/**
+ * The keeper's way does not work on this machine (the sandbox did not start in it): not tried again
+ * by this process. `false` tries it again (a test that ran a sandbox without it).
+ */
+export function keeperFailed(failed = true): void {
+  broken = failed;
 }
 
 /** Starts a keeper, or undefined when this machine cannot (the sandbox then starts without one). */

@@ -118,7 +118,21 @@ export interface OsAttempt {
   target: string;
   error: string;
   line: string;
+  /**
+   * A Unix socket refused at creation with the flags glibc's name-service probe uses (its nscd
+   * client, at the first host-name lookup of curl, psql, python…: `nameServiceProbe`). A Go
+   * program's own Unix socket is made with the same flags; the path is never known (the socket
+   * was refused before its connect).
+   */
+  nameServiceLike?: true;
 }
+
+/**
+ * glibc's nscd client opens `socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK, 0)` and
+ * connects it to /var/run/nscd/socket before every program's first host-name lookup (inside the
+ * sandbox /run is private, so there is no nscd to reach either way).
+ */
+const NAME_SERVICE_PROBE = /^AF_(UNIX|LOCAL), SOCK_STREAM\|SOCK_CLOEXEC\|SOCK_NONBLOCK, 0$/;
 
 export interface SpawnOptions {
   env: Record<string, string>;
@@ -257,7 +271,14 @@ export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undef
     }
     case 'socket':
       return /AF_(UNIX|LOCAL)/.test(args)
-        ? { pid, kind: 'unix-socket', target: 'a Unix socket', error, line }
+        ? {
+            pid,
+            kind: 'unix-socket',
+            target: 'a Unix socket',
+            error,
+            line,
+            ...(NAME_SERVICE_PROBE.test(args.trim()) ? { nameServiceLike: true as const } : {}),
+          }
         : undefined;
     case 'kill':
     case 'tkill':
@@ -753,4 +774,19 @@ function hostsFile(hosts: string[], named: ReadonlyMap<string, string> = new Map
     else lines.push(`# (served inside) ${line}`, ...(kept.length > 0 ? [`${address} ${kept.join(' ')}`] : []));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The attempts that are ways out, and one line for those that look like glibc's name-service
+ * probe (`nameServiceLike`), or undefined when there are none: refused, reached by no one, and
+ * a program resolving a host name makes one, so they are said, not counted as ways out.
+ */
+export function nameServiceProbes(attempts: readonly OsAttempt[]): { ways: OsAttempt[]; note?: string } {
+  const probes = attempts.filter((a) => a.nameServiceLike);
+  if (probes.length === 0) return { ways: [...attempts] };
+  const by = [...new Set(probes.map((a) => (a.command ?? `pid ${a.pid}`).split(' ')[0] ?? '?'))];
+  return {
+    ways: attempts.filter((a) => !a.nameServiceLike),
+    note: `${probes.length} Unix socket${probes.length === 1 ? '' : 's'} refused at creation with the flags of glibc's name-service (nscd) probe, made at a program's first host-name lookup (by ${by.slice(0, 4).join(', ')}${by.length > 4 ? ` and ${by.length - 4} more` : ''}): taken as that probe, not as a way out (a Go program's own Unix socket is made with the same flags; it was refused all the same)`,
+  };
 }

@@ -11,6 +11,7 @@ import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
+import { nameServiceProbes } from '../../sandbox/os/sandbox.js';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { packagePath } from '../package.js';
 import { databaseAddresses } from '../postgres/connect.js';
@@ -448,12 +449,15 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     isolated?.flushTurns();
     pullSpool();
     drainBacklog();
-    sideChannels = isolated && [
-      ...isolated.notes,
-      ...isolated
-        .attempts()
-        .map((a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`),
-    ];
+    const attempts = isolated && nameServiceProbes(isolated.attempts());
+    sideChannels = isolated &&
+      attempts && [
+        ...isolated.notes,
+        ...attempts.ways.map(
+          (a) => `${a.kind} ${a.target} (${a.error})${a.command ? ` by ${a.command.slice(0, 120)}` : ''}`,
+        ),
+        ...(attempts.note === undefined ? [] : [attempts.note]),
+      ];
     const ok = result.exitCode === 0;
     const how = result.signal ? `ended by ${result.signal}` : `exited with code ${result.exitCode}`;
     // The last step the interrupted run made is counted once every message read is handled.

@@ -30,7 +30,14 @@ import {
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
-import { type OsAttempt, type OsSandbox, openNamedDoors, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import {
+  nameServiceProbes,
+  type OsAttempt,
+  type OsSandbox,
+  openNamedDoors,
+  openOsSandbox,
+  pathsIn,
+} from '../../sandbox/os/sandbox.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -78,8 +85,10 @@ export interface ReplaySandbox {
     output: { stdout: string; stderr: string },
     watch: AgentWatch,
   ): Promise<AgentExit>;
-  /** Everything refused so far: below the process (strace) and at the proxy. */
+  /** Everything refused so far: below the process (strace) and at the proxy; not name-service probes. */
   sideChannels(): SideChannel[];
+  /** One line for the refused Unix sockets that look like glibc's name-service probe, if any. */
+  probesNote(): string | undefined;
   /** Ends the agent's tree now (until K reached where no call of its own was asked: a WebSocket turn). */
   stopAgent(): void;
   /** Takes the world copy's changes, applies a reply's recorded effects to it (the preload must not). */
@@ -438,7 +447,8 @@ export async function openReplaySandbox(input: {
       await new Promise((r) => setImmediate(() => setImmediate(r)));
       return { code: exit.code, signal: exit.signal };
     },
-    sideChannels: () => [...box.attempts.map(describeAttempt), ...refused],
+    sideChannels: () => [...nameServiceProbes(box.attempts).ways.map(describeAttempt), ...refused],
+    probesNote: () => nameServiceProbes(box.attempts).note,
   };
 }
 

@@ -411,6 +411,8 @@ async function replayIn(
   for (const batch of dumps.nd) await session.collect([], batch);
   // Ways out refused below the process or at the proxy: divergences, never a clean replay.
   for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
+  const probes = sandbox?.probesNote();
+  if (probes !== undefined) warnings.push(probes);
   const result = await finish(session, { recording, options, out, exit, database, stopped });
   await chainSession.end();
   warnings.push(...chainSession.warnings, ...session.answerFailures);

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer } from '../../examples/world/model-server.js';
 import { detectIsolation } from '../../sandbox/os/detect.js';
+import { keeperFailed } from '../../sandbox/os/netns.js';
 import { recordCommand } from '../../src/record/index.js';
 import { readRecording, silentToolCallWarnings } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
@@ -237,16 +238,23 @@ describe.runIf(PG_URL && detectIsolation().level === 'bwrap' && MISSING.length =
     }, 180_000);
 
     it('ends a recording whose database door cannot open, with the reason, leaving nothing running', async () => {
-      // A port below 1024 cannot be listened on inside (no capabilities): the run cannot be served.
-      await expect(
-        recordCommand({
-          command: [process.execPath, AGENT],
-          env: { MODEL_URL: model.url, OTHER_DB: 'postgres://app@127.0.0.1:80/app' },
-          out: path.join(tmp.dir, 'no-door'),
-          stdio: 'pipe',
-          isolate: true,
-        }),
-      ).rejects.toThrow(/Cannot listen on 127\.0\.0\.1:80 inside the sandbox/);
+      // Without the keeper of its network namespace (sandbox/os/netns.ts: a machine that has no
+      // nsenter, or lets only bubblewrap make user namespaces), a port below 1024 cannot be listened
+      // on inside (no capabilities): the run cannot be served.
+      keeperFailed();
+      try {
+        await expect(
+          recordCommand({
+            command: [process.execPath, AGENT],
+            env: { MODEL_URL: model.url, OTHER_DB: 'postgres://app@127.0.0.1:80/app' },
+            out: path.join(tmp.dir, 'no-door'),
+            stdio: 'pipe',
+            isolate: true,
+          }),
+        ).rejects.toThrow(/Cannot listen on 127\.0\.0\.1:80 inside the sandbox/);
+      } finally {
+        keeperFailed(false);
+      }
       expect(sandboxChildren()).toEqual([]);
     }, 60_000);
 
