@@ -182,7 +182,11 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       const recorded = byProcess(rec);
       expect(Object.keys(recorded).sort()).toEqual(['agent', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7']);
       expect(recorded.w7?.uuid).toEqual([(seen.named as Values).uuid]);
-      const { seen: again } = await replayed(rec, path.join(tmp.dir, `replay-threads-${name}`), isolate ? 'bwrap' : 'none');
+      const { seen: again } = await replayed(
+        rec,
+        path.join(tmp.dir, `replay-threads-${name}`),
+        isolate ? 'bwrap' : 'none',
+      );
       expect(again).toEqual(seen);
     });
 
@@ -192,14 +196,22 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
     const ids = [0, 1, 2, 3].map((n) => `${String(n).repeat(8)}-0000-4000-8000-000000000000`);
     const config = path.join(dir, 'config.json');
     // No `w…` process: every thread of the agent draws from its one sequence (then made-up values).
-    writeFileSync(config, JSON.stringify({ socket: path.join(dir, 'none.sock'), seed: 1, nondeterminism: { uuid: ids } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ socket: path.join(dir, 'none.sock'), seed: 1, nondeterminism: { uuid: ids } }),
+    );
     const run = spawnSync(PYTHON, [THREADS_AGENT, '1'], {
       encoding: 'utf8',
       env: withPythonHook({ PATH: CI_PATH, TAPEDECK_REPLAY_CONFIG: config }),
       timeout: 30_000,
     });
     expect(run.status, run.stderr).toBe(0);
-    const seen = JSON.parse(run.stdout) as { before: string; threads: Record<string, { uuid: string }>; named: { uuid: string }; after: string };
+    const seen = JSON.parse(run.stdout) as {
+      before: string;
+      threads: Record<string, { uuid: string }>;
+      named: { uuid: string };
+      after: string;
+    };
     expect([seen.before, seen.threads['ThreadPoolExecutor-0_0']?.uuid, seen.named.uuid, seen.after]).toEqual(ids);
   });
 
