@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
   CLIENT_LEFT,
@@ -208,10 +209,13 @@ export async function openRecordSandbox(input: {
   const { createRunCa } = await import('../../sandbox/proxy/ca.js');
   const ca = await createRunCa('tapedeck recording CA');
   const trust = await writeTrust(input.tmp, ca);
+  // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
+  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH]), input.tmp);
   const box = await openOsSandbox({
     isolation,
     cwd: input.cwd,
     fs: 'shared',
+    over: sites.over,
     visible: pathsIn(input.command, input.cwd),
     hosts: input.databases.map((d) => d.host).filter((h) => net.isIP(h) === 0 && h !== 'localhost'),
     caPem: ca.certPem,

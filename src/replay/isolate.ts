@@ -29,6 +29,7 @@ import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -197,10 +198,13 @@ export async function startReplaySandbox(input: {
     writable.push({ source: worldDir, target: fsRoot });
   }
   const recordedDb = recordedDbAddress({ manifest });
+  // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
+  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH]), tmp);
   const box = await openOsSandbox({
     isolation,
     cwd,
     writable,
+    over: sites.over,
     visible: pathsIn(input.command, cwd),
     hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
     caPem: ca.certPem,

@@ -17,6 +17,7 @@ import { scratchDatabase, startServer, tempDir } from '../record/helpers.js';
 
 const PY_AGENT = fileURLToPath(new URL('fixtures/py-values-agent.py', import.meta.url));
 const THREADS_AGENT = fileURLToPath(new URL('fixtures/py-threads-agent.py', import.meta.url));
+const FLAGS_AGENT = fileURLToPath(new URL('fixtures/py-flags-agent.py', import.meta.url));
 const NODE_AGENT = fileURLToPath(new URL('fixtures/py-tool-agent.mjs', import.meta.url));
 const PYTHON = '/usr/bin/python3';
 const CI_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -189,6 +190,30 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       );
       expect(again).toEqual(seen);
     });
+
+  it.runIf(BWRAP)(
+    'in the OS sandbox, Python processes started with -I or -E (no PYTHONPATH) are recorded and replayed',
+    { timeout: 180_000 },
+    async () => {
+      const rec = path.join(tmp.dir, 'rec-flags');
+      // The interpreter's own cached sitecustomize, which the sandbox covers: never rewritten on the disk.
+      const cached = spawnSync(PYTHON, ['-I', '-c', 'import sitecustomize as s; print(s.__cached__)'], {
+        encoding: 'utf8',
+        env: {},
+      }).stdout.trim();
+      const before = readFileSync(cached);
+      const seen = await record([PYTHON, '-I', FLAGS_AGENT, 'agent'], rec, { isolate: true });
+      expect(seen.flags).toBe(1);
+      const recorded = byProcess(rec);
+      // The agent (-I) and its two children (-I, -E): each one's own values.
+      expect(Object.keys(recorded).sort()).toEqual(['1', '2', 'agent']);
+      expect(recorded.agent?.uuid).toEqual([seen.uuid]);
+      expect(recorded['2']?.uuid).toEqual([(seen.children as Values[])[1]?.uuid]);
+      const { seen: again } = await replayed(rec, path.join(tmp.dir, 'replay-flags'), 'bwrap');
+      expect(again).toEqual(seen);
+      expect(readFileSync(cached).equals(before)).toBe(true);
+    },
+  );
 
   it("a recording made before threads had their own values serves them the process's one, in the order drawn", () => {
     const dir = path.join(tmp.dir, 'old-threads');
