@@ -18,7 +18,6 @@ import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
-import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
   CLIENT_LEFT,
@@ -28,6 +27,7 @@ import {
   type ProxyResponse,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
+import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';

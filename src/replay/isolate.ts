@@ -29,7 +29,6 @@ import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
-import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -40,6 +39,7 @@ import {
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
+import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { chunkBytes } from '../providers/index.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
