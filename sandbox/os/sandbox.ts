@@ -98,6 +98,12 @@ export interface OsSandboxOptions {
   visible?: string[];
   /** Files handed in, read-only at /run/tapedeck/<name>. */
   files?: Record<string, string | Buffer>;
+  /**
+   * Host files shown inside with other content, read-only (a Python interpreter's own
+   * sitecustomize: sandbox/python/hook.ts): each must exist, since the read-only root takes no new
+   * mount point; one that does not, or a link, is left as it is.
+   */
+  over?: Array<{ target: string; content: string | Buffer }>;
   /** Host names that resolve to 127.0.0.1 inside. */
   hosts?: string[];
   /** The run's CA (PEM): the only trusted root inside. */
@@ -409,6 +415,12 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
     for (const inside of keysInside(shared, visible, options.writable ?? []))
       args.push('--ro-bind', '/dev/null', inside);
     args.push('--ro-bind', inDir, shared ? inDir : INSIDE_DIR);
+    for (const [i, o] of (options.over ?? []).entries()) {
+      if (!existsSync(o.target) || lstatSync(o.target).isSymbolicLink()) continue;
+      const file = path.join(tmp, `over-${i}`);
+      await writeFile(file, o.content);
+      args.push('--ro-bind', file, o.target);
+    }
     await writeFile(hostsPath, hostsFile(options.hosts ?? [], names));
     if (existsSync('/etc/hosts') && !lstatSync('/etc/hosts').isSymbolicLink()) {
       args.push('--ro-bind', hostsPath, '/etc/hosts');

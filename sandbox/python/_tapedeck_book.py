@@ -120,15 +120,12 @@ def _valid(kind, value):
     return isinstance(value, str) and len(value) <= 2_000_000 and HEX.match(value) is not None
 
 
-class Book:
-    """What the process hands out: `take(kind, real)` returns the value the agent gets."""
+class _Sequence:
+    """One thread's values (the process's own for its main thread): recorded, or served in order."""
 
-    def __init__(self, mode, name, send, recorded=None, seed=1):
-        self.mode = mode
+    def __init__(self, name, recorded, seed):
         self.name = name
-        self.send = send
         self.pending = {k: [] for k in KINDS}
-        self.count = 0
         lists = {k: (recorded or {}).get(k) for k in KINDS}
         self.recorded = {k: v if isinstance(v, list) else [] for k, v in lists.items()}
         self.cursor = {k: 0 for k in KINDS}
@@ -140,17 +137,7 @@ class Book:
         self.prng = _mulberry32(own)
         self.shift = {"clock": None, "hrtime": None}
 
-    def take(self, kind, real, size=None):
-        with _lock:
-            value = real if self.mode == "record" else self._choose(kind, real, size)
-            self.pending[kind].append(value)
-            self.count += 1
-            full = self.count >= BATCH
-        if full:
-            self.flush()
-        return value
-
-    def _choose(self, kind, real, size):
+    def choose(self, kind, real, size):
         recorded = self.recorded[kind]
         i = self.cursor[kind]
         self.cursor[kind] += 1
@@ -179,13 +166,61 @@ class Book:
             return "%s-%s-4%s-%s%s-%s" % (h[0:8], h[8:12], h[13:16], "89ab"[int(self.prng() * 4)], h[17:20], h[20:32])
         return "".join("%02x" % int(self.prng() * 256) for _ in range(size))
 
+
+class Book:
+    """What the process hands out: `take(kind, real, thread=...)` returns the value the agent gets.
+
+    Each thread has its own sequence, named as the Node side names a worker thread: the process's
+    name, then `w<n>` for the n-th thread its starting thread started (`2w1`, `2w1w2`; `w1` in the
+    agent's own process), so that threads drawing in another order than recorded each get their
+    own values. `recorded(name)` gives a name's recorded values (replay); a recording that has no
+    thread of this process (made before threads had their own) serves them all the process's one.
+    """
+
+    def __init__(self, mode, name, send, recorded=None, seed=1):
+        self.mode = mode
+        self.name = name
+        self.send = send
+        self.seed = seed
+        self.lookup = recorded if callable(recorded) else (lambda n, _r=recorded: _r if n == name else None)
+        self.sequences = {"": _Sequence(name, self.lookup(name), seed)}
+        self.count = 0
+        self.threads_recorded = mode == "record" or (callable(recorded) and getattr(recorded, "threads", False))
+
+    def sequence(self, thread):
+        """The sequence of the thread keyed `thread` ('' for the main one): made when it first draws."""
+        found = self.sequences.get(thread)
+        if found is None:
+            if not self.threads_recorded:
+                return self.sequences[""]
+            name = (self.name or "") + thread
+            found = self.sequences[thread] = _Sequence(name, self.lookup(name), self.seed)
+        return found
+
+    def take(self, kind, real, size=None, thread=""):
+        with _lock:
+            seq = self.sequence(thread)
+            value = real if self.mode == "record" else seq.choose(kind, real, size)
+            seq.pending[kind].append(value)
+            self.count += 1
+            full = self.count >= BATCH
+        if full:
+            self.flush()
+        return value
+
     def flush(self):
         with _lock:
             if self.count == 0:
                 return
-            batch = {k: v for k, v in self.pending.items() if v}
-            self.pending = {k: [] for k in KINDS}
+            batches = []
+            for seq in self.sequences.values():
+                batch = {k: v for k, v in seq.pending.items() if v}
+                if not batch:
+                    continue
+                seq.pending = {k: [] for k in KINDS}
+                if seq.name is not None:
+                    batch["process"] = seq.name
+                batches.append(batch)
             self.count = 0
-        if self.name is not None:
-            batch["process"] = self.name
-        self.send(batch)
+        for batch in batches:
+            self.send(batch)

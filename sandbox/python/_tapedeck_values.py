@@ -103,6 +103,47 @@ _book = None
 _started = [0]
 
 
+# ---------------------------------------------------------------- threads
+
+
+_threading = []
+
+
+def _thread_key():
+    """The drawing thread's key ('' for the main thread, and for threads not started by threading)."""
+    return getattr(_threading[0].current_thread(), "_tapedeck_key", "") if _threading else ""
+
+
+def _patch_threads():
+    """Each thread is keyed where it is started: its starter's key, `w` and the starter's count."""
+    import threading
+
+    _threading.append(threading)
+    real_start = threading.Thread.start
+    counts = {}
+
+    def start(self):
+        if getattr(self, "_tapedeck_key", None) is None:
+            parent = _thread_key()
+            with _lock_threads:
+                counts[parent] = counts.get(parent, 0) + 1
+                self._tapedeck_key = "%sw%d" % (parent, counts[parent])
+        return real_start(self)
+
+    start.__doc__ = real_start.__doc__
+    threading.Thread.start = start
+
+    def forked():
+        # The forking thread is the child's main thread: its draws are the child process's own.
+        threading.current_thread()._tapedeck_key = ""
+        counts.clear()
+
+    return forked
+
+
+_lock_threads = _thread.allocate_lock()
+
+
 def _flush():
     if _book is not None:
         with _suppressed:
@@ -116,14 +157,14 @@ def _clock_us():
     real = _real_time_ns() // 1000
     if not _agents():
         return real
-    return _us_of_ms(_book.take("clock", real / 1000))
+    return _us_of_ms(_book.take("clock", real / 1000, thread=_thread_key()))
 
 
 def _hrtime_us(real_ns):
     real = real_ns // 1000
     if not _agents():
         return real
-    return _us_of_ms(_book.take("hrtime", real / 1000))
+    return _us_of_ms(_book.take("hrtime", real / 1000, thread=_thread_key()))
 
 
 def _patch_time():
@@ -241,14 +282,14 @@ def _patch_random():
 
         def random(self):
             value = super().random()
-            return _book.take("random", value) if _agents() else value
+            return _book.take("random", value, thread=_thread_key()) if _agents() else value
 
         def getrandbits(self, k):
             value = super().getrandbits(k)
             if k <= 0 or not _agents():
                 return value
             size = (k + 7) // 8
-            drawn = _book.take("randomBytes", value.to_bytes(size, "little").hex(), size)
+            drawn = _book.take("randomBytes", value.to_bytes(size, "little").hex(), size, _thread_key())
             return int.from_bytes(bytes.fromhex(drawn), "little") & ((1 << k) - 1)
 
     old = random._inst
@@ -264,7 +305,7 @@ def _urandom(size):
     value = _real_urandom(size)
     if not _agents() or size <= 0:
         return value
-    return bytes.fromhex(_book.take("randomBytes", value.hex(), size))
+    return bytes.fromhex(_book.take("randomBytes", value.hex(), size, _thread_key()))
 
 
 def _patch_uuid():
@@ -277,7 +318,7 @@ def _patch_uuid():
             return real(*args, **kwargs)
         with _suppressed:
             value = str(real(*args, **kwargs))
-        return uuid.UUID(_book.take("uuid", value))
+        return uuid.UUID(_book.take("uuid", value, thread=_thread_key()))
 
     def uuid4():
         return draw(real4)
@@ -393,7 +434,16 @@ def install():
         def start():
             global _book
             name = process_name(os.path.join(os.path.dirname(dump_prefix), "process-") if dump_prefix else None)
-            values = config.get("nondeterminism") if name is None else (config.get("processes") or {}).get(name)
+            processes = config.get("processes")
+            processes = processes if isinstance(processes, dict) else {}
+            own = config.get("nondeterminism")
+
+            def recorded(n):
+                values = own if n is None else processes.get(n)
+                return values if isinstance(values, dict) else {}
+
+            # A recording made before threads had their own sequences serves them the process's one.
+            recorded.threads = any(isinstance(k, str) and k.startswith((name or "") + "w") for k in processes)
             channel = Channel(config["socket"])
             pid = os.getpid()
 
@@ -401,7 +451,7 @@ def install():
                 if not channel.send({"t": "values", "pid": pid, "nd": batch}) and dump_prefix:
                     _dump(dump_prefix, pid, batch)
 
-            _book = Book("replay", name, send, values if isinstance(values, dict) else {}, seed)
+            _book = Book("replay", name, send, recorded, seed)
             channel.send({"t": "hello", "pid": pid, "ppid": os.getppid(), "argv": [str(a) for a in sys.argv], "cwd": os.getcwd()})
 
     else:
@@ -436,7 +486,13 @@ def install():
         _patch_random()
         _patch_uuid()
         _patch_flushes()
-        _patch_children(start)
+        forked = _patch_threads()
+
+        def fork_child():
+            forked()
+            start()
+
+        _patch_children(fork_child)
 
 
 _dumps = [0]

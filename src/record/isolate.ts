@@ -29,6 +29,7 @@ import {
   type ProxyResponse,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
+import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';
@@ -210,10 +211,13 @@ export async function openRecordSandbox(input: {
   const { createRunCa } = await import('../../sandbox/proxy/ca.js');
   const ca = await createRunCa('tapedeck recording CA');
   const trust = await writeTrust(input.tmp, ca);
+  // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
+  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH]), input.tmp);
   const box = await openOsSandbox({
     isolation,
     cwd: input.cwd,
     fs: 'shared',
+    over: sites.over,
     visible: pathsIn(input.command, input.cwd),
     hosts: input.databases.map((d) => d.host).filter((h) => net.isIP(h) === 0 && h !== 'localhost'),
     caPem: ca.certPem,

@@ -48,6 +48,7 @@ import {
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
+import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { chunkBytes } from '../providers/index.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
@@ -208,10 +209,13 @@ export async function startReplaySandbox(input: {
     writable.push({ source: worldDir, target: fsRoot });
   }
   const recordedDb = recordedDbAddress({ manifest });
+  // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
+  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH]), tmp);
   const box = await openOsSandbox({
     isolation,
     cwd,
     writable,
+    over: sites.over,
     visible: pathsIn(input.command, cwd),
     hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
     caPem: ca.certPem,

@@ -16,6 +16,8 @@ import { replay } from '../../src/replay/index.js';
 import { scratchDatabase, startServer, tempDir } from '../record/helpers.js';
 
 const PY_AGENT = fileURLToPath(new URL('fixtures/py-values-agent.py', import.meta.url));
+const THREADS_AGENT = fileURLToPath(new URL('fixtures/py-threads-agent.py', import.meta.url));
+const FLAGS_AGENT = fileURLToPath(new URL('fixtures/py-flags-agent.py', import.meta.url));
 const NODE_AGENT = fileURLToPath(new URL('fixtures/py-tool-agent.mjs', import.meta.url));
 const PYTHON = '/usr/bin/python3';
 const CI_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -169,6 +171,74 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       expect(again).toEqual(seen);
     },
   );
+
+  for (const isolate of [false, ...(BWRAP ? [true] : [])])
+    it(`a ThreadPoolExecutor's workers, drawing in another order each run, each get their own thread's values (${isolate ? 'OS sandbox' : 'no sandbox'})`, {
+      timeout: 180_000,
+    }, async () => {
+      const name = isolate ? 'bwrap' : 'none';
+      const rec = path.join(tmp.dir, `rec-threads-${name}`);
+      const seen = await record([PYTHON, THREADS_AGENT, '6'], rec, { isolate });
+      // Each thread's values under its own key: the n-th thread the main thread started is `wn`.
+      const recorded = byProcess(rec);
+      expect(Object.keys(recorded).sort()).toEqual(['agent', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7']);
+      expect(recorded.w7?.uuid).toEqual([(seen.named as Values).uuid]);
+      const { seen: again } = await replayed(
+        rec,
+        path.join(tmp.dir, `replay-threads-${name}`),
+        isolate ? 'bwrap' : 'none',
+      );
+      expect(again).toEqual(seen);
+    });
+
+  it.runIf(BWRAP)(
+    'in the OS sandbox, Python processes started with -I or -E (no PYTHONPATH) are recorded and replayed',
+    { timeout: 180_000 },
+    async () => {
+      const rec = path.join(tmp.dir, 'rec-flags');
+      // The interpreter's own cached sitecustomize, which the sandbox covers: never rewritten on the disk.
+      const cached = spawnSync(PYTHON, ['-I', '-c', 'import sitecustomize as s; print(s.__cached__)'], {
+        encoding: 'utf8',
+        env: {},
+      }).stdout.trim();
+      const before = readFileSync(cached);
+      const seen = await record([PYTHON, '-I', FLAGS_AGENT, 'agent'], rec, { isolate: true });
+      expect(seen.flags).toBe(1);
+      const recorded = byProcess(rec);
+      // The agent (-I) and its two children (-I, -E): each one's own values.
+      expect(Object.keys(recorded).sort()).toEqual(['1', '2', 'agent']);
+      expect(recorded.agent?.uuid).toEqual([seen.uuid]);
+      expect(recorded['2']?.uuid).toEqual([(seen.children as Values[])[1]?.uuid]);
+      const { seen: again } = await replayed(rec, path.join(tmp.dir, 'replay-flags'), 'bwrap');
+      expect(again).toEqual(seen);
+      expect(readFileSync(cached).equals(before)).toBe(true);
+    },
+  );
+
+  it("a recording made before threads had their own values serves them the process's one, in the order drawn", () => {
+    const dir = path.join(tmp.dir, 'old-threads');
+    mkdirSync(dir);
+    const ids = [0, 1, 2, 3].map((n) => `${String(n).repeat(8)}-0000-4000-8000-000000000000`);
+    const config = path.join(dir, 'config.json');
+    // No `w…` process: every thread of the agent draws from its one sequence (then made-up values).
+    writeFileSync(
+      config,
+      JSON.stringify({ socket: path.join(dir, 'none.sock'), seed: 1, nondeterminism: { uuid: ids } }),
+    );
+    const run = spawnSync(PYTHON, [THREADS_AGENT, '1'], {
+      encoding: 'utf8',
+      env: withPythonHook({ PATH: CI_PATH, TAPEDECK_REPLAY_CONFIG: config }),
+      timeout: 30_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const seen = JSON.parse(run.stdout) as {
+      before: string;
+      threads: Record<string, { uuid: string }>;
+      named: { uuid: string };
+      after: string;
+    };
+    expect([seen.before, seen.threads['ThreadPoolExecutor-0_0']?.uuid, seen.named.uuid, seen.after]).toEqual(ids);
+  });
 
   it('with no tapedeck channel, or a hostile config, a Python process runs as it would', () => {
     const dir = path.join(tmp.dir, 'hostile');
