@@ -49,6 +49,7 @@ export {
   installNormalizer,
   normalizedKind,
   readRows,
+  textValuesSql,
   snapshotDatabase,
   userSchemas,
 } from './snapshot.js';
