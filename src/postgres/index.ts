@@ -49,8 +49,8 @@ export {
   installNormalizer,
   normalizedKind,
   readRows,
-  textValuesSql,
   snapshotDatabase,
+  textValuesSql,
   userSchemas,
 } from './snapshot.js';
 export {

@@ -37,7 +37,8 @@ function rowsOf(
       return texts.has(c.name) ? `(e.j ->> ${quoteLiteral(c.name)})::${sqlType(c.type)} AS ${name}` : `r.${name}`;
     })
     .join(', ');
-  const rows = many === 'set' ? `jsonb_array_elements($${param}::jsonb) AS e(j)` : `(SELECT $${param}::jsonb AS j) AS e`;
+  const rows =
+    many === 'set' ? `jsonb_array_elements($${param}::jsonb) AS e(j)` : `(SELECT $${param}::jsonb AS j) AS e`;
   return `(SELECT ${list} FROM ${rows}, jsonb_populate_record(${type}, e.j) AS r) AS ${alias}`;
 }
 

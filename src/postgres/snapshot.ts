@@ -335,7 +335,10 @@ export async function installNormalizer(
  * jsonb object to lay over its to_jsonb (`to_jsonb(x) || …`); undefined when it has none.
  * `ref` is an SQL expression of the row (an alias, or `($1)` of a row type).
  */
-export function textValuesSql(columns: ReadonlyArray<Pick<DbTable['columns'][number], 'name' | 'type'>>, ref: string): string | undefined {
+export function textValuesSql(
+  columns: ReadonlyArray<Pick<DbTable['columns'][number], 'name' | 'type'>>,
+  ref: string,
+): string | undefined {
   const pairs = columns
     .filter((c) => normalizedKind(c.type) === 'text')
     .map((c) => `${quoteLiteral(c.name)}, ${ref}.${quoteIdent(c.name)}::text`);

@@ -208,7 +208,11 @@ export const DbTableSchema = z
       for (const name of texts) {
         const v = row[name];
         if (v !== undefined && v !== null && typeof v !== 'string')
-          ctx.addIssue({ code: 'custom', path: ['rows', i, name], message: 'expected the value\'s text (a string) or null' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['rows', i, name],
+            message: "expected the value's text (a string) or null",
+          });
       }
     });
   });

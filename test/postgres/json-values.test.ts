@@ -19,7 +19,7 @@ const url = process.env.TAPEDECK_PG_URL;
 const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-json-values-'));
 process.env.TAPEDECK_STATE_DIR ??= path.join(tmp, 'state');
 
-const SETUP = String.raw`
+const SETUP = `
   CREATE SCHEMA app;
   CREATE TABLE app.docs (id int PRIMARY KEY, j json, jb jsonb, tag text);
   INSERT INTO app.docs VALUES
@@ -31,7 +31,7 @@ const SETUP = String.raw`
     (6, '[1,2 , {"x":[]}]', '[1.0, 1e2, -0.000000000000000000000000000001]', 'arrays');`;
 
 /** The recorded run's writes: what change capture logs and the sandbox applies again. */
-const MUTATE = String.raw`
+const MUTATE = `
   INSERT INTO app.docs VALUES (7, '{"z":1,   "a":[1 ,2]}', '{"big": 98765432109876543210.000000000000000000001}', 'new');
   UPDATE app.docs SET jb = '"null"', j = NULL WHERE id = 2;
   UPDATE app.docs SET jb = 'null', j = 'null' WHERE id = 3;
@@ -94,8 +94,7 @@ afterAll(async () => {
 
 describe.skipIf(!url)('json and jsonb values recorded from a server', () => {
   it('the snapshot and the captured changes hold each value as the text the database prints', () => {
-    const held = (s: DbSnapshot) =>
-      s.tables[0]?.rows.map((r) => ({ id: r.id, j: r.j ?? null, jb: r.jb ?? null }));
+    const held = (s: DbSnapshot) => s.tables[0]?.rows.map((r) => ({ id: r.id, j: r.j ?? null, jb: r.jb ?? null }));
     expect(held(pre)).toEqual(preText);
     expect(held(post)).toEqual(postText);
     expect(pre.tables[0]?.columns.filter((c) => c.values === 'text').map((c) => c.name)).toEqual(['j', 'jb']);
@@ -110,18 +109,22 @@ describe.skipIf(!url)('json and jsonb values recorded from a server', () => {
   });
 
   describe.each(sandboxPaths(['app']))('rebuilt through $name', ({ open, skip }) => {
-    it.skipIf(skip)('seeds and applies the recorded changes to the texts the real database printed', async () => {
-      const db = await open(pre);
-      try {
-        expect(await db.query(TEXT)).toEqual(preText);
-        await db.apply(changes);
-        expect(await db.query(TEXT)).toEqual(postText);
-        // The sandbox's end state reads as the recorded one, value for value.
-        expect((await db.read()).tables[0]?.rows).toEqual(post.tables[0]?.rows);
-      } finally {
-        await db.close();
-      }
-    }, 60_000);
+    it.skipIf(skip)(
+      'seeds and applies the recorded changes to the texts the real database printed',
+      async () => {
+        const db = await open(pre);
+        try {
+          expect(await db.query(TEXT)).toEqual(preText);
+          await db.apply(changes);
+          expect(await db.query(TEXT)).toEqual(postText);
+          // The sandbox's end state reads as the recorded one, value for value.
+          expect((await db.read()).tables[0]?.rows).toEqual(post.tables[0]?.rows);
+        } finally {
+          await db.close();
+        }
+      },
+      60_000,
+    );
   });
 });
 
@@ -155,7 +158,10 @@ describe.skipIf(!url)('readers of json values held as text', () => {
   });
 
   it("a world at a step keeps the recorded search_path, and bisect's SQL predicate finds its tables by it", async () => {
-    const world = worldAt({ pre: { ...{ fs: { files: {} } }, db: { ...pre, searchPath: ['app', 'public'] } }, events: [] }, 0);
+    const world = worldAt(
+      { pre: { ...{ fs: { files: {} } }, db: { ...pre, searchPath: ['app', 'public'] } }, events: [] },
+      0,
+    );
     expect(world.db?.searchPath).toEqual(['app', 'public']);
     const wdb = await openWorldDb(world.db);
     try {
