@@ -1,5 +1,5 @@
 // Database diff: two db snapshots, each table hash-joined by primary key; updates name their changed columns.
-import { type DbSnapshot, type DbTable, type Row, SERVER_CLOCK_FUNCTIONS } from '../recording/index.js';
+import { type DbSnapshot, type DbTable, type Row, rowsInOneForm, SERVER_CLOCK_FUNCTIONS } from '../recording/index.js';
 import type { DbChange } from './types.js';
 
 export interface DbDiffOptions {
@@ -57,8 +57,10 @@ function diffTable(a: DbTable | undefined, b: DbTable | undefined, options: DbDi
   const table = (a ?? b)!;
   const keyCols = keyColumns(b ?? table);
   const prefix = `${table.schema}.${table.name}\u0000`;
+  // A recording made before held json/jsonb parsed, a replay's end state holds their text: one form.
+  const [rowsA, rowsB] = rowsInOneForm(a, b);
   const beforeRows = new Map<string, Row>();
-  for (const row of a?.rows ?? []) beforeRows.set(keyString(row, keyCols), row);
+  for (const row of rowsA) beforeRows.set(keyString(row, keyCols), row);
   const clock = serverClockColumns(a, b);
   const push = (
     op: DbChange['op'],
@@ -85,7 +87,7 @@ function diffTable(a: DbTable | undefined, b: DbTable | undefined, options: DbDi
     out.push(change);
   };
   const start = out.length;
-  for (const row of b?.rows ?? []) {
+  for (const row of rowsB) {
     const k = keyString(row, keyCols);
     const was = beforeRows.get(k);
     if (was === undefined) {

@@ -1,7 +1,7 @@
 // The expected world state a contract asks for (files, rows, requests: exists / absent / equals / matches),
 // checked against a recording's post-world and its side effects; also decides which changes were asked for.
 import * as z from 'zod';
-import { type DbSnapshot, type FsSnapshot, fileBytes, type Row } from '../recording/index.js';
+import { type DbSnapshot, type FsSnapshot, fileBytes, type Row, rowFacts } from '../recording/index.js';
 import { decodeText } from './fs-diff.js';
 import { globToRegExp, holdsValue, looseEqual, mismatchedKeys } from './match.js';
 import type { DbChange, FsChange, HttpEffect, StateChange } from './types.js';
@@ -205,10 +205,12 @@ export function checkExpectations(
     for (const t of post.db?.tables ?? []) {
       if (!tableMatches(e.table, t.schema, t.name)) continue;
       const keyCols = t.primaryKey.length > 0 ? t.primaryKey : t.columns.map((c) => c.name);
-      for (const row of t.rows) {
+      for (const held of t.rows) {
+        // The contract looks inside json/jsonb values: those held as their text, parsed.
+        const row = rowFacts(t, held);
         if (!rowSelected(e, row)) continue;
         const key: Row = {};
-        for (const c of keyCols) key[c] = row[c];
+        for (const c of keyCols) key[c] = held[c];
         selected.push({ id: objectId.row(t.schema, t.name, key), row });
       }
     }

@@ -27,7 +27,14 @@ import {
   RUN_APPLICATION_PREFIX,
   withLockRetry,
 } from './locks.js';
-import { describeTables, installNormalizer, snapshotDatabase, type TableDescription, userSchemas } from './snapshot.js';
+import {
+  describeTables,
+  installNormalizer,
+  snapshotDatabase,
+  type TableDescription,
+  textValuesSql,
+  userSchemas,
+} from './snapshot.js';
 import { quoteIdent, quoteLiteral, redactDbUrl, tableRef } from './sql.js';
 
 export interface DbTracker {
@@ -137,17 +144,24 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
       await client.query(
         `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
            SET search_path = pg_catalog, pg_temp AS $$
-         DECLARE app text := current_setting('application_name');
+         DECLARE app text := current_setting('application_name'); o jsonb; n jsonb; t jsonb;
          BEGIN
            -- Another recording's agent: its row, not ours (parallel runs on one database).
            IF app LIKE ${quoteLiteral(`${RUN_APPLICATION_PREFIX}%`)} AND app NOT LIKE ${quoteLiteral(`${applicationName}%`)} THEN
              RETURN NULL;
            END IF;
            IF to_regclass(${log}) IS NOT NULL THEN
+             IF TG_OP <> 'INSERT' THEN o := to_jsonb(OLD); END IF;
+             IF TG_OP <> 'DELETE' THEN n := to_jsonb(NEW); END IF;
+             -- The values the snapshot holds as their text (json, jsonb): the table's query, given
+             -- as the trigger's argument by the recorder (textValuesSql), reads them off the row.
+             IF TG_NARGS > 0 THEN
+               IF o IS NOT NULL THEN EXECUTE TG_ARGV[0] INTO t USING OLD; o := o || t; END IF;
+               IF n IS NOT NULL THEN EXECUTE TG_ARGV[0] INTO t USING NEW; n := n || t; END IF;
+             END IF;
              -- This run's own sessions (the agent's tree): a replay runs those writes again itself.
              INSERT INTO ${quoteIdent(cap)}.log (s, t, op, old_row, new_row, own) VALUES (TG_TABLE_SCHEMA, TG_TABLE_NAME,
-               lower(TG_OP), CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END,
-               app LIKE ${quoteLiteral(`${applicationName}%`)});
+               lower(TG_OP), o, n, app LIKE ${quoteLiteral(`${applicationName}%`)});
            END IF;
            RETURN NULL;
          END $$`,
@@ -155,10 +169,11 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
       tables = await describeTables(client, schemas);
       try {
         for (const t of tables) {
+          const texts = textValuesSql(t.columns, '($1)');
           await withLockRetry(
             client,
             `CREATE TRIGGER ${quoteIdent(trigger)} AFTER INSERT OR UPDATE OR DELETE ON ${tableRef(t.schema, t.name)}
-               FOR EACH ROW EXECUTE FUNCTION ${fn}()`,
+               FOR EACH ROW EXECUTE FUNCTION ${fn}(${texts === undefined ? '' : quoteLiteral(`SELECT ${texts}`)})`,
           );
           triggered.push(t);
         }

@@ -50,6 +50,7 @@ export {
   normalizedKind,
   readRows,
   snapshotDatabase,
+  textValuesSql,
   userSchemas,
 } from './snapshot.js';
 export {

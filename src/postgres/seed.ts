@@ -2,25 +2,49 @@
 // row changes. Every statement is composed from the description's parts — quoted names,
 // allow-listed types and defaults, values as parameters — never taken from recorded SQL text.
 import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../recording/index.js';
-import { describeFromDdl, TapedeckError } from '../recording/index.js';
+import { describeFromDdl, heldAsText, TapedeckError } from '../recording/index.js';
 import { type Description, identitySequence, key, plan, type Statement } from './ddl.js';
 import { createExtensions } from './extensions.js';
-import { ownRowSql, type Queryable, quoteIdent, regclass, sqlType, tableRef } from './sql.js';
+import { ownRowSql, type Queryable, quoteIdent, quoteLiteral, regclass, sqlType, tableRef } from './sql.js';
 
 /** Rows per INSERT when seeding: each batch is one jsonb parameter. */
 const ROWS_PER_INSERT = 1000;
 
 /**
  * Rows in the snapshot's JSON form (as to_jsonb gave them: bytea as "\\x…", arrays as JSON arrays,
- * json as JSON, numbers and times as strings) become typed values in the server: one jsonb
- * parameter that jsonb_populate_record(set) reads against the table's own row type, each value
+ * numbers and times as strings, json/jsonb as their text) become typed values in the server: one
+ * jsonb parameter that jsonb_populate_record(set) reads against the table's own row type, each value
  * through its type's input function. No client serializer takes part, so PGlite in-process,
  * pglite-socket and a server over the wire all store the values the snapshot recorded.
- * @example `SELECT * FROM ${rowsOf('app', 'blobs', 1, 'set')}` // jsonb_populate_recordset(NULL::"app"."blobs", $1::jsonb)
+ * jsonb_populate_record hands a json/jsonb column a JSON string as a JSON string, so a column held
+ * as its text (`values: 'text'`) is read as `(j ->> col)::json(b)` instead: its text, through the
+ * type's input, exactly. `table`: the described table (none: every value as to_jsonb gave it).
+ * @example `SELECT * FROM ${rowsOf(table, 1, 'set', 's')}` // jsonb_populate_recordset(NULL::"app"."blobs", $1::jsonb) AS s
  */
-function rowsOf(schema: string, table: string, param: number, many: 'one' | 'set'): string {
-  return `jsonb_populate_record${many === 'set' ? 'set' : ''}(NULL::${tableRef(schema, table)}, $${param}::jsonb)`;
+function rowsOf(
+  table: Pick<DbTable, 'schema' | 'name'> & { columns?: DbTable['columns'] },
+  param: number,
+  many: 'one' | 'set',
+  alias: string,
+): string {
+  const type = `NULL::${tableRef(table.schema, table.name)}`;
+  const texts = new Set((table.columns ?? []).filter((c) => heldAsText(c) && jsonTyped(c)).map((c) => c.name));
+  if (texts.size === 0)
+    return `jsonb_populate_record${many === 'set' ? 'set' : ''}(${type}, $${param}::jsonb) AS ${alias}`;
+  const list = (table.columns ?? [])
+    .map((c) => {
+      const name = quoteIdent(c.name);
+      return texts.has(c.name) ? `(e.j ->> ${quoteLiteral(c.name)})::${sqlType(c.type)} AS ${name}` : `r.${name}`;
+    })
+    .join(', ');
+  const rows =
+    many === 'set' ? `jsonb_array_elements($${param}::jsonb) AS e(j)` : `(SELECT $${param}::jsonb AS j) AS e`;
+  return `(SELECT ${list} FROM ${rows}, jsonb_populate_record(${type}, e.j) AS r) AS ${alias}`;
 }
+
+/** A column the sandbox makes json or jsonb (not an enum's, a domain's or an extension's type). */
+const jsonTyped = (c: DbTable['columns'][number]): boolean =>
+  c.enum === undefined && c.udt === undefined && /^jsonb?$/.test(sqlType(c.type));
 
 /** hstore's text form of the JSON object to_jsonb gives an hstore (string or null values). */
 function hstoreText(value: Record<string, unknown>): string {
@@ -99,7 +123,7 @@ async function insertRows(db: Queryable, table: DbTable): Promise<void> {
     const batch = table.rows.slice(start, start + ROWS_PER_INSERT).map((row) => rowJson(row, columns, table));
     try {
       await db.query(
-        `INSERT INTO ${tableRef(table.schema, table.name)} (${list})${overriding} SELECT ${list} FROM ${rowsOf(table.schema, table.name, 1, 'set')}`,
+        `INSERT INTO ${tableRef(table.schema, table.name)} (${list})${overriding} SELECT ${list} FROM ${rowsOf(table, 1, 'set', 's')}`,
         [JSON.stringify(batch)],
       );
     } catch (error) {
@@ -207,13 +231,14 @@ export async function applyRowChanges(
     const typeOf = (column: string) => columnTypes.get(`${change.schema}.${change.table}.${column}`);
     const described = describedTables.get(key(change.schema, change.table));
     const json = (row: Row) => JSON.stringify(rowJson(row, Object.keys(row), described));
+    const target = described ?? { schema: change.schema, name: change.table };
     // A change is the table's own: an inheritance child's rows are the child's changes, a
     // partitioned table's are its partitions' (ONLY would reach none of those), as readRows reads them.
     const ref = tableRef(change.schema, change.table);
     const own = ownRowSql('t', change.schema, change.table);
     const keyCols = Object.keys(change.key);
     // The row to change, matched on its key read back as typed values (bytea, uuid, … compare as such).
-    const keyed = (param: number) => `${rowsOf(change.schema, change.table, param, 'one')} AS k`;
+    const keyed = (param: number) => rowsOf(target, param, 'one', 'k');
     const match = keyCols.map((k) => `t.${quoteIdent(k)} IS NOT DISTINCT FROM k.${quoteIdent(k)}`).join(' AND ');
     const what = `${change.op} into ${change.schema}.${change.table}`;
     try {
@@ -232,7 +257,7 @@ export async function applyRowChanges(
         // a different row under the same key is a conflict, and fails.
         const row = json(after);
         const { rows } = await db.query(
-          `INSERT INTO ${ref} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM ${rowsOf(change.schema, change.table, 1, 'one')}
+          `INSERT INTO ${ref} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM ${rowsOf(target, 1, 'one', 'v')}
              ON CONFLICT DO NOTHING RETURNING true AS inserted`,
           [row],
         );
@@ -245,7 +270,7 @@ export async function applyRowChanges(
             )
             .join(' AND ');
           const held = await db.query(
-            `SELECT 1 FROM ${ref} AS t, ${rowsOf(change.schema, change.table, 1, 'one')} AS v WHERE ${same} AND ${own}`,
+            `SELECT 1 FROM ${ref} AS t, ${rowsOf(target, 1, 'one', 'v')} WHERE ${same} AND ${own}`,
             [row],
           );
           if (held.rows.length === 0)
@@ -255,7 +280,7 @@ export async function applyRowChanges(
       } else if (change.op === 'update' && cols.length > 0 && keyCols.length > 0) {
         const sets = cols.map((c) => `${quoteIdent(c)} = v.${quoteIdent(c)}`).join(', ');
         await db.query(
-          `UPDATE ${ref} AS t SET ${sets} FROM ${rowsOf(change.schema, change.table, 1, 'one')} AS v, ${keyed(2)} WHERE ${match} AND ${own}`,
+          `UPDATE ${ref} AS t SET ${sets} FROM ${rowsOf(target, 1, 'one', 'v')}, ${keyed(2)} WHERE ${match} AND ${own}`,
           [json(after), json(change.key)],
         );
       }

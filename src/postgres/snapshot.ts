@@ -2,7 +2,8 @@
 // (tables, columns, types, keys, indexes, sequences and their positions) and every row as JSON.
 // The one snapshotter: the recorder (pre/post snapshots of the user's database) and the replay
 // (the sandbox's end state) both use it. Values: bigint/numeric as strings, timestamptz as UTC ISO
-// strings, everything else as to_jsonb gives it — the same normalisation change capture applies.
+// strings, json/jsonb as their text, everything else as to_jsonb gives it — the same normalisation
+// change capture applies.
 import type { DbSequence, DbSnapshot, DbTable, Row } from '../recording/index.js';
 import { parseColumnDefault, parseGeneratedExpression, sortRows } from '../recording/index.js';
 import { renderDdl } from './ddl.js';
@@ -13,11 +14,14 @@ import { castsKept, ownRowSql, type Queryable, quoteIdent, quoteLiteral, tableRe
 /**
  * How a column's values are normalised in the snapshot form (every reader of rows applies this):
  * 'num' (bigint, numeric, money) as their text, 'tstz' (timestamptz, with or without a precision)
- * as UTC ISO with microseconds, whatever the session's time zone; undefined: as to_jsonb gives them.
- * Arrays are left to to_jsonb.
+ * as UTC ISO with microseconds, whatever the session's time zone; 'text' (json, jsonb) as the
+ * value's text (`col::text`: to_jsonb would drop a json's own text, jsonb's precision beyond a
+ * double once parsed, and JSON null against SQL NULL), the column described `values: 'text'`;
+ * undefined: as to_jsonb gives them. Arrays are left to to_jsonb.
  */
-export function normalizedKind(type: string): 'num' | 'tstz' | undefined {
+export function normalizedKind(type: string): 'num' | 'tstz' | 'text' | undefined {
   if (type.endsWith(']')) return undefined;
+  if (type === 'json' || type === 'jsonb') return 'text';
   if (/^(bigint|numeric|decimal|money)/.test(type)) return 'num';
   if (/^timestamp(\(\d\))? with time zone$/.test(type)) return 'tstz';
   return undefined;
@@ -157,7 +161,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           const plain = new Set(cols.filter((o) => o.generated === '').map((o) => o.name));
           const expression = c.def === null ? undefined : parseGeneratedExpression(c.def, plain);
           const kept = expression !== undefined && castsKept(expression) ? expression : null;
-          return { name: c.name, type: c.type, nullable: !c.notnull, generated: kept };
+          const values = normalizedKind(c.type) === 'text' ? { values: 'text' as const } : {};
+          return { name: c.name, type: c.type, nullable: !c.notnull, ...values, generated: kept };
         }
         const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
         // A sequence default names its sequence by the catalog's dependency, not by parsing the text.
@@ -170,6 +175,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           name: c.name,
           type: c.type,
           nullable: !c.notnull,
+          ...(normalizedKind(c.type) === 'text' ? { values: 'text' as const } : {}),
           ...(c.enum_schema !== null && c.enum_name !== null
             ? { enum: { schema: c.enum_schema, name: c.enum_name } }
             : {}),
@@ -324,15 +330,35 @@ export async function installNormalizer(
   );
 }
 
+/**
+ * The values of the row `ref` that the snapshot holds as their text (normalizedKind 'text'), as a
+ * jsonb object to lay over its to_jsonb (`to_jsonb(x) || …`); undefined when it has none.
+ * `ref` is an SQL expression of the row (an alias, or `($1)` of a row type).
+ */
+export function textValuesSql(
+  columns: ReadonlyArray<Pick<DbTable['columns'][number], 'name' | 'type'>>,
+  ref: string,
+): string | undefined {
+  const pairs = columns
+    .filter((c) => normalizedKind(c.type) === 'text')
+    .map((c) => `${quoteLiteral(c.name)}, ${ref}.${quoteIdent(c.name)}::text`);
+  if (pairs.length === 0) return undefined;
+  // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.
+  const parts: string[] = [];
+  for (let i = 0; i < pairs.length; i += 50) parts.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(', ')})`);
+  return parts.join(' || ');
+}
+
 /** The rows of one table in snapshot form, sorted by primary key (needs installNormalizer first). */
 export async function readRows(
   db: Queryable,
   table: Pick<DbTable, 'schema' | 'name' | 'columns' | 'primaryKey'>,
 ): Promise<Row[]> {
   const order = (table.primaryKey.length > 0 ? table.primaryKey : table.columns.map((c) => c.name)).map(quoteIdent);
+  const texts = textValuesSql(table.columns, 'x');
   const rows = await rowsOf<{ r: Row }>(
     db,
-    `SELECT pg_temp.tapedeck_norm($1, $2, to_jsonb(x)) AS r FROM ${tableRef(table.schema, table.name)} x
+    `SELECT pg_temp.tapedeck_norm($1, $2, to_jsonb(x)${texts === undefined ? '' : ` || ${texts}`}) AS r FROM ${tableRef(table.schema, table.name)} x
       WHERE ${ownRowSql('x', table.schema, table.name)}${order.length > 0 ? ` ORDER BY ${order.join(', ')}` : ''}`,
     [table.schema, table.name],
   );

@@ -34,6 +34,13 @@ export const DbColumnSchema = z
         message: `expected an expression at most ${MAX_GENERATED_DEPTH} deep`,
       })
       .optional(),
+    /**
+     * How the rows (db.json and db.changed) hold this column's values: `text`, as the value's text
+     * Postgres prints (`col::text`: a json's own text, jsonb's numbers at full precision, JSON
+     * `null` as the string "null", SQL NULL as null). Absent: the value as to_jsonb gives it (a
+     * recording made before, whose json/jsonb values are parsed JSON). Readers: src/recording/db-values.ts.
+     */
+    values: z.literal('text').optional(),
   })
   .strict();
 
@@ -187,10 +194,28 @@ export const DbTableSchema = z
       )
       .max(10_000)
       .optional(),
-    /** Rows sorted by primary key, values as JSON (timestamps as ISO strings, bigint/numeric as strings). */
+    /**
+     * Rows sorted by primary key, values as JSON (timestamps as ISO strings, bigint/numeric as
+     * strings, a column with `values: 'text'` as its text).
+     */
     rows: z.array(RowSchema),
   })
-  .strict();
+  .strict()
+  .superRefine((table, ctx) => {
+    const texts = table.columns.filter((c) => c.values === 'text').map((c) => c.name);
+    if (texts.length === 0) return;
+    table.rows.forEach((row, i) => {
+      for (const name of texts) {
+        const v = row[name];
+        if (v !== undefined && v !== null && typeof v !== 'string')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['rows', i, name],
+            message: "expected the value's text (a string) or null",
+          });
+      }
+    });
+  });
 
 const PgInteger = z.string().regex(/^-?\d{1,19}$/, 'expected an integer as a string');
 

@@ -44,7 +44,9 @@ function matchesKey(row: Row, key: Row): boolean {
 }
 
 function cloneDb(db: DbSnapshot): DbSnapshot {
+  // Every field kept (enums, domains, searchPath, …): a world at a step is seeded like the snapshot.
   return {
+    ...db,
     schemas: [...db.schemas],
     ddl: [...db.ddl],
     tables: db.tables.map((t) => ({ ...t, columns: [...t.columns], primaryKey: [...t.primaryKey], rows: [...t.rows] })),

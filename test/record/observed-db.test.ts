@@ -96,7 +96,7 @@ describe.skipIf(!ADMIN)('observed world capture (pg)', () => {
     const post = new Map(recording.post.db?.tables.map((t) => [t.name, t.rows]));
     expect(post.get('notes')).toEqual([]);
     expect(post.get('orders')).toEqual([
-      expect.objectContaining({ id: orderId, customer_id: 7, item_id: '11', note: { via: 'agent', n: 7 } }),
+      expect.objectContaining({ id: orderId, customer_id: 7, item_id: '11', note: '{"n": 7, "via": "agent"}' }),
     ]);
     expect((post.get('items') ?? []).map((r) => [r.id, r.qty])).toEqual(
       (await rowsOf(check, 'shop.items', 'id IN (11, 4321)')).map((r) => [

@@ -1,6 +1,6 @@
 // The world's database at a step, loaded into an in-memory PGlite for SQL predicates.
 import type { Extensions, PGlite } from '@electric-sql/pglite';
-import { pgliteExtensions, seedDatabase } from '../../postgres/index.js';
+import { pgliteExtensions, searchPathSetting, seedDatabase } from '../../postgres/index.js';
 import type { DbSnapshot } from '../../recording/index.js';
 import { jsonOrText, TapedeckError } from '../../recording/index.js';
 import type { Belief } from '../belief.js';
@@ -68,6 +68,9 @@ export async function openWorldDb(world?: Pick<DbSnapshot, 'extensions'>): Promi
 async function load(db: PGlite, snapshot: DbSnapshot): Promise<void> {
   // Built from the snapshot's description, never by running its recorded SQL (a recording is data).
   await seedDatabase(db, snapshot, { transaction: false });
+  // Unqualified names in the predicate find the tables the recorded run's did (rolled back with the rest).
+  const path = searchPathSetting(snapshot);
+  if (path !== undefined) await db.exec(`SET LOCAL search_path TO ${path}`);
 }
 
 /** The belief tables a SQL predicate can join with the world's tables. */

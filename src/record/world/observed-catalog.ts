@@ -189,8 +189,8 @@ export class Catalog {
   }
 
   /**
-   * The row `ref` (an alias or table name in scope) as the snapshot's JSON: bigint/numeric as
-   * text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
+   * The row `ref` (an alias or table name in scope) as the snapshot's JSON: bigint/numeric and
+   * json/jsonb as text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
    * normalisation src/postgres/snapshot.ts applies, written inline.
    */
   rowJson(table: CatalogTable, ref: string): string {
@@ -201,7 +201,7 @@ export class Catalog {
     const pairs = table.columns.map((c) => {
       const col = `${r}.${quoteIdent(c.name)}`;
       const kind = normalizedKind(c.type);
-      const value = kind === 'num' ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
+      const value = kind === 'num' || kind === 'text' ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
       return `'${c.name.replaceAll("'", "''")}', ${value}`;
     });
     // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.

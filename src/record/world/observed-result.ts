@@ -75,8 +75,9 @@ function converterOf(type: string, oid: number): Convert | undefined {
       return /^character(\(|$)/.test(type) ? (t) => t : undefined;
     case 2950: // uuid
       return type === 'uuid' ? (t) => t : undefined;
-    case 3802: // jsonb
-      return type === 'jsonb' ? (t) => JSON.parse(t) as unknown : undefined;
+    case 114: // json, its own text
+    case 3802: // jsonb, as jsonb_out prints it: both are held as their text (normalizedKind 'text')
+      return type === (oid === 114 ? 'json' : 'jsonb') ? (t) => t : undefined;
     case 1082: // date (ISO DateStyle only)
       return type === 'date' ? (t) => (ISO_DATE.test(t) ? t : undefined) : undefined;
     case 1184: // timestamp with time zone, with or without a precision
