@@ -47,6 +47,24 @@ describe('steps named after the decided tool call they answer', () => {
     });
   });
 
+  it('reads a json/jsonb value held as its text for the values it shares (a row of a recording of today)', () => {
+    const b = new RecordingBuilder();
+    const think = b.model({
+      messages: [],
+      toolCalls: [
+        { id: 'm', name: 'log_event', arguments: { note: 'early breakfast' } },
+        { id: 'n', name: 'log_event', arguments: { note: 'late checkout' } },
+      ],
+    });
+    b.tool(think, {
+      name: 'database changes',
+      stateType: 'DB_QUERY',
+      args: null,
+      db: [{ table: 'journal', op: 'insert', key: { id: 7 }, after: { id: 7, data: '{"note": "late checkout"}' } }],
+    });
+    expect(linkToolSteps(b.complete().build().events).get(2)).toMatchObject({ callId: 'n' });
+  });
+
   it('a step that is only world changes is linked by the values it shares, never by position alone', () => {
     const b = new RecordingBuilder();
     const think = b.model({

@@ -41,6 +41,12 @@ export function atomsOf(value: unknown, into: Set<string> = new Set(), depth = 0
   if (depth > 10 || value === null || value === undefined) return into;
   if (typeof value === 'string') {
     const v = norm(value);
+    // JSON held as its text (a json/jsonb column's value in a row, a JSON string argument): its
+    // values are the step's, as when the row held it parsed.
+    if ((v.startsWith('{') || v.startsWith('[')) && v.length <= 100_000) {
+      const inner = parse(value);
+      if (typeof inner === 'object' && inner !== null) atomsOf(inner, into, depth + 1);
+    }
     if (v.length < 2 || v.length > 200) return into;
     into.add(v);
     if (v.includes('/') && !/\s/.test(v)) for (const part of v.split('/')) if (part.length >= 2) into.add(part);
