@@ -43,7 +43,7 @@ import { packagePath, packageRoot } from '../../src/package.js';
 import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
 import { BWRAP_BASE, forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
-import { keeperFailed, type NetKeeper, namedServices, nonLoopback, startNetKeeper, whyNoDoor } from './netns.js';
+import { keeperFailed, type NetKeeper, nonLoopback, startNetKeeper } from './netns.js';
 import { seccompProgram } from './seccomp.js';
 
 const INIT = packagePath('sandbox/os/init.mjs');
@@ -710,38 +710,6 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
     },
   };
   return box;
-}
-
-/**
- * Doors for the services the URLs name by a host name: each name resolves inside to its own
- * address (`box.named`), where a listener at the URL's port is handed to `serve` (the proxy's
- * `serveAs`, as if the client had asked the proxy for that host:port). What could not open is
- * named in `unserved` ("api.internal:443 (why)"), for a note: the run goes on without that door.
- */
-export async function openNamedDoors(
-  box: OsSandbox,
-  urls: Iterable<string>,
-  serve: (listener: net.Server, target: { host: string; port: number }) => void,
-): Promise<{ listeners: Array<net.Server & { insidePort: number }>; addresses: string[]; unserved: string[] }> {
-  const listeners: Array<net.Server & { insidePort: number }> = [];
-  const addresses: string[] = [];
-  const unserved: string[] = [];
-  for (const target of namedServices(urls)) {
-    const address = await box.named(target.host);
-    if (!address) {
-      unserved.push(`${target.host}:${target.port} (no mount namespace for /etc/hosts)`);
-      continue;
-    }
-    const listener = await box.listen(target.port, address).catch((error: Error) => {
-      unserved.push(`${target.host}:${target.port} (${whyNoDoor(error)})`);
-      return undefined;
-    });
-    if (!listener) continue;
-    listeners.push(listener);
-    addresses.push(address);
-    serve(listener, target);
-  }
-  return { listeners, addresses, unserved };
 }
 
 /** The trace message's command lines (the init reads /proc/<pid>/cmdline inside). */

@@ -18,8 +18,9 @@
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
+import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
-import { type OsAttempt, type OsSandbox, openNamedDoors, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
   CLIENT_LEFT,
@@ -246,44 +247,24 @@ export async function openRecordSandbox(input: {
     // address given (the --db URL's) is the one it leads to.
     const byPort = new Map<number, { host: string; port: number }>();
     for (const db of input.databases) if (!byPort.has(db.port)) byPort.set(db.port, db);
-    const relay = (listener: net.Server, db: { host: string; port: number }) =>
-      listener.on('connection', (inside: net.Socket) => {
-        const outside = net.connect(db.port, db.host);
-        inside.pipe(outside).pipe(inside);
-        inside.on('error', () => outside.destroy());
-        outside.on('error', () => inside.destroy());
-      });
     for (const db of byPort.values()) {
       // Loopback or a named host: the same port inside leads to the real database.
       const listener = await box.listen(db.port);
       listeners.push(listener);
-      relay(listener, db);
+      pipeConnections(listener, db);
     }
     // At another machine's address, that address inside too (each database its own).
-    const served = new Set<string>();
-    const listenAt = async (host: string, port: number, what: string) => {
-      const key = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-      if (served.has(key)) return undefined;
-      served.add(key);
-      if (!(await box.local(host))) {
-        notes.push(
-          `${what} at ${key} cannot be reached at that address inside the sandbox on this machine (no keeper for its network namespace: unshare, nsenter or ip is missing)`,
-        );
-        return undefined;
-      }
-      const listener = await box.listen(port, host);
-      others.push(listener);
-      return listener;
-    };
+    const doors = new OtherMachineDoors(box, (door) => others.push(door));
     for (const db of input.databases) {
       const ip = nonLoopback(db.host);
-      const listener = ip ? await listenAt(ip.address, db.port, 'the database') : undefined;
-      if (listener && ip) relay(listener, { host: ip.address, port: db.port });
+      const listener = ip ? await doors.open(ip.address, db.port, 'the database') : undefined;
+      if (listener && ip) pipeConnections(listener, { host: ip.address, port: db.port });
     }
     for (const target of otherMachines(input.urls ?? [])) {
-      const listener = await listenAt(target.host, target.port, 'a service');
+      const listener = await doors.open(target.host, target.port, 'a service');
       if (listener) proxy.serveAs(listener, target);
     }
+    notes.push(...doors.notes);
     // A service the run names by a host name: the name resolves inside to an address of its own
     // (OsSandbox.named), where the proxy makes the call and records it.
     const named = await openNamedDoors(box, input.urls ?? [], (listener, target) => proxy.serveAs(listener, target));

@@ -28,16 +28,10 @@ import {
   wireOf,
 } from '../../sandbox/index.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
+import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
-import {
-  nameServiceProbes,
-  type OsAttempt,
-  type OsSandbox,
-  openNamedDoors,
-  openOsSandbox,
-  pathsIn,
-} from '../../sandbox/os/sandbox.js';
+import { nameServiceProbes, type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -316,35 +310,16 @@ export async function openReplaySandbox(input: {
     teardown.add(async () => {
       listener.close();
     });
-    listener.on('connection', (inside: net.Socket) => {
-      const outside = net.connect(to.port, to.host);
-      inside.pipe(outside).pipe(inside);
-      inside.on('error', () => outside.destroy());
-      outside.on('error', () => inside.destroy());
-    });
+    pipeConnections(listener, to);
   };
   const notes: string[] = [];
-  const served = new Set<string>();
-  /** Opens host:port inside at an address of another machine, made the sandbox's own; undefined where it cannot be. */
-  const listenAt = async (host: string, port: number, what: string) => {
-    const key = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-    if (served.has(key)) return undefined;
-    served.add(key);
-    if (!(await box.local(host))) {
-      notes.push(
-        `${what} at ${key} cannot be served at that address inside the sandbox on this machine (its network namespace has no keeper: unshare, nsenter or ip is missing, or user namespaces are allowed to bubblewrap alone); programs other than Node reach it at 127.0.0.1 only`,
-      );
-      return undefined;
-    }
-    const listener = await box.listen(port, host).catch((error: Error) => {
-      throw new TapedeckError('SANDBOX_FAILED', `Cannot open ${key} inside the sandbox: ${error.message}`);
-    });
-    allow.push({ host, port });
+  // At another machine's IP address, that address inside (sandbox/os/doors.ts).
+  const doors = new OtherMachineDoors(box, (door, at) => {
+    allow.push(at);
     teardown.add(async () => {
-      listener.close();
+      door.close();
     });
-    return listener;
-  };
+  });
   if (db) {
     // Every database connection inside goes to a relay that takes it to the sandbox database,
     // whatever database it names: the sandbox URL's own port, and the recorded address (at
@@ -354,19 +329,14 @@ export async function openReplaySandbox(input: {
     await expose(db.port, relay);
     if (recordedDb) await expose(recordedDb.port, relay);
     if (recordedDb && nonLoopback(recordedDb.host)) {
-      const listener = await listenAt(recordedDb.host, recordedDb.port, 'the recorded database');
-      listener?.on('connection', (inside: net.Socket) => {
-        const outside = net.connect(relay.port, relay.host);
-        inside.pipe(outside).pipe(inside);
-        inside.on('error', () => outside.destroy());
-        outside.on('error', () => inside.destroy());
-      });
+      const listener = await doors.open(recordedDb.host, recordedDb.port, 'the recorded database');
+      if (listener) pipeConnections(listener, relay);
     }
   }
   // A recorded service at another machine's address: a program that reaches it directly (curl with
   // NO_PROXY naming it, a client that ignores the proxy variables) is answered as through the proxy.
   for (const target of otherMachines(input.urls ?? [])) {
-    const listener = await listenAt(target.host, target.port, 'a recorded service');
+    const listener = await doors.open(target.host, target.port, 'a recorded service');
     if (listener) proxy.serveAs(listener, target);
   }
   // A recorded service at a host name (http://api.internal:8080, https://billing.svc.cluster.local):
@@ -380,6 +350,7 @@ export async function openReplaySandbox(input: {
       listener.close();
     });
   });
+  notes.push(...doors.notes);
   if (named.unserved.length > 0)
     notes.push(
       `recorded services cannot be served at their host names inside the sandbox on this machine, for programs that skip the proxy: ${named.unserved.join(', ')}`,
