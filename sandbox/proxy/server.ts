@@ -28,6 +28,11 @@ export interface ProxyRequest {
   via: 'proxy' | 'tunnel-tls' | 'tunnel-plain';
   /** The client's pid when the client said (tapedeck's preloads do, in Proxy-Authorization). */
   pid?: number;
+  /**
+   * The client presented a TLS client certificate in its tunnel (mTLS meant for the host): the
+   * proxy asks every TLS client for one and never checks it, so a client configured with one says so.
+   */
+  clientCertificate?: true;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }
@@ -236,6 +241,8 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
       return;
     }
     const pid = tag?.pid ?? pidOf(req.headers);
+    const presented =
+      req.socket instanceof tls.TLSSocket && Object.keys(req.socket.getPeerCertificate() ?? {}).length > 0;
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort(new Error(CLIENT_LEFT));
@@ -252,6 +259,7 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
         body,
         via,
         ...(pid !== undefined ? { pid } : {}),
+        ...(presented ? { clientCertificate: true as const } : {}),
         signal: abort.signal,
       });
       if (response.error) {
@@ -345,6 +353,10 @@ export function createSandboxProxy(options: SandboxProxyOptions): SandboxProxy {
           isServer: true,
           secureContext: context,
           ALPNProtocols: ['http/1.1'],
+          // Asked, never checked: a client configured with a certificate (curl --cert, requests'
+          // cert=) presents it, and the request says so (ProxyRequest.clientCertificate).
+          requestCert: true,
+          rejectUnauthorized: false,
           SNICallback: (servername, cb) =>
             ca.contextFor(servername || host).then(
               (c) => cb(null, c),

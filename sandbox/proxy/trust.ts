@@ -1,8 +1,12 @@
 // What a process in the sandbox is told so that the proxy is its way out and the run's CA its
 // only trusted root: the proxy variables (both cases; NO_PROXY cleared, so loopback goes through
-// it too) and the CA bundle variables of OpenSSL, Node, Python requests, curl, git and wget.
+// it too) and the CA bundle variables of OpenSSL, Node, Python requests, curl, git and wget;
+// and, the other way, what the agent itself trusts outside (`agentTrust`), which the proxy's own
+// upstream connections trust: a service behind a private CA is reached as the agent would reach it.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import tls from 'node:tls';
 import type { RunCa } from './ca.js';
 
 export interface Trust {
@@ -32,4 +36,49 @@ export function proxyEnv<T extends Record<string, string | undefined>>(base: T, 
     env[name] = trust.caFile;
   env.WGETRC = trust.wgetrc;
   return env as T;
+}
+
+/** The variables naming a CA bundle file an agent's HTTP clients read (Node, OpenSSL, requests, curl, git). */
+const BUNDLE_VARIABLES = [
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
+  'GIT_SSL_CAINFO',
+];
+/** A bundle bigger than this is no CA bundle (the system's whole store is ~250 KB). */
+const MAX_BUNDLE = 8 << 20;
+const CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----/g;
+
+/** The PEM certificates in a file (a key or anything else in it is left where it is); none if it cannot be read. */
+function certificatesIn(file: string): string[] {
+  try {
+    if (statSync(file).size > MAX_BUNDLE) return [];
+    return readFileSync(file, 'latin1').match(CERTIFICATE) ?? [];
+  } catch {
+    // Not readable here: the agent could not have used it either.
+    return [];
+  }
+}
+
+/**
+ * The CAs a run's agent would have trusted without the sandbox — the certificates in the bundles
+ * its env names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`,
+ * `GIT_SSL_CAINFO`) and in the directories of `SSL_CERT_DIR` — beside Node's own roots: what the
+ * recording proxy's upstream connections (HTTP and WebSocket) trust, since inside the agent is told
+ * to trust the run's CA alone. Undefined when the env names none: the default roots then.
+ * Only certificates are read; a key in a bundle is never kept.
+ */
+export function agentTrust(env: Record<string, string | undefined>): string[] | undefined {
+  const files = BUNDLE_VARIABLES.flatMap((name) => (env[name] ? [env[name] as string] : []));
+  for (const dir of (env.SSL_CERT_DIR ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    try {
+      for (const entry of readdirSync(dir)) files.push(path.join(dir, entry));
+    } catch {
+      // Not a readable directory: nothing the agent could have trusted either.
+    }
+  }
+  const extra = new Set(files.flatMap(certificatesIn));
+  return extra.size === 0 ? undefined : [...tls.rootCertificates, ...extra];
 }

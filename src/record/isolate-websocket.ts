@@ -5,7 +5,6 @@
 // the same `ws` capture messages, so the same websocket.exchange turns and one replay answerer.
 // An upgrade to another protocol is refused (the proxy names it as an attempt): nothing passes
 // unrecorded.
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
@@ -15,25 +14,6 @@ import { flushWebSockets, followWebSocket, type WebSocketContext } from './prelo
 import type { CaptureMessage } from './protocol.js';
 
 const nowMs = () => performance.timeOrigin + performance.now();
-
-/**
- * The CA bundles a run's agent would have trusted without the sandbox (its NODE_EXTRA_CA_CERTS,
- * SSL_CERT_FILE), which the proxy's upstream connection trusts beside the system's: inside, the
- * agent is told to trust the run's CA alone.
- */
-export function agentTrust(env: Record<string, string | undefined>): string[] | undefined {
-  const extra: string[] = [];
-  for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE']) {
-    const file = env[name];
-    if (!file) continue;
-    try {
-      extra.push(readFileSync(file, 'utf8'));
-    } catch {
-      // Not readable here: the agent could not have used it either.
-    }
-  }
-  return extra.length === 0 ? undefined : [...tls.rootCertificates, ...extra];
-}
 
 /** The proxy's `passThrough` for upgrades: a WebSocket's, made and recorded; any other, refused. */
 export function webSocketDoor(input: {

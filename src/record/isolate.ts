@@ -17,6 +17,7 @@
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { Agent, fetch, Headers, type Response } from 'undici';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
@@ -35,7 +36,7 @@ import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';
 
-export { agentTrust } from './isolate-websocket.js';
+export { agentTrust } from '../../sandbox/proxy/trust.js';
 
 const HOP = new Set([
   'connection',
@@ -102,12 +103,38 @@ function responsePairs(headers: Headers): HeaderPairs {
  */
 const clientLeft = () => ({ code: 'AbortError', message: CLIENT_LEFT });
 
+/** What the proxy's upstream calls share: the way out (trusting the agent's CAs) and where the run is told of what it could not make. */
+interface Upstream {
+  sink: CaptureSink;
+  dispatcher: Agent;
+  /** A call the proxy could not make as the agent would have: said once a host, not recorded as the world's answer. */
+  cannot(host: string, reason: string): void;
+}
+
 /** Makes one call for real and records it, as the preload's capture would. */
-async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Promise<ProxyResponse> {
+async function forward(
+  request: ProxyRequest,
+  { sink, dispatcher, cannot }: Upstream,
+  id: string,
+): Promise<ProxyResponse> {
   const pid = request.pid ?? 0;
   // The process's WebSocket turn so far is written first: its step comes before this call's.
   flushProxyWebSockets(pid);
   if (sink.syncWorld) await sink.sync('req');
+  if (request.clientCertificate) {
+    // The agent's key stays with the agent: a call made without it is not the one the agent made.
+    const { host } = new URL(request.url);
+    const reason = `the agent presents a client certificate (mTLS) to ${host}: the recording proxy cannot present it without the agent's key, so this call cannot be recorded under --isolate (record without --isolate)`;
+    cannot(host, reason);
+    return {
+      status: 502,
+      headers: [
+        ['content-type', 'text/plain'],
+        ['x-tapedeck-refused', 'client-certificate'],
+      ],
+      body: `tapedeck: ${reason}\n`,
+    };
+  }
   const ts = nowMs();
   const head = {
     id,
@@ -123,6 +150,7 @@ async function forward(request: ProxyRequest, sink: CaptureSink, id: string): Pr
     const headers = new Headers();
     for (const [name, value] of request.headers) if (!HOP.has(name.toLowerCase())) headers.append(name, value);
     upstream = await fetch(request.url, {
+      dispatcher,
       method: request.method,
       headers,
       ...(request.body.length > 0 && request.method !== 'GET' && request.method !== 'HEAD'
@@ -199,7 +227,7 @@ export async function openRecordSandbox(input: {
   databases: Array<{ host: string; port: number }>;
   /** URLs the run names (its env's values): those at another machine's address get a door there. */
   urls?: Iterable<string>;
-  /** The CA bundles the proxy's upstream WebSocket connections trust (agentTrust: the agent's own). */
+  /** The CAs the proxy's upstream connections (HTTP and WebSocket) trust (agentTrust: the agent's own); the default roots when undefined. */
   upstreamCa?: string[] | undefined;
 }): Promise<RecordSandbox> {
   const { isolation, sink } = input;
@@ -226,9 +254,20 @@ export async function openRecordSandbox(input: {
   let seq = 0;
   const refused: string[] = [];
   const notes: string[] = [];
+  const said = new Set<string>();
+  const upstream: Upstream = {
+    sink,
+    // The agent's own CAs (a service behind a private CA), as for its WebSockets.
+    dispatcher: new Agent(input.upstreamCa === undefined ? {} : { connect: { ca: input.upstreamCa } }),
+    cannot(host, reason) {
+      if (said.has(host)) return;
+      said.add(host);
+      notes.push(reason);
+    },
+  };
   const proxy = createSandboxProxy({
     ca,
-    answer: (request) => forward(request, sink, `proxy-${++seq}`),
+    answer: (request) => forward(request, upstream, `proxy-${++seq}`),
     passThrough: webSocketDoor({ send: (message) => sink.send(message), ca: input.upstreamCa }),
     onRefused: (attempt) => refused.push(`${attempt.reason}: ${attempt.target}`),
   });
@@ -277,6 +316,7 @@ export async function openRecordSandbox(input: {
     // A door that cannot open ends the recording: nothing of the sandbox is left running.
     for (const l of [...listeners, ...others]) l.close();
     await proxy.close().catch(() => {});
+    await upstream.dispatcher.close().catch(() => {});
     await box.close().catch(() => {});
     throw error;
   }
@@ -297,6 +337,7 @@ export async function openRecordSandbox(input: {
     async close() {
       for (const l of [...listeners, ...others]) l.close();
       await proxy.close();
+      await upstream.dispatcher.destroy().catch(() => {});
       await box.close();
     },
   };
