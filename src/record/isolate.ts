@@ -16,6 +16,7 @@
 //   - the preload's IPC (loopback inside).
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
 import net from 'node:net';
+import { delimiter } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
@@ -29,6 +30,7 @@ import {
   type ProxyResponse,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
+import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
@@ -66,6 +68,8 @@ export interface RecordSandbox {
   readonly doors: number[];
   /** What the recording should say: an address of another machine the sandbox could not serve inside. */
   readonly notes: string[];
+  /** The interpreters (real paths) whose own sitecustomize is covered: -I/-E start the hook in them. */
+  readonly pythonsCovered: string[];
   env(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   /** Refused ways out, named (strace): the recording is incomplete where they are. */
   attempts(): OsAttempt[];
@@ -307,7 +311,8 @@ export async function openRecordSandbox(input: {
     proxyUrl,
     doors: listeners.map((l) => l.insidePort),
     notes,
-    env: (base) => proxyEnv(base, proxyUrl, trust),
+    pythonsCovered: sites.covered,
+    env: (base) => ({ ...proxyEnv(base, proxyUrl, trust), [PYTHON_COVERED_ENV]: sites.covered.join(delimiter) }),
     attempts: () => [
       ...box.attempts,
       ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),

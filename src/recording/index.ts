@@ -7,7 +7,10 @@ export {
   type SilentToolCall,
   silentToolCalls,
   silentToolCallWarnings,
+  type SeenUnhooked,
   ToolCallAccount,
+  UnhookedAccount,
+  unhookedWarning,
   unrecordedWarning,
 } from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';

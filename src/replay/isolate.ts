@@ -48,6 +48,7 @@ import {
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
+import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { chunkBytes } from '../providers/index.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
@@ -174,6 +175,8 @@ export interface StartedSandbox {
   worldDir?: string;
   /** Why there is no world copy though the recording has an fs root (a warning of the replay). */
   worldNote?: string;
+  /** In the OS sandbox, the interpreters (real paths) whose own sitecustomize is covered: -I/-E start the hook in them. */
+  pythonsCovered?: string[];
 }
 
 /**
@@ -223,7 +226,15 @@ export async function startReplaySandbox(input: {
   const worldNote = inMemory
     ? `the recorded fs root ${fsRoot} does not exist on this machine: its files are the replay preload's, in memory (Node processes see them; other programs do not)`
     : undefined;
-  return { isolation, box, ca, trust, ...(worldDir ? { worldDir } : {}), ...(worldNote ? { worldNote } : {}) };
+  return {
+    isolation,
+    box,
+    ca,
+    trust,
+    ...(isolation.level === 'bwrap' ? { pythonsCovered: sites.covered } : {}),
+    ...(worldDir ? { worldDir } : {}),
+    ...(worldNote ? { worldNote } : {}),
+  };
 }
 
 /** Opens the rest of the sandbox for one replay (not yet the agent): the world copy and the doors. */
@@ -406,7 +417,11 @@ export async function openReplaySandbox(input: {
     withWorld,
     settle,
     env(base) {
-      return { ...proxyEnv(base, proxyUrl, trust), TAPEDECK_PROXY: proxyUrl };
+      return {
+        ...proxyEnv(base, proxyUrl, trust),
+        TAPEDECK_PROXY: proxyUrl,
+        ...(started.pythonsCovered ? { [PYTHON_COVERED_ENV]: started.pythonsCovered.join(path.delimiter) } : {}),
+      };
     },
     expose,
     answerWith(fn) {
