@@ -93,7 +93,9 @@ export function editChildEnv(edit) {
       if (active) {
         // The options: the first argument after the file or command that is an object and not the args array.
         const at = args.findIndex((a, i) => i > 0 && a !== null && typeof a === 'object' && !Array.isArray(a));
-        const options = /** @type {{ env?: NodeJS.ProcessEnv, shell?: unknown } | undefined} */ (at === -1 ? undefined : args[at]);
+        const options = /** @type {{ env?: NodeJS.ProcessEnv, shell?: unknown } | undefined} */ (
+          at === -1 ? undefined : args[at]
+        );
         const env = { ...(options?.env ?? process.env) };
         edit(env, commandLine(name, args, options));
         // None given: after the args array if there is one (spawnSync(file, args)), else second.

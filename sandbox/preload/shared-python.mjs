@@ -83,7 +83,8 @@ function fromEnv(/** @type {string[]} */ args, /** @type {any} */ where, /** @ty
       i++;
       break;
     }
-    if (a === '-S' || a === '--split-string') return fromArgv([...words(args[i + 1] ?? ''), ...args.slice(i + 2)], where, depth + 1);
+    if (a === '-S' || a === '--split-string')
+      return fromArgv([...words(args[i + 1] ?? ''), ...args.slice(i + 2)], where, depth + 1);
     if (a.startsWith('-S')) return fromArgv([...words(a.slice(2)), ...args.slice(i + 1)], where, depth + 1);
     if (['-u', '-C', '--unset', '--chdir'].includes(a)) i++;
     else if (!a.startsWith('-') && !ASSIGNMENT.test(a)) break;
@@ -127,7 +128,10 @@ function pythonFlags(/** @type {string[]} */ args) {
 function resolve(/** @type {string} */ program, /** @type {string | undefined} */ PATH) {
   const candidates = program.includes('/')
     ? [program]
-    : (PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)).map((d) => path.join(d, program));
+    : (PATH ?? '')
+        .split(path.delimiter)
+        .filter((d) => path.isAbsolute(d))
+        .map((d) => path.join(d, program));
   for (const file of candidates) {
     try {
       return realpathSync(file);

@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { type OsAttempt, type OsSandbox, openNamedDoors, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
   CLIENT_LEFT,
@@ -30,7 +31,6 @@ import {
   type ProxyResponse,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
-import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';

@@ -328,7 +328,11 @@ export async function openRecording(
         const unrecorded = session.connections.list();
         const unhooked = session.unhooked.list();
         return unrecorded.length > 0 || unhooked.length > 0
-          ? { ...manifest, ...(unrecorded.length > 0 ? { unrecorded } : {}), ...(unhooked.length > 0 ? { unhooked } : {}) }
+          ? {
+              ...manifest,
+              ...(unrecorded.length > 0 ? { unrecorded } : {}),
+              ...(unhooked.length > 0 ? { unhooked } : {}),
+            }
           : manifest;
       };
       // A world that cannot be written leaves the recording closed, as incomplete, and says why.

@@ -38,6 +38,7 @@ import {
   openOsSandbox,
   pathsIn,
 } from '../../sandbox/os/sandbox.js';
+import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -48,7 +49,6 @@ import {
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
-import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
 import { chunkBytes } from '../providers/index.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';

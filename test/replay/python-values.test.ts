@@ -10,8 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { PYTHON_HOOK_DIR, withPythonHook } from '../../sandbox/python/hook.js';
 import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
+import { PYTHON_HOOK_DIR, withPythonHook } from '../../sandbox/python/hook.js';
 import { recordCommand } from '../../src/record/index.js';
 import { replay } from '../../src/replay/index.js';
 import { scratchDatabase, startServer, tempDir } from '../record/helpers.js';
@@ -337,7 +337,9 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
     await record([PYTHON, '-S', RANDOM_AGENT], rec, { isolate: false, unhooked: (u) => (unhooked = u) });
     expect(unhooked).toEqual([{ program: PYTHON, flag: '-S', processes: 1 }]);
     const { result } = await replayed(rec, path.join(tmp.dir, 'replay-unhooked-agent'), 'none');
-    expect(result.warnings).toContainEqual(expect.stringMatching(/-S ran without tapedeck's Python hook: -S imports no site/));
+    expect(result.warnings).toContainEqual(
+      expect.stringMatching(/-S ran without tapedeck's Python hook: -S imports no site/),
+    );
   });
 
   it('the Node preloads and the Python hook read a command line alike', () => {
@@ -372,14 +374,35 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
         '-c',
         'import json, sys, _tapedeck_values as v; cases, covered, path = json.load(sys.stdin); print(json.dumps([[v.unhooked(c), v.unhooked(c, covered, path)] for c in cases]))',
       ],
-      { encoding: 'utf8', input: JSON.stringify([cases, where.covered, where.PATH]), env: { PYTHONPATH: PYTHON_HOOK_DIR } },
+      {
+        encoding: 'utf8',
+        input: JSON.stringify([cases, where.covered, where.PATH]),
+        env: { PYTHONPATH: PYTHON_HOOK_DIR },
+      },
     );
     expect(py.status, py.stderr).toBe(0);
     expect(JSON.parse(py.stdout)).toEqual(js);
     // What matters is said; what does not (a script's own -S, -c code, -X options, node) is not.
-    expect(js.map(([outside]) => outside?.flag ?? '')).toEqual(
-      ['-S', '-S', '-S', '-S', '-I', '', '', '-E', '', '-S', '-I', '-S', '-S', '', '', '-E', '', '-I'],
-    );
+    expect(js.map(([outside]) => outside?.flag ?? '')).toEqual([
+      '-S',
+      '-S',
+      '-S',
+      '-S',
+      '-I',
+      '',
+      '',
+      '-E',
+      '',
+      '-S',
+      '-I',
+      '-S',
+      '-S',
+      '',
+      '',
+      '-E',
+      '',
+      '-I',
+    ]);
     // In the OS sandbox a covered interpreter's -I/-E is hooked: only -S, and uncovered ones, are said.
     expect(unhookedPython([PYTHON, '-I', 'a.py'], where)).toBeUndefined();
     expect(unhookedPython(['pypy3', '-E', 'a.py'], where)).toEqual({ program: 'pypy3', flag: '-E', uncovered: true });
