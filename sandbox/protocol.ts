@@ -6,7 +6,7 @@
 // replay's config, questions, notices, replies and exit dumps are here, beside the replay
 // preloads (sandbox/preload/replay*.mjs), so neither side imports the other's layer.
 import * as z from 'zod';
-import { ProcessNameSchema } from '../src/recording/schema.js';
+import { ProcessNameSchema, UnhookedPythonSchema } from '../src/recording/schema.js';
 
 // ---------------------------------------------------------------- shared by record and replay
 
@@ -76,6 +76,16 @@ export const HelloSchema = z.object({
   ppid: z.number().optional(),
   argv: z.array(z.string()),
   cwd: z.string(),
+});
+
+/**
+ * A Python program a process started without tapedeck's hook (sandbox/preload/shared-python.mjs,
+ * or the Python hook's own child patch): said by the recorder and the replayer.
+ */
+export const UnhookedMessageSchema = z.object({
+  t: z.literal('unhooked'),
+  pid: z.number().optional(),
+  ...UnhookedPythonSchema.omit({ processes: true }).shape,
 });
 
 /** Bytes of a wire body (an empty buffer when there is none). */
@@ -300,6 +310,7 @@ export const ReplayNoticeSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('outside-write'), path: z.string() }),
   /** A way out the preload refused (a program it cannot contain, a worker, UDP, DNS, a raw binding, a signal, a file). */
   z.object({ t: z.literal('side-channel'), what: z.string(), target: z.string(), pid: z.number().optional() }),
+  UnhookedMessageSchema,
   /** A call the preload answered itself from the fast index: recorded call `i`, as it was asked. */
   z.object({ t: z.literal('served'), i: z.number(), ...HTTP_REQUEST, ...SINCE }),
   /** Values handed to the agent in a turn that asked nothing (reported at its end). */

@@ -21,6 +21,7 @@ import { patchFileOps } from './shared-file-ops.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
 import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
+import { reportUnhookedPython } from './shared-python.mjs';
 import { installUnixOverLoopback } from './shared-unix-sockets.mjs';
 import { chunkBytesOf, encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
 import { dispatchBody, dispatchRequest, onUndiciLoad, ownDispatch } from './undici-hook.mjs';
@@ -239,6 +240,8 @@ export function installReplay(config) {
   // agent gives it.
   nameChildren(name);
   keepGivenEnv(import.meta.url);
+  // A Python program it starts without tapedeck's hook (python -S) is handed no recorded values: said.
+  reportUnhookedPython((found) => send({ t: 'unhooked', pid, ...found }));
   /**
    * A step the agent begins without asking: counted under until K. Past the budget the agent is
    * stopped before it begins (the notice reaches the replayer through the exit's synchronous

@@ -57,10 +57,10 @@ export function nameChildren(own) {
 
 /**
  * Edits the environment of every process this one starts (spawn, exec, execFile, fork and the
- * synchronous three, whatever env they were given, Node or not) before it starts. Returns
- * undo(): the functions are put back where they are still ours, and stop editing where another
- * layer wrapped them since.
- * @param {(env: Record<string, string | undefined>) => void} edit
+ * synchronous three, whatever env they were given, Node or not) before it starts; `argv` is its
+ * command line (a shell's, `sh -c …`, for a command string). Returns undo(): the functions are
+ * put back where they are still ours, and stop editing where another layer wrapped them since.
+ * @param {(env: Record<string, string | undefined>, argv: string[]) => void} edit
  * @returns {() => void}
  */
 export function editChildEnv(edit) {
@@ -75,7 +75,7 @@ export function editChildEnv(edit) {
         const at = String(pair).indexOf('=');
         env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
       }
-      edit(env);
+      edit(env, Array.isArray(options.args) ? options.args.map(String) : [String(options.file)]);
       options.envPairs = Object.entries(env)
         .filter(([, v]) => v !== undefined)
         .map(([k, v]) => `${k}=${v}`);
@@ -93,9 +93,11 @@ export function editChildEnv(edit) {
       if (active) {
         // The options: the first argument after the file or command that is an object and not the args array.
         const at = args.findIndex((a, i) => i > 0 && a !== null && typeof a === 'object' && !Array.isArray(a));
-        const options = /** @type {{ env?: NodeJS.ProcessEnv } | undefined} */ (at === -1 ? undefined : args[at]);
+        const options = /** @type {{ env?: NodeJS.ProcessEnv, shell?: unknown } | undefined} */ (
+          at === -1 ? undefined : args[at]
+        );
         const env = { ...(options?.env ?? process.env) };
-        edit(env);
+        edit(env, commandLine(name, args, options));
         // None given: after the args array if there is one (spawnSync(file, args)), else second.
         args[at !== -1 ? at : Array.isArray(args[1]) ? 2 : 1] = { ...options, env };
       }
@@ -112,6 +114,21 @@ export function editChildEnv(edit) {
     for (const [name, real, edited] of syncs) if (cp[name] === edited) cp[name] = real;
     syncBuiltinESMExports();
   };
+}
+
+/**
+ * The command line a synchronous call starts: execSync's command and a `shell` option's through the shell.
+ * @param {string} name
+ * @param {unknown[]} args
+ * @param {{ shell?: unknown } | undefined} options
+ * @returns {string[]}
+ */
+function commandLine(name, args, options) {
+  const file = String(args[0]);
+  const rest = Array.isArray(args[1]) ? args[1].map(String) : [];
+  if (name === 'execSync' || (options?.shell !== undefined && options.shell !== false))
+    return ['/bin/sh', '-c', [file, ...rest].join(' ')];
+  return [file, ...rest];
 }
 
 /** Names the variables tapedeck gave the agent (comma-separated): see keepGivenEnv. */

@@ -101,6 +101,8 @@ def _agents():
 
 _book = None
 _started = [0]
+# The process's channel to tapedeck, and a notice of its own in the mode's form (see _report_unhooked).
+_notice = [None]
 
 
 # ---------------------------------------------------------------- threads
@@ -292,6 +294,20 @@ def _patch_random():
             drawn = _book.take("randomBytes", value.to_bytes(size, "little").hex(), size, _thread_key())
             return int.from_bytes(bytes.fromhex(drawn), "little") & ((1 << k) - 1)
 
+    # An unseeded Random() of the agent's (and seed(None)) is seeded from the C library's own
+    # source, which os.urandom's patch does not see: its seed is drawn here, as random bytes, so
+    # the instance's values come out as recorded. A seeded instance is left alone, and so is
+    # SystemRandom (its seed() does nothing; its values come from os.urandom, patched).
+    real_seed = random.Random.seed
+
+    def seed(self, a=None, version=2):
+        if a is None and self is not random._inst and _agents():
+            a = int.from_bytes(_urandom(32), "big")
+        return real_seed(self, a, version)
+
+    seed.__doc__ = real_seed.__doc__
+    random.Random.seed = seed
+
     old = random._inst
     new = _Drawn()
     for name in dir(random):
@@ -380,6 +396,138 @@ def _child_env(env, name):
     return env
 
 
+_PYTHON_PROGRAM = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
+_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "ash"))
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def unhooked(argv, covered=None, path=None):
+    """sandbox/preload/shared-python.mjs unhookedPython: the Python process `argv` starts without the hook.
+
+    `covered`: in the OS sandbox, the interpreters (real paths) whose own sitecustomize is covered;
+    None outside it. Returns {"program", "flag"[, "uncovered"]} or None.
+    """
+    return _from_argv([str(a) for a in argv], covered, path, 0)
+
+
+def _words(command):
+    return [re.sub(r"^(['\"])(.*)\1$", r"\2", w) for w in command.split()]
+
+
+def _from_argv(argv, covered, path, depth):
+    if depth > 4:
+        return None
+    i = 0
+    while i < len(argv) and (_ASSIGNMENT.match(argv[i]) or argv[i] == "exec"):
+        i += 1
+    if i >= len(argv):
+        return None
+    program = argv[i]
+    base = os.path.basename(program)
+    args = argv[i + 1:]
+    if base == "env":
+        j = 0
+        while j < len(args):
+            a = args[j]
+            if a == "--":
+                j += 1
+                break
+            if a in ("-S", "--split-string"):
+                return _from_argv(_words(args[j + 1] if j + 1 < len(args) else "") + args[j + 2:], covered, path, depth + 1)
+            if a.startswith("-S"):
+                return _from_argv(_words(a[2:]) + args[j + 1:], covered, path, depth + 1)
+            if a in ("-u", "-C", "--unset", "--chdir"):
+                j += 1
+            elif not a.startswith("-") and not _ASSIGNMENT.match(a):
+                break
+            j += 1
+        return _from_argv(args[j:], covered, path, depth + 1)
+    if base in _SHELLS:
+        at = next((k for k, a in enumerate(args) if re.match(r"^-[a-z]*c[a-z]*$", a)), None)
+        if at is None or at + 1 >= len(args):
+            return None
+        for command in re.split(r"[;&|\n()`]+", args[at + 1]):
+            found = _from_argv(_words(command), covered, path, depth + 1)
+            if found:
+                return found
+        return None
+    if not _PYTHON_PROGRAM.match(base):
+        return None
+    flags = _python_flags(args)
+    if "S" in flags:
+        return {"program": program, "flag": "-S"}
+    flag = "-I" if "I" in flags else "-E" if "E" in flags else None
+    if flag is None:
+        return None
+    if covered is None:
+        return {"program": program, "flag": flag}
+    real = _resolve(program, path)
+    return None if real is not None and real in covered else {"program": program, "flag": flag, "uncovered": True}
+
+
+def _python_flags(args):
+    flags = set()
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--", "-") or not a.startswith("-"):
+            break
+        if a.startswith("--"):
+            if a == "--check-hash-based-pycs":
+                i += 1
+            i += 1
+            continue
+        for j in range(1, len(a)):
+            c = a[j]
+            if c in "cm":
+                return flags
+            if c in "WX":
+                if j == len(a) - 1:
+                    i += 1
+                break
+            flags.add(c)
+        i += 1
+    return flags
+
+
+def _resolve(program, path):
+    if "/" in program:
+        candidates = [program]
+    else:
+        candidates = [os.path.join(d, program) for d in (path or "").split(os.pathsep) if os.path.isabs(d)]
+    for file in candidates:
+        if os.path.exists(file):
+            return os.path.realpath(file)
+    return None
+
+
+def _report_unhooked(argv, env):
+    """Tells tapedeck of a Python child started without the hook (the recording and the replay say so)."""
+    try:
+        covered = os.environ.get("TAPEDECK_PYTHON_COVERED")
+        found = unhooked(
+            argv,
+            None if covered is None else [c for c in covered.split(os.pathsep) if c],
+            (env if env is not None else os.environ).get("PATH"),
+        )
+        if found and _notice[0] is not None:
+            with _suppressed:
+                _notice[0](dict(found, t="unhooked"))
+    except Exception:
+        pass
+
+
+def _argv_of(args, shell):
+    """A Popen's command line: a string is a shell's command with shell=True, else the program."""
+    if isinstance(args, (str, bytes)) or hasattr(args, "__fspath__"):
+        command = os.fsdecode(args)
+        return ["/bin/sh", "-c", command] if shell else [command]
+    try:
+        return [os.fsdecode(a) if isinstance(a, (str, bytes)) or hasattr(a, "__fspath__") else str(a) for a in args]
+    except TypeError:
+        return []
+
+
 def _next_child():
     _started[0] += 1
     own = _book.name if _book is not None else None
@@ -394,11 +542,32 @@ def _patch_children(on_fork_child):
     def __init__(self, *args, **kwargs):
         if "env" in kwargs or len(args) < 11:
             kwargs["env"] = _child_env(kwargs.get("env"), _next_child())
+        command = args[0] if args else kwargs.get("args", ())
+        _report_unhooked(_argv_of(command, kwargs.get("shell", False)), kwargs.get("env"))
         _flush()
         real_init(self, *args, **kwargs)
 
     __init__.__doc__ = real_init.__doc__
     subprocess.Popen.__init__ = __init__
+
+    # os.exec*: the process becomes the program (its env is this one's, hook and name included):
+    # its values go out first, and a Python run without the hook is said. execl*, execvp* and
+    # os's own _execvpe go through these two.
+    real_execv, real_execve = os.execv, os.execve
+
+    def execv(path, argv):
+        _report_unhooked(_argv_of(argv, False), None)
+        _flush()
+        return real_execv(path, argv)
+
+    def execve(path, argv, env):
+        _report_unhooked(_argv_of(argv, False), env)
+        _flush()
+        return real_execve(path, argv, env)
+
+    for fn, real in ((execv, real_execv), (execve, real_execve)):
+        fn.__doc__ = real.__doc__
+    os.execv, os.execve = execv, execve
     forked = [None]
 
     def before():
@@ -452,6 +621,7 @@ def install():
                     _dump(dump_prefix, pid, batch)
 
             _book = Book("replay", name, send, recorded, seed)
+            _notice[0] = lambda message: channel.send(dict(message, pid=pid))
             channel.send({"t": "hello", "pid": pid, "ppid": os.getppid(), "argv": [str(a) for a in sys.argv], "cwd": os.getcwd()})
 
     else:
@@ -475,6 +645,7 @@ def install():
                 hello["run"] = run
             channel.send(hello)
             _book = Book("record", name, lambda batch: channel.send({"t": "nd", "pid": pid, "ts": _now_ms(), "batches": batch}))
+            _notice[0] = lambda message: channel.send(dict(message, pid=pid))
 
     with _suppressed:
         start()

@@ -54,12 +54,13 @@ const PYTHON_PROGRAM = /^(?:python|pypy)(?:\d+(?:\.\d+)?)?$/;
  * root is read-only, a recording's the real disk). So a process started with -I or -E (which ignore
  * PYTHONPATH) has its values recorded and replayed too. -S imports no site at all, and an
  * interpreter with no sitecustomize and cache of its own has nothing to cover (the read-only root
- * takes no new file): `uncovered` names those. `tmp` is a private folder for the compiled files.
+ * takes no new file): `uncovered` names those, `covered` the others (the preloads, told in
+ * TAPEDECK_PYTHON_COVERED, say which Python children run without the hook: shared-python.mjs). `tmp` is a private folder for the compiled files.
  */
 export async function isolatedSites(
   pythons: readonly string[],
   tmp: string,
-): Promise<{ over: Array<{ target: string; content: string | Buffer }>; uncovered: string[] }> {
+): Promise<{ over: Array<{ target: string; content: string | Buffer }>; covered: string[]; uncovered: string[] }> {
   const over: Array<{ target: string; content: string | Buffer }> = [];
   const uncovered: string[] = [];
   const run = (python: string, args: string[]) =>
@@ -95,7 +96,7 @@ export async function isolatedSites(
       }
     }),
   );
-  return { over, uncovered };
+  return { over, covered: pythons.filter((p) => !uncovered.includes(p)), uncovered };
 }
 
 /** The file shown over an interpreter's sitecustomize `target` (its text `original`) in the OS sandbox. */

@@ -12,6 +12,7 @@ import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nameServiceProbes } from '../../sandbox/os/sandbox.js';
+import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { packagePath } from '../package.js';
 import { databaseAddresses } from '../postgres/connect.js';
@@ -20,6 +21,7 @@ import {
   regionOf,
   removeRecordingFolder,
   TapedeckError,
+  type UnhookedPython,
   type UnrecordedConnection,
 } from '../recording/index.js';
 import type { RecordSandbox } from './isolate.js';
@@ -74,6 +76,8 @@ export interface RecordCommandResult {
   silentToolCalls?: string[];
   /** Connections no capture layer records (an HTTP upgrade but a WebSocket's, HTTP/2, Redis…), as in the manifest's `unrecorded`. */
   unrecorded?: UnrecordedConnection[];
+  /** Python programs started without tapedeck's hook (their values unrecorded), as in the manifest's `unhooked`. */
+  unhooked?: UnhookedPython[];
 }
 
 function entryOf(command: string[], cwd: string): string | undefined {
@@ -408,6 +412,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     delete plainEnv.TAPEDECK_PROCESS;
     // Processes the agent starts with an env of their own keep what is tapedeck's in it.
     const env = withKeptEnv(baseEnv, isolated ? isolated.env(plainEnv) : plainEnv);
+    // The agent's own program may be a Python run without the hook (python -S agent.py): said.
+    const unhookedAgent = unhookedPython(options.command, { covered: isolated?.pythonsCovered, PATH: env.PATH });
+    if (unhookedAgent) session.unhooked.see(unhookedAgent);
     // Gated: the world's first snapshot is taken while the agent's Node starts, and its answer
     // to the agent's `start` barrier lets the agent's own code run.
     let worldStarted: () => void = () => {};
@@ -494,6 +501,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const dir = options.store === undefined ? active.writer.dir : await shipRecording(active.writer.dir, options.store);
   const silentToolCalls = session.toolCalls.warnings({ database: options.dbUrl !== undefined });
   const unrecorded = session.connections.list();
+  const unhooked = session.unhooked.list();
   return {
     dir,
     ...(interruptedBy ? { interrupted: interruptedBy } : {}),
@@ -504,5 +512,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     ...(sideChannels && sideChannels.length > 0 ? { sideChannels } : {}),
     ...(silentToolCalls.length > 0 ? { silentToolCalls } : {}),
     ...(unrecorded.length > 0 ? { unrecorded } : {}),
+    ...(unhooked.length > 0 ? { unhooked } : {}),
   };
 }

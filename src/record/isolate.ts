@@ -16,12 +16,14 @@
 //   - the preload's IPC (loopback inside).
 // Anything else is refused by the kernel and named (strace) as a side channel of the recording.
 import net from 'node:net';
+import { delimiter } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Agent, fetch, Headers, type Response } from 'undici';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { wireOf } from '../../sandbox/protocol.js';
 import {
   CLIENT_LEFT,
@@ -68,6 +70,8 @@ export interface RecordSandbox {
   readonly doors: number[];
   /** What the recording should say: an address of another machine the sandbox could not serve inside. */
   readonly notes: string[];
+  /** The interpreters (real paths) whose own sitecustomize is covered: -I/-E start the hook in them. */
+  readonly pythonsCovered: string[];
   env(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   /** Refused ways out, named (strace): the recording is incomplete where they are. */
   attempts(): OsAttempt[];
@@ -328,7 +332,8 @@ export async function openRecordSandbox(input: {
     proxyUrl,
     doors: listeners.map((l) => l.insidePort),
     notes,
-    env: (base) => proxyEnv(base, proxyUrl, trust),
+    pythonsCovered: sites.covered,
+    env: (base) => ({ ...proxyEnv(base, proxyUrl, trust), [PYTHON_COVERED_ENV]: sites.covered.join(delimiter) }),
     attempts: () => [
       ...box.attempts,
       ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),

@@ -8,6 +8,7 @@ import {
   HTTP_REQUEST,
   NdBatchSchema,
   STDIO_RPC,
+  UnhookedMessageSchema,
   WireBodySchema,
   WireErrorSchema as WireError,
 } from '../../sandbox/protocol.js';
@@ -146,6 +147,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ts: z.number(),
     ...UnrecordedConnectionSchema.omit({ connections: true }).shape,
   }),
+  UnhookedMessageSchema,
   /**
    * One turn of a WebSocket conversation (record-websocket.mjs): the open (`request`, `response`)
    * or a message the agent sent (`sent`), with the server's messages until its next one (`received`);

@@ -326,7 +326,14 @@ export async function openRecording(
       // What the run opened that nothing records, counted once every message is handled.
       const accounted = (): Partial<Manifest> | undefined => {
         const unrecorded = session.connections.list();
-        return unrecorded.length > 0 ? { ...manifest, unrecorded } : manifest;
+        const unhooked = session.unhooked.list();
+        return unrecorded.length > 0 || unhooked.length > 0
+          ? {
+              ...manifest,
+              ...(unrecorded.length > 0 ? { unrecorded } : {}),
+              ...(unhooked.length > 0 ? { unhooked } : {}),
+            }
+          : manifest;
       };
       // A world that cannot be written leaves the recording closed, as incomplete, and says why.
       let worldError: { error: unknown } | undefined;

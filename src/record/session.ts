@@ -7,7 +7,13 @@
 import { ND_KINDS } from '../../sandbox/protocol.js';
 import { ConversationCalls, detectProvider } from '../providers/index.js';
 import type { NondeterminismPayload, RecordingWriter, StepEvent, ToolCalledPayload } from '../recording/index.js';
-import { agentToolStep, ConnectionAccount, type SeenConnection, type ToolCallAccount } from '../recording/index.js';
+import {
+  agentToolStep,
+  ConnectionAccount,
+  type SeenConnection,
+  type ToolCallAccount,
+  UnhookedAccount,
+} from '../recording/index.js';
 import { agentToolCall, stdioRpcCall, type ToolRule } from './classify.js';
 import { iso, modelCallOf, type OpenExchange, readExchange, type StoreBody, toolCallOf } from './exchange-step.js';
 import { type CaptureMessage, CaptureMessageSchema, type MessageOf } from './protocol.js';
@@ -42,6 +48,8 @@ export class RecordSession {
   readonly toolCalls: ToolCallAccount;
   /** Connections the run opened that no capture layer records: in the manifest, and said. */
   readonly connections: ConnectionAccount;
+  /** Python programs started without tapedeck's hook (their values unrecorded): in the manifest, and said. */
+  readonly unhooked = new UnhookedAccount();
 
   constructor(
     private readonly writer: RecordingWriter,
@@ -164,6 +172,11 @@ export class RecordSession {
       case 'socket': {
         const { t: _t, pid: _pid, ts: _ts, ...connection } = message;
         this.connections.see(connection);
+        return;
+      }
+      case 'unhooked': {
+        const { t: _t, pid: _pid, ...found } = message;
+        this.unhooked.see(found);
         return;
       }
       case 'nd':

@@ -5,7 +5,7 @@
 // model call carries its result, and nothing in between. Such a recording cannot be replayed
 // faithfully (the tool will act again, or act differently), so it is said at record time and by
 // `tapedeck verify`.
-import type { EventOf, EventType, RecordingEvent, UnrecordedConnection } from './types.js';
+import type { EventOf, EventType, RecordingEvent, UnhookedPython, UnrecordedConnection } from './types.js';
 
 export interface SilentToolCall {
   /** The step of the model call that asked for the tool. */
@@ -146,4 +146,57 @@ export function unrecordedWarning(c: UnrecordedConnection): string {
           ? `a PostgreSQL connection to ${c.target}${by}${times}: give the database's URL (--db) to record it`
           : `a ${c.kind === 'tls' ? 'TLS' : c.kind === 'unix' ? 'Unix socket' : 'TCP'} connection to ${c.target}${by}${times}: it does not carry HTTP, which is what tapedeck records`;
   return `not recorded: ${what}; a replay refuses it`;
+}
+
+/** A Python program started without the hook, as a preload or the Python hook reports it. */
+export type SeenUnhooked = Omit<UnhookedPython, 'processes'>;
+
+/**
+ * The Python programs a run started without tapedeck's hook (sandbox/preload/shared-python.mjs),
+ * once per program, flag and cause, counted: the recorder's (manifest `unhooked`) and the replayer's.
+ */
+export class UnhookedAccount {
+  private readonly seen = new Map<string, UnhookedPython>();
+
+  see(found: SeenUnhooked): void {
+    const key = JSON.stringify([found.program, found.flag, found.uncovered === true]);
+    const known = this.seen.get(key);
+    if (known !== undefined) known.processes++;
+    else if (this.seen.size < KEPT)
+      this.seen.set(key, {
+        program: found.program.slice(0, 2048),
+        flag: found.flag,
+        ...(found.uncovered ? { uncovered: true } : {}),
+        processes: 1,
+      });
+  }
+
+  list(): UnhookedPython[] {
+    return [...this.seen.values()];
+  }
+
+  warnings(doing: 'recorded' | 'served'): string[] {
+    return this.list().map((u) => unhookedWarning(u, doing));
+  }
+}
+
+const FLAG_MEANS = {
+  '-S': 'imports no site module, so no sitecustomize',
+  '-I': 'ignores PYTHONPATH and the PYTHON* variables',
+  '-E': 'ignores PYTHONPATH and the PYTHON* variables',
+} as const;
+
+/** One line: which Python program ran without the hook, why, and what it means for its values. */
+export function unhookedWarning(u: UnhookedPython, doing: 'recorded' | 'served'): string {
+  const times = u.processes > 1 ? ` (${u.processes} processes)` : '';
+  const why = u.uncovered
+    ? `its interpreter has no sitecustomize of its own that the OS sandbox could cover, and ${u.flag} ${FLAG_MEANS[u.flag]}`
+    : u.flag === '-S'
+      ? `-S ${FLAG_MEANS['-S']}`
+      : `${u.flag} ${FLAG_MEANS[u.flag]} (where tapedeck's hook is; record and replay with --isolate to hook it)`;
+  const then =
+    doing === 'recorded'
+      ? 'its clock and random values are not recorded, and a replay hands it fresh ones'
+      : 'its clock and random values are not served from the recording: they are fresh, and what it does with them may differ';
+  return `${u.program} ${u.flag}${times} ran without tapedeck's Python hook: ${why}; ${then}`;
 }

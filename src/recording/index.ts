@@ -4,10 +4,13 @@ export {
   type AccountedWorld,
   ConnectionAccount,
   type SeenConnection,
+  type SeenUnhooked,
   type SilentToolCall,
   silentToolCalls,
   silentToolCallWarnings,
   ToolCallAccount,
+  UnhookedAccount,
+  unhookedWarning,
   unrecordedWarning,
 } from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';

@@ -96,6 +96,20 @@ export const UnrecordedConnectionSchema = z
   })
   .strict();
 
+/**
+ * A Python program the run started without tapedeck's hook (sandbox/preload/shared-python.mjs):
+ * `-S` (no site), `-I`/`-E` (no PYTHONPATH) outside the OS sandbox, or in it on an interpreter
+ * with no sitecustomize of its own to cover (`uncovered`). Its clock and random values are not recorded.
+ */
+export const UnhookedPythonSchema = z
+  .object({
+    program: z.string().min(1).max(2048),
+    flag: z.enum(['-S', '-I', '-E']),
+    uncovered: z.boolean().optional(),
+    processes: z.number().int().positive(),
+  })
+  .strict();
+
 export const ManifestSchema = z
   .object({
     format: z.literal(FORMAT),
@@ -166,6 +180,8 @@ export const ManifestSchema = z
       .optional(),
     /** Connections the run opened that no capture layer records (at most 100 kinds and targets). */
     unrecorded: z.array(UnrecordedConnectionSchema).max(100).optional(),
+    /** Python programs the run started without tapedeck's hook: their values are not recorded (at most 100). */
+    unhooked: z.array(UnhookedPythonSchema).max(100).optional(),
     /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */
     tags: z.array(z.string().max(200)).max(100).optional(),
     replayOf: RecordingIdSchema.optional(),

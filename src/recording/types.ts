@@ -25,6 +25,7 @@ export type RunStartedPayload = z.infer<typeof S.RunStartedPayloadSchema>;
 export type RunCompletedPayload = z.infer<typeof S.RunCompletedPayloadSchema>;
 export type DivergencePayload = z.infer<typeof S.DivergencePayloadSchema>;
 export type UnrecordedConnection = z.infer<typeof S.UnrecordedConnectionSchema>;
+export type UnhookedPython = z.infer<typeof S.UnhookedPythonSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;

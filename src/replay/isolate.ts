@@ -32,6 +32,7 @@ import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbo
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
 import { nameServiceProbes, type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,
@@ -168,6 +169,8 @@ export interface StartedSandbox {
   worldDir?: string;
   /** Why there is no world copy though the recording has an fs root (a warning of the replay). */
   worldNote?: string;
+  /** In the OS sandbox, the interpreters (real paths) whose own sitecustomize is covered: -I/-E start the hook in them. */
+  pythonsCovered?: string[];
 }
 
 /**
@@ -217,7 +220,15 @@ export async function startReplaySandbox(input: {
   const worldNote = inMemory
     ? `the recorded fs root ${fsRoot} does not exist on this machine: its files are the replay preload's, in memory (Node processes see them; other programs do not)`
     : undefined;
-  return { isolation, box, ca, trust, ...(worldDir ? { worldDir } : {}), ...(worldNote ? { worldNote } : {}) };
+  return {
+    isolation,
+    box,
+    ca,
+    trust,
+    ...(isolation.level === 'bwrap' ? { pythonsCovered: sites.covered } : {}),
+    ...(worldDir ? { worldDir } : {}),
+    ...(worldNote ? { worldNote } : {}),
+  };
 }
 
 /** Opens the rest of the sandbox for one replay (not yet the agent): the world copy and the doors. */
@@ -377,7 +388,11 @@ export async function openReplaySandbox(input: {
     withWorld,
     settle,
     env(base) {
-      return { ...proxyEnv(base, proxyUrl, trust), TAPEDECK_PROXY: proxyUrl };
+      return {
+        ...proxyEnv(base, proxyUrl, trust),
+        TAPEDECK_PROXY: proxyUrl,
+        ...(started.pythonsCovered ? { [PYTHON_COVERED_ENV]: started.pythonsCovered.join(path.delimiter) } : {}),
+      };
     },
     expose,
     answerWith(fn) {

@@ -9,6 +9,7 @@ import type { ReplayQuestion } from '../../sandbox/index.js';
 import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { chooseIsolation, describeIsolation, StaleIsolationError } from '../../sandbox/os/detect.js';
 import { sameHost } from '../../sandbox/preload/network-guard.mjs';
+import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
 import {
   blobRelativePath,
   createRecordingWriter,
@@ -299,10 +300,13 @@ async function replayIn(
   // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
   // its doors (IPC, proxy, database) served from here.
   let box: ReplaySandbox | undefined;
+  /** In the OS sandbox, the interpreters whose own sitecustomize is covered (-I/-E hooked there). */
+  let pythonsCovered: string[] | undefined;
   // Started above whenever the isolation is not 'none' (what would have stopped it has thrown since).
   if (starting) {
     const started = await starting;
     if (started.worldNote) warnings.push(started.worldNote);
+    pythonsCovered = started.pythonsCovered;
     box = await openReplaySandbox({
       started,
       recording,
@@ -388,6 +392,9 @@ async function replayIn(
   });
   // Processes the agent starts with an env of their own keep the preload's config and the sandbox's proxy.
   const env = withKeptEnv(baseEnv, sandbox ? sandbox.env(baseEnv) : baseEnv, ['TAPEDECK_REPLAY_CONFIG']);
+  // The agent's own program may be a Python run without the hook (python -S agent.py): said.
+  const unhookedAgent = unhookedPython(command, { covered: pythonsCovered, PATH: env.PATH });
+  if (unhookedAgent) session.unhooked.see(unhookedAgent);
 
   w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });
   const stdio = options.stdio ?? 'inherit';
@@ -415,7 +422,7 @@ async function replayIn(
   if (probes !== undefined) warnings.push(probes);
   const result = await finish(session, { recording, options, out, exit, database, stopped });
   await chainSession.end();
-  warnings.push(...chainSession.warnings, ...session.answerFailures);
+  warnings.push(...chainSession.warnings, ...session.answerFailures, ...session.unhooked.warnings('served'));
   warnings.push(...orderWarnings(dumps, { options, recording, result }));
   const sideChannels = session.divergences
     .filter((d) => d.kind === 'side-channel')

@@ -22,6 +22,7 @@ import {
   emptyProvenanceCounts,
   type StepEvent,
   type ToolCalledPayload,
+  UnhookedAccount,
   type Usage,
 } from '../recording/index.js';
 import { answerHttp, answerTool, serveReported } from './answer.js';
@@ -38,6 +39,8 @@ export class ReplaySession extends SessionSteps {
   readonly blockedConnections: string[] = [];
   /** Answerers that could not answer (a live model endpoint down, a service failing): said in the summary. */
   readonly answerFailures: string[] = [];
+  /** Python programs started without tapedeck's hook: handed no recorded values, said in the warnings. */
+  readonly unhooked = new UnhookedAccount();
   finalOutput: string | undefined;
   /**
    * Tool-call ids a live model minted for a decision it made as recorded -> the recorded ids: the
@@ -142,6 +145,11 @@ export class ReplaySession extends SessionSteps {
         await this.collect(message.fs ?? [], message.nd);
         this.writeRpc(message);
       }).catch(() => undefined);
+      return;
+    }
+    if (message.t === 'unhooked') {
+      const { t: _t, pid: _pid, ...found } = message;
+      this.unhooked.see(found);
       return;
     }
     if (message.t === 'side-channel') {

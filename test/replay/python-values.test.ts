@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
+import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
 import { PYTHON_HOOK_DIR, withPythonHook } from '../../sandbox/python/hook.js';
 import { recordCommand } from '../../src/record/index.js';
 import { replay } from '../../src/replay/index.js';
@@ -19,6 +20,8 @@ const PY_AGENT = fileURLToPath(new URL('fixtures/py-values-agent.py', import.met
 const THREADS_AGENT = fileURLToPath(new URL('fixtures/py-threads-agent.py', import.meta.url));
 const FLAGS_AGENT = fileURLToPath(new URL('fixtures/py-flags-agent.py', import.meta.url));
 const NODE_AGENT = fileURLToPath(new URL('fixtures/py-tool-agent.mjs', import.meta.url));
+const RANDOM_AGENT = fileURLToPath(new URL('fixtures/py-random-agent.py', import.meta.url));
+const UNHOOKED_TOOL = fileURLToPath(new URL('fixtures/py-unhooked-tool.mjs', import.meta.url));
 const PYTHON = '/usr/bin/python3';
 const CI_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const HAS_PYTHON = existsSync(PYTHON);
@@ -51,7 +54,7 @@ function byProcess(dir: string) {
 async function record(
   command: string[],
   out: string,
-  options: { isolate: boolean; env?: Values; db?: string; fs?: string },
+  options: { isolate: boolean; env?: Values; db?: string; fs?: string; unhooked?: (u: unknown) => void },
 ) {
   let stdout = '';
   let stderr = '';
@@ -70,6 +73,7 @@ async function record(
   });
   expect(result.exitCode, stderr).toBe(0);
   expect(stderr).toBe('');
+  options.unhooked?.(result.unhooked ?? []);
   return JSON.parse(stdout) as Values;
 }
 
@@ -285,5 +289,122 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
     }
     expect(existsSync(path.join(dir, 'pwned'))).toBe(false);
     expect(PYTHON_HOOK_DIR).toBe(path.resolve('sandbox/python'));
+  });
+
+  for (const isolate of [false, ...(BWRAP ? [true] : [])])
+    it(`an agent's own random.Random() gets its recorded seed, and Python children run without the hook are named (${isolate ? 'OS sandbox' : 'no sandbox'})`, {
+      timeout: 180_000,
+    }, async () => {
+      const name = isolate ? 'bwrap' : 'none';
+      const rec = path.join(tmp.dir, `rec-random-${name}`);
+      let unhooked: unknown;
+      const seen = await record([PYTHON, RANDOM_AGENT, 'children'], rec, {
+        isolate,
+        unhooked: (u) => (unhooked = u),
+      });
+      // -S (three: -S, -E -S, an os.execv's -IS) anywhere; -I only outside the OS sandbox, which
+      // covers the interpreter's own sitecustomize.
+      const expected = [
+        { program: PYTHON, flag: '-S', processes: 3 },
+        ...(isolate ? [] : [{ program: PYTHON, flag: '-I', processes: 1 }]),
+      ];
+      expect(unhooked).toEqual(expected);
+      const manifest = JSON.parse(readFileSync(path.join(rec, 'manifest.json'), 'utf8')) as Values;
+      expect(manifest.unhooked).toEqual(expected);
+      const { result, seen: again } = await replayed(rec, path.join(tmp.dir, `replay-random-${name}`), name);
+      // The unseeded instances (Random(), seed()) and SystemRandom come out as recorded.
+      expect(again).toEqual(seen);
+      const said = (result.warnings ?? []).filter((w) => w.includes("without tapedeck's Python hook"));
+      expect(said).toHaveLength(expected.length);
+      expect(said[0]).toContain(`${PYTHON} -S (3 processes) ran without tapedeck's Python hook: -S imports no site`);
+      expect(said[0]).toContain('not served from the recording');
+    });
+
+  it("a Node agent's Python run without the hook (-IS, a shell's -E, env … -S) is named, and so is the agent's own python -S", {
+    timeout: 180_000,
+  }, async () => {
+    let unhooked: unknown;
+    await record([process.execPath, UNHOOKED_TOOL], path.join(tmp.dir, 'rec-unhooked-tool'), {
+      isolate: false,
+      env: { PYTHON },
+      unhooked: (u) => (unhooked = u),
+    });
+    expect(unhooked).toEqual([
+      { program: PYTHON, flag: '-S', processes: 2 },
+      { program: PYTHON, flag: '-E', processes: 1 },
+    ]);
+    const rec = path.join(tmp.dir, 'rec-unhooked-agent');
+    await record([PYTHON, '-S', RANDOM_AGENT], rec, { isolate: false, unhooked: (u) => (unhooked = u) });
+    expect(unhooked).toEqual([{ program: PYTHON, flag: '-S', processes: 1 }]);
+    const { result } = await replayed(rec, path.join(tmp.dir, 'replay-unhooked-agent'), 'none');
+    expect(result.warnings).toContainEqual(
+      expect.stringMatching(/-S ran without tapedeck's Python hook: -S imports no site/),
+    );
+  });
+
+  it('the Node preloads and the Python hook read a command line alike', () => {
+    const cases = [
+      ['python3', '-S', 'a.py'],
+      ['python3', '-IS', 'a.py'],
+      ['python3', '-E', '-S', 'a.py'],
+      ['/usr/bin/env', 'python3', '-S', 'a.py'],
+      ['env', '-i', 'A=1', 'python3', '-I', 'x'],
+      ['python3', '-c', 'import sys', '-S'],
+      ['python3', '-X', 'frozen_modules=off', 'a.py'],
+      ['python3', '-Xdev', '-E', 'a.py'],
+      ['python3', 'a.py', '-S'],
+      ['sh', '-c', 'cd /x && python3 -S a.py'],
+      ['bash', '-lc', 'FOO=1 python3 -I a.py'],
+      ['env', '-S', 'python3 -S', 'a.py'],
+      ['python3.11', '-W', 'ignore', '-S'],
+      ['node', '-S'],
+      ['python3', '-m', 'x', '-S'],
+      ['pypy3', '-sE', 'a.py'],
+      ['python', '-u', 'a.py'],
+      [PYTHON, '-I', 'a.py'],
+    ];
+    const real = spawnSync(PYTHON, ['-c', 'import os, sys; print(os.path.realpath(sys.executable))'], {
+      encoding: 'utf8',
+    }).stdout.trim();
+    const where = { covered: [real], PATH: CI_PATH };
+    const js = cases.map((c) => [unhookedPython(c) ?? null, unhookedPython(c, where) ?? null]);
+    const py = spawnSync(
+      PYTHON,
+      [
+        '-c',
+        'import json, sys, _tapedeck_values as v; cases, covered, path = json.load(sys.stdin); print(json.dumps([[v.unhooked(c), v.unhooked(c, covered, path)] for c in cases]))',
+      ],
+      {
+        encoding: 'utf8',
+        input: JSON.stringify([cases, where.covered, where.PATH]),
+        env: { PYTHONPATH: PYTHON_HOOK_DIR },
+      },
+    );
+    expect(py.status, py.stderr).toBe(0);
+    expect(JSON.parse(py.stdout)).toEqual(js);
+    // What matters is said; what does not (a script's own -S, -c code, -X options, node) is not.
+    expect(js.map(([outside]) => outside?.flag ?? '')).toEqual([
+      '-S',
+      '-S',
+      '-S',
+      '-S',
+      '-I',
+      '',
+      '',
+      '-E',
+      '',
+      '-S',
+      '-I',
+      '-S',
+      '-S',
+      '',
+      '',
+      '-E',
+      '',
+      '-I',
+    ]);
+    // In the OS sandbox a covered interpreter's -I/-E is hooked: only -S, and uncovered ones, are said.
+    expect(unhookedPython([PYTHON, '-I', 'a.py'], where)).toBeUndefined();
+    expect(unhookedPython(['pypy3', '-E', 'a.py'], where)).toEqual({ program: 'pypy3', flag: '-E', uncovered: true });
   });
 });

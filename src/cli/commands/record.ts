@@ -1,7 +1,7 @@
 // `tapedeck record [options] -- <command…>`: records one run of an unchanged agent.
 import type { Command } from 'commander';
 import { redactDbUrl } from '../../postgres/sql.js';
-import { unrecordedWarning } from '../../recording/accounting.js';
+import { unhookedWarning, unrecordedWarning } from '../../recording/accounting.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { writeErr, writeOut } from '../output.js';
@@ -125,7 +125,11 @@ interrupted).`,
       // Honest accounting: a tool the model asked for that left no call in the recording (kept as
       // the events were written: no read-back of the recording).
       const { silentToolCalls = [], ...outcome } = result;
-      const warnings = [...silentToolCalls, ...(result.unrecorded ?? []).map(unrecordedWarning)];
+      const warnings = [
+        ...silentToolCalls,
+        ...(result.unrecorded ?? []).map(unrecordedWarning),
+        ...(result.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),
+      ];
       if (outcome.recorded && opts.store !== undefined) {
         const { shipRecording } = await import('../../record/recorder.js');
         outcome.dir = await shipRecording(outcome.dir, opts.store);

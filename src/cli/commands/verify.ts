@@ -7,6 +7,7 @@ import {
   listRecordings,
   readRecording,
   silentToolCallWarnings,
+  unhookedWarning,
   unrecordedWarning,
 } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
@@ -51,6 +52,7 @@ function summarize(recording: Recording): Summary {
       ...recording.warnings,
       ...silentToolCallWarnings(recording.events, { database: recording.manifest.world?.db !== undefined }),
       ...(recording.manifest.unrecorded ?? []).map(unrecordedWarning),
+      ...(recording.manifest.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),
     ],
   };
 }

@@ -25,6 +25,7 @@ import {
   processName,
   withGivenEnv,
 } from '../../../sandbox/preload/shared-process.mjs';
+import { reportUnhookedPython } from '../../../sandbox/preload/shared-python.mjs';
 import { installLayer, loadCaptureLayers, RECORDER_KEY } from './record-layer.mjs';
 import { createRun, tools } from './record-run.mjs';
 import { flushWebSockets } from './record-websocket.mjs';
@@ -150,6 +151,8 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
     spoolDir: process.env.TAPEDECK_RECORD_SPOOL,
     spoolKey: process.env.TAPEDECK_RECORD_SPOOL_KEY,
   });
+  // A Python program it starts without tapedeck's hook (python -S): the recording says so.
+  reportUnhookedPython((found) => ipc.send({ t: 'unhooked', pid: process.pid, ...found }));
   // Started by an in-process run (src/record/child-door.ts): the door hears this process for that run.
   const run = process.env.TAPEDECK_RECORD_RUN;
   ipc.send({
