@@ -1,5 +1,6 @@
 // The agent's belief at step k: what it was told, what it observed, what it claimed and what it did.
-import { EntityIndex, FactIndex } from '../facts/index.js';
+import { recordingDay } from '../evaluate/trajectory.js';
+import { EntityIndex, FactIndex, type RunDay } from '../facts/index.js';
 import { type Turn, turnsOf, turnText } from '../providers/index.js';
 import type { Recording, StateType, ToolCall } from '../recording/index.js';
 import { canonicalJson, jsonOrText } from '../recording/index.js';
@@ -51,6 +52,8 @@ export interface Belief {
   claims: Claim[];
   actions: BeliefAction[];
   decisions: Decision[];
+  /** The day the run happened on, for relative dates in what it says and saw (evaluate's recordingDay). */
+  day?: RunDay;
 }
 
 /** The belief at step k, built from the steps 1..k of the recording. */
@@ -114,6 +117,8 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
     }
   }
   for (const text of belief.given) belief.observations.unshift({ step: 0, source: 'input', text });
+  const day = recordingDay(recording, [...belief.given, ...belief.claims.map((c) => c.text)]);
+  if (day !== undefined) belief.day = day;
   return belief;
 }
 
@@ -159,7 +164,7 @@ export function entitiesOfBelief(belief: Belief): EntityIndex {
 export function factsOfBelief(belief: Belief): FactIndex {
   let index = beliefFacts.get(belief);
   if (index === undefined) {
-    index = new FactIndex();
+    index = new FactIndex(belief.day === undefined ? {} : { day: belief.day });
     for (const o of belief.observations) {
       const label = o.source === 'input' ? 'the task' : `step ${o.step} (${o.source})`;
       index.add(o.text, { pos: 2 * o.step + (o.source === 'context' ? 0 : 1), stepId: o.step, label });

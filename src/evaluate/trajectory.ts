@@ -244,15 +244,34 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
   const answer =
     finalOutput ?? (lastModel && lastModel.toolCalls.length === 0 ? lastModel.text : undefined) ?? lastText;
   if (answer !== undefined) t.finalAnswer = answer;
+  const day = recordingDay(
+    recording,
+    [t.userText, t.systemText, ...agentTexts, ...(answer === undefined ? [] : [answer])],
+    clock,
+  );
+  if (day !== undefined) t.day = day;
+  return t;
+}
+
+/**
+ * The day a run happened on, for its texts' relative dates: a date `stated` as today, else the
+ * clock values the agent saw (`clock`, else read from the recording), else the manifest's
+ * creation time, in the recorded time zone. One home for eval (trajectoryOf) and bisect (beliefAt).
+ */
+export function recordingDay(
+  recording: Recording,
+  stated: readonly string[],
+  clock: ReadonlyArray<number | string> = recording.events.flatMap((e) =>
+    e.type === 'nondeterminism' && e.payload.kind === 'clock' ? e.payload.values : [],
+  ),
+): RunDay | undefined {
   const { createdAt, runtime } = recording.manifest;
-  const day = runDayOf({
-    stated: [t.userText, t.systemText, ...agentTexts, ...(answer === undefined ? [] : [answer])],
+  return runDayOf({
+    stated,
     clock,
     fallback: createdAt,
     ...(runtime.timeZone !== undefined && { timeZone: runtime.timeZone }),
   });
-  if (day !== undefined) t.day = day;
-  return t;
 }
 
 const facts = new WeakMap<Trajectory, FactIndex>();

@@ -41,9 +41,15 @@ function datesOf(instant: number, timeZone: string | undefined): string[] {
       // an unknown zone: every zone
     }
   }
-  const west = new Date(instant - 12 * 3_600_000).toISOString().slice(0, 10);
+  // UTC-12 to UTC+14 span 26 hours: two or three calendar days, each of them (the one between too).
+  const out: string[] = [];
   const east = new Date(instant + 14 * 3_600_000).toISOString().slice(0, 10);
-  return west === east ? [west] : [west, east];
+  for (let t = instant - 12 * 3_600_000; ; t += DAY) {
+    const d = new Date(t).toISOString().slice(0, 10);
+    if (!out.includes(d)) out.push(d);
+    if (d >= east) break;
+  }
+  return out;
 }
 
 /** Instants a clock may have handed an agent: ms since the epoch, 2000 to 2200. */
