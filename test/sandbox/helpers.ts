@@ -1,10 +1,11 @@
 // Sentinels that see the real world: a TCP server counting hits, a Unix socket server counting
 // hits, a file outside any workspace, a live process; and a runner for shell scripts in the OS sandbox.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -171,4 +172,32 @@ export function inDetectProcess(code: string, env: NodeJS.ProcessEnv): { stdout:
     { encoding: 'utf8', env: { ...process.env, ...env } },
   );
   return { stdout: run.stdout, stderr: run.stderr };
+}
+
+/** Whether `program` is on this machine's PATH. */
+export const hasProgram = (program: string): boolean => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
+
+/**
+ * This machine's own name, resolved outside as an internal service's name would be (not
+ * localhost), and what a test of a service at that name inside the OS sandbox lacks here: the
+ * sandbox, a name that resolves (`address`), the `programs` it runs.
+ */
+export async function ownNameService(
+  programs: readonly string[],
+  level: string,
+): Promise<{ name: string; address: string | undefined; missing: string[] }> {
+  const name = hostname().toLowerCase();
+  const resolved = await lookup(name, { family: 4 }).then(
+    (a) => a.address,
+    () => undefined,
+  );
+  return {
+    name,
+    address: resolved,
+    missing: [
+      ...(level === 'bwrap' ? [] : ['bubblewrap']),
+      ...(resolved && name !== 'localhost' ? [] : ['a host name that resolves']),
+      ...programs.filter((p) => !hasProgram(p)),
+    ],
+  };
 }

@@ -1,13 +1,5 @@
-// A recorded service reached by its HOST NAME without the proxy (curl with NO_PROXY naming it,
-// python's urllib with proxies disabled): inside the OS sandbox the name resolves to a loopback
-// address of its own, where the proxy answers — in `record --isolate` by making the call for real
-// and recording it, in a replay from the recording, the real service untouched. At port 443 the
-// answer is TLS with a certificate for the name, from the run's CA that is trusted inside.
-import { spawnSync } from 'node:child_process';
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import type net from 'node:net';
-import { hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,21 +11,14 @@ import { createSandboxProxy } from '../../sandbox/proxy/server.js';
 import { recordCommand } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
-import { realDir } from './helpers.js';
+import { ownNameService, realDir } from './helpers.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'named-service-agent.mjs');
-const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
-/** This machine's own name, resolved outside as an internal service's name would be (not localhost). */
-const NAME = hostname().toLowerCase();
-const resolved = await lookup(NAME, { family: 4 }).then(
-  (a) => a.address,
-  () => undefined,
-);
-const missing = [
-  ...(detectIsolation().level === 'bwrap' ? [] : ['bubblewrap']),
-  ...(resolved && NAME !== 'localhost' ? [] : ['a host name that resolves']),
-  ...['curl', 'python3', 'nsenter', 'unshare', 'ip'].filter((p) => !has(p)),
-];
+const {
+  name: NAME,
+  address: resolved,
+  missing,
+} = await ownNameService(['curl', 'python3', 'nsenter', 'unshare', 'ip'], detectIsolation().level);
 if (missing.length > 0) console.warn(`named-service.test.ts skipped: no ${missing.join(', ')}`);
 
 describe.runIf(missing.length === 0)('a recorded service reached by its host name without the proxy', () => {

@@ -1,10 +1,3 @@
-// A world that is not on loopback: the agent's database and service are at another machine's
-// address (this machine's non-loopback IPv4, with a forwarder to the real Postgres), reached by
-// programs that are not Node — psql -h <address>, curl with NO_PROXY naming it. Recorded with and
-// without --isolate, then replayed in the OS sandbox: the address is the sandbox's own there, so
-// psql's writes land in the sandbox database and curl is answered from the recording, while the
-// real database, the real service and a port no one recorded see nothing (sentinels outside).
-import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
@@ -14,11 +7,11 @@ import { detectIsolation } from '../../sandbox/os/detect.js';
 import { recordCommand } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
-import { realDir, startDbSentinel } from './helpers.js';
+import { hasProgram as has, realDir, startDbSentinel } from './helpers.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'other-machine-agent.mjs');
 const PG_URL = process.env.TAPEDECK_PG_URL;
-const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
+
 /** This machine's first IPv4 address that is not loopback: "another machine" as the agent sees it. */
 const OTHER = Object.values(networkInterfaces())
   .flat()

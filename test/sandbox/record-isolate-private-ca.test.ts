@@ -5,12 +5,10 @@
 // and at a host name (this machine's own, resolved outside), each with a certificate from its own
 // CA made here; the replay answers from the recording, the servers untouched. A client
 // certificate (curl --cert) is the agent's alone: the proxy cannot present it, and says so.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { lookup } from 'node:dns/promises';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { hostname } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
@@ -21,20 +19,14 @@ import { agentTrust } from '../../sandbox/proxy/trust.js';
 import { recordCommand } from '../../src/record/index.js';
 import { readRecording } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
-import { realDir } from './helpers.js';
+import { ownNameService, realDir } from './helpers.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'private-ca-agent.mjs');
-const has = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
-const NAME = hostname().toLowerCase();
-const resolved = await lookup(NAME, { family: 4 }).then(
-  (a) => a.address,
-  () => undefined,
-);
-const missing = [
-  ...(detectIsolation().level === 'bwrap' ? [] : ['bubblewrap']),
-  ...(resolved && NAME !== 'localhost' ? [] : ['a host name that resolves']),
-  ...['curl', 'openssl', 'nsenter', 'unshare', 'ip'].filter((p) => !has(p)),
-];
+const {
+  name: NAME,
+  address: resolved,
+  missing,
+} = await ownNameService(['curl', 'openssl', 'nsenter', 'unshare', 'ip'], detectIsolation().level);
 if (missing.length > 0) console.warn(`record-isolate-private-ca.test.ts skipped: no ${missing.join(', ')}`);
 
 interface Service {
