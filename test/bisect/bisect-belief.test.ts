@@ -13,6 +13,7 @@ import {
   shellPredicate,
   worldAtStep,
 } from '../../src/bisect/index.js';
+import type { World } from '../../src/bisect/view.js';
 import { baselineRun, doubleBookingRun, fixedRun, itineraryRun, longRun } from './fixtures.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'tapedeck-bisect-test-'));
@@ -103,6 +104,28 @@ describe('user predicates', () => {
     await expect(bisectBelief(await baselineRun(), boom)).rejects.toThrow(
       /predicate boom threw at step 5: cannot read flights/,
     );
+  });
+
+  it('JS: a json/jsonb value held as its text reaches the predicate parsed, at its step and by worldAt', async () => {
+    const run = await baselineRun();
+    const table = {
+      schema: 'public',
+      name: 'event',
+      columns: [
+        { name: 'id', type: 'integer', nullable: false },
+        { name: 'data', type: 'jsonb', nullable: true, values: 'text' as const },
+      ],
+      primaryKey: ['id'],
+      rows: [{ id: 1, data: '{"note": "late checkout"}' }],
+    };
+    const world = { fs: { root: '/w', files: {} }, db: { tables: [table] } } as unknown as World;
+    const seen: unknown[] = [];
+    const predicate = functionPredicate((_belief, w, _step, ctx) => {
+      seen.push(w.db?.tables[0]?.rows[0]?.data, ctx.worldAt(1).db?.tables[0]?.rows[0]?.data);
+      return true;
+    }, 'reads-json');
+    await predicate.evaluate({ step: 2, belief: beliefAt(run, 2), world, recording: run, worldAt: () => world });
+    expect(seen).toEqual([{ note: 'late checkout' }, { note: 'late checkout' }]);
   });
 
   it('JS: a module without a default function is refused', async () => {

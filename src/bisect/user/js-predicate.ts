@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { importUserModule } from '../../config/index.js';
-import { TapedeckError } from '../../recording/index.js';
+import { rowFacts, TapedeckError } from '../../recording/index.js';
 import type { Belief } from '../belief.js';
 import { type PredicateInput, type PredicateResult, type StepPredicate, toResult } from '../predicate.js';
 import type { World } from '../view.js';
@@ -10,12 +10,27 @@ import type { World } from '../view.js';
 /** The signature a predicate module's default export has. */
 export type UserPredicateFn = (belief: Belief, world: World, step: number, context: PredicateInput) => unknown;
 
+/**
+ * The world as a predicate reads it: a json/jsonb value held as its text (a recording of today,
+ * `values: 'text'`) parsed, as a recording made before held it (`rowFacts`), so a predicate reads
+ * `row.data.note` whichever tapedeck recorded the run.
+ */
+function parsedWorld(world: World): World {
+  if (world.db === undefined) return world;
+  return {
+    ...world,
+    db: { ...world.db, tables: world.db.tables.map((t) => ({ ...t, rows: t.rows.map((row) => rowFacts(t, row)) })) },
+  };
+}
+
 /** Wraps a function as a predicate, checking what it returns. */
 export function functionPredicate(fn: UserPredicateFn, name: string): StepPredicate {
   return {
     name,
     async evaluate(input: PredicateInput): Promise<PredicateResult> {
-      const value = await fn(input.belief, input.world, input.step, input);
+      const world = parsedWorld(input.world);
+      const context: PredicateInput = { ...input, world, worldAt: (step) => parsedWorld(input.worldAt(step)) };
+      const value = await fn(input.belief, world, input.step, context);
       const result = toResult(value);
       if (!result) {
         throw new TapedeckError(
