@@ -166,6 +166,9 @@ export async function createDbTracker(url: string, options: TrackerOptions = {})
            RETURN NULL;
          END $$`,
       );
+      // It runs its trigger's argument as its owner: no other role may put it on a table (its temp
+      // schema is closed to them already; this says so of the function itself too).
+      await client.query(`REVOKE ALL ON FUNCTION ${fn}() FROM PUBLIC`);
       tables = await describeTables(client, schemas);
       try {
         for (const t of tables) {

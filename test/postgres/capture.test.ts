@@ -81,6 +81,35 @@ describe.runIf(PG_URL)('change capture', () => {
     expect(await objects()).toEqual([]);
   });
 
+  it("does not let another role put its capture function (SECURITY DEFINER, running its trigger's argument) on a table", async () => {
+    const tracker = await createDbTracker(dbUrl, { schemas: ['shop'] });
+    await tracker.start();
+    try {
+      const fn = await inDb(dbUrl, async (c) => {
+        const r = await c.query(
+          "SELECT format('%I.%I', n.nspname, p.proname) AS fn FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname LIKE 'tapedeck_capture_%'",
+        );
+        await c.query(`GRANT TRIGGER ON shop.items TO ${appRole}`);
+        return r.rows[0]?.fn as string;
+      });
+      expect(fn).toMatch(/tapedeck_capture_/);
+      // A role with TRIGGER on a table, had it EXECUTE on the function, would run any SQL as the recorder.
+      await inDb(appUrl, async (app) => {
+        await expect(
+          app.query(
+            `CREATE TRIGGER evil AFTER INSERT ON shop.items FOR EACH ROW EXECUTE FUNCTION ${fn}('SELECT 1 AS x')`,
+          ),
+        ).rejects.toThrow(/permission denied/);
+      });
+    } finally {
+      await inDb(dbUrl, (c) =>
+        c.query(`REVOKE TRIGGER ON shop.items FROM ${appRole}; DROP TRIGGER IF EXISTS evil ON shop.items`),
+      );
+      await tracker.close();
+    }
+    expect(await objects()).toEqual([]);
+  });
+
   it('leaves no trigger behind when its session dies (a SIGKILLed recorder), and the next run removes its schema', async () => {
     const tracker = await createDbTracker(dbUrl, { schemas: ['shop'] });
     await tracker.start();
