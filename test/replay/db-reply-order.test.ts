@@ -90,13 +90,20 @@ describe.skipIf(!PG_URL)('database replies in the recorded order', () => {
 
   // postgres.js pipelines queries on its connections, and the transactions here are concurrent:
   // PGlite answers one connection's message at a time and one transaction at a time, so it cannot
-  // always answer in the recorded order. On a server sandbox they come back as recorded.
+  // always answer in the recorded order. On a server sandbox concurrent transactions come back as
+  // recorded; postgres.js's pipelined replies mostly do (2 of 8 server replays here did not, in CI
+  // too), and when they do not the replay says so (its replies went as they came).
+  const orderedOrSaid = (result: Awaited<ReturnType<typeof replayed>>) => {
+    if ((result.worldDiff ?? []).length > 0)
+      expect(result.warnings?.join('\n'), result.worldDiff?.join('\n')).toMatch(/not in the recorded order/);
+  };
   for (const mode of ['sql', 'tx']) {
-    it(`${mode}: reproduced on the server; in PGlite reproduced or said`, async () => {
+    it(`${mode}: reproduced on the server${mode === 'sql' ? ' or said' : ''}; in PGlite reproduced or said`, async () => {
       const dir = await record(mode);
       for (let i = 0; i < 2; i++) {
         const result = await replayed(dir, { template: true });
-        expect(result.worldDiff ?? [], result.worldDiff?.join('\n')).toEqual([]);
+        if (mode === 'sql') orderedOrSaid(result);
+        else expect(result.worldDiff ?? [], result.worldDiff?.join('\n')).toEqual([]);
       }
       saidWhenDiffers(await replayed(dir));
     }, 240_000);
