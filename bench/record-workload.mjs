@@ -4,7 +4,8 @@
 // events, as an msw-based recorder does) or Polly.js (record mode), or answered in-process with
 // no server (floor: what the client itself costs; undici and fetch by a do-nothing dispatcher,
 // node:http, axios and got by the replay's ClientRequest stand-in alone). After 20 warm-up calls, prints
-// {"ms": <loop wall time>, "cpuMs": <this process's CPU time in the loop>} on stdout.
+// {"ms": <loop wall time by its own clock>, "cpuMs": <this process's CPU time in the loop>} on
+// stdout, the loop between `@mark start` and `@mark end` lines.
 //   node record-workload.mjs <client> <n> <url> [none|nock|msw|polly|floor]
 import http from 'node:http';
 import os from 'node:os';
@@ -143,11 +144,15 @@ const clients = {
 if (!clients[client]) throw new Error(`unknown client ${client} (have: ${Object.keys(clients).join(', ')})`);
 const call = await clients[client]();
 for (let i = 0; i < 20; i++) await call(-1 - i); // warm-up
+// `@mark` lines let the bench time the loop from outside (bench/lib/stamp.mjs): replayed, this
+// process's clocks are the recorded run's, and so would `ms` be.
+process.stdout.write('@mark start\n');
 const start = performance.now();
 const cpu0 = process.cpuUsage();
 for (let i = 0; i < n; i++) await call(i);
 const ms = performance.now() - start;
 const cpu = process.cpuUsage(cpu0);
+process.stdout.write('@mark end\n');
 const cpuMs = (cpu.user + cpu.system) / 1000;
 await stop();
 agent.destroy();

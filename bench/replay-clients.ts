@@ -5,7 +5,8 @@
 // (`tapedeck replay`, default isolation). Prints, min | median of the rounds:
 //   - the agent's own loop per call, replayed (target <= 0.1 ms) and live: its CPU time (what the
 //     target is judged on: on a shared 2-core machine wall time mostly measures waiting for a
-//     core) and its wall time; and the client alone, answered in-process with no server and
+//     core) and its wall time, timed from outside (bench/lib/stamp.mjs: a replayed loop's own
+//     clock is the recorded run's); and the client alone, answered in-process with no server and
 //     nothing else of tapedeck's (undici and fetch by a do-nothing dispatcher; node:http, axios
 //     and got by the replay's ClientRequest stand-in from a fixed answer): the floor a replayed
 //     call cannot go under unless it skips the client's own work, and tapedeck's share, the
@@ -55,10 +56,10 @@ export async function run(): Promise<void> {
       const runs = { live: [] as Measure[], replay: [] as Measure[], floor: [] as Measure[] };
       for (let round = 0; round < ROUNDS; round++) {
         // Interleaved, so drift on a shared machine hits both alike.
-        runs.live.push(measure(process.execPath, agent(client), { cwd: work }));
-        runs.floor.push(measure(process.execPath, [...agent(client), 'floor'], { cwd: work }));
+        runs.live.push(measure(process.execPath, agent(client), { cwd: work, stamp: true }));
+        runs.floor.push(measure(process.execPath, [...agent(client), 'floor'], { cwd: work, stamp: true }));
         const out = join(work, `replay-${client}-${round}`);
-        runs.replay.push(measure(process.execPath, [BIN, 'replay', rec, '--out', out], { cwd: work }));
+        runs.replay.push(measure(process.execPath, [BIN, 'replay', rec, '--out', out], { cwd: work, stamp: true }));
         rmSync(out, { recursive: true, force: true });
       }
       const call = {

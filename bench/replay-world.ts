@@ -20,6 +20,7 @@ const AGENT = `
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 const [url, ws, calls, files] = [process.argv[2], process.argv[3], Number(process.argv[4]), Number(process.argv[5])];
+process.stdout.write('@mark start\\n');
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 0; i < calls; i++) {
@@ -28,6 +29,7 @@ for (let i = 0; i < calls; i++) {
   writeFileSync(join(ws, 'd' + (i % 10), 'f' + (i % (files / 10)) + '.txt'), 'written at call ' + i + '\\n');
 }
 const cpu = process.cpuUsage(cpu0);
+process.stdout.write('@mark end\\n');
 console.log(JSON.stringify({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 }));
 `;
 
@@ -77,9 +79,12 @@ export async function run(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const files of WORLDS) {
         const out = join(work, `replay-${files}-${round}`);
-        runs
-          .get(files)!
-          .push(measure(process.execPath, [BIN, 'replay', recordings.get(files)!, '--out', out], { cwd: work }));
+        runs.get(files)!.push(
+          measure(process.execPath, [BIN, 'replay', recordings.get(files)!, '--out', out], {
+            cwd: work,
+            stamp: true,
+          }),
+        );
         rmSync(out, { recursive: true, force: true });
       }
     }

@@ -26,7 +26,18 @@ export function startLoopbackServer(): Promise<{ url: string; child: ChildProces
 
 /** The agent's loop time per call (wall, or CPU) over `calls` calls, from the line it printed. */
 export function loopPerCall(m: Measure, key: 'ms' | 'cpuMs', calls: number): number {
-  const line = m.stdout.split('\n').find((l) => l.startsWith('{"ms":'));
+  const lines = m.stdout.split('\n');
+  if (key === 'ms') {
+    // Timed from outside when the run was stamped (measure's `stamp`): a replayed loop's own
+    // clock is the recorded run's.
+    const mark = (name: string) =>
+      lines
+        .flatMap((l) => (l.startsWith('{"mark":') ? [JSON.parse(l) as { mark: string; atMs: number }] : []))
+        .find((x) => x.mark === name)?.atMs;
+    const [start, end] = [mark('start'), mark('end')];
+    if (start !== undefined && end !== undefined) return (end - start) / calls;
+  }
+  const line = lines.find((l) => l.startsWith('{"ms":'));
   if (!line) throw new Error(`the agent printed no loop time: ${m.stdout.slice(-500)}`);
   return (JSON.parse(line) as Record<string, number>)[key]! / calls;
 }

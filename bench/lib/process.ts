@@ -25,21 +25,32 @@ export interface Measure {
   stdout: string;
 }
 
-/** Runs `command args` to its end under /usr/bin/time; exit codes other than `ok` throw. */
+/** Runs `command args` to its end under /usr/bin/time; exit codes other than `ok` throw. `stamp`:
+ * its `@mark` lines timed from outside (bench/lib/stamp.mjs). */
 export function measure(
   command: string,
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; ok?: number[] } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; ok?: number[]; stamp?: boolean } = {},
 ): Measure {
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-bench-time-'));
   try {
     const out = join(dir, 'time.txt');
-    const run = spawnSync('/usr/bin/time', ['-f', '%U %S %M %e', '-o', out, command, ...args], {
+    const timed = ['-f', '%U %S %M %e', '-o', out, command, ...args];
+    const spawnOptions = {
       cwd: options.cwd ?? root,
       env: { ...process.env, TAPEDECK_DIST: '1', ...options.env },
       encoding: 'utf8',
       maxBuffer: 1 << 28,
-    });
+    } as const;
+    // stamp: the child's stdout through bench/lib/stamp.mjs, which times its `@mark` lines from
+    // outside (the exit status is the child's: pipefail).
+    const run = options.stamp
+      ? spawnSync(
+          '/bin/bash',
+          ['-c', 'set -o pipefail; "$@" | "$0" "$STAMP"', process.execPath, '/usr/bin/time', ...timed],
+          { ...spawnOptions, env: { ...spawnOptions.env, STAMP: join(import.meta.dirname, 'stamp.mjs') } },
+        )
+      : spawnSync('/usr/bin/time', timed, spawnOptions);
     if (!(options.ok ?? [0]).includes(run.status ?? -1)) {
       throw new Error(`${[command, ...args].join(' ')} exited ${run.status}: ${run.stderr.slice(-2000)}`);
     }
