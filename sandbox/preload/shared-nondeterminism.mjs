@@ -92,7 +92,15 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const perf = globalThis.performance;
   const realPerfNow = perf?.now;
   const originOf = perf ? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(perf), 'timeOrigin')?.get : undefined;
-  const monotonic = (value) => (suppressed() || notAgentsRead() ? value : hook('hrtime', value));
+  // Node's own monotonic reads are never the agent's, replayed or not: unlike the clock's (undici's
+  // alone, which a replay that answers every fetch does not make), they go on in a replay as
+  // recorded (performance.eventLoopUtilization() and console.time()/timeEnd() read the public
+  // process.hrtime()), so `internalsMayRead` does not gate them.
+  const notAgentsMonotonicRead = () => {
+    const by = drawnBy();
+    return by === 'telemetry' || by === 'internal';
+  };
+  const monotonic = (value) => (suppressed() || notAgentsMonotonicRead() ? value : hook('hrtime', value));
   // Own properties as the prototype's are: not enumerable.
   if (perf && typeof realPerfNow === 'function') {
     Object.defineProperty(perf, 'now', {

@@ -137,12 +137,21 @@ export async function finish(
   };
 }
 
+/** The value kinds (sandbox/preload/shared-nondeterminism.mjs) as a user reads them. */
+const VALUE_KINDS: Record<string, string> = {
+  clock: 'clock (Date)',
+  hrtime: 'monotonic clock (performance.now, process.hrtime)',
+  random: 'Math.random',
+  uuid: 'randomUUID',
+  randomBytes: 'random bytes',
+};
+
 /**
  * What only the agent's exit dumps and the replay's end can say: recorded answers and database
  * replies that went to the agent out of the recorded order, and values concurrent tasks may have swapped.
  */
 export function orderWarnings(
-  dumps: Pick<ExitDumps, 'unheld' | 'dbLate'>,
+  dumps: Pick<ExitDumps, 'unheld' | 'dbLate' | 'pastRecorded'>,
   run: { options: ReplayOptions; recording: Recording; result: { worldMatches?: boolean } },
 ): string[] {
   const { options, recording, result } = run;
@@ -158,6 +167,13 @@ export function orderWarnings(
   if (dumps.dbLate > 0)
     warnings.push(
       `${dumps.dbLate} database repl${dumps.dbLate === 1 ? 'y' : 'ies'} went to the agent as ${dumps.dbLate === 1 ? 'it' : 'they'} came, not in the recorded order (each waits 2 s at most): the agent queries differently now, or its concurrent transactions met in another order${options.dbSandbox === 'template' || options.dbSandbox === 'testcontainers' ? '' : ' (the embedded PGlite sandbox runs one transaction at a time; --db <url> --db-sandbox template runs them at once, as recorded)'}`,
+    );
+  // An exact replay's processes drew more values than were recorded: the ones past the end were
+  // made up (docs/replay.md "Nondeterminism"), so what the agent saw is not what it saw.
+  const past = Object.entries(dumps.pastRecorded).filter(([, n]) => n > 0);
+  if (options.mode === 'exact' && past.length > 0)
+    warnings.push(
+      `the agent drew ${past.map(([kind, n]) => `${n} ${VALUE_KINDS[kind] ?? kind} value${n === 1 ? '' : 's'}`).join(', ')} past the recorded ones: it draws more now than when recorded (a read that depends on timing, such as a poll or a heartbeat, or changed code); those went on from the last recorded value, not as recorded`,
     );
   // Tasks that read the database at once may have taken each other's values (docs/replay.md).
   if (!dbOrderOf(options) && result.worldMatches === false && concurrentDatabaseWork(recording.events))

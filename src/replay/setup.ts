@@ -609,10 +609,12 @@ export interface ExitDumps {
   unheld: number;
   /** Database replies that went as they came, not in their recorded order. */
   dbLate: number;
+  /** Values of each kind the processes drew past their recorded ones (made up: the clock goes on). */
+  pastRecorded: Record<string, number>;
 }
 
 export async function readExitDumps(tmp: string): Promise<ExitDumps> {
-  const out: ExitDumps = { fs: [], nd: [], pending: [], unheld: 0, dbLate: 0 };
+  const out: ExitDumps = { fs: [], nd: [], pending: [], unheld: 0, dbLate: 0, pastRecorded: {} };
   for (const name of await readdir(tmp)) {
     if (!name.startsWith('dump.')) continue;
     let json: unknown;
@@ -632,6 +634,8 @@ export async function readExitDumps(tmp: string): Promise<ExitDumps> {
     if (dump.nd) out.nd.push(dump.nd);
     out.unheld += dump.nondeterminism?.unheld ?? 0;
     out.dbLate += dump.nondeterminism?.dbLate ?? 0;
+    for (const [kind, n] of Object.entries(dump.nondeterminism?.fallback ?? {}))
+      if (n > 0) out.pastRecorded[kind] = (out.pastRecorded[kind] ?? 0) + n;
   }
   return out;
 }

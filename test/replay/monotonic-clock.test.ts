@@ -1,7 +1,9 @@
 // The monotonic clock (performance.now(), performance.timeOrigin, and process.hrtime and
 // process.uptime on its scale) the agent reads is recorded and handed back: durations it reports and the span times an OpenTelemetry exporter posts are the
-// recorded ones in a replay, so those requests match. Node's own reads (fetch's timing info) are
-// left out: a replay answers fetch without them.
+// recorded ones in a replay, so those requests match. Node's own reads (fetch's timing info,
+// performance.eventLoopUtilization(), console.time()) are left out, recorded and replayed alike: a
+// replay answers fetch without them, and the other two, which a replay reads as the recorded run
+// did, took the agent's recorded values before it. Values drawn past the recorded ones are said.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,5 +101,20 @@ describe('the monotonic clock', () => {
       }
     }
     expect(hits).toEqual([]);
+  });
+
+  it('says so when the agent draws past the recorded values', { timeout: 120_000 }, async () => {
+    const dir = path.join(tmp.dir, 'extra');
+    expect((await recordAgent(AGENT, dir, { API_URL: api.url })).exitCode).toBe(0);
+    const same = await replayExact(dir, path.join(tmp.dir, 'extra-same'), 'none', { API_URL: api.url });
+    expect(same.divergences).toEqual([]);
+    expect((same.warnings ?? []).join('\n')).not.toMatch(/past the recorded ones/);
+    const more = await replayExact(dir, path.join(tmp.dir, 'extra-more'), 'none', {
+      API_URL: api.url,
+      EXTRA_READS: '3',
+    });
+    expect((more.warnings ?? []).join('\n')).toMatch(
+      /the agent drew 3 monotonic clock \(performance\.now, process\.hrtime\) values past the recorded ones/,
+    );
   });
 });
