@@ -2,15 +2,26 @@
 // stream events: each binary message (length prelude, headers, payload, CRC32s) checked and split
 // by the maintained codec of the AWS SDKs (@smithy/core's EventStreamCodec), its `:event-type`
 // header (or `:exception-type`) as the event's type and its JSON payload as the data.
-import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
+import { createRequire } from 'node:module';
+import type { EventStreamCodec, Message } from '@smithy/core/event-streams';
 import type { StreamChunk } from '../recording/types.js';
 import type { StreamEvent } from './framing.js';
 
 const utf8 = new TextDecoder();
-const codec = new EventStreamCodec(
-  (bytes) => utf8.decode(bytes),
-  (text) => new TextEncoder().encode(text),
-);
+let codec: EventStreamCodec | undefined;
+/** The codec, loaded at the first event stream read: @smithy/core is ~260 KB of CommonJS (~40 ms
+ * of CPU) that every command reading a recording loaded, for Bedrock's streams alone. */
+function codecOf(): EventStreamCodec {
+  if (codec) return codec;
+  const smithy = createRequire(import.meta.url)(
+    '@smithy/core/event-streams',
+  ) as typeof import('@smithy/core/event-streams');
+  codec = new smithy.EventStreamCodec(
+    (bytes) => utf8.decode(bytes),
+    (text) => new TextEncoder().encode(text),
+  );
+  return codec;
+}
 
 /** A message's string header, if it has one. */
 function header(message: Message, name: string): string | undefined {
@@ -30,7 +41,7 @@ export function parseAwsEventStream(chunks: readonly StreamChunk[]): StreamEvent
       if (pending.length < length) break;
       let message: Message;
       try {
-        message = codec.decode(new Uint8Array(pending.subarray(0, length)));
+        message = codecOf().decode(new Uint8Array(pending.subarray(0, length)));
       } catch {
         return events;
       }

@@ -1,5 +1,6 @@
 // The CLI loads only the command being run: `--version`, `verify` and `ledger` never import the
-// database drivers, the TUI, YAML or the container runtime (the start-up budget of issue 22).
+// database drivers, the TUI, YAML, the container runtime or the AWS codecs (the start-up budget of
+// issue 22).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,19 @@ import { bin, example, root } from '../cli/run-cli.js';
 const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-lazy-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const HEAVY = ['pg', '@electric-sql/pglite', 'ink', 'react', 'yaml', 'testcontainers', 'pg-boss', 'memfs'];
+const HEAVY = [
+  'pg',
+  '@electric-sql/pglite',
+  'ink',
+  'react',
+  'yaml',
+  'testcontainers',
+  'pg-boss',
+  'memfs',
+  // Bedrock's event streams and SigV4, loaded when a recording has them (~40 ms of CPU each start).
+  '@smithy/core',
+  '@smithy/signature-v4',
+];
 
 /** The packages (bare specifiers) a `tapedeck …` process imported. */
 function packagesLoadedBy(args: string[], name: string): Promise<string[]> {
