@@ -9,9 +9,11 @@
 // own type parsers), so the wire's text is kept, for reads only, and turned into the JSON form for
 // the types where that is exact. Any other type, a value in another format (a session's DateStyle
 // other than ISO, BC dates, infinity), binary results or a column missing: the keyed read, as
-// before.
+// before. A write's images (the jsonb its added RETURNING columns hand back) are read from their
+// text too, never through the agent's parsers (writeImage).
 
 import { normalizedKind } from '../../postgres/index.js';
+import type { Row } from '../../recording/index.js';
 
 /** A column of the table and where the read returned it. */
 export interface ResultColumn {
@@ -137,4 +139,22 @@ export function imagesFromText(
     images.push(image);
   }
   return images;
+}
+
+/**
+ * A write's row image (jsonb) as tapedeck reads it: the server's text, parsed here, whatever the
+ * statement's parsers made of it (Prisma's adapter-pg keeps jsonb as text, to parse JSON itself; a
+ * reviver may make dates of strings); without the text (a pg with no Result hook), what they made,
+ * parsed when they kept it as text. undefined: no image (NULL), or nothing that is a row.
+ */
+export function writeImage(text: unknown, parsed: unknown): Row | undefined {
+  let value = typeof text === 'string' ? text : parsed;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Row) : undefined;
 }

@@ -19,7 +19,7 @@ import { redactDbUrl } from '../../postgres/index.js';
 import { canonicalJson, type DbChangedPayload, type Row } from '../../recording/index.js';
 import { type Catalog, type CatalogTable, keyOf, readCatalog } from './observed-catalog.js';
 import { KeyedReads, onOneClient } from './observed-reads.js';
-import { imagesFromText } from './observed-result.js';
+import { imagesFromText, writeImage } from './observed-result.js';
 import type { ObservedRun } from './observed-run.js';
 import { buildWorld, type ObservedDatabase, type ObservedWorld } from './observed-world.js';
 import { planStatement, type StatementPlan, withOldRow, withReturning } from './sql-plan.js';
@@ -379,8 +379,16 @@ export async function installPgObserver(options: {
         : typeof (own.types as Partial<Parsers>).getTypeParser === 'function' && !Array.isArray(own.types)
           ? (own.types as Parsers)
           : undefined;
+    // A write's images are kept as texts too: the statement's parsers are the agent's, and may keep
+    // jsonb as text (Prisma's adapter-pg does, to parse JSON itself) or make something else of it.
     let raw: unknown[][] | undefined;
-    if (rawCapable && plan.kind === 'read' && catalog !== undefined && parsers !== undefined && own?.binary !== true) {
+    if (
+      rawCapable &&
+      (plan.kind === 'read' || added > 0) &&
+      catalog !== undefined &&
+      parsers !== undefined &&
+      own?.binary !== true
+    ) {
       raw = [];
       // pg also sends a query's `types` as its parameter types when it is an array: none here.
       const types = {
@@ -388,7 +396,7 @@ export async function installPgObserver(options: {
         length: 0,
         [kRaw]: raw,
       };
-      finalConfig = typeof config === 'string' ? { text: config, types } : withConfig(finalConfig, { types });
+      finalConfig = typeof finalConfig === 'string' ? { text: finalConfig, types } : withConfig(finalConfig, { types });
     }
     let result: pg.QueryResult;
     pathMayChange(client, text);
@@ -405,7 +413,7 @@ export async function installPgObserver(options: {
       return result;
     }
     if (added > 0 && table !== undefined && catalog !== undefined)
-      takeChanges(client, run, catalog, table, plan, result, added, arrayMode, seq);
+      takeChanges(client, run, catalog, table, plan, result, added, arrayMode, seq, raw);
     else if (plan.kind === 'read' && catalog !== undefined && Array.isArray(result.rows) && result.rows.length > 0) {
       readAgain(run, db, catalog, result, arrayMode, seq, raw?.length === result.rows.length ? raw : undefined);
     }
@@ -460,8 +468,10 @@ export async function installPgObserver(options: {
     added: number,
     arrayMode: boolean,
     seq: number,
+    raw: unknown[][] | undefined,
   ): void {
     const fields = result.fields ?? [];
+    const texts = raw?.length === result.rows.length ? raw : undefined;
     const width = fields.length;
     const afterAt = fields.findIndex((f) => f.name === AFTER);
     const beforeAt = fields.findIndex((f) => f.name === BEFORE);
@@ -473,8 +483,8 @@ export async function installPgObserver(options: {
       const row = result.rows[i] as Record<string, unknown> | unknown[];
       const get = (name: string, at: number) =>
         (arrayMode ? (row as unknown[])[at] : (row as Record<string, unknown>)[name]) as Row | null | undefined;
-      const after = afterAt >= 0 ? (get(AFTER, afterAt) ?? undefined) : undefined;
-      const before = beforeAt >= 0 ? (get(BEFORE, beforeAt) ?? undefined) : undefined;
+      const after = afterAt >= 0 ? writeImage(texts?.[i]?.[afterAt], get(AFTER, afterAt)) : undefined;
+      const before = beforeAt >= 0 ? writeImage(texts?.[i]?.[beforeAt], get(BEFORE, beforeAt)) : undefined;
       // The row's own table: an inheritance child's row written through its parent is the child's.
       const oid = tableAt >= 0 ? Number(get(TABLE, tableAt)) : written.oid;
       const table = oid === written.oid ? written : (catalog.tables.get(oid) ?? written);
