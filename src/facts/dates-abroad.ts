@@ -5,7 +5,7 @@
 
 import { dayOf } from './dates.js';
 import { type Pass, pass } from './readings.js';
-import { foldText } from './written.js';
+import { foldText, MONTH as ENGLISH_MONTHS } from './written.js';
 
 const NAMES: Array<[number, string]> = [
   [1, 'januar janner janvier enero gennaio janeiro januari'],
@@ -43,6 +43,13 @@ const table = (rows: Array<[number, string]>) =>
   new Map(rows.flatMap(([m, names]) => names.split(' ').map((n) => [foldText(n), m] as const)));
 const MONTH = table(NAMES);
 const MONTH_WITH_YEAR = table(WITH_YEAR);
+const ENGLISH_MONTH = new RegExp(`^${ENGLISH_MONTHS}$`, 'i');
+
+/** Whether a word is a month's name or abbreviation in English or one of the languages above (`Dec`, `décembre`, `März`). */
+export function isMonthWord(word: string): boolean {
+  const folded = foldText(word);
+  return ENGLISH_MONTH.test(word) || MONTH.has(folded) || MONTH_WITH_YEAR.has(folded);
+}
 
 export const DATE_ABROAD_PASSES: Pass[] = [
   // The day first, a dot or an ordinal mark after it, `de` before the month and the year.
