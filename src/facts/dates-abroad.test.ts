@@ -140,6 +140,12 @@ describe('a date with its clock time', () => {
     );
   });
 
+  it('a month named by a word (`mars`, `ago`) is a month with a clock time after it as with a year', () => {
+    expect(verdicts('2026-03-04T14:00', 'Départ le 4 mars à 14h.')).toEqual(['date same', 'time same']);
+    expect(verdicts('2026-08-03T14:00', 'Partenza il 3 ago alle 14.')).toEqual(['date same', 'time same']);
+    expect(verdicts('2026-03-04T14:00', 'Départ le 5 mars à 14h.')).toEqual(['date different', 'time same']);
+  });
+
   it('a number after a word that is no clock stays a number (`alle 14 Tage`, `à 14 €`, `takes 14h`)', () => {
     expect(mentionsIn('alle 14 Tage').map((m) => m.kind)).toEqual(['number']);
     expect(mentionsIn('à 14 €').map((m) => m.kind)).toEqual(['money']);
