@@ -5,23 +5,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLinearIn } from '../../test/support/linear-time.js';
-import { FactIndex, mentionsIn } from './index.js';
-import { type RunDay, runDayOf } from './relative-dates.js';
+import { DAY, days, dateVerdicts as verdicts, ymd } from '../../test/support/run-days.js';
+import { mentionsIn } from './index.js';
+import { runDayOf } from './relative-dates.js';
 
 const RUNS = { seed: 20261124, numRuns: 120 };
-const AT = { pos: 1, stepId: 1, label: 'step 1' };
-const DAY = 86_400_000;
-const ymd = (t: number) => new Date(t).toISOString().slice(0, 10);
-/** A day from 2001 to 2098, as ms at UTC midnight. */
-const days = fc.integer({ min: 11_323, max: 47_000 }).map((d) => d * DAY);
-
-function verdicts(observed: string, answer: string, day: RunDay | undefined): string[] {
-  const index = new FactIndex(day === undefined ? {} : { day });
-  index.add(JSON.stringify({ depart_date: observed }), AT);
-  return mentionsIn(answer, day === undefined ? {} : { day }).map((m) =>
-    m.unread !== undefined ? 'unread' : index.verdict(m).verdict,
-  );
-}
 
 const FORWARD: Array<[string, number]> = [
   ['tomorrow', 1],

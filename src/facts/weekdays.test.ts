@@ -6,24 +6,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLinearIn } from '../../test/support/linear-time.js';
+import { DAY, days, dateVerdicts as verdicts, ymd } from '../../test/support/run-days.js';
 import { FactIndex, mentionsIn } from './index.js';
-import type { RunDay } from './relative-dates.js';
 
 const RUNS = { seed: 20261127, numRuns: 150 };
 const AT = { pos: 1, stepId: 1, label: 'step 1' };
-const DAY = 86_400_000;
-const ymd = (t: number) => new Date(t).toISOString().slice(0, 10);
-/** A day from 2001 to 2098, as ms at UTC midnight. */
-const days = fc.integer({ min: 11_323, max: 47_000 }).map((d) => d * DAY);
-
-/** The verdict on each date the answer mentions, against a flight observed departing on `observed`. */
-function verdicts(observed: string, answer: string, day: RunDay | undefined): string[] {
-  const index = new FactIndex(day === undefined ? {} : { day });
-  index.addValue({ flight: 'F9 1021', depart_date: observed }, AT);
-  return mentionsIn(answer, day === undefined ? {} : { day })
-    .filter((m) => m.kind === 'date')
-    .map((m) => (m.unread !== undefined ? 'unread' : index.verdict(m).verdict));
-}
 
 /** Weekday names (0 Sunday) and a sentence in each language that names one day. */
 const LANGUAGES: Array<[string[], (name: string) => string]> = [
