@@ -249,6 +249,11 @@ function writtenDate(
   return made ?? (stamp.y === undefined ? undefined : { kind: 'date', ...NEVER });
 }
 
+/** A clock time with no date or zone (`14 Uhr`, `à 14h30`, `14時`): its wall-clock readings, or undefined for no time (`25 Uhr`). */
+export function clockOf(h: number, mi: number): Omit<Mention, 'start' | 'end' | 'text'> | undefined {
+  return inZone('time', { time: { h, mi } }, undefined, undefined, undefined);
+}
+
 /** The readings of a stamp in the zone written after it; a zone that cannot be told grounds nothing. */
 function inZone(
   kind: 'date' | 'time',
@@ -273,11 +278,11 @@ function fullYear(y: string): number {
 }
 
 /** Words after which `3/4` is a date (`on 3/4`, `by 12/5`, `Friday 3/4`), and a time after one (`3/4 at 9:30`). */
-const DATED_BEFORE = new RegExp(
+export const DATED_BEFORE = new RegExp(
   `\\b(?:on|by|until|till|before|after|from|since|due|dated|through|thru|${WEEKDAY})\\.?,?\\s{1,3}$`,
   'i',
 );
-const DATED_AFTER = /^,?\s{1,3}(?:at\s{1,3})?\d{1,2}(?::\d\d|\s?[ap]\.?m\b)/i;
+export const DATED_AFTER = /^,?\s{1,3}(?:at\s{1,3})?\d{1,2}(?::\d\d|\s?[ap]\.?m\b)/i;
 
 /**
  * A date written with two numbers, day and month in an order the text may not say (`01/12/2026`:

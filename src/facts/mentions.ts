@@ -28,6 +28,7 @@ import {
 } from './readings.js';
 import { RELATIVE_HINT, RELATIVE_PASSES, type RunDay } from './relative-dates.js';
 import { foldScripts } from './scripts.js';
+import { WEEKDAY_HINT, WEEKDAY_PASSES } from './weekdays.js';
 import { NUMBER_WORD } from './words.js';
 import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
 
@@ -42,6 +43,8 @@ const PASSES: Pass[] = [
   ...RELATIVE_PASSES,
   ...DATE_PASSES,
   ...DATE_ABROAD_PASSES,
+  // Weekdays after the dates, which read a weekday written with one (`Friday, Dec 4`).
+  ...WEEKDAY_PASSES,
   ...MONEY_PASSES,
   ...QUANTITY_PASSES,
   // Ids: letters and digits mixed.
@@ -65,7 +68,7 @@ export function mentionsIn(written: string, options: { day?: RunDay } = {}): Men
   // Other scripts' digits and fullwidth forms are read as ASCII (`١٢٩٫٩٩` is 129.99), spans mapped back.
   const { text: plain, origin } = foldScripts(written);
   const hasDigit = DIGIT.test(plain);
-  if (!hasDigit && !NUMBER_WORD_HINT.test(plain) && !RELATIVE_HINT.test(plain)) return out;
+  if (!hasDigit && !NUMBER_WORD_HINT.test(plain) && !RELATIVE_HINT.test(plain) && !WEEKDAY_HINT.test(plain)) return out;
   const { text, signAt } = signWords(plain);
   let taken: Uint8Array | undefined;
   let conventions: Conventions | undefined;

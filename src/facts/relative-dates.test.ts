@@ -5,23 +5,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectLinearIn } from '../../test/support/linear-time.js';
-import { FactIndex, mentionsIn } from './index.js';
-import { type RunDay, runDayOf } from './relative-dates.js';
+import { DAY, days, dateVerdicts as verdicts, ymd } from '../../test/support/run-days.js';
+import { mentionsIn } from './index.js';
+import { runDayOf } from './relative-dates.js';
 
 const RUNS = { seed: 20261124, numRuns: 120 };
-const AT = { pos: 1, stepId: 1, label: 'step 1' };
-const DAY = 86_400_000;
-const ymd = (t: number) => new Date(t).toISOString().slice(0, 10);
-/** A day from 2001 to 2098, as ms at UTC midnight. */
-const days = fc.integer({ min: 11_323, max: 47_000 }).map((d) => d * DAY);
-
-function verdicts(observed: string, answer: string, day: RunDay | undefined): string[] {
-  const index = new FactIndex(day === undefined ? {} : { day });
-  index.add(JSON.stringify({ depart_date: observed }), AT);
-  return mentionsIn(answer, day === undefined ? {} : { day }).map((m) =>
-    m.unread !== undefined ? 'unread' : index.verdict(m).verdict,
-  );
-}
 
 const FORWARD: Array<[string, number]> = [
   ['tomorrow', 1],
@@ -41,6 +29,25 @@ const FORWARD: Array<[string, number]> = [
   ['domani', 1],
   ['amanhã', 1],
   ['gisteren', -1],
+  ['gestern', -1],
+  ['vorgestern', -2],
+  ['avant-hier', -2],
+  ['ayer', -1],
+  ['anteayer', -2],
+  ['antes de ayer', -2],
+  ['ieri', -1],
+  ["l'altro ieri", -2],
+  ['avantieri', -2],
+  ['ontem', -1],
+  ['anteontem', -2],
+  ['eergisteren', -2],
+  ['前天', -2],
+  ['一昨日', -2],
+  ['おととい', -2],
+  ['きのう', -1],
+  ['어제', -1],
+  ['그저께', -2],
+  ['the day before yesterday', -2],
   ['in 3 Tagen', 3],
   ['dans 3 jours', 3],
   ['hace 3 días', -3],
@@ -93,6 +100,27 @@ describe('relative dates', () => {
     for (const d of ['2026-11-29', '2026-11-30', '2026-12-06'])
       expect(verdicts(d, 'next week', day), d).toEqual(['same']);
     for (const d of ['2026-11-28', '2026-12-07']) expect(verdicts(d, 'next week', day), d).toEqual(['different']);
+  });
+
+  it('French `hier` is yesterday in French, never German or Dutch "here"', () => {
+    const day = { today: ['2026-11-24'], source: 'test' };
+    for (const t of [
+      'Votre vol est parti hier soir.',
+      'Nous avons réservé hier le vol pour vous.',
+      "Le prix d'hier était plus bas.",
+    ]) {
+      expect(verdicts('2026-11-23', t, day), t).toEqual(['same']);
+      expect(verdicts('2026-11-24', t, day), t).toEqual(['different']);
+    }
+    for (const t of [
+      'Klicken Sie hier, um den Flug zu buchen.',
+      'Hier ist Ihre Buchung.',
+      'Klik hier om de vlucht te boeken.',
+      'hier is je ticket',
+    ])
+      expect(verdicts('2026-11-23', t, day), t).toEqual([]);
+    // `그제서야` is "only then", no day.
+    expect(verdicts('2026-11-22', '그제서야 알았습니다', day)).toEqual([]);
   });
 
   it("the run day: what the run stated wins, else the clock in the zone, else every zone's date", () => {

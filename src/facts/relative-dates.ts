@@ -132,7 +132,8 @@ function countOf(written: string): number | undefined {
   return n !== undefined && Number.isInteger(n) && n > 0 && n <= 3660 ? n : undefined;
 }
 
-type Targets = (today: string) => string[];
+/** The dates a relative date names from one day the run may be on (YYYY-MM-DD each). */
+export type Targets = (today: string) => string[];
 
 /**
  * The readings of a relative date: the dates it names from each day `today` may be — as a claim,
@@ -140,7 +141,7 @@ type Targets = (today: string) => string[];
  * itself is grounded by the run's day (`now:today`). `duration`: `in 3 days` may also be a length
  * of time (`completed in 3 days`), a quantity observed grounds it.
  */
-function relative(day: RunDay | undefined, written: string, targets: Targets, duration?: number): Made {
+export function relative(day: RunDay | undefined, written: string, targets: Targets, duration?: number): Made {
   if (day === undefined)
     return { kind: 'date', claim: [], observed: [], unread: `${written}: no run time to read it against` };
   const dates = [...new Set(day.today.flatMap(targets))].sort();
@@ -170,21 +171,25 @@ const offset =
   (t) =>
     days.map((n) => shift(t, n));
 
-/** A weekday's dates: `next` (the coming one, or the one after), `this` (this week's, either start, or the coming one), `last`. */
-function weekday(which: string, name: string): Targets {
-  const w = WEEKDAYS.indexOf(name.slice(0, 3).toLowerCase());
+/**
+ * A weekday's dates (`w`: 0 Sunday … 6 Saturday): `next` (the coming one, or the one after), `this`
+ * (this week's, either start, or the coming one), `last` (the one before, or the one before that),
+ * `coming` (a bare weekday: the coming one, today's or a week on when said on that day).
+ */
+export function weekdayDates(which: 'next' | 'this' | 'last' | 'coming', w: number): Targets {
   return (t) => {
     const wd = weekdayOf(t);
     const ahead = (w - wd + 7) % 7 || 7;
     const behind = (wd - w + 7) % 7 || 7;
     if (which === 'next') return [shift(t, ahead), shift(t, ahead + 7)];
     if (which === 'last') return [shift(t, -behind), shift(t, -behind - 7)];
+    if (which === 'coming') return w === wd ? [t, shift(t, 7)] : [shift(t, ahead)];
     return [shift(t, ((w + 6) % 7) - ((wd + 6) % 7)), shift(t, w - wd), shift(t, (w - wd + 7) % 7)];
   };
 }
 
 /** The days of a week: this (0), next (1) or last (−1) — starting Monday or Sunday, either. */
-function week(n: number): Targets {
+export function week(n: number): Targets {
   return (t) => {
     const wd = weekdayOf(t);
     const out: string[] = [];
@@ -229,11 +234,25 @@ const UNIT_ABROAD = '(Tagen?|Wochen?|jours?|semaines?|d[ií]as?|semanas?|giorn[o
 
 /** Every word a relative date may start with, for one scan that skips a text with none. */
 export const RELATIVE_HINT =
-  /tomorrow|yesterday|today|tonight|this\s|next\s|last\s|\bin\s|ago\b|from\s+now|morgen|gestern|heute|demain|hier|aujourd|dans\s|il\s+y\s+a|ma[nñ]ana|ayer|\bhoy\b|hace\s|dentro|domani|ieri|oggi|tra\s|fra\s|\bfa\b|amanh|ontem|hoje|daqui|\bh[aá]\s|\bem\s|gisteren|vandaag|\bover\s|geleden|vorgestern|[明昨今后後前一]\s?[天日]|내일|어제|오늘|모레/i;
+  /tomorrow|yesterday|today|tonight|this\s|next\s|last\s|\bin\s|ago\b|from\s+now|morgen|gestern|heute|demain|hier|aujourd|dans\s|il\s+y\s+a|ma[nñ]ana|ayer|\bhoy\b|hace\s|dentro|domani|ieri|oggi|tra\s|fra\s|\bfa\b|amanh|ontem|hoje|daqui|\bh[aá]\s|\bem\s|gisteren|vandaag|\bover\s|geleden|vorgestern|[明昨今后後前一]\s?[天日]|내일|어제|오늘|모레|anoche|おととい|あした|あさって|きのう|그저께|그제/i;
 
 /** Whole words (or CJK forms, which have no edges) as one pattern; `cased`: lower case only. */
 function wordsRe(words: string, cjk = '', cased = false, before = ''): RegExp {
   return new RegExp(`${before}${B0}(?:${words})${B1}${cjk === '' ? '' : `|${cjk}`}`, cased ? 'gu' : 'giu');
+}
+
+/** Words of French, and of German and Dutch (where `hier` is "here"), for the text around a `hier`. */
+const FRENCH =
+  /(?<![\p{L}'’])(?:(?:le|la|les|une?|des|du|est|et|vous|votre|vos|nous|notre|avec|pour|dans|sur|aux?|ce|cette|qui|que|pas|été|était|avait|ai|avons|je|il|elle|soir|matin|depuis|plus)(?![\p{L}])|(?:d|j|l|qu|jusqu)['’])/giu;
+const GERMAN_DUTCH =
+  /(?<![\p{L}'’])(?:der|die|das|und|ist|ich|wir|sie|nicht|mit|für|ein|eine|war|habe|hat|den|dem|zu|auf|bin|sind|het|een|en|is|ik|niet|met|voor|van|op|zijn|heb|heeft|klicken|klik)(?![\p{L}])/giu;
+
+/** Whether the words within 160 characters of `at` are French, more than German or Dutch (`hier soir`, `depuis hier`). */
+function isFrenchAt(text: string, at: number): boolean {
+  const near = text.slice(Math.max(0, at - 160), at + 160);
+  const count = (re: RegExp) => near.match(re)?.length ?? 0;
+  const french = count(FRENCH);
+  return french >= 2 && french > count(GERMAN_DUTCH);
 }
 
 const day =
@@ -246,20 +265,20 @@ export const RELATIVE_PASSES: Pass[] = [
   pass(
     wordsRe(
       '(?:the\\s+)?day\\s+after\\s+tomorrow|übermorgen|après-demain|pasado\\s+mañana|dopodomani|depois\\s+de\\s+amanhã|overmorgen',
-      '后天|後天|明後日|모레',
+      '后天|後天|明後日|あさって|모레',
     ),
     day(offset(2)),
     false,
   ),
   pass(
     wordsRe(
-      "(?:the\\s+)?day\\s+before\\s+yesterday|vorgestern|avant-hier|anteayer|antier|l'altro\\s?ieri|altroieri|anteontem|eergisteren",
-      '前天|一昨日',
+      "(?:the\\s+)?day\\s+before\\s+yesterday|vorgestern|avant-hier|anteayer|antes\\s+de\\s+ayer|antier|l'altro\\s?ieri|altroieri|avantieri|anteontem|eergisteren",
+      '前天|一昨日|おととい|그저께|그제(?![서야])',
     ),
     day(offset(-2)),
     false,
   ),
-  pass(wordsRe('tomorrow|demain|domani|amanhã', '明天|明日|내일'), day(offset(1)), false),
+  pass(wordsRe('tomorrow|demain|domani|amanhã', '明天|明日|あした|내일'), day(offset(1)), false),
   // `mañana` is also the morning (`la mañana`, `por la mañana`); `Morgen` also (`heute Morgen`, `guten Morgen`): lower case only.
   pass(wordsRe('mañana', '', false, '(?<!\\b(?:la|esta|cada|una)\\s{1,3})'), day(offset(1)), false),
   pass(
@@ -268,9 +287,14 @@ export const RELATIVE_PASSES: Pass[] = [
     false,
   ),
   // `last night` is yesterday's, or (after midnight) today's.
-  pass(wordsRe('last\\s+night'), day(offset(-1, 0)), false),
-  // French `hier` is also German and Dutch for "here": not read.
-  pass(wordsRe('yesterday|gestern|ayer|ieri|ontem|gisteren', '昨天|昨日|어제'), day(offset(-1)), false),
+  pass(wordsRe('last\\s+night|anoche'), day(offset(-1, 0)), false),
+  pass(wordsRe('yesterday|gestern|ayer|ieri|ontem|gisteren', '昨天|昨日|きのう|어제'), day(offset(-1)), false),
+  // French `hier` is also German and Dutch for "here" (`hier klicken`, `hier is`): read only in French.
+  pass(
+    wordsRe('hier'),
+    (m, _c, run) => (isFrenchAt(m.input, m.index) ? relative(run, m[0], offset(-1)) : undefined),
+    false,
+  ),
   pass(
     wordsRe(
       "today|tonight|this\\s+(?:morning|afternoon|evening)|heute|aujourd['’]hui|hoy|oggi|hoje|vandaag",
@@ -281,7 +305,15 @@ export const RELATIVE_PASSES: Pass[] = [
   ),
   pass(
     new RegExp(`\\b(next|this|last)\\s+${WEEKDAY}\\b`, 'gi'),
-    (m, _c, run) => relative(run, m[0], weekday(m[1]!.toLowerCase(), m[2]!)),
+    (m, _c, run) =>
+      relative(
+        run,
+        m[0],
+        weekdayDates(
+          m[1]!.toLowerCase() as 'next' | 'this' | 'last',
+          WEEKDAYS.indexOf(m[2]!.slice(0, 3).toLowerCase()),
+        ),
+      ),
     false,
   ),
   pass(

@@ -281,6 +281,22 @@ describe('dates and times', () => {
     );
   });
 
+  it('a weekday or a relative date, with no day to read it against, is the same only written the same', () => {
+    for (const [a, b] of [
+      ['tomorrow', 'Tomorrow'],
+      ['Friday', 'friday'],
+      ['vendredi', 'Vendredi'],
+      ['on Friday at 2pm', 'Friday 14:00'],
+    ])
+      expect(factVerdict(a, b).verdict, `${a} ~ ${b}`).toBe('same');
+    for (const [a, b] of [
+      ['Friday', 'Monday'],
+      ['on Friday at 2pm', 'Monday 14:00'],
+      ['tomorrow at 2pm', 'yesterday at 2pm'],
+    ])
+      expect(factVerdict(a, b).verdict, `${a} ~ ${b}`).toBe('different');
+  });
+
   it('dd/mm/yyyy: read right when the day is over 12; an ambiguous one is never the date, only maybe', () => {
     fc.assert(
       fc.property(day, (t) => {

@@ -76,9 +76,12 @@ function grounds(
   const index = new FactIndex({ signed: true, oneReading: true });
   index.addValue(by, SOURCE, byKey);
   if (typeof value === 'number') return plain(index.valueVerdict(value, key));
-  const mentions = mentionsIn(value);
-  if (mentions.length === 0) return { verdict: 'different' };
-  const verdicts = mentions.map((m) => index.verdict(m));
+  const all = mentionsIn(value);
+  if (all.length === 0) return { verdict: 'different' };
+  // A fact read only against a day (`Friday`, `tomorrow`: no day here) is the same only written the same.
+  const said = words(String(by));
+  if (all.some((m) => m.unread !== undefined && !said.includes(words(m.text)))) return { verdict: 'different' };
+  const verdicts = all.filter((m) => m.unread === undefined).map((m) => index.verdict(m));
   const notSame = verdicts.find((v) => v.verdict === 'different') ?? verdicts.find((v) => v.verdict === 'cant-tell');
   return notSame === undefined ? { verdict: 'same' } : plain(notSame);
 }
@@ -88,17 +91,18 @@ function plain(v: Verdict): FactVerdict {
 }
 
 function hasFacts(text: string): boolean {
-  return mentionsIn(text).length > 0;
+  return mentionsIn(text).some((m) => m.unread === undefined);
+}
+
+/** The words of a text, folded, each between spaces (` on friday `), for finding one phrase in another. */
+function words(text: string): string {
+  return ` ${(foldText(text).match(/[\p{L}\p{N}]+/gu) ?? []).join(' ')} `;
 }
 
 /** Words equal once case, diacritics, quotes and spacing are folded; one token also by its id core (`ABC-DEF` ~ `abcdef`). */
 function sameWords(a: string, b: string): boolean {
-  const words = (t: string) =>
-    foldText(t)
-      .match(/[\p{L}\p{N}]+/gu)
-      ?.join(' ') ?? '';
   const wa = words(a);
-  if (wa !== '' && wa === words(b)) return true;
+  if (wa !== '  ' && wa === words(b)) return true;
   const single = (t: string) => !/\s/.test(t.trim());
   return single(a) && single(b) && idCore(a) !== '' && idCore(a) === idCore(b);
 }

@@ -338,6 +338,19 @@ function usDaylight({ y, m, d, h }: { y: number; m: number; d: number; h: number
   return false;
 }
 
+/** Weekday names by day (0 Sunday … 6 Saturday): English, German, French, Spanish, Italian, Portuguese, Dutch. */
+export const WEEKDAY_NAMES: readonly string[] = [
+  'sunday sonntag dimanche domingo domenica zondag',
+  'monday montag lundi lunes lunedì lunedi segunda-feira maandag',
+  'tuesday dienstag mardi martes martedì martedi terça-feira terca-feira dinsdag',
+  'wednesday mittwoch mercredi miércoles miercoles mercoledì mercoledi quarta-feira woensdag',
+  'thursday donnerstag jeudi jueves giovedì giovedi quinta-feira donderdag',
+  'friday freitag vendredi viernes venerdì venerdi sexta-feira vrijdag',
+  'saturday samstag sonnabend samedi sábado sabado zaterdag',
+];
+/** Any of them, as a pattern (no group). */
+export const WEEKDAY_NAME = WEEKDAY_NAMES.flatMap((n) => n.split(' ')).join('|');
+
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 export const WEEKDAY =
   '(Sun(?:day)?|Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:r(?:s(?:day)?)?)?|Fri(?:day)?|Sat(?:urday)?)';

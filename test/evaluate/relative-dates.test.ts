@@ -46,9 +46,25 @@ const booked = (when: string) =>
 
 describe('relative dates against the run', () => {
   it('"tomorrow" is the departure the run observed; a day that is not fails the gate', () => {
-    for (const when of ['tomorrow', 'in 1 day', 'this Wednesday', 'next Wednesday', 'mañana'])
+    for (const when of [
+      'tomorrow',
+      'in 1 day',
+      'this Wednesday',
+      'next Wednesday',
+      'mañana',
+      'on Wednesday',
+      'Wednesday',
+    ])
       expect(unsupported(booked(when)), when).toEqual([]);
-    for (const when of ['the day after tomorrow', 'next Friday', 'in 3 days', 'in two weeks', 'yesterday']) {
+    for (const when of [
+      'the day after tomorrow',
+      'next Friday',
+      'in 3 days',
+      'in two weeks',
+      'yesterday',
+      'Friday',
+      'Thursday',
+    ]) {
       const found = unsupported(booked(when));
       expect(found, when).toHaveLength(1);
       expect(found[0], when).toContain(`date ${when}`);
