@@ -15,6 +15,7 @@ import { type DbSnapshot, readRecording, worldAt } from '../../src/recording/ind
 import { replay } from '../../src/replay/index.js';
 import { scratchDatabase, tempDir } from '../record/helpers.js';
 import { runKeysAgent, WORLD } from './fixtures/keys-world.mjs';
+import { expectExactReplay } from './replay-exact.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
 const AGENT = fileURLToPath(new URL('./fixtures/keys-world.mjs', import.meta.url));
@@ -93,17 +94,13 @@ describe.runIf(ADMIN)('observed capture of keys, schemas and search paths', () =
 
   for (const sandbox of ['pglite', 'template'] as const)
     it(`replays in the ${sandbox} sandbox to the recorded end state`, async () => {
-      const replayed = await replay({
+      await expectExactReplay({
         recording: dir,
-        mode: 'exact',
         out: path.join(tmp.dir, `replay-${sandbox}`),
-        stdio: 'pipe',
-        ...(sandbox === 'template' ? { db: ADMIN } : {}),
+        sandbox,
+        admin: ADMIN,
+        result,
       });
-      expect(replayed.output?.stderr ?? '').not.toMatch(/error/i);
-      expect(replayed.divergences).toEqual([]);
-      expect(replayed.worldDiff).toEqual([]);
-      expect(JSON.parse(replayed.output?.stdout ?? '[]')).toEqual(JSON.parse(JSON.stringify(result)));
     }, 240_000);
 });
 

@@ -3,13 +3,15 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, ownRowSql, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
+import { jsonTextSql, normalizedKind, ownRowSql, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
   name: string;
   attnum: number;
   type: string;
+  /** Its values are held as their text (json, jsonb, a domain over one, an array of either: jsonTextSql). */
+  text: boolean;
 }
 
 export interface CatalogTable {
@@ -60,7 +62,8 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       WHERE c.relkind IN ('r', 'p') AND ${SYSTEM}`,
   );
   const columns = await db.query(
-    `SELECT a.attrelid::int AS rel, a.attnum::int AS attnum, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+    `SELECT a.attrelid::int AS rel, a.attnum::int AS attnum, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
+            ${jsonTextSql('a.atttypid')} AS text
        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('r', 'p') AND ${SYSTEM} AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY a.attrelid, a.attnum`,
@@ -125,6 +128,7 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       name: c.name as string,
       attnum: c.attnum as number,
       type: c.type as string,
+      text: c.text === true,
     });
   }
   for (const k of keys.rows) {
@@ -190,7 +194,7 @@ export class Catalog {
 
   /**
    * The row `ref` (an alias or table name in scope) as the snapshot's JSON: bigint/numeric and
-   * json/jsonb as text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
+   * json-based values (json, jsonb, their domains and arrays) as text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
    * normalisation src/postgres/snapshot.ts applies, written inline.
    */
   rowJson(table: CatalogTable, ref: string): string {
@@ -201,7 +205,7 @@ export class Catalog {
     const pairs = table.columns.map((c) => {
       const col = `${r}.${quoteIdent(c.name)}`;
       const kind = normalizedKind(c.type);
-      const value = kind === 'num' || kind === 'text' ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
+      const value = kind === 'num' || c.text ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
       return `'${c.name.replaceAll("'", "''")}', ${value}`;
     });
     // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.

@@ -536,14 +536,24 @@ export async function installPgObserver(options: {
     seq: number,
     raw: unknown[][] | undefined,
   ): void {
-    const byTable = new Map<number, Array<{ name: string; at: number; column: string; type: string; oid: number }>>();
+    const byTable = new Map<
+      number,
+      Array<{ name: string; at: number; column: string; type: string; oid: number; text: boolean }>
+    >();
     for (const [at, field] of (result.fields ?? []).entries()) {
       if (!field.tableID) continue;
       const table = catalog.tables.get(field.tableID);
       const column = table?.columns.find((c) => c.attnum === field.columnID);
       if (table === undefined || column === undefined) continue;
       const list = byTable.get(table.oid) ?? [];
-      list.push({ name: field.name, at, column: column.name, type: column.type, oid: field.dataTypeID });
+      list.push({
+        name: field.name,
+        at,
+        column: column.name,
+        type: column.type,
+        oid: field.dataTypeID,
+        text: column.text,
+      });
       byTable.set(table.oid, list);
     }
     let attributed = false;
@@ -560,7 +570,7 @@ export async function installPgObserver(options: {
         raw === undefined || descendants.length > 0
           ? undefined
           : imagesFromText(
-              fields.map((f) => ({ name: f.column, type: f.type, at: f.at, oid: f.oid })),
+              fields.map((f) => ({ name: f.column, type: f.type, at: f.at, oid: f.oid, text: f.text })),
               table.columns.map((c) => c.name),
               raw,
             );
