@@ -15,7 +15,7 @@ import { record } from '../../src/record/index.js';
 import { type DbChangedPayload, type DbSnapshot, readRecording, rowFacts, worldAt } from '../../src/recording/index.js';
 import { scratchDatabase, tempDir } from '../record/helpers.js';
 import { RUN, runJsonAgent, WORLD } from './fixtures/json-world.mjs';
-import { expectExactReplay } from './replay-exact.js';
+import { itReplaysExactly } from './replay-exact.js';
 import { sandboxPaths } from './sandbox-paths.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
@@ -157,14 +157,5 @@ describe.runIf(ADMIN)('JSON domains and arrays, observed capture', () => {
     expect(RUN.length).toBe((result as unknown[]).length);
   });
 
-  for (const sandbox of ['pglite', 'template'] as const)
-    it(`replays in the ${sandbox} sandbox to the recorded end state`, async () => {
-      await expectExactReplay({
-        recording: dir,
-        out: path.join(tmp.dir, `replay-${sandbox}`),
-        sandbox,
-        admin: ADMIN,
-        result,
-      });
-    }, 240_000);
+  itReplaysExactly(() => ({ recording: dir, result, outDir: tmp.dir }), ADMIN);
 });
