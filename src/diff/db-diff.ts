@@ -1,5 +1,12 @@
 // Database diff: two db snapshots, each table hash-joined by primary key; updates name their changed columns.
-import { type DbSnapshot, type DbTable, type Row, rowsInOneForm, SERVER_CLOCK_FUNCTIONS } from '../recording/index.js';
+import {
+  type DbSnapshot,
+  type DbTable,
+  type Domains,
+  type Row,
+  rowsInOneForm,
+  SERVER_CLOCK_FUNCTIONS,
+} from '../recording/index.js';
 import type { DbChange } from './types.js';
 
 export interface DbDiffOptions {
@@ -43,7 +50,7 @@ export function diffDb(
   const changes: DbChange[] = [];
   for (const name of [...tables.keys()].sort()) {
     const { a, b } = tables.get(name)!;
-    diffTable(a, b, options, changes);
+    diffTable(a, b, options, changes, after?.domains ?? before?.domains);
   }
   return changes;
 }
@@ -53,12 +60,18 @@ function keyColumns(t: DbTable): string[] {
   return [...cols].sort();
 }
 
-function diffTable(a: DbTable | undefined, b: DbTable | undefined, options: DbDiffOptions, out: DbChange[]): void {
+function diffTable(
+  a: DbTable | undefined,
+  b: DbTable | undefined,
+  options: DbDiffOptions,
+  out: DbChange[],
+  domains: Domains | undefined,
+): void {
   const table = (a ?? b)!;
   const keyCols = keyColumns(b ?? table);
   const prefix = `${table.schema}.${table.name}\u0000`;
   // A recording made before held json/jsonb parsed, a replay's end state holds their text: one form.
-  const [rowsA, rowsB] = rowsInOneForm(a, b);
+  const [rowsA, rowsB] = rowsInOneForm(a, b, domains);
   const beforeRows = new Map<string, Row>();
   for (const row of rowsA) beforeRows.set(keyString(row, keyCols), row);
   const clock = serverClockColumns(a, b);

@@ -207,7 +207,7 @@ export function checkExpectations(
       const keyCols = t.primaryKey.length > 0 ? t.primaryKey : t.columns.map((c) => c.name);
       for (const held of t.rows) {
         // The contract looks inside json/jsonb values: those held as their text, parsed.
-        const row = rowFacts(t, held);
+        const row = rowFacts(t, held, post.db?.domains);
         if (!rowSelected(e, row)) continue;
         const key: Row = {};
         for (const c of keyCols) key[c] = held[c];

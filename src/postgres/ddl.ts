@@ -196,6 +196,8 @@ export function plan(description: Description, extensions?: ReadonlySet<string>)
     });
     out.tables.push(...partitionStatements(t, description.schemas));
     out.after.push(...ruleStatements(t, held, lack));
+    // A partition's own checks (one added to it alone, not its parent), on the partition.
+    for (const p of t.partitions ?? []) out.after.push(...ruleStatements({ ...p, exclusions: [] }, held, lack));
     for (const fk of t.foreignKeys ?? []) {
       const target = tables.get(key(fk.references.schema, fk.references.table));
       // A key to a table outside the snapshot, or to columns that are no key there, cannot be built.

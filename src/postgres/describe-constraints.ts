@@ -91,8 +91,15 @@ async function partitionBy(db: Queryable, oid: number): Promise<DbTable['partiti
  * The CHECK, EXCLUDE and partitioning of the table `oid` whose columns are `columns`, each part
  * present only when there is something to describe.
  */
-export async function describeTableExtras(db: Queryable, oid: number, columns: ReadonlySet<string>): Promise<Extras> {
-  // A table's own checks: an inherited one (coninhcount > 0) comes with its parent's.
+/**
+ * The CHECK constraints of the table or partition `oid` that are its own: an inherited one
+ * (coninhcount > 0: a parent's, a partitioned table's) comes with the table it is declared on.
+ */
+async function describeChecks(
+  db: Queryable,
+  oid: number,
+  columns: ReadonlySet<string>,
+): Promise<NonNullable<Extras['checks']>> {
   const checkRows = await rowsOf<{ name: string; def: string; noinherit: boolean }>(
     db,
     `SELECT conname AS name, pg_get_expr(conbin, conrelid) AS def, connoinherit AS noinherit FROM pg_constraint
@@ -106,6 +113,11 @@ export async function describeTableExtras(db: Queryable, oid: number, columns: R
     if (expression !== undefined && castsKept(expression))
       checks.push({ name: r.name, expression, ...(r.noinherit ? { noInherit: true } : {}) });
   }
+  return checks;
+}
+
+export async function describeTableExtras(db: Queryable, oid: number, columns: ReadonlySet<string>): Promise<Extras> {
+  const checks = await describeChecks(db, oid, columns);
   const exclusionRows = await rowsOf<{
     name: string;
     method: string;
@@ -187,6 +199,8 @@ export async function describeTableExtras(db: Queryable, oid: number, columns: R
       if (bound === undefined || !described.has(r.parent) || (r.partitioned && sub === undefined)) continue;
       described.add(r.oid);
       const indexes = await describeIndexes(db, r.oid);
+      // A partition has its parent's columns, by name (their positions may differ).
+      const own = await describeChecks(db, r.oid, columns);
       partitions.push({
         schema: r.schema,
         name: r.name,
@@ -194,6 +208,7 @@ export async function describeTableExtras(db: Queryable, oid: number, columns: R
         bound,
         ...(sub !== undefined ? { partitionBy: sub } : {}),
         ...(indexes.length > 0 ? { indexes } : {}),
+        ...(own.length > 0 ? { checks: own } : {}),
       });
     }
   }

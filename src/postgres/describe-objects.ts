@@ -209,7 +209,7 @@ export async function describeUnbuilt(db: Queryable, schemas: string[]): Promise
         WHERE NOT t.tgisinternal AND left(t.tgname, $2) <> $3
        UNION ALL SELECT CASE co.contype WHEN 'c' THEN 'check' ELSE 'exclusion constraint' END, n.nspname, co.conname, c.relname
          FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE co.contype IN ('c', 'x') AND NOT c.relispartition AND co.coninhcount = 0
+        WHERE co.contype IN ('c', 'x') AND co.coninhcount = 0
        UNION ALL SELECT 'check', n.nspname, co.conname, t.typname FROM pg_constraint co
          JOIN pg_type t ON t.oid = co.contypid JOIN pg_namespace n ON n.oid = t.typnamespace WHERE co.contype = 'c'
        UNION ALL SELECT 'partition', n.nspname, c.relname, p.relname FROM pg_class c
@@ -275,7 +275,10 @@ export async function describeObjects(
     ...tables.flatMap((t) => [
       ...(t.checks ?? []).map((c) => JSON.stringify(['check', t.schema, c.name, t.name])),
       ...(t.exclusions ?? []).map((x) => JSON.stringify(['exclusion constraint', t.schema, x.name, t.name])),
-      ...(t.partitions ?? []).map((p) => JSON.stringify(['partition', p.schema, p.name, p.of.name])),
+      ...(t.partitions ?? []).flatMap((p) => [
+        JSON.stringify(['partition', p.schema, p.name, p.of.name]),
+        ...(p.checks ?? []).map((c) => JSON.stringify(['check', p.schema, c.name, p.name])),
+      ]),
     ]),
     ...domains.flatMap((d) => (d.checks ?? []).map((c) => JSON.stringify(['check', d.schema, c.name, d.name]))),
   ]);

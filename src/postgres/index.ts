@@ -47,9 +47,11 @@ export {
   describeSequences,
   describeTables,
   installNormalizer,
+  jsonTextSql,
   normalizedKind,
   readRows,
   snapshotDatabase,
+  textHeld,
   textValuesSql,
   userSchemas,
 } from './snapshot.js';

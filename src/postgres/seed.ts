@@ -5,7 +5,7 @@ import type { DbChangedPayload, DbSnapshot, DbTable, Row } from '../recording/in
 import { describeFromDdl, heldAsText, TapedeckError } from '../recording/index.js';
 import { type Description, identitySequence, key, plan, type Statement } from './ddl.js';
 import { createExtensions } from './extensions.js';
-import { ownRowSql, type Queryable, quoteIdent, quoteLiteral, regclass, sqlType, tableRef } from './sql.js';
+import { namedType, ownRowSql, type Queryable, quoteIdent, quoteLiteral, regclass, sqlType, tableRef } from './sql.js';
 
 /** Rows per INSERT when seeding: each batch is one jsonb parameter. */
 const ROWS_PER_INSERT = 1000;
@@ -28,13 +28,19 @@ function rowsOf(
   alias: string,
 ): string {
   const type = `NULL::${tableRef(table.schema, table.name)}`;
-  const texts = new Set((table.columns ?? []).filter((c) => heldAsText(c) && jsonTyped(c)).map((c) => c.name));
+  const texts = new Map(
+    (table.columns ?? []).flatMap((c) => {
+      const cast = heldAsText(c) ? textCast(c) : undefined;
+      return cast === undefined ? [] : [[c.name, cast] as const];
+    }),
+  );
   if (texts.size === 0)
     return `jsonb_populate_record${many === 'set' ? 'set' : ''}(${type}, $${param}::jsonb) AS ${alias}`;
   const list = (table.columns ?? [])
     .map((c) => {
       const name = quoteIdent(c.name);
-      return texts.has(c.name) ? `(e.j ->> ${quoteLiteral(c.name)})::${sqlType(c.type)} AS ${name}` : `r.${name}`;
+      const cast = texts.get(c.name);
+      return cast !== undefined ? `(e.j ->> ${quoteLiteral(c.name)})::${cast} AS ${name}` : `r.${name}`;
     })
     .join(', ');
   const rows =
@@ -42,9 +48,16 @@ function rowsOf(
   return `(SELECT ${list} FROM ${rows}, jsonb_populate_record(${type}, e.j) AS r) AS ${alias}`;
 }
 
-/** A column the sandbox makes json or jsonb (not an enum's, a domain's or an extension's type). */
-const jsonTyped = (c: DbTable['columns'][number]): boolean =>
-  c.enum === undefined && c.udt === undefined && /^jsonb?$/.test(sqlType(c.type));
+/**
+ * The type a value held as its text is read back as, through its input function (undefined: as
+ * jsonb_populate_record reads it): a domain of the description by its name (ddl.ts builds every
+ * domain a column uses), arrays included; a built-in type by sqlType's allow-list (json, jsonb[]).
+ * An enum's or an extension's type is not held as text.
+ */
+function textCast(c: DbTable['columns'][number]): string | undefined {
+  if (c.enum !== undefined || c.udt?.extension !== undefined) return undefined;
+  return c.udt !== undefined ? namedType(c.udt, c.type.replace(/\(\d+\)/g, '')) : sqlType(c.type);
+}
 
 /** hstore's text form of the JSON object to_jsonb gives an hstore (string or null values). */
 function hstoreText(value: Record<string, unknown>): string {
@@ -218,11 +231,11 @@ export async function applyRowChanges(
       }
     }
   }
-  const columnTypes = new Map<string, string>();
+  const columnTypes = new Map<string, DbTable['columns'][number]>();
   const computedColumns = new Set<string>();
   for (const t of snapshot?.tables ?? [])
     for (const c of t.columns) {
-      columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c.type);
+      columnTypes.set(`${t.schema}.${t.name}.${c.name}`, c);
       if (computed(c)) computedColumns.add(`${t.schema}.${t.name}.${c.name}`);
     }
   const describedTables = new Map((snapshot?.tables ?? []).map((t) => [key(t.schema, t.name), t]));
@@ -262,12 +275,16 @@ export async function applyRowChanges(
           [row],
         );
         if (rows.length === 0) {
+          // A value held as its text compares as that text (json and json[] have no equality).
           const same = cols
-            .map((c) =>
-              sqlType(typeOf(c) ?? 'text') === 'json'
+            .map((c) => {
+              const column = typeOf(c);
+              if (column !== undefined && heldAsText(column))
+                return `t.${quoteIdent(c)}::text IS NOT DISTINCT FROM v.${quoteIdent(c)}::text`;
+              return sqlType(column?.type ?? 'text') === 'json'
                 ? `t.${quoteIdent(c)}::jsonb IS NOT DISTINCT FROM v.${quoteIdent(c)}::jsonb`
-                : `t.${quoteIdent(c)} IS NOT DISTINCT FROM v.${quoteIdent(c)}`,
-            )
+                : `t.${quoteIdent(c)} IS NOT DISTINCT FROM v.${quoteIdent(c)}`;
+            })
             .join(' AND ');
           const held = await db.query(
             `SELECT 1 FROM ${ref} AS t, ${rowsOf(target, 1, 'one', 'v')} WHERE ${same} AND ${own}`,

@@ -27,6 +27,24 @@ export function normalizedKind(type: string): 'num' | 'tstz' | 'text' | undefine
   return undefined;
 }
 
+/**
+ * Catalog SQL: whether the type `typeOid` holds JSON a snapshot keeps as its text (`values:
+ * 'text'`): json or jsonb, a domain over one (over another domain too), an array of either
+ * (`jsonb[]`, `app.payload[]`) or a domain over such an array. Their text is what to_jsonb would
+ * not keep: a json's own text, jsonb's numbers beyond a double, JSON null apart from SQL NULL.
+ * `typeOid` is tapedeck's own expression.
+ */
+export function jsonTextSql(typeOid: string): string {
+  return `EXISTS (WITH RECURSIVE b(t) AS (SELECT ${typeOid}
+            UNION ALL SELECT CASE WHEN y.typtype = 'd' THEN y.typbasetype ELSE y.typelem END
+              FROM b JOIN pg_type y ON y.oid = b.t WHERE y.typtype = 'd' OR (y.typcategory = 'A' AND y.typelem <> 0))
+          SELECT 1 FROM b WHERE b.t IN (114, 3802))`;
+}
+
+/** Whether the rows hold a described column's values as their text: json-based (jsonTextSql), or a recording's json/jsonb. */
+export const textHeld = (column: Pick<DbTable['columns'][number], 'type' | 'values'>): boolean =>
+  column.values === 'text' || normalizedKind(column.type) === 'text';
+
 /** A table as described, before its rows are read. */
 export type TableDescription = Omit<DbTable, 'rows'> & { oid: number };
 
@@ -79,6 +97,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
       u_name: string | null;
       u_ext: string | null;
       u_kind: string | null;
+      json_text: boolean;
     }>(
       db,
       `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
@@ -88,7 +107,8 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
                 WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_schema,
               (SELECT et.typname FROM pg_type et
                 WHERE et.typtype = 'e' AND et.oid IN (a.atttypid, (SELECT typelem FROM pg_type WHERE oid = a.atttypid))) AS enum_name,
-              s.nspname AS seq_schema, s.relname AS seq_name, u.u_schema, u.u_name, u.u_ext, u.u_kind::text
+              s.nspname AS seq_schema, s.relname AS seq_name, u.u_schema, u.u_name, u.u_ext, u.u_kind::text,
+              ${jsonTextSql('a.atttypid')} AS json_text
          FROM pg_attribute a
          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
          LEFT JOIN LATERAL (
@@ -161,7 +181,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           const plain = new Set(cols.filter((o) => o.generated === '').map((o) => o.name));
           const expression = c.def === null ? undefined : parseGeneratedExpression(c.def, plain);
           const kept = expression !== undefined && castsKept(expression) ? expression : null;
-          const values = normalizedKind(c.type) === 'text' ? { values: 'text' as const } : {};
+          const values = c.json_text ? { values: 'text' as const } : {};
           return { name: c.name, type: c.type, nullable: !c.notnull, ...values, generated: kept };
         }
         const parsed = c.def === null ? undefined : parseColumnDefault(c.def, t.schema);
@@ -175,7 +195,7 @@ export async function describeTables(db: Queryable, schemas: string[]): Promise<
           name: c.name,
           type: c.type,
           nullable: !c.notnull,
-          ...(normalizedKind(c.type) === 'text' ? { values: 'text' as const } : {}),
+          ...(c.json_text ? { values: 'text' as const } : {}),
           ...(c.enum_schema !== null && c.enum_name !== null
             ? { enum: { schema: c.enum_schema, name: c.enum_name } }
             : {}),
@@ -331,17 +351,15 @@ export async function installNormalizer(
 }
 
 /**
- * The values of the row `ref` that the snapshot holds as their text (normalizedKind 'text'), as a
+ * The values of the row `ref` that the snapshot holds as their text (textHeld), as a
  * jsonb object to lay over its to_jsonb (`to_jsonb(x) || …`); undefined when it has none.
  * `ref` is an SQL expression of the row (an alias, or `($1)` of a row type).
  */
 export function textValuesSql(
-  columns: ReadonlyArray<Pick<DbTable['columns'][number], 'name' | 'type'>>,
+  columns: ReadonlyArray<Pick<DbTable['columns'][number], 'name' | 'type' | 'values'>>,
   ref: string,
 ): string | undefined {
-  const pairs = columns
-    .filter((c) => normalizedKind(c.type) === 'text')
-    .map((c) => `${quoteLiteral(c.name)}, ${ref}.${quoteIdent(c.name)}::text`);
+  const pairs = columns.filter(textHeld).map((c) => `${quoteLiteral(c.name)}, ${ref}.${quoteIdent(c.name)}::text`);
   if (pairs.length === 0) return undefined;
   // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.
   const parts: string[] = [];

@@ -23,7 +23,7 @@ export {
   parseGeneratedExpression,
   parsePartitionBound,
 } from './db-description.js';
-export { heldAsText, rowFacts, rowsInOneForm } from './db-values.js';
+export { type Domains, heldAsText, rowFacts, rowsInOneForm } from './db-values.js';
 export { blockOnDisk } from './disk.js';
 export * from './errors.js';
 export { type FileContent, fileBytes, fileIdentity, fsIdentity, isInline } from './file-content.js';

@@ -80,6 +80,11 @@ export const PartitionBoundSchema = z.discriminatedUnion('kind', [
 const PartitionBySchema = z.object({ strategy: z.enum(['range', 'list', 'hash']), columns: PgColumns }).strict();
 const FK_ACTIONS = ['no action', 'restrict', 'cascade', 'set null', 'set default'] as const;
 
+/** CHECK constraints of a table's own (inherited ones come with their parent's), the expression as data. */
+const DbChecksSchema = z
+  .array(z.object({ name: PgNameSchema, expression: BoundedExprSchema, noInherit: z.boolean().optional() }).strict())
+  .max(1000);
+
 /** An index on plain columns (a table's, or one a partition has of its own). */
 const DbIndexSchema = z
   .object({
@@ -141,12 +146,7 @@ export const DbTableSchema = z
       .max(64)
       .optional(),
     /** CHECK constraints of its own (inherited ones come with their parent's), the expression as data. */
-    checks: z
-      .array(
-        z.object({ name: PgNameSchema, expression: BoundedExprSchema, noInherit: z.boolean().optional() }).strict(),
-      )
-      .max(1000)
-      .optional(),
+    checks: DbChecksSchema.optional(),
     /** EXCLUDE constraints on plain columns: each column with its operator class (null: the default) and operator. */
     exclusions: z
       .array(
@@ -189,6 +189,8 @@ export const DbTableSchema = z
             partitionBy: PartitionBySchema.optional(),
             /** Indexes the partition has of its own (not one of its parent's, which it gets as it is made). */
             indexes: z.array(DbIndexSchema).max(1000).optional(),
+            /** CHECK constraints the partition has of its own (not its parent's, which it gets as it is made). */
+            checks: DbChecksSchema.optional(),
           })
           .strict(),
       )

@@ -15,6 +15,7 @@ import { type DbSnapshot, readRecording, worldAt } from '../../src/recording/ind
 import { replay } from '../../src/replay/index.js';
 import { scratchDatabase, tempDir } from '../record/helpers.js';
 import { runKeysAgent, WORLD } from './fixtures/keys-world.mjs';
+import { itReplaysExactly } from './replay-exact.js';
 
 const ADMIN = process.env.TAPEDECK_PG_URL;
 const AGENT = fileURLToPath(new URL('./fixtures/keys-world.mjs', import.meta.url));
@@ -91,20 +92,7 @@ describe.runIf(ADMIN)('observed capture of keys, schemas and search paths', () =
     expect(pre['app.log']?.map((r) => JSON.parse(r).msg)).toEqual(['old']);
   });
 
-  for (const sandbox of ['pglite', 'template'] as const)
-    it(`replays in the ${sandbox} sandbox to the recorded end state`, async () => {
-      const replayed = await replay({
-        recording: dir,
-        mode: 'exact',
-        out: path.join(tmp.dir, `replay-${sandbox}`),
-        stdio: 'pipe',
-        ...(sandbox === 'template' ? { db: ADMIN } : {}),
-      });
-      expect(replayed.output?.stderr ?? '').not.toMatch(/error/i);
-      expect(replayed.divergences).toEqual([]);
-      expect(replayed.worldDiff).toEqual([]);
-      expect(JSON.parse(replayed.output?.stdout ?? '[]')).toEqual(JSON.parse(JSON.stringify(result)));
-    }, 240_000);
+  itReplaysExactly(() => ({ recording: dir, result, outDir: tmp.dir }), ADMIN);
 });
 
 function sorted(row: unknown): Record<string, unknown> {

@@ -34,12 +34,15 @@ const UNCONVERTED: Record<string, [string, string]> = {
 
 const DDL = `
 CREATE SCHEMA kinds;
+CREATE DOMAIN kinds.doc AS jsonb;
+CREATE DOMAIN kinds.docs AS json[];
 CREATE TABLE kinds.every (
   id bigserial PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, n numeric, n2 numeric(10,2), t text,
   vc varchar(20), ch char(5), u uuid, b boolean, j jsonb, d date, ts timestamptz,
-  ts3 timestamp(3) with time zone, js json
+  ts3 timestamp(3) with time zone, js json, dj kinds.doc, jbs jsonb[], jss json[], djs kinds.doc[], dja kinds.docs
 );
--- json keeps its own text (duplicate keys, spacing), held as that text like jsonb's.
+-- json keeps its own text (duplicate keys, spacing), held as that text like jsonb's; so do a domain
+-- over jsonb, arrays of json and jsonb, an array of that domain and a domain over json[].
 INSERT INTO kinds.every (i2, i4, i8, n, n2, t, vc, ch, u, b, j, d, ts, ts3, js) VALUES
   (-32768, 2147483647, -9223372036854775808, 'NaN', -0.00, 'plain', 'v', 'ab', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', true,
    '{"b": 1.10, "a": [1, "x", null], "long key": {"z": true}, "é": "\\u00e9"}', '2026-11-28', '2026-11-28 10:00:00.123456+00', '2026-11-28 10:00:00.5+00', ' {"a": 1,  "a": 2} '),
@@ -49,6 +52,10 @@ INSERT INTO kinds.every (i2, i4, i8, n, n2, t, vc, ch, u, b, j, d, ts, ts3, js) 
   (0, 0, 0, 0, 0, '', '', '', 'ffffffff-ffff-ffff-ffff-ffffffffffff', false, 'null', '1970-01-01', '0099-06-01 12:00:00.5+00', NULL, 'null'),
   (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
   (1, 1, 1, 1e-20, 1.5, 'x', 'x', 'x', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', true, '[]', '2000-02-29', '2000-02-29 23:30:00.000001-03:30', '2000-02-29 23:30:00.001-03:30', '"5"');
+UPDATE kinds.every SET dj = '{"z": 1, "a": 12345678901234567890.5}', jbs = ARRAY['{"b": 1}', 'null', NULL]::jsonb[],
+  jss = '{"{\\"a\\": 1,  \\"a\\": 2}","  [1, 2]"}', djs = ARRAY['"5"', '5']::kinds.doc[],
+  dja = '{{"{}","null"},{NULL,"\\"x\\""}}' WHERE id = 1;
+UPDATE kinds.every SET dj = 'null', jbs = '{}', jss = '{}', djs = '{}', dja = '{}' WHERE id = 2;
 -- Types it does not convert, one table each: every one falls back to the keyed read.
 CREATE TYPE kinds.mood AS ENUM ('ok');
 CREATE DOMAIN kinds.positive AS integer CHECK (VALUE > 0);
@@ -92,7 +99,7 @@ async function fromText(client: pg.Client, sql: string, table: string) {
   const result = await client.query({ text: sql, rowMode: 'array', types: asText });
   const columns = result.fields.flatMap((f, at) => {
     const c = t.columns.find((col) => col.attnum === f.columnID);
-    return f.tableID === t.oid && c ? [{ name: c.name, type: c.type, at, oid: f.dataTypeID }] : [];
+    return f.tableID === t.oid && c ? [{ name: c.name, type: c.type, at, oid: f.dataTypeID, text: c.text }] : [];
   });
   return {
     images: imagesFromText(
@@ -188,7 +195,7 @@ describe.skipIf(!ADMIN)('a read’s own rows as images (pg)', () => {
     try {
       const { images } = await fromText(
         client,
-        'SELECT js, ts3, ts, d, j, b, u, ch, vc, t, n2, n, i8, i4, i2, id, i4 FROM kinds.every WHERE id = 1',
+        'SELECT dja, djs, jss, jbs, dj, js, ts3, ts, d, j, b, u, ch, vc, t, n2, n, i8, i4, i2, id, i4 FROM kinds.every WHERE id = 1',
         'every',
       );
       expect(JSON.stringify(images)).toBe(JSON.stringify(await keyed('every', ['1'])));

@@ -19,7 +19,10 @@ function parsedWorld(world: World): World {
   if (world.db === undefined) return world;
   return {
     ...world,
-    db: { ...world.db, tables: world.db.tables.map((t) => ({ ...t, rows: t.rows.map((row) => rowFacts(t, row)) })) },
+    db: {
+      ...world.db,
+      tables: world.db.tables.map((t) => ({ ...t, rows: t.rows.map((row) => rowFacts(t, row, world.db?.domains)) })),
+    },
   };
 }
 

@@ -3,13 +3,15 @@
 // catalog once per database in one round of bulk queries, and the SQL it composes from that —
 // the expression that turns a row into the snapshot's JSON form inline (no helper function, no
 // temporary table: observed capture creates nothing) and keyed reads of chosen rows.
-import { normalizedKind, ownRowSql, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
+import { jsonTextSql, normalizedKind, ownRowSql, quoteIdent, tableRef, utcTimestampSql } from '../../postgres/index.js';
 import type { Row } from '../../recording/index.js';
 
 export interface CatalogColumn {
   name: string;
   attnum: number;
   type: string;
+  /** Its values are held as their text (json, jsonb, a domain over one, an array of either: jsonTextSql). */
+  text: boolean;
 }
 
 export interface CatalogTable {
@@ -32,6 +34,11 @@ export interface CatalogTable {
   sequences: Array<{ column: string; schema: string; name: string; increment: number }>;
   /** Its inheritance children (INHERITS; partitions are not): a read or write of it reaches their rows. */
   children: number[];
+  /**
+   * A BEFORE UPDATE row trigger on it (or on one of its partitions) may give a row another key: an
+   * UPDATE's rows before are then joined by their old keys, as for a SET that assigns a key.
+   */
+  keyTriggers: boolean;
 }
 
 /** The images a write's RETURNING clause hands back, as SQL expressions (see Catalog.writeImages). */
@@ -40,6 +47,8 @@ export interface WriteImages {
   before?: string;
   /** The oid of the table each row is in: set when a row may be an inheritance child's. */
   table?: string;
+  /** An upsert's: whether each row was inserted (true) or updated by its ON CONFLICT DO UPDATE. */
+  inserted?: string;
 }
 
 /** Minimal query surface: a pg client or pool (rows as objects). */
@@ -60,7 +69,8 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       WHERE c.relkind IN ('r', 'p') AND ${SYSTEM}`,
   );
   const columns = await db.query(
-    `SELECT a.attrelid::int AS rel, a.attnum::int AS attnum, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+    `SELECT a.attrelid::int AS rel, a.attnum::int AS attnum, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
+            ${jsonTextSql('a.atttypid')} AS text
        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind IN ('r', 'p') AND ${SYSTEM} AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY a.attrelid, a.attnum`,
@@ -103,6 +113,14 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
                          AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts - 1]) AND NOT a.attnotnull)
       ORDER BY i.indrelid, i.indnkeyatts, i.indexrelid`,
   );
+  // Enabled BEFORE UPDATE row triggers (tgtype: ROW 1, BEFORE 2, UPDATE 16), a partition's counted
+  // for its partitioned ancestors too (an UPDATE of the parent runs the partition's).
+  const triggers = await db.query(
+    `SELECT DISTINCT a.relid::int AS rel FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       CROSS JOIN LATERAL (SELECT t.tgrelid AS relid UNION SELECT x.relid FROM pg_partition_ancestors(t.tgrelid) x) a
+      WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' AND t.tgtype & 19 = 19 AND ${SYSTEM}`,
+  );
   // name[] is not among the types pg parses: as text[] it arrives as an array, not as "{public}".
   const searchPath = await db.query('SELECT current_schemas(false)::text[] AS path');
   const byOid = new Map<number, CatalogTable>();
@@ -118,6 +136,7 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       foreignKeys: [],
       sequences: [],
       children: (t.children as number[] | null) ?? [],
+      keyTriggers: false,
     });
   }
   for (const c of columns.rows) {
@@ -125,6 +144,7 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       name: c.name as string,
       attnum: c.attnum as number,
       type: c.type as string,
+      text: c.text === true,
     });
   }
   for (const k of keys.rows) {
@@ -145,6 +165,10 @@ export async function readCatalog(db: CatalogQueryable): Promise<Catalog> {
       name: s.name as string,
       increment: Number(s.increment),
     });
+  }
+  for (const t of triggers.rows) {
+    const table = byOid.get(t.rel as number);
+    if (table !== undefined) table.keyTriggers = true;
   }
   for (const u of uniques.rows) {
     const table = byOid.get(u.rel as number);
@@ -190,7 +214,7 @@ export class Catalog {
 
   /**
    * The row `ref` (an alias or table name in scope) as the snapshot's JSON: bigint/numeric and
-   * json/jsonb as text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
+   * json-based values (json, jsonb, their domains and arrays) as text, timestamptz as UTC ISO with microseconds, everything else as to_jsonb gives it — the
    * normalisation src/postgres/snapshot.ts applies, written inline.
    */
   rowJson(table: CatalogTable, ref: string): string {
@@ -201,7 +225,7 @@ export class Catalog {
     const pairs = table.columns.map((c) => {
       const col = `${r}.${quoteIdent(c.name)}`;
       const kind = normalizedKind(c.type);
-      const value = kind === 'num' || kind === 'text' ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
+      const value = kind === 'num' || c.text ? `${col}::text` : kind === 'tstz' ? utcTimestampSql(col) : col;
       return `'${c.name.replaceAll("'", "''")}', ${value}`;
     });
     // jsonb_build_object takes at most 100 arguments: 50 columns a call, joined.
@@ -243,9 +267,18 @@ export class Catalog {
         : kind === 'update' || upsert
           ? this.beforeJson(table, ref)
           : undefined;
+    // An upsert's row may have been inserted or updated, and an update may have given it another key
+    // (a SET assigning one, a BEFORE UPDATE trigger), which the before looked up by its key after
+    // cannot tell from an insert: a row's xmax says (0: inserted). Not on a partitioned table (its
+    // RETURNING has no system columns but tableoid).
+    const inserted = kind === 'insert' && upsert && table.kind === 'r' ? `(${quoteIdent(ref)}.xmax = 0)` : undefined;
     const kids = kind === 'insert' ? [] : this.descendants(table);
     if (kids.length === 0)
-      return { ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }) };
+      return {
+        ...(after === undefined ? {} : { after }),
+        ...(before === undefined ? {} : { before }),
+        ...(inserted === undefined ? {} : { inserted }),
+      };
     const r = quoteIdent(ref);
     // A descendant the user may not read, or a parent without a key, is imaged as NULL: not followed.
     const own = (kid: CatalogTable) => (kid.readable ? this.beforeJson(kid, ref, table.primaryKey) : undefined);

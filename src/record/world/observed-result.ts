@@ -24,6 +24,8 @@ export interface ResultColumn {
   at: number;
   /** The type oid the server described the field with. */
   oid: number;
+  /** The catalog holds it as its text (CatalogColumn.text: json, jsonb, their domains and arrays). */
+  text?: boolean;
 }
 
 type Convert = (text: string) => unknown;
@@ -57,7 +59,10 @@ export function utcMicros(text: string): string | undefined {
 }
 
 /** How one column's text becomes its JSON form, or undefined when that is not exact. */
-function converterOf(type: string, oid: number): Convert | undefined {
+function converterOf(type: string, oid: number, text: boolean): Convert | undefined {
+  // A value held as its text (json-based: a domain's, an array's too) is the very text the server
+  // sends for the column in the text format: its type's output function's, as `col::text` is.
+  if (text) return (t) => t;
   if (type.endsWith(']')) return undefined;
   switch (oid) {
     case 16: // boolean
@@ -77,9 +82,6 @@ function converterOf(type: string, oid: number): Convert | undefined {
       return /^character(\(|$)/.test(type) ? (t) => t : undefined;
     case 2950: // uuid
       return type === 'uuid' ? (t) => t : undefined;
-    case 114: // json, its own text
-    case 3802: // jsonb, as jsonb_out prints it: both are held as their text (normalizedKind 'text')
-      return type === (oid === 114 ? 'json' : 'jsonb') ? (t) => t : undefined;
     case 1082: // date (ISO DateStyle only)
       return type === 'date' ? (t) => (ISO_DATE.test(t) ? t : undefined) : undefined;
     case 1184: // timestamp with time zone, with or without a precision
@@ -102,7 +104,7 @@ export function imagesFromText(
   const byName = new Map<string, { at: number; convert: Convert }>();
   for (const c of columns) {
     if (byName.has(c.name)) continue;
-    const convert = converterOf(c.type, c.oid);
+    const convert = converterOf(c.type, c.oid, c.text === true);
     if (convert === undefined) return undefined;
     byName.set(c.name, { at: c.at, convert });
   }

@@ -36,7 +36,8 @@ export async function buildWorld(
   db: ObservedDatabase,
   catalog: Catalog,
 ): Promise<ObservedWorld | undefined> {
-  if (run.touchedTables().length === 0) return undefined;
+  // A run whose every write it could not follow still says so (its worlds then hold no rows).
+  if (run.touchedTables().length === 0 && run.unobserved.size === 0) return undefined;
   await readReferenced(run, db, catalog);
   const touched = run.touchedTables();
   const images = touched.map(({ table, images }): [number, Array<[string, Row]>] => {

@@ -30,6 +30,7 @@ export type { ObservedWorld } from './observed-world.js';
 const AFTER = '__tapedeck_after';
 const BEFORE = '__tapedeck_before';
 const TABLE = '__tapedeck_table';
+const INSERTED = '__tapedeck_inserted';
 
 // ------------------------------------------------------------------ the pg patch
 
@@ -319,9 +320,12 @@ export async function installPgObserver(options: {
       // role's or database's), never tapedeck's: another schema's table of that name is another table.
       table = plan.table ? catalog?.resolve(plan.table, client[kPath]) : undefined;
       // An UPDATE assigning a key column: looked up by its key after, the row before would be
-      // another row, or none; it is joined by its key before instead.
-      const keyChange =
+      // another row, or none; it is joined by its key before instead. So is one of a table whose
+      // BEFORE UPDATE trigger may change a key (where the join cannot be made, a row whose before
+      // is not found by its key after is counted, not recorded: takeChanges).
+      const keyAssigned =
         table !== undefined && plan.kind === 'update' && table.primaryKey.some((c) => plan.setTargets?.includes(c));
+      const keyChange = keyAssigned || (table !== undefined && plan.kind === 'update' && table.keyTriggers);
       const join =
         keyChange &&
         table !== undefined &&
@@ -341,10 +345,11 @@ export async function installPgObserver(options: {
         if (images.after !== undefined) items.push(`${images.after} AS ${AFTER}`);
         if (images.before !== undefined) items.push(`${images.before} AS ${BEFORE}`);
         if (images.table !== undefined) items.push(`${images.table} AS ${TABLE}`);
+        if (images.inserted !== undefined) items.push(`${images.inserted} AS ${INSERTED}`);
         sql = withReturning(text, plan, items.join(', '));
         // The join's edits all lie before the statement's end, where RETURNING's addition starts.
         const joined = join === undefined ? undefined : withOldRow(sql, plan, join.source, join.match);
-        if (keyChange && joined === undefined) {
+        if (keyAssigned && joined === undefined) {
           run.note('updates of a key it could not image (WHERE CURRENT OF, inheritance parents)');
           sql = text;
           table = undefined;
@@ -476,6 +481,7 @@ export async function installPgObserver(options: {
     const afterAt = fields.findIndex((f) => f.name === AFTER);
     const beforeAt = fields.findIndex((f) => f.name === BEFORE);
     const tableAt = fields.findIndex((f) => f.name === TABLE);
+    const insertedAt = fields.findIndex((f) => f.name === INSERTED);
     const tx = (client[kTx] ??= []);
     /** Keys an UPDATE gave its rows. */
     const movedTo: Array<[CatalogTable, Row]> = [];
@@ -484,12 +490,25 @@ export async function installPgObserver(options: {
       const get = (name: string, at: number) =>
         (arrayMode ? (row as unknown[])[at] : (row as Record<string, unknown>)[name]) as Row | null | undefined;
       const after = afterAt >= 0 ? writeImage(texts?.[i]?.[afterAt], get(AFTER, afterAt)) : undefined;
-      const before = beforeAt >= 0 ? writeImage(texts?.[i]?.[beforeAt], get(BEFORE, beforeAt)) : undefined;
+      // A boolean, or its text where the client's own parsers keep booleans as text.
+      const flag = insertedAt >= 0 ? (get(INSERTED, insertedAt) as unknown) : undefined;
+      const inserted = flag === true || flag === 't' ? true : flag === false || flag === 'f' ? false : undefined;
+      // An upsert's inserted row was no row before it (its key lookup could only find one by chance).
+      const before =
+        inserted === true
+          ? undefined
+          : beforeAt >= 0
+            ? writeImage(texts?.[i]?.[beforeAt], get(BEFORE, beforeAt))
+            : undefined;
+      // An updated row has a row before; none found by its key after: the update gave it another
+      // key (a BEFORE UPDATE trigger, an upsert's SET), which is not known here. Counted, not guessed.
+      const lost = after !== undefined && before === undefined && (plan.kind === 'update' || inserted === false);
       // The row's own table: an inheritance child's row written through its parent is the child's.
       const oid = tableAt >= 0 ? Number(get(TABLE, tableAt)) : written.oid;
       const table = oid === written.oid ? written : (catalog.tables.get(oid) ?? written);
       const image = before ?? after;
-      if (image !== undefined) {
+      if (lost) run.note("updates that gave a row a key it could not image (a BEFORE UPDATE trigger, an upsert's SET)");
+      else if (image !== undefined) {
         const key = keyOf(table, image);
         const op: DbChangedPayload['op'] =
           plan.kind === 'delete' ? 'delete' : plan.kind === 'update' || before !== undefined ? 'update' : 'insert';
@@ -505,6 +524,7 @@ export async function installPgObserver(options: {
         delete (row as Record<string, unknown>)[AFTER];
         delete (row as Record<string, unknown>)[BEFORE];
         delete (row as Record<string, unknown>)[TABLE];
+        delete (row as Record<string, unknown>)[INSERTED];
       }
     }
     // A key an UPDATE gave a row was no row's before it, unless another row of the same statement
@@ -546,14 +566,24 @@ export async function installPgObserver(options: {
     seq: number,
     raw: unknown[][] | undefined,
   ): void {
-    const byTable = new Map<number, Array<{ name: string; at: number; column: string; type: string; oid: number }>>();
+    const byTable = new Map<
+      number,
+      Array<{ name: string; at: number; column: string; type: string; oid: number; text: boolean }>
+    >();
     for (const [at, field] of (result.fields ?? []).entries()) {
       if (!field.tableID) continue;
       const table = catalog.tables.get(field.tableID);
       const column = table?.columns.find((c) => c.attnum === field.columnID);
       if (table === undefined || column === undefined) continue;
       const list = byTable.get(table.oid) ?? [];
-      list.push({ name: field.name, at, column: column.name, type: column.type, oid: field.dataTypeID });
+      list.push({
+        name: field.name,
+        at,
+        column: column.name,
+        type: column.type,
+        oid: field.dataTypeID,
+        text: column.text,
+      });
       byTable.set(table.oid, list);
     }
     let attributed = false;
@@ -570,7 +600,7 @@ export async function installPgObserver(options: {
         raw === undefined || descendants.length > 0
           ? undefined
           : imagesFromText(
-              fields.map((f) => ({ name: f.column, type: f.type, at: f.at, oid: f.oid })),
+              fields.map((f) => ({ name: f.column, type: f.type, at: f.at, oid: f.oid, text: f.text })),
               table.columns.map((c) => c.name),
               raw,
             );
