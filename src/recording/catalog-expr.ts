@@ -38,7 +38,8 @@ export function defaultOf(
   // A constant, possibly cast: 'text'::type, -1, 1.5, true, NULL::text.
   const skipCast = () => {
     while (c.p('::')) {
-      while (c.peek()?.t === 'id') c.i++;
+      // The type, schema-qualified where its schema is not on the path (`'new'::shop."Status"`).
+      while (c.peek()?.t === 'id' || (isP(c.peek(), '.') && c.peek(1)?.t === 'id')) c.i++;
       if (c.p('(')) {
         c.until(() => false);
         if (!c.p(')')) return false;

@@ -30,6 +30,11 @@ describe('column defaults as data', () => {
     });
     expect(parseColumnDefault("'new'::text")).toEqual({ kind: 'value', value: 'new' });
     expect(parseColumnDefault("'{}'::jsonb")).toEqual({ kind: 'value', value: '{}' });
+    // A type outside the search path is printed schema-qualified (Prisma's enums in their schema).
+    expect(parseColumnDefault(`'PENDING'::shop."OrderStatus"`)).toEqual({ kind: 'value', value: 'PENDING' });
+    expect(parseColumnDefault(`'a'::"My Schema".kind[]`)).toEqual({ kind: 'value', value: 'a' });
+    expect(parseColumnDefault(`'a'::shop.`)).toBeUndefined();
+    expect(parseColumnDefault(`'a'::shop."OrderStatus" || 'b'`)).toBeUndefined();
     // Strings are read as Postgres reads them: backslash escapes, unicode escapes, dollar quotes.
     expect(parseColumnDefault("E'\\x41\\n'::text")).toEqual({ kind: 'value', value: 'A\n' });
     expect(parseColumnDefault("U&'d\\00e9j\\+01F600'::text")).toEqual({ kind: 'value', value: 'déj😀' });
