@@ -118,6 +118,11 @@ async function replayIn(
   teardown: Teardown,
   on: { opened: (writer: RecordingWriter) => void; spawned: (agent: AgentHandle) => void },
 ): Promise<ReplayResult> {
+  // The user's tool rules, read before anything starts: a bad file is a one-line error at once.
+  const rules =
+    typeof options.rules === 'string'
+      ? (await import('../record/rules-file.js')).loadToolRules(options.rules)
+      : (options.rules ?? []);
   const manifest = await loadManifest(options.recording);
   const cwd = options.cwd ?? (existsSync(manifest.agent.cwd) ? manifest.agent.cwd : process.cwd());
   const relocate = relocator(manifest.agent.cwd, cwd);
@@ -264,6 +269,7 @@ async function replayIn(
     tracker,
     override,
     answerers,
+    rules,
   });
   // The recorded WebSocket conversations are answered by a server of the replay's own
   // (src/replay/websocket.ts): the agent's connections to their addresses are routed to it.

@@ -5,9 +5,11 @@
 // written into the step that shows them, each step written through the format's one step writer
 // (stepEvents) and named as the recorder names its steps, and the divergences counted. The session
 // (session.ts) builds on it: it takes the preload's messages in order and says what each one makes.
+
 import { type DbSandbox, type FsReport, ND_KINDS, type NdBatch, type ReplayReply } from '../../sandbox/index.js';
 import type { DbTracker } from '../postgres/index.js';
 import { carriedToolCalls } from '../providers/index.js';
+import type { ToolRule } from '../record/index.js';
 import {
   type DbChangedPayload,
   type DivergencePayload,
@@ -42,6 +44,8 @@ export interface SessionParts {
   override: PromptOverride | undefined;
   /** Tried in order for an HTTP call the recording cannot serve, before it is held back (answer.ts). */
   answerers: readonly Answerer[];
+  /** The user's tool classification rules (`--rules`): a call the recording does not serve is classified as the recorder would. */
+  rules: readonly ToolRule[];
 }
 
 export abstract class SessionSteps {

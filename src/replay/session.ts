@@ -242,7 +242,7 @@ export class ReplaySession extends SessionSteps {
    * serves: the server answered again, so no divergence either way.
    */
   private writeRpc(rpc: StdioRpc): void {
-    const payload = stdioRpcCall(rpc, [], (json) => this.writer.body(json, 'application/json'));
+    const payload = stdioRpcCall(rpc, this.parts.rules, (json) => this.writer.body(json, 'application/json'));
     this.rpcSteps ??= new RpcSteps(this.recording);
     // Compared as the recording keeps it: redacted.
     const kept = this.parts.redactor.payload('tool.called', payload) as ToolCalledPayload;
@@ -321,7 +321,7 @@ export class ReplaySession extends SessionSteps {
       const made = websocketStep(
         turn,
         (data) => this.writer.body(typeof data === 'string' ? data : Buffer.from(data)),
-        [],
+        this.parts.rules,
         this.conversations,
       );
       const { exchange, failed } = made;

@@ -153,12 +153,15 @@ export async function settleAnswer(
     }
   } else {
     const parsed = parseJson(request.bodyText);
-    const tool = classifyHttp({
-      method: request.method,
-      url: new URL(request.url),
-      json: parsed.ok ? parsed.value : undefined,
-      headers: request.headers,
-    });
+    const tool = classifyHttp(
+      {
+        method: request.method,
+        url: new URL(request.url),
+        json: parsed.ok ? parsed.value : undefined,
+        headers: request.headers,
+      },
+      session.parts.rules,
+    );
     const text = response.chunks ? response.chunks.map((c) => c.data).join('') : response.bytes.toString('utf8');
     const result = parseJson(text);
     stateType = tool.stateType;

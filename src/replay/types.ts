@@ -2,6 +2,7 @@
 
 import type { DbSandboxKind, Timing } from '../../sandbox/index.js';
 import type { TapedeckConfig } from '../config/index.js';
+import type { ToolRule } from '../record/index.js';
 import type { DivergencePayload, ProvenanceCounts, ServedFrom, Stopped, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import type { AnswerChain } from './chain/index.js';
@@ -72,6 +73,12 @@ export interface ReplayOptions {
    * process would wait once for replies that never come (docs/replay.md; `dbOrderOf`).
    */
   dbOrder?: boolean;
+  /**
+   * The user's tool classification rules (a JSON/YAML file, as `record --rules`, or the rules): the
+   * calls the recording does not serve (HTTP, MCP over stdio, WebSocket turns) are classified with
+   * them first, as the recorder classified the recorded ones. Default: none (the built-in rules).
+   */
+  rules?: string | readonly ToolRule[];
   /** Server URL for the template sandbox (setting it implies dbSandbox 'template'). */
   db?: string;
   /**

@@ -1,6 +1,7 @@
 // The answer seam (src/replay/answer.ts): a call the recording cannot serve goes to the
 // answerers in order, and only when none accepts it is it held back. The answer's provenance
 // is written on the replay's exchange and counted in the result.
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +93,44 @@ describe('answerers between the recording and held back', () => {
     expect(tool).toMatchObject({ name: 'GET /quote', result: { quote: 2 } });
     const kinds = replayed.events.filter((e) => e.stepId === 1).map((e) => e.type);
     expect(kinds).toEqual(['step.started', 'tool.called', 'http.exchange', 'divergence', 'step.completed']);
+  });
+
+  it("classify a call the recording cannot serve by the user's rules (--rules), as the recorder would", async () => {
+    const file = path.join(tmp.dir, 'rules.yaml');
+    writeFileSync(
+      file,
+      'rules:\n  - match: { method: GET, path: /quote }\n    stateType: RETRIEVE\n    name: get_quote\n    mutating: false\n',
+    );
+    for (const [name, rules] of [
+      ['file', file],
+      ['list', [{ match: { method: 'GET', path: '/quote' }, stateType: 'RETRIEVE' as const, name: 'get_quote' }]],
+    ] as const) {
+      const result = await replay({
+        recording: recorded,
+        mode: 'counterfactual',
+        env: { SERVICE_URL: service.url, RUN: `rules-${name}` },
+        out: path.join(tmp.dir, `rules-${name}`),
+        stdio: 'pipe',
+        answerers: [quoteService()],
+        rules,
+      });
+      const replayed = await readRecording(result.dir);
+      const tool = replayed.events.find((e) => e.type === 'tool.called')?.payload as ToolCalledPayload;
+      expect(tool, name).toMatchObject({ name: 'get_quote', stateType: 'RETRIEVE' });
+      const started = replayed.events.find((e) => e.type === 'step.started' && e.stepId === 1);
+      expect(started?.payload, name).toMatchObject({ stateType: 'RETRIEVE', name: 'get_quote' });
+    }
+    // A bad rules file stops the replay at once, in one line, before anything runs.
+    writeFileSync(file, 'rules:\n  - match: { verb: GET }\n    stateType: RETRIEVE\n');
+    await expect(
+      replay({
+        recording: recorded,
+        mode: 'counterfactual',
+        out: path.join(tmp.dir, 'rules-bad'),
+        stdio: 'pipe',
+        rules: file,
+      }),
+    ).rejects.toThrow(/rules\[0\]/);
   });
 
   it('hold the call back when no answerer accepts it, and never send it', async () => {

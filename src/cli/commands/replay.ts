@@ -30,6 +30,7 @@ interface ReplayCliOptions extends ConfigCliOptions {
   isolation?: string;
   requireIsolation?: boolean;
   dbOrder?: boolean;
+  rules?: string;
   trustRecording?: boolean;
   timeout?: string;
   wallTimeout?: string;
@@ -158,6 +159,10 @@ export function register(program: Command): void {
     .option(
       '--no-db-order',
       "hand the database's replies over as the sandbox answers them (the default with a changed prompt)",
+    )
+    .option(
+      '--rules <file>',
+      'the tool classification rules the run was recorded with (record --rules): the calls the recording does not serve are classified by them',
     )
     .option('--env <KEY=VALUE...>', 'extra environment for the agent (e.g. TRAVEL_API_URL=http://127.0.0.1:8787)')
     .option(
@@ -303,6 +308,7 @@ command not run because the recording was made elsewhere), ${EXIT_TIMED_OUT} whe
         ...(opts.isolation !== undefined ? { isolation: opts.isolation as 'auto' } : {}),
         ...(opts.requireIsolation ? { requireIsolation: true } : {}),
         ...(opts.dbOrder !== undefined ? { dbOrder: opts.dbOrder } : {}),
+        ...(opts.rules === undefined ? {} : { rules: opts.rules }),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(wallTimeoutMs !== undefined ? { wallTimeoutMs } : {}),
         stopOnSignals: true,
