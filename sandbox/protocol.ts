@@ -203,6 +203,12 @@ export const ReplayConfigSchema = z.object({
   /** Seeds the values asked for beyond the recorded ones. */
   seed: z.number(),
   /**
+   * A run recorded in-process (record()): its values start at the run's start in the replayed
+   * command (runInput(), record(); else its first recorded call, passing over `skip`, the values
+   * the run drew before its first step), not at the command's own start.
+   */
+  runStart: z.object({ skip: z.record(z.string(), z.number().int().nonnegative()) }).optional(),
+  /**
    * The sandbox database's address, as the agent's connections name it (host:port), to the
    * recorded database's: the recorded replies of a connection are found by the recorded name
    * (sandbox/preload/replay-pg.mjs).
@@ -346,6 +352,14 @@ export const ExitDumpSchema = z.object({
       unheld: z.number().optional(),
       /** Database replies that went as they came, not in their recorded order (sandbox/preload/replay-pg.mjs). */
       dbLate: z.number().optional(),
+      /**
+       * The agent's own process of a run recorded in-process: how its run started (`marker`:
+       * runInput() or record(); `call`: its first recorded call; none: it never did) and the values
+       * it drew before, by kind (its own, neither served nor reported).
+       */
+      runStart: z
+        .object({ by: z.enum(['marker', 'call']).optional(), before: z.record(z.string(), z.number()) })
+        .optional(),
     })
     .optional(),
 });

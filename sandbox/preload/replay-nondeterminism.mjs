@@ -118,8 +118,27 @@ export function watchNodeClockReads() {
  *   values beyond the recording's come from a generator of its own
  * @param {() => void} [endOfTurn] called once at the end of each turn that handed out values (a
  *   process ended by a signal runs no exit handler: what it was handed is reported by then)
+ * @param {{ skip?: Record<string, number>, never?: boolean }} [gate] the process's values start at
+ *   its run's start, not at its own (a run recorded in-process by record(), replayed by a command):
+ *   until `startRun` it draws real values, neither served nor reported. `startRun('call')` (its
+ *   first recorded call, no marker before) passes over `skip`, the values its run drew before its
+ *   first step; `never`: a process the command started before its run, whose values are all its own
  */
-export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead, name, endOfTurn) {
+export function installNondeterminism(recorded, seed, suppressed, memfs, internalsMayRead, name, endOfTurn, gate) {
+  /** How the run started ('marker', 'call'; none yet) and what was drawn before, by kind. */
+  const runStart =
+    gate === undefined
+      ? undefined
+      : {
+          by: /** @type {'marker' | 'call' | undefined} */ (undefined),
+          before: /** @type {Record<string, number>} */ ({}),
+        };
+  /** @param {'marker' | 'call'} by */
+  const startRun = (by) => {
+    if (runStart === undefined || runStart.by !== undefined || gate?.never) return;
+    runStart.by = by;
+    if (by === 'call') for (const [kind, n] of Object.entries(gate?.skip ?? {})) cursor[kind] = n;
+  };
   let turnEnds = false;
   const atTurnEnd = () => {
     turnEnds = false;
@@ -209,6 +228,11 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
       // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
       // which reads no JS clock, so those reads must not consume recorded values.
       if (kind === 'clock' && memfs && fromFsSandbox()) return real;
+      // Before its run's start the command draws its own values (a loader's, its modules' top level).
+      if (runStart !== undefined && runStart.by === undefined) {
+        runStart.before[kind] = (runStart.before[kind] ?? 0) + 1;
+        return real;
+      }
       const value = choose(kind, real);
       if (waiters.size > 0) release();
       if (handed[kind] && handed[kind].length < HANDED_MAX) {
@@ -273,7 +297,7 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
   };
   /** Whether this process has drawn, of each kind, as many values as `need` counts. */
   const drawnAsMany = (/** @type {Record<string, number>} */ need) => reached(need);
-  return { served, fallback, takeHanded, hold, drawnAsMany, unheld: () => unheld };
+  return { served, fallback, takeHanded, hold, drawnAsMany, unheld: () => unheld, startRun, runStart: () => runStart };
 }
 
 /** Replayed streams held open until the replay has served the step they ended after. */

@@ -190,6 +190,17 @@ export function installReplay(config) {
   };
   const takeChanges = () => (fsBox ? encodeChanges(fsBox.takeChanges()) : []);
 
+  // A run recorded in-process starts inside its command (runInput(), record()): the agent's own
+  // process draws its own values until then, and a process it starts before is the command's.
+  const beforeRun = name !== undefined && (name === '0' || name.startsWith('0.'));
+  const gate =
+    config.runStart === undefined
+      ? undefined
+      : name === undefined
+        ? config.runStart
+        : beforeRun
+          ? { never: true }
+          : undefined;
   const nd = installNondeterminism(
     (name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {},
     config.seed ?? 1,
@@ -202,7 +213,11 @@ export function installReplay(config) {
       const values = nd.takeHanded();
       if (Object.keys(values).some((k) => k !== 'process')) sendBatched({ t: 'values', nd: values });
     },
+    gate,
   );
+  // The agent's first recorded call (HTTP, tool(), MCP, a database reply) starts its run when the
+  // command has not marked it: the values it drew before were its own (ExitDump runStart).
+  const callMade = () => nd.startRun('call');
   // The OS sandbox refuses Unix sockets: the tree's own (tsx's CLI and its child) go over its loopback.
   if (config.os === true) installUnixOverLoopback();
   installNetworkGuard(
@@ -216,7 +231,10 @@ export function installReplay(config) {
     config.dbOrder === true
       ? holdPgReplies(
           (name === undefined ? config.nondeterminism : config.processes?.[name])?.dbReply,
-          (drawn) => nd.hold(drawn),
+          (drawn) => {
+            callMade();
+            return nd.hold(drawn);
+          },
           name ?? '',
           suppressed,
           config.dbTargets,
@@ -238,7 +256,8 @@ export function installReplay(config) {
   // After containment, so a child gets its name whatever env containment gives it, and what is
   // tapedeck's in the env (the preload, its config, the OS sandbox's proxy) whatever env the
   // agent gives it.
-  nameChildren(name);
+  // The processes the command starts before its run are its own (`0.n`): the run's first is `1`.
+  nameChildren(name, gate === undefined || name !== undefined ? undefined : () => nd.runStart()?.by !== undefined);
   keepGivenEnv(import.meta.url);
   // A Python program it starts without tapedeck's hook (python -S) is handed no recorded values: said.
   reportUnhookedPython((found) => send({ t: 'unhooked', pid, ...found }));
@@ -302,7 +321,10 @@ export function installReplay(config) {
     current: () => true,
     ignore: () => false,
     begin: () => beginStep('rpc'),
-    emit: (_owner, rpc) => sendBatched({ t: 'rpc', ...rpc, fs: takeChanges(), nd: nd.takeHanded() }),
+    emit: (_owner, rpc) => {
+      callMade();
+      sendBatched({ t: 'rpc', ...rpc, fs: takeChanges(), nd: nd.takeHanded() });
+    },
     nowMs,
   });
 
@@ -321,6 +343,7 @@ export function installReplay(config) {
           fallback: nd.fallback,
           unheld: nd.unheld(),
           ...(pgReplies?.late() ? { dbLate: pgReplies.late() } : {}),
+          ...(name === undefined && nd.runStart() ? { runStart: nd.runStart() } : {}),
         },
       };
       realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));
@@ -345,6 +368,7 @@ export function installReplay(config) {
 
   /** Asks the replayer about an HTTP call (with the writes and values since the last one). */
   const askHttp = async (request) => {
+    callMade();
     asking++;
     const reply = await ask({ kind: 'http', ...request, fs: takeChanges(), nd: nd.takeHanded() }).finally(() => {
       asking--;
@@ -366,6 +390,7 @@ export function installReplay(config) {
     if (!entry || entry.ask || entry.method !== method || entry.body !== (body?.text ?? '')) return undefined;
     if (body !== undefined && body.text === undefined) return undefined;
     if (entry.pq !== (pq ?? pathAndQuery(url))) return undefined;
+    callMade();
     cursor = entry.i + 1;
     sendBatched({ t: 'served', i: entry.i, method, url, headers, body, fs: takeChanges(), nd: nd.takeHanded() });
     return entry.reply;
@@ -475,6 +500,7 @@ export function installReplay(config) {
     if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) return undefined;
     if (entry.pq !== `${u.pathname}${u.search}`) return undefined;
     if (text !== undefined && !headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
+    callMade();
     cursor = entry.i + 1;
     sendBatched({
       t: 'served',
@@ -686,6 +712,7 @@ export function installReplay(config) {
   // In-process tool() calls: served from the recording when they match, else per policy.
   globalThis[REPLAYER_KEY] = {
     async tool(name, fn, args, toolOptions = {}) {
+      callMade();
       const since = monotonicNow();
       const reply = await ask({
         kind: 'tool',
@@ -701,6 +728,10 @@ export function installReplay(config) {
       await nd.hold(reply.drawn, since);
       if (reply.error) throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
       return reply.result;
+    },
+    // runInput(), or record() under the replay: the command's run starts here (its values with it).
+    runStarts() {
+      nd.startRun('marker');
     },
   };
   return { ipc };

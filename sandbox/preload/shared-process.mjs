@@ -47,11 +47,16 @@ export function processName(claimPrefix) {
  * Tells every process this one starts its name (the n-th started by `own`): spawn, exec, fork
  * and the synchronous three, whatever env they were given.
  * @param {string | undefined} own
+ * @param {() => boolean} [runStarted] the agent's own process of a run replayed inside its command
+ *   (recorded in-process): until its run starts, what it starts is the command's, `0.n`, and the
+ *   run's first process is `1` whatever came before, as when recorded
  */
-export function nameChildren(own) {
+export function nameChildren(own, runStarted) {
   let started = 0;
+  let before = 0;
   editChildEnv((env) => {
-    env[PROCESS_ENV] = `${own === undefined ? '' : `${own}.`}${++started}`;
+    if (runStarted !== undefined && !runStarted()) env[PROCESS_ENV] = `0.${++before}`;
+    else env[PROCESS_ENV] = `${own === undefined ? '' : `${own}.`}${++started}`;
   });
 }
 

@@ -32,7 +32,7 @@ import {
 import { type Sampling, samplingOf } from './sampling.js';
 import { findSdkVersions } from './sdk-versions.js';
 import { openThreadRecording } from './session-thread.js';
-import { tool } from './tool.js';
+import { RECORDER_KEY, tool } from './tool.js';
 import { installPgObserver, ObservedRun, type PgObserver } from './world/observed.js';
 
 /** One run in the capture layer (src/record/preload/record.mjs createRun); opaque here but for its context. */
@@ -207,7 +207,12 @@ export async function record<T>(
   });
   const sampling: Sampling = samplingOf(options.sample);
   // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
-  if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined || !sampling.start()) return unrecorded();
+  // The command's run starts here, as at runInput().
+  if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined) {
+    markRunStart();
+    return unrecorded();
+  }
+  if (!sampling.start()) return unrecorded();
   let opened: { capture: SharedCapture; pg: PgObserver; recording: RunRecording };
   try {
     opened = await openRun(options);
@@ -386,6 +391,7 @@ async function openRun(
     const agent: Manifest['agent'] = {
       command,
       cwd,
+      inProcess: true,
       ...(options.command ? {} : process.argv[1] ? { entry: process.argv[1] } : {}),
       ...(options.input === undefined ? {} : { env: { [RUN_INPUT_ENV]: JSON.stringify(options.input) } }),
     };
@@ -429,8 +435,19 @@ function recordingThreadWanted(): boolean {
 }
 
 /**
+ * Tells the replay preload (when a replay runs this process) that the recorded run starts here:
+ * its clock and random values are handed out from now on, what the command drew before was its own.
+ */
+function markRunStart(): void {
+  const hook = (globalThis as Record<symbol, unknown>)[RECORDER_KEY] as { runStarts?: () => void } | undefined;
+  hook?.runStarts?.();
+}
+
+/**
  * The `input` a run was recorded with, in the process `tapedeck replay` runs for it: a replay
- * entry point calls the same agent function with it.
+ * entry point calls the same agent function with it. It also marks where the run starts in the
+ * command: the run's recorded clock and random values are handed out from here, so call it right
+ * before the agent function (what the command draws before, loading its modules, is its own).
  *
  * @example
  * // replay-session.mjs — record({ input: ticket, command: ['node', 'replay-session.mjs'] }, () => agent(ticket))
@@ -438,6 +455,7 @@ function recordingThreadWanted(): boolean {
  * await agent(runInput());
  */
 export function runInput<T = unknown>(): T {
+  markRunStart();
   const raw = process.env[RUN_INPUT_ENV];
   if (raw === undefined) {
     throw new TapedeckError(

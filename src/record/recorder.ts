@@ -67,7 +67,7 @@ export interface RecordOptions {
   command?: string[];
   /** In-process: the run's input (JSON), handed to the replayed command (runInput()). */
   input?: unknown;
-  /** Capture Date/Math.random/crypto values (default: on in a child, off in-process). */
+  /** Capture Date/Math.random/crypto values (default: on). */
   nondeterminism?: boolean;
   redaction?: RedactionOptions;
   /** A redactor to use as it is (shared by many runs: building one reads the key). */

@@ -135,6 +135,13 @@ export const ManifestSchema = z
          * session's own: a replay names those not set when it runs.
          */
         envNames: z.array(EnvNameSchema).max(4096).optional(),
+        /**
+         * Recorded in-process (record()): the run started inside a process that had been running,
+         * and a replay hands its values to the command from the run's start there (runInput(),
+         * record()), not from the command's own start. Absent: `tapedeck record`'s, and in-process
+         * recordings made before this was written, replayed as before.
+         */
+        inProcess: z.literal(true).optional(),
       })
       .strict(),
     runtime: z

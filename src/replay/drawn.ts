@@ -89,3 +89,18 @@ export function concurrentDatabaseWork(events: readonly RecordingEvent[]): boole
   }
   return false;
 }
+
+/**
+ * What the agent's own process drew before the run's first step, by kind: a run recorded
+ * in-process and replayed by a command that never marks its start passes over these at its first
+ * recorded call (sandbox/preload/replay-nondeterminism.mjs `startRun`).
+ */
+export function drawnBeforeFirstStep(events: readonly RecordingEvent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of events) {
+    if (e.type === 'step.started') break;
+    if (e.type !== 'nondeterminism' || e.payload.process !== undefined || e.payload.kind === 'dbReply') continue;
+    out[e.payload.kind] = (out[e.payload.kind] ?? 0) + e.payload.values.length;
+  }
+  return out;
+}

@@ -14,7 +14,7 @@ import {
   type Recording,
   type Stopped,
 } from '../recording/index.js';
-import { concurrentDatabaseWork } from './drawn.js';
+import { concurrentDatabaseWork, drawnBeforeFirstStep } from './drawn.js';
 import type { ReplaySession } from './session.js';
 import { type AgentExit, dbOrderOf, type ExitDumps, type ReplayDatabase } from './setup.js';
 import type { ReplayOptions, ReplayResult } from './types.js';
@@ -137,6 +137,40 @@ export async function finish(
   };
 }
 
+/** A count of values by kind, as a user reads it ("2 clock (Date) values, 1 randomUUID value"). */
+function valueCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${VALUE_KINDS[kind] ?? kind} value${n === 1 ? '' : 's'}`)
+    .join(', ');
+}
+
+/**
+ * A run recorded in-process whose replayed command did not mark its start (runInput(), record()):
+ * said when it matters, that is when the run drew values before its first call, which the replay
+ * could not tell from the command's own and did not serve, or never started and served none.
+ */
+function unmarkedRunStart(runStart: ExitDumps['runStart'], recording: Recording): string | undefined {
+  if (runStart === undefined || runStart.by === 'marker') return undefined;
+  const skipped = valueCounts(drawnBeforeFirstStep(recording.events));
+  const own = valueCounts(runStart.before);
+  const fix =
+    "call runInput() (or record()) in the replay command right before the agent function: the run's values start there";
+  if (runStart.by === 'call') {
+    if (skipped === '') return undefined;
+    return `the replay command made its first recorded call without marking its run's start: the ${skipped} the run drew before that call were not served, and what the command drew before it (${own || 'nothing'}) was its own; ${fix}`;
+  }
+  const recorded = recording.events.some(
+    (e) =>
+      e.type === 'nondeterminism' &&
+      e.payload.process === undefined &&
+      e.payload.kind !== 'dbReply' &&
+      e.payload.values.length > 0,
+  );
+  if (!recorded) return undefined;
+  return `the replay command never marked its run's start nor made a recorded call: none of the run's recorded clock and random values were served, the command drew its own (${own || 'none'}); ${fix}`;
+}
+
 /** The value kinds (sandbox/preload/shared-nondeterminism.mjs) as a user reads them. */
 const VALUE_KINDS: Record<string, string> = {
   clock: 'clock (Date)',
@@ -151,11 +185,13 @@ const VALUE_KINDS: Record<string, string> = {
  * replies that went to the agent out of the recorded order, and values concurrent tasks may have swapped.
  */
 export function orderWarnings(
-  dumps: Pick<ExitDumps, 'unheld' | 'dbLate' | 'pastRecorded'>,
+  dumps: Pick<ExitDumps, 'unheld' | 'dbLate' | 'pastRecorded' | 'runStart'>,
   run: { options: ReplayOptions; recording: Recording; result: { worldMatches?: boolean } },
 ): string[] {
   const { options, recording, result } = run;
   const warnings: string[] = [];
+  const unmarked = unmarkedRunStart(dumps.runStart, recording);
+  if (unmarked !== undefined) warnings.push(unmarked);
   // The agent no longer draws before these answers what it drew when recorded (see docs/replay.md
   // "Values and answers in the recorded order"): each waited out the bound.
   if (dumps.unheld > 0)
@@ -173,7 +209,7 @@ export function orderWarnings(
   const past = Object.entries(dumps.pastRecorded).filter(([, n]) => n > 0);
   if (options.mode === 'exact' && past.length > 0)
     warnings.push(
-      `the agent drew ${past.map(([kind, n]) => `${n} ${VALUE_KINDS[kind] ?? kind} value${n === 1 ? '' : 's'}`).join(', ')} past the recorded ones: it draws more now than when recorded (a read that depends on timing, such as a poll or a heartbeat, or changed code); those went on from the last recorded value, not as recorded`,
+      `the agent drew ${valueCounts(Object.fromEntries(past))} past the recorded ones: it draws more now than when recorded (a read that depends on timing, such as a poll or a heartbeat, or changed code); those went on from the last recorded value, not as recorded`,
     );
   // Tasks that read the database at once may have taken each other's values (docs/replay.md).
   if (!dbOrderOf(options) && result.worldMatches === false && concurrentDatabaseWork(recording.events))

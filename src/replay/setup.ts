@@ -41,6 +41,7 @@ import {
   TapedeckError,
   timeZoneOf,
 } from '../recording/index.js';
+import { drawnBeforeFirstStep } from './drawn.js';
 import { bodyBytesOf, type RecordedCall, SelfBegunSteps } from './match.js';
 import type { ReplayOptions } from './types.js';
 
@@ -187,6 +188,10 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
     nondeterminism,
     ...(processes.size > 0 ? { processes: Object.fromEntries(processes) } : {}),
     seed: Number.parseInt(createHash('sha256').update(recording.manifest.id).digest('hex').slice(0, 8), 16),
+    // Recorded in-process: the run started inside a process that had been running (docs/recording.md).
+    ...(recording.manifest.agent.inProcess === true
+      ? { runStart: { skip: drawnBeforeFirstStep(recording.events) } }
+      : {}),
     allow: [...(db ? [{ host: db.host, port: db.port }] : []), ...(input.allow ?? [])],
     ...(dbOrderOf(options)
       ? {
@@ -611,6 +616,8 @@ export interface ExitDumps {
   dbLate: number;
   /** Values of each kind the processes drew past their recorded ones (made up: the clock goes on). */
   pastRecorded: Record<string, number>;
+  /** A run recorded in-process: how it started in the replayed command, and what the command drew before. */
+  runStart?: { by?: 'marker' | 'call'; before: Record<string, number> };
 }
 
 export async function readExitDumps(tmp: string): Promise<ExitDumps> {
@@ -634,6 +641,8 @@ export async function readExitDumps(tmp: string): Promise<ExitDumps> {
     if (dump.nd) out.nd.push(dump.nd);
     out.unheld += dump.nondeterminism?.unheld ?? 0;
     out.dbLate += dump.nondeterminism?.dbLate ?? 0;
+    const runStart = dump.nondeterminism?.runStart;
+    if (runStart !== undefined) out.runStart = { ...(runStart.by ? { by: runStart.by } : {}), before: runStart.before };
     for (const [kind, n] of Object.entries(dump.nondeterminism?.fallback ?? {}))
       if (n > 0) out.pastRecorded[kind] = (out.pastRecorded[kind] ?? 0) + n;
   }

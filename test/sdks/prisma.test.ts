@@ -197,17 +197,19 @@ describe(`Prisma ORM (prisma ${installedVersion('prisma')}, @prisma/client ${ins
     Object.assign(process.env, env);
     try {
       const agent = path.join(AGENTS, 'prisma-agent.mjs');
+      // Loaded before the run, as a server loads it: what its top level draws (tsx's register()
+      // takes a uuid) is not the run's, and the replayed command draws its own.
+      const { runOrderDesk } = (await import(agent)) as { runOrderDesk(): Promise<string> };
       const run = await record(
         // The values Prisma's runtime draws (its transaction ids, the order's uuid and time) are
-        // recorded, to be given back. The agent's module is loaded inside the run: its top level
-        // draws too (tsx's register() takes a uuid), and the replayed command draws those first.
+        // recorded, to be given back from the run's start in the command.
         {
           out: path.join(tmp.dir, 'observed'),
           name: 'prisma-desk',
           command: [process.execPath, agent],
           nondeterminism: true,
         },
-        async () => ((await import(agent)) as { runOrderDesk(): Promise<string> }).runOrderDesk(),
+        () => runOrderDesk(),
       );
       expect(run.recorded).toBe(true);
       const recording = await readRecording(run.dir);
@@ -233,9 +235,10 @@ describe(`Prisma ORM (prisma ${installedVersion('prisma')}, @prisma/client ${ins
       expect(objects).toEqual([]);
 
       // Replayed from its command: the world from the recording (the real rows and the tool API
-      // untouched, nothing live). Not exact to the value: the command loads the agent through tsx,
-      // not vitest, whose loaders read the clock a different number of times, so Prisma's
-      // @default(now()) takes another recorded instant (docs/recording.md, "Recording in a server").
+      // untouched, nothing live). What the command draws loading the agent through tsx is its own
+      // (the order's uuid is the recorded one), but not yet exact to the clock: recorded under
+      // vitest, the run's values include Node's own undici clock reads, which a replay that
+      // answers fetch itself does not make, so @default(now()) takes a later recorded instant.
       const before = await world(own.url);
       const hits = weather.hits();
       const replayed = await replay({
