@@ -45,4 +45,5 @@ export {
 export { applyOverride, overrideRequestBody, type PromptOverride } from './prompt.js';
 export { replay } from './replay.js';
 export type * from './types.js';
+export { describeVersionChanges, type VersionChange, versionChanges } from './version-changes.js';
 export { materializeWorld } from './world.js';

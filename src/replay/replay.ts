@@ -36,6 +36,7 @@ import {
   withConfigPolicy,
 } from './preflight.js';
 import { overrideWarnings, promptOverride } from './prompt.js';
+import { runtimeDrift } from './runtime-drift.js';
 import { ReplaySession } from './session.js';
 import {
   type AgentHandle,
@@ -48,7 +49,6 @@ import {
   recordedEnvWarnings,
   replayRegion,
   runAgent,
-  runtimeDrift,
   seededWorld,
   seedFileIn,
   Teardown,
@@ -438,6 +438,7 @@ async function replayIn(
     isolation: { level: isolation.level, summary: describeIsolation(isolation), notes: isolation.notes },
     ...(sideChannels.length > 0 ? { sideChannels } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
+    ...(drift.versionChanges.length > 0 ? { versionChanges: drift.versionChanges } : {}),
     ...(session.answerFailures.length > 0 ? { answerFailures: session.answerFailures } : {}),
     ...(stdio === 'pipe' ? { output } : {}),
   };

@@ -4,7 +4,6 @@
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,7 +26,7 @@ import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { databaseAddresses } from '../postgres/connect.js';
 import { type DbTracker, layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
-import { agentSdkVersions, createDbTracker } from '../record/index.js';
+import { createDbTracker } from '../record/index.js';
 import {
   type DbSnapshot,
   knownLocale,
@@ -472,38 +471,6 @@ export function replayRegion(
     else out.LC_MESSAGES = locale;
   }
   return { env: out, warnings };
-}
-
-/**
- * What about the agent's runtime differs from the recording's and may make it take another path:
- * Node's major version, and the version of each LLM SDK the agent resolves (from its entry's
- * folder, as the recorder looked) that the recording names. One warning each; and the versions
- * found (what the replay's own recording names).
- */
-export function runtimeDrift(
-  recording: Recording,
-  entry: string | undefined,
-  cwd: string,
-): { warnings: string[]; sdkVersions: Record<string, string> } {
-  const recorded = recording.manifest.runtime;
-  const warnings: string[] = [];
-  const major = (version: string) => /^v?(\d+)\./.exec(version)?.[1];
-  if (major(recorded.node) !== undefined && major(recorded.node) !== major(process.version))
-    warnings.push(
-      `the agent was recorded on Node ${recorded.node} and runs on ${process.version} here: its requests and timing may differ`,
-    );
-  // An entry not on this machine (a server's, replayed elsewhere): the SDKs from the cwd, as the
-  // recorder looks without one.
-  const now = agentSdkVersions(entry !== undefined && existsSync(entry) ? entry : undefined, cwd);
-  const names = [...new Set([...Object.keys(recorded.sdkVersions), ...Object.keys(now)])].sort();
-  const changed = names
-    .filter((name) => recorded.sdkVersions[name] !== now[name] && recorded.sdkVersions[name] !== undefined)
-    .map((name) => `${name} ${recorded.sdkVersions[name]} recorded, ${now[name] ?? 'none'} here`);
-  if (changed.length > 0)
-    warnings.push(
-      `the agent's SDKs are not the recorded ones (${changed.slice(0, 6).join('; ')}${changed.length > 6 ? `; and ${changed.length - 6} more` : ''}): its requests may differ from the recorded ones`,
-    );
-  return { warnings, sdkVersions: now };
 }
 
 /** The agent's environment: ours, the recorded explicit env, --env, then the preload and the sandbox. */

@@ -6,6 +6,7 @@ import type { ToolRule } from '../record/index.js';
 import type { DivergencePayload, ProvenanceCounts, ServedFrom, Stopped, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import type { AnswerChain } from './chain/index.js';
+import type { VersionChange } from './version-changes.js';
 
 export type ReplayMode = 'exact' | 'counterfactual';
 /** Who answered a call (written on its http.exchange): the recording, an answerer (live, sandbox, …), or nobody (blocked: held back). */
@@ -183,6 +184,12 @@ export interface ReplayResult {
   sideChannels?: Array<{ target: string; how: string; process?: string }>;
   /** Things the user should know (a different redaction key, an incomplete recording). */
   warnings?: string[];
+  /**
+   * The packages the recording names (its LLM SDKs, database drivers, ORMs, HTTP clients) that the
+   * agent loads at another version here, or no more (`now` null); also one of the warnings. Absent
+   * when none changed, and for a recording that names none.
+   */
+  versionChanges?: VersionChange[];
   /** Answers that failed (a live model endpoint down, a sandbox service erroring), also in warnings. */
   answerFailures?: string[];
   /** stdout/stderr of the agent when stdio was 'pipe'. */

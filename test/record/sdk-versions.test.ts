@@ -1,7 +1,9 @@
-// The SDK versions a recording names (manifest.runtime.sdkVersions) are the ones the agent loads:
-// LlamaIndex.TS and Mastra among the known SDKs, and an SDK nested in another's own node_modules
-// (openai inside @llamaindex/openai, as npm installs it when the versions conflict).
-import { mkdirSync, writeFileSync } from 'node:fs';
+// The package versions a recording names (manifest.runtime.sdkVersions) are the ones the agent loads:
+// LlamaIndex.TS and Mastra among the known SDKs, every @ai-sdk/* provider, the database drivers,
+// ORMs and HTTP clients that shape what goes over the wire, and a package nested in another's own
+// node_modules (openai inside @llamaindex/openai, as npm installs it when the versions conflict;
+// pg beside @prisma/adapter-pg in pnpm's store).
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findSdkVersions, recordCommand } from '../../src/record/index.js';
@@ -9,6 +11,9 @@ import { readRecording } from '../../src/recording/index.js';
 import { tempDir } from './helpers.js';
 
 const tmp = tempDir('tapedeck-sdk-versions-');
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const installed = (name: string): string =>
+  JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 afterAll(() => {
   if (!process.env.KEEP) tmp.remove();
@@ -74,6 +79,69 @@ describe('SDK versions', () => {
       '@langchain/anthropic': '1.5.11',
       '@anthropic-ai/sdk': '0.71.2',
       '@anthropic-ai/sdk (in @langchain/anthropic)': '0.122.0',
+    });
+  });
+
+  it('names the drivers, ORMs and HTTP clients this repo installs, at their installed versions', () => {
+    const found = findSdkVersions([ROOT]);
+    for (const name of [
+      'pg',
+      'postgres',
+      'drizzle-orm',
+      '@prisma/client',
+      '@prisma/adapter-pg',
+      'mysql2',
+      'axios',
+      'undici',
+    ])
+      expect(found[name], name).toBe(installed(name));
+    expect(found['@electric-sql/pglite']).toBe(installed('@electric-sql/pglite'));
+    expect(found['@ai-sdk/openai']).toBe(installed('@ai-sdk/openai'));
+  });
+
+  it('names every @ai-sdk provider, the drivers and HTTP clients, and the pg @prisma/adapter-pg holds at another version', () => {
+    const project = path.join(tmp.dir, 'wire');
+    install(project, 'ai', '5.0.1');
+    install(project, '@ai-sdk/mistral', '2.0.3');
+    install(project, '@ai-sdk/groq', '2.0.4');
+    install(project, '@mistralai/mistralai', '1.7.0');
+    install(project, 'drizzle-orm', '0.44.2');
+    install(project, 'pg', '8.11.0');
+    install(install(project, '@prisma/adapter-pg', '6.16.0'), 'pg', '8.16.0');
+    install(project, 'ky', '1.8.0');
+    install(project, 'left-pad', '1.3.0');
+    expect(findSdkVersions([project])).toEqual({
+      ai: '5.0.1',
+      '@ai-sdk/mistral': '2.0.3',
+      '@ai-sdk/groq': '2.0.4',
+      '@mistralai/mistralai': '1.7.0',
+      'drizzle-orm': '0.44.2',
+      pg: '8.11.0',
+      '@prisma/adapter-pg': '6.16.0',
+      'pg (in @prisma/adapter-pg)': '8.16.0',
+      ky: '1.8.0',
+    });
+  });
+
+  // pnpm: node_modules/<name> links into .pnpm/<name>@<version>/node_modules/<name>, whose
+  // dependencies sit beside it there; the agent's own pg is another one.
+  it('reads a pnpm install: the packages through their links, and the pg beside @prisma/adapter-pg in the store', () => {
+    const project = path.join(tmp.dir, 'pnpm');
+    const store = path.join(project, 'node_modules', '.pnpm');
+    const adapter = path.join(store, '@prisma+adapter-pg@6.16.0', 'node_modules');
+    install(path.dirname(adapter), '@prisma/adapter-pg', '6.16.0');
+    install(path.dirname(adapter), 'pg', '8.16.0');
+    install(path.join(store, 'pg@8.11.0'), 'pg', '8.11.0');
+    mkdirSync(path.join(project, 'node_modules', '@prisma'), { recursive: true });
+    symlinkSync(
+      path.join(adapter, '@prisma', 'adapter-pg'),
+      path.join(project, 'node_modules', '@prisma', 'adapter-pg'),
+    );
+    symlinkSync(path.join(store, 'pg@8.11.0', 'node_modules', 'pg'), path.join(project, 'node_modules', 'pg'));
+    expect(findSdkVersions([project])).toEqual({
+      pg: '8.11.0',
+      '@prisma/adapter-pg': '6.16.0',
+      'pg (in @prisma/adapter-pg)': '8.16.0',
     });
   });
 });

@@ -7,6 +7,7 @@ import { redactDbUrl } from '../../postgres/sql.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { describeProvenance } from '../../recording/provenance.js';
 import type { MissPolicy, ReplayMode, ReplayResult, Timing } from '../../replay/types.js';
+import { describeVersionChanges } from '../../replay/version-changes.js';
 import { localRecording } from '../../store/recordings/index.js';
 import { addConfigOptions, type ConfigCliOptions, configFromOptions } from '../config-options.js';
 import { EXIT_INTERRUPTED, EXIT_TIMED_OUT } from '../exit-codes.js';
@@ -73,11 +74,18 @@ function printResult(result: ReplayResult, told: ReadonlySet<string>): void {
     const usd = result.savedCost.usd === undefined ? '' : ` ($${result.savedCost.usd.toFixed(4)})`;
     lines.push(`  model calls served from the recording (cost saved): ${result.savedCost.calls}${usd}`);
   }
+  const shown = new Set(told);
   if (result.divergences.length === 0) lines.push('  no divergence');
   else {
     lines.push(`  ${result.divergences.length} divergence(s); first at step ${result.firstDivergentStep}:`);
     for (const d of result.divergences.slice(0, 10)) lines.push(`    step ${d.step} ${d.kind}: ${d.message}`);
     if (result.divergences.length > 10) lines.push(`    … ${result.divergences.length - 10} more (--json for all)`);
+    // Packages at other versions than recorded may be the cause: said here, though said before the run.
+    if (result.versionChanges !== undefined) {
+      const changed = describeVersionChanges(result.versionChanges);
+      lines.push(`  warning: ${changed}`);
+      shown.add(changed);
+    }
   }
   if (result.heldBack.length > 0) {
     lines.push('  held back (never sent):');
@@ -105,7 +113,7 @@ function printResult(result: ReplayResult, told: ReadonlySet<string>): void {
   }
   if (result.worldDir) lines.push(`  world of the stop step materialised in ${result.worldDir} (fs/, db.json)`);
   if (result.worldDb) lines.push(`  its database is kept at ${result.worldDb} (drop it when done)`);
-  for (const w of result.warnings ?? []) if (!told.has(w)) lines.push(`  warning: ${w}`);
+  for (const w of result.warnings ?? []) if (!shown.has(w)) lines.push(`  warning: ${w}`);
   writeOut(`${lines.join('\n')}\n`);
 }
 
