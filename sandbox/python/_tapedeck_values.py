@@ -112,32 +112,73 @@ _threading = []
 
 
 def _thread_key():
-    """The drawing thread's key ('' for the main thread, and for threads not started by threading)."""
-    return getattr(_threading[0].current_thread(), "_tapedeck_key", "") if _threading else ""
+    """The drawing thread's key: '' for the main thread, its own for a thread Python started
+    (threading's or _thread's), `w0` for one it did not (a C extension's own calling back in)."""
+    key = getattr(_local, "key", None)
+    if key is not None:
+        return key
+    if not _threading:
+        return ""
+    threading = _threading[0]
+    current = threading.current_thread()
+    key = getattr(current, "_tapedeck_key", None)
+    if key is not None:
+        return key
+    return "" if current is threading.main_thread() else "w0"
 
 
 def _patch_threads():
-    """Each thread is keyed where it is started: its starter's key, `w` and the starter's count."""
+    """Each thread is keyed where it is started: its starter's key, `w` and the starter's count.
+
+    threading.Thread.start, and _thread's own starters below it (which threading took before
+    they are wrapped here, so its threads are counted once): one count per starting thread, so
+    the n-th thread a thread starts has the same key whatever the interleaving.
+    """
     import threading
 
     _threading.append(threading)
     real_start = threading.Thread.start
     counts = {}
 
+    def next_key():
+        parent = _thread_key()
+        with _lock_threads:
+            counts[parent] = counts.get(parent, 0) + 1
+            return "%sw%d" % (parent, counts[parent])
+
     def start(self):
         if getattr(self, "_tapedeck_key", None) is None:
-            parent = _thread_key()
-            with _lock_threads:
-                counts[parent] = counts.get(parent, 0) + 1
-                self._tapedeck_key = "%sw%d" % (parent, counts[parent])
+            self._tapedeck_key = next_key()
         return real_start(self)
 
     start.__doc__ = real_start.__doc__
     threading.Thread.start = start
 
+    def keyed(function, key):
+        def run(*args, **kwargs):
+            _local.key = key
+            return function(*args, **kwargs)
+
+        return run
+
+    for name in ("start_new_thread", "start_joinable_thread"):
+        real = getattr(_thread, name, None)
+        if real is None:
+            continue
+
+        def started(function, *args, _real=real, **kwargs):
+            return _real(keyed(function, next_key()), *args, **kwargs)
+
+        started.__name__ = started.__qualname__ = name
+        started.__doc__ = real.__doc__
+        setattr(_thread, name, started)
+    if hasattr(_thread, "start_new"):  # the old name of start_new_thread
+        _thread.start_new = _thread.start_new_thread
+
     def forked():
         # The forking thread is the child's main thread: its draws are the child process's own.
         threading.current_thread()._tapedeck_key = ""
+        _local.key = ""
         counts.clear()
 
     return forked

@@ -18,6 +18,7 @@ import { scratchDatabase, startServer, tempDir } from '../record/helpers.js';
 
 const PY_AGENT = fileURLToPath(new URL('fixtures/py-values-agent.py', import.meta.url));
 const THREADS_AGENT = fileURLToPath(new URL('fixtures/py-threads-agent.py', import.meta.url));
+const RAW_THREADS_AGENT = fileURLToPath(new URL('fixtures/py-rawthreads-agent.py', import.meta.url));
 const FLAGS_AGENT = fileURLToPath(new URL('fixtures/py-flags-agent.py', import.meta.url));
 const NODE_AGENT = fileURLToPath(new URL('fixtures/py-tool-agent.mjs', import.meta.url));
 const RANDOM_AGENT = fileURLToPath(new URL('fixtures/py-random-agent.py', import.meta.url));
@@ -190,6 +191,29 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       const { seen: again } = await replayed(
         rec,
         path.join(tmp.dir, `replay-threads-${name}`),
+        isolate ? 'bwrap' : 'none',
+      );
+      expect(again).toEqual(seen);
+    });
+
+  for (const isolate of [false, ...(BWRAP ? [true] : [])])
+    it(`threads started below threading (_thread's, the C library's), drawing in another order each run, each get their own values (${isolate ? 'OS sandbox' : 'no sandbox'})`, {
+      timeout: 180_000,
+    }, async () => {
+      const name = isolate ? 'bwrap' : 'none';
+      const rec = path.join(tmp.dir, `rec-rawthreads-${name}`);
+      const seen = await record([PYTHON, RAW_THREADS_AGENT, '5'], rec, { isolate });
+      // _thread's threads are named as threading's (the n-th its starter started: w1 … w5, and
+      // w1's own two, w1w1 and w1w2); the one the C library started, which Python did not, is w0.
+      const recorded = byProcess(rec);
+      expect(Object.keys(recorded).sort()).toEqual(['agent', 'w0', 'w1', 'w1w1', 'w1w2', 'w2', 'w3', 'w4', 'w5']);
+      const threads = seen.threads as Record<string, Values>;
+      expect(recorded.w1w2?.uuid).toEqual([threads['raw0.threading']?.uuid]);
+      expect(recorded.w0?.uuid).toEqual([threads.foreign?.uuid]);
+      expect(recorded.agent?.uuid).toEqual([seen.before, seen.after]);
+      const { seen: again } = await replayed(
+        rec,
+        path.join(tmp.dir, `replay-rawthreads-${name}`),
         isolate ? 'bwrap' : 'none',
       );
       expect(again).toEqual(seen);
