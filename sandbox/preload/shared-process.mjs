@@ -63,9 +63,10 @@ export function nameChildren(own, runStarted) {
 /**
  * Edits the environment of every process this one starts (spawn, exec, execFile, fork and the
  * synchronous three, whatever env they were given, Node or not) before it starts; `argv` is its
- * command line (a shell's, `sh -c …`, for a command string). Returns undo(): the functions are
- * put back where they are still ours, and stop editing where another layer wrapped them since.
- * @param {(env: Record<string, string | undefined>, argv: string[]) => void} edit
+ * command line (a shell's, `sh -c …`, for a command string), `cwd` the folder it starts in.
+ * Returns undo(): the functions are put back where they are still ours, and stop editing where
+ * another layer wrapped them since.
+ * @param {(env: Record<string, string | undefined>, argv: string[], cwd: string) => void} edit
  * @returns {() => void}
  */
 export function editChildEnv(edit) {
@@ -80,7 +81,7 @@ export function editChildEnv(edit) {
         const at = String(pair).indexOf('=');
         env[String(pair).slice(0, at)] = String(pair).slice(at + 1);
       }
-      edit(env, Array.isArray(options.args) ? options.args.map(String) : [String(options.file)]);
+      edit(env, Array.isArray(options.args) ? options.args.map(String) : [String(options.file)], cwdOf(options.cwd));
       options.envPairs = Object.entries(env)
         .filter(([, v]) => v !== undefined)
         .map(([k, v]) => `${k}=${v}`);
@@ -98,11 +99,11 @@ export function editChildEnv(edit) {
       if (active) {
         // The options: the first argument after the file or command that is an object and not the args array.
         const at = args.findIndex((a, i) => i > 0 && a !== null && typeof a === 'object' && !Array.isArray(a));
-        const options = /** @type {{ env?: NodeJS.ProcessEnv, shell?: unknown } | undefined} */ (
+        const options = /** @type {{ env?: NodeJS.ProcessEnv, shell?: unknown, cwd?: unknown } | undefined} */ (
           at === -1 ? undefined : args[at]
         );
         const env = { ...(options?.env ?? process.env) };
-        edit(env, commandLine(name, args, options));
+        edit(env, commandLine(name, args, options), cwdOf(options?.cwd));
         // None given: after the args array if there is one (spawnSync(file, args)), else second.
         args[at !== -1 ? at : Array.isArray(args[1]) ? 2 : 1] = { ...options, env };
       }
@@ -119,6 +120,15 @@ export function editChildEnv(edit) {
     for (const [name, real, edited] of syncs) if (cp[name] === edited) cp[name] = real;
     syncBuiltinESMExports();
   };
+}
+
+/** The folder a child starts in: its `cwd` option (a path or a file URL), else this process's. */
+function cwdOf(/** @type {unknown} */ cwd) {
+  try {
+    if (typeof cwd === 'string' && cwd !== '') return path.resolve(cwd);
+    if (cwd instanceof URL) return fileURLToPath(cwd);
+  } catch {}
+  return process.cwd();
 }
 
 /**

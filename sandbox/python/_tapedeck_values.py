@@ -26,6 +26,7 @@ import sys
 import time
 
 from _tapedeck_book import Book, Channel, _now_ms, _us_of_ms, process_name
+from _tapedeck_commands import unhooked
 
 _HERE = os.path.abspath(__file__)
 _HOOK_DIR = os.path.dirname(_HERE)
@@ -112,32 +113,73 @@ _threading = []
 
 
 def _thread_key():
-    """The drawing thread's key ('' for the main thread, and for threads not started by threading)."""
-    return getattr(_threading[0].current_thread(), "_tapedeck_key", "") if _threading else ""
+    """The drawing thread's key: '' for the main thread, its own for a thread Python started
+    (threading's or _thread's), `w0` for one it did not (a C extension's own calling back in)."""
+    key = getattr(_local, "key", None)
+    if key is not None:
+        return key
+    if not _threading:
+        return ""
+    threading = _threading[0]
+    current = threading.current_thread()
+    key = getattr(current, "_tapedeck_key", None)
+    if key is not None:
+        return key
+    return "" if current is threading.main_thread() else "w0"
 
 
 def _patch_threads():
-    """Each thread is keyed where it is started: its starter's key, `w` and the starter's count."""
+    """Each thread is keyed where it is started: its starter's key, `w` and the starter's count.
+
+    threading.Thread.start, and _thread's own starters below it (which threading took before
+    they are wrapped here, so its threads are counted once): one count per starting thread, so
+    the n-th thread a thread starts has the same key whatever the interleaving.
+    """
     import threading
 
     _threading.append(threading)
     real_start = threading.Thread.start
     counts = {}
 
+    def next_key():
+        parent = _thread_key()
+        with _lock_threads:
+            counts[parent] = counts.get(parent, 0) + 1
+            return "%sw%d" % (parent, counts[parent])
+
     def start(self):
         if getattr(self, "_tapedeck_key", None) is None:
-            parent = _thread_key()
-            with _lock_threads:
-                counts[parent] = counts.get(parent, 0) + 1
-                self._tapedeck_key = "%sw%d" % (parent, counts[parent])
+            self._tapedeck_key = next_key()
         return real_start(self)
 
     start.__doc__ = real_start.__doc__
     threading.Thread.start = start
 
+    def keyed(function, key):
+        def run(*args, **kwargs):
+            _local.key = key
+            return function(*args, **kwargs)
+
+        return run
+
+    for name in ("start_new_thread", "start_joinable_thread"):
+        real = getattr(_thread, name, None)
+        if real is None:
+            continue
+
+        def started(function, *args, _real=real, **kwargs):
+            return _real(keyed(function, next_key()), *args, **kwargs)
+
+        started.__name__ = started.__qualname__ = name
+        started.__doc__ = real.__doc__
+        setattr(_thread, name, started)
+    if hasattr(_thread, "start_new"):  # the old name of start_new_thread
+        _thread.start_new = _thread.start_new_thread
+
     def forked():
         # The forking thread is the child's main thread: its draws are the child process's own.
         threading.current_thread()._tapedeck_key = ""
+        _local.key = ""
         counts.clear()
 
     return forked
@@ -396,112 +438,7 @@ def _child_env(env, name):
     return env
 
 
-_PYTHON_PROGRAM = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
-_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "ash"))
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def unhooked(argv, covered=None, path=None):
-    """sandbox/preload/shared-python.mjs unhookedPython: the Python process `argv` starts without the hook.
-
-    `covered`: in the OS sandbox, the interpreters (real paths) whose own sitecustomize is covered;
-    None outside it. Returns {"program", "flag"[, "uncovered"]} or None.
-    """
-    return _from_argv([str(a) for a in argv], covered, path, 0)
-
-
-def _words(command):
-    return [re.sub(r"^(['\"])(.*)\1$", r"\2", w) for w in command.split()]
-
-
-def _from_argv(argv, covered, path, depth):
-    if depth > 4:
-        return None
-    i = 0
-    while i < len(argv) and (_ASSIGNMENT.match(argv[i]) or argv[i] == "exec"):
-        i += 1
-    if i >= len(argv):
-        return None
-    program = argv[i]
-    base = os.path.basename(program)
-    args = argv[i + 1:]
-    if base == "env":
-        j = 0
-        while j < len(args):
-            a = args[j]
-            if a == "--":
-                j += 1
-                break
-            if a in ("-S", "--split-string"):
-                return _from_argv(_words(args[j + 1] if j + 1 < len(args) else "") + args[j + 2:], covered, path, depth + 1)
-            if a.startswith("-S"):
-                return _from_argv(_words(a[2:]) + args[j + 1:], covered, path, depth + 1)
-            if a in ("-u", "-C", "--unset", "--chdir"):
-                j += 1
-            elif not a.startswith("-") and not _ASSIGNMENT.match(a):
-                break
-            j += 1
-        return _from_argv(args[j:], covered, path, depth + 1)
-    if base in _SHELLS:
-        at = next((k for k, a in enumerate(args) if re.match(r"^-[a-z]*c[a-z]*$", a)), None)
-        if at is None or at + 1 >= len(args):
-            return None
-        for command in re.split(r"[;&|\n()`]+", args[at + 1]):
-            found = _from_argv(_words(command), covered, path, depth + 1)
-            if found:
-                return found
-        return None
-    if not _PYTHON_PROGRAM.match(base):
-        return None
-    flags = _python_flags(args)
-    if "S" in flags:
-        return {"program": program, "flag": "-S"}
-    flag = "-I" if "I" in flags else "-E" if "E" in flags else None
-    if flag is None:
-        return None
-    if covered is None:
-        return {"program": program, "flag": flag}
-    real = _resolve(program, path)
-    return None if real is not None and real in covered else {"program": program, "flag": flag, "uncovered": True}
-
-
-def _python_flags(args):
-    flags = set()
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("--", "-") or not a.startswith("-"):
-            break
-        if a.startswith("--"):
-            if a == "--check-hash-based-pycs":
-                i += 1
-            i += 1
-            continue
-        for j in range(1, len(a)):
-            c = a[j]
-            if c in "cm":
-                return flags
-            if c in "WX":
-                if j == len(a) - 1:
-                    i += 1
-                break
-            flags.add(c)
-        i += 1
-    return flags
-
-
-def _resolve(program, path):
-    if "/" in program:
-        candidates = [program]
-    else:
-        candidates = [os.path.join(d, program) for d in (path or "").split(os.pathsep) if os.path.isabs(d)]
-    for file in candidates:
-        if os.path.exists(file):
-            return os.path.realpath(file)
-    return None
-
-
-def _report_unhooked(argv, env):
+def _report_unhooked(argv, env, cwd=None):
     """Tells tapedeck of a Python child started without the hook (the recording and the replay say so)."""
     try:
         covered = os.environ.get("TAPEDECK_PYTHON_COVERED")
@@ -509,6 +446,7 @@ def _report_unhooked(argv, env):
             argv,
             None if covered is None else [c for c in covered.split(os.pathsep) if c],
             (env if env is not None else os.environ).get("PATH"),
+            None if cwd is None else os.path.abspath(os.fsdecode(cwd)),
         )
         if found and _notice[0] is not None:
             with _suppressed:
@@ -543,7 +481,8 @@ def _patch_children(on_fork_child):
         if "env" in kwargs or len(args) < 11:
             kwargs["env"] = _child_env(kwargs.get("env"), _next_child())
         command = args[0] if args else kwargs.get("args", ())
-        _report_unhooked(_argv_of(command, kwargs.get("shell", False)), kwargs.get("env"))
+        cwd = kwargs.get("cwd", args[9] if len(args) > 9 else None)
+        _report_unhooked(_argv_of(command, kwargs.get("shell", False)), kwargs.get("env"), cwd)
         _flush()
         real_init(self, *args, **kwargs)
 

@@ -20,6 +20,7 @@ import path, { delimiter, dirname } from 'node:path';
 import * as z from 'zod';
 import { packagePath } from '../../src/package.js';
 import { stateHome } from '../../src/recording/state-home.js';
+import { pythonPrograms } from '../preload/shared-python.mjs';
 
 /** The folder holding the hook's sitecustomize.py (named by the file: the package ships its .py files). */
 export const PYTHON_HOOK_DIR = dirname(packagePath('sandbox/python/sitecustomize.py'));
@@ -33,32 +34,29 @@ export function withPythonHook<T extends Record<string, string | undefined>>(env
 }
 
 /**
- * The Python interpreters an agent may start, by real path: the command's own program when it is
- * one, and each `python3` and `python` on the given PATHs.
+ * The Python interpreters an agent may start, by real path: those its command runs (its own
+ * program, through env or a shell, or as its script's shebang names it: from `cwd`), and each
+ * `python3` and `python` on the given PATHs.
  */
-export function pythonsOf(command: readonly string[], paths: ReadonlyArray<string | undefined>): string[] {
+export function pythonsOf(
+  command: readonly string[],
+  paths: ReadonlyArray<string | undefined>,
+  cwd: string = process.cwd(),
+): string[] {
   const found = new Set<string>();
   const add = (file: string) => {
     try {
       if (existsSync(file)) found.add(realpathSync(file));
     } catch {}
   };
-  const program = command[0];
-  if (program !== undefined && PYTHON_PROGRAM.test(path.basename(program)) && program.includes('/')) add(program);
+  const named = paths.flatMap((PATH) => pythonPrograms(command, { PATH, cwd }));
+  for (const program of named) if (program.includes('/')) add(path.resolve(cwd, program));
+  const names = new Set(['python3', 'python', ...named.filter((p) => !p.includes('/'))]);
   for (const dirs of paths)
     for (const dir of (dirs ?? '').split(delimiter))
-      if (path.isAbsolute(dir))
-        for (const name of [
-          'python3',
-          'python',
-          ...(program && PYTHON_PROGRAM.test(program) && !program.includes('/') ? [program] : []),
-        ])
-          add(path.join(dir, name));
+      if (path.isAbsolute(dir)) for (const name of names) add(path.join(dir, name));
   return [...found];
 }
-
-/** A Python interpreter's program name: python, python3, python3.12, pypy3. */
-const PYTHON_PROGRAM = /^(?:python|pypy)(?:\d+(?:\.\d+)?)?$/;
 
 /**
  * What the OS sandbox shows over each interpreter's own sitecustomize (a distribution's, found with

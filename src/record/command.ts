@@ -413,7 +413,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     // Processes the agent starts with an env of their own keep what is tapedeck's in it.
     const env = withKeptEnv(baseEnv, isolated ? isolated.env(plainEnv) : plainEnv);
     // The agent's own program may be a Python run without the hook (python -S agent.py): said.
-    const unhookedAgent = unhookedPython(options.command, { covered: isolated?.pythonsCovered, PATH: env.PATH });
+    const unhookedAgent = unhookedPython(options.command, { covered: isolated?.pythonsCovered, PATH: env.PATH, cwd });
     if (unhookedAgent) session.unhooked.see(unhookedAgent);
     // Gated: the world's first snapshot is taken while the agent's Node starts, and its answer
     // to the agent's `start` barrier lets the agent's own code run.

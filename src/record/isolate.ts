@@ -245,7 +245,7 @@ export async function openRecordSandbox(input: {
   const ca = await createRunCa('tapedeck recording CA');
   const trust = await writeTrust(input.tmp, ca);
   // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
-  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH]), input.tmp);
+  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH], input.cwd), input.tmp);
   const box = await openOsSandbox({
     isolation,
     cwd: input.cwd,

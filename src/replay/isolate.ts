@@ -207,7 +207,7 @@ export async function startReplaySandbox(input: {
   }
   const recordedDb = recordedDbAddress({ manifest });
   // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
-  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH]), tmp);
+  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH], cwd), tmp);
   const box = await openOsSandbox({
     isolation,
     cwd,

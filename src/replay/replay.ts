@@ -399,7 +399,7 @@ async function replayIn(
   // Processes the agent starts with an env of their own keep the preload's config and the sandbox's proxy.
   const env = withKeptEnv(baseEnv, sandbox ? sandbox.env(baseEnv) : baseEnv, ['TAPEDECK_REPLAY_CONFIG']);
   // The agent's own program may be a Python run without the hook (python -S agent.py): said.
-  const unhookedAgent = unhookedPython(command, { covered: pythonsCovered, PATH: env.PATH });
+  const unhookedAgent = unhookedPython(command, { covered: pythonsCovered, PATH: env.PATH, cwd });
   if (unhookedAgent) session.unhooked.see(unhookedAgent);
 
   w.append({ type: 'run.started', stepId: 0, payload: { command, cwd } });

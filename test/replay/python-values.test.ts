@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
 import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
+import { shellCommands } from '../../sandbox/preload/shared-shell-words.mjs';
 import { PYTHON_HOOK_DIR, withPythonHook } from '../../sandbox/python/hook.js';
 import { recordCommand } from '../../src/record/index.js';
 import { replay } from '../../src/replay/index.js';
@@ -18,6 +19,7 @@ import { scratchDatabase, startServer, tempDir } from '../record/helpers.js';
 
 const PY_AGENT = fileURLToPath(new URL('fixtures/py-values-agent.py', import.meta.url));
 const THREADS_AGENT = fileURLToPath(new URL('fixtures/py-threads-agent.py', import.meta.url));
+const RAW_THREADS_AGENT = fileURLToPath(new URL('fixtures/py-rawthreads-agent.py', import.meta.url));
 const FLAGS_AGENT = fileURLToPath(new URL('fixtures/py-flags-agent.py', import.meta.url));
 const NODE_AGENT = fileURLToPath(new URL('fixtures/py-tool-agent.mjs', import.meta.url));
 const RANDOM_AGENT = fileURLToPath(new URL('fixtures/py-random-agent.py', import.meta.url));
@@ -195,6 +197,29 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       expect(again).toEqual(seen);
     });
 
+  for (const isolate of [false, ...(BWRAP ? [true] : [])])
+    it(`threads started below threading (_thread's, the C library's), drawing in another order each run, each get their own values (${isolate ? 'OS sandbox' : 'no sandbox'})`, {
+      timeout: 180_000,
+    }, async () => {
+      const name = isolate ? 'bwrap' : 'none';
+      const rec = path.join(tmp.dir, `rec-rawthreads-${name}`);
+      const seen = await record([PYTHON, RAW_THREADS_AGENT, '5'], rec, { isolate });
+      // _thread's threads are named as threading's (the n-th its starter started: w1 … w5, and
+      // w1's own two, w1w1 and w1w2); the one the C library started, which Python did not, is w0.
+      const recorded = byProcess(rec);
+      expect(Object.keys(recorded).sort()).toEqual(['agent', 'w0', 'w1', 'w1w1', 'w1w2', 'w2', 'w3', 'w4', 'w5']);
+      const threads = seen.threads as Record<string, Values>;
+      expect(recorded.w1w2?.uuid).toEqual([threads['raw0.threading']?.uuid]);
+      expect(recorded.w0?.uuid).toEqual([threads.foreign?.uuid]);
+      expect(recorded.agent?.uuid).toEqual([seen.before, seen.after]);
+      const { seen: again } = await replayed(
+        rec,
+        path.join(tmp.dir, `replay-rawthreads-${name}`),
+        isolate ? 'bwrap' : 'none',
+      );
+      expect(again).toEqual(seen);
+    });
+
   it.runIf(BWRAP)(
     'in the OS sandbox, Python processes started with -I or -E (no PYTHONPATH) are recorded and replayed',
     { timeout: 180_000 },
@@ -218,6 +243,29 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       expect(readFileSync(cached).equals(before)).toBe(true);
     },
   );
+
+  for (const isolate of [false, ...(BWRAP ? [true] : [])])
+    it(`an agent run by its shebang with -I is ${isolate ? 'recorded and replayed in the OS sandbox' : 'named as run without the hook'}`, {
+      timeout: 180_000,
+    }, async () => {
+      const name = isolate ? 'bwrap' : 'none';
+      const dir = path.join(tmp.dir, `shebang-${name}`);
+      mkdirSync(dir);
+      const agent = path.join(dir, 'agent.py');
+      writeFileSync(agent, `#!${PYTHON} -I\n${readFileSync(FLAGS_AGENT, 'utf8')}`, { mode: 0o755 });
+      const rec = path.join(tmp.dir, `rec-shebang-${name}`);
+      let unhooked: unknown;
+      const seen = await record([agent], rec, { isolate, unhooked: (u) => (unhooked = u) });
+      expect(seen.flags).toBe(1);
+      if (!isolate) {
+        expect(unhooked).toEqual([{ program: PYTHON, flag: '-I', processes: 1 }]);
+        return;
+      }
+      expect(unhooked).toEqual([]);
+      expect(byProcess(rec).agent?.uuid).toEqual([seen.uuid]);
+      const { seen: again } = await replayed(rec, path.join(tmp.dir, `replay-shebang-${name}`), 'bwrap');
+      expect(again).toEqual(seen);
+    });
 
   it("a recording made before threads had their own values serves them the process's one, in the order drawn", () => {
     const dir = path.join(tmp.dir, 'old-threads');
@@ -302,10 +350,10 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
         isolate,
         unhooked: (u) => (unhooked = u),
       });
-      // -S (three: -S, -E -S, an os.execv's -IS) anywhere; -I only outside the OS sandbox, which
+      // -S (four: -S, -E -S, a shell's quoted '-S', an os.execv's -IS) anywhere; -I only outside the OS sandbox, which
       // covers the interpreter's own sitecustomize.
       const expected = [
-        { program: PYTHON, flag: '-S', processes: 3 },
+        { program: PYTHON, flag: '-S', processes: 4 },
         ...(isolate ? [] : [{ program: PYTHON, flag: '-I', processes: 1 }]),
       ];
       expect(unhooked).toEqual(expected);
@@ -316,21 +364,25 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       expect(again).toEqual(seen);
       const said = (result.warnings ?? []).filter((w) => w.includes("without tapedeck's Python hook"));
       expect(said).toHaveLength(expected.length);
-      expect(said[0]).toContain(`${PYTHON} -S (3 processes) ran without tapedeck's Python hook: -S imports no site`);
+      expect(said[0]).toContain(`${PYTHON} -S (4 processes) ran without tapedeck's Python hook: -S imports no site`);
       expect(said[0]).toContain('not served from the recording');
     });
 
-  it("a Node agent's Python run without the hook (-IS, a shell's -E, env … -S) is named, and so is the agent's own python -S", {
+  it("a Node agent's Python run without the hook (-IS, a shell's -E and quoted -S, env … -S, a script's shebang -S) is named, and so is the agent's own python -S", {
     timeout: 180_000,
   }, async () => {
     let unhooked: unknown;
+    const scripts = path.join(tmp.dir, 'tool-scripts');
+    mkdirSync(scripts);
+    const script = path.join(scripts, 'tool.py');
+    writeFileSync(script, `#!${PYTHON} -S\npass\n`, { mode: 0o755 });
     await record([process.execPath, UNHOOKED_TOOL], path.join(tmp.dir, 'rec-unhooked-tool'), {
       isolate: false,
-      env: { PYTHON },
+      env: { PYTHON, SCRIPT: script },
       unhooked: (u) => (unhooked = u),
     });
     expect(unhooked).toEqual([
-      { program: PYTHON, flag: '-S', processes: 2 },
+      { program: PYTHON, flag: '-S', processes: 4 },
       { program: PYTHON, flag: '-E', processes: 1 },
     ]);
     const rec = path.join(tmp.dir, 'rec-unhooked-agent');
@@ -343,6 +395,26 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
   });
 
   it('the Node preloads and the Python hook read a command line alike', () => {
+    // Scripts run by their shebang, in a folder of their own (named from it, and on a PATH).
+    const dir = path.join(tmp.dir, 'shebangs');
+    const bin = path.join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    const script = (name: string, first: string, mode = 0o755) => {
+      writeFileSync(path.join(dir, name), `${first}\nprint(1)\n`, { mode });
+    };
+    script('s.py', `#!${PYTHON} -S`);
+    script('env-i.py', '#!/usr/bin/env -S python3 -I');
+    script('env-s-quoted.py', `#!/usr/bin/env -S A='x y' "${PYTHON}" -S`);
+    script('plain.py', `#!${PYTHON}`);
+    script('env-plain.py', '#!/usr/bin/env python3');
+    script('blanks.py', `#! \t${PYTHON}   -E  \t`);
+    script('one-word.py', `#!${PYTHON} -E -S`);
+    script('no-exec.py', `#!${PYTHON} -S`, 0o644);
+    script('nested', `#!${path.join(dir, 's.py')}`);
+    script('binary', '\u007fELF');
+    writeFileSync(path.join(bin, 'tool'), `#!${PYTHON} -I\n`, { mode: 0o755 });
+    spawnSync('mkfifo', [path.join(dir, 'fifo.py')]);
+    spawnSync('chmod', ['755', path.join(dir, 'fifo.py')]);
     const cases = [
       ['python3', '-S', 'a.py'],
       ['python3', '-IS', 'a.py'],
@@ -362,21 +434,49 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       ['pypy3', '-sE', 'a.py'],
       ['python', '-u', 'a.py'],
       [PYTHON, '-I', 'a.py'],
+      // A shell's string read as the shell reads it: quotes, escapes, substitutions, operators.
+      ['sh', '-c', `A='1 2' B="x y" '${PYTHON}' -S a.py`],
+      ['sh', '-c', `exec "${PYTHON}" -E a.py`],
+      ['sh', '-c', 'echo "$(python3 -I -c pass)"'],
+      ['sh', '-c', 'if true; then python3 -S a.py; fi'],
+      ['sh', '-c', 'python3 2>/dev/null -S a.py'],
+      ['sh', '-c', "echo 'python3 -S a.py'"],
+      ['sh', '-c', 'echo python3 -S # python3 -S'],
+      ['sh', '-c', 'cat <<EOF\npython3 -S a.py\nEOF'],
+      ['sh', '-c', 'python3 "-c" "x" -S'],
+      ['sh', '-c', 'sh -c \'env -S "python3 -S" a.py\''],
+      // Scripts by their shebang, named from the folder and on PATH, through a shell and env.
+      ['./s.py', 'arg'],
+      ['./env-i.py'],
+      ['./env-s-quoted.py'],
+      ['./plain.py'],
+      ['./env-plain.py'],
+      ['./blanks.py'],
+      ['./one-word.py'],
+      ['./no-exec.py'],
+      ['./nested'],
+      ['./binary'],
+      ['./fifo.py'],
+      ['tool', '-x'],
+      ['sh', '-c', 'cd . && ./s.py'],
+      ['env', 'A=1', './env-i.py'],
     ];
     const real = spawnSync(PYTHON, ['-c', 'import os, sys; print(os.path.realpath(sys.executable))'], {
       encoding: 'utf8',
     }).stdout.trim();
-    const where = { covered: [real], PATH: CI_PATH };
-    const js = cases.map((c) => [unhookedPython(c) ?? null, unhookedPython(c, where) ?? null]);
+    const PATH = `${bin}:${CI_PATH}`;
+    const where = { covered: [real], PATH, cwd: dir };
+    const outside = { PATH, cwd: dir };
+    const js = cases.map((c) => [unhookedPython(c, outside) ?? null, unhookedPython(c, where) ?? null]);
     const py = spawnSync(
       PYTHON,
       [
         '-c',
-        'import json, sys, _tapedeck_values as v; cases, covered, path = json.load(sys.stdin); print(json.dumps([[v.unhooked(c), v.unhooked(c, covered, path)] for c in cases]))',
+        'import json, sys, _tapedeck_values as v; cases, covered, path, cwd = json.load(sys.stdin); print(json.dumps([[v.unhooked(c, None, path, cwd), v.unhooked(c, covered, path, cwd)] for c in cases]))',
       ],
       {
         encoding: 'utf8',
-        input: JSON.stringify([cases, where.covered, where.PATH]),
+        input: JSON.stringify([cases, where.covered, where.PATH, where.cwd]),
         env: { PYTHONPATH: PYTHON_HOOK_DIR },
       },
     );
@@ -402,7 +502,53 @@ describe.runIf(HAS_PYTHON)("a Python process's values", () => {
       '-E',
       '',
       '-I',
+      '-S',
+      '-E',
+      '-I',
+      '-S',
+      '-S',
+      '',
+      '',
+      '',
+      '',
+      '-S',
+      '-S',
+      '-I',
+      '-S',
+      '',
+      '',
+      '-E',
+      '',
+      '',
+      '-S',
+      '',
+      '',
+      '-I',
+      '-S',
+      '-I',
     ]);
+    // The two shell lexers split alike, hostile strings too (each in one pass).
+    const strings = [
+      `cd /x && A="1 2" python3 -S 'a b.py' >log`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's parameter expansion, as written
+      'echo "$(python3 -E "x y")" `b` $((1+2)) ${A:-x y} # c',
+      'cat <<-E >f\n\tx\n\tE\n12>x y "12">z a||b;;c (d) { e; }',
+      'echo \'open \\ "$(`',
+      ...['$(', '`', '"$(', "'", '\\', '<<a\n', '((', '))', '1>', 'a ', '"\\"'].map((u) => u.repeat(20_000)),
+    ];
+    const lexed = spawnSync(
+      PYTHON,
+      [
+        '-c',
+        'import json, sys, _tapedeck_commands as c; print(json.dumps([c._shell_commands(s) for s in json.load(sys.stdin)]))',
+      ],
+      { encoding: 'utf8', input: JSON.stringify(strings), env: { PYTHONPATH: PYTHON_HOOK_DIR }, maxBuffer: 1 << 28 },
+    );
+    expect(lexed.status, lexed.stderr).toBe(0);
+    expect(JSON.parse(lexed.stdout)).toEqual(strings.map((t) => shellCommands(t)));
+    // A script's interpreter is named as its shebang names it.
+    expect(unhookedPython(['./s.py'], outside)).toEqual({ program: PYTHON, flag: '-S' });
+    expect(unhookedPython(['./env-i.py'], outside)).toEqual({ program: 'python3', flag: '-I' });
     // In the OS sandbox a covered interpreter's -I/-E is hooked: only -S, and uncovered ones, are said.
     expect(unhookedPython([PYTHON, '-I', 'a.py'], where)).toBeUndefined();
     expect(unhookedPython(['pypy3', '-E', 'a.py'], where)).toEqual({ program: 'pypy3', flag: '-E', uncovered: true });
