@@ -128,6 +128,9 @@ async function streamed(client, messages) {
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
+  // runInput()'s work, without importing tapedeck: the run starts here (its recorded values are
+  // handed out from this point; what the command drew loading its modules was its own).
+  hook()?.runStarts?.();
   const input = JSON.parse(process.env.TAPEDECK_RUN_INPUT ?? '{}');
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
   const out = await runDeskSession(pool, input, process.env.OPENAI_API_KEY ?? 'none');

@@ -4,6 +4,8 @@
 import pg from 'pg';
 import { runShopAgent } from '../record/fixtures/observed-agent.mjs';
 
+// runInput()'s work, without importing tapedeck: the run starts here.
+globalThis[Symbol.for('tapedeck.recorder')]?.runStarts?.();
 const input = JSON.parse(process.env.TAPEDECK_RUN_INPUT ?? '{}');
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const rows = async (sql, params) => (await pool.query(sql, params)).rows;
