@@ -92,11 +92,7 @@ const PROBES = [
 /**
  * What a sandbox answers otherwise, each for a reason it names: a CHECK with a cast to citext, the trigger and its function, an unlogged table (built logged).
  */
-const NAMED_UNBUILT = [
-  'check hunt.kinds_ci_chk_check on kinds',
-  'function hunt.up',
-  'trigger hunt.trig_up on trig',
-];
+const NAMED_UNBUILT = ['check hunt.kinds_ci_chk_check on kinds', 'function hunt.up', 'trigger hunt.trig_up on trig'];
 
 async function probe(query: (sql: string) => Promise<unknown[]>): Promise<string[]> {
   const out: string[] = [];
