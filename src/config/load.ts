@@ -4,7 +4,6 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
 import type * as z from 'zod';
 import { checkSnapshotName } from '../postgres/snapshot-name.js';
 import { TapedeckError } from '../recording/errors.js';
@@ -102,6 +101,8 @@ export async function readConfigFile(file: string): Promise<LoadedConfig> {
   const ext = path.extname(abs);
   if (ext === '.json' || ext === '.yaml' || ext === '.yml') {
     const text = await readFile(abs, 'utf8');
+    // Loaded only for a JSON or YAML config: most projects have none, and every replay reads the config.
+    const { isMap, isNode, LineCounter, parseDocument } = await import('yaml');
     const lines = new LineCounter();
     const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
     const syntax = doc.errors[0];

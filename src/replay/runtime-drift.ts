@@ -2,7 +2,7 @@
 // Node's major version, and the packages that shape what it sends (its LLM SDKs, database drivers,
 // ORMs, HTTP clients: manifest.runtime.sdkVersions, looked up as the recorder looked).
 import { existsSync } from 'node:fs';
-import { agentSdkVersions } from '../record/index.js';
+import { agentSdkVersions } from '../record/sdk-versions.js';
 import type { Recording } from '../recording/index.js';
 import { describeVersionChanges, type VersionChange, versionChanges } from './version-changes.js';
 

@@ -9,7 +9,7 @@
 import { type DbSandbox, type FsReport, ND_KINDS, type NdBatch, type ReplayReply } from '../../sandbox/index.js';
 import type { DbTracker } from '../postgres/index.js';
 import { carriedToolCalls } from '../providers/index.js';
-import type { ToolRule } from '../record/index.js';
+import type { ToolRule } from '../record/classify.js';
 import {
   type DbChangedPayload,
   type DivergencePayload,

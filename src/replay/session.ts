@@ -15,7 +15,8 @@ import type {
 import { loadStretch } from '../../sandbox/preload/shared-clock.mjs';
 import { type PriceTable, recordingPrices } from '../ledger/index.js';
 import { ConversationCalls } from '../providers/index.js';
-import { agentToolCall, stdioRpcCall, stepOfTurn, type Turn, websocketStep } from '../record/index.js';
+import { agentToolCall, stdioRpcCall } from '../record/classify.js';
+import { stepOfTurn, type Turn, websocketStep } from '../record/websocket.js';
 import {
   agentToolStep,
   type DivergencePayload,

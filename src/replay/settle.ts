@@ -4,7 +4,7 @@
 // step's http.exchange carries the answerer's provenance (servedFrom).
 import { wireOf } from '../../sandbox/index.js';
 import { type DecodedModelCall, decodeModelCall, detectProvider, modelStepType } from '../providers/index.js';
-import { classifyHttp } from '../record/index.js';
+import { classifyHttp } from '../record/classify.js';
 import { jsonOrText, type ModelCalledPayload, type StateType, type StepEvent } from '../recording/index.js';
 import { type Answer, type Answerer, type Ask, alignedModelCall, type HttpAnswer, stopped } from './answer.js';
 import type { MatchResult } from './match.js';

@@ -25,8 +25,7 @@ import {
 import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { databaseAddresses } from '../postgres/connect.js';
-import { type DbTracker, layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
-import { createDbTracker } from '../record/index.js';
+import { createDbTracker, type DbTracker, layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import {
   type DbSnapshot,
   knownLocale,

@@ -4,7 +4,6 @@
 // signs the request again as it is sent, with the AWS credentials of the replayer's own
 // environment, in the region and for the service the agent's signature named.
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
 import type { Checksum, SourceData } from '@smithy/types';
 import type { LiveRequest } from './normalize.js';
 
@@ -82,6 +81,8 @@ export async function resignSigV4(
   if (bytes) headers['content-length'] = String(bytes.length);
   const query: Record<string, string> = {};
   for (const [k, v] of target.searchParams) query[k] = v;
+  // Loaded here, not at the top: @smithy/* is CommonJS (~50 ms to load) and only a resigned call needs it.
+  const { SignatureV4 } = await import('@smithy/signature-v4');
   const signer = new SignatureV4({ credentials, region: scope.region, service: scope.service, sha256: Sha256 });
   const signed = await signer.sign({
     method: request.method,

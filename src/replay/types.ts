@@ -2,7 +2,7 @@
 
 import type { DbSandboxKind, Timing } from '../../sandbox/index.js';
 import type { TapedeckConfig } from '../config/index.js';
-import type { ToolRule } from '../record/index.js';
+import type { ToolRule } from '../record/classify.js';
 import type { DivergencePayload, ProvenanceCounts, ServedFrom, Stopped, Usage } from '../recording/index.js';
 import type { Answerer } from './answer.js';
 import type { AnswerChain } from './chain/index.js';

@@ -19,7 +19,7 @@ import {
   splitHead,
   type WsMessage,
 } from '../../sandbox/preload/shared-websocket.mjs';
-import type { Turn, TurnMessage } from '../record/index.js';
+import type { Turn, TurnMessage } from '../record/websocket.js';
 import type {
   Body,
   DivergencePayload,

@@ -1,10 +1,13 @@
 // The CLI loads only the command being run: `--version`, `verify` and `ledger` never import the
-// database drivers, the TUI, YAML, the container runtime or the AWS codecs (the start-up budget of
-// issue 22).
+// database drivers, the TUI, YAML, the container runtime or the AWS codecs, and a replay of a run
+// that made plain HTTP calls loads none of them either (the start-up budget of issue 22; a replay's
+// fixed cost is what keeps a whole-process replay from beating the live run).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/index.js';
 import { buildProgram, commandNameOf } from '../../src/cli/program.js';
@@ -28,13 +31,13 @@ const HEAVY = [
 ];
 
 /** The packages (bare specifiers) a `tapedeck …` process imported. */
-function packagesLoadedBy(args: string[], name: string): Promise<string[]> {
+function packagesLoadedBy(args: string[], name: string, cwd = root): Promise<string[]> {
   const log = join(tmp, `${name}.log`);
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       ['--import', join(root, 'test/package/loaded-modules.mjs'), bin, ...args],
-      { cwd: root, env: { ...process.env, TAPEDECK_LOADED_LOG: log }, timeout: 60_000 },
+      { cwd, env: { ...process.env, TAPEDECK_LOADED_LOG: log }, timeout: 60_000 },
       (error, _stdout, stderr) => {
         if (error) reject(new Error(`${args.join(' ')} failed: ${stderr}`));
         else {
@@ -65,6 +68,33 @@ describe('the CLI loads only the command it runs', () => {
     }
     // The hook does see packages: `verify` reads recordings through zod.
     expect(runs[1]?.map(packageOf)).toContain('zod');
+  });
+
+  it('a replay of plain HTTP calls imports no AWS signer, YAML, database driver, TUI or container runtime', {
+    timeout: 120_000,
+  }, async () => {
+    const server = createServer((_req, res) => res.end('{"ok":true}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`;
+      const work = mkdtempSync(join(tmp, 'replay-'));
+      writeFileSync(join(work, 'agent.mjs'), `console.log(await (await fetch(${JSON.stringify(url)})).text());\n`);
+      // Asynchronously: the server answering the agent lives in this process.
+      await promisify(execFile)(
+        process.execPath,
+        [bin, 'record', '--out', 'rec', '--', process.execPath, 'agent.mjs'],
+        {
+          cwd: work,
+          timeout: 60_000,
+        },
+      );
+      const loaded = await packagesLoadedBy(['replay', 'rec', '--out', 'out', '--isolation', 'none'], 'replay', work);
+      expect(loaded.map(packageOf).filter((p) => HEAVY.includes(p))).toEqual([]);
+      expect(loaded.map(packageOf)).toContain('zod');
+    } finally {
+      server.close();
+    }
   });
 
   it('every entry of the command table loads a module that defines that command', async () => {
