@@ -13,6 +13,9 @@ import { monotonicNow } from './shared-wire.mjs';
 /** @typedef {import('../protocol.js').ReplayQuestion} ReplayQuestion */
 /** @typedef {import('../protocol.js').ReplayReply & { ack: number }} AckedReply */
 
+/** Notices a batch holds before it is written without waiting for its timer. */
+const BATCH_LINES = 32;
+
 /**
  * Connects to `path`. Returns { send(notice, {batch}), sync(question): Promise<reply>, takeBuffered() };
  * idle, it never keeps the agent alive. Batched notices are written together (a few ms later, or
@@ -50,7 +53,10 @@ export function connectReplayIpc(path) {
     send(message, options = {}) {
       if (broken) return;
       buffer.push(`${JSON.stringify(message)}\n`);
-      if (!options.batch) return flush();
+      // A batch is also written once it is this long: an agent whose calls the fast index answers
+      // without returning to the event loop would otherwise hold every notice until its exit, and
+      // the replayer (on another core) would start on them only then.
+      if (!options.batch || buffer.length >= BATCH_LINES) return flush();
       if (!timer) {
         timer = setTimeout(flush, 5);
         timer.unref();
