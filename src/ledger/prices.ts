@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { TapedeckError } from '../recording/errors.js';
 import { whyNotJson } from '../recording/json.js';
-import { PriceEntrySchema, StateTypeSchema } from '../recording/schema.js';
+import { StateTypeSchema } from '../recording/schema-events.js';
+import { PriceEntrySchema } from '../recording/schema-manifest.js';
 import type { PriceEntry, PriceSnapshot } from '../recording/types.js';
 import bundled from './prices/2026-11-01.json' with { type: 'json' };
 

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import type { StdioRpc } from '../../sandbox/protocol.js';
 import { canonicalJson } from '../recording/canonical-json.js';
 import { isReadRpc } from '../recording/reads.js';
-import { StateTypeSchema } from '../recording/schema.js';
+import { StateTypeSchema } from '../recording/schema-events.js';
 import { isTelemetry } from '../recording/telemetry.js';
 import type { Body, StateType, ToolCalledPayload } from '../recording/types.js';
 

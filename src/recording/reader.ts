@@ -22,8 +22,8 @@ import {
   scanLines,
   tooDeep,
 } from './read-files.js';
-import { readSnapshot } from './read-snapshots.js';
-import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, ManifestSchema, PAYLOAD_SCHEMAS } from './schema.js';
+import { EVENT_TYPES, EventEnvelopeSchema, PAYLOAD_SCHEMAS } from './schema-events.js';
+import { FORMAT, ManifestSchema } from './schema-manifest.js';
 import { isStagingName, sweepStaging } from './staging.js';
 import { stoppedWarning } from './stopped.js';
 import type { EventType, FsSnapshot, Manifest, Recording, RecordingEvent } from './types.js';
@@ -41,6 +41,12 @@ export interface ReadOptions {
   verifyBlobs?: boolean;
   /** The manifest, already read from this recording by the caller (readManifest): not read again. */
   manifest?: Manifest;
+  /**
+   * Read the world snapshots (snapshots/pre and post: fs.json, db.json; default true). false: `pre`
+   * and `post` are empty and the snapshot schemas are not even loaded, for a command that reads the
+   * events alone (`ledger`): a database snapshot's validation is most of a small recording's read.
+   */
+  world?: boolean;
 }
 
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
@@ -230,7 +236,13 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
   if (manifest.status === 'incomplete') warnings.push(incompleteWarning(events.at(-1)));
   const stopped = stoppedWarning(manifest);
   if (stopped !== undefined) warnings.push(stopped);
-  const [pre, post] = [await readSnapshot(dir, 'pre', warnings), await readSnapshot(dir, 'post', warnings)];
+  let pre: Recording['pre'] = {};
+  let post: Recording['post'] = {};
+  if (options.world ?? true) {
+    const { readSnapshot } = await import('./read-snapshots.js');
+    pre = await readSnapshot(dir, 'pre', warnings);
+    post = await readSnapshot(dir, 'post', warnings);
+  }
   const blobs = blobReader(dir, inlineFiles(events, [pre.fs, post.fs]));
   if (options.verifyBlobs ?? true) {
     const present = await verifyAllBlobs(dir, blobs);

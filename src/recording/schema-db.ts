@@ -10,8 +10,7 @@ import {
   PgNameSchema,
   PgObjectRefSchema,
 } from './schema-db-expr.js';
-
-export const RowSchema = z.record(z.string(), z.unknown());
+import { RowSchema } from './schema-fields.js';
 
 export const DbColumnSchema = z
   .object({

@@ -1,7 +1,6 @@
 // The recording format's events (src/recording/schema.ts): the seed's state types and event types,
 // each event kind's payload (an exchange's: schema-exchange.ts), and the event envelope.
 import * as z from 'zod';
-import { RowSchema } from './schema-db.js';
 import {
   BodySchema,
   HttpExchangePayloadSchema,
@@ -9,7 +8,7 @@ import {
   UsageSchema,
   WebSocketExchangePayloadSchema,
 } from './schema-exchange.js';
-import { IsoTime } from './schema-fields.js';
+import { IsoTime, RowSchema } from './schema-fields.js';
 import { FileEntrySchema } from './schema-files.js';
 
 /** The seed's runtime state types (000 §15), verbatim. */

@@ -1,5 +1,5 @@
 // The recording format's field types shared by its parts (src/recording/schema.ts): a sha256, an
-// ISO time, HTTP headers, an absolute URL. Internal to the schema's modules.
+// ISO time, HTTP headers, an absolute URL, a database row. Internal to the schema's modules.
 import * as z from 'zod';
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a lowercase hex sha256');
@@ -24,3 +24,8 @@ export const Headers = z.record(
 );
 /** A URL every engine can parse (`new URL`): the replay matches, routes and exports by it. */
 export const AbsoluteUrl = z.string().refine((url) => URL.canParse(url), 'expected an absolute URL');
+/**
+ * A database row by column name, as a db.changed event and db.json hold it. Here, not in schema-db.ts:
+ * the events need it without the snapshot schemas, which a reader of events alone never builds.
+ */
+export const RowSchema = z.record(z.string(), z.unknown());

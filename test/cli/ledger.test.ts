@@ -1,4 +1,8 @@
-// `tapedeck ledger` reads at 80 columns outside its step table, and its columns add up.
+// `tapedeck ledger` reads at 80 columns outside its step table, and its columns add up; it reads
+// a recording's events alone, not its world snapshots (faster; a damaged snapshot does not stop it).
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { example, tapedeck } from './run-cli.js';
 
@@ -20,5 +24,26 @@ describe('tapedeck ledger text', () => {
     const outside = [...lines.slice(0, head), ...lines.slice(total + 1)];
     for (const line of outside) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(run.stdout).toMatch(/^The run cost [\d.]+ USD\./m);
+  });
+});
+
+describe('tapedeck ledger reads the events alone', () => {
+  it('prices a run whose world snapshot is damaged (verify still refuses it), the same as the intact run', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-ledger-world-'));
+    try {
+      const copy = join(tmp, 'rec');
+      cpSync(example('openai-baseline'), copy, { recursive: true });
+      writeFileSync(join(copy, 'snapshots/post/db.json'), '{"tables": "not a snapshot"');
+      const intact = await tapedeck(['ledger', example('openai-baseline'), '--json']);
+      const damaged = await tapedeck(['ledger', copy, '--json']);
+      expect(damaged.code, damaged.stderr).toBe(0);
+      const costOf = (text: string) => (JSON.parse(text) as { run: unknown; steps: unknown }).steps;
+      expect(costOf(damaged.stdout)).toEqual(costOf(intact.stdout));
+      const verify = await tapedeck(['verify', copy]);
+      expect(verify.code).not.toBe(0);
+      expect(verify.stdout + verify.stderr).toMatch(/db\.json/);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });

@@ -13,7 +13,7 @@ import {
   loadPrices,
 } from '../../ledger/index.js';
 import { exitOnUsageError, TapedeckError } from '../../recording/errors.js';
-import { listRecordings, readRecording } from '../../recording/index.js';
+import { listRecordings, readRecording } from '../../recording/reader.js';
 import type { Recording } from '../../recording/types.js';
 import { writeOut } from '../output.js';
 import { readGivenRecording } from '../read-recording.js';
@@ -87,7 +87,8 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
       const options: LedgerOptions = { provenance: opts.provenance };
       if (opts.prices) options.prices = loadPrices(opts.prices);
       if (opts.model) options.model = opts.model;
-      const recording = await readGivenRecording(dir);
+      // The ledger is the events' alone: the world snapshots are not read (nor their schemas loaded).
+      const recording = await readGivenRecording(dir, { world: false });
       const ledger = buildLedger(recording, options);
       if (opts.model && !ledger.prices.length && ledger.steps.some((s) => s.model_name)) {
         throw new TapedeckError(
@@ -105,7 +106,10 @@ Input tokens = uncached + cache read + cache write; "cached" in the seed's colum
       let baseline: Ledger | undefined;
       if (baselineDir) {
         // Both sides at the same prices, or the delta would compare price tables instead of runs.
-        baseline = buildLedger(await readRecording(baselineDir), { ...options, prices: ledger.priceTable });
+        baseline = buildLedger(await readRecording(baselineDir, { world: false }), {
+          ...options,
+          prices: ledger.priceTable,
+        });
       }
       const delta = baseline ? compareLedgers(baseline, ledger) : undefined;
       if (opts.profile) {

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { TapedeckError } from '../../recording/errors.js';
-import { readRecording } from '../../recording/index.js';
+import { readRecording } from '../../recording/reader.js';
 import type { Recording } from '../../recording/types.js';
 import type { PutResult, RecordingStore, StoredRecording, StoreOpener } from './types.js';
 
