@@ -6,6 +6,7 @@
 // through one hook: the recorder logs it, a replayer can substitute the recorded value.
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 /**
  * patchNondeterminism(hook) -> restore()
@@ -291,7 +292,12 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   };
 }
 
-const SELF = import.meta.url;
+/**
+ * This module's frames, by the names a stack gives them: its URL under Node's ESM loader, its path
+ * under a loader that runs it as transformed code (vitest's: `record()` in a test), where a URL
+ * alone would count the patch's own wrapper as the caller, and every draw as the agent's.
+ */
+const SELF = new Set([import.meta.url, fileURLToPath(import.meta.url)]);
 /** randomInt's largest range (Node's RAND_MAX: what 6 bytes hold). */
 const RAND_MAX = 0xffff_ffff_ffff;
 
@@ -356,7 +362,7 @@ function readStack(sites) {
   let internal = false;
   for (const site of sites) {
     const file = site.getFileName?.() ?? '';
-    if (file === SELF) continue;
+    if (SELF.has(file)) continue;
     frame++;
     if (frame <= 2 && DRIVER_AUTH.test(file)) return 'driver';
     if (frame === 1 && file.startsWith('node:internal/')) {

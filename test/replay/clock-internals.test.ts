@@ -5,7 +5,8 @@
 // go out, skips it until Node's fetch or FormData has run (sandbox/preload/replay.mjs). These
 // tests hold the patch to both halves (with the check, a real fetch's read is Node's; with it
 // skipped, the agent's reads are still every one of its reads), and a replay to the values an
-// agent drew around Node's other read (FormData wrapping a polyfill's Blob).
+// agent drew around Node's other read (FormData wrapping a polyfill's Blob). The check also holds
+// inside vitest, which names the patch's own frames by path.
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -68,6 +69,40 @@ describe("the clock patch and Node's own reads", () => {
       'for (let i = 0; i < 5; i++) Date.now(); new Date(); await Promise.resolve(); Date.now();',
     );
     expect(reads).toBe(7);
+  });
+});
+
+describe('the clock patch inside a test runner', () => {
+  // vitest runs the patch as transformed code: its stack frames are named by path, not by URL, so
+  // a patch that knew its own frames only by URL counted its own wrapper as the caller, and Node's
+  // reads (and a telemetry SDK's) as the agent's: `record()` in a vitest test recorded them.
+  it("leaves a real fetch's end-of-body read to Node, and hands the agent its own reads", async () => {
+    const { patchNondeterminism } = (await import(MODULE)) as {
+      patchNondeterminism: (
+        hook: (kind: string, value: unknown) => unknown,
+        suppressed: () => boolean,
+        internalsMayRead: () => boolean,
+      ) => () => void;
+    };
+    await (await fetch(url)).text(); // undici loaded before the patch
+    let reads = 0;
+    const restore = patchNondeterminism(
+      (kind, value) => {
+        if (kind === 'clock') reads++;
+        return value;
+      },
+      () => false,
+      () => true,
+    );
+    try {
+      for (let i = 0; i < 3; i++) await (await fetch(url)).text();
+      expect(reads).toBe(0);
+      Date.now();
+      new Date();
+      expect(reads).toBe(2);
+    } finally {
+      restore();
+    }
   });
 });
 

@@ -235,10 +235,9 @@ describe(`Prisma ORM (prisma ${installedVersion('prisma')}, @prisma/client ${ins
       expect(objects).toEqual([]);
 
       // Replayed from its command: the world from the recording (the real rows and the tool API
-      // untouched, nothing live). What the command draws loading the agent through tsx is its own
-      // (the order's uuid is the recorded one), but not yet exact to the clock: recorded under
-      // vitest, the run's values include Node's own undici clock reads, which a replay that
-      // answers fetch itself does not make, so @default(now()) takes a later recorded instant.
+      // untouched, nothing live). What the command draws loading the agent through tsx is its own;
+      // the run's values are given back from its start: the order's uuid and its createdAt
+      // (@default(now())) are the recorded ones, the answer byte for byte.
       const before = await world(own.url);
       const hits = weather.hits();
       const replayed = await replay({
@@ -252,6 +251,7 @@ describe(`Prisma ORM (prisma ${installedVersion('prisma')}, @prisma/client ${ins
       expect(replayed.status, replayed.output?.stderr).toBe('complete');
       expect(replayed.served.live).toBe(0);
       expect(replayed.output?.stdout).toContain(`"id":"${order?.id}"`);
+      expect(replayed.output?.stdout).toContain(`FINAL: ${run.result}`);
       expect(await world(own.url)).toEqual(before);
       expect(weather.hits()).toBe(hits);
     } finally {

@@ -10,6 +10,7 @@
 // A socket costs one stack capture when it connects and one look at its first write; an HTTP/1
 // connection's later requests (keep-alive) are not looked at.
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { targetOf } from '../../../sandbox/preload/shared-connect-args.mjs';
 import { callSites } from '../../../sandbox/preload/shared-nondeterminism.mjs';
 import { pgFirstMessage } from '../../../sandbox/preload/shared-pg-replies.mjs';
@@ -29,9 +30,15 @@ const HOST = HEADER('host');
 /** The package a stack frame's file is in. */
 const PACKAGE = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/;
 const kWatched = Symbol('tapedeck.watched');
-/** tapedeck's own code (the capture layers under a connect it passes through). */
-const ROOT = new URL('../../../', import.meta.url).href;
-const OWN = ['src/', 'sandbox/', 'dist/'].map((dir) => ROOT + dir);
+/**
+ * tapedeck's own code (the capture layers under a connect it passes through), by URL (Node's ESM
+ * loader) and by path (a loader that runs it transformed, as vitest does).
+ */
+const ROOT = new URL('../../../', import.meta.url);
+const OWN = ['src/', 'sandbox/', 'dist/'].flatMap((dir) => [
+  new URL(dir, ROOT).href,
+  fileURLToPath(new URL(dir, ROOT)),
+]);
 
 /**
  * What a connection carries, from its first write. undefined: an HTTP/1 request, which the HTTP
