@@ -52,6 +52,7 @@ interface SharedCapture {
   within<T>(run: CaptureRun, fn: () => T): T;
   current(): CaptureRun | undefined;
   outside<T>(fn: () => T): T;
+  bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
   currentTool(): { run: CaptureRun; db: DbChangedPayload[] } | undefined;
   close(run: CaptureRun): void;
   dispose(): void;
@@ -129,6 +130,7 @@ async function acquire(
             return run === undefined || run.closed ? undefined : run.observed;
           },
           outside: (fn) => capture.outside(fn),
+          bind: (fn) => capture.bind(fn),
         });
       } catch (error) {
         capture.dispose();

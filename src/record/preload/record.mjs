@@ -82,7 +82,7 @@ const currentRun = () => captureContext.getStore()?.run;
  * tool() and clock/random draw goes to the run whose async context started it (the `run` of
  * record-run.mjs captureContext's store); work outside any run passes through unrecorded.
  * options: { nondeterminism = true, capture = 'fast' | 'interceptors', fsRoot?, childEnv?(run, env) }.
- * Returns { open(sink, runOptions) -> run, within(run, fn), current(), outside(fn), close(run), dispose() }.
+ * Returns { open(sink, runOptions) -> run, within(run, fn), current(), outside(fn), bind(fn), close(run), dispose() }.
  */
 export function installSharedCapture(options = {}) {
   const layer = installLayer(currentRun, options);
@@ -108,6 +108,17 @@ export function installSharedCapture(options = {}) {
     current: currentRun,
     /** Runs fn outside every run (the recorder's own work: its queries, timers and values). */
     outside: (fn) => captureContext.exit(fn),
+    /**
+     * fn, called later in this async context's run and tool() call (a callback another context
+     * will call: a busy pool hands its client over from another session's release). Only the
+     * capture's context: the agent's own async contexts stay as they would unrecorded.
+     */
+    bind(fn) {
+      const store = captureContext.getStore();
+      return function (...args) {
+        return captureContext.run(store, () => fn.apply(this, args));
+      };
+    },
     /** The tool() call in progress here, if any: { run, db: [] }. */
     currentTool,
     /** Writes the run's pending values and stops taking its messages. */
