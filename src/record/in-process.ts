@@ -52,6 +52,7 @@ interface SharedCapture {
   within<T>(run: CaptureRun, fn: () => T): T;
   current(): CaptureRun | undefined;
   outside<T>(fn: () => T): T;
+  bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
   currentTool(): { run: CaptureRun; db: DbChangedPayload[] } | undefined;
   close(run: CaptureRun): void;
   dispose(): void;
@@ -129,6 +130,7 @@ async function acquire(
             return run === undefined || run.closed ? undefined : run.observed;
           },
           outside: (fn) => capture.outside(fn),
+          bind: (fn) => capture.bind(fn),
         });
       } catch (error) {
         capture.dispose();
@@ -226,7 +228,7 @@ export async function record<T>(
   const run = capture.open(
     {
       lazy: true,
-      send: (message) => recording.send(message),
+      send: (message) => recording.send(message, true),
       sync: (message) => recording.sync({ ...message, t: 'sync', n: nextSync++ }),
     },
     {
@@ -249,7 +251,8 @@ export async function record<T>(
         // without running it, and applies them). Elsewhere the agent's own: a replay runs them again.
         const inTool = capture.currentTool();
         if (inTool?.run === run) inTool.db.push(...changes);
-        else recording.send({ t: 'db', ts: nowMs(), changes: changes.map((c) => ({ ...c, own: true as const })) });
+        else
+          recording.send({ t: 'db', ts: nowMs(), changes: changes.map((c) => ({ ...c, own: true as const })) }, true);
       },
       options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
     );
@@ -353,7 +356,8 @@ interface RunRecording {
   dir: string;
   agent: Manifest['agent'];
   syncWorld: boolean;
-  send(message: unknown): void;
+  /** `own`: built by this process's capture layer (not checked again); else a child's, checked. */
+  send(message: unknown, own?: boolean): void;
   sync(message: Record<string, unknown>): Promise<unknown>;
   finish(outcome: FinishOutcome): Promise<{ dir: string; steps: number }>;
   discard(): Promise<void>;
@@ -366,7 +370,7 @@ function inThisThread(recording: ActiveRecording, agent: Manifest['agent']): Run
     dir: writer.dir,
     agent,
     syncWorld: recording.syncWorld,
-    send: (message) => session.accept(message),
+    send: (message, own) => session.accept(message, undefined, own === true),
     sync: (message) => new Promise((resolve) => session.accept(message, resolve)),
     finish: async (outcome) => ({ dir: await recording.finish(outcome), steps: session.steps }),
     discard: () => recording.discard(),

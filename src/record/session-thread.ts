@@ -24,7 +24,7 @@ export type ThreadOp =
       runtime: Omit<Manifest['runtime'], 'node' | 'platform'>;
       started: { command: string[]; cwd: string; pid: number };
     }
-  | { op: 'msg'; key: number; message: unknown }
+  | { op: 'msg'; key: number; message: unknown; check?: true }
   | { op: 'sync'; key: number; reply: number; message: unknown }
   | { op: 'finish'; key: number; reply: number; outcome: FinishOutcome }
   | { op: 'discard'; key: number; reply: number };
@@ -38,8 +38,11 @@ export type ThreadReply =
 export interface ThreadRecording {
   readonly id: string;
   readonly dir: string;
-  /** A capture message, or a function that builds it (called when the turn's batch is posted). */
-  send(message: unknown): void;
+  /**
+   * A capture message, or a function that builds it (called when the turn's batch is posted).
+   * `own`: built by this process's capture layer, not checked again (RecordSession.accept).
+   */
+  send(message: unknown, own?: boolean): void;
   sync(message: Record<string, unknown>): Promise<unknown>;
   /** Closes the recording; resolves with its folder and step count once every byte is written. */
   finish(outcome: FinishOutcome): Promise<{ dir: string; steps: number }>;
@@ -114,7 +117,7 @@ function post(): void {
   const items = batch;
   batch = [];
   const parts: Array<string | Exclude<ThreadOp, { op: 'msg' }>> = [];
-  let messages: Array<{ key: number; message: unknown }> = [];
+  let messages: Array<{ key: number; message: unknown; check?: true }> = [];
   const addMessages = () => {
     if (messages.length === 0) return;
     parts.push(JSON.stringify(messages));
@@ -123,7 +126,8 @@ function post(): void {
   for (const item of items) {
     if ('thunk' in item) {
       try {
-        messages.push({ key: item.key, message: item.thunk() });
+        const message = item.thunk();
+        messages.push(item.own ? { key: item.key, message } : { key: item.key, message, check: true });
       } catch {
         // A message that cannot be built is dropped, as the session drops one it cannot read.
       }
@@ -148,7 +152,7 @@ function post(): void {
 const BATCH_MS = 20;
 let timer: NodeJS.Timeout | undefined;
 
-type Queued = Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number };
+type Queued = Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number; own: boolean };
 
 function enqueue(item: Queued, urgent: boolean): void {
   batch.push(item);
@@ -225,9 +229,9 @@ export async function openThreadRecording(
   return {
     id,
     dir: options.out,
-    send: (message) => {
+    send: (message, own = false) => {
       if (closed) return;
-      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key }, false);
+      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key, own }, false);
     },
     sync: (message) => ask((reply) => ({ op: 'sync', key, reply, message }), true),
     finish: (outcome) => end((reply) => ({ op: 'finish', key, reply, outcome })),

@@ -84,9 +84,12 @@ export class RecordSession {
 
   /**
    * Queues one message (raw JSON value, or a function that builds it when its turn comes);
-   * `reply` is called once it and everything before it is handled.
+   * `reply` is called once it and everything before it is handled. `own`: built by this process's
+   * capture layer (in-process record()), whose messages are the protocol's by construction: not
+   * checked again. Any other (a child process's, over IPC or the child door) is checked, and one
+   * that is not a capture message is dropped.
    */
-  accept(raw: unknown, reply?: (answer: { ack: number }) => void): void {
+  accept(raw: unknown, reply?: (answer: { ack: number }) => void, own = false): void {
     this.chain = this.chain.then(async () => {
       let value: unknown;
       try {
@@ -94,14 +97,19 @@ export class RecordSession {
       } catch {
         return;
       }
-      const parsed = CaptureMessageSchema.safeParse(value);
-      if (!parsed.success) return;
+      let message: CaptureMessage;
+      if (own) message = value as CaptureMessage;
+      else {
+        const parsed = CaptureMessageSchema.safeParse(value);
+        if (!parsed.success) return;
+        message = parsed.data;
+      }
       try {
-        await this.handle(parsed.data);
+        await this.handle(message);
       } catch (error) {
         this.failure ??= error;
       }
-      if (parsed.data.t === 'sync') reply?.({ ack: parsed.data.n });
+      if (message.t === 'sync') reply?.({ ack: message.n });
     });
   }
 

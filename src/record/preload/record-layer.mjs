@@ -16,7 +16,7 @@ import { installFastCapture } from './record-fast.mjs';
 import { observeFetch } from './record-fast-fetch.mjs';
 import { recordHttp2 } from './record-http2.mjs';
 import { installProxyDoor } from './record-proxy-door.mjs';
-import { createRunBook, tools } from './record-run.mjs';
+import { createRunBook, currentTool, withinTool } from './record-run.mjs';
 import { watchSockets } from './record-sockets.mjs';
 import { recordUndici } from './record-undici.mjs';
 import { flushWebSockets, followWebSocket } from './record-websocket.mjs';
@@ -185,7 +185,7 @@ export function installLayer(current, options) {
   wrapped.push(
     watchMcpStdio({
       current: openRun,
-      ignore: (run) => tools.getStore()?.run === run,
+      ignore: (run) => currentTool()?.run === run,
       emit: (run, rpc) => sendExchange(run, { t: 'rpc', id: `${origin}-rpc-${++rpcSeq}`, pid, ...rpc }),
       nowMs,
     }),
@@ -290,7 +290,7 @@ export function installLayer(current, options) {
       let failure;
       const state = { run, db: [] };
       try {
-        result = await tools.run(state, () => fn(...args));
+        result = await withinTool(state, () => fn(...args));
       } catch (error) {
         failure = error;
       }

@@ -56,11 +56,24 @@ export function createRun(sink, options = {}) {
 // Taken at load: an agent's fake timers do not hold the recorder's own turn-end writes.
 const realSetImmediate = setImmediate;
 /**
- * The tool() call in progress in the current async context: values drawn inside it are the
- * tool's (a replay serves the tool without running it), and row changes its own database
- * statements commit are its effects (observed world capture).
+ * The capture's async context, `{ run, tool }`: `run`, the in-process run the work belongs to
+ * (installSharedCapture; a child process's layer has its one run and leaves it unset); `tool`,
+ * the tool() call in progress (`{ run, db }`): values drawn inside it are the tool's (a replay
+ * serves the tool without running it), and row changes its own database statements commit are
+ * its effects (observed world capture). One store for both: every AsyncLocalStorage in use costs
+ * each promise the process makes (its store is copied onto it, ~70 ns each).
  */
-export const tools = new AsyncLocalStorage();
+export const captureContext = new AsyncLocalStorage();
+
+/** The tool() call in progress in the current async context, if any. */
+export function currentTool() {
+  return captureContext.getStore()?.tool;
+}
+
+/** Runs fn as the body of a tool() call (`state`: `{ run, db }`), in the context it was called in. */
+export function withinTool(state, fn) {
+  return captureContext.run({ run: captureContext.getStore()?.run, tool: state }, fn);
+}
 
 /**
  * The book of the runs `current()` names (undefined: none): their messages, barriers, held files,
@@ -216,7 +229,7 @@ export function createRunBook(current, options) {
           () => {
             if (depth > 0) return true;
             const run = current();
-            return run === undefined || run.nondeterminism !== true || run.closed || tools.getStore()?.run === run;
+            return run === undefined || run.nondeterminism !== true || run.closed || currentTool()?.run === run;
           },
         );
 

@@ -10,7 +10,6 @@
 // barriers) record-interceptors.mjs; in both record-undici.mjs; with an fs root the file steps of
 // sandbox/preload/shared-file-ops.mjs.
 // What they share about the wire is sandbox/preload/shared-wire.mjs.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import childProcess from 'node:child_process';
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
@@ -27,7 +26,7 @@ import {
 } from '../../../sandbox/preload/shared-process.mjs';
 import { reportUnhookedPython } from '../../../sandbox/preload/shared-python.mjs';
 import { installLayer, loadCaptureLayers, RECORDER_KEY } from './record-layer.mjs';
-import { createRun, tools } from './record-run.mjs';
+import { captureContext, createRun, currentTool } from './record-run.mjs';
 import { flushWebSockets } from './record-websocket.mjs';
 
 export { encodeBody } from '../../../sandbox/preload/shared-wire.mjs';
@@ -75,17 +74,18 @@ export function installCapture(sink, options = {}) {
   };
 }
 
-const runs = new AsyncLocalStorage();
+/** The run of the current async context, if any. */
+const currentRun = () => captureContext.getStore()?.run;
 
 /**
  * The capture layers for in-process recording of any number of concurrent runs: every call,
- * tool() and clock/random draw goes to the run whose async context started it (an
- * AsyncLocalStorage store); work outside any run passes through unrecorded.
+ * tool() and clock/random draw goes to the run whose async context started it (the `run` of
+ * record-run.mjs captureContext's store); work outside any run passes through unrecorded.
  * options: { nondeterminism = true, capture = 'fast' | 'interceptors', fsRoot?, childEnv?(run, env) }.
- * Returns { open(sink, runOptions) -> run, within(run, fn), current(), outside(fn), close(run), dispose() }.
+ * Returns { open(sink, runOptions) -> run, within(run, fn), current(), outside(fn), bind(fn), close(run), dispose() }.
  */
 export function installSharedCapture(options = {}) {
-  const layer = installLayer(() => runs.getStore(), options);
+  const layer = installLayer(currentRun, options);
   // The processes a run starts record into its recording: options.childEnv(run, env) gives the
   // variables that say where (src/record/child-door.ts). Work outside any run starts them as is,
   // and so does a tool() call of the run (its result is recorded, and a replay does not run it).
@@ -93,24 +93,34 @@ export function installSharedCapture(options = {}) {
   const undoChildren =
     typeof childEnv === 'function'
       ? editChildEnv((env) => {
-          const run = runs.getStore();
-          if (run === undefined || run.closed || tools.getStore()?.run === run) return;
+          const run = currentRun();
+          if (run === undefined || run.closed || currentTool()?.run === run) return;
           // Outside the run: what the door draws to open (its socket's name) is not the run's.
           Object.assign(
             env,
-            runs.exit(() => childEnv(run, env)),
+            captureContext.exit(() => childEnv(run, env)),
           );
         })
       : () => {};
   return {
     open: (sink, runOptions) => createRun(sink, runOptions),
-    within: (run, fn) => runs.run(run, fn),
-    /** The run of the current async context, if any. */
-    current: () => runs.getStore(),
+    within: (run, fn) => captureContext.run({ run }, fn),
+    current: currentRun,
     /** Runs fn outside every run (the recorder's own work: its queries, timers and values). */
-    outside: (fn) => runs.exit(fn),
+    outside: (fn) => captureContext.exit(fn),
+    /**
+     * fn, called later in this async context's run and tool() call (a callback another context
+     * will call: a busy pool hands its client over from another session's release). Only the
+     * capture's context: the agent's own async contexts stay as they would unrecorded.
+     */
+    bind(fn) {
+      const store = captureContext.getStore();
+      return function (...args) {
+        return captureContext.run(store, () => fn.apply(this, args));
+      };
+    },
     /** The tool() call in progress here, if any: { run, db: [] }. */
-    currentTool: () => tools.getStore(),
+    currentTool,
     /** Writes the run's pending values and stops taking its messages. */
     close(run) {
       layer.flushRun(run);

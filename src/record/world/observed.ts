@@ -10,7 +10,6 @@
 //
 // One patch of pg.Client.prototype.query serves every concurrent run: a statement belongs to the
 // run whose async context issued it; outside any run it passes through untouched.
-import { AsyncResource } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type pg from 'pg';
@@ -100,12 +99,14 @@ export interface PgObserver {
 /**
  * Patches pg's Client.prototype.query in tapedeck's own pg and in the one `cwd` resolves (when
  * another copy). `runOf()` names the run of the current async context; `outside(fn)` runs fn
- * outside every run (tapedeck's own queries and timers must not count as the agent's).
+ * outside every run (tapedeck's own queries and timers must not count as the agent's);
+ * `bind(fn)` gives fn that runs in the current context's run, whoever calls it.
  */
 export async function installPgObserver(options: {
   cwd: string;
   runOf: () => ObservedRun | undefined;
   outside: <T>(fn: () => T) => T;
+  bind: <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A) => R;
 }): Promise<PgObserver> {
   const modules = await pgModules(options.cwd);
   const undo: Array<() => void> = [];
@@ -280,13 +281,15 @@ export async function installPgObserver(options: {
     });
     // pool.query(): the pool hands the client over through a callback, which a busy pool calls
     // from another session's release(): bound here, the statement stays with the run that asked.
+    // (Bound to the run alone, not through an AsyncResource: that cost an async resource a
+    // statement, and would carry the agent's own async contexts where pg does not.)
     const poolProto = mod.Pool.prototype;
     const ownConnect = Object.hasOwn(poolProto, 'connect');
     const realConnect = poolProto.connect;
     const connect: ConnectFn = function connect(this: pg.Pool, callback) {
       const bound =
         typeof callback === 'function' && options.runOf() !== undefined
-          ? AsyncResource.bind(callback as (...args: unknown[]) => unknown)
+          ? options.bind(callback as (...args: unknown[]) => unknown)
           : callback;
       return realConnect.call(this, bound);
     };
