@@ -228,7 +228,7 @@ export async function record<T>(
   const run = capture.open(
     {
       lazy: true,
-      send: (message) => recording.send(message, true),
+      send: (message) => recording.send(message),
       sync: (message) => recording.sync({ ...message, t: 'sync', n: nextSync++ }),
     },
     {
@@ -251,8 +251,7 @@ export async function record<T>(
         // without running it, and applies them). Elsewhere the agent's own: a replay runs them again.
         const inTool = capture.currentTool();
         if (inTool?.run === run) inTool.db.push(...changes);
-        else
-          recording.send({ t: 'db', ts: nowMs(), changes: changes.map((c) => ({ ...c, own: true as const })) }, true);
+        else recording.send({ t: 'db', ts: nowMs(), changes: changes.map((c) => ({ ...c, own: true as const })) });
       },
       options.maxObservedRows === undefined ? {} : { maxRows: options.maxObservedRows },
     );
@@ -356,8 +355,7 @@ interface RunRecording {
   dir: string;
   agent: Manifest['agent'];
   syncWorld: boolean;
-  /** `own`: built by this process's capture layer (not checked again); else a child's, checked. */
-  send(message: unknown, own?: boolean): void;
+  send(message: unknown): void;
   sync(message: Record<string, unknown>): Promise<unknown>;
   finish(outcome: FinishOutcome): Promise<{ dir: string; steps: number }>;
   discard(): Promise<void>;
@@ -370,7 +368,7 @@ function inThisThread(recording: ActiveRecording, agent: Manifest['agent']): Run
     dir: writer.dir,
     agent,
     syncWorld: recording.syncWorld,
-    send: (message, own) => session.accept(message, undefined, own === true),
+    send: (message) => session.accept(message),
     sync: (message) => new Promise((resolve) => session.accept(message, resolve)),
     finish: async (outcome) => ({ dir: await recording.finish(outcome), steps: session.steps }),
     discard: () => recording.discard(),

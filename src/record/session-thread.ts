@@ -24,7 +24,7 @@ export type ThreadOp =
       runtime: Omit<Manifest['runtime'], 'node' | 'platform'>;
       started: { command: string[]; cwd: string; pid: number };
     }
-  | { op: 'msg'; key: number; message: unknown; check?: true }
+  | { op: 'msg'; key: number; message: unknown }
   | { op: 'sync'; key: number; reply: number; message: unknown }
   | { op: 'finish'; key: number; reply: number; outcome: FinishOutcome }
   | { op: 'discard'; key: number; reply: number };
@@ -38,11 +38,8 @@ export type ThreadReply =
 export interface ThreadRecording {
   readonly id: string;
   readonly dir: string;
-  /**
-   * A capture message, or a function that builds it (called when the turn's batch is posted).
-   * `own`: built by this process's capture layer, not checked again (RecordSession.accept).
-   */
-  send(message: unknown, own?: boolean): void;
+  /** A capture message, or a function that builds it (called when the turn's batch is posted). */
+  send(message: unknown): void;
   sync(message: Record<string, unknown>): Promise<unknown>;
   /** Closes the recording; resolves with its folder and step count once every byte is written. */
   finish(outcome: FinishOutcome): Promise<{ dir: string; steps: number }>;
@@ -117,7 +114,7 @@ function post(): void {
   const items = batch;
   batch = [];
   const parts: Array<string | Exclude<ThreadOp, { op: 'msg' }>> = [];
-  let messages: Array<{ key: number; message: unknown; check?: true }> = [];
+  let messages: Array<{ key: number; message: unknown }> = [];
   const addMessages = () => {
     if (messages.length === 0) return;
     parts.push(JSON.stringify(messages));
@@ -126,8 +123,7 @@ function post(): void {
   for (const item of items) {
     if ('thunk' in item) {
       try {
-        const message = item.thunk();
-        messages.push(item.own ? { key: item.key, message } : { key: item.key, message, check: true });
+        messages.push({ key: item.key, message: item.thunk() });
       } catch {
         // A message that cannot be built is dropped, as the session drops one it cannot read.
       }
@@ -152,7 +148,7 @@ function post(): void {
 const BATCH_MS = 20;
 let timer: NodeJS.Timeout | undefined;
 
-type Queued = Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number; own: boolean };
+type Queued = Exclude<ThreadOp, { op: 'msg' }> | { thunk: () => unknown; key: number };
 
 function enqueue(item: Queued, urgent: boolean): void {
   batch.push(item);
@@ -229,9 +225,9 @@ export async function openThreadRecording(
   return {
     id,
     dir: options.out,
-    send: (message, own = false) => {
+    send: (message) => {
       if (closed) return;
-      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key, own }, false);
+      enqueue({ thunk: typeof message === 'function' ? (message as () => unknown) : () => message, key }, false);
     },
     sync: (message) => ask((reply) => ({ op: 'sync', key, reply, message }), true),
     finish: (outcome) => end((reply) => ({ op: 'finish', key, reply, outcome })),

@@ -57,7 +57,7 @@ function run(op: ThreadOp): Promise<void> | undefined {
         recordings.set(op.key, recording);
       });
     case 'msg':
-      recordings.get(op.key)?.session.accept(op.message, undefined, op.check !== true);
+      recordings.get(op.key)?.session.accept(op.message);
       return undefined;
     case 'sync':
       return answer(
@@ -91,10 +91,7 @@ port.on('message', (parts: Array<string | ThreadOp>) => {
   for (const part of parts) {
     const ops: ThreadOp[] =
       typeof part === 'string'
-        ? (JSON.parse(part) as Array<{ key: number; message: unknown; check?: true }>).map((m) => ({
-            op: 'msg',
-            ...m,
-          }))
+        ? (JSON.parse(part) as Array<{ key: number; message: unknown }>).map((m) => ({ op: 'msg', ...m }))
         : [part];
     for (const op of ops) {
       // Messages join their recording's session queue at once; opening and closing wait their turn.

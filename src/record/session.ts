@@ -84,12 +84,9 @@ export class RecordSession {
 
   /**
    * Queues one message (raw JSON value, or a function that builds it when its turn comes);
-   * `reply` is called once it and everything before it is handled. `own`: built by this process's
-   * capture layer (in-process record()), whose messages are the protocol's by construction: not
-   * checked again. Any other (a child process's, over IPC or the child door) is checked, and one
-   * that is not a capture message is dropped.
+   * `reply` is called once it and everything before it is handled.
    */
-  accept(raw: unknown, reply?: (answer: { ack: number }) => void, own = false): void {
+  accept(raw: unknown, reply?: (answer: { ack: number }) => void): void {
     this.chain = this.chain.then(async () => {
       let value: unknown;
       try {
@@ -97,19 +94,14 @@ export class RecordSession {
       } catch {
         return;
       }
-      let message: CaptureMessage;
-      if (own) message = value as CaptureMessage;
-      else {
-        const parsed = CaptureMessageSchema.safeParse(value);
-        if (!parsed.success) return;
-        message = parsed.data;
-      }
+      const parsed = CaptureMessageSchema.safeParse(value);
+      if (!parsed.success) return;
       try {
-        await this.handle(message);
+        await this.handle(parsed.data);
       } catch (error) {
         this.failure ??= error;
       }
-      if (message.t === 'sync') reply?.({ ack: message.n });
+      if (parsed.data.t === 'sync') reply?.({ ack: parsed.data.n });
     });
   }
 
