@@ -24,10 +24,14 @@ export function tapedeck(
         cwd: options.cwd ?? root,
         env: { ...process.env, NO_COLOR: '1', ...options.env },
         timeout: options.timeoutMs ?? 60_000,
+        // A listing of hundreds of recordings as JSON passes execFile's 1 MB default.
+        maxBuffer: 256 * 1024 * 1024,
       },
       (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
+        if (!error) return resolve({ code: 0, stdout, stderr });
+        if (typeof error.code === 'number') return resolve({ code: error.code, stdout, stderr });
+        // Not the CLI's exit: killed at the timeout, or output past maxBuffer. Said, not a bare 1.
+        resolve({ code: 1, stdout, stderr: `${stderr}[run-cli] ${error.signal ?? error.code ?? ''} ${error.message}` });
       },
     );
   });
