@@ -2,11 +2,10 @@
 // few ms later. An agent whose calls the fast index answers without returning to the event loop
 // never lets that timer fire: a long batch must be written as it grows, so the replayer works on
 // the notices beside the running agent instead of all of them after the agent's exit.
-import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { tempDir } from '../record/helpers.js';
 
 /** The part of the preload's IPC client (sandbox/preload/replay-ipc.mjs, untyped JavaScript) used here. */
 interface ReplayIpc {
@@ -16,16 +15,12 @@ const { connectReplayIpc } = (await import(new URL('../../sandbox/preload/replay
   connectReplayIpc: (path: string) => ReplayIpc;
 };
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const tmp = tempDir('tapedeck-ipc-batch-');
+afterAll(() => tmp.remove());
 
 describe('the replay IPC client', () => {
   it('writes a growing batch of notices before its timer, so the replayer gets them while the agent runs', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'tapedeck-ipc-batch-'));
-    dirs.push(dir);
-    const sock = path.join(dir, 's');
+    const sock = path.join(tmp.dir, 's');
     const received: string[] = [];
     const server = net.createServer((s) => s.on('data', (d) => received.push(d.toString('utf8'))));
     await new Promise<void>((resolve) => server.listen(sock, resolve));
