@@ -104,6 +104,15 @@ export function wireOf(bytes: Buffer | undefined): WireBody | undefined {
     : { size: bytes.length, b64: bytes.toString('base64') };
 }
 
+/** wireOf a text's UTF-8 bytes, without encoding and decoding a well-formed text to find it is text. */
+export function wireOfText(text: string): WireBody | undefined {
+  if (text === '') return undefined;
+  // (ES2024's isWellFormed, in Node 20; the project's lib is older.)
+  return (text as string & { isWellFormed(): boolean }).isWellFormed()
+    ? { size: Buffer.byteLength(text, 'utf8'), text }
+    : wireOf(Buffer.from(text, 'utf8'));
+}
+
 // ---------------------------------------------------------------- replay: what the preload reads
 
 export const HostPortSchema = z.object({ host: z.string(), port: z.number() });

@@ -47,6 +47,21 @@ describe('the region of a process started with an env', () => {
     expect(timeZoneOf('/etc/nowhere')).toBeUndefined();
   });
 
+  it("names every zone, listed or alias, as ICU's own DateTimeFormat resolves it", () => {
+    const icu = (zone: string) => {
+      try {
+        return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+      } catch {
+        return undefined;
+      }
+    };
+    const zones = [...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC', 'GMT', 'US/Eastern', 'Asia/Kolkata'];
+    for (const zone of [...zones, 'Etc/GMT+5', 'Nowhere/Atlantis']) {
+      expect(knownTimeZone(zone), zone).toBe(icu(zone) !== undefined);
+      expect(timeZoneOf(zone), zone).toBe(icu(zone));
+    }
+  });
+
   it('knows the zones this Node has and well-formed locales, and nothing else', () => {
     expect(knownTimeZone('America/Sao_Paulo')).toBe(true);
     expect(knownTimeZone('Mars/Olympus_Mons')).toBe(false);

@@ -152,8 +152,11 @@ async function replayIn(
   const recording = await loadRecording(options.recording, manifest);
   checkStepRange(options, recording);
   const { http: calls, inProcess: toolCalls } = indexCalls(recording);
-  // Fail on missing blobs now, before any sandbox is used.
-  for (const c of calls) bodyBytesOf(recording, c.exchange?.response?.body);
+  // Fail on missing blobs now, before any sandbox is used (inline bodies need no reading).
+  for (const c of calls) {
+    const body = c.exchange?.response?.body;
+    if (body?.blob !== undefined && body.text === undefined && body.base64 === undefined) bodyBytesOf(recording, body);
+  }
   if (command.length === 0)
     throw new TapedeckError('NO_COMMAND', 'The recording has no agent command; give one after --.');
   if (!trusted && !options.command) throw untrustedCommandError(options.recording, trust, command, cwd);

@@ -21,6 +21,7 @@ import {
   type ReplayNotice,
   ReplayNoticeSchema,
   wireOf,
+  wireOfText,
 } from '../../sandbox/index.js';
 import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
@@ -277,7 +278,9 @@ function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
       status: r.status,
       statusText: r.statusText,
       headers: r.headers,
-      ...(r.chunks ? { chunks: r.chunks } : { body: wireOf(bodyBytesOf(recording, r.body)) }),
+      ...(r.chunks
+        ? { chunks: r.chunks }
+        : { body: r.body?.text !== undefined ? wireOfText(r.body.text) : wireOf(bodyBytesOf(recording, r.body)) }),
       ...(r.trailers ? { trailers: r.trailers } : {}),
       ...(c.drawn ? { drawn: c.drawn } : {}),
     },
