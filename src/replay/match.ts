@@ -66,12 +66,11 @@ export interface MatchResult {
 export class CallIndex {
   readonly calls: RecordedCall[];
   private readonly used = new Set<number>();
-  private readonly byKey: Record<MatchLayer, Map<string, RecordedCall[]>> = {
-    exact: new Map(),
-    normalised: new Map(),
-    structural: new Map(),
-    conversation: new Map(),
-  };
+  /**
+   * The calls by each layer's key, built at the first match: a replay whose every call the preload
+   * answers from its fast index (served by index) never hashes a key.
+   */
+  private keyed: Record<MatchLayer, Map<string, RecordedCall[]>> | undefined;
   private readonly byKind: Record<'model' | 'tool', RecordedCall[]> = { model: [], tool: [] };
   /** Per list: the position before which every call is served. */
   private readonly cursors = new WeakMap<RecordedCall[], number>();
@@ -93,19 +92,29 @@ export class CallIndex {
         if (list) list.push(call);
         else this.telemetry.set(key, [call]);
       } else this.byKind[call.kind].push(call);
-      for (const layer of LAYERS) {
-        const key = call.keys[layer];
-        const list = this.byKey[layer].get(key);
-        if (list) list.push(call);
-        else this.byKey[layer].set(key, [call]);
-      }
-      const meaning = call.imported ? conversationDigest(call.view) : undefined;
-      if (meaning !== undefined) {
-        const list = this.byKey.conversation.get(meaning);
-        if (list) list.push(call);
-        else this.byKey.conversation.set(meaning, [call]);
-      }
     }
+  }
+
+  private get byKey(): Record<MatchLayer, Map<string, RecordedCall[]>> {
+    if (this.keyed) return this.keyed;
+    const byKey: Record<MatchLayer, Map<string, RecordedCall[]>> = {
+      exact: new Map(),
+      normalised: new Map(),
+      structural: new Map(),
+      conversation: new Map(),
+    };
+    const add = (layer: MatchLayer, key: string, call: RecordedCall) => {
+      const list = byKey[layer].get(key);
+      if (list) list.push(call);
+      else byKey[layer].set(key, [call]);
+    };
+    for (const call of this.calls) {
+      for (const layer of LAYERS) add(layer, call.keys[layer], call);
+      const meaning = call.imported ? conversationDigest(call.view) : undefined;
+      if (meaning !== undefined) add('conversation', meaning, call);
+    }
+    this.keyed = byKey;
+    return byKey;
   }
 
   isUsed(call: RecordedCall): boolean {

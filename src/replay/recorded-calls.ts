@@ -236,6 +236,7 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
         }
       : toolRequest(tool?.name ?? '', tool?.args);
     const view = viewOf(request);
+    let keys: RequestKeys | undefined;
     const kind = model || (!tool && isModelApi(view.api)) ? 'model' : 'tool';
     const telemetry = exchange !== undefined && kind === 'tool' && isTelemetry(request);
     const streamed = exchange?.response?.chunks !== undefined;
@@ -263,7 +264,11 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
       ...(tool ? { tool } : {}),
       request,
       view,
-      keys: keyDigests(keysOf(request, view)),
+      // Hashed when the index first matches by key (CallIndex.byKey), not for every replay.
+      get keys() {
+        keys ??= keyDigests(keysOf(request, view));
+        return keys;
+      },
       mutating: tool ? tool.mutating : kind === 'tool' && !isSafeMethod(request.method),
       effects: { fs, db },
       stepLatencyMs: stepLatencyMs || exchange?.durationMs || tool?.latencyMs || 0,

@@ -72,6 +72,27 @@ afterAll(async () => {
 });
 
 describe('layered matching', () => {
+  it('hashes no match key until it matches by key (a replay its preload answers by index never does)', () => {
+    const calls = index().calls;
+    let read = 0;
+    for (const call of calls) {
+      const keys = call.keys;
+      Object.defineProperty(call, 'keys', {
+        get: () => {
+          read++;
+          return keys;
+        },
+      });
+    }
+    const i = new CallIndex(calls);
+    const first = i.nextExpected();
+    if (first) i.markUsed(first);
+    expect([read, i.unused().length]).toEqual([0, calls.length - 1]);
+    const m = i.match(req('POST', `${API}/bookings`, { flight_id: 'FL-1', passenger_id: 'P-1' }));
+    expect([m.layer, m.call?.step]).toEqual(['exact', 3]);
+    expect(read).toBeGreaterThan(0);
+  });
+
   it('matches an identical request at the exact layer', () => {
     const m = index().match(req('POST', `${API}/bookings`, { flight_id: 'FL-1', passenger_id: 'P-1' }));
     expect(m.layer).toBe('exact');
