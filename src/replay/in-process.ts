@@ -11,6 +11,8 @@ import { activeRuns } from '../record/in-process.js';
 import { createRedactor, type Recording, readRecording, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, CallIndex, explainMiss, indexRecording, type RecordedCall } from './match.js';
 import { isModelApi, type LiveRequest, viewOf } from './normalize.js';
+import { redactionKeyDrift, runtimeDrift } from './runtime-drift.js';
+import type { VersionChange } from './version-changes.js';
 
 /** What departed from the recording in an in-process replay. */
 export interface InProcessDivergence {
@@ -32,6 +34,13 @@ export interface InProcessReplayResult<T> {
   served: number;
   /** Calls the recording holds. */
   recorded: number;
+  /**
+   * What about this process differs from the recorded one and may explain a divergence, as
+   * `tapedeck replay` says it: Node's major version, the SDKs' versions, the redaction key.
+   */
+  warnings: string[];
+  /** The packages (SDKs, drivers, clients) at other versions than recorded, when any. */
+  versionChanges?: VersionChange[];
 }
 
 export interface InProcessReplayOptions {
@@ -93,6 +102,10 @@ export async function replayInProcess<T>(
   // The recorded HTTP calls (in-process tool() calls are not HTTP: they run for real).
   const index = new CallIndex(indexRecording(recording));
   const redactor = createRedactor();
+  // The packages this process resolves from its cwd (or the recorded entry's folder, when here).
+  const drift = runtimeDrift(recording, recording.manifest.agent.entry, process.cwd());
+  const keyDrift = redactionKeyDrift(redactor.keyId, recording.manifest.redaction.keyId);
+  const warnings = [...drift.warnings, ...(keyDrift === undefined ? [] : [keyDrift])];
   const divergences: InProcessDivergence[] = [];
   let served = 0;
 
@@ -154,7 +167,13 @@ export async function replayInProcess<T>(
 
   active = true;
   interceptor.apply();
-  const out: InProcessReplayResult<T> = { divergences, served: 0, recorded: index.calls.length };
+  const out: InProcessReplayResult<T> = {
+    divergences,
+    served: 0,
+    recorded: index.calls.length,
+    warnings,
+    ...(drift.versionChanges.length > 0 ? { versionChanges: drift.versionChanges } : {}),
+  };
   try {
     out.result = await fn();
   } catch (error) {

@@ -36,7 +36,7 @@ import {
   withConfigPolicy,
 } from './preflight.js';
 import { overrideWarnings, promptOverride } from './prompt.js';
-import { runtimeDrift } from './runtime-drift.js';
+import { redactionKeyDrift, runtimeDrift } from './runtime-drift.js';
 import { ReplaySession } from './session.js';
 import {
   type AgentHandle,
@@ -170,11 +170,8 @@ async function replayIn(
   warnings.push(...drift.warnings);
   const unbuilt = unbuiltDatabaseWarning(recording);
   if (unbuilt !== undefined) warnings.push(unbuilt);
-  if (redactor.keyId !== manifest.redaction.keyId) {
-    warnings.push(
-      `the redaction key (${redactor.keyId}) is not the one the recording was made with (${manifest.redaction.keyId}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`,
-    );
-  }
+  const keyDrift = redactionKeyDrift(redactor.keyId, manifest.redaction.keyId);
+  if (keyDrift !== undefined) warnings.push(keyDrift);
   const { override, promptForEnv, recorded: recordedPrompt } = promptOverride(options, calls);
   warnings.push(...overrideWarnings(override, recordedPrompt));
   const fsRoot = manifest.world?.fsRoot;

@@ -30,3 +30,12 @@ export function runtimeDrift(
   if (changes.length > 0) warnings.push(describeVersionChanges(changes));
   return { warnings, sdkVersions: now, versionChanges: changes };
 }
+
+/**
+ * A redaction key other than the recording's: the secrets in the agent's requests are replaced by
+ * other placeholders than the recorded ones, so those requests do not match.
+ */
+export function redactionKeyDrift(ours: string, recorded: string): string | undefined {
+  if (ours === recorded) return undefined;
+  return `the redaction key (${ours}) is not the one the recording was made with (${recorded}): requests carrying secrets will not match; set TAPEDECK_REDACTION_KEY to the recording's key`;
+}

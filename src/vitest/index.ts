@@ -73,12 +73,17 @@ export interface RecordedRun {
 /** The run departed from its recording: the test fails with what departed. */
 export class DivergenceError extends TapedeckError {
   readonly divergences: readonly string[];
-  constructor(dir: string, divergences: readonly string[], cause?: unknown) {
+  /** `warnings`: what about this process differs from the recorded one (an SDK's version, say): a likely cause. */
+  constructor(dir: string, divergences: readonly string[], cause?: unknown, warnings: readonly string[] = []) {
     const shown = divergences.slice(0, 8).map((d) => `  - ${d}`);
     if (divergences.length > shown.length) shown.push(`  … and ${divergences.length - shown.length} more`);
+    const differs =
+      warnings.length === 0
+        ? ''
+        : `This process is not the one recorded:\n${warnings.map((w) => `  - ${w}`).join('\n')}\n`;
     super(
       'DIVERGED',
-      `the run diverged from its recording ${dir}:\n${shown.join('\n')}\n` +
+      `the run diverged from its recording ${dir}:\n${shown.join('\n')}\n${differs}` +
         'If the change is intended, record again: TAPEDECK_MODE=record npx vitest run <this test file>',
       cause === undefined ? {} : { cause },
     );
@@ -168,7 +173,8 @@ export async function withRecording<T>(fn: () => Promise<T> | T, options: WithRe
     return recorded.result;
   }
   const run = await replayInProcess(dir, fn, { requireAllCalls: options.requireAllCalls ?? true });
-  if (run.divergences.length > 0) throw new DivergenceError(dir, run.divergences.map(describe), run.error);
+  if (run.divergences.length > 0)
+    throw new DivergenceError(dir, run.divergences.map(describe), run.error, run.warnings);
   if ('error' in run) throw run.error;
   return run.result as T;
 }
@@ -241,7 +247,7 @@ export async function runRecorded(options: RunRecordedOptions): Promise<Recorded
     problems.push(`the program exited with ${result.exitCode}; recorded: ${recordedExit.exitCode}`);
   if (result.worldMatches === false)
     problems.push(`the world at the end differs from the recorded one: ${(result.worldDiff ?? []).join('; ')}`);
-  if (problems.length > 0) throw new DivergenceError(dir, problems);
+  if (problems.length > 0) throw new DivergenceError(dir, problems, undefined, result.warnings);
   return {
     mode: 'replayed',
     dir,
