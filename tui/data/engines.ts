@@ -234,6 +234,11 @@ export interface ReplayOutcome {
   exitCode?: number | null;
   /** Side effects the replay did not perform (unmatched mutating calls). */
   heldBack?: number;
+  /**
+   * What the replayer said before the agent ran (an SDK at another version than recorded, Node's
+   * major version, another redaction key, an env left out): a likely cause of a divergence.
+   */
+  warnings?: string[];
 }
 
 export async function runReplay(request: ReplayRequest, totalSteps?: number): Promise<Available<ReplayOutcome>> {
@@ -261,6 +266,7 @@ export async function runReplay(request: ReplayRequest, totalSteps?: number): Pr
       status: result.status,
       exitCode: result.exitCode,
       heldBack: result.heldBack.length,
+      ...(result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {}),
     });
   } catch (error) {
     return unavailable(`replay failed: ${errorReason(error)}`);

@@ -142,6 +142,30 @@ describe('replay screen', () => {
     expect(r.gone).toEqual([5]);
   });
 
+  it('says what differs from the recorded run (an SDK version) under the summary, and still shows the divergence', async () => {
+    const replay = syntheticRecording({ steps: 12, name: 'replay', toolSwitchAt: 5, replayOf: 'base' });
+    const aligned = await alignOf(baseline, replay);
+    const alignment = aligned.ok ? aligned.value : alignByPosition(baselineIndex, indexSteps(replay));
+    const warnings = [
+      'package versions differ from the recording: openai 4.0.0 → 5.1.0 (its requests may differ)',
+      'the agent was recorded on Node v18.0.0 and runs on v20.20.2 here',
+      'the redaction key (a) is not the one the recording was made with (b)',
+    ];
+    const r = renderScreen({
+      phase: 'done',
+      outcome: { dir: '/tmp/replay', divergences: [], recording: replay, warnings },
+      index: indexSteps(replay),
+      alignment,
+    });
+    const f = await waitForFrame(r.frame, '» first divergence');
+    expect(f).toMatch(/warning: package versions differ from the recording: openai 4\.0\.0 → 5\.1\.0/);
+    expect(f).toMatch(/warning: the agent was recorded on Node v18/);
+    expect(f).toContain('… 1 more warning(s)');
+    // The rows below still reach the first divergent step within the screen.
+    expect(f.split('\n').find((l) => /^»\s+\d/.test(l))).toMatch(/»\s+5 THINK/);
+    expect(f.split('\n').length).toBeLessThanOrEqual(24);
+  });
+
   it('marks each replay step with where its answer came from', async () => {
     const replay = syntheticRecording({ steps: 12, name: 'replay', toolSwitchAt: 5, replayOf: 'base' });
     const served: Array<[number, ServedFrom]> = [

@@ -9,6 +9,7 @@ import { bodyHeight, Frame, type KeyHelp } from '../components/frame.js';
 import { LedgerPanel, type RunScores } from '../components/ledger-panel.js';
 import { type Line, Lines, plain, seg } from '../components/lines.js';
 import { firstDivergentPair, sideBySideLines } from '../components/side-by-side.js';
+import type { ReplayOutcome } from '../data/engines.js';
 import { wrapLines } from '../data/format.js';
 import type { StepIndex } from '../data/steps.js';
 import { useKeys } from '../hooks/use-keys.js';
@@ -112,7 +113,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
         return;
       }
       if (done) {
-        const max = Math.max(0, done.alignment.pairs.length - (body - 3));
+        const max = Math.max(0, done.alignment.pairs.length - (body - 3 - warningLines(done.outcome).length));
         if (input === 'j' || key.downArrow) setOffset(Math.min(max, top + 1));
         else if (input === 'k' || key.upArrow) setOffset(Math.max(0, top - 1));
         else if (key.pageDown || input === ' ') setOffset(Math.min(max, top + body - 4));
@@ -209,6 +210,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
           ]
         : [seg('no divergence: the replay took the same steps', { tint: 'good' })],
     );
+    lines.push(...warningLines(o));
     if (showLedger) {
       return (
         <Frame
@@ -233,7 +235,7 @@ export function ReplayScreen(props: ReplayScreenProps) {
         </Frame>
       );
     }
-    lines.push(...sideBySideLines(props.baselineIndex, d.index, d.alignment, top, body - 3, width));
+    lines.push(...sideBySideLines(props.baselineIndex, d.index, d.alignment, top, body - lines.length, width));
   }
   const status: Line =
     path !== null
@@ -252,6 +254,17 @@ export function ReplayScreen(props: ReplayScreenProps) {
       <Lines lines={lines} width={width} height={body} />
     </Frame>
   );
+}
+
+/**
+ * What differs from the recorded run (an SDK's version, say), which may be why it diverged: said
+ * under the summary, as `tapedeck replay` says it before the run. Two at most, then a count.
+ */
+function warningLines(o: ReplayOutcome): Line[] {
+  const warnings = o.warnings ?? [];
+  const lines: Line[] = warnings.slice(0, 2).map((w) => [seg('warning: ', { bold: true, tint: 'warn' }), seg(w)]);
+  if (warnings.length > 2) lines.push([seg(`  … ${warnings.length - 2} more warning(s)`, { tint: 'muted' })]);
+  return lines;
 }
 
 function titleOf(props: ReplayScreenProps): Line {
