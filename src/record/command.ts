@@ -202,7 +202,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   }
   const gated = startsGated(options);
   const entry = entryOf(options.command, cwd);
-  const sdkVersions = agentSdkVersions(entry, cwd);
   const active = await openRecording(
     { ...options, cwd },
     {
@@ -215,8 +214,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       // The inherited variables only by name: their values may be secrets.
       envNames: inheritedEnvNames(baseEnv, options.env),
     },
-    // The agent's time zone and locale (from its env: the one given, else ours), as a replay sets them.
-    { sdkVersions, ...regionOf(baseEnv) },
+    // The agent's SDK versions, time zone and locale are looked up once it is starting (below).
+    { sdkVersions: {} },
     { worldLater: gated },
   );
   const { session } = active;
@@ -431,6 +430,12 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     } finally {
       worldStarted();
     }
+    // The packages the agent loads, and its time zone and locale (from its env: the one given,
+    // else ours), as a replay compares and sets them: looked up while the agent's Node starts on
+    // the other core, not before it (~25 ms: package.json files, ICU's zone data).
+    active.writer.setManifest({
+      runtime: { ...active.writer.manifest.runtime, sdkVersions: agentSdkVersions(entry, cwd), ...regionOf(baseEnv) },
+    });
     active.writer.append({
       type: 'run.started',
       stepId: 0,
