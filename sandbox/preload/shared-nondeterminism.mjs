@@ -353,6 +353,21 @@ function drawnBy() {
   return readStack(callSites(5, drawnBy)) ?? readStack(callSites(12, drawnBy)) ?? 'agent';
 }
 
+/** What a frame's file says of a draw (the three patterns above), by file: a process has few. */
+const KINDS = new Map();
+const KINDS_MAX = 10_000;
+/** @param {string} file @returns {{ driver: boolean, forCaller: boolean, telemetry: boolean }} */
+function kindOf(file) {
+  let kind = KINDS.get(file);
+  if (kind === undefined) {
+    kind = { driver: DRIVER_AUTH.test(file), forCaller: DRAWS_FOR_CALLER.test(file), telemetry: TELEMETRY.test(file) };
+    // Files are code a process loaded: bounded in practice, and held to a bound all the same.
+    if (KINDS.size >= KINDS_MAX) KINDS.clear();
+    KINDS.set(file, kind);
+  }
+  return kind;
+}
+
 /**
  * @param {any[]} sites
  * @returns {'internal' | 'driver' | 'telemetry' | 'agent' | undefined} undefined: not told by these
@@ -364,14 +379,15 @@ function readStack(sites) {
     const file = site.getFileName?.() ?? '';
     if (SELF.has(file)) continue;
     frame++;
-    if (frame <= 2 && DRIVER_AUTH.test(file)) return 'driver';
+    const kind = kindOf(file);
+    if (frame <= 2 && kind.driver) return 'driver';
     if (frame === 1 && file.startsWith('node:internal/')) {
       internal = true;
       continue;
     }
     if (internal) return 'internal';
-    if (file.startsWith('node:') || DRAWS_FOR_CALLER.test(file)) continue;
-    return TELEMETRY.test(file) ? 'telemetry' : 'agent';
+    if (file.startsWith('node:') || kind.forCaller) continue;
+    return kind.telemetry ? 'telemetry' : 'agent';
   }
   if (internal) return 'internal';
   // Every frame read was ours, Node's or an id library's: deeper ones tell, if any are left.
