@@ -653,6 +653,8 @@ export function installFsSandbox({
   return {
     /** The volume (memfs loads and it is made now, if no call has made it yet). */
     volume: () => made(),
+    /** Whether memfs is loaded (its volume made, or being made): before, none of its code can run. */
+    loaded: () => volume !== undefined || loading,
     takeChanges,
     applyEffects,
     foreign,

@@ -205,7 +205,7 @@ export function installReplay(config) {
     (name === undefined ? config.nondeterminism : config.processes?.[name]) ?? {},
     config.seed ?? 1,
     suppressed,
-    fsBox !== undefined,
+    () => fsBox?.loaded() === true,
     watchNodeClockReads(),
     name,
     // What it was handed this turn, reported at its end (the answers it waits on carry the rest).
