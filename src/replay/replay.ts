@@ -23,7 +23,7 @@ import type { Answerer } from './answer.js';
 import { chainSettings, createAnswerChain } from './chain/index.js';
 import { finish, orderWarnings } from './finish.js';
 import { listenIpc } from './ipc.js';
-import { openReplaySandbox, type ReplaySandbox, startReplaySandbox } from './isolate.js';
+import type { ReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexCalls } from './match.js';
 import {
@@ -140,7 +140,10 @@ async function replayIn(
     command.length > 0 &&
     (trusted || options.command) &&
     (!options.requireIsolation || isolation.level === 'bwrap')
-      ? startReplaySandbox({ isolation, manifest, tmp, cwd, command })
+      ? // The OS sandbox's code (bubblewrap, the proxy, the doors) loads only for a replay that uses it.
+        import('./isolate.js').then(({ startReplaySandbox }) =>
+          startReplaySandbox({ isolation, manifest, tmp, cwd, command }),
+        )
       : undefined;
   if (starting) {
     starting.catch(() => undefined);
@@ -313,6 +316,7 @@ async function replayIn(
     const started = await starting;
     if (started.worldNote) warnings.push(started.worldNote);
     pythonsCovered = started.pythonsCovered;
+    const { openReplaySandbox } = await import('./isolate.js');
     box = await openReplaySandbox({
       started,
       recording,
