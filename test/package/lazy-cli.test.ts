@@ -2,7 +2,7 @@
 // database drivers, the TUI, YAML, the container runtime or the AWS codecs, and a replay of a run
 // that made plain HTTP calls loads none of them either (the start-up budget of issue 22; a replay's
 // fixed cost is what keeps a whole-process replay from beating the live run), nor tapedeck's own code for
-// databases, services, the OS sandbox, state diff and token counting.
+// databases, services, the OS sandbox, WebSockets, state diff and token counting.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -53,6 +53,8 @@ const UNUSED_BY_PLAIN_REPLAY = [
   // The OS sandbox: for a replay run in it.
   'src/replay/isolate.ts',
   'sandbox/os/sandbox.ts',
+  // The WebSocket answerer: for a recording with a WebSocket conversation.
+  'src/replay/websocket.ts',
 ];
 
 /** What a `tapedeck …` process imported: packages (bare specifiers) and tapedeck's own modules. */
@@ -106,7 +108,7 @@ describe('the CLI loads only the command it runs', () => {
     expect(runs[1]?.map(packageOf)).toContain('zod');
   });
 
-  it('a replay of plain HTTP calls imports no AWS signer, YAML, database driver, TUI, container runtime, nor the code of databases, services, the OS sandbox, state diff or the tokenizer', {
+  it("a replay of plain HTTP calls imports no AWS signer, YAML, database driver, TUI or container runtime, nor tapedeck's own code it does not use", {
     timeout: 120_000,
   }, async () => {
     const server = createServer((_req, res) => res.end('{"ok":true}'));
