@@ -1,7 +1,6 @@
 // The sandbox-service answerers: a call to a configured service's origin that the recording cannot
 // serve goes to the service's sandboxed instance, started on the first such call and kept as long
 // as the chain (one replay, or every probe of a bisect-prompt run).
-
 import type { Isolation } from '../../../sandbox/os/detect.js';
 import type { HostPort } from '../../../sandbox/protocol.js';
 import { type SandboxService, serviceName, serviceOrigin } from '../../../sandbox/service-settings.js';
