@@ -2,8 +2,6 @@
 // (PGlite, a database of its own on a server, testcontainers), the Postgres relay, sandboxed
 // services, the child-process preloads (sandbox/preload/replay.mjs, sandbox/preload/service.mjs),
 // and the register of what a killed process leaves behind.
-import { packagePath } from '../src/package.js';
-
 export {
   DB_SANDBOX_KINDS,
   type DbSandbox,
@@ -32,6 +30,3 @@ export {
   serviceOrigin,
 } from './service-settings.js';
 export { SERVICE_PRELOAD, type ServiceIsolation, startService } from './services.js';
-
-/** Absolute path of the replay preload, for `node --import`. */
-export const REPLAY_PRELOAD = packagePath('sandbox/preload/replay.mjs');

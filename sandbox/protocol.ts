@@ -6,7 +6,9 @@
 // replay's config, questions, notices, replies and exit dumps are here, beside the replay
 // preloads (sandbox/preload/replay*.mjs), so neither side imports the other's layer.
 import * as z from 'zod';
-import { ProcessNameSchema, UnhookedPythonSchema } from '../src/recording/schema.js';
+import { packagePath } from '../src/package.js';
+import { ProcessNameSchema } from '../src/recording/schema-exchange.js';
+import { UnhookedPythonSchema } from '../src/recording/schema-manifest.js';
 
 // ---------------------------------------------------------------- shared by record and replay
 
@@ -114,6 +116,9 @@ export function wireOfText(text: string): WireBody | undefined {
 }
 
 // ---------------------------------------------------------------- replay: what the preload reads
+
+/** Absolute path of the replay preload, for `node --import`. */
+export const REPLAY_PRELOAD = packagePath('sandbox/preload/replay.mjs');
 
 export const HostPortSchema = z.object({ host: z.string(), port: z.number() });
 export type HostPort = z.infer<typeof HostPortSchema>;

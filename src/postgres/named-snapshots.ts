@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as z from 'zod';
-import { findConfigFile } from '../config/load.js';
 import {
   type DbSnapshot,
   isStagingName,
@@ -23,9 +22,11 @@ import {
 import { connectDb } from './connect.js';
 import { snapshotDatabase, userSchemas } from './snapshot.js';
 import { checkSnapshotName, SNAPSHOT_NAME } from './snapshot-name.js';
+import { snapshotsDir } from './snapshots-dir.js';
 import { redactDbUrl } from './sql.js';
 
 export { checkSnapshotName } from './snapshot-name.js';
+export { snapshotsDir } from './snapshots-dir.js';
 
 export const SNAPSHOT_FORMAT = 'tapedeck.snapshot/v1';
 
@@ -52,23 +53,6 @@ export interface NamedSnapshot {
   info: SnapshotInfo;
   db: DbSnapshot;
   warnings: string[];
-}
-
-/**
- * Where named snapshots live: $TAPEDECK_SNAPSHOTS_DIR, else the loaded project file's
- * (`configured`: its `snapshotsDir`, or `.tapedeck/snapshots` beside it, as withOverrides resolves
- * it), else `.tapedeck/snapshots` in the project's folder (the nearest tapedeck.config.* at or
- * above `cwd`), else in `cwd`.
- */
-export function snapshotsDir(
-  cwd: string = process.cwd(),
-  env: NodeJS.ProcessEnv = process.env,
-  configured?: string,
-): string {
-  if (env.TAPEDECK_SNAPSHOTS_DIR) return path.resolve(cwd, env.TAPEDECK_SNAPSHOTS_DIR);
-  if (configured !== undefined) return path.resolve(cwd, configured);
-  const config = findConfigFile(cwd);
-  return path.join(config === undefined ? path.resolve(cwd) : path.dirname(config), '.tapedeck', 'snapshots');
 }
 
 export interface SaveSnapshotOptions {

@@ -16,7 +16,13 @@
 // To add a source of answers (a sandbox service, a mock, a simulator) implement `Answerer` and
 // put it in the list; nothing else changes. An `until K` stop is checked before any answerer
 // runs, so a stopped replay never makes a live call.
-import { type QuestionOf, type ReplayNotice, type ReplayReply, type WireBody, wireBytes } from '../../sandbox/index.js';
+import {
+  type QuestionOf,
+  type ReplayNotice,
+  type ReplayReply,
+  type WireBody,
+  wireBytes,
+} from '../../sandbox/protocol.js';
 import { withSystemPrompt } from '../providers/index.js';
 import {
   type DivergencePayload,

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { compareWorlds } from '../diff/index.js';
+import { compareWorlds } from '../diff/compare-worlds.js';
 import {
   blobRelativePath,
   type DbSnapshot,

@@ -3,7 +3,7 @@
 // explains the miss (which match layers passed, the nearest recorded request, the differing
 // fields), and an entry in ReplayResult.heldBack; the agent gets the miss policy's answer.
 
-import { wireOf } from '../../sandbox/index.js';
+import { wireOf } from '../../sandbox/protocol.js';
 import { isReadRequest } from '../recording/index.js';
 import { type Answer, type Ask, stopped } from './answer.js';
 import { explainMiss, type MatchResult } from './match.js';

@@ -4,14 +4,14 @@
 // question that does not fit is answered with an error (the agent never hangs), a notice that
 // does not fit is dropped.
 import net from 'node:net';
+import { onLines } from '../../sandbox/ndjson.js';
 import {
   type ReplayNotice,
   ReplayNoticeSchema,
   type ReplayQuestion,
   ReplayQuestionSchema,
   type ReplayReply,
-} from '../../sandbox/index.js';
-import { onLines } from '../../sandbox/ndjson.js';
+} from '../../sandbox/protocol.js';
 
 export interface IpcServer {
   readonly path: string;

@@ -18,21 +18,15 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import {
-  type DbSandbox,
-  pgTargetOf,
-  type ReplayQuestion,
-  type ReplayReply,
-  startPgRelay,
-  wireBytes,
-  wireOf,
-} from '../../sandbox/index.js';
+import type { DbSandbox } from '../../sandbox/db.js';
 import { describeIsolation, type Isolation } from '../../sandbox/os/detect.js';
 import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
 import { describeTree } from '../../sandbox/os/process-tree.mjs';
 import { nameServiceProbes, type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { pgTargetOf, startPgRelay } from '../../sandbox/pg-relay.js';
 import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
+import { type ReplayQuestion, type ReplayReply, wireBytes, wireOf } from '../../sandbox/protocol.js';
 import type { RunCa } from '../../sandbox/proxy/ca.js';
 import {
   createSandboxProxy,

@@ -1,7 +1,7 @@
 // The recorded steps a replay does not answer as calls: local steps (files, pg) it copies to keep step
 // numbers aligned, the steps the agent begins itself (`until K` counts them), and the requests over a
 // child's stdio, each taking its recorded step.
-import { FILE_STEP_NAMES } from '../../sandbox/index.js';
+import { FILE_STEP_NAMES } from '../../sandbox/preload/shared-file-ops.mjs';
 import type { Recording, RecordingEvent, ToolCalledPayload } from '../recording/index.js';
 import { canonicalJson } from '../recording/index.js';
 import type { RecordedCall } from './recorded-calls.js';

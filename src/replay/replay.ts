@@ -23,7 +23,7 @@ import type { Answerer } from './answer.js';
 import { chainSettings, createAnswerChain } from './chain/index.js';
 import { finish, orderWarnings } from './finish.js';
 import { listenIpc } from './ipc.js';
-import { openReplaySandbox, type ReplaySandbox, startReplaySandbox } from './isolate.js';
+import type { ReplaySandbox } from './isolate.js';
 import { liveModelAnswerer } from './live.js';
 import { bodyBytesOf, CallIndex, indexCalls } from './match.js';
 import {
@@ -58,7 +58,6 @@ import {
 import { recordingTrust, untrustedCommandError } from './trust.js';
 import type { ReplayOptions, ReplayResult } from './types.js';
 import { limitsOf, ReplayGuard } from './watchdog.js';
-import { recordedConversations, startWebSocketTapes, webSocketTargets } from './websocket.js';
 
 /**
  * Replays a recording: the agent runs again in the sandbox and every call it makes is answered
@@ -140,7 +139,10 @@ async function replayIn(
     command.length > 0 &&
     (trusted || options.command) &&
     (!options.requireIsolation || isolation.level === 'bwrap')
-      ? startReplaySandbox({ isolation, manifest, tmp, cwd, command })
+      ? // The OS sandbox's code (bubblewrap, the proxy, the doors) loads only for a replay that uses it.
+        import('./isolate.js').then(({ startReplaySandbox }) =>
+          startReplaySandbox({ isolation, manifest, tmp, cwd, command }),
+        )
       : undefined;
   if (starting) {
     starting.catch(() => undefined);
@@ -272,17 +274,21 @@ async function replayIn(
     rules,
   });
   // The recorded WebSocket conversations are answered by a server of the replay's own
-  // (src/replay/websocket.ts): the agent's connections to their addresses are routed to it.
-  const conversations = recordedConversations(recording);
+  // (src/replay/websocket.ts, loaded only for a recording that has one): the agent's connections
+  // to their addresses are routed to it.
+  const websocket = recording.events.some((e) => e.type === 'websocket.exchange')
+    ? await import('./websocket.js')
+    : undefined;
+  const conversations = websocket?.recordedConversations(recording) ?? [];
   const live0 = session;
   // until K at a WebSocket turn: the agent asked nothing the replayer can answer `stop`, so it is ended.
   let agent: AgentHandle | undefined;
   let stopAgent = () => agent?.stop();
   const timing = options.timing ?? { kind: 'none' };
   const tapes =
-    conversations.length === 0
+    conversations.length === 0 || !websocket
       ? undefined
-      : await startWebSocketTapes(conversations, {
+      : await websocket.startWebSocketTapes(conversations, {
           stored: (data) => w.body(typeof data === 'string' ? data : Buffer.from(data)),
           readBlob: (sha256) => recording.readBlob(sha256),
           turn: (turn, recorded, divergence) => live0.webSocketTurn(turn, recorded, divergence),
@@ -297,12 +303,13 @@ async function replayIn(
           pace: timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1,
         });
   if (tapes) teardown.add(() => tapes.close());
-  const webSocketRoutes = tapes
-    ? webSocketTargets(conversations).map(({ tls: _tls, ...from }) => ({
-        from,
-        to: tapes.tlsAddresses.get(`${from.host}:${from.port}`) ?? tapes.address,
-      }))
-    : [];
+  const webSocketRoutes =
+    tapes && websocket
+      ? websocket.webSocketTargets(conversations).map(({ tls: _tls, ...from }) => ({
+          from,
+          to: tapes.tlsAddresses.get(`${from.host}:${from.port}`) ?? tapes.address,
+        }))
+      : [];
   // The OS sandbox (or the network namespace of the fallback): the agent's tree runs inside,
   // its doors (IPC, proxy, database) served from here.
   let box: ReplaySandbox | undefined;
@@ -313,6 +320,7 @@ async function replayIn(
     const started = await starting;
     if (started.worldNote) warnings.push(started.worldNote);
     pythonsCovered = started.pythonsCovered;
+    const { openReplaySandbox } = await import('./isolate.js');
     box = await openReplaySandbox({
       started,
       recording,

@@ -2,9 +2,9 @@
 // the recorded response), the world changes recorded for a tool call are applied to the sandbox
 // (effects follow their calls), and the preload gets the recorded response to hand the agent.
 
-import { type FsReport, type ReplayReply, wireOf } from '../../sandbox/index.js';
+import { type FsReport, type ReplayReply, wireOf } from '../../sandbox/protocol.js';
 import { CLIENT_LEFT } from '../../sandbox/proxy/server.js';
-import { modelCallCost } from '../ledger/index.js';
+import { modelCallCost } from '../ledger/cost.js';
 import { canonicalJson, type DbChangedPayload, type StepEvent } from '../recording/index.js';
 import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';

@@ -6,7 +6,8 @@
 // (stepEvents) and named as the recorder names its steps, and the divergences counted. The session
 // (session.ts) builds on it: it takes the preload's messages in order and says what each one makes.
 
-import { type DbSandbox, type FsReport, ND_KINDS, type NdBatch, type ReplayReply } from '../../sandbox/index.js';
+import type { DbSandbox } from '../../sandbox/db.js';
+import { type FsReport, ND_KINDS, type NdBatch, type ReplayReply } from '../../sandbox/protocol.js';
 import type { DbTracker } from '../postgres/index.js';
 import { carriedToolCalls } from '../providers/index.js';
 import type { ToolRule } from '../record/classify.js';

@@ -13,7 +13,7 @@ import type {
   StdioRpc,
 } from '../../sandbox/index.js';
 import { loadStretch } from '../../sandbox/preload/shared-clock.mjs';
-import { type PriceTable, recordingPrices } from '../ledger/index.js';
+import { type PriceTable, recordingPrices } from '../ledger/prices.js';
 import { ConversationCalls } from '../providers/index.js';
 import { agentToolCall, stdioRpcCall } from '../record/classify.js';
 import { stepOfTurn, type Turn, websocketStep } from '../record/websocket.js';

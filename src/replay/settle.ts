@@ -2,7 +2,7 @@
 // as the recorder decodes one and compared with the recorded call it stands in for (same decision:
 // the run stays on the recording; else a divergence), any other call becomes a tool step. The
 // step's http.exchange carries the answerer's provenance (servedFrom).
-import { wireOf } from '../../sandbox/index.js';
+import { wireOf } from '../../sandbox/protocol.js';
 import { type DecodedModelCall, decodeModelCall, detectProvider, modelStepType } from '../providers/index.js';
 import { classifyHttp } from '../record/classify.js';
 import { jsonOrText, type ModelCalledPayload, type StateType, type StepEvent } from '../recording/index.js';

@@ -7,26 +7,25 @@ import { createHash } from 'node:crypto';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { DbSandbox } from '../../sandbox/db.js';
+import { fsSeed } from '../../sandbox/fs.js';
+import { makeNotedTempDir } from '../../sandbox/leftovers.js';
+import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
 import {
-  type DbSandbox,
   ExitDumpSchema,
   type FastEntry,
   type FsReport,
-  fsSeed,
-  makeNotedTempDir,
   type NdBatch,
-  openDbSandbox,
   REPLAY_PRELOAD,
   type ReplayConfig,
   type ReplayNotice,
   ReplayNoticeSchema,
   wireOf,
   wireOfText,
-} from '../../sandbox/index.js';
-import { describeTree, killTree } from '../../sandbox/os/process-tree.mjs';
+} from '../../sandbox/protocol.js';
 import { withPythonHook } from '../../sandbox/python/hook.js';
+import type { DbTracker } from '../postgres/capture.js';
 import { databaseAddresses } from '../postgres/connect.js';
-import { createDbTracker, type DbTracker, layWorldOver, readNamedSnapshot, snapshotsDir } from '../postgres/index.js';
 import {
   type DbSnapshot,
   knownLocale,
@@ -94,6 +93,11 @@ export async function seededWorld(recording: Recording, options: ReplayOptions):
       `--seed-snapshot ${name}: the recording captured no database (manifest.world.db), so there is no database sandbox to seed`,
     );
   }
+  // The snapshot reader and the overlay (src/postgres) load only for a run that seeds a database.
+  const [{ readNamedSnapshot, snapshotsDir }, { layWorldOver }] = await Promise.all([
+    import('../postgres/named-snapshots.js'),
+    import('../postgres/overlay.js'),
+  ]);
   const named = await readNamedSnapshot(
     name,
     options.snapshotsDir ?? snapshotsDir(process.cwd(), process.env, config?.snapshotsDir),
@@ -119,6 +123,11 @@ export async function openDatabase(
   const seed = seeded?.pre ?? recording.pre.db;
   if (!seed) return {};
   const kind = options.dbSandbox ?? (options.db ? 'template' : 'pglite');
+  // The sandboxes, PGlite's server and the tracker load only for a run that has a database.
+  const [{ openDbSandbox }, { createDbTracker }] = await Promise.all([
+    import('../../sandbox/db.js'),
+    import('../postgres/capture.js'),
+  ]);
   const db = await openDbSandbox(seed, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
   const tracker = await createDbTracker(db.url, { schemas: seed.schemas });

@@ -10,9 +10,9 @@
 // walking everything; the last look (takeAll) always walks, so the post-snapshot is exact.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FsReport } from '../../sandbox/index.js';
-import { materializeFs } from '../../sandbox/index.js';
+import { materializeFs } from '../../sandbox/fs.js';
 import { readQueued, type TreeWatch, watchTree } from '../../sandbox/preload/shared-watch.mjs';
+import type { FsReport } from '../../sandbox/protocol.js';
 import type { FsSnapshot } from '../recording/index.js';
 
 interface Seen {

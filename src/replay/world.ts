@@ -2,7 +2,7 @@
 // rows in <dir>/db.json. Used for time travel (`--until K`, materializeWorld) without a database.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { materializeFs } from '../../sandbox/index.js';
+import { materializeFs } from '../../sandbox/fs.js';
 import { type DbSnapshot, type FsSnapshot, type Recording, worldAt } from '../recording/index.js';
 
 /** Writes a world: files under dir/fs, and the database's rows in dir/db.json when there is one. */

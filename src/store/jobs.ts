@@ -107,7 +107,7 @@ export function jobHandlers({ warehouse, workDir, config }: JobContext): Record<
       );
       const chain =
         payload.config !== undefined ? withOverrides(await loadConfig({ file: payload.config })).config : config;
-      const { replay } = await import('../replay/index.js');
+      const { replay } = await import('../replay/replay.js');
       const result = await replay({
         recording: dir,
         mode: payload.mode,

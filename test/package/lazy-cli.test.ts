@@ -1,7 +1,8 @@
 // The CLI loads only the command being run: `--version`, `verify` and `ledger` never import the
 // database drivers, the TUI, YAML, the container runtime or the AWS codecs, and a replay of a run
 // that made plain HTTP calls loads none of them either (the start-up budget of issue 22; a replay's
-// fixed cost is what keeps a whole-process replay from beating the live run).
+// fixed cost is what keeps a whole-process replay from beating the live run), nor tapedeck's own code for
+// databases, services, the OS sandbox, WebSockets, state diff and token counting.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -30,7 +31,42 @@ const HEAVY = [
   '@smithy/signature-v4',
 ];
 
-/** The packages (bare specifiers) a `tapedeck …` process imported. */
+/**
+ * tapedeck's own modules a replay of plain HTTP calls has no use for (the start-up budget of issue
+ * 22: ~40% of the modules such a replay once loaded): each loads where it is used.
+ */
+const UNUSED_BY_PLAIN_REPLAY = [
+  // The in-process replay and the recorder behind it (the replay barrel, src/replay/index.ts).
+  'src/replay/in-process.ts',
+  'src/record/in-process.ts',
+  // State diff and the fact checks (the diff barrel); the end state is compared by compare-worlds.ts.
+  'src/diff/state-diff.ts',
+  'src/facts/index.ts',
+  // The ledger's tokenizer (the ledger barrel); a replay prices calls with cost.ts alone.
+  'src/ledger/provenance.ts',
+  // Database sandboxes, PGlite's server and the snapshotter: for a recording with a database.
+  'sandbox/db.ts',
+  'sandbox/pglite/server.ts',
+  'src/postgres/snapshot.ts',
+  // Sandboxed services: at the first call to one.
+  'sandbox/services.ts',
+  // The OS sandbox: for a replay run in it.
+  'src/replay/isolate.ts',
+  'sandbox/os/sandbox.ts',
+  // The WebSocket answerer: for a recording with a WebSocket conversation.
+  'src/replay/websocket.ts',
+];
+
+/** What a `tapedeck …` process imported: packages (bare specifiers) and tapedeck's own modules. */
+async function loadedBy(args: string[], name: string, cwd = root): Promise<{ packages: string[]; modules: string[] }> {
+  const loaded = await packagesLoadedBy(args, name, cwd);
+  return {
+    packages: loaded.filter((l) => !l.startsWith('local:')),
+    modules: loaded.flatMap((l) => (l.startsWith('local:') ? [l.slice('local:'.length)] : [])),
+  };
+}
+
+/** Every line the load hook wrote for a `tapedeck …` process. */
 function packagesLoadedBy(args: string[], name: string, cwd = root): Promise<string[]> {
   const log = join(tmp, `${name}.log`);
   return new Promise((resolve, reject) => {
@@ -57,11 +93,13 @@ const packageOf = (specifier: string): string =>
 
 describe('the CLI loads only the command it runs', () => {
   it('--version, verify and ledger import no database driver, TUI, YAML or container runtime', async () => {
-    const runs = await Promise.all([
-      packagesLoadedBy(['--version'], 'version'),
-      packagesLoadedBy(['verify', example('openai-baseline')], 'verify'),
-      packagesLoadedBy(['ledger', example('openai-baseline')], 'ledger'),
-    ]);
+    const runs = (
+      await Promise.all([
+        loadedBy(['--version'], 'version'),
+        loadedBy(['verify', example('openai-baseline')], 'verify'),
+        loadedBy(['ledger', example('openai-baseline')], 'ledger'),
+      ])
+    ).map((r) => r.packages);
     for (const loaded of runs) {
       const heavy = loaded.map(packageOf).filter((p) => HEAVY.includes(p));
       expect(heavy).toEqual([]);
@@ -70,7 +108,7 @@ describe('the CLI loads only the command it runs', () => {
     expect(runs[1]?.map(packageOf)).toContain('zod');
   });
 
-  it('a replay of plain HTTP calls imports no AWS signer, YAML, database driver, TUI or container runtime', {
+  it("a replay of plain HTTP calls imports no AWS signer, YAML, database driver, TUI or container runtime, nor tapedeck's own code it does not use", {
     timeout: 120_000,
   }, async () => {
     const server = createServer((_req, res) => res.end('{"ok":true}'));
@@ -89,9 +127,12 @@ describe('the CLI loads only the command it runs', () => {
           timeout: 60_000,
         },
       );
-      const loaded = await packagesLoadedBy(['replay', 'rec', '--out', 'out', '--isolation', 'none'], 'replay', work);
-      expect(loaded.map(packageOf).filter((p) => HEAVY.includes(p))).toEqual([]);
-      expect(loaded.map(packageOf)).toContain('zod');
+      const loaded = await loadedBy(['replay', 'rec', '--out', 'out', '--isolation', 'none'], 'replay', work);
+      expect(loaded.packages.map(packageOf).filter((p) => HEAVY.includes(p))).toEqual([]);
+      expect(loaded.packages.map(packageOf)).toContain('zod');
+      expect(loaded.modules.filter((m) => UNUSED_BY_PLAIN_REPLAY.includes(m))).toEqual([]);
+      // The hook does see tapedeck's own modules.
+      expect(loaded.modules).toContain('src/replay/replay.ts');
     } finally {
       server.close();
     }

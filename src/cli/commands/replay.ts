@@ -247,13 +247,16 @@ command not run because the recording was made elsewhere), ${EXIT_TIMED_OUT} whe
       if (opts.onMiss !== undefined && opts.onMiss !== 'fail' && opts.onMiss !== 'error-response') {
         throw new TapedeckError('BAD_OPTION', `--on-miss ${JSON.stringify(opts.onMiss)} is not fail or error-response`);
       }
-      // Loaded here, not at start-up: the replay loads the sandbox module anyway.
-      const { DB_SANDBOX_KINDS: kinds } = await import('../../../sandbox/db.js');
-      if (opts.dbSandbox !== undefined && !(kinds as readonly string[]).includes(opts.dbSandbox)) {
-        throw new TapedeckError(
-          'BAD_OPTION',
-          `--db-sandbox ${JSON.stringify(opts.dbSandbox)} is not ${kinds.join(', ')}`,
-        );
+      if (opts.dbSandbox !== undefined) {
+        // Loaded only when asked: the sandboxes' module brings PGlite's server and src/postgres,
+        // which a replay of a run with no database never uses.
+        const { DB_SANDBOX_KINDS: kinds } = await import('../../../sandbox/db.js');
+        if (!(kinds as readonly string[]).includes(opts.dbSandbox)) {
+          throw new TapedeckError(
+            'BAD_OPTION',
+            `--db-sandbox ${JSON.stringify(opts.dbSandbox)} is not ${kinds.join(', ')}`,
+          );
+        }
       }
       if (opts.db !== undefined && !/^postgres(ql)?:\/\//.test(opts.db)) {
         throw new TapedeckError('BAD_OPTION', `--db ${redactDbUrl(opts.db)} is not a postgres:// URL`);
@@ -290,7 +293,7 @@ command not run because the recording was made elsewhere), ${EXIT_TIMED_OUT} whe
         opts.wallTimeout === undefined ? undefined : parseDuration('--wall-timeout', opts.wallTimeout);
       const forkAt = stepNumber('--fork-at', opts.forkAt);
       const until = stepNumber('--until', opts.until);
-      const { replay } = await import('../../replay/index.js');
+      const { replay } = await import('../../replay/replay.js');
       const told = new Set<string>();
       const result = await replay({
         recording: await localRecording(recording),

@@ -5,20 +5,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  checkContainerRuntime,
-  type DbSandbox,
-  type HostPort,
-  makeNotedTempDir,
-  type PgRelay,
-  pgTargetOf,
-  serviceName,
-  serviceOrigin,
-  startPgRelay,
-} from '../../../sandbox/index.js';
+import type { DbSandbox } from '../../../sandbox/db.js';
+import { makeNotedTempDir } from '../../../sandbox/leftovers.js';
 import type { Isolation } from '../../../sandbox/os/detect.js';
+import { type PgRelay, pgTargetOf, startPgRelay } from '../../../sandbox/pg-relay.js';
+import type { HostPort } from '../../../sandbox/protocol.js';
+import { checkContainerRuntime } from '../../../sandbox/service-image.js';
+import { serviceName, serviceOrigin } from '../../../sandbox/service-settings.js';
 import type { MockContext, MocksExport, ServiceConfig, TapedeckConfig } from '../../config/index.js';
-import { snapshotsDir } from '../../postgres/named-snapshots.js';
+import { snapshotsDir } from '../../postgres/snapshots-dir.js';
 import { canonicalJson, type Recording, type ReplayChainSettings } from '../../recording/index.js';
 import { loadMocks, mockAnswerer } from './mocks.js';
 import { loadMsw } from './msw.js';

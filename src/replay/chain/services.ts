@@ -1,14 +1,9 @@
 // The sandbox-service answerers: a call to a configured service's origin that the recording cannot
 // serve goes to the service's sandboxed instance, started on the first such call and kept as long
 // as the chain (one replay, or every probe of a bisect-prompt run).
-import {
-  type HostPort,
-  type SandboxService,
-  serviceName,
-  serviceOrigin,
-  startService,
-} from '../../../sandbox/index.js';
 import type { Isolation } from '../../../sandbox/os/detect.js';
+import type { HostPort } from '../../../sandbox/protocol.js';
+import { type SandboxService, serviceName, serviceOrigin } from '../../../sandbox/service-settings.js';
 import type { ServiceConfig } from '../../config/index.js';
 import { onOrigin, sendRequest } from '../http.js';
 import type { ChainAnswerer } from './types.js';
@@ -42,10 +37,17 @@ export class ServiceHost {
       const start = () => {
         let started = this.running.get(i);
         if (!started) {
-          started = startService(
-            config,
-            { env: world.env, ...(world.db ? { db: world.db } : {}), ...(world.fsRoot ? { files: world.fsRoot } : {}) },
-            world,
+          // The services' module (and the OS sandbox it starts them in) loads at the first call to one.
+          started = import('../../../sandbox/services.js').then(({ startService }) =>
+            startService(
+              config,
+              {
+                env: world.env,
+                ...(world.db ? { db: world.db } : {}),
+                ...(world.fsRoot ? { files: world.fsRoot } : {}),
+              },
+              world,
+            ),
           );
           this.running.set(i, started);
           // A failed start is not kept: the next call tries again (and says why again).
