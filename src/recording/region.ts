@@ -18,7 +18,14 @@ export const LOCALE_VARS = ['LC_ALL', 'LC_MESSAGES', 'LANG'] as const;
  */
 let listedZones: Set<string> | undefined;
 function listed(zone: string): boolean {
-  listedZones ??= new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+  if (listedZones === undefined) {
+    try {
+      listedZones = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+    } catch {
+      // A Node without the list (or without Intl): every zone is asked of ICU itself.
+      listedZones = new Set();
+    }
+  }
   return listedZones.has(zone);
 }
 
