@@ -74,6 +74,11 @@ describe('canonicalJson on any value', () => {
       fc.date(),
       fc.array(tie('v')),
       fc.dictionary(key, tie('v')),
+      // Not plain data: the fast way hands these to the replacer's way.
+      fc.dictionary(key, tie('v')).map((d) => Object.assign(new (class Point {})(), d)),
+      fc.dictionary(key, tie('v')).map((d) => ({ ...d, toJSON: 'a field, not a method' })),
+      // (toJSON is called once: a Date it gives is not turned into its string.)
+      fc.tuple(fc.dictionary(key, tie('v')), fc.jsonValue()).map(([d, v]) => ({ ...d, toJSON: () => v })),
     ),
   })).v;
   it('is the definition, compact and pretty, index-like keys included', () => {
