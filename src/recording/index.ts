@@ -91,6 +91,7 @@ export {
   createRecordingWriter,
   INLINE_BODY_MAX,
   INLINE_FILES_BUDGET,
+  isBinaryType,
   type RecordingWriter,
   type WriterInit,
 } from './writer.js';

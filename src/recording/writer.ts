@@ -112,6 +112,11 @@ const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
 const BINARY_TYPES =
   /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|pdf|x-protobuf|protobuf|grpc|wasm)/i;
 
+/** Whether `body()` keeps bytes of this content type as bytes (base64 or a blob) even when they are UTF-8. */
+export function isBinaryType(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType !== '' && BINARY_TYPES.test(contentType);
+}
+
 // Flush every open writer if the process exits without closing them (not on SIGKILL, by nature).
 const openWriters = new Set<Writer>();
 let exitHookInstalled = false;
@@ -225,7 +230,7 @@ class Writer implements RecordingWriter {
     const ct = contentType === undefined ? {} : { contentType };
     let text: string | undefined;
     if (typeof data === 'string') text = data;
-    else if (!(contentType && BINARY_TYPES.test(contentType)) && isUtf8(data)) {
+    else if (!isBinaryType(contentType) && isUtf8(data)) {
       text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
     }
     if (text !== undefined) {

@@ -207,7 +207,7 @@ export async function serveReported(
     isModel: call.kind === 'model',
     ...(bytes ? { bytes } : {}),
   };
-  await serveRecorded(session, ask, { kind: 'serve', call });
+  await serveRecorded(session, ask, { kind: 'serve', call }, true);
 }
 
 function requestOf(message: { method: string; url: string; headers: Record<string, string>; body?: WireBody }): {

@@ -2,10 +2,18 @@
 // the recorded response), the world changes recorded for a tool call are applied to the sandbox
 // (effects follow their calls), and the preload gets the recorded response to hand the agent.
 
-import { type FsReport, type ReplayReply, wireOf } from '../../sandbox/protocol.js';
+import { type FsReport, type ReplayReply, wireOf, wireOfText } from '../../sandbox/protocol.js';
 import { CLIENT_LEFT } from '../../sandbox/proxy/server.js';
 import { modelCallCost } from '../ledger/cost.js';
-import { canonicalJson, type DbChangedPayload, type StepEvent } from '../recording/index.js';
+import {
+  type Body,
+  canonicalJson,
+  type DbChangedPayload,
+  isBinaryType,
+  type Recording,
+  type RecordingWriter,
+  type StepEvent,
+} from '../recording/index.js';
 import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';
 import { bodyBytesOf } from './match.js';
@@ -15,10 +23,12 @@ import type { ReplaySession } from './session.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `replied`: the preload has answered the agent already (serveReported): no reply is made. */
 export async function serveRecorded(
   session: ReplaySession,
   ask: Ask,
   verdict: Extract<RecordedVerdict, { kind: 'serve' }>,
+  replied = false,
 ): Promise<Answer> {
   const { call } = verdict;
   const step = verdict.step ?? session.stepFor(call);
@@ -53,7 +63,7 @@ export async function serveRecorded(
 
   const x = call.exchange;
   const response = x?.response;
-  const responseBytes = response ? bodyBytesOf(recording, response.body) : undefined;
+  const recorded = response?.body ? recordedBody(recording, response.body) : undefined;
   const timing = options.timing ?? { kind: 'none' };
   const factor = timing.kind === 'none' ? 0 : timing.kind === 'scaled' ? timing.factor : 1;
   if (factor > 0 && x) await sleep((response?.chunks ? (x.ttfbMs ?? 0) : x.durationMs) * factor);
@@ -111,7 +121,7 @@ export async function serveRecorded(
                 status: response.status,
                 ...(response.statusText !== undefined ? { statusText: response.statusText } : {}),
                 headers: response.headers,
-                ...(responseBytes ? { body: writer.body(responseBytes, response.headers['content-type']) } : {}),
+                ...(recorded ? { body: storedBody(writer, recorded, response.headers['content-type']) } : {}),
                 ...(response.chunks ? { chunks: response.chunks } : {}),
                 ...(response.trailers ? { trailers: response.trailers } : {}),
               },
@@ -143,7 +153,7 @@ export async function serveRecorded(
     'served',
     `${call.stateType} ${call.stepName || call.request.url} from recorded step ${call.step}`,
   );
-  return { servedFrom: 'recording', step, reply: ask.kind === 'tool' ? toolReply() : httpReply() };
+  return { servedFrom: 'recording', step, reply: replied ? {} : ask.kind === 'tool' ? toolReply() : httpReply() };
 
   /** An in-process tool's recorded result (or error). */
   function toolReply(): ReplayReply {
@@ -173,7 +183,7 @@ export async function serveRecorded(
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
-      ...(response.chunks ? { chunks: response.chunks } : { body: wireOf(responseBytes) }),
+      ...(response.chunks ? { chunks: response.chunks } : { body: recorded && wireBodyOf(recorded) }),
       ...(response.trailers ? { trailers: response.trailers } : {}),
       ...(abortedByAgent ? { open: true } : {}),
       // A stream requested before steps it outlived (issued early) ends, as recorded, once the
@@ -185,6 +195,29 @@ export async function serveRecorded(
       ...drawn,
     };
   }
+}
+
+/**
+ * A recorded body as its text when its bytes decode back to it (no lone surrogate), else as its
+ * bytes: the step and the reply take the text as it is, without a round trip through bytes that
+ * would only give it back.
+ */
+type RecordedBody = { text: string } | { bytes: Buffer };
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function recordedBody(recording: Recording, body: Body): RecordedBody {
+  if (body.text !== undefined && !LONE_SURROGATE.test(body.text)) return { text: body.text };
+  return { bytes: bodyBytesOf(recording, body) ?? Buffer.alloc(0) };
+}
+
+/** The body as the replay's writer stores these bytes (with their redaction). */
+function storedBody(writer: RecordingWriter, body: RecordedBody, contentType: string | undefined): Body {
+  if ('bytes' in body) return writer.body(body.bytes, contentType);
+  return writer.body(isBinaryType(contentType) ? Buffer.from(body.text, 'utf8') : body.text, contentType);
+}
+
+function wireBodyOf(body: RecordedBody) {
+  return 'bytes' in body ? wireOf(body.bytes) : wireOfText(body.text);
 }
 
 /**
