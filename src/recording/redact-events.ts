@@ -8,6 +8,8 @@ export interface RedactorParts {
   headers(headers: Record<string, string>): Record<string, string>;
   url(url: string): string;
   body(body: Body): Body;
+  /** Redacted already (Redactor.markClean). */
+  isClean(value: object): boolean;
 }
 
 /**
@@ -49,7 +51,8 @@ export function redactExchange(r: RedactorParts, payload: HttpExchangePayload): 
       ...(request.body ? { body: r.body(request.body) } : {}),
     },
   };
-  if (response) {
+  if (response && r.isClean(response)) out.response = response;
+  else if (response) {
     out.response = {
       ...response,
       headers: r.headers(response.headers),
