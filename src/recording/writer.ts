@@ -27,6 +27,21 @@ export const INLINE_BODY_MAX = 4096;
 export const INLINE_FILES_BUDGET = 16 * 1024 * 1024;
 /** Buffered event bytes that force a flush even between step boundaries. */
 const FLUSH_THRESHOLD = 1 << 20;
+/**
+ * A flush's bytes are encoded into one scratch buffer shared by every writer of the thread (a
+ * flush is synchronous: nothing else uses it meanwhile) when they surely fit, instead of a new
+ * buffer a flush (one a step): 5,100 flushes of a replay's ~3.6 KB steps, 11-12 ms of CPU with a
+ * new buffer each, 2-3 ms into the scratch buffer (microbenchmark).
+ */
+const SCRATCH_BYTES = 64 * 1024;
+let scratch: Buffer | undefined;
+
+/** `text` as UTF-8, in the scratch buffer when it fits (at most 3 bytes a UTF-16 unit): valid until the next call. */
+function utf8Of(text: string): Buffer {
+  if (text.length * 3 > SCRATCH_BYTES) return Buffer.from(text, 'utf8');
+  scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES);
+  return scratch.subarray(0, scratch.write(text, 0, 'utf8'));
+}
 
 export interface WriterInit {
   /** Default: the directory's base name. */
@@ -272,7 +287,7 @@ class Writer implements RecordingWriter {
     const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
     this.pending = [];
     this.pendingChars = 0;
-    const bytes = Buffer.from(chunk, 'utf8');
+    const bytes = utf8Of(chunk);
     writeAllSync(this.fd, bytes);
     this.hash.update(bytes);
   }

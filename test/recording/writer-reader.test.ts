@@ -44,6 +44,28 @@ describe('writer and reader', () => {
     expect(bodyText(rec, exchange.payload.request.body)).toContain('book a flight');
   });
 
+  it('writes every flush whole, small or large, two writers taking turns', async () => {
+    // Sizes about the flush's scratch buffer (64 KiB, taken for up to 21,845 UTF-16 units) and
+    // past it; multibyte text (3 bytes a unit) at its edge.
+    const names = ['short', '€'.repeat(7000), 'x'.repeat(21_700), '€'.repeat(21_800), 'y'.repeat(100_000), 'z'];
+    const dirs = [join(tempDir(), 'turns-a'), join(tempDir(), 'turns-b')];
+    const writers = await Promise.all(dirs.map((dir) => createRecordingWriter(dir, init())));
+    for (const [i, name] of names.entries()) {
+      for (const [k, w] of writers.entries()) {
+        const payload = { stateType: 'API_CALL' as const, name: `${k}:${name}` };
+        w.append({ type: 'step.started', stepId: i + 1, payload });
+        w.append({ type: 'step.completed', stepId: i + 1, payload: { status: 'success', latencyMs: 1 } });
+      }
+    }
+    for (const w of writers) await w.close('complete');
+    for (const [k, dir] of dirs.entries()) {
+      const rec = await readRecording(dir);
+      expect(rec.warnings).toEqual([]);
+      const started = rec.events.flatMap((e) => (e.type === 'step.started' ? [e.payload.name] : []));
+      expect(started).toEqual(names.map((name) => `${k}:${name}`));
+    }
+  });
+
   it('marks a recording incomplete from the first moment, with a readable manifest', async () => {
     const dir = join(tempDir(), 'open');
     const w = await createRecordingWriter(dir, init());
