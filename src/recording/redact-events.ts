@@ -8,8 +8,6 @@ export interface RedactorParts {
   headers(headers: Record<string, string>): Record<string, string>;
   url(url: string): string;
   body(body: Body): Body;
-  /** Redacted already (Redactor.markClean). */
-  isClean(value: object): boolean;
 }
 
 /**
@@ -51,8 +49,7 @@ export function redactExchange(r: RedactorParts, payload: HttpExchangePayload): 
       ...(request.body ? { body: r.body(request.body) } : {}),
     },
   };
-  if (response && r.isClean(response)) out.response = response;
-  else if (response) {
+  if (response) {
     out.response = {
       ...response,
       headers: r.headers(response.headers),

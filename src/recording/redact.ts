@@ -76,12 +76,8 @@ export interface Redactor {
   argv(args: readonly string[]): string[];
   /** An inline text body through text(), with its size updated. Blob and base64 bodies are returned as they are. */
   body(body: Body): Body;
-  /**
-   * Marks a value as redacted already, so body(), payload() and an exchange's response come back
-   * untouched: a Body whose text went through text() (the writer's fast path), or what a replay
-   * copies from a recording redacted under the same rules (which a second pass would leave as is).
-   */
-  markClean<T extends object>(value: T): T;
+  /** Marks a Body whose text already went through text(), so body() returns it untouched (the writer's fast path). */
+  markClean(body: Body): Body;
   exchange(payload: HttpExchangePayload): HttpExchangePayload;
   /** The payload of an event of this type, redacted as the writer stores it. */
   payload(type: EventType, payload: unknown): unknown;
@@ -324,11 +320,11 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return out;
   }
 
-  // Values already redacted (markClean): no second pass over them.
-  const clean = new WeakSet<object>();
-  function markClean<T extends object>(value: T): T {
-    clean.add(value);
-    return value;
+  // Bodies this redactor made (via redactedBody) are already clean: skip a second pass over them.
+  const clean = new WeakSet<Body>();
+  function markClean(b: Body): Body {
+    clean.add(b);
+    return b;
   }
   function body(input: Body): Body {
     if (input.text === undefined || clean.has(input)) return input;
@@ -336,11 +332,10 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return redacted === input.text ? input : { ...input, text: redacted, size: Buffer.byteLength(redacted, 'utf8') };
   }
 
-  const parts: RedactorParts = { text, headers, url, body, isClean: (value) => clean.has(value) };
+  const parts: RedactorParts = { text, headers, url, body };
   const exchange = (p: HttpExchangePayload): HttpExchangePayload => redactExchange(parts, p);
 
   function payload(type: EventType, value: unknown): unknown {
-    if (typeof value === 'object' && value !== null && clean.has(value)) return value;
     switch (type) {
       case 'http.exchange':
         return exchange(value as HttpExchangePayload);

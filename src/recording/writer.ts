@@ -98,12 +98,8 @@ export interface RecordingWriter {
   readonly redactor: Redactor;
   /** Redacts and buffers one event; returns its seq (0, 1, 2, …). Flushes at step.completed and run.completed. */
   append<K extends EventType>(event: AppendInput<K>): number;
-  /**
-   * A redacted Body: inline text (utf8) or base64 when small, else a blob reference. `redacted`:
-   * the text is redacted already under this writer's rules (a replay's copy of what a recording
-   * redacted under the same rules) and is stored as it is, without a second pass.
-   */
-  body(bytes: Uint8Array | string, contentType?: string, options?: { redacted?: boolean }): Body;
+  /** A redacted Body: inline text (utf8) or base64 when small, else a blob reference. */
+  body(bytes: Uint8Array | string, contentType?: string): Body;
   /** Stores bytes as they are (file contents) and returns their sha256. Not redacted. */
   /** `from`: a file already holding these bytes (another recording's blob, verified): linked, not copied, where it can be. */
   putBlob(bytes: Uint8Array, from?: string): string;
@@ -245,7 +241,7 @@ class Writer implements RecordingWriter {
     return seq;
   }
 
-  body(data: Uint8Array | string, contentType?: string, options?: { redacted?: boolean }): Body {
+  body(data: Uint8Array | string, contentType?: string): Body {
     const ct = contentType === undefined ? {} : { contentType };
     let text: string | undefined;
     if (typeof data === 'string') text = data;
@@ -253,7 +249,7 @@ class Writer implements RecordingWriter {
       text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
     }
     if (text !== undefined) {
-      const redacted = options?.redacted === true ? text : this.redactor.text(text);
+      const redacted = this.redactor.text(text);
       const size = Buffer.byteLength(redacted, 'utf8');
       if (size <= this.inlineMax) return this.redactor.markClean({ size, ...ct, text: redacted });
       return { size, ...ct, blob: this.blobs.put(Buffer.from(redacted, 'utf8')) };

@@ -56,9 +56,8 @@ export async function serveRecorded(
   const divergence = verdict.divergence ? session.diverge(step, verdict.divergence) : undefined;
   const exchangeId = session.nextExchangeId();
   const events: StepEvent[] = [];
-  // (The replay's exchange id is no secret: a recorded payload stays as redacted as it was.)
-  if (call.model) events.push({ type: 'model.called', payload: session.copied({ ...call.model, exchangeId }) });
-  if (call.tool) events.push({ type: 'tool.called', payload: session.copied({ ...call.tool, exchangeId }) });
+  if (call.model) events.push({ type: 'model.called', payload: { ...call.model, exchangeId } });
+  if (call.tool) events.push({ type: 'tool.called', payload: { ...call.tool, exchangeId } });
   if (call.model?.output.text !== undefined && call.model.output.toolCalls.length === 0)
     session.finalOutput = call.model.output.text;
 
@@ -118,25 +117,14 @@ export async function serveRecorded(
         },
         ...(response
           ? {
-              // The recorded response; the request above is the agent's, redacted as any.
-              response: session.copied({
+              response: {
                 status: response.status,
                 ...(response.statusText !== undefined ? { statusText: response.statusText } : {}),
                 headers: response.headers,
-                ...(recorded
-                  ? {
-                      body: storedBody(
-                        writer,
-                        recorded,
-                        response.headers['content-type'],
-                        // (A base64 body's bytes were not text to its recorder: never redacted.)
-                        session.copiesRedacted && response.body?.base64 === undefined,
-                      ),
-                    }
-                  : {}),
+                ...(recorded ? { body: storedBody(writer, recorded, response.headers['content-type']) } : {}),
                 ...(response.chunks ? { chunks: response.chunks } : {}),
                 ...(response.trailers ? { trailers: response.trailers } : {}),
-              }),
+              },
             }
           : {}),
         ...(x.error ? { error: x.error } : {}),
@@ -222,18 +210,10 @@ function recordedBody(recording: Recording, body: Body): RecordedBody {
   return { bytes: bodyBytesOf(recording, body) ?? Buffer.alloc(0) };
 }
 
-/**
- * The body as the replay's writer stores these bytes: their text redacted, or as it is when the
- * recording's redaction is the writer's (`redacted`, SessionSteps.copiesRedacted).
- */
-function storedBody(
-  writer: RecordingWriter,
-  body: RecordedBody,
-  contentType: string | undefined,
-  redacted: boolean,
-): Body {
-  const data = 'bytes' in body ? body.bytes : isBinaryType(contentType) ? Buffer.from(body.text, 'utf8') : body.text;
-  return writer.body(data, contentType, { redacted });
+/** The body as the replay's writer stores these bytes (with their redaction). */
+function storedBody(writer: RecordingWriter, body: RecordedBody, contentType: string | undefined): Body {
+  if ('bytes' in body) return writer.body(body.bytes, contentType);
+  return writer.body(isBinaryType(contentType) ? Buffer.from(body.text, 'utf8') : body.text, contentType);
 }
 
 function wireBodyOf(body: RecordedBody) {

@@ -73,8 +73,6 @@ export abstract class SessionSteps {
   protected ownFileSteps: boolean;
   /** Names the replay's steps as the recorder names its own (src/recording/tool-links.ts). */
   private readonly namer = new StepNamer(carriedToolCalls);
-  /** See copiesRedacted. */
-  private sameRules: boolean | undefined;
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
 
@@ -97,31 +95,6 @@ export abstract class SessionSteps {
 
   get writer(): RecordingWriter {
     return this.parts.writer;
-  }
-
-  /**
-   * Whether the recording was redacted under the rules the replay's writer redacts with: then what
-   * the replay copies from it (a served call's recorded payloads and response, the local steps it
-   * copies) is written as the recording holds it, not redacted a second time. (Placeholders are
-   * left alone whatever the key; a pass over clean text finds nothing more, except where one the
-   * first pass put joins the text after it into a new `name=value` pair: the copy is then the
-   * recorded text, as served to the agent.) Under other rules (an option, a rule added since)
-   * everything copied is redacted again.
-   */
-  get copiesRedacted(): boolean {
-    if (this.sameRules === undefined) {
-      const recorded = this.recording.manifest.redaction.rules;
-      const rules = this.writer.redactor.rules;
-      this.sameRules = recorded.length === rules.length && recorded.every((rule, i) => rule === rules[i]);
-    }
-    return this.sameRules;
-  }
-
-  /** `value`, copied from the recording, marked redacted when copiesRedacted. */
-  copied<T>(value: T): T {
-    return this.copiesRedacted && typeof value === 'object' && value !== null
-      ? this.writer.redactor.markClean(value)
-      : value;
   }
 
   /**
@@ -296,7 +269,7 @@ export abstract class SessionSteps {
         type: e.type,
         stepId: e.stepId,
         ...(e.parentStepId !== undefined ? { parentStepId: this.stepMap.get(e.parentStepId) ?? e.parentStepId } : {}),
-        payload: this.copied(e.payload),
+        payload: e.payload,
       } as Parameters<RecordingWriter['append']>[0]);
       this.stepMap.set(e.stepId, e.stepId);
       this.used.add(e.stepId);
