@@ -3,8 +3,8 @@
 // and the agent's own request as it sends it again, its secrets redacted: none reaches the
 // replay's folder. Through node:http (answered by the preload's fast index, then reported) and
 // fetch (asked of the replayer).
-import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,72 @@ describe('calls served from the recording, as a replay writes them', () => {
   afterAll(async () => {
     await api?.close().catch(() => undefined);
     tmp.remove();
+  });
+
+  /**
+   * Records the agent, then gives its recording's text answer the body `body` (events.jsonl's
+   * JSON for it), with `header` a header holding `canary`, and its manifest `rules` (the integrity
+   * hash made to match), as a recorder other than this one could have written it; replays it and
+   * returns that answer as the replay stored it, having checked `canary` is on no file of the replay.
+   */
+  async function replayAltered(
+    name: string,
+    canary: string,
+    { body, header, rules }: { body: string; header: boolean; rules: (r: string[]) => string[] },
+  ) {
+    const env = { API_URL: api.url, CLIENT: 'http', CANARY: 'c4n4ry' };
+    const out = path.join(tmp.dir, `rec-${name}`);
+    expect((await recordAgent(AGENT, out, env)).exitCode).toBe(0);
+    const events = readFileSync(path.join(out, 'events.jsonl'), 'utf8')
+      .replace('"body":{"contentType":"text/plain; charset=utf-8","size":17,"text":"héllo ✓ wörld"}', body)
+      .replace(
+        '"content-type":"text/plain; charset=utf-8"',
+        `"content-type":"text/plain; charset=utf-8"${header ? `,"x-echo":"${canary}"` : ''}`,
+      );
+    expect(events).toContain(body);
+    writeFileSync(path.join(out, 'events.jsonl'), events);
+    const manifestFile = path.join(out, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+    manifest.redaction.rules = rules(manifest.redaction.rules);
+    manifest.integrity.eventsSha256 = createHash('sha256').update(events).digest('hex');
+    writeFileSync(manifestFile, JSON.stringify(manifest));
+
+    const result = await replayExact(out, path.join(tmp.dir, `replay-${name}`), 'none', env);
+    expect(result.divergences, result.output?.stderr).toEqual([]);
+    for (const file of allFiles(result.dir)) expect(readFileSync(file).includes(canary), file).toBe(false);
+    const { events: replayed } = await readRecording(result.dir);
+    return replayed.flatMap((e) => (e.type === 'http.exchange' ? [e.payload as HttpExchangePayload] : []))[1];
+  }
+
+  it('redacts again what it copies from a recording redacted under other rules', { timeout: 300_000 }, async () => {
+    // As if made by a recorder with one rule fewer that let a key through in the answer's body and headers.
+    const canary = `sk-proj-${randomBytes(16).toString('hex')}`;
+    const text = `héllo ✓ wörld ${canary}`;
+    const body = `"body":{"contentType":"text/plain; charset=utf-8","size":${Buffer.byteLength(text)},"text":"${text}"}`;
+    const served = await replayAltered('other-rules', canary, { body, header: true, rules: (r) => r.slice(1) });
+    expect(served?.response?.body?.text).toMatch(/^héllo ✓ wörld \[REDACTED:hmac:[0-9a-f]{12}\]$/);
+    expect(served?.response?.headers['x-echo']).toMatch(/^\[REDACTED:hmac:[0-9a-f]{12}\]$/);
+  });
+
+  it('redacts again what it copies from a recording made under the same rules (an older, weaker pattern)', {
+    timeout: 300_000,
+  }, async () => {
+    // A rule keeps its name when its pattern grows stronger: the copy is redacted by today's redactor.
+    const canary = `sk-proj-${randomBytes(16).toString('hex')}`;
+    const text = `héllo ✓ wörld ${canary}`;
+    const body = `"body":{"contentType":"text/plain; charset=utf-8","size":${Buffer.byteLength(text)},"text":"${text}"}`;
+    const served = await replayAltered('same-rules', canary, { body, header: true, rules: (r) => r });
+    expect(served?.response?.body?.text).toMatch(/^héllo ✓ wörld \[REDACTED:hmac:[0-9a-f]{12}\]$/);
+    expect(served?.response?.headers['x-echo']).toMatch(/^\[REDACTED:hmac:[0-9a-f]{12}\]$/);
+  });
+
+  it('redacts a recorded base64 body it stores as text, whatever the rules', { timeout: 300_000 }, async () => {
+    // A recorder keeps bytes it does not take for text as base64, unredacted.
+    const canary = `sk-proj-${randomBytes(16).toString('hex')}`;
+    const bytes = Buffer.from(`héllo ✓ wörld ${canary}`);
+    const body = `"body":{"base64":"${bytes.toString('base64')}","contentType":"text/plain; charset=utf-8","size":${bytes.length}}`;
+    const served = await replayAltered('base64', canary, { body, header: false, rules: (r) => r });
+    expect(served?.response?.body?.text).toMatch(/^héllo ✓ wörld \[REDACTED:hmac:[0-9a-f]{12}\]$/);
   });
 
   for (const client of ['http', 'fetch']) {
