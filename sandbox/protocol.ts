@@ -106,13 +106,15 @@ export function wireOf(bytes: Buffer | undefined): WireBody | undefined {
     : { size: bytes.length, b64: bytes.toString('base64') };
 }
 
+/** Whether `text` has no lone surrogate: its UTF-8 bytes decode back to it (ES2024's isWellFormed, in Node 20; the project's lib is older). */
+export function isWellFormedText(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
 /** wireOf a text's UTF-8 bytes, without encoding and decoding a well-formed text to find it is text. */
 export function wireOfText(text: string): WireBody | undefined {
   if (text === '') return undefined;
-  // (ES2024's isWellFormed, in Node 20; the project's lib is older.)
-  return (text as string & { isWellFormed(): boolean }).isWellFormed()
-    ? { size: Buffer.byteLength(text, 'utf8'), text }
-    : wireOf(Buffer.from(text, 'utf8'));
+  return isWellFormedText(text) ? { size: Buffer.byteLength(text, 'utf8'), text } : wireOf(Buffer.from(text, 'utf8'));
 }
 
 // ---------------------------------------------------------------- replay: what the preload reads

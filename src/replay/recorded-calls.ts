@@ -3,6 +3,7 @@
 // and the values drawn when its answer came; a model request's meaning for imported recordings.
 import { hash } from 'node:crypto';
 import type { Drawn } from '../../sandbox/index.js';
+import { isWellFormedText, type WireBody, wireOf, wireOfText } from '../../sandbox/protocol.js';
 import { providerById } from '../providers/index.js';
 import type {
   Body,
@@ -143,6 +144,23 @@ export function bodyBytesOf(recording: Pick<Recording, 'readBlob'>, body: Body |
   if (body.base64 !== undefined) return Buffer.from(body.base64, 'base64');
   if (body.blob !== undefined) return recording.readBlob(body.blob);
   return Buffer.alloc(0);
+}
+
+/**
+ * A recorded body as its text when its bytes decode back to it (no lone surrogate), else as its
+ * bytes: a step and a reply take the text as it is, without a round trip through bytes that would
+ * only give it back.
+ */
+export type RecordedBody = { text: string } | { bytes: Buffer };
+
+export function recordedBody(recording: Pick<Recording, 'readBlob'>, body: Body): RecordedBody {
+  if (body.text !== undefined && isWellFormedText(body.text)) return { text: body.text };
+  return { bytes: bodyBytesOf(recording, body) ?? Buffer.alloc(0) };
+}
+
+/** A recorded body as the preload takes it (the fast index's entries, a served reply). */
+export function wireBodyOf(body: RecordedBody): WireBody | undefined {
+  return 'bytes' in body ? wireOf(body.bytes) : wireOfText(body.text);
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

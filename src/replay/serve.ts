@@ -2,7 +2,7 @@
 // the recorded response), the world changes recorded for a tool call are applied to the sandbox
 // (effects follow their calls), and the preload gets the recorded response to hand the agent.
 
-import { type FsReport, type ReplayReply, wireOf, wireOfText } from '../../sandbox/protocol.js';
+import type { FsReport, ReplayReply } from '../../sandbox/protocol.js';
 import { CLIENT_LEFT } from '../../sandbox/proxy/server.js';
 import { modelCallCost } from '../ledger/cost.js';
 import {
@@ -10,7 +10,6 @@ import {
   canonicalJson,
   type DbChangedPayload,
   isBinaryType,
-  type Recording,
   type RecordingWriter,
   type StepEvent,
 } from '../recording/index.js';
@@ -18,7 +17,7 @@ import type { Answer, Ask, RecordedVerdict } from './answer.js';
 import { stopped } from './answer.js';
 import { bodyBytesOf } from './match.js';
 import { parseJson } from './normalize.js';
-import { closesAfter, issuedEarly } from './recorded-calls.js';
+import { closesAfter, issuedEarly, type RecordedBody, recordedBody, wireBodyOf } from './recorded-calls.js';
 import type { ReplaySession } from './session.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -197,27 +196,10 @@ export async function serveRecorded(
   }
 }
 
-/**
- * A recorded body as its text when its bytes decode back to it (no lone surrogate), else as its
- * bytes: the step and the reply take the text as it is, without a round trip through bytes that
- * would only give it back.
- */
-type RecordedBody = { text: string } | { bytes: Buffer };
-const LONE_SURROGATE = /\p{Cs}/u;
-
-function recordedBody(recording: Recording, body: Body): RecordedBody {
-  if (body.text !== undefined && !LONE_SURROGATE.test(body.text)) return { text: body.text };
-  return { bytes: bodyBytesOf(recording, body) ?? Buffer.alloc(0) };
-}
-
 /** The body as the replay's writer stores these bytes (with their redaction). */
 function storedBody(writer: RecordingWriter, body: RecordedBody, contentType: string | undefined): Body {
   if ('bytes' in body) return writer.body(body.bytes, contentType);
   return writer.body(isBinaryType(contentType) ? Buffer.from(body.text, 'utf8') : body.text, contentType);
-}
-
-function wireBodyOf(body: RecordedBody) {
-  return 'bytes' in body ? wireOf(body.bytes) : wireOfText(body.text);
 }
 
 /**

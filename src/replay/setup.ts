@@ -20,8 +20,6 @@ import {
   type ReplayConfig,
   type ReplayNotice,
   ReplayNoticeSchema,
-  wireOf,
-  wireOfText,
 } from '../../sandbox/protocol.js';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import type { DbTracker } from '../postgres/capture.js';
@@ -40,7 +38,8 @@ import {
   timeZoneOf,
 } from '../recording/index.js';
 import { drawnBeforeFirstStep } from './drawn.js';
-import { bodyBytesOf, type RecordedCall, SelfBegunSteps } from './match.js';
+import { type RecordedCall, SelfBegunSteps } from './match.js';
+import { recordedBody, wireBodyOf } from './recorded-calls.js';
 import type { ReplayOptions } from './types.js';
 
 /** Resources opened for one replay, closed in reverse order by close(). */
@@ -287,9 +286,7 @@ function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
       status: r.status,
       statusText: r.statusText,
       headers: r.headers,
-      ...(r.chunks
-        ? { chunks: r.chunks }
-        : { body: r.body?.text !== undefined ? wireOfText(r.body.text) : wireOf(bodyBytesOf(recording, r.body)) }),
+      ...(r.chunks ? { chunks: r.chunks } : { body: r.body ? wireBodyOf(recordedBody(recording, r.body)) : undefined }),
       ...(r.trailers ? { trailers: r.trailers } : {}),
       ...(c.drawn ? { drawn: c.drawn } : {}),
     },
