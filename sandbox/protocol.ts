@@ -7,6 +7,7 @@
 // preloads (sandbox/preload/replay*.mjs), so neither side imports the other's layer.
 import * as z from 'zod';
 import { packagePath } from '../src/package.js';
+import { isWellFormedText } from '../src/recording/body.js';
 import { ProcessNameSchema } from '../src/recording/schema-exchange.js';
 import { UnhookedPythonSchema } from '../src/recording/schema-manifest.js';
 
@@ -104,11 +105,6 @@ export function wireOf(bytes: Buffer | undefined): WireBody | undefined {
   return Buffer.from(text, 'utf8').equals(bytes)
     ? { size: bytes.length, text }
     : { size: bytes.length, b64: bytes.toString('base64') };
-}
-
-/** Whether `text` has no lone surrogate: its UTF-8 bytes decode back to it (ES2024's isWellFormed, in Node 20; the project's lib is older). */
-export function isWellFormedText(text: string): boolean {
-  return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 /** wireOf a text's UTF-8 bytes, without encoding and decoding a well-formed text to find it is text. */

@@ -4,7 +4,8 @@
 // skipped. Enough to find the statement boundaries and the names a statement uses without
 // executing or fully parsing it (row capture, the PGlite server's per-connection names), and to
 // read a constant's value (src/recording/sql-cursor.ts, the catalog's expressions). The one SQL
-// lexer: no imports, so the recording layer may use it.
+// lexer: it imports only the recording layer's text check, so the recording layer may use it.
+import { isWellFormedText } from '../recording/body.js';
 
 export interface SqlToken {
   /** Lowercased word, or punctuation; strings and quoted identifiers have their own kinds. */
@@ -232,7 +233,7 @@ function escapedString(body: string): string | undefined {
     i += 2;
   }
   const text = flush();
-  return text === undefined || !wellFormed(out + text) ? undefined : out + text;
+  return text === undefined || !isWellFormedText(out + text) ? undefined : out + text;
 }
 
 /** A U&'…' or U&"…" body (doubled quotes already undone), its escapes (`\XXXX`, `\+XXXXXX`, `\\`) undone. */
@@ -257,18 +258,13 @@ function unicodeEscaped(body: string, marker: string): string | undefined {
     out += String.fromCharCode(...codeUnits(Number.parseInt(digits, 16)));
     i += six ? 8 : 5;
   }
-  return wellFormed(out) ? out : undefined;
+  return isWellFormedText(out) ? out : undefined;
 }
 
 /** A code point as UTF-16 units; a surrogate stays one unit, for a pair written as two escapes. */
 function codeUnits(cp: number): number[] {
-  if (cp === 0 || cp > 0x10ffff) return [0xdc00]; // refused: a lone surrogate fails wellFormed
+  if (cp === 0 || cp > 0x10ffff) return [0xdc00]; // refused: a lone surrogate fails isWellFormedText
   if (cp < 0x10000) return [cp];
   const v = cp - 0x10000;
   return [0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff)];
-}
-
-/** No lone surrogate (Node 20 has no String.prototype.isWellFormed). */
-function wellFormed(s: string): boolean {
-  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 }

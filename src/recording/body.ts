@@ -1,6 +1,15 @@
 // Resolving a Body (inline text, inline base64 or blob reference) to its bytes or text.
 import type { Body, Recording } from './types.js';
 
+/**
+ * Whether `text` has no lone surrogate: UTF-8 can carry it, so its bytes decode back to it (a body
+ * or file recorded as text, a string Postgres accepts). ES2024's isWellFormed, in Node 20 (the
+ * project's lib is older).
+ */
+export function isWellFormedText(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
 /** The body's bytes, read from the blob store when it is a blob reference. */
 export function bodyBytes(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): Buffer {
   if (!body) return Buffer.alloc(0);

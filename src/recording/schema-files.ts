@@ -2,6 +2,7 @@
 // its checks, and fs.json.
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { isWellFormedText } from './body.js';
 import { Sha256 } from './schema-fields.js';
 
 /**
@@ -12,8 +13,6 @@ import { Sha256 } from './schema-fields.js';
 export const INLINE_FILE_MAX = 4096;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-/** A lone surrogate: a string that no UTF-8 bytes decode to. */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * One file's entry in a snapshot or a change: its mode, size and the sha256 of its bytes. The
@@ -50,7 +49,7 @@ function inlineContentProblem(entry: {
   if (entry.text !== undefined && entry.base64 !== undefined)
     return { field: 'base64', message: 'an entry holds its content as text or as base64, not both' };
   const field = entry.text !== undefined ? 'text' : 'base64';
-  if (entry.text !== undefined && LONE_SURROGATE.test(entry.text))
+  if (entry.text !== undefined && !isWellFormedText(entry.text))
     return { field, message: 'is not well-formed text (a lone surrogate): inline text is UTF-8' };
   const bytes = entry.text !== undefined ? Buffer.from(entry.text, 'utf8') : Buffer.from(entry.base64 ?? '', 'base64');
   if (bytes.length > INLINE_FILE_MAX)

@@ -3,8 +3,9 @@
 // and the values drawn when its answer came; a model request's meaning for imported recordings.
 import { hash } from 'node:crypto';
 import type { Drawn } from '../../sandbox/index.js';
-import { isWellFormedText, type WireBody, wireOf, wireOfText } from '../../sandbox/protocol.js';
+import { type WireBody, wireOf, wireOfText } from '../../sandbox/protocol.js';
 import { providerById } from '../providers/index.js';
+import { isWellFormedText } from '../recording/body.js';
 import type {
   Body,
   DbChangedPayload,
