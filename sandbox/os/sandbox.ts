@@ -113,6 +113,11 @@ export interface OsSandboxOptions {
    * or 'shared' (a recording: the real run's own files, writable as outside).
    */
   fs?: 'readonly' | 'shared';
+  /**
+   * Told once the launcher is spawned, before its init is ready (a replay reads its recording
+   * while bubblewrap and the init start on another core).
+   */
+  onLaunch?: () => void;
 }
 
 /** A refused attempt seen below the process (strace), with the process that made it. */
@@ -473,6 +478,7 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
     stdio,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   });
+  options.onLaunch?.();
   const waiters = new Map<number, (message: Message, handle?: unknown) => void>();
   const processes = new Map<number, SandboxProcess & EventEmitter>();
   const attempts: OsAttempt[] = [];

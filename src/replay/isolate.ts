@@ -178,6 +178,8 @@ export async function startReplaySandbox(input: {
   tmp: string;
   cwd: string;
   command: string[];
+  /** Told once the sandbox's launcher is spawned (OsSandboxOptions.onLaunch). */
+  onLaunch?: () => void;
 }): Promise<StartedSandbox> {
   const { isolation, manifest, tmp, cwd } = input;
   // pkijs and asn1js load with it: only a replay in the OS sandbox needs a CA.
@@ -210,6 +212,7 @@ export async function startReplaySandbox(input: {
     visible: pathsIn(input.command, cwd),
     hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
     caPem: ca.certPem,
+    ...(input.onLaunch ? { onLaunch: input.onLaunch } : {}),
   });
   const worldNote = inMemory
     ? `the recorded fs root ${fsRoot} does not exist on this machine: its files are the replay preload's, in memory (Node processes see them; other programs do not)`

@@ -133,7 +133,13 @@ async function replayIn(
   const tmp = await makeTempDir(teardown);
   // The OS sandbox needs only the manifest: it starts (the run's CA, bubblewrap and its init)
   // while the recording's events are read and indexed, when nothing known yet stops the replay.
-  // Whatever happens next, it is closed.
+  // Reading the events holds this thread, so the replay waits until the launcher is spawned
+  // (the CA made, ~40 ms here): bubblewrap and its init (a Node process, ~50 ms) then start on
+  // another core while the events are read, instead of after. Whatever happens next, it is closed.
+  let launched = () => {};
+  const launch = new Promise<void>((resolve) => {
+    launched = resolve;
+  });
   const starting =
     isolation.level !== 'none' &&
     command.length > 0 &&
@@ -141,16 +147,17 @@ async function replayIn(
     (!options.requireIsolation || isolation.level === 'bwrap')
       ? // The OS sandbox's code (bubblewrap, the proxy, the doors) loads only for a replay that uses it.
         import('./isolate.js').then(({ startReplaySandbox }) =>
-          startReplaySandbox({ isolation, manifest, tmp, cwd, command }),
+          startReplaySandbox({ isolation, manifest, tmp, cwd, command, onLaunch: launched }),
         )
       : undefined;
   if (starting) {
-    starting.catch(() => undefined);
+    starting.then(launched, launched);
     teardown.add(async () => {
       const started = await starting.catch(() => undefined);
       await started?.box.close();
     });
   }
+  if (starting) await launch;
   const recording = await loadRecording(options.recording, manifest);
   checkStepRange(options, recording);
   const { http: calls, inProcess: toolCalls } = indexCalls(recording);
