@@ -16,7 +16,8 @@ import type { ServiceConfig } from '../src/config/index.js';
 import { packagePath } from '../src/package.js';
 import { TapedeckError } from '../src/recording/index.js';
 import type { Isolation } from './os/detect.js';
-import { type OsSandbox, openOsSandbox, pathsIn, type SandboxProcess } from './os/sandbox.js';
+import { pathsIn } from './os/launcher.js';
+import { type OsSandbox, openOsSandbox, type SandboxProcess } from './os/sandbox.js';
 import type { HostPort } from './protocol.js';
 import { startContainer } from './service-image.js';
 import {

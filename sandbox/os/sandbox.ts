@@ -19,6 +19,8 @@
 //   - the run's CA is the only trusted root (bound over the system bundles and named in the env).
 // Refused attempts of any process (connect, sendto, kill, writes) are reported when strace is
 // present (`attempts`); Node processes also report their own through the preload.
+// The launcher's arguments are built in launcher.ts, strace's lines read in trace.ts, /etc/hosts
+// inside written by hosts.ts.
 //
 // Services (for the answer chain): `spawn(command, { stdio: 'pipe' })` starts another process in
 // the same namespaces (same isolation as the agent), its output comes out as events; the proxy
@@ -34,60 +36,20 @@
 //   const { code } = await agent.exit; await box.close();
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
-import { open, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import type net from 'node:net';
-import { homedir } from 'node:os';
 import path from 'node:path';
-import { packagePath, packageRoot } from '../../src/package.js';
-import { redactionKeyFile, sealKeyFile, TapedeckError } from '../../src/recording/index.js';
+import { TapedeckError } from '../../src/recording/index.js';
 import { makeNotedTempDir } from '../leftovers.js';
-import { BWRAP_BASE, forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
+import { forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
+import { HOST_NAME, hostsFile, namedAddress, realHosts } from './hosts.js';
+import { INSIDE_DIR, launcher, underMasked } from './launcher.js';
 import { keeperFailed, type NetKeeper, nonLoopback, startNetKeeper } from './netns.js';
-import { seccompProgram } from './seccomp.js';
+import { commandOf, type OsAttempt, parseTraceLine, TRACED } from './trace.js';
 
-const INIT = packagePath('sandbox/os/init.mjs');
 /** Where the sandbox's own listeners go inside: below Linux's ephemeral range (32768-60999). */
 const ASIDE_PORTS = { from: 20_000, to: 30_000 };
-/** Folders made private inside (their real content is hidden). */
-export const MASKED = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
-/**
- * A tool's own by-products in the user's home, private too when they exist: npm writes a debug log
- * there for every run (`npx tsx agent.ts`, `npm start`), which would otherwise be refused as a
- * write to the real disk and named a side channel of every such replay.
- */
-const byproductDirs = (): string[] => [path.join(homedir(), '.npm', '_logs')];
-/** Where files handed in are visible inside. */
-export const INSIDE_DIR = '/run/tapedeck';
-/** System CA bundles, replaced by the run's CA inside. */
-const SYSTEM_BUNDLES = [
-  '/etc/ssl/certs/ca-certificates.crt',
-  '/etc/pki/tls/certs/ca-bundle.crt',
-  '/etc/ssl/cert.pem',
-  '/etc/ssl/ca-bundle.pem',
-];
-/** What strace watches: only failures are printed (-Z), so successful calls cost nothing to report. */
-const TRACED = [
-  'connect',
-  'sendto',
-  'sendmsg',
-  'socket',
-  'kill',
-  'tkill',
-  'tgkill',
-  'openat',
-  'creat',
-  'mkdirat',
-  'unlinkat',
-  'renameat2',
-  'linkat',
-  'symlinkat',
-  'fchmodat',
-  'fchownat',
-  'utimensat',
-  'truncate',
-];
-
 export interface OsSandboxOptions {
   isolation: Isolation;
   /** The agent's working directory (kept visible inside). */
@@ -119,31 +81,6 @@ export interface OsSandboxOptions {
    */
   onLaunch?: () => void;
 }
-
-/** A refused attempt seen below the process (strace), with the process that made it. */
-export interface OsAttempt {
-  pid: number;
-  /** The process's command line inside, when it could still be read. */
-  command?: string;
-  kind: 'connect' | 'send' | 'unix-socket' | 'signal' | 'write';
-  target: string;
-  error: string;
-  line: string;
-  /**
-   * A Unix socket refused at creation with the flags glibc's name-service probe uses (its nscd
-   * client, at the first host-name lookup of curl, psql, python…: `nameServiceProbe`). A Go
-   * program's own Unix socket is made with the same flags; the path is never known (the socket
-   * was refused before its connect).
-   */
-  nameServiceLike?: true;
-}
-
-/**
- * glibc's nscd client opens `socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK, 0)` and
- * connects it to /var/run/nscd/socket before every program's first host-name lookup (inside the
- * sandbox /run is private, so there is no nscd to reach either way).
- */
-const NAME_SERVICE_PROBE = /^AF_(UNIX|LOCAL), SOCK_STREAM\|SOCK_CLOEXEC\|SOCK_NONBLOCK, 0$/;
 
 export interface SpawnOptions {
   env: Record<string, string>;
@@ -201,113 +138,6 @@ export interface OsSandbox {
 
 type Message = Record<string, unknown> & { t: string; id?: number };
 
-/** A path under a private folder that must be bound back in to stay visible. */
-function underMasked(p: string): boolean {
-  return MASKED.some((m) => p === m || p.startsWith(`${m}/`));
-}
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
-
-/**
- * Where the sandbox's mounts show this machine's keys (the seal key, the redaction key file): none
- * of a key that does not exist.
- */
-function keysInside(
-  shared: boolean,
-  visible: ReadonlySet<string>,
-  writable: ReadonlyArray<{ source: string; target?: string }>,
-): string[] {
-  const inside = new Set<string>();
-  for (const file of [sealKeyFile(), redactionKeyFile()]) {
-    if (!existsSync(file)) continue;
-    const key = realpathSync(file);
-    if (shared || !underMasked(key) || [...visible].some((v) => within(key, v))) inside.add(key);
-    for (const w of writable) {
-      const source = existsSync(w.source) ? realpathSync(w.source) : w.source;
-      if (within(key, source)) inside.add(path.join(w.target ?? w.source, path.relative(source, key)));
-    }
-  }
-  return [...inside];
-}
-
-/**
- * The folders of existing paths among the command's arguments (scripts the agent is run with, and
- * the modules beside them); a file directly in a private folder (/tmp/agent.mjs) alone.
- */
-export function pathsIn(argv: string[], cwd: string): string[] {
-  const out: string[] = [];
-  for (const arg of argv) {
-    if (!arg || arg.startsWith('-') || arg.includes('\n')) continue;
-    const abs = path.resolve(cwd, arg);
-    if (abs.length >= 4096 || !existsSync(abs)) continue;
-    const dir = lstatSync(abs).isDirectory() ? abs : path.dirname(abs);
-    out.push(MASKED.includes(dir) ? abs : dir);
-  }
-  return out;
-}
-
-const SOCKADDR_IN = /sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/;
-const SOCKADDR_IN6 = /sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/;
-const SOCKADDR_UN = /sun_path="([^"]*)"/;
-const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
-const REFUSED_WRITE = /= -1 (EROFS|EACCES|EPERM)\b/;
-
-/** Reads one strace line (`PID  call(args) = -1 ERR (text)`, or `PID<name> call…`) as an attempt, or undefined for noise. */
-export function parseTraceLine(line: string): Omit<OsAttempt, 'command'> | undefined {
-  // `PID<name> call(...)` when strace names the process (-Y).
-  const m = /^(\d+)(?:<.*?>)?\s+(\w+)\((.*)\)\s+=\s+-1\s+(\w+)/.exec(line);
-  if (!m) return undefined;
-  const pid = Number(m[1]);
-  const call = m[2] as string;
-  const args = m[3] as string;
-  const error = m[4] as string;
-  const addr = () => {
-    const v4 = SOCKADDR_IN.exec(args);
-    if (v4) return `${v4[2]}:${v4[1]}`;
-    const v6 = SOCKADDR_IN6.exec(args);
-    if (v6) return `[${v6[2]}]:${v6[1]}`;
-    const un = SOCKADDR_UN.exec(args);
-    if (un) return `unix:${un[1]}`;
-    return undefined;
-  };
-  switch (call) {
-    case 'connect': {
-      const target = addr();
-      return target ? { pid, kind: 'connect', target, error, line } : undefined;
-    }
-    case 'sendto':
-    case 'sendmsg': {
-      const target = addr();
-      return target && error !== 'EAGAIN' ? { pid, kind: 'send', target, error, line } : undefined;
-    }
-    case 'socket':
-      return /AF_(UNIX|LOCAL)/.test(args)
-        ? {
-            pid,
-            kind: 'unix-socket',
-            target: 'a Unix socket',
-            error,
-            line,
-            ...(NAME_SERVICE_PROBE.test(args.trim()) ? { nameServiceLike: true as const } : {}),
-          }
-        : undefined;
-    case 'kill':
-    case 'tkill':
-    case 'tgkill': {
-      const target = args.split(',')[0]?.trim() ?? '?';
-      return error === 'ESRCH' || error === 'EPERM'
-        ? { pid, kind: 'signal', target: `pid ${target}`, error, line }
-        : undefined;
-    }
-    default: {
-      if (!REFUSED_WRITE.test(line)) return undefined;
-      if (call === 'openat' && !WRITE_FLAGS.test(args)) return undefined;
-      const file = /"([^"]*)"/.exec(args)?.[1];
-      return file === undefined ? undefined : { pid, kind: 'write', target: file, error, line };
-    }
-  }
-}
-
 /** The launcher (bwrap or unshare) ended before its init said it was ready. */
 class DidNotStart extends TapedeckError {}
 
@@ -362,114 +192,16 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
       throw new TapedeckError('BAD_OPTION', `bad sandbox file name ${name}`);
     await writeFile(path.join(inDir, name), content);
   }
-  let args: string[];
-  let command: string;
-  let seccompFd: number | undefined;
-  const privateDirs: string[] = [];
-  /** The system CA bundles the run's CA stands in for inside. */
-  const substituted = new Set<string>();
   const cleanup: Array<() => Promise<unknown>> = [noted.remove];
   /** /etc/hosts inside (bound over the real one with bubblewrap), and the names given an address of their own. */
   const hostsPath = path.join(tmp, 'hosts');
-  let hostsBound = false;
   const names = new Map<string, string>();
-  if (isolation.level === 'bwrap') {
-    command = isolation.bwrap as string;
-    const shared = options.fs === 'shared';
-    args = [
-      ...BWRAP_BASE,
-      // In the keeper's namespaces: its network namespace, and this user's ids as outside (the
-      // keeper's user namespace maps this user to 0, which bwrap would otherwise give the agent).
-      ...(keeper
-        ? ['--share-net', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)]
-        : []),
-      shared ? '--bind' : '--ro-bind',
-      '/',
-      '/',
-      '--proc',
-      '/proc',
-      '--dev',
-      '/dev',
-    ];
-    if (!shared)
-      for (const m of MASKED)
-        if (existsSync(m) && !lstatSync(m).isSymbolicLink()) {
-          args.push('--tmpfs', m);
-          privateDirs.push(m);
-        }
-    if (!shared)
-      for (const m of byproductDirs())
-        if (existsSync(m) && lstatSync(m).isDirectory()) {
-          args.push('--tmpfs', m);
-          privateDirs.push(m);
-        }
-    // Paths the agent needs that live in a private folder: bound back, read-only.
-    const visible = new Set<string>();
-    // tapedeck itself (the init, the preloads) and node run inside too, wherever they are installed.
-    const own = [packageRoot(), path.dirname(process.execPath)];
-    for (const p of [options.cwd, ...own, ...(options.visible ?? [])]) {
-      const real = existsSync(p) ? realpathSync(p) : p;
-      if (underMasked(real) && existsSync(real)) visible.add(real);
-    }
-    if (!shared) for (const p of visible) args.push('--ro-bind', p, p);
-    for (const w of options.writable ?? []) args.push('--bind', w.source, w.target ?? w.source);
-    // This machine's keys stay outside: an agent that read the seal key could seal any recording as
-    // made here; one that read the redaction key could test guesses of every redacted secret
-    // against its placeholders. Bound over last, wherever the mounts above show them (a folder
-    // bound back or writable can hold one: a home under the project, a project under /tmp).
-    for (const inside of keysInside(shared, visible, options.writable ?? []))
-      args.push('--ro-bind', '/dev/null', inside);
-    args.push('--ro-bind', inDir, shared ? inDir : INSIDE_DIR);
-    for (const [i, o] of (options.over ?? []).entries()) {
-      if (!existsSync(o.target) || lstatSync(o.target).isSymbolicLink()) continue;
-      const file = path.join(tmp, `over-${i}`);
-      await writeFile(file, o.content);
-      args.push('--ro-bind', file, o.target);
-    }
-    await writeFile(hostsPath, hostsFile(options.hosts ?? [], names));
-    if (existsSync('/etc/hosts') && !lstatSync('/etc/hosts').isSymbolicLink()) {
-      args.push('--ro-bind', hostsPath, '/etc/hosts');
-      hostsBound = true;
-    }
-    if (options.caPem) {
-      const bundle = path.join(tmp, 'ca.pem');
-      await writeFile(bundle, options.caPem);
-      for (const b of SYSTEM_BUNDLES) {
-        if (existsSync(b) && !lstatSync(b).isSymbolicLink()) {
-          args.push('--ro-bind', bundle, b);
-          substituted.add(b);
-        }
-      }
-    }
-    const program = isolation.seccomp ? seccompProgram() : undefined;
-    if (program) {
-      const file = path.join(tmp, 'seccomp.bpf');
-      await writeFile(file, program);
-      const handle = await open(file, 'r');
-      cleanup.push(() => handle.close());
-      seccompFd = handle.fd;
-      // bwrap reads the program from the fd it is given as stdio slot 4.
-      args.push('--seccomp', '4');
-    }
-    args.push('--chdir', options.cwd, '--', process.execPath, INIT);
-  } else if (keeper) {
-    // Network alone, the keeper's (its loopback is up): the init is root in the keeper's user namespace, as with unshare -r.
-    command = process.execPath;
-    args = [INIT];
-  } else {
-    command = isolation.unshare as string;
-    // Network alone: the loopback interface starts down; the init brings it up (root in its namespace).
-    args = [
-      '-r',
-      '-n',
-      '--',
-      '/bin/sh',
-      '-c',
-      'ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null; exec "$0" "$@"',
-      process.execPath,
-      INIT,
-    ];
-  }
+  const { command, args, seccompFd, privateDirs, substituted, hostsBound } = await launcher(options, keeper, {
+    tmp,
+    inDir,
+    hostsPath,
+    cleanup,
+  });
   const stdio: Array<'pipe' | 'ipc' | 'ignore' | number> = ['ignore', 'pipe', 'pipe', 'ipc'];
   if (seccompFd !== undefined) stdio.push(seccompFd);
   const launch = keeper ? keeper.enter(command, args) : { command, args };
@@ -716,63 +448,4 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
     },
   };
   return box;
-}
-
-/** The trace message's command lines (the init reads /proc/<pid>/cmdline inside). */
-function commandOf(message: Message, pid: number): { command?: string } {
-  const commands = message.commands as Record<string, string> | undefined;
-  const command = commands?.[String(pid)];
-  return command ? { command } : {};
-}
-
-/** A host name as /etc/hosts takes it. */
-const HOST_NAME = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/i;
-
-/** The n-th (from 1) loopback address a named service gets inside: 127.77.0.1, 127.77.0.2, … */
-function namedAddress(n: number): string {
-  return `127.77.${Math.floor(n / 256) % 256}.${n % 256}`;
-}
-
-function realHosts(): string {
-  try {
-    return readFileSync('/etc/hosts', 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/**
- * /etc/hosts inside: tapedeck's names first — each in `hosts` at 127.0.0.1, each in `named` at its
- * own address — then the real file less those names (a name the real file places elsewhere would
- * otherwise resolve there too, to an address nothing serves inside).
- */
-function hostsFile(hosts: string[], named: ReadonlyMap<string, string> = new Map()): string {
-  const ours = new Map<string, string>();
-  for (const name of hosts) if (HOST_NAME.test(name)) ours.set(name.toLowerCase(), '127.0.0.1');
-  for (const [name, address] of named) ours.set(name, address);
-  const lines = ['# tapedeck sandbox: these hosts are served inside the sandbox'];
-  for (const [name, address] of ours) lines.push(`${address} ${name}`);
-  lines.push("# this machine's own");
-  for (const line of realHosts().trimEnd().split('\n')) {
-    const [address, ...fields] = line.replace(/#.*/, '').trim().split(/\s+/);
-    const kept = fields.filter((f) => !ours.has(f.toLowerCase()));
-    if (kept.length === fields.length) lines.push(line);
-    else lines.push(`# (served inside) ${line}`, ...(kept.length > 0 ? [`${address} ${kept.join(' ')}`] : []));
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/**
- * The attempts that are ways out, and one line for those that look like glibc's name-service
- * probe (`nameServiceLike`), or undefined when there are none: refused, reached by no one, and
- * a program resolving a host name makes one, so they are said, not counted as ways out.
- */
-export function nameServiceProbes(attempts: readonly OsAttempt[]): { ways: OsAttempt[]; note?: string } {
-  const probes = attempts.filter((a) => a.nameServiceLike);
-  if (probes.length === 0) return { ways: [...attempts] };
-  const by = [...new Set(probes.map((a) => (a.command ?? `pid ${a.pid}`).split(' ')[0] ?? '?'))];
-  return {
-    ways: attempts.filter((a) => !a.nameServiceLike),
-    note: `${probes.length} Unix socket${probes.length === 1 ? '' : 's'} refused at creation with the flags of glibc's name-service (nscd) probe, made at a program's first host-name lookup (by ${by.slice(0, 4).join(', ')}${by.length > 4 ? ` and ${by.length - 4} more` : ''}): taken as that probe, not as a way out (a Go program's own Unix socket is made with the same flags; it was refused all the same)`,
-  };
 }

@@ -11,7 +11,7 @@ import { withKeptEnv } from '../../sandbox/kept-env.js';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
-import { nameServiceProbes } from '../../sandbox/os/sandbox.js';
+import { nameServiceProbes } from '../../sandbox/os/trace.js';
 import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { packagePath } from '../package.js';

@@ -21,8 +21,10 @@ import { performance } from 'node:perf_hooks';
 import { Agent, fetch, Headers, type Response } from 'undici';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
+import { pathsIn } from '../../sandbox/os/launcher.js';
 import { nonLoopback, otherMachines } from '../../sandbox/os/netns.js';
-import { type OsAttempt, type OsSandbox, openOsSandbox, pathsIn } from '../../sandbox/os/sandbox.js';
+import { type OsSandbox, openOsSandbox } from '../../sandbox/os/sandbox.js';
+import type { OsAttempt } from '../../sandbox/os/trace.js';
 import { PYTHON_COVERED_ENV } from '../../sandbox/preload/shared-python.mjs';
 import { wireOf } from '../../sandbox/protocol.js';
 import {

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseIsolation, detectIsolation } from '../../sandbox/os/detect.js';
 import { ownPorts } from '../../sandbox/os/listening.mjs';
-import { type OsSandbox, openOsSandbox, parseTraceLine } from '../../sandbox/os/sandbox.js';
+import { type OsSandbox, openOsSandbox } from '../../sandbox/os/sandbox.js';
+import { parseTraceLine } from '../../sandbox/os/trace.js';
 import { realDir, type Sentinels, startSentinels } from './helpers.js';
 
 const hasBwrap = detectIsolation().level === 'bwrap';
