@@ -15,13 +15,13 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 /**
  * Pure-JS dependencies on the start-up path, bundled in: Node's loader resolving and reading
  * their files one by one costs more than their code (zod alone: +50 ms unbundled, +20 ms bundled).
- * pkijs and asn1js make the OS sandbox proxy's CA at every sandboxed replay: imported from ESM as
- * CommonJS, Node scanned each of their files for its exports and for its module format first
- * (~0.2 s of a one-call replay's 0.6 s of CPU); bundled, they load in their own lazy chunk.
+ * asn1js encodes the OS sandbox proxy's CA at every sandboxed replay: imported from ESM as
+ * CommonJS, Node scanned each of its files for its exports and for its module format first;
+ * bundled, it loads in its own lazy chunk.
  * Every other dependency stays an import of the installed package (WASM, native code, data files,
  * or not needed at start-up).
  */
-const BUNDLED = new Set(['zod', 'commander', 'yaml', 'diff', 'gpt-tokenizer', 'pkijs', 'asn1js']);
+const BUNDLED = new Set(['zod', 'commander', 'yaml', 'diff', 'gpt-tokenizer', 'asn1js']);
 
 /** Entry points: the package's exports and the CLI (names are the files in dist/). */
 const entryPoints = {

@@ -184,7 +184,7 @@ export async function startReplaySandbox(input: {
   onLaunch?: () => void;
 }): Promise<StartedSandbox> {
   const { isolation, manifest, tmp, cwd } = input;
-  // pkijs and asn1js load with it: only a replay in the OS sandbox needs a CA.
+  // asn1js loads with it: only a replay in the OS sandbox needs a CA.
   const { createRunCa } = await import('../../sandbox/proxy/ca.js');
   const ca = await createRunCa();
   const trust = await writeTrust(tmp, ca);
