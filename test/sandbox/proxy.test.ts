@@ -1,7 +1,7 @@
 // The sandbox proxy: curl, Python urllib and wget (each with only the run's CA trusted) reach
 // ONE answer function through it, over plain HTTP, CONNECT+TLS and CONNECT+HTTP; streams arrive
 // as they are produced; repeated headers stay apart; other protocols are refused and reported.
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -14,13 +14,18 @@ import {
   type ProxyRequest,
   type SandboxProxy,
 } from '../../sandbox/proxy/server.js';
+import { proxyEnv, type Trust } from '../../sandbox/proxy/trust.js';
 import { realDir } from './helpers.js';
 
 const run = promisify(execFile);
+const hasPythonModule = (name: string) =>
+  spawnSync('python3', ['-c', `import ${name}`], { stdio: 'ignore' }).status === 0;
 
 describe('sandbox proxy', () => {
   let proxy: SandboxProxy;
   let env: Record<string, string>;
+  let trust: Trust;
+  let proxyUrl: string;
   let dir: { dir: string; remove(): Promise<void> };
   const seen: ProxyRequest[] = [];
   const refused: ProxyAttempt[] = [];
@@ -32,6 +37,7 @@ describe('sandbox proxy', () => {
     await writeFile(caFile, ca.certPem);
     const wgetrc = path.join(dir.dir, 'wgetrc');
     await writeFile(wgetrc, `ca_certificate = ${caFile}\n`);
+    trust = { caFile, wgetrc };
     proxy = createSandboxProxy({
       ca,
       answer: async (request) => {
@@ -65,20 +71,8 @@ describe('sandbox proxy', () => {
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     proxy.serve(listener);
     const url = `http://127.0.0.1:${(listener.address() as net.AddressInfo).port}`;
-    env = {
-      PATH: process.env.PATH ?? '',
-      HOME: dir.dir,
-      HTTP_PROXY: url,
-      HTTPS_PROXY: url,
-      http_proxy: url,
-      https_proxy: url,
-      NO_PROXY: '',
-      no_proxy: '',
-      SSL_CERT_FILE: caFile,
-      CURL_CA_BUNDLE: caFile,
-      REQUESTS_CA_BUNDLE: caFile,
-      WGETRC: wgetrc,
-    };
+    proxyUrl = url;
+    env = proxyEnv({ PATH: process.env.PATH ?? '', HOME: dir.dir }, url, trust);
   });
   afterAll(async () => {
     await proxy?.close();
@@ -100,6 +94,34 @@ describe('sandbox proxy', () => {
     expect(wget.stdout).toBe('answered GET https://api.example.test/wget ');
     expect(seen.map((r) => r.via)).toEqual(['proxy', 'tunnel-tls', 'tunnel-tls', 'tunnel-tls']);
   });
+
+  // A client that trusts only the bundle its own variable names (botocore: AWS_CA_BUNDLE, else
+  // certifi's file) trusts the run's CA when the agent's env named another bundle: a corporate one
+  // in AWS_CA_BUNDLE would otherwise be all boto3 trusts in the sandbox, and its HTTPS would fail.
+  it.runIf(hasPythonModule('botocore'))(
+    "reaches boto3/botocore's HTTPS through the proxy whatever bundle the agent's AWS_CA_BUNDLE named",
+    async () => {
+      const agentEnv = proxyEnv(
+        { PATH: process.env.PATH ?? '', HOME: dir.dir, AWS_CA_BUNDLE: path.join(dir.dir, 'corporate-ca.pem') },
+        proxyUrl,
+        trust,
+      );
+      const script = [
+        'import botocore.session',
+        "client = botocore.session.get_session().create_client('sts', region_name='us-east-1', endpoint_url='https://sts.example.test/boto', aws_access_key_id='AKIDEXAMPLE', aws_secret_access_key='x')",
+        'try:',
+        '    client.get_caller_identity()',
+        'except Exception as error:',
+        '    print(type(error).__name__, str(error)[:200])',
+      ].join('\n');
+      const before = seen.length;
+      const py = await run('python3', ['-c', script], { env: agentEnv });
+      expect(
+        seen.slice(before).map((r) => `${r.via} ${r.method} ${r.url}`),
+        py.stdout,
+      ).toEqual(['tunnel-tls POST https://sts.example.test/boto']);
+    },
+  );
 
   it('keeps three Set-Cookie headers apart', async () => {
     const r = await run('curl', ['-s', '-D', '-', '-o', '/dev/null', 'https://api.example.test/cookies'], { env });
