@@ -179,6 +179,8 @@ export const ReplayReplySchema = z.object({
   budget: z.number().optional(),
   /** Values drawn before the recorded answer reached the agent: the answer waits for them. */
   drawn: DrawnSchema.optional(),
+  /** A node:http request's socket when recorded: a reused keep-alive one, or a new one (HttpExchangePayloadSchema.reusedSocket). */
+  reusedSocket: z.boolean().optional(),
   /** From now on the agent's file steps are reported (`file` notices): the replay no longer copies them. */
   fileSteps: z.literal(true).optional(),
 });

