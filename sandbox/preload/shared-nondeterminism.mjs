@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * patchNondeterminism(hook) -> restore()
- * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' |
+ * hook(kind, realValue, sites) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' |
  * 'randomBytes' | 'hrtime' (performance.now() and performance.timeOrigin, in the order read;
  * process.hrtime() and process.uptime() as performance.now() readings).
  * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
@@ -19,8 +19,17 @@ import { fileURLToPath } from 'node:url';
  * says its code may be reading the clock (undici's fetch reads Date.now() at the end of every
  * network response body, which a replay that answers it does not), a database driver's random
  * bytes to authenticate, and a telemetry SDK's draws.
+ * Each draw's stack is captured once (drawnBy), and `sites` hands the hook that capture: the call
+ * sites from the frame that called the patched function's check, at least `clockFrames()` of them
+ * for a clock read (the frames the hook reads of it: a replay's memfs check), so the hook's own
+ * checks share the draw's one capture.
  */
-export function patchNondeterminism(hook, suppressed = () => false, internalsMayRead = () => true) {
+export function patchNondeterminism(
+  hook,
+  suppressed = () => false,
+  internalsMayRead = () => true,
+  clockFrames = () => 0,
+) {
   const RealDate = globalThis.Date;
   const realNow = RealDate.now;
   const realRandom = Math.random;
@@ -35,14 +44,20 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const realRandomFill = /** @type {(...args: any[]) => any} */ (crypto.randomFill);
   const realRandomInt = /** @type {(...args: any[]) => any} */ (crypto.randomInt);
 
+  // Where each kind of draw is read from, for how deep its stack is first captured (drawnBy).
+  const clockDraws = drawPlace();
+  const monotonicDraws = drawPlace();
+  const randomDraws = drawPlace();
+  const uuidDraws = drawPlace();
+  const byteDraws = drawPlace();
   /** Whether a clock read is not the agent's: Node's own (while it may read), or a telemetry SDK's. */
   const notAgentsRead = () => {
-    const by = drawnBy();
+    const by = drawnBy(clockDraws, clockFrames());
     return by === 'telemetry' || (by === 'internal' && internalsMayRead());
   };
   const now = () => {
     const value = realNow.call(RealDate);
-    return suppressed() || notAgentsRead() ? value : hook('clock', value);
+    return suppressed() || notAgentsRead() ? value : hook('clock', value, drawSites);
   };
   const PatchedDate = new Proxy(RealDate, {
     construct(target, args, newTarget) {
@@ -98,10 +113,10 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   // recorded (performance.eventLoopUtilization() and console.time()/timeEnd() read the public
   // process.hrtime()), so `internalsMayRead` does not gate them.
   const notAgentsMonotonicRead = () => {
-    const by = drawnBy();
+    const by = drawnBy(monotonicDraws);
     return by === 'telemetry' || by === 'internal';
   };
-  const monotonic = (value) => (suppressed() || notAgentsMonotonicRead() ? value : hook('hrtime', value));
+  const monotonic = (value) => (suppressed() || notAgentsMonotonicRead() ? value : hook('hrtime', value, drawSites));
   // Own properties as the prototype's are: not enumerable.
   if (perf && typeof realPerfNow === 'function') {
     Object.defineProperty(perf, 'now', {
@@ -160,22 +175,22 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   }
   Math.random = function random() {
     const value = realRandom();
-    return suppressed() || drawnBy() === 'telemetry' ? value : hook('random', value);
+    return suppressed() || drawnBy(randomDraws) === 'telemetry' ? value : hook('random', value, drawSites);
   };
   const uuid = (real) =>
     function randomUUID(options) {
       const value = real.call(this, options);
-      return suppressed() || drawnBy() === 'telemetry' ? value : hook('uuid', value);
+      return suppressed() || drawnBy(uuidDraws) === 'telemetry' ? value : hook('uuid', value, drawSites);
     };
   /** Whether random bytes are not the agent's: a database driver's to authenticate, or a telemetry SDK's. */
   const notAgentsBytes = () => {
-    const by = drawnBy();
+    const by = drawnBy(byteDraws);
     return by === 'driver' || by === 'telemetry';
   };
   const fill = (real) =>
     function getRandomValues(array) {
       const result = real.call(this, array);
-      if (!suppressed() && !notAgentsBytes()) hook('randomBytes', result);
+      if (!suppressed() && !notAgentsBytes()) hook('randomBytes', result, drawSites);
       return result;
     };
   // node:crypto's own: randomBytes (and its callback form), randomFillSync and randomFill. A range
@@ -186,7 +201,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     return view.subarray(start, size === undefined ? view.length : start + Number(size));
   };
   const drawn = (bytes) => {
-    if (!suppressed() && !notAgentsBytes()) hook('randomBytes', bytes);
+    if (!suppressed() && !notAgentsBytes()) hook('randomBytes', bytes, drawSites);
   };
   function randomBytes(size, callback) {
     // Not a callback: Node's own answer (its error for a wrong one).
@@ -198,8 +213,9 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     }
     // The draw counts when its bytes are handed over (a driver's is told apart now, at the call).
     const driver = notAgentsBytes();
+    const sites = drawSites;
     return realRandomBytes.call(this, size, (error, bytes) => {
-      if (!error && !driver && !suppressed()) hook('randomBytes', bytes);
+      if (!error && !driver && !suppressed()) hook('randomBytes', bytes, sites);
       callback(error, bytes);
     });
   }
@@ -213,8 +229,9 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     if (typeof callback !== 'function') return realRandomFill.call(this, buf, ...rest, callback);
     const [offset, size] = rest;
     const driver = notAgentsBytes();
+    const sites = drawSites;
     return realRandomFill.call(this, buf, ...rest, (error, filled) => {
-      if (!error && !driver && !suppressed()) hook('randomBytes', bytesOf(buf, offset, size));
+      if (!error && !driver && !suppressed()) hook('randomBytes', bytesOf(buf, offset, size), sites);
       callback(error, filled);
     });
   }
@@ -339,18 +356,53 @@ const TELEMETRY = new RegExp(
 /** Id libraries draw for their caller: the frame above them says whose draw it is. */
 const DRAWS_FOR_CALLER = /[\\/]node_modules[\\/](?:uuid|nanoid|ulid|@paralleldrive[\\/]cuid2)[\\/]/;
 
+/** How many frames drawnBy reads first, and at most (when the first do not tell). */
+const FIRST_FRAMES = 5;
+const DEEP_FRAMES = 12;
 /**
- * Who draws a value, from the call stack (one capture, ~5 us): Node's own code ('internal': the
- * caller is in node:internal, as fetch's timing info is), a database driver authenticating
- * ('driver': pg's SCRAM nonce through getRandomValues, postgres.js's and the MongoDB driver's
- * through randomBytes; whether it happens depends on the server and on how many connections a
- * pool opens), a telemetry SDK ('telemetry': the nearest caller past Node's code and id
- * libraries), or the agent. Only the agent's draws are recorded and handed back.
+ * The call sites of the draw drawnBy last told apart (its one capture), read by the patch right
+ * after, in the same synchronous call, and handed to the hook.
+ * @type {any[] | undefined}
+ */
+let drawSites;
+
+/**
+ * Where a kind of draw comes from, for how deep drawnBy captures its stack first: as deep as its
+ * last draw needed. The draws of a place are alike (got's clock reads are told by their first
+ * frames; an id library's draws, through uuid's or nanoid's own frames, need the deeper read every
+ * time), so a place whose last draw needed the deep read is captured deep at once, and one capture
+ * tells every draw but those where the place changes.
+ * @returns {{ deep: boolean }}
+ */
+function drawPlace() {
+  return { deep: false };
+}
+
+/**
+ * Who draws a value, from the call stack: Node's own code ('internal': the caller is in
+ * node:internal, as fetch's timing info is), a database driver authenticating ('driver': pg's
+ * SCRAM nonce through getRandomValues, postgres.js's and the MongoDB driver's through
+ * randomBytes; whether it happens depends on the server and on how many connections a pool
+ * opens), a telemetry SDK ('telemetry': the nearest caller past Node's code and id libraries), or
+ * the agent. Only the agent's draws are recorded and handed back.
+ * Read from the first FIRST_FRAMES frames, and when those do not tell, from the first DEEP_FRAMES.
+ * The stack is captured once (~2-5 us, the draw's whole cost) as deep as the reads need, and as
+ * deep as `frames`, the frames the hook reads of it (drawSites): a second capture only when
+ * `place`'s last draw was told by its first frames and this one is not.
+ * @param {{ deep: boolean }} place @param {number} [frames]
  * @returns {'internal' | 'driver' | 'telemetry' | 'agent'}
  */
-function drawnBy() {
-  // Most draws are told by their first frames: a deeper capture only when those do not tell.
-  return readStack(callSites(5, drawnBy)) ?? readStack(callSites(12, drawnBy)) ?? 'agent';
+function drawnBy(place, frames = 0) {
+  let sites = callSites(place.deep || frames > FIRST_FRAMES ? Math.max(DEEP_FRAMES, frames) : FIRST_FRAMES, drawnBy);
+  const first = readStack(sites.length > FIRST_FRAMES ? sites.slice(0, FIRST_FRAMES) : sites);
+  place.deep = first === undefined;
+  if (first !== undefined) {
+    drawSites = sites;
+    return first;
+  }
+  if (sites.length <= FIRST_FRAMES) sites = callSites(Math.max(DEEP_FRAMES, frames), drawnBy);
+  drawSites = sites;
+  return readStack(sites.length > DEEP_FRAMES ? sites.slice(0, DEEP_FRAMES) : sites) ?? 'agent';
 }
 
 /** What a frame's file says of a draw (the three patterns above), by file: a process has few. */

@@ -1,0 +1,110 @@
+// Every clock and random draw an agent makes is told apart by its call stack (the agent's, Node's
+// own, a telemetry SDK's, a database driver's, the replay's memfs volume's), a stack capture being
+// the draw's whole cost (got reads the clock five times a request). These tests hold the patch to
+// one capture a draw, shared by every check of that draw, recorded and replayed, with each draw
+// still told apart as before: through an id library (whose draws are their caller's), and the
+// memfs volume's clock reads within the first ten frames of a read.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../record/helpers.js';
+
+const PRELOAD = fileURLToPath(new URL('../../sandbox/preload/', import.meta.url));
+const SHARED = pathToFileURL(path.join(PRELOAD, 'shared-nondeterminism.mjs')).href;
+const REPLAY = pathToFileURL(path.join(PRELOAD, 'replay-nondeterminism.mjs')).href;
+
+const tmp = tempDir('tapedeck-draw-captures-');
+afterAll(() => tmp.remove());
+
+/** Fake packages by the names the patch knows: an id library, a telemetry SDK, memfs. */
+beforeAll(() => {
+  const files: Record<string, string> = {
+    // Four frames of its own under randomUUID's: the first five frames of its draws do not tell.
+    'uuid/index.js': `const crypto = require('node:crypto');
+      function a() { return b(); } function b() { return c(); } function c() { return d(); }
+      function d() { return crypto.randomUUID(); }
+      module.exports = { v4: () => a() };`,
+    '@opentelemetry/api/index.js': `const { v4 } = require('uuid');
+      module.exports = { spanId: () => v4() };`,
+    'memfs/lib/volume.js': `module.exports = {
+      stamp: () => Date.now(),
+      stampDate: () => new Date().getTime(),
+      run: (callback) => callback(),
+    };`,
+  };
+  for (const [file, text] of Object.entries(files)) {
+    const full = path.join(tmp.dir, 'node_modules', file);
+    mkdirSync(path.dirname(full), { recursive: true });
+    writeFileSync(full, text);
+  }
+});
+
+/**
+ * Runs `body` (an async function's body) in a plain Node process with Error.captureStackTrace
+ * counted (`captures`), `require` resolving the fake packages and `phase(name)` noting the captures
+ * and values since the last phase; returns the phases.
+ */
+function run(setup: string, body: string): Record<string, { captures: number; values: unknown[] }> {
+  const program = `
+    import { createRequire } from 'node:module';
+    import crypto from 'node:crypto';
+    let captures = 0;
+    const capture = Error.captureStackTrace;
+    Error.captureStackTrace = function (...args) { captures++; return capture.apply(this, args); };
+    const require = createRequire(${JSON.stringify(`${tmp.dir}/`)});
+    const values = [];
+    const phases = {};
+    let counted = 0;
+    const phase = (name) => { phases[name] = { captures: captures - counted, values: values.splice(0) }; counted = captures; };
+    ${setup}
+    await (async () => { ${body} })();
+    process.stdout.write(JSON.stringify(phases));
+  `;
+  const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8' });
+  return JSON.parse(stdout) as Record<string, { captures: number; values: unknown[] }>;
+}
+
+describe('a draw is told apart by one stack capture', () => {
+  it("when recorded: the agent's draws of every kind, and through an id library (its caller's draws)", () => {
+    const phases = run(
+      `const { patchNondeterminism } = await import(${JSON.stringify(SHARED)});
+       patchNondeterminism((kind, value) => { values.push(kind); return value; });`,
+      `const { v4 } = require('uuid');
+       const telemetry = require('@opentelemetry/api');
+       phase('start');
+       for (let i = 0; i < 10; i++) {
+         Date.now(); new Date(); Math.random(); crypto.randomUUID(); performance.now();
+         crypto.getRandomValues(new Uint8Array(4)); crypto.randomBytes(4);
+       }
+       phase('agent');
+       for (let i = 0; i < 10; i++) v4();
+       phase('id library');
+       for (let i = 0; i < 5; i++) { telemetry.spanId(); v4(); }
+       phase('telemetry and agent');`,
+    );
+    expect(phases.agent).toEqual({ captures: 70, values: expect.any(Array) });
+    expect(phases.agent?.values).toHaveLength(70);
+    // The agent's ids, drawn through uuid: the first draw learns that the first frames do not tell
+    // (a second, deeper capture); the others are captured deep at once.
+    expect(phases['id library']).toEqual({ captures: 11, values: Array(10).fill('uuid') });
+    // A telemetry SDK's ids through the same library are still its own, never the agent's.
+    expect(phases['telemetry and agent']).toEqual({ captures: 10, values: Array(5).fill('uuid') });
+  });
+
+  it("when replayed: the memfs volume's clock reads (in a read's first ten frames) are not the agent's, in the same capture", () => {
+    const phases = run(
+      `const { installNondeterminism } = await import(${JSON.stringify(REPLAY)});
+       installNondeterminism({ clock: [1000, 2000, 3000] }, 1, () => false, () => true, () => false);`,
+      `const volume = require('memfs/lib/volume.js');
+       // The agent's frames under a callback the volume runs: k + 4 frames above the read's first.
+       const nest = (k) => (k === 0 ? Date.now() : nest(k - 1));
+       phase('start');
+       values.push(volume.stamp() > 1e12, Date.now(), volume.stampDate() > 1e12, new Date().getTime());
+       values.push(volume.run(() => nest(5)) > 1e12, volume.run(() => nest(6)));
+       phase('reads');`,
+    );
+    expect(phases.reads).toEqual({ captures: 6, values: [true, 1000, true, 2000, true, 3000] });
+  });
+});
