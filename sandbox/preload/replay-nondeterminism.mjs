@@ -38,12 +38,13 @@ const MEMFS_FRAMES = 10;
 
 /**
  * Whether the clock is read by the memfs volume: a memfs file in the first MEMFS_FRAMES of the
- * read's call sites (the clock patch's capture, shared with its own checks).
- * @param {any[] | undefined} sites
+ * read's frames (the clock patch's capture, shared with its own checks: its call sites from the
+ * caller of Date.now or Date, `own` frames of the patch's counted above them).
+ * @param {any[] | undefined} sites @param {number} own
  */
-function fromFsSandbox(sites) {
+function fromFsSandbox(sites, own) {
   if (sites === undefined) return false;
-  const n = Math.min(sites.length, MEMFS_FRAMES);
+  const n = Math.min(sites.length, MEMFS_FRAMES - own);
   for (let i = 0; i < n; i++) {
     const file = sites[i].getFileName?.() ?? '';
     if (MEMFS_FILES.some((m) => file.includes(m))) return true;
@@ -233,10 +234,10 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
     }
   };
   patchNondeterminism(
-    (kind, real, sites) => {
+    (kind, real, sites, own) => {
       // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
       // which reads no JS clock, so those reads must not consume recorded values.
-      if (kind === 'clock' && memfs() && fromFsSandbox(sites)) return real;
+      if (kind === 'clock' && memfs() && fromFsSandbox(sites, own)) return real;
       // Before its run's start the command draws its own values (a loader's, its modules' top level).
       if (runStart !== undefined && runStart.by === undefined) {
         runStart.before[kind] = (runStart.before[kind] ?? 0) + 1;

@@ -1,9 +1,10 @@
 // Every clock and random draw an agent makes is told apart by its call stack (the agent's, Node's
 // own, a telemetry SDK's, a database driver's, the replay's memfs volume's), a stack capture being
-// the draw's whole cost (got reads the clock five times a request). These tests hold the patch to
-// one capture a draw, shared by every check of that draw, recorded and replayed, with each draw
-// still told apart as before: through an id library (whose draws are their caller's), and the
-// memfs volume's clock reads within the first ten frames of a read.
+// the draw's whole cost (got reads the clock five times a request), and each frame captured a good
+// part of it. These tests hold the patch to one capture a draw, shared by every check of that
+// draw, recorded and replayed, of the frames its checks read (the agent's own draws: its caller's
+// frame alone), with each draw still told apart as before: through an id library (whose draws are
+// their caller's), and the memfs volume's clock reads within the first ten frames of a read.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -41,29 +42,40 @@ beforeAll(() => {
   }
 });
 
+interface Phase {
+  captures: number;
+  /** The frames they captured (Error.stackTraceLimit at each). */
+  frames: number;
+  values: unknown[];
+}
+
 /**
  * Runs `body` (an async function's body) in a plain Node process with Error.captureStackTrace
- * counted (`captures`), `require` resolving the fake packages and `phase(name)` noting the captures
- * and values since the last phase; returns the phases.
+ * counted (`captures`, `frames`), `require` resolving the fake packages and `phase(name)` noting
+ * the captures and values since the last phase; returns the phases.
  */
-function run(setup: string, body: string): Record<string, { captures: number; values: unknown[] }> {
+function run(setup: string, body: string): Record<string, Phase> {
   const program = `
     import { createRequire } from 'node:module';
     import crypto from 'node:crypto';
     let captures = 0;
+    let frames = 0;
     const capture = Error.captureStackTrace;
-    Error.captureStackTrace = function (...args) { captures++; return capture.apply(this, args); };
+    Error.captureStackTrace = function (...args) { captures++; frames += Error.stackTraceLimit; return capture.apply(this, args); };
     const require = createRequire(${JSON.stringify(`${tmp.dir}/`)});
     const values = [];
     const phases = {};
-    let counted = 0;
-    const phase = (name) => { phases[name] = { captures: captures - counted, values: values.splice(0) }; counted = captures; };
+    let counted = [0, 0];
+    const phase = (name) => {
+      phases[name] = { captures: captures - counted[0], frames: frames - counted[1], values: values.splice(0) };
+      counted = [captures, frames];
+    };
     ${setup}
     await (async () => { ${body} })();
     process.stdout.write(JSON.stringify(phases));
   `;
   const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8' });
-  return JSON.parse(stdout) as Record<string, { captures: number; values: unknown[] }>;
+  return JSON.parse(stdout) as Record<string, Phase>;
 }
 
 describe('a draw is told apart by one stack capture', () => {
@@ -84,13 +96,17 @@ describe('a draw is told apart by one stack capture', () => {
        for (let i = 0; i < 5; i++) { telemetry.spanId(); v4(); }
        phase('telemetry and agent');`,
     );
-    expect(phases.agent).toEqual({ captures: 70, values: expect.any(Array) });
+    // One frame each, the caller's; but node:crypto's getRandomValues, which draws through the web
+    // crypto's (Node's frame first, then the agent's): its first draw learns that one frame does
+    // not tell (a second capture, of the ten frames the check may read below its two), the others
+    // capture two frames at once.
+    expect(phases.agent).toMatchObject({ captures: 71, frames: 60 + (1 + 10) + 9 * 2 });
     expect(phases.agent?.values).toHaveLength(70);
-    // The agent's ids, drawn through uuid: the first draw learns that the first frames do not tell
-    // (a second, deeper capture); the others are captured deep at once.
-    expect(phases['id library']).toEqual({ captures: 11, values: Array(10).fill('uuid') });
+    // The agent's ids, drawn through uuid: likewise, the first draw a second capture, the others
+    // as deep as uuid's frames and its caller's at once.
+    expect(phases['id library']).toMatchObject({ captures: 11, values: Array(10).fill('uuid') });
     // A telemetry SDK's ids through the same library are still its own, never the agent's.
-    expect(phases['telemetry and agent']).toEqual({ captures: 10, values: Array(5).fill('uuid') });
+    expect(phases['telemetry and agent']).toMatchObject({ captures: 10, values: Array(5).fill('uuid') });
   });
 
   it("when replayed: the memfs volume's clock reads (in a read's first ten frames) are not the agent's, in the same capture", () => {
@@ -105,6 +121,6 @@ describe('a draw is told apart by one stack capture', () => {
        values.push(volume.run(() => nest(5)) > 1e12, volume.run(() => nest(6)));
        phase('reads');`,
     );
-    expect(phases.reads).toEqual({ captures: 6, values: [true, 1000, true, 2000, true, 3000] });
+    expect(phases.reads).toMatchObject({ captures: 6, values: [true, 1000, true, 2000, true, 3000] });
   });
 });
