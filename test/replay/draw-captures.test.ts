@@ -3,8 +3,10 @@
 // the draw's whole cost (got reads the clock five times a request), and each frame captured a good
 // part of it. These tests hold the patch to one capture a draw, shared by every check of that
 // draw, recorded and replayed, of the frames its checks read (the agent's own draws: its caller's
-// frame alone), with each draw still told apart as before: through an id library (whose draws are
-// their caller's), and the memfs volume's clock reads within the first ten frames of a read.
+// frame alone), with each draw still told apart as before: a telemetry SDK's and a driver's
+// authentication through every patched function (each captures from the agent's call, so a wrong
+// one would make every draw the agent's), through an id library (whose draws are their caller's),
+// and the memfs volume's clock reads within the first ten frames of a read.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +21,32 @@ const REPLAY = pathToFileURL(path.join(PRELOAD, 'replay-nondeterminism.mjs')).hr
 const tmp = tempDir('tapedeck-draw-captures-');
 afterAll(() => tmp.remove());
 
+/** Every patched way to draw a value, by name (the callback forms resolve once the hook has seen the draw). */
+const DRAWS = `const crypto = require('node:crypto');
+const web = globalThis.crypto;
+module.exports = {
+  'Date.now': () => Date.now(),
+  'new Date()': () => new Date(),
+  'Date()': () => Date(),
+  'Intl format': () => new Intl.DateTimeFormat('en').format(),
+  'Intl formatToParts': () => new Intl.DateTimeFormat('en').formatToParts(),
+  'performance.now': () => performance.now(),
+  'performance.timeOrigin': () => performance.timeOrigin,
+  'process.hrtime': () => process.hrtime(),
+  'process.hrtime.bigint': () => process.hrtime.bigint(),
+  'process.uptime': () => process.uptime(),
+  'Math.random': () => Math.random(),
+  'crypto.randomUUID': () => crypto.randomUUID(),
+  'web crypto.randomUUID': () => web.randomUUID(),
+  'crypto.getRandomValues': () => crypto.getRandomValues(new Uint8Array(2)),
+  'web crypto.getRandomValues': () => web.getRandomValues(new Uint8Array(2)),
+  'crypto.randomBytes': () => crypto.randomBytes(2),
+  'crypto.randomBytes(callback)': () => new Promise((resolve) => crypto.randomBytes(2, resolve)),
+  'crypto.randomFillSync': () => crypto.randomFillSync(new Uint8Array(2)),
+  'crypto.randomFill': () => new Promise((resolve) => crypto.randomFill(new Uint8Array(2), resolve)),
+  'crypto.randomInt': () => crypto.randomInt(1000),
+};`;
+
 /** Fake packages by the names the patch knows: an id library, a telemetry SDK, memfs. */
 beforeAll(() => {
   const files: Record<string, string> = {
@@ -29,6 +57,10 @@ beforeAll(() => {
       module.exports = { v4: () => a() };`,
     '@opentelemetry/api/index.js': `const { v4 } = require('uuid');
       module.exports = { spanId: () => v4() };`,
+    // Every way to draw, called from a telemetry SDK's file, and from a driver's authentication.
+    '@opentelemetry/sdk/draws.js': DRAWS,
+    'pg/lib/crypto/utils.js': `const crypto = require('node:crypto');
+      module.exports = { nonce: () => [crypto.getRandomValues(new Uint8Array(2)), crypto.randomBytes(2)] };`,
     'memfs/lib/volume.js': `module.exports = {
       stamp: () => Date.now(),
       stampDate: () => new Date().getTime(),
@@ -40,6 +72,8 @@ beforeAll(() => {
     mkdirSync(path.dirname(full), { recursive: true });
     writeFileSync(full, text);
   }
+  // The same ways to draw, as a module of the agent's own.
+  writeFileSync(path.join(tmp.dir, 'draws.js'), DRAWS);
 });
 
 interface Phase {
@@ -79,6 +113,49 @@ function run(setup: string, body: string): Record<string, Phase> {
 }
 
 describe('a draw is told apart by one stack capture', () => {
+  it("tells a telemetry SDK's draws and a driver's authentication from the agent's, whichever way they draw", () => {
+    const phases = run(
+      `const { patchNondeterminism } = await import(${JSON.stringify(SHARED)});
+       patchNondeterminism((kind, value) => { values.push(kind); return value; });`,
+      `const agent = require('./draws.js');
+       const telemetry = require('@opentelemetry/sdk/draws.js');
+       const driver = require('pg/lib/crypto/utils.js');
+       phase('start');
+       for (const name of Object.keys(agent)) {
+         for (let i = 0; i < 3; i++) await telemetry[name]();
+         values.push(name);
+         await agent[name]();
+       }
+       for (let i = 0; i < 3; i++) driver.nonce();
+       phase('draws');`,
+    );
+    // Each name is followed by the agent's one draw: none of the SDK's, none of the driver's.
+    const kinds = (phases.draws?.values ?? []).join(' ');
+    expect(kinds).toBe(
+      [
+        ...['Date.now', 'new Date()', 'Date()', 'Intl format', 'Intl formatToParts'].map((n) => `${n} clock`),
+        ...[
+          'performance.now',
+          'performance.timeOrigin',
+          'process.hrtime',
+          'process.hrtime.bigint',
+          'process.uptime',
+        ].map((n) => `${n} hrtime`),
+        'Math.random random',
+        ...['crypto.randomUUID', 'web crypto.randomUUID'].map((n) => `${n} uuid`),
+        ...[
+          'crypto.getRandomValues',
+          'web crypto.getRandomValues',
+          'crypto.randomBytes',
+          'crypto.randomBytes(callback)',
+          'crypto.randomFillSync',
+          'crypto.randomFill',
+          'crypto.randomInt',
+        ].map((n) => `${n} randomBytes`),
+      ].join(' '),
+    );
+  });
+
   it("when recorded: the agent's draws of every kind, and through an id library (its caller's draws)", () => {
     const phases = run(
       `const { patchNondeterminism } = await import(${JSON.stringify(SHARED)});
