@@ -410,8 +410,8 @@ const PLACES = new WeakMap();
  * the agent. Only the agent's draws are recorded and handed back.
  * The stack is captured once from the caller of `entry` (the patched function the agent called),
  * as deep as its place's recent draws needed (PLACES) and as `frames`, the frames the hook reads of
- * it (counted as the check's, `own` included): a capture costs ~2 us and ~0.5 us a frame in a
- * client's code, most of a draw's cost (got draws six values a request).
+ * it (counted as the check's, `own` included): in a client's code a capture costs ~3 us with its
+ * first frame and ~0.5-1.3 us each next one, most of a draw's cost (got draws six values a request).
  * @param {Function} entry @param {number} own @param {number} [frames]
  * @returns {'internal' | 'driver' | 'telemetry' | 'agent'}
  */
