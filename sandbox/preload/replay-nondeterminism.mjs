@@ -6,7 +6,7 @@
 // (`hold`), so concurrent branches take the same values as when recorded.
 import path from 'node:path';
 import { loadStretch, monotonicNow } from './shared-clock.mjs';
-import { bytesToHex, callSites, patchNondeterminism } from './shared-nondeterminism.mjs';
+import { bytesToHex, patchNondeterminism } from './shared-nondeterminism.mjs';
 
 // Taken at load: an agent's fake timers do not hold the replayer's own turn-end reports.
 const realSetImmediate = setImmediate;
@@ -33,11 +33,20 @@ function mulberry32(seed) {
 }
 
 const MEMFS_FILES = [`${path.sep}memfs${path.sep}`, `${path.sep}@jsonjoy.com${path.sep}fs-`];
+/** How many frames of a clock read's stack say whether the memfs volume reads it. */
+const MEMFS_FRAMES = 10;
 
-/** Whether the clock is read by the memfs volume. */
-function fromFsSandbox() {
-  for (const site of callSites(10, fromFsSandbox)) {
-    const file = site.getFileName?.() ?? '';
+/**
+ * Whether the clock is read by the memfs volume: a memfs file in the first MEMFS_FRAMES of the
+ * read's frames (the clock patch's capture, shared with its own checks: its call sites from the
+ * caller of Date.now or Date, `own` frames of the patch's counted above them).
+ * @param {any[] | undefined} sites @param {number} own
+ */
+function fromFsSandbox(sites, own) {
+  if (sites === undefined) return false;
+  const n = Math.min(sites.length, MEMFS_FRAMES - own);
+  for (let i = 0; i < n; i++) {
+    const file = sites[i].getFileName?.() ?? '';
     if (MEMFS_FILES.some((m) => file.includes(m))) return true;
   }
   return false;
@@ -50,9 +59,9 @@ function fromFsSandbox() {
  * response body of a fetch that really went out ending, and FormData's append or set wrapping a
  * Blob-like that is not Node's (a polyfill's) in a file of its own. A replay answers every fetch
  * itself, so the first never happens unless Node's fetch is reached after all. Node's fetch and
- * FormData's two methods are marked, and until one has run a clock read skips the stack check
- * that tells Node's reads from the agent's (~15 us a read: got reads the clock five times a
- * request). FormData's are marked once undici's web globals are first touched (FormData, or
+ * FormData's two methods are marked, and until one has run a clock read is the agent's whatever
+ * its stack says of Node (the stack is read all the same, for a telemetry SDK's reads: one capture
+ * a read). FormData's are marked once undici's web globals are first touched (FormData, or
  * Headers, Request or Response, whose bodies' formData() make FormData): touching them loads
  * undici (~45 ms), which an agent that never uses them should not pay for.
  * @returns {() => boolean}
@@ -225,10 +234,10 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
     }
   };
   patchNondeterminism(
-    (kind, real) => {
+    (kind, real, sites, own) => {
       // The memfs volume stamps file times with Date: the recorded agent wrote to a real disk,
       // which reads no JS clock, so those reads must not consume recorded values.
-      if (kind === 'clock' && memfs() && fromFsSandbox()) return real;
+      if (kind === 'clock' && memfs() && fromFsSandbox(sites, own)) return real;
       // Before its run's start the command draws its own values (a loader's, its modules' top level).
       if (runStart !== undefined && runStart.by === undefined) {
         runStart.before[kind] = (runStart.before[kind] ?? 0) + 1;
@@ -247,6 +256,8 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
     },
     suppressed,
     internalsMayRead,
+    // The memfs check reads a clock read's stack: captured that deep, once, with the patch's own.
+    () => (memfs() ? MEMFS_FRAMES : 0),
   );
   const takeHanded = () => {
     const out = {};

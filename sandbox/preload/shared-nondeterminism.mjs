@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * patchNondeterminism(hook) -> restore()
- * hook(kind, realValue) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' |
+ * hook(kind, realValue, sites, own) returns the value the agent gets; kind is 'clock' | 'random' | 'uuid' |
  * 'randomBytes' | 'hrtime' (performance.now() and performance.timeOrigin, in the order read;
  * process.hrtime() and process.uptime() as performance.now() readings).
  * For 'randomBytes' the real value is the filled typed array (mutate it in place to substitute).
@@ -19,8 +19,18 @@ import { fileURLToPath } from 'node:url';
  * says its code may be reading the clock (undici's fetch reads Date.now() at the end of every
  * network response body, which a replay that answers it does not), a database driver's random
  * bytes to authenticate, and a telemetry SDK's draws.
+ * Each draw's stack is captured once (drawnBy), and `sites` hands the hook that capture: the call
+ * sites from the caller of the patched function the agent called, `own` the frames of this module
+ * above them that the checks count (drawnBy), at least `clockFrames()` frames in all for a clock
+ * read (the frames the hook reads of it, counted so: a replay's memfs check), so the hook's own
+ * checks share the draw's one capture.
  */
-export function patchNondeterminism(hook, suppressed = () => false, internalsMayRead = () => true) {
+export function patchNondeterminism(
+  hook,
+  suppressed = () => false,
+  internalsMayRead = () => true,
+  clockFrames = () => 0,
+) {
   const RealDate = globalThis.Date;
   const realNow = RealDate.now;
   const realRandom = Math.random;
@@ -35,23 +45,35 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   const realRandomFill = /** @type {(...args: any[]) => any} */ (crypto.randomFill);
   const realRandomInt = /** @type {(...args: any[]) => any} */ (crypto.randomInt);
 
-  /** Whether a clock read is not the agent's: Node's own (while it may read), or a telemetry SDK's. */
-  const notAgentsRead = () => {
-    const by = drawnBy();
+  // Each patched function that draws passes itself (`entry`: the draw's stack is captured from its
+  // caller) and how many frames of this module's its checks have always counted (`own`, see drawnBy).
+  /**
+   * Whether a clock read is not the agent's: Node's own (while it may read), or a telemetry SDK's.
+   * @param {Function} entry @param {number} own
+   */
+  const notAgentsRead = (entry, own) => {
+    const by = drawnBy(entry, own, clockFrames());
     return by === 'telemetry' || (by === 'internal' && internalsMayRead());
   };
-  const now = () => {
+  /** @param {Function} entry @param {number} own */
+  const readClock = (entry, own) => {
     const value = realNow.call(RealDate);
-    return suppressed() || notAgentsRead() ? value : hook('clock', value);
+    return suppressed() || notAgentsRead(entry, own) ? value : hook('clock', value, drawSites, own);
   };
+  const now = function now() {
+    return readClock(now, 2);
+  };
+  function construct(target, args, newTarget) {
+    if (args.length === 0)
+      return Reflect.construct(target, [readClock(construct, 3)], newTarget === PatchedDate ? target : newTarget);
+    return Reflect.construct(target, args, newTarget === PatchedDate ? target : newTarget);
+  }
+  function apply() {
+    return new RealDate(readClock(apply, 3)).toString();
+  }
   const PatchedDate = new Proxy(RealDate, {
-    construct(target, args, newTarget) {
-      if (args.length === 0) return Reflect.construct(target, [now()], newTarget === PatchedDate ? target : newTarget);
-      return Reflect.construct(target, args, newTarget === PatchedDate ? target : newTarget);
-    },
-    apply() {
-      return new RealDate(now()).toString();
-    },
+    construct,
+    apply,
     get(target, key, receiver) {
       if (key === 'now') return now;
       return Reflect.get(target, key, receiver);
@@ -72,7 +94,9 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
         const bound = formatOf.call(this);
         let format = formats.get(bound);
         if (format === undefined) {
-          format = (date) => bound(date === undefined ? now() : date);
+          format = function format(date) {
+            return bound(date === undefined ? readClock(format, 3) : date);
+          };
           formats.set(bound, format);
         }
         return format;
@@ -84,7 +108,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     Object.defineProperty(dtf, 'formatToParts', {
       ...formatToPartsDescriptor,
       value: function formatToParts(date) {
-        return realFormatToParts.call(this, date === undefined ? now() : date);
+        return realFormatToParts.call(this, date === undefined ? readClock(formatToParts, 3) : date);
       },
     });
   // The monotonic clock: span timings (OpenTelemetry's end times), durations an agent reports.
@@ -97,11 +121,14 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   // alone, which a replay that answers every fetch does not make), they go on in a replay as
   // recorded (performance.eventLoopUtilization() and console.time()/timeEnd() read the public
   // process.hrtime()), so `internalsMayRead` does not gate them.
-  const notAgentsMonotonicRead = () => {
-    const by = drawnBy();
+  /** @param {Function} entry @param {number} own */
+  const notAgentsMonotonicRead = (entry, own) => {
+    const by = drawnBy(entry, own);
     return by === 'telemetry' || by === 'internal';
   };
-  const monotonic = (value) => (suppressed() || notAgentsMonotonicRead() ? value : hook('hrtime', value));
+  /** @param {number} value @param {Function} entry @param {number} own */
+  const monotonic = (value, entry, own) =>
+    suppressed() || notAgentsMonotonicRead(entry, own) ? value : hook('hrtime', value, drawSites, own);
   // Own properties as the prototype's are: not enumerable.
   if (perf && typeof realPerfNow === 'function') {
     Object.defineProperty(perf, 'now', {
@@ -109,15 +136,15 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       writable: true,
       enumerable: false,
       value: function now() {
-        return monotonic(realPerfNow.call(perf));
+        return monotonic(realPerfNow.call(perf), now, 3);
       },
     });
     if (originOf)
       Object.defineProperty(perf, 'timeOrigin', {
         configurable: true,
         enumerable: false,
-        get() {
-          return monotonic(originOf.call(perf));
+        get: function timeOrigin() {
+          return monotonic(originOf.call(perf), timeOrigin, 3);
         },
       });
   }
@@ -134,11 +161,13 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
   if (monotonicClocks) {
     /** The hrtime of performance.now()'s zero, in nanoseconds. */
     const hrZero = realHrtimeBigint() - BigInt(Math.round(realPerfNow.call(perf) * 1e6));
-    const readNs = () => hrZero + BigInt(Math.round(monotonic(Number(realHrtimeBigint() - hrZero) / 1e6) * 1e6));
+    /** @param {Function} entry */
+    const readNs = (entry) =>
+      hrZero + BigInt(Math.round(monotonic(Number(realHrtimeBigint() - hrZero) / 1e6, entry, 4) * 1e6));
     const hrtime = function hrtime(/** @type {[number, number] | undefined} */ time) {
       // Node's own checks of `time`, and its errors.
       if (time !== undefined) realHrtime(time);
-      const ns = readNs();
+      const ns = readNs(hrtime);
       let sec = Number(ns / 1_000_000_000n);
       let nsec = Number(ns % 1_000_000_000n);
       if (time === undefined) return [sec, nsec];
@@ -151,31 +180,32 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
       return [sec, nsec];
     };
     hrtime.bigint = function hrtimeBigInt() {
-      return readNs();
+      return readNs(hrtimeBigInt);
     };
     process.hrtime = /** @type {NodeJS.HRTime} */ (hrtime);
     process.uptime = function uptime() {
-      return monotonic(realPerfNow.call(perf)) / 1000;
+      return monotonic(realPerfNow.call(perf), uptime, 3) / 1000;
     };
   }
   Math.random = function random() {
     const value = realRandom();
-    return suppressed() || drawnBy() === 'telemetry' ? value : hook('random', value);
+    return suppressed() || drawnBy(random, 1) === 'telemetry' ? value : hook('random', value, drawSites, 1);
   };
   const uuid = (real) =>
     function randomUUID(options) {
       const value = real.call(this, options);
-      return suppressed() || drawnBy() === 'telemetry' ? value : hook('uuid', value);
+      return suppressed() || drawnBy(randomUUID, 1) === 'telemetry' ? value : hook('uuid', value, drawSites, 1);
     };
   /** Whether random bytes are not the agent's: a database driver's to authenticate, or a telemetry SDK's. */
-  const notAgentsBytes = () => {
-    const by = drawnBy();
+  /** @param {Function} entry @param {number} own */
+  const notAgentsBytes = (entry, own) => {
+    const by = drawnBy(entry, own);
     return by === 'driver' || by === 'telemetry';
   };
   const fill = (real) =>
     function getRandomValues(array) {
       const result = real.call(this, array);
-      if (!suppressed() && !notAgentsBytes()) hook('randomBytes', result);
+      if (!suppressed() && !notAgentsBytes(getRandomValues, 2)) hook('randomBytes', result, drawSites, 2);
       return result;
     };
   // node:crypto's own: randomBytes (and its callback form), randomFillSync and randomFill. A range
@@ -185,36 +215,39 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     const start = Number(offset) || 0;
     return view.subarray(start, size === undefined ? view.length : start + Number(size));
   };
-  const drawn = (bytes) => {
-    if (!suppressed() && !notAgentsBytes()) hook('randomBytes', bytes);
+  /** @param {Uint8Array} bytes @param {Function} entry */
+  const drawn = (bytes, entry) => {
+    if (!suppressed() && !notAgentsBytes(entry, 3)) hook('randomBytes', bytes, drawSites, 3);
   };
   function randomBytes(size, callback) {
     // Not a callback: Node's own answer (its error for a wrong one).
     if (callback !== undefined && typeof callback !== 'function') return realRandomBytes.call(this, size, callback);
     if (callback === undefined) {
       const bytes = realRandomBytes.call(this, size);
-      drawn(bytes);
+      drawn(bytes, randomBytes);
       return bytes;
     }
     // The draw counts when its bytes are handed over (a driver's is told apart now, at the call).
-    const driver = notAgentsBytes();
+    const driver = notAgentsBytes(randomBytes, 2);
+    const sites = drawSites;
     return realRandomBytes.call(this, size, (error, bytes) => {
-      if (!error && !driver && !suppressed()) hook('randomBytes', bytes);
+      if (!error && !driver && !suppressed()) hook('randomBytes', bytes, sites, 2);
       callback(error, bytes);
     });
   }
   function randomFillSync(buf, offset, size) {
     const result = realRandomFillSync.call(this, buf, offset, size);
-    drawn(bytesOf(buf, offset, size));
+    drawn(bytesOf(buf, offset, size), randomFillSync);
     return result;
   }
   function randomFill(buf, ...rest) {
     const callback = rest.pop();
     if (typeof callback !== 'function') return realRandomFill.call(this, buf, ...rest, callback);
     const [offset, size] = rest;
-    const driver = notAgentsBytes();
+    const driver = notAgentsBytes(randomFill, 2);
+    const sites = drawSites;
     return realRandomFill.call(this, buf, ...rest, (error, filled) => {
-      if (!error && !driver && !suppressed()) hook('randomBytes', bytesOf(buf, offset, size));
+      if (!error && !driver && !suppressed()) hook('randomBytes', bytesOf(buf, offset, size), sites, 2);
       callback(error, filled);
     });
   }
@@ -242,7 +275,7 @@ export function patchNondeterminism(hook, suppressed = () => false, internalsMay
     let n;
     for (;;) {
       const bytes = realRandomBytes(6);
-      drawn(bytes);
+      drawn(bytes, randomInt);
       const x = bytes.readUIntBE(0, 6);
       if (x < limit) {
         n = (x % range) + min;
@@ -340,17 +373,71 @@ const TELEMETRY = new RegExp(
 const DRAWS_FOR_CALLER = /[\\/]node_modules[\\/](?:uuid|nanoid|ulid|@paralleldrive[\\/]cuid2)[\\/]/;
 
 /**
- * Who draws a value, from the call stack (one capture, ~5 us): Node's own code ('internal': the
- * caller is in node:internal, as fetch's timing info is), a database driver authenticating
- * ('driver': pg's SCRAM nonce through getRandomValues, postgres.js's and the MongoDB driver's
- * through randomBytes; whether it happens depends on the server and on how many connections a
- * pool opens), a telemetry SDK ('telemetry': the nearest caller past Node's code and id
- * libraries), or the agent. Only the agent's draws are recorded and handed back.
+ * The frames drawnBy reads: the first FIRST_FRAMES, and when those do not tell, the first
+ * DEEP_FRAMES, counted as they have always been counted, from the check: this module's own frames
+ * between the check and the drawing function's caller included (`own`: 1 for Math.random, 2 for
+ * Date.now, 3 for `new Date()`...), though they are not captured.
+ */
+const FIRST_FRAMES = 5;
+const DEEP_FRAMES = 12;
+/**
+ * The call sites of the draw drawnBy last told apart (its one capture, from the drawing function's
+ * caller), read by the patch right after, in the same synchronous call, and handed to the hook.
+ * @type {any[] | undefined}
+ */
+let drawSites;
+/** How many of the captured frames readStack read to tell its last draw. */
+let framesRead = 0;
+
+/** How many draws a place's first capture is sized by (drawnBy): the most frames one of them needed. */
+const PLACE_DRAWS = 16;
+/**
+ * Where draws come from, by the patched function the agent called: for how many frames drawnBy
+ * captures first. The draws of a place are alike (got's clock reads are told by their caller's
+ * frame; an id library's draws, through uuid's or nanoid's own frames, by the frame past them), so
+ * a first capture as deep as the most that the place's recent draws needed (grown at once, shrunk
+ * every PLACE_DRAWS draws) tells a draw, and a second, deeper one is rare.
+ * @type {WeakMap<Function, { frames: number, most: number, draws: number }>}
+ */
+const PLACES = new WeakMap();
+
+/**
+ * Who draws a value, from the call stack: Node's own code ('internal': the caller is in
+ * node:internal, as fetch's timing info is), a database driver authenticating ('driver': pg's
+ * SCRAM nonce through getRandomValues, postgres.js's and the MongoDB driver's through
+ * randomBytes; whether it happens depends on the server and on how many connections a pool
+ * opens), a telemetry SDK ('telemetry': the nearest caller past Node's code and id libraries), or
+ * the agent. Only the agent's draws are recorded and handed back.
+ * The stack is captured once from the caller of `entry` (the patched function the agent called),
+ * as deep as its place's recent draws needed (PLACES) and as `frames`, the frames the hook reads of
+ * it (counted as the check's, `own` included): in a client's code a capture costs ~3 us with its
+ * first frame and ~0.5-1.3 us each next one, most of a draw's cost (got draws six values a request).
+ * @param {Function} entry @param {number} own @param {number} [frames]
  * @returns {'internal' | 'driver' | 'telemetry' | 'agent'}
  */
-function drawnBy() {
-  // Most draws are told by their first frames: a deeper capture only when those do not tell.
-  return readStack(callSites(5, drawnBy)) ?? readStack(callSites(12, drawnBy)) ?? 'agent';
+function drawnBy(entry, own, frames = 0) {
+  let place = PLACES.get(entry);
+  if (place === undefined) {
+    place = { frames: 1, most: 1, draws: 0 };
+    PLACES.set(entry, place);
+  }
+  const limit = Math.max(place.frames, frames - own);
+  let sites = callSites(limit, entry);
+  let by = readStack(sites, own, sites.length < limit);
+  if (by === undefined) {
+    const deep = Math.max(DEEP_FRAMES - own, frames - own);
+    sites = callSites(deep, entry);
+    by = readStack(sites, own, sites.length < deep) ?? 'agent';
+  }
+  place.most = Math.max(place.most, framesRead);
+  place.frames = Math.max(place.frames, framesRead);
+  if (++place.draws === PLACE_DRAWS) {
+    place.frames = place.most;
+    place.most = 1;
+    place.draws = 0;
+  }
+  drawSites = sites;
+  return by;
 }
 
 /** What a frame's file says of a draw (the three patterns above), by file: a process has few. */
@@ -369,29 +456,48 @@ function kindOf(file) {
 }
 
 /**
- * @param {any[]} sites
- * @returns {'internal' | 'driver' | 'telemetry' | 'agent' | undefined} undefined: not told by these
+ * Reads a draw's frames (from the drawing function's caller, `own` frames of this module above
+ * them counted) in order, to the first that tells: a driver's among the first two, Node's
+ * internals' (then the next frame is Node's: fetch's timing info), else the first that is neither
+ * Node's nor an id library's (the agent's or a telemetry SDK's). When the first FIRST_FRAMES do
+ * not tell, the next to DEEP_FRAMES are read; past them, or past the stack's end (`whole`: the
+ * sites are all there is), the draw is the agent's (or Node's, its caller being Node's).
+ * @param {any[]} sites @param {number} own @param {boolean} whole
+ * @returns {'internal' | 'driver' | 'telemetry' | 'agent' | undefined} undefined: more frames are
+ *   needed than were captured
  */
-function readStack(sites) {
+function readStack(sites, own, whole) {
   let frame = 0;
   let internal = false;
-  for (const site of sites) {
-    const file = site.getFileName?.() ?? '';
+  const n = Math.min(sites.length, DEEP_FRAMES - own);
+  for (let i = 0; i < n; i++) {
+    // The first frames told nothing more than that Node's code drew: Node's draw.
+    if (internal && own + i === FIRST_FRAMES) return told('internal', i);
+    const file = sites[i].getFileName?.() ?? '';
     if (SELF.has(file)) continue;
     frame++;
     const kind = kindOf(file);
-    if (frame <= 2 && kind.driver) return 'driver';
+    if (frame <= 2 && kind.driver) return told('driver', i + 1);
     if (frame === 1 && file.startsWith('node:internal/')) {
       internal = true;
       continue;
     }
-    if (internal) return 'internal';
+    if (internal) return told('internal', i + 1);
     if (file.startsWith('node:') || kind.forCaller) continue;
-    return kind.telemetry ? 'telemetry' : 'agent';
+    return told(kind.telemetry ? 'telemetry' : 'agent', i + 1);
   }
-  if (internal) return 'internal';
-  // Every frame read was ours, Node's or an id library's: deeper ones tell, if any are left.
-  return sites.length < 5 ? 'agent' : undefined;
+  // Every frame read was ours, Node's or an id library's.
+  if (whole || own + n >= DEEP_FRAMES) return told(internal ? 'internal' : 'agent', n);
+  return undefined;
+}
+
+/**
+ * @template {string} T @param {T} by @param {number} frames how many frames telling it took
+ * @returns {T}
+ */
+function told(by, frames) {
+  framesRead = frames;
+  return by;
 }
 
 /**
