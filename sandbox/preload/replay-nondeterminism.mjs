@@ -299,8 +299,9 @@ export function installNondeterminism(recorded, seed, suppressed, memfs, interna
         unheld++;
         // The counts overstate what this agent draws before its answers: changed code, a recording
         // made before the recorder counted at the head (got's reads once the head has come counted
-        // before the answer), got's reads on 'socket' and 'connect', which the replay's stand-in
-        // request does not emit. Its later answers are not held, rather than each waiting out the bound.
+        // before the answer), or before it noted whether a request's socket was reused (the stand-in's
+        // socket is then new, and connects: got reads the clock once more than on a reused one).
+        // Its later answers are not held, rather than each waiting out the bound.
         holding = false;
         resolve(undefined);
       }, left);
