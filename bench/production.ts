@@ -14,8 +14,9 @@
 // recorder's memory per in-flight session:
 // the heap with 50 sessions in flight less the heap idle (after a collection), recorded less
 // unrecorded, per session. The server's CPU time a session (from /proc) is printed too: on a
-// shared machine it is steadier than throughput. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5) and
-// BENCH_PRODUCTION_SESSIONS (sessions per round, default 150) change the size.
+// shared machine it is steadier than throughput. Needs TAPEDECK_PG_URL. BENCH_PRODUCTION_ROUNDS (default 5),
+// BENCH_PRODUCTION_SESSIONS (sessions per round, default 150) and BENCH_PRODUCTION_WARMUP (sessions
+// each server answers before each model's rounds, default 50) change the size.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,14 @@ import { type Stat, stat } from './lib/process.js';
 const ROUNDS = Number(process.env.BENCH_PRODUCTION_ROUNDS ?? 5);
 const SESSIONS = Number(process.env.BENCH_PRODUCTION_SESSIONS ?? 150);
 const CONCURRENT = 50;
+/**
+ * Sessions each server answers before each model's rounds (BENCH_PRODUCTION_WARMUP, default 50).
+ * The recorded server's CPU a session falls for its first ~1,500 sessions as V8's optimising
+ * compiler reaches the recorder's code (its helper threads and the request thread alike: 12.6 ms
+ * a session in the first 150, 7.1-7.6 ms after 1,350; unrecorded 5.9 -> 2.7-2.9 ms), so short
+ * runs measure part of that warm-up; a long-running server pays it once.
+ */
+const WARMUP = Number(process.env.BENCH_PRODUCTION_WARMUP ?? CONCURRENT);
 const TARGET = 0.97;
 /** The seed of a varying model's waits. */
 const SEED = 2026;
@@ -161,7 +170,7 @@ export async function run(): Promise<void> {
     const on = await startDeskServer({ ...env, RECORDINGS: join(tmp, 'recordings') });
     servers.push(off, on);
     process.stdout.write(
-      `desk server, ${CONCURRENT} concurrent sessions (3 model calls, 2 tools, 5 statements each), ${ROUNDS} rounds of ${SESSIONS} sessions, interleaved; ${ITEMS.toLocaleString('en')} items\n`,
+      `desk server, ${CONCURRENT} concurrent sessions (3 model calls, 2 tools, 5 statements each), ${ROUNDS} rounds of ${SESSIONS} sessions, interleaved, after ${WARMUP} each to warm up; ${ITEMS.toLocaleString('en')} items\n`,
     );
     let answeredOn = 0;
     for (const { latencyMs, spread } of LATENCIES) {
@@ -171,8 +180,10 @@ export async function run(): Promise<void> {
       const model = await startDeskModel(spread > 0 ? () => latencyMs * (1 - spread + 2 * spread * draw()) : latencyMs);
       models.push(model);
       // Warm-up: both servers load the SDK and open their pools; the recorder installs its layer.
-      for (const server of [off, on]) await round(server, model, CONCURRENT);
-      answeredOn += CONCURRENT;
+      // A longer one (BENCH_PRODUCTION_WARMUP) also lets V8 finish optimising the hot code, the
+      // recorder's large functions last: see WARMUP.
+      for (const server of [off, on]) await round(server, model, WARMUP);
+      answeredOn += WARMUP;
       await recordingsDone(on, answeredOn);
       const rates = { off: [] as number[], on: [] as number[] };
       const whole = { off: [] as number[], on: [] as number[] };
