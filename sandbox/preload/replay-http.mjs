@@ -153,6 +153,8 @@ class AnsweredSocket extends EventEmitter {
 const idleSockets = new WeakMap();
 /** The key of requests made with no agent (`agent: false`). */
 const noAgent = {};
+/** Idle stand-ins kept an agent and origin at most (Node's agents keep 256 free sockets): a run whose requests were all on new sockets keeps no more. */
+const MAX_IDLE = 256;
 
 /** The idle sockets of `agent` (or of none) for `url`'s origin. */
 function idleOf(given, url) {
@@ -333,7 +335,8 @@ class AnsweredRequest extends Writable {
     res.push(null);
     res.once('end', () => {
       // Answered: its socket is free for the next request to its origin recorded on a reused one.
-      if (socket instanceof AnsweredSocket && !socket.destroyed) this._idle.push(socket);
+      if (socket instanceof AnsweredSocket && !socket.destroyed && this._idle.length < MAX_IDLE)
+        this._idle.push(socket);
       process.nextTick(() => this.emit('close'));
     });
     process.nextTick(() => {
