@@ -285,10 +285,14 @@ class AnsweredRequest extends Writable {
     const reply = this._answer(this.method, this._req.url.href, headers, body, this._req.pq);
     if (!reply) this._passOn(body);
     else {
-      // The recorded answer waits for the values its process drew before it (see `hold`).
-      const wait = this._hold?.(reply);
-      if (wait === undefined) this._respond(reply);
-      else void wait.then(() => this._respond(reply));
+      // Answered once the request has finished, as a real one is (its 'finish' listeners first:
+      // got reads the clock there), and once its process has drawn the values it had drawn
+      // before the answer when recorded (see `hold`): most often by then, with nothing to wait for.
+      this.once('finish', () => {
+        const wait = this._hold?.(reply);
+        if (wait === undefined) this._respond(reply);
+        else void wait.then(() => this._respond(reply));
+      });
     }
     callback();
   }

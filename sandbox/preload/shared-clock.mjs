@@ -24,4 +24,15 @@ const cores = Math.max(1, os.availableParallelism());
  * machine the agent takes that much longer to get there, and must not be overtaken for it.
  * @returns {number}
  */
-export const loadStretch = () => Math.min(10, Math.max(1, (loadavg()[0] ?? 0) / cores));
+export function loadStretch() {
+  // The load average is a minute's: read it at most once a second (os.loadavg() is a system call,
+  // ~30 us; a replay asks at every answer that waits).
+  const now = monotonicNow();
+  if (now - stretchAt >= 1000) {
+    stretch = Math.min(10, Math.max(1, (loadavg()[0] ?? 0) / cores));
+    stretchAt = now;
+  }
+  return stretch;
+}
+let stretch = 1;
+let stretchAt = Number.NEGATIVE_INFINITY;
