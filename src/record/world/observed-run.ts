@@ -120,9 +120,13 @@ export class ObservedRun {
 /**
  * Which of two observations of one row is its pre-run image: a write's before-image is exact as
  * of its statement; a keyed read is no earlier than when it came back, which may be after the
- * run's own write of the row — then the write's before-image is the earlier truth.
+ * run's own write of the row — then the write's before-image is the earlier truth. A read that came
+ * back once statement N was issued may hold N's effect (it ran on another connection, while N ran),
+ * so it counts as after N: statement N's before-image, exact as of N, is the earlier of the two.
+ * (Counted as at N, a parent table's re-read that came back as the run's next UPDATE was issued
+ * outranked that UPDATE's before-image, and the run's pre-world held the updated rows: seen in CI.)
  */
 function prefer(candidate: Observation, current: Observation): boolean {
-  const valueAt = (o: Observation) => (o.source === 'read' ? o.readAt : o.seq);
+  const valueAt = (o: Observation) => (o.source === 'read' ? o.readAt + 0.5 : o.seq);
   return valueAt(candidate) < valueAt(current);
 }
