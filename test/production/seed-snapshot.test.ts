@@ -141,6 +141,7 @@ beforeAll(async () => {
   mkdirSync(project, { recursive: true });
   // The production run, recorded in process with the observed world (the in-process default).
   const pool = new pg.Pool({ connectionString: urlOf(PROD), max: 3 });
+  pool.on('error', () => {});
   await runShopAgent(pool, { customer: 8, items: [12, 4322] }); // an unrecorded session first: order 1
   const input = { customer: 7, items: [11, 4321] };
   const run = await record(

@@ -23,6 +23,7 @@ beforeAll(async () => {
   const url = process.env.TAPEDECK_PG_URL;
   database = await openWorldDatabase(url ? { url, fresh: true } : {});
   pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  pool.on('error', () => {});
   await pool.query(`CREATE SCHEMA ${SCHEMA}`);
   await pool.query(`CREATE TABLE ${SCHEMA}.items (id serial PRIMARY KEY, name text NOT NULL, price numeric(10,2) NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(), big bigint NOT NULL DEFAULT 9007199254740993)`);

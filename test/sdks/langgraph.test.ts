@@ -399,6 +399,7 @@ describe(`LangGraph.js (@langchain/langgraph ${installedVersion('@langchain/lang
       await query('DROP TABLE IF EXISTS checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations');
       // Migrated before the run, as a deployed agent's database is.
       const pool = new pg.Pool({ connectionString: url });
+      pool.on('error', () => {});
       await new PostgresSaver(pool).setup();
       await pool.end();
       const env = agentEnv(model, supplier, desk, { THREAD_ID: 'pg-1', CHECKPOINTER: 'postgres' });
