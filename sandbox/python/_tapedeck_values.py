@@ -284,7 +284,12 @@ def _patch_datetime():
         def __subclasscheck__(cls, sub):
             return issubclass(sub, cls._real)
 
+    # No __slots__ of their own would give each instance a __dict__ and a larger size than the type
+    # it stands for: C extensions built with Cython (psycopg's binary, pandas, numpy's datetime
+    # users) check that size at import and warn "datetime.date size changed, may indicate binary
+    # incompatibility" in every such agent.
     class date(real_date, metaclass=_Meta):
+        __slots__ = ()
         _real = real_date
 
         @classmethod
@@ -292,6 +297,7 @@ def _patch_datetime():
             return cls.fromtimestamp(_clock_us() // 1_000_000)
 
     class datetime(real_datetime, metaclass=_Meta):
+        __slots__ = ()
         _real = real_datetime
 
         @classmethod
