@@ -277,7 +277,7 @@ async function startInOsSandbox(input: {
       cwd,
       // Its preload config and report live in the chain's folder; the replay's fs seed beside it.
       writable: [{ source: isolation.dir }],
-      visible: [...pathsIn(argv, cwd), ...(isolation.seedFile ? [isolation.seedFile] : [])],
+      visible: [...pathsIn(argv, cwd, input.env), ...(isolation.seedFile ? [isolation.seedFile] : [])],
       hosts: namedHosts,
     });
   } catch (error) {

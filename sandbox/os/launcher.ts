@@ -63,18 +63,47 @@ function keysInside(
 }
 
 /**
- * The folders of existing paths among the command's arguments (scripts the agent is run with, and
- * the modules beside them); a file directly in a private folder (/tmp/agent.mjs) alone.
+ * The tree a path under a private folder belongs to, bound back whole: the first folder below the
+ * private one (`/tmp/proj/packages/agent` -> `/tmp/proj`), so what a program finds beside or above
+ * its own path comes with it (a venv's `pyvenv.cfg` and `lib/` beside its `bin/python`, the
+ * `node_modules` of a monorepo's root above a package, a tool's `share/`); a file directly in a
+ * private folder (`/tmp/agent.mjs`) alone. `undefined` for a path not under one.
  */
-export function pathsIn(argv: string[], cwd: string): string[] {
+export function privateTree(p: string): string | undefined {
+  const masked = MASKED.find((m) => within(p, m));
+  if (masked === undefined) return undefined;
+  const first = path.relative(masked, p).split(path.sep)[0];
+  return first ? path.join(masked, first) : p;
+}
+
+/** Variables that name where an agent's programs and modules are found (path lists). */
+const PROGRAM_PATHS = ['PATH', 'PYTHONPATH', 'NODE_PATH', 'VIRTUAL_ENV', 'PYTHONHOME', 'CONDA_PREFIX'];
+
+/**
+ * The existing paths the agent's command and env point at: its arguments (the program, the scripts
+ * it is run with), the program found on `PATH` when named bare (`python3 agent.py` with a venv's
+ * `bin` first on `PATH`), and the folders of `PROGRAM_PATHS` (what its children are found by).
+ * The launcher binds back, read-only, the tree of each that is under a private folder
+ * (`privateTree`), as given and as its real path.
+ */
+export function pathsIn(argv: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const out: string[] = [];
+  const add = (p: string) => {
+    if (p.length < 4096 && existsSync(p)) out.push(p);
+  };
   for (const arg of argv) {
     if (!arg || arg.startsWith('-') || arg.includes('\n')) continue;
-    const abs = path.resolve(cwd, arg);
-    if (abs.length >= 4096 || !existsSync(abs)) continue;
-    const dir = lstatSync(abs).isDirectory() ? abs : path.dirname(abs);
-    out.push(MASKED.includes(dir) ? abs : dir);
+    add(path.resolve(cwd, arg));
   }
+  const program = argv[0];
+  if (program && !program.includes('/'))
+    for (const dir of (env.PATH ?? '').split(path.delimiter))
+      if (path.isAbsolute(dir) && existsSync(path.join(dir, program))) {
+        add(path.join(dir, program));
+        break;
+      }
+  for (const name of PROGRAM_PATHS)
+    for (const entry of (env[name] ?? '').split(path.delimiter)) if (path.isAbsolute(entry)) add(entry);
   return out;
 }
 
@@ -145,8 +174,11 @@ export async function launcher(
     // tapedeck itself (the init, the preloads) and node run inside too, wherever they are installed.
     const own = [packageRoot(), path.dirname(process.execPath)];
     for (const p of [options.cwd, ...own, ...(options.visible ?? [])]) {
-      const real = existsSync(p) ? realpathSync(p) : p;
-      if (underMasked(real) && existsSync(real)) visible.add(real);
+      if (!existsSync(p)) continue;
+      for (const shown of new Set([path.resolve(p), realpathSync(p)])) {
+        const tree = privateTree(shown);
+        if (tree !== undefined && existsSync(tree)) visible.add(tree);
+      }
     }
     if (!shared) for (const p of visible) args.push('--ro-bind', p, p);
     for (const w of options.writable ?? []) args.push('--bind', w.source, w.target ?? w.source);

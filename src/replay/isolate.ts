@@ -180,6 +180,8 @@ export async function startReplaySandbox(input: {
   tmp: string;
   cwd: string;
   command: string[];
+  /** The agent's env as far as it says where programs are found (PATH, PYTHONPATH…: never the recording's). */
+  env: NodeJS.ProcessEnv;
   /** Told once the sandbox's launcher is spawned (OsSandboxOptions.onLaunch). */
   onLaunch?: () => void;
 }): Promise<StartedSandbox> {
@@ -205,13 +207,13 @@ export async function startReplaySandbox(input: {
   }
   const recordedDb = recordedDbAddress({ manifest });
   // Python processes started with -I or -E start the hook too (sandbox/python/hook.ts).
-  const sites = await isolatedSites(pythonsOf(input.command, [process.env.PATH], cwd), tmp);
+  const sites = await isolatedSites(pythonsOf(input.command, [input.env.PATH], cwd), tmp);
   const box = await openOsSandbox({
     isolation,
     cwd,
     writable,
     over: sites.over,
-    visible: pathsIn(input.command, cwd),
+    visible: pathsIn(input.command, cwd, input.env),
     hosts: recordedDb && net.isIP(recordedDb.host) === 0 && recordedDb.host !== 'localhost' ? [recordedDb.host] : [],
     caPem: ca.certPem,
     ...(input.onLaunch ? { onLaunch: input.onLaunch } : {}),

@@ -147,7 +147,16 @@ async function replayIn(
     (!options.requireIsolation || isolation.level === 'bwrap')
       ? // The OS sandbox's code (bubblewrap, the proxy, the doors) loads only for a replay that uses it.
         import('./isolate.js').then(({ startReplaySandbox }) =>
-          startReplaySandbox({ isolation, manifest, tmp, cwd, command, onLaunch: launched }),
+          startReplaySandbox({
+            isolation,
+            manifest,
+            tmp,
+            cwd,
+            command,
+            // What finds programs is never taken from the recording (loadsCode): ours, then --env.
+            env: { ...process.env, ...options.env },
+            onLaunch: launched,
+          }),
         )
       : undefined;
   if (starting) {
