@@ -527,6 +527,64 @@ def _patch_children(on_fork_child):
     os.register_at_fork(before=before, after_in_child=child)
 
 
+# ---------------------------------------------------------------- connections
+
+
+def _opener(frame):
+    """The package that opened a connection (the nearest caller in site-packages), or None: the agent's own code."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename != _HERE and ("site-packages" in filename or "dist-packages" in filename):
+            after = re.split(r"[\\/](?:site|dist)-packages[\\/]", filename)[-1]
+            return re.split(r"[\\/.]", after)[0][:214] or None
+        if filename != _HERE and _origin(filename) == "agent":
+            return None
+        frame = frame.f_back
+    return None
+
+
+def _patch_connections():
+    """
+    Recording without --isolate: a Python process's network calls are not recorded (the Node
+    preload records Node's, the recording proxy every program's under --isolate). Each TCP
+    connection it opens is named to tapedeck (as record-sockets.mjs names what Node's layers do not
+    record), so the recording and `record` say what it lacks rather than a run with its model
+    calls missing passing as complete.
+    """
+    import socket as _socket_module
+
+    real_connect, real_connect_ex = _socket_module.socket.connect, _socket_module.socket.connect_ex
+    families = (_socket_module.AF_INET, _socket_module.AF_INET6)
+
+    def report(sock, address):
+        try:
+            if _notice[0] is None or sock.family not in families or _quiet():
+                return
+            host, port = str(address[0]), int(address[1])
+            message = {"t": "socket", "ts": _now_ms(), "kind": "python",
+                       "target": ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)}
+            by = _opener(sys._getframe(2))
+            if by:
+                message["by"] = by
+            with _suppressed:
+                _notice[0](message)
+        except Exception:
+            pass
+
+    def connect(self, address):
+        report(self, address)
+        return real_connect(self, address)
+
+    def connect_ex(self, address):
+        report(self, address)
+        return real_connect_ex(self, address)
+
+    for fn, real in ((connect, real_connect), (connect_ex, real_connect_ex)):
+        fn.__name__ = fn.__qualname__ = real.__name__
+        fn.__doc__ = real.__doc__
+    _socket_module.socket.connect, _socket_module.socket.connect_ex = connect, connect_ex
+
+
 # ---------------------------------------------------------------- start
 
 
@@ -576,6 +634,8 @@ def install():
             options = {}
         if isinstance(options, dict) and options.get("nondeterminism") is False:
             return
+        # Under --isolate the recording proxy records every program's calls.
+        unrecorded = isinstance(options, dict) and not options.get("proxy")
         address = os.environ["TAPEDECK_RECORD_IPC"]
         spool = os.environ.get("TAPEDECK_RECORD_SPOOL")
         run = os.environ.get("TAPEDECK_RECORD_RUN")
@@ -602,6 +662,8 @@ def install():
         _patch_random()
         _patch_uuid()
         _patch_flushes()
+        if config_file is None and unrecorded:
+            _patch_connections()
         forked = _patch_threads()
 
         def fork_child():

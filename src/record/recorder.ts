@@ -400,8 +400,9 @@ export async function openRecording(
 function recordedDatabase(urls: Array<string | undefined>, observedPg: boolean): (c: SeenConnection) => boolean {
   const addresses = databaseAddresses(urls);
   return (c) => {
-    if (c.kind !== 'postgres') return false;
-    if (observedPg && c.by === 'pg') return true;
+    // A Python process's connection to the given database: the world capture records its effects.
+    if (c.kind !== 'postgres' && c.kind !== 'python') return false;
+    if (c.kind === 'postgres' && observedPg && c.by === 'pg') return true;
     const at = c.target.lastIndexOf(':');
     const host = c.target.slice(0, at).replace(/^\[|\]$/g, '');
     const port = Number(c.target.slice(at + 1));

@@ -137,6 +137,8 @@ export function unrecordedWarning(c: UnrecordedConnection): string {
   // A WebSocket is recorded turn by turn; named here when it could not be followed to its end.
   if (c.kind === 'upgrade' && c.protocol === 'websocket')
     return `not recorded whole: a WebSocket at ${c.target}${by}${times}: tapedeck could not read what followed its recorded turns (frames it cannot read, a message over 64 MiB) or, under --isolate, any of it; a replay answers the recorded turns and closes it there`;
+  if (c.kind === 'python')
+    return `not recorded: a connection a Python process opened to ${c.target}${by}${times}: without --isolate tapedeck records the calls of Node processes only (record with --isolate to record every program's); a replay cannot answer it`;
   const what =
     c.kind === 'upgrade'
       ? `an HTTP upgrade to ${c.protocol ?? 'another protocol'} at ${c.target}${by}${times}: tapedeck records HTTP, not what goes over an upgraded connection`

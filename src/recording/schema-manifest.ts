@@ -85,7 +85,8 @@ export const ReplayChainSchema = z
  */
 export const UnrecordedConnectionSchema = z
   .object({
-    kind: z.enum(['upgrade', 'http2', 'postgres', 'tls', 'tcp', 'unix']),
+    /** `python`: any connection a Python process opened, recorded without --isolate (sandbox/python). */
+    kind: z.enum(['upgrade', 'http2', 'postgres', 'tls', 'tcp', 'unix', 'python']),
     /** host:port, a Unix socket's path, or an upgrade's URL. */
     target: z.string().min(1).max(2048),
     /** An upgrade's protocol (websocket). */
