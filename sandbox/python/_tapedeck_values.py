@@ -664,6 +664,12 @@ def install():
         _patch_flushes()
         if config_file is None and unrecorded:
             _patch_connections()
+        # In the OS sandbox: what no door serves goes through tapedeck's proxy (_tapedeck_connect).
+        proxy = os.environ.get("TAPEDECK_PROXY") if config_file else (options.get("proxy") if isinstance(options, dict) else None)
+        if isinstance(proxy, str) and proxy.startswith("http://"):
+            import _tapedeck_connect
+
+            _tapedeck_connect.install(proxy)
         forked = _patch_threads()
 
         def fork_child():
