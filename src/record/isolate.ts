@@ -18,6 +18,7 @@
 import net from 'node:net';
 import { delimiter } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay, setImmediate as turn } from 'node:timers/promises';
 import { Agent, fetch, Headers, type Response } from 'undici';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { OtherMachineDoors, openNamedDoors, pipeConnections } from '../../sandbox/os/doors.js';
@@ -108,6 +109,19 @@ function responsePairs(headers: Headers): HeaderPairs {
  * chunks it was served, which a replay serves again and holds open until the client leaves again.
  */
 const clientLeft = () => ({ code: 'AbortError', message: CLIENT_LEFT });
+/**
+ * How long a stream its client left is given to end: a client that stops at its last event
+ * (`[DONE]`) and closes often leaves while the server's end of the stream is on its way or
+ * already read, and such a stream was served whole: recorded ended, not left (its model step a
+ * success, not an AbortError).
+ */
+const LEFT_GRACE_MS = 100;
+/**
+ * The grace, then one turn of the event loop past its I/O: what had reached the socket by then is
+ * read first, however late the timer ran (a loaded machine may run it with the server's end unread).
+ */
+const graceOver = (signal?: AbortSignal) =>
+  delay(LEFT_GRACE_MS, undefined, signal ? { signal } : {}).then(() => turn(undefined, signal ? { signal } : {}));
 
 /** What the proxy's upstream calls share: the way out (trusting the agent's CAs) and where the run is told of what it could not make. */
 interface Upstream {
@@ -151,6 +165,13 @@ async function forward(
     headers: headerObject(request.headers),
     ...(request.body.length > 0 ? { body: wireOf(request.body) } : {}),
   };
+  // The client's leaving stops the call at once, but a stream's only after the grace: its end may
+  // be on its way (LEFT_GRACE_MS).
+  const upstreamAbort = new AbortController();
+  let streaming = false;
+  const stop = () => (streaming ? void graceOver().then(() => upstreamAbort.abort()) : upstreamAbort.abort());
+  if (request.signal.aborted) stop();
+  else request.signal.addEventListener('abort', stop, { once: true });
   let upstream: Response;
   try {
     const headers = new Headers();
@@ -163,7 +184,7 @@ async function forward(
         ? { body: new Uint8Array(request.body) }
         : {}),
       redirect: 'manual',
-      signal: request.signal,
+      signal: upstreamAbort.signal,
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause;
@@ -176,6 +197,7 @@ async function forward(
   const pairs = responsePairs(upstream.headers);
   const res = { status: upstream.status, statusText: upstream.statusText, headers: headerObject(pairs) };
   if (upstream.body && TEXT_STREAM_TYPES.test(upstream.headers.get('content-type') ?? '')) {
+    streaming = true;
     sink.send({ t: 'req', ...head });
     sink.send({ t: 'res', id, ts: resTs, ...res, stream: true });
     const body = upstream.body;
@@ -202,10 +224,21 @@ async function forward(
         } catch (error) {
           end(request.signal.aborted ? clientLeft() : { code: 'Error', message: String((error as Error).message) });
         } finally {
-          // The proxy stopped taking chunks (its client went away while one was on its way).
+          // The proxy stopped taking chunks (its client went away while one was on its way): whole
+          // when the server's end comes next, within the grace; left otherwise (what follows is
+          // not recorded: the agent never saw it).
           if (!ended) {
-            end(clientLeft());
-            void reader.cancel().catch(() => undefined);
+            const grace = new AbortController();
+            const next = await Promise.race([
+              reader.read().catch(() => undefined),
+              graceOver(grace.signal).catch(() => undefined),
+            ]);
+            grace.abort();
+            if (next?.done === true) end();
+            else {
+              end(clientLeft());
+              void reader.cancel().catch(() => undefined);
+            }
           }
           if (sink.syncWorld) await sink.sync('res');
         }

@@ -118,4 +118,60 @@ describe.runIf(detectIsolation().level === 'bwrap' && hasPython)('record --isola
     expect((await readRecording(out)).events.some((e) => JSON.stringify(e).includes('"code":"Error"'))).toBe(true);
     await replaysExactly('replay-old', true);
   });
+
+  it('a stream whose server ends it as its client leaves at [DONE] is recorded whole: not left, not failed', async () => {
+    // The openai Python SDK's way: stop at [DONE] and close. The server's end is on its way or
+    // already read by the proxy: a race the proxy lost for about a third of such calls with the
+    // example world's model, each then recorded as an AbortError (a failed model step).
+    const script = path.join(dir.dir, 'leave-at-done.py');
+    writeFileSync(
+      script,
+      [
+        'import os, urllib.request',
+        'for n in range(8):',
+        '    with urllib.request.urlopen(os.environ["TOOL_API_URL"] + "/events?n=%d" % n) as res:',
+        '        for raw in res:',
+        '            if raw.strip() == b"data: [DONE]":',
+        '                break',
+        'print("done")',
+      ].join('\n'),
+    );
+    await api.close();
+    // A model server's way: the end of the stream follows its last event (here a little later,
+    // so that the client has always left before it: the proxy must wait for it).
+    api = await startServer((_req, _body, res) => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"n":1}\n\ndata: [DONE]\n\n');
+      setTimeout(() => res.end(), 15);
+    });
+    const before = hits;
+    const out = path.join(dir.dir, 'rec-ending');
+    const result = await recordCommand({
+      command: ['python3', script],
+      out,
+      stdio: 'pipe',
+      isolate: true,
+      env: { TOOL_API_URL: api.url },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(hits - before).toBe(8);
+    const rec = await readRecording(out);
+    const streams = rec.events.filter((e) => e.type === 'http.exchange').map((e) => e.payload as HttpExchangePayload);
+    expect(streams).toHaveLength(8);
+    for (const x of streams) {
+      expect(x.error, x.request.url).toBeUndefined();
+      expect((x.response?.chunks ?? []).map((c) => c.data).join('')).toBe('data: {"n":1}\n\ndata: [DONE]\n\n');
+    }
+    await api.close();
+    const again = await replay({
+      recording: out,
+      mode: 'exact',
+      out: path.join(dir.dir, 'replay-ending'),
+      stdio: 'pipe',
+    });
+    expect(again.divergences, again.output?.stderr).toEqual([]);
+    expect(again.output?.stdout).toBe('done\n');
+    expect(hits - before).toBe(8);
+  });
 });
