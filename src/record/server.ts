@@ -76,6 +76,7 @@ function recordExchange(
   options: ServerRecordOptions<IncomingMessage>,
   onError: (error: unknown) => void,
   proceed: () => unknown,
+  chain: 'handler' | 'middleware',
 ): Promise<void> {
   const info = infoOf(req.method, req.originalUrl ?? req.url);
   const header = options.header ?? RECORDING_HEADER;
@@ -83,16 +84,44 @@ function recordExchange(
   const opts = runOptions(options, req, info, onError);
   return record(opts, async (ctx: RecordContext) => {
     if (ctx.id !== '' && header !== false && !res.headersSent) res.setHeader(header, ctx.id);
-    const ended = new Promise<boolean>((resolve) => {
-      if (res.writableFinished) return resolve(true);
-      res.once('finish', () => resolve(true));
-      res.once('close', () => resolve(res.writableFinished));
-    });
+    const ended = responseOver(res, chain);
     await proceed();
     const finished = await ended;
     if (!finished || res.statusCode >= failStatus) ctx.fail();
   }).then((run) => {
     if (run.recorded) options.onRecorded?.({ id: run.id, dir: run.dir, name: opts.name ?? '', status: res.statusCode });
+  });
+}
+
+/** How long a middleware's run waits, once its client has left, for the chain to end the response. */
+const ABANDONED_RESPONSE_MS = 120_000;
+
+/**
+ * Resolves when the exchange is over for the run: true once the response has been sent, false
+ * when the client left first. A client that leaves does not stop the handler (an agent session
+ * goes on, its calls made): a handler's run ends with its promise (`recordHandler` awaits it), a
+ * middleware's, which sees no promise, when the chain ends the response all the same (Express's
+ * res.json(), an error handler's answer), or ABANDONED_RESPONSE_MS after the client left.
+ */
+function responseOver(res: ServerResponse, chain: 'handler' | 'middleware'): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const closed = () => {
+      if (res.writableFinished || chain === 'handler' || res.writableEnded) return resolve(res.writableFinished);
+      const bound = setTimeout(() => resolve(false), ABANDONED_RESPONSE_MS);
+      bound.unref();
+      const end = res.end;
+      res.end = function (this: ServerResponse, ...args: Parameters<ServerResponse['end']>) {
+        clearTimeout(bound);
+        resolve(false);
+        return end.apply(this, args);
+      } as ServerResponse['end'];
+    };
+    if (res.writableFinished) return resolve(true);
+    // Already closed when the run starts (the client left while the run was opening: the first
+    // run installs the capture layer): its 'close' has been emitted, and will not come again.
+    if (res.closed) return closed();
+    res.once('finish', () => resolve(true));
+    res.once('close', closed);
   });
 }
 
@@ -114,7 +143,7 @@ export function recordHandler<Req extends IncomingMessage, Res extends ServerRes
   options: ServerRecordOptions<IncomingMessage> = {},
 ): (req: Req, res: Res) => Promise<void> {
   const onError = options.onError ?? warnOnce();
-  return (req, res) => recordExchange(req, res, options, onError, () => handler(req, res));
+  return (req, res) => recordExchange(req, res, options, onError, () => handler(req, res), 'handler');
 }
 
 /**
@@ -130,7 +159,7 @@ export function recordMiddleware(
 ): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const onError = options.onError ?? warnOnce();
   return (req, res, next) => {
-    void recordExchange(req, res, options, onError, () => next()).catch(onError);
+    void recordExchange(req, res, options, onError, () => next(), 'middleware').catch(onError);
   };
 }
 

@@ -26,10 +26,22 @@ import { startServer, type TestServer, tempDir } from './helpers.js';
 let api: TestServer;
 const tmp = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** GET /gate?who=X answers once opened(X) is called (the test says when). */
+const gates = new Map<string, { wait: Promise<void>; open: () => void }>();
+function gate(who: string) {
+  let entry = gates.get(who);
+  if (entry === undefined) {
+    let open!: () => void;
+    entry = { wait: new Promise<void>((r) => (open = r)), open: () => open() };
+    gates.set(who, entry);
+  }
+  return entry;
+}
 
 beforeAll(async () => {
   api = await startServer(async (req, _body, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/gate') await gate(url.searchParams.get('who') ?? '').wait;
     await sleep(Number(url.searchParams.get('delay') ?? 0));
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ who: url.searchParams.get('who') }));
@@ -145,6 +157,96 @@ describe('server adapters', () => {
     const failed = await readRecording(`${folder}/${ids.get('GET /error')}`);
     expect(failed.events.at(-1)).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
     await close(server);
+  });
+
+  it('a client that leaves mid-session: the run holds the whole session, also when it left before the run opened', async () => {
+    // The session goes on without its client (node:http, Express and Fastify go on running the
+    // handler): its recording has every call, and is a failed run. The client leaves once the
+    // session's first call is in flight (held at the gate until the server has seen it leave), or,
+    // for the *-early servers, before the recorded part of the chain starts at all (as when it
+    // leaves while the first run installs the capture layer).
+    const folder = `${tmp.dir}/left`;
+    const runs = recordedRuns();
+    const ids = new Map<string, string>();
+    const options = {
+      folder,
+      name: (req: http.IncomingMessage) => String(req.url?.split('/').pop()),
+      onRecorded: (run: { id: string; name: string }) => {
+        ids.set(run.name, run.id);
+        runs.onRecorded();
+      },
+    };
+    const whoOf = (req: http.IncomingMessage) => String(req.url?.split('/').pop());
+    const left = new Map<string, () => void>();
+    const arrived = new Map<string, () => void>();
+    const arrive = (req: http.IncomingMessage) => arrived.get(whoOf(req))?.();
+    const session = async (who: string, res: http.ServerResponse) => {
+      res.once('close', () => left.get(who)?.());
+      await fetch(`${api.url}/gate?who=${who}-1`);
+      await fetch(`${api.url}/x?who=${who}-2`);
+    };
+    const handler = recordHandler(async (req, res) => {
+      await session(whoOf(req), res);
+      res.end('late');
+    }, options);
+    const node = http.createServer((req, res) => void handler(req, res));
+    const nodeEarly = http.createServer((req, res) => {
+      res.once('close', () => void handler(req, res));
+      arrive(req);
+    });
+    const expressApp = (early: boolean) => {
+      const app = express();
+      if (early)
+        app.use((req, res, next) => {
+          res.once('close', () => next());
+          arrive(req);
+        });
+      app.use(recordMiddleware(options));
+      app.get('/ask/:who', async (req, res) => {
+        await session(req.params.who, res);
+        res.json({ late: true });
+      });
+      return http.createServer(app);
+    };
+    const fastify = Fastify();
+    const mw = recordMiddleware(options);
+    fastify.addHook('onRequest', (request, reply, done) => mw(request.raw, reply.raw, done));
+    fastify.get('/ask/:who', async (request, reply) => {
+      await session((request.params as { who: string }).who, reply.raw);
+      return { late: true };
+    });
+    const servers = { node, nodeEarly, express: expressApp(false), expressEarly: expressApp(true) };
+    const urls: Record<string, string> = {};
+    for (const [name, server] of Object.entries(servers)) urls[name] = await listen(server);
+    urls.fastify = await fastify.listen({ port: 0, host: '127.0.0.1' });
+    await Promise.all(
+      Object.entries(urls).map(async ([name, url]) => {
+        const client = new AbortController();
+        const seen = new Promise<void>((resolve) => left.set(name, resolve));
+        const there = new Promise<void>((resolve) => arrived.set(name, resolve));
+        const asked = fetch(`${url}/ask/${name}`, { signal: client.signal }).catch(() => undefined);
+        if (name.endsWith('Early')) {
+          await there;
+          client.abort();
+        } else {
+          // Once the session's first call is in flight, the client leaves; the call answers after.
+          while (!gates.has(`${name}-1`)) await sleep(10);
+          client.abort();
+          await seen;
+        }
+        gate(`${name}-1`).open();
+        await asked;
+      }),
+    );
+    await runs.reach(5);
+    for (const name of Object.keys(urls)) {
+      const dir = `${folder}/${ids.get(name)}`;
+      expect(await callsOf(dir), name).toEqual([`${name}-1`, `${name}-2`]);
+      const recording = await readRecording(dir);
+      expect(recording.events.at(-1), name).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
+    }
+    for (const server of Object.values(servers)) await close(server);
+    await fastify.close();
   });
 
   it('Express and Fastify: the rest of the chain runs inside the run', async () => {
