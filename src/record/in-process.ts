@@ -179,6 +179,8 @@ const sdkVersionsByCwd = new Map<string, Record<string, string>>();
  * recording. Runs may overlap freely (`world: 'observed'`, the default); a run that snapshots a
  * whole database (`world: 'snapshot'`) or a folder (`fsRoot`) needs the process to itself. If fn
  * throws, the recording is closed `incomplete` with every finished step, and the error is rethrown.
+ * Called inside a recorded run, fn is part of that run (given its context) and makes no recording
+ * of its own (`recorded: false`).
  *
  * @example
  * const { id } = await record({ name: 'support-ticket-42' }, () => runAgent(ticket));
@@ -213,6 +215,13 @@ export async function record<T>(
   if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined) {
     markRunStart();
     return unrecorded();
+  }
+  // Inside a recorded run (an agent library's own record() under a server adapter's), fn is part
+  // of that run: its calls are the session's, and a replay of the session runs them again. A
+  // recording of its own would leave them out of the session's, whose replay would then diverge.
+  const around = layer?.capture.current();
+  if (around?.context !== undefined && !around.closed) {
+    return { dir: '', id: '', result: await fn(around.context), recorded: false, steps: 0 };
   }
   if (!sampling.start()) return unrecorded();
   let opened: { capture: SharedCapture; pg: PgObserver; recording: RunRecording };
