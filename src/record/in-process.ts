@@ -79,6 +79,12 @@ export interface RecordContext {
   fail(): void;
   /** Sets the run's input (JSON) for replay, once it is known (a request body read by the handler). */
   setInput(input: unknown): void;
+  /**
+   * Work the run leaves going after its answer (saving the conversation, a summary, a webhook):
+   * the run lasts until the promise settles too, so its calls are in the recording (a replay runs
+   * them again). A rejection marks the run failed. As a platform's waitUntil() or Next.js's after().
+   */
+  waitUntil(work: Promise<unknown>): void;
 }
 
 export interface RecordResult<T> {
@@ -192,6 +198,7 @@ export async function record<T>(
   const tags = new Set<string>();
   let markedFailed = false;
   let input: { value: unknown } | undefined;
+  const background: Array<Promise<unknown>> = [];
   const base = {
     tool,
     tag: (name: string) => void tags.add(name),
@@ -201,14 +208,23 @@ export async function record<T>(
     setInput: (value: unknown) => {
       input = { value };
     },
+    waitUntil: (work: Promise<unknown>) => void background.push(work),
   };
-  const unrecorded = async (): Promise<RecordResult<T>> => ({
-    dir: '',
-    id: '',
-    result: await fn({ id: '', dir: '', ...base }),
-    recorded: false,
-    steps: 0,
-  });
+  // The work given to waitUntil(), and any it gives in turn; sampled in or out, the run waits for it.
+  const settleBackground = async () => {
+    for (let i = 0; i < background.length; i++) {
+      await Promise.resolve(background[i]).catch(() => {
+        markedFailed = true;
+      });
+    }
+  };
+  const unrecorded = async (): Promise<RecordResult<T>> => {
+    try {
+      return { dir: '', id: '', result: await fn({ id: '', dir: '', ...base }), recorded: false, steps: 0 };
+    } finally {
+      await settleBackground();
+    }
+  };
   const sampling: Sampling = samplingOf(options.sample);
   // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
   // The command's run starts here, as at runInput().
@@ -274,6 +290,7 @@ export async function record<T>(
     failure = { error };
     result = undefined as T;
   } finally {
+    await settleBackground();
     await run.children.close();
     capture.close(run);
     release();

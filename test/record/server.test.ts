@@ -249,6 +249,50 @@ describe('server adapters', () => {
     await fastify.close();
   });
 
+  it('work left going after the answer (waitUntil) is part of the run: Express and a fetch-style handler', async () => {
+    const folder = `${tmp.dir}/after`;
+    const runs = recordedRuns();
+    // Saving the conversation once the client has its answer, in two calls, the second given by the first.
+    const saveLater = (who: string) =>
+      currentRecording()?.waitUntil(
+        (async () => {
+          await fetch(`${api.url}/save?who=${who}-save&delay=100`);
+          currentRecording()?.waitUntil(fetch(`${api.url}/index?who=${who}-index&delay=100`));
+        })(),
+      );
+    const app = express();
+    app.use(recordMiddleware({ folder, onRecorded: runs.onRecorded }));
+    app.get('/ask/:who', async (req, res) => {
+      await fetch(`${api.url}/x?who=${req.params.who}`);
+      res.json({ who: req.params.who });
+      saveLater(req.params.who);
+    });
+    const web = recordFetchHandler(
+      async (request: Request) => {
+        const who = new URL(request.url).pathname.split('/').pop() ?? '';
+        await fetch(`${api.url}/x?who=${who}`);
+        saveLater(who);
+        return Response.json({ who });
+      },
+      { folder, onRecorded: runs.onRecorded },
+    );
+    const expressServer = http.createServer(app);
+    const webServer = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => webServer.once('listening', r));
+    const urls = [await listen(expressServer), `http://127.0.0.1:${(webServer.address() as AddressInfo).port}`];
+    const answers = await Promise.all(
+      urls.flatMap((url, s) => ['a', 'b'].map((n) => fetch(`${url}/ask/${s === 0 ? 'e' : 'w'}${n}`))),
+    );
+    await runs.reach(4);
+    for (const answer of answers) {
+      const { who } = (await answer.json()) as { who: string };
+      const id = answer.headers.get(RECORDING_HEADER);
+      expect(await callsOf(`${folder}/${id}`)).toEqual([who, `${who}-save`, `${who}-index`]);
+    }
+    await close(expressServer);
+    await close(webServer as unknown as http.Server);
+  });
+
   it('Express and Fastify: the rest of the chain runs inside the run', async () => {
     const folder = `${tmp.dir}/frameworks`;
     const runs = recordedRuns();
