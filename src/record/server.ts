@@ -201,9 +201,18 @@ export function recordFetchHandler<A extends unknown[]>(
         let body: ReadableStream<Uint8Array> | null = response.body;
         if (body !== null) {
           // The run lasts until the body has been read to its end (a stream is the agent still
-          // working), and the body is read inside the run, whoever pulls it.
-          let done!: () => void;
-          bodyDone = new Promise<void>((r) => (done = r));
+          // working), and the body is read inside the run, whoever pulls it. A body that fails
+          // part way (the model's stream broke after the headers went out with a 200), or that the
+          // client leaves before its end, is a failed run, as a node:http answer cut short is.
+          let settled!: () => void;
+          bodyDone = new Promise<void>((r) => (settled = r));
+          let over = false;
+          const done = (failed: boolean) => {
+            if (over) return;
+            over = true;
+            if (failed) ctx.fail();
+            settled();
+          };
           const source = body.getReader();
           body = new ReadableStream<Uint8Array>({
             pull: AsyncResource.bind(async (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -211,15 +220,15 @@ export function recordFetchHandler<A extends unknown[]>(
                 const next = await source.read();
                 if (next.done) {
                   controller.close();
-                  done();
+                  done(false);
                 } else controller.enqueue(next.value);
               } catch (error) {
                 controller.error(error);
-                done();
+                done(true);
               }
             }),
             cancel: (reason) => {
-              done();
+              done(true);
               return source.cancel(reason);
             },
           });

@@ -293,6 +293,58 @@ describe('server adapters', () => {
     await close(webServer as unknown as http.Server);
   });
 
+  it('fetch-style handler: a streamed body that breaks part way, or that the client leaves, is a failed run', async () => {
+    // The answer's status (200) went out with its headers; what went wrong comes after, in the body.
+    const folder = `${tmp.dir}/streams`;
+    const runs = recordedRuns();
+    const ids = new Map<string, string>();
+    const web = recordFetchHandler(
+      async (request: Request) => {
+        const kind = new URL(request.url).pathname.slice(1);
+        let sent = 0;
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (kind === 'whole' && sent === 2) return controller.close();
+              if (kind === 'broken' && sent === 1) throw new Error('the model stream broke');
+              const part = await fetch(`${api.url}/part?who=${kind}-${sent++}`).then((r) => r.text());
+              controller.enqueue(new TextEncoder().encode(part));
+            },
+          }),
+        );
+      },
+      {
+        folder,
+        onRecorded: (run) => {
+          ids.set(run.name, run.id);
+          runs.onRecorded();
+        },
+      },
+    );
+    const server = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await Promise.all(
+      ['whole', 'broken', 'left'].map(async (kind) => {
+        const client = new AbortController();
+        const answer = await fetch(`${url}/${kind}`, { signal: client.signal });
+        const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+        if (kind === 'left') {
+          await reader.read();
+          client.abort();
+        }
+        for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) break;
+      }),
+    );
+    await runs.reach(3);
+    const statusOf = async (kind: string) =>
+      (await readRecording(`${folder}/${ids.get(`GET /${kind}`)}`)).events.at(-1)?.payload;
+    expect(await statusOf('whole')).toMatchObject({ status: 'complete' });
+    expect(await statusOf('broken')).toMatchObject({ status: 'failed' });
+    expect(await statusOf('left')).toMatchObject({ status: 'failed' });
+    await close(server as unknown as http.Server);
+  });
+
   it('Express and Fastify: the rest of the chain runs inside the run', async () => {
     const folder = `${tmp.dir}/frameworks`;
     const runs = recordedRuns();
