@@ -295,6 +295,13 @@ export async function record<T>(
     capture.close(run);
     release();
   }
+  // The run's async context outlives it in what it created and the process keeps (a pool's
+  // connection, a kept-alive socket, a timer): the closed run keeps no more than its flag there,
+  // not the rows its world read.
+  const observed = run.observed;
+  run.observed = undefined;
+  run.children = undefined;
+  run.context = undefined;
   const failed = failure !== undefined || markedFailed;
   const keep = sampling.keep({ failed, durationMs: monotonicNow() - started, tags });
   let where = '';
@@ -311,9 +318,9 @@ export async function record<T>(
       // A world that cannot be read leaves the recording closed, as incomplete, and says why.
       let observedWorld: ObservedWorldRecord | undefined;
       let worldError: { error: unknown } | undefined;
-      if (run.observed !== undefined) {
+      if (observed !== undefined) {
         try {
-          observedWorld = await observedWorldOf(run.observed, pg, options);
+          observedWorld = await observedWorldOf(observed, pg, options);
         } catch (error) {
           worldError = { error };
         }
