@@ -352,6 +352,14 @@ export async function record<T>(
     options.onRecorderError(error);
     where = '';
   }
+  if (where !== '' && options.onKept !== undefined) {
+    try {
+      options.onKept({ id: recording.id, dir: where, steps });
+    } catch (error) {
+      if (options.onRecorderError === undefined) throw failure?.error ?? error;
+      options.onRecorderError(error);
+    }
+  }
   if (failure !== undefined) throw failure.error;
   return { dir: where, id: where === '' ? '' : recording.id, result, recorded: where !== '', steps };
 }

@@ -44,19 +44,26 @@ function warnOnce(): (error: unknown) => void {
   };
 }
 
+/** A request's record() options; `status()`: the answer's status when its recording is kept. */
 function runOptions<Req>(
   options: ServerRecordOptions<Req>,
   request: Req,
   info: ServerRunInfo,
   onError: (error: unknown) => void,
+  status: () => number | undefined,
 ): RecordOptions {
-  const { name, input, folder, header: _h, failStatus: _f, onRecorded: _o, onError: _e, ...rest } = options;
+  const { name, input, folder, header: _h, failStatus: _f, onRecorded, onError: _e, ...rest } = options;
+  const runName = name ? name(request, info) : `${info.method} ${info.path}`;
   return {
     ...rest,
-    name: name ? name(request, info) : `${info.method} ${info.path}`,
+    name: runName,
     ...(input ? { input: input(request) } : {}),
     ...(folder ? { folder } : {}),
     onRecorderError: onError,
+    // Kept runs are announced whether the handler returned or threw (a thrown one is failed).
+    ...(onRecorded
+      ? { onKept: (run) => onRecorded({ id: run.id, dir: run.dir, name: runName, status: status() }) }
+      : {}),
   };
 }
 
@@ -81,16 +88,14 @@ function recordExchange(
   const info = infoOf(req.method, req.originalUrl ?? req.url);
   const header = options.header ?? RECORDING_HEADER;
   const failStatus = options.failStatus ?? 500;
-  const opts = runOptions(options, req, info, onError);
+  const opts = runOptions(options, req, info, onError, () => res.statusCode);
   return record(opts, async (ctx: RecordContext) => {
     if (ctx.id !== '' && header !== false && !res.headersSent) res.setHeader(header, ctx.id);
     const ended = responseOver(res, chain);
     await proceed();
     const finished = await ended;
     if (!finished || res.statusCode >= failStatus) ctx.fail();
-  }).then((run) => {
-    if (run.recorded) options.onRecorded?.({ id: run.id, dir: run.dir, name: opts.name ?? '', status: res.statusCode });
-  });
+  }).then(() => undefined);
 }
 
 /** How long a middleware's run waits, once its client has left, for the chain to end the response. */
@@ -180,10 +185,10 @@ export function recordFetchHandler<A extends unknown[]>(
   return (request, ...rest) => {
     const url = new URL(request.url);
     const info = { method: request.method.toUpperCase(), path: url.pathname };
-    const opts = runOptions(options, request, info, onError);
+    let status: number | undefined;
+    const opts = runOptions(options, request, info, onError, () => status);
     return new Promise<Response>((resolve, reject) => {
       let answered = false;
-      let status: number | undefined;
       record(opts, async (ctx: RecordContext) => {
         let response: Response;
         try {
@@ -236,13 +241,9 @@ export function recordFetchHandler<A extends unknown[]>(
         answered = true;
         resolve(new Response(body, { status: response.status, statusText: response.statusText, headers }));
         await bodyDone;
-      })
-        .then((run) => {
-          if (run.recorded) options.onRecorded?.({ id: run.id, dir: run.dir, name: opts.name ?? '', status });
-        })
-        .catch((error: unknown) => {
-          if (!answered) reject(error);
-        });
+      }).catch((error: unknown) => {
+        if (!answered) reject(error);
+      });
     });
   };
 }

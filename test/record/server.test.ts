@@ -345,6 +345,47 @@ describe('server adapters', () => {
     await close(server as unknown as http.Server);
   });
 
+  it('a handler that throws: its run is kept by the errors rule and announced (node:http, fetch-style)', async () => {
+    const folder = `${tmp.dir}/threw`;
+    const runs = recordedRuns();
+    const announced: Array<{ name: string; id: string }> = [];
+    const options = {
+      folder,
+      sample: { rate: 0, errors: true },
+      onRecorded: (run: { name: string; id: string }) => {
+        announced.push(run);
+        runs.onRecorded();
+      },
+    };
+    const handler = recordHandler(async (req) => {
+      await fetch(`${api.url}/x?who=node${req.url}`);
+      throw new Error('the agent failed');
+    }, options);
+    // The server's own answer to a handler that threw, as any node:http server needs one.
+    const node = http.createServer((req, res) => {
+      handler(req, res).catch(() => {
+        res.statusCode = 500;
+        res.end();
+      });
+    });
+    const web = recordFetchHandler(async (request: Request) => {
+      await fetch(`${api.url}/x?who=web${new URL(request.url).pathname}`);
+      throw new Error('the agent failed');
+    }, options);
+    const webServer = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => webServer.once('listening', r));
+    const urls = [await listen(node), `http://127.0.0.1:${(webServer.address() as AddressInfo).port}`];
+    const answers = await Promise.all(urls.map((url) => fetch(`${url}/ask`)));
+    expect(answers.map((a) => a.status)).toEqual([500, 500]);
+    await runs.reach(2);
+    expect(announced.map((run) => run.name)).toEqual(['GET /ask', 'GET /ask']);
+    expect(readdirSync(folder).sort()).toEqual(announced.map((run) => run.id).sort());
+    const calls = await Promise.all(announced.map((run) => callsOf(`${folder}/${run.id}`)));
+    expect(calls.flat().sort()).toEqual(['node/ask', 'web/ask']);
+    await close(node);
+    await close(webServer as unknown as http.Server);
+  });
+
   it('Express and Fastify: the rest of the chain runs inside the run', async () => {
     const folder = `${tmp.dir}/frameworks`;
     const runs = recordedRuns();
