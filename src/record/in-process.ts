@@ -79,6 +79,12 @@ export interface RecordContext {
   fail(): void;
   /** Sets the run's input (JSON) for replay, once it is known (a request body read by the handler). */
   setInput(input: unknown): void;
+  /**
+   * Work the run leaves going after its answer (saving the conversation, a summary, a webhook):
+   * the run lasts until the promise settles too, so its calls are in the recording (a replay runs
+   * them again). A rejection marks the run failed. As a platform's waitUntil() or Next.js's after().
+   */
+  waitUntil(work: Promise<unknown>): void;
 }
 
 export interface RecordResult<T> {
@@ -179,6 +185,8 @@ const sdkVersionsByCwd = new Map<string, Record<string, string>>();
  * recording. Runs may overlap freely (`world: 'observed'`, the default); a run that snapshots a
  * whole database (`world: 'snapshot'`) or a folder (`fsRoot`) needs the process to itself. If fn
  * throws, the recording is closed `incomplete` with every finished step, and the error is rethrown.
+ * Called inside a recorded run, fn is part of that run (given its context) and makes no recording
+ * of its own (`recorded: false`).
  *
  * @example
  * const { id } = await record({ name: 'support-ticket-42' }, () => runAgent(ticket));
@@ -190,6 +198,7 @@ export async function record<T>(
   const tags = new Set<string>();
   let markedFailed = false;
   let input: { value: unknown } | undefined;
+  const background: Array<Promise<unknown>> = [];
   const base = {
     tool,
     tag: (name: string) => void tags.add(name),
@@ -199,20 +208,36 @@ export async function record<T>(
     setInput: (value: unknown) => {
       input = { value };
     },
+    waitUntil: (work: Promise<unknown>) => void background.push(work),
   };
-  const unrecorded = async (): Promise<RecordResult<T>> => ({
-    dir: '',
-    id: '',
-    result: await fn({ id: '', dir: '', ...base }),
-    recorded: false,
-    steps: 0,
-  });
+  // The work given to waitUntil(), and any it gives in turn; sampled in or out, the run waits for it.
+  const settleBackground = async () => {
+    for (let i = 0; i < background.length; i++) {
+      await Promise.resolve(background[i]).catch(() => {
+        markedFailed = true;
+      });
+    }
+  };
+  const unrecorded = async (): Promise<RecordResult<T>> => {
+    try {
+      return { dir: '', id: '', result: await fn({ id: '', dir: '', ...base }), recorded: false, steps: 0 };
+    } finally {
+      await settleBackground();
+    }
+  };
   const sampling: Sampling = samplingOf(options.sample);
   // Under `tapedeck replay` the replay preload answers every call: recording again would fight it.
   // The command's run starts here, as at runInput().
   if (process.env.TAPEDECK_REPLAY_CONFIG !== undefined) {
     markRunStart();
     return unrecorded();
+  }
+  // Inside a recorded run (an agent library's own record() under a server adapter's), fn is part
+  // of that run: its calls are the session's, and a replay of the session runs them again. A
+  // recording of its own would leave them out of the session's, whose replay would then diverge.
+  const around = layer?.capture.current();
+  if (around?.context !== undefined && !around.closed) {
+    return { dir: '', id: '', result: await fn(around.context), recorded: false, steps: 0 };
   }
   if (!sampling.start()) return unrecorded();
   let opened: { capture: SharedCapture; pg: PgObserver; recording: RunRecording };
@@ -265,10 +290,18 @@ export async function record<T>(
     failure = { error };
     result = undefined as T;
   } finally {
+    await settleBackground();
     await run.children.close();
     capture.close(run);
     release();
   }
+  // The run's async context outlives it in what it created and the process keeps (a pool's
+  // connection, a kept-alive socket, a timer): the closed run keeps no more than its flag there,
+  // not the rows its world read.
+  const observed = run.observed;
+  run.observed = undefined;
+  run.children = undefined;
+  run.context = undefined;
   const failed = failure !== undefined || markedFailed;
   const keep = sampling.keep({ failed, durationMs: monotonicNow() - started, tags });
   let where = '';
@@ -285,9 +318,9 @@ export async function record<T>(
       // A world that cannot be read leaves the recording closed, as incomplete, and says why.
       let observedWorld: ObservedWorldRecord | undefined;
       let worldError: { error: unknown } | undefined;
-      if (run.observed !== undefined) {
+      if (observed !== undefined) {
         try {
-          observedWorld = await observedWorldOf(run.observed, pg, options);
+          observedWorld = await observedWorldOf(observed, pg, options);
         } catch (error) {
           worldError = { error };
         }
@@ -318,6 +351,14 @@ export async function record<T>(
     if (options.onRecorderError === undefined) throw failure?.error ?? error;
     options.onRecorderError(error);
     where = '';
+  }
+  if (where !== '' && options.onKept !== undefined) {
+    try {
+      options.onKept({ id: recording.id, dir: where, steps });
+    } catch (error) {
+      if (options.onRecorderError === undefined) throw failure?.error ?? error;
+      options.onRecorderError(error);
+    }
   }
   if (failure !== undefined) throw failure.error;
   return { dir: where, id: where === '' ? '' : recording.id, result, recorded: where !== '', steps };

@@ -77,6 +77,12 @@ export interface RecordOptions {
    * Given, the run goes on unrecorded instead of failing; the default is to throw.
    */
   onRecorderError?: (error: unknown) => void;
+  /**
+   * In-process: called once the run's recording is kept (written, or shipped to its store),
+   * whether fn returned or threw (a server adapter's onRecorded: a handler that threw is the run
+   * the errors rule keeps).
+   */
+  onKept?: (run: { id: string; dir: string; steps: number }) => void;
   /** Called after each event is written; awaited before the agent passes the next step boundary. */
   onEvent?: (event: RecordedEvent) => void | Promise<void>;
 }

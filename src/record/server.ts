@@ -44,19 +44,26 @@ function warnOnce(): (error: unknown) => void {
   };
 }
 
+/** A request's record() options; `status()`: the answer's status when its recording is kept. */
 function runOptions<Req>(
   options: ServerRecordOptions<Req>,
   request: Req,
   info: ServerRunInfo,
   onError: (error: unknown) => void,
+  status: () => number | undefined,
 ): RecordOptions {
-  const { name, input, folder, header: _h, failStatus: _f, onRecorded: _o, onError: _e, ...rest } = options;
+  const { name, input, folder, header: _h, failStatus: _f, onRecorded, onError: _e, ...rest } = options;
+  const runName = name ? name(request, info) : `${info.method} ${info.path}`;
   return {
     ...rest,
-    name: name ? name(request, info) : `${info.method} ${info.path}`,
+    name: runName,
     ...(input ? { input: input(request) } : {}),
     ...(folder ? { folder } : {}),
     onRecorderError: onError,
+    // Kept runs are announced whether the handler returned or threw (a thrown one is failed).
+    ...(onRecorded
+      ? { onKept: (run) => onRecorded({ id: run.id, dir: run.dir, name: runName, status: status() }) }
+      : {}),
   };
 }
 
@@ -76,23 +83,50 @@ function recordExchange(
   options: ServerRecordOptions<IncomingMessage>,
   onError: (error: unknown) => void,
   proceed: () => unknown,
+  chain: 'handler' | 'middleware',
 ): Promise<void> {
   const info = infoOf(req.method, req.originalUrl ?? req.url);
   const header = options.header ?? RECORDING_HEADER;
   const failStatus = options.failStatus ?? 500;
-  const opts = runOptions(options, req, info, onError);
+  const opts = runOptions(options, req, info, onError, () => res.statusCode);
   return record(opts, async (ctx: RecordContext) => {
     if (ctx.id !== '' && header !== false && !res.headersSent) res.setHeader(header, ctx.id);
-    const ended = new Promise<boolean>((resolve) => {
-      if (res.writableFinished) return resolve(true);
-      res.once('finish', () => resolve(true));
-      res.once('close', () => resolve(res.writableFinished));
-    });
+    const ended = responseOver(res, chain);
     await proceed();
     const finished = await ended;
     if (!finished || res.statusCode >= failStatus) ctx.fail();
-  }).then((run) => {
-    if (run.recorded) options.onRecorded?.({ id: run.id, dir: run.dir, name: opts.name ?? '', status: res.statusCode });
+  }).then(() => undefined);
+}
+
+/** How long a middleware's run waits, once its client has left, for the chain to end the response. */
+const ABANDONED_RESPONSE_MS = 120_000;
+
+/**
+ * Resolves when the exchange is over for the run: true once the response has been sent, false
+ * when the client left first. A client that leaves does not stop the handler (an agent session
+ * goes on, its calls made): a handler's run ends with its promise (`recordHandler` awaits it), a
+ * middleware's, which sees no promise, when the chain ends the response all the same (Express's
+ * res.json(), an error handler's answer), or ABANDONED_RESPONSE_MS after the client left.
+ */
+function responseOver(res: ServerResponse, chain: 'handler' | 'middleware'): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const closed = () => {
+      if (res.writableFinished || chain === 'handler' || res.writableEnded) return resolve(res.writableFinished);
+      const bound = setTimeout(() => resolve(false), ABANDONED_RESPONSE_MS);
+      bound.unref();
+      const end = res.end;
+      res.end = function (this: ServerResponse, ...args: Parameters<ServerResponse['end']>) {
+        clearTimeout(bound);
+        resolve(false);
+        return end.apply(this, args);
+      } as ServerResponse['end'];
+    };
+    if (res.writableFinished) return resolve(true);
+    // Already closed when the run starts (the client left while the run was opening: the first
+    // run installs the capture layer): its 'close' has been emitted, and will not come again.
+    if (res.closed) return closed();
+    res.once('finish', () => resolve(true));
+    res.once('close', closed);
   });
 }
 
@@ -114,7 +148,7 @@ export function recordHandler<Req extends IncomingMessage, Res extends ServerRes
   options: ServerRecordOptions<IncomingMessage> = {},
 ): (req: Req, res: Res) => Promise<void> {
   const onError = options.onError ?? warnOnce();
-  return (req, res) => recordExchange(req, res, options, onError, () => handler(req, res));
+  return (req, res) => recordExchange(req, res, options, onError, () => handler(req, res), 'handler');
 }
 
 /**
@@ -130,7 +164,7 @@ export function recordMiddleware(
 ): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const onError = options.onError ?? warnOnce();
   return (req, res, next) => {
-    void recordExchange(req, res, options, onError, () => next()).catch(onError);
+    void recordExchange(req, res, options, onError, () => next(), 'middleware').catch(onError);
   };
 }
 
@@ -151,10 +185,10 @@ export function recordFetchHandler<A extends unknown[]>(
   return (request, ...rest) => {
     const url = new URL(request.url);
     const info = { method: request.method.toUpperCase(), path: url.pathname };
-    const opts = runOptions(options, request, info, onError);
+    let status: number | undefined;
+    const opts = runOptions(options, request, info, onError, () => status);
     return new Promise<Response>((resolve, reject) => {
       let answered = false;
-      let status: number | undefined;
       record(opts, async (ctx: RecordContext) => {
         let response: Response;
         try {
@@ -172,9 +206,18 @@ export function recordFetchHandler<A extends unknown[]>(
         let body: ReadableStream<Uint8Array> | null = response.body;
         if (body !== null) {
           // The run lasts until the body has been read to its end (a stream is the agent still
-          // working), and the body is read inside the run, whoever pulls it.
-          let done!: () => void;
-          bodyDone = new Promise<void>((r) => (done = r));
+          // working), and the body is read inside the run, whoever pulls it. A body that fails
+          // part way (the model's stream broke after the headers went out with a 200), or that the
+          // client leaves before its end, is a failed run, as a node:http answer cut short is.
+          let settled!: () => void;
+          bodyDone = new Promise<void>((r) => (settled = r));
+          let over = false;
+          const done = (failed: boolean) => {
+            if (over) return;
+            over = true;
+            if (failed) ctx.fail();
+            settled();
+          };
           const source = body.getReader();
           body = new ReadableStream<Uint8Array>({
             pull: AsyncResource.bind(async (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -182,15 +225,15 @@ export function recordFetchHandler<A extends unknown[]>(
                 const next = await source.read();
                 if (next.done) {
                   controller.close();
-                  done();
+                  done(false);
                 } else controller.enqueue(next.value);
               } catch (error) {
                 controller.error(error);
-                done();
+                done(true);
               }
             }),
             cancel: (reason) => {
-              done();
+              done(true);
               return source.cancel(reason);
             },
           });
@@ -198,13 +241,9 @@ export function recordFetchHandler<A extends unknown[]>(
         answered = true;
         resolve(new Response(body, { status: response.status, statusText: response.statusText, headers }));
         await bodyDone;
-      })
-        .then((run) => {
-          if (run.recorded) options.onRecorded?.({ id: run.id, dir: run.dir, name: opts.name ?? '', status });
-        })
-        .catch((error: unknown) => {
-          if (!answered) reject(error);
-        });
+      }).catch((error: unknown) => {
+        if (!answered) reject(error);
+      });
     });
   };
 }

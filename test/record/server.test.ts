@@ -26,10 +26,22 @@ import { startServer, type TestServer, tempDir } from './helpers.js';
 let api: TestServer;
 const tmp = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** GET /gate?who=X answers once opened(X) is called (the test says when). */
+const gates = new Map<string, { wait: Promise<void>; open: () => void }>();
+function gate(who: string) {
+  let entry = gates.get(who);
+  if (entry === undefined) {
+    let open!: () => void;
+    entry = { wait: new Promise<void>((r) => (open = r)), open: () => open() };
+    gates.set(who, entry);
+  }
+  return entry;
+}
 
 beforeAll(async () => {
   api = await startServer(async (req, _body, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/gate') await gate(url.searchParams.get('who') ?? '').wait;
     await sleep(Number(url.searchParams.get('delay') ?? 0));
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ who: url.searchParams.get('who') }));
@@ -145,6 +157,233 @@ describe('server adapters', () => {
     const failed = await readRecording(`${folder}/${ids.get('GET /error')}`);
     expect(failed.events.at(-1)).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
     await close(server);
+  });
+
+  it('a client that leaves mid-session: the run holds the whole session, also when it left before the run opened', async () => {
+    // The session goes on without its client (node:http, Express and Fastify go on running the
+    // handler): its recording has every call, and is a failed run. The client leaves once the
+    // session's first call is in flight (held at the gate until the server has seen it leave), or,
+    // for the *-early servers, before the recorded part of the chain starts at all (as when it
+    // leaves while the first run installs the capture layer).
+    const folder = `${tmp.dir}/left`;
+    const runs = recordedRuns();
+    const ids = new Map<string, string>();
+    const options = {
+      folder,
+      name: (req: http.IncomingMessage) => String(req.url?.split('/').pop()),
+      onRecorded: (run: { id: string; name: string }) => {
+        ids.set(run.name, run.id);
+        runs.onRecorded();
+      },
+    };
+    const whoOf = (req: http.IncomingMessage) => String(req.url?.split('/').pop());
+    const left = new Map<string, () => void>();
+    const arrived = new Map<string, () => void>();
+    const arrive = (req: http.IncomingMessage) => arrived.get(whoOf(req))?.();
+    const session = async (who: string, res: http.ServerResponse) => {
+      res.once('close', () => left.get(who)?.());
+      await fetch(`${api.url}/gate?who=${who}-1`);
+      await fetch(`${api.url}/x?who=${who}-2`);
+    };
+    const handler = recordHandler(async (req, res) => {
+      await session(whoOf(req), res);
+      res.end('late');
+    }, options);
+    const node = http.createServer((req, res) => void handler(req, res));
+    const nodeEarly = http.createServer((req, res) => {
+      res.once('close', () => void handler(req, res));
+      arrive(req);
+    });
+    const expressApp = (early: boolean) => {
+      const app = express();
+      if (early)
+        app.use((req, res, next) => {
+          res.once('close', () => next());
+          arrive(req);
+        });
+      app.use(recordMiddleware(options));
+      app.get('/ask/:who', async (req, res) => {
+        await session(req.params.who, res);
+        res.json({ late: true });
+      });
+      return http.createServer(app);
+    };
+    const fastify = Fastify();
+    const mw = recordMiddleware(options);
+    fastify.addHook('onRequest', (request, reply, done) => mw(request.raw, reply.raw, done));
+    fastify.get('/ask/:who', async (request, reply) => {
+      await session((request.params as { who: string }).who, reply.raw);
+      return { late: true };
+    });
+    const servers = { node, nodeEarly, express: expressApp(false), expressEarly: expressApp(true) };
+    const urls: Record<string, string> = {};
+    for (const [name, server] of Object.entries(servers)) urls[name] = await listen(server);
+    urls.fastify = await fastify.listen({ port: 0, host: '127.0.0.1' });
+    await Promise.all(
+      Object.entries(urls).map(async ([name, url]) => {
+        const client = new AbortController();
+        const seen = new Promise<void>((resolve) => left.set(name, resolve));
+        const there = new Promise<void>((resolve) => arrived.set(name, resolve));
+        const asked = fetch(`${url}/ask/${name}`, { signal: client.signal }).catch(() => undefined);
+        if (name.endsWith('Early')) {
+          await there;
+          client.abort();
+        } else {
+          // Once the session's first call is in flight, the client leaves; the call answers after.
+          while (!gates.has(`${name}-1`)) await sleep(10);
+          client.abort();
+          await seen;
+        }
+        gate(`${name}-1`).open();
+        await asked;
+      }),
+    );
+    await runs.reach(5);
+    for (const name of Object.keys(urls)) {
+      const dir = `${folder}/${ids.get(name)}`;
+      expect(await callsOf(dir), name).toEqual([`${name}-1`, `${name}-2`]);
+      const recording = await readRecording(dir);
+      expect(recording.events.at(-1), name).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
+    }
+    for (const server of Object.values(servers)) await close(server);
+    await fastify.close();
+  });
+
+  it('work left going after the answer (waitUntil) is part of the run: Express and a fetch-style handler', async () => {
+    const folder = `${tmp.dir}/after`;
+    const runs = recordedRuns();
+    // Saving the conversation once the client has its answer, in two calls, the second given by the first.
+    const saveLater = (who: string) =>
+      currentRecording()?.waitUntil(
+        (async () => {
+          await fetch(`${api.url}/save?who=${who}-save&delay=100`);
+          currentRecording()?.waitUntil(fetch(`${api.url}/index?who=${who}-index&delay=100`));
+        })(),
+      );
+    const app = express();
+    app.use(recordMiddleware({ folder, onRecorded: runs.onRecorded }));
+    app.get('/ask/:who', async (req, res) => {
+      await fetch(`${api.url}/x?who=${req.params.who}`);
+      res.json({ who: req.params.who });
+      saveLater(req.params.who);
+    });
+    const web = recordFetchHandler(
+      async (request: Request) => {
+        const who = new URL(request.url).pathname.split('/').pop() ?? '';
+        await fetch(`${api.url}/x?who=${who}`);
+        saveLater(who);
+        return Response.json({ who });
+      },
+      { folder, onRecorded: runs.onRecorded },
+    );
+    const expressServer = http.createServer(app);
+    const webServer = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => webServer.once('listening', r));
+    const urls = [await listen(expressServer), `http://127.0.0.1:${(webServer.address() as AddressInfo).port}`];
+    const answers = await Promise.all(
+      urls.flatMap((url, s) => ['a', 'b'].map((n) => fetch(`${url}/ask/${s === 0 ? 'e' : 'w'}${n}`))),
+    );
+    await runs.reach(4);
+    for (const answer of answers) {
+      const { who } = (await answer.json()) as { who: string };
+      const id = answer.headers.get(RECORDING_HEADER);
+      expect(await callsOf(`${folder}/${id}`)).toEqual([who, `${who}-save`, `${who}-index`]);
+    }
+    await close(expressServer);
+    await close(webServer as unknown as http.Server);
+  });
+
+  it('fetch-style handler: a streamed body that breaks part way, or that the client leaves, is a failed run', async () => {
+    // The answer's status (200) went out with its headers; what went wrong comes after, in the body.
+    const folder = `${tmp.dir}/streams`;
+    const runs = recordedRuns();
+    const ids = new Map<string, string>();
+    const web = recordFetchHandler(
+      async (request: Request) => {
+        const kind = new URL(request.url).pathname.slice(1);
+        let sent = 0;
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (kind === 'whole' && sent === 2) return controller.close();
+              if (kind === 'broken' && sent === 1) throw new Error('the model stream broke');
+              const part = await fetch(`${api.url}/part?who=${kind}-${sent++}`).then((r) => r.text());
+              controller.enqueue(new TextEncoder().encode(part));
+            },
+          }),
+        );
+      },
+      {
+        folder,
+        onRecorded: (run) => {
+          ids.set(run.name, run.id);
+          runs.onRecorded();
+        },
+      },
+    );
+    const server = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await Promise.all(
+      ['whole', 'broken', 'left'].map(async (kind) => {
+        const client = new AbortController();
+        const answer = await fetch(`${url}/${kind}`, { signal: client.signal });
+        const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+        if (kind === 'left') {
+          await reader.read();
+          client.abort();
+        }
+        for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) break;
+      }),
+    );
+    await runs.reach(3);
+    const statusOf = async (kind: string) =>
+      (await readRecording(`${folder}/${ids.get(`GET /${kind}`)}`)).events.at(-1)?.payload;
+    expect(await statusOf('whole')).toMatchObject({ status: 'complete' });
+    expect(await statusOf('broken')).toMatchObject({ status: 'failed' });
+    expect(await statusOf('left')).toMatchObject({ status: 'failed' });
+    await close(server as unknown as http.Server);
+  });
+
+  it('a handler that throws: its run is kept by the errors rule and announced (node:http, fetch-style)', async () => {
+    const folder = `${tmp.dir}/threw`;
+    const runs = recordedRuns();
+    const announced: Array<{ name: string; id: string }> = [];
+    const options = {
+      folder,
+      sample: { rate: 0, errors: true },
+      onRecorded: (run: { name: string; id: string }) => {
+        announced.push(run);
+        runs.onRecorded();
+      },
+    };
+    const handler = recordHandler(async (req) => {
+      await fetch(`${api.url}/x?who=node${req.url}`);
+      throw new Error('the agent failed');
+    }, options);
+    // The server's own answer to a handler that threw, as any node:http server needs one.
+    const node = http.createServer((req, res) => {
+      handler(req, res).catch(() => {
+        res.statusCode = 500;
+        res.end();
+      });
+    });
+    const web = recordFetchHandler(async (request: Request) => {
+      await fetch(`${api.url}/x?who=web${new URL(request.url).pathname}`);
+      throw new Error('the agent failed');
+    }, options);
+    const webServer = serve({ fetch: web, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => webServer.once('listening', r));
+    const urls = [await listen(node), `http://127.0.0.1:${(webServer.address() as AddressInfo).port}`];
+    const answers = await Promise.all(urls.map((url) => fetch(`${url}/ask`)));
+    expect(answers.map((a) => a.status)).toEqual([500, 500]);
+    await runs.reach(2);
+    expect(announced.map((run) => run.name)).toEqual(['GET /ask', 'GET /ask']);
+    expect(readdirSync(folder).sort()).toEqual(announced.map((run) => run.id).sort());
+    const calls = await Promise.all(announced.map((run) => callsOf(`${folder}/${run.id}`)));
+    expect(calls.flat().sort()).toEqual(['node/ask', 'web/ask']);
+    await close(node);
+    await close(webServer as unknown as http.Server);
   });
 
   it('Express and Fastify: the rest of the chain runs inside the run', async () => {
