@@ -1,6 +1,12 @@
 // Small JSON helpers every module shares: reading untrusted JSON shapes and parsing text that may
 // or may not be JSON (bodies, tool arguments). Canonical JSON text is in canonical-json.ts.
 
+/**
+ * JSON nested deeper than this is refused: every engine walks values recursively, and a value a
+ * real agent exchanges is nowhere near this deep. A writer keeps what is deeper as text (capDepth).
+ */
+export const MAX_JSON_DEPTH = 200;
+
 /** A plain object (not null, not an array): a JSON object read from untrusted data. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -21,10 +27,19 @@ export function parseJson(text: string | undefined): { ok: true; value: unknown 
   const first = text.trimStart()[0];
   if (first !== '{' && first !== '[') return { ok: false };
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseUntrusted(text) };
   } catch {
     return { ok: false };
   }
+}
+
+/**
+ * JSON.parse for text from outside (a body, a stream's event, a message): what nests deeper than
+ * MAX_JSON_DEPTH comes back as its JSON text (capDepth), so no recursive walk over the value —
+ * matching, redaction, canonical JSON — overflows the stack on it. Throws as JSON.parse does.
+ */
+export function parseUntrusted(text: string): unknown {
+  return capDepth(JSON.parse(text), MAX_JSON_DEPTH);
 }
 
 /**
@@ -47,4 +62,48 @@ export function whyNotJson(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const line = message.replace(/\r/g, '\\r').replace(/\n/g, '\\n');
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/**
+ * `value` with every array or object that would nest deeper than `levels` (the value itself is
+ * level 1) replaced by its JSON text, so what a writer is handed (an agent's request, a tool's
+ * arguments) never makes a line the reader refuses. The same value when nothing is that deep
+ * (nothing copied); the walk never goes deeper than `levels`, however deep the value.
+ * @example capDepth({ a: [[1]] }, 2) // { a: '[[1]]' }
+ */
+export function capDepth(value: unknown, levels: number): unknown {
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  if (levels <= 0) return depthText(value);
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const capped = capDepth(item, levels - 1);
+      if (capped !== item) {
+        out ??= value.slice();
+        out[i] = capped;
+      }
+    }
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    const capped = capDepth(item, levels - 1);
+    if (capped !== item) {
+      // Spread defines own keys, so a key named `__proto__` stays a key.
+      out ??= { ...(value as Record<string, unknown>) };
+      out[key] = capped;
+    }
+  }
+  return out ?? value;
+}
+
+function depthText(value: object): string {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch {
+    // Deeper than even the engine's own JSON.stringify goes.
+    return '[nested too deep to keep]';
+  }
 }

@@ -10,6 +10,7 @@ import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 import { disk } from './disk.js';
 import { TapedeckError } from './errors.js';
 import { type FileContent, inlineContent } from './file-content.js';
+import { capDepth, MAX_JSON_DEPTH } from './json.js';
 import { unsafePathReason } from './paths.js';
 import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, INLINE_FILE_MAX, PAYLOAD_SCHEMAS } from './schema.js';
@@ -228,7 +229,9 @@ class Writer implements RecordingWriter {
       parentStepId: event.parentStepId,
       type: event.type,
       time: event.time ?? new Date().toISOString(),
-      payload: this.redactor.payload(event.type, event.payload),
+      // Before redaction, so what is cut to text is redacted as text. The envelope and the payload
+      // object are the line's first two levels.
+      payload: this.redactor.payload(event.type, capDepth(event.payload, MAX_JSON_DEPTH - 1)),
     };
     if (this.validate) validateEvent(envelope);
     const line = `${canonicalJson(envelope)}\n`;
