@@ -99,11 +99,81 @@ export function capDepth(value: unknown, levels: number): unknown {
   return out ?? value;
 }
 
+/**
+ * JSON.stringify without recursion: the engine's own overflows the stack some thousands of levels
+ * down (sooner on a deep call stack), and a value cut by capDepth may be that deep.
+ */
 function depthText(value: object): string {
-  try {
-    return JSON.stringify(value) ?? 'null';
-  } catch {
-    // Deeper than even the engine's own JSON.stringify goes.
-    return '[nested too deep to keep]';
+  const out: string[] = [];
+  const literal = (text: string) => ({ literal: text });
+  type Task = { literal: string } | { value: unknown };
+  const tasks: Task[] = [{ value }];
+  while (tasks.length > 0) {
+    const task = tasks.pop() as Task;
+    if ('literal' in task) {
+      out.push(task.literal);
+      continue;
+    }
+    let v = task.value;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      v = (v as { toJSON(): unknown }).toJSON();
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) {
+      out.push(JSON.stringify(v) ?? 'null');
+      continue;
+    }
+    if (Array.isArray(v)) {
+      tasks.push(literal(']'));
+      for (let i = v.length - 1; i >= 0; i--) {
+        tasks.push({ value: v[i] });
+        if (i > 0) tasks.push(literal(','));
+      }
+      tasks.push(literal('['));
+      continue;
+    }
+    const entries = Object.entries(v).filter(([, item]) => item !== undefined && typeof item !== 'function');
+    tasks.push(literal('}'));
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i] as [string, unknown];
+      tasks.push({ value: item });
+      tasks.push(literal(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`));
+    }
+    tasks.push(literal('{'));
   }
+  return out.join('');
+}
+
+/**
+ * `value` with every string longer than `keep` characters cut to its first `keep` and a note of
+ * its length (a surrogate pair is never split). The same value when no string is that long.
+ * @example cutLongStrings({ a: 'abcdef' }, 2) // { a: 'ab… [cut by tapedeck: 6 characters]' }
+ */
+export function cutLongStrings(value: unknown, keep: number): unknown {
+  if (typeof value === 'string') {
+    if (value.length <= keep) return value;
+    const end = /[\uD800-\uDBFF]/.test(value.charAt(keep - 1)) ? keep - 1 : keep;
+    return `${value.slice(0, end)}… [cut by tapedeck: ${value.length} characters]`;
+  }
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const cut = cutLongStrings(item, keep);
+      if (cut !== item) {
+        out ??= value.slice();
+        out[i] = cut;
+      }
+    }
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    const cut = cutLongStrings(item, keep);
+    if (cut !== item) {
+      out ??= { ...(value as Record<string, unknown>) };
+      out[key] = cut;
+    }
+  }
+  return out ?? value;
 }
