@@ -613,13 +613,16 @@ export function installFsSandbox({
     for (const abs of dirty) {
       let st;
       try {
-        st = mfs.statSync(abs);
+        // Not followed: a link is no file of the world (the recorder leaves links out), and one the
+        // agent pointed at a folder above it would make the walk go round for ever.
+        st = mfs.lstatSync(abs);
       } catch {
         out[abs] = null;
         continue;
       }
       if (st.isDirectory()) walk(abs, out);
-      else out[abs] = { mode: modeOf(st), data: mfs.readFileSync(abs) };
+      else if (st.isFile()) out[abs] = { mode: modeOf(st), data: mfs.readFileSync(abs) };
+      else out[abs] = null;
     }
     dirty.clear();
     return out;
@@ -630,9 +633,9 @@ export function installFsSandbox({
     out[`${dir}${path.sep}`] = 'dir';
     for (const name of mfs.readdirSync(dir)) {
       const abs = path.join(dir, String(name));
-      const st = mfs.statSync(abs);
+      const st = mfs.lstatSync(abs);
       if (st.isDirectory()) walk(abs, out);
-      else out[abs] = { mode: modeOf(st), data: mfs.readFileSync(abs) };
+      else if (st.isFile()) out[abs] = { mode: modeOf(st), data: mfs.readFileSync(abs) };
     }
   };
 

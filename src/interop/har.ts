@@ -8,24 +8,28 @@ import { packageVersion } from '../package.js';
 import { streamBytes } from '../providers/index.js';
 import { RecordSession } from '../record/session.js';
 import { TapedeckError } from '../recording/errors.js';
-import { bodyBytes, createRecordingWriter, readRecording, whyNotJson } from '../recording/index.js';
+import { bodyBytes, HeaderName, HeaderValue, HttpRequestSchema, IsoTime, whyNotJson } from '../recording/index.js';
 import type { HttpExchangePayload, Recording } from '../recording/types.js';
+import { writeImported } from './imported.js';
 
 export const MAX_HAR_BYTES = 512 * 1024 * 1024;
 
-const NameValue = z.object({ name: z.string(), value: z.string() }).loose();
+/**
+ * A header as the recording format takes it (a replay sends and serves it): the reader's rules, so
+ * an archive from elsewhere is refused here, naming its field, not written into a recording no
+ * command reads.
+ */
+const Header = z.object({ name: HeaderName, value: HeaderValue }).loose();
+/** A duration in ms that keeps every time it is added to a Date (about 3 years at most). */
+const Duration = z.number().nonnegative().max(1e11);
 const TapedeckExtra = z
   .object({
-    exchangeId: z.string().optional(),
+    exchangeId: z.string().min(1).optional(),
     chunks: z
-      .array(
-        z
-          .object({ offsetMs: z.number().nonnegative(), data: z.string(), encoding: z.literal('base64').optional() })
-          .strict(),
-      )
+      .array(z.object({ offsetMs: Duration, data: z.string(), encoding: z.literal('base64').optional() }).strict())
       .optional(),
     requestBase64: z.string().optional(),
-    ttfbMs: z.number().nonnegative().optional(),
+    ttfbMs: Duration.optional(),
     error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
   })
   .strict();
@@ -37,13 +41,13 @@ export const HarSchema = z
         entries: z.array(
           z
             .object({
-              startedDateTime: z.string(),
-              time: z.number(),
+              startedDateTime: IsoTime,
+              time: Duration,
               request: z
                 .object({
-                  method: z.string().min(1),
-                  url: z.string().min(1),
-                  headers: z.array(NameValue),
+                  method: HttpRequestSchema.shape.method,
+                  url: HttpRequestSchema.shape.url,
+                  headers: z.array(Header),
                   postData: z
                     .object({ mimeType: z.string().optional(), text: z.string().optional() })
                     .loose()
@@ -52,9 +56,9 @@ export const HarSchema = z
                 .loose(),
               response: z
                 .object({
-                  status: z.number().int(),
+                  status: z.number().int().min(0).max(999),
                   statusText: z.string().optional(),
-                  headers: z.array(NameValue),
+                  headers: z.array(Header),
                   content: z
                     .object({
                       size: z.number().optional(),
@@ -65,7 +69,11 @@ export const HarSchema = z
                     .loose(),
                 })
                 .loose(),
-              timings: z.object({ wait: z.number().optional() }).loose().optional(),
+              // HAR gives -1 for a timing that does not apply.
+              timings: z
+                .object({ wait: z.union([Duration, z.literal(-1)]).optional() })
+                .loose()
+                .optional(),
               _tapedeck: TapedeckExtra.optional(),
             })
             .loose(),
@@ -193,101 +201,106 @@ export interface HarImportResult {
 /** Writes a recording of a HAR archive's exchanges, decoded by the recorder's session. */
 export async function harToRecording(har: Har, options: { out: string; name?: string }): Promise<HarImportResult> {
   const entries = [...har.log.entries].sort((a, b) => Date.parse(a.startedDateTime) - Date.parse(b.startedDateTime));
-  const writer = await createRecordingWriter(options.out, {
-    name: options.name ?? 'har',
-    agent: { command: [], cwd: '' },
-    ...(entries[0] ? { createdAt: new Date(Date.parse(entries[0].startedDateTime)).toISOString() } : {}),
-  });
-  writer.setManifest({ tags: ['imported:har'] });
-  const start = entries[0] ? Date.parse(entries[0].startedDateTime) : Date.now();
-  writer.append({
-    type: 'run.started',
-    stepId: 0,
-    time: new Date(start).toISOString(),
-    payload: { command: [], cwd: '' },
-  });
-  const session = new RecordSession(writer);
-  const wire = (bytes: Buffer) =>
-    isUtf8Text(bytes)
-      ? { size: bytes.length, text: bytes.toString('utf8') }
-      : { size: bytes.length, b64: bytes.toString('base64') };
-  let end = start;
-  for (const [i, entry] of entries.entries()) {
-    const extra = entry._tapedeck ?? {};
-    const id = extra.exchangeId ?? `har-${i + 1}`;
-    const ts = Date.parse(entry.startedDateTime);
-    const done = ts + Math.max(0, entry.time);
-    end = Math.max(end, done);
-    const requestBytes =
-      extra.requestBase64 !== undefined
-        ? Buffer.from(extra.requestBase64, 'base64')
-        : Buffer.from(entry.request.postData?.text ?? '', 'utf8');
-    const req = {
-      id,
-      pid: 0,
-      ts,
-      method: entry.request.method,
-      url: entry.request.url,
-      headers: headerMap(entry.request.headers),
-      ...(entry.request.postData ? { body: wire(requestBytes) } : {}),
-    };
-    const ttfb = ts + (extra.ttfbMs ?? entry.timings?.wait ?? entry.time);
-    const head = {
-      ts: ttfb,
-      status: entry.response.status,
-      ...(entry.response.statusText ? { statusText: entry.response.statusText } : {}),
-      headers: headerMap(entry.response.headers),
-    };
-    if (extra.chunks) {
-      session.accept({ t: 'req', ...req });
-      session.accept({ t: 'res', id, ...head, stream: true });
-      for (const c of extra.chunks)
-        session.accept({
-          t: 'chunk',
-          id,
-          off: c.offsetMs,
-          data: c.data,
-          ...(c.encoding ? { encoding: c.encoding } : {}),
-        });
-      session.accept({ t: 'end', id, ts: done, ...(extra.error ? { error: extra.error } : {}) });
-      continue;
-    }
-    const content = entry.response.content;
-    const responseBytes =
-      content.encoding === 'base64'
-        ? Buffer.from(content.text ?? '', 'base64')
-        : Buffer.from(content.text ?? '', 'utf8');
-    const noResponse = entry.response.status === 0 && extra.error !== undefined;
-    session.accept({
-      t: 'xchg',
-      ...req,
-      ...(noResponse
-        ? {}
-        : {
-            res: {
-              ...head,
-              ...(responseBytes.length > 0 || content.text !== undefined ? { body: wire(responseBytes) } : {}),
-            },
-          }),
-      end: done,
-      ...(extra.error ? { error: extra.error } : {}),
-    });
-  }
-  await session.finish();
-  writer.append({
-    type: 'run.completed',
-    stepId: 0,
-    time: new Date(end).toISOString(),
-    payload: {
-      status: 'complete',
-      exitCode: 0,
-      ...(session.lastOutput !== undefined ? { finalOutput: session.lastOutput } : {}),
+  const recording = await writeImported(
+    options.out,
+    {
+      name: options.name ?? 'har',
+      agent: { command: [], cwd: '' },
+      ...(entries[0] ? { createdAt: new Date(Date.parse(entries[0].startedDateTime)).toISOString() } : {}),
     },
-  });
-  await writer.close('complete');
-  const recording = await readRecording(writer.dir);
+    async (writer) => {
+      writer.setManifest({ tags: ['imported:har'] });
+      const start = entries[0] ? Date.parse(entries[0].startedDateTime) : Date.now();
+      writer.append({
+        type: 'run.started',
+        stepId: 0,
+        time: new Date(start).toISOString(),
+        payload: { command: [], cwd: '' },
+      });
+      const session = new RecordSession(writer);
+      const wire = (bytes: Buffer) =>
+        isUtf8Text(bytes)
+          ? { size: bytes.length, text: bytes.toString('utf8') }
+          : { size: bytes.length, b64: bytes.toString('base64') };
+      let end = start;
+      for (const [i, entry] of entries.entries()) {
+        const extra = entry._tapedeck ?? {};
+        const id = extra.exchangeId ?? `har-${i + 1}`;
+        const ts = Date.parse(entry.startedDateTime);
+        const done = ts + Math.max(0, entry.time);
+        end = Math.max(end, done);
+        const requestBytes =
+          extra.requestBase64 !== undefined
+            ? Buffer.from(extra.requestBase64, 'base64')
+            : Buffer.from(entry.request.postData?.text ?? '', 'utf8');
+        const req = {
+          id,
+          pid: 0,
+          ts,
+          method: entry.request.method,
+          url: entry.request.url,
+          headers: headerMap(entry.request.headers),
+          ...(entry.request.postData ? { body: wire(requestBytes) } : {}),
+        };
+        const wait = entry.timings?.wait === -1 ? undefined : entry.timings?.wait;
+        const ttfb = ts + (extra.ttfbMs ?? wait ?? entry.time);
+        const head = {
+          ts: ttfb,
+          status: entry.response.status,
+          ...(entry.response.statusText ? { statusText: entry.response.statusText } : {}),
+          headers: headerMap(entry.response.headers),
+        };
+        if (extra.chunks) {
+          session.accept({ t: 'req', ...req });
+          session.accept({ t: 'res', id, ...head, stream: true });
+          for (const c of extra.chunks)
+            session.accept({
+              t: 'chunk',
+              id,
+              off: c.offsetMs,
+              data: c.data,
+              ...(c.encoding ? { encoding: c.encoding } : {}),
+            });
+          session.accept({ t: 'end', id, ts: done, ...(extra.error ? { error: extra.error } : {}) });
+          continue;
+        }
+        const content = entry.response.content;
+        const responseBytes =
+          content.encoding === 'base64'
+            ? Buffer.from(content.text ?? '', 'base64')
+            : Buffer.from(content.text ?? '', 'utf8');
+        const noResponse = entry.response.status === 0 && extra.error !== undefined;
+        session.accept({
+          t: 'xchg',
+          ...req,
+          ...(noResponse
+            ? {}
+            : {
+                res: {
+                  ...head,
+                  ...(responseBytes.length > 0 || content.text !== undefined ? { body: wire(responseBytes) } : {}),
+                },
+              }),
+          end: done,
+          ...(extra.error ? { error: extra.error } : {}),
+        });
+      }
+      await session.finish();
+      writer.append({
+        type: 'run.completed',
+        stepId: 0,
+        time: new Date(end).toISOString(),
+        payload: {
+          status: 'complete',
+          exitCode: 0,
+          ...(session.lastOutput !== undefined ? { finalOutput: session.lastOutput } : {}),
+        },
+      });
+      await writer.close('complete');
+    },
+  );
   return {
-    dir: writer.dir,
+    dir: recording.dir,
     exchanges: recording.events.filter((e) => e.type === 'http.exchange').length,
     modelCalls: recording.events.filter((e) => e.type === 'model.called').length,
   };

@@ -15,6 +15,11 @@ const HexId = (bytes: 16 | 8) =>
       message: `expected a ${bytes}-byte id as hex`,
     });
 const Int64 = z.union([z.string().regex(/^-?\d{1,20}$/), z.number().int()]);
+/** A time: nanoseconds since 1970, not before it (at most 20 digits: before the year 5000). */
+const UnixNano = z.union([
+  z.string().regex(/^\d{1,20}$/, { message: 'expected nanoseconds since 1970' }),
+  z.number().int().nonnegative(),
+]);
 
 export interface OtlpAnyValue {
   stringValue?: string;
@@ -58,15 +63,15 @@ export const SpanSchema = z
     flags: z.number().int().optional(),
     name: z.string(),
     kind: z.number().int().min(0).max(5).optional(),
-    startTimeUnixNano: Int64,
-    endTimeUnixNano: Int64,
+    startTimeUnixNano: UnixNano,
+    endTimeUnixNano: UnixNano,
     attributes: Attributes,
     droppedAttributesCount: z.number().int().optional(),
     events: z
       .array(
         z
           .object({
-            timeUnixNano: Int64.optional(),
+            timeUnixNano: UnixNano.optional(),
             name: z.string(),
             attributes: Attributes,
             droppedAttributesCount: z.number().int().optional(),

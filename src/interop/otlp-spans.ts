@@ -2,6 +2,7 @@
 // semantic conventions' attributes (gen_ai.input.messages, …), their older one event per message,
 // and OpenLLMetry's indexed attributes (gen_ai.prompt.N.*, llm.request.functions.N.*).
 import { bucketsFromOtel } from '../ledger/tokens.js';
+import { tokenCount } from '../providers/index.js';
 import { TapedeckError } from '../recording/errors.js';
 import { jsonOrText } from '../recording/json.js';
 import type { Usage } from '../recording/types.js';
@@ -235,16 +236,18 @@ export function modelCallOf(s: FlatSpan): ImportedCall {
   }
   const toolDefs = parseJsonAttr(a['gen_ai.tool.definitions']);
   const tools = Array.isArray(toolDefs) ? (toolDefs as GenAiToolDefinition[]) : indexedTools(a);
+  // A count as a provider's body gives it: what is not a non-negative integer the format can hold is 0.
+  const count = (v: unknown) => tokenCount(num(v));
   const otel = {
-    'gen_ai.usage.input_tokens': num(a['gen_ai.usage.input_tokens'] ?? a['gen_ai.usage.prompt_tokens']),
-    'gen_ai.usage.cache_read.input_tokens': num(
+    'gen_ai.usage.input_tokens': count(a['gen_ai.usage.input_tokens'] ?? a['gen_ai.usage.prompt_tokens']),
+    'gen_ai.usage.cache_read.input_tokens': count(
       a['gen_ai.usage.cache_read.input_tokens'] ?? a['gen_ai.usage.cache_read_input_tokens'],
     ),
-    'gen_ai.usage.cache_creation.input_tokens': num(
+    'gen_ai.usage.cache_creation.input_tokens': count(
       a['gen_ai.usage.cache_creation.input_tokens'] ?? a['gen_ai.usage.cache_creation_input_tokens'],
     ),
-    'gen_ai.usage.output_tokens': num(a['gen_ai.usage.output_tokens'] ?? a['gen_ai.usage.completion_tokens']),
-    'gen_ai.usage.reasoning.output_tokens': num(
+    'gen_ai.usage.output_tokens': count(a['gen_ai.usage.output_tokens'] ?? a['gen_ai.usage.completion_tokens']),
+    'gen_ai.usage.reasoning.output_tokens': count(
       a['gen_ai.usage.reasoning.output_tokens'] ?? a['gen_ai.usage.reasoning_tokens'],
     ),
   };

@@ -4,6 +4,7 @@
 // each turn ends. A conversation is decoded by the first provider that detects one of its messages;
 // a message that is not JSON (audio bytes, a ping) is skipped.
 
+import { parseUntrusted } from '../recording/json.js';
 import { isRecord } from './read.js';
 import { CONVERSATION_PROVIDERS } from './registry.js';
 import type { ConversationDecoder, ConversationModelCall } from './types.js';
@@ -28,7 +29,7 @@ function jsonOf(data: string | Uint8Array | undefined): Record<string, unknown> 
   }
   if (!text.trimStart().startsWith('{')) return undefined;
   try {
-    const json: unknown = JSON.parse(text);
+    const json: unknown = parseUntrusted(text);
     return isRecord(json) ? json : undefined;
   } catch {
     return undefined;

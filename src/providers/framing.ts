@@ -2,6 +2,7 @@
 // into events: server-sent events (sse.ts), NDJSON (one JSON value a line: Ollama), and the AWS
 // event stream (binary messages with headers: Bedrock's ConverseStream, aws-eventstream.ts). A
 // provider names its framing; decodeModelCall, the recorder and the replay read streams through here.
+import { parseUntrusted } from '../recording/json.js';
 import type { StreamChunk } from '../recording/types.js';
 import { parseAwsEventStream } from './aws-eventstream.js';
 import { parseSse } from './sse.js';
@@ -77,7 +78,7 @@ export function streamEvents(framing: Framing, chunks: readonly StreamChunk[]): 
 export function eventJson(event: StreamEvent): Record<string, unknown> | undefined {
   if (event.data === '[DONE]') return undefined;
   try {
-    const value: unknown = JSON.parse(event.data);
+    const value: unknown = parseUntrusted(event.data);
     return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -30,6 +30,7 @@ export {
   turnText,
   withSystemPrompt,
 } from './model-call.js';
+export { num as tokenCount } from './read.js';
 export { CONVERSATION_PROVIDERS, PROVIDERS } from './registry.js';
 export { parseSse, type SseEvent } from './sse.js';
 export type {

@@ -6,9 +6,14 @@ import type { Json, ModelOutput, Provider, ProviderRequest, ToolSpec, TurnPart }
 
 export { asArray, isRecord };
 
-/** A non-negative integer count; 0 for anything else. */
+/** The largest count read: no model counts more, and a sum of a few stays an exact integer. */
+const MAX_COUNT = 1e15;
+/**
+ * A non-negative integer count (a fraction dropped); 0 for anything else — a negative, NaN, a
+ * count past MAX_COUNT. A usage the recording format refuses (over 2^53) never gets written.
+ */
 export function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
+  return typeof value === 'number' && Number.isFinite(value) && value <= MAX_COUNT ? Math.max(0, Math.trunc(value)) : 0;
 }
 
 export function str(value: unknown): string | undefined {

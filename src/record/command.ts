@@ -78,6 +78,8 @@ export interface RecordCommandResult {
   unrecorded?: UnrecordedConnection[];
   /** Python programs started without tapedeck's hook (their values unrecorded), as in the manifest's `unhooked`. */
   unhooked?: UnhookedPython[];
+  /** What the recording lacks of the world (files under --fs whose names a recording cannot hold). */
+  worldWarnings?: string[];
 }
 
 function entryOf(command: string[], cwd: string): string | undefined {
@@ -507,6 +509,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const silentToolCalls = session.toolCalls.warnings({ database: options.dbUrl !== undefined });
   const unrecorded = session.connections.list();
   const unhooked = session.unhooked.list();
+  const worldWarnings = active.world?.warnings() ?? [];
   return {
     dir,
     ...(interruptedBy ? { interrupted: interruptedBy } : {}),
@@ -518,5 +521,6 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     ...(silentToolCalls.length > 0 ? { silentToolCalls } : {}),
     ...(unrecorded.length > 0 ? { unrecorded } : {}),
     ...(unhooked.length > 0 ? { unhooked } : {}),
+    ...(worldWarnings.length > 0 ? { worldWarnings } : {}),
   };
 }

@@ -4,6 +4,7 @@
 // stored) and its tool call (classified as an HTTP call is, by the user's rules first, with method
 // `WS`: a JSON-RPC `tools/call` sent over it is an MCP_CALL, anything else an API_CALL).
 import { type ConversationCalls, modelStepType } from '../providers/index.js';
+import { parseUntrusted } from '../recording/json.js';
 import type { StepEvent } from '../recording/step-writer.js';
 import type {
   Body,
@@ -52,7 +53,7 @@ export function messageValue(message: Pick<WebSocketMessage, 'type' | 'body' | '
   if (text === undefined) return { [message.type]: message.body?.size ?? 0 };
   if (message.type !== 'text') return { [message.type]: text };
   try {
-    return JSON.parse(text);
+    return parseUntrusted(text);
   } catch {
     return text;
   }

@@ -27,7 +27,7 @@ export { type Domains, heldAsText, rowFacts, rowsInOneForm } from './db-values.j
 export { blockOnDisk } from './disk.js';
 export * from './errors.js';
 export { type FileContent, fileBytes, fileIdentity, fsIdentity, isInline } from './file-content.js';
-export { asArray, isRecord, jsonOrText, parseJson, whyNotJson } from './json.js';
+export { asArray, isRecord, jsonOrText, MAX_JSON_DEPTH, parseJson, parseUntrusted, whyNotJson } from './json.js';
 export { isSafeRelativePath, unsafePathReason } from './paths.js';
 export {
   type AnswerProvenance,

@@ -7,7 +7,9 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } fr
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecordingError } from './errors.js';
-import { whyNotJson } from './json.js';
+import { MAX_JSON_DEPTH, whyNotJson } from './json.js';
+
+export { MAX_JSON_DEPTH };
 
 /**
  * zod compiles a fast path for an object schema the first time it parses with it: worth it over
@@ -22,11 +24,6 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 export const MAX_JSON_FILE_BYTES = 512 * 1024 * 1024;
 /** A blob larger than this is refused (bodies and file contents are read whole). */
 export const MAX_BLOB_BYTES = 512 * 1024 * 1024;
-/**
- * JSON nested deeper than this is refused: every engine walks values recursively, and a value a
- * real agent exchanges is nowhere near this deep.
- */
-export const MAX_JSON_DEPTH = 200;
 /** events.jsonl holding more events than this is refused. */
 export const MAX_EVENTS = 2_000_000;
 

@@ -18,10 +18,11 @@ export const IsoTime = z.string().refine(isIsoTime, 'expected an ISO 8601 time s
  * `:authority`, as a HAR shows them), no carriage return or NUL in a value. A newline is the format's
  * own separator of repeated values (Set-Cookie; every repeated header of an imported HAR).
  */
-export const Headers = z.record(
-  z.string().regex(/^:?[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'expected an HTTP header name'),
-  z.string().regex(/^[^\r\u0000]*$/, 'expected a header value without a carriage return or NUL'),
-);
+export const HeaderName = z.string().regex(/^:?[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'expected an HTTP header name');
+export const HeaderValue = z
+  .string()
+  .regex(/^[^\r\u0000]*$/, 'expected a header value without a carriage return or NUL');
+export const Headers = z.record(HeaderName, HeaderValue);
 /** A URL every engine can parse (`new URL`): the replay matches, routes and exports by it. */
 export const AbsoluteUrl = z.string().refine((url) => URL.canParse(url), 'expected an absolute URL');
 /**

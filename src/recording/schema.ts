@@ -23,6 +23,6 @@ export {
 } from './schema-db-expr.js';
 export * from './schema-events.js';
 export * from './schema-exchange.js';
-export { RowSchema } from './schema-fields.js';
+export { AbsoluteUrl, HeaderName, HeaderValue, IsoTime, RowSchema } from './schema-fields.js';
 export * from './schema-files.js';
 export * from './schema-manifest.js';

@@ -10,7 +10,9 @@ import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 import { disk } from './disk.js';
 import { TapedeckError } from './errors.js';
 import { type FileContent, inlineContent } from './file-content.js';
+import { capDepth, cutLongStrings, MAX_JSON_DEPTH } from './json.js';
 import { unsafePathReason } from './paths.js';
+import { MAX_LINE_BYTES } from './read-files.js';
 import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, INLINE_FILE_MAX, PAYLOAD_SCHEMAS } from './schema.js';
 import { sealManifest } from './seal.js';
@@ -228,10 +230,13 @@ class Writer implements RecordingWriter {
       parentStepId: event.parentStepId,
       type: event.type,
       time: event.time ?? new Date().toISOString(),
-      payload: this.redactor.payload(event.type, event.payload),
+      // Before redaction, so what is cut to text is redacted as text. The envelope and the payload
+      // object are the line's first two levels.
+      payload: this.redactor.payload(event.type, capDepth(event.payload, MAX_JSON_DEPTH - 1)),
     };
     if (this.validate) validateEvent(envelope);
-    const line = `${canonicalJson(envelope)}\n`;
+    let line = `${canonicalJson(envelope)}\n`;
+    if (line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES) line = fitLine(envelope, line);
     this.seq++; // only once the event is sure to be written: a rejected event leaves no gap
     this.pending.push(line);
     this.pendingChars += line.length;
@@ -378,6 +383,24 @@ class Writer implements RecordingWriter {
   private writeManifest(): void {
     writeFileAtomicSync(join(this.dir, 'manifest.json'), `${canonicalJsonPretty(this.current)}\n`);
   }
+}
+
+/**
+ * Events derived from an exchange whose body (a blob, any size) holds the whole: their long strings
+ * (a 70 MB prompt in a model.called's messages, the answer in run.completed's finalOutput) may be
+ * cut so that the line stays within what a reader takes. Others keep every byte: a replay serves
+ * or rebuilds from them.
+ */
+const CUT_TO_FIT = new Set<EventType>(['model.called', 'run.completed']);
+
+/** The event's line with its long strings cut until it is within MAX_LINE_BYTES, where its type allows. */
+function fitLine(envelope: { type: EventType; payload: unknown }, line: string): string {
+  if (!CUT_TO_FIT.has(envelope.type)) return line;
+  for (let keep = 4 * 1024 * 1024; keep >= 1024; keep = Math.floor(keep / 4)) {
+    const cut = `${canonicalJson({ ...envelope, payload: cutLongStrings(envelope.payload, keep) })}\n`;
+    if (Buffer.byteLength(cut) <= MAX_LINE_BYTES) return cut;
+  }
+  return line;
 }
 
 function validateEvent(envelope: Record<string, unknown>): void {

@@ -10,6 +10,7 @@ import {
   fileBytes,
   type RecordingWriter,
   sha256Hex,
+  unsafePathReason,
 } from '../recording/index.js';
 
 export class ReplayFiles {
@@ -66,6 +67,9 @@ export class ReplayFiles {
         continue;
       }
       const p = rel(r.abs);
+      // A name a recording cannot hold (a backslash, a control character) is left out, as the
+      // recorder left it out (src/record/world/fs.ts).
+      if (p !== '' && unsafePathReason(p) !== undefined) continue;
       if (r.gone) {
         for (const known of [...this.files.keys()]) {
           if (known === p || known.startsWith(`${p}/`) || p === '') this.delete(known, out);

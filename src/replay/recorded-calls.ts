@@ -17,7 +17,7 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { isTelemetry } from '../recording/index.js';
+import { isTelemetry, parseUntrusted } from '../recording/index.js';
 import { drawnBySteps, drawnFor } from './drawn.js';
 import {
   canonical,
@@ -44,7 +44,7 @@ function parsedValue(text: string): unknown {
   const t = text.trim();
   if (t[0] !== '{' && t[0] !== '[') return text;
   try {
-    return JSON.parse(t);
+    return parseUntrusted(t);
   } catch {
     return text;
   }

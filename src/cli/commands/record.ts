@@ -124,8 +124,9 @@ interrupted).`,
             : 'incomplete';
       // Honest accounting: a tool the model asked for that left no call in the recording (kept as
       // the events were written: no read-back of the recording).
-      const { silentToolCalls = [], ...outcome } = result;
+      const { silentToolCalls = [], worldWarnings = [], ...outcome } = result;
       const warnings = [
+        ...worldWarnings,
         ...silentToolCalls,
         ...(result.unrecorded ?? []).map(unrecordedWarning),
         ...(result.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),

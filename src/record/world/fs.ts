@@ -8,7 +8,7 @@ import { type BigIntStats, lstatSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { readQueued, statKey, watchTree } from '../../../sandbox/preload/shared-watch.mjs';
-import { type FileContent, sha256Hex } from '../../recording/index.js';
+import { type FileContent, sha256Hex, unsafePathReason } from '../../recording/index.js';
 import type { FileEntry, FsChangedPayload, FsSnapshot } from '../../recording/types.js';
 import type { FileLook } from '../protocol.js';
 import { KnownFiles } from './known-files.js';
@@ -40,12 +40,20 @@ export interface FsTracker {
   apply(files: FileLook[]): FsChangedPayload[];
   /** How the last changes() found them: only the paths touched since (watching), or by scanning everything. */
   readonly lastPass: 'touched' | 'scan' | undefined;
+  /**
+   * Files under the root left out of every snapshot and change: their names are not paths the
+   * recording format holds (a backslash, a control character; src/recording/paths.ts), which every
+   * reader refuses. At most LEFT_OUT_NAMED of them, and how many in all.
+   */
+  readonly leftOut: { names: readonly string[]; count: number };
   /** Stops watching (when watching). */
   close(): void;
 }
 
 /** More touched paths than this in one step: scanning everything is as cheap. */
 const WATCHED_LIMIT = 4096;
+/** Left-out files named in the warning; the rest are counted. */
+const LEFT_OUT_NAMED = 5;
 
 /**
  * Paths under `exclude` (absolute) are not part of the world (e.g. the recording's own folder).
@@ -72,6 +80,13 @@ export function createFsTracker(
   let lastPass: 'touched' | 'scan' | undefined;
   /** Paths a changes() left to a file call in flight: looked at again by the next one. */
   let held = new Set<string>();
+  const leftOut = new Set<string>();
+  /** Whether the format holds `rel` as a path; a file whose name it does not is left out (and noted). */
+  const holdable = (rel: string): boolean => {
+    if (unsafePathReason(rel) === undefined) return true;
+    leftOut.add(rel);
+    return false;
+  };
 
   /** Collects the files under `dir`. */
   async function walk(dir: string, out: string[]): Promise<void> {
@@ -95,6 +110,7 @@ export function createFsTracker(
    * threads that cost more than the calls (a step barrier waits on them; a snapshot makes thousands).
    */
   function look(rel: string, previous: Cached | undefined): Cached | 'dir' | undefined {
+    if (!holdable(rel)) return undefined;
     const abs = path.join(absRoot, rel);
     let st: BigIntStats;
     let bytes: Buffer;
@@ -133,7 +149,7 @@ export function createFsTracker(
     if (rel === '' || rel.includes('\0')) return undefined;
     const abs = path.resolve(absRoot, rel);
     if (!abs.startsWith(`${absRoot}${path.sep}`) || relOf(abs) !== rel || excluded(abs)) return undefined;
-    return rel;
+    return holdable(rel) ? rel : undefined;
   };
 
   async function scan(watching = false): Promise<KnownFiles<Cached>> {
@@ -217,6 +233,9 @@ export function createFsTracker(
     root: absRoot,
     get lastPass() {
       return lastPass;
+    },
+    get leftOut() {
+      return { names: [...leftOut].sort().slice(0, LEFT_OUT_NAMED), count: leftOut.size };
     },
     async snapshot() {
       // Watching, after the first: what the tracker knows once the touched paths are looked at

@@ -45,6 +45,8 @@ export interface WorldCapture {
   finish(writer: RecordingWriter): Promise<void>;
   /** Removes change capture from the database; always call it (also on failure). */
   close(): Promise<void>;
+  /** What the recording lacks of the world, one warning each (files whose names the format cannot hold). */
+  warnings(): string[];
 }
 
 export async function openWorld(
@@ -114,6 +116,15 @@ export async function openWorld(
       fs?.close();
       await db?.close();
       forget();
+    },
+    warnings() {
+      const left = fs?.leftOut;
+      if (left === undefined || left.count === 0) return [];
+      const named = left.names.map((n) => JSON.stringify(n)).join(', ');
+      const more = left.count > left.names.length ? ` and ${left.count - left.names.length} more` : '';
+      return [
+        `${left.count} file(s) under ${fs?.root} are not in the recording: their names are not paths a recording holds (a backslash or a control character): ${named}${more}`,
+      ];
     },
   };
 }
