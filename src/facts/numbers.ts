@@ -19,6 +19,7 @@ import {
 } from './readings.js';
 import { NUMBER_WORDS, wordsValue } from './words.js';
 import {
+  DOT_GROUPED,
   FRACTION,
   FRACTIONS,
   INDIAN,
@@ -163,11 +164,30 @@ function plainNumber(value: number, digits: string): Made & { value: number } {
  * each reading is only a maybe. As a claim it is grounded by the number, or else by every part.
  */
 function spacedGroups(written: string, c: Conventions): Made {
-  const whole = plainNumber(parseNumber(written), '');
   // `2 002` lists no `002`: a group after the first with a leading zero is a thousands group.
-  if ((c.decimalComma && !c.decimalPoint) || / 0/.test(written)) return whole;
-  const parts = written.split(' ').map((p) => plainNumber(parseNumber(p), p.replace(/^[-−]/, '')));
-  const unsure = (rs: Reading[]) => rs.map((r) => ({ ...r, unsure: `${written}: one number or a list?` }));
+  if (/ 0/.test(written)) return plainNumber(parseNumber(written), '');
+  return oneOrListed(written, ' ', `${written}: one number or a list?`, c);
+}
+
+/**
+ * A comma before one or two digits in a plain number (`12,5`, `3,75`): a decimal comma as a German
+ * or French text writes it, or two numbers listed without a space as an English one may; read by the
+ * text's conventions as spaced groups are. Never the whole number before the comma alone (`12,5` is not 12).
+ */
+function commaDecimal(written: string, c: Conventions): Made {
+  return oneOrListed(written, ',', `${written}: a decimal comma or two numbers?`, c);
+}
+
+/**
+ * `written` as one number or as the numbers `separator` lists: one in a text with a decimal comma,
+ * a list (the number only a maybe) in one with a decimal point, either (each a maybe) in one with
+ * neither or both. As a claim: grounded by the number, or else by every part.
+ */
+function oneOrListed(written: string, separator: string, why: string, c: Conventions): Made {
+  const whole = plainNumber(parseNumber(written), '');
+  if (c.decimalComma && !c.decimalPoint) return whole;
+  const parts = written.split(separator).map((p) => plainNumber(parseNumber(p), p.replace(/^[-−]/, '')));
+  const unsure = (rs: Reading[]) => rs.map((r) => ({ ...r, unsure: why }));
   const listed = parts.flatMap((p) => p.observed);
   const list = c.decimalPoint && !c.decimalComma;
   return {
@@ -186,7 +206,7 @@ export const NUMBER_PASSES: Pass[] = [
   // as are Indian lakhs (`1,29,999`): never `299` or `1,29` read out of them.
   pass(
     new RegExp(
-      `(?<![\\w.,])#?[-−]?(?:${FRACTION}|(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w${FRACTION_CHARS}])(?!,\\d{3}))`,
+      `(?<![\\w.,])#?[-−]?(?:(?:${DOT_GROUPED}|${SPACED},\\d{1,2}|\\d+,\\d{1,2})(?![\\w${FRACTION_CHARS}])(?![.,]\\d)|${FRACTION}|(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w${FRACTION_CHARS}])(?!,\\d{3}))`,
       'g',
     ),
     (m, c) => {
@@ -197,6 +217,12 @@ export const NUMBER_PASSES: Pass[] = [
         const value = parseNumber(written);
         return { kind: 'number', value, claim: plainClaim(value, halfUnit(written)), observed: bareObserved(value) };
       }
+      // Dots grouping thousands before a decimal comma or in two groups (`1.299,99`, `12.345.678`), a
+      // decimal comma after groups of three (`1 299,99`): one number. Before, `1.299` was read and
+      // `,99` dropped (a total of 1299 grounded `1.299,99`).
+      if (/^\d{1,3}\.\d{3}[.,]/.test(digits) || /\d[ \u00a0\u202f\u2009'’]\d{3},/.test(digits))
+        return plainNumber(parseNumber(written), '');
+      if (/^\d+,\d{1,2}$/.test(digits)) return commaDecimal(written, c());
       if (/\d \d/.test(digits)) return spacedGroups(written, c());
       if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
       const sign = digits === written ? 1 : -1;

@@ -173,3 +173,64 @@ describe('fractions, scientific notation and temperatures', () => {
     );
   });
 });
+
+describe('plain numbers in the decimal-comma convention, with no currency beside them', () => {
+  // Before, the reader took `1.299` of `1.299,99` (and `1 299` of `1 299,99`, `12` of `12,5`) and
+  // dropped the rest: a total of 1299 grounded "1.299,99" (a false pass), 1299.99 did not (a false fail).
+  const PLAIN: Array<[string, (v: number) => string]> = [
+    ['de-DE', (v) => v.toLocaleString('de-DE', { minimumFractionDigits: 2, maximumFractionDigits: 2 })],
+    ['es-ES', (v) => v.toLocaleString('es-ES', { minimumFractionDigits: 2, maximumFractionDigits: 2 })],
+    ['it-IT', (v) => v.toLocaleString('it-IT', { minimumFractionDigits: 2, maximumFractionDigits: 2 })],
+    ['nl-NL', (v) => v.toLocaleString('nl-NL', { minimumFractionDigits: 2, maximumFractionDigits: 2 })],
+    ['pt-BR', (v) => v.toLocaleString('pt-BR', { minimumFractionDigits: 2, maximumFractionDigits: 2 })],
+    ['fr-FR', (v) => v.toLocaleString('fr-FR', { minimumFractionDigits: 2, maximumFractionDigits: 2 })],
+    ['space', (v) => v.toLocaleString('fr-FR', { minimumFractionDigits: 2 }).replace(/\u202f/g, ' ')],
+    ['one decimal', (v) => v.toLocaleString('de-DE', { minimumFractionDigits: 1, maximumFractionDigits: 1 })],
+  ];
+
+  it('is the number written, never the whole part before the comma, never a cent off', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1_001, max: 9_999_999_999 }), fc.constantFrom(...PLAIN), (c, [name, form]) => {
+        const v = name === 'one decimal' ? Math.round(c / 10) / 10 : c / 100;
+        const text = `Der Wert beträgt ${form(v)}.`;
+        if (Number.isInteger(v)) return;
+        expect(verdicts({ total: v }, text), text).toEqual(['same']);
+        // (`10,10` against 10 is grounded as two numbers listed: both are 10.)
+        if (Number(form(v).split(',')[1]) !== Math.trunc(v))
+          expect(verdicts({ total: Math.trunc(v) }, text), `${text} vs ${Math.trunc(v)}`).toEqual(['different']);
+        expect(verdicts({ total: Math.round(v * 100 + 1) / 100 }, text), text).toEqual(['different']);
+        // Observed, grouped it is one number; a lone `10,01` only maybe (a decimal, or 10 and 1 listed?).
+        const grouped = /\d[.\s\u202f]\d{3},/.test(form(v));
+        expect(verdicts({ note: form(v) }, `The total is ${v}.`), `${form(v)} observed`).toEqual([
+          grouped ? 'same' : 'cant-tell',
+        ]);
+      }),
+      RUNS,
+    );
+  });
+
+  it('dot groups alone are thousands (`12.345.678`), and a quantity or percentage reads them too', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1_000_000, max: 999_999_999 }), fc.integer({ min: 1, max: 9 }), (n, d) => {
+        const grouped = n.toLocaleString('de-DE');
+        expect(verdicts({ visitors: n }, `${grouped} Besucher`), grouped).toEqual(['same']);
+        expect(verdicts({ visitors: Math.trunc(n / 1000) }, `${grouped} Besucher`), grouped).toEqual(['different']);
+        const k = Math.trunc(n / 1000);
+        const km = `${k.toLocaleString('de-DE')},${d} km`;
+        expect(verdicts({ distance_m: k * 1000 + d * 100 }, km), km).toEqual(['same']);
+        expect(verdicts({ distance_m: k * 1000 }, km), km).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it('a lone `12,5` is the decimal, or two numbers listed; never the 12 before the comma alone', () => {
+    expect(verdicts({ score: 12.5 }, 'Der Wert ist 12,5.')).toEqual(['same']);
+    expect(verdicts({ score: 12 }, 'Der Wert ist 12,5.')).toEqual(['different']);
+    expect(verdicts({ score: 12, rank: 5 }, 'Pages 12,5 and 14.')).toEqual(['same', 'different']);
+    // A decimal comma elsewhere says which: an observed `12,5` is then the decimal, surely.
+    expect(verdicts({ note: 'Wert 12,5 bei 3,5 kg' }, 'The value is 12.5.')).toEqual(['same']);
+    // A list is still a list: `1,2,3` reads as before.
+    expect(verdicts({ a: 12 }, 'Items 12,13,14')).toEqual(['same']);
+  });
+});

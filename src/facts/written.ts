@@ -54,7 +54,14 @@ export const FRACTIONS: Record<string, [number, number]> = {
 };
 /** A number with a vulgar fraction: `1½`, `¾`, `-2¼`. */
 export const FRACTION = `\\d*[${Object.keys(FRACTIONS).join('')}]`;
-export const NUM = `([-−]?${FRACTION}|[-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
+/**
+ * Thousands grouped by dots, as German, Spanish, Italian, Dutch and Portuguese write them: with a
+ * decimal comma (`1.299,99`, `12.345.678,90`, `1.234,5`) or in two groups or more (`12.345.678`).
+ * Either way one number, unlike a lone `12.999` (thousands or decimals?).
+ */
+export const DOT_GROUPED = '\\d{1,3}(?:\\.\\d{3})+,\\d+|\\d{1,3}(?:\\.\\d{3}){2,}(?![.,]\\d)';
+const DOT_GROUPED_WHOLE = new RegExp(`^-?(?:${DOT_GROUPED})$`);
+export const NUM = `([-−]?(?:${DOT_GROUPED})(?!\\d)|[-−]?${FRACTION}|[-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
 /** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
 export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
@@ -190,7 +197,7 @@ export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-
 /** A mark that groups digits: a space, a no-break, narrow no-break or thin space, a Swiss apostrophe. */
 export const GROUP_MARK = /[ \u00a0\u202f\u2009'’]/g;
 
-/** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5. */
+/** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5; `1.234,5` -> 1234.5; `12.345.678` -> 12345678. */
 export function parseNumber(text: string): number {
   const t = text.replace(/^[-−]/, '-').replace(GROUP_MARK, '');
   const fraction = FRACTIONS[t.at(-1)!];
@@ -198,7 +205,15 @@ export function parseNumber(text: string): number {
     const whole = t.slice(0, -1).replace('-', '');
     return (t.startsWith('-') ? -1 : 1) * (Number(whole || 0) + fraction[0]);
   }
+  if (DOT_GROUPED_WHOLE.test(t)) return Number(t.replace(/\./g, '').replace(',', '.'));
   return Number(DECIMAL_COMMA.test(t) ? t.replace(',', '.') : t.replace(/,/g, ''));
+}
+
+/** How many decimals a written number has: `12.5` 1, `1.234,56` 2, `12,5` 1, `1,299` and `12.345.678` 0. */
+export function decimalsWritten(text: string): number {
+  const t = text.replace(GROUP_MARK, '').replace(/^[-−]/, '');
+  if (DOT_GROUPED_WHOLE.test(t)) return t.includes(',') ? t.length - t.indexOf(',') - 1 : 0;
+  return (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;
 }
 
 /**
