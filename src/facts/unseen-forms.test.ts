@@ -4,7 +4,7 @@
 // the right value in the form is "same", a value off in it never is.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FactIndex, mentionsIn } from './index.js';
+import { FactIndex, mentionsIn, sameFact } from './index.js';
 
 const RUNS = { seed: 20261201, numRuns: 150 };
 const AT = { pos: 1, stepId: 1, label: 'step 1' };
@@ -232,5 +232,42 @@ describe('plain numbers in the decimal-comma convention, with no currency beside
     expect(verdicts({ note: 'Wert 12,5 bei 3,5 kg' }, 'The value is 12.5.')).toEqual(['same']);
     // A list is still a list: `1,2,3` reads as before.
     expect(verdicts({ a: 12 }, 'Items 12,13,14')).toEqual(['same']);
+  });
+});
+
+describe('Unix time under a key that names an instant', () => {
+  // Stripe's `created: 1796047200`, JWT's `exp`, a JavaScript `updatedAt` in milliseconds: before,
+  // each was a bare number, and an answer or a contract stating its date or time was a false fail.
+  const KEYS = ['created', 'created_at', 'updatedAt', 'exp', 'timestamp', 'expires_at', 'time_ms'];
+  const instant = fc.record({
+    day: fc.integer({ min: Date.UTC(2001, 0, 1) / 864e5, max: Date.UTC(2199, 0, 1) / 864e5 }),
+    hour: fc.integer({ min: 0, max: 23 }),
+    minute: fc.integer({ min: 0, max: 59 }),
+  });
+  const MONTH_NAMES = 'January February March April May June July August September October November December'.split(
+    ' ',
+  );
+
+  it('states its date and its UTC time; two days off or a second off does not, nor a number under another key', () => {
+    fc.assert(
+      fc.property(instant, fc.constantFrom(...KEYS), (t, key) => {
+        const ms = t.day * 864e5 + t.hour * 36e5 + t.minute * 6e4;
+        const value = key.endsWith('_ms') || key === 'updatedAt' ? ms : ms / 1000;
+        const d = new Date(ms);
+        const [y, m, day] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()];
+        const iso = d.toISOString().slice(0, 19);
+        for (const form of [`${MONTH_NAMES[m]} ${day}, ${y}`, `${day} ${MONTH_NAMES[m]} ${y}`, `${iso.slice(0, 10)}`])
+          expect(verdicts({ [key]: value }, `It was on ${form}.`), `${key}: ${value} vs ${form}`).toEqual(['same']);
+        expect(verdicts({ [key]: value }, `At ${iso}Z.`), `${key}: ${value} vs ${iso}Z`).toEqual(['same']);
+        const next = new Date(ms + 2 * 864e5); // (a day off may be the date in a zone far east or west)
+        const nextForm = `${MONTH_NAMES[next.getUTCMonth()]} ${next.getUTCDate()}, ${next.getUTCFullYear()}`;
+        expect(verdicts({ [key]: value }, `It was on ${nextForm}.`), nextForm).toEqual(['different']);
+        expect(verdicts({ count: value }, `It was on ${iso.slice(0, 10)}.`)).toEqual(['different']);
+        expect(sameFact(`${iso}Z`, value, { actual: key }), `${key}: ${value}`).toBe(true);
+        const second = new Date(ms + 1000).toISOString().slice(0, 19);
+        expect(sameFact(`${second}Z`, value, { actual: key })).toBe(false);
+      }),
+      RUNS,
+    );
   });
 });
