@@ -7,6 +7,7 @@ import {
   ambiguousMention,
   at,
   bareObserved,
+  baseReadings,
   type Conventions,
   digitKeys,
   halfUnit,
@@ -52,12 +53,12 @@ export function percentObserved(value: number): Reading[] {
 }
 
 /** A written quantity's readings: the number as written and, in its dimension's base unit, what it measures. */
-function quantity(value: number, dim: string, base: number, tolerance: number): Made {
+function quantity(value: number, base: (tolerance: number) => Reading[], tolerance: number): Made {
   return {
     kind: 'unit',
     value,
-    claim: [num(value), at(dim, base, tolerance)],
-    observed: [at('q', value), at(dim, base)],
+    claim: [num(value), ...base(tolerance)],
+    observed: [at('q', value), ...base(0)],
   };
 }
 
@@ -90,7 +91,7 @@ export const QUANTITY_PASSES: Pass[] = [
       const scale = m[2] ?? (m[3] === '℉' ? 'F' : m[3] === '℃' ? 'C' : m[4]!);
       const value = parseNumber(m[1]!);
       const factor = /^f/i.test(scale) ? 5 / 9 : 1;
-      return quantity(value, 'temp', celsius(value, scale), halfUnit(m[1]!) * factor);
+      return quantity(value, (t) => [at('temp', celsius(value, scale), t)], halfUnit(m[1]!) * factor);
     },
   ),
   // ASCII fractions: 1 1/2 (a whole and a fraction), 3/4 kg (a fraction alone only with a unit).
@@ -101,8 +102,7 @@ export const QUANTITY_PASSES: Pass[] = [
     const tolerance = 0.5 / bottom;
     if (unit === undefined)
       return { kind: 'number', value, claim: plainClaim(value, tolerance), observed: bareObserved(value) };
-    const [dim, factor] = UNITS[unit]!;
-    return quantity(value, dim, value * factor, tolerance * factor);
+    return quantity(value, (t) => baseReadings(UNITS[unit]!, value, t), tolerance);
   }),
   // Percentages: 25%, 25 percent. Read as 25 or 0.25.
   pass(new RegExp(`${NUM_START}${NUM}\\s?(%|percent\\b|per cent\\b|pct\\b)`, 'g'), (m) => {
@@ -111,9 +111,8 @@ export const QUANTITY_PASSES: Pass[] = [
   }),
   // Quantities with units: 1.5 s, 250ms, 3 kg, 24 hours, a 90-minute call (not an id).
   pass(new RegExp(`${NUM_START}${NUM}(?:\\s|-)?(${UNIT_ALT})(?![A-Za-z0-9])`, 'g'), (m) => {
-    const [dim, factor] = UNITS[m[2]!]!;
     const value = parseNumber(m[1]!);
-    return quantity(value, dim, value * factor, halfUnit(m[1]!) * factor);
+    return quantity(value, (t) => baseReadings(UNITS[m[2]!]!, value, t), halfUnit(m[1]!));
   }),
   // ISO 8601 durations: PT1H30M, P2DT3H, PT90M, PT1.5S, P2W — as a time in seconds. Years and
   // months (P1Y, P3M) have no length in seconds and are not read.

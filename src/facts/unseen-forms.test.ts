@@ -271,3 +271,41 @@ describe('Unix time under a key that names an instant', () => {
     );
   });
 });
+
+describe('data sizes: KB, MB, GB, TB in SI or as binary prefixes, never mixed', () => {
+  // `ram_gb: 16` is 16 GiB to most writers (RAM, Windows, memory limits): "16,384 MB" and "16 GiB"
+  // were UNSUPPORTED_CLAIM, a false fail. Each side is read in one convention at a time, so 1,049 MB
+  // is 1000 MiB but never 1000 MB.
+  const PREFIX = ['KB', 'MB', 'GB'] as const;
+
+  it('n GB is n × 1024 MB and n GiB; another number in either is not', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 4096 }), fc.constantFrom(0, 1, 2), (n, i) => {
+        const [big, small] = [PREFIX[i + 1] ?? 'TB', PREFIX[i]];
+        const key = `size_${big.toLowerCase()}`;
+        const binary = (n * 1024).toLocaleString('en-US');
+        expect(verdicts({ [key]: n }, `${n} ${big}`)).toEqual(['same']);
+        expect(verdicts({ [key]: n }, `${binary} ${small}`), `${key}: ${n} vs ${binary} ${small}`).toEqual(['same']);
+        expect(verdicts({ [key]: n }, `${n} ${big.replace('B', 'iB')}`)).toEqual(['same']);
+        expect(verdicts({ [key]: n }, `${(n * 1000).toLocaleString('en-US')} ${small}`)).toEqual(['same']);
+        expect(verdicts({ [key]: n + 1 }, `${binary} ${small}`)).toEqual(['different']);
+        expect(verdicts({ [key]: n }, `${(n * 1024 + 1).toLocaleString('en-US')} ${small}`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+
+  it('an SI figure of a binary size is not the binary figure: 1,049 MB is 1000 MiB, never 1000 MB', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 100, max: 100_000 }), (n) => {
+        const si = Math.round(n * 1.048576);
+        fc.pre(si !== n);
+        const claim = `${si.toLocaleString('en-US')} MB`;
+        expect(verdicts({ size_mib: n }, claim), `size_mib: ${n} vs ${claim}`).toEqual(['same']);
+        expect(verdicts({ size_mb: n }, claim), `size_mb: ${n} vs ${claim}`).toEqual(['different']);
+        expect(verdicts({ size_bytes: n * 1e9 }, `${n} GiB`)).toEqual(['different']);
+      }),
+      RUNS,
+    );
+  });
+});

@@ -67,8 +67,14 @@ export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
 export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2})(?::\\d{2})?)?`;
 
+/**
+ * A unit: its dimension, its factor to the dimension's base unit and, for data, its factor as a
+ * binary prefix is also read (`16 GB` of RAM is 16 GiB; `16,384 MB` is 16 GB so read).
+ */
+export type UnitEntry = [dim: string, factor: number, binary?: number];
+
 /** Units by the way they are written: dimension and factor to the dimension's base unit. */
-export const UNITS: Record<string, [string, number]> = {
+export const UNITS: Record<string, UnitEntry> = {
   ms: ['time', 0.001],
   msec: ['time', 0.001],
   millisecond: ['time', 0.001],
@@ -109,16 +115,18 @@ export const UNITS: Record<string, [string, number]> = {
   lb: ['mass', 453.59237],
   lbs: ['mass', 453.59237],
   oz: ['mass', 28.349523125],
-  bytes: ['data', 1],
-  KB: ['data', 1000],
-  kB: ['data', 1000],
-  MB: ['data', 1e6],
-  GB: ['data', 1e9],
-  TB: ['data', 1e12],
-  KiB: ['data', 1024],
-  MiB: ['data', 1024 ** 2],
-  GiB: ['data', 1024 ** 3],
-  TiB: ['data', 1024 ** 4],
+  // KB, MB, GB, TB in SI (1000) and as a binary prefix (1024: RAM, Windows, most memory limits);
+  // bytes and KiB… are exact in both.
+  bytes: ['data', 1, 1],
+  KB: ['data', 1000, 1024],
+  kB: ['data', 1000, 1024],
+  MB: ['data', 1e6, 1024 ** 2],
+  GB: ['data', 1e9, 1024 ** 3],
+  TB: ['data', 1e12, 1024 ** 4],
+  KiB: ['data', 1024, 1024],
+  MiB: ['data', 1024 ** 2, 1024 ** 2],
+  GiB: ['data', 1024 ** 3, 1024 ** 3],
+  TiB: ['data', 1024 ** 4, 1024 ** 4],
   // Basis points: hundredths of a percent (`150 bps` is 1.5%, `rate_bps: 150` never 150%).
   bps: ['pct', 0.01],
   'basis points': ['pct', 0.01],
@@ -137,7 +145,7 @@ export const UNIT_ALT = Object.keys(UNITS)
   .join('|');
 
 /** The unit of a structured value's key (`latency_ms`, `timeoutSeconds`, `weight_kg`), if it names one. */
-export function unitOfKey(key: string): [string, number] | undefined {
+export function unitOfKey(key: string): UnitEntry | undefined {
   const words = keyWords(key);
   const last = words.at(-1);
   if (last === undefined || words.length < 2) return undefined;
