@@ -25,21 +25,26 @@ export function looseEqual(expected: unknown, actual: unknown): boolean {
  * written another way (`'$1,299.00'` and `price_cents: 129900`, `yes` and `true`, `Zoe` and `Zoë`).
  */
 export function holdsValue(expected: unknown, actual: unknown, key: string): boolean {
+  if (Array.isArray(expected) || isRecord(expected)) return subsetMatch(expected, actual, key);
   return looseEqual(expected, actual) || sameFact(expected, actual, { expected: key, actual: key });
 }
 
-/** Every key of `expected` is in `actual` with a loosely equal value (arrays: same length, element-wise). */
-export function subsetMatch(expected: unknown, actual: unknown): boolean {
+/**
+ * Every key of `expected` is in `actual` with a value it holds (arrays: same length, element-wise),
+ * at any depth: a nested `{ price: '$129.99' }` holds a jsonb `{ price: 129.99 }` as a top-level
+ * value would. Each value is read under its own key (an element of an array under the array's).
+ */
+export function subsetMatch(expected: unknown, actual: unknown, key?: string): boolean {
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual) || actual.length !== expected.length) return false;
-    return expected.every((v, i) => looseEqual(v, actual[i]));
+    return expected.every((v, i) => (key === undefined ? looseEqual(v, actual[i]) : holdsValue(v, actual[i], key)));
   }
   if (isRecord(expected)) {
     if (!isRecord(actual)) return false;
-    for (const [k, v] of Object.entries(expected)) if (!looseEqual(v, actual[k])) return false;
+    for (const [k, v] of Object.entries(expected)) if (!holdsValue(v, actual[k], k)) return false;
     return true;
   }
-  return looseEqual(expected, actual);
+  return key === undefined ? looseEqual(expected, actual) : holdsValue(expected, actual, key);
 }
 
 /** All values stored under `key` anywhere inside `value` (depth-first). */
