@@ -208,3 +208,54 @@ describe('execution and state expectations compare values by the fact they state
       expect(codes('Booked FL-101.', {}, expected(bad), {}, row), bad).toContain('STATE_MISMATCH');
   });
 });
+
+describe("a contract's fields and must_not_include find a value in the answer in any form", () => {
+  const flight = { price_cents: 129900, departs: '2026-12-01', status: 'confirmed' };
+  const gate = (answer: string, criteria: string, fields: string) =>
+    evaluateRecording(
+      bookingRun(answer, flight),
+      parseContract(`
+task_id: book_flight_fields
+input: { user_instruction: "${USER}" }
+success_criteria:
+  required_outputs: [final_answer]
+${criteria}
+fields:
+${fields}
+`),
+    )
+      .findings.filter(
+        (f) => f.code === 'MISSING_REQUIRED_FIELD' || f.code === 'OUTPUT_FORMAT_INVALID' || f.code === 'WRONG_FACT',
+      )
+      .map((f) => f.code);
+  // [answer, success criteria, fields, the codes]: before, `expected` and `any_of` were looked for as
+  // written (`1299` missing from "$1,299.00": a false fail), and any one-word must_not_include was
+  // taken for a failure code and never looked for (a false pass).
+  const CASES: Array<[string, string, string, string[]]> = [
+    ['Booked FL-101 for $1,299.00.', '  must_include: [price]', '  price: { expected: 1299 }', []],
+    ['Booked FL-101 for USD 1,299.', '  must_include: [price]', '  price: { expected: "$1,299.00" }', []],
+    [
+      'Booked FL-101 for $1,399.00.',
+      '  must_include: [price]',
+      '  price: { expected: 1299 }',
+      ['MISSING_REQUIRED_FIELD'],
+    ],
+    ['Booked FL-101, departing Dec 1, 2026.', '  must_include: [departs]', '  departs: { expected: "2026-12-01" }', []],
+    [
+      'Booked FL-101, departing Dec 2, 2026.',
+      '  must_include: [departs]',
+      '  departs: { expected: "2026-12-01" }',
+      ['MISSING_REQUIRED_FIELD'],
+    ],
+    ['Booked FL-101: Confirmed.', '  must_include: [status]', '  status: { any_of: [confirmed, booked] }', []],
+    ['Booked fl101.', '  must_include: [flight]', '  flight: { pattern: "FL-\\\\d{3}", expected: FL-101 }', []],
+    ['Booked FL-101. Your Password is 1234.', '  must_not_include: [password]', '  x: zzz', ['OUTPUT_FORMAT_INVALID']],
+    ['Booked FL-101. Sorry for the wait.', '  must_not_include: [sorry]', '  x: zzz', ['OUTPUT_FORMAT_INVALID']],
+    ['Booked FL-101; we refunded the old fare.', '  must_not_include: [refund]', '  x: zzz', ['OUTPUT_FORMAT_INVALID']],
+    ['Booked FL-101; status confirmed.', '  must_not_include: [us]', '  x: zzz', []],
+    ['Booked FL-101.', '  must_not_include: [wrong_fact, Unsupported_Claim]', '  x: zzz', []],
+  ];
+  it.each(CASES)('%s (%s, %s) -> %j', (answer, criteria, fields, want) => {
+    expect(gate(answer, criteria, fields)).toEqual(want);
+  });
+});
