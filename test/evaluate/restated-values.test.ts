@@ -259,3 +259,49 @@ ${fields}
     expect(gate(answer, criteria, fields)).toEqual(want);
   });
 });
+
+describe('a contract key finds the field the run wrote under another spelling or unit', () => {
+  // The API writes `passengerId`, `PassengerID`, `priceUsd`, `price_cents`; the contract says
+  // `passenger_id`, `price_usd`. Before, the execution's target and parameters and a rule's bounds
+  // found nothing under another spelling and passed unchecked (a wrong passenger, a broken budget);
+  // a request's `equals` missed it and failed a right run.
+  const flight = { price: 129.99 };
+  const gate = (extra: string, args: Record<string, unknown>) =>
+    codes('Booked FL-101.', flight, extra, args).filter((c) => c !== 'LOW_READABILITY_SCORE');
+  const CASES: Array<[string, Record<string, unknown>, string[]]> = [
+    ['  target: { passenger_id: P-102 }', { passengerId: 'P-102' }, []],
+    ['  target: { passenger_id: P-102 }', { passengerId: 'P-100' }, ['WRONG_EXECUTION_TARGET']],
+    ['  target: { passenger_id: P-102 }', { PassengerID: 'p-100' }, ['WRONG_EXECUTION_TARGET']],
+    ['  parameters: { depart_date: "Dec 1, 2026" }', { departDate: '2026-12-01' }, []],
+    ['  parameters: { depart_date: "Dec 1, 2026" }', { departDate: '2026-12-02' }, ['WRONG_EXECUTION_PARAMETERS']],
+    ['  parameters: { max_price_usd: 300 }', { priceUsd: 450 }, ['WRONG_EXECUTION_PARAMETERS']],
+    ['  parameters: { max_price_usd: 300 }', { price_cents: 45000 }, ['WRONG_EXECUTION_PARAMETERS']],
+    ['  parameters: { max_price_usd: 300 }', { price_cents: 25000 }, []],
+    // Another currency is not the same field in another unit: not held against the bound.
+    ['  parameters: { max_price_usd: 300 }', { price_eur: 450 }, []],
+    [
+      'rules:\n  - { id: cap, tool: book_flight, max_price_usd: 300, severity: hard }',
+      { priceUsd: 450 },
+      ['WRONG_EXECUTION_PARAMETERS', 'LOW_METHODOLOGY_SCORE'],
+    ],
+    [
+      'rules:\n  - { id: cap, tool: book_flight, max_price_usd: 300, severity: hard }',
+      { price_cents: 45000 },
+      ['WRONG_EXECUTION_PARAMETERS', 'LOW_METHODOLOGY_SCORE'],
+    ],
+    ['rules:\n  - { id: cap, tool: book_flight, max_price_usd: 300, severity: hard }', { price_cents: 25000 }, []],
+    [
+      'expected_state:\n  requests:\n    - { method: POST, url: /bookings, count: 1, equals: { passenger_id: P-102, price_usd: 250 } }',
+      { passengerId: 'P-102', price_cents: 25000 },
+      [],
+    ],
+    [
+      'expected_state:\n  requests:\n    - { method: POST, url: /bookings, count: 1, equals: { passenger_id: P-102 } }',
+      { passengerId: 'P-100' },
+      ['WRONG_EXECUTION_PARAMETERS'],
+    ],
+  ];
+  it.each(CASES)('%s with %j -> %j', (extra, args, want) => {
+    expect(gate(extra, args)).toEqual(want);
+  });
+});
