@@ -70,8 +70,45 @@ export function celsius(value: number, scale: string): number {
 /** An ASCII fraction's denominators read (`1 1/2`, `3/4 kg`): a date's `24/7` or a score's `4/5` is not one. */
 const ASCII_FRACTION = '(?:(\\d{1,4})\\s+)?(\\d{1,2})\\/(2|3|4|8|16)(?![\\w/.,])';
 
+/** Units of a compound length of time, by their spellings: seconds each, largest first. */
+const CLOCK_UNITS: Array<[RegExp, number]> = [
+  [/^d(?:ays?)?$/i, 86400],
+  [/^h(?:ours?|rs?)?$/i, 3600],
+  [/^m(?:in(?:ute)?s?)?$/i, 60],
+  [/^s(?:ec(?:ond)?s?)?$/i, 1],
+];
+const CLOCK_UNIT = '(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)';
+const CLOCK_PART = `\\d{1,4}(?:[.,]\\d{1,2})?\\s?${CLOCK_UNIT}(?![A-Za-z])`;
+/** Two to four parts: `2 hours 30 minutes`, `2h 30m`, `2h30m`, `1 day, 4 hours and 5 minutes`. */
+const COMPOUND_TIME = new RegExp(
+  `${NUM_START}${CLOCK_PART}(?:(?:,\\s?|\\s)(?:and\\s)?|\\s?)${CLOCK_PART}(?:(?:(?:,\\s?|\\s)(?:and\\s)?|\\s?)${CLOCK_PART}){0,2}`,
+  'g',
+);
+
+/**
+ * A length of time written in parts, largest unit first (`2 hours 30 minutes`, `2h 30m`, `1 day 4
+ * hours`): one length, in seconds, to half its last part's unit. Before, each part was a quantity of
+ * its own, and `2h 30m` against `duration_minutes: 150` was two unsupported claims (and `30m` 30 metres).
+ * Parts not in descending units (`3 hours, 5 hours`) are no compound: undefined, read part by part.
+ */
+function compoundTime(written: string): Made | undefined {
+  const parts = [...written.matchAll(/(\d{1,4}(?:[.,]\d{1,2})?)\s?([A-Za-z]+)/g)];
+  let seconds = 0;
+  let last = Number.POSITIVE_INFINITY;
+  for (const [, n, unit] of parts) {
+    const size = CLOCK_UNITS.find(([re]) => re.test(unit!))?.[1];
+    if (size === undefined || size >= last) return undefined;
+    seconds += parseNumber(n!) * size;
+    last = size;
+  }
+  const tolerance = halfUnit(parts.at(-1)![1]!) * last;
+  return { kind: 'unit', value: seconds, claim: [at('time', seconds, tolerance)], observed: [at('time', seconds)] };
+}
+
 /** Percentages, quantities, magnitudes and ordinals: read before ids. */
 export const QUANTITY_PASSES: Pass[] = [
+  // Compound lengths of time (`2 hours 30 minutes`, `2h 30m`): before the units, which would read each part.
+  pass(COMPOUND_TIME, (m) => compoundTime(m[0])),
   // Scientific notation: 1.2e6, 3.5E-4, 2.5 × 10^6, 1.2·10⁶ — to the mantissa's last written digit.
   pass(
     /(?<![\w.,])([-−]?\d+(?:\.\d+)?)(?:[eE]([-+−]?\d{1,3})|\s?[×x·*]\s?10(?:\^|\*\*)([-−]?\d{1,3}))(?![\w.,])/g,

@@ -309,3 +309,29 @@ describe('data sizes: KB, MB, GB, TB in SI or as binary prefixes, never mixed', 
     );
   });
 });
+
+describe('a length of time written in parts is one length', () => {
+  // `2h 30m` against `duration_minutes: 150` was two unsupported claims (2 h, and 30 metres).
+  it('`2 hours 30 minutes`, `2h 30m`, `2h30m` are 150 minutes; a minute off is not; parts out of order are parts', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 23 }), fc.integer({ min: 1, max: 59 }), (h, m) => {
+        const minutes = h * 60 + m;
+        for (const form of [
+          `${h} hours ${m} minutes`,
+          `${h}h ${m}m`,
+          `${h}h${m}m`,
+          `${h} hr ${m} min`,
+          `${h} hours and ${m} minutes`,
+          `${h} h, ${m} min`,
+        ]) {
+          const text = `The flight takes ${form}.`;
+          expect(verdicts({ duration_minutes: minutes }, text), text).toEqual(['same']);
+          expect(verdicts({ duration_s: minutes * 60 }, text), text).toEqual(['same']);
+          expect(verdicts({ duration_minutes: minutes + 1 }, text), text).toEqual(['different']);
+        }
+        expect(verdicts({ a_min: m, b_h: h }, `${m} minutes, ${h} hours`)).toEqual(['same', 'same']);
+      }),
+      RUNS,
+    );
+  });
+});
