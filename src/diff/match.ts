@@ -1,6 +1,6 @@
 // Value matching shared by expectations and validators: loose scalar equality, subset match, deep key search, globs.
 
-import { sameFact } from '../facts/index.js';
+import { keyWords, sameFact } from '../facts/index.js';
 import { isRecord } from '../recording/index.js';
 import { sameValue } from './db-diff.js';
 
@@ -24,22 +24,27 @@ export function looseEqual(expected: unknown, actual: unknown): boolean {
  * A contract's expected value holds the value found under `key`: loosely equal, or the same fact
  * written another way (`'$1,299.00'` and `price_cents: 129900`, `yes` and `true`, `Zoe` and `Zoë`).
  */
-export function holdsValue(expected: unknown, actual: unknown, key: string): boolean {
-  return looseEqual(expected, actual) || sameFact(expected, actual, { expected: key, actual: key });
+export function holdsValue(expected: unknown, actual: unknown, key: string, actualKey = key): boolean {
+  if (Array.isArray(expected) || isRecord(expected)) return subsetMatch(expected, actual, key);
+  return looseEqual(expected, actual) || sameFact(expected, actual, { expected: key, actual: actualKey });
 }
 
-/** Every key of `expected` is in `actual` with a loosely equal value (arrays: same length, element-wise). */
-export function subsetMatch(expected: unknown, actual: unknown): boolean {
+/**
+ * Every key of `expected` is in `actual` with a value it holds (arrays: same length, element-wise),
+ * at any depth: a nested `{ price: '$129.99' }` holds a jsonb `{ price: 129.99 }` as a top-level
+ * value would. Each value is read under its own key (an element of an array under the array's).
+ */
+export function subsetMatch(expected: unknown, actual: unknown, key?: string): boolean {
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual) || actual.length !== expected.length) return false;
-    return expected.every((v, i) => looseEqual(v, actual[i]));
+    return expected.every((v, i) => (key === undefined ? looseEqual(v, actual[i]) : holdsValue(v, actual[i], key)));
   }
   if (isRecord(expected)) {
     if (!isRecord(actual)) return false;
-    for (const [k, v] of Object.entries(expected)) if (!looseEqual(v, actual[k])) return false;
+    for (const [k, v] of Object.entries(expected)) if (!holdsValue(v, actual[k], k)) return false;
     return true;
   }
-  return looseEqual(expected, actual);
+  return key === undefined ? looseEqual(expected, actual) : holdsValue(expected, actual, key);
 }
 
 /** All values stored under `key` anywhere inside `value` (depth-first). */
@@ -52,6 +57,67 @@ export function findKey(value: unknown, key: string, out: unknown[] = [], depth 
       findKey(v, key, out, depth + 1);
     }
   }
+  return out;
+}
+
+/** Words a key may end in that only say the unit or currency of its value. */
+const UNIT_WORDS = new Set([
+  'cents',
+  'cent',
+  'minor',
+  'micros',
+  'micro',
+  'usd',
+  'eur',
+  'gbp',
+  'dollars',
+  'ms',
+  'seconds',
+  's',
+  'minutes',
+  'hours',
+  'days',
+]);
+
+/** The currency a money unit word names (`usd`, `dollars`), if any: `cents` or `micros` name none. */
+const UNIT_CURRENCY: Record<string, string> = { usd: 'USD', dollars: 'USD', eur: 'EUR', gbp: 'GBP' };
+/** Unit words of money, whose values `inUnitOf` converts into each other. */
+const MONEY_UNIT_WORDS = new Set(['cents', 'cent', 'minor', 'micros', 'micro', 'usd', 'dollars', 'eur', 'gbp']);
+
+/**
+ * Values under a key that is `key` written another way, with the key they were under: in another
+ * case or separators (`passengerId`, `PassengerID` for `passenger_id`), plus a unit word
+ * (`amount_cents`, `amountInCents` for `amount`), or in another money unit of the same currency
+ * (`price_cents` for `price_usd`; never `price_eur` for it).
+ */
+export function findKeyLike(value: unknown, key: string, depth = 0): Array<{ key: string; value: unknown }> {
+  const want = keyWords(key);
+  const wantUnit = want.length > 1 && MONEY_UNIT_WORDS.has(want.at(-1)!) ? want.at(-1)! : undefined;
+  const out: Array<{ key: string; value: unknown }> = [];
+  const same = (words: string[], n: number) => words.length === n && words.every((w, i) => w === want[i]);
+  const like = (words: string[]): boolean => {
+    if (same(words, want.length)) return true;
+    const unit = words.at(-1)!;
+    if (!UNIT_WORDS.has(unit) || words.length < 2) return false;
+    // `amount_cents` for `amount`.
+    if (same(words.slice(0, -1), want.length)) return true;
+    // `price_cents` for `price_usd`: the same field in another unit of money, in no other currency.
+    if (wantUnit === undefined || !MONEY_UNIT_WORDS.has(unit) || !same(words.slice(0, -1), want.length - 1))
+      return false;
+    const [a, b] = [UNIT_CURRENCY[unit], UNIT_CURRENCY[wantUnit]];
+    return a === undefined || b === undefined || a === b;
+  };
+  const walk = (v: unknown, d: number) => {
+    if (d > 12) return;
+    if (Array.isArray(v)) for (const x of v) walk(x, d + 1);
+    else if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) {
+        const words = keyWords(k).filter((w, i, all) => !(w === 'in' && i === all.length - 2));
+        if (like(words)) out.push({ key: k, value: x });
+        walk(x, d + 1);
+      }
+  };
+  walk(value, depth);
   return out;
 }
 
@@ -68,8 +134,18 @@ export function mismatchedKeys(
   for (const [key, want] of Object.entries(expected)) {
     const found = findKey(actual, key);
     if (found.some((v) => holdsValue(want, v, key))) continue;
-    if (found.length === 0 && typeof want !== 'object' && alsoText && containsToken(alsoText, String(want))) continue;
-    misses.push({ key, expected: want, actual: found });
+    // The key written another way (`passengerId` for `passenger_id`, `price_cents` for `price_usd`).
+    const like = found.length === 0 ? findKeyLike(actual, key) : [];
+    if (like.some((f) => holdsValue(want, f.value, key, f.key))) continue;
+    if (
+      found.length === 0 &&
+      like.length === 0 &&
+      typeof want !== 'object' &&
+      alsoText &&
+      containsToken(alsoText, String(want))
+    )
+      continue;
+    misses.push({ key, expected: want, actual: found.length > 0 ? found : like.map((f) => f.value) });
   }
   return misses;
 }

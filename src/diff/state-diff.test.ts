@@ -177,3 +177,67 @@ describe('stateDiff', () => {
     expect(d.changes.files).toMatchObject([{ path: 'notes.txt', op: 'modify', stepId: 3 }]);
   });
 });
+
+describe('row expectations read values in another form, in `where` and at any depth of `equals`', () => {
+  // The row as the snapshot holds it: a timestamptz as UTC ISO with milliseconds, a jsonb value.
+  const row = {
+    id: 1,
+    status: 'CONFIRMED',
+    passenger_id: 'P-102',
+    departs_at: '2026-12-01T10:00:00.000Z',
+    details: { price_cents: 12999, seats: ['12A', '12B'], confirmed: true },
+  };
+  function run() {
+    const b = new RecordingBuilder();
+    const table = (rows: Array<Record<string, unknown>>): DbSnapshot => ({
+      schemas: ['travel'],
+      ddl: [],
+      tables: [
+        {
+          schema: 'travel',
+          name: 'bookings',
+          columns: Object.keys(row).map((name) => ({
+            name,
+            type: name === 'details' ? 'jsonb' : 'text',
+            nullable: false,
+          })),
+          primaryKey: ['id'],
+          rows,
+        },
+      ],
+    });
+    b.pre = { db: table([]) };
+    const think = b.model({
+      messages: [{ role: 'user', content: 'Book it' }],
+      toolCalls: [{ name: 'book', arguments: {} }],
+    });
+    b.changes(think, { db: [{ schema: 'travel', table: 'bookings', op: 'insert', key: { id: 1 }, after: row }] });
+    b.model({ messages: [], text: 'Booked.' });
+    b.post = { db: table([row]) };
+    return b.complete('Booked.').build();
+  }
+  const verdict = (e: Record<string, unknown>) => {
+    const d = stateDiff(run(), { expected: { rows: [{ table: 'travel.bookings', ...e }] } });
+    return d.expectations[0]!.passed;
+  };
+  // [expectation, passes]: the same value in another form holds; another value never does.
+  const CASES: Array<[Record<string, unknown>, boolean]> = [
+    [{ where: { status: 'confirmed' }, count: 1 }, true],
+    [{ where: { status: 'confirmed' }, absent: true }, false], // the row is there: a false pass before
+    [{ where: { passenger_id: 'p102' }, absent: true }, false],
+    [{ where: { departs_at: '2026-12-01T10:00:00Z' }, count: 1 }, true],
+    [{ where: { departs_at: '2026-12-01T11:00:00+01:00' }, count: 1 }, true],
+    [{ where: { departs_at: '2026-12-01T11:00:00Z' }, count: 1 }, false],
+    [{ where: { departs_at: '2026-12-01T11:00:00Z' }, absent: true }, true],
+    [{ where: { status: 'cancelled' }, absent: true }, true],
+    [{ count: 1, equals: { details: { price_cents: '$129.99' } } }, true],
+    [{ count: 1, equals: { details: { price_cents: '$129.90' } } }, false],
+    [{ count: 1, equals: { details: { seats: ['12a', '12b'], confirmed: 'yes' } } }, true],
+    [{ count: 1, equals: { details: { seats: ['12b', '12a'] } } }, false],
+    [{ count: 1, equals: { details: { seats: ['12a'] } } }, false],
+    [{ count: 1, equals: { details: { confirmed: 'no' } } }, false],
+  ];
+  it.each(CASES)('%j passes: %s', (e, passes) => {
+    expect(verdict(e)).toBe(passes);
+  });
+});

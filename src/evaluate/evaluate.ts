@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { type EvalStateResult, type StateDiff, stateDiff } from '../diff/index.js';
 import { buildLedger } from '../ledger/index.js';
 import type { Recording } from '../recording/index.js';
-import { byPrecedence, HARD_GATE_CODES, type TrajectoryClass } from './codes.js';
+import { byPrecedence, HARD_GATE_CODES, isFailureCode, type TrajectoryClass } from './codes.js';
 import type { Contract } from './contract.js';
 import { trajectoryOf } from './trajectory.js';
 import { detectTrajectoryFailures, type TrajectoryFailure } from './trajectory-failures.js';
@@ -151,10 +151,14 @@ function timed(
 export function evaluateRecording(recording: Recording, contract: Contract, options: EvaluateOptions = {}): Evaluation {
   const evalId = options.evalId ?? `${contract.task_id}:${recording.manifest.id}`;
   const sc = contract.success_criteria;
+  // A name in must_not_include is a code when it names one (a seed code, or a code the contract's rules
+  // report), in any case; any other word is text the answer must not contain (required_field): before,
+  // every single word was taken for a code, so `must_not_include: [password]` checked nothing.
+  const ruleCodes = new Set((contract.rules ?? []).flatMap((r) => r.failure_reason_code?.toUpperCase() ?? []));
   const forbiddenCodes = new Set(
     [...(sc.must_not_include ?? []), ...(sc.execution_result?.must_not_include ?? [])]
       .map((s) => s.toUpperCase())
-      .filter((s) => /^[A-Z_]+$/.test(s)),
+      .filter((s) => isFailureCode(s) || ruleCodes.has(s)),
   );
   const sw = contract.state_weights;
   const diff = stateDiff(recording, {

@@ -169,3 +169,9 @@ export function currencyOfKey(key: string): string | undefined {
   const last = words.at(-1)?.toUpperCase();
   return last !== undefined && KNOWN.has(last) && words.length > 1 ? last : undefined;
 }
+
+/** A value found under `foundKey`, in the unit `wantKey` names: cents or millionths to dollars and back. */
+export function inUnitOf(value: unknown, foundKey: string, wantKey: string): number {
+  const n = Number(value);
+  return (n / unitsPerMajor(foundKey)) * unitsPerMajor(wantKey);
+}

@@ -3,7 +3,7 @@
 
 import { dayFirst } from './conventions.js';
 import { ambiguousMention, at, type Conventions, type Mention, type Pass, pass, type Reading } from './readings.js';
-import { MERIDIEM, MONTH, MONTHS, TIME_TAIL, WEEKDAY, WEEKDAYS, ZONE, zoneOffset } from './written.js';
+import { keyWords, MERIDIEM, MONTH, MONTHS, TIME_TAIL, WEEKDAY, WEEKDAYS, ZONE, zoneOffset } from './written.js';
 
 function pad(n: number): string {
   return String(n).padStart(2, '0');
@@ -399,3 +399,50 @@ export const DATE_PASSES: Pass[] = [
     inZone('time', { time: { h: hour12(Number(m[1]), m[2]), mi: 0 } }, m[3], m[4], m[5]),
   ),
 ];
+
+/** The last word of a key that names an instant: `created`, `created_at`, `updatedAt`, `timestamp`, JWT's `exp`. */
+const INSTANT_KEY_WORDS = new Set([
+  'at',
+  'on',
+  'time',
+  'timestamp',
+  'ts',
+  'date',
+  'datetime',
+  'created',
+  'updated',
+  'modified',
+  'deleted',
+  'expires',
+  'expiry',
+  'expiration',
+  'exp',
+  'iat',
+  'nbf',
+  'since',
+  'until',
+  'epoch',
+  'unix',
+]);
+/** Seconds and milliseconds since the epoch from 2000 to 2200: the two ranges do not meet. */
+const EPOCH_SECONDS = [946_684_800, 7_258_118_400] as const;
+const EPOCH_MS = [946_684_800_000, 7_258_118_400_000] as const;
+
+/**
+ * The instant a number under `key` states as Unix time (Stripe's `created: 1764511200`, JWT's
+ * `exp`, `updatedAt: 1764511200000`), as an ISO string in UTC; undefined for a key that names no
+ * instant or a number that is no time between 2000 and 2200. Seconds and milliseconds by magnitude.
+ */
+export function epochInstant(value: number, key: string): string | undefined {
+  const words = keyWords(key);
+  const last = words.at(-1);
+  // `time_ms`, `created_unix_ms`: the unit word after the word that names the instant.
+  const named = last === 'ms' || last === 's' || last === 'seconds' ? words.at(-2) : last;
+  if (named === undefined || !INSTANT_KEY_WORDS.has(named)) return undefined;
+  let ms: number;
+  if (value >= EPOCH_SECONDS[0] && value < EPOCH_SECONDS[1]) ms = value * 1000;
+  else if (value >= EPOCH_MS[0] && value < EPOCH_MS[1]) ms = value;
+  else return undefined;
+  const iso = new Date(Math.floor(ms)).toISOString();
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+}

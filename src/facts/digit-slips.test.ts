@@ -157,6 +157,13 @@ describe('the new forms stay linear in the text', () => {
     'dates abroad, unfinished': '1. de ',
     'dates abroad, no month': '12 Dezembers ',
     'CJK dates, unfinished': '2026年12月',
+    // Dot groups and a decimal comma in plain numbers (unseen-forms.test.ts).
+    'dot groups, no comma': '234.',
+    'dot groups before a comma, unfinished': '1.234,',
+    'decimal commas': '1,23 ',
+    'spaced groups before a comma': '1 234,5',
+    'compound times': '1h ',
+    'compound times in words': '1 hour and ',
   };
   it('each hostile shape takes time linear in its length', { timeout: 180_000 }, () => {
     for (const [name, unit] of Object.entries(SHAPES)) expectLinearIn(name, unit, mentionsIn);

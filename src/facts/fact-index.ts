@@ -4,6 +4,7 @@
 // match names its source ("129.99 ← total_cents: 12999, step 5").
 
 import { StockIndex, type StockVerdict } from './availability.js';
+import { epochInstant } from './dates.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
@@ -129,6 +130,11 @@ export class FactIndex {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
       for (const r of valueReadings(value, key, 'observed', currency, minor)) this.put(r, source, observed);
+      // Unix time under a key that names an instant is that instant, as its ISO form would state it.
+      const instant = key === undefined ? undefined : epochInstant(value, key);
+      if (instant !== undefined)
+        for (const m of mentionsIn(instant))
+          for (const r of m.observed) this.put(r, source, `${observed} (${instant})`);
     } else if (typeof value === 'string') {
       // A number written as a string (PayPal's `value: "129.99"`, Postgres `numeric`) is that number under its key.
       if (NUMERIC_STRING.test(value)) {

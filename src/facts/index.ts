@@ -14,7 +14,7 @@ export {
   type TaskFact,
   taskFacts,
 } from './contradiction.js';
-export { unitsPerMajor } from './currencies.js';
+export { inUnitOf, unitsPerMajor } from './currencies.js';
 export { FactIndex, type FactMatch, type FactSource, type Verdict } from './fact-index.js';
 export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
 export { mentionsIn, valueReadings } from './mentions.js';

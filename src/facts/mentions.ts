@@ -15,6 +15,7 @@ import { celsius, NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES 
 import {
   at,
   bareObserved,
+  baseReadings,
   type Conventions,
   digitKeys,
   halfUnit,
@@ -287,8 +288,8 @@ export function valueReadings(
   }
   const unit = key === undefined ? undefined : unitOfKey(key);
   if (unit) {
-    const base = at(unit[0], value * unit[1]);
-    return claim ? [num(value), base] : [at('q', value), base];
+    const base = baseReadings(unit, value);
+    return claim ? [num(value), ...base] : [at('q', value), ...base];
   }
   if (words.some((w) => PERCENT_KEY_WORDS.has(w))) return claim ? percentClaim(value, 0) : percentObserved(value);
   if (claim) return [...plainClaim(value), ...digits];

@@ -172,10 +172,11 @@ export const MONEY_PASSES: Pass[] = [
     },
     false,
   ),
-  // Accounting parentheses: ($25.00), (€1.299,00), (25.00 USD) — a negative amount.
+  // Accounting parentheses: ($25.00), (€1.299,00), (25.00 USD) — a negative amount; but not right
+  // after another amount, which they restate (`129.99 GBP (£129.99)`, `$130 ($129.99)`): read as written.
   pass(
     new RegExp(
-      `(?<![\\w.])\\((?:(${SYMBOL})\\s?|\\b(${CODES})\\s?)${AMOUNT}\\)|(?<![\\w.])\\(${AMOUNT}\\s?(${CODES}|${SYMBOL})\\)`,
+      `(?<![\\w.])(?<!\\d\\s{0,2}(?:[A-Za-z]{3}|${SYMBOL})?\\s{0,2})(?:\\((?:(${SYMBOL})\\s?|\\b(${CODES})\\s?)${AMOUNT}\\)|\\(${AMOUNT}\\s?(${CODES}|${SYMBOL})\\))`,
       'g',
     ),
     (m, c) => money(true, m[3] ?? m[4]!, currenciesOf(m[1] ?? m[2] ?? m[5]!), undefined, c),

@@ -7,6 +7,7 @@ import {
   ambiguousMention,
   at,
   bareObserved,
+  baseReadings,
   type Conventions,
   digitKeys,
   halfUnit,
@@ -19,6 +20,7 @@ import {
 } from './readings.js';
 import { NUMBER_WORDS, wordsValue } from './words.js';
 import {
+  DOT_GROUPED,
   FRACTION,
   FRACTIONS,
   INDIAN,
@@ -51,12 +53,12 @@ export function percentObserved(value: number): Reading[] {
 }
 
 /** A written quantity's readings: the number as written and, in its dimension's base unit, what it measures. */
-function quantity(value: number, dim: string, base: number, tolerance: number): Made {
+function quantity(value: number, base: (tolerance: number) => Reading[], tolerance: number): Made {
   return {
     kind: 'unit',
     value,
-    claim: [num(value), at(dim, base, tolerance)],
-    observed: [at('q', value), at(dim, base)],
+    claim: [num(value), ...base(tolerance)],
+    observed: [at('q', value), ...base(0)],
   };
 }
 
@@ -68,8 +70,45 @@ export function celsius(value: number, scale: string): number {
 /** An ASCII fraction's denominators read (`1 1/2`, `3/4 kg`): a date's `24/7` or a score's `4/5` is not one. */
 const ASCII_FRACTION = '(?:(\\d{1,4})\\s+)?(\\d{1,2})\\/(2|3|4|8|16)(?![\\w/.,])';
 
+/** Units of a compound length of time, by their spellings: seconds each, largest first. */
+const CLOCK_UNITS: Array<[RegExp, number]> = [
+  [/^d(?:ays?)?$/i, 86400],
+  [/^h(?:ours?|rs?)?$/i, 3600],
+  [/^m(?:in(?:ute)?s?)?$/i, 60],
+  [/^s(?:ec(?:ond)?s?)?$/i, 1],
+];
+const CLOCK_UNIT = '(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)';
+const CLOCK_PART = `\\d{1,4}(?:[.,]\\d{1,2})?\\s?${CLOCK_UNIT}(?![A-Za-z])`;
+/** Two to four parts: `2 hours 30 minutes`, `2h 30m`, `2h30m`, `1 day, 4 hours and 5 minutes`. */
+const COMPOUND_TIME = new RegExp(
+  `${NUM_START}${CLOCK_PART}(?:(?:,\\s?|\\s)(?:and\\s)?|\\s?)${CLOCK_PART}(?:(?:(?:,\\s?|\\s)(?:and\\s)?|\\s?)${CLOCK_PART}){0,2}`,
+  'g',
+);
+
+/**
+ * A length of time written in parts, largest unit first (`2 hours 30 minutes`, `2h 30m`, `1 day 4
+ * hours`): one length, in seconds, to half its last part's unit. Before, each part was a quantity of
+ * its own, and `2h 30m` against `duration_minutes: 150` was two unsupported claims (and `30m` 30 metres).
+ * Parts not in descending units (`3 hours, 5 hours`) are no compound: undefined, read part by part.
+ */
+function compoundTime(written: string): Made | undefined {
+  const parts = [...written.matchAll(/(\d{1,4}(?:[.,]\d{1,2})?)\s?([A-Za-z]+)/g)];
+  let seconds = 0;
+  let last = Number.POSITIVE_INFINITY;
+  for (const [, n, unit] of parts) {
+    const size = CLOCK_UNITS.find(([re]) => re.test(unit!))?.[1];
+    if (size === undefined || size >= last) return undefined;
+    seconds += parseNumber(n!) * size;
+    last = size;
+  }
+  const tolerance = halfUnit(parts.at(-1)![1]!) * last;
+  return { kind: 'unit', value: seconds, claim: [at('time', seconds, tolerance)], observed: [at('time', seconds)] };
+}
+
 /** Percentages, quantities, magnitudes and ordinals: read before ids. */
 export const QUANTITY_PASSES: Pass[] = [
+  // Compound lengths of time (`2 hours 30 minutes`, `2h 30m`): before the units, which would read each part.
+  pass(COMPOUND_TIME, (m) => compoundTime(m[0])),
   // Scientific notation: 1.2e6, 3.5E-4, 2.5 × 10^6, 1.2·10⁶ — to the mantissa's last written digit.
   pass(
     /(?<![\w.,])([-−]?\d+(?:\.\d+)?)(?:[eE]([-+−]?\d{1,3})|\s?[×x·*]\s?10(?:\^|\*\*)([-−]?\d{1,3}))(?![\w.,])/g,
@@ -89,7 +128,7 @@ export const QUANTITY_PASSES: Pass[] = [
       const scale = m[2] ?? (m[3] === '℉' ? 'F' : m[3] === '℃' ? 'C' : m[4]!);
       const value = parseNumber(m[1]!);
       const factor = /^f/i.test(scale) ? 5 / 9 : 1;
-      return quantity(value, 'temp', celsius(value, scale), halfUnit(m[1]!) * factor);
+      return quantity(value, (t) => [at('temp', celsius(value, scale), t)], halfUnit(m[1]!) * factor);
     },
   ),
   // ASCII fractions: 1 1/2 (a whole and a fraction), 3/4 kg (a fraction alone only with a unit).
@@ -100,8 +139,7 @@ export const QUANTITY_PASSES: Pass[] = [
     const tolerance = 0.5 / bottom;
     if (unit === undefined)
       return { kind: 'number', value, claim: plainClaim(value, tolerance), observed: bareObserved(value) };
-    const [dim, factor] = UNITS[unit]!;
-    return quantity(value, dim, value * factor, tolerance * factor);
+    return quantity(value, (t) => baseReadings(UNITS[unit]!, value, t), tolerance);
   }),
   // Percentages: 25%, 25 percent. Read as 25 or 0.25.
   pass(new RegExp(`${NUM_START}${NUM}\\s?(%|percent\\b|per cent\\b|pct\\b)`, 'g'), (m) => {
@@ -110,9 +148,8 @@ export const QUANTITY_PASSES: Pass[] = [
   }),
   // Quantities with units: 1.5 s, 250ms, 3 kg, 24 hours, a 90-minute call (not an id).
   pass(new RegExp(`${NUM_START}${NUM}(?:\\s|-)?(${UNIT_ALT})(?![A-Za-z0-9])`, 'g'), (m) => {
-    const [dim, factor] = UNITS[m[2]!]!;
     const value = parseNumber(m[1]!);
-    return quantity(value, dim, value * factor, halfUnit(m[1]!) * factor);
+    return quantity(value, (t) => baseReadings(UNITS[m[2]!]!, value, t), halfUnit(m[1]!));
   }),
   // ISO 8601 durations: PT1H30M, P2DT3H, PT90M, PT1.5S, P2W — as a time in seconds. Years and
   // months (P1Y, P3M) have no length in seconds and are not read.
@@ -163,11 +200,30 @@ function plainNumber(value: number, digits: string): Made & { value: number } {
  * each reading is only a maybe. As a claim it is grounded by the number, or else by every part.
  */
 function spacedGroups(written: string, c: Conventions): Made {
-  const whole = plainNumber(parseNumber(written), '');
   // `2 002` lists no `002`: a group after the first with a leading zero is a thousands group.
-  if ((c.decimalComma && !c.decimalPoint) || / 0/.test(written)) return whole;
-  const parts = written.split(' ').map((p) => plainNumber(parseNumber(p), p.replace(/^[-−]/, '')));
-  const unsure = (rs: Reading[]) => rs.map((r) => ({ ...r, unsure: `${written}: one number or a list?` }));
+  if (/ 0/.test(written)) return plainNumber(parseNumber(written), '');
+  return oneOrListed(written, ' ', `${written}: one number or a list?`, c);
+}
+
+/**
+ * A comma before one or two digits in a plain number (`12,5`, `3,75`): a decimal comma as a German
+ * or French text writes it, or two numbers listed without a space as an English one may; read by the
+ * text's conventions as spaced groups are. Never the whole number before the comma alone (`12,5` is not 12).
+ */
+function commaDecimal(written: string, c: Conventions): Made {
+  return oneOrListed(written, ',', `${written}: a decimal comma or two numbers?`, c);
+}
+
+/**
+ * `written` as one number or as the numbers `separator` lists: one in a text with a decimal comma,
+ * a list (the number only a maybe) in one with a decimal point, either (each a maybe) in one with
+ * neither or both. As a claim: grounded by the number, or else by every part.
+ */
+function oneOrListed(written: string, separator: string, why: string, c: Conventions): Made {
+  const whole = plainNumber(parseNumber(written), '');
+  if (c.decimalComma && !c.decimalPoint) return whole;
+  const parts = written.split(separator).map((p) => plainNumber(parseNumber(p), p.replace(/^[-−]/, '')));
+  const unsure = (rs: Reading[]) => rs.map((r) => ({ ...r, unsure: why }));
   const listed = parts.flatMap((p) => p.observed);
   const list = c.decimalPoint && !c.decimalComma;
   return {
@@ -186,7 +242,7 @@ export const NUMBER_PASSES: Pass[] = [
   // as are Indian lakhs (`1,29,999`): never `299` or `1,29` read out of them.
   pass(
     new RegExp(
-      `(?<![\\w.,])#?[-−]?(?:${FRACTION}|(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w${FRACTION_CHARS}])(?!,\\d{3}))`,
+      `(?<![\\w.,])#?[-−]?(?:(?:${DOT_GROUPED}|${SPACED},\\d{1,2}|\\d+,\\d{1,2})(?![\\w${FRACTION_CHARS}])(?![.,]\\d)|${FRACTION}|(?:${INDIAN}|${SPACED}|\\d{1,3}(?:,\\d{3})+|\\d+)(?:\\.\\d+)?(?![\\w${FRACTION_CHARS}])(?!,\\d{3}))`,
       'g',
     ),
     (m, c) => {
@@ -197,6 +253,12 @@ export const NUMBER_PASSES: Pass[] = [
         const value = parseNumber(written);
         return { kind: 'number', value, claim: plainClaim(value, halfUnit(written)), observed: bareObserved(value) };
       }
+      // Dots grouping thousands before a decimal comma or in two groups (`1.299,99`, `12.345.678`), a
+      // decimal comma after groups of three (`1 299,99`): one number. Before, `1.299` was read and
+      // `,99` dropped (a total of 1299 grounded `1.299,99`).
+      if (/^\d{1,3}\.\d{3}[.,]/.test(digits) || /\d[ \u00a0\u202f\u2009'’]\d{3},/.test(digits))
+        return plainNumber(parseNumber(written), '');
+      if (/^\d+,\d{1,2}$/.test(digits)) return commaDecimal(written, c());
       if (/\d \d/.test(digits)) return spacedGroups(written, c());
       if (!lone || !c().decimalComma) return plainNumber(parseNumber(written), digits);
       const sign = digits === written ? 1 : -1;

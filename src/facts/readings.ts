@@ -1,7 +1,7 @@
 // The canonical readings a mention or a structured value is matched by, and the small builders the
 // readers share: a reading at a dimension, a plain number's claim, digit and id keys, a reading pass.
 import type { RunDay } from './relative-dates.js';
-import { DECIMAL_COMMA, FRACTIONS, foldText, GROUP_MARK } from './written.js';
+import { decimalsWritten, FRACTIONS, foldText, GROUP_MARK, type UnitEntry } from './written.js';
 
 /** What a mention is. */
 export type MentionKind = 'number' | 'money' | 'percent' | 'unit' | 'date' | 'time' | 'id';
@@ -106,8 +106,7 @@ export function halfUnit(text: string): number {
   const t = text.replace(GROUP_MARK, '');
   const fraction = FRACTIONS[t.at(-1)!];
   if (fraction !== undefined) return 0.5 / fraction[1];
-  const decimals = (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;
-  return 0.5 * 10 ** -decimals;
+  return 0.5 * 10 ** -decimalsWritten(t);
 }
 
 /** Relative float slack: far above a double's error (1e-16), far below a cent of ten billion (1e-12 of it). */
@@ -115,6 +114,17 @@ const EPS = 1e-13;
 
 export function at(dim: string, value: number, tolerance = 0): Reading {
   return { dim, value, tolerance: Math.max(tolerance, EPS * Math.max(1, Math.abs(value))) };
+}
+
+/**
+ * `value` of a unit in its dimension's base unit; data also as the unit's binary prefix reads it, in
+ * a dimension of its own (`datab`), so that the two conventions are never mixed in one comparison
+ * (`1,049 MB` is not 1000 MiB).
+ */
+export function baseReadings([dim, factor, binary]: UnitEntry, value: number, tolerance = 0): Reading[] {
+  const out = [at(dim, value * factor, tolerance * factor)];
+  if (binary !== undefined) out.push(at(`${dim}b`, value * binary, tolerance * binary));
+  return out;
 }
 
 export function num(value: number, tolerance = 0): Reading {

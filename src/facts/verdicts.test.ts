@@ -43,6 +43,29 @@ describe('accounting negatives are negative', () => {
   it('a parenthesised aside with no currency is not a negative', () => {
     expect(mentionsIn('(25.00)').map((m) => m.value)).toEqual([25]);
   });
+
+  it('an amount in parentheses right after another restates it: not a negative', () => {
+    // `129.99 GBP (£129.99)` was read as +129.99 and −129.99: UNSUPPORTED_CLAIM on a right answer.
+    fc.assert(
+      fc.property(cents, (c) => {
+        const v = c / 100;
+        for (const text of [
+          `Total: ${en(v)} GBP (£${en(v)}).`,
+          `Total: $${en(v)} (USD ${en(v)}).`,
+          `Total: ${de(v)} € (€${en(v)})`,
+          `Total: ${en(v)} (${en(v)} USD)`,
+        ])
+          expect(
+            mentionsIn(text).map((m) => m.value),
+            text,
+          ).toEqual([v, v]);
+        // Alone, or after words, they are still the accounting negative.
+        expect(mentionsIn(`Refund ($${en(v)})`).map((m) => m.value)).toEqual([-v]);
+        expect(mentionsIn(`Refund of three items ($${en(v)})`).map((m) => m.value)).toEqual([3, -v]);
+      }),
+      RUNS,
+    );
+  });
 });
 
 describe('currencies: by prefix, code, symbol family and decimals', () => {

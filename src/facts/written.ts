@@ -54,14 +54,27 @@ export const FRACTIONS: Record<string, [number, number]> = {
 };
 /** A number with a vulgar fraction: `1½`, `¾`, `-2¼`. */
 export const FRACTION = `\\d*[${Object.keys(FRACTIONS).join('')}]`;
-export const NUM = `([-−]?${FRACTION}|[-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
+/**
+ * Thousands grouped by dots, as German, Spanish, Italian, Dutch and Portuguese write them: with a
+ * decimal comma (`1.299,99`, `12.345.678,90`, `1.234,5`) or in two groups or more (`12.345.678`).
+ * Either way one number, unlike a lone `12.999` (thousands or decimals?).
+ */
+export const DOT_GROUPED = '\\d{1,3}(?:\\.\\d{3})+,\\d+|\\d{1,3}(?:\\.\\d{3}){2,}(?![.,]\\d)';
+const DOT_GROUPED_WHOLE = new RegExp(`^-?(?:${DOT_GROUPED})$`);
+export const NUM = `([-−]?(?:${DOT_GROUPED})(?!\\d)|[-−]?${FRACTION}|[-−]?(?:${INDIAN}|${SPACED})(?:[.,]\\d{1,2}(?!\\d))?|[-−]?\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|[-−]?\\d+,\\d{1,2}(?!\\d|[,.]\\d)|[-−]?\\d+(?:\\.\\d+)?|[-−]?\\.\\d+)`;
 /** A decimal comma as NUM reads it: `1,5`, `-2,25`. */
 export const DECIMAL_COMMA = /^[-−]?\d+,(\d{1,2})$/;
 export const MERIDIEM = '([AaPp])\\.?[Mm]\\.?';
 export const TIME_TAIL = `(?:(?:,|\\s+at)?\\s+(\\d{1,2})(?::(\\d{2}))?\\s*${MERIDIEM}|(?:,|\\s+at)?\\s+(\\d{1,2}):(\\d{2})(?::\\d{2})?)?`;
 
+/**
+ * A unit: its dimension, its factor to the dimension's base unit and, for data, its factor as a
+ * binary prefix is also read (`16 GB` of RAM is 16 GiB; `16,384 MB` is 16 GB so read).
+ */
+export type UnitEntry = [dim: string, factor: number, binary?: number];
+
 /** Units by the way they are written: dimension and factor to the dimension's base unit. */
-export const UNITS: Record<string, [string, number]> = {
+export const UNITS: Record<string, UnitEntry> = {
   ms: ['time', 0.001],
   msec: ['time', 0.001],
   millisecond: ['time', 0.001],
@@ -102,16 +115,18 @@ export const UNITS: Record<string, [string, number]> = {
   lb: ['mass', 453.59237],
   lbs: ['mass', 453.59237],
   oz: ['mass', 28.349523125],
-  bytes: ['data', 1],
-  KB: ['data', 1000],
-  kB: ['data', 1000],
-  MB: ['data', 1e6],
-  GB: ['data', 1e9],
-  TB: ['data', 1e12],
-  KiB: ['data', 1024],
-  MiB: ['data', 1024 ** 2],
-  GiB: ['data', 1024 ** 3],
-  TiB: ['data', 1024 ** 4],
+  // KB, MB, GB, TB in SI (1000) and as a binary prefix (1024: RAM, Windows, most memory limits);
+  // bytes and KiB… are exact in both.
+  bytes: ['data', 1, 1],
+  KB: ['data', 1000, 1024],
+  kB: ['data', 1000, 1024],
+  MB: ['data', 1e6, 1024 ** 2],
+  GB: ['data', 1e9, 1024 ** 3],
+  TB: ['data', 1e12, 1024 ** 4],
+  KiB: ['data', 1024, 1024],
+  MiB: ['data', 1024 ** 2, 1024 ** 2],
+  GiB: ['data', 1024 ** 3, 1024 ** 3],
+  TiB: ['data', 1024 ** 4, 1024 ** 4],
   // Basis points: hundredths of a percent (`150 bps` is 1.5%, `rate_bps: 150` never 150%).
   bps: ['pct', 0.01],
   'basis points': ['pct', 0.01],
@@ -130,7 +145,7 @@ export const UNIT_ALT = Object.keys(UNITS)
   .join('|');
 
 /** The unit of a structured value's key (`latency_ms`, `timeoutSeconds`, `weight_kg`), if it names one. */
-export function unitOfKey(key: string): [string, number] | undefined {
+export function unitOfKey(key: string): UnitEntry | undefined {
   const words = keyWords(key);
   const last = words.at(-1);
   if (last === undefined || words.length < 2) return undefined;
@@ -190,7 +205,7 @@ export const ID_TOKEN = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-
 /** A mark that groups digits: a space, a no-break, narrow no-break or thin space, a Swiss apostrophe. */
 export const GROUP_MARK = /[ \u00a0\u202f\u2009'’]/g;
 
-/** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5. */
+/** `12,500` -> 12500; `1 299` -> 1299; `1½` -> 1.5; `-3.5` -> -3.5; `1,5` -> 1.5; `1.234,5` -> 1234.5; `12.345.678` -> 12345678. */
 export function parseNumber(text: string): number {
   const t = text.replace(/^[-−]/, '-').replace(GROUP_MARK, '');
   const fraction = FRACTIONS[t.at(-1)!];
@@ -198,7 +213,15 @@ export function parseNumber(text: string): number {
     const whole = t.slice(0, -1).replace('-', '');
     return (t.startsWith('-') ? -1 : 1) * (Number(whole || 0) + fraction[0]);
   }
+  if (DOT_GROUPED_WHOLE.test(t)) return Number(t.replace(/\./g, '').replace(',', '.'));
   return Number(DECIMAL_COMMA.test(t) ? t.replace(',', '.') : t.replace(/,/g, ''));
+}
+
+/** How many decimals a written number has: `12.5` 1, `1.234,56` 2, `12,5` 1, `1,299` and `12.345.678` 0. */
+export function decimalsWritten(text: string): number {
+  const t = text.replace(GROUP_MARK, '').replace(/^[-−]/, '');
+  if (DOT_GROUPED_WHOLE.test(t)) return t.includes(',') ? t.length - t.indexOf(',') - 1 : 0;
+  return (/\.(\d+)/.exec(t) ?? DECIMAL_COMMA.exec(t))?.[1]?.length ?? 0;
 }
 
 /**

@@ -2,7 +2,7 @@
 // are grouped in step-index.ts, their context attributed in context-sources.ts, the run summed in run-summary.ts.
 
 import { linkToolSteps, stepNames } from '../recording/tool-links.js';
-import type { PriceEntry, Recording, ToolCalledPayload } from '../recording/types.js';
+import type { HttpExchangePayload, PriceEntry, Recording, ToolCalledPayload } from '../recording/types.js';
 import {
   argsText,
   callSegments,
@@ -152,7 +152,15 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let context: ContextTokens | null = null;
     for (const call of acc.models) {
       let buckets = bucketsFromUsage(call.usage);
-      if (!call.usage) {
+      const refused =
+        call.usage || call.exchangeId === undefined ? undefined : refusedStatus(exchanges.get(call.exchangeId));
+      if (refused !== undefined) {
+        // The server answered with an error (a 429 before a retry, a 400, a 500): no completion was
+        // made and none is billed, so none is estimated. The step still counts as a call.
+        warnings.push(
+          `step ${acc.stepId}: the model call to ${call.model} was refused (HTTP ${refused}) and reported no usage: counted as 0 tokens, not billed`,
+        );
+      } else if (!call.usage) {
         // No usage on the wire is not 0 tokens: counted locally from the request and the answer.
         usageKnown = false;
         usageEstimated = true;
@@ -168,7 +176,8 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       else isPriced = false;
       addCost(llm, llmCost(buckets, price));
       servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, index));
-      if (doProvenance) {
+      // A refused call's context reached no model: it is in no context breakdown.
+      if (doProvenance && refused === undefined) {
         const segments = callSegments(call, acc.compiled);
         const providerInput = call.usage ? inputTotal(buckets) : undefined;
         const only = providerInput === undefined ? undefined : singleSource(segments);
@@ -367,4 +376,14 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 function choosePrices(recording: Recording, options: LedgerOptions): { table: PriceTable; source: PriceSource } {
   if (options.prices) return { table: options.prices, source: 'file' };
   return recordingPrices(recording.manifest);
+}
+
+/**
+ * The HTTP status of a model call the server refused (an error status, 400 and up), or undefined: a
+ * call it answered, or one with no answer at all (a connection cut after the request was sent may
+ * still be billed).
+ */
+function refusedStatus(exchange: HttpExchangePayload | undefined): number | undefined {
+  const status = exchange?.response?.status;
+  return status !== undefined && status >= 400 ? status : undefined;
 }

@@ -39,6 +39,36 @@ describe('price tables', () => {
     expect(findModelPrice(own, 'gpt-4o-realtime-preview-2024-12-17')?.model).toBe('gpt-4o-realtime-preview');
   });
 
+  // [name, the entry it is priced as, or undefined: no price, said so, rather than another model's].
+  const NAMES: Array<[string, string | undefined]> = [
+    // Snapshots of a priced model: a date, a counter, latest / preview / exp, Vertex's @.
+    ['o3-2025-04-16', 'o3'],
+    ['gpt-5-2025-08-07', 'gpt-5'],
+    ['claude-opus-4-20250514', 'claude-opus-4'],
+    ['claude-opus-4-1-20250805', 'claude-opus-4-1'],
+    ['claude-3-5-haiku@20241022', 'claude-3-5-haiku'],
+    ['gemini-2.0-flash-001', 'gemini-2.0-flash'],
+    ['gemini-2.5-pro-exp-03-25', 'gemini-2.5-pro'],
+    ['gemini-2.5-flash-lite-preview-06-17', 'gemini-2.5-flash-lite'],
+    ['models/gemini-2.5-pro', 'gemini-2.5-pro'],
+    ['GPT-4o', 'gpt-4o'],
+    // Another model than the entry the name extends: a size, a tier, a version, a use.
+    ['o3-mini', undefined],
+    ['o3-pro', undefined],
+    ['gpt-5-pro', undefined],
+    ['claude-opus-4-5', undefined],
+    ['claude-opus-4-5-20251101', undefined],
+    ['gemini-2.5-flash-image', undefined],
+    ['o4-mini-deep-research', undefined],
+    ['gpt-4o-search-preview', undefined],
+    ['llama3.1:8b', undefined],
+    // A Bedrock id is Bedrock's price, per region: not the Anthropic entry (test/sdks/bedrock.test.ts).
+    ['anthropic.claude-3-5-haiku-20241022-v1:0', undefined],
+  ];
+  it.each(NAMES)('prices %s as %s', (name, entry) => {
+    expect(findModelPrice(table, name)?.model).toBe(entry);
+  });
+
   it('loads an override file and says where a bad one is wrong', () => {
     const dir = mkdtempSync(join(tmpdir(), 'prices-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));

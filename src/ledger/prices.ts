@@ -96,17 +96,26 @@ export function snapshotPrices(table: PriceTable, models: Iterable<string>): Pri
 }
 
 /**
- * A model name's tail that makes it another modality's model than the name it extends (a Realtime,
- * audio, speech or Live model: `gpt-4o-realtime-preview`, `gemini-2.0-flash-live-001`), billed at
- * other prices than its text model's.
+ * A part of a model name's tail that names a snapshot of the same model, not another model: a date
+ * (`2024-08-06`, `20250929`, `@20240620`), a counter (`001`), `latest`, `preview`, `exp`. Any other
+ * word or number (`mini`, `pro`, `lite`, `realtime`, `audio`, `live`, the `5` of `claude-opus-4-5`)
+ * makes another model, with other prices.
  */
-const OTHER_MODALITY = /[-@:](?:realtime|audio|transcribe|tts|live)(?:$|[-@:])/;
+const SNAPSHOT_PART = /^(?:\d{2,}|latest|preview|exp|experimental)$/;
+
+/** Whether `tail` (what a name adds after an entry, from its `-`/`@`/`:`) names a snapshot of that entry. */
+function isSnapshotTail(tail: string): boolean {
+  const parts = tail.split(/[-@:]/).slice(1);
+  return parts.every((p) => SNAPSHOT_PART.test(p));
+}
 
 /**
- * The price of a model: the exact name, else the longest entry that prefixes it at a
- * `-`/`@`/`:` boundary (so `gpt-4o-2024-08-06` is priced as `gpt-4o`, never as `gpt-4`),
- * matched case-insensitively and ignoring a `provider/` prefix; never an entry a name extends
- * into another modality (`gpt-4o-realtime-preview` is not priced as `gpt-4o`: OTHER_MODALITY).
+ * The price of a model: the exact name, else the longest entry the name extends by a snapshot's
+ * tail only (`gpt-4o-2024-08-06` and `claude-sonnet-4-5-20250929` are priced as `gpt-4o` and
+ * `claude-sonnet-4-5`, `gemini-2.0-flash-001` as `gemini-2.0-flash`), matched case-insensitively and
+ * ignoring a `provider/` prefix (a Bedrock id, `anthropic.claude-…-v1:0`, is not the entry: its
+ * prices are Bedrock's, per region). Never an entry a name extends into another model (`gpt-4o-mini` is not `gpt-4o`, `o3-pro` not `o3`, `claude-opus-4-5` not
+ * `claude-opus-4`, `gpt-4o-realtime-preview` not `gpt-4o`): no price, rather than another model's.
  */
 export function findModelPrice(table: PriceTable, model: string): PriceEntry | undefined {
   const name = model.toLowerCase().replace(/^[a-z0-9_-]+\//, '');
@@ -117,7 +126,7 @@ export function findModelPrice(table: PriceTable, model: string): PriceEntry | u
     if (
       name.startsWith(candidate) &&
       /[-@:]/.test(name.charAt(candidate.length)) &&
-      !OTHER_MODALITY.test(name.slice(candidate.length))
+      isSnapshotTail(name.slice(candidate.length))
     ) {
       if (!best || candidate.length > best.model.length) best = entry;
     }

@@ -208,3 +208,100 @@ describe('execution and state expectations compare values by the fact they state
       expect(codes('Booked FL-101.', {}, expected(bad), {}, row), bad).toContain('STATE_MISMATCH');
   });
 });
+
+describe("a contract's fields and must_not_include find a value in the answer in any form", () => {
+  const flight = { price_cents: 129900, departs: '2026-12-01', status: 'confirmed' };
+  const gate = (answer: string, criteria: string, fields: string) =>
+    evaluateRecording(
+      bookingRun(answer, flight),
+      parseContract(`
+task_id: book_flight_fields
+input: { user_instruction: "${USER}" }
+success_criteria:
+  required_outputs: [final_answer]
+${criteria}
+fields:
+${fields}
+`),
+    )
+      .findings.filter(
+        (f) => f.code === 'MISSING_REQUIRED_FIELD' || f.code === 'OUTPUT_FORMAT_INVALID' || f.code === 'WRONG_FACT',
+      )
+      .map((f) => f.code);
+  // [answer, success criteria, fields, the codes]: before, `expected` and `any_of` were looked for as
+  // written (`1299` missing from "$1,299.00": a false fail), and any one-word must_not_include was
+  // taken for a failure code and never looked for (a false pass).
+  const CASES: Array<[string, string, string, string[]]> = [
+    ['Booked FL-101 for $1,299.00.', '  must_include: [price]', '  price: { expected: 1299 }', []],
+    ['Booked FL-101 for USD 1,299.', '  must_include: [price]', '  price: { expected: "$1,299.00" }', []],
+    [
+      'Booked FL-101 for $1,399.00.',
+      '  must_include: [price]',
+      '  price: { expected: 1299 }',
+      ['MISSING_REQUIRED_FIELD'],
+    ],
+    ['Booked FL-101, departing Dec 1, 2026.', '  must_include: [departs]', '  departs: { expected: "2026-12-01" }', []],
+    [
+      'Booked FL-101, departing Dec 2, 2026.',
+      '  must_include: [departs]',
+      '  departs: { expected: "2026-12-01" }',
+      ['MISSING_REQUIRED_FIELD'],
+    ],
+    ['Booked FL-101: Confirmed.', '  must_include: [status]', '  status: { any_of: [confirmed, booked] }', []],
+    ['Booked fl101.', '  must_include: [flight]', '  flight: { pattern: "FL-\\\\d{3}", expected: FL-101 }', []],
+    ['Booked FL-101. Your Password is 1234.', '  must_not_include: [password]', '  x: zzz', ['OUTPUT_FORMAT_INVALID']],
+    ['Booked FL-101. Sorry for the wait.', '  must_not_include: [sorry]', '  x: zzz', ['OUTPUT_FORMAT_INVALID']],
+    ['Booked FL-101; we refunded the old fare.', '  must_not_include: [refund]', '  x: zzz', ['OUTPUT_FORMAT_INVALID']],
+    ['Booked FL-101; status confirmed.', '  must_not_include: [us]', '  x: zzz', []],
+    ['Booked FL-101.', '  must_not_include: [wrong_fact, Unsupported_Claim]', '  x: zzz', []],
+  ];
+  it.each(CASES)('%s (%s, %s) -> %j', (answer, criteria, fields, want) => {
+    expect(gate(answer, criteria, fields)).toEqual(want);
+  });
+});
+
+describe('a contract key finds the field the run wrote under another spelling or unit', () => {
+  // The API writes `passengerId`, `PassengerID`, `priceUsd`, `price_cents`; the contract says
+  // `passenger_id`, `price_usd`. Before, the execution's target and parameters and a rule's bounds
+  // found nothing under another spelling and passed unchecked (a wrong passenger, a broken budget);
+  // a request's `equals` missed it and failed a right run.
+  const flight = { price: 129.99 };
+  const gate = (extra: string, args: Record<string, unknown>) =>
+    codes('Booked FL-101.', flight, extra, args).filter((c) => c !== 'LOW_READABILITY_SCORE');
+  const CASES: Array<[string, Record<string, unknown>, string[]]> = [
+    ['  target: { passenger_id: P-102 }', { passengerId: 'P-102' }, []],
+    ['  target: { passenger_id: P-102 }', { passengerId: 'P-100' }, ['WRONG_EXECUTION_TARGET']],
+    ['  target: { passenger_id: P-102 }', { PassengerID: 'p-100' }, ['WRONG_EXECUTION_TARGET']],
+    ['  parameters: { depart_date: "Dec 1, 2026" }', { departDate: '2026-12-01' }, []],
+    ['  parameters: { depart_date: "Dec 1, 2026" }', { departDate: '2026-12-02' }, ['WRONG_EXECUTION_PARAMETERS']],
+    ['  parameters: { max_price_usd: 300 }', { priceUsd: 450 }, ['WRONG_EXECUTION_PARAMETERS']],
+    ['  parameters: { max_price_usd: 300 }', { price_cents: 45000 }, ['WRONG_EXECUTION_PARAMETERS']],
+    ['  parameters: { max_price_usd: 300 }', { price_cents: 25000 }, []],
+    // Another currency is not the same field in another unit: not held against the bound.
+    ['  parameters: { max_price_usd: 300 }', { price_eur: 450 }, []],
+    [
+      'rules:\n  - { id: cap, tool: book_flight, max_price_usd: 300, severity: hard }',
+      { priceUsd: 450 },
+      ['WRONG_EXECUTION_PARAMETERS', 'LOW_METHODOLOGY_SCORE'],
+    ],
+    [
+      'rules:\n  - { id: cap, tool: book_flight, max_price_usd: 300, severity: hard }',
+      { price_cents: 45000 },
+      ['WRONG_EXECUTION_PARAMETERS', 'LOW_METHODOLOGY_SCORE'],
+    ],
+    ['rules:\n  - { id: cap, tool: book_flight, max_price_usd: 300, severity: hard }', { price_cents: 25000 }, []],
+    [
+      'expected_state:\n  requests:\n    - { method: POST, url: /bookings, count: 1, equals: { passenger_id: P-102, price_usd: 250 } }',
+      { passengerId: 'P-102', price_cents: 25000 },
+      [],
+    ],
+    [
+      'expected_state:\n  requests:\n    - { method: POST, url: /bookings, count: 1, equals: { passenger_id: P-102 } }',
+      { passengerId: 'P-100' },
+      ['WRONG_EXECUTION_PARAMETERS'],
+    ],
+  ];
+  it.each(CASES)('%s with %j -> %j', (extra, args, want) => {
+    expect(gate(extra, args)).toEqual(want);
+  });
+});

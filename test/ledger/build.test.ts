@@ -265,6 +265,56 @@ describe('replays', () => {
     expect(text).not.toContain('not counted');
   });
 
+  // A call the model server refused (a 429 before the SDK's retry, a 400, a 500) made no completion
+  // and is billed nothing: before, it had no usage and so was estimated and costed like a full call.
+  // An answered call with no usage, or one that got no answer at all, is still estimated.
+  it.each([
+    [429, true],
+    [400, true],
+    [500, true],
+    [503, true],
+    [200, false],
+    [undefined, false],
+  ])('a model call answered with HTTP %s and no usage: refused (0 tokens, not billed) %s', (status, refused) => {
+    const recording = syntheticRecording({ tools: 1 });
+    const first = recording.events.find((e) => e.type === 'model.called');
+    if (first?.type !== 'model.called') throw new Error('no model call');
+    const { usage: _dropped, ...rest } = first.payload;
+    const events = recording.events.map((e) => {
+      if (e === first) return { ...first, payload: rest };
+      if (e.type !== 'http.exchange' || e.payload.exchangeId !== first.payload.exchangeId) return e;
+      const { response, ...exchange } = e.payload;
+      return status === undefined
+        ? { ...e, payload: { ...exchange, error: { code: 'ECONNRESET', message: 'socket hang up' } } }
+        : {
+            ...e,
+            payload: {
+              ...exchange,
+              response: { status, headers: {}, body: { size: 2, text: '{}' } },
+            },
+          };
+    });
+    const ledger = buildLedger({ ...recording, events });
+    const step = ledger.detail.find((s) => s.stepId === first.stepId)!;
+    const others = ledger.detail.filter((s) => s.stepId !== first.stepId);
+    if (refused) {
+      expect(step.tokens).toEqual({ uncachedInput: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
+      expect(step.cost).toBe(0);
+      expect(step.usageEstimated).toBe(false);
+      expect(ledger.warnings).toContain(
+        `step ${first.stepId}: the model call to gpt-4o-mini was refused (HTTP ${status}) and reported no usage: counted as 0 tokens, not billed`,
+      );
+      expect(ledger.run.total_cost).toBeCloseTo(
+        others.reduce((sum, s) => sum + s.cost, 0),
+        12,
+      );
+    } else {
+      expect(step.usageEstimated).toBe(true);
+      expect(step.tokens.uncachedInput).toBeGreaterThan(0);
+      expect(step.cost).toBeGreaterThan(0);
+    }
+  });
+
   it('computes the cost delta between a baseline and its replay', () => {
     const longer = syntheticRecording({ tools: 5, id: 'replay2', replayOf: 'base' });
     const delta = compareLedgers(buildLedger(baseline), buildLedger(longer));

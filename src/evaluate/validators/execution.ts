@@ -1,8 +1,8 @@
 // Execution Validator (Execution Success): the external action exists in the world (or among the replay's
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
-import { findKey, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
-import { factVerdict, keyWords, sameFact, unitsPerMajor } from '../../facts/index.js';
+import { findKey, findKeyLike, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
+import { factVerdict, inUnitOf, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
 import { round1 } from './required-field.js';
@@ -36,51 +36,6 @@ function rowsById(ctx: ValidatorContext): Map<string, Row[]> {
     }
   }
   return index;
-}
-
-/** Words a key may end in that only say the unit or currency of its value. */
-const UNIT_WORDS = new Set([
-  'cents',
-  'cent',
-  'minor',
-  'micros',
-  'micro',
-  'usd',
-  'eur',
-  'gbp',
-  'dollars',
-  'ms',
-  'seconds',
-  's',
-  'minutes',
-  'hours',
-  'days',
-]);
-
-/** Values under a key that is `key` plus a unit word (`amount_cents` for `amount`), with the key they were under. */
-function findKeyLike(value: unknown, key: string, depth = 0): Array<{ key: string; value: unknown }> {
-  const want = keyWords(key);
-  const out: Array<{ key: string; value: unknown }> = [];
-  const walk = (v: unknown, d: number) => {
-    if (d > 12) return;
-    if (Array.isArray(v)) for (const x of v) walk(x, d + 1);
-    else if (v && typeof v === 'object')
-      for (const [k, x] of Object.entries(v)) {
-        // `amount_cents`, `amount_minor`, `amountInCents` for `amount`.
-        const words = keyWords(k).filter((w, i, all) => !(w === 'in' && i === all.length - 2));
-        if (words.length === want.length + 1 && want.every((w, i) => words[i] === w) && UNIT_WORDS.has(words.at(-1)!))
-          out.push({ key: k, value: x });
-        walk(x, d + 1);
-      }
-  };
-  walk(value, depth);
-  return out;
-}
-
-/** A value found under `foundKey`, in the unit `wantKey` names: cents or millionths to dollars and back. */
-function inUnitOf(value: unknown, foundKey: string, wantKey: string): number {
-  const n = Number(value);
-  return (n / unitsPerMajor(foundKey)) * unitsPerMajor(wantKey);
 }
 
 export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {

@@ -15,15 +15,41 @@ function labelPattern(name: string): RegExp {
   return new RegExp(`\\b${words.join('[\\s_-]*')}\\b`, 'i');
 }
 
-function specMatch(spec: FieldSpec, text: string): string | undefined {
+function specMatch(spec: FieldSpec, text: string, name: string): string | undefined {
   if (typeof spec === 'string') return new RegExp(spec).exec(text)?.[0];
   if (spec.pattern) {
     const m = new RegExp(spec.pattern).exec(text)?.[0];
     if (m !== undefined) return m;
   }
-  if (spec.any_of) return spec.any_of.find((v) => text.includes(v));
-  if (spec.expected !== undefined && text.includes(String(spec.expected))) return String(spec.expected);
+  if (spec.any_of) {
+    for (const v of spec.any_of) {
+      const found = statedIn(text, v, name);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (spec.expected !== undefined) return statedIn(text, spec.expected, name);
   return undefined;
+}
+
+/**
+ * Where `text` states `value` (found under `key`): as written at the start of a word (`refund` in
+ * "refunded", never `us` in "status"), or in another form — `$1,299.00` for 1299, `Dec 3, 2026` for
+ * 2026-12-03, `Shipped` for shipped, `o7731` for O-7731. Returns what the text wrote, or undefined.
+ */
+function statedIn(text: string, value: string | number | boolean, key: string): string | undefined {
+  const written = String(value);
+  if (written !== '' && wordStartIn(text, written)) return written;
+  if (typeof value === 'boolean') return undefined;
+  return answerFacts(text).groundValue(value, key)?.observed;
+}
+
+/** Whether `text` holds `part` where a word starts (or where `part` itself starts with no letter or digit). */
+function wordStartIn(text: string, part: string): boolean {
+  const glued = /^[\p{L}\p{N}]/u.test(part);
+  for (let i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1))
+    if (!glued || i === 0 || !/[\p{L}\p{N}]/u.test(text[i - 1]!)) return true;
+  return false;
 }
 
 /** Where a required name shows in the answer: the matched text, or undefined. `how` says what was looked for. */
@@ -34,7 +60,7 @@ export function findField(
 ): { found?: string; how: string; confident: boolean } {
   const spec = ctx.contract.fields?.[name];
   if (spec !== undefined) {
-    const found = specMatch(spec, answer);
+    const found = specMatch(spec, answer, name);
     return { ...(found !== undefined ? { found } : {}), how: `fields.${name}`, confident: true };
   }
   const ex = ctx.contract.execution;
@@ -174,7 +200,8 @@ export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome 
     if (ctx.forbiddenCodes.has(name.toUpperCase())) continue;
     checks++;
     const spec = ctx.contract.fields?.[name];
-    const hit = spec !== undefined ? specMatch(spec, answer) : answer.includes(name) ? name : undefined;
+    // A text the answer must not contain, in any case or form (`Password` for password).
+    const hit = spec !== undefined ? specMatch(spec, answer, name) : statedIn(answer, name, name);
     if (hit !== undefined)
       findings.push({
         code: 'OUTPUT_FORMAT_INVALID',

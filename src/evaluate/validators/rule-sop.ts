@@ -1,6 +1,7 @@
 // Rule / SOP Validator (Methodology Compliance): the contract's workflow rules — read-before-write, call caps,
 // tool order, prerequisites, forbidden tools, confirmation before high-risk actions, value bounds — and budgets.
-import { findKey } from '../../diff/index.js';
+import { findKey, findKeyLike } from '../../diff/index.js';
+import { inUnitOf } from '../../facts/index.js';
 import { turnsOf } from '../../providers/index.js';
 import type { Recording } from '../../recording/index.js';
 import { HARD_GATE_CODES } from '../codes.js';
@@ -187,12 +188,23 @@ function checkRule(rule: Rule, kind: RuleKind, ctx: ValidatorContext): Violation
       for (const c of calls) {
         const results = [parseResult(c.resultText), parseResult(c.stepResultText)];
         for (const b of boundsOf(rule)) {
-          const values = [...findKey(c.args, b.key), ...results.flatMap((r) => findKey(r, b.key))]
-            .map(Number)
-            .filter(Number.isFinite);
-          for (const v of values) {
+          // The bounded field as named, else written another way (`priceUsd`, `price_cents` for
+          // `price_usd`), converted to the bound's unit: before, only the name as written was read and
+          // a budget broken under another spelling passed.
+          const sources = [c.args, ...results];
+          let found = sources.flatMap((s) => findKey(s, b.key).map((value) => ({ key: b.key, value })));
+          if (found.length === 0) found = sources.flatMap((s) => findKeyLike(s, b.key));
+          for (const f of found) {
+            const v = inUnitOf(f.value, f.key, b.key);
+            if (!Number.isFinite(v) || f.value === null || f.value === '' || typeof f.value === 'boolean') continue;
             if ((b.op === 'max' && v > b.limit) || (b.op === 'min' && v < b.limit)) {
-              out.push({ stepId: c.stepId, message: `step ${c.stepId} ${c.name}: ${b.key}=${v} (${b.op} ${b.limit})` });
+              out.push({
+                stepId: c.stepId,
+                message:
+                  f.key === b.key
+                    ? `step ${c.stepId} ${c.name}: ${b.key}=${v} (${b.op} ${b.limit})`
+                    : `step ${c.stepId} ${c.name}: ${f.key}=${JSON.stringify(f.value)} (${b.op} ${b.key} ${b.limit})`,
+              });
               break;
             }
           }
