@@ -35,6 +35,25 @@ describe('contracts', () => {
     );
   });
 
+  it('refuses a code in must_not_include that names none (a misspelling would check nothing), naming the nearest', () => {
+    const contract = (list: string, rules = '') =>
+      `task_id: t\nsuccess_criteria:\n  must_not_include: [${list}]\n${rules}`;
+    expect(errorOf(contract('FABRICATED_REFERENCE, UNSUPORTED_CLAIM'))).toMatch(
+      /^c\.yaml:3:44: success_criteria\.must_not_include\.1: UNSUPORTED_CLAIM is not a failure code \(did you mean UNSUPPORTED_CLAIM\?\)/,
+    );
+    expect(
+      errorOf('task_id: t\nsuccess_criteria:\n  execution_result:\n    must_not_include: [DUPLICATE_EXECUTON]\n'),
+    ).toMatch(
+      /execution_result\.must_not_include\.0: DUPLICATE_EXECUTON is not a failure code \(did you mean DUPLICATE_EXECUTION\?\)/,
+    );
+    expect(errorOf(contract('NO_SUCH_THING_HERE'))).toMatch(/NO_SUCH_THING_HERE is not a failure code: /);
+    // Codes in any case, a rule's own code, and text (lower case, or one word) are all accepted.
+    const rule = 'rules:\n  - id: r\n    description: d\n    failure_reason_code: REFUND_OVER_LIMIT\n';
+    expect(() =>
+      parseContract(contract('WRONG_FACT, wrong_fact, REFUND_OVER_LIMIT, password, PASSWORD, internal_error', rule)),
+    ).not.toThrow();
+  });
+
   it('says when the contract file does not exist', () => {
     expect(() => loadContract('nope/missing.yaml')).toThrow(/contract nope\/missing\.yaml not found/);
   });

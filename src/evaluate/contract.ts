@@ -5,6 +5,7 @@ import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
 import * as z from 'zod';
 import { ExpectedStateSchema } from '../diff/index.js';
 import { TapedeckError } from '../recording/errors.js';
+import { CODE_LIKE, FAILURE_CODES, nearestCode } from './codes.js';
 
 const Regex = z.string().refine(
   (s) => {
@@ -154,7 +155,32 @@ export const ContractSchema = z
     /** Optional LLM judge rubric (used only when a judge endpoint is given). */
     judge: z.object({ rubric: z.string().optional(), model: z.string().optional() }).strict().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((contract, ctx) => {
+    // An entry written as a code that names none (a misspelling) would be looked for as text, and
+    // never be found: the check it was meant to be would pass unseen.
+    const codes = new Set([
+      ...FAILURE_CODES,
+      ...(contract.rules ?? []).flatMap((r) => r.failure_reason_code?.toUpperCase() ?? []),
+    ]);
+    const lists = [
+      { path: ['success_criteria', 'must_not_include'], items: contract.success_criteria.must_not_include },
+      {
+        path: ['success_criteria', 'execution_result', 'must_not_include'],
+        items: contract.success_criteria.execution_result?.must_not_include,
+      },
+    ];
+    for (const { path, items } of lists)
+      (items ?? []).forEach((item, i) => {
+        if (!CODE_LIKE.test(item) || codes.has(item)) return;
+        const near = nearestCode(item, codes);
+        ctx.addIssue({
+          code: 'custom',
+          path: [...path, i],
+          message: `${item} is not a failure code${near ? ` (did you mean ${near}?)` : ''}: the codes are in docs/scoring.md, a rule's own in its failure_reason_code; to forbid the text itself, write it in lower case`,
+        });
+      });
+  });
 
 export type Contract = z.infer<typeof ContractSchema>;
 export type Rule = z.infer<typeof RuleSchema>;
