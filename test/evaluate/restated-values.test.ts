@@ -305,3 +305,27 @@ describe('a contract key finds the field the run wrote under another spelling or
     expect(gate(extra, args)).toEqual(want);
   });
 });
+
+describe('an amount the answer works out from grounded amounts, and says so, is grounded', () => {
+  const fares = { fare: 129.99, tax: 10.4, other_fare: 239 };
+  it('a total of stated amounts (shown as a sum, or labelled total) to the cent', () => {
+    expect(codes('Booked FL-101: fare $129.99 + tax $10.40 = $140.39.', fares)).toEqual([]);
+    expect(codes('Booked FL-101.\nFare: $129.99\nTax: $10.40\nTotal: $140.39', fares)).toEqual([]);
+    expect(codes('Booked FL-101 at $129.99 plus $10.40 tax, $140.39 in all.', fares)).toEqual([]);
+  });
+
+  it('a saving: the gap between two stated amounts', () => {
+    expect(codes('Booked FL-101 at $219.00; you save $20.00 over the $239.00 fare.', { ...fares, fare: 219 })).toEqual(
+      [],
+    );
+  });
+
+  it('is not grounded when nothing says it was worked out, the sum is off, a term is not grounded, or the currency differs', () => {
+    expect(claimMessages('Booked FL-101 for $140.39, fare $129.99 and tax $10.40.', fares)).toEqual([
+      'the answer states amount $140.39, which no observation or user message contains in any form',
+    ]);
+    expect(claimMessages('Booked FL-101: fare $129.99 + tax $10.40 = $150.39.', fares)).toHaveLength(1);
+    expect(claimMessages('Booked FL-101: fare $129.99 + fee $12.00 = $141.99.', fares)).toHaveLength(2);
+    expect(claimMessages('Booked FL-101: fare $129.99 + tax $10.40 = €140.39.', fares)).toHaveLength(1);
+  });
+});

@@ -2,7 +2,7 @@
 // amounts, percentages, quantities, dates, names) are grounded in what the agent observed (tool
 // results) or was told (the user's words) — in any form they may be restated in: 12999 cents as
 // "$129.99", 0.25 as "25%", an ISO timestamp as "Nov 20", O-7731 as "o7731".
-import { type FactMatch, type MentionKind, mentionsIn, type Verdict } from '../../facts/index.js';
+import { type FactMatch, type Mention, type MentionKind, mentionsIn, type Verdict } from '../../facts/index.js';
 import { factsOf } from '../trajectory.js';
 import { round1 } from './required-field.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
@@ -27,6 +27,60 @@ interface ClaimFound extends Claim {
   ground(): Verdict;
   /** Why the claim cannot be read as one fact (then it is grounded by nothing). */
   ambiguous?: string;
+  /** An amount's mentions in the answer (where a total worked out from others is looked for). */
+  mentions?: Mention[];
+}
+
+/** Said of an amount worked out by adding others up, within its line (`Total: $140.39`, `= $140.39`, `$140.39 in all`). */
+const SUM_WORDS = /\b(?:total(?:s|l?ing)?|sum|subtotal|altogether|in all|combined|comes? to|all in)\b|=/i;
+/** Said of an amount worked out as the gap between two others (`you save $20`, `$20 cheaper`). */
+const GAP_WORDS = /\b(?:sav(?:e|es|ed|ing|ings)|difference|cheaper|less|more|discount|off|refund(?:ed)?)\b/i;
+/** The amounts a total is looked for among, at most (their subsets are tried). */
+const MAX_TERMS = 10;
+/** Amounts of one answer looked at as worked out, at most: the check stays linear in a long answer. */
+const MAX_WORKED_OUT = 100;
+
+/**
+ * An amount the answer works out from amounts it states that are grounded (`fare $129.99 + tax
+ * $10.40 = $140.39`, `Total: $140.39`, `you save $20.00 ($219 vs $239)`), said so by the words
+ * around it on its line: the sum of two or more of them, or the gap between two, in the same
+ * currency, to the cent. What the agent computed from what it saw is grounded in what it saw; a
+ * bare amount that merely equals some sum is not (nothing says it is one).
+ */
+function workedOut(claim: Mention, grounded: readonly Mention[], answer: string): string | undefined {
+  const lineStart = answer.lastIndexOf('\n', claim.start - 1) + 1;
+  const lineEnd = answer.indexOf('\n', claim.end);
+  const before = answer.slice(Math.max(lineStart, claim.start - 60), claim.start);
+  const after = answer.slice(claim.end, Math.min(lineEnd < 0 ? answer.length : lineEnd, claim.end + 24));
+  const around = `${before} ${after}`;
+  const value = claim.value;
+  if (value === undefined || !Number.isFinite(value)) return undefined;
+  const sameCurrency = (m: Mention) =>
+    (m.currencies ?? []).join() === (claim.currencies ?? []).join() ||
+    (m.currencies ?? []).some((c) => claim.currencies?.includes(c));
+  const terms = grounded
+    .filter((m) => m.start !== claim.start && m.value !== undefined && sameCurrency(m))
+    .slice(0, MAX_TERMS);
+  const cents = (n: number) => Math.round(n * 100);
+  const target = cents(value);
+  if (SUM_WORDS.test(around))
+    for (let set = 1; set < 1 << terms.length; set++) {
+      if ((set & (set - 1)) === 0) continue; // two terms at least
+      let sum = 0;
+      const used: Mention[] = [];
+      for (let i = 0; i < terms.length; i++)
+        if (set & (1 << i)) {
+          sum += cents(terms[i]!.value as number);
+          used.push(terms[i]!);
+        }
+      if (sum === target) return used.map((m) => m.text).join(' + ');
+    }
+  if (GAP_WORDS.test(around))
+    for (const a of terms)
+      for (const b of terms)
+        if (a !== b && cents(a.value as number) - cents(b.value as number) === target && target > 0)
+          return `${a.text} - ${b.text}`;
+  return undefined;
 }
 
 /**
@@ -42,11 +96,18 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
     if (skip.has(m.text) || m.unread !== undefined) continue;
     if (m.kind === 'number' && Math.abs(m.value ?? 0) < 10) continue;
     const kind = KIND[m.kind];
-    claims.set(`${kind}:${m.text}`, {
+    const key = `${kind}:${m.text}`;
+    const known = claims.get(key);
+    if (known?.mentions !== undefined) {
+      known.mentions.push(m);
+      continue;
+    }
+    claims.set(key, {
       kind,
       text: m.text,
       ground: () => index.verdict(m),
       ...(m.ambiguous !== undefined && { ambiguous: m.ambiguous }),
+      ...(kind === 'amount' && { mentions: [m] }),
     });
   }
   // Names: two or more capitalised words in a row (any script's letters: Zoë Müller), not counting a sentence's first word.
@@ -82,8 +143,24 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
   const refs: EvidenceRef[] = [];
   let grounded = 0;
   let undecided = 0;
-  for (const c of claims) {
-    const v = c.ground();
+  const verdicts = claims.map((c) => c.ground());
+  // The amounts the answer states that observations ground: what a total it works out may add up.
+  const groundedAmounts = claims.flatMap((c, i) => (verdicts[i]!.verdict === 'same' ? (c.mentions ?? []) : []));
+  let tries = MAX_WORKED_OUT;
+  for (const [i, c] of claims.entries()) {
+    const v = verdicts[i]!;
+    const from =
+      v.verdict === 'different' && c.ambiguous === undefined && c.mentions !== undefined && tries-- > 0
+        ? c.mentions
+            .slice(0, 4)
+            .map((m) => workedOut(m, groundedAmounts, answer))
+            .find((f) => f !== undefined)
+        : undefined;
+    if (from !== undefined) {
+      grounded++;
+      refs.push({ kind: 'claim', ref: `${c.text} = ${from} (worked out in the answer)` });
+      continue;
+    }
     if (v.verdict === 'same') {
       grounded++;
       const ref = v.match.observed === c.text ? c.text : `${c.text} = ${v.match.observed}`;
