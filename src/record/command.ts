@@ -460,6 +460,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     }
     // Everything the child wrote is in the kernel; wait for its sockets to be read to the end.
     await socketsClosed(2000);
+    await isolated?.settle();
     isolated?.flushTurns();
     pullSpool();
     drainBacklog();

@@ -80,6 +80,11 @@ export interface RecordSandbox {
   attempts(): OsAttempt[];
   /** Writes the turns of WebSocket conversations still open (the agent has exited). */
   flushTurns(): void;
+  /**
+   * Waits (at most a second) for the streams under way to be recorded to their end: a stream its
+   * client left is given LEFT_GRACE_MS for its server's end, which can pass after the agent exits.
+   */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -127,6 +132,8 @@ const graceOver = (signal?: AbortSignal) =>
 interface Upstream {
   sink: CaptureSink;
   dispatcher: Agent;
+  /** Streams under way, each settled once its end is recorded (settle() waits for them). */
+  streams: Set<Promise<void>>;
   /** A call the proxy could not make as the agent would have: said once a host, not recorded as the world's answer. */
   cannot(host: string, reason: string): void;
 }
@@ -134,7 +141,7 @@ interface Upstream {
 /** Makes one call for real and records it, as the preload's capture would. */
 async function forward(
   request: ProxyRequest,
-  { sink, dispatcher, cannot }: Upstream,
+  { sink, dispatcher, cannot, streams }: Upstream,
   id: string,
 ): Promise<ProxyResponse> {
   const pid = request.pid ?? 0;
@@ -209,9 +216,17 @@ async function forward(
         const decoder = new TextDecoder();
         const reader = body.getReader();
         let ended = false;
+        // Its end may come after the agent has exited (the grace of a stream its client left).
+        let settled = () => {};
+        const recorded = new Promise<void>((resolve) => {
+          settled = resolve;
+        });
+        streams.add(recorded);
         const end = (error?: { code: string; message: string }) => {
           ended = true;
           sink.send({ t: 'end', id, ts: nowMs(), ...(error ? { error } : {}) });
+          streams.delete(recorded);
+          settled();
         };
         try {
           for (;;) {
@@ -295,6 +310,7 @@ export async function openRecordSandbox(input: {
   const notes: string[] = [];
   const said = new Set<string>();
   const upstream: Upstream = {
+    streams: new Set(),
     sink,
     // The agent's own CAs (a service behind a private CA), as for its WebSockets.
     dispatcher: new Agent(input.upstreamCa === undefined ? {} : { connect: { ca: input.upstreamCa } }),
@@ -374,6 +390,15 @@ export async function openRecordSandbox(input: {
       ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),
     ],
     flushTurns: () => flushProxyWebSockets(),
+    async settle() {
+      if (upstream.streams.size === 0) return;
+      const bound = new AbortController();
+      await Promise.race([
+        Promise.all(upstream.streams),
+        delay(1000, undefined, { signal: bound.signal }).catch(() => {}),
+      ]);
+      bound.abort();
+    },
     async close() {
       for (const l of [...listeners, ...others]) l.close();
       await proxy.close();

@@ -138,12 +138,13 @@ describe.runIf(detectIsolation().level === 'bwrap' && hasPython)('record --isola
     );
     await api.close();
     // A model server's way: the end of the stream follows its last event (here a little later,
-    // so that the client has always left before it: the proxy must wait for it).
+    // so that the client has always left before it: the proxy must wait for it, and the last
+    // streams' ends come after the agent has exited: the recording must wait for them too).
     api = await startServer((_req, _body, res) => {
       hits++;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: {"n":1}\n\ndata: [DONE]\n\n');
-      setTimeout(() => res.end(), 15);
+      setTimeout(() => res.end(), 50);
     });
     const before = hits;
     const out = path.join(dir.dir, 'rec-ending');
