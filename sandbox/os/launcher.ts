@@ -88,8 +88,10 @@ const PROGRAM_PATHS = ['PATH', 'PYTHONPATH', 'NODE_PATH', 'VIRTUAL_ENV', 'PYTHON
  */
 export function pathsIn(argv: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const out: string[] = [];
+  // A private folder itself is never shown whole (`--out /tmp`, /tmp on PATH): the agent's own
+  // /tmp would be the real one, read-only.
   const add = (p: string) => {
-    if (p.length < 4096 && existsSync(p)) out.push(p);
+    if (p.length < 4096 && !MASKED.includes(p) && existsSync(p)) out.push(p);
   };
   for (const arg of argv) {
     if (!arg || arg.startsWith('-') || arg.includes('\n')) continue;

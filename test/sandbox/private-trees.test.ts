@@ -80,6 +80,9 @@ describe('private trees', () => {
         expect.arrayContaining([path.join(bin, 'tool'), path.join(tmp.dir, 'agent.py'), bin, lib, path.dirname(bin)]),
       );
       expect(found).not.toContain(path.join(tmp.dir, 'missing.txt'));
+      // A private folder itself never: the agent's /tmp would be the real one, read-only.
+      const roots = pathsIn(['node', '/tmp', '--out', '/var/tmp'], tmp.dir, { PATH: `/tmp:${CI_PATH}` });
+      expect(roots.filter((p) => p === '/tmp' || p === '/var/tmp')).toEqual([]);
     } finally {
       tmp.remove();
     }
