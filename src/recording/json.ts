@@ -74,14 +74,22 @@ export function whyNotJson(error: unknown): string {
 export function capDepth(value: unknown, levels: number): unknown {
   if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
   if (levels <= 0) return depthText(value);
+  return mapItems(value, (item) => capDepth(item, levels - 1));
+}
+
+/**
+ * An array's or object's items through `fn`, copied only when one changed (the same value when
+ * none did). capDepth's and cutLongStrings' one walk.
+ */
+function mapItems(value: object, fn: (item: unknown) => unknown): object {
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const capped = capDepth(item, levels - 1);
-      if (capped !== item) {
+      const mapped = fn(item);
+      if (mapped !== item) {
         out ??= value.slice();
-        out[i] = capped;
+        out[i] = mapped;
       }
     }
     return out ?? value;
@@ -89,11 +97,11 @@ export function capDepth(value: unknown, levels: number): unknown {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(value)) {
     const item: unknown = (value as Record<string, unknown>)[key];
-    const capped = capDepth(item, levels - 1);
-    if (capped !== item) {
+    const mapped = fn(item);
+    if (mapped !== item) {
       // Spread defines own keys, so a key named `__proto__` stays a key.
       out ??= { ...(value as Record<string, unknown>) };
-      out[key] = capped;
+      out[key] = mapped;
     }
   }
   return out ?? value;
@@ -154,26 +162,5 @@ export function cutLongStrings(value: unknown, keep: number): unknown {
     return `${value.slice(0, end)}… [cut by tapedeck: ${value.length} characters]`;
   }
   if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      const cut = cutLongStrings(item, keep);
-      if (cut !== item) {
-        out ??= value.slice();
-        out[i] = cut;
-      }
-    }
-    return out ?? value;
-  }
-  let out: Record<string, unknown> | undefined;
-  for (const key of Object.keys(value)) {
-    const item: unknown = (value as Record<string, unknown>)[key];
-    const cut = cutLongStrings(item, keep);
-    if (cut !== item) {
-      out ??= { ...(value as Record<string, unknown>) };
-      out[key] = cut;
-    }
-  }
-  return out ?? value;
+  return mapItems(value, (item) => cutLongStrings(item, keep));
 }
