@@ -650,17 +650,23 @@ export function installReplay(config) {
       void (async () => {
         try {
           const request = dispatchRequest(opts, this);
-          const bytes = await dispatchBody(opts.body);
-          const body = bytes
-            ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1)
-            : undefined;
+          // A string body (JSON, the common case) is taken as it is: no bytes and back.
+          const given = opts.body;
+          const bytes = typeof given === 'string' ? undefined : await dispatchBody(given);
+          const body =
+            typeof given === 'string'
+              ? encodeBody(given, -1)
+              : bytes
+                ? encodeBody(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), -1)
+                : undefined;
           const fastReply = takeFast(request.method, request.url, request.headers, body);
           const reply = fastReply ?? (await askHttp({ ...request, body }));
           if (!fastReply) {
             applyEffects(reply.effects);
             if (reply.stop) process.exit(0);
           }
-          await nd.hold(reply.drawn, since);
+          const held = nd.hold(reply.drawn, since);
+          if (held) await held;
           if (aborted) return;
           if (('ack' in reply && reply.ack === -1) || reply.error) {
             const error = reply.error ?? { code: 'IPC_CLOSED', message: 'tapedeck replay: the replayer went away' };
