@@ -242,6 +242,11 @@ export const ReplayConfigSchema = z.object({
     .array(z.object({ from: HostPortSchema, to: HostPortSchema, websocket: z.literal(true).optional() }))
     .optional(),
   /**
+   * Unix socket paths the network guard sends to an address: the recorded database's sockets
+   * (PGHOST=/var/run/postgresql) to the sandbox's relay, as its host:port is in `routes`.
+   */
+  socketRoutes: z.array(z.object({ from: z.string().max(4096), to: HostPortSchema })).optional(),
+  /**
    * The CA (PEM) of the replay's WebSocket answerer for wss:// conversations: a TLS connection to a
    * routed WebSocket's address trusts it (sandbox/preload/network-guard.mjs, trustRoutedTls).
    */

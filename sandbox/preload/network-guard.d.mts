@@ -9,6 +9,7 @@ export declare function installNetworkGuard(
   onBlocked: (target: string) => void,
   routes?: Array<{ from: HostPort; to: HostPort }>,
   onRouted?: (from: string, to: string) => void,
+  socketRoutes?: Array<{ from: string; to: HostPort }>,
 ): void;
 /** A TLS connection to a routed WebSocket's address trusts `ca` (PEM) too. Returns undo(). */
 export declare function trustRoutedTls(routes: Array<{ from: HostPort; websocket?: boolean }>, ca: string): () => void;

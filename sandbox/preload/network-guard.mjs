@@ -18,14 +18,16 @@ export const sameHost = (a, b) => a === b || (isLocal(a) && isLocal(b));
 /**
  * Installs the guard. `allowed`: { hosts: [{host, port}], paths: [unix socket paths], unixOverLoopback? }
  * (`unixOverLoopback`: in the OS sandbox only, whose loopback is its own — shared-unix-sockets.mjs);
- * `routes`: [{ from: {host, port}, to: {host, port} }]; `onBlocked(target)` and `onRouted(from, to)`
- * hear of each refused and each rerouted connection.
+ * `routes`: [{ from: {host, port}, to: {host, port} }], `socketRoutes`: [{ from: a Unix socket's path,
+ * to: {host, port} }]; `onBlocked(target)` and `onRouted(from, to)` hear of each refused and each
+ * rerouted connection.
  * @param {{ hosts: import('../protocol.js').HostPort[], paths: string[], unixOverLoopback?: boolean }} allowed
  * @param {(target: string) => void} onBlocked
  * @param {Array<{ from: import('../protocol.js').HostPort, to: import('../protocol.js').HostPort }>} [routes]
  * @param {(from: string, to: string) => void} [onRouted]
+ * @param {Array<{ from: string, to: import('../protocol.js').HostPort }>} [socketRoutes]
  */
-export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = () => {}) {
+export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = () => {}, socketRoutes = []) {
   // Patched in place: connect() takes many argument forms, so it is typed loosely here.
   const proto = /** @type {any} */ (net.Socket.prototype);
   const realConnect = proto.connect;
@@ -36,7 +38,10 @@ export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = 
     return allowed.hosts.some((a) => Number(a.port) === port && sameHost(a.host, host));
   };
   const routeOf = (target) => {
-    if (target.path !== undefined) return undefined;
+    if (target.path !== undefined) {
+      const at = path.resolve(String(target.path));
+      return socketRoutes.find((r) => r.from === at);
+    }
     const host = String(target.host ?? 'localhost');
     const port = Number(target.port);
     return routes.find((r) => Number(r.from.port) === port && sameHost(String(r.from.host), host));
@@ -49,7 +54,8 @@ export function installNetworkGuard(allowed, onBlocked, routes = [], onRouted = 
     if (loopback !== undefined) return realConnect.apply(this, aimed(args, { host: '127.0.0.1', port: loopback }));
     const route = routeOf(target);
     if (route) {
-      onRouted(`${target.host ?? 'localhost'}:${target.port}`, `${route.to.host}:${route.to.port}`);
+      const from = target.path !== undefined ? String(target.path) : `${target.host ?? 'localhost'}:${target.port}`;
+      onRouted(from, `${route.to.host}:${route.to.port}`);
       return realConnect.apply(this, aimed(args, route.to));
     }
     if (permitted(target)) return realConnect.apply(this, args);

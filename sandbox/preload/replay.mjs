@@ -224,6 +224,8 @@ export function installReplay(config) {
     { hosts: config.allow ?? [], paths: [path.resolve(config.socket)], unixOverLoopback: config.os === true },
     (target) => send({ t: 'blocked', target }),
     config.routes ?? [],
+    undefined,
+    config.socketRoutes ?? [],
   );
   // The database's replies wait for the values drawn before them when recorded (replay-pg.mjs).
   // After the guard: it sees the connect the agent made.

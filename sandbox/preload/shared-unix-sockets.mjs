@@ -11,6 +11,7 @@
 // and a replay in the OS sandbox) and the sandboxed services' preload, through the network guard.
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { aimed, targetOf } from './shared-connect-args.mjs';
 
 /** What the file a listener leaves at its path starts with (the port follows). */
@@ -125,15 +126,18 @@ export function installUnixOverLoopback() {
 
 /**
  * Makes a connection to a path holding a port of the tree's own listener go to that port on
- * loopback, and one to a path where nothing is fail with ENOENT (record --isolate: no network
- * guard there to do it). Returns undo().
+ * loopback, one to a database's socket (`dbSockets`: PGHOST=/var/run/postgresql) go to that
+ * database's door, and one to a path where nothing is fail with ENOENT (record --isolate: no
+ * network guard there to do it). Returns undo().
+ * @param {readonly string[]} [dbSockets]
  */
-export function installUnixRoutes() {
+export function installUnixRoutes(dbSockets = []) {
   const proto = /** @type {any} */ (net.Socket.prototype);
   const realConnect = proto.connect;
+  const databases = new Set(dbSockets);
   /** @type {any} */
   const patched = /** @this {net.Socket} */ function connect(/** @type {unknown[]} */ ...args) {
-    const there = toLoopback(args);
+    const there = toLoopback(args) ?? toDatabaseDoor(args, databases);
     if (there !== undefined) return realConnect.apply(this, there);
     // Nothing at the path: ENOENT, as anywhere (the sandbox would refuse the socket itself: EACCES).
     const target = targetOf(args);
@@ -144,6 +148,20 @@ export function installUnixRoutes() {
   return () => {
     if (proto.connect === patched) proto.connect = realConnect;
   };
+}
+
+/**
+ * A connect() call's arguments aimed at the door of a database whose Unix socket it names
+ * (`/var/run/postgresql/.s.PGSQL.5432`: the door listens inside at 127.0.0.1:5432), or undefined.
+ * @param {unknown[]} args @param {Set<string>} databases
+ * @returns {unknown[] | undefined}
+ */
+function toDatabaseDoor(args, databases) {
+  const target = targetOf(args);
+  if (target.path === undefined || databases.size === 0) return undefined;
+  const at = path.resolve(String(target.path));
+  const port = databases.has(at) ? Number(/\.s\.PGSQL\.(\d+)$/.exec(at)?.[1]) : Number.NaN;
+  return Number.isInteger(port) && port > 0 ? aimed(args, { host: '127.0.0.1', port }) : undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 // Opening a connection: a clear error that names the server without its password, and a client
 // that a dropped connection does not crash.
+import path from 'node:path';
 import type pg from 'pg';
 import { TapedeckError } from '../recording/index.js';
 import { redactDbUrl } from './sql.js';
@@ -38,6 +39,20 @@ export async function connectDb(url: string, options: ConnectOptions = {}): Prom
   return client;
 }
 
+/** Where a PostgreSQL client looks for a local server's Unix socket by default (libpq's, and Debian's). */
+export const DEFAULT_SOCKET_DIRS = ['/var/run/postgresql', '/run/postgresql', '/tmp'];
+
+/** The socket folder a postgres URL names (`?host=/dir`, or a host that is a path: `%2Fdir`), else undefined. */
+function socketDirOf(u: URL): string | undefined {
+  const given = u.searchParams.get('host');
+  if (given?.startsWith('/')) return given;
+  let host = u.hostname;
+  try {
+    host = decodeURIComponent(host);
+  } catch {}
+  return host.startsWith('/') ? host : undefined;
+}
+
 /** The database URLs a run names (the --db URL, database-looking env values): their ports lead out. */
 export function databaseAddresses(urls: Array<string | undefined>): Array<{ host: string; port: number }> {
   const out = new Map<string, { host: string; port: number }>();
@@ -45,10 +60,51 @@ export function databaseAddresses(urls: Array<string | undefined>): Array<{ host
     if (!url || !/^postgres(ql)?:\/\//.test(url)) continue;
     try {
       const u = new URL(url);
-      const host = u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
-      const port = Number(u.port || 5432);
+      // A URL that names a socket folder names a server on this machine.
+      const host = socketDirOf(u) !== undefined ? '127.0.0.1' : u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
+      const port = Number(u.searchParams.get('port') || u.port || 5432);
       out.set(`${host}:${port}`, { host, port });
     } catch {}
   }
   return [...out.values()];
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+/**
+ * The Unix socket paths at which the database of each URL is reached on this machine: the one a
+ * URL names (`?host=/dir`: `/dir/.s.PGSQL.<port>`), or, for a server on this machine (a loopback
+ * host, or none), `.s.PGSQL.<port>` in the usual socket folders: a server listens at its port and
+ * at its socket alike, so an agent given `PGHOST=/var/run/postgresql` reaches the same database
+ * as one given 127.0.0.1.
+ */
+export function databaseSockets(urls: Array<string | undefined>): string[] {
+  const out = new Set<string>();
+  for (const url of urls) {
+    if (!url || !/^postgres(ql)?:\/\//.test(url)) continue;
+    try {
+      const u = new URL(url);
+      // libpq takes the port from the query too (?host=/dir&port=5433).
+      const port = Number(u.searchParams.get('port') || u.port || 5432);
+      const dir = socketDirOf(u);
+      const dirs = dir !== undefined ? [dir] : u.hostname === '' || LOOPBACK.has(u.hostname) ? DEFAULT_SOCKET_DIRS : [];
+      for (const d of dirs) out.add(path.resolve(d, `.s.PGSQL.${port}`));
+    } catch {}
+  }
+  return [...out];
+}
+
+/**
+ * PGHOST naming the folder of a database's Unix socket (PGHOST=/var/run/postgresql), for a tree in
+ * the OS sandbox, which allows no Unix sockets: libpq's programs (psql, pg_dump, psycopg) and
+ * Node's pg are sent to 127.0.0.1 at the same port instead, where the sandbox's door to that
+ * database listens (`sockets`: `databaseSockets` of the databases with a door inside).
+ */
+export function loopbackPgHost(
+  env: Record<string, string | undefined>,
+  sockets: readonly string[],
+): { PGHOST?: string } {
+  const dir = env.PGHOST;
+  if (dir === undefined || !dir.startsWith('/')) return {};
+  return sockets.includes(path.resolve(dir, `.s.PGSQL.${env.PGPORT || '5432'}`)) ? { PGHOST: '127.0.0.1' } : {};
 }

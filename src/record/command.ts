@@ -15,7 +15,7 @@ import { nameServiceProbes } from '../../sandbox/os/trace.js';
 import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { packagePath } from '../package.js';
-import { databaseAddresses } from '../postgres/connect.js';
+import { databaseAddresses, databaseSockets } from '../postgres/connect.js';
 import {
   loadsCode,
   regionOf,
@@ -335,6 +335,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
       server.once('error', reject);
       server.listen(socketPath, () => resolve());
     });
+    // The databases' Unix sockets, which the OS sandbox refuses: a connection to one goes to its door.
+    const dbSockets = options.isolate ? databaseSockets([options.dbUrl, ...Object.values(baseEnv)]) : [];
     if (options.isolate) {
       let syncs = 0;
       // The OS sandbox, its proxy and CA load only for --isolate.
@@ -349,6 +351,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
           command: options.command,
           tmp: spoolDir,
           databases: databaseAddresses([options.dbUrl, ...Object.values(baseEnv)]),
+          dbSockets,
           urls: Object.values(baseEnv).filter((v): v is string => typeof v === 'string'),
           upstreamCa: agentTrust(baseEnv),
           sink: {
@@ -402,7 +405,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         nondeterminism: options.nondeterminism ?? true,
         ...(options.fsRoot === undefined ? {} : { fsRoot: path.resolve(cwd, options.fsRoot) }),
         ...(quietWorld === undefined ? {} : { quietWorld }),
-        ...(isolated ? { proxy: isolated.proxyUrl, doors: isolated.doors } : {}),
+        ...(isolated ? { proxy: isolated.proxyUrl, doors: isolated.doors, dbSockets } : {}),
         // The first process's own code waits for the world's first snapshot (startsGated): the
         // process that takes this token from the spool folder.
         ...(gated ? { gate: START_GATE_TOKEN } : {}),

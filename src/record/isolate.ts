@@ -37,6 +37,7 @@ import {
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
+import { loopbackPgHost } from '../postgres/connect.js';
 import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';
@@ -279,6 +280,8 @@ export async function openRecordSandbox(input: {
   tmp: string;
   sink: CaptureSink;
   databases: Array<{ host: string; port: number }>;
+  /** The Unix sockets of those databases (`databaseSockets`): PGHOST naming their folder leads to their door. */
+  dbSockets?: readonly string[];
   /** URLs the run names (its env's values): those at another machine's address get a door there. */
   urls?: Iterable<string>;
   /** The CAs the proxy's upstream connections (HTTP and WebSocket) trust (agentTrust: the agent's own); the default roots when undefined. */
@@ -384,7 +387,11 @@ export async function openRecordSandbox(input: {
     doors: listeners.map((l) => l.insidePort),
     notes,
     pythonsCovered: sites.covered,
-    env: (base) => ({ ...proxyEnv(base, proxyUrl, trust), [PYTHON_COVERED_ENV]: sites.covered.join(delimiter) }),
+    env: (base) => ({
+      ...proxyEnv(base, proxyUrl, trust),
+      ...loopbackPgHost(base, input.dbSockets ?? []),
+      [PYTHON_COVERED_ENV]: sites.covered.join(delimiter),
+    }),
     attempts: () => [
       ...box.attempts,
       ...refused.map((line) => ({ pid: 0, kind: 'connect' as const, target: line, error: 'refused', line })),

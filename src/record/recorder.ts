@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { sameHost } from '../../sandbox/preload/network-guard.mjs';
-import { databaseAddresses } from '../postgres/connect.js';
+import { databaseAddresses, databaseSockets } from '../postgres/connect.js';
 import {
   createRecordingWriter,
   createRedactor,
@@ -405,10 +405,13 @@ export async function openRecording(
  */
 function recordedDatabase(urls: Array<string | undefined>, observedPg: boolean): (c: SeenConnection) => boolean {
   const addresses = databaseAddresses(urls);
+  const sockets = new Set(databaseSockets(urls));
   return (c) => {
     // A Python process's connection to the given database: the world capture records its effects.
     if (c.kind !== 'postgres' && c.kind !== 'python') return false;
     if (c.kind === 'postgres' && observedPg && c.by === 'pg') return true;
+    // Its Unix socket (PGHOST=/var/run/postgresql): the same server as its host and port.
+    if (c.target.startsWith('/')) return sockets.has(path.resolve(c.target));
     const at = c.target.lastIndexOf(':');
     const host = c.target.slice(0, at).replace(/^\[|\]$/g, '');
     const port = Number(c.target.slice(at + 1));

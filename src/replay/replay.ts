@@ -400,6 +400,7 @@ async function replayIn(
     db,
     fast: options.mode === 'exact' && !override && options.until === undefined && timingNone,
     routes: [...chainSession.routes, ...webSocketRoutes.map((r) => ({ ...r, websocket: true as const }))],
+    ...(chainSession.socketRoutes ? { socketRoutes: chainSession.socketRoutes } : {}),
     ...(tapes?.caPem ? { webSocketCa: tapes.caPem } : {}),
     ...(sandbox?.world ? { fsOnDisk: true } : {}),
     ...(sandbox ? { allow: sandbox.allow } : {}),

@@ -147,6 +147,8 @@ export interface PreloadConfigInput {
   fast: boolean;
   /** Addresses rerouted by the preload's guard (the recorded database's host:port to the sandbox's relay). */
   routes?: Array<{ from: { host: string; port: number }; to: { host: string; port: number }; websocket?: true }>;
+  /** Unix socket paths rerouted by the guard (the recorded database's sockets to the relay). */
+  socketRoutes?: Array<{ from: string; to: { host: string; port: number } }>;
   /** The CA of the replay's WebSocket answerer (wss:// conversations), trusted for its routes. */
   webSocketCa?: string;
   /** The OS sandbox: the fs root is a copy on disk (not the preload's memfs), more ports are allowed. */
@@ -208,6 +210,7 @@ export async function writePreloadConfig(input: PreloadConfigInput): Promise<str
         }
       : {}),
     routes: input.routes ?? [],
+    ...(input.socketRoutes?.length ? { socketRoutes: input.socketRoutes } : {}),
     ...(input.webSocketCa ? { webSocketCa: input.webSocketCa } : {}),
     ...http2Targets(calls),
     ...(input.fsOnDisk ? { fsOnDisk: true } : {}),

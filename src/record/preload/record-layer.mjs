@@ -222,7 +222,7 @@ export function installLayer(current, options) {
     // record --isolate: a connection no door leads to goes through the proxy, which records it.
     wrapped.push(installProxyDoor({ proxy, doors: options.doors ?? [], pid, suppressed }));
     // The OS sandbox refuses Unix sockets: the tree's own (tsx's CLI and its child) go over its loopback.
-    wrapped.push(installUnixOverLoopback(), installUnixRoutes());
+    wrapped.push(installUnixOverLoopback(), installUnixRoutes(options.dbSockets ?? []));
   }
 
   /** A file call's message with the files it changed under the root (`paths`, absolute), when the agent can read them itself. */

@@ -13,6 +13,7 @@ import type { HostPort } from '../../../sandbox/protocol.js';
 import { checkContainerRuntime } from '../../../sandbox/service-image.js';
 import { serviceName, serviceOrigin } from '../../../sandbox/service-settings.js';
 import type { MockContext, MocksExport, ServiceConfig, TapedeckConfig } from '../../config/index.js';
+import { databaseAddresses, databaseSockets } from '../../postgres/connect.js';
 import { snapshotsDir } from '../../postgres/snapshots-dir.js';
 import { canonicalJson, type Recording, type ReplayChainSettings } from '../../recording/index.js';
 import { loadMocks, mockAnswerer } from './mocks.js';
@@ -50,6 +51,11 @@ export interface ChainSession {
    * front of the sandbox database, so the agent reaches the sandbox however it names its database.
    */
   routes: Array<{ from: HostPort; to: HostPort }>;
+  /**
+   * The recorded database's Unix sockets (its own `?host=/dir`, else the usual folders when it ran
+   * on this machine: `databaseSockets`) to the same relay: an agent given PGHOST=/var/run/postgresql.
+   */
+  socketRoutes?: Array<{ from: string; to: HostPort }>;
   /** Things the user should know (a simulator that failed, a service that tried to reach out). */
   warnings: string[];
   /** The replay is over: its database is detached; the services stop unless the chain is kept. */
@@ -111,14 +117,7 @@ export function chainSettings(chain: AnswerChain, env: Record<string, string>): 
 
 /** host:port of the database a recording was made against (its manifest keeps the URL without credentials). */
 export function recordedDbAddress(recording: Pick<Recording, 'manifest'>): HostPort | undefined {
-  const url = recording.manifest.world?.db?.url;
-  if (!url) return undefined;
-  try {
-    const u = new URL(url);
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 5432) };
-  } catch {
-    return undefined;
-  }
+  return databaseAddresses([recording.manifest.world?.db?.url])[0];
 }
 
 /**
@@ -155,14 +154,17 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
       tmp ??= await makeNotedTempDir('tapedeck-chain-');
       const dir = tmp.path;
       const routes: ChainSession['routes'] = [];
+      const socketRoutes: NonNullable<ChainSession['socketRoutes']> = [];
       let dbUrl: string | undefined;
       if (world.db) {
         const target = pgTargetOf(world.db.url);
         relay ??= await startPgRelay();
         relay.retarget(target);
         dbUrl = relay.url();
+        const to = { host: relay.host, port: relay.port };
         const recorded = recordedDbAddress(world.recording);
-        if (recorded) routes.push({ from: recorded, to: { host: relay.host, port: relay.port } });
+        if (recorded) routes.push({ from: recorded, to });
+        for (const from of databaseSockets([world.recording.manifest.world?.db?.url])) socketRoutes.push({ from, to });
       }
       const answerers: ChainAnswerer[] = services.answerers({
         env: world.env,
@@ -201,6 +203,7 @@ export function createAnswerChain(config: TapedeckConfig = {}, options: { keep?:
       return {
         answerers,
         routes,
+        socketRoutes,
         warnings,
         async end() {
           if (ended) return;
