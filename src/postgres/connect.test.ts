@@ -34,10 +34,17 @@ describe('a database URL: its address and its Unix sockets', () => {
     ['another port: not that database', { PGHOST: '/var/run/postgresql', PGPORT: '6000' }, {}],
     ['another folder', { PGHOST: '/srv/elsewhere' }, {}],
     ['a host name', { PGHOST: 'db.internal' }, {}],
-    ['no PGHOST', {}, {}],
+    ['no PGHOST: libpq would take the default folder', {}, { PGHOST: '127.0.0.1' }],
+    ['no PGHOST, another port', { PGPORT: '6000' }, {}],
   ])('%s', (_what, env: Record<string, string>, out) => {
     expect(
       loopbackPgHost(env, databaseSockets(['postgres://u@127.0.0.1:5433/db', 'postgres://u@localhost/x'])),
     ).toEqual(out);
+  });
+
+  it('no PGHOST, and the database on another machine or at a folder of its own: left alone', () => {
+    expect(loopbackPgHost({}, databaseSockets(['postgres://u@db.internal/x']))).toEqual({});
+    expect(loopbackPgHost({}, databaseSockets(['postgresql:///x?host=/srv/pg']))).toEqual({});
+    expect(loopbackPgHost({}, [])).toEqual({});
   });
 });

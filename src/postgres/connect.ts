@@ -95,16 +95,17 @@ export function databaseSockets(urls: Array<string | undefined>): string[] {
 }
 
 /**
- * PGHOST naming the folder of a database's Unix socket (PGHOST=/var/run/postgresql), for a tree in
- * the OS sandbox, which allows no Unix sockets: libpq's programs (psql, pg_dump, psycopg) and
- * Node's pg are sent to 127.0.0.1 at the same port instead, where the sandbox's door to that
- * database listens (`sockets`: `databaseSockets` of the databases with a door inside).
+ * PGHOST for a tree in the OS sandbox, which allows no Unix sockets: naming the folder of a
+ * database's socket (PGHOST=/var/run/postgresql), or unset where libpq's default folder holds it
+ * (`psql -d app`, `postgresql:///app`), it becomes 127.0.0.1, so libpq's programs (psql, pg_dump,
+ * psycopg) and Node's pg reach the sandbox's door to that database, which listens there at the
+ * same port (`sockets`: `databaseSockets` of the databases with a door inside).
  */
 export function loopbackPgHost(
   env: Record<string, string | undefined>,
   sockets: readonly string[],
 ): { PGHOST?: string } {
-  const dir = env.PGHOST;
+  const dir = env.PGHOST === undefined || env.PGHOST === '' ? DEFAULT_SOCKET_DIRS[0] : env.PGHOST;
   if (dir === undefined || !dir.startsWith('/')) return {};
   return sockets.includes(path.resolve(dir, `.s.PGSQL.${env.PGPORT || '5432'}`)) ? { PGHOST: '127.0.0.1' } : {};
 }

@@ -147,4 +147,20 @@ describe.runIf(PG_URL && folder)('an agent that reaches its database by the Unix
     },
     240_000,
   );
+
+  // libpq's own default folder (Debian's): psql given no host at all.
+  it.runIf(BWRAP && PSQL && folder === '/var/run/postgresql')(
+    "psql with no PGHOST (libpq's default socket): recorded under --isolate, replayed in the OS sandbox",
+    async () => {
+      const { PGHOST: _gone, ...rest } = env;
+      const saved = env;
+      env = rest;
+      try {
+        await roundTrip('psql-default', ['psql'], true, ['bwrap']);
+      } finally {
+        env = saved;
+      }
+    },
+    240_000,
+  );
 });
