@@ -2,6 +2,7 @@
 // that a dropped connection does not crash.
 import path from 'node:path';
 import type pg from 'pg';
+import { sameHost } from '../../sandbox/preload/network-guard.mjs';
 import { TapedeckError } from '../recording/index.js';
 import { redactDbUrl } from './sql.js';
 
@@ -69,8 +70,6 @@ export function databaseAddresses(urls: Array<string | undefined>): Array<{ host
   return [...out.values()];
 }
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-
 /**
  * The Unix socket paths at which the database of each URL is reached on this machine: the one a
  * URL names (`?host=/dir`: `/dir/.s.PGSQL.<port>`), or, for a server on this machine (a loopback
@@ -87,7 +86,8 @@ export function databaseSockets(urls: Array<string | undefined>): string[] {
       // libpq takes the port from the query too (?host=/dir&port=5433).
       const port = Number(u.searchParams.get('port') || u.port || 5432);
       const dir = socketDirOf(u);
-      const dirs = dir !== undefined ? [dir] : u.hostname === '' || LOOPBACK.has(u.hostname) ? DEFAULT_SOCKET_DIRS : [];
+      const host = u.hostname.replace(/^\[|\]$/g, '');
+      const dirs = dir !== undefined ? [dir] : host === '' || sameHost(host, '127.0.0.1') ? DEFAULT_SOCKET_DIRS : [];
       for (const d of dirs) out.add(path.resolve(d, `.s.PGSQL.${port}`));
     } catch {}
   }
