@@ -13,7 +13,16 @@ import {
   TOOL_SOURCE,
   toolResultText,
 } from './context-sources.js';
-import { addCost, type LlmCost, llmCost, roundMoney, ZERO_COST } from './cost.js';
+import {
+  addCost,
+  addServerToolCosts,
+  type LlmCost,
+  llmCost,
+  roundMoney,
+  type ServerToolCost,
+  serverToolCosts,
+  ZERO_COST,
+} from './cost.js';
 import { estimateUsage } from './estimate.js';
 import {
   findModelPrice,
@@ -74,6 +83,9 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
   // Price every model call.
   const usedPrices = new Map<string, PriceEntry>();
   const missingPrice = new Set<string>();
+  /** model price entry -> server tools it ran that the table has no price for */
+  const missingToolPrice = new Map<string, Set<string>>();
+  const missing1hPrice = new Set<string>();
   // Price look-ups scan the table (and build patterns for wildcard tools): once per name per ledger.
   const modelPrices = new Map<string, PriceEntry | undefined>();
   const toolPrices = new Map<string, ToolPrice | undefined>();
@@ -150,6 +162,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let usageEstimated = false;
     let servedFrom: ServedFrom | null = null;
     let context: ContextTokens | null = null;
+    const serverTools: ServerToolCost[] = [];
     for (const call of acc.models) {
       let buckets = bucketsFromUsage(call.usage);
       const refused =
@@ -175,6 +188,15 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       if (price) pricedAs ??= price.model;
       else isPriced = false;
       addCost(llm, llmCost(buckets, price));
+      if (price && buckets.cacheWrite1h && price.cacheWrite1hPerMillion === undefined) missing1hPrice.add(price.model);
+      // Tools the provider ran inside the call (web search…): the step's Tool Cost (§21), at the model's price.
+      const used = serverToolCosts(call.usage, price);
+      addServerToolCosts(serverTools, used);
+      for (const t of used) {
+        if (t.priced || !price) continue;
+        const names = missingToolPrice.get(price.model) ?? new Set<string>();
+        missingToolPrice.set(price.model, names.add(t.tool));
+      }
       servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, index));
       // A refused call's context reached no model: it is in no context breakdown.
       if (doProvenance && refused === undefined) {
@@ -216,7 +238,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     }
     if (acc.models.length > 0) modelStepIds.push(acc.stepId);
 
-    let toolCost = 0;
+    let toolCost = serverTools.reduce((sum, t) => sum + t.cost, 0);
     let computeCost = 0;
     let costsModel = acc.models.length > 0;
     const named = names.get(acc.stepId)?.name;
@@ -266,6 +288,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       seed,
       llm,
       toolCost,
+      serverTools,
       computeCost,
       cost,
       latencyMs,
@@ -308,6 +331,17 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
   for (const model of missingPrice) {
     warnings.push(
       `no price for model ${model} in price table ${table.version}; its calls are costed at 0 (add it with --prices FILE)`,
+    );
+  }
+  for (const [model, tools] of missingToolPrice) {
+    for (const tool of tools)
+      warnings.push(
+        `no price for server tool ${tool} of model ${model} in price table ${table.version}; its uses are costed at 0 (add serverToolPerCall.${tool} to the model's entry with --prices FILE)`,
+      );
+  }
+  for (const model of missing1hPrice) {
+    warnings.push(
+      `no 1-hour cache-write price for model ${model} in price table ${table.version}; its 1-hour cache writes are costed as 5-minute ones (add cacheWrite1hPerMillion with --prices FILE)`,
     );
   }
 

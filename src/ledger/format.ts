@@ -135,6 +135,13 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   out.push(
     `cost:   ${approx}${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
   );
+  const serverTools = ledger.totals.serverTools;
+  if (serverTools.length > 0)
+    out.push(
+      `        tools include the provider's own: ${serverTools
+        .map((t) => `${t.tool} ×${int(t.uses)} ${t.priced ? money(t.cost) : 'no price'}`)
+        .join(', ')}`,
+    );
   out.push('');
   out.push('by state');
   const stateRows: string[][] = [['state', 'steps', 'tokens', 'cost', 'share', 'ms']];

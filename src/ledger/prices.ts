@@ -46,7 +46,7 @@ export function parsePrices(value: unknown, where = 'price table'): PriceTable {
   const path = issue?.path.length ? issue.path.join('.') : '(root)';
   throw new TapedeckError(
     'PRICES_INVALID',
-    `${where}: ${path}: ${issue?.message ?? 'invalid'}. A price table is {"version", "currency", "models": [{"model", "inputPerMillion", "cachedInputPerMillion", "outputPerMillion", "cacheWritePerMillion"?, "reasoningPerMillion"?}], "tools"?: [{"tool", "perCall"}]}.`,
+    `${where}: ${path}: ${issue?.message ?? 'invalid'}. A price table is {"version", "currency", "models": [{"model", "inputPerMillion", "cachedInputPerMillion", "outputPerMillion", "cacheWritePerMillion"?, "cacheWrite1hPerMillion"?, "reasoningPerMillion"?, "serverToolPerCall"?: {"<tool>": price}}], "tools"?: [{"tool", "perCall"}]}.`,
   );
 }
 

@@ -14,8 +14,12 @@ export const PriceEntrySchema = z
     inputPerMillion: z.number().nonnegative(),
     cachedInputPerMillion: z.number().nonnegative(),
     cacheWritePerMillion: z.number().nonnegative().optional(),
+    /** Cache writes kept 1 hour (Usage.cacheWrite1h); without it they are billed as other cache writes, with a warning. */
+    cacheWrite1hPerMillion: z.number().nonnegative().optional(),
     outputPerMillion: z.number().nonnegative(),
     reasoningPerMillion: z.number().nonnegative().optional(),
+    /** Per-use price of the provider's server-side tools with this model (Usage.serverTools), by tool name. */
+    serverToolPerCall: z.record(z.string().min(1), z.number().nonnegative()).optional(),
   })
   .strict();
 
