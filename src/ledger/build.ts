@@ -2,7 +2,7 @@
 // are grouped in step-index.ts, their context attributed in context-sources.ts, the run summed in run-summary.ts.
 
 import { linkToolSteps, stepNames } from '../recording/tool-links.js';
-import type { HttpExchangePayload, PriceEntry, Recording, ToolCalledPayload } from '../recording/types.js';
+import type { HttpExchangePayload, PriceEntry, Recording, ToolCalledPayload, Usage } from '../recording/types.js';
 import {
   argsText,
   callSegments,
@@ -25,6 +25,7 @@ import {
 } from './cost.js';
 import { estimateUsage } from './estimate.js';
 import {
+  callPrices,
   findModelPrice,
   findToolPrice,
   type PriceSource,
@@ -86,6 +87,23 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
   /** model price entry -> server tools it ran that the table has no price for */
   const missingToolPrice = new Map<string, Set<string>>();
   const missing1hPrice = new Set<string>();
+  /** tier -> models with calls served at it that the table has no prices of the tier for */
+  const missingTierPrice = new Map<string, Set<string>>();
+  // A call's prices: its service tier's or its long-context ones when they apply (noting a tier with none).
+  const billedPrice = (
+    entry: PriceEntry | undefined,
+    buckets: TokenBuckets,
+    usage: Usage | undefined,
+  ): PriceEntry | undefined => {
+    if (!entry) return undefined;
+    const { price, unpricedTier } = callPrices(entry, {
+      inputTokens: inputTotal(buckets),
+      serviceTier: usage?.serviceTier,
+    });
+    if (unpricedTier !== undefined)
+      missingTierPrice.set(unpricedTier, (missingTierPrice.get(unpricedTier) ?? new Set()).add(entry.model));
+    return price;
+  };
   // Price look-ups scan the table (and build patterns for wildcard tools): once per name per ledger.
   const modelPrices = new Map<string, PriceEntry | undefined>();
   const toolPrices = new Map<string, ToolPrice | undefined>();
@@ -187,7 +205,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       const price = priceFor(call.model);
       if (price) pricedAs ??= price.model;
       else isPriced = false;
-      addCost(llm, llmCost(buckets, price));
+      addCost(llm, llmCost(buckets, billedPrice(price, buckets, call.usage)));
       if (price && buckets.cacheWrite1h && price.cacheWrite1hPerMillion === undefined) missing1hPrice.add(price.model);
       // Tools the provider ran inside the call (web search…): the step's Tool Cost (§21), at the model's price.
       const used = serverToolCosts(call.usage, price);
@@ -263,7 +281,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         const price = simulatorPriceFor(simulated.model);
         if (price) pricedAs ??= price.model;
         else isPriced = false;
-        addCost(llm, llmCost(buckets, price));
+        addCost(llm, llmCost(buckets, billedPrice(price, buckets, simulated.usage)));
       }
     }
     if (isReplay && servedFrom === null && acc.tools.length > 0) servedFrom = 'recording';
@@ -337,6 +355,12 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     for (const tool of tools)
       warnings.push(
         `no price for server tool ${tool} of model ${model} in price table ${table.version}; its uses are costed at 0 (add serverToolPerCall.${tool} to the model's entry with --prices FILE)`,
+      );
+  }
+  for (const [tier, models] of missingTierPrice) {
+    for (const model of models)
+      warnings.push(
+        `no ${tier}-tier price for model ${model} in price table ${table.version}; its calls served at the ${tier} tier are costed at the standard price (add serviceTiers.${tier} to the model's entry with --prices FILE)`,
       );
   }
   for (const model of missing1hPrice) {

@@ -1,7 +1,7 @@
 // The seed's cost formulas (000 §20–22): LLM cost by token type, state cost, task cost.
 import type { PriceEntry, Usage } from '../recording/types.js';
-import { findModelPrice, type PriceTable } from './prices.js';
-import { addBuckets, bucketsFromUsage, type TokenBuckets } from './tokens.js';
+import { callPrices, findModelPrice, type PriceTable } from './prices.js';
+import { addBuckets, bucketsFromUsage, inputTotal, type TokenBuckets } from './tokens.js';
 
 /** LLM cost split by token type (each bucket's cost, in the price table's currency), and their sum. */
 export interface LlmCost extends TokenBuckets {
@@ -99,13 +99,16 @@ export function roundMoney(value: number): number {
 }
 
 /**
- * What one model call cost at a price table, its server-side tools included (recordingPrices(manifest).table for a recording),
+ * What one model call cost at a price table (at its service tier's or long-context prices when they
+ * apply), its server-side tools included (recordingPrices(manifest).table for a recording),
  * by the formula above; undefined when the call has no usage or its model no price.
  * @example modelCallCost(recordingPrices(recording.manifest).table, 'gpt-4o', call.usage)
  */
 export function modelCallCost(table: PriceTable, model: string, usage: Usage | undefined): number | undefined {
-  const price = findModelPrice(table, model);
-  if (!usage || !price) return undefined;
-  const tools = serverToolCosts(usage, price).reduce((sum, t) => sum + t.cost, 0);
-  return llmCost(bucketsFromUsage(usage), price).total + tools;
+  const entry = findModelPrice(table, model);
+  if (!usage || !entry) return undefined;
+  const tools = serverToolCosts(usage, entry).reduce((sum, t) => sum + t.cost, 0);
+  const buckets = bucketsFromUsage(usage);
+  const { price } = callPrices(entry, { inputTokens: inputTotal(buckets), serviceTier: usage.serviceTier });
+  return llmCost(buckets, price).total + tools;
 }

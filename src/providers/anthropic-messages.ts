@@ -4,7 +4,8 @@
 // cache_creation_input_tokens = cacheWrite; output_tokens = output (Anthropic does not report
 // thinking tokens separately, so reasoning = 0); cache_creation.ephemeral_1h_input_tokens =
 // cacheWrite1h (the part of the writes kept 1 hour, billed 2x input rather than 1.25x);
-// server_tool_use.<tool>_requests = serverTools[<tool>] (web searches, billed per request). In a
+// server_tool_use.<tool>_requests = serverTools[<tool>] (web searches, billed per request);
+// service_tier = serviceTier when not `standard` (`priority`, `batch`: other prices). In a
 // stream, message_start carries the input buckets and the 1-hour split, message_delta the final
 // (cumulative) output_tokens and server tool uses (and, from 2025, cumulative input counts); later
 // values win, a field a later event leaves out keeps the earlier value.
@@ -23,6 +24,7 @@ import {
   SAMPLING_KEYS,
   str,
   withoutKeys,
+  withServiceTier,
 } from './read.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
@@ -53,7 +55,8 @@ export function anthropicUsage(usage: unknown, base?: Usage): Usage | undefined 
     }
   }
   if (Object.keys(serverTools).length > 0) out.serverTools = serverTools;
-  return out;
+  const tier = usage.service_tier ?? base?.serviceTier;
+  return withServiceTier(out, tier);
 }
 
 interface Block {

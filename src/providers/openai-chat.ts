@@ -8,6 +8,9 @@
 //   output        = completion_tokens - completion_tokens_details.reasoning_tokens (visible output,
 //                   as the seed's output_tokens), reasoning = reasoning_tokens
 // so output + reasoning = completion_tokens and inputUncached + cacheRead = prompt_tokens.
+// serviceTier = the response's `service_tier` when not `default` (`flex`, `priority`: other prices).
+// Details that are parts of these (audio_tokens, accepted/rejected_prediction_tokens: rejected
+// predictions are in completion_tokens and billed as output) add no bucket.
 import type { ToolCall, Usage } from '../recording/types.js';
 import { eventJson } from './framing.js';
 import {
@@ -25,6 +28,7 @@ import {
   textParts,
   toolResultPart,
   withoutKeys,
+  withServiceTier,
 } from './read.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
@@ -146,7 +150,7 @@ function decodeBody(body: unknown): ModelOutput {
   const out: ModelOutput = { toolCalls: [] };
   if (typeof body.model === 'string') out.model = body.model;
   const usage = openaiUsage(body.usage);
-  if (usage) out.usage = usage;
+  if (usage) out.usage = withServiceTier(usage, body.service_tier);
   const choices = asArray(body.choices);
   const choice = choices.find((c) => isRecord(c) && num(c.index) === 0) ?? choices[0];
   if (!isRecord(choice)) return out;
@@ -191,7 +195,7 @@ export const openaiChat: Provider = {
       if (typeof chunk.model === 'string') out.model = chunk.model;
       if (chunk.usage !== undefined && chunk.usage !== null) {
         const usage = openaiUsage(chunk.usage);
-        if (usage) out.usage = usage;
+        if (usage) out.usage = withServiceTier(usage, chunk.service_tier);
       }
       for (const choice of asArray(chunk.choices)) {
         if (!isRecord(choice) || num(choice.index) !== 0) continue;

@@ -16,6 +16,7 @@ import {
   SAMPLING_KEYS,
   str,
   withoutKeys,
+  withServiceTier,
 } from './read.js';
 import type { Json, ModelOutput, Provider, Turn } from './types.js';
 
@@ -66,7 +67,8 @@ function responsesOutput(body: Json): ModelOutput {
   if (typeof body.model === 'string') out.model = body.model;
   const usage = openaiUsage(body.usage);
   const serverTools = builtInToolUses(asArray(body.output));
-  if (usage) out.usage = serverTools === undefined ? usage : { ...usage, serverTools };
+  if (usage)
+    out.usage = withServiceTier(serverTools === undefined ? usage : { ...usage, serverTools }, body.service_tier);
   const incomplete = isRecord(body.incomplete_details) ? str(body.incomplete_details.reason) : undefined;
   const stop = incomplete ?? (out.toolCalls.length > 0 ? 'tool_calls' : str(body.status));
   if (stop !== undefined) out.stopReason = stop;

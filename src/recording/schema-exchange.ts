@@ -69,6 +69,8 @@ export const UsageSchema = z
      * `server_tool_use`, OpenAI Responses `web_search_call` items, Gemini's grounding search queries…).
      */
     serverTools: z.record(z.string().min(1), z.number().int().nonnegative()).optional(),
+    /** The service tier the provider says it served (and bills) the call at, when not its standard one: `flex`, `priority`. */
+    serviceTier: z.string().min(1).optional(),
   })
   .strict();
 

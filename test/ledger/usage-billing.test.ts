@@ -434,6 +434,113 @@ const CASES: Case[] = [
     cacheWrite1h: 2000,
     llmMicros: bedrockMicros,
   },
+  {
+    name: 'openai chat flex: the service tier the response names is the price billed (half of standard)',
+    url: 'https://api.openai.com/v1/chat/completions',
+    body: { model: 'gpt-5-mini', service_tier: 'flex', messages: [{ role: 'user', content: 'Find flights' }] },
+    response: {
+      json: {
+        id: 'chatcmpl-2',
+        object: 'chat.completion',
+        model: 'gpt-5-mini-2025-08-07',
+        service_tier: 'flex',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'FL1.' }, finish_reason: 'stop' }],
+        usage: {
+          prompt_tokens: 1000,
+          completion_tokens: 400,
+          prompt_tokens_details: { cached_tokens: 256 },
+          completion_tokens_details: { reasoning_tokens: 128 },
+        },
+      },
+    },
+    // gpt-5-mini flex: 0.125 in, 0.0125 read, 1 out and reasoning.
+    tokens: { uncachedInput: 744, cacheRead: 256, cacheWrite: 0, output: 272, reasoning: 128 },
+    llmMicros: 744 * 0.125 + 256 * 0.0125 + 272 * 1 + 128 * 1,
+  },
+  {
+    name: 'openai responses stream priority: the tier of response.completed',
+    url: 'https://api.openai.com/v1/responses',
+    body: { model: 'gpt-5', input: 'Find flights', stream: true, service_tier: 'priority' },
+    response: {
+      headers: SSE,
+      chunks: sse([
+        [
+          'response.completed',
+          {
+            type: 'response.completed',
+            response: {
+              ...responsesBody,
+              service_tier: 'priority',
+              output: responsesOutput.slice(-1),
+              usage: responsesUsage,
+            },
+          },
+        ],
+      ]),
+    },
+    // gpt-5 priority: 2.5 in, 0.25 read, 20 out and reasoning.
+    tokens: { uncachedInput: 2000, cacheRead: 1000, cacheWrite: 0, output: 300, reasoning: 200 },
+    llmMicros: 2000 * 2.5 + 1000 * 0.25 + 300 * 20 + 200 * 20,
+  },
+  {
+    name: 'anthropic priority tier with no price in the table: standard prices, and a warning says so',
+    url: ANTHROPIC,
+    body: anthropicBody,
+    response: {
+      json: anthropicMessage({ input_tokens: 100, output_tokens: 20, service_tier: 'priority' }),
+    },
+    tokens: { uncachedInput: 100, cacheRead: 0, cacheWrite: 0, output: 20, reasoning: 0 },
+    llmMicros: 100 * 3 + 20 * 15,
+    warning: /no priority-tier price for model claude-sonnet-4-5 .*standard price/,
+  },
+  {
+    name: 'anthropic long context: past 200k input tokens (cache included) every bucket is at the long-context price',
+    url: ANTHROPIC,
+    body: anthropicBody,
+    response: {
+      json: anthropicMessage({
+        input_tokens: 10_000,
+        cache_read_input_tokens: 180_000,
+        cache_creation_input_tokens: 20_000,
+        cache_creation: { ephemeral_5m_input_tokens: 15_000, ephemeral_1h_input_tokens: 5_000 },
+        output_tokens: 1000,
+      }),
+    },
+    // claude-sonnet-4-5 over 200k: 6 in, 0.6 read, 7.5 5-minute write, 12 1-hour write, 22.5 out.
+    tokens: { uncachedInput: 10_000, cacheRead: 180_000, cacheWrite: 20_000, output: 1000, reasoning: 0 },
+    cacheWrite1h: 5000,
+    llmMicros: 10_000 * 6 + 180_000 * 0.6 + 15_000 * 7.5 + 5000 * 12 + 1000 * 22.5,
+  },
+  {
+    name: 'anthropic at 200k input exactly: the standard price',
+    url: ANTHROPIC,
+    body: anthropicBody,
+    response: {
+      json: anthropicMessage({ input_tokens: 20_000, cache_read_input_tokens: 180_000, output_tokens: 1000 }),
+    },
+    tokens: { uncachedInput: 20_000, cacheRead: 180_000, cacheWrite: 0, output: 1000, reasoning: 0 },
+    llmMicros: 20_000 * 3 + 180_000 * 0.3 + 1000 * 15,
+  },
+  {
+    name: 'gemini 2.5 pro long context: a prompt past 200k tokens at the higher tier',
+    url: 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent',
+    body: { contents: [{ role: 'user', parts: [{ text: 'Summarise' }] }] },
+    response: {
+      json: {
+        candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Summary.' }] }, finishReason: 'STOP' }],
+        usageMetadata: {
+          promptTokenCount: 250_000,
+          cachedContentTokenCount: 200_000,
+          candidatesTokenCount: 2000,
+          thoughtsTokenCount: 1000,
+        },
+        modelVersion: 'gemini-2.5-pro',
+      },
+    },
+    // gemini-2.5-pro over 200k: 2.5 in, 0.25 read, 15 out and thoughts.
+    tokens: { uncachedInput: 50_000, cacheRead: 200_000, cacheWrite: 0, output: 2000, reasoning: 1000 },
+    llmMicros: 50_000 * 2.5 + 200_000 * 0.25 + 2000 * 15 + 1000 * 15,
+  },
 ];
 
 /** A recorded run of one model call answered by `response`, decoded as the recorder decodes it. */
