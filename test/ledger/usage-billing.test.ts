@@ -182,6 +182,37 @@ const bedrockUsage = {
 const bedrockTokens = { uncachedInput: 40, cacheRead: 500, cacheWrite: 3000, output: 100, reasoning: 0 };
 const bedrockMicros = 40 * 3 + 500 * 0.3 + 1000 * 3.75 + 2000 * 6 + 100 * 15;
 
+/** A DeepSeek (OpenAI-compatible) answer whose usage has `more` besides its own cache-hit counts. */
+function deepseekCase(name: string, more: Record<string, unknown>): Case {
+  return {
+    name,
+    url: 'https://api.deepseek.com/chat/completions',
+    body: { model: 'deepseek-chat', messages: [{ role: 'user', content: 'Find flights' }] },
+    response: {
+      json: {
+        id: 'ds-1',
+        object: 'chat.completion',
+        model: 'deepseek-chat',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'FL1.' }, finish_reason: 'stop' }],
+        usage: {
+          prompt_tokens: 3000,
+          completion_tokens: 100,
+          prompt_cache_hit_tokens: 2560,
+          prompt_cache_miss_tokens: 440,
+          ...more,
+        },
+      },
+    },
+    prices: {
+      version: 'test',
+      currency: 'USD',
+      models: [{ model: 'deepseek-chat', inputPerMillion: 0.56, cachedInputPerMillion: 0.07, outputPerMillion: 1.68 }],
+    },
+    tokens: { uncachedInput: 440, cacheRead: 2560, cacheWrite: 0, output: 100, reasoning: 0 },
+    llmMicros: 440 * 0.56 + 2560 * 0.07 + 100 * 1.68,
+  };
+}
+
 const CASES: Case[] = [
   {
     name: 'anthropic messages: 1-hour cache writes at 2x input, web searches per use',
@@ -541,6 +572,50 @@ const CASES: Case[] = [
     tokens: { uncachedInput: 50_000, cacheRead: 200_000, cacheWrite: 0, output: 2000, reasoning: 1000 },
     llmMicros: 50_000 * 2.5 + 200_000 * 0.25 + 2000 * 15 + 1000 * 15,
   },
+  {
+    name: 'openai chat stream flex: the tier of the chunks before the usage chunk',
+    url: 'https://api.openai.com/v1/chat/completions',
+    body: {
+      model: 'gpt-5-mini',
+      stream: true,
+      service_tier: 'flex',
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Find flights' }],
+    },
+    response: {
+      headers: SSE,
+      chunks: sse([
+        [
+          undefined,
+          {
+            id: 'c2',
+            model: 'gpt-5-mini-2025-08-07',
+            service_tier: 'flex',
+            choices: [{ index: 0, delta: { role: 'assistant', content: 'FL1.' }, finish_reason: 'stop' }],
+          },
+        ],
+        [
+          undefined,
+          {
+            id: 'c2',
+            model: 'gpt-5-mini-2025-08-07',
+            choices: [],
+            usage: {
+              prompt_tokens: 1000,
+              completion_tokens: 400,
+              completion_tokens_details: { reasoning_tokens: 128 },
+            },
+          },
+        ],
+      ]),
+    },
+    tokens: { uncachedInput: 1000, cacheRead: 0, cacheWrite: 0, output: 272, reasoning: 128 },
+    llmMicros: 1000 * 0.125 + 272 * 1 + 128 * 1,
+  },
+  deepseekCase('openai-compatible (DeepSeek): prompt_cache_hit_tokens are cache reads', {
+    prompt_tokens_details: { cached_tokens: 2560 },
+  }),
+  deepseekCase('openai-compatible (DeepSeek) with only prompt_cache_hit_tokens: still cache reads', {}),
 ];
 
 /** A recorded run of one model call answered by `response`, decoded as the recorder decodes it. */
