@@ -66,15 +66,17 @@ export interface ServerToolCost {
  * price for the tool (Tool Cost of the step, §21), 0 and `priced: false` when the table has none.
  */
 export function serverToolCosts(usage: Usage | undefined, price: PriceEntry | undefined): ServerToolCost[] {
+  // By name: a recording stores the usage's keys sorted, so the order is the same before and after.
   return Object.entries(usage?.serverTools ?? {})
     .filter(([, uses]) => uses > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([tool, uses]) => {
       const perUse = price?.serverToolPerCall?.[tool];
       return { tool, uses, cost: perUse === undefined ? 0 : uses * perUse, priced: perUse !== undefined };
     });
 }
 
-/** Adds server tool costs into a list summed by tool (and priced only while every part is). */
+/** Adds server tool costs into a list summed by tool (and priced only while every part is), by tool name. */
 export function addServerToolCosts(into: ServerToolCost[], add: readonly ServerToolCost[]): ServerToolCost[] {
   for (const part of add) {
     const same = into.find((t) => t.tool === part.tool);
@@ -85,7 +87,7 @@ export function addServerToolCosts(into: ServerToolCost[], add: readonly ServerT
       same.priced &&= part.priced;
     }
   }
-  return into;
+  return into.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
 }
 
 /** State Cost = LLM + Tool + API + DB + Compute + Parse + Write cost (§21); tool/API/DB/parse/write share `tool`. */

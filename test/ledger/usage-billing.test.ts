@@ -5,13 +5,18 @@
 // server-side tools billed per use (web search, file search, code interpreter, grounding), OpenAI
 // predicted outputs and audio details, Gemini tool-use prompts and thoughts, Anthropic streams whose
 // usage is split between message_start and message_delta.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EventStreamCodec } from '@smithy/core/event-streams';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { buildLedger, formatLedger, loadPrices, type PriceTable } from '../../src/ledger/index.js';
+import { snapshotPrices } from '../../src/ledger/prices.js';
 import { decodeModelCall, detectProvider } from '../../src/providers/model-call.js';
 import type { ProviderResponse } from '../../src/providers/types.js';
 import type { ModelCalledPayload, RecordingEvent } from '../../src/recording/types.js';
-import { syntheticRecording } from './synthetic.js';
+import { runCli } from './run-cli.js';
+import { syntheticRecording, writeSyntheticRecording } from './synthetic.js';
 
 interface Case {
   name: string;
@@ -94,8 +99,8 @@ const anthropicStream = { url: ANTHROPIC, body: { ...anthropicBody, stream: true
 const anthropicTokens = { uncachedInput: 50, cacheRead: 1000, cacheWrite: 3000, output: 200, reasoning: 0 };
 const anthropicMicros = 50 * 3 + 1000 * 0.3 + 1000 * 3.75 + 2000 * 6 + 200 * 15;
 const anthropicTools = [
-  { tool: 'web_search', uses: 3, cost: 0.03, priced: true },
   { tool: 'web_fetch', uses: 1, cost: 0, priced: true },
+  { tool: 'web_search', uses: 3, cost: 0.03, priced: true },
 ];
 const anthropicExpected = {
   tokens: anthropicTokens,
@@ -127,9 +132,9 @@ const responsesUsage = {
 const responsesBody = { id: 'resp_1', object: 'response', model: 'gpt-5-2025-08-07', status: 'completed' };
 // gpt-5: 1.25 in, 0.125 read, 10 out and reasoning; web search 0.01, file search 0.0025 a use, 0.03 a container.
 const responsesTools = [
-  { tool: 'web_search', uses: 2, cost: 0.02, priced: true },
-  { tool: 'file_search', uses: 1, cost: 0.0025, priced: true },
   { tool: 'code_interpreter', uses: 1, cost: 0.03, priced: true },
+  { tool: 'file_search', uses: 1, cost: 0.0025, priced: true },
+  { tool: 'web_search', uses: 2, cost: 0.02, priced: true },
 ];
 
 const geminiGrounded = (usageMetadata: Record<string, unknown>, text = 'FL1 is cheapest.') => ({
@@ -668,7 +673,7 @@ describe('ledger: each provider usage field in its bucket and at its price', () 
     const text = formatLedger(buildLedger(recordedCall(grounded).recording));
     expect(text).toContain("tools include the provider's own: google_search ×2 no price");
     const searched = formatLedger(buildLedger(recordedCall(CASES[0] as Case).recording));
-    expect(searched).toContain("tools include the provider's own: web_search ×3 0.03, web_fetch ×1 0");
+    expect(searched).toContain("tools include the provider's own: web_fetch ×1 0, web_search ×3 0.03");
   });
 
   it('bills 1-hour writes as 5-minute ones, and says so, when the table has no 1-hour price', () => {
@@ -682,5 +687,38 @@ describe('ledger: each provider usage field in its bucket and at its price', () 
     const step = ledger.detail.find((s) => s.model !== null);
     expect(step?.llm.total).toBeCloseTo((50 * 3 + 1000 * 0.3 + 3000 * 3.75 + 200 * 15) / 1e6, 12);
     expect(ledger.warnings.join('\n')).toMatch(/no 1-hour cache-write price for model claude-sonnet-4-5/);
+  });
+
+  const tmp = mkdtempSync(join(tmpdir(), 'tapedeck-usage-billing-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('tapedeck ledger, text and --json, on a recording written to disk with its price snapshot', async () => {
+    const c = CASES[0] as Case;
+    const { decoded } = recordedCall(c);
+    const usage = decoded.usage;
+    if (!usage) throw new Error('no usage');
+    const dir = await writeSyntheticRecording(join(tmp, 'anthropic'), {
+      tools: 0,
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      usage: () => usage,
+      prices: snapshotPrices(loadPrices(), ['claude-sonnet-4-5']),
+    });
+    const json = JSON.parse(await runCli('ledger', dir, '--json'));
+    const cost = c.llmMicros / 1e6;
+    expect(json.priceSource).toBe('manifest');
+    expect(json.steps[0]).toMatchObject({ input_tokens_cache_write: 3000 });
+    expect(json.steps[0].llm_cost).toBeCloseTo(cost, 10);
+    expect(json.steps[0].tool_cost).toBeCloseTo(0.03, 10);
+    expect(json.run.total_tool_cost).toBeCloseTo(0.03, 10);
+    expect(json.run.total_cost).toBeCloseTo(cost + 0.03, 10);
+    expect(json.totals.serverTools).toEqual(anthropicTools);
+    expect(json.prices[0]).toMatchObject({
+      price_cache_write_1h_per_million: 6,
+      price_server_tool_per_call: { web_search: 0.01, web_fetch: 0 },
+    });
+    const text = await runCli('ledger', dir);
+    expect(text).toContain("tools include the provider's own: web_fetch ×1 0, web_search ×3 0.03");
+    expect(text).toMatch(/tools 0\.03 \+ compute/);
   });
 });
