@@ -26,16 +26,18 @@ function responsesInput(body: Json): unknown[] {
 }
 
 /**
- * The built-in tools OpenAI ran inside the call and bills per use, from its output items: each
- * `web_search_call` and `file_search_call` is one use (`web_search`, `file_search`); code interpreter
- * is billed per container, so `code_interpreter` counts the distinct containers its calls ran in.
+ * The built-in tools OpenAI ran inside the call and bills apart from the call's tokens, from its
+ * output items: each `web_search_call`, `file_search_call` and `image_generation_call` is one use
+ * (`web_search`, `file_search`, `image_generation`: an image, billed by its size and quality); code
+ * interpreter is billed per container, so `code_interpreter` counts the distinct containers its
+ * calls ran in.
  */
 function builtInToolUses(items: unknown[]): Record<string, number> | undefined {
   const uses: Record<string, number> = {};
   const containers = new Set<string>();
   for (const item of items) {
     if (!isRecord(item)) continue;
-    if (item.type === 'web_search_call' || item.type === 'file_search_call') {
+    if (item.type === 'web_search_call' || item.type === 'file_search_call' || item.type === 'image_generation_call') {
       const name = (item.type as string).replace(/_call$/, '');
       uses[name] = (uses[name] ?? 0) + 1;
     } else if (item.type === 'code_interpreter_call') {

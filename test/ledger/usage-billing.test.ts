@@ -617,6 +617,25 @@ const CASES: Case[] = [
     tokens: { uncachedInput: 1000, cacheRead: 0, cacheWrite: 0, output: 272, reasoning: 128 },
     llmMicros: 1000 * 0.125 + 272 * 1 + 128 * 1,
   },
+  {
+    name: 'openai responses: an image the built-in image_generation tool made is a use the table has no price for',
+    url: 'https://api.openai.com/v1/responses',
+    body: { model: 'gpt-5', input: 'Draw the route', tools: [{ type: 'image_generation' }] },
+    response: {
+      json: {
+        ...responsesBody,
+        output: [
+          { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: 'iVBORw0KGgo=' },
+          ...responsesOutput.slice(-1),
+        ],
+        usage: responsesUsage,
+      },
+    },
+    tokens: { uncachedInput: 2000, cacheRead: 1000, cacheWrite: 0, output: 300, reasoning: 200 },
+    llmMicros: 2000 * 1.25 + 1000 * 0.125 + 300 * 10 + 200 * 10,
+    serverTools: [{ tool: 'image_generation', uses: 1, cost: 0, priced: false }],
+    warning: /no price for server tool image_generation of model gpt-5/,
+  },
   deepseekCase('openai-compatible (DeepSeek): prompt_cache_hit_tokens are cache reads', {
     prompt_tokens_details: { cached_tokens: 2560 },
   }),
