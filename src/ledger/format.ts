@@ -121,7 +121,7 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   const seed = ledger.totals.seed;
   out.push(
     `tokens: ${approx}${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
-    `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write) + ${int(seed.input_tokens_cached)} cached`,
+    `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write${t.cacheWrite1h ? `, ${int(t.cacheWrite1h)} of it kept 1 hour` : ''}) + ${int(seed.input_tokens_cached)} cached`,
   );
   if (estimated.length > 0)
     out.push(

@@ -739,5 +739,6 @@ describe('ledger: each provider usage field in its bucket and at its price', () 
     const text = await runCli('ledger', dir);
     expect(text).toContain("tools include the provider's own: web_fetch ×1 0, web_search ×3 0.03");
     expect(text).toMatch(/tools 0\.03 \+ compute/);
+    expect(text).toContain('(incl. 3,000 cache-write, 2,000 of it kept 1 hour)');
   });
 });
