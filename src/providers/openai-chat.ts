@@ -199,8 +199,10 @@ export const openaiChat: Provider = {
       const chunk = eventJson(event);
       if (chunk === undefined) continue;
       if (typeof chunk.model === 'string') out.model = chunk.model;
-      if (chunk.usage !== undefined && chunk.usage !== null) {
-        const usage = openaiUsage(chunk.usage);
+      // Groq sends a stream's usage in its last chunk's `x_groq.usage`, not `usage`.
+      const reported = chunk.usage ?? (isRecord(chunk.x_groq) ? chunk.x_groq.usage : undefined);
+      if (reported !== undefined && reported !== null) {
+        const usage = openaiUsage(reported);
         if (usage) out.usage = usage;
       }
       // Every chunk names the tier; the usage chunk may not: the last one named is the call's.

@@ -636,6 +636,52 @@ const CASES: Case[] = [
     serverTools: [{ tool: 'image_generation', uses: 1, cost: 0, priced: false }],
     warning: /no price for server tool image_generation of model gpt-5/,
   },
+  {
+    name: 'openai-compatible (Groq) stream: the usage of the last chunk is in x_groq',
+    url: 'https://api.groq.com/openai/v1/chat/completions',
+    body: { model: 'llama-3.3-70b-versatile', stream: true, messages: [{ role: 'user', content: 'Find flights' }] },
+    response: {
+      headers: SSE,
+      chunks: sse([
+        [
+          undefined,
+          {
+            id: 'g1',
+            model: 'llama-3.3-70b-versatile',
+            choices: [{ index: 0, delta: { role: 'assistant', content: 'FL1.' } }],
+            x_groq: { id: 'req_1' },
+          },
+        ],
+        [
+          undefined,
+          {
+            id: 'g1',
+            model: 'llama-3.3-70b-versatile',
+            choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+            x_groq: {
+              id: 'req_1',
+              usage: { prompt_tokens: 900, completion_tokens: 50, total_tokens: 950, queue_time: 0.01 },
+            },
+          },
+        ],
+        [undefined, '[DONE]'],
+      ]),
+    },
+    prices: {
+      version: 'test',
+      currency: 'USD',
+      models: [
+        {
+          model: 'llama-3.3-70b-versatile',
+          inputPerMillion: 0.59,
+          cachedInputPerMillion: 0.59,
+          outputPerMillion: 0.79,
+        },
+      ],
+    },
+    tokens: { uncachedInput: 900, cacheRead: 0, cacheWrite: 0, output: 50, reasoning: 0 },
+    llmMicros: 900 * 0.59 + 50 * 0.79,
+  },
   deepseekCase('openai-compatible (DeepSeek): prompt_cache_hit_tokens are cache reads', {
     prompt_tokens_details: { cached_tokens: 2560 },
   }),
