@@ -2,7 +2,7 @@
 // are grouped in step-index.ts, their context attributed in context-sources.ts, the run summed in run-summary.ts.
 
 import { linkToolSteps, stepNames } from '../recording/tool-links.js';
-import type { HttpExchangePayload, PriceEntry, Recording, ToolCalledPayload } from '../recording/types.js';
+import type { HttpExchangePayload, PriceEntry, Recording, ToolCalledPayload, Usage } from '../recording/types.js';
 import {
   argsText,
   callSegments,
@@ -13,9 +13,19 @@ import {
   TOOL_SOURCE,
   toolResultText,
 } from './context-sources.js';
-import { addCost, type LlmCost, llmCost, roundMoney, ZERO_COST } from './cost.js';
+import {
+  addCost,
+  addServerToolCosts,
+  type LlmCost,
+  llmCost,
+  roundMoney,
+  type ServerToolCost,
+  serverToolCosts,
+  ZERO_COST,
+} from './cost.js';
 import { estimateUsage } from './estimate.js';
 import {
+  callPrices,
   findModelPrice,
   findToolPrice,
   type PriceSource,
@@ -74,6 +84,26 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
   // Price every model call.
   const usedPrices = new Map<string, PriceEntry>();
   const missingPrice = new Set<string>();
+  /** model price entry -> server tools it ran that the table has no price for */
+  const missingToolPrice = new Map<string, Set<string>>();
+  const missing1hPrice = new Set<string>();
+  /** tier -> models with calls served at it that the table has no prices of the tier for */
+  const missingTierPrice = new Map<string, Set<string>>();
+  // A call's prices: its service tier's or its long-context ones when they apply (noting a tier with none).
+  const billedPrice = (
+    entry: PriceEntry | undefined,
+    buckets: TokenBuckets,
+    usage: Usage | undefined,
+  ): PriceEntry | undefined => {
+    if (!entry) return undefined;
+    const { price, unpricedTier } = callPrices(entry, {
+      inputTokens: inputTotal(buckets),
+      serviceTier: usage?.serviceTier,
+    });
+    if (unpricedTier !== undefined)
+      missingTierPrice.set(unpricedTier, (missingTierPrice.get(unpricedTier) ?? new Set()).add(entry.model));
+    return price;
+  };
   // Price look-ups scan the table (and build patterns for wildcard tools): once per name per ledger.
   const modelPrices = new Map<string, PriceEntry | undefined>();
   const toolPrices = new Map<string, ToolPrice | undefined>();
@@ -150,6 +180,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let usageEstimated = false;
     let servedFrom: ServedFrom | null = null;
     let context: ContextTokens | null = null;
+    const serverTools: ServerToolCost[] = [];
     for (const call of acc.models) {
       let buckets = bucketsFromUsage(call.usage);
       const refused =
@@ -174,7 +205,16 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       const price = priceFor(call.model);
       if (price) pricedAs ??= price.model;
       else isPriced = false;
-      addCost(llm, llmCost(buckets, price));
+      addCost(llm, llmCost(buckets, billedPrice(price, buckets, call.usage)));
+      if (price && buckets.cacheWrite1h && price.cacheWrite1hPerMillion === undefined) missing1hPrice.add(price.model);
+      // Tools the provider ran inside the call (web search…): the step's Tool Cost (§21), at the model's price.
+      const used = serverToolCosts(call.usage, price);
+      addServerToolCosts(serverTools, used);
+      for (const t of used) {
+        if (t.priced || !price) continue;
+        const names = missingToolPrice.get(price.model) ?? new Set<string>();
+        missingToolPrice.set(price.model, names.add(t.tool));
+      }
       servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, index));
       // A refused call's context reached no model: it is in no context breakdown.
       if (doProvenance && refused === undefined) {
@@ -216,7 +256,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     }
     if (acc.models.length > 0) modelStepIds.push(acc.stepId);
 
-    let toolCost = 0;
+    let toolCost = serverTools.reduce((sum, t) => sum + t.cost, 0);
     let computeCost = 0;
     let costsModel = acc.models.length > 0;
     const named = names.get(acc.stepId)?.name;
@@ -241,7 +281,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         const price = simulatorPriceFor(simulated.model);
         if (price) pricedAs ??= price.model;
         else isPriced = false;
-        addCost(llm, llmCost(buckets, price));
+        addCost(llm, llmCost(buckets, billedPrice(price, buckets, simulated.usage)));
       }
     }
     if (isReplay && servedFrom === null && acc.tools.length > 0) servedFrom = 'recording';
@@ -266,6 +306,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       seed,
       llm,
       toolCost,
+      serverTools,
       computeCost,
       cost,
       latencyMs,
@@ -308,6 +349,23 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
   for (const model of missingPrice) {
     warnings.push(
       `no price for model ${model} in price table ${table.version}; its calls are costed at 0 (add it with --prices FILE)`,
+    );
+  }
+  for (const [model, tools] of missingToolPrice) {
+    for (const tool of tools)
+      warnings.push(
+        `no price for server tool ${tool} of model ${model} in price table ${table.version}; its uses are costed at 0 (add serverToolPerCall.${tool} to the model's entry with --prices FILE)`,
+      );
+  }
+  for (const [tier, models] of missingTierPrice) {
+    for (const model of models)
+      warnings.push(
+        `no ${tier}-tier price for model ${model} in price table ${table.version}; its calls served at the ${tier} tier are costed at the standard price (add serviceTiers.${tier} to the model's entry with --prices FILE)`,
+      );
+  }
+  for (const model of missing1hPrice) {
+    warnings.push(
+      `no 1-hour cache-write price for model ${model} in price table ${table.version}; its 1-hour cache writes are costed as 5-minute ones (add cacheWrite1hPerMillion with --prices FILE)`,
     );
   }
 

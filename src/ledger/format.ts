@@ -121,7 +121,7 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   const seed = ledger.totals.seed;
   out.push(
     `tokens: ${approx}${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
-    `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write) + ${int(seed.input_tokens_cached)} cached`,
+    `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write${t.cacheWrite1h ? `, ${int(t.cacheWrite1h)} of it kept 1 hour` : ''}) + ${int(seed.input_tokens_cached)} cached`,
   );
   if (estimated.length > 0)
     out.push(
@@ -135,6 +135,13 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   out.push(
     `cost:   ${approx}${formatMoney(ledger.run.total_cost, ledger.currency)} = LLM ${money(ledger.run.total_llm_cost)} + tools ${money(ledger.run.total_tool_cost)} + compute ${money(ledger.run.total_compute_cost)}`,
   );
+  const serverTools = ledger.totals.serverTools;
+  if (serverTools.length > 0)
+    out.push(
+      `        tools include the provider's own: ${serverTools
+        .map((t) => `${t.tool} ×${int(t.uses)} ${t.priced ? money(t.cost) : 'no price'}`)
+        .join(', ')}`,
+    );
   out.push('');
   out.push('by state');
   const stateRows: string[][] = [['state', 'steps', 'tokens', 'cost', 'share', 'ms']];

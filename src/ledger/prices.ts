@@ -46,7 +46,7 @@ export function parsePrices(value: unknown, where = 'price table'): PriceTable {
   const path = issue?.path.length ? issue.path.join('.') : '(root)';
   throw new TapedeckError(
     'PRICES_INVALID',
-    `${where}: ${path}: ${issue?.message ?? 'invalid'}. A price table is {"version", "currency", "models": [{"model", "inputPerMillion", "cachedInputPerMillion", "outputPerMillion", "cacheWritePerMillion"?, "reasoningPerMillion"?}], "tools"?: [{"tool", "perCall"}]}.`,
+    `${where}: ${path}: ${issue?.message ?? 'invalid'}. A price table is {"version", "currency", "models": [{"model", "inputPerMillion", "cachedInputPerMillion", "outputPerMillion", "cacheWritePerMillion"?, "cacheWrite1hPerMillion"?, "reasoningPerMillion"?, "serverToolPerCall"?: {"<tool>": price}, "serviceTiers"?: {"<tier>": {prices}}, "longContext"?: {"aboveInputTokens", prices}}], "tools"?: [{"tool", "perCall"}]}.`,
   );
 }
 
@@ -132,6 +132,31 @@ export function findModelPrice(table: PriceTable, model: string): PriceEntry | u
     }
   }
   return best;
+}
+
+/**
+ * The prices one call is billed at: the entry's own, or those of the service tier the provider
+ * served it at (Usage.serviceTier) when the entry has them, else — a call whose input (cache
+ * included) is above the entry's `longContext.aboveInputTokens` — its long-context prices, for every
+ * bucket of the call. `unpricedTier` names a tier the entry has no prices for: billed at the standard
+ * ones, which the caller says.
+ * @example callPrices(entry, { inputTokens: 250_000 }).price.inputPerMillion
+ */
+export function callPrices(
+  entry: PriceEntry,
+  call: { inputTokens: number; serviceTier?: string | undefined },
+): { price: PriceEntry; unpricedTier?: string } {
+  if (call.serviceTier !== undefined) {
+    const tier = entry.serviceTiers?.[call.serviceTier];
+    if (tier) return { price: { ...entry, ...tier } };
+    return { price: entry, unpricedTier: call.serviceTier };
+  }
+  const long = entry.longContext;
+  if (long && call.inputTokens > long.aboveInputTokens) {
+    const { aboveInputTokens: _, ...prices } = long;
+    return { price: { ...entry, ...prices } };
+  }
+  return { price: entry };
 }
 
 /** The per-call price of a tool by name, if the table has one. */

@@ -2,7 +2,7 @@
 // context source, the replay's costs, the seed's trace_run and trace_price_snapshot rows, and the
 // cost profile (§24).
 import type { Manifest, PriceEntry } from '../recording/types.js';
-import { addCost, type LlmCost, roundMoney, ZERO_COST } from './cost.js';
+import { addCost, addServerToolCosts, type LlmCost, roundMoney, type ServerToolCost, ZERO_COST } from './cost.js';
 import {
   cacheHitRatio,
   type DerivedMetrics,
@@ -57,12 +57,14 @@ export function summarizeRun(input: RunInput): RunSummary {
   const totalsTokens: TokenBuckets = { ...ZERO_BUCKETS };
   const totalsLlm: LlmCost = { ...ZERO_COST };
   let toolCost = 0;
+  const serverTools: ServerToolCost[] = [];
   let computeCost = 0;
   const byState: Record<string, StateSummary> = {};
   for (const s of detail) {
     addBuckets(totalsTokens, s.tokens);
     addCost(totalsLlm, s.llm);
     toolCost += s.toolCost;
+    addServerToolCosts(serverTools, s.serverTools);
     computeCost += s.computeCost;
     const sum = (byState[s.stateType] ??= {
       steps: 0,
@@ -218,6 +220,8 @@ export function summarizeRun(input: RunInput): RunSummary {
     price_version: input.priceVersion,
     created_at: createdAt,
     price_cache_write_per_million: p.cacheWritePerMillion ?? p.inputPerMillion,
+    price_cache_write_1h_per_million: p.cacheWrite1hPerMillion ?? p.cacheWritePerMillion ?? p.inputPerMillion,
+    price_server_tool_per_call: { ...p.serverToolPerCall },
   }));
 
   const costProfile = buildCostProfile({
@@ -240,7 +244,15 @@ export function summarizeRun(input: RunInput): RunSummary {
   return {
     run,
     prices,
-    totals: { tokens: totalsTokens, seed: totalsSeed, llm: totalsLlm, toolCost, computeCost, cost: totalCost },
+    totals: {
+      tokens: totalsTokens,
+      seed: totalsSeed,
+      llm: totalsLlm,
+      toolCost,
+      serverTools,
+      computeCost,
+      cost: totalCost,
+    },
     byState,
     mainCostSources: main,
     metrics,

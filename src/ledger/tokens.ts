@@ -10,6 +10,11 @@ export interface TokenBuckets {
   cacheRead: number;
   /** Input tokens written to the prompt cache (billed at the cache-write price when there is one). */
   cacheWrite: number;
+  /**
+   * Of cacheWrite, the tokens written for 1 hour (Anthropic's `ttl: "1h"`), billed at the 1-hour
+   * write price; not a bucket of its own (never added to a total). Absent when none.
+   */
+  cacheWrite1h?: number;
   /** Visible output tokens (reasoning excluded). */
   output: number;
   /** Reasoning tokens, when the provider reports them. */
@@ -30,15 +35,17 @@ export function bucketsFromUsage(usage: Usage | undefined): TokenBuckets {
     uncachedInput: usage.inputUncached,
     cacheRead: usage.cacheRead,
     cacheWrite: usage.cacheWrite,
+    ...(usage.cacheWrite1h ? { cacheWrite1h: Math.min(usage.cacheWrite1h, usage.cacheWrite) } : {}),
     output: usage.output,
     reasoning: usage.reasoning,
   };
 }
 
-export function addBuckets(into: TokenBuckets, add: TokenBuckets): TokenBuckets {
+export function addBuckets<T extends TokenBuckets>(into: T, add: TokenBuckets): T {
   into.uncachedInput += add.uncachedInput;
   into.cacheRead += add.cacheRead;
   into.cacheWrite += add.cacheWrite;
+  if (add.cacheWrite1h) into.cacheWrite1h = (into.cacheWrite1h ?? 0) + add.cacheWrite1h;
   into.output += add.output;
   into.reasoning += add.reasoning;
   return into;

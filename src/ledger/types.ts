@@ -1,7 +1,7 @@
 // The ledger's output: the seed's trace_* rows (columns named exactly as in seed 000 Part VI,
 // plus a few additive columns marked below), and the in-memory detail they are derived from.
 import type { StateType } from '../recording/types.js';
-import type { LlmCost } from './cost.js';
+import type { LlmCost, ServerToolCost } from './cost.js';
 import type { DerivedMetrics } from './metrics.js';
 import type { PriceSource, PriceTable } from './prices.js';
 import type { ContextTokens } from './provenance.js';
@@ -100,7 +100,7 @@ export interface TraceToolEventRow {
   created_at: string;
 }
 
-/** trace_price_snapshot (000 §29). Additive: price_cache_write_per_million. */
+/** trace_price_snapshot (000 §29). Additive: price_cache_write_per_million, price_cache_write_1h_per_million, price_server_tool_per_call. */
 export interface TracePriceSnapshotRow {
   trace_id: string;
   model_name: string;
@@ -112,6 +112,10 @@ export interface TracePriceSnapshotRow {
   price_version: string;
   created_at: string;
   price_cache_write_per_million: number;
+  /** What a 1-hour cache write costs (as a 5-minute one when the table has no price of its own). */
+  price_cache_write_1h_per_million: number;
+  /** Per-use prices of the provider's server-side tools with this model, by tool ({} when none). */
+  price_server_tool_per_call: Record<string, number>;
 }
 
 /** Tokens and cost of a step, or summed over a run: tokens in disjoint buckets, cost split by token type. */
@@ -119,7 +123,10 @@ export interface CostTotals {
   tokens: TokenBuckets;
   seed: SeedTokenView;
   llm: LlmCost;
+  /** Tool Cost (§21): the step's tools at their per-call prices, and the server-side tools its model calls ran. */
   toolCost: number;
+  /** The tools the provider ran inside the model calls (web search…), by tool: part of toolCost. */
+  serverTools: ServerToolCost[];
   computeCost: number;
   /** State Cost as if every call were made live (the cost of this trajectory). */
   cost: number;

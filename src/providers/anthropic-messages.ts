@@ -2,8 +2,13 @@
 //
 // Usage buckets: input_tokens is already the uncached input; cache_read_input_tokens = cacheRead;
 // cache_creation_input_tokens = cacheWrite; output_tokens = output (Anthropic does not report
-// thinking tokens separately, so reasoning = 0). In a stream, message_start carries the input
-// buckets and message_delta the final (cumulative) output_tokens; later values win.
+// thinking tokens separately, so reasoning = 0); cache_creation.ephemeral_1h_input_tokens =
+// cacheWrite1h (the part of the writes kept 1 hour, billed 2x input rather than 1.25x);
+// server_tool_use.<tool>_requests = serverTools[<tool>] (web searches, billed per request);
+// service_tier = serviceTier when not `standard` (`priority`, `batch`: other prices). In a
+// stream, message_start carries the input buckets and the 1-hour split, message_delta the final
+// (cumulative) output_tokens and server tool uses (and, from 2025, cumulative input counts); later
+// values win, a field a later event leaves out keeps the earlier value.
 import type { ToolCall, Usage } from '../recording/types.js';
 import { eventJson } from './framing.js';
 import {
@@ -19,19 +24,39 @@ import {
   SAMPLING_KEYS,
   str,
   withoutKeys,
+  withServiceTier,
 } from './read.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
 export function anthropicUsage(usage: unknown, base?: Usage): Usage | undefined {
   if (!isRecord(usage)) return base;
   const pick = (key: string, fallback: number) => (typeof usage[key] === 'number' ? num(usage[key]) : fallback);
-  return {
+  const out: Usage = {
     inputUncached: pick('input_tokens', base?.inputUncached ?? 0),
     cacheRead: pick('cache_read_input_tokens', base?.cacheRead ?? 0),
     cacheWrite: pick('cache_creation_input_tokens', base?.cacheWrite ?? 0),
     output: pick('output_tokens', base?.output ?? 0),
     reasoning: 0,
   };
+  // `cache_creation` splits the writes by lifetime (5 minutes, 1 hour); message_start carries it, a
+  // later message_delta only the total.
+  const split = isRecord(usage.cache_creation) ? usage.cache_creation : undefined;
+  const oneHour =
+    split && typeof split.ephemeral_1h_input_tokens === 'number'
+      ? num(split.ephemeral_1h_input_tokens)
+      : base?.cacheWrite1h;
+  if (oneHour !== undefined && oneHour > 0) out.cacheWrite1h = Math.min(oneHour, out.cacheWrite);
+  // `server_tool_use`: { web_search_requests: 2, web_fetch_requests: 1 } (cumulative in a stream).
+  const serverTools = { ...base?.serverTools };
+  if (isRecord(usage.server_tool_use)) {
+    for (const [key, value] of Object.entries(usage.server_tool_use)) {
+      const name = key.replace(/_requests$/, '');
+      if (typeof value === 'number' && value > 0 && name !== key) serverTools[name] = num(value);
+    }
+  }
+  if (Object.keys(serverTools).length > 0) out.serverTools = serverTools;
+  const tier = usage.service_tier ?? base?.serviceTier;
+  return withServiceTier(out, tier);
 }
 
 interface Block {

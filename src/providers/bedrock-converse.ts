@@ -10,7 +10,8 @@
 //
 // Usage buckets: inputUncached = inputTokens (Bedrock reports cache reads and writes apart from
 // it); cacheRead = cacheReadInputTokens; cacheWrite = cacheWriteInputTokens; output = outputTokens
-// (reasoning is not counted apart by any model on Bedrock); reasoning = 0.
+// (reasoning is not counted apart by any model on Bedrock); reasoning = 0; cacheWrite1h = the
+// `cacheDetails` entries with ttl `1h` (the part of the writes kept 1 hour, at its own price).
 import type { ToolCall, Usage } from '../recording/types.js';
 import { eventJson } from './framing.js';
 import {
@@ -33,13 +34,19 @@ const ROUTE = /\/model\/([^/]+)\/(?:converse|converse-stream)$/;
 /** Bedrock usage in buckets. */
 export function bedrockUsage(usage: unknown): Usage | undefined {
   if (!isRecord(usage)) return undefined;
-  return {
+  const out: Usage = {
     inputUncached: num(usage.inputTokens),
     cacheRead: num(usage.cacheReadInputTokens),
     cacheWrite: num(usage.cacheWriteInputTokens),
     output: num(usage.outputTokens),
     reasoning: 0,
   };
+  // cacheDetails: [{ ttl: '1h' | '5m', inputTokens }], the writes split by lifetime.
+  let oneHour = 0;
+  for (const detail of asArray(usage.cacheDetails))
+    if (isRecord(detail) && detail.ttl === '1h') oneHour += num(detail.inputTokens);
+  if (oneHour > 0) out.cacheWrite1h = Math.min(oneHour, out.cacheWrite);
+  return out;
 }
 
 /** The system blocks' text, joined; undefined without any. */

@@ -10,7 +10,9 @@
 // Usage buckets: inputUncached = promptTokenCount + toolUsePromptTokenCount − cachedContentTokenCount;
 // cacheRead = cachedContentTokenCount; cacheWrite = 0 (explicit caches are written by their own
 // call); output = candidatesTokenCount (thoughts excluded); reasoning = thoughtsTokenCount. A stream
-// reports running counts: the last chunk's are the call's.
+// reports running counts: the last chunk's are the call's. serverTools.google_search = the web
+// search queries grounding ran (candidates[0].groundingMetadata.webSearchQueries), billed per query
+// or per grounded prompt depending on the model: the price table says which.
 import type { ToolCall, Usage } from '../recording/types.js';
 import { eventJson } from './framing.js';
 import { asArray, asText, CallIds, contentText, isJsonPost, isRecord, num, str } from './read.js';
@@ -102,12 +104,16 @@ function assemble(chunks: Array<{ data: Json; offsetMs?: number }>, input: Model
   const out: ModelOutput = { toolCalls: [] };
   const ids = idsAfter(input.messages);
   let text: string | undefined;
+  let searches = 0;
   for (const { data, offsetMs } of chunks) {
     if (typeof data.modelVersion === 'string') out.model = data.modelVersion;
     const usage = geminiUsage(data.usageMetadata);
     if (usage) out.usage = usage;
     const candidate = asArray(data.candidates).find((c) => isRecord(c) && num(c.index) === 0);
     if (!isRecord(candidate)) continue;
+    // Grounding with Google Search: the queries it ran (a stream repeats them; the longest list is the call's).
+    if (isRecord(candidate.groundingMetadata))
+      searches = Math.max(searches, asArray(candidate.groundingMetadata.webSearchQueries).length);
     for (const part of partsOf(candidate.content)) {
       if (!isRecord(part) || part.thought === true) continue;
       if (typeof part.text === 'string') {
@@ -127,6 +133,7 @@ function assemble(chunks: Array<{ data: Json; offsetMs?: number }>, input: Model
     if (typeof candidate.finishReason === 'string') out.stopReason = candidate.finishReason;
   }
   if (text !== undefined) out.text = text;
+  if (out.usage && searches > 0) out.usage = { ...out.usage, serverTools: { google_search: searches } };
   return out;
 }
 

@@ -3,11 +3,14 @@
 //
 // Usage buckets (provider usage is the truth, never double counted):
 //   inputUncached = prompt_tokens - prompt_tokens_details.cached_tokens
-//   cacheRead     = prompt_tokens_details.cached_tokens
+//   cacheRead     = prompt_tokens_details.cached_tokens (DeepSeek: prompt_cache_hit_tokens)
 //   cacheWrite    = 0 (OpenAI does not report cache writes)
 //   output        = completion_tokens - completion_tokens_details.reasoning_tokens (visible output,
 //                   as the seed's output_tokens), reasoning = reasoning_tokens
 // so output + reasoning = completion_tokens and inputUncached + cacheRead = prompt_tokens.
+// serviceTier = the response's `service_tier` when not `default` (`flex`, `priority`: other prices).
+// Details that are parts of these (audio_tokens, accepted/rejected_prediction_tokens: rejected
+// predictions are in completion_tokens and billed as output) add no bucket.
 import type { ToolCall, Usage } from '../recording/types.js';
 import { eventJson } from './framing.js';
 import {
@@ -25,6 +28,7 @@ import {
   textParts,
   toolResultPart,
   withoutKeys,
+  withServiceTier,
 } from './read.js';
 import type { Json, ModelOutput, Provider, Turn, TurnPart } from './types.js';
 
@@ -36,7 +40,12 @@ export function openaiUsage(usage: unknown): Usage | undefined {
   const completion = num(isResponses ? usage.output_tokens : usage.completion_tokens);
   const inDetails = usage[isResponses ? 'input_tokens_details' : 'prompt_tokens_details'];
   const outDetails = usage[isResponses ? 'output_tokens_details' : 'completion_tokens_details'];
-  const cached = Math.min(input, isRecord(inDetails) ? num(inDetails.cached_tokens) : 0);
+  // OpenAI's `cached_tokens`, else an OpenAI-compatible server's own name for it (DeepSeek's `prompt_cache_hit_tokens`).
+  const cachedTokens =
+    isRecord(inDetails) && typeof inDetails.cached_tokens === 'number'
+      ? inDetails.cached_tokens
+      : usage.prompt_cache_hit_tokens;
+  const cached = Math.min(input, num(cachedTokens));
   const reasoning = Math.min(completion, isRecord(outDetails) ? num(outDetails.reasoning_tokens) : 0);
   return {
     inputUncached: input - cached,
@@ -146,7 +155,7 @@ function decodeBody(body: unknown): ModelOutput {
   const out: ModelOutput = { toolCalls: [] };
   if (typeof body.model === 'string') out.model = body.model;
   const usage = openaiUsage(body.usage);
-  if (usage) out.usage = usage;
+  if (usage) out.usage = withServiceTier(usage, body.service_tier);
   const choices = asArray(body.choices);
   const choice = choices.find((c) => isRecord(c) && num(c.index) === 0) ?? choices[0];
   if (!isRecord(choice)) return out;
@@ -185,14 +194,19 @@ export const openaiChat: Provider = {
     let text = '';
     let hasText = false;
     const byIndex = new Map<number, ToolCall>();
+    let tier: string | undefined;
     for (const event of events) {
       const chunk = eventJson(event);
       if (chunk === undefined) continue;
       if (typeof chunk.model === 'string') out.model = chunk.model;
-      if (chunk.usage !== undefined && chunk.usage !== null) {
-        const usage = openaiUsage(chunk.usage);
+      // Groq sends a stream's usage in its last chunk's `x_groq.usage`, not `usage`.
+      const reported = chunk.usage ?? (isRecord(chunk.x_groq) ? chunk.x_groq.usage : undefined);
+      if (reported !== undefined && reported !== null) {
+        const usage = openaiUsage(reported);
         if (usage) out.usage = usage;
       }
+      // Every chunk names the tier; the usage chunk may not: the last one named is the call's.
+      if (typeof chunk.service_tier === 'string') tier = chunk.service_tier;
       for (const choice of asArray(chunk.choices)) {
         if (!isRecord(choice) || num(choice.index) !== 0) continue;
         const delta = isRecord(choice.delta) ? choice.delta : {};
@@ -216,6 +230,7 @@ export const openaiChat: Provider = {
       }
     }
     if (hasText) out.text = text;
+    if (out.usage) out.usage = withServiceTier(out.usage, tier);
     out.toolCalls = [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, call]) => call);
     return out;
   },

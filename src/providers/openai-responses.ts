@@ -16,12 +16,36 @@ import {
   SAMPLING_KEYS,
   str,
   withoutKeys,
+  withServiceTier,
 } from './read.js';
 import type { Json, ModelOutput, Provider, Turn } from './types.js';
 
 /** The input items of a Responses request (a string input is one user message). */
 function responsesInput(body: Json): unknown[] {
   return typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : asArray(body.input);
+}
+
+/**
+ * The built-in tools OpenAI ran inside the call and bills apart from the call's tokens, from its
+ * output items: each `web_search_call`, `file_search_call` and `image_generation_call` is one use
+ * (`web_search`, `file_search`, `image_generation`: an image, billed by its size and quality); code
+ * interpreter is billed per container, so `code_interpreter` counts the distinct containers its
+ * calls ran in.
+ */
+function builtInToolUses(items: unknown[]): Record<string, number> | undefined {
+  const uses: Record<string, number> = {};
+  const containers = new Set<string>();
+  for (const item of items) {
+    if (!isRecord(item)) continue;
+    if (item.type === 'web_search_call' || item.type === 'file_search_call' || item.type === 'image_generation_call') {
+      const name = (item.type as string).replace(/_call$/, '');
+      uses[name] = (uses[name] ?? 0) + 1;
+    } else if (item.type === 'code_interpreter_call') {
+      containers.add(str(item.container_id) ?? str(item.id) ?? '');
+    }
+  }
+  if (containers.size > 0) uses.code_interpreter = containers.size;
+  return Object.keys(uses).length > 0 ? uses : undefined;
 }
 
 function responsesOutput(body: Json): ModelOutput {
@@ -44,7 +68,9 @@ function responsesOutput(body: Json): ModelOutput {
   if (texts.length > 0) out.text = texts.join('');
   if (typeof body.model === 'string') out.model = body.model;
   const usage = openaiUsage(body.usage);
-  if (usage) out.usage = usage;
+  const serverTools = builtInToolUses(asArray(body.output));
+  if (usage)
+    out.usage = withServiceTier(serverTools === undefined ? usage : { ...usage, serverTools }, body.service_tier);
   const incomplete = isRecord(body.incomplete_details) ? str(body.incomplete_details.reason) : undefined;
   const stop = incomplete ?? (out.toolCalls.length > 0 ? 'tool_calls' : str(body.status));
   if (stop !== undefined) out.stopReason = stop;

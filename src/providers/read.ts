@@ -16,6 +16,18 @@ export function num(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value <= MAX_COUNT ? Math.max(0, Math.trunc(value)) : 0;
 }
 
+/** The tiers a provider names its standard service (and prices) by: no tier of their own in a Usage. */
+const STANDARD_TIERS = new Set(['default', 'standard', 'auto', 'on_demand']);
+
+/**
+ * `usage` with the service tier a response names (`service_tier`: OpenAI's `flex`, `priority`,
+ * Anthropic's `priority`, `batch`), when it is not the standard one the price table's entry prices.
+ */
+export function withServiceTier<U extends { serviceTier?: string }>(usage: U, tier: unknown): U {
+  if (typeof tier !== 'string' || tier === '' || STANDARD_TIERS.has(tier)) return usage;
+  return { ...usage, serviceTier: tier };
+}
+
 export function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }

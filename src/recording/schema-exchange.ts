@@ -62,6 +62,15 @@ export const UsageSchema = z
     cacheWrite: z.number().int().nonnegative(),
     output: z.number().int().nonnegative(),
     reasoning: z.number().int().nonnegative(),
+    /** Of cacheWrite, the tokens written to the cache for 1 hour (Anthropic, Bedrock): billed at their own price. */
+    cacheWrite1h: z.number().int().nonnegative().optional(),
+    /**
+     * Tools the provider ran itself inside the call and bills per use, by name: `web_search`: 2 (Anthropic
+     * `server_tool_use`, OpenAI Responses `web_search_call` items, Gemini's grounding search queries…).
+     */
+    serverTools: z.record(z.string().min(1), z.number().int().nonnegative()).optional(),
+    /** The service tier the provider says it served (and bills) the call at, when not its standard one: `flex`, `priority`. */
+    serviceTier: z.string().min(1).optional(),
   })
   .strict();
 

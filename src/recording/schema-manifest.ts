@@ -8,14 +8,36 @@ import { AbsoluteUrl, IsoTime, Sha256 } from './schema-fields.js';
 
 export const FORMAT = 'tapedeck.recording/v1';
 
+/** A model's token prices per million tokens, by bucket. */
+const tokenPrices = {
+  inputPerMillion: z.number().nonnegative(),
+  cachedInputPerMillion: z.number().nonnegative(),
+  cacheWritePerMillion: z.number().nonnegative().optional(),
+  /** Cache writes kept 1 hour (Usage.cacheWrite1h); without it they are billed as other cache writes, with a warning. */
+  cacheWrite1hPerMillion: z.number().nonnegative().optional(),
+  outputPerMillion: z.number().nonnegative(),
+  reasoningPerMillion: z.number().nonnegative().optional(),
+};
+
+/** Token prices that replace an entry's own for some calls (a service tier, a long prompt). */
+const TokenPricesOverrideSchema = z.object(tokenPrices).partial().strict();
+
 export const PriceEntrySchema = z
   .object({
     model: z.string(),
-    inputPerMillion: z.number().nonnegative(),
-    cachedInputPerMillion: z.number().nonnegative(),
-    cacheWritePerMillion: z.number().nonnegative().optional(),
-    outputPerMillion: z.number().nonnegative(),
-    reasoningPerMillion: z.number().nonnegative().optional(),
+    ...tokenPrices,
+    /**
+     * The prices of a call the provider says it served at another tier (Usage.serviceTier: OpenAI's
+     * `flex`, `priority`; Anthropic's `priority`), by tier; a tier not here is billed at the standard
+     * prices, with a warning.
+     */
+    serviceTiers: z.record(z.string().min(1), TokenPricesOverrideSchema).optional(),
+    /** The prices of a call whose input (cache included) is above `aboveInputTokens`: every bucket of it. */
+    longContext: TokenPricesOverrideSchema.extend({ aboveInputTokens: z.number().int().nonnegative() })
+      .strict()
+      .optional(),
+    /** Per-use price of the provider's server-side tools with this model (Usage.serverTools), by tool name. */
+    serverToolPerCall: z.record(z.string().min(1), z.number().nonnegative()).optional(),
   })
   .strict();
 

@@ -11,6 +11,8 @@ export type WebSocketExchangePayload = z.infer<typeof S.WebSocketExchangePayload
 export type WebSocketMessage = z.infer<typeof S.WebSocketMessageSchema>;
 export type DrawnAtHead = z.infer<typeof S.DrawnAtHeadSchema>;
 export type Usage = z.infer<typeof S.UsageSchema>;
+/** The token buckets of a Usage (the counts that add up; not its cacheWrite1h subset or serverTools). */
+export type UsageBucket = 'inputUncached' | 'cacheRead' | 'cacheWrite' | 'output' | 'reasoning';
 export type ToolCall = z.infer<typeof S.ToolCallSchema>;
 export type ModelCalledPayload = z.infer<typeof S.ModelCalledPayloadSchema>;
 export type ToolCalledPayload = z.infer<typeof S.ToolCalledPayloadSchema>;

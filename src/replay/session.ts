@@ -25,6 +25,7 @@ import {
   type ToolCalledPayload,
   UnhookedAccount,
   type Usage,
+  type UsageBucket,
 } from '../recording/index.js';
 import { answerHttp, answerTool, serveReported } from './answer.js';
 import { RpcSteps, SelfBegunSteps } from './match.js';
@@ -368,7 +369,7 @@ export class ReplaySession extends SessionSteps {
   /** Adds a model call served from the recording in counterfactual mode to the cost not paid again. */
   addSaved(usage: Usage | undefined, usd: number | undefined): void {
     this.savedCost.calls++;
-    if (usage) for (const k of Object.keys(usage) as Array<keyof Usage>) this.savedCost.usage[k] += usage[k];
+    if (usage) for (const k of Object.keys(zeroUsage()) as UsageBucket[]) this.savedCost.usage[k] += usage[k];
     this.savedCost.usd = usd === undefined || this.savedCost.usd === undefined ? undefined : this.savedCost.usd + usd;
   }
 

@@ -5,7 +5,7 @@ import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { buildLedger, compareLedgers, formatLedger, type PriceTable, TokenCounter } from '../../src/ledger/index.js';
 import { readRecording } from '../../src/recording/index.js';
-import type { Recording } from '../../src/recording/types.js';
+import type { Recording, UsageBucket } from '../../src/recording/types.js';
 import { defaultUsage, syntheticRecording, writeSyntheticRecording } from './synthetic.js';
 
 const TOOLS = 4;
@@ -39,7 +39,7 @@ describe('buildLedger on a recorded agent run', () => {
         reasoning: u.reasoning,
       });
     });
-    const sum = (k: keyof ReturnType<typeof defaultUsage>) =>
+    const sum = (k: UsageBucket) =>
       Array.from({ length: TOOLS + 1 }, (_, i) => defaultUsage(i)[k]).reduce((a, b) => a + b, 0);
     expect(ledger.run.total_cached_input_tokens).toBe(sum('cacheRead'));
     expect(ledger.run.total_uncached_input_tokens).toBe(sum('inputUncached') + sum('cacheWrite'));

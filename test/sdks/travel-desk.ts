@@ -25,7 +25,7 @@ import type { Meant } from '../../examples/world/model-server.js';
 import { loadConfig, withOverrides } from '../../src/config/index.js';
 import { evaluateRecording, loadContract } from '../../src/evaluate/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { type PriceEntry, readRecording } from '../../src/recording/index.js';
+import { type PriceEntry, readRecording, type UsageBucket } from '../../src/recording/index.js';
 import { replay } from '../../src/replay/index.js';
 import type { ReplayResult } from '../../src/replay/types.js';
 import { tapedeck } from '../cli/run-cli.js';
@@ -252,8 +252,7 @@ export function travelDeskSuite(c: TravelDeskCase): void {
       expect(ledgerRun.code, ledgerRun.stderr).toBe(0);
       const ledger = JSON.parse(ledgerRun.stdout) as Ledger;
       const calls = modelCalls(await readRecording(run.dir));
-      const sum = (key: keyof NonNullable<(typeof calls)[number]['usage']>) =>
-        calls.reduce((n, call) => n + (call.usage?.[key] ?? 0), 0);
+      const sum = (key: UsageBucket) => calls.reduce((n, call) => n + (call.usage?.[key] ?? 0), 0);
       expect(sum('inputUncached')).toBeGreaterThan(0);
       expect(sum('output')).toBeGreaterThan(0);
       expect(ledger.run.total_input_tokens).toBe(sum('inputUncached') + sum('cacheRead') + sum('cacheWrite'));
