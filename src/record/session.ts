@@ -238,6 +238,10 @@ export class RecordSession {
     const { files } = at;
     this.open.delete(open.req.id);
     const store: StoreBody = (data, contentType) => this.writer.body(data, contentType);
+    // The secrets its headers name (Authorization, Set-Cookie) are known before its bodies are
+    // stored: a large body goes to a blob now, where a later pass could not reach it.
+    this.writer.redactor.headers(open.req.headers);
+    if (open.res) this.writer.redactor.headers(open.res.headers);
     const read = readExchange(open, end, error, store);
     const { req } = open;
     const { exchange, failed, errorType, nd } = read;
