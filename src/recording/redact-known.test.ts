@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from './redact.js';
-import type { HttpExchangePayload } from './types.js';
+import type { HttpExchangePayload, WebSocketExchangePayload } from './types.js';
 
 // Secrets of shapes no token pattern knows: only their names (in the env, a header, a field) tell.
 const ENV = {
@@ -73,6 +73,8 @@ describe('secrets known by value', () => {
     ['masked', '********'],
     ['a placeholder', '[REDACTED:hmac:0123456789ab]'],
     ['one character repeated', 'xxxxxxxxxxxx'],
+    ["a local database's default password", 'postgres'],
+    ['a word of configuration', 'production'],
   ])('does not learn %s (ordinary text would be mangled)', (_what, value) => {
     const fresh = createRedactor({ key: 'unit-key', env: { SERVICE_TOKEN: value } });
     expect(fresh.learn(value)).toBe(false);
@@ -139,6 +141,34 @@ describe('secrets known by value', () => {
     expect(JSON.stringify(tool)).not.toContain('9-unusual-zz-secret');
   });
 
+  it('finds a known value in a WebSocket turn: its URL, the frames sent and received, a close reason', () => {
+    const secret = ENV.ADMIN_PASSWORD;
+    const turn = r.payload('websocket.exchange', {
+      exchangeId: 'w1',
+      connectionId: 'c1',
+      turn: 1,
+      url: `ws://127.0.0.1:1/live?session=${encodeURIComponent(secret)}`,
+      kind: 'message',
+      sent: { type: 'text', offsetMs: 0, body: { size: 40, text: JSON.stringify({ say: secret }) } },
+      received: [
+        { type: 'text', offsetMs: 1, body: { size: 40, text: `echo ${secret}` } },
+        { type: 'close', offsetMs: 2, code: 1000, reason: `bye ${secret}` },
+      ],
+      startedAt: '2026-12-01T00:00:00.000Z',
+      durationMs: 2,
+    } satisfies WebSocketExchangePayload);
+    expect(JSON.stringify(turn)).not.toContain(secret);
+    expect(JSON.stringify(turn)).not.toContain(encodeURIComponent(secret));
+    expect(JSON.stringify(turn)).toContain(ph(secret));
+  });
+
+  it('reads a placeholder the agent was served and put in a URL, percent-encoded, as the placeholder', () => {
+    const p = ph(ENV.ACME_API_KEY);
+    expect(r.url(`https://api.example.com/items/${encodeURIComponent(p)}`)).toBe(`https://api.example.com/items/${p}`);
+    const lowerHex = encodeURIComponent(p).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+    expect(r.text(`q=${lowerHex}`)).toBe(`q=${p}`);
+  });
+
   it('redacts again a clean body when a secret was learned after it was made', () => {
     const fresh = createRedactor({ key: 'unit-key', env: false });
     const secret = 'later-learned-secret-1';
@@ -146,6 +176,20 @@ describe('secrets known by value', () => {
     expect(fresh.body(body)).toBe(body);
     fresh.learn(secret);
     expect(fresh.body(body).text).toBe(`the value ${fresh.placeholder(secret)}`);
+  });
+
+  it("keeps a URL's scheme and host as they are, whatever values are known, so it still parses", () => {
+    const fresh = createRedactor({ key: 'unit-key', env: false, secrets: ['acme-db-host-01', 'ghp-like-user-01'] });
+    const url = fresh.url('postgres://ghp-like-user-01:pw-0123456789@acme-db-host-01:5432/acme-db-host-01');
+    expect(url).toBe(
+      `postgres://${fresh.placeholder('ghp-like-user-01')}:${fresh.placeholder('pw-0123456789')}@acme-db-host-01:5432/${fresh.placeholder('acme-db-host-01')}`,
+    );
+    expect(new URL(url).host).toBe('acme-db-host-01:5432');
+    const pg = createRedactor({
+      key: 'unit-key',
+      env: { DATABASE_URL: 'postgres://postgres:postgres@127.0.0.1:5432/app' },
+    });
+    expect(pg.url('postgres://***@127.0.0.1:5432/postgres')).toBe('postgres://***@127.0.0.1:5432/postgres');
   });
 
   it('replaces the longest of overlapping secrets first', () => {

@@ -15,19 +15,31 @@ import { escapeRegExp } from './redact-scan.js';
 export const MIN_KNOWN_LENGTH = 8;
 /** Longer values (a PEM key is ~1.7 KB) are still learned; past this they are not worth a scan. */
 const MAX_KNOWN_LENGTH = 16_384;
-/** Learned values (not the environment's) kept at most: the oldest go first. A text's scan costs one pass per 50 or so. */
-const MAX_LEARNED = 256;
+/**
+ * Learned values (not the environment's) kept at most: the oldest go first. A server whose runs
+ * send many different tokens would otherwise slow every text it redacts (bench/redact.ts: 50
+ * values ~2x a text's redaction, 300 ~6x); a run's own token is learned again each time its
+ * header is seen.
+ */
+const MAX_LEARNED = 64;
 
 /** Values that name no secret: booleans, numbers, dates, words of configuration. */
 const TRIVIAL =
   /^(?:true|false|null|undefined|none|nil|yes|no|on|off|enabled|disabled|redacted|changeme|password|secret|placeholder|x+|\*+|[-+]?[\d.,:_ eE+-]+|[\d-]{8,10}T[\d:.]+Z?)$/i;
+/**
+ * Default passwords of local databases and words of configuration: as secrets they protect
+ * nothing, and they are everywhere in ordinary text (`postgres://…`, `localhost`).
+ */
+const COMMON =
+  /^(?:postgres(?:ql)?|password\d*|localhost|development|production|staging|default|example|admin\d*|root\d*|secret\d*|test\d*|guest\d*|changeit|letmein|qwerty\d*)$/i;
 
 /** Whether `value` is a secret worth finding in free text: long enough, not a number, a flag or a placeholder. */
 export function worthKnowing(value: string): boolean {
   if (value.length < MIN_KNOWN_LENGTH || value.length > MAX_KNOWN_LENGTH) return false;
   const trimmed = value.trim();
-  if (trimmed.length < MIN_KNOWN_LENGTH || TRIVIAL.test(trimmed)) return false;
-  if (trimmed.startsWith('[REDACTED:')) return false;
+  if (trimmed.length < MIN_KNOWN_LENGTH || TRIVIAL.test(trimmed) || COMMON.test(trimmed)) return false;
+  // A placeholder, or a text holding one: the redactor never searches a placeholder's text.
+  if (value.includes('[REDACTED:hmac:')) return false;
   // One character repeated (`--------`, `00000000`) names nothing.
   return !/^(.)\1*$/s.test(trimmed);
 }

@@ -42,6 +42,9 @@ import {
 } from './redact-scan.js';
 import type { Body, EventType, HttpExchangePayload, StepStartedPayload, WebSocketExchangePayload } from './types.js';
 
+/** scheme://, user info, host[:port], and the rest (path, query, fragment) of a URL. */
+const URL_PARTS = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#@]*)@)?([^/?#@]*)(.*)$/s;
+
 /** What to redact beyond the defaults, and with which key. */
 export interface RedactionOptions {
   /** The HMAC key. Default: env TAPEDECK_REDACTION_KEY, else the per-user key file. */
@@ -327,7 +330,12 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/@?#:]*):([^/@?#]*)@/,
       (_m, scheme: string, user: string, password: string) => `${scheme}${user}:${redactValue(password)}@`,
     );
-    return text(withoutPassword);
+    // The scheme and host stay as they are: a known value that reads as one (a password
+    // `postgres`) must not make the URL unreadable. The user part is text (`https://ghp_…@host`).
+    const parts = URL_PARTS.exec(withoutPassword);
+    if (parts === null) return text(withoutPassword);
+    const [, scheme, user, host, rest] = parts as unknown as [string, string, string | undefined, string, string];
+    return `${scheme}${user === undefined ? '' : `${text(user)}@`}${host}${text(rest)}`;
   }
 
   function json<T>(value: T): T {

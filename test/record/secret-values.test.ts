@@ -8,7 +8,7 @@
 // bubblewrap, and an exact replay of the run (its replayer given the same env) still matches.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,5 +236,9 @@ describe('secrets known by their names, quoted elsewhere by a recorded agent', (
     // The run's spool (encrypted) is among what is searched: the kill left it.
     expect(files.some((f) => f.includes(`${path.sep}.spool${path.sep}`))).toBe(true);
     expect(leaks(files)).toEqual([]);
+    // The socket the killed recorder left in the temp folder (the next tapedeck command would remove it).
+    for (const name of readdirSync(os.tmpdir()))
+      if (!before.has(name) && name.startsWith(`tapedeck-${recorder.pid}-`))
+        rmSync(path.join(os.tmpdir(), name), { force: true });
   });
 });
