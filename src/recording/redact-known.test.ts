@@ -169,6 +169,26 @@ describe('secrets known by value', () => {
     expect(r.text(`q=${lowerHex}`)).toBe(`q=${p}`);
   });
 
+  it("redacts a step's name and route (they come from a URL), and keeps world state exact", () => {
+    const secret = ENV.ACME_API_KEY;
+    const step = r.payload('step.started', {
+      stateType: 'API_CALL',
+      name: `POST /items/${secret}`,
+      route: `POST /items/${secret}`,
+    });
+    expect(JSON.stringify(step)).not.toContain(secret);
+    // A secret the agent wrote into a file or a row is recorded as the world holds it (docs/recording-format.md).
+    const world = [
+      ['fs.changed', { path: `notes/${secret}.txt`, op: 'create', after: { sha256: 'a'.repeat(64), text: secret } }],
+      [
+        'db.changed',
+        { schema: 'public', table: 't', op: 'insert', key: { id: secret }, after: { id: secret, name: secret } },
+      ],
+      ['nondeterminism', { kind: 'random', value: secret }],
+    ] as const;
+    for (const [type, payload] of world) expect(r.payload(type, payload)).toBe(payload);
+  });
+
   it('redacts again a clean body when a secret was learned after it was made', () => {
     const fresh = createRedactor({ key: 'unit-key', env: false });
     const secret = 'later-learned-secret-1';

@@ -69,7 +69,10 @@ export interface RedactionOptions {
   secrets?: string[];
 }
 
-/** Redacts the parts of a recording that may carry secrets. All methods are pure and idempotent. */
+/**
+ * Redacts the parts of a recording that may carry secrets. All methods are idempotent; the only
+ * state they change is the set of secrets known by value, which grows as values are redacted by name.
+ */
 export interface Redactor {
   /** A short id of the key (not the key), stored in the manifest so replays can check they use the same one. */
   readonly keyId: string;
@@ -424,10 +427,10 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
         return exchange(value as HttpExchangePayload);
       case 'websocket.exchange':
         return redactWebSocketTurn(parts, value as WebSocketExchangePayload);
-      case 'fs.changed':
-      case 'db.changed':
       case 'step.started':
         return stepStarted(value as StepStartedPayload);
+      case 'fs.changed':
+      case 'db.changed':
       case 'nondeterminism':
       case 'step.completed':
         // World state and values handed to the agent stay exact: replay and worldAt depend on them.
