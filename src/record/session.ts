@@ -120,6 +120,8 @@ export class RecordSession {
   private async handle(message: CaptureMessage): Promise<void> {
     switch (message.t) {
       case 'hello':
+        // A variable its parent set for it alone (a tool's token): its secrets are known from now on.
+        if (message.env) this.writer.redactor.learnEnv(message.env);
         return;
       case 'req':
         this.open.set(message.id, { req: message, chunks: [], parentThink: this.lastThink, nd: [] });

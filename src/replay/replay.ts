@@ -389,6 +389,8 @@ async function replayIn(
     // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
     // call: a scan here would see writes made after it.
     (notice) => {
+      // A process's own env (a variable its parent set for it alone): its secrets are known, as recording.
+      if (notice.t === 'hello' && notice.env) redactor.learnEnv(notice.env);
       guard.noticed(notice);
       return live.notice(notice);
     },

@@ -1,7 +1,8 @@
 // A secret known by its name (an env variable's, a header's) never reaches the disk in any other
 // place the run quotes it: a real agent, recorded by the real CLI, whose env holds secrets of
 // shapes no token pattern knows, echoes them in a model prompt, a tool call's arguments, an API
-// request's URL and body, a response body, stdout and stderr, and a child process's argv; every
+// request's URL and body, a response body, stdout and stderr, and a child process's argv (and a
+// child quotes a token the agent set in its env alone); every
 // file under the recording folder (its spool too) and every temp entry the run made is searched
 // for the secrets' bytes, as they are and in the forms a body may take (URL-encoded, JSON-escaped,
 // base64). Also when the recorder is SIGKILLed mid-run, under --isolate where the machine has
@@ -33,7 +34,9 @@ const ENV = {
   ...SECRETS,
   DATABASE_URL: `postgres://app:${encodeURIComponent(DB_PASSWORD)}@127.0.0.1:1/app`,
 };
-const ALL = [...Object.values(SECRETS), DB_PASSWORD, SESSION];
+/** Not in the recorder's env either: the agent gives it to a child process of its own. */
+const CHILD = `child-${[...SECRETS.ACME_API_KEY].reverse().join('')}`;
+const ALL = [...Object.values(SECRETS), DB_PASSWORD, SESSION, CHILD];
 
 const AGENT = `
 import { spawnSync } from 'node:child_process';
@@ -65,6 +68,10 @@ const answer = await res.text();
 console.log('stdout ' + key + ' ' + session);
 console.error('stderr ' + pass + ' ' + dbPass);
 spawnSync(process.execPath, ['-e', 'process.exit(0)', key, '--note=' + pass, session], { stdio: 'ignore' });
+// A child given a token of its own (in no env the recorder has), which it quotes in a request.
+const childToken = 'child-' + [...key].reverse().join('');
+const childCall = "await fetch(process.env.API_URL + '/child/' + process.env.CHILD_TOOL_TOKEN, { method: 'POST', body: JSON.stringify({ note: 'token ' + process.env.CHILD_TOOL_TOKEN }) })";
+spawnSync(process.execPath, ['--input-type=module', '-e', childCall], { stdio: 'ignore', env: { ...process.env, CHILD_TOOL_TOKEN: childToken } });
 // The API's answer (which quotes the secrets) and the session token go back into a prompt.
 await model([{ role: 'tool', content: answer }, { role: 'user', content: 'session ' + session }]);
 if (HOLD) {
@@ -184,7 +191,7 @@ describe('secrets known by their names, quoted elsewhere by a recorded agent', (
       });
       expect(run.code, run.stderr).toBe(0);
       // The agent really sent every secret, and printed them.
-      for (const secret of [...Object.values(SECRETS), SESSION]) expect(received).toContain(secret);
+      for (const secret of [...Object.values(SECRETS), SESSION, CHILD]) expect(received).toContain(secret);
       expect(run.stdout).toContain(SECRETS.ACME_API_KEY);
       const recording = await readRecording(out);
       const types = recording.events.map((e) => e.type);
@@ -231,7 +238,7 @@ describe('secrets known by their names, quoted elsewhere by a recorded agent', (
     try {
       process.kill(agentPid, 'SIGKILL');
     } catch {}
-    for (const secret of [...Object.values(SECRETS), SESSION]) expect(received).toContain(secret);
+    for (const secret of [...Object.values(SECRETS), SESSION, CHILD]) expect(received).toContain(secret);
     const files = [...filesUnder(out), ...newTmpFiles(before)];
     // The run's spool (encrypted) is among what is searched: the kill left it.
     expect(files.some((f) => f.includes(`${path.sep}.spool${path.sep}`))).toBe(true);
