@@ -79,6 +79,13 @@ export const HelloSchema = z.object({
   ppid: z.number().optional(),
   argv: z.array(z.string()),
   cwd: z.string(),
+  /**
+   * Its environment's variables of 8 characters or more (processEnvForRedaction): the recorder
+   * and the replayer learn the values of its secret-named ones, redacted wherever they appear
+   * (src/recording/redact-known.ts), such as a variable the agent set for this child only.
+   * Recording, it travels over the encrypted spool; replaying, over the socket.
+   */
+  env: z.record(z.string(), z.string()).optional(),
 });
 
 /**

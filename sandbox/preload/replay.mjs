@@ -20,7 +20,7 @@ import { holdPgReplies } from './replay-pg.mjs';
 import { patchFileOps } from './shared-file-ops.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
-import { keepGivenEnv, nameChildren, processName } from './shared-process.mjs';
+import { keepGivenEnv, nameChildren, processEnvForRedaction, processName } from './shared-process.mjs';
 import { reportUnhookedPython } from './shared-python.mjs';
 import { installUnixOverLoopback } from './shared-unix-sockets.mjs';
 import { chunkBytesOf, encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
@@ -126,7 +126,14 @@ function encodeChanges(changes) {
 export function installReplay(config) {
   const ipc = connectReplayIpc(config.socket);
   const pid = process.pid;
-  ipc.send({ t: 'hello', pid, ppid: process.ppid, argv: process.argv, cwd: process.cwd() });
+  ipc.send({
+    t: 'hello',
+    pid,
+    ppid: process.ppid,
+    argv: process.argv,
+    cwd: process.cwd(),
+    env: processEnvForRedaction(),
+  });
   let depth = 0;
   const suppressed = () => depth > 0;
   const quiet = (fn) => {

@@ -229,3 +229,21 @@ export function loadInWorkers(preload, withEnv, started = () => {}) {
   workerThreads.Worker = PreloadedWorker;
   syncBuiltinESMExports();
 }
+
+/**
+ * What a process's `hello` says of its environment (sandbox/protocol.ts HelloSchema): its variables
+ * of 8 characters or more, but tapedeck's own and NODE_OPTIONS. The recorder and the replayer learn
+ * the secret-named ones (src/recording/redact-known.ts): a variable the agent set for this process
+ * alone is then redacted wherever the process quotes it.
+ * @returns {Record<string, string>}
+ */
+export function processEnvForRedaction() {
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (typeof value !== 'string' || value.length < 8 || value.length > 16_384) continue;
+    if (name.startsWith('TAPEDECK_') || name === 'NODE_OPTIONS') continue;
+    out[name] = value;
+  }
+  return out;
+}

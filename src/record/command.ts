@@ -221,6 +221,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     { worldLater: gated },
   );
   const { session } = active;
+  // The agent's env is ours (known to the redactor already) and the given one: the secrets of both
+  // are replaced wherever the agent quotes them (a prompt, a tool's arguments, a URL).
+  if (options.env) active.writer.redactor.learnEnv(options.env);
   const socketPath = path.join(os.tmpdir(), `tapedeck-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
   // A killed recorder cannot remove its socket and spool: the next tapedeck command does.
   const forgetSocket = noteLeftover({ kind: 'path', path: socketPath });

@@ -120,6 +120,8 @@ export class RecordSession {
   private async handle(message: CaptureMessage): Promise<void> {
     switch (message.t) {
       case 'hello':
+        // A variable its parent set for it alone (a tool's token): its secrets are known from now on.
+        if (message.env) this.writer.redactor.learnEnv(message.env);
         return;
       case 'req':
         this.open.set(message.id, { req: message, chunks: [], parentThink: this.lastThink, nd: [] });
@@ -238,6 +240,10 @@ export class RecordSession {
     const { files } = at;
     this.open.delete(open.req.id);
     const store: StoreBody = (data, contentType) => this.writer.body(data, contentType);
+    // The secrets its headers name (Authorization, Set-Cookie) are known before its bodies are
+    // stored: a large body goes to a blob now, where a later pass could not reach it.
+    this.writer.redactor.headers(open.req.headers);
+    if (open.res) this.writer.redactor.headers(open.res.headers);
     const read = readExchange(open, end, error, store);
     const { req } = open;
     const { exchange, failed, errorType, nd } = read;

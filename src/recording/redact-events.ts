@@ -40,12 +40,14 @@ function redactChunks(r: RedactorParts, input: StreamChunk[]): StreamChunk[] {
 
 export function redactExchange(r: RedactorParts, payload: HttpExchangePayload): HttpExchangePayload {
   const { request, response, error } = payload;
+  // Headers first: a secret they name (Authorization) is then known in the URL and bodies too.
+  const headers = r.headers(request.headers);
   const out: HttpExchangePayload = {
     ...payload,
     request: {
       ...request,
       url: r.url(request.url),
-      headers: r.headers(request.headers),
+      headers,
       ...(request.body ? { body: r.body(request.body) } : {}),
     },
   };

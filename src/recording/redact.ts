@@ -1,11 +1,13 @@
 // Redaction at write time: secrets in headers, URLs, bodies, stream chunks and JSON payloads are
 // replaced by keyed-HMAC placeholders, so equal secrets stay equal (and matching still works)
 // while the secret itself never reaches disk.
+// Secrets known by value (the env's, and values redacted by name) are replaced wherever they appear.
 // What a secret looks like: redact-rules.ts; the key: redact-key.ts; the text readers: redact-scan.ts;
-// an exchange's and a WebSocket turn's parts: redact-events.ts.
+// an exchange's and a WebSocket turn's parts: redact-events.ts; secrets known by value: redact-known.ts.
 import { createHmac } from 'node:crypto';
 import { type RedactorParts, redactExchange, redactWebSocketTurn } from './redact-events.js';
 import { resolveKey } from './redact-key.js';
+import { envSecretValues, KnownSecrets, MIN_KNOWN_LENGTH } from './redact-known.js';
 import {
   COOKIE_ATTRIBUTES,
   DEFAULT_HEADERS,
@@ -38,7 +40,10 @@ import {
   stringEnd,
   toGlobal,
 } from './redact-scan.js';
-import type { Body, EventType, HttpExchangePayload, WebSocketExchangePayload } from './types.js';
+import type { Body, EventType, HttpExchangePayload, StepStartedPayload, WebSocketExchangePayload } from './types.js';
+
+/** scheme://, user info, host[:port], and the rest (path, query, fragment) of a URL. */
+const URL_PARTS = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#@]*)@)?([^/?#@]*)(.*)$/s;
 
 /** What to redact beyond the defaults, and with which key. */
 export interface RedactionOptions {
@@ -54,9 +59,20 @@ export interface RedactionOptions {
   patterns?: Array<string | RegExp>;
   /** Header, field or parameter names never redacted (case-insensitive), e.g. 'max_tokens'. */
   allow?: string[];
+  /**
+   * The environment whose secrets are known by value: the values of its secret-named variables
+   * (OPENAI_API_KEY, PGPASSWORD) and the passwords of its URL-valued ones (DATABASE_URL) are
+   * replaced wherever they appear in text. Default: process.env; false: none.
+   */
+  env?: Record<string, string | undefined> | false;
+  /** Values known to be secret, replaced wherever they appear in text (shorter than 8 characters: ignored). */
+  secrets?: string[];
 }
 
-/** Redacts the parts of a recording that may carry secrets. All methods are pure and idempotent. */
+/**
+ * Redacts the parts of a recording that may carry secrets. All methods are idempotent; the only
+ * state they change is the set of secrets known by value, which grows as values are redacted by name.
+ */
 export interface Redactor {
   /** A short id of the key (not the key), stored in the manifest so replays can check they use the same one. */
   readonly keyId: string;
@@ -66,9 +82,17 @@ export interface Redactor {
   placeholder(secret: string): string;
   /** Whether a header, JSON field or query parameter of this name holds a secret. */
   isSecretName(name: string): boolean;
+  /**
+   * Makes `value` known: from now on text() replaces it wherever it appears (and its JSON-escaped
+   * and percent-encoded forms). Values redacted by name are learned this way as they are seen.
+   * Short or trivial values (under 8 characters, numbers, booleans) are ignored: false.
+   */
+  learn(value: string): boolean;
+  /** Learns the secrets of an environment (see RedactionOptions.env). */
+  learnEnv(env: Record<string, string | undefined>): void;
   headers(headers: Record<string, string>): Record<string, string>;
   url(url: string): string;
-  /** Token patterns, `"secret_field": "…"` pairs and `token=…` pairs in free text (bodies, SSE chunks). */
+  /** Token patterns, `"secret_field": "…"` pairs, `token=…` pairs and known secret values in free text (bodies, SSE chunks). */
   text(text: string): string;
   /** Walks a JSON value: string fields with secret names become placeholders, other strings go through text(). */
   json<T>(value: T): T;
@@ -124,6 +148,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     ...[...secretFields].map((f) => `field:${f}`),
     ...userPatterns.map((re) => `pattern:/${re.source}/${re.flags}`),
     ...[...allow].map((n) => `allow:${n}`),
+    `value:secret-named env variables, URL passwords and values redacted by name, wherever they appear (${MIN_KNOWN_LENGTH}+ characters)`,
   ];
 
   const placeholders = new Map<string, string>();
@@ -136,8 +161,36 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     }
     return p;
   }
+  const known = new KnownSecrets();
+  function learn(value: string): boolean {
+    return known.add(value);
+  }
+  function learnEnv(env: Record<string, string | undefined>): void {
+    for (const value of envSecretValues(env, isSecretName)) known.add(value, true);
+  }
+  /** A value redacted by name: its placeholder, and it is known from now on wherever it appears. */
   function redactValue(secret: string): string {
-    return secret === '' || isPlaceholder(secret) ? secret : placeholder(secret);
+    if (secret === '' || isPlaceholder(secret)) return secret;
+    known.add(secret);
+    return placeholder(secret);
+  }
+  /**
+   * A placeholder the agent was served (a recorded answer quoting a secret) and put in a URL or a
+   * form, percent-encoded: as the placeholder itself, which is what the recording holds there.
+   */
+  function decodePlaceholders(text: string): string {
+    return text.replace(
+      /%5BREDACTED%3Ahmac%3A([0-9a-f]{12})%5D/gi,
+      (_m, hex: string) => `${PLACEHOLDER_PREFIX}${hex}]`,
+    );
+  }
+  /** Known values in text that may hold placeholders: only the text between them is searched. */
+  function knownValues(text: string): string {
+    if (known.size === 0) return text;
+    if (!text.includes(PLACEHOLDER_PREFIX)) return known.replace(text, placeholder);
+    const parts = text.split(PLACEHOLDER_SPLIT);
+    for (let i = 0; i < parts.length; i += 2) parts[i] = known.replace(parts[i] as string, placeholder);
+    return parts.join('');
   }
 
   const nameCache = new Map<string, boolean>();
@@ -219,7 +272,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       );
       out = out.replace(PAIR, (match, lead: string, name: string, value: string) =>
         value !== '' && !isPlaceholder(value) && isSecretName(decodeUriLoose(name))
-          ? `${lead}${name}=${placeholder(decodeUriLoose(value))}`
+          ? `${lead}${name}=${redactValue(decodeUriLoose(value))}`
           : match,
       );
       for (const re of TOKEN_PATTERNS) out = out.replace(re[1], (m) => placeholder(m));
@@ -230,8 +283,19 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
 
   function text(input: string): string {
     if (input.length === 0) return input;
-    if (!input.includes(PLACEHOLDER_PREFIX)) return textSegment(input);
-    // Leave earlier placeholders alone so redacting twice changes nothing.
+    const generation = known.generation;
+    // One scan says whether the text holds a placeholder (as it is or percent-encoded) at all.
+    const marked = input.includes('REDACTED');
+    // Known values first: the passes then read the text around their placeholders as they will
+    // when it is redacted again (a pattern that starts after one), so redacting twice changes nothing.
+    const decoded = marked && input.includes('REDACTED%3') ? decodePlaceholders(input) : input;
+    const out = known.size === 0 ? decoded : marked ? knownValues(decoded) : known.replace(decoded, placeholder);
+    const redacted = (marked || out !== decoded) && out.includes(PLACEHOLDER_PREFIX) ? segments(out) : textSegment(out);
+    // A value the passes learned by name (`password=…`) is found elsewhere in this text too.
+    return known.generation === generation ? redacted : knownValues(redacted);
+  }
+  /** Leaves earlier placeholders alone so redacting twice changes nothing. */
+  function segments(input: string): string {
     const parts = input.split(PLACEHOLDER_SPLIT);
     for (let i = 0; i < parts.length; i += 2) parts[i] = textSegment(parts[i] as string);
     return parts.join('');
@@ -269,7 +333,12 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/@?#:]*):([^/@?#]*)@/,
       (_m, scheme: string, user: string, password: string) => `${scheme}${user}:${redactValue(password)}@`,
     );
-    return text(withoutPassword);
+    // The scheme and host stay as they are: a known value that reads as one (a password
+    // `postgres`) must not make the URL unreadable. The user part is text (`https://ghp_…@host`).
+    const parts = URL_PARTS.exec(withoutPassword);
+    if (parts === null) return text(withoutPassword);
+    const [, scheme, user, host, rest] = parts as unknown as [string, string, string | undefined, string, string];
+    return `${scheme}${user === undefined ? '' : `${text(user)}@`}${host}${text(rest)}`;
   }
 
   function json<T>(value: T): T {
@@ -320,14 +389,15 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return out;
   }
 
-  // Bodies this redactor made (via redactedBody) are already clean: skip a second pass over them.
-  const clean = new WeakSet<Body>();
+  // Bodies this redactor made (via redactedBody) are already clean: skip a second pass over them,
+  // unless a secret was learned since (the known values' generation).
+  const clean = new WeakMap<Body, number>();
   function markClean(b: Body): Body {
-    clean.add(b);
+    clean.set(b, known.generation);
     return b;
   }
   function body(input: Body): Body {
-    if (input.text === undefined || clean.has(input)) return input;
+    if (input.text === undefined || clean.get(input) === known.generation) return input;
     const redacted = text(input.text);
     return redacted === input.text ? input : { ...input, text: redacted, size: Buffer.byteLength(redacted, 'utf8') };
   }
@@ -335,16 +405,33 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   const parts: RedactorParts = { text, headers, url, body };
   const exchange = (p: HttpExchangePayload): HttpExchangePayload => redactExchange(parts, p);
 
+  /** A step's name and route come from what it called (`POST /items/<a path with a secret>`): as text. */
+  function stepStarted(value: StepStartedPayload): StepStartedPayload {
+    if (value === null || typeof value !== 'object') return value;
+    const name = typeof value.name === 'string' ? text(value.name) : value.name;
+    const route = typeof value.route === 'string' ? text(value.route) : value.route;
+    return name === value.name && route === value.route ? value : { ...value, name, route };
+  }
+
   function payload(type: EventType, value: unknown): unknown {
+    const generation = known.generation;
+    const out = payloadOnce(type, value);
+    // A value this event's own passes learned by name (an Authorization header) may also be in a
+    // part redacted before it (the URL, a field earlier in the object): once more, over the result.
+    return known.generation === generation ? out : payloadOnce(type, out);
+  }
+
+  function payloadOnce(type: EventType, value: unknown): unknown {
     switch (type) {
       case 'http.exchange':
         return exchange(value as HttpExchangePayload);
       case 'websocket.exchange':
         return redactWebSocketTurn(parts, value as WebSocketExchangePayload);
+      case 'step.started':
+        return stepStarted(value as StepStartedPayload);
       case 'fs.changed':
       case 'db.changed':
       case 'nondeterminism':
-      case 'step.started':
       case 'step.completed':
         // World state and values handed to the agent stay exact: replay and worldAt depend on them.
         return value;
@@ -353,11 +440,16 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     }
   }
 
+  if (options.env !== false) learnEnv(options.env ?? process.env);
+  for (const value of options.secrets ?? []) known.add(value, true);
+
   return {
     keyId,
     rules,
     placeholder,
     isSecretName,
+    learn,
+    learnEnv,
     headers,
     url,
     text,

@@ -129,10 +129,11 @@ export async function replayInProcess<T>(
       headers[name] = value;
     });
     // Compared as the recording stores requests: with their secrets redacted.
+    const redactedHeaders = redactor.headers(headers);
     const live: LiveRequest = {
       method: request.method.toUpperCase(),
       url: redactor.url(request.url),
-      headers: redactor.headers(headers),
+      headers: redactedHeaders,
       ...(text !== undefined ? { bodyText: redactor.text(text) } : {}),
     };
     const isModel = isModelApi(viewOf(live).api);

@@ -181,6 +181,9 @@ async function replayIn(
   const redactor = createRedactor();
   const warnings: string[] = [...recording.warnings];
   const startEnv = explicitEnv(recording, options, relocate, trusted);
+  // The agent's env's secrets, known by value as the recorder knew its own (a prompt quoting one
+  // was recorded with its placeholder): the live requests then redact to the same text.
+  redactor.learnEnv(startEnv);
   warnings.push(...recordedEnvWarnings(recording, options, trusted, startEnv));
   const region = replayRegion(recording, options, startEnv);
   warnings.push(...region.warnings);
@@ -223,6 +226,8 @@ async function replayIn(
     runtime: { sdkVersions: drift.sdkVersions, ...regionOf({ ...startEnv, ...region.env }) },
     // This machine ran it (a command the user gave, or one they trusted): it may be replayed here.
     seal: true,
+    // The one that knows the agent's env's secrets: the replay's own recording holds none either.
+    redactor,
     ...(manifest.prompt ? { prompt: override ? { source: 'replay override' } : manifest.prompt } : {}),
     ...(manifest.world ? { world: manifest.world } : {}),
     ...(manifest.prices ? { prices: manifest.prices } : {}),
@@ -384,6 +389,8 @@ async function replayIn(
     // Notices (calls the preload served itself) carry its own reading of the disk, taken at the
     // call: a scan here would see writes made after it.
     (notice) => {
+      // A process's own env (a variable its parent set for it alone): its secrets are known, as recording.
+      if (notice.t === 'hello' && notice.env) redactor.learnEnv(notice.env);
       guard.noticed(notice);
       return live.notice(notice);
     },

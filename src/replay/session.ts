@@ -358,10 +358,13 @@ export class ReplaySession extends SessionSteps {
   /** The request with its secrets redacted, as the recording stores requests (what matching compares). */
   redacted(req: LiveRequest): LiveRequest {
     const redactor = this.parts.redactor;
+    // Headers first, as the recorder redacts them (src/recording/redact-events.ts): a secret they
+    // name is then known in the URL and body too.
+    const headers = redactor.headers(req.headers);
     return {
       method: req.method,
       url: redactor.url(req.url),
-      headers: redactor.headers(req.headers),
+      headers,
       ...(req.bodyText !== undefined ? { bodyText: redactor.text(req.bodyText) } : {}),
     };
   }

@@ -21,6 +21,7 @@ import {
   keepGivenEnv,
   loadInWorkers,
   nameChildren,
+  processEnvForRedaction,
   processName,
   withGivenEnv,
 } from '../../../sandbox/preload/shared-process.mjs';
@@ -171,6 +172,7 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
     ppid: process.ppid,
     argv: process.argv,
     cwd: process.cwd(),
+    env: processEnvForRedaction(),
     ...(run ? { run } : {}),
   });
   // Taken before the capture layers patch node:fs: it is not a file call of the agent's.
