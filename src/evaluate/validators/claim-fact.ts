@@ -27,6 +27,9 @@ interface ClaimFound extends Claim {
   ground(): Verdict;
   /** Why the claim cannot be read as one fact (then it is grounded by nothing). */
   ambiguous?: string;
+  /** A change said the wrong way: the observation that has it the other way (`fell 3.2%` against `change: 3.2`). */
+  opposite?: () => FactMatch | undefined;
+  direction?: 'up' | 'down';
   /** An amount's mentions in the answer (where a total worked out from others is looked for). */
   mentions?: Mention[];
 }
@@ -106,6 +109,7 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
       kind,
       text: m.text,
       ground: () => index.verdict(m),
+      ...(m.direction !== undefined && { direction: m.direction, opposite: () => index.oppositeOf(m) }),
       ...(m.ambiguous !== undefined && { ambiguous: m.ambiguous }),
       ...(kind === 'amount' && { mentions: [m] }),
     });
@@ -176,6 +180,13 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
         code: 'LOW_CONFIDENCE_EVALUATION',
         hard: false,
         message: `can't tell whether the answer's ${c.kind} ${c.text} is right: ${v.why}`,
+      });
+    } else if (c.opposite?.() !== undefined) {
+      const other = c.opposite()!;
+      findings.push({
+        code: 'CONTRADICTED_BY_EVIDENCE',
+        hard: true,
+        message: `the answer says ${c.text} went ${c.direction}, but ${other.observed} (${other.source.label}) has it the other way`,
       });
     } else if (c.kind === 'availability')
       // An availability claim is made only about an object observed with its availability: refuted by it.
