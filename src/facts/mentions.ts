@@ -30,6 +30,7 @@ import {
 } from './readings.js';
 import { RELATIVE_HINT, RELATIVE_PASSES, type RunDay } from './relative-dates.js';
 import { foldScripts } from './scripts.js';
+import { withLoneTimes, withWeekdayTimes } from './weekday-times.js';
 import { WEEKDAY_HINT, WEEKDAY_PASSES } from './weekdays.js';
 import { NUMBER_WORD } from './words.js';
 import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
@@ -99,9 +100,16 @@ export function mentionsIn(written: string, options: { day?: RunDay } = {}): Men
   }
   const read = framed(
     plain,
-    ranges(
+    withWeekdayTimes(
       plain,
-      out.sort((a, b) => a.start - b.start),
+      withLoneTimes(
+        ranges(
+          plain,
+          out.sort((a, b) => a.start - b.start),
+        ),
+      ),
+      options.day,
+      (t) => mentionsIn(t),
     ),
   );
   if (plain === written) return read;
