@@ -310,10 +310,14 @@ export function valueReadings(
   if (percent) return claim ? percentClaim(value, 0) : percentObserved(value);
   if (claim) return [...plainClaim(value), ...digits];
   // A number where an amount may stand (no key, a money key, an object naming its currency) may be one.
+  // In an object that names its currency, a number where an amount may stand is one in that currency
+  // (`{ currency: 'EUR', gross: 120 }` is €120, never $120), and still a number.
   const out =
-    key === undefined || money || sibling !== undefined
+    key === undefined || money
       ? [...bareObserved(value), ...digits]
-      : [num(value), ...(words.some((w) => RATE_KEY_WORDS.has(w)) ? [at('n%', value)] : []), ...digits];
+      : sibling !== undefined
+        ? [num(value), at('n%', value), ...moneyObserved(value, [sibling]), ...digits]
+        : [num(value), ...(words.some((w) => RATE_KEY_WORDS.has(w)) ? [at('n%', value)] : []), ...digits];
   if (value < 0 && money) out.push(unsignedObserved(-value, words));
   return out;
 }
