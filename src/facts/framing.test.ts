@@ -111,6 +111,11 @@ describe('a hedged number is grounded within what its hedge allows, never far of
     ['The import has about 1,200 rows.', { row_count: 1214 }, 'same'],
     ['The import has around 1,200 rows.', { row_count: 1251 }, 'different'],
     ['The import has 1,200 rows or so.', { row_count: 1214 }, 'same'],
+    ['The import has approx. 1,200 rows.', { row_count: 1214 }, 'same'],
+    ['The import has ca. 1,200 rows.', { row_count: 1214 }, 'same'],
+    ['The import has ca. 1,300 rows.', { row_count: 1214 }, 'different'],
+    // A sentence's end between a hedge and the number: not its hedge.
+    ['Roughly: 1,200 rows.', { row_count: 1214 }, 'different'],
     ['The import has about 100 rows.', { row_count: 129 }, 'different'],
     // over / more than / at least: above it, by at most 5%.
     ['The import has over 1,200 rows.', { row_count: 1214 }, 'same'],

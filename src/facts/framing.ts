@@ -144,6 +144,17 @@ function widened(r: Reading, n: number, bounds: ReturnType<typeof hedgeBounds>):
   return { ...r, value: (lo + hi) / 2, tolerance: (hi - lo) / 2 };
 }
 
+/** Abbreviations whose full stop ends no sentence (`approx. 130`, `ca. 1,200`, `incl. VAT`). */
+const ABBREVIATION = /(?:^|[^\p{L}])(?:approx|ca|incl|excl|est|vs|avg|appr)\.$/iu;
+
+/** Where the clause a number stands in starts within `text` (after a sentence's end, not an abbreviation's stop). */
+function clauseStart(text: string): number {
+  let start = 0;
+  for (const m of text.matchAll(/[.!?;:\n](?=\s|$)/g))
+    if (m[0] !== '.' || !ABBREVIATION.test(text.slice(0, m.index + 1))) start = m.index + 1;
+  return start;
+}
+
 function matchOf<T extends string>(table: Array<[T, RegExp]>, text: string): [T, number] | undefined {
   for (const [what, re] of table) {
     const m = re.exec(text);
@@ -166,7 +177,7 @@ export function framed(text: string, mentions: Mention[]): Mention[] {
     const from = Math.max(mentions[i - 1]?.end ?? 0, m.start - 48);
     const to = Math.min(mentions[i + 1]?.start ?? text.length, m.end + 24);
     let before = text.slice(from, m.start);
-    before = before.slice(Math.max(0, before.search(/[.!?;:\n][^.!?;:\n]*$/) + 1));
+    before = before.slice(clauseStart(before));
     const after = text.slice(m.end, to);
     const hedgeBefore = matchOf(HEDGES, before);
     const hedge = hedgeBefore?.[0] ?? matchOf(HEDGE_AFTER, after)?.[0];
