@@ -30,6 +30,12 @@ export const RowExpectationSchema = z
     equals: z.record(z.string(), z.unknown()).optional(),
     /** Column -> regular expression every selected row must match. */
     matches: z.record(z.string(), z.string()).optional(),
+    /**
+     * Which lists in `equals` (and `where`) compare in order: `true` all, `false` none, or the keys
+     * named. Unsaid: a list whose key says it ranks or sequences (`ranking`, `top_ids`, `route`) in
+     * order, any other (ids booked, tags) in any order (src/diff/match.ts isOrdered).
+     */
+    ordered: z.union([z.boolean(), z.array(z.string())]).optional(),
     /** Exact number of selected rows. */
     count: z.number().int().nonnegative().optional(),
   })
@@ -44,6 +50,12 @@ export const RequestExpectationSchema = z
     ...Presence,
     /** Parameter -> value, searched in the body, query and arguments (loose equality). */
     equals: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Which lists in `equals` (and `where`) compare in order: `true` all, `false` none, or the keys
+     * named. Unsaid: a list whose key says it ranks or sequences (`ranking`, `top_ids`, `route`) in
+     * order, any other (ids booked, tags) in any order (src/diff/match.ts isOrdered).
+     */
+    ordered: z.union([z.boolean(), z.array(z.string())]).optional(),
     /** A regex over "METHOD target parameters-json", or parameter -> regex. */
     matches: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
     count: z.number().int().nonnegative().optional(),
@@ -129,11 +141,11 @@ function rowSelected(e: RowExpectation, row: Row, memo?: Map<string, boolean>): 
   if (!e.where) return true;
   for (const [k, v] of Object.entries(e.where)) {
     const actual = row[k];
-    if (looseEqual(v, actual)) continue;
+    if (looseEqual(v, actual, e.ordered)) continue;
     const id = memo && `${k}\u0000${typeof actual}\u0000${JSON.stringify(actual)}`;
     let holds = id === undefined ? undefined : memo?.get(id);
     if (holds === undefined) {
-      holds = holdsValue(v, actual, k);
+      holds = holdsValue(v, actual, k, k, e.ordered);
       if (id !== undefined) memo?.set(id, holds);
     }
     if (!holds) return false;
@@ -263,7 +275,7 @@ export function checkExpectations(
         );
       for (const s of selected) {
         const bad = Object.entries(e.equals ?? {})
-          .filter(([k, v]) => !holdsValue(v, s.row[k], k))
+          .filter(([k, v]) => !holdsValue(v, s.row[k], k, k, e.ordered))
           .map(([k, v]) => `${k}=${JSON.stringify(s.row[k])} (expected ${JSON.stringify(v)})`);
         if (bad.length > 0) fail(r, 'STATE_MISMATCH', `${s.id}: ${bad.join(', ')}`);
         for (const [k, re] of Object.entries(e.matches ?? {})) {
@@ -307,7 +319,7 @@ export function checkExpectations(
         );
       for (const x of selected) {
         if (e.equals) {
-          const misses = mismatchedKeys(e.equals, x.parameters, x.target);
+          const misses = mismatchedKeys(e.equals, x.parameters, x.target, e.ordered);
           if (misses.length > 0)
             fail(
               r,

@@ -13,7 +13,17 @@ export {
 } from './expected.js';
 export { decodeText, diffFs } from './fs-diff.js';
 export { bodyText, collectHttpEffects, effectParameters, targetPath } from './http-effects.js';
-export { containsToken, findKey, findKeyLike, globToRegExp, looseEqual, mismatchedKeys, subsetMatch } from './match.js';
+export {
+  containsToken,
+  findKey,
+  findKeyLike,
+  globToRegExp,
+  isOrdered,
+  type ListOrder,
+  looseEqual,
+  mismatchedKeys,
+  subsetMatch,
+} from './match.js';
 export {
   type AgainstDiff,
   changeAttribution,

@@ -4,8 +4,44 @@ import { keyWords, sameFact } from '../facts/index.js';
 import { isRecord } from '../recording/index.js';
 import { sameValue } from './db-diff.js';
 
+/**
+ * Which lists a contract compares in order: `true` every list, `false` none, or the keys named (a
+ * contract's `ordered`). Unsaid, a list is in order only when its key says it ranks or sequences
+ * (ORDER_KEY_WORDS: `ranking`, `top_results`, `route`, `steps`); any other list (the ids of the
+ * flights booked, tags) is compared as a multiset: the same elements, each once, in any order.
+ */
+export type ListOrder = boolean | readonly string[] | undefined;
+
+/** Key words of a list whose order is its meaning. */
+const ORDER_KEY_WORDS = new Set([
+  'rank',
+  'ranked',
+  'ranking',
+  'rankings',
+  'top',
+  'leaderboard',
+  'sequence',
+  'sequenced',
+  'steps',
+  'route',
+  'itinerary',
+  'sorted',
+  'priority',
+  'priorities',
+  'queue',
+  'ordered',
+]);
+
+/** Whether the list under `key` is compared in order. */
+export function isOrdered(key: string | undefined, order: ListOrder): boolean {
+  if (typeof order === 'boolean') return order;
+  if (key === undefined) return false;
+  if (order?.includes(key)) return true;
+  return keyWords(key).some((w) => ORDER_KEY_WORDS.has(w));
+}
+
 /** Scalars equal as text (1 == "1", "342.50" == 342.5 numerically); objects by subset. */
-export function looseEqual(expected: unknown, actual: unknown): boolean {
+export function looseEqual(expected: unknown, actual: unknown, order?: ListOrder): boolean {
   if (expected === actual) return true;
   if (expected === null || actual === null || expected === undefined || actual === undefined) return false;
   if (typeof expected !== 'object') {
@@ -17,34 +53,67 @@ export function looseEqual(expected: unknown, actual: unknown): boolean {
     const nb = Number(b);
     return a.trim() !== '' && b.trim() !== '' && Number.isFinite(na) && Number.isFinite(nb) && na === nb;
   }
-  return subsetMatch(expected, actual);
+  return subsetMatch(expected, actual, undefined, order);
 }
 
 /**
  * A contract's expected value holds the value found under `key`: loosely equal, or the same fact
  * written another way (`'$1,299.00'` and `price_cents: 129900`, `yes` and `true`, `Zoe` and `Zoë`).
  */
-export function holdsValue(expected: unknown, actual: unknown, key: string, actualKey = key): boolean {
-  if (Array.isArray(expected) || isRecord(expected)) return subsetMatch(expected, actual, key);
+export function holdsValue(
+  expected: unknown,
+  actual: unknown,
+  key: string,
+  actualKey = key,
+  order?: ListOrder,
+): boolean {
+  if (Array.isArray(expected) || isRecord(expected)) return subsetMatch(expected, actual, key, order);
   return looseEqual(expected, actual) || sameFact(expected, actual, { expected: key, actual: actualKey });
 }
 
 /**
- * Every key of `expected` is in `actual` with a value it holds (arrays: same length, element-wise),
- * at any depth: a nested `{ price: '$129.99' }` holds a jsonb `{ price: 129.99 }` as a top-level
- * value would. Each value is read under its own key (an element of an array under the array's).
+ * Every key of `expected` is in `actual` with a value it holds, at any depth: a nested `{ price:
+ * '$129.99' }` holds a jsonb `{ price: 129.99 }` as a top-level value would. Arrays: the same length,
+ * element-wise in order when `order` says so (isOrdered), else each expected element held by an
+ * actual one of its own, in any order. Each value is read under its own key (an element of an array
+ * under the array's).
  */
-export function subsetMatch(expected: unknown, actual: unknown, key?: string): boolean {
+export function subsetMatch(expected: unknown, actual: unknown, key?: string, order?: ListOrder): boolean {
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual) || actual.length !== expected.length) return false;
-    return expected.every((v, i) => (key === undefined ? looseEqual(v, actual[i]) : holdsValue(v, actual[i], key)));
+    const holds = (v: unknown, a: unknown) =>
+      key === undefined ? looseEqual(v, a, order) : holdsValue(v, a, key, key, order);
+    if (expected.every((v, i) => holds(v, actual[i]))) return true;
+    return !isOrdered(key, order) && matchedEach(expected, actual, holds);
   }
   if (isRecord(expected)) {
     if (!isRecord(actual)) return false;
-    for (const [k, v] of Object.entries(expected)) if (!holdsValue(v, actual[k], k)) return false;
+    for (const [k, v] of Object.entries(expected)) if (!holdsValue(v, actual[k], k, k, order)) return false;
     return true;
   }
   return key === undefined ? looseEqual(expected, actual) : holdsValue(expected, actual, key);
+}
+
+/**
+ * Whether each expected element is held by an actual element of its own (a perfect matching, found
+ * by augmenting paths: `['a', 'a']` is not held by `['a', 'b']`, and a loose element matching two
+ * actual ones takes the one the others leave).
+ */
+function matchedEach(expected: unknown[], actual: unknown[], holds: (v: unknown, a: unknown) => boolean): boolean {
+  const edges = expected.map((v) => actual.flatMap((a, j) => (holds(v, a) ? [j] : [])));
+  const owner = new Array<number>(actual.length).fill(-1);
+  const take = (i: number, seen: Uint8Array): boolean => {
+    for (const j of edges[i]!) {
+      if (seen[j] === 1) continue;
+      seen[j] = 1;
+      if (owner[j] === -1 || take(owner[j]!, seen)) {
+        owner[j] = i;
+        return true;
+      }
+    }
+    return false;
+  };
+  return expected.every((_, i) => take(i, new Uint8Array(actual.length)));
 }
 
 /** All values stored under `key` anywhere inside `value` (depth-first). */
@@ -129,14 +198,15 @@ export function mismatchedKeys(
   expected: Record<string, unknown>,
   actual: unknown,
   alsoText = '',
+  order?: ListOrder,
 ): Array<{ key: string; expected: unknown; actual: unknown[] }> {
   const misses: Array<{ key: string; expected: unknown; actual: unknown[] }> = [];
   for (const [key, want] of Object.entries(expected)) {
     const found = findKey(actual, key);
-    if (found.some((v) => holdsValue(want, v, key))) continue;
+    if (found.some((v) => holdsValue(want, v, key, key, order))) continue;
     // The key written another way (`passengerId` for `passenger_id`, `price_cents` for `price_usd`).
     const like = found.length === 0 ? findKeyLike(actual, key) : [];
-    if (like.some((f) => holdsValue(want, f.value, key, f.key))) continue;
+    if (like.some((f) => holdsValue(want, f.value, key, f.key, order))) continue;
     if (
       found.length === 0 &&
       like.length === 0 &&

@@ -233,7 +233,11 @@ describe('row expectations read values in another form, in `where` and at any de
     [{ count: 1, equals: { details: { price_cents: '$129.99' } } }, true],
     [{ count: 1, equals: { details: { price_cents: '$129.90' } } }, false],
     [{ count: 1, equals: { details: { seats: ['12a', '12b'], confirmed: 'yes' } } }, true],
-    [{ count: 1, equals: { details: { seats: ['12b', '12a'] } } }, false],
+    // The seats booked are a set: in any order (docs/scoring.md "Lists in equals"), unless the contract says ordered.
+    [{ count: 1, equals: { details: { seats: ['12b', '12a'] } } }, true],
+    [{ count: 1, ordered: true, equals: { details: { seats: ['12b', '12a'] } } }, false],
+    [{ count: 1, ordered: ['seats'], equals: { details: { seats: ['12b', '12a'] } } }, false],
+    [{ count: 1, equals: { details: { seats: ['12b', '12c'] } } }, false],
     [{ count: 1, equals: { details: { seats: ['12a'] } } }, false],
     [{ count: 1, equals: { details: { confirmed: 'no' } } }, false],
   ];

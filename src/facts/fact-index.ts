@@ -5,6 +5,7 @@
 
 import { StockIndex, type StockVerdict } from './availability.js';
 import { epochInstant } from './dates.js';
+import { isChangeKey, isDownKey, magnitude, signable, signed } from './framing.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
@@ -129,7 +130,13 @@ export class FactIndex {
   addValue(value: unknown, source: FactSource, key?: string, currency?: string, minor = false): void {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
-      for (const r of valueReadings(value, key, 'observed', currency, minor)) this.put(r, source, observed);
+      const readings = valueReadings(value, key, 'observed', currency, minor);
+      for (const r of readings) this.put(r, source, observed);
+      // Its size, unless its key makes it a signed change; a fall's size (`decline_pct: 3.2`) is also the fall.
+      if (value >= 0 && !isChangeKey(key))
+        for (const r of readings.filter(signable)) this.put(magnitude(r), source, observed);
+      if (value > 0 && isDownKey(key))
+        for (const r of readings.filter(signable)) this.put(signed(r, 'down'), source, observed);
       // Unix time under a key that names an instant is that instant, as its ISO form would state it.
       const instant = key === undefined ? undefined : epochInstant(value, key);
       if (instant !== undefined)
@@ -173,6 +180,9 @@ export class FactIndex {
     for (const m of mentionsIn(text, this.dayOption())) {
       const observed = key === undefined ? m.text : `${key}: ${m.text}`;
       for (const r of m.observed) this.put(r, source, observed);
+      // A number with no direction said is a size too, unless its key makes it a signed change.
+      if (m.direction === undefined && (m.value ?? 0) >= 0 && !isChangeKey(key))
+        for (const r of m.observed.filter(signable)) this.put(magnitude(r), source, observed);
     }
     // A whole short value (a code, an email, a name) is also an id of itself.
     this.addWhole(text, source, key);
@@ -321,14 +331,24 @@ export class FactIndex {
     return parts.every((p) => p.verdict === 'same') ? parts.at(-1)! : whole;
   }
 
+  /**
+   * The observation a change claimed with a direction has the other way (`fell 3.2%` against
+   * `change: 3.2`): the number is right and the claim wrong.
+   */
+  oppositeOf(m: Mention, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
+    if (m.opposite === undefined || m.opposite.length === 0) return undefined;
+    const v = this.readingsVerdict(m.opposite, bound);
+    return v.verdict === 'same' ? v.match : undefined;
+  }
+
   /** The verdict on claim readings: a sure match, a loose one the run's currencies allow, a maybe. */
   private readingsVerdict(readings: Reading[], bound: number): Verdict {
     const sure = this.first(
-      readings.filter((r) => r.loose === undefined),
+      readings.filter((r) => r.loose === undefined && r.weak === undefined),
       bound,
     );
     if (sure !== undefined) return { verdict: 'same', match: sure };
-    const looseReadings = readings.filter((r) => r.loose !== undefined);
+    const looseReadings = readings.filter((r) => r.loose !== undefined && r.weak === undefined);
     const loose = this.first(looseReadings, bound);
     if (loose !== undefined) {
       const named = looseReadings[0]!.loose!;
@@ -337,6 +357,10 @@ export class FactIndex {
       const why = `${shown(loose)} names no currency, and amounts are observed in ${others.join(', ')}`;
       return { verdict: 'cant-tell', why, match: loose };
     }
+    const weakReadings = readings.filter((r) => r.weak !== undefined);
+    const weak = this.first(weakReadings, bound);
+    if (weak !== undefined)
+      return { verdict: 'cant-tell', why: `${weakReadings[0]!.weak}: ${shown(weak)}`, match: weak };
     const maybeMatch = this.first(readings.map(maybe), bound);
     if (maybeMatch !== undefined)
       return { verdict: 'cant-tell', why: `it matches only ${shown(maybeMatch)}`, match: maybeMatch };

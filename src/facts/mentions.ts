@@ -10,6 +10,7 @@ import { conventionsOf } from './conventions.js';
 import { currencyOfKey, isCurrencyCode, minorDigits, unitsPerMajor } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
 import { DATE_ABROAD_PASSES } from './dates-abroad.js';
+import { framed } from './framing.js';
 import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
 import { celsius, NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
@@ -29,6 +30,7 @@ import {
 } from './readings.js';
 import { RELATIVE_HINT, RELATIVE_PASSES, type RunDay } from './relative-dates.js';
 import { foldScripts } from './scripts.js';
+import { withLoneTimes, withWeekdayTimes } from './weekday-times.js';
 import { WEEKDAY_HINT, WEEKDAY_PASSES } from './weekdays.js';
 import { NUMBER_WORD } from './words.js';
 import { ID_TOKEN, isMicrosKey, isMinorUnitKey, keyWords, unitOfKey } from './written.js';
@@ -96,9 +98,19 @@ export function mentionsIn(written: string, options: { day?: RunDay } = {}): Men
       out.push({ ...made, text: plain.slice(from, end), start: from, end });
     }
   }
-  const read = ranges(
+  const read = framed(
     plain,
-    out.sort((a, b) => a.start - b.start),
+    withWeekdayTimes(
+      plain,
+      withLoneTimes(
+        ranges(
+          plain,
+          out.sort((a, b) => a.start - b.start),
+        ),
+      ),
+      options.day,
+      (t) => mentionsIn(t),
+    ),
   );
   if (plain === written) return read;
   return read.map((m) => {
@@ -253,8 +265,10 @@ export function valueReadings(
   const words = key === undefined ? [] : keyWords(key);
   const claim = role === 'claim';
   const digits = Number.isInteger(value) && value >= 0 ? digitKeys(String(value), 'observed') : [];
-  const money = words.some((w) => MONEY_KEY_WORDS.has(w));
-  const scaled = key !== undefined && (isMicrosKey(key) || isMinorUnitKey(key));
+  // A key that names a percentage is one, whatever else it names (`revenue_change_pct` beside `currency: USD`).
+  const percent = words.some((w) => PERCENT_KEY_WORDS.has(w));
+  const money = !percent && words.some((w) => MONEY_KEY_WORDS.has(w));
+  const scaled = !percent && key !== undefined && (isMicrosKey(key) || isMinorUnitKey(key));
   if (scaled || (minor && money && Number.isInteger(value))) {
     const currency = words.map((w) => w.toUpperCase()).find(isCurrencyCode) ?? sibling;
     const major = value / (scaled ? unitsPerMajor(key, sibling) : 10 ** minorDigits(currency));
@@ -263,7 +277,9 @@ export function valueReadings(
       ? [at('q', value), ...moneyClaim(major, 0, currencies)]
       : [at('q', value), ...moneyObserved(major, currencies, isFlowKey(words)), ...digits];
   }
-  const currency = (key === undefined ? undefined : currencyOfKey(key)) ?? (money ? sibling : undefined);
+  const currency = percent
+    ? undefined
+    : ((key === undefined ? undefined : currencyOfKey(key)) ?? (money ? sibling : undefined));
   if (currency !== undefined) {
     if (claim) return moneyClaim(value, 0, [currency]);
     // Stripe's `amount: 12999` with `currency: "usd"` is in cents; another API's is in dollars. Each
@@ -291,13 +307,17 @@ export function valueReadings(
     const base = baseReadings(unit, value);
     return claim ? [num(value), ...base] : [at('q', value), ...base];
   }
-  if (words.some((w) => PERCENT_KEY_WORDS.has(w))) return claim ? percentClaim(value, 0) : percentObserved(value);
+  if (percent) return claim ? percentClaim(value, 0) : percentObserved(value);
   if (claim) return [...plainClaim(value), ...digits];
   // A number where an amount may stand (no key, a money key, an object naming its currency) may be one.
+  // In an object that names its currency, a number where an amount may stand is one in that currency
+  // (`{ currency: 'EUR', gross: 120 }` is €120, never $120), and still a number.
   const out =
-    key === undefined || money || sibling !== undefined
+    key === undefined || money
       ? [...bareObserved(value), ...digits]
-      : [num(value), ...(words.some((w) => RATE_KEY_WORDS.has(w)) ? [at('n%', value)] : []), ...digits];
+      : sibling !== undefined
+        ? [num(value), at('n%', value), ...moneyObserved(value, [sibling]), ...digits]
+        : [num(value), ...(words.some((w) => RATE_KEY_WORDS.has(w)) ? [at('n%', value)] : []), ...digits];
   if (value < 0 && money) out.push(unsignedObserved(-value, words));
   return out;
 }

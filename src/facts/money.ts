@@ -151,6 +151,9 @@ function whole(text: string): number | undefined {
   return /^\d+$/.test(text) ? Number(text) : wordsValue(text)?.value;
 }
 
+/** A word just before an amount's parentheses: in prose they may set it aside rather than make it negative. */
+const ASIDE_BEFORE = /\p{L}\.?\s{1,2}$/u;
+
 export const MONEY_PASSES: Pass[] = [
   // Dollars and cents in words: 129 dollars and 99 cents, one hundred twenty-nine dollars and ninety-nine cents.
   pass(
@@ -179,7 +182,25 @@ export const MONEY_PASSES: Pass[] = [
       `(?<![\\w.])(?<!\\d\\s{0,2}(?:[A-Za-z]{3}|${SYMBOL})?\\s{0,2})(?:\\((?:(${SYMBOL})\\s?|\\b(${CODES})\\s?)${AMOUNT}\\)|\\(${AMOUNT}\\s?(${CODES}|${SYMBOL})\\))`,
       'g',
     ),
-    (m, c) => money(true, m[3] ?? m[4]!, currenciesOf(m[1] ?? m[2] ?? m[5]!), undefined, c),
+    (m, c) => {
+      const args = [m[3] ?? m[4]!, currenciesOf(m[1] ?? m[2] ?? m[5]!), undefined, c] as const;
+      const negative = money(true, ...args);
+      // After a word in running text (`incl. VAT (€19.16)`, `the blender ($89.99)`) it may be an aside
+      // as well as a negative (`Refunds ($25.00)`): the claim is grounded by either, observed it stays negative.
+      if (!ASIDE_BEFORE.test(m.input.slice(Math.max(0, m.index - 24), m.index))) return negative;
+      const positive = money(false, ...args);
+      if (negative === undefined || positive === undefined || negative.value === undefined) return negative;
+      if (negative.alternatives !== undefined || positive.alternatives !== undefined) return negative;
+      return {
+        ...negative,
+        claim: [],
+        alternatives: [
+          { as: 'a negative', claim: negative.claim, observed: [] },
+          { as: 'an aside', claim: positive.claim, observed: [] },
+        ],
+        either: true,
+      };
+    },
   ),
   // Money: $129.99, -$25, $-25, C$129.99, €1.299,00, $1.2k, USD 40, 25.00 CR.
   pass(

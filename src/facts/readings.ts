@@ -30,6 +30,11 @@ export interface Reading {
    * when the run names no other currency than the claim's; else the claim is undecided.
    */
   loose?: readonly string[];
+  /**
+   * Claimed: a reading that, matched alone, leaves the claim undecided, and why (`fell 3.2%` against
+   * a size of 3.2 observed with no sign: src/facts/framing.ts).
+   */
+  weak?: string;
 }
 
 export interface Mention {
@@ -69,6 +74,10 @@ export interface Mention {
    * days`) with no run day to read it against.
    */
   unread?: string;
+  /** A change whose direction the words around it say (`fell 3.2%`, `a 3.2% rise`): src/facts/framing.ts. */
+  direction?: 'up' | 'down';
+  /** Claimed with a direction: its readings the other way (`fell 3.2%` as +3.2), to say an observation refutes it. */
+  opposite?: Reading[];
 }
 
 /**

@@ -95,7 +95,10 @@ describe('a bare weekday', () => {
     index.addValue({ flight: 'F9 1021', departs: 'Friday 14:00' }, AT);
     const read = (answer: string) => mentionsIn(answer, { day }).map((m) => `${m.kind} ${index.verdict(m).verdict}`);
     expect(read('Departs November 27.')).toEqual(['date same']);
-    expect(read('Departs Friday at 14:00.')).toEqual(['date same', 'time same']);
+    // A weekday and a time are one fact (weekday-times.ts), grounded by the day and the time observed.
+    expect(read('Departs Friday at 14:00.')).toEqual(['date same']);
+    expect(read('Departs Friday at 15:00.')).toEqual(['date different']);
+    expect(read('Departs Thursday at 14:00.')).toEqual(['date different']);
     expect(read('Departs November 28.')).toEqual(['date different']);
   });
 

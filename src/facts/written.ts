@@ -311,10 +311,31 @@ export const GENERIC_ZONES: Record<string, [number, number]> = {
   MT: [-420, -360],
   PT: [-480, -420],
 };
+/** US zones written in words (`3 pm Eastern`, `9:00 Pacific Time`, `Central Standard Time`): their abbreviations. */
+export const ZONE_WORDS: Record<string, string> = Object.fromEntries(
+  (
+    [
+      ['Eastern', 'E'],
+      ['Central', 'C'],
+      ['Mountain', 'M'],
+      ['Pacific', 'P'],
+    ] as const
+  ).flatMap(([word, letter]) => [
+    [`${word} Standard Time`, `${letter}ST`],
+    [`${word} Daylight Time`, `${letter}DT`],
+    [`${word} Time`, `${letter}T`],
+    [word, `${letter}T`],
+  ]),
+);
 /** Zone names that name several zones (IST: India, Ireland, Israel); a time in one is refused. */
 export const AMBIGUOUS_ZONES = ['IST', 'AST', 'BT'];
 /** A zone written after a time: a name (`UTC`, `CET`), a name with an offset (`UTC+2`, `GMT-05:00`), or an offset. */
-export const ZONE = `(?:(${[...Object.keys(ZONES), ...Object.keys(GENERIC_ZONES), ...AMBIGUOUS_ZONES]
+export const ZONE = `(?:(${[
+  ...Object.keys(ZONES),
+  ...Object.keys(GENERIC_ZONES),
+  ...AMBIGUOUS_ZONES,
+  ...Object.keys(ZONE_WORDS),
+]
   .filter((z) => z !== 'Z')
   .sort((a, b) => b.length - a.length)
   .join('|')})(?:\\s?([-+−]\\d{1,2})(?::?(\\d{2}))?)?(?![A-Za-z]))`;
@@ -330,7 +351,7 @@ export function zoneOffset(
   minutes?: string,
   date?: { y: number; m: number; d: number; h: number },
 ): number | string | undefined {
-  const upper = name.toUpperCase();
+  const upper = (ZONE_WORDS[name] ?? name).toUpperCase();
   if (AMBIGUOUS_ZONES.includes(upper)) return `${name} names several zones`;
   const generic = GENERIC_ZONES[upper];
   let base = ZONES[upper];

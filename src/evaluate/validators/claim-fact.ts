@@ -27,6 +27,9 @@ interface ClaimFound extends Claim {
   ground(): Verdict;
   /** Why the claim cannot be read as one fact (then it is grounded by nothing). */
   ambiguous?: string;
+  /** A change said the wrong way: the observation that has it the other way (`fell 3.2%` against `change: 3.2`). */
+  opposite?: () => FactMatch | undefined;
+  direction?: 'up' | 'down';
   /** An amount's mentions in the answer (where a total worked out from others is looked for). */
   mentions?: Mention[];
 }
@@ -34,11 +37,23 @@ interface ClaimFound extends Claim {
 /** Said of an amount worked out by adding others up, within its line (`Total: $140.39`, `= $140.39`, `$140.39 in all`). */
 const SUM_WORDS = /\b(?:total(?:s|l?ing)?|sum|subtotal|altogether|in all|combined|comes? to|all in)\b|=/i;
 /** Said of an amount worked out as the gap between two others (`you save $20`, `$20 cheaper`). */
-const GAP_WORDS = /\b(?:sav(?:e|es|ed|ing|ings)|difference|cheaper|less|more|discount|off|refund(?:ed)?)\b/i;
+const GAP_WORDS =
+  /\b(?:sav(?:e|es|ed|ing|ings)|difference|cheaper|less|more|discount|off|refund(?:ed)?|remain(?:s|ing|der)?|keeps?|kept|left over|the rest|balance)\b/i;
 /** The amounts a total is looked for among, at most (their subsets are tried). */
 const MAX_TERMS = 10;
 /** Amounts of one answer looked at as worked out, at most: the check stays linear in a long answer. */
 const MAX_WORKED_OUT = 100;
+
+/** The words around a claim that speak of it: within its sentence (`Refunded $89.99. Shipping was $25.00.`: not a refund). */
+function sentenceTail(text: string): string {
+  const last = [...text.matchAll(/[.!?;](?=\s)/g)].at(-1);
+  return last === undefined ? text : text.slice(last.index + 1);
+}
+
+function sentenceHead(text: string): string {
+  const end = text.search(/[.!?;](?=\s|$)/);
+  return end < 0 ? text : text.slice(0, end);
+}
 
 /**
  * An amount the answer works out from amounts it states that are grounded (`fare $129.99 + tax
@@ -50,8 +65,8 @@ const MAX_WORKED_OUT = 100;
 function workedOut(claim: Mention, grounded: readonly Mention[], answer: string): string | undefined {
   const lineStart = answer.lastIndexOf('\n', claim.start - 1) + 1;
   const lineEnd = answer.indexOf('\n', claim.end);
-  const before = answer.slice(Math.max(lineStart, claim.start - 60), claim.start);
-  const after = answer.slice(claim.end, Math.min(lineEnd < 0 ? answer.length : lineEnd, claim.end + 24));
+  const before = sentenceTail(answer.slice(Math.max(lineStart, claim.start - 60), claim.start));
+  const after = sentenceHead(answer.slice(claim.end, Math.min(lineEnd < 0 ? answer.length : lineEnd, claim.end + 24)));
   const around = `${before} ${after}`;
   const value = claim.value;
   if (value === undefined || !Number.isFinite(value)) return undefined;
@@ -84,6 +99,34 @@ function workedOut(claim: Mention, grounded: readonly Mention[], answer: string)
 }
 
 /**
+ * A percentage the answer works out from two amounts it states that observations ground: the share
+ * one is of the other (`$89.99, about 78% of your $114.99 order`), or the gap between them as a share
+ * of the second (`$219 is 8% less than $239`), said so by the words after it (`of`) or around it
+ * (less, more, off, saving…), to the percentage's written rounding or its hedge.
+ */
+function workedOutShare(claim: Mention, grounded: readonly Mention[], answer: string): string | undefined {
+  const pct = claim.claim.filter((r) => r.dim === 'pct' && r.value !== undefined);
+  if (pct.length === 0) return undefined;
+  const lineStart = answer.lastIndexOf('\n', claim.start - 1) + 1;
+  const lineEnd = answer.indexOf('\n', claim.end);
+  const after = sentenceHead(answer.slice(claim.end, Math.min(lineEnd < 0 ? answer.length : lineEnd, claim.end + 24)));
+  const around = `${sentenceTail(answer.slice(Math.max(lineStart, claim.start - 60), claim.start))} ${after}`;
+  const share = /^\s*of\b/i.test(after);
+  const gap = GAP_WORDS.test(around);
+  if (!share && !gap) return undefined;
+  const fits = (x: number) => pct.some((r) => Math.abs(x - r.value!) <= (r.tolerance ?? 0) + 1e-9);
+  const terms = grounded.filter((m) => m.value !== undefined && m.value !== 0).slice(0, MAX_TERMS);
+  for (const a of terms)
+    for (const b of terms) {
+      if (a === b || (a.currencies ?? []).join() !== (b.currencies ?? []).join()) continue;
+      const [x, y] = [Math.abs(a.value!), Math.abs(b.value!)];
+      if (share && fits((100 * x) / y)) return `${a.text} / ${b.text}`;
+      if (gap && fits((100 * Math.abs(x - y)) / y)) return `(${a.text} - ${b.text}) / ${b.text}`;
+    }
+  return undefined;
+}
+
+/**
  * Key claims: every fact the answer mentions (plain numbers only from 10 up: small counts are not
  * facts worth checking), names (two or more capitalised words), and the contract's patterns.
  */
@@ -92,7 +135,8 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
   const skip = new Set(ctx.contract.claims?.ignore ?? []);
   const claims = new Map<string, ClaimFound>();
   // Relative dates (`tomorrow`, `in 3 days`) are read against the run's day; with none, unread.
-  for (const m of mentionsIn(answer, ctx.trajectory.day === undefined ? {} : { day: ctx.trajectory.day })) {
+  const mentions = mentionsIn(answer, ctx.trajectory.day === undefined ? {} : { day: ctx.trajectory.day });
+  for (const m of mentions) {
     if (skip.has(m.text) || m.unread !== undefined) continue;
     if (m.kind === 'number' && Math.abs(m.value ?? 0) < 10) continue;
     const kind = KIND[m.kind];
@@ -106,14 +150,18 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
       kind,
       text: m.text,
       ground: () => index.verdict(m),
+      ...(m.direction !== undefined && { direction: m.direction, opposite: () => index.oppositeOf(m) }),
       ...(m.ambiguous !== undefined && { ambiguous: m.ambiguous }),
-      ...(kind === 'amount' && { mentions: [m] }),
+      ...((kind === 'amount' || kind === 'percentage') && { mentions: [m] }),
     });
   }
   // Names: two or more capitalised words in a row (any script's letters: Zoë Müller), not counting a sentence's first word.
   for (const m of answer.matchAll(/(?:^|[.!?]\s+|(\s))((?:\p{Lu}\p{Ll}+)(?:\s+\p{Lu}\p{Ll}+)+)/gu)) {
     const words = m[2]!.split(/\s+/);
     const name = (m[1] === undefined ? words.slice(1) : words).join(' ');
+    // Words a fact is written with are read with it (`3:00 AM Eastern Time`), not as a name.
+    const at = m.index + m[0].length - name.length;
+    if (mentions.some((f) => f.start <= at && at < f.end)) continue;
     if (name.includes(' ') && !skip.has(name))
       claims.set(`name:${name}`, { kind: 'name', text: name, ground: () => verdictOf(index.groundPhrase(name)) });
   }
@@ -145,7 +193,9 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
   let undecided = 0;
   const verdicts = claims.map((c) => c.ground());
   // The amounts the answer states that observations ground: what a total it works out may add up.
-  const groundedAmounts = claims.flatMap((c, i) => (verdicts[i]!.verdict === 'same' ? (c.mentions ?? []) : []));
+  const groundedAmounts = claims.flatMap((c, i) =>
+    verdicts[i]!.verdict === 'same' && c.kind === 'amount' ? (c.mentions ?? []) : [],
+  );
   let tries = MAX_WORKED_OUT;
   for (const [i, c] of claims.entries()) {
     const v = verdicts[i]!;
@@ -153,7 +203,11 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
       v.verdict === 'different' && c.ambiguous === undefined && c.mentions !== undefined && tries-- > 0
         ? c.mentions
             .slice(0, 4)
-            .map((m) => workedOut(m, groundedAmounts, answer))
+            .map((m) =>
+              c.kind === 'percentage'
+                ? workedOutShare(m, groundedAmounts, answer)
+                : workedOut(m, groundedAmounts, answer),
+            )
             .find((f) => f !== undefined)
         : undefined;
     if (from !== undefined) {
@@ -176,6 +230,13 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
         code: 'LOW_CONFIDENCE_EVALUATION',
         hard: false,
         message: `can't tell whether the answer's ${c.kind} ${c.text} is right: ${v.why}`,
+      });
+    } else if (c.opposite?.() !== undefined) {
+      const other = c.opposite()!;
+      findings.push({
+        code: 'CONTRADICTED_BY_EVIDENCE',
+        hard: true,
+        message: `the answer says ${c.text} went ${c.direction}, but ${other.observed} (${other.source.label}) has it the other way`,
       });
     } else if (c.kind === 'availability')
       // An availability claim is made only about an object observed with its availability: refuted by it.

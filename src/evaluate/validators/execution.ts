@@ -1,7 +1,7 @@
 // Execution Validator (Execution Success): the external action exists in the world (or among the replay's
 // held-back effects), hit the right target with the right parameters, happened once, and was confirmed
 // when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
-import { findKey, findKeyLike, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
+import { findKey, findKeyLike, isOrdered, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
 import { factVerdict, inUnitOf, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
 import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
@@ -168,7 +168,11 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
               const v = inUnitOf(f.value, f.key, name);
               return bound[1] === 'max' ? v <= Number(want) : v >= Number(want);
             })
-          : found.some((f) => looseEqual(want, f.value) || sameFact(want, f.value, { expected: key, actual: f.key }));
+          : found.some(
+              (f) =>
+                looseEqual(want, f.value, isOrdered(name, undefined)) ||
+                sameFact(want, f.value, { expected: key, actual: f.key }),
+            );
         if (good) return void ok++;
         // A value the text cannot settle (01/12/2026 against 2026-12-01) fails, and says it could not be told.
         const undecided = bound

@@ -1,0 +1,65 @@
+// End to end: a data agent's report against what it read — a change said the wrong way fails the
+// gate as CONTRADICTED_BY_EVIDENCE (the number is right, the claim wrong), the right way passes, and a
+// hedged number passes within its hedge and fails beyond it.
+import { describe, expect, it } from 'vitest';
+import { evaluateRecording, parseContract } from '../../src/evaluate/index.js';
+import { RecordingBuilder } from './recording-builder.js';
+
+const USER = 'How did Q3 go?';
+
+function run(answer: string, report: unknown) {
+  const b = new RecordingBuilder();
+  const messages: unknown[] = [{ role: 'user', content: USER }];
+  const read = b.model({ messages: [...messages], toolCalls: [{ id: 'q', name: 'get_report', arguments: {} }] });
+  b.tool(read, {
+    name: 'GET /reports/q3',
+    args: {},
+    result: report,
+    http: { method: 'GET', url: 'http://127.0.0.1:1/reports/q3' },
+  });
+  messages.push({ role: 'tool', tool_call_id: 'q', content: JSON.stringify(report) });
+  b.model({ messages: [...messages], text: answer });
+  return b.complete(answer).build();
+}
+
+const contract = parseContract(`
+task_id: q3_report
+input: { user_instruction: "${USER}" }
+success_criteria:
+  required_outputs: [final_answer]
+  must_not_include: [unsupported_claim, contradicted_by_evidence]
+`);
+
+function codes(answer: string, report: unknown): { pass: boolean; codes: string[] } {
+  const e = evaluateRecording(run(answer, report), contract);
+  return { pass: e.task.hardSuccess, codes: [...new Set(e.findings.filter((f) => f.hard).map((f) => f.code))] };
+}
+
+const REPORT = { revenue: 1_214_000, currency: 'USD', revenue_change_pct: -3.2, churn_change_pct: 1.5, rows: 1214 };
+
+describe('a change said with a direction', () => {
+  it.each([
+    ['Revenue fell 3.2% to $1,214,000.', true, []],
+    ['Revenue was down 3.2%.', true, []],
+    ['Revenue saw a 3.2% decline; churn rose 1.5%.', true, []],
+    ['Revenue rose 3.2%.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    ['Revenue was up 3.2%.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    ['Revenue fell 3.2% and churn fell 1.5%.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    ['Revenue fell 4.2%.', false, ['UNSUPPORTED_CLAIM']],
+  ] as const)('%s -> pass %s %j', (answer, pass, found) => {
+    expect(codes(answer, REPORT)).toEqual({ pass, codes: found });
+  });
+});
+
+describe('a hedged number', () => {
+  it.each([
+    ['Revenue was about $1.2M across over 1,200 rows.', true, []],
+    ['Revenue was roughly $1,210,000.', true, []],
+    ['Revenue was nearly $1.3M.', false, ['UNSUPPORTED_CLAIM']],
+    ['Revenue was about $2M.', false, ['UNSUPPORTED_CLAIM']],
+    ['The report has over 1,300 rows.', false, ['UNSUPPORTED_CLAIM']],
+    ['The report has over 100 rows.', false, ['UNSUPPORTED_CLAIM']],
+  ] as const)('%s -> pass %s %j', (answer, pass, found) => {
+    expect(codes(answer, REPORT)).toEqual({ pass, codes: found });
+  });
+});
