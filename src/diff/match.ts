@@ -84,7 +84,30 @@ export function subsetMatch(expected: unknown, actual: unknown, key?: string, or
     const holds = (v: unknown, a: unknown) =>
       key === undefined ? looseEqual(v, a, order) : holdsValue(v, a, key, key, order);
     if (expected.every((v, i) => holds(v, actual[i]))) return true;
-    return !isOrdered(key, order) && matchedEach(expected, actual, holds);
+    if (isOrdered(key, order)) return false;
+    if (expected.length <= MAX_UNORDERED) return matchedEach(expected, actual, holds);
+    // A long list: elements equal as written are paired first (a multiset of their JSON), and only
+    // the rest, when few, are matched loosely (each pair is a reading of two values: n² of them
+    // would take minutes).
+    const left = new Map<string, number>();
+    for (const a of actual) left.set(canonical(a), (left.get(canonical(a)) ?? 0) + 1);
+    const rest: unknown[] = [];
+    for (const v of expected) {
+      const k = canonical(v);
+      const n = left.get(k) ?? 0;
+      if (n > 0) left.set(k, n - 1);
+      else rest.push(v);
+    }
+    if (rest.length === 0) return true;
+    if (rest.length > MAX_UNORDERED) return false;
+    const unpaired = actual.filter((a) => {
+      const k = canonical(a);
+      const n = left.get(k) ?? 0;
+      if (n === 0) return false;
+      left.set(k, n - 1);
+      return true;
+    });
+    return matchedEach(rest, unpaired, holds);
   }
   if (isRecord(expected)) {
     if (!isRecord(actual)) return false;
@@ -92,6 +115,18 @@ export function subsetMatch(expected: unknown, actual: unknown, key?: string, or
     return true;
   }
   return key === undefined ? looseEqual(expected, actual) : holdsValue(expected, actual, key);
+}
+
+/**
+ * The most elements matched loosely in any order (each pair a reading of two values: n² of them). A
+ * longer list pairs its elements equal as written first, and matches the rest loosely when they
+ * are this few.
+ */
+export const MAX_UNORDERED = 64;
+
+/** A value as JSON, for pairing equal elements (undefined and functions, which JSON drops, by type). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value) ?? `<${typeof value}>`;
 }
 
 /**

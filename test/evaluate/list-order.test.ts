@@ -2,6 +2,7 @@
 // any order (a multiset: each element once), a ranking is not — said by its key (`ranking`, `top_ids`,
 // `route`) or by the contract (`ordered: true`, `ordered: [key]`, `ordered: false`).
 import { describe, expect, it } from 'vitest';
+import { MAX_UNORDERED, subsetMatch } from '../../src/diff/match.js';
 import { evaluateRecording, parseContract } from '../../src/evaluate/index.js';
 import { RecordingBuilder } from './recording-builder.js';
 
@@ -63,5 +64,26 @@ describe('equals over a list', () => {
     const body = { amounts: [{ price_cents: 12999 }, { price_cents: 4500 }] };
     expect(passes("{ amounts: [{ price_cents: '$45.00' }, { price_cents: '$129.99' }] }", body)).toBe(true);
     expect(passes("{ amounts: [{ price_cents: '$45.00' }, { price_cents: '$45.00' }] }", body)).toBe(false);
+  });
+});
+
+describe('a long list', () => {
+  const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `ID-${from + i}`);
+  it('matches in any order, loosely where it must, in bounded time, and never overflows the stack', () => {
+    const started = performance.now();
+    const n = MAX_UNORDERED;
+    expect(subsetMatch(ids(n), ids(n).reverse(), 'ids')).toBe(true);
+    // Past the bound: equal elements pair at once, whatever their order.
+    expect(subsetMatch(ids(5_000), ids(5_000).reverse(), 'ids')).toBe(true);
+    expect(subsetMatch(ids(5_000), [...ids(4_999), 'ID-x'].reverse(), 'ids')).toBe(false);
+    // ...and the few left are read loosely: 12999 cents as "$129.99".
+    const prices = [...ids(200), '$129.99'];
+    expect(subsetMatch(prices, [129.99, ...ids(200)].reverse(), 'price')).toBe(true);
+    expect(subsetMatch(prices, [139.99, ...ids(200)].reverse(), 'price')).toBe(false);
+    // A repeated element is held once per copy.
+    expect(subsetMatch([...ids(100), 'ID-1'], [...ids(100), 'ID-2'], 'ids')).toBe(false);
+    // A hostile contract's list of 100,000 elements against as many, none equal: decided, not a RangeError.
+    expect(subsetMatch(ids(100_000), ids(100_000, 1e6), 'ids')).toBe(false);
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 });
