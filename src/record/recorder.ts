@@ -305,6 +305,9 @@ export async function openRecording(
   const session = new RecordSession(writer, {
     rules,
     recordedConnection: recordedDatabase([dbUrl], options.world === 'observed'),
+    ...(options.maxBodyBytes !== undefined && options.maxBodyBytes >= 0
+      ? { maxStreamBytes: options.maxBodyBytes }
+      : {}),
     ...(world ? { world } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });

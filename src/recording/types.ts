@@ -28,6 +28,7 @@ export type RunResponse = z.infer<typeof S.RunResponseSchema>;
 export type DivergencePayload = z.infer<typeof S.DivergencePayloadSchema>;
 export type UnrecordedConnection = z.infer<typeof S.UnrecordedConnectionSchema>;
 export type UnhookedPython = z.infer<typeof S.UnhookedPythonSchema>;
+export type CutEvent = z.infer<typeof S.CutEventSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;
