@@ -133,7 +133,9 @@ export async function openDatabase(
   teardown.add(() => db.close());
   // The user's own SQL, before the tracker: what it builds is the sandbox's, not the agent's changes.
   const files = options.schemaSql ?? (options.chain?.config ?? options.config)?.schemaSql ?? [];
-  const built = files.length > 0 ? await runSchemaSql(db.url, files, seed.unbuilt ?? []) : undefined;
+  // What the recording names (a snapshot laid under its rows may name other objects, or none).
+  const named = [...(recording.pre.db?.unbuilt ?? []), ...(seeded ? (seed.unbuilt ?? []) : [])];
+  const built = files.length > 0 ? await runSchemaSql(db.url, files, named) : undefined;
   const tracker = await createDbTracker(db.url, { schemas: seed.schemas });
   teardown.add(() => tracker.close());
   await tracker.start();
