@@ -106,9 +106,10 @@ function recordExchange(
   const info = infoOf(req.method, req.originalUrl ?? req.url);
   const header = options.header ?? RECORDING_HEADER;
   const failStatus = options.failStatus ?? 500;
-  // Until the run has an answer of its own (a handler that threw has none yet): what was sent so far.
+  // Until the run has an answer of its own (a handler that threw has none yet): what was sent so
+  // far, and whether the client has left (its response closed before its end).
   let answer: RunResponse | undefined;
-  const sent = (): RunResponse => answer ?? { ...statusSent(res), clientLeft: false };
+  const sent = (): RunResponse => answer ?? { ...statusSent(res), clientLeft: res.closed && !res.writableFinished };
   const opts = runOptions(options, req, info, onError, sent);
   return record(opts, async (ctx: RecordContext) => {
     if (ctx.id !== '' && header !== false && !res.headersSent) res.setHeader(header, ctx.id);

@@ -2,11 +2,11 @@
 // route under recordFetchHandler (its JSON body read inside the run), with
 // concurrent sessions, clients that leave midway and sessions that throw. Every recording holds its
 // own session's calls and no other's, and says what its client was sent.
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordedRun, recordFetchHandler } from '../../src/record/index.js';
+import { type RecordedRun, recordFetchHandler, recordHandler } from '../../src/record/index.js';
 import { type HttpExchangePayload, type RunCompletedPayload, readRecording } from '../../src/recording/index.js';
 import { startServer, type TestServer, tempDir } from './helpers.js';
 
@@ -93,6 +93,35 @@ function expectSessions(
 }
 
 describe('more servers: concurrent sessions, clients that leave, sessions that throw', () => {
+  it('node:http: a handler that throws after its client left says the client left, and no status', async () => {
+    const kept = keptRuns();
+    let left!: () => void;
+    const gone = new Promise<void>((resolve) => (left = resolve));
+    const handler = recordHandler(
+      async (_req, res) => {
+        // Closed already when the client left while the run was opening (the first installs the layer).
+        if (res.closed) left();
+        else res.once('close', () => left());
+        await fetch(`${api.url}/a?who=t-a`);
+        await gone;
+        throw new Error('the session failed after its client left');
+      },
+      { folder: `${tmp.dir}/threw-left`, name: () => 's0', onRecorded: kept.onRecorded },
+    );
+    const server = http.createServer((req, res) => void handler(req, res).catch(() => undefined));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // The client leaves (its socket closed) while the session's first call is under way.
+    const asked = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    asked.on('error', () => {});
+    setTimeout(() => asked.destroy(), 100);
+    await kept.reach(1);
+    const run = kept.runs.get('s0');
+    expect({ status: run?.status, clientLeft: run?.clientLeft }).toEqual({ status: undefined, clientLeft: true });
+    expect((await recorded(run?.dir ?? '')).completed?.response).toEqual({ clientLeft: true });
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }, 60_000);
+
   it('a Next.js-style route: export async function POST(req), its body read inside the run', async () => {
     const kept = keptRuns();
     async function POST(request: Request): Promise<Response> {
