@@ -56,6 +56,7 @@ export {
   type RecordCommandOptions,
   type RecordCommandResult,
   type RecordContext,
+  type RecordedRun,
   type RecordOptions,
   type RecordResult,
   record,

@@ -16,6 +16,8 @@ export interface ConfigCliOptions {
   services?: boolean;
   /** --seed-snapshot NAME. */
   seedSnapshot?: string;
+  /** --schema-sql FILE, repeatable. */
+  schemaSql?: string[];
 }
 
 /** Adds the flags to a command. */
@@ -34,6 +36,11 @@ export function addConfigOptions(command: Command): Command {
     .option(
       '--seed-snapshot <name>',
       "seed the database sandbox from this named development snapshot (tapedeck snapshot save) with the recorded run's rows laid over it",
+    )
+    .option(
+      '--schema-sql <file>',
+      'SQL of your own (your migrations: functions, triggers) run in the sandbox database before the agent starts; repeatable',
+      (file: string, files: string[] = []) => [...files, file],
     );
 }
 
@@ -52,5 +59,6 @@ export async function configFromOptions(options: ConfigCliOptions, cwd = process
         : {}),
     ...(options.services === false ? { services: false as const } : {}),
     ...(options.seedSnapshot !== undefined ? { seedSnapshot: options.seedSnapshot } : {}),
+    ...(options.schemaSql !== undefined ? { schemaSql: options.schemaSql } : {}),
   });
 }

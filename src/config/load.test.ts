@@ -54,6 +54,20 @@ export default defineConfig(config);\n`,
     expect(withOverrides(loaded, { cwd: '/x' }).config.mocks).toBe(path.join(root, 'mocks.ts'));
   });
 
+  it("schemaSql: the file's paths from its folder, --schema-sql's from the cwd, which wins", async () => {
+    write('db/tapedeck.config.json', JSON.stringify({ schemaSql: ['migrations/functions.sql'] }));
+    const loaded = await loadConfig({ cwd: path.join(root, 'db') });
+    expect(withOverrides(loaded, { cwd: '/x' }).config.schemaSql).toEqual([
+      path.join(root, 'db/migrations/functions.sql'),
+    ]);
+    expect(withOverrides(loaded, { cwd: '/x', schemaSql: ['a.sql', '/abs/b.sql'] }).config.schemaSql).toEqual([
+      '/x/a.sql',
+      '/abs/b.sql',
+    ]);
+    write('bad/tapedeck.config.json', JSON.stringify({ schemaSql: 'functions.sql' }));
+    await expect(loadConfig({ cwd: path.join(root, 'bad') })).rejects.toThrow(/schemaSql/);
+  });
+
   it('loads JavaScript and YAML', async () => {
     write('js/tapedeck.config.mjs', `export default ${JSON.stringify({ onMiss: 'fail' })};\n`);
     expect((await loadConfig({ cwd: path.join(root, 'js') })).config).toEqual({ onMiss: 'fail' });

@@ -176,6 +176,8 @@ export interface ConfigOverrides {
   onMissByTool?: Record<string, MissPolicy>;
   /** --seed-snapshot NAME. */
   seedSnapshot?: string;
+  /** --schema-sql FILE (repeatable), relative to the cwd. */
+  schemaSql?: string[];
 }
 
 /**
@@ -186,6 +188,8 @@ export function withOverrides(loaded: LoadedConfig, overrides: ConfigOverrides =
   const cwd = path.resolve(overrides.cwd ?? process.cwd());
   const config: TapedeckConfig = { ...loaded.config };
   if (config.mocks !== undefined) config.mocks = path.resolve(loaded.dir, config.mocks);
+  if (config.schemaSql !== undefined) config.schemaSql = config.schemaSql.map((f) => path.resolve(loaded.dir, f));
+  if (overrides.schemaSql !== undefined) config.schemaSql = overrides.schemaSql.map((f) => path.resolve(cwd, f));
   if (config.services)
     config.services = config.services.map((s) =>
       'command' in s ? { ...s, cwd: path.resolve(loaded.dir, s.cwd ?? '.') } : { ...s },

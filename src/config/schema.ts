@@ -83,6 +83,7 @@ export const ConfigSchema = z
     onMissByTool: z.record(z.string(), Policy).optional(),
     seedSnapshot: z.string().regex(SNAPSHOT_NAME, `expected a snapshot name: ${SNAPSHOT_NAME_RULE}`).optional(),
     snapshotsDir: z.string().min(1).optional(),
+    schemaSql: z.array(z.string().min(1).max(4096)).max(100).optional(),
     timeout: DurationInputSchema.optional(),
     wallTimeout: DurationInputSchema.optional(),
   })

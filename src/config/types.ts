@@ -91,6 +91,13 @@ export interface TapedeckConfig {
    */
   snapshotsDir?: string;
   /**
+   * SQL files of your own (relative to this file), run in every replay's sandbox database once it
+   * holds the recorded description and rows, before the agent starts: the functions, triggers and
+   * defaults calling them that a recording describes but never carries as code (`unbuilt`), from
+   * your migrations, which you trust. `--schema-sql FILE` (repeatable) wins.
+   */
+  schemaSql?: string[];
+  /**
    * A replay stops when its agent makes no progress (no call, step, output or exit) for this long;
    * time spent answering it (a live model, a sandbox service) does not count. `90s`, `5m`, a number
    * of seconds, or `0` / `none` for never (default 5m). `--timeout` wins.

@@ -179,8 +179,12 @@ export function defaultSql(d: ColumnDefault, schema?: string): string {
   switch (d.kind) {
     case 'sequence':
       return `nextval(${regclass(d.schema, d.name)})`;
-    case 'function':
-      return schema === undefined ? FUNCTION_SQL[d.name] : `${quoteIdent(schema)}.${FUNCTION_SQL[d.name]}`;
+    case 'function': {
+      const call = schema === undefined ? FUNCTION_SQL[d.name] : `${quoteIdent(schema)}.${FUNCTION_SQL[d.name]}`;
+      if (d.plus !== undefined) return `(${call} + ${quoteLiteral(d.plus)}::interval)`;
+      if (d.minus !== undefined) return `(${call} - ${quoteLiteral(d.minus)}::interval)`;
+      return call;
+    }
     case 'value':
       if (d.value === null) return 'NULL';
       if (typeof d.value === 'boolean') return d.value ? 'true' : 'false';

@@ -31,6 +31,8 @@ export interface OpenExchange {
   drawn?: DrawnAtHead | undefined;
   /** Trailing headers after the body (HTTP/2). */
   trailers?: Record<string, string> | undefined;
+  /** A stream's size so far, and whether its chunks were cut at the cap (RecordSession's streamCap). */
+  streamed?: { kept: number; total: number; cut: boolean };
 }
 
 /** Stores a body's text or bytes in the recording (RecordingWriter.body). */
@@ -152,7 +154,10 @@ export function readExchange(
             ...optional('statusText', res.statusText || undefined),
             headers: resHeaders,
             ...(streamed
-              ? { chunks: open.chunks }
+              ? {
+                  chunks: open.chunks,
+                  ...(open.streamed?.cut ? { truncated: true, streamedBytes: open.streamed.total } : {}),
+                }
               : optional('body', storedBody(store, res.body, resContent, resHeaders['content-type']))),
             ...optional('trailers', open.trailers),
           },

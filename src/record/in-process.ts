@@ -12,6 +12,7 @@ import {
   type DbChangedPayload,
   type Manifest,
   RUN_INPUT_ENV,
+  type RunResponse,
   regionOf,
   TapedeckError,
   whyNotJson,
@@ -79,6 +80,11 @@ export interface RecordContext {
   fail(): void;
   /** Sets the run's input (JSON) for replay, once it is known (a request body read by the handler). */
   setInput(input: unknown): void;
+  /**
+   * Says how the run's HTTP answer went, for run.completed's `response` (the server adapters call
+   * it): the status sent (none when the client was sent nothing), and whether the client left first.
+   */
+  setResponse(response: RunResponse): void;
   /**
    * Work the run leaves going after its answer (saving the conversation, a summary, a webhook):
    * the run lasts until the promise settles too, so its calls are in the recording (a replay runs
@@ -198,6 +204,7 @@ export async function record<T>(
   const tags = new Set<string>();
   let markedFailed = false;
   let input: { value: unknown } | undefined;
+  let response: RunResponse | undefined;
   const background: Array<Promise<unknown>> = [];
   const base = {
     tool,
@@ -207,6 +214,9 @@ export async function record<T>(
     },
     setInput: (value: unknown) => {
       input = { value };
+    },
+    setResponse: (value: RunResponse) => {
+      response = value;
     },
     waitUntil: (work: Promise<unknown>) => void background.push(work),
   };
@@ -326,13 +336,19 @@ export async function record<T>(
         }
       }
       if (worldError !== undefined) {
-        await recording.finish({ status: 'incomplete', exitCode: failed ? 1 : 0, manifest });
+        await recording.finish({
+          status: 'incomplete',
+          exitCode: failed ? 1 : 0,
+          manifest,
+          ...(response === undefined ? {} : { response }),
+        });
         throw worldError.error;
       }
       const finished = await recording.finish({
         status: failure === undefined ? 'complete' : 'incomplete',
         exitCode: failed ? 1 : 0,
         manifest,
+        ...(response === undefined ? {} : { response }),
         ...(observedWorld === undefined ? {} : { world: observedWorld }),
       });
       where = finished.dir;

@@ -24,6 +24,7 @@ export { type RunOutcome, type SampleOption, type Sampling, SamplingRulesSchema,
 export { agentSdkVersions, findSdkVersions, KNOWN_SDKS } from './sdk-versions.js';
 export {
   RECORDING_HEADER,
+  type RecordedRun,
   recordFetchHandler,
   recordHandler,
   recordMiddleware,

@@ -12,6 +12,7 @@ import {
   type RecordingWriter,
   type RedactionOptions,
   type Redactor,
+  type RunResponse,
   removeRecordingFolder,
   type SeenConnection,
   sweepStaging,
@@ -95,6 +96,8 @@ export interface FinishOutcome {
   signal?: string | null;
   /** Merged into the manifest's final write. */
   manifest?: Partial<Manifest>;
+  /** A server run's answer (run.completed's `response`). */
+  response?: RunResponse;
   /** An observed database world: what its pre and post snapshots are assembled from, and the manifest's account of it. */
   world?: ObservedWorldRecord;
 }
@@ -302,6 +305,9 @@ export async function openRecording(
   const session = new RecordSession(writer, {
     rules,
     recordedConnection: recordedDatabase([dbUrl], options.world === 'observed'),
+    ...(options.maxBodyBytes !== undefined && options.maxBodyBytes >= 0
+      ? { maxStreamBytes: options.maxBodyBytes }
+      : {}),
     ...(world ? { world } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
@@ -372,6 +378,7 @@ export async function openRecording(
             exitCode: outcome.exitCode,
             ...(outcome.signal === undefined ? {} : { signal: outcome.signal }),
             ...(session.lastOutput === undefined ? {} : { finalOutput: session.lastOutput }),
+            ...(outcome.response === undefined ? {} : { response: outcome.response }),
           },
         });
       } catch (error) {

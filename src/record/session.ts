@@ -6,12 +6,16 @@
 // (numbered, named, observed) and looking at the world's changes is step-log.ts's.
 import { ND_KINDS } from '../../sandbox/protocol.js';
 import { ConversationCalls, detectProvider } from '../providers/index.js';
-import type { NondeterminismPayload, RecordingWriter, StepEvent, ToolCalledPayload } from '../recording/index.js';
 import {
   agentToolStep,
   ConnectionAccount,
+  MAX_LINE_BYTES,
+  type NondeterminismPayload,
+  type RecordingWriter,
   type SeenConnection,
+  type StepEvent,
   type ToolCallAccount,
+  type ToolCalledPayload,
   UnhookedAccount,
 } from '../recording/index.js';
 import { agentToolCall, stdioRpcCall, type ToolRule } from './classify.js';
@@ -31,7 +35,17 @@ export interface SessionOptions {
   maxInlineResult?: number;
   /** Which reported connections the run's world capture records after all (its database): not named as unrecorded. */
   recordedConnection?: (connection: SeenConnection) => boolean;
+  /** A streamed answer's chunks are kept up to this many bytes (`maxBodyBytes`), then cut; default: what one event may hold. */
+  maxStreamBytes?: number;
 }
+
+/**
+ * How much of a stream's chunks one http.exchange keeps when no cap is given: their JSON text
+ * within half of what a reader takes of a line (MAX_LINE_BYTES), the rest of the event beside it.
+ */
+const STREAM_KEEP_BYTES = MAX_LINE_BYTES / 2;
+/** What a chunk's JSON costs beside its data (`{"data":"","offsetMs":1234.5678}`). */
+const CHUNK_OVERHEAD = 48;
 
 export class RecordSession {
   /** The steps written, numbered and named, and the world's changes looked at. */
@@ -117,6 +131,26 @@ export class RecordSession {
     await this.log.drainBetweenSteps();
   }
 
+  /**
+   * Whether a stream's next chunk is kept: a stream past the cap (`maxBodyBytes` of its bytes, else
+   * what one event may hold of its chunks' JSON) keeps its first chunks and is marked cut, so its
+   * recording stays readable (a line past MAX_LINE_BYTES would make the whole file refused).
+   */
+  private keepChunk(open: OpenExchange, data: string, base64: boolean): boolean {
+    const streamed = (open.streamed ??= { kept: 0, total: 0, cut: false });
+    const bytes = base64 ? Math.floor((data.length * 3) / 4) : Buffer.byteLength(data);
+    streamed.total += bytes;
+    if (streamed.cut) return false;
+    const cap = this.options.maxStreamBytes;
+    const cost = cap !== undefined && cap >= 0 ? bytes : Buffer.byteLength(JSON.stringify(data)) + CHUNK_OVERHEAD;
+    if (streamed.kept + cost > (cap !== undefined && cap >= 0 ? cap : STREAM_KEEP_BYTES)) {
+      streamed.cut = true;
+      return false;
+    }
+    streamed.kept += cost;
+    return true;
+  }
+
   private async handle(message: CaptureMessage): Promise<void> {
     switch (message.t) {
       case 'hello':
@@ -149,13 +183,16 @@ export class RecordSession {
         await this.completeExchange(open, end, error, { quiet, files, busy });
         return;
       }
-      case 'chunk':
-        this.open.get(message.id)?.chunks.push({
+      case 'chunk': {
+        const open = this.open.get(message.id);
+        if (open === undefined || !this.keepChunk(open, message.data, message.encoding === 'base64')) return;
+        open.chunks.push({
           offsetMs: Math.max(0, message.off),
           data: message.data,
           ...(message.encoding === undefined ? {} : { encoding: message.encoding }),
         });
         return;
+      }
       case 'end': {
         const open = this.open.get(message.id);
         if (open !== undefined && message.trailers !== undefined) open.trailers = message.trailers;

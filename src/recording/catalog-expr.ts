@@ -6,12 +6,15 @@ import {
   GENERATED_FUNCTIONS,
   type GENERATED_OPERATORS,
   type GeneratedExpr,
+  IntervalTextSchema,
   PartitionBoundSchema,
+  SERVER_CLOCK_FUNCTIONS,
 } from './schema.js';
 import { Cursor, isKw, isP, type Token, tokenize } from './sql-cursor.js';
 import type { ColumnDefault, PartitionBound } from './types.js';
 
 const FUNCTION_SET = new Set<string>(DEFAULT_FUNCTIONS);
+const SERVER_CLOCK_SET = new Set<string>(SERVER_CLOCK_FUNCTIONS);
 const BARE_FUNCTIONS = new Set(['current_timestamp', 'current_date', 'current_time', 'localtimestamp']);
 
 /** A default given as tokens; sequences come back with their (possibly unqualified) name. */
@@ -71,10 +74,19 @@ export function defaultOf(
   }
   if (first?.t === 'id' && !first.quoted && FUNCTION_SET.has(first.v)) {
     c.i++;
-    if (BARE_FUNCTIONS.has(first.v) && c.done)
-      return { kind: 'function', name: first.v as (typeof DEFAULT_FUNCTIONS)[number] };
-    if (c.p('(') && c.p(')') && skipCast())
-      return { kind: 'function', name: first.v as (typeof DEFAULT_FUNCTIONS)[number] };
+    const name = first.v as (typeof DEFAULT_FUNCTIONS)[number];
+    if (BARE_FUNCTIONS.has(first.v) && c.done) return { kind: 'function', name };
+    if (BARE_FUNCTIONS.has(first.v) || (c.p('(') && c.p(')'))) {
+      if (skipCast()) return { kind: 'function', name };
+      // A clock and an interval constant: `now() + '14 days'::interval`, an expiry.
+      const sign = c.p('+') ? 'plus' : c.p('-') ? 'minus' : undefined;
+      const interval = c.peek();
+      if (sign === undefined || interval?.t !== 'str' || !SERVER_CLOCK_SET.has(name)) return undefined;
+      c.i++;
+      if (!c.p('::') || !c.kw('interval') || !c.done) return undefined;
+      const text = IntervalTextSchema.safeParse(interval.v);
+      return text.success ? { kind: 'function', name, [sign]: text.data } : undefined;
+    }
   }
   return undefined;
 }

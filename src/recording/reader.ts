@@ -236,6 +236,8 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
   if (manifest.status === 'incomplete') warnings.push(incompleteWarning(events.at(-1)));
   const stopped = stoppedWarning(manifest);
   if (stopped !== undefined) warnings.push(stopped);
+  const cut = cutWarning(manifest, events);
+  if (cut !== undefined) warnings.push(cut);
   let pre: Recording['pre'] = {};
   let post: Recording['post'] = {};
   if (options.world ?? true) {
@@ -282,6 +284,29 @@ function lostTail(
 }
 
 /** Why a recording is incomplete: the agent ended early (the run was closed), or nothing closed it. */
+const MIB = 1024 * 1024;
+const sizeText = (bytes: number) =>
+  bytes >= MIB ? `${(bytes / MIB).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`;
+
+/**
+ * A recording the recorder cut to fit its size caps (`manifest.cut`), in one line: which events,
+ * how large they were, and what that means for a replay, which serves what was kept.
+ */
+function cutWarning(manifest: Manifest, events: RecordingEvent[]): string | undefined {
+  const cut = manifest.cut ?? [];
+  if (cut.length === 0) return undefined;
+  const stepOf = new Map(events.map((e) => [e.seq, e.stepId]));
+  const how = { stream: 'a stream kept to its first chunks', body: 'a body cut', line: 'its long values cut' };
+  const named = cut
+    .slice(0, 3)
+    .map(
+      (c) =>
+        `step ${stepOf.get(c.seq) ?? '?'} ${c.what ?? c.type} (${c.bytes > 0 ? `${sizeText(c.bytes)}, ` : ''}${how[c.why]})`,
+    );
+  const more = cut.length > 3 ? ` and ${cut.length - 3} more` : '';
+  return `the recording was cut to fit the recorder's size caps (maxBodyBytes, ${sizeText(MAX_LINE_BYTES)} an event): ${named.join('; ')}${more}; a replay serves what was kept, so the run may diverge there`;
+}
+
 function incompleteWarning(last: RecordingEvent | undefined): string {
   if (last?.type !== 'run.completed')
     return 'the recording is incomplete: the writer did not close it (killed or still running)';

@@ -28,6 +28,8 @@ export const SERVER_CLOCK_FUNCTIONS = [
   'transaction_timestamp',
 ] as const;
 
+const isServerClock = (name: string): boolean => (SERVER_CLOCK_FUNCTIONS as readonly string[]).includes(name);
+
 /** The column defaults a sandbox recreates; any other default expression is left out of the description. */
 export const DEFAULT_FUNCTIONS = [
   ...SERVER_CLOCK_FUNCTIONS,
@@ -39,11 +41,31 @@ export const DEFAULT_FUNCTIONS = [
   'uuid_generate_v4',
 ] as const;
 
-/** A column default as data: the next value of a sequence, a constant, or one of a few built-in functions. */
+/** An interval constant as Postgres prints it (`14 days`, `01:30:00`, `1 mon 2 days -00:00:01`): data, never SQL. */
+export const IntervalTextSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[0-9a-z :.+-]+$/, 'expected an interval as Postgres prints it');
+
+/**
+ * A column default as data: the next value of a sequence, a constant, or one of a few built-in
+ * functions, a clock's `plus` or `minus` an interval (`now() + '14 days'::interval`: an expiry).
+ */
 export const ColumnDefaultSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('sequence'), schema: PgNameSchema, name: PgNameSchema }).strict(),
   z.object({ kind: z.literal('value'), value: z.union([z.string(), z.number(), z.boolean(), z.null()]) }).strict(),
-  z.object({ kind: z.literal('function'), name: z.enum(DEFAULT_FUNCTIONS) }).strict(),
+  z
+    .object({
+      kind: z.literal('function'),
+      name: z.enum(DEFAULT_FUNCTIONS),
+      plus: IntervalTextSchema.optional(),
+      minus: IntervalTextSchema.optional(),
+    })
+    .strict()
+    .refine((d) => (d.plus === undefined && d.minus === undefined) || isServerClock(d.name), {
+      message: 'expected an interval added to a clock function only',
+    }),
 ]);
 
 /**

@@ -195,6 +195,13 @@ export const StoppedSchema = z
   })
   .strict();
 
+export const RunResponseSchema = z
+  .object({
+    status: z.number().int().min(100).max(999).optional(),
+    clientLeft: z.boolean(),
+  })
+  .strict();
+
 export const RunCompletedPayloadSchema = z
   .object({
     status: z.enum(['complete', 'failed', 'timed-out', 'interrupted']),
@@ -202,6 +209,12 @@ export const RunCompletedPayloadSchema = z
     signal: z.string().nullable().optional(),
     /** The agent's final answer text, when known (last model output). */
     finalOutput: z.string().optional(),
+    /**
+     * A server run's answer (the server adapters): the status its client was sent (absent when
+     * none was: the client left, or the handler threw, before the headers went out), and whether
+     * the client left before the answer's end.
+     */
+    response: RunResponseSchema.optional(),
   })
   .strict();
 

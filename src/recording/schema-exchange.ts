@@ -49,6 +49,12 @@ export const HttpResponseSchema = z
     body: BodySchema.optional(),
     /** Present for streamed (SSE) responses; the concatenation of chunk data is the body. */
     chunks: z.array(StreamChunkSchema).optional(),
+    /**
+     * The stream was cut at the recorder's size cap (`maxBodyBytes`, or what one event may hold):
+     * `chunks` are its first ones, and `streamedBytes` how many bytes it streamed in all.
+     */
+    truncated: z.boolean().optional(),
+    streamedBytes: z.number().int().nonnegative().optional(),
     /** Trailing headers after the body (HTTP/2: gRPC's grpc-status and grpc-message live here). */
     trailers: Headers.optional(),
   })

@@ -133,6 +133,22 @@ export const UnhookedPythonSchema = z
   })
   .strict();
 
+/**
+ * An event the recorder cut to fit its size caps: a body past `maxBodyBytes` (`body`), a streamed
+ * answer past it or past what one event may hold (`stream`: its first chunks kept), or an event
+ * whose line would pass what a reader takes (`line`: its long strings cut). `bytes`: its size before.
+ */
+export const CutEventSchema = z
+  .object({
+    seq: z.number().int().nonnegative(),
+    type: z.string().max(100),
+    why: z.enum(['body', 'stream', 'line']),
+    bytes: z.number().int().nonnegative(),
+    /** What the event was (`GET https://api.example/x`, `db.changed app.items`). */
+    what: z.string().max(500).optional(),
+  })
+  .strict();
+
 export const ManifestSchema = z
   .object({
     format: z.literal(FORMAT),
@@ -212,6 +228,8 @@ export const ManifestSchema = z
     unrecorded: z.array(UnrecordedConnectionSchema).max(100).optional(),
     /** Python programs the run started without tapedeck's hook: their values are not recorded (at most 100). */
     unhooked: z.array(UnhookedPythonSchema).max(100).optional(),
+    /** Events the recorder cut to fit its size caps (the first 100): the run is not whole in the recording. */
+    cut: z.array(CutEventSchema).max(100).optional(),
     /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */
     tags: z.array(z.string().max(200)).max(100).optional(),
     replayOf: RecordingIdSchema.optional(),

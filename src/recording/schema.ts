@@ -17,6 +17,7 @@ export {
   GENERATED_OPERATORS,
   type GeneratedExpr,
   GeneratedExprSchema,
+  IntervalTextSchema,
   PgNameSchema,
   PgObjectRefSchema,
   SERVER_CLOCK_FUNCTIONS,

@@ -25,9 +25,12 @@ export type StepStartedPayload = z.infer<typeof S.StepStartedPayloadSchema>;
 export type StepCompletedPayload = z.infer<typeof S.StepCompletedPayloadSchema>;
 export type RunStartedPayload = z.infer<typeof S.RunStartedPayloadSchema>;
 export type RunCompletedPayload = z.infer<typeof S.RunCompletedPayloadSchema>;
+/** How a server run's answer went: run.completed's `response`. */
+export type RunResponse = z.infer<typeof S.RunResponseSchema>;
 export type DivergencePayload = z.infer<typeof S.DivergencePayloadSchema>;
 export type UnrecordedConnection = z.infer<typeof S.UnrecordedConnectionSchema>;
 export type UnhookedPython = z.infer<typeof S.UnhookedPythonSchema>;
+export type CutEvent = z.infer<typeof S.CutEventSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;
 export type Manifest = z.infer<typeof S.ManifestSchema>;

@@ -17,7 +17,17 @@ import { createRedactor, type RedactionOptions, type Redactor } from './redact.j
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, INLINE_FILE_MAX, PAYLOAD_SCHEMAS } from './schema.js';
 import { sealManifest } from './seal.js';
 import { stageRecordingFolder } from './staging.js';
-import type { Body, DbSnapshot, EventType, FsSnapshot, Manifest, PayloadMap, PriceSnapshot } from './types.js';
+import type {
+  Body,
+  CutEvent,
+  DbSnapshot,
+  EventType,
+  FsSnapshot,
+  HttpExchangePayload,
+  Manifest,
+  PayloadMap,
+  PriceSnapshot,
+} from './types.js';
 
 /** Bodies up to this many bytes are stored inline in the event; larger ones go to blobs/. */
 export const INLINE_BODY_MAX = 4096;
@@ -166,6 +176,8 @@ class Writer implements RecordingWriter {
   private inlineFileBytesLeft: number;
   private readonly seal: boolean;
   private pending: string[] = [];
+  /** The events cut to fit the recorder's size caps, for the manifest. */
+  private readonly cuts: CutEvent[] = [];
   private pendingChars = 0;
   private seq = 0;
   private closed = false;
@@ -236,7 +248,16 @@ class Writer implements RecordingWriter {
     };
     if (this.validate) validateEvent(envelope);
     let line = `${canonicalJson(envelope)}\n`;
-    if (line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES) line = fitLine(envelope, line);
+    let cut = cutOf(envelope);
+    if (line.length * 3 > MAX_LINE_BYTES) {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > MAX_LINE_BYTES) {
+        line = fitLine(envelope, line);
+        // An event whose whole is elsewhere (a body blob) loses nothing; any other is cut.
+        if (!WHOLE_ELSEWHERE.has(envelope.type)) cut = { why: 'line', bytes, ...whatOf(envelope) };
+      }
+    }
+    if (cut !== undefined && this.cuts.length < MAX_CUTS) this.cuts.push({ seq, type: envelope.type, ...cut });
     this.seq++; // only once the event is sure to be written: a rejected event leaves no gap
     this.pending.push(line);
     this.pendingChars += line.length;
@@ -342,6 +363,7 @@ class Writer implements RecordingWriter {
     openWriters.delete(this);
     this.current = {
       ...this.current,
+      ...(this.cuts.length > 0 ? { cut: this.cuts } : {}),
       status,
       integrity: { eventsSha256: this.hash.digest('hex'), events: this.seq },
     };
@@ -391,16 +413,51 @@ class Writer implements RecordingWriter {
  * cut so that the line stays within what a reader takes. Others keep every byte: a replay serves
  * or rebuilds from them.
  */
-const CUT_TO_FIT = new Set<EventType>(['model.called', 'run.completed']);
+const WHOLE_ELSEWHERE = new Set<EventType>(['model.called', 'run.completed']);
 
-/** The event's line with its long strings cut until it is within MAX_LINE_BYTES, where its type allows. */
+/**
+ * The event's line with its long strings cut until it is within MAX_LINE_BYTES: a longer line
+ * would leave the whole recording unreadable. Past the events whose whole is elsewhere, the cut is
+ * noted in the manifest (`cut`), and a replay says so; an event carrying many small strings is
+ * kept from growing past the line by its producer (a stream's chunks: RecordSession).
+ */
 function fitLine(envelope: { type: EventType; payload: unknown }, line: string): string {
-  if (!CUT_TO_FIT.has(envelope.type)) return line;
   for (let keep = 4 * 1024 * 1024; keep >= 1024; keep = Math.floor(keep / 4)) {
     const cut = `${canonicalJson({ ...envelope, payload: cutLongStrings(envelope.payload, keep) })}\n`;
     if (Buffer.byteLength(cut) <= MAX_LINE_BYTES) return cut;
   }
   return line;
+}
+
+/** How many cut events the manifest names (the first ones). */
+const MAX_CUTS = 100;
+
+/** What an event is, for the manifest's account of a cut: an exchange's method and URL, a change's table. */
+function whatOf(envelope: { type: EventType; payload: unknown }): { what?: string } {
+  const p = envelope.payload as {
+    request?: { method?: unknown; url?: unknown };
+    schema?: unknown;
+    table?: unknown;
+    name?: unknown;
+  };
+  const what =
+    envelope.type === 'http.exchange'
+      ? `${String(p.request?.method)} ${String(p.request?.url)}`
+      : envelope.type === 'db.changed'
+        ? `${String(p.schema)}.${String(p.table)}`
+        : typeof p.name === 'string'
+          ? p.name
+          : undefined;
+  return what === undefined ? {} : { what: what.slice(0, 500) };
+}
+
+/** A body or stream the recorder cut at its size cap (`maxBodyBytes`), as the event itself marks it. */
+function cutOf(envelope: { type: EventType; payload: unknown }): Omit<CutEvent, 'seq' | 'type'> | undefined {
+  if (envelope.type !== 'http.exchange') return undefined;
+  const { request, response } = envelope.payload as HttpExchangePayload;
+  if (response?.truncated === true) return { why: 'stream', bytes: response.streamedBytes ?? 0, ...whatOf(envelope) };
+  const body = response?.body?.truncated === true ? response.body : request.body?.truncated ? request.body : undefined;
+  return body === undefined ? undefined : { why: 'body', bytes: body.size, ...whatOf(envelope) };
 }
 
 function validateEvent(envelope: Record<string, unknown>): void {

@@ -189,7 +189,9 @@ async function replayIn(
   warnings.push(...region.warnings);
   const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
   warnings.push(...drift.warnings);
-  const unbuilt = unbuiltDatabaseWarning(recording);
+  // With the user's own schema SQL, what it built is known once the sandbox is open.
+  const ownSchemaSql = (options.schemaSql ?? (options.chain?.config ?? options.config)?.schemaSql ?? []).length > 0;
+  const unbuilt = ownSchemaSql ? undefined : unbuiltDatabaseWarning(recording);
   if (unbuilt !== undefined) warnings.push(unbuilt);
   const keyDrift = redactionKeyDrift(redactor.keyId, manifest.redaction.keyId);
   if (keyDrift !== undefined) warnings.push(keyDrift);
@@ -215,6 +217,11 @@ async function replayIn(
   if (lacking !== undefined) {
     warnings.push(lacking);
     options.onWarning?.(lacking);
+  }
+  const stillUnbuilt = ownSchemaSql ? unbuiltDatabaseWarning(recording, database.built) : undefined;
+  if (stillUnbuilt !== undefined) {
+    warnings.push(stillUnbuilt);
+    options.onWarning?.(stillUnbuilt);
   }
   const out = path.resolve(options.out ?? path.resolve('recordings', replayId(manifest.id)));
   const w = await createRecordingWriter(out, {

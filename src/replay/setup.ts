@@ -74,6 +74,8 @@ export interface ReplayDatabase {
     /** The end state an exact replay must reach in that world. */
     post?: DbSnapshot;
   };
+  /** What the user's own SQL (`schemaSql`) built of what the recording names in `unbuilt`. */
+  built?: (object: NonNullable<DbSnapshot['unbuilt']>[number]) => boolean;
 }
 
 /**
@@ -129,11 +131,84 @@ export async function openDatabase(
   ]);
   const db = await openDbSandbox(seed, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
+  // The user's own SQL, before the tracker: what it builds is the sandbox's, not the agent's changes.
+  const files = options.schemaSql ?? (options.chain?.config ?? options.config)?.schemaSql ?? [];
+  // What the recording names (a snapshot laid under its rows may name other objects, or none).
+  const named = [...(recording.pre.db?.unbuilt ?? []), ...(seeded ? (seed.unbuilt ?? []) : [])];
+  const built = files.length > 0 ? await runSchemaSql(db.url, files, named) : undefined;
   const tracker = await createDbTracker(db.url, { schemas: seed.schemas });
   teardown.add(() => tracker.close());
   await tracker.start();
-  return { db, tracker, ...(seeded ? { seeded } : {}) };
+  return { db, tracker, ...(seeded ? { seeded } : {}), ...(built ? { built } : {}) };
 }
+
+type Unbuilt = NonNullable<DbSnapshot['unbuilt']>[number];
+const unbuiltKey = (o: Unbuilt) => JSON.stringify([o.kind, o.schema, o.name, o.table ?? null]);
+
+/**
+ * Runs the user's own SQL files in the sandbox database (`schemaSql`: their migrations' functions,
+ * triggers, defaults that call them; trusted, as the replayed command is, and never the recording's:
+ * a recording only names what it lacks). They run after the recorded tables and rows, so a trigger
+ * does not fire on the seeded rows. Returns which of the recording's `unbuilt` objects now exist.
+ */
+async function runSchemaSql(url: string, files: string[], unbuilt: Unbuilt[]): Promise<(o: Unbuilt) => boolean> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const file of files) {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        throw new TapedeckError(
+          'BAD_OPTION',
+          `--schema-sql ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+        );
+      }
+      try {
+        await client.query(text);
+      } catch (error) {
+        throw new TapedeckError(
+          'SCHEMA_SQL_FAILED',
+          `--schema-sql ${file}: the sandbox database refused it: ${(error as Error).message}. It runs once the recorded tables and rows are built: give it what the recording names as unbuilt (functions, triggers, defaults that call them), not the tables.`,
+        );
+      }
+    }
+    const { rows } = await client.query<{ k: string; s: string; n: string; t: string | null }>(BUILT_SQL, [
+      unbuilt.map((o) => o.kind),
+      unbuilt.map((o) => o.schema),
+      unbuilt.map((o) => o.name),
+      unbuilt.map((o) => o.table ?? null),
+    ]);
+    const present = new Set(rows.map((r) => JSON.stringify([r.k, r.s, r.n, r.t])));
+    return (o) => present.has(unbuiltKey(o));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Which of the named objects exist in the database (kind, schema, name, table). */
+const BUILT_SQL = `SELECT k, s, n, t FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(k, s, n, t)
+  WHERE CASE k
+    WHEN 'function' THEN EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace ns ON ns.oid = p.pronamespace
+      WHERE ns.nspname = s AND p.proname = n)
+    WHEN 'trigger' THEN EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+      JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = s AND c.relname = t AND g.tgname = n)
+    WHEN 'view' THEN EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+      WHERE ns.nspname = s AND c.relname = n AND c.relkind = 'v')
+    WHEN 'materialized view' THEN EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+      WHERE ns.nspname = s AND c.relname = n AND c.relkind = 'm')
+    WHEN 'default' THEN EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
+      JOIN pg_namespace ns ON ns.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+      WHERE ns.nspname = s AND c.relname = t AND a.attname = n)
+    WHEN 'check' THEN EXISTS (SELECT 1 FROM pg_constraint co JOIN pg_namespace ns ON ns.oid = co.connamespace
+      WHERE ns.nspname = s AND co.conname = n AND co.contype = 'c')
+    WHEN 'policy' THEN EXISTS (SELECT 1 FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+      JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = s AND c.relname = t AND p.polname = n)
+    WHEN 'rule' THEN EXISTS (SELECT 1 FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+      JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = s AND c.relname = t AND r.rulename = n)
+    ELSE false END`;
 
 export interface PreloadConfigInput {
   recording: Recording;
@@ -369,8 +444,11 @@ export function ignoredRecordedEnv(recording: Recording): string[] {
  * run from a recording, so an agent that reads a view or calls a function fails there, and rows a
  * trigger wrote on the agent's writes are missing from the end state.
  */
-export function unbuiltDatabaseWarning(recording: Recording): string | undefined {
-  const unbuilt = recording.pre.db?.unbuilt ?? [];
+export function unbuiltDatabaseWarning(
+  recording: Recording,
+  built: (o: Unbuilt) => boolean = () => false,
+): string | undefined {
+  const unbuilt = (recording.pre.db?.unbuilt ?? []).filter((o) => !built(o));
   if (unbuilt.length === 0) return undefined;
   const named = unbuilt.map(
     (o) => `${o.kind} ${o.schema}.${o.name}${o.table !== undefined ? ` on ${o.schema}.${o.table}` : ''}`,
@@ -388,7 +466,7 @@ export function unbuiltDatabaseWarning(recording: Recording): string | undefined
     kinds.has('partition') ? "a partitioned table is one table holding its partitions' rows" : '',
     kinds.has('default') ? 'an insert that omits a column whose default is left out gets NULL there' : '',
   ].filter((e) => e !== '');
-  return `the sandbox database is built from the recorded description and lacks ${shown} (their SQL is never run from a recording): ${effects.join('; ')}`;
+  return `the sandbox database is built from the recorded description and lacks ${shown} (their SQL is never run from a recording; --schema-sql runs your own): ${effects.join('; ')}`;
 }
 
 /**

@@ -91,6 +91,12 @@ export interface ReplayOptions {
   /** Where named snapshots live (default: $TAPEDECK_SNAPSHOTS_DIR, else .tapedeck/snapshots in the project folder). */
   snapshotsDir?: string;
   /**
+   * SQL files of your own (your migrations' functions, triggers, defaults that call them), run in
+   * the sandbox database once it holds the recorded description and rows, before the agent starts:
+   * what a recording names in `unbuilt` and never carries as code. Default: the config's `schemaSql`.
+   */
+  schemaSql?: string[];
+  /**
    * Stop the agent after this many ms without progress (no call asked or served, no tool or file
    * step, no output seen, no exit), time spent answering it not counted; 0 never. Default: the
    * project config's `timeout`, else 5 minutes (DEFAULT_IDLE_MS).

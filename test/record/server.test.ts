@@ -16,11 +16,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   currentRecording,
   RECORDING_HEADER,
+  type RecordedRun,
   recordFetchHandler,
   recordHandler,
   recordMiddleware,
 } from '../../src/record/index.js';
-import { type HttpExchangePayload, readRecording } from '../../src/recording/index.js';
+import {
+  type HttpExchangePayload,
+  type RunCompletedPayload,
+  type RunResponse,
+  readRecording,
+} from '../../src/recording/index.js';
 import { startServer, type TestServer, tempDir } from './helpers.js';
 
 let api: TestServer;
@@ -168,11 +174,13 @@ describe('server adapters', () => {
     const folder = `${tmp.dir}/left`;
     const runs = recordedRuns();
     const ids = new Map<string, string>();
+    const announced = new Map<string, RecordedRun>();
     const options = {
       folder,
       name: (req: http.IncomingMessage) => String(req.url?.split('/').pop()),
-      onRecorded: (run: { id: string; name: string }) => {
+      onRecorded: (run: RecordedRun) => {
         ids.set(run.name, run.id);
+        announced.set(run.name, run);
         runs.onRecorded();
       },
     };
@@ -190,6 +198,14 @@ describe('server adapters', () => {
       res.end('late');
     }, options);
     const node = http.createServer((req, res) => void handler(req, res));
+    // The status goes out with the first part of a streamed answer, before the client leaves.
+    const streaming = recordHandler(async (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      await session(whoOf(req), res);
+      res.end('data: late\n\n');
+    }, options);
+    const nodeStreaming = http.createServer((req, res) => void streaming(req, res));
     const nodeEarly = http.createServer((req, res) => {
       res.once('close', () => void handler(req, res));
       arrive(req);
@@ -215,7 +231,7 @@ describe('server adapters', () => {
       await session((request.params as { who: string }).who, reply.raw);
       return { late: true };
     });
-    const servers = { node, nodeEarly, express: expressApp(false), expressEarly: expressApp(true) };
+    const servers = { node, nodeStreaming, nodeEarly, express: expressApp(false), expressEarly: expressApp(true) };
     const urls: Record<string, string> = {};
     for (const [name, server] of Object.entries(servers)) urls[name] = await listen(server);
     urls.fastify = await fastify.listen({ port: 0, host: '127.0.0.1' });
@@ -238,12 +254,17 @@ describe('server adapters', () => {
         await asked;
       }),
     );
-    await runs.reach(5);
+    await runs.reach(6);
     for (const name of Object.keys(urls)) {
       const dir = `${folder}/${ids.get(name)}`;
       expect(await callsOf(dir), name).toEqual([`${name}-1`, `${name}-2`]);
       const recording = await readRecording(dir);
+      // The client was sent no status (but the stream's, whose headers went out first), and left.
+      const response: RunResponse = name === 'nodeStreaming' ? { status: 200, clientLeft: true } : { clientLeft: true };
       expect(recording.events.at(-1), name).toMatchObject({ type: 'run.completed', payload: { status: 'failed' } });
+      expect((recording.events.at(-1)?.payload as RunCompletedPayload | undefined)?.response, name).toEqual(response);
+      const { status, clientLeft } = announced.get(name) ?? {};
+      expect({ status, clientLeft }, name).toEqual({ status: response.status, clientLeft: true });
     }
     for (const server of Object.values(servers)) await close(server);
     await fastify.close();
@@ -298,9 +319,20 @@ describe('server adapters', () => {
     const folder = `${tmp.dir}/streams`;
     const runs = recordedRuns();
     const ids = new Map<string, string>();
+    const announced = new Map<string, RecordedRun>();
     const web = recordFetchHandler(
       async (request: Request) => {
         const kind = new URL(request.url).pathname.slice(1);
+        // The client leaves before the answer is ready: the session goes on, its answer never sent.
+        if (kind === 'early') {
+          await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
+          await fetch(`${api.url}/part?who=early-0`);
+          return new Response('never sent');
+        }
+        if (kind === 'threw') {
+          await fetch(`${api.url}/part?who=threw-0`);
+          throw new Error('the agent failed');
+        }
         let sent = 0;
         return new Response(
           new ReadableStream<Uint8Array>({
@@ -317,6 +349,7 @@ describe('server adapters', () => {
         folder,
         onRecorded: (run) => {
           ids.set(run.name, run.id);
+          announced.set(run.name, run);
           runs.onRecorded();
         },
       },
@@ -325,9 +358,11 @@ describe('server adapters', () => {
     await new Promise((r) => server.once('listening', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await Promise.all(
-      ['whole', 'broken', 'left'].map(async (kind) => {
+      ['whole', 'broken', 'left', 'early', 'threw'].map(async (kind) => {
         const client = new AbortController();
-        const answer = await fetch(`${url}/${kind}`, { signal: client.signal });
+        if (kind === 'early') setTimeout(() => client.abort(), 200);
+        const answer = await fetch(`${url}/${kind}`, { signal: client.signal }).catch(() => undefined);
+        if (answer === undefined) return;
         const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
         if (kind === 'left') {
           await reader.read();
@@ -336,12 +371,28 @@ describe('server adapters', () => {
         for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) break;
       }),
     );
-    await runs.reach(3);
+    await runs.reach(5);
     const statusOf = async (kind: string) =>
-      (await readRecording(`${folder}/${ids.get(`GET /${kind}`)}`)).events.at(-1)?.payload;
-    expect(await statusOf('whole')).toMatchObject({ status: 'complete' });
-    expect(await statusOf('broken')).toMatchObject({ status: 'failed' });
-    expect(await statusOf('left')).toMatchObject({ status: 'failed' });
+      (await readRecording(`${folder}/${ids.get(`GET /${kind}`)}`)).events.at(-1)?.payload as
+        | RunCompletedPayload
+        | undefined;
+    // What run.completed and onRecorded say of each answer: the status only when one was sent.
+    const table: Record<string, { status: string; response: RunResponse }> = {
+      whole: { status: 'complete', response: { status: 200, clientLeft: false } },
+      broken: { status: 'failed', response: { status: 200, clientLeft: false } },
+      left: { status: 'failed', response: { status: 200, clientLeft: true } },
+      early: { status: 'failed', response: { clientLeft: true } },
+      threw: { status: 'failed', response: { clientLeft: false } },
+    };
+    for (const [kind, expected] of Object.entries(table)) {
+      expect(await statusOf(kind), kind).toMatchObject(expected);
+      expect((await statusOf(kind))?.response, kind).toEqual(expected.response);
+      const { status, clientLeft } = announced.get(`GET /${kind}`) ?? {};
+      expect({ status, clientLeft }, kind).toEqual({
+        status: expected.response.status,
+        clientLeft: expected.response.clientLeft,
+      });
+    }
     await close(server as unknown as http.Server);
   });
 
