@@ -360,6 +360,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
           sink: {
             syncWorld: active.syncWorld,
             send(message) {
+              // What the agent's processes spooled before this call is ahead of it: a child's hello
+              // names its env's secrets, which the proxy's exchange must be redacted with.
+              pullSpool();
               backlog.push({ line: JSON.stringify(message), reply: noReply });
               backlogBytes += 200;
               if (!deferred) drainBacklog();

@@ -175,6 +175,9 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
     env: processEnvForRedaction(),
     ...(run ? { run } : {}),
   });
+  // On disk before this process can make a call: under --isolate the proxy records its calls in
+  // the recorder, which must know this env's secrets by then (src/record/command.ts).
+  ipc.flush();
   // Taken before the capture layers patch node:fs: it is not a file call of the agent's.
   const first = takeGateToken(process.env.TAPEDECK_RECORD_SPOOL, options.gate);
   if (first === 'gone' && name === undefined) {
