@@ -23,15 +23,18 @@ export interface DivergenceShift {
 /**
  * Bisects the baseline and the replay with the same predicate and compares where each turns bad.
  * `makePredicate` is called once per run so each search owns (and closes) its predicate.
+ * `replayResult`: the replay's search, made already with the same predicate (`tapedeck bisect` on a
+ * replay searches it first): it is not searched again.
  */
 export async function compareDivergence(
   baseline: Recording,
   replay: Recording,
   makePredicate: () => StepPredicate,
-  options: Pick<BisectBeliefOptions, 'onProgress' | 'worldAt'> = {},
+  options: Pick<BisectBeliefOptions, 'onProgress' | 'worldAt'> & { replayResult?: BisectBeliefResult } = {},
 ): Promise<DivergenceShift> {
-  const before = await bisectBelief(baseline, makePredicate(), options);
-  const after = await bisectBelief(replay, makePredicate(), options);
+  const { replayResult, ...search } = options;
+  const before = await bisectBelief(baseline, makePredicate(), search);
+  const after = replayResult ?? (await bisectBelief(replay, makePredicate(), search));
   const similarity = alignRuns(baseline, replay).similarity;
   const b = before.firstBad;
   const r = after.firstBad;

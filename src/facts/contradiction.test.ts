@@ -146,3 +146,40 @@ describe('contradiction: an action on an entity whose observed attributes confli
     expect(check(hotel, 'Book H-3, under ¥15000 a night.', { hotel_id: 'H-3' })?.message).toContain('over the task');
   });
 });
+
+describe('contradiction: an entity is not hidden by a later object of another kind that names its id', () => {
+  // The order is observed first; then a shipment, a tracking event or a ticket that carries the
+  // order's id under its own key (`order_id`). The action is judged on the order's attributes.
+  const order = { id: 4412, customer_id: 'C-1', total: '129.99', total_cents: 12999 };
+  const later: Array<[string, unknown]> = [
+    [
+      'a shipment keyed by order_id (keys sorted, as a recorded tool result is)',
+      { carrier: 'PostNord', order_id: 4412, status: 'delivered' },
+    ],
+    ['a shipment keyed by order_id first', { order_id: 4412, status: 'delivered' }],
+    ['a wrapped tracking record', { tracking: { order_id: 4412, events: 3 } }],
+    ['a list of tickets about the order', { tickets: [{ order_id: 4412, subject: 'broken' }] }],
+  ];
+  it.each(later)('an amount over the order total is found after %s', (_name, other) => {
+    const entities = world({ order }, other);
+    const found = check(entities, 'Refund my order #4412.', { order_id: 4412, amount_usd: 12999 });
+    expect(found?.message).toMatch(/more than its total/);
+    expect(found?.entity).toMatchObject({ id: '4412', observedAt: 1 });
+    // The right amount, in dollars or in cents, is no contradiction.
+    expect(check(entities, 'Refund my order #4412.', { order_id: 4412, amount_usd: 129.99 })).toBeUndefined();
+    expect(check(entities, 'Refund my order #4412.', { order_id: 4412, amount_cents: 12999 })).toBeUndefined();
+  });
+  it.each(later)("another customer's order is found after %s", (_name, other) => {
+    const entities = world(
+      { customers: [{ id: 'C-2', name: 'Ana Lindqvist', email: 'ana@example.se' }] },
+      { order },
+      other,
+    );
+    const found = check(entities, "Hi, I'm Ana (ana@example.se). Refund order #4412.", { order_id: 4412 });
+    expect(found?.attribute).toEqual({ key: 'customer_id', value: 'C-1' });
+  });
+  it('a later state of the same kind of object still replaces the earlier one', () => {
+    const entities = world({ order }, { order: { ...order, total: '200.00', total_cents: 20000 } });
+    expect(check(entities, 'Refund my order #4412.', { order_id: 4412, amount_usd: 150 })).toBeUndefined();
+  });
+});

@@ -75,19 +75,30 @@ export class EntityIndex {
   }
 
   /**
-   * The entity with this id as last observed at `bound`, attributed to the first observation that
-   * showed it in that state (a tool result, not the model context that repeated it).
+   * The entities with this id as last observed at `bound`: one per kind of object, told apart by the
+   * key that holds the id — the order itself (`id`) and a shipment or ticket that names it
+   * (`order_id`) are different objects, and a later one of them must not hide the other's
+   * attributes. Each is attributed to the first observation that showed it in that state (a tool
+   * result, not the model context that repeated it); the most recently observed first.
    */
-  latest(id: string, bound: number): ObservedEntity | undefined {
+  latestOfEach(id: string, bound: number): ObservedEntity[] {
     const list = this.byId.get(idCore(id));
-    if (!list) return undefined;
-    let best: ObservedEntity | undefined;
-    for (const e of list) if (e.source.pos <= bound && (!best || e.source.pos >= best.source.pos)) best = e;
-    if (best === undefined) return undefined;
-    const state = stable(best.attrs);
-    let first = best;
-    for (const e of list) if (e.source.pos < first.source.pos && stable(e.attrs) === state) first = e;
-    return first;
+    if (!list) return [];
+    const best = new Map<string, ObservedEntity>();
+    for (const e of list) {
+      if (e.source.pos > bound) continue;
+      const seen = best.get(e.idKey);
+      if (!seen || e.source.pos >= seen.source.pos) best.set(e.idKey, e);
+    }
+    const out: ObservedEntity[] = [];
+    for (const latest of best.values()) {
+      const state = stable(latest.attrs);
+      let first = latest;
+      for (const e of list)
+        if (e.idKey === latest.idKey && e.source.pos < first.source.pos && stable(e.attrs) === state) first = e;
+      out.push(first);
+    }
+    return out.sort((a, b) => b.source.pos - a.source.pos);
   }
 }
 
@@ -371,12 +382,8 @@ export function findContradiction(
   };
   const at = (e: ObservedEntity) => (e.source.stepId === undefined ? {} : { observedAt: e.source.stepId });
 
-  // 1. The entities the action targets: their owners against who the user is, and against the action's own arguments.
-  //    An entity named as the other party (to_account, recipient_id) may well be someone else's.
-  for (const used of idsOf(action.args)) {
-    if (isCounterparty(used.path)) continue;
-    const entity = entities.latest(used.value, action.bound);
-    if (entity === undefined) continue;
+  /** The entity's own attributes against the task, the action's arguments and its amounts. */
+  const entityContradiction = (entity: ObservedEntity): Contradiction | undefined => {
     const what = `${entity.wrapper ? `${singular(entity.wrapper)} ` : ''}${entity.id}`;
     for (const party of partiesOf(entity.attrs)) {
       const fact =
@@ -430,6 +437,17 @@ export function findContradiction(
           message: `step ${action.step} (${action.what}) acts on ${what}, whose ${t.key} is ${SHORT(entity.attrs[t.key])} (observed at ${entity.source.label}), over the task's limit ${bound.text}`,
         };
       }
+    }
+    return undefined;
+  };
+
+  // 1. The entities the action targets: their owners against who the user is, and against the action's own arguments.
+  //    An entity named as the other party (to_account, recipient_id) may well be someone else's.
+  for (const used of idsOf(action.args)) {
+    if (isCounterparty(used.path)) continue;
+    for (const entity of entities.latestOfEach(used.value, action.bound)) {
+      const found = entityContradiction(entity);
+      if (found) return found;
     }
   }
   // 2. The action's own party arguments against who the user is (a booking for another passenger id).

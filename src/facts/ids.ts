@@ -55,14 +55,42 @@ function walk(value: unknown, path: string, key: string, out: UsedValue[]): void
       // A file path: the ids are in its segments (confirmations/BK-0001.md names BK-0001).
       for (const segment of text.split('/')) {
         const stem = segment.replace(/\.[A-Za-z][A-Za-z0-9]{0,4}$/, '');
-        if (looksLikeId(stem)) out.push({ path: `${path} (${text})`, value: stem });
+        for (const id of idsInName(stem)) out.push({ path: `${path} (${text})`, value: id });
       }
       return;
     }
     if (text.length > 80) return;
     if (isIdKey(key) && !DATE_LIKE.test(text)) out.push({ path, value: text });
-    else if (looksLikeId(text)) out.push({ path, value: text });
+    else for (const id of idsInName(text)) out.push({ path, value: id });
   }
+}
+
+/** A word in a name (`refund`, `Receipt`): letters only, three or more, not an all-capital id prefix (`INV`). */
+const NAME_WORD = /^(?!\p{Lu}+$)\p{L}{3,}$/u;
+
+/**
+ * The ids a name made of words and ids names: `refund-4412` names 4412, `receipt.INV-2031` names
+ * INV-2031, `BK-0001` itself. The words are the name's, not the id's: an id the agent saw (#4412)
+ * grounds the file it names after it. A number left alone is an id when it has three digits or
+ * more (`notes-2` is a counter); a date is never one.
+ */
+function idsInName(name: string): string[] {
+  if (!looksLikeId(name)) return [];
+  const parts = name.split(/([-_.]+)/);
+  if (!parts.some((p, i) => i % 2 === 0 && NAME_WORD.test(p))) return [name];
+  const ids: string[] = [];
+  let group = '';
+  const close = () => {
+    const id = group.replace(/^[-_.]+|[-_.]+$/g, '');
+    if (looksLikeId(id) || (/^\d{3,}$/.test(id) && !DATE_LIKE.test(id))) ids.push(id);
+    group = '';
+  };
+  for (const [i, part] of parts.entries()) {
+    if (i % 2 === 0 && NAME_WORD.test(part)) close();
+    else group += part;
+  }
+  close();
+  return ids;
 }
 
 function urlValues(text: string, path: string, out: UsedValue[]): void {

@@ -38,6 +38,7 @@ export { type LaidWorld, layWorldOver } from './overlay.js';
 export { type DatabaseItem, reapDatabaseItem } from './reap.js';
 export {
   applyRowChanges,
+  invertRowChanges,
   type SeedReport,
   searchPathSetting,
   seedDatabase,

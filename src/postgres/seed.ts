@@ -208,6 +208,23 @@ export async function setDatabaseSearchPath(db: Queryable, snapshot: Pick<DbSnap
 }
 
 /**
+ * The changes that undo `changes` (applied with applyRowChanges): each insert a delete, each delete
+ * an insert, each update back to its before, last change first.
+ */
+export function invertRowChanges(changes: readonly DbChangedPayload[]): DbChangedPayload[] {
+  return [...changes].reverse().map((c): DbChangedPayload => {
+    const { before, after, ...rest } = c;
+    const swapped = {
+      ...(after === undefined ? {} : { before: after }),
+      ...(before === undefined ? {} : { after: before }),
+    };
+    if (c.op === 'insert') return { ...rest, op: 'delete', ...swapped };
+    if (c.op === 'delete') return { ...rest, op: 'insert', ...swapped };
+    return { ...rest, ...swapped };
+  });
+}
+
+/**
  * Applies recorded row changes (the effects of a served tool call): inserts, updates and deletes
  * by key, then moves sequences past ids the inserts used, so the agent's next insert does not collide.
  * What the sandbox already holds is left as it is: an insert of a row present as recorded, a delete

@@ -68,7 +68,10 @@ export interface Ask {
 
 /** The response an answerer produced, or the error it met. Times are epoch milliseconds. */
 export interface HttpAnswer {
-  /** Where the request went (a live endpoint, a sandbox service, a mock). */
+  /**
+   * Where the request went (a live endpoint, a sandbox service, a mock). The replay writes a model
+   * call at it, and any other call at the URL the agent asked (settle.ts).
+   */
   url: string;
   started: number;
   durationMs: number;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compareWorlds } from '../diff/compare-worlds.js';
+import { invertRowChanges } from '../postgres/index.js';
 import {
   blobRelativePath,
   type DbSnapshot,
@@ -41,12 +42,22 @@ export async function finish(
     // Stopped from outside: what it did until then is written; nothing it never reached is
     // copied from the recording or called missing.
     session.flushPending(session.lastStep);
+  } else if (
+    options.until !== undefined &&
+    (stoppedEarly || (options.mode === 'exact' && session.lastStep <= options.until))
+  ) {
+    // until K, stopped at the question after K or ended before it: the agent's own writes after K's
+    // call (the recording's step K+1) ran before that, so they are undone: the world is step K's.
+    const past = await session.takeRowsPast(options.until);
+    if (past.length > 0 && db) {
+      await db.apply(invertRowChanges(past));
+      await tracker?.drain();
+    }
+    // Stopped after step K: the local steps up to K the agent made since it last asked are written.
+    session.fillGap(options.until + 1);
   } else if (options.mode === 'exact' && !stoppedEarly) {
     session.fillGap(Number.POSITIVE_INFINITY);
     session.reportMissingCalls();
-  } else if (stoppedEarly && options.until !== undefined) {
-    // Stopped after step K: the local steps up to K the agent made since it last asked are written.
-    session.fillGap(options.until + 1);
   } else {
     // What the agent wrote after its last call (counterfactual): a step of its own, as recorded.
     session.writeOwnChanges();
@@ -97,7 +108,7 @@ export async function finish(
   });
   await w.close(status, stopped ? { stopped } : undefined);
   const worldDiff =
-    options.mode === 'exact' && !stoppedEarly && !stopped && options.forkAt === undefined
+    options.mode === 'exact' && !stoppedEarly && !stopped && options.forkAt === undefined && options.until === undefined
       ? // Seeded from a named snapshot: the recorded end state laid over that snapshot.
         compareWorlds(
           seeded ? { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) } : recording.post,

@@ -216,7 +216,9 @@ export class ReplaySession extends SessionSteps {
     if (message.kind === 'noop') return {};
     this.writeOwnChanges();
     const reply = message.kind === 'tool' ? await answerTool(this, message) : await answerHttp(this, message);
-    this.flushPending(this.lastStep);
+    // Stopped (until K) at this question: what the agent changed since step K stays pending for the
+    // finish, which tells step K's from the recording's steps after it (takeRowsPast).
+    if (!this.stopped) this.flushPending(this.lastStep);
     return reply;
   }
 

@@ -27,9 +27,13 @@ export async function settleAnswer(
   const a = await answerer.answer(ask);
   if (!a) return undefined;
   const { request, bytes } = ask;
+  // A tool call is written at the URL the agent asked, as the recording and a mock's answer have it:
+  // a sandboxed service's own port is gone with the replay, and a contract, `diff` and the TUI compare
+  // the call with the recorded one. A model call is written where it went (the live endpoint decided).
+  const url = ask.isModel ? a.url : request.url;
   const exchangeRequest = {
     method: request.method,
-    url: a.url,
+    url,
     headers: request.headers,
     ...(bytes ? { body: session.writer.body(bytes, request.headers['content-type']) } : {}),
   };
@@ -203,7 +207,7 @@ export async function settleAnswer(
   session.progress(
     step,
     answerer.servedFrom === 'live' ? 'live' : 'served',
-    `${request.method} ${a.url} -> ${response.status}`,
+    `${request.method} ${url} -> ${response.status}`,
   );
   return {
     servedFrom: answerer.servedFrom,

@@ -1,7 +1,7 @@
 // The bisect and diff commands on the committed example recordings (recordings/examples/): the
 // `tapedeck` binary for the printed search and the error path, in-process for the rest.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,6 +46,34 @@ describe('tapedeck bisect on the example baseline (divergent step 3: book_flight
     expect(code).toBe(0);
     expect(stdout).toMatch(/no bad step/);
     expect(stdout).toMatch(/prompt change: disappeared — the divergence at baseline step 3 .* is gone/);
+  });
+
+  it.each([
+    ['a shell predicate', ['--shell', 'echo "$TAPEDECK_RECORDING $TAPEDECK_STEP" >> "$PROBES"; exit 0']],
+    [
+      'a shell predicate that finds a bad step',
+      ['--shell', 'echo "$TAPEDECK_RECORDING $TAPEDECK_STEP" >> "$PROBES"; test "$TAPEDECK_STEP" -lt 3'],
+    ],
+  ])('against a baseline, each run is searched once and its progress says which (%s)', async (_name, predicate) => {
+    const probes = join(scratch, `probes-${Math.random().toString(36).slice(2)}.txt`);
+    process.env.PROBES = probes;
+    try {
+      await runCli('bisect', FIXED, '--baseline', BASELINE, ...predicate);
+    } finally {
+      delete process.env.PROBES;
+    }
+    const lines = readFileSync(probes, 'utf8').trim().split('\n');
+    // A probe of a step of a run is made once: the replay is not searched a second time for the comparison.
+    expect(lines.length).toBe(new Set(lines).size);
+    expect(lines.some((l) => l.startsWith(BASELINE))).toBe(true);
+    expect(lines.some((l) => l.startsWith(FIXED))).toBe(true);
+  });
+
+  it("the progress lines name the run they search: the replay's, then the baseline's", async () => {
+    const { stderr } = await runCli('bisect', FIXED, '--baseline', BASELINE);
+    const progress = stderr.split('\n').filter((l) => /^bisect.*: \[\d+\/\d+\]/.test(l));
+    expect(progress.some((l) => l.startsWith('bisect (baseline): '))).toBe(true);
+    expect(progress.every((l) => l.startsWith('bisect: ') || l.startsWith('bisect (baseline): '))).toBe(true);
   });
 });
 

@@ -49,6 +49,22 @@ describe('tapedeck replay with a project file', () => {
     const replayed = await readRecording(out);
     const booked = replayed.events.find((e) => e.type === 'db.changed' && e.payload.table === 'bookings');
     expect(booked?.type === 'db.changed' && booked.payload.after?.passenger_id).toBe('P-102');
+    // Each answered call is written at the URL the agent asked (the travel API's recorded origin),
+    // never at the sandboxed instance's port, which is gone once the replay ends: a contract's
+    // request url, `diff` and the TUI compare the replay's calls with the recording's.
+    const recorded = await readRecording(example('openai-baseline'));
+    const origins = new Set(
+      recorded.events.flatMap((e) =>
+        e.type === 'http.exchange' && !e.payload.request.url.includes('/chat/')
+          ? [new URL(e.payload.request.url).origin]
+          : [],
+      ),
+    );
+    const answered = replayed.events.flatMap((e) =>
+      e.type === 'http.exchange' && e.payload.servedFrom === 'sandbox' ? [e.payload.request.url] : [],
+    );
+    expect(answered).toHaveLength(4);
+    for (const url of answered) expect(origins).toContain(new URL(url).origin);
   });
 
   it('refuses a project file with a mistake in one line, naming the file, line and field', async () => {

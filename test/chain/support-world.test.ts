@@ -105,7 +105,29 @@ describe('bisect-prompt over a prompt series whose versions take different paths
       text: readFileSync(file, 'utf8'),
     }));
     const { config } = withOverrides(await loadConfig({ file: CONFIG }));
-    const chain = createAnswerChain(config, { keep: true });
+    const kept = createAnswerChain(config, { keep: true });
+    // Where each sandbox answer went (the service's own address): the replay writes the URL the agent asked.
+    const served = new Set<string>();
+    const chain: typeof kept = {
+      ...kept,
+      async open(world) {
+        const session = await kept.open(world);
+        return {
+          ...session,
+          answerers: session.answerers.map((a) => ({
+            ...a,
+            accepts: a.accepts.bind(a),
+            async answer(ask) {
+              const answer = await a.answer(ask);
+              if (answer && a.servedFrom === 'sandbox') served.add(new URL(answer.url).origin);
+              return answer;
+            },
+          })),
+          end: session.end.bind(session),
+        };
+      },
+      close: () => kept.close(),
+    };
     try {
       const result = await bisectPrompts({
         versions,
@@ -135,15 +157,16 @@ describe('bisect-prompt over a prompt series whose versions take different paths
         );
         expect(ids, entry.label).toEqual(['RF-0001']);
       }
-      // The service was started once for all probes: every sandbox answer came from one address.
-      const served = new Set<string>();
+      // The service was started once for all probes: every sandbox answer came from one address,
+      // and each is written at the desk API's address the agent asked.
+      expect(served.size).toBe(1);
+      const asked = new URL(careless.env.SUPPORT_API_URL as string).origin;
       for (const entry of result.path) {
         const probe = await readRecording(entry.recordingDir as string);
         for (const e of probe.events)
           if (e.type === 'http.exchange' && e.payload.servedFrom === 'sandbox')
-            served.add(new URL(e.payload.request.url).origin);
+            expect(new URL(e.payload.request.url).origin).toBe(asked);
       }
-      expect(served.size).toBe(1);
     } finally {
       await chain.close();
     }

@@ -204,3 +204,71 @@ describe('a tool that writes a file', () => {
     }
   });
 });
+
+// A tool that calls a payments API and then records the refund through the agent's own database
+// client: the recorder writes the request's step, then a DB_QUERY step of the same tool call with the
+// row. The row is the request's record: found, its values checked, and not a second execution.
+describe('a request whose record the same tool call writes through its own client', () => {
+  const REFUND = { refund_id: 'RF-0001', order_id: 4412, amount_cents: 12999 };
+  function refundRun(row: Row = REFUND) {
+    const b = new RecordingBuilder('refund', 'trace-refund');
+    const refunds = (rows: Row[]): DbSnapshot => ({
+      schemas: ['support'],
+      ddl: [],
+      tables: [
+        {
+          schema: 'support',
+          name: 'refunds',
+          columns: ['refund_id', 'order_id', 'amount_cents'].map((name) => ({ name, type: 'text', nullable: false })),
+          primaryKey: ['refund_id'],
+          rows,
+        },
+      ],
+    });
+    b.pre = { db: refunds([]) };
+    const args = { order_id: 4412, amount_usd: 129.99 };
+    const think = b.model({
+      messages: [{ role: 'user', content: 'Refund my order #4412.' }],
+      toolCalls: [{ id: 'call_r', name: 'issue_refund', arguments: args }],
+    });
+    b.tool(think, {
+      name: 'issue_refund',
+      args,
+      mutating: true,
+      result: { refund_id: 'RF-0001', status: 'issued' },
+      http: { method: 'POST', url: 'http://127.0.0.1:18403/refunds', status: 201, body: args },
+    });
+    b.changes(think, {
+      toolCallName: 'issue_refund',
+      toolCallId: 'call_r',
+      db: [{ schema: 'support', table: 'refunds', op: 'insert', key: { refund_id: row.refund_id }, after: row }],
+    });
+    b.post = { db: refunds([row]) };
+    const answer = 'Refunded $129.99 for order 4412. Confirmation: RF-0001.';
+    b.model({ messages: [{ role: 'user', content: 'Refund my order #4412.' }], text: answer });
+    return b.complete(answer).build();
+  }
+  const refundContract = (action: string) =>
+    parseContract(`
+task_id: refund_4412
+input: { user_instruction: 'Refund my order #4412.' }
+success_criteria:
+  required_outputs: [final_answer]
+  execution_result: { required: true }
+execution:
+  ${action}
+  target: { table: support.refunds, order_id: 4412 }
+  parameters: { amount_cents: 12999 }
+  max_executions: 1
+`);
+  const actions = ['action: { method: POST, url: /refunds }', 'action: { tool: issue_refund }', '# no action'];
+  it.each(actions)('its record is found and it is one execution (%s)', (action) => {
+    const e = evaluateRecording(refundRun(), refundContract(action));
+    expect(execution(e).failureReasonCodes).toEqual([]);
+    expect(execution(e).evidenceRefs).toHaveLength(1);
+  });
+  it.each(actions)('a wrong value in its record is a wrong parameter (%s)', (action) => {
+    const e = evaluateRecording(refundRun({ ...REFUND, amount_cents: 1299900 }), refundContract(action));
+    expect(execution(e).failureReasonCodes).toEqual(['WRONG_EXECUTION_PARAMETERS']);
+  });
+});

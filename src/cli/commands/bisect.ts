@@ -152,8 +152,14 @@ async function runBisect(recordingDir: string, opts: BisectOptions): Promise<voi
         `bisect: the baseline ${recording.manifest.replayOf} of this replay was not found; give --baseline DIR\n`,
       );
     }
-    if (baseline)
-      shift = await compareDivergence(baseline, recording, make, { onProgress: progress(' (baseline/replay)') });
+    if (baseline) {
+      // The replay was searched above; again over all its steps only when --good/--bad bounded that search.
+      const replayResult =
+        good === undefined && bad === undefined
+          ? result
+          : await bisectBelief(recording, make(), { onProgress: progress(' (replay, all steps)') });
+      shift = await compareDivergence(baseline, recording, make, { onProgress: progress(' (baseline)'), replayResult });
+    }
   }
   if (opts.json) {
     const data = { ...result, ...(monotonicity ? { monotonicity } : {}), ...(shift ? { promptChange: shift } : {}) };

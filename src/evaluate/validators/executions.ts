@@ -83,9 +83,26 @@ export function executionsOf(ctx: ValidatorContext, table?: (schema: string, nam
   for (const e of ctx.recording.events)
     if (e.type === 'step.started' && !started.has(e.stepId)) started.set(e.stepId, e.seq);
   const toolSteps = new Map(ctx.trajectory.toolSteps.map((s) => [s.stepId, s]));
+  // The requests of each tool call: what the same call then wrote through the agent's own client (the
+  // recorder's DB_QUERY / file step after the request, named after the same call) is that request's record.
+  const requestsOfCall = new Map<string, Execution[]>();
+  for (const x of out) {
+    const callId = x.stepId === null ? undefined : names.get(x.stepId)?.toolCallId;
+    if (callId !== undefined) requestsOfCall.set(callId, [...(requestsOfCall.get(callId) ?? []), x]);
+  }
   for (const stepId of [...changedSteps].sort((a, b) => a - b)) {
     if (requestSteps.has(stepId)) continue;
     const named = names.get(stepId);
+    const seq = started.get(stepId) ?? 0;
+    const request = (named?.toolCallId === undefined ? [] : (requestsOfCall.get(named.toolCallId) ?? []))
+      .filter((x) => x.seq < seq)
+      .at(-1);
+    if (request !== undefined) {
+      request.rows = [...request.rows, ...rowsAt(stepId).filter((r) => !request.rows.includes(r))];
+      request.files = [...request.files, ...filesAt(stepId).filter((f) => !request.files.includes(f))];
+      request.wrote = [...new Set([...request.wrote, ...wroteAt(stepId)])];
+      continue;
+    }
     const tool = toolSteps.get(stepId);
     const stepRows = rowsAt(stepId);
     const writesTable = stepRows.some((r) => table?.(r.schema, r.table));
