@@ -60,7 +60,7 @@ describe.runIf(ADMIN)('a pg-boss consumer, one recording per job', () => {
       const all = new Promise<void>((resolve) => (done = resolve));
       const handle = async ([job]: Array<{ data: { n: number } }>) => {
         const n = job?.data.n as number;
-        const out = tmp.dir + `/job-${n}`;
+        const out = `${tmp.dir}/job-${n}`;
         try {
           await record({ out, name: `job ${n}` }, async () => {
             await fetch(`${api.url}/a?who=${n}-a&delay=${(n % 3) * 40}`).then((r) => r.json());
