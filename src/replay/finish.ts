@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compareWorlds } from '../diff/compare-worlds.js';
-import { invertRowChanges } from '../postgres/index.js';
 import {
   blobRelativePath,
   type DbSnapshot,
@@ -50,6 +49,8 @@ export async function finish(
     // call (the recording's step K+1) ran before that, so they are undone: the world is step K's.
     const past = await session.takeRowsPast(options.until);
     if (past.length > 0 && db) {
+      // Loaded here: a replay without a database never needs the seeding module.
+      const { invertRowChanges } = await import('../postgres/seed.js');
       await db.apply(invertRowChanges(past));
       await tracker?.drain();
     }
