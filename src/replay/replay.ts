@@ -49,6 +49,7 @@ import {
   recordedEnvWarnings,
   replayRegion,
   runAgent,
+  schemaSqlFiles,
   seededWorld,
   seedFileIn,
   Teardown,
@@ -190,7 +191,7 @@ async function replayIn(
   const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
   warnings.push(...drift.warnings);
   // With the user's own schema SQL, what it built is known once the sandbox is open.
-  const ownSchemaSql = (options.schemaSql ?? (options.chain?.config ?? options.config)?.schemaSql ?? []).length > 0;
+  const ownSchemaSql = schemaSqlFiles(options).length > 0;
   const unbuilt = ownSchemaSql ? undefined : unbuiltDatabaseWarning(recording);
   if (unbuilt !== undefined) warnings.push(unbuilt);
   const keyDrift = redactionKeyDrift(redactor.keyId, manifest.redaction.keyId);
@@ -206,6 +207,10 @@ async function replayIn(
   }
   // A named snapshot to seed the database from, read and laid under the run's rows before anything starts.
   const seeded = await seededWorld(recording, options);
+  if (ownSchemaSql && recording.pre.db === undefined && seeded === undefined)
+    warnings.push(
+      '--schema-sql: this recording has no database (recorded without --db, or in-process with no world): the SQL is not run',
+    );
   options.onIsolation?.(describeIsolation(isolation));
   // What is known before the agent runs (an env left out, a different redaction key) is said now,
   // before the agent's own output; every warning is in the result too.

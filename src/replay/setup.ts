@@ -4,6 +4,7 @@
 // and what its preloads leave at exit. No decisions here: those are in answer.ts.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { accessSync, constants, statSync } from 'node:fs';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -132,7 +133,7 @@ export async function openDatabase(
   const db = await openDbSandbox(seed, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
   // The user's own SQL, before the tracker: what it builds is the sandbox's, not the agent's changes.
-  const files = options.schemaSql ?? (options.chain?.config ?? options.config)?.schemaSql ?? [];
+  const files = schemaSqlFiles(options);
   // What the recording names (a snapshot laid under its rows may name other objects, or none).
   const named = [...(recording.pre.db?.unbuilt ?? []), ...(seeded ? (seed.unbuilt ?? []) : [])];
   const built = files.length > 0 ? await runSchemaSql(db.url, files, named) : undefined;
@@ -140,6 +141,27 @@ export async function openDatabase(
   teardown.add(() => tracker.close());
   await tracker.start();
   return { db, tracker, ...(seeded ? { seeded } : {}), ...(built ? { built } : {}) };
+}
+
+/**
+ * The user's own schema SQL files (`--schema-sql`, else the project file's `schemaSql`), each
+ * checked readable now: a misspelt path is a one-line error before anything starts, with or
+ * without a database to run it in.
+ */
+export function schemaSqlFiles(options: ReplayOptions): string[] {
+  const files = options.schemaSql ?? (options.chain?.config ?? options.config)?.schemaSql ?? [];
+  for (const file of files) {
+    try {
+      accessSync(file, constants.R_OK);
+      if (statSync(file).isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
+    } catch (error) {
+      throw new TapedeckError(
+        'BAD_OPTION',
+        `--schema-sql ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+    }
+  }
+  return files;
 }
 
 type Unbuilt = NonNullable<DbSnapshot['unbuilt']>[number];
