@@ -14,6 +14,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import type { Extensions } from '@electric-sql/pglite';
 import type pg from 'pg';
+import { DEFAULT_SOCKET_DIRS, socketDirOf } from '../src/postgres/connect.js';
 import {
   applyRowChanges,
   connectDb,
@@ -240,8 +241,9 @@ async function openPglite(snapshot: DbSnapshot, options: DbSandboxOptions): Prom
 function upstreamOf(url: string): Upstream {
   const u = new URL(url);
   const port = Number(u.port || 5432);
-  const socketDir = u.searchParams.get('host') ?? (u.hostname === '' ? '/var/run/postgresql' : undefined);
-  if (socketDir?.startsWith('/')) return { path: path.join(socketDir, `.s.PGSQL.${port}`) };
+  // No host at all: libpq's default folder.
+  const socketDir = socketDirOf(u) ?? (u.hostname === '' ? DEFAULT_SOCKET_DIRS[0] : undefined);
+  if (socketDir !== undefined) return { path: path.join(socketDir, `.s.PGSQL.${port}`) };
   return { host: decodeURIComponent(u.hostname), port };
 }
 

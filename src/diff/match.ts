@@ -90,7 +90,10 @@ export function subsetMatch(expected: unknown, actual: unknown, key?: string, or
     // the rest, when few, are matched loosely (each pair is a reading of two values: n² of them
     // would take minutes).
     const left = new Map<string, number>();
-    for (const a of actual) left.set(canonical(a), (left.get(canonical(a)) ?? 0) + 1);
+    for (const a of actual) {
+      const k = canonical(a);
+      left.set(k, (left.get(k) ?? 0) + 1);
+    }
     const rest: unknown[] = [];
     for (const v of expected) {
       const k = canonical(v);

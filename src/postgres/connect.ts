@@ -44,7 +44,7 @@ export async function connectDb(url: string, options: ConnectOptions = {}): Prom
 export const DEFAULT_SOCKET_DIRS = ['/var/run/postgresql', '/run/postgresql', '/tmp'];
 
 /** The socket folder a postgres URL names (`?host=/dir`, or a host that is a path: `%2Fdir`), else undefined. */
-function socketDirOf(u: URL): string | undefined {
+export function socketDirOf(u: URL): string | undefined {
   const given = u.searchParams.get('host');
   if (given?.startsWith('/')) return given;
   let host = u.hostname;

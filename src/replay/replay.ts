@@ -191,7 +191,8 @@ async function replayIn(
   const drift = runtimeDrift(recording, manifest.agent.entry && relocate(manifest.agent.entry), cwd);
   warnings.push(...drift.warnings);
   // With the user's own schema SQL, what it built is known once the sandbox is open.
-  const ownSchemaSql = schemaSqlFiles(options).length > 0;
+  const schemaSql = schemaSqlFiles(options);
+  const ownSchemaSql = schemaSql.length > 0;
   const unbuilt = ownSchemaSql ? undefined : unbuiltDatabaseWarning(recording);
   if (unbuilt !== undefined) warnings.push(unbuilt);
   const keyDrift = redactionKeyDrift(redactor.keyId, manifest.redaction.keyId);
@@ -216,7 +217,7 @@ async function replayIn(
   // before the agent's own output; every warning is in the result too.
   for (const w of warnings) options.onWarning?.(w);
 
-  const database = await openDatabase(recording, options, teardown, seeded);
+  const database = await openDatabase(recording, options, teardown, seeded, schemaSql);
   const { db, tracker } = database;
   const lacking = lackingDatabaseWarning(db);
   if (lacking !== undefined) {

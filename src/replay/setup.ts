@@ -121,6 +121,8 @@ export async function openDatabase(
   options: ReplayOptions,
   teardown: Teardown,
   seeded?: ReplayDatabase['seeded'],
+  /** The user's own schema SQL, checked readable (schemaSqlFiles). */
+  schemaSql: readonly string[] = [],
 ): Promise<ReplayDatabase> {
   const seed = seeded?.pre ?? recording.pre.db;
   if (!seed) return {};
@@ -133,10 +135,9 @@ export async function openDatabase(
   const db = await openDbSandbox(seed, { kind, ...(options.db ? { url: options.db } : {}) });
   teardown.add(() => db.close());
   // The user's own SQL, before the tracker: what it builds is the sandbox's, not the agent's changes.
-  const files = schemaSqlFiles(options);
   // What the recording names (a snapshot laid under its rows may name other objects, or none).
   const named = [...(recording.pre.db?.unbuilt ?? []), ...(seeded ? (seed.unbuilt ?? []) : [])];
-  const built = files.length > 0 ? await runSchemaSql(db.url, files, named) : undefined;
+  const built = schemaSql.length > 0 ? await runSchemaSql(db.url, schemaSql, named) : undefined;
   const tracker = await createDbTracker(db.url, { schemas: seed.schemas });
   teardown.add(() => tracker.close());
   await tracker.start();
@@ -173,7 +174,11 @@ const unbuiltKey = (o: Unbuilt) => JSON.stringify([o.kind, o.schema, o.name, o.t
  * a recording only names what it lacks). They run after the recorded tables and rows, so a trigger
  * does not fire on the seeded rows. Returns which of the recording's `unbuilt` objects now exist.
  */
-async function runSchemaSql(url: string, files: string[], unbuilt: Unbuilt[]): Promise<(o: Unbuilt) => boolean> {
+async function runSchemaSql(
+  url: string,
+  files: readonly string[],
+  unbuilt: Unbuilt[],
+): Promise<(o: Unbuilt) => boolean> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
