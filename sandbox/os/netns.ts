@@ -42,7 +42,8 @@ export interface NetKeeper {
   enter(command: string, args: string[]): { command: string; args: string[] };
   /** Makes `address` (an IP literal) local inside; false when the keeper could not. */
   local(address: string): Promise<boolean>;
-  close(): void;
+  /** Ends the keeper; resolves once it has exited and been reaped (at most 2 s), so none is left behind. */
+  close(): Promise<void>;
 }
 
 /** An IP literal that is not loopback, in the form `ip` takes (brackets off), or undefined. */
@@ -106,6 +107,13 @@ export function whyNoDoor(error: Error): string {
     : (/\b(E[A-Z]+)\b/.exec(error.message)?.[1] ?? error.message);
 }
 
+/** `done`, or after `ms` whichever comes first (the timer never outlives the wait). */
+export async function untilOr(done: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
 let broken = false;
 
 /**
@@ -155,7 +163,11 @@ export async function startNetKeeper(unshare: string | undefined): Promise<NetKe
       else answers.push(resolve);
     });
   if ((await next()) !== 'ready') {
-    child.kill('SIGKILL');
+    if (!ended) {
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await untilOr(gone, 2000);
+    }
     return undefined;
   }
   // The keeper must not keep this process alive, nor outlive it (its input closes with it).
@@ -180,9 +192,12 @@ export async function startNetKeeper(unshare: string | undefined): Promise<NetKe
       }
       return done;
     },
-    close() {
+    async close() {
       stdin.end();
-      if (!ended) child.kill('SIGKILL');
+      if (ended) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await untilOr(gone, 2000);
     },
   };
 }

@@ -45,7 +45,7 @@ import { makeNotedTempDir } from '../leftovers.js';
 import { forgetIsolation, type Isolation, StaleIsolationError } from './detect.js';
 import { HOST_NAME, hostsFile, namedAddress, realHosts } from './hosts.js';
 import { INSIDE_DIR, launcher, underMasked } from './launcher.js';
-import { keeperFailed, type NetKeeper, nonLoopback, startNetKeeper } from './netns.js';
+import { keeperFailed, type NetKeeper, nonLoopback, startNetKeeper, untilOr } from './netns.js';
 import { commandOf, type OsAttempt, parseTraceLine, TRACED } from './trace.js';
 
 /** Where the sandbox's own listeners go inside: below Linux's ephemeral range (32768-60999). */
@@ -155,12 +155,12 @@ export async function openOsSandbox(options: OsSandboxOptions): Promise<OsSandbo
       return await openBox(options, keeper);
     } catch (error) {
       if (!keeper || !(error instanceof DidNotStart)) throw error;
-      keeper.close();
+      await keeper.close();
       keeperFailed();
       return await openBox(options, undefined);
     }
   } catch (error) {
-    keeper?.close();
+    await keeper?.close();
     // A kept probe said this sandbox works and it did not start: the machine changed since. The
     // next probe runs the tools again (a replay does so at once and starts over).
     if (isolation.fromCache && error instanceof DidNotStart) {
@@ -282,7 +282,7 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
     for (const c of cleanup.reverse()) await c().catch(() => undefined);
     throw error;
   }
-  if (keeper) cleanup.push(async () => keeper.close());
+  if (keeper) cleanup.push(() => keeper.close());
   // Stdout/stderr of the launcher are the agent's from here on; the caller reads them.
   child.stdout?.pause();
   child.stderr?.removeAllListeners('data');
@@ -425,19 +425,20 @@ async function openBox(options: OsSandboxOptions, keeper: NetKeeper | undefined)
       return proc;
     },
     async close() {
+      // Resolved once the launcher has exited and been reaped: a caller that lists its children
+      // after close() finds none of ours (a killed one not yet waited for is still listed).
+      const gone = new Promise((r) => {
+        if (child.exitCode !== null || child.signalCode !== null) r(undefined);
+        else child.once('exit', r);
+      });
       if (!ended && child.connected) {
         child.send({ t: 'bye' });
-        // The timer must not outlive the wait: a pending one kept every replay's process 2 s after its work.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          new Promise((r) => child.once('exit', r)),
-          new Promise((r) => {
-            timer = setTimeout(r, 2000);
-          }),
-        ]);
-        clearTimeout(timer);
+        await untilOr(gone, 2000);
       }
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await untilOr(gone, 2000);
+      }
       for (const server of listeners) {
         try {
           server.close();

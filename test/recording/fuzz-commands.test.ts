@@ -36,6 +36,7 @@ import { replay } from '../../src/replay/index.js';
 import { root, tapedeck } from '../cli/run-cli.js';
 import { type HostileCase, KINDS, makeHostileCases, type Targets } from '../support/hostile-recordings.js';
 import { loadAsTui, type Run, runInProcess } from '../support/in-process-cli.js';
+import { ownChildren } from '../support/processes.js';
 
 const SEED = Number(process.env.TAPEDECK_FUZZ_SEED ?? 29);
 const PER_CLASS = Number(process.env.TAPEDECK_FUZZ_PER_CLASS ?? 2);
@@ -58,18 +59,6 @@ let childrenBefore: string[];
 const problems: string[] = [];
 const counts = new Map<string, number>();
 const spent = new Map<string, number>();
-
-/** The processes this one has started (the test's own workers aside). */
-function children(): string[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(process.pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when there are none
-  }
-}
 
 /** Everything under `dir`, as relative paths (a link or a FIFO listed, never followed or opened). */
 function tree(dir: string, rel = ''): string[] {
@@ -153,7 +142,7 @@ beforeAll(() => {
     targets.payloadModule,
     `require('node:fs').writeFileSync(${JSON.stringify(path.join(targets.canaryDir, 'loaded'))}, 'x');\n`,
   );
-  childrenBefore = children();
+  childrenBefore = ownChildren();
   // One case of each class in turn, PER_CLASS times over.
   cases = makeHostileCases({
     seed: SEED,
@@ -248,7 +237,7 @@ describe('seeded hostile recordings through every command that takes one', () =>
     expect(written.sort()).toEqual(['outside/payload.cjs', 'outside/secret.json']);
     expect(listing(path.join(tmp, 'cases'))).toEqual(casesBefore);
     expect(readdirSync(path.join(tmp, 'tmp'))).toEqual([]);
-    expect(children()).toEqual(childrenBefore);
+    expect(ownChildren()).toEqual(childrenBefore);
   }, 600_000);
 
   it('replays accepted hostile cases, with --isolation none and the default, leaving nothing behind', async () => {
@@ -303,7 +292,7 @@ describe('seeded hostile recordings through every command that takes one', () =>
     }
     expect(problems).toEqual([]);
     expect(readdirSync(path.join(tmp, 'tmp'))).toEqual([]);
-    expect(children()).toEqual(childrenBefore);
+    expect(ownChildren()).toEqual(childrenBefore);
   }, 600_000);
 });
 

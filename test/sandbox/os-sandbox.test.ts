@@ -8,6 +8,7 @@ import { chooseIsolation, detectIsolation } from '../../sandbox/os/detect.js';
 import { ownPorts } from '../../sandbox/os/listening.mjs';
 import { type OsSandbox, openOsSandbox } from '../../sandbox/os/sandbox.js';
 import { parseTraceLine } from '../../sandbox/os/trace.js';
+import { ownChildren } from '../support/processes.js';
 import { realDir, type Sentinels, startSentinels } from './helpers.js';
 
 const hasBwrap = detectIsolation().level === 'bwrap';
@@ -205,6 +206,21 @@ describe.skipIf(!hasBwrap)('OS sandbox (bubblewrap)', () => {
     service.kill('SIGKILL');
     expect((await service.exit).signal).toBe('SIGKILL');
   });
+});
+
+describe.skipIf(!hasBwrap)('OS sandbox closing', () => {
+  it('leaves no process of its own once close() resolves: launcher and network keeper exited and reaped', async () => {
+    const before = ownChildren();
+    for (let i = 0; i < 10; i++) {
+      const box = await openOsSandbox({ isolation: chooseIsolation('bwrap'), cwd: process.cwd() });
+      // Every other round, an agent still running when the sandbox closes (a replay cut short).
+      if (i % 2 === 1)
+        box.spawn(['sleep', '30'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: 'pipe' });
+      expect(ownChildren().length).toBeGreaterThan(before.length);
+      await box.close();
+      expect(ownChildren()).toEqual(before);
+    }
+  }, 120_000);
 });
 
 describe.skipIf(!hasBwrap)("OS sandbox with the run's CA in place of the system bundles", () => {

@@ -14,3 +14,22 @@ export function processesWith(token: string): number[] {
   }
   return pids;
 }
+
+/**
+ * The processes this one started and has not yet reaped (a zombie is listed too), each as
+ * `pid command line`, so that a test's failure names what was left.
+ */
+export function ownChildren(): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      out.push(`${name} ${cmdline || '(exited, not yet reaped)'}`);
+    } catch {}
+  }
+  return out;
+}
