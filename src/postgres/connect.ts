@@ -95,17 +95,72 @@ export function databaseSockets(urls: Array<string | undefined>): string[] {
 }
 
 /**
- * PGHOST for a tree in the OS sandbox, which allows no Unix sockets: naming the folder of a
- * database's socket (PGHOST=/var/run/postgresql), or unset where libpq's default folder holds it
- * (`psql -d app`, `postgresql:///app`), it becomes 127.0.0.1, so libpq's programs (psql, pg_dump,
- * psycopg) and Node's pg reach the sandbox's door to that database, which listens there at the
- * same port (`sockets`: `databaseSockets` of the databases with a door inside).
+ * The env of a tree in the OS sandbox, which allows no Unix sockets, with every way it names a
+ * database's socket turned to 127.0.0.1, where the sandbox's door to that database listens at the
+ * same port (`sockets`: `databaseSockets` of the databases with a door inside):
+ * - PGHOST naming the socket's folder (PGHOST=/var/run/postgresql), or unset where libpq's default
+ *   folder holds it (`psql -d app`);
+ * - any variable holding a database URL that names the folder (`postgresql:///app?host=/dir`,
+ *   `postgres://u@%2Fdir/app`) or no host at all (`postgresql:///app`: PGHOST, else the default
+ *   folder), or a key=value connection string with `host=/dir` (`psql "$APP_DSN"`).
+ * So libpq's programs (psql, pg_dump, psycopg) and Node's pg reach it as they reached the socket.
+ * Returns only the variables it changes.
  */
-export function loopbackPgHost(
+export function loopbackPgEnv(
   env: Record<string, string | undefined>,
   sockets: readonly string[],
-): { PGHOST?: string } {
-  const dir = env.PGHOST === undefined || env.PGHOST === '' ? DEFAULT_SOCKET_DIRS[0] : env.PGHOST;
-  if (dir === undefined || !dir.startsWith('/')) return {};
-  return sockets.includes(path.resolve(dir, `.s.PGSQL.${env.PGPORT || '5432'}`)) ? { PGHOST: '127.0.0.1' } : {};
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (sockets.length === 0) return out;
+  const pgHost = env.PGHOST === undefined || env.PGHOST === '' ? undefined : env.PGHOST;
+  const defaultDir = pgHost ?? DEFAULT_SOCKET_DIRS[0];
+  const isDoor = (dir: string | undefined, port: string | undefined): boolean =>
+    dir?.startsWith('/') === true && sockets.includes(path.resolve(dir, `.s.PGSQL.${port || env.PGPORT || '5432'}`));
+  if (isDoor(defaultDir, env.PGPORT)) out.PGHOST = '127.0.0.1';
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || name === 'PGHOST') continue;
+    const changed = /^postgres(?:ql)?:\/\//.test(value)
+      ? loopbackUrl(value, defaultDir, isDoor)
+      : loopbackDsn(value, isDoor);
+    if (changed !== undefined) out[name] = changed;
+  }
+  return out;
+}
+
+/** A database URL naming a door's socket, at 127.0.0.1 instead; undefined when it names none. */
+function loopbackUrl(
+  value: string,
+  defaultDir: string | undefined,
+  isDoor: (dir: string | undefined, port: string | undefined) => boolean,
+): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const named = socketDirOf(u);
+  const dir = named ?? (u.hostname === '' ? defaultDir : undefined);
+  if (!isDoor(dir, u.searchParams.get('port') || u.port || undefined)) return undefined;
+  if (u.searchParams.get('host')?.startsWith('/')) u.searchParams.delete('host');
+  // A URL with no host takes one only through its text: `postgresql:///app` parses with an
+  // empty, unsettable host (a URL of a special scheme would not).
+  const rest = u.href.replace(/^postgres(?:ql)?:\/\/(?:[^@/?#]*@)?[^/?#]*/, '');
+  const auth = u.username === '' ? '' : `${u.username}${u.password === '' ? '' : `:${u.password}`}@`;
+  return `${u.protocol}//${auth}127.0.0.1${u.port === '' ? '' : `:${u.port}`}${rest}`;
+}
+
+/** A key=value connection string (`host=/var/run/postgresql dbname=app`) naming a door's socket, at 127.0.0.1 instead. */
+function loopbackDsn(
+  value: string,
+  isDoor: (dir: string | undefined, port: string | undefined) => boolean,
+): string | undefined {
+  // Only a string made of key=value pairs alone (libpq's conninfo), with a host that is a folder.
+  if (!/^\s*(?:[a-z_]+\s*=\s*(?:'[^']*'|\S+)\s*)+$/i.test(value) || !/(?:^|\s)host\s*=\s*'?\//.test(value))
+    return undefined;
+  const host = /(?:^|\s)host\s*=\s*(?:'([^']*)'|(\S+))/.exec(value);
+  const dir = host?.[1] ?? host?.[2];
+  const port = /(?:^|\s)port\s*=\s*'?(\d+)/.exec(value)?.[1];
+  if (host === null || !isDoor(dir, port)) return undefined;
+  return value.replace(host[0], host[0].replace(/=\s*(?:'[^']*'|\S+)$/, '=127.0.0.1'));
 }

@@ -37,7 +37,7 @@ import {
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, writeTrust } from '../../sandbox/proxy/trust.js';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
-import { loopbackPgHost } from '../postgres/connect.js';
+import { loopbackPgEnv } from '../postgres/connect.js';
 import { TEXT_STREAM_TYPES } from '../providers/index.js';
 import { TapedeckError } from '../recording/index.js';
 import { flushProxyWebSockets, webSocketDoor } from './isolate-websocket.js';
@@ -389,7 +389,7 @@ export async function openRecordSandbox(input: {
     pythonsCovered: sites.covered,
     env: (base) => ({
       ...proxyEnv(base, proxyUrl, trust),
-      ...loopbackPgHost(base, input.dbSockets ?? []),
+      ...loopbackPgEnv(base, input.dbSockets ?? []),
       [PYTHON_COVERED_ENV]: sites.covered.join(delimiter),
     }),
     attempts: () => [

@@ -40,7 +40,7 @@ import {
 } from '../../sandbox/proxy/server.js';
 import { proxyEnv, type Trust, writeTrust } from '../../sandbox/proxy/trust.js';
 import { isolatedSites, pythonsOf } from '../../sandbox/python/hook.js';
-import { databaseSockets, loopbackPgHost } from '../postgres/connect.js';
+import { databaseSockets, loopbackPgEnv } from '../postgres/connect.js';
 import { chunkBytes } from '../providers/index.js';
 import { type Manifest, type Recording, TapedeckError } from '../recording/index.js';
 import { recordedDbAddress } from './chain/index.js';
@@ -393,7 +393,7 @@ export async function openReplaySandbox(input: {
     env(base) {
       return {
         ...proxyEnv(base, proxyUrl, trust),
-        ...loopbackPgHost(base, recordedSockets),
+        ...loopbackPgEnv(base, recordedSockets),
         TAPEDECK_PROXY: proxyUrl,
         ...(started.pythonsCovered ? { [PYTHON_COVERED_ENV]: started.pythonsCovered.join(path.delimiter) } : {}),
       };

@@ -148,6 +148,32 @@ describe.runIf(PG_URL && folder)('an agent that reaches its database by the Unix
     240_000,
   );
 
+  // The connection in a variable of the agent's own (psql "$APP_DB"): a URL naming the folder, a
+  // key=value string, and a URL with no host at all (libpq's default folder, Debian's).
+  it.runIf(BWRAP && PSQL)(
+    'psql given a socket URL or key=value string in a variable: recorded under --isolate, replayed in the OS sandbox',
+    async () => {
+      const { PGHOST: _gone, ...rest } = env;
+      const saved = env;
+      const dsns = {
+        url: `postgresql:///${env.PGDATABASE}?host=${encodeURIComponent(folder as string)}&port=${env.PGPORT}&user=${env.PGUSER}`,
+        kv: `host=${folder} port=${env.PGPORT} dbname=${env.PGDATABASE} user=${env.PGUSER}`,
+        ...(folder === '/var/run/postgresql' && env.PGPORT === '5432'
+          ? { bare: `postgresql:///${env.PGDATABASE}` }
+          : {}),
+      };
+      try {
+        for (const [name, dsn] of Object.entries(dsns)) {
+          env = { ...rest, APP_DB: dsn };
+          await roundTrip(`psql-conn-${name}`, ['psql-conn'], true, ['bwrap']);
+        }
+      } finally {
+        env = saved;
+      }
+    },
+    360_000,
+  );
+
   // libpq's own default folder (Debian's): psql given no host at all.
   it.runIf(BWRAP && PSQL && folder === '/var/run/postgresql')(
     "psql with no PGHOST (libpq's default socket): recorded under --isolate, replayed in the OS sandbox",
