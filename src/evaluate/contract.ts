@@ -70,6 +70,11 @@ const ExecutionSchema = z
     target: z.record(z.string(), z.unknown()).optional(),
     /** Parameters: key -> value; `max_<key>` / `min_<key>` bound a numeric value. */
     parameters: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Which lists in `target` and `parameters` compare in order: `true` all, `false` none, or the
+     * keys named; unsaid, by their key (src/diff/match.ts isOrdered), as a row expectation's.
+     */
+    ordered: z.union([z.boolean(), z.array(z.string())]).optional(),
     confirmation_id_pattern: Regex.optional(),
     max_executions: z.number().int().positive().optional(),
     high_risk: z.boolean().optional(),

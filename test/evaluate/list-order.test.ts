@@ -67,6 +67,38 @@ describe('equals over a list', () => {
   });
 });
 
+/** Whether an execution expectation's parameters hold the booking (its `ordered` as given). */
+function executionPasses(parameters: string, body: Record<string, unknown>, ordered = ''): boolean {
+  const contract = parseContract(`
+task_id: book_both
+success_criteria: { required_outputs: [final_answer] }
+execution:
+  action: { tool: book }
+  parameters: ${parameters}${ordered === '' ? '' : `\n  ordered: ${ordered}`}
+`);
+  const e = evaluateRecording(run(body), contract);
+  return !e.findings.some((f) => f.code === 'WRONG_EXECUTION_PARAMETERS');
+}
+
+describe("an execution's parameters over a list", () => {
+  const booked = { ...BOOKED, trip: { route: ['OSL', 'CPH', 'ARN'], tags: ['a', 'b'] } };
+  it.each([
+    ['{ flight_ids: [FL-101, FL-102] }', '', true],
+    ['{ flight_ids: [FL-101, FL-103] }', '', false],
+    ['{ ranking: [H-1, H-2, H-3] }', '', false],
+    ['{ flight_ids: [FL-101, FL-102] }', 'true', false],
+    ['{ flight_ids: [FL-102, FL-101] }', 'true', true],
+    ['{ flight_ids: [FL-101, FL-102] }', '[flight_ids]', false],
+    ['{ ranking: [H-1, H-2, H-3] }', 'false', true],
+    // A list inside a parameter goes by its own key: a route in order, tags in any.
+    ['{ trip: { route: [OSL, CPH, ARN], tags: [b, a] } }', '', true],
+    ['{ trip: { route: [ARN, CPH, OSL] } }', '', false],
+    ['{ trip: { route: [ARN, CPH, OSL] } }', 'false', true],
+  ])('%s (ordered: %s) -> %s', (parameters, ordered, expected) => {
+    expect(executionPasses(parameters, booked, ordered)).toBe(expected);
+  });
+});
+
 describe('a long list', () => {
   const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `ID-${from + i}`);
   it('matches in any order, loosely where it must, in bounded time, and never overflows the stack', () => {

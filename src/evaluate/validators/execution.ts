@@ -170,7 +170,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
             })
           : found.some(
               (f) =>
-                looseEqual(want, f.value, isOrdered(name, undefined)) ||
+                looseEqual(want, f.value, isOrdered(name, ex?.ordered) || ex?.ordered) ||
                 sameFact(want, f.value, { expected: key, actual: f.key }),
             );
         if (good) return void ok++;
