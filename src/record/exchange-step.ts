@@ -16,7 +16,7 @@ import type {
   StreamChunk,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { parseJson } from '../recording/index.js';
+import { isBinaryType, parseJson } from '../recording/index.js';
 import { classifyHttp, type ToolRule } from './classify.js';
 import { type MessageOf, type WireBody, wireBytes } from './protocol.js';
 
@@ -96,7 +96,8 @@ function storedBody(
   contentType: string | undefined,
 ): Body | undefined {
   if (wire === undefined && content.size === 0) return undefined;
-  const body = store(content.text ?? content.bytes, contentType);
+  // Bytes of a binary type stay bytes even when they are UTF-8: redacted in place, at their length.
+  const body = store(isBinaryType(contentType) ? content.bytes : (content.text ?? content.bytes), contentType);
   return wire?.truncated ? { ...body, truncated: true } : body;
 }
 
@@ -235,7 +236,10 @@ export function toolCallOf(
   const tool = classifyHttp({ method: req.method, url: call.url, json: call.json, headers: req.headers }, rules);
   let result: unknown = resJson;
   if (streamed) {
-    result = open.chunks.map((c) => c.data).join('');
+    // A binary stream's chunks (gRPC) are in the exchange, redacted there as bytes.
+    result = open.chunks.some((c) => c.encoding === 'base64')
+      ? `(${open.chunks.reduce((n, c) => n + Buffer.byteLength(c.data, 'base64'), 0)} bytes of binary data)`
+      : open.chunks.map((c) => c.data).join('');
   } else if (resJson === undefined && resText !== '') {
     result = resText ?? `(${resContent.size} bytes of binary data)`;
   }

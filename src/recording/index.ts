@@ -14,7 +14,7 @@ export {
   unrecordedWarning,
 } from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
-export { bodyBytes, bodyText } from './body.js';
+export { bodyBytes, bodyText, isBinaryType } from './body.js';
 export { isBookkeepingTable } from './bookkeeping.js';
 export { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 export {
@@ -56,6 +56,7 @@ export { isReadRequest, isReadRpc, READ_METHODS, rpcMethod } from './reads.js';
 export {
   createRedactor,
   isPlaceholder,
+  masksForMatching,
   PLACEHOLDER_PREFIX,
   type RedactionOptions,
   type Redactor,
@@ -91,7 +92,6 @@ export {
   createRecordingWriter,
   INLINE_BODY_MAX,
   INLINE_FILES_BUDGET,
-  isBinaryType,
   type RecordingWriter,
   type WriterInit,
 } from './writer.js';

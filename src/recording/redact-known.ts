@@ -109,6 +109,9 @@ export class KnownSecrets {
   private readonly learned: string[] = [];
   private readonly permanent = new Set<string>();
   private regex: RegExp | undefined;
+  /** The forms as their UTF-8 bytes read as latin1 (one character a byte), and their alternation. */
+  private bytesForms: Map<string, string> | undefined;
+  private bytesRegex: RegExp | undefined;
   generation = 0;
 
   get size(): number {
@@ -142,6 +145,8 @@ export class KnownSecrets {
   private changed(): void {
     this.generation++;
     this.regex = undefined;
+    this.bytesForms = undefined;
+    this.bytesRegex = undefined;
   }
 
   /**
@@ -162,5 +167,27 @@ export class KnownSecrets {
     if (!re.test(text)) return text;
     re.lastIndex = 0;
     return text.replace(re, (form) => placeholder(this.forms.get(form) as string));
+  }
+
+  /**
+   * `view` (bytes read as latin1: one character a byte) with the bytes of every known value (any
+   * form, as UTF-8) replaced by `mask(value, byteLength)`, which must be that many characters: the
+   * bytes keep their length. Longest first, as replace().
+   */
+  replaceBytes(view: string, mask: (value: string, length: number) => string): string {
+    if (this.forms.size === 0 || view.length < MIN_KNOWN_LENGTH) return view;
+    if (this.bytesRegex === undefined || this.bytesForms === undefined) {
+      const forms = new Map<string, string>();
+      for (const [form, value] of this.forms) forms.set(Buffer.from(form, 'utf8').toString('latin1'), value);
+      const sorted = [...forms.keys()].sort((a, b) => b.length - a.length);
+      this.bytesForms = forms;
+      this.bytesRegex = new RegExp(sorted.map(escapeRegExp).join('|'), 'g');
+    }
+    const re = this.bytesRegex;
+    const forms = this.bytesForms;
+    re.lastIndex = 0;
+    if (!re.test(view)) return view;
+    re.lastIndex = 0;
+    return view.replace(re, (form) => mask(forms.get(form) as string, form.length));
   }
 }

@@ -10,6 +10,22 @@ export function isPlaceholder(value: string): boolean {
   return PLACEHOLDER.test(value);
 }
 
+/** A secret's mask in bytes shorter than a placeholder (redact.ts bytes()): `[R:` + hex of its HMAC + `]`. */
+export const SHORT_MASK_PREFIX = '[R:';
+/** A mask in bytes (a placeholder padded with `*`, or a short mask) and a placeholder: their first 4 hex. */
+const MASKS = /\[REDACTED:hmac:([0-9a-f]{4})[0-9a-f]{8}\]\**|\[R:([0-9a-f]{4})[0-9a-f]*\]/g;
+
+/**
+ * Text read from masked bytes, each mask and placeholder as `[R:<its first 4 hex>]`: what a replay
+ * compares. A replayed agent sends the placeholder it was served (a token from a recorded header)
+ * where the recording's bytes hold that secret's mask, as long as the secret.
+ */
+export function masksForMatching(text: string): string {
+  return text.includes('[R')
+    ? text.replace(MASKS, (_m, long?: string, short?: string) => `[R:${long ?? short}]`)
+    : text;
+}
+
 export const DEFAULT_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key'];
 export const SECRET_WORDS = new Set([
   'key',
@@ -95,6 +111,12 @@ export const PATTERN_WORDS = [
   'aiza',
   'eyj',
 ];
+/**
+ * Where a token pattern can start, as exactly as the patterns read it (in bytes no lower-cased copy
+ * is made, and a case-blind word turns up by chance in a megabyte of random bytes).
+ */
+export const TOKEN_STARTS =
+  /\b(?:[Bb][Ee][Aa][Rr][Ee][Rr]\s|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|eyJ)/;
 export const TOKEN_CAMEL_S = /[Tt][Oo][Kk][Ee][Nn]S/;
 // "name": "value" in JSON text, and \"name\": \"value\" in JSON that is itself inside a JSON string.
 export const JSON_FIELD = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;

@@ -25,8 +25,10 @@ import {
   SECRET_FLAG,
   SECRET_SUFFIX,
   SECRET_WORDS,
+  SHORT_MASK_PREFIX,
   TOKEN_CAMEL_S,
   TOKEN_PATTERNS,
+  TOKEN_STARTS,
   VALUE_NEXT,
 } from './redact-rules.js';
 import {
@@ -94,11 +96,19 @@ export interface Redactor {
   url(url: string): string;
   /** Token patterns, `"secret_field": "…"` pairs, `token=…` pairs and known secret values in free text (bodies, SSE chunks). */
   text(text: string): string;
+  /**
+   * Bytes kept as bytes (a protobuf or gRPC body, a multipart upload, a binary WebSocket message):
+   * known secret values (their UTF-8 bytes) and token patterns (ASCII) replaced in place by a mask
+   * of the same number of bytes (`[REDACTED:hmac:<12 hex>]` padded with `*`, or for a shorter
+   * secret `[R:<hex>]` of the same HMAC), so length prefixes, frame lengths and boundaries stay
+   * valid; equal secrets give equal masks. The same bytes when nothing is found.
+   */
+  bytes(bytes: Uint8Array): Buffer;
   /** Walks a JSON value: string fields with secret names become placeholders, other strings go through text(). */
   json<T>(value: T): T;
   /** A command line: the value after a secret-named flag (`--token VALUE`) becomes a placeholder, the rest goes through text(). */
   argv(args: readonly string[]): string[];
-  /** An inline text body through text(), with its size updated. Blob and base64 bodies are returned as they are. */
+  /** An inline text body through text(), with its size updated; an inline base64 body through bytes(). Blob bodies are returned as they are. */
   body(body: Body): Body;
   /** Marks a Body whose text already went through text(), so body() returns it untouched (the writer's fast path). */
   markClean(body: Body): Body;
@@ -108,7 +118,7 @@ export interface Redactor {
 }
 
 export { redactionKeyFile } from './redact-key.js';
-export { isPlaceholder, PLACEHOLDER_PREFIX } from './redact-rules.js';
+export { isPlaceholder, masksForMatching, PLACEHOLDER_PREFIX } from './redact-rules.js';
 
 /**
  * A redactor with the default rules plus `options`.
@@ -160,6 +170,18 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
       placeholders.set(secret, p);
     }
     return p;
+  }
+  /**
+   * A secret's mask in bytes, `length` characters (each one byte): its placeholder padded with `*`;
+   * shorter than a placeholder, `[R:` + hex of the same HMAC + `]` (masksForMatching reads both as
+   * one); under 8 bytes (a user pattern's match), `*`s.
+   */
+  function mask(secret: string, length: number): string {
+    const p = placeholder(secret);
+    if (length >= p.length) return p + '*'.repeat(length - p.length);
+    if (length < 8) return '*'.repeat(length);
+    const hex = createHmac('sha256', key).update(secret, 'utf8').digest('hex');
+    return `${SHORT_MASK_PREFIX}${hex.slice(0, length - SHORT_MASK_PREFIX.length - 1)}]`;
   }
   const known = new KnownSecrets();
   function learn(value: string): boolean {
@@ -341,6 +363,18 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return `${scheme}${user === undefined ? '' : `${text(user)}@`}${host}${text(rest)}`;
   }
 
+  function bytes(input: Uint8Array): Buffer {
+    const buffer = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    if (buffer.length === 0) return buffer;
+    // A latin1 view: one character a byte, so a match's offset and length are the bytes' own, and
+    // the ASCII token patterns read the bytes as they read text.
+    const view = buffer.toString('latin1');
+    let out = known.replaceBytes(view, mask);
+    if (TOKEN_STARTS.test(out)) for (const re of TOKEN_PATTERNS) out = out.replace(re[1], (m) => mask(m, m.length));
+    for (const re of userPatterns) out = out.replace(re, (m) => (m === '' ? m : mask(m, m.length)));
+    return out === view ? buffer : Buffer.from(out, 'latin1');
+  }
+
   function json<T>(value: T): T {
     return walk(value, 0) as T;
   }
@@ -397,12 +431,17 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     return b;
   }
   function body(input: Body): Body {
+    if (input.base64 !== undefined && input.text === undefined) {
+      const original = Buffer.from(input.base64, 'base64');
+      const redacted = bytes(original);
+      return redacted === original ? input : { ...input, base64: redacted.toString('base64') };
+    }
     if (input.text === undefined || clean.get(input) === known.generation) return input;
     const redacted = text(input.text);
     return redacted === input.text ? input : { ...input, text: redacted, size: Buffer.byteLength(redacted, 'utf8') };
   }
 
-  const parts: RedactorParts = { text, headers, url, body };
+  const parts: RedactorParts = { text, bytes, headers, url, body };
   const exchange = (p: HttpExchangePayload): HttpExchangePayload => redactExchange(parts, p);
 
   /** A step's name and route come from what it called (`POST /items/<a path with a secret>`): as text. */
@@ -453,6 +492,7 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
     headers,
     url,
     text,
+    bytes,
     json,
     argv,
     body,

@@ -6,6 +6,7 @@ import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { BlobStore, sha256Hex, writeAllSync, writeFileAtomic, writeFileAtomicSync } from './blobs.js';
+import { isBinaryType } from './body.js';
 import { canonicalJson, canonicalJsonPretty } from './canonical-json.js';
 import { disk } from './disk.js';
 import { TapedeckError } from './errors.js';
@@ -110,7 +111,10 @@ export interface RecordingWriter {
   readonly redactor: Redactor;
   /** Redacts and buffers one event; returns its seq (0, 1, 2, …). Flushes at step.completed and run.completed. */
   append<K extends EventType>(event: AppendInput<K>): number;
-  /** A redacted Body: inline text (utf8) or base64 when small, else a blob reference. */
+  /**
+   * A redacted Body: inline text (utf8) or base64 when small, else a blob reference. Text is
+   * redacted as text; bytes (a binary content type, or not UTF-8) by the redactor's bytes pass.
+   */
   body(bytes: Uint8Array | string, contentType?: string): Body;
   /** Stores bytes as they are (file contents) and returns their sha256. Not redacted. */
   /** `from`: a file already holding these bytes (another recording's blob, verified): linked, not copied, where it can be. */
@@ -136,13 +140,6 @@ export interface RecordingWriter {
 }
 
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
-const BINARY_TYPES =
-  /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|pdf|x-protobuf|protobuf|grpc|wasm)/i;
-
-/** Whether `body()` keeps bytes of this content type as bytes (base64 or a blob) even when they are UTF-8. */
-export function isBinaryType(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType !== '' && BINARY_TYPES.test(contentType);
-}
 
 // Flush every open writer if the process exits without closing them (not on SIGKILL, by nature).
 const openWriters = new Set<Writer>();
@@ -280,7 +277,8 @@ class Writer implements RecordingWriter {
       if (size <= this.inlineMax) return this.redactor.markClean({ size, ...ct, text: redacted });
       return { size, ...ct, blob: this.blobs.put(Buffer.from(redacted, 'utf8')) };
     }
-    const bytes = data as Uint8Array;
+    // Secrets in bytes are masked in place, at their length: the bytes' framing stays valid.
+    const bytes = this.redactor.bytes(data as Uint8Array);
     if (bytes.byteLength <= this.inlineMax) {
       return { size: bytes.byteLength, ...ct, base64: Buffer.from(bytes).toString('base64') };
     }

@@ -168,7 +168,13 @@ export async function answerHttp(session: ReplaySession, message: QuestionOf<'ht
       unpatched = error.message;
     }
   }
-  const ask: Ask = { kind: 'http', request, redacted: session.redacted(request), isModel, ...(bytes ? { bytes } : {}) };
+  const ask: Ask = {
+    kind: 'http',
+    request,
+    redacted: session.redacted(request, bytes),
+    isModel,
+    ...(bytes ? { bytes } : {}),
+  };
   const answer = await answerCall(session, ask);
   if (unpatched !== undefined && answer.servedFrom !== 'stopped') {
     const event = session.diverge(answer.step, {

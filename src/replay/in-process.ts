@@ -6,11 +6,12 @@
 // recorded call the run never made. No call leaves the process while fn runs.
 // Limits, by design: Date, Math.random and crypto values are the process's own (use fake timers),
 // in-process tool() calls run for real, and nothing about the world (files, rows) is checked.
+import { isUtf8 } from 'node:buffer';
 import { chunkBytes } from '../providers/index.js';
 import { activeRuns } from '../record/in-process.js';
 import { createRedactor, type Recording, readRecording, TapedeckError } from '../recording/index.js';
 import { bodyBytesOf, CallIndex, explainMiss, indexRecording, type RecordedCall } from './match.js';
-import { isModelApi, type LiveRequest, viewOf } from './normalize.js';
+import { isModelApi, type LiveRequest, redactLive, viewOf } from './normalize.js';
 import { redactionKeyDrift, runtimeDrift } from './runtime-drift.js';
 import type { VersionChange } from './version-changes.js';
 
@@ -120,22 +121,26 @@ export async function replayInProcess<T>(
     interceptors: [new ClientRequestInterceptor(), new FetchInterceptor()],
   });
   interceptor.on('request', async ({ request, controller }) => {
-    const text =
+    const bytes =
       request.body !== null && request.method !== 'GET' && request.method !== 'HEAD'
-        ? await request.clone().text()
+        ? Buffer.from(await request.clone().arrayBuffer())
         : undefined;
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       headers[name] = value;
     });
-    // Compared as the recording stores requests: with their secrets redacted.
-    const redactedHeaders = redactor.headers(headers);
-    const live: LiveRequest = {
-      method: request.method.toUpperCase(),
-      url: redactor.url(request.url),
-      headers: redactedHeaders,
-      ...(text !== undefined ? { bodyText: redactor.text(text) } : {}),
-    };
+    // Compared as the recording stores requests: with their secrets redacted (bytes as bytes).
+    const text = bytes !== undefined && isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+    const live: LiveRequest = redactLive(
+      redactor,
+      {
+        method: request.method.toUpperCase(),
+        url: request.url,
+        headers,
+        ...(text !== undefined ? { bodyText: text } : {}),
+      },
+      bytes,
+    );
     const isModel = isModelApi(viewOf(live).api);
     const m = index.match(live, isModel ? { kind: 'model', maxLayer: 'normalised' } : { allowReuse: true });
     const what = `${request.method} ${request.url}`;

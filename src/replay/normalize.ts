@@ -2,8 +2,10 @@
 // API (model APIs declare theirs in src/providers), the three match keys (exact, normalised,
 // structural) and field diffs between requests.
 import { detectProvider, providerById } from '../providers/index.js';
+import { isBinaryType } from '../recording/body.js';
 import { canonicalJson } from '../recording/canonical-json.js';
 import { parseJson } from '../recording/json.js';
+import { masksForMatching, type Redactor } from '../recording/redact.js';
 
 // The shared JSON helpers (src/recording/json.ts), under the names the replay modules import them by.
 export { canonicalJson as canonical, parseJson };
@@ -15,6 +17,31 @@ export interface LiveRequest {
   headers: Record<string, string>;
   /** The body as utf8 text (JSON or other), when there is one. */
   bodyText?: string;
+}
+
+/**
+ * A live request with its secrets redacted as the recorder stores requests (what matching
+ * compares): headers first (a secret they name is then known in the URL and body too, as in
+ * src/recording/redact-events.ts), a text body as text; a body kept as bytes (a binary content
+ * type, or not UTF-8) through the bytes pass, its text read from the masked bytes as a recorded
+ * body kept as bytes is (recorded-calls.ts), its masks as masksForMatching reads them.
+ */
+export function redactLive(redactor: Redactor, req: LiveRequest, bytes?: Uint8Array): LiveRequest {
+  const headers = redactor.headers(req.headers);
+  const contentType = Object.entries(req.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const asBytes =
+    bytes !== undefined && bytes.byteLength > 0 && (req.bodyText === undefined || isBinaryType(contentType));
+  const bodyText = asBytes
+    ? masksForMatching(redactor.bytes(bytes).toString('utf8'))
+    : req.bodyText === undefined
+      ? undefined
+      : redactor.text(req.bodyText);
+  return {
+    method: req.method,
+    url: redactor.url(req.url),
+    headers,
+    ...(bodyText !== undefined ? { bodyText } : {}),
+  };
 }
 
 export interface FieldDiff {

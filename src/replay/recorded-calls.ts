@@ -17,7 +17,7 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { isTelemetry, parseUntrusted } from '../recording/index.js';
+import { isTelemetry, masksForMatching, parseUntrusted } from '../recording/index.js';
 import { drawnBySteps, drawnFor } from './drawn.js';
 import {
   canonical,
@@ -139,6 +139,12 @@ export function bodyTextOf(recording: Pick<Recording, 'readBlob'>, body: Body | 
   return bodyBytesOf(recording, body)?.toString('utf8');
 }
 
+/** A recorded request's body as matching compares it: a body kept as bytes with its masks read as redactLive reads them. */
+function requestBodyText(recording: Pick<Recording, 'readBlob'>, body: Body): string | undefined {
+  const text = bodyTextOf(recording, body);
+  return body.text === undefined && text !== undefined ? masksForMatching(text) : text;
+}
+
 export function bodyBytesOf(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): Buffer | undefined {
   if (!body) return undefined;
   if (body.text !== undefined) return Buffer.from(body.text, 'utf8');
@@ -251,7 +257,7 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
           method: exchange.request.method.toUpperCase(),
           url: exchange.request.url,
           headers: exchange.request.headers,
-          ...(exchange.request.body ? { bodyText: bodyTextOf(recording, exchange.request.body) } : {}),
+          ...(exchange.request.body ? { bodyText: requestBodyText(recording, exchange.request.body) } : {}),
         }
       : toolRequest(tool?.name ?? '', tool?.args);
     const view = viewOf(request);

@@ -29,7 +29,7 @@ import {
 } from '../recording/index.js';
 import { answerHttp, answerTool, serveReported } from './answer.js';
 import { RpcSteps, SelfBegunSteps } from './match.js';
-import { type LiveRequest, summaryOf } from './normalize.js';
+import { type LiveRequest, redactLive, summaryOf } from './normalize.js';
 import { type SessionParts, SessionSteps } from './session-steps.js';
 import type { HeldBack } from './types.js';
 import type { RecordedTurn } from './websocket.js';
@@ -358,17 +358,8 @@ export class ReplaySession extends SessionSteps {
   }
 
   /** The request with its secrets redacted, as the recording stores requests (what matching compares). */
-  redacted(req: LiveRequest): LiveRequest {
-    const redactor = this.parts.redactor;
-    // Headers first, as the recorder redacts them (src/recording/redact-events.ts): a secret they
-    // name is then known in the URL and body too.
-    const headers = redactor.headers(req.headers);
-    return {
-      method: req.method,
-      url: redactor.url(req.url),
-      headers,
-      ...(req.bodyText !== undefined ? { bodyText: redactor.text(req.bodyText) } : {}),
-    };
+  redacted(req: LiveRequest, bytes?: Uint8Array): LiveRequest {
+    return redactLive(this.parts.redactor, req, bytes);
   }
 
   /** Adds a model call served from the recording in counterfactual mode to the cost not paid again. */

@@ -27,6 +27,7 @@ import type {
   WebSocketExchangePayload,
   WebSocketMessage,
 } from '../recording/index.js';
+import { masksForMatching } from '../recording/index.js';
 
 /** One recorded turn and the step it was. */
 export interface RecordedTurn {
@@ -229,10 +230,17 @@ function sameMessage(actual: WsMessage, recorded: WebSocketMessage | undefined, 
   if (actual.type === 'close') return (actual.code ?? undefined) === recorded.code;
   const mine = sink.stored(actual.type === 'text' ? actual.data.toString('utf8') : actual.data);
   const theirs = recorded.body;
-  return (
+  if (
     mine.size === (theirs?.size ?? 0) &&
     (mine.text ?? mine.base64 ?? mine.blob) === (theirs?.text ?? theirs?.base64 ?? theirs?.blob)
-  );
+  )
+    return true;
+  // Bytes with masks: the agent sends the placeholder it was served where the recording holds a
+  // secret's mask, as long as the secret (masksForMatching).
+  if (mine.text !== undefined || theirs?.text !== undefined) return false;
+  const masked = (body: Body) =>
+    masksForMatching(dataOf({ type: 'binary', offsetMs: 0, body }, sink).toString('latin1'));
+  return theirs !== undefined && masked(mine) === masked(theirs);
 }
 
 /** A short, one-line view of a message for a divergence. */
