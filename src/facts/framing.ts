@@ -211,6 +211,14 @@ export function magnitude(r: Reading): Reading {
   return { ...r, dim: `u${r.dim}`, value: Math.abs(r.value ?? 0) };
 }
 
+/**
+ * The size of a fall a key names (`decline_pct: 3.2`), in a dimension of its own: a size claimed with
+ * no direction (`3.2%`) matches it, a rise said in words (`rose 3.2%`) does not, even as can't tell.
+ */
+export function fallSize(r: Reading): Reading {
+  return { ...r, dim: `fall:${r.dim}`, value: Math.abs(r.value ?? 0) };
+}
+
 /** A reading with the direction's sign. */
 export function signed(r: Reading, direction: Direction): Reading {
   const size = Math.abs(r.value ?? 0);
@@ -298,8 +306,8 @@ export function framed(text: string, mentions: Mention[]): Mention[] {
       claim = [...claim, ...claim.filter(signable).map((r) => widened(r, m.value!, bounds))];
     }
     if (direction === undefined) {
-      const sizes = m.value > 0 ? claim.filter(signable).map(magnitude) : [];
-      return { ...m, claim: [...claim, ...sizes] };
+      const sizes = m.value > 0 ? claim.filter(signable) : [];
+      return { ...m, claim: [...claim, ...sizes.map(magnitude), ...sizes.map(fallSize)] };
     }
     const why = `the answer says ${direction}, and the value observed has no sign of its own`;
     const toward = (d: Direction) => claim.filter(signable).map((r) => signed(r, d));
