@@ -5,7 +5,7 @@
 
 import { StockIndex, type StockVerdict } from './availability.js';
 import { epochInstant } from './dates.js';
-import { isChangeKey, isDownKey, magnitude, signable, signed } from './framing.js';
+import { fallSize, isChangeKey, isDownKey, magnitude, signable, signed } from './framing.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { currencyField, stripeShaped } from './objects.js';
 import { idReadings, type Mention, type Reading } from './readings.js';
@@ -131,12 +131,14 @@ export class FactIndex {
     if (typeof value === 'number' && Number.isFinite(value)) {
       const observed = key === undefined ? String(value) : `${key}: ${value}`;
       const readings = valueReadings(value, key, 'observed', currency, minor);
-      for (const r of readings) this.put(r, source, observed);
-      // Its size, unless its key makes it a signed change; a fall's size (`decline_pct: 3.2`) is also the fall.
-      if (value >= 0 && !isChangeKey(key))
-        for (const r of readings.filter(signable)) this.put(magnitude(r), source, observed);
-      if (value > 0 && isDownKey(key))
-        for (const r of readings.filter(signable)) this.put(signed(r, 'down'), source, observed);
+      // A fall's size (`decline_pct: 3.2`) is the fall and a fall's size, never a rise of 3.2.
+      if (value > 0 && isDownKey(key)) this.putFall(readings, source, observed);
+      else {
+        for (const r of readings) this.put(r, source, observed);
+        // Its size, unless its key makes it a signed change.
+        if (value >= 0 && !isChangeKey(key))
+          for (const r of readings.filter(signable)) this.put(magnitude(r), source, observed);
+      }
       // Unix time under a key that names an instant is that instant, as its ISO form would state it.
       const instant = key === undefined ? undefined : epochInstant(value, key);
       if (instant !== undefined)
@@ -179,9 +181,14 @@ export class FactIndex {
     const text = whole.length > TEXT_MAX ? whole.slice(0, TEXT_MAX) : whole;
     for (const m of mentionsIn(text, this.dayOption())) {
       const observed = key === undefined ? m.text : `${key}: ${m.text}`;
+      const plain = m.direction === undefined && (m.value ?? 0) >= 0;
+      if (plain && (m.value ?? 0) > 0 && isDownKey(key)) {
+        this.putFall(m.observed, source, observed);
+        continue;
+      }
       for (const r of m.observed) this.put(r, source, observed);
       // A number with no direction said is a size too, unless its key makes it a signed change.
-      if (m.direction === undefined && (m.value ?? 0) >= 0 && !isChangeKey(key))
+      if (plain && !isChangeKey(key))
         for (const r of m.observed.filter(signable)) this.put(magnitude(r), source, observed);
     }
     // A whole short value (a code, an email, a name) is also an id of itself.
@@ -228,6 +235,12 @@ export class FactIndex {
     if (had !== undefined && had.source.pos <= source.pos) return false;
     map.set(k, { source, observed });
     return true;
+  }
+
+  /** The readings of a size a key names a fall of: signed down, and a fall's size (no rise, no bare size). */
+  private putFall(readings: Reading[], source: FactSource, observed: string): void {
+    for (const r of readings) this.put(signable(r) ? signed(r, 'down') : r, source, observed);
+    for (const r of readings.filter(signable)) this.put(fallSize(r), source, observed);
   }
 
   private put(r: Reading, source: FactSource, observed: string): void {
@@ -413,12 +426,12 @@ export class FactIndex {
   /** The verdict on a number found under `key` (`amount_cents` 12999 against what was observed). */
   valueVerdict(value: number, key?: string, bound = Number.POSITIVE_INFINITY): Verdict {
     if (!Number.isFinite(value)) return { verdict: 'different' };
-    return this.readingsVerdict(valueReadings(value, key, 'claim'), bound);
+    return this.readingsVerdict(keyedClaim(value, key), bound);
   }
 
   groundValue(value: unknown, key?: string, bound = Number.POSITIVE_INFINITY): FactMatch | undefined {
     if (typeof value === 'number')
-      return Number.isFinite(value) ? this.first(valueReadings(value, key, 'claim'), bound) : undefined;
+      return Number.isFinite(value) ? this.first(keyedClaim(value, key), bound) : undefined;
     if (typeof value !== 'string') return undefined;
     return this.groundId(value, bound) ?? this.groundText(value, bound);
   }
@@ -437,6 +450,14 @@ export class FactIndex {
     }
     return match;
   }
+}
+
+/** A number claimed under `key`: as written, and under a key that names a fall, that fall too (`discount: 20`). */
+function keyedClaim(value: number, key: string | undefined): Reading[] {
+  const readings = valueReadings(value, key, 'claim');
+  return value > 0 && isDownKey(key)
+    ? [...readings, ...readings.filter(signable).map((r) => signed(r, 'down'))]
+    : readings;
 }
 
 function lowerBound(values: number[], x: number): number {

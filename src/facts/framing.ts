@@ -2,8 +2,9 @@
 // gives a change its sign, and a hedge (`about 130`, `~$130`, `nearly 2 hours`, `over 1,200 rows`)
 // widens a claim to the values it is still true of — within bounds: a hedge never excuses a wild number.
 
+import { isCurrencyCode } from './currencies.js';
 import { halfUnit, type Mention, type Reading } from './readings.js';
-import { keyWords } from './written.js';
+import { keyWords, UNITS } from './written.js';
 
 /** Which way a change goes, said in words. */
 export type Direction = 'up' | 'down';
@@ -33,7 +34,7 @@ const DOWN_WORDS =
   'fell|falls?|falling|fallen|dropped|drops?|dropping|declined?|declines|declining|decreased?|decreases|decreasing|down|lost|shrank|shrunk|shrinks?|shrinking|slipped|slid|plunged|plummeted|sank|dipped|dips?|tumbled|contracted|lower|cut|reduced|lowered|slashed|trimmed';
 const UP_WORDS =
   'rose|rises?|rising|risen|grew|grows?|growing|grown|increased?|increases|increasing|up|gained|gains?|gaining|climbed|climbs?|jumped|jumps?|surged|soared|rallied|higher';
-const DOWN_NOUNS = 'drop|decline|decrease|fall|dip|reduction|contraction|slide|plunge';
+const DOWN_NOUNS = 'drop|decline|decrease|fall|dip|reduction|contraction|slide|plunge|loss|cut';
 const UP_NOUNS = 'rise|increase|gain|jump|growth|climb|surge';
 /** A direction word just before the number (`fell 3.2%`, `down by $20`, `a drop of 3.2%`), never `fell to` (a level). */
 const DIRECTION_BEFORE: Array<[Direction, RegExp]> = [
@@ -62,32 +63,140 @@ const CHANGE_KEY_WORDS = new Set([
   'return',
   'pnl',
 ]);
-/** Keys whose number is the size of a fall (`decline_pct: 3.2` is a fall of 3.2%). */
-const DOWN_KEY_WORDS = new Set([
-  'decline',
-  'decrease',
-  'drop',
-  'fall',
-  'reduction',
-  'shrinkage',
-  'contraction',
-  'discount',
-  'markdown',
-  'saving',
-  'savings',
+/** Words of a key that name which way its number goes (`decline_pct: 3.2` is a fall, `profit_usd: 1200` a gain). */
+const KEY_DIRECTIONS: ReadonlyMap<string, Direction> = new Map([
+  ...[
+    'decline',
+    'declines',
+    'decrease',
+    'drop',
+    'fall',
+    'loss',
+    'losses',
+    'reduction',
+    'cut',
+    'cuts',
+    'discount',
+    'markdown',
+    'shrink',
+    'shrinkage',
+    'contraction',
+    'down',
+    'downside',
+    'negative',
+    'deficit',
+    'dip',
+    'slump',
+    'decrement',
+    'saving',
+    'savings',
+    'writedown',
+  ].map((w): [string, Direction] => [w, 'down']),
+  ...[
+    'growth',
+    'increase',
+    'rise',
+    'gain',
+    'gains',
+    'up',
+    'upside',
+    'positive',
+    'profit',
+    'surplus',
+    'increment',
+    'uplift',
+    'markup',
+    'hike',
+    'raise',
+    'appreciation',
+  ].map((w): [string, Direction] => [w, 'up']),
+]);
+/**
+ * Words after a direction word that keep it the measure of a change (`decline_pct`, `loss_usd`,
+ * `price_cut_amount`, `growth_yoy`); any other makes it a thing of its own: `down_payment`,
+ * `discount_code`, `cut_off_date`, `gain_ratio` (an amplification, a level) name no direction.
+ */
+const MEASURE_WORDS = new Set([
+  'pct',
+  'percent',
+  'percentage',
+  'perc',
+  'amount',
+  'amt',
+  'value',
+  'val',
+  'total',
+  'sum',
+  'abs',
+  'absolute',
+  'size',
+  'net',
+  'gross',
+  'cents',
+  'cent',
+  'minor',
+  'micros',
+  'bps',
+  'bp',
+  'points',
+  'pts',
+  'pp',
+  'yoy',
+  'qoq',
+  'mom',
+  'wow',
+  'ytd',
+  'mtd',
+  'q1',
+  'q2',
+  'q3',
+  'q4',
+  'h1',
+  'h2',
+  'fy',
 ]);
 
 /** Whether a number under `key` is a signed change (its sign says which way), per the key's words. */
 export function isChangeKey(key: string | undefined): boolean {
-  return key !== undefined && keyWords(key).some((w) => CHANGE_KEY_WORDS.has(w));
+  return key !== undefined && (keyWords(key).some((w) => CHANGE_KEY_WORDS.has(w)) || keyDirection(key) === 'up');
+}
+
+/**
+ * The direction a key's name says its number goes: its last direction word, when only measure
+ * words follow it (`revenue_decline_pct`: down; `profit_usd`: up; `change_pct`, `down_payment`: none).
+ */
+export function keyDirection(key: string | undefined): Direction | undefined {
+  if (key === undefined) return undefined;
+  const words = keyWords(key);
+  for (let i = words.length - 1; i >= 0; i--) {
+    const direction = KEY_DIRECTIONS.get(words[i]!);
+    if (direction === undefined) continue;
+    const rest = words.slice(i + 1);
+    return rest.every((w) => MEASURE_WORDS.has(w) || isCurrencyCode(w) || Object.hasOwn(UNITS, w))
+      ? direction
+      : undefined;
+  }
+  return undefined;
 }
 
 /** Whether a number under `key` is the size of a fall. */
 export function isDownKey(key: string | undefined): boolean {
-  return key !== undefined && keyWords(key).some((w) => DOWN_KEY_WORDS.has(w));
+  return keyDirection(key) === 'down';
 }
 
-const FRAMED_KINDS = new Set<Mention['kind']>(['number', 'money', 'percent', 'unit']);
+/**
+ * Which way a change `value` under `key` goes: down under a key that names a fall, whatever the
+ * sign (`decline_pct: -3.2` restates it); by the sign under a key that names a rise or a signed
+ * change (`growth_pct: -3.2`, `change_pct: -3.2` are falls); none under any other key.
+ */
+export function changeDirection(value: number, key: string | undefined): Direction | undefined {
+  if (value === 0) return undefined;
+  if (isDownKey(key)) return 'down';
+  return isChangeKey(key) ? (value < 0 ? 'down' : 'up') : undefined;
+}
+
+/** The kinds of mention framing reads: those a change's size is written as. */
+export const FRAMED_KINDS: ReadonlySet<Mention['kind']> = new Set(['number', 'money', 'percent', 'unit']);
 
 /** A reading the sign of a change can be given to: numeric, linear in the number (not °F to °C), not a size (`mag`). */
 export function signable(r: Reading): boolean {
@@ -100,6 +209,14 @@ export function signable(r: Reading): boolean {
  */
 export function magnitude(r: Reading): Reading {
   return { ...r, dim: `u${r.dim}`, value: Math.abs(r.value ?? 0) };
+}
+
+/**
+ * The size of a fall a key names (`decline_pct: 3.2`), in a dimension of its own: a size claimed with
+ * no direction (`3.2%`) matches it, a rise said in words (`rose 3.2%`) does not, even as can't tell.
+ */
+export function fallSize(r: Reading): Reading {
+  return { ...r, dim: `fall:${r.dim}`, value: Math.abs(r.value ?? 0) };
 }
 
 /** A reading with the direction's sign. */
@@ -189,8 +306,8 @@ export function framed(text: string, mentions: Mention[]): Mention[] {
       claim = [...claim, ...claim.filter(signable).map((r) => widened(r, m.value!, bounds))];
     }
     if (direction === undefined) {
-      const sizes = m.value > 0 ? claim.filter(signable).map(magnitude) : [];
-      return { ...m, claim: [...claim, ...sizes] };
+      const sizes = m.value > 0 ? claim.filter(signable) : [];
+      return { ...m, claim: [...claim, ...sizes.map(magnitude), ...sizes.map(fallSize)] };
     }
     const why = `the answer says ${direction}, and the value observed has no sign of its own`;
     const toward = (d: Direction) => claim.filter(signable).map((r) => signed(r, d));

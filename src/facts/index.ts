@@ -16,6 +16,7 @@ export {
 } from './contradiction.js';
 export { inUnitOf, unitsPerMajor } from './currencies.js';
 export { FactIndex, type FactMatch, type FactSource, type Verdict } from './fact-index.js';
+export { changeDirection, FRAMED_KINDS, keyDirection } from './framing.js';
 export { idTokens, looksLikeId, stringsIn, type UsedValue, usedValues } from './ids.js';
 export { mentionsIn, valueReadings } from './mentions.js';
 export { idCore, idDigits, idReadings, type Mention, type MentionKind, type Reading } from './readings.js';

@@ -63,3 +63,28 @@ describe('a hedged number', () => {
     expect(codes(answer, REPORT)).toEqual({ pass, codes: found });
   });
 });
+
+describe('a change observed under a key that names its direction', () => {
+  // [what the tool returned, the answer, pass, the hard codes]: before, a fall's size under
+  // `decline_pct`, `loss_usd`, `discount` grounded a rise of it, and a rise's under `increase_pct`
+  // made a fall of it can't tell; `lost $1,200` against `loss_usd: 1200` was can't tell.
+  it.each([
+    [{ decline_pct: 3.2 }, 'Revenue fell 3.2%.', true, []],
+    [{ decline_pct: 3.2 }, 'Revenue saw a 3.2% decline.', true, []],
+    [{ decline_pct: 3.2 }, 'Revenue moved 3.2%.', true, []],
+    [{ decline_pct: 3.2 }, 'Revenue rose 3.2%.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    [{ loss_usd: 1200 }, 'We lost $1,200.', true, []],
+    [{ loss_usd: 1200 }, 'A $1,200 loss.', true, []],
+    [{ loss_usd: 1200 }, 'We gained $1,200.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    [{ discount: 20, currency: 'USD' }, 'A $20 discount applies.', true, []],
+    [{ discount: 20, currency: 'USD' }, 'The price was cut by $20.', true, []],
+    [{ discount: 20, currency: 'USD' }, 'The price rose $20.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    [{ increase_pct: 3.2 }, 'Usage grew 3.2%.', true, []],
+    [{ increase_pct: 3.2 }, 'Usage was 3.2% higher.', true, []],
+    [{ increase_pct: 3.2 }, 'Usage dropped 3.2%.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    [{ profit_usd: 1200 }, 'A loss of $1,200.', false, ['CONTRADICTED_BY_EVIDENCE']],
+    [{ down_payment: 500, currency: 'USD' }, 'The down payment is $500.', true, []],
+  ] as const)('%j: %s -> pass %s %j', (report, answer, pass, found) => {
+    expect(codes(answer, report)).toEqual({ pass, codes: found });
+  });
+});

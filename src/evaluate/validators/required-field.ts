@@ -1,7 +1,15 @@
 // Required Field Validator (Completeness): the final answer, the required outputs and the must_include
 // fields (and, for executable tasks, the execution fields) are present in what the agent returned.
 
-import { FactIndex, mentionsIn, sameFact, unitsPerMajor } from '../../facts/index.js';
+import {
+  changeDirection,
+  FactIndex,
+  FRAMED_KINDS,
+  keyDirection,
+  mentionsIn,
+  sameFact,
+  unitsPerMajor,
+} from '../../facts/index.js';
 import type { FieldSpec } from '../contract.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
 
@@ -52,16 +60,70 @@ function wordStartIn(text: string, part: string): boolean {
   return false;
 }
 
-/** Where a required name shows in the answer: the matched text, or undefined. `how` says what was looked for. */
+/** A field's expected value as one number (`3.2`, `"-3.2%"`, `"$1,200"`), or undefined. */
+function expectedNumber(expected: string | number): number | undefined {
+  if (typeof expected === 'number') return expected;
+  const all = mentionsIn(expected);
+  const [m] = all;
+  return all.length === 1 && m!.text === expected.trim() && FRAMED_KINDS.has(m!.kind) ? m!.value : undefined;
+}
+
+/**
+ * How the answer states a change whose direction the field's name or the expected value's sign
+ * gives (`decline_pct: 3.2`, `loss_usd: 1200`, `change_pct: -3.2`): a mention of its size said that
+ * way, or said no way under a name that says it (no evidence against) — else one said the other
+ * way, wrong (`rose 3.2%` for `decline_pct`). Undefined when nothing gives a direction or no
+ * mention states the size: the field is looked for as any other.
+ */
+function statedChange(
+  text: string,
+  expected: string | number,
+  key: string,
+): { found: string; wrong?: string } | undefined {
+  const value = expectedNumber(expected);
+  const want = value === undefined ? undefined : changeDirection(value, key);
+  if (value === undefined || want === undefined) return undefined;
+  const named = keyDirection(key) === want;
+  let wrong: { found: string; wrong: string } | undefined;
+  for (const m of mentionsIn(text)) {
+    if (m.value === undefined || !FRAMED_KINDS.has(m.kind)) continue;
+    if (answerFacts(m.text.replace(/^[-−+]\s*/, '')).groundValue(Math.abs(value), key) === undefined) continue;
+    // A sign written is a direction too (`-3.2%`, `+3.2%`).
+    const plus = m.text.startsWith('+') || text[m.start - 1] === '+';
+    const said = m.direction ?? (m.value < 0 ? 'down' : plus ? 'up' : undefined);
+    if (said === want || (said === undefined && (named || want === 'up'))) return { found: m.text };
+    if (said !== undefined && wrong === undefined) {
+      const way = want === 'down' ? 'fall' : 'rise';
+      const why = named ? `the field names a ${way}` : `expected ${value}, a ${way}`;
+      wrong = { found: m.text, wrong: `${key}: the answer says ${m.text} went ${said}, but ${why}` };
+    }
+  }
+  return wrong;
+}
+
+/**
+ * Where a required name shows in the answer: the matched text, or undefined. `how` says what was
+ * looked for; `wrong` why the value found is not the field's expected one.
+ */
 export function findField(
   ctx: ValidatorContext,
   name: string,
   answer: string,
-): { found?: string; how: string; confident: boolean } {
+): { found?: string; how: string; confident: boolean; wrong?: string } {
   const spec = ctx.contract.fields?.[name];
   if (spec !== undefined) {
+    const how = `fields.${name}`;
+    const expected = typeof spec === 'object' ? spec.expected : undefined;
+    if (expected === undefined) {
+      const found = specMatch(spec, answer, name);
+      return { ...(found !== undefined ? { found } : {}), how, confident: true };
+    }
+    const change = statedChange(answer, expected, name);
+    if (change !== undefined) return { ...change, how, confident: true };
     const found = specMatch(spec, answer, name);
-    return { ...(found !== undefined ? { found } : {}), how: `fields.${name}`, confident: true };
+    if (found === undefined) return { how, confident: true };
+    const wrong = sameFact(expected, found) ? undefined : `${name} is ${found}, expected ${expected}`;
+    return { found, how, confident: true, ...(wrong !== undefined && { wrong }) };
   }
   const ex = ctx.contract.execution;
   const pick = (re: RegExp | undefined, how: string) => {
@@ -180,9 +242,7 @@ export function requiredFieldValidator(ctx: ValidatorContext): ValidatorOutcome 
         ref: `${group}.${name}=${r.found}`,
         ...(finalStep !== undefined ? { stepId: finalStep } : {}),
       });
-      const spec = ctx.contract.fields?.[name];
-      if (spec && typeof spec === 'object' && spec.expected !== undefined && !sameFact(spec.expected, r.found))
-        findings.push({ code: 'WRONG_FACT', hard: true, message: `${name} is ${r.found}, expected ${spec.expected}` });
+      if (r.wrong !== undefined) findings.push({ code: 'WRONG_FACT', hard: true, message: r.wrong });
     } else
       findings.push({
         code,
