@@ -40,6 +40,8 @@ export const AGENTS = {
   gemini: join(EXAMPLES_DIR, 'agents', 'gemini-agent.mjs'),
   ollama: join(EXAMPLES_DIR, 'agents', 'ollama-agent.mjs'),
   bedrock: join(EXAMPLES_DIR, 'agents', 'bedrock-agent.mjs'),
+  'bedrock-invoke': join(EXAMPLES_DIR, 'agents', 'bedrock-invoke-agent.mjs'),
+  vertex: join(EXAMPLES_DIR, 'agents', 'vertex-agent.mjs'),
 } as const;
 export const CONTRACT = join(EXAMPLES_DIR, 'contracts', 'book-flight.yaml');
 
@@ -141,6 +143,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       GEMINI_API_KEY: 'fake-key-not-a-secret',
       OLLAMA_HOST: model.url,
       BEDROCK_ENDPOINT: model.url,
+      VERTEX_BASE_URL: `${model.url}/v1`,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: FAKE_AWS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: FAKE_AWS.secretAccessKey,

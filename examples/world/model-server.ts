@@ -2,7 +2,8 @@
 // (POST /v1/chat/completions), OpenAI Responses (POST /v1/responses), Anthropic Messages
 // (POST /v1/messages), Google Gemini (POST /v1beta/models/{model}:generateContent and
 // :streamGenerateContent?alt=sse), Ollama (POST /api/chat, NDJSON; /api/generate; /api/embed) and Bedrock Converse
-// (POST /model/{id}/converse and /converse-stream, AWS event stream), streaming and not, with provider-style usage (one module per
+// (POST /model/{id}/converse and /converse-stream, AWS event stream), Claude on Bedrock InvokeModel
+// and on Vertex AI (wire/anthropic-platforms.ts), streaming and not, with provider-style usage (one module per
 // wire API in wire/), and answers from a scripted policy: the travel desk's (fake-policy.ts) by
 // default, or the one a world passes in (`policy`). Token counts come from text lengths; ids
 // from a hash of the request; every exchange is logged with what the server meant to say.
@@ -14,6 +15,7 @@ import { type AddressInfo, createServer as createNetServer, type Socket } from '
 import { Duplex } from 'node:stream';
 import { decide } from './fake-policy.js';
 import { anthropicWire } from './wire/anthropic.js';
+import { bedrockInvokeWire, vertexAnthropicWire } from './wire/anthropic-platforms.js';
 import { bedrockWire } from './wire/bedrock.js';
 import { geminiWire } from './wire/gemini.js';
 import { ollamaWire } from './wire/ollama.js';
@@ -36,6 +38,8 @@ const WIRES: readonly Wire[] = [
   ollamaEmbedWire,
   ollamaGenerateWire,
   bedrockWire,
+  bedrockInvokeWire,
+  vertexAnthropicWire,
 ];
 
 export interface ModelServer {

@@ -53,6 +53,8 @@ export function genAiProviderName(provider: string, url?: URL): string {
   switch (provider) {
     case 'bedrock':
       return 'aws.bedrock';
+    case 'vertex':
+      return 'gcp.vertex_ai';
     case 'google':
       return host.endsWith('aiplatform.googleapis.com') || /\/projects\/[^/]+\/locations\//.test(path)
         ? 'gcp.vertex_ai'

@@ -64,6 +64,8 @@ describe('price tables', () => {
     ['llama3.1:8b', undefined],
     // A Bedrock id is Bedrock's price, per region: not the Anthropic entry (test/sdks/bedrock.test.ts).
     ['anthropic.claude-3-5-haiku-20241022-v1:0', undefined],
+    ['us.anthropic.claude-3-5-haiku-20241022-v1:0', undefined],
+    ['arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0', undefined],
   ];
   it.each(NAMES)('prices %s as %s', (name, entry) => {
     expect(findModelPrice(table, name)?.model).toBe(entry);

@@ -23,6 +23,7 @@ import {
   layOver,
   num,
   pathOf,
+  pathSegment,
   str,
   toolResultPart,
   withoutKeys,
@@ -130,7 +131,7 @@ export const bedrockConverse: Provider = {
     const system = systemText(body.system);
     const tools = isRecord(body.toolConfig) ? body.toolConfig.tools : undefined;
     return {
-      model: decodeURIComponent(ROUTE.exec(pathOf(request))?.[1] ?? ''),
+      model: pathSegment(ROUTE.exec(pathOf(request))?.[1] ?? ''),
       ...(system === undefined ? {} : { system }),
       messages: asArray(body.messages),
       ...(Array.isArray(tools) ? { tools } : {}),

@@ -4,7 +4,16 @@
 // count and dimensions. The Gemini API reports no usage for these calls unless `usageMetadata` is
 // there (read as generateContent's): without it the ledger says the tokens are unknown.
 import { geminiUsage } from './gemini.js';
-import { asArray, contentText, EMBEDDINGS_CALL, embeddingsOutput, isJsonPost, isRecord, withoutKeys } from './read.js';
+import {
+  asArray,
+  contentText,
+  EMBEDDINGS_CALL,
+  embeddingsOutput,
+  isJsonPost,
+  isRecord,
+  pathSegment,
+  withoutKeys,
+} from './read.js';
 import type { ModelOutput, Provider } from './types.js';
 
 const ROUTE = /\/(?:models|tunedModels)\/([^/]+):(?:embedContent|batchEmbedContents)$/;
@@ -31,7 +40,7 @@ export const geminiEmbeddings: Provider = {
       ? body.requests.map((r) => (isRecord(r) ? r.content : undefined))
       : [body.content];
     return {
-      model: decodeURIComponent(ROUTE.exec(request.url.pathname)?.[1] ?? ''),
+      model: pathSegment(ROUTE.exec(request.url.pathname)?.[1] ?? ''),
       // The text of each content (its parts joined), as OpenAI's `input` holds it.
       messages: contents.map((c) => contentText(isRecord(c) ? c.parts : undefined)),
     };

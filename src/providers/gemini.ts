@@ -15,7 +15,7 @@
 // or per grounded prompt depending on the model: the price table says which.
 import type { ToolCall, Usage } from '../recording/types.js';
 import { eventJson } from './framing.js';
-import { asArray, asText, CallIds, contentText, isJsonPost, isRecord, num, str } from './read.js';
+import { asArray, asText, CallIds, contentText, isJsonPost, isRecord, num, pathSegment, str } from './read.js';
 import type { Json, ModelInput, ModelOutput, Provider, ToolSpec, Turn, TurnPart } from './types.js';
 
 const ROUTE = /\/(?:models|tunedModels)\/([^/]+):(?:streamGenerateContent|generateContent)$/;
@@ -170,7 +170,7 @@ export const gemini: Provider = {
   readInput(body, request) {
     const system = systemText(body.systemInstruction);
     return {
-      model: decodeURIComponent(ROUTE.exec(request.url.pathname)?.[1] ?? ''),
+      model: pathSegment(ROUTE.exec(request.url.pathname)?.[1] ?? ''),
       ...(system === undefined || system === '' ? {} : { system }),
       messages: asArray(body.contents),
       ...(Array.isArray(body.tools) ? { tools: body.tools } : {}),

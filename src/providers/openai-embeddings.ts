@@ -15,6 +15,7 @@ import {
   isJsonPost,
   isRecord,
   pathOf,
+  pathSegment,
   str,
   withoutKeys,
 } from './read.js';
@@ -25,7 +26,7 @@ const AZURE = /\/deployments\/([^/]+)\/embeddings$/;
 /** The Azure deployment named in the path, which stands for the model there. */
 const deploymentOf = (request: ProviderRequest): string | undefined => {
   const name = AZURE.exec(pathOf(request))?.[1];
-  return name === undefined ? undefined : decodeURIComponent(name);
+  return name === undefined ? undefined : pathSegment(name);
 };
 
 function decodeBody(body: unknown): ModelOutput {

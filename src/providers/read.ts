@@ -47,6 +47,15 @@ export function asText(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** A URL path segment decoded (`anthropic.claude-…-v1%3A0`), or as it is when its escapes are malformed (a recording is untrusted). */
+export function pathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** The request's path without trailing slashes. */
 export function pathOf(request: ProviderRequest): string {
   return request.url.pathname.replace(/\/+$/, '');

@@ -2,6 +2,7 @@
 // `detect` accepts a request decodes it). To add a provider: write its module (see types.ts,
 // and docs/sdks.md "Adding a provider"), import it here and add its line to the list.
 import { anthropicMessages } from './anthropic-messages.js';
+import { bedrockInvoke, vertexAnthropic } from './anthropic-platforms.js';
 import { bedrockConverse } from './bedrock-converse.js';
 import { gemini } from './gemini.js';
 import { geminiEmbeddings } from './gemini-embeddings.js';
@@ -26,6 +27,8 @@ export const PROVIDERS: readonly Provider[] = [
   ollamaEmbeddings, // POST …/api/embed | …/api/embeddings
   ollamaGenerate, // POST …/api/generate (a prompt, `system`, `context`; NDJSON streams)
   bedrockConverse, // POST …/model/{modelId}/converse | /converse-stream (AWS event stream)
+  bedrockInvoke, // POST …/model/{modelId}/invoke | /invoke-with-response-stream: Claude's Messages body (AWS event stream of chunks)
+  vertexAnthropic, // POST …/publishers/anthropic/models/{model}:rawPredict | :streamRawPredict: Claude's Messages body (SSE)
 ];
 
 /**

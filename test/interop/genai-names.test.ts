@@ -21,6 +21,12 @@ describe('GenAI semantic-convention names', () => {
       'gcp.vertex_ai',
     ],
     ['bedrock', 'https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse', 'aws.bedrock'],
+    ['bedrock', 'https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke', 'aws.bedrock'],
+    [
+      'vertex',
+      'https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-3-5-haiku@20241022:rawPredict',
+      'gcp.vertex_ai',
+    ],
     ['ollama', 'http://127.0.0.1:11434/api/chat', 'ollama'],
   ])('%s at %s is %s', (provider, url, name) => {
     expect(genAiProviderName(provider, new URL(url))).toBe(name);

@@ -45,6 +45,8 @@ export interface TravelDeskCase {
    * its tokens, costs it at 0 and says so. Default: priced.
    */
   unpriced?: boolean;
+  /** The bundled entry the model is priced as, when its id names a snapshot of it (Vertex's `claude-3-5-haiku@20241022`). Default: the model. */
+  pricedAs?: string;
   /** The usage buckets the API has beside input and output (default both). */
   buckets?: ReadonlyArray<'cacheRead' | 'reasoning'>;
   /**
@@ -265,8 +267,8 @@ export function travelDeskSuite(c: TravelDeskCase): void {
         expect(text.stdout + text.stderr).toContain(`no price for model ${c.model}`);
         return;
       }
-      const price = PRICES.models.find((m) => m.model === c.model) as PriceEntry;
-      expect(price, `a bundled price for ${c.model}`).toBeDefined();
+      const price = PRICES.models.find((m) => m.model === (c.pricedAs ?? c.model)) as PriceEntry;
+      expect(price, `a bundled price for ${c.pricedAs ?? c.model}`).toBeDefined();
       let expected = 0;
       for (const { usage } of calls) {
         if (!usage) continue;

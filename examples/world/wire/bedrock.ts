@@ -20,7 +20,7 @@ const AUTH =
   /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]+)$/;
 
 /** Why AWS would refuse the request's signature, or undefined when it holds. */
-async function signatureFault(request: Parameters<NonNullable<Wire['refuse']>>[0]): Promise<string | undefined> {
+export async function signatureFault(request: Parameters<NonNullable<Wire['refuse']>>[0]): Promise<string | undefined> {
   const m = AUTH.exec(request.headers.authorization ?? '');
   if (!m) return 'Missing Authentication Token';
   const [, key, , region, service, signedHeaders, signature] = m as unknown as string[];
