@@ -14,9 +14,14 @@ let api: TestServer;
 const tmp = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Calls the API has received, by who=: a client leaves only once its session is under way. */
+const arrived = new Map<string, () => void>();
+const arrival = (who: string) => new Promise<void>((resolve) => arrived.set(who, resolve));
+
 beforeAll(async () => {
   api = await startServer(async (req, _body, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    arrived.get(url.searchParams.get('who') ?? '')?.();
     await sleep(Number(url.searchParams.get('delay') ?? 0));
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ who: url.searchParams.get('who') }));
@@ -57,12 +62,16 @@ function keptRuns() {
 const kindOf = (n: number) => (['ok', 'left', 'threw'] as const)[n % 3] as 'ok' | 'left' | 'threw';
 const SESSIONS = 12;
 
-/** Asks every session at once; a 'left' one's client aborts 40 ms in (its first call takes 150). */
+/**
+ * Asks every session at once; a 'left' one's client aborts while its first call (150 ms) is under
+ * way: once the API has it, not after a fixed time, which on a loaded machine can come before the
+ * server has the request at all (then no session ever starts, and nothing is recorded).
+ */
 async function askAll(url: (n: number) => string, init: (n: number) => RequestInit = () => ({})) {
   await Promise.all(
     Array.from({ length: SESSIONS }, async (_, n) => {
       const client = new AbortController();
-      if (kindOf(n) === 'left') setTimeout(() => client.abort(), 40);
+      if (kindOf(n) === 'left') void arrival(`${n}-a`).then(() => client.abort());
       const answer = await fetch(url(n), { ...init(n), signal: client.signal }).catch(() => undefined);
       await answer?.text().catch(() => undefined);
     }),
@@ -113,7 +122,7 @@ describe('more servers: concurrent sessions, clients that leave, sessions that t
     // The client leaves (its socket closed) while the session's first call is under way.
     const asked = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
     asked.on('error', () => {});
-    setTimeout(() => asked.destroy(), 100);
+    void arrival('t-a').then(() => asked.destroy());
     await kept.reach(1);
     const run = kept.runs.get('s0');
     expect({ status: run?.status, clientLeft: run?.clientLeft }).toEqual({ status: undefined, clientLeft: true });

@@ -320,11 +320,16 @@ describe('server adapters', () => {
     const runs = recordedRuns();
     const ids = new Map<string, string>();
     const announced = new Map<string, RecordedRun>();
+    // The early client leaves once its session is under way (after a fixed time, on a loaded
+    // machine, it could leave before the server had its request: no session, nothing recorded).
+    let earlyStarted = () => {};
+    const earlyUnderWay = new Promise<void>((resolve) => (earlyStarted = resolve));
     const web = recordFetchHandler(
       async (request: Request) => {
         const kind = new URL(request.url).pathname.slice(1);
         // The client leaves before the answer is ready: the session goes on, its answer never sent.
         if (kind === 'early') {
+          earlyStarted();
           await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
           await fetch(`${api.url}/part?who=early-0`);
           return new Response('never sent');
@@ -360,7 +365,7 @@ describe('server adapters', () => {
     await Promise.all(
       ['whole', 'broken', 'left', 'early', 'threw'].map(async (kind) => {
         const client = new AbortController();
-        if (kind === 'early') setTimeout(() => client.abort(), 200);
+        if (kind === 'early') void earlyUnderWay.then(() => client.abort());
         const answer = await fetch(`${url}/${kind}`, { signal: client.signal }).catch(() => undefined);
         if (answer === undefined) return;
         const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
