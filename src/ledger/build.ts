@@ -1,6 +1,7 @@
 // buildLedger: one recording in, the seed's trace_* rows, metrics and cost profile out. No I/O. The steps
 // are grouped in step-index.ts, their context attributed in context-sources.ts, the run summed in run-summary.ts.
 
+import { answerProvenance } from '../recording/provenance.js';
 import { linkToolSteps, stepNames } from '../recording/tool-links.js';
 import type { HttpExchangePayload, PriceEntry, Recording, ToolCalledPayload, Usage } from '../recording/types.js';
 import {
@@ -35,7 +36,7 @@ import {
 } from './prices.js';
 import { type ContextTokens, emptyContextTokens, scaleContext, TokenCounter } from './provenance.js';
 import { summarizeRun } from './run-summary.js';
-import { indexSteps, mergeServed, servedOf, stateTypeOf, sumLatency } from './step-index.js';
+import { indexSteps, stateTypeOf, sumLatency } from './step-index.js';
 import { addBuckets, bucketsFromUsage, inputTotal, seedView, type TokenBuckets, ZERO_BUCKETS } from './tokens.js';
 import type {
   Ledger,
@@ -80,6 +81,8 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
 
   const index = indexSteps(recording);
   const { steps, ordered, exchanges } = index;
+  /** Where each of a replay's steps was served from (empty for an original recording). */
+  const served = answerProvenance(recording).steps;
 
   // Price every model call.
   const usedPrices = new Map<string, PriceEntry>();
@@ -178,7 +181,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let isPriced = true;
     let usageKnown = true;
     let usageEstimated = false;
-    let servedFrom: ServedFrom | null = null;
+    const servedFrom: ServedFrom | null = served.get(acc.stepId) ?? null;
     let context: ContextTokens | null = null;
     const serverTools: ServerToolCost[] = [];
     for (const call of acc.models) {
@@ -215,7 +218,6 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         const names = missingToolPrice.get(price.model) ?? new Set<string>();
         missingToolPrice.set(price.model, names.add(t.tool));
       }
-      servedFrom = mergeServed(servedFrom, servedOf(call.exchangeId, index));
       // A refused call's context reached no model: it is in no context breakdown.
       if (doProvenance && refused === undefined) {
         const segments = callSegments(call, acc.compiled);
@@ -265,7 +267,6 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       const perCall = price?.perCall ?? 0;
       if ((price?.stateType ?? tool.stateType) === 'SCRIPT_EXEC') computeCost += perCall;
       else toolCost += perCall;
-      servedFrom = mergeServed(servedFrom, servedOf(tool.exchangeId, index));
       // A simulated answer cost a model call the replay made (the simulator's model, at its price).
       const simulated = tool.exchangeId === undefined ? undefined : exchanges.get(tool.exchangeId)?.simulatedBy;
       if (simulated) {
@@ -284,8 +285,6 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         addCost(llm, llmCost(buckets, billedPrice(price, buckets, simulated.usage)));
       }
     }
-    if (isReplay && servedFrom === null && acc.tools.length > 0) servedFrom = 'recording';
-    if (isReplay && servedFrom === null && acc.models.length > 0) servedFrom = 'live';
 
     const cost = llm.total + toolCost + computeCost;
     const spent = servedFrom === 'recording' || servedFrom === 'blocked' ? 0 : cost;

@@ -1,6 +1,6 @@
 // The events of a recording grouped by step, as the ledger reads them: each step's model and tool
-// calls, validators, artifacts and compiled contexts, where its answers came from, and its time.
-import { weakerProvenance } from '../recording/provenance.js';
+// calls, validators, artifacts and compiled contexts, and its time (where its answers came from:
+// stepServedFrom in src/recording/provenance.ts).
 import { isTelemetry } from '../recording/telemetry.js';
 import type {
   EventOf,
@@ -10,7 +10,6 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../recording/types.js';
-import type { ServedFrom } from './types.js';
 
 /** One step's events, by kind. */
 export interface StepAcc {
@@ -32,8 +31,6 @@ export interface StepIndex {
   /** The steps in step order. */
   ordered: StepAcc[];
   exchanges: Map<string, HttpExchangePayload>;
-  /** Where each WebSocket turn's answer came from, by its exchange id (a replay's: recording or blocked). */
-  turnsServed: Map<string, ServedFrom | undefined>;
   runStart?: string;
   runEnd?: string;
 }
@@ -42,12 +39,10 @@ export interface StepIndex {
 export function indexSteps(recording: Recording): StepIndex {
   const steps = new Map<number, StepAcc>();
   const exchanges = new Map<string, HttpExchangePayload>();
-  const turnsServed = new Map<string, ServedFrom | undefined>();
   let runStart: string | undefined;
   let runEnd: string | undefined;
   for (const event of recording.events) {
     if (event.type === 'http.exchange') exchanges.set(event.payload.exchangeId, event.payload);
-    if (event.type === 'websocket.exchange') turnsServed.set(event.payload.exchangeId, event.payload.servedFrom);
     if (event.type === 'run.started') runStart ??= event.time;
     if (event.type === 'run.completed') runEnd = event.time;
     if (event.stepId === 0) continue;
@@ -103,27 +98,12 @@ export function indexSteps(recording: Recording): StepIndex {
     });
   }
   const ordered = [...steps.values()].sort((a, b) => a.stepId - b.stepId);
-  return { steps, ordered, exchanges, turnsServed, ...(runStart ? { runStart } : {}), ...(runEnd ? { runEnd } : {}) };
+  return { steps, ordered, exchanges, ...(runStart ? { runStart } : {}), ...(runEnd ? { runEnd } : {}) };
 }
 
 /** A step's state type: as it started, else its tool's, else THINK for a model call, else OBSERVE. */
 export function stateTypeOf(acc: StepAcc): StateType {
   return acc.started?.payload.stateType ?? acc.tools[0]?.stateType ?? (acc.models.length > 0 ? 'THINK' : 'OBSERVE');
-}
-
-/** Where a call's answer came from: its HTTP exchange's, else its WebSocket turn's (a model call over a conversation). */
-export function servedOf(
-  exchangeId: string | undefined,
-  index: Pick<StepIndex, 'exchanges' | 'turnsServed'>,
-): ServedFrom | null {
-  if (exchangeId === undefined) return null;
-  return index.exchanges.get(exchangeId)?.servedFrom ?? index.turnsServed.get(exchangeId) ?? null;
-}
-
-/** A step that went live anywhere counts as live (it cost money); else the weakest of its answers. */
-export function mergeServed(a: ServedFrom | null, b: ServedFrom | null): ServedFrom | null {
-  if (a === 'live' || b === 'live') return 'live';
-  return weakerProvenance(a, b);
 }
 
 export function sumLatency(acc: StepAcc): number | null {

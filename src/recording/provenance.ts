@@ -1,7 +1,7 @@
-// Where a replay's answers came from: per answer, per step and in total. One home for the names,
-// so the replay summary, the ledger, eval and the TUI say the same thing.
+// Where a replay's answers came from: per answer, per step (stepServedFrom) and in total. One home
+// for the names and the rule, so the replay summary, the ledger, eval and the TUI say the same thing.
 import type { SERVED_FROM } from './schema.js';
-import type { Recording } from './types.js';
+import type { Recording, RecordingEvent, ToolCalledPayload } from './types.js';
 
 export type ServedFrom = (typeof SERVED_FROM)[number];
 
@@ -46,10 +46,72 @@ export const emptyProvenanceCounts = (): ProvenanceCounts => ({
   blocked: 0,
 });
 
+/** A step that went live anywhere counts as live (it cost money); else the weaker of the two. */
+export function mergeServed(a: ServedFrom | null, b: ServedFrom | null): ServedFrom | null {
+  if (a === 'live' || b === 'live') return 'live';
+  return weakerProvenance(a, b);
+}
+
+/** Where a replay's exchange (HTTP, or a WebSocket turn) was answered, by its id; null: unknown or unsaid. */
+export type ExchangeServed = (exchangeId: string) => ServedFrom | null;
+
+/** The provenance of every exchange of a recording, by id (HTTP exchanges and WebSocket turns). */
+export function exchangesServed(events: Iterable<RecordingEvent>): ExchangeServed {
+  const served = new Map<string, ServedFrom>();
+  for (const e of events) {
+    if ((e.type === 'http.exchange' || e.type === 'websocket.exchange') && e.payload.servedFrom)
+      served.set(e.payload.exchangeId, e.payload.servedFrom);
+  }
+  return (id) => served.get(id) ?? null;
+}
+
+/**
+ * Where a replay answered a tool call no exchange answered: held back (its error HELD_BACK), the
+ * sandbox (a file step the recording did not hold, so marked by the replay), else the recording
+ * (an in-process tool() call or a file step it held, a local step it copied).
+ */
+export function toolServedFrom(call: ToolCalledPayload): ServedFrom {
+  if (call.error?.code === 'HELD_BACK') return 'blocked';
+  return call.servedFrom ?? 'recording';
+}
+
+/**
+ * Where a replay's step was served from, given its events: each answer is its exchange's
+ * `servedFrom` (a call's exchange found by id through `servedOf`, wherever it was written), a tool
+ * call no exchange answered is toolServedFrom's; the step is live if any answer went live (it cost
+ * money), else its weakest answer. A step whose model calls say nothing went live; null: nothing
+ * was answered. For a replay only: an original recording's steps were answered by no one.
+ */
+export function stepServedFrom(events: Iterable<RecordingEvent>, servedOf: ExchangeServed): ServedFrom | null {
+  let from: ServedFrom | null = null;
+  let hasModel = false;
+  for (const e of events) {
+    switch (e.type) {
+      case 'http.exchange':
+      case 'websocket.exchange':
+        from = mergeServed(from, e.payload.servedFrom ?? null);
+        break;
+      case 'model.called':
+        hasModel = true;
+        if (e.payload.exchangeId !== undefined) from = mergeServed(from, servedOf(e.payload.exchangeId));
+        break;
+      case 'tool.called': {
+        const id = e.payload.exchangeId;
+        const exchange = id === undefined ? null : servedOf(id);
+        from = mergeServed(from, exchange ?? toolServedFrom(e.payload));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return from ?? (hasModel ? 'live' : null);
+}
+
 export interface AnswerProvenance {
-  /** Answers by provenance (HTTP exchanges, and in-process tool calls served from the recording). */
+  /** Answers by provenance (HTTP exchanges, and in-process tool calls no exchange answered). */
   counts: ProvenanceCounts;
-  /** Each step that got an answer: the weakest provenance among its answers. */
+  /** Each step that got an answer: stepServedFrom. */
   steps: Map<number, ServedFrom>;
 }
 
@@ -62,20 +124,27 @@ export function answerProvenance(recording: Recording): AnswerProvenance {
   const steps = new Map<number, ServedFrom>();
   if (recording.manifest.replayOf === undefined) return { counts, steps };
   const exchanges = new Set<string>();
-  const take = (step: number, from: ServedFrom) => {
-    counts[from]++;
-    steps.set(step, weakerProvenance(steps.get(step) ?? null, from) as ServedFrom);
-  };
+  const eventsOf = new Map<number, RecordingEvent[]>();
   for (const e of recording.events) {
-    if (e.type !== 'http.exchange') continue;
-    exchanges.add(e.payload.exchangeId);
-    if (e.payload.servedFrom) take(e.stepId, e.payload.servedFrom);
+    if (e.type === 'http.exchange') {
+      exchanges.add(e.payload.exchangeId);
+      if (e.payload.servedFrom) counts[e.payload.servedFrom]++;
+    }
+    if (e.stepId === 0) continue;
+    const list = eventsOf.get(e.stepId);
+    if (list) list.push(e);
+    else eventsOf.set(e.stepId, [e]);
   }
-  // In-process tool() calls served from the recording have no HTTP exchange.
+  // In-process tool() calls and file steps have no HTTP exchange.
   for (const e of recording.events) {
     if (e.type !== 'tool.called' || e.payload.kind !== 'in-process') continue;
     if (e.payload.exchangeId !== undefined && exchanges.has(e.payload.exchangeId)) continue;
-    take(e.stepId, e.payload.error?.code === 'HELD_BACK' ? 'blocked' : 'recording');
+    counts[toolServedFrom(e.payload)]++;
+  }
+  const servedOf = exchangesServed(recording.events);
+  for (const [step, events] of eventsOf) {
+    const from = stepServedFrom(events, servedOf);
+    if (from !== null) steps.set(step, from);
   }
   return { counts, steps };
 }

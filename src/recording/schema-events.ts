@@ -103,6 +103,13 @@ export const ToolCalledPayloadSchema = z
     error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
     mutating: z.boolean(),
     latencyMs: z.number().nonnegative(),
+    /**
+     * In a replay, a call with no exchange of its own that the recording did not hold: a file step
+     * (sandbox/preload/shared-file-ops.mjs) whose call (name, path, result) no recorded file step
+     * made, answered by the sandbox's copy of the workspace. Absent: the recording held it, or not
+     * a replay (src/recording/provenance.ts reads it).
+     */
+    servedFrom: z.literal('sandbox').optional(),
   })
   .strict();
 

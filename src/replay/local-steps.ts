@@ -3,7 +3,7 @@
 // child's stdio, each taking its recorded step.
 import { FILE_STEP_NAMES } from '../../sandbox/preload/shared-file-ops.mjs';
 import type { Recording, RecordingEvent, ToolCalledPayload } from '../recording/index.js';
-import { canonicalJson } from '../recording/index.js';
+import { canonicalJson, jsonOrText } from '../recording/index.js';
 import type { RecordedCall } from './recorded-calls.js';
 
 /** The events of a recorded local step (files, pg: run for real in the sandbox) that a replay copies to keep step numbers aligned. */
@@ -84,6 +84,42 @@ export class SelfBegunSteps {
   nextFile(after: number): number | undefined {
     return this.files[firstAbove(this.files, after)];
   }
+}
+
+/**
+ * The recorded file steps by what their call was (name, path, result or error), each to be taken
+ * once: a file step the replay's agent makes is the recording's when one is left with the same
+ * call, else the sandbox answered it (its tool call says so: `servedFrom: 'sandbox'`).
+ */
+export class RecordedFileSteps {
+  private readonly left = new Map<string, number>();
+
+  constructor(recording: Recording) {
+    for (const e of recording.events) {
+      if (e.type !== 'tool.called' || !isFileStep(e)) continue;
+      const key = fileCallKey(e.payload);
+      this.left.set(key, (this.left.get(key) ?? 0) + 1);
+    }
+  }
+
+  /** Whether a recorded file step made this call; it is taken. `call` as the recording keeps it (redacted). */
+  take(call: ToolCalledPayload): boolean {
+    const key = fileCallKey(call);
+    const n = this.left.get(key) ?? 0;
+    if (n === 0) return false;
+    this.left.set(key, n - 1);
+    return true;
+  }
+}
+
+/**
+ * A file step's call without its timing: its name, path and outcome, however it was kept (the
+ * result inline, or as a body: recorders have done both, `{ ok, bytes }` is the same outcome).
+ */
+function fileCallKey(p: ToolCalledPayload): string {
+  const body = p.resultBody;
+  const result = p.result ?? (body === undefined ? null : (jsonOrText(body.text) ?? body.base64 ?? body.blob ?? null));
+  return canonicalJson({ name: p.name, args: p.args, result, error: p.error ?? null });
 }
 
 /** The index of the first element of ascending `list` above `value`. */

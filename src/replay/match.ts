@@ -19,6 +19,7 @@ export {
   isRpcStep,
   type LocalStepEvent,
   LocalSteps,
+  RecordedFileSteps,
   type RpcStep,
   RpcSteps,
   SelfBegunSteps,

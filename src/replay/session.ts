@@ -28,7 +28,7 @@ import {
   type UsageBucket,
 } from '../recording/index.js';
 import { answerHttp, answerTool, serveReported } from './answer.js';
-import { RpcSteps, SelfBegunSteps } from './match.js';
+import { RecordedFileSteps, RpcSteps, SelfBegunSteps } from './match.js';
 import { type LiveRequest, redactLive, summaryOf } from './normalize.js';
 import { type SessionParts, SessionSteps } from './session-steps.js';
 import type { HeldBack } from './types.js';
@@ -52,6 +52,7 @@ export class ReplaySession extends SessionSteps {
   private exchangeSeq = 0;
   /** The recorded requests over a child's stdio, indexed at the first the replay's agent makes. */
   private rpcSteps: RpcSteps | undefined;
+  private recordedFiles: RecordedFileSteps | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   /** The model calls of the agent's WebSocket conversations, decoded turn by turn as the recorder does. */
   private readonly conversations = new ConversationCalls();
@@ -225,12 +226,20 @@ export class ReplaySession extends SessionSteps {
   /**
    * A file read or write of the agent's as its own step, as the recorder writes it (the same tool
    * call and step, shared-file-ops.mjs's message of it): at the next step, with the changes it made.
+   * A call no recorded file step made (a file the recording never read or wrote there, or another
+   * outcome) was answered by the sandbox's copy of the workspace: its tool call says so.
    */
   private async writeFileStep(call: FileCall, fs: FsReport[], nd: NdBatch | undefined): Promise<void> {
     const step = this.nextStep();
     this.beginStep(step, undefined);
     await this.collect([], nd);
-    const payload = agentToolCall(call, (json) => this.writer.body(json, 'application/json'));
+    const made = agentToolCall(call, (json) => this.writer.body(json, 'application/json'));
+    this.recordedFiles ??= new RecordedFileSteps(this.recording);
+    // Compared as the recording keeps it: redacted.
+    const held = this.recordedFiles.take(this.parts.redactor.payload('tool.called', made) as ToolCalledPayload);
+    const payload: ToolCalledPayload = held ? made : { ...made, servedFrom: 'sandbox' };
+    // An answer the recording did not give: counted as the sandbox's, as answerProvenance counts it.
+    if (!held) this.served.sandbox++;
     const changes = this.files.changes(fs).map((change): StepEvent => ({ type: 'fs.changed', payload: change }));
     this.writeStep({ stepId: step, ...this.parentOfOwn(false), ...agentToolStep(payload, call, changes) }, () =>
       this.flushPending(step),

@@ -166,7 +166,7 @@ export interface ReplayResult {
   divergences: Array<DivergencePayload & { step: number }>;
   firstDivergentStep?: number;
   heldBack: HeldBack[];
-  /** How the agent's calls were answered. */
+  /** How the agent's calls were answered (and its file steps the recording did not hold: `sandbox`). */
   served: ProvenanceCounts;
   /** Model calls served from the recording in counterfactual mode: cost not paid again. */
   savedCost: { calls: number; usage: Usage; usd?: number };

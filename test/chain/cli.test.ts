@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer } from '../../examples/world/index.js';
 import type { ModelServer } from '../../examples/world/model-server.js';
+import { buildLedger } from '../../src/ledger/index.js';
 import { readRecording } from '../../src/recording/index.js';
 import { example, expectOneLineError, root, tapedeck } from '../cli/run-cli.js';
 
@@ -44,9 +45,22 @@ describe('tapedeck replay with a project file', () => {
       ],
       { timeoutMs: 200_000 },
     );
-    expect(run.stdout).toMatch(/answers: \d+ recorded, \d+ live, 4 sandbox/);
+    // 4 calls the sandbox service answered, and the fixed prompt's read of a file the recording
+    // never read. Its confirmation write is the recorded one (kept there as an inline result, here
+    // as a body: the same outcome).
+    expect(run.stdout).toMatch(/answers: \d+ recorded, \d+ live, 5 sandbox/);
     expect(run.stdout).not.toContain('held back (never sent)');
     const replayed = await readRecording(out);
+    const ledger = buildLedger(replayed).steps;
+    const fileSteps = replayed.events.flatMap((e) =>
+      e.type === 'tool.called' && e.payload.stateType.startsWith('FILE_')
+        ? [[e.payload.name, e.payload.args, ledger.find((s) => s.step_id === e.stepId)?.served_from]]
+        : [],
+    );
+    expect(fileSteps).toEqual([
+      ['read_file', { path: 'traveler.json' }, 'sandbox'],
+      ['write_file', { path: 'confirmations/BK-0001.md' }, 'recording'],
+    ]);
     const booked = replayed.events.find((e) => e.type === 'db.changed' && e.payload.table === 'bookings');
     expect(booked?.type === 'db.changed' && booked.payload.after?.passenger_id).toBe('P-102');
     // Each answered call is written at the URL the agent asked (the travel API's recorded origin),

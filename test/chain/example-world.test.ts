@@ -128,9 +128,10 @@ describe('the example world with msw mocks for the reads only', () => {
     );
     expect(lookup?.type === 'http.exchange' && lookup.payload.servedFrom).toBe('mock');
 
-    // eval says what the outcome rests on; --strict refuses one resting on a held-back call.
+    // eval says what the outcome rests on (the fixed prompt's read of traveler.json, a file the
+    // recording never read, was the sandbox's); --strict refuses one resting on a held-back call.
     const plain = await runCli(['eval', result.dir, '--contract', CONTRACT]);
-    expect(plain.stdout).toMatch(/rests on: \d+ recorded, \d+ live, \d+ mock, 1 held back/);
+    expect(plain.stdout).toMatch(/rests on: \d+ recorded, \d+ live, 1 sandbox, \d+ mock, 1 held back/);
     const strict = await runCli(['eval', result.dir, '--contract', CONTRACT, '--strict']);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toMatch(/^REFUSED {2}/);

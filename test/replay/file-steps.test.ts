@@ -1,8 +1,9 @@
 // Where a replay does not copy the recorded steps (counterfactual mode, past --fork-at K, past a
 // divergence in exact mode) the agent's own file reads and writes under the fs root are steps of
 // the replay as the recorder makes them: named as recorded, with their tool call and the changes
-// they made in the sandbox, so the ledger and the evaluator see them. In exact mode with no
-// divergence the recorded file steps are copied as before.
+// they made in the sandbox, so the ledger and the evaluator see them; one the recording did not
+// hold was served by the sandbox, and the ledger, the provenance and the timeline say so. In exact
+// mode with no divergence the recorded file steps are copied as before.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,14 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trajectoryOf } from '../../src/evaluate/index.js';
 import { buildLedger } from '../../src/ledger/index.js';
 import { recordCommand } from '../../src/record/index.js';
-import { type Recording, readRecording } from '../../src/recording/index.js';
+import { answerProvenance, type Recording, readRecording, type ServedFrom } from '../../src/recording/index.js';
 import { type ReplayOptions, replay } from '../../src/replay/index.js';
+import { indexSteps } from '../../tui/data/steps.js';
 import { tempDir } from '../record/helpers.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../sdks/servers/fake-openai.js';
 import { startWeatherApi, type WeatherApi } from '../sdks/servers/weather-api.js';
 
 const AGENT = fileURLToPath(new URL('./fixtures/notes-agent.mjs', import.meta.url));
 const LOGGING = 'You are a weather desk. Save a note of the forecast and keep a log.';
+/** Makes the agent read a file the recording never read, read notes.txt again once written, and keep a log. */
+const CHECKING = 'You are a weather desk. Check the archive, save a note of the forecast, verify it and keep a log.';
 const tmp = tempDir('tapedeck-file-steps-');
 const workspace = path.join(tmp.dir, 'ws');
 let model: FakeOpenAI;
@@ -32,6 +36,7 @@ beforeAll(async () => {
   rmSync(workspace, { recursive: true, force: true });
   mkdirSync(workspace, { recursive: true });
   writeFileSync(path.join(workspace, 'notes.txt'), 'old note\n');
+  writeFileSync(path.join(workspace, 'archive.txt'), 'oslo: rain\n');
   const out = path.join(tmp.dir, 'rec');
   const result = await recordCommand({
     command: [process.execPath, AGENT],
@@ -150,6 +155,39 @@ describe("a replay's own file steps", () => {
     expect(changesOf(run)).toEqual(LOGGED_CHANGES);
   }, 60_000);
 
+  it('counterfactual: a file step the recording did not hold was served by the sandbox, one it held by the recording', async () => {
+    const { result, run } = await replayed('served-from', { systemPrompt: CHECKING });
+    const steps = [
+      [1, 'THINK', 'fake-gpt-1'],
+      [2, 'API_CALL', 'save_note', 'GET /forecast', { city: 'oslo' }],
+      [3, 'FILE_READ', 'read_file', 'read_file', { path: 'archive.txt' }],
+      [4, 'FILE_READ', 'read_file', 'read_file', { path: 'notes.txt' }],
+      [5, 'FILE_WRITE', 'write_file', 'write_file', { path: 'notes.txt' }],
+      [6, 'FILE_READ', 'read_file', 'read_file', { path: 'notes.txt' }],
+      [7, 'FILE_WRITE', 'append_file', 'append_file', { path: 'log.txt' }],
+      [8, 'FINALIZE', 'fake-gpt-1'],
+    ];
+    expect(stepsOf(run)).toEqual(steps);
+    // A file never read in the recording (3), a file the recording read once read again with what the
+    // step before wrote (6), a file it never wrote (7): the sandbox's copy of the workspace answered.
+    const served: Array<[number, ServedFrom]> = [
+      [1, 'live'],
+      [2, 'recording'],
+      [3, 'sandbox'],
+      [4, 'recording'],
+      [5, 'recording'],
+      [6, 'sandbox'],
+      [7, 'sandbox'],
+      [8, 'live'],
+    ];
+    expect(buildLedger(run).steps.map((s) => [s.step_id, s.served_from])).toEqual(served);
+    const provenance = answerProvenance(run);
+    expect([...provenance.steps].sort(([a], [b]) => a - b)).toEqual(served);
+    expect(provenance.counts).toMatchObject({ recording: 3, sandbox: 3, live: 2 });
+    expect(result.served.sandbox).toBe(3);
+    expect(indexSteps(run).rows.map((r) => [r.stepId, r.servedFrom])).toEqual(served);
+  }, 60_000);
+
   it('exact mode with no divergence copies the recorded file steps', async () => {
     const { result, run } = await replayed('exact', { mode: 'exact' });
     expect(result.divergences).toEqual([]);
@@ -159,5 +197,12 @@ describe("a replay's own file steps", () => {
         .filter((e) => (e.stepId === 3 || e.stepId === 4) && e.type !== 'nondeterminism')
         .map(({ seq: _s, traceId: _t, time: _time, ...e }) => (e.type === 'fs.changed' ? e.payload : e));
     expect(fileSteps(run)).toEqual(fileSteps(recording));
+    expect(buildLedger(run).steps.map((s) => [s.step_id, s.served_from])).toEqual([
+      [1, 'recording'],
+      [2, 'recording'],
+      [3, 'recording'],
+      [4, 'recording'],
+      [5, 'recording'],
+    ]);
   }, 60_000);
 });

@@ -13,7 +13,7 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../../src/recording/index.js';
-import { stepNames, weakerProvenance } from '../../src/recording/index.js';
+import { exchangesServed, stepNames, stepServedFrom } from '../../src/recording/index.js';
 
 export type StepStatus = 'success' | 'error' | 'timeout' | 'cancelled' | 'running';
 
@@ -36,7 +36,7 @@ export interface StepRow {
   divergences: number;
   fsChanges: number;
   dbChanges: number;
-  /** In a replay: where the step's answer came from (the weakest, when it had several). */
+  /** In a replay: where the step was served from (stepServedFrom). */
   servedFrom?: ServedFrom;
 }
 
@@ -63,8 +63,12 @@ export function indexSteps(recording: Recording): StepIndex {
   const ids = [...eventsOf.keys()].filter((id) => id > 0).sort((a, b) => a - b);
   const rows: StepRow[] = [];
   const positionOf = new Map<number, number>();
+  const servedOf = recording.manifest.replayOf === undefined ? undefined : exchangesServed(recording.events);
   for (const stepId of ids) {
-    const row = rowOf(stepId, eventsOf.get(stepId) ?? []);
+    const events = eventsOf.get(stepId) ?? [];
+    const row = rowOf(stepId, events);
+    const from = servedOf && stepServedFrom(events, servedOf);
+    if (from) row.servedFrom = from;
     const named = names.get(stepId);
     if (named !== undefined && row.kind !== 'model') {
       row.name = named.name;
@@ -118,11 +122,6 @@ function rowOf(stepId: number, events: RecordingEvent[]): StepRow {
       case 'db.changed':
         row.dbChanges++;
         break;
-      case 'http.exchange': {
-        const from = weakerProvenance(row.servedFrom ?? null, event.payload.servedFrom ?? null);
-        if (from) row.servedFrom = from;
-        break;
-      }
       case 'divergence':
         row.divergences++;
         break;

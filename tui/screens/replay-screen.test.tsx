@@ -136,8 +136,10 @@ describe('replay screen', () => {
     const f = await waitForFrame(r.frame, '» first divergence');
     expect(f).toMatch(/first divergence: baseline step 5 \/ replay step 5 \(other tool\)/);
     const row = f.split('\n').find((l) => /^»\s+\d/.test(l));
-    expect(row).toMatch(/»\s+5 THINK.*→ search_flights.*│\s+5 THINK.*→ cancel_booking/);
-    expect(f).toMatch(/\n\s+4 API_CALL .*│\s+4 API_CALL/);
+    // The replay's calls carry no exchange: its model calls went live, its tool calls were the
+    // recording's, as the ledger counts them.
+    expect(row).toMatch(/»\s+5 THINK.*→ search_flights.*│\s+5 live THINK.*→ cancel_book/);
+    expect(f).toMatch(/\n\s+4 API_CALL .*│\s+4 rec\s+API_CALL/);
     await press(r.stdin, KEY.enter);
     expect(r.gone).toEqual([5]);
   });
@@ -210,7 +212,7 @@ describe('replay screen', () => {
     expect(replaySide(6)).toMatch(/^\s+6 mock /);
     expect(replaySide(8)).toMatch(/^\s+8 sim /);
     expect(replaySide(10)).toMatch(/^\s+10 held /);
-    // A step that got no answer (a local step) carries no mark.
-    expect(replaySide(3)).toMatch(/^\s+3 [A-Z]/);
+    // A model call no exchange says anything of went live, as the ledger counts it.
+    expect(replaySide(3)).toMatch(/^\s+3 live THINK/);
   });
 });
