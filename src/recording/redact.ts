@@ -90,6 +90,8 @@ export interface Redactor {
    * Short or trivial values (under 8 characters, numbers, booleans) are ignored: false.
    */
   learn(value: string): boolean;
+  /** Goes up whenever a secret becomes known: what was redacted before may hold it (the manifest). */
+  readonly generation: number;
   /** Learns the secrets of an environment (see RedactionOptions.env). */
   learnEnv(env: Record<string, string | undefined>): void;
   headers(headers: Record<string, string>): Record<string, string>;
@@ -485,6 +487,9 @@ export function createRedactor(options: RedactionOptions = {}): Redactor {
   return {
     keyId,
     rules,
+    get generation() {
+      return known.generation;
+    },
     placeholder,
     isSecretName,
     learn,

@@ -214,6 +214,7 @@ class Writer implements RecordingWriter {
     if (init.replay) manifest.replay = init.replay;
     if (init.prices) manifest.prices = init.prices;
     this.current = this.redactManifest(manifest);
+    this.manifestGeneration = this.redactor.generation;
   }
 
   /** Writes the first manifest (status incomplete) into `folder`: the recording's folder, or its temp name before it is published. */
@@ -303,6 +304,9 @@ class Writer implements RecordingWriter {
   }
 
   flush(): void {
+    // A secret learned since the manifest was last written (a token first redacted by name in a
+    // later header, quoted in the agent's command or env): the manifest is written again without it.
+    if (this.manifestGeneration !== this.redactor.generation && !this.closed) this.redactManifestAgain();
     if (this.pending.length === 0) return;
     const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
     this.pending = [];
@@ -343,19 +347,31 @@ class Writer implements RecordingWriter {
     return { dir, files };
   }
 
+  /** The redactor's generation the manifest on disk was redacted at. */
+  private manifestGeneration = -1;
+
+  private redactManifestAgain(): void {
+    this.manifestGeneration = this.redactor.generation;
+    const again = this.redactManifest(this.current);
+    if (canonicalJson(again) === canonicalJson(this.current)) return;
+    this.current = again;
+    this.writeManifest();
+  }
+
   setManifest(patch: Partial<Manifest>): void {
     if (this.closed) throw new Error(`recording ${this.dir} is closed; cannot change its manifest`);
     const { format: _format, integrity: _integrity, ...rest } = patch;
     this.current = this.redactManifest({ ...this.current, ...rest });
+    this.manifestGeneration = this.redactor.generation;
     this.writeManifest();
   }
 
   async close(status: Manifest['status'], patch?: Partial<Manifest>): Promise<void> {
     if (this.closed) return;
-    if (patch !== undefined) {
-      const { format: _format, integrity: _integrity, ...rest } = patch;
-      this.current = this.redactManifest({ ...this.current, ...rest });
-    }
+    // Redacted again whatever the patch: a secret learned since the last write is not left in it.
+    const { format: _format, integrity: _integrity, ...rest } = patch ?? {};
+    this.current = this.redactManifest({ ...this.current, ...rest });
+    this.manifestGeneration = this.redactor.generation;
     this.flush();
     this.closed = true;
     openWriters.delete(this);

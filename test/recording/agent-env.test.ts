@@ -41,4 +41,40 @@ describe('manifest agent env', () => {
     expect(env.OPENAI_API_KEY).toMatch(/^\[REDACTED:hmac:[0-9a-f]{12}\]$/);
     expect(env.DATABASE_URL).toMatch(/^postgres:\/\/app:\[REDACTED:hmac:[0-9a-f]{12}\]@127\.0\.0\.1:5432\/app$/);
   });
+
+  it('a secret learned during the run leaves the manifest at the next flush and at close, whatever the patch', async () => {
+    // A value the agent got in a variable of no secret name (and on its command line), first known
+    // as a secret when a request sends it in a secret-named header.
+    const learned = `sess${'Q7w'.repeat(6)}`;
+    for (const patch of [undefined, { name: 'patched' }]) {
+      const dir = join(tmp, `learned-${patch === undefined ? 'plain' : 'patched'}`);
+      const writer = await createRecordingWriter(dir, {
+        name: 'env',
+        agent: { command: ['node', 'agent.mjs', '--session', learned], cwd: tmp, env: { SESSION_REF: learned } },
+        redaction: { key: 'test-key', env: false },
+      });
+      // Not yet known: the first manifest holds it (nothing said it was a secret).
+      expect(readFileSync(join(dir, 'manifest.json'), 'utf8')).toContain(learned);
+      writer.append({
+        type: 'http.exchange',
+        stepId: 1,
+        payload: {
+          exchangeId: 'x1',
+          request: { method: 'GET', url: 'http://127.0.0.1:9/me', headers: { 'x-session-token': learned } },
+          response: { status: 200, headers: {} },
+        },
+      } as Parameters<typeof writer.append>[0]);
+      writer.append({ type: 'step.completed', stepId: 1, payload: { status: 'ok' } } as Parameters<
+        typeof writer.append
+      >[0]);
+      // Flushed at the step's end: the manifest is written again without it.
+      expect(readFileSync(join(dir, 'manifest.json'), 'utf8')).not.toContain(learned);
+      await writer.close('complete', patch);
+      expect(everyByte(dir)).not.toContain(learned);
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+        agent: { env?: Record<string, string> };
+      };
+      expect(manifest.agent.env?.SESSION_REF).toMatch(/^\[REDACTED:hmac:[0-9a-f]{12}\]$/);
+    }
+  });
 });
