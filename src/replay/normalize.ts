@@ -28,7 +28,7 @@ export interface LiveRequest {
  */
 export function redactLive(redactor: Redactor, req: LiveRequest, bytes?: Uint8Array): LiveRequest {
   const headers = redactor.headers(req.headers);
-  const contentType = Object.entries(req.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const contentType = contentTypeOf(req.headers);
   const asBytes =
     bytes !== undefined && bytes.byteLength > 0 && (req.bodyText === undefined || isBinaryType(contentType));
   const bodyText = asBytes
@@ -122,7 +122,34 @@ export interface RequestView {
   body: unknown;
 }
 
-export function viewOf(req: LiveRequest): RequestView {
+/** The boundary every multipart body is read with: the client draws a new one for each request. */
+const MATCH_BOUNDARY = 'tapedeck-boundary';
+
+function contentTypeOf(headers: Record<string, string>): string | undefined {
+  return Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+}
+
+/**
+ * A request as matching reads it: a multipart/* body (text, or bytes read as text) with its
+ * boundary, drawn at random per request (fetch's FormData, the `form-data` package), replaced by
+ * one fixed token in the body and in the content type, recorded and live alike; every other byte
+ * stays, so uploads of other fields or file bytes still differ. Any other request as it is.
+ */
+function forMatching(req: LiveRequest): LiveRequest {
+  const contentType = contentTypeOf(req.headers);
+  if (req.bodyText === undefined || contentType === undefined || !/^\s*multipart\//i.test(contentType)) return req;
+  const param = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const boundary = param?.[1] ?? param?.[2];
+  if (param === null || boundary === undefined || boundary === MATCH_BOUNDARY) return req;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers))
+    headers[name] =
+      name.toLowerCase() === 'content-type' ? value.replace(param[0], `; boundary=${MATCH_BOUNDARY}`) : value;
+  return { ...req, headers, bodyText: req.bodyText.split(`--${boundary}`).join(`--${MATCH_BOUNDARY}`) };
+}
+
+export function viewOf(live: LiveRequest): RequestView {
+  const req = forMatching(live);
   const method = req.method.toUpperCase();
   const parsed = parseJson(req.bodyText);
   const body = parsed.ok ? parsed.value : (req.bodyText ?? null);
@@ -167,7 +194,7 @@ export interface RequestKeys {
 
 export function keysOf(req: LiveRequest, view: RequestView = viewOf(req)): RequestKeys {
   return {
-    exact: `${req.method.toUpperCase()} ${req.url}\n${req.bodyText ?? ''}`,
+    exact: `${req.method.toUpperCase()} ${req.url}\n${forMatching(req).bodyText ?? ''}`,
     normalised: canonicalJson(view),
     structural: canonicalJson(structuralOf(view)),
   };

@@ -249,6 +249,46 @@ describe('normalisation', () => {
     );
   });
 
+  it('reads a multipart body with one boundary, whatever the client drew, and still tells its parts apart', () => {
+    // A multipart body as the clients write it: fetch's FormData (`----formdata-undici-0<digits>`)
+    // or the `form-data` package (`--------------------------<24 digits>`), quoted or not.
+    const upload = (boundary: string, quoted: boolean, field: string, file: string): LiveRequest => ({
+      method: 'POST',
+      url: `${API}/v1/files`,
+      headers: { 'Content-Type': `multipart/form-data; boundary=${quoted ? `"${boundary}"` : boundary}` },
+      bodyText: [
+        `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n${field}\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n${file}\r\n`,
+        `--${boundary}--\r\n`,
+      ].join(''),
+    });
+    const boundary = fc.oneof(
+      fc.stringMatching(/^[0-9]{11}$/).map((d) => `----formdata-undici-0${d}`),
+      fc.stringMatching(/^[0-9]{24}$/).map((d) => `--------------------------${d}`),
+    );
+    fc.assert(
+      fc.property(
+        boundary,
+        boundary,
+        fc.boolean(),
+        fc.string(),
+        fc.string(),
+        fc.string(),
+        (b1, b2, quoted, field, file, other) => {
+          const a = keysOf(upload(b1, quoted, field, file));
+          expect(keysOf(upload(b2, !quoted, field, file))).toEqual(a);
+          if (other !== file) expect(keysOf(upload(b2, quoted, field, other)).exact).not.toBe(a.exact);
+          if (other !== field) expect(keysOf(upload(b2, quoted, other, file)).exact).not.toBe(a.exact);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    // Only a multipart body's boundary: the same text under another content type is the body itself.
+    const text = upload('----formdata-undici-01', false, 'x', 'y');
+    const plain = (r: LiveRequest): LiveRequest => ({ ...r, headers: { 'content-type': 'text/plain' } });
+    expect(keysOf(plain(text)).exact).not.toBe(keysOf(plain(upload('----formdata-undici-02', false, 'x', 'y'))).exact);
+  });
+
   it('sorts object keys at every depth in canonical JSON', () => {
     expect(canonical({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: null } })).toBe(
       '{"a":{"c":null,"d":[2,{"e":0,"f":1}]},"b":1}',
