@@ -108,6 +108,23 @@ export function killTree(root, options = {}) {
   return [...signalled];
 }
 
+/** Whether any thread of `pid` is running or runnable (state R in /proc/<pid>/task/<tid>/stat). @param {number} pid */
+function threadRunning(pid) {
+  let tids = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'R') return true;
+    } catch {}
+  }
+  return false;
+}
+
 /** @param {number} pid */
 function alive(pid) {
   const p = readProcess(pid);
@@ -129,6 +146,7 @@ function signal(pid, name) {
  */
 export async function describeTree(root, options = {}) {
   const first = new Map(processTree(root, options).map((p) => [p.pid, p]));
+  const runningFirst = new Set([...first.keys()].filter(threadRunning));
   const sampleMs = options.sampleMs ?? 300;
   await new Promise((r) => setTimeout(r, sampleMs));
   const hz = 100; // USER_HZ: clock ticks a second on Linux
@@ -138,8 +156,10 @@ export async function describeTree(root, options = {}) {
     const before = first.get(p.pid);
     const used = before ? ((p.ticks - before.ticks) * 1000) / hz : 0;
     // A busy loop on a shared machine may get a fraction of a core: a quarter of the sample, or
-    // running at either look, is computing.
-    const busy = used >= sampleMs / 4 || p.state === 'R' || before?.state === 'R';
+    // running at either look, is computing. Any thread's state counts: a worker thread's busy
+    // loop is runnable while the main thread waits on it (and on a loaded machine it gets too
+    // little of a core for its ticks to say so).
+    const busy = used >= sampleMs / 4 || runningFirst.has(p.pid) || threadRunning(p.pid);
     const command = p.command.length > 80 ? `${p.command.slice(0, 77)}…` : p.command;
     parts.push(`${busy ? 'computing' : p.state === 'T' ? 'stopped' : 'waiting'}: ${command} (pid ${p.pid})`);
   }
