@@ -67,7 +67,7 @@ export function exchangesServed(events: Iterable<RecordingEvent>): ExchangeServe
 
 /**
  * Where a replay answered a tool call no exchange answered: held back (its error HELD_BACK), the
- * sandbox (a file step the recording did not hold, so marked by the replay), else the recording
+ * sandbox (a file step or an MCP-over-stdio answer the recording did not hold, so marked by the replay), else the recording
  * (an in-process tool() call or a file step it held, a local step it copied).
  */
 export function toolServedFrom(call: ToolCalledPayload): ServedFrom {

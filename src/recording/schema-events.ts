@@ -106,8 +106,9 @@ export const ToolCalledPayloadSchema = z
     /**
      * In a replay, a call with no exchange of its own that the recording did not hold: a file step
      * (sandbox/preload/shared-file-ops.mjs) whose call (name, path, result) no recorded file step
-     * made, answered by the sandbox's copy of the workspace. Absent: the recording held it, or not
-     * a replay (src/recording/provenance.ts reads it).
+     * made, answered by the sandbox's copy of the workspace; or a request over a child's stdio
+     * (MCP) whose server, run again in the sandbox, answered otherwise than recorded. Absent: the
+     * recording held it, or not a replay (src/recording/provenance.ts reads it).
      */
     servedFrom: z.literal('sandbox').optional(),
   })

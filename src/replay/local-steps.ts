@@ -117,9 +117,14 @@ export class RecordedFileSteps {
  * result inline, or as a body: recorders have done both, `{ ok, bytes }` is the same outcome).
  */
 function fileCallKey(p: ToolCalledPayload): string {
+  return canonicalJson({ name: p.name, args: p.args, outcome: outcomeKey(p) });
+}
+
+/** A tool call's outcome (its result or error) however it was kept: the result inline or as a body. */
+export function outcomeKey(p: ToolCalledPayload): string {
   const body = p.resultBody;
   const result = p.result ?? (body === undefined ? null : (jsonOrText(body.text) ?? body.base64 ?? body.blob ?? null));
-  return canonicalJson({ name: p.name, args: p.args, result, error: p.error ?? null });
+  return canonicalJson({ result, error: p.error ?? null });
 }
 
 /** The index of the first element of ascending `list` above `value`. */
@@ -159,6 +164,8 @@ export function isRpcStep(e: RecordingEvent): boolean {
 /** A recorded request over a child's stdio, as a replay's same request takes its step. */
 export interface RpcStep {
   step: number;
+  /** Its answer (result or error), as fileCallKey reads one: the same request may be answered otherwise now. */
+  outcome: string;
   parentStepId?: number;
   toolCallId?: string;
   route?: string;
@@ -183,6 +190,7 @@ export class RpcSteps {
         this.steps.push({
           step: e.stepId,
           key: rpcKey(e.payload.name, e.payload.args),
+          outcome: outcomeKey(e.payload),
           ...(parentStepId === undefined ? {} : { parentStepId }),
           ...(head?.payload.toolCallId === undefined ? {} : { toolCallId: head.payload.toolCallId }),
           ...(head?.payload.route === undefined ? {} : { route: head.payload.route }),

@@ -19,6 +19,7 @@ export {
   isRpcStep,
   type LocalStepEvent,
   LocalSteps,
+  outcomeKey,
   RecordedFileSteps,
   type RpcStep,
   RpcSteps,

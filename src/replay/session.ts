@@ -28,7 +28,7 @@ import {
   type UsageBucket,
 } from '../recording/index.js';
 import { answerHttp, answerTool, serveReported } from './answer.js';
-import { RecordedFileSteps, RpcSteps, SelfBegunSteps } from './match.js';
+import { outcomeKey, RecordedFileSteps, RpcSteps, SelfBegunSteps } from './match.js';
 import { type LiveRequest, redactLive, summaryOf } from './normalize.js';
 import { type SessionParts, SessionSteps } from './session-steps.js';
 import type { HeldBack } from './types.js';
@@ -261,6 +261,9 @@ export class ReplaySession extends SessionSteps {
     const kept = this.parts.redactor.payload('tool.called', payload) as ToolCalledPayload;
     const recorded = this.rpcSteps.take(kept);
     const { step, parent } = this.placeRecorded(recorded);
+    // The server answered again, in the sandbox: an answer the recording did not hold (a request
+    // it never saw, or another result) is the sandbox's, as a file step's is (writeFileStep).
+    const held = recorded !== undefined && recorded.outcome === outcomeKey(kept);
     this.writeStep({
       stepId: step,
       ...(parent === undefined ? {} : { parentStepId: parent }),
@@ -270,7 +273,7 @@ export class ReplaySession extends SessionSteps {
       ...(recorded?.route === undefined ? {} : { route: recorded.route }),
       start: rpc.ts,
       end: rpc.end,
-      events: [{ type: 'tool.called', payload }],
+      events: [{ type: 'tool.called', payload: held ? payload : { ...payload, servedFrom: 'sandbox' } }],
       status: payload.error === undefined ? 'success' : 'error',
       errorType: payload.error?.code,
     });

@@ -10,7 +10,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../sandbox/os/detect.js';
-import { canonicalJson, readRecording, type ToolCalledPayload } from '../../src/recording/index.js';
+import { answerProvenance, canonicalJson, readRecording, type ToolCalledPayload } from '../../src/recording/index.js';
 import { FIXTURES, recordAgent, replayExact, startServer, tempDir } from './helpers.js';
 
 const AGENT = path.join(FIXTURES, 'stdio-rpc-agent.mjs');
@@ -57,10 +57,32 @@ describe('JSON-RPC over stdio (MCP servers the agent starts)', () => {
       const result = await replayExact(out, path.join(tmp.dir, `replay-${isolation}`), isolation);
       expect(result.divergences, result.output?.stderr).toEqual([]);
       expect(result.output?.stdout).toBe(recorded.stdout);
-      expect((await mcpSteps(result.dir)).map((s) => [s.step, s.type, s.name])).toEqual(
-        steps.map((s) => [s.step, s.type, s.name]),
-      );
+      const replayed = await mcpSteps(result.dir);
+      expect(replayed.map((s) => [s.step, s.type, s.name])).toEqual(steps.map((s) => [s.step, s.type, s.name]));
+      // The server answered as recorded: each answer is the recording's.
+      expect(replayed.map((s) => s.servedFrom)).toEqual(steps.map(() => undefined));
     }
+
+    // A server that now answers otherwise: the answers the recording did not hold are the
+    // sandbox's (its tool call, the step's provenance and the ledger say so); the same error and
+    // the unanswered request are the recording's still.
+    const twisted = await replayExact(out, path.join(tmp.dir, 'replay-twisted'), 'none', { MCP_TWIST: 'now' });
+    const replayed = await mcpSteps(twisted.dir);
+    expect(replayed.map((s) => [s.name, s.servedFrom])).toEqual([
+      ['lookup', 'sandbox'],
+      ['mcp fail', undefined],
+      ['lookup', 'sandbox'],
+      ['mcp resources/list', 'sandbox'],
+      ['mcp exit', undefined],
+    ]);
+    const served = answerProvenance(await readRecording(twisted.dir)).steps;
+    expect(replayed.map((s) => served.get(s.step))).toEqual([
+      'sandbox',
+      'recording',
+      'sandbox',
+      'sandbox',
+      'recording',
+    ]);
   });
   // Which of a request over stdio and the calls around it reaches the recorder first is a race
   // (the server answers in another process): the replay writes the request's step at its recorded
