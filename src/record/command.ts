@@ -228,6 +228,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   // A killed recorder cannot remove its socket and spool: the next tapedeck command does.
   const forgetSocket = noteLeftover({ kind: 'path', path: socketPath });
   const sockets = new Set<net.Socket>();
+  /** Connections accepted so far (socketsClosed waits until a turn of the loop brings none). */
+  let accepted = 0;
   // A world of files alone: the agent skips the round trip of a step barrier at which nothing
   // under the root changed, or sends the few files that did, read itself
   // (src/record/preload/record-quiet.mjs). Not with a database (its changes are not seen that
@@ -288,6 +290,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   }, POLL_MS);
   const server = net.createServer((socket) => {
     sockets.add(socket);
+    accepted++;
     const reply = (answer: { ack: number }) => {
       if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
     };
@@ -310,8 +313,17 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   });
   /** Resolves when every agent socket is closed (read to the end), or after `ms`. */
   const closing: Array<() => void> = [];
-  const socketsClosed = (ms: number) =>
-    new Promise<void>((resolve) => {
+  const socketsClosed = async (ms: number) => {
+    // A connection the agent made before it exited may still wait in a listener's backlog: the
+    // exit is reported in the same turn of the loop (under --isolate, by the launcher's message,
+    // which can be handled before the accept). Poll-phase events are all handled before a
+    // setImmediate: a few turns, until no new connection came in one.
+    for (let turns = 0; turns < 5; turns++) {
+      const before = accepted;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (accepted === before) break;
+    }
+    await new Promise<void>((resolve) => {
       if (sockets.size === 0) return resolve();
       const timer = setTimeout(resolve, ms);
       closing.push(() => {
@@ -319,6 +331,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
         resolve();
       });
     });
+  };
   const cleanup = () => {
     clearInterval(poll);
     spool.close();
