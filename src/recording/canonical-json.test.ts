@@ -75,7 +75,17 @@ describe('canonicalJson on any value', () => {
       fc.array(tie('v')),
       fc.dictionary(key, tie('v')),
       // Not plain data: the fast way hands these to the replacer's way.
-      fc.dictionary(key, tie('v')).map((d) => Object.assign(new (class Point {})(), d)),
+      // Each key an own data property: Object.assign would take a generated `__proto__` key for
+      // the prototype (a Date's, whose inherited toJSON then throws in JSON.stringify too).
+      fc
+        .dictionary(key, tie('v'))
+        .map((d) =>
+          Object.entries(d).reduce(
+            (point, [k, v]) =>
+              Object.defineProperty(point, k, { value: v, enumerable: true, writable: true, configurable: true }),
+            new (class Point {})(),
+          ),
+        ),
       fc.dictionary(key, tie('v')).map((d) => ({ ...d, toJSON: 'a field, not a method' })),
       // (toJSON is called once: a Date it gives is not turned into its string.)
       fc.tuple(fc.dictionary(key, tie('v')), fc.jsonValue()).map(([d, v]) => ({ ...d, toJSON: () => v })),
