@@ -14,7 +14,7 @@ import { type FileContent, inlineContent } from './file-content.js';
 import { capDepth, cutLongStrings, MAX_JSON_DEPTH } from './json.js';
 import { unsafePathReason } from './paths.js';
 import { MAX_LINE_BYTES } from './read-files.js';
-import { createRedactor, type RedactionOptions, type Redactor } from './redact.js';
+import { createRedactor, isPlaceholder, type RedactionOptions, type Redactor } from './redact.js';
 import { EVENT_TYPES, EventEnvelopeSchema, FORMAT, INLINE_FILE_MAX, PAYLOAD_SCHEMAS } from './schema.js';
 import { sealManifest } from './seal.js';
 import { stageRecordingFolder } from './staging.js';
@@ -352,9 +352,11 @@ class Writer implements RecordingWriter {
 
   private redactManifestAgain(): void {
     this.manifestGeneration = this.redactor.generation;
-    const again = this.redactManifest(this.current);
-    if (canonicalJson(again) === canonicalJson(this.current)) return;
-    this.current = again;
+    // Compared first without a seal (an HMAC) or a write: a server's shared redactor learns a
+    // token every session, and most manifests hold none of them.
+    const { agent, dbUrl } = this.redactedParts(this.current);
+    if (JSON.stringify(agent) === JSON.stringify(this.current.agent) && dbUrl === this.current.world?.db?.url) return;
+    this.current = this.redactManifest(this.current);
     this.writeManifest();
   }
 
@@ -394,12 +396,18 @@ class Writer implements RecordingWriter {
    * what a replay reads; a seal the patch carried is never taken as it is.
    */
   private redactManifest(manifest: Manifest): Manifest {
+    const { agent, dbUrl } = this.redactedParts(manifest);
+    const { seal: _given, ...out } = { ...manifest, agent };
+    if (manifest.world?.db && dbUrl !== undefined)
+      out.world = { ...manifest.world, db: { ...manifest.world.db, url: dbUrl } };
+    return this.seal ? sealManifest(out) : out;
+  }
+
+  /** The manifest's parts that may hold secrets, redacted: the agent's command line and env, the database URL. */
+  private redactedParts(manifest: Manifest): { agent: Manifest['agent']; dbUrl: string | undefined } {
     const agent = { ...manifest.agent, command: this.redactor.argv(manifest.agent.command) };
     if (manifest.agent.env) agent.env = this.redactEnv(manifest.agent.env);
-    const { seal: _given, ...out } = { ...manifest, agent };
-    if (manifest.world?.db)
-      out.world = { ...manifest.world, db: { ...manifest.world.db, url: this.redactor.url(manifest.world.db.url) } };
-    return this.seal ? sealManifest(out) : out;
+    return { agent, dbUrl: manifest.world?.db ? this.redactor.url(manifest.world.db.url) : undefined };
   }
 
   /** Env values: by variable name (OPENAI_API_KEY), URLs by their parts (passwords), the rest as text (tokens). */
@@ -408,7 +416,10 @@ class Writer implements RecordingWriter {
     for (const [name, value] of Object.entries(env)) {
       out[name] =
         value !== '' && this.redactor.isSecretName(name)
-          ? this.redactor.placeholder(value)
+          ? // Already a placeholder (the manifest redacted again): kept, never the placeholder's own.
+            isPlaceholder(value)
+            ? value
+            : this.redactor.placeholder(value)
           : /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
             ? this.redactor.url(value)
             : this.redactor.text(value);

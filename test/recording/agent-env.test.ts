@@ -77,4 +77,29 @@ describe('manifest agent env', () => {
       expect(manifest.agent.env?.SESSION_REF).toMatch(/^\[REDACTED:hmac:[0-9a-f]{12}\]$/);
     }
   });
+
+  it('keeps each placeholder as it is when the manifest is redacted again (setManifest, close)', async () => {
+    // Redacted again, a placeholder was taken for a secret of its own and hashed: the env's
+    // placeholder changed at every write and no longer named the secret.
+    const canary = 'canary-Zq81xT0p';
+    const dir = join(tmp, 'again');
+    const writer = await createRecordingWriter(dir, {
+      name: 'env',
+      agent: {
+        command: ['node', 'agent.mjs', '--api-key', canary],
+        cwd: tmp,
+        env: { OPENAI_API_KEY: canary, DATABASE_URL: `postgres://app:${canary}@127.0.0.1:5432/app` },
+      },
+      redaction: { key: 'test-key', env: false },
+    });
+    const agentOf = () => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).agent;
+    const first = agentOf();
+    const placeholder = writer.redactor.placeholder(canary);
+    expect(first.env.OPENAI_API_KEY).toBe(placeholder);
+    expect(first.command).toEqual(['node', 'agent.mjs', '--api-key', placeholder]);
+    writer.setManifest({ name: 'renamed' });
+    expect(agentOf()).toEqual(first);
+    await writer.close('complete', { name: 'final' });
+    expect(agentOf()).toEqual(first);
+  });
 });
