@@ -132,15 +132,24 @@ export async function openQueue(warehouse: Warehouse, options: QueueOptions = {}
       });
     },
     async fetch(kinds = JOB_KINDS) {
-      for (const kind of kinds) {
-        const rows = await boss.fetch<Record<string, unknown>>(queueName(kind), {
-          batchSize: 1,
-          includeMetadata: true,
-        });
-        const row = rows?.[0];
-        if (row) return toJob(kind, row);
-      }
-      return null;
+      const next = async (): Promise<Job | null> => {
+        for (const kind of kinds) {
+          const rows = await boss.fetch<Record<string, unknown>>(queueName(kind), {
+            batchSize: 1,
+            includeMetadata: true,
+          });
+          const row = rows?.[0];
+          if (row) return toJob(kind, row);
+        }
+        return null;
+      };
+      const job = await next();
+      if (job || warehouse.kind !== 'pglite') return job;
+      // pg-boss hands out a job whose start is before now(), and PGlite's clock moves in whole
+      // milliseconds: a job sent (or failed with no retry delay) in this same millisecond is ready
+      // but not yet before now(). Look once more after the clock has moved on.
+      await new Promise((r) => setTimeout(r, 2));
+      return next();
     },
     async complete(job, output) {
       await boss.complete(queueName(job.kind), job.id, output === undefined ? undefined : (output as object));

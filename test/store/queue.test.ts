@@ -54,6 +54,20 @@ function behaviours(name: string, open: () => Promise<{ a: Warehouse; b: Warehou
       expect(dead.rows.map((r) => r.data)).toContainEqual({ recording: 'flaky' });
     });
 
+    it('a job is ready the moment it is sent, and a failed one with no retry delay the moment it fails', async () => {
+      // PGlite's clock has millisecond steps and pg-boss hands out jobs whose start is before now():
+      // a fetch in the same millisecond as the send (or the fail) must still get the job.
+      for (let i = 0; i < 40; i++) {
+        const id = await qa.enqueue('replay', { recording: `now-${i}` }, { retryLimit: 1, retryDelaySeconds: 0 });
+        const job = await qb.fetch(['replay']);
+        expect(job?.id).toBe(id);
+        await qb.fail(job!, 'again');
+        const retried = await qa.fetch(['replay']);
+        expect(retried).toMatchObject({ id, retryCount: 1 });
+        await qa.complete(retried!, { ok: true });
+      }
+    });
+
     it('a job whose worker died is retried once it outlives its expiry', async () => {
       const id = await qa.enqueue('replay', { recording: 'orphan' }, { expireInSeconds: 1, retryDelaySeconds: 0 });
       expect((await qa.fetch(['replay']))?.id).toBe(id); // ...and this worker never completes it
