@@ -19,6 +19,8 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const HIDE = '\u001b]0;pwned\u0007\u001b[2K\u001b[1A';
 const OVERWRITE = '\r\u001b[2Kecho harmless';
 const BIDI = '\u202e';
+/** DEL and C1 controls (the 8-bit CSI and NEL): JSON.stringify leaves them raw in its strings. */
+const C1 = '\u007f\u009b2K\u0085';
 /** Bytes that act on a terminal: C0 controls but tab and newline, DEL, C1, bidi overrides. */
 const ACTS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
@@ -31,7 +33,7 @@ function crafted(): string {
     .filter((l) => l !== '')
     .map((line) => {
       const e = JSON.parse(line);
-      if (e.type === 'step.started') e.payload.name = `${e.payload.name}${HIDE}${BIDI}`;
+      if (e.type === 'step.started') e.payload.name = `${e.payload.name}${HIDE}${BIDI}${C1}`;
       return JSON.stringify(e);
     });
   writeFileSync(join(dir, 'events.jsonl'), `${events.join('\n')}\n`);
@@ -44,9 +46,17 @@ function crafted(): string {
 
 describe('control sequences from a recording never reach the terminal', () => {
   it('terminalSafe writes every acting character out and leaves text, tabs and newlines', () => {
-    expect(terminalSafe(`a\tb\nc${HIDE}${OVERWRITE}${BIDI}é€`)).toBe(
-      'a\tb\nc\\x1b]0;pwned\\x07\\x1b[2K\\x1b[1A\\x0d\\x1b[2Kecho harmless\\u202eé€',
+    expect(terminalSafe(`a\tb\nc${HIDE}${OVERWRITE}${BIDI}${C1}é€`)).toBe(
+      'a\tb\nc\\x1b]0;pwned\\x07\\x1b[2K\\x1b[1A\\x0d\\x1b[2Kecho harmless\\u202e\\u007f\\u009b2K\\u0085é€',
     );
+  });
+
+  it('--json output stays JSON, with the names as the recording holds them', async () => {
+    const dir = crafted();
+    const ledger = await tapedeck(['ledger', dir, '--json']);
+    expect(ledger.stdout).not.toMatch(ACTS);
+    const names = JSON.stringify(JSON.parse(ledger.stdout));
+    expect(names).toContain(JSON.stringify(`${HIDE}${BIDI}${C1}`).slice(1, -1));
   });
 
   it('ledger, verify and a refused replay print the names and the command written out', async () => {
