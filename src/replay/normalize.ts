@@ -1,6 +1,8 @@
 // Request normalisation for matching: canonical JSON, the declared volatile fields of each
 // API (model APIs declare theirs in src/providers), the three match keys (exact, normalised,
 // structural) and field diffs between requests.
+
+import { isUtf8 } from 'node:buffer';
 import { detectProvider, providerById } from '../providers/index.js';
 import { isBinaryType } from '../recording/body.js';
 import { canonicalJson } from '../recording/canonical-json.js';
@@ -32,7 +34,7 @@ export function redactLive(redactor: Redactor, req: LiveRequest, bytes?: Uint8Ar
   const asBytes =
     bytes !== undefined && bytes.byteLength > 0 && (req.bodyText === undefined || isBinaryType(contentType));
   const bodyText = asBytes
-    ? masksForMatching(redactor.bytes(bytes).toString('utf8'))
+    ? bytesForMatching(redactor.bytes(bytes))
     : req.bodyText === undefined
       ? undefined
       : redactor.text(req.bodyText);
@@ -42,6 +44,17 @@ export function redactLive(redactor: Redactor, req: LiveRequest, bytes?: Uint8Ar
     headers,
     ...(bodyText !== undefined ? { bodyText } : {}),
   };
+}
+
+/**
+ * A body kept as bytes (masked) as matching reads it, recorded and live alike: its UTF-8 text when
+ * it is UTF-8, else one character per byte (latin1), so bodies that differ only in bytes a UTF-8
+ * reading would turn into the same replacement character stay two requests; masks read as
+ * masksForMatching reads them (they are ASCII in either reading).
+ */
+export function bytesForMatching(bytes: Uint8Array): string {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return masksForMatching(buffer.toString(isUtf8(buffer) ? 'utf8' : 'latin1'));
 }
 
 export interface FieldDiff {

@@ -17,9 +17,10 @@ import type {
   StateType,
   ToolCalledPayload,
 } from '../recording/index.js';
-import { isTelemetry, masksForMatching, parseUntrusted } from '../recording/index.js';
+import { isTelemetry, parseUntrusted } from '../recording/index.js';
 import { drawnBySteps, drawnFor } from './drawn.js';
 import {
+  bytesForMatching,
   canonical,
   isModelApi,
   keysOf,
@@ -141,8 +142,9 @@ export function bodyTextOf(recording: Pick<Recording, 'readBlob'>, body: Body | 
 
 /** A recorded request's body as matching compares it: a body kept as bytes with its masks read as redactLive reads them. */
 function requestBodyText(recording: Pick<Recording, 'readBlob'>, body: Body): string | undefined {
-  const text = bodyTextOf(recording, body);
-  return body.text === undefined && text !== undefined ? masksForMatching(text) : text;
+  if (body.text !== undefined) return body.text;
+  const bytes = bodyBytesOf(recording, body);
+  return bytes === undefined ? undefined : bytesForMatching(bytes);
 }
 
 export function bodyBytesOf(recording: Pick<Recording, 'readBlob'>, body: Body | undefined): Buffer | undefined {

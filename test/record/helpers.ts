@@ -15,13 +15,14 @@ export interface TestServer {
 }
 
 export async function startServer(
-  handler: (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void | Promise<void>,
+  handler: (req: http.IncomingMessage, body: string, res: http.ServerResponse, raw: Buffer) => void | Promise<void>,
 ): Promise<TestServer> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      Promise.resolve(handler(req, Buffer.concat(chunks).toString('utf8'), res)).catch((error: unknown) => {
+      const raw = Buffer.concat(chunks);
+      Promise.resolve(handler(req, raw.toString('utf8'), res, raw)).catch((error: unknown) => {
         if (!res.headersSent) res.writeHead(500);
         res.end(String(error));
       });
