@@ -1,6 +1,8 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRedactor } from './redact.js';
+import { Literals } from './redact-known.js';
+import { escapeRegExp } from './redact-scan.js';
 import type { HttpExchangePayload, WebSocketExchangePayload } from './types.js';
 
 // Secrets of shapes no token pattern knows: only their names (in the env, a header, a field) tell.
@@ -272,5 +274,78 @@ describe('secrets known by value', () => {
         { numRuns: 300 },
       );
     }
+  });
+});
+
+describe('the known values pass as a server uses it (a value learned every session)', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('finds what one alternation of every value, longest first, finds, whatever was added and deleted', () => {
+    // Overlapping and nested literals: longest-first and leftmost-first both matter.
+    const literal = fc.constantFrom(
+      'abcdefgh',
+      'abcdefgh12345678',
+      '12345678zz-tail',
+      'cdefgh12',
+      'zz-tail-zz-tail',
+      'hhhhhhhh',
+      'hhhhhhhhhh',
+      'x.y*z+q?',
+    );
+    const op = fc.oneof(
+      fc.record({ add: literal }),
+      fc.record({ delete: literal }),
+      fc.record({ text: fc.array(fc.oneof(literal, fc.constantFrom(' ', 'a', 'h', '12', 'zz')), { maxLength: 10 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const set = new Literals();
+        const members = new Set<string>();
+        for (const o of ops) {
+          if ('add' in o) {
+            set.add(o.add);
+            members.add(o.add);
+          } else if ('delete' in o) {
+            set.delete(o.delete);
+            members.delete(o.delete);
+          } else {
+            const text = o.text.join('');
+            const sorted = [...members].sort((a, b) => b.length - a.length);
+            const expected =
+              sorted.length === 0
+                ? text
+                : text.replace(new RegExp(sorted.map(escapeRegExp).join('|'), 'g'), (m) => `<${m}>`);
+            expect(set.replace(text, (m) => `<${m}>`)).toBe(expected);
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('does not compile every known value again for each value it learns', () => {
+    const r = createRedactor({ key: 'unit-key', env: false });
+    const value = (i: number) => `learned-${String(i).padStart(6, '0')}-${'q'.repeat(24)}`;
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'reserve two of SKU-0001234 '.repeat(20) }] });
+    // The set full: 64 learned values, the most it keeps.
+    for (let i = 0; i < 64; i++) r.learn(value(i));
+    r.text(body);
+    let compiled = 0;
+    const Native = RegExp;
+    // A constructor's stand-in (new RegExp(…)): a function, not an arrow.
+    function counted(source: string | RegExp, flags?: string): RegExp {
+      compiled += typeof source === 'string' ? source.length : source.source.length;
+      return new Native(source, flags);
+    }
+    vi.spyOn(globalThis, 'RegExp').mockImplementation(counted as unknown as () => RegExp);
+    const learned = 90;
+    for (let i = 64; i < 64 + learned; i++) {
+      r.learn(value(i));
+      expect(r.text(`${body} ${value(i)}`)).not.toContain(value(i));
+    }
+    vi.restoreAllMocks();
+    // Once a value: 64 values' source (~40 characters each) a value learned.
+    const setSource = 64 * (value(0).length + 1);
+    expect(compiled / learned).toBeLessThan(setSource / 3);
   });
 });
