@@ -8,7 +8,8 @@ import { epochInstant } from './dates.js';
 import { fallSize, isChangeKey, isDownKey, magnitude, signable, signed } from './framing.js';
 import { mentionsIn, valueReadings } from './mentions.js';
 import { currencyField, stripeShaped } from './objects.js';
-import { idReadings, type Mention, type Reading } from './readings.js';
+import { type PairedChange, pairedChanges } from './paired-changes.js';
+import { at, idReadings, type Mention, type Reading } from './readings.js';
 import { NOW_KEY, type RunDay } from './relative-dates.js';
 import { foldText } from './written.js';
 
@@ -174,7 +175,22 @@ export class FactIndex {
       // A `value` is what its parent's key names: `price: { value: 129.99 }` is a price.
       for (const [k, v] of Object.entries(fields))
         this.addValue(v, source, k === 'value' && key !== undefined ? `${key}.${k}` : k, own ?? currency, stripe);
+      for (const change of pairedChanges(fields, key)) this.addChange(change, source, own ?? currency, stripe);
     } else if (typeof value === 'bigint') this.addText(String(value), source, key);
+  }
+
+  /**
+   * The change two observed values make (`profit_before_usd: 5000 -> profit_after_usd: 3800`): a
+   * signed change in their unit (-$1,200: `fell $1,200`), and as a share of the first (`fell 24%`).
+   */
+  private addChange(change: PairedChange, source: FactSource, currency?: string, minor = false): void {
+    // Rounded off a float's noise: 129.99 - 139.99 is -10.000000000000014.
+    const delta = Number((change.after - change.before).toFixed(9));
+    if (delta === 0) return;
+    const observed = `${change.observed} (${delta > 0 ? '+' : ''}${delta})`;
+    for (const r of valueReadings(delta, change.key, 'observed', change.currency ?? currency, minor))
+      if (r.key === undefined) this.put(r, source, observed);
+    if (change.before !== 0) this.put(at('pct', (100 * delta) / Math.abs(change.before)), source, observed);
   }
 
   private addText(whole: string, source: FactSource, key: string | undefined): void {

@@ -34,25 +34,52 @@ const DOWN_WORDS =
   'fell|falls?|falling|fallen|dropped|drops?|dropping|declined?|declines|declining|decreased?|decreases|decreasing|down|lost|shrank|shrunk|shrinks?|shrinking|slipped|slid|plunged|plummeted|sank|dipped|dips?|tumbled|contracted|lower|cut|reduced|lowered|slashed|trimmed';
 const UP_WORDS =
   'rose|rises?|rising|risen|grew|grows?|growing|grown|increased?|increases|increasing|up|gained|gains?|gaining|climbed|climbs?|jumped|jumps?|surged|soared|rallied|higher';
-const DOWN_NOUNS = 'drop|decline|decrease|fall|dip|reduction|contraction|slide|plunge|loss|cut';
-const UP_NOUNS = 'rise|increase|gain|jump|growth|climb|surge';
-/** A direction word just before the number (`fell 3.2%`, `down by $20`, `a drop of 3.2%`), never `fell to` (a level). */
+const DOWN_NOUNS = 'drop|decline|decrease|fall|dip|reduction|contraction|slide|plunge|loss|cut|shortfall|markdown';
+const UP_NOUNS = 'rise|increase|gain|jump|growth|climb|surge|hike|uplift|markup';
+/** Up to two words between an article and a direction noun (`a sharp drop of`, `a year-over-year decline`). */
+const ADJECTIVES = '(?:[A-Za-z-]+\\s+){0,2}';
+/**
+ * A direction word just before the number (`fell 3.2%`, `down by $20`, `a drop of 3.2%`, `a sharp
+ * gain of €1.2k`), never `fell to` (a level).
+ */
 const DIRECTION_BEFORE: Array<[Direction, RegExp]> = [
-  ['down', new RegExp(`(?:^|[\\s(,])(?:(?:${DOWN_WORDS})(?:\\s+by)?|an?\\s+(?:${DOWN_NOUNS})\\s+of)\\s+$`, 'i')],
-  ['up', new RegExp(`(?:^|[\\s(,])(?:(?:${UP_WORDS})(?:\\s+by)?|an?\\s+(?:${UP_NOUNS})\\s+of)\\s+$`, 'i')],
+  [
+    'down',
+    new RegExp(`(?:^|[\\s(,])(?:(?:${DOWN_WORDS})(?:\\s+by)?|an?\\s+${ADJECTIVES}(?:${DOWN_NOUNS})\\s+of)\\s+$`, 'i'),
+  ],
+  ['up', new RegExp(`(?:^|[\\s(,])(?:(?:${UP_WORDS})(?:\\s+by)?|an?\\s+${ADJECTIVES}(?:${UP_NOUNS})\\s+of)\\s+$`, 'i')],
 ];
-/** A direction word just after it (`3.2% lower`, `a 3.2% drop`); never `down`/`up` there (`$500 down` is a payment). */
+/**
+ * A comparative or a direction noun just after it (`3.2% lower`, `$20 less`, `$1.2k more`, `20 fewer
+ * rows`, `a 3.2% drop`); never `down`/`up` there (`$500 down` is a payment), nor `or less` (a bound).
+ */
 const DIRECTION_AFTER: Array<[Direction, RegExp]> = [
-  ['down', new RegExp(`^\\s+(?:lower|${DOWN_NOUNS}|decline)\\b`, 'i')],
-  ['up', new RegExp(`^\\s+(?:higher|${UP_NOUNS})\\b`, 'i')],
+  ['down', new RegExp(`^\\s+(?:lower|less(?!\\s*[-−$€£¥\\d])|fewer|cheaper|smaller|(?:${DOWN_NOUNS})s?)\\b`, 'i')],
+  [
+    'up',
+    new RegExp(
+      `^\\s+(?:higher|more(?!\\s+or\\s+less)|greater|larger|bigger|pricier|costlier|dearer|(?:${UP_NOUNS})s?)\\b`,
+      'i',
+    ),
+  ],
 ];
+/** After an article, a direction noun a word or two after the number (`a $20 price drop`, `a 3% YoY increase`). */
+const NOUN_AFTER: Array<[Direction, RegExp]> = [
+  ['down', new RegExp(`^\\s+${ADJECTIVES}(?:${DOWN_NOUNS})s?\\b`, 'i')],
+  ['up', new RegExp(`^\\s+${ADJECTIVES}(?:${UP_NOUNS})s?\\b`, 'i')],
+];
+/** An article just before the number (after any hedge): `a $20 price drop`, `an estimated 3% gain`. */
+const ARTICLE = /(?:^|[\s(,])an?\s+$/i;
+/**
+ * A denial just before a direction (`did not fall`, `hasn't risen`, `never dropped`, `wasn't down`,
+ * `not a 3% drop`, `no $20 increase`), never `not only rose` (that says it did).
+ */
+const NEGATION = /(?:\b(?:not|never|no|nor)|n['’]t)(?:\s+(?:have|has|been|be|go|gone|really|actually|an?)){0,2}\s*$/i;
 
 /** Keys whose number is a signed change: its sign is the direction (`change: -3.2` is a fall). */
 const CHANGE_KEY_WORDS = new Set([
   'change',
   'delta',
-  'diff',
-  'difference',
   'growth',
   'yoy',
   'qoq',
@@ -63,6 +90,11 @@ const CHANGE_KEY_WORDS = new Set([
   'return',
   'pnl',
 ]);
+/**
+ * Keys of a gap between two values, as often given as a size (`difference: 20` for `$20 cheaper`)
+ * as signed: a negative one is a fall, a positive one no rise in particular.
+ */
+const GAP_KEY_WORDS = new Set(['diff', 'difference', 'gap']);
 /** Words of a key that name which way its number goes (`decline_pct: 3.2` is a fall, `profit_usd: 1200` a gain). */
 const KEY_DIRECTIONS: ReadonlyMap<string, Direction> = new Map([
   ...[
@@ -187,11 +219,13 @@ export function isDownKey(key: string | undefined): boolean {
 /**
  * Which way a change `value` under `key` goes: down under a key that names a fall, whatever the
  * sign (`decline_pct: -3.2` restates it); by the sign under a key that names a rise or a signed
- * change (`growth_pct: -3.2`, `change_pct: -3.2` are falls); none under any other key.
+ * change (`growth_pct: -3.2`, `change_pct: -3.2` are falls), or a gap's when negative
+ * (`difference: -20`); none under any other key.
  */
 export function changeDirection(value: number, key: string | undefined): Direction | undefined {
   if (value === 0) return undefined;
   if (isDownKey(key)) return 'down';
+  if (value < 0 && key !== undefined && keyWords(key).some((w) => GAP_KEY_WORDS.has(w))) return 'down';
   return isChangeKey(key) ? (value < 0 ? 'down' : 'up') : undefined;
 }
 
@@ -272,6 +306,27 @@ function clauseStart(text: string): number {
   return start;
 }
 
+/** Whether `before` ends with a direction word the next number is the change of (`fell `, `up by about `). */
+export function endsWithDirection(before: string): boolean {
+  const hedge = matchOf(HEDGES, before);
+  return (
+    matchOf(DIRECTION_BEFORE, hedge === undefined ? before : `${before.slice(0, before.length - hedge[1])} `) !==
+    undefined
+  );
+}
+
+/**
+ * The direction the words around a number say — before it (`fell`, `a drop of`), or after it (`lower`,
+ * `less`, `a $20 price drop`) — and whether they deny it (`did not fall`, `no 3% drop`).
+ */
+function directionAround(rest: string, after: string): { direction: Direction; denied: boolean } | undefined {
+  const before = matchOf(DIRECTION_BEFORE, rest);
+  if (before !== undefined)
+    return { direction: before[0], denied: NEGATION.test(rest.slice(0, rest.length - before[1])) };
+  const next = matchOf(DIRECTION_AFTER, after) ?? (ARTICLE.test(rest) ? matchOf(NOUN_AFTER, after) : undefined);
+  return next && { direction: next[0], denied: NEGATION.test(rest) };
+}
+
 function matchOf<T extends string>(table: Array<[T, RegExp]>, text: string): [T, number] | undefined {
   for (const [what, re] of table) {
     const m = re.exec(text);
@@ -298,8 +353,23 @@ export function framed(text: string, mentions: Mention[]): Mention[] {
     const after = text.slice(m.end, to);
     const hedgeBefore = matchOf(HEDGES, before);
     const hedge = hedgeBefore?.[0] ?? matchOf(HEDGE_AFTER, after)?.[0];
-    const rest = hedgeBefore === undefined ? before : before.slice(0, before.length - hedgeBefore[1]);
-    const direction = matchOf(DIRECTION_BEFORE, rest)?.[0] ?? matchOf(DIRECTION_AFTER, after)?.[0];
+    // The hedge's match takes the space before it: `fell by about 3%` leaves `fell by `.
+    const rest = hedgeBefore === undefined ? before : `${before.slice(0, before.length - hedgeBefore[1])} `;
+    // A comparative after it is read up to the next number, which may say what it is not (`$100 less $20`).
+    const said = directionAround(rest, text.slice(m.end, m.end + 24));
+    const toward = (d: Direction) => m.claim.filter(signable).map((r) => signed(r, d));
+    // A change denied (`did not fall 3.2%`) is no claim of its own; an observation of it refutes the text.
+    if (said?.denied === true)
+      return {
+        ...m,
+        claim: [],
+        observed: [],
+        unread: `${m.text}: a change the text says did not happen`,
+        direction: said.direction,
+        negated: true,
+        opposite: toward(said.direction),
+      };
+    const direction = said?.direction;
     let claim = m.claim;
     if (hedge !== undefined && m.value !== 0) {
       const bounds = hedgeBounds(hedge, m.value, m.text);
@@ -310,7 +380,6 @@ export function framed(text: string, mentions: Mention[]): Mention[] {
       return { ...m, claim: [...claim, ...sizes.map(magnitude), ...sizes.map(fallSize)] };
     }
     const why = `the answer says ${direction}, and the value observed has no sign of its own`;
-    const toward = (d: Direction) => claim.filter(signable).map((r) => signed(r, d));
     return {
       ...m,
       direction,
@@ -318,7 +387,7 @@ export function framed(text: string, mentions: Mention[]): Mention[] {
         ...claim.filter((r) => r.dim !== 'mag').map((r) => (signable(r) ? signed(r, direction) : r)),
         ...claim.filter(signable).map((r) => ({ ...magnitude(r), weak: why })),
       ],
-      opposite: toward(direction === 'up' ? 'down' : 'up'),
+      opposite: claim.filter(signable).map((r) => signed(r, direction === 'up' ? 'down' : 'up')),
       observed: [
         ...m.observed.filter((r) => r.dim !== 'mag').map((r) => (signable(r) ? signed(r, direction) : r)),
         ...m.observed.filter(signable).map(magnitude),

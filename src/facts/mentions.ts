@@ -10,7 +10,7 @@ import { conventionsOf } from './conventions.js';
 import { currencyOfKey, isCurrencyCode, minorDigits, unitsPerMajor } from './currencies.js';
 import { DATE_PASSES } from './dates.js';
 import { DATE_ABROAD_PASSES } from './dates-abroad.js';
-import { framed } from './framing.js';
+import { endsWithDirection, framed } from './framing.js';
 import { isFlowKey, MONEY_KEY_WORDS, MONEY_PASSES, moneyClaim, moneyObserved, unsignedObserved } from './money.js';
 import { celsius, NUMBER_PASSES, percentClaim, percentObserved, QUANTITY_PASSES } from './numbers.js';
 import {
@@ -128,7 +128,7 @@ const FROM = /\bfrom\s+$/i;
  * A range is one claim: a value observed anywhere in it grounds it (`$100-150` by a price of 120,
  * `3 to 5 nights` by 4, `between 2 and 4` by 2). A bare number that ends a range an amount starts
  * (`$10-20`, `€5 to 8`) is an amount in the same currency: "$10-20" is never grounded by a count of
- * 20. Not a range: a change (`from 3 to 5`), two numbers out of order (`10-5`), a hyphen between
+ * 20. Not a range: a change (`from 3 to 5`, `fell $1,200 to $3,800`), two numbers out of order (`10-5`), a hyphen between
  * bare numbers of four digits or more (`555-1234`, `2026-2027`), `and` without `between`.
  */
 function ranges(text: string, out: Mention[]): Mention[] {
@@ -149,7 +149,12 @@ function ranges(text: string, out: Mention[]): Mention[] {
         observed: moneyObserved(b.value, a.currencies),
         ...(a.currencies !== undefined && { currencies: a.currencies }),
       };
-    const range = rangeOf(a, b, join, text.slice(Math.max(0, a.start - 12), a.start), text.slice(a.start, b.end));
+    // `fell $1,200 to $3,800`: a change, then the level it came to (`rose 3 to 5%` stays a range).
+    const change = join[2] === 'to' && a.kind === b.kind && a.kind !== 'number';
+    const range =
+      change && endsWithDirection(text.slice(Math.max(0, a.start - 48), a.start))
+        ? undefined
+        : rangeOf(a, b, join, text.slice(Math.max(0, a.start - 12), a.start), text.slice(a.start, b.end));
     if (range === undefined) merged.push(a);
     else {
       merged.push(range);

@@ -84,7 +84,12 @@ export function unsignedObserved(value: number, words: readonly string[]): Readi
 const CODES = CURRENCY_CODES.join('|');
 /** A code written before an amount: with a space (`KWD 1.250`), or glued for the common ones (`USD40`); `BHD1000` is an id. */
 const CODE_BEFORE = `\\b(?:(${CODES})\\s|(USD|EUR|GBP|JPY|CAD|AUD|CHF)\\s?)`;
-const SCALE = '(?:\\s?(k|K|M|bn|B|thousand|million|billion)\\b)?';
+/**
+ * A scale after an amount (MAGNITUDE): `$1.2k`, `$1.2M`, `€3bn`, `$5MM`, `USD 2 million`; a lone
+ * `m`, `b`, `T` only glued to it (`$1.2m`, `$3b`), never `$20 T-shirts`.
+ */
+const SCALE =
+  '(?:\\s?(k|K|MM|mm|mln|mn|Mio|M|(?<!\\s)m|bln|bn|Mrd|B|(?<!\\s)b|tn|(?<!\\s)T|thousand|million|billion|trillion)\\b)?';
 
 /**
  * An amount as written, signed, in `currencies`; `12.999` is read by the currencies' decimals,

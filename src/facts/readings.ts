@@ -76,8 +76,13 @@ export interface Mention {
   unread?: string;
   /** A change whose direction the words around it say (`fell 3.2%`, `a 3.2% rise`): src/facts/framing.ts. */
   direction?: 'up' | 'down';
-  /** Claimed with a direction: its readings the other way (`fell 3.2%` as +3.2), to say an observation refutes it. */
+  /**
+   * Claimed with a direction: its readings the other way (`fell 3.2%` as +3.2), to say an observation
+   * refutes it; denied (`negated`), the change denied (`did not fall 3.2%` as -3.2).
+   */
   opposite?: Reading[];
+  /** A change the words around it deny (`did not fall 3.2%`, `no $20 drop`): `unread`, no claim of its own. */
+  negated?: true;
 }
 
 /**

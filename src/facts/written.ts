@@ -197,6 +197,18 @@ export const MAGNITUDE: Record<string, number> = {
   bn: 1e9,
   billion: 1e9,
   trillion: 1e12,
+  // After an amount only (`$1.2m`, `€3mn`, `$5MM`, `£2 mln`, `$3b`, `€2 Mio.`): bare, `1.2m` is metres.
+  m: 1e6,
+  mn: 1e6,
+  mln: 1e6,
+  mm: 1e6,
+  MM: 1e6,
+  Mio: 1e6,
+  b: 1e9,
+  bln: 1e9,
+  Mrd: 1e9,
+  tn: 1e12,
+  T: 1e12,
 };
 
 /** Tokens mixing letters and digits: the shape of an identifier (BK-0001, P-102, FL101, bk_7f3a). */

@@ -3,24 +3,9 @@
 // hedged number passes within its hedge and fails beyond it.
 import { describe, expect, it } from 'vitest';
 import { evaluateRecording, parseContract } from '../../src/evaluate/index.js';
-import { RecordingBuilder } from './recording-builder.js';
+import { readThenAnswer } from './recording-builder.js';
 
 const USER = 'How did Q3 go?';
-
-function run(answer: string, report: unknown) {
-  const b = new RecordingBuilder();
-  const messages: unknown[] = [{ role: 'user', content: USER }];
-  const read = b.model({ messages: [...messages], toolCalls: [{ id: 'q', name: 'get_report', arguments: {} }] });
-  b.tool(read, {
-    name: 'GET /reports/q3',
-    args: {},
-    result: report,
-    http: { method: 'GET', url: 'http://127.0.0.1:1/reports/q3' },
-  });
-  messages.push({ role: 'tool', tool_call_id: 'q', content: JSON.stringify(report) });
-  b.model({ messages: [...messages], text: answer });
-  return b.complete(answer).build();
-}
 
 const contract = parseContract(`
 task_id: q3_report
@@ -31,7 +16,7 @@ success_criteria:
 `);
 
 function codes(answer: string, report: unknown): { pass: boolean; codes: string[] } {
-  const e = evaluateRecording(run(answer, report), contract);
+  const e = evaluateRecording(readThenAnswer({ user: USER, path: '/reports/q3', result: report, answer }), contract);
   return { pass: e.task.hardSuccess, codes: [...new Set(e.findings.filter((f) => f.hard).map((f) => f.code))] };
 }
 

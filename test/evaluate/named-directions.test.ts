@@ -145,6 +145,54 @@ const TABLE: Array<[string, string, string, string]> = [
   ['change_pct', '-3.2', 'Revenue rose 3.2%.', 'change_pct: the answer says 3.2% went up, but expected -3.2, a fall'],
   ['delta', '3.2', 'Revenue fell 3.2%.', 'delta: the answer says 3.2% went down, but expected 3.2, a rise'],
   ['growth_pct', '-3.2', 'Revenue shrank 3.2%.', PASS],
+  // An amount with a direction word before or after it, or as a noun, in any currency or scale, is a
+  // signed change: `$20 less`, `$1.2k more`, `a $20 price drop` (before, `less`/`more` said no way).
+  ['price_change', '-20', 'The price is $20 less.', PASS],
+  ['price_change', '-20', 'A $20 price drop.', PASS],
+  [
+    'price_change',
+    '-20',
+    'The price is $20 more.',
+    'price_change: the answer says $20 went up, but expected -20, a fall',
+  ],
+  ['profit_usd', '-1200', 'Profit fell $1,200.', PASS],
+  [
+    'profit_usd',
+    '-1200',
+    'Profit was $1.2k higher.',
+    'profit_usd: the answer says $1.2k went up, but expected -1200, a fall',
+  ],
+  ['profit_cents', '-120000', 'Profit came in $1,200 less.', PASS],
+  [
+    'profit_cents',
+    '-120000',
+    'Profit saw an increase of $1,200.',
+    'profit_cents: the answer says $1,200 went up, but expected -120000, a fall',
+  ],
+  ['lossEur', '1200', 'Profit dropped €1.2k.', PASS],
+  [
+    'lossEur',
+    '1200',
+    'Profit was EUR 1,200 more.',
+    'lossEur: the answer says EUR 1,200 went up, but the field names a fall',
+  ],
+  [
+    'revenue_change_gbp',
+    '-1200',
+    'Revenue fell £1,300.',
+    'must_include: revenue_change_gbp missing from the final answer (looked for fields.revenue_change_gbp)',
+  ],
+  // A change denied is no statement of it, and says the field's change did not happen.
+  [
+    'change_pct',
+    '-3.2',
+    'Revenue did not fall 3.2%.',
+    'change_pct: the answer says 3.2% did not go down, but expected -3.2, a fall',
+  ],
+  ['growth_pct', '3', "Revenue didn't fall 3%; it saw an increase of 3%.", PASS],
+  // A gap's sign says a fall when negative; a positive one is a size.
+  ['difference', '-20', 'The new plan is $20 cheaper.', PASS],
+  ['price_diff', '20', 'The new plan is $20 cheaper.', PASS],
   // Names that are no change hold no direction against the answer.
   ['down_payment', '500', 'Prices rose $500; the down payment is $500.', PASS],
   ['gain_ratio', '3.2', 'The gain ratio fell 3.2 points.', PASS],

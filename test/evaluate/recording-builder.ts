@@ -280,3 +280,21 @@ export class RecordingBuilder {
     };
   }
 }
+
+/**
+ * A run that asks, reads one tool result over HTTP (`GET <path>`) and answers: the shape of the
+ * claim tests, whose answer is held against what that result shows.
+ */
+export function readThenAnswer(options: { user: string; path: string; result: unknown; answer: string }): Recording {
+  const { user, path, result, answer } = options;
+  const b = new RecordingBuilder();
+  const messages: unknown[] = [{ role: 'user', content: user }];
+  const read = b.model({
+    messages: [...messages],
+    toolCalls: [{ id: 'q', name: `get_${path.split('/')[1]}`, arguments: {} }],
+  });
+  b.tool(read, { name: `GET ${path}`, args: {}, result, http: { method: 'GET', url: `http://127.0.0.1:1${path}` } });
+  messages.push({ role: 'tool', tool_call_id: 'q', content: JSON.stringify(result) });
+  b.model({ messages: [...messages], text: answer });
+  return b.complete(answer).build();
+}

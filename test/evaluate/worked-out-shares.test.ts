@@ -49,6 +49,8 @@ describe('worked out in the answer', () => {
     ['The blender ($89.99) is 87% of your $114.99 order.', false],
     ['The blender ($89.99) is 78.9% of your $114.99 order.', false],
     ['The $219 fare is 18% less than the $239 one.', false],
+    // The gap the other way (before, a share said with no sign of its own: `more` was no direction).
+    ['The $219 fare is 8% more than the $239 one.', false],
     ['Refunded $89.99 of $114.99, so you keep $52.00.', false],
     ['Refunded $89.99; the blender is 78% of your order.', false],
     ['Refunded $89.99 of $114.99. Shipping was $25.00.', false],

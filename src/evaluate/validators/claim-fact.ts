@@ -30,6 +30,8 @@ interface ClaimFound extends Claim {
   /** A change said the wrong way: the observation that has it the other way (`fell 3.2%` against `change: 3.2`). */
   opposite?: () => FactMatch | undefined;
   direction?: 'up' | 'down';
+  /** The answer says the change in `direction` did not happen (`did not fall 3.2%`). */
+  negated?: true;
   /** An amount's mentions in the answer (where a total worked out from others is looked for). */
   mentions?: Mention[];
 }
@@ -114,14 +116,18 @@ function workedOutShare(claim: Mention, grounded: readonly Mention[], answer: st
   const share = /^\s*of\b/i.test(after);
   const gap = GAP_WORDS.test(around);
   if (!share && !gap) return undefined;
-  const fits = (x: number) => pct.some((r) => Math.abs(x - r.value!) <= (r.tolerance ?? 0) + 1e-9);
+  // Said with a direction (`8% less`), the gap's sign must be it: the first amount against the second.
+  const fits = (x: number) =>
+    pct.some(
+      (r) => Math.abs((claim.direction === undefined ? Math.abs(x) : x) - r.value!) <= (r.tolerance ?? 0) + 1e-9,
+    );
   const terms = grounded.filter((m) => m.value !== undefined && m.value !== 0).slice(0, MAX_TERMS);
   for (const a of terms)
     for (const b of terms) {
       if (a === b || (a.currencies ?? []).join() !== (b.currencies ?? []).join()) continue;
       const [x, y] = [Math.abs(a.value!), Math.abs(b.value!)];
       if (share && fits((100 * x) / y)) return `${a.text} / ${b.text}`;
-      if (gap && fits((100 * Math.abs(x - y)) / y)) return `(${a.text} - ${b.text}) / ${b.text}`;
+      if (gap && fits((100 * (x - y)) / y)) return `(${a.text} - ${b.text}) / ${b.text}`;
     }
   return undefined;
 }
@@ -137,7 +143,22 @@ function claimsOf(ctx: ValidatorContext, answer: string): ClaimFound[] {
   // Relative dates (`tomorrow`, `in 3 days`) are read against the run's day; with none, unread.
   const mentions = mentionsIn(answer, ctx.trajectory.day === undefined ? {} : { day: ctx.trajectory.day });
   for (const m of mentions) {
-    if (skip.has(m.text) || m.unread !== undefined) continue;
+    if (skip.has(m.text)) continue;
+    // A change the answer denies (`did not fall 3.2%`) states nothing to ground; an observation of it refutes it.
+    if (m.negated === true && m.direction !== undefined) {
+      const denied = index.oppositeOf(m);
+      if (denied !== undefined)
+        claims.set(`denied:${m.start}`, {
+          kind: KIND[m.kind],
+          text: m.text,
+          ground: () => ({ verdict: 'different' }),
+          opposite: () => denied,
+          direction: m.direction,
+          negated: true,
+        });
+      continue;
+    }
+    if (m.unread !== undefined) continue;
     if (m.kind === 'number' && Math.abs(m.value ?? 0) < 10) continue;
     const kind = KIND[m.kind];
     const key = `${kind}:${m.text}`;
@@ -236,7 +257,10 @@ export function claimFactValidator(ctx: ValidatorContext): ValidatorOutcome {
       findings.push({
         code: 'CONTRADICTED_BY_EVIDENCE',
         hard: true,
-        message: `the answer says ${c.text} went ${c.direction}, but ${other.observed} (${other.source.label}) has it the other way`,
+        message:
+          c.negated === true
+            ? `the answer says ${c.text} did not go ${c.direction}, but ${other.observed} (${other.source.label}) has it so`
+            : `the answer says ${c.text} went ${c.direction}, but ${other.observed} (${other.source.label}) has it the other way`,
       });
     } else if (c.kind === 'availability')
       // An availability claim is made only about an object observed with its availability: refuted by it.

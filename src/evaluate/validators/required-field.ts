@@ -88,15 +88,20 @@ function statedChange(
   for (const m of mentionsIn(text)) {
     if (m.value === undefined || !FRAMED_KINDS.has(m.kind)) continue;
     if (answerFacts(m.text.replace(/^[-−+]\s*/, '')).groundValue(Math.abs(value), key) === undefined) continue;
+    const way = want === 'down' ? 'fall' : 'rise';
+    const why = named ? `the field names a ${way}` : `expected ${value}, a ${way}`;
+    if (m.negated === true) {
+      // `did not fall 3.2%` denies the change the field expects; denying the other way states nothing.
+      if (m.direction === want && wrong === undefined)
+        wrong = { found: m.text, wrong: `${key}: the answer says ${m.text} did not go ${want}, but ${why}` };
+      continue;
+    }
     // A sign written is a direction too (`-3.2%`, `+3.2%`).
     const plus = m.text.startsWith('+') || text[m.start - 1] === '+';
     const said = m.direction ?? (m.value < 0 ? 'down' : plus ? 'up' : undefined);
     if (said === want || (said === undefined && (named || want === 'up'))) return { found: m.text };
-    if (said !== undefined && wrong === undefined) {
-      const way = want === 'down' ? 'fall' : 'rise';
-      const why = named ? `the field names a ${way}` : `expected ${value}, a ${way}`;
+    if (said !== undefined && wrong === undefined)
       wrong = { found: m.text, wrong: `${key}: the answer says ${m.text} went ${said}, but ${why}` };
-    }
   }
   return wrong;
 }
