@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { packagePath } from '../src/package.js';
 import { isWellFormedText } from '../src/recording/body.js';
 import { ProcessNameSchema } from '../src/recording/schema-exchange.js';
-import { UnhookedPythonSchema } from '../src/recording/schema-manifest.js';
+import { UnhookedPythonSchema, UnwatchedProgramSchema } from '../src/recording/schema-manifest.js';
 
 // ---------------------------------------------------------------- shared by record and replay
 
@@ -96,6 +96,16 @@ export const UnhookedMessageSchema = z.object({
   t: z.literal('unhooked'),
   pid: z.number().optional(),
   ...UnhookedPythonSchema.omit({ processes: true }).shape,
+});
+
+/**
+ * A program a process started that reaches a network service no capture layer sees (curl, psql:
+ * sandbox/preload/shared-commands.mjs unwatchedProgram): said by the recorder.
+ */
+export const UnwatchedMessageSchema = z.object({
+  t: z.literal('unwatched'),
+  pid: z.number().optional(),
+  ...UnwatchedProgramSchema.omit({ processes: true }).shape,
 });
 
 /** Bytes of a wire body (an empty buffer when there is none). */

@@ -26,8 +26,5 @@ export declare function unhookedPython(argv: readonly string[], where?: PythonWh
 /** The Python interpreters `argv` runs, as named: directly, through env or a shell's string, or by a shebang. */
 export declare function pythonPrograms(argv: readonly string[], where?: PythonWhere): string[];
 
-/** `#!interpreter [one argument]` of a file's first bytes, as the kernel reads it. */
-export declare function shebangLine(head: string): string[] | undefined;
-
 /** Tells `report` of every Python process this one starts without the hook. Returns undo(). */
 export declare function reportUnhookedPython(report: (found: UnhookedPython) => void): () => void;

@@ -12,6 +12,7 @@ import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
 import type { Isolation } from '../../sandbox/os/detect.js';
 import { nameServiceProbes } from '../../sandbox/os/trace.js';
+import { unwatchedProgram } from '../../sandbox/preload/shared-commands.mjs';
 import { unhookedPython } from '../../sandbox/preload/shared-python.mjs';
 import { withPythonHook } from '../../sandbox/python/hook.js';
 import { packagePath } from '../package.js';
@@ -23,6 +24,7 @@ import {
   TapedeckError,
   type UnhookedPython,
   type UnrecordedConnection,
+  type UnwatchedProgram,
 } from '../recording/index.js';
 import type { RecordSandbox } from './isolate.js';
 import { openRecording, type RecordOptions, shipRecording } from './recorder.js';
@@ -78,6 +80,8 @@ export interface RecordCommandResult {
   unrecorded?: UnrecordedConnection[];
   /** Python programs started without tapedeck's hook (their values unrecorded), as in the manifest's `unhooked`. */
   unhooked?: UnhookedPython[];
+  /** Programs started that reach a network service unseen (curl, psql), as in the manifest's `unwatched`. */
+  unwatched?: UnwatchedProgram[];
   /** What the recording lacks of the world (files under --fs whose names a recording cannot hold). */
   worldWarnings?: string[];
 }
@@ -438,6 +442,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     // The agent's own program may be a Python run without the hook (python -S agent.py): said.
     const unhookedAgent = unhookedPython(options.command, { covered: isolated?.pythonsCovered, PATH: env.PATH, cwd });
     if (unhookedAgent) session.unhooked.see(unhookedAgent);
+    // So may it be a program whose calls only --isolate records (tapedeck record -- curl …).
+    const unwatchedAgent = isolated ? undefined : unwatchedProgram(options.command, { PATH: env.PATH, cwd });
+    if (unwatchedAgent !== undefined) session.unwatched.see({ program: unwatchedAgent });
     // Gated: the world's first snapshot is taken while the agent's Node starts, and its answer
     // to the agent's `start` barrier lets the agent's own code run.
     let worldStarted: () => void = () => {};
@@ -532,6 +539,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
   const silentToolCalls = session.toolCalls.warnings({ database: options.dbUrl !== undefined });
   const unrecorded = session.connections.list();
   const unhooked = session.unhooked.list();
+  const unwatched = session.unwatched.list();
   const worldWarnings = active.world?.warnings() ?? [];
   return {
     dir,
@@ -544,6 +552,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<Reco
     ...(silentToolCalls.length > 0 ? { silentToolCalls } : {}),
     ...(unrecorded.length > 0 ? { unrecorded } : {}),
     ...(unhooked.length > 0 ? { unhooked } : {}),
+    ...(unwatched.length > 0 ? { unwatched } : {}),
     ...(worldWarnings.length > 0 ? { worldWarnings } : {}),
   };
 }

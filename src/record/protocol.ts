@@ -9,6 +9,7 @@ import {
   NdBatchSchema,
   STDIO_RPC,
   UnhookedMessageSchema,
+  UnwatchedMessageSchema,
   WireBodySchema,
   WireErrorSchema as WireError,
 } from '../../sandbox/protocol.js';
@@ -150,6 +151,7 @@ export const CaptureMessageSchema = z.discriminatedUnion('t', [
     ...UnrecordedConnectionSchema.omit({ connections: true }).shape,
   }),
   UnhookedMessageSchema,
+  UnwatchedMessageSchema,
   /**
    * One turn of a WebSocket conversation (record-websocket.mjs): the open (`request`, `response`)
    * or a message the agent sent (`sent`), with the server's messages until its next one (`received`);

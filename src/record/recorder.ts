@@ -339,11 +339,13 @@ export async function openRecording(
       const accounted = (): Partial<Manifest> | undefined => {
         const unrecorded = session.connections.list();
         const unhooked = session.unhooked.list();
-        return unrecorded.length > 0 || unhooked.length > 0
+        const unwatched = session.unwatched.list();
+        return unrecorded.length > 0 || unhooked.length > 0 || unwatched.length > 0
           ? {
               ...manifest,
               ...(unrecorded.length > 0 ? { unrecorded } : {}),
               ...(unhooked.length > 0 ? { unhooked } : {}),
+              ...(unwatched.length > 0 ? { unwatched } : {}),
             }
           : manifest;
       };

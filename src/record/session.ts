@@ -17,6 +17,7 @@ import {
   type ToolCallAccount,
   type ToolCalledPayload,
   UnhookedAccount,
+  UnwatchedAccount,
 } from '../recording/index.js';
 import { agentToolCall, stdioRpcCall, type ToolRule } from './classify.js';
 import { iso, modelCallOf, type OpenExchange, readExchange, type StoreBody, toolCallOf } from './exchange-step.js';
@@ -64,6 +65,8 @@ export class RecordSession {
   readonly connections: ConnectionAccount;
   /** Python programs started without tapedeck's hook (their values unrecorded): in the manifest, and said. */
   readonly unhooked = new UnhookedAccount();
+  /** Programs the run started that reach a network service unseen (curl, psql), as the preloads report them. */
+  readonly unwatched = new UnwatchedAccount();
 
   constructor(
     private readonly writer: RecordingWriter,
@@ -218,6 +221,9 @@ export class RecordSession {
         this.unhooked.see(found);
         return;
       }
+      case 'unwatched':
+        this.unwatched.see(message);
+        return;
       case 'nd':
         await this.nondeterminism(message);
         return;

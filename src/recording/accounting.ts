@@ -5,7 +5,14 @@
 // model call carries its result, and nothing in between. Such a recording cannot be replayed
 // faithfully (the tool will act again, or act differently), so it is said at record time and by
 // `tapedeck verify`.
-import type { EventOf, EventType, RecordingEvent, UnhookedPython, UnrecordedConnection } from './types.js';
+import type {
+  EventOf,
+  EventType,
+  RecordingEvent,
+  UnhookedPython,
+  UnrecordedConnection,
+  UnwatchedProgram,
+} from './types.js';
 
 export interface SilentToolCall {
   /** The step of the model call that asked for the tool. */
@@ -201,4 +208,33 @@ export function unhookedWarning(u: UnhookedPython, doing: 'recorded' | 'served')
       ? 'its clock and random values are not recorded, and a replay hands it fresh ones'
       : 'its clock and random values are not served from the recording: they are fresh, and what it does with them may differ';
   return `${u.program} ${u.flag}${times} ran without tapedeck's Python hook: ${why}; ${then}`;
+}
+
+/**
+ * The programs a run started that reach a network service no capture layer sees (curl, psql:
+ * sandbox/preload/shared-commands.mjs), once per program, counted (manifest `unwatched`).
+ */
+export class UnwatchedAccount {
+  private readonly seen = new Map<string, UnwatchedProgram>();
+
+  see(found: { program: string }): void {
+    const program = found.program.slice(0, 200);
+    const known = this.seen.get(program);
+    if (known !== undefined) known.processes++;
+    else if (this.seen.size < KEPT) this.seen.set(program, { program, processes: 1 });
+  }
+
+  list(): UnwatchedProgram[] {
+    return [...this.seen.values()];
+  }
+
+  warnings(): string[] {
+    return this.list().map(unwatchedWarning);
+  }
+}
+
+/** One line: which program's calls are not in the recording, and what to do. */
+export function unwatchedWarning(u: UnwatchedProgram): string {
+  const times = u.processes > 1 ? ` (${u.processes} processes)` : '';
+  return `not recorded: the calls of ${u.program}${times}, a program the run started that reaches a network service: without --isolate tapedeck records the calls of Node processes only (record with --isolate to record every program's; in a server, run the tool through Node or record it as a tool()); a replay cannot answer them`;
 }

@@ -10,8 +10,10 @@ export {
   silentToolCallWarnings,
   ToolCallAccount,
   UnhookedAccount,
+  UnwatchedAccount,
   unhookedWarning,
   unrecordedWarning,
+  unwatchedWarning,
 } from './accounting.js';
 export { blobRelativePath, isSha256, sha256Hex } from './blobs.js';
 export { bodyBytes, bodyText, isBinaryType } from './body.js';

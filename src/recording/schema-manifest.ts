@@ -134,6 +134,18 @@ export const UnhookedPythonSchema = z
   .strict();
 
 /**
+ * A program the run started whose calls no capture layer sees and that reaches a network service
+ * (curl, psql, a cloud CLI, a program given a URL: sandbox/preload/shared-commands.mjs): neither Node
+ * nor Python. Without --isolate its calls are not in the recording, however many it made.
+ */
+export const UnwatchedProgramSchema = z
+  .object({
+    program: z.string().min(1).max(200),
+    processes: z.number().int().positive(),
+  })
+  .strict();
+
+/**
  * An event the recorder cut to fit its size caps: a body past `maxBodyBytes` (`body`), a streamed
  * answer past it or past what one event may hold (`stream`: its first chunks kept), or an event
  * whose line would pass what a reader takes (`line`: its long strings cut). `bytes`: its size before.
@@ -228,6 +240,8 @@ export const ManifestSchema = z
     unrecorded: z.array(UnrecordedConnectionSchema).max(100).optional(),
     /** Python programs the run started without tapedeck's hook: their values are not recorded (at most 100). */
     unhooked: z.array(UnhookedPythonSchema).max(100).optional(),
+    /** Programs the run started that reach a network service unseen (curl, psql; at most 100): their calls are not recorded. */
+    unwatched: z.array(UnwatchedProgramSchema).max(100).optional(),
     /** Events the recorder cut to fit its size caps (the first 100): the run is not whole in the recording. */
     cut: z.array(CutEventSchema).max(100).optional(),
     /** Tags the run was given while it was recorded (record()'s ctx.tag; sampling rules keep by tag). */

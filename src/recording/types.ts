@@ -30,6 +30,7 @@ export type RunResponse = z.infer<typeof S.RunResponseSchema>;
 export type DivergencePayload = z.infer<typeof S.DivergencePayloadSchema>;
 export type UnrecordedConnection = z.infer<typeof S.UnrecordedConnectionSchema>;
 export type UnhookedPython = z.infer<typeof S.UnhookedPythonSchema>;
+export type UnwatchedProgram = z.infer<typeof S.UnwatchedProgramSchema>;
 export type CutEvent = z.infer<typeof S.CutEventSchema>;
 export type PriceEntry = z.infer<typeof S.PriceEntrySchema>;
 export type PriceSnapshot = z.infer<typeof S.PriceSnapshotSchema>;

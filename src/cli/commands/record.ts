@@ -1,7 +1,7 @@
 // `tapedeck record [options] -- <command…>`: records one run of an unchanged agent.
 import type { Command } from 'commander';
 import { redactDbUrl } from '../../postgres/sql.js';
-import { unhookedWarning, unrecordedWarning } from '../../recording/accounting.js';
+import { unhookedWarning, unrecordedWarning, unwatchedWarning } from '../../recording/accounting.js';
 import { TapedeckError } from '../../recording/errors.js';
 import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { writeErr, writeOut } from '../output.js';
@@ -130,6 +130,7 @@ interrupted).`,
         ...silentToolCalls,
         ...(result.unrecorded ?? []).map(unrecordedWarning),
         ...(result.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),
+        ...(result.unwatched ?? []).map(unwatchedWarning),
       ];
       if (outcome.recorded && opts.store !== undefined) {
         const { shipRecording } = await import('../../record/recorder.js');

@@ -9,6 +9,7 @@ import {
   silentToolCallWarnings,
   unhookedWarning,
   unrecordedWarning,
+  unwatchedWarning,
 } from '../../recording/index.js';
 import type { Recording } from '../../recording/types.js';
 import { isStoreUrl, listStore, localRecording } from '../../store/recordings/index.js';
@@ -53,6 +54,7 @@ function summarize(recording: Recording): Summary {
       ...silentToolCallWarnings(recording.events, { database: recording.manifest.world?.db !== undefined }),
       ...(recording.manifest.unrecorded ?? []).map(unrecordedWarning),
       ...(recording.manifest.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),
+      ...(recording.manifest.unwatched ?? []).map(unwatchedWarning),
     ],
   };
 }

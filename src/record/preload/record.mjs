@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
+import { reportUnwatchedPrograms, unwatchedProgram } from '../../../sandbox/preload/shared-commands.mjs';
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import {
   editChildEnv,
@@ -25,7 +26,7 @@ import {
   processName,
   withGivenEnv,
 } from '../../../sandbox/preload/shared-process.mjs';
-import { reportUnhookedPython } from '../../../sandbox/preload/shared-python.mjs';
+import { reportUnhookedPython, unhookedPython } from '../../../sandbox/preload/shared-python.mjs';
 import { installLayer, loadCaptureLayers, RECORDER_KEY } from './record-layer.mjs';
 import { captureContext, createRun, currentTool } from './record-run.mjs';
 import { flushWebSockets } from './record-websocket.mjs';
@@ -93,9 +94,18 @@ export function installSharedCapture(options = {}) {
   const childEnv = options.childEnv;
   const undoChildren =
     typeof childEnv === 'function'
-      ? editChildEnv((env) => {
+      ? editChildEnv((env, argv, cwd) => {
           const run = currentRun();
           if (run === undefined || run.closed || currentTool()?.run === run) return;
+          // What the run's recording cannot hold of the program is said in it: calls no layer
+          // sees (curl, psql), a Python run without the hook (-S).
+          try {
+            const where = { PATH: env.PATH, cwd };
+            const unwatched = unwatchedProgram(argv, where);
+            if (unwatched !== undefined) run.sink.send({ t: 'unwatched', program: unwatched });
+            const unhooked = unhookedPython(argv, where);
+            if (unhooked !== undefined) run.sink.send({ t: 'unhooked', ...unhooked });
+          } catch {}
           // Outside the run: what the door draws to open (its socket's name) is not the run's.
           Object.assign(
             env,
@@ -164,6 +174,12 @@ if (socketPath && !globalThis[RECORDER_KEY]) {
   });
   // A Python program it starts without tapedeck's hook (python -S): the recording says so.
   reportUnhookedPython((found) => ipc.send({ t: 'unhooked', pid: process.pid, ...found }));
+  // A program whose calls only --isolate's proxy records (curl, psql): without it, the recording says so.
+  // Inside a tool() call its result is recorded, and a replay does not run it.
+  if (typeof options.proxy !== 'string')
+    reportUnwatchedPrograms((program) => {
+      if (currentTool() === undefined) ipc.send({ t: 'unwatched', pid: process.pid, program });
+    });
   // Started by an in-process run (src/record/child-door.ts): the door hears this process for that run.
   const run = process.env.TAPEDECK_RECORD_RUN;
   ipc.send({
