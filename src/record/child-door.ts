@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { noteLeftover } from '../../sandbox/leftovers.js';
 import { onLines } from '../../sandbox/ndjson.js';
+import { withPythonHook } from '../../sandbox/python/hook.js';
 import { withRecordPreload } from './command.js';
 
 /** Where a run's children's messages go: its recording. */
@@ -34,6 +35,8 @@ interface Door {
   server: net.Server;
   sockets: Set<net.Socket>;
   forget: () => void;
+  /** Connections taken and reads done so far: what a closing run waits to see settle. */
+  activity: number;
 }
 
 let door: Door | undefined;
@@ -53,17 +56,36 @@ export function openChildRun(sink: ChildSink, options: { maxBody: number; nondet
         TAPEDECK_RECORD_RUN: token,
         TAPEDECK_RECORD_OPTIONS: JSON.stringify(options),
         TAPEDECK_PROCESS: String(++started),
+        // A Python process records its values into the run too, and names the connections it
+        // opens (sandbox/python/hook.ts: its hello says the run's token).
+        ...withPythonHook({ PYTHONPATH: env.PYTHONPATH ?? '' }),
         // What the run's processes start with an env of their own keeps (keepGivenEnv).
-        TAPEDECK_KEEP_ENV: 'TAPEDECK_RECORD_IPC,TAPEDECK_RECORD_OPTIONS,TAPEDECK_RECORD_RUN',
+        TAPEDECK_KEEP_ENV:
+          'PYTHONPATH,TAPEDECK_PYTHON_HOOK,TAPEDECK_RECORD_IPC,TAPEDECK_RECORD_OPTIONS,TAPEDECK_RECORD_RUN',
       };
     },
     async close() {
       // A child that has just ended wrote its last events before it did: they may wait in this
-      // turn's events still, behind the one that ended the run's wait for it.
-      if (started > 0) await new Promise((resolve) => setImmediate(resolve));
+      // turn's events still, behind the one that ended the run's wait for it, or, for a child
+      // started synchronously (execFileSync, spawnSync: this thread was blocked while it ran), in
+      // the door's backlog, taken at the loop's next poll and read at the one after.
+      if (started > 0) await settled();
       runs.delete(token);
     },
   };
+}
+
+/** Loop turns a closing run waits at most for the door's connections and reads to settle. */
+const SETTLE_TURNS = 20;
+
+/** Returns once a whole turn of the event loop (its poll included) took no connection or read at the door. */
+async function settled(): Promise<void> {
+  for (let turn = 0; turn < SETTLE_TURNS && door !== undefined; turn++) {
+    const before = door.activity;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    await new Promise((resolve) => setImmediate(resolve));
+    if (door === undefined || door.activity === before) return;
+  }
 }
 
 /** Closes the door (no run is recorded any more): its socket file goes with it. */
@@ -83,12 +105,14 @@ function openDoor(): string {
   const at = path.join(os.tmpdir(), `tapedeck-children-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
+    if (door !== undefined) door.activity++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
     let sink: ChildSink | undefined;
     let token: string | undefined;
     onLines(socket, (lines) => {
+      if (door !== undefined) door.activity++;
       for (const line of lines) {
         let message: { t?: unknown; run?: unknown; n?: unknown } & Record<string, unknown>;
         try {
@@ -127,7 +151,7 @@ function openDoor(): string {
   server.listen(at);
   // A killed process cannot remove its socket: the next tapedeck command does.
   const forget = noteLeftover({ kind: 'path', path: at });
-  door = { path: at, server, sockets, forget };
+  door = { path: at, server, sockets, forget, activity: 0 };
   return at;
 }
 
