@@ -4,17 +4,17 @@
 // messages wait in the door's backlog until the thread is free; a run that ends right after them
 // (its handler returns) used to close first and lose them all: the recording said "complete" with
 // none of its calls. A program whose calls no capture layer sees (curl) is named in the manifest's
-// `unwatched` and by verify. Two runs at once. (Replaying such a run's values exactly is not yet
-// right: the replayed Node tool draws fresh values; see the session note.)
+// `unwatched` and by verify. Two runs at once, each replaying exactly (in bwrap) with the API idle.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../sandbox/os/detect.js';
 import { record } from '../../src/record/index.js';
 import { readManifest } from '../../src/recording/index.js';
 import { runSyncChildrenAgent } from './fixtures/sync-children-agent.mjs';
-import { tempDir } from './helpers.js';
+import { FIXTURES, replayExact, tempDir } from './helpers.js';
 
 // The API runs in a process of its own: a synchronous child blocks this thread, and a server
 // in it would never answer the child's call.
@@ -50,6 +50,11 @@ interface Event {
   payload: { request?: { url: string }; process?: string };
 }
 
+// The agent's command, as a server's recording names it. A replay without the OS sandbox refuses
+// to run python3, so the replay needs bwrap.
+const COMMAND = [process.execPath, '--import', 'tsx', path.join(FIXTURES, 'sync-children-agent.mjs')];
+const BWRAP = detectIsolation().level === 'bwrap';
+
 describe('programs an in-process run starts synchronously', () => {
   const tmp = tempDir('tapedeck-in-process-sync-');
   let api: Api;
@@ -62,11 +67,13 @@ describe('programs an in-process run starts synchronously', () => {
     tmp.remove();
   });
 
-  it("record into their run's recording", { timeout: 180_000 }, async () => {
+  it("record into their run's recording, and replay from it exactly", { timeout: 180_000 }, async () => {
     const inputs = ['refund', 'late'].map((q) => ({ api: api.url, q }));
     const runs = await Promise.all(
       inputs.map((input) =>
-        record({ out: path.join(tmp.dir, input.q), name: input.q, input }, () => runSyncChildrenAgent(input)),
+        record({ out: path.join(tmp.dir, input.q), name: input.q, input, command: COMMAND }, () =>
+          runSyncChildrenAgent(input),
+        ),
       ),
     );
     await hitsReach(hits, 2);
@@ -84,6 +91,14 @@ describe('programs an in-process run starts synchronously', () => {
       // The Node tool's values and the Python tool's, each under its process's name.
       const processes = new Set(events.filter((e) => e.type === 'nondeterminism').map((e) => e.payload.process));
       expect([...processes].sort()).toEqual(['1', '2']);
+      if (!BWRAP) continue;
+      const before = hits.length;
+      const result = await replayExact(run.dir, path.join(tmp.dir, `${q}-replay`), 'bwrap');
+      expect(result.divergences, result.output?.stderr).toEqual([]);
+      expect(result.served.recording).toBe(1);
+      expect(JSON.parse(result.output?.stdout.trim() ?? '{}')).toEqual(run.result);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(hits.length).toBe(before);
     }
   });
 
