@@ -391,10 +391,15 @@ export const ExitDumpSchema = z.object({
       /**
        * The agent's own process of a run recorded in-process: how its run started (`marker`:
        * runInput() or record(); `call`: its first recorded call; none: it never did) and the values
-       * it drew before, by kind (its own, neither served nor reported).
+       * it drew before, by kind (its own, neither served nor reported), and how many processes it
+       * started before (the command's, `0.n`, not the run's).
        */
       runStart: z
-        .object({ by: z.enum(['marker', 'call']).optional(), before: z.record(z.string(), z.number()) })
+        .object({
+          by: z.enum(['marker', 'call']).optional(),
+          before: z.record(z.string(), z.number()),
+          processes: z.number().int().nonnegative().optional(),
+        })
         .optional(),
     })
     .optional(),

@@ -266,7 +266,10 @@ export function installReplay(config) {
   // tapedeck's in the env (the preload, its config, the OS sandbox's proxy) whatever env the
   // agent gives it.
   // The processes the command starts before its run are its own (`0.n`): the run's first is `1`.
-  nameChildren(name, gate === undefined || name !== undefined ? undefined : () => nd.runStart()?.by !== undefined);
+  const startedBeforeRun = nameChildren(
+    name,
+    gate === undefined || name !== undefined ? undefined : () => nd.runStart()?.by !== undefined,
+  );
   keepGivenEnv(import.meta.url);
   // A Python program it starts without tapedeck's hook (python -S) is handed no recorded values: said.
   reportUnhookedPython((found) => send({ t: 'unhooked', pid, ...found }));
@@ -340,6 +343,7 @@ export function installReplay(config) {
   const finish = () => {
     try {
       quiet(() => ipc.flushSync());
+      const runStart = name === undefined ? nd.runStart() : undefined;
       /** @type {import('../protocol.js').ExitDump} */
       const dump = {
         pid,
@@ -352,7 +356,9 @@ export function installReplay(config) {
           fallback: nd.fallback,
           unheld: nd.unheld(),
           ...(pgReplies?.late() ? { dbLate: pgReplies.late() } : {}),
-          ...(name === undefined && nd.runStart() ? { runStart: nd.runStart() } : {}),
+          ...(runStart !== undefined
+            ? { runStart: { ...runStart, ...(startedBeforeRun() > 0 ? { processes: startedBeforeRun() } : {}) } }
+            : {}),
         },
       };
       realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));

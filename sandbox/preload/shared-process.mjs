@@ -50,6 +50,7 @@ export function processName(claimPrefix) {
  * @param {() => boolean} [runStarted] the agent's own process of a run replayed inside its command
  *   (recorded in-process): until its run starts, what it starts is the command's, `0.n`, and the
  *   run's first process is `1` whatever came before, as when recorded
+ * @returns {() => number} how many processes it started before its run (`0.n`)
  */
 export function nameChildren(own, runStarted) {
   let started = 0;
@@ -58,6 +59,7 @@ export function nameChildren(own, runStarted) {
     if (runStarted !== undefined && !runStarted()) env[PROCESS_ENV] = `0.${++before}`;
     else env[PROCESS_ENV] = `${own === undefined ? '' : `${own}.`}${++started}`;
   });
+  return () => before;
 }
 
 /**

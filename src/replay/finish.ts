@@ -183,6 +183,34 @@ function unmarkedRunStart(runStart: ExitDumps['runStart'], recording: Recording)
   return `the replay command never marked its run's start nor made a recorded call: none of the run's recorded clock and random values were served, the command drew its own (${own || 'none'}); ${fix}`;
 }
 
+/**
+ * A run recorded in-process whose processes (`1`, `2`…) drew values, replayed by a command that
+ * started processes before its run's start: those were the command's (`0.n`), not the run's, and
+ * drew their own values; said when some recorded process's values went to none.
+ */
+function processesBeforeRunStart(
+  runStart: ExitDumps['runStart'],
+  recording: Recording,
+  drew: ReadonlySet<string>,
+): string | undefined {
+  const started = runStart?.processes ?? 0;
+  if (started === 0) return undefined;
+  const missed = new Set<string>();
+  for (const e of recording.events)
+    if (
+      e.type === 'nondeterminism' &&
+      e.payload.process !== undefined &&
+      e.payload.kind !== 'dbReply' &&
+      e.payload.values.length > 0 &&
+      !drew.has(e.payload.process)
+    )
+      missed.add(e.payload.process);
+  if (missed.size === 0) return undefined;
+  const names = [...missed].sort();
+  const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ');
+  return `the replay command started ${started} process${started === 1 ? '' : 'es'} before its run's start: ${started === 1 ? 'it was' : 'they were'} the command's, not the run's, and drew ${started === 1 ? 'its' : 'their'} own clock and random values, so the values the run's process${names.length === 1 ? '' : 'es'} ${shown} drew when recorded went to none; call runInput() (or record()) in the replay command before the agent function starts them`;
+}
+
 /** The value kinds (sandbox/preload/shared-nondeterminism.mjs) as a user reads them. */
 const VALUE_KINDS: Record<string, string> = {
   clock: 'clock (Date)',
@@ -198,12 +226,20 @@ const VALUE_KINDS: Record<string, string> = {
  */
 export function orderWarnings(
   dumps: Pick<ExitDumps, 'unheld' | 'dbLate' | 'pastRecorded' | 'runStart'>,
-  run: { options: ReplayOptions; recording: Recording; result: { worldMatches?: boolean } },
+  run: {
+    options: ReplayOptions;
+    recording: Recording;
+    result: { worldMatches?: boolean };
+    /** The processes that drew values in the replay, by name ('' the agent's own). */
+    drew: ReadonlySet<string>;
+  },
 ): string[] {
   const { options, recording, result } = run;
   const warnings: string[] = [];
   const unmarked = unmarkedRunStart(dumps.runStart, recording);
   if (unmarked !== undefined) warnings.push(unmarked);
+  const early = processesBeforeRunStart(dumps.runStart, recording, run.drew);
+  if (early !== undefined) warnings.push(early);
   // The agent no longer draws before these answers what it drew when recorded (see docs/replay.md
   // "Values and answers in the recorded order"): each waited out the bound.
   if (dumps.unheld > 0)

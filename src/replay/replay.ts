@@ -474,7 +474,7 @@ async function replayIn(
   const result = await finish(session, { recording, options, out, exit, database, stopped });
   await chainSession.end();
   warnings.push(...chainSession.warnings, ...session.answerFailures, ...session.unhooked.warnings('served'));
-  warnings.push(...orderWarnings(dumps, { options, recording, result }));
+  warnings.push(...orderWarnings(dumps, { options, recording, result, drew: session.drew }));
   const sideChannels = session.divergences
     .filter((d) => d.kind === 'side-channel')
     .map((d) => d.actual as { target: string; how: string; process?: string });

@@ -75,6 +75,8 @@ export abstract class SessionSteps {
   private readonly namer = new StepNamer(carriedToolCalls);
   /** Changes the agent made since the last step began: attributed when the next step begins. */
   private pending: { fs: FsReport[]; db: DbChangedPayload[]; nd: NdBatch[] } = { fs: [], db: [], nd: [] };
+  /** The processes that drew clock or random values in the replay, by name ('' the agent's own). */
+  readonly drew = new Set<string>();
 
   constructor(readonly parts: SessionParts) {
     this.files = new ReplayFiles(parts.writer, parts.fsRoot, parts.recording.pre.fs);
@@ -104,7 +106,10 @@ export abstract class SessionSteps {
    */
   async collect(fs: FsReport[], nd?: NdBatch): Promise<void> {
     this.pending.fs.push(...fs);
-    if (nd) this.pending.nd.push(nd);
+    if (nd) {
+      this.pending.nd.push(nd);
+      if (drewValues(nd)) this.drew.add(nd.process ?? '');
+    }
     if (this.parts.tracker)
       for (const change of await this.parts.tracker.drain()) this.pending.db.push({ ...change, own: true });
   }
@@ -360,4 +365,9 @@ export abstract class SessionSteps {
   progress(step: number, action: ReplayProgress['action'], detail: string): void {
     this.options.onProgress?.({ step, action, detail });
   }
+}
+
+/** Whether a batch holds values handed to the agent (not only its database replies' marks). */
+function drewValues(nd: NdBatch): boolean {
+  return (['clock', 'hrtime', 'random', 'uuid', 'randomBytes'] as const).some((kind) => (nd[kind]?.length ?? 0) > 0);
 }

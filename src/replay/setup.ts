@@ -700,8 +700,11 @@ export interface ExitDumps {
   dbLate: number;
   /** Values of each kind the processes drew past their recorded ones (made up: the clock goes on). */
   pastRecorded: Record<string, number>;
-  /** A run recorded in-process: how it started in the replayed command, and what the command drew before. */
-  runStart?: { by?: 'marker' | 'call'; before: Record<string, number> };
+  /**
+   * A run recorded in-process: how it started in the replayed command, what the command drew
+   * before, and how many processes it started before (the command's, `0.n`).
+   */
+  runStart?: { by?: 'marker' | 'call'; before: Record<string, number>; processes?: number };
 }
 
 export async function readExitDumps(tmp: string): Promise<ExitDumps> {
@@ -726,7 +729,12 @@ export async function readExitDumps(tmp: string): Promise<ExitDumps> {
     out.unheld += dump.nondeterminism?.unheld ?? 0;
     out.dbLate += dump.nondeterminism?.dbLate ?? 0;
     const runStart = dump.nondeterminism?.runStart;
-    if (runStart !== undefined) out.runStart = { ...(runStart.by ? { by: runStart.by } : {}), before: runStart.before };
+    if (runStart !== undefined)
+      out.runStart = {
+        ...(runStart.by ? { by: runStart.by } : {}),
+        before: runStart.before,
+        ...(runStart.processes ? { processes: runStart.processes } : {}),
+      };
     for (const [kind, n] of Object.entries(dump.nondeterminism?.fallback ?? {}))
       if (n > 0) out.pastRecorded[kind] = (out.pastRecorded[kind] ?? 0) + n;
   }

@@ -96,11 +96,35 @@ describe('programs an in-process run starts synchronously', () => {
       const result = await replayExact(run.dir, path.join(tmp.dir, `${q}-replay`), 'bwrap');
       expect(result.divergences, result.output?.stderr).toEqual([]);
       expect(result.served.recording).toBe(1);
+      expect(result.warnings ?? []).toEqual([]);
       expect(JSON.parse(result.output?.stdout.trim() ?? '{}')).toEqual(run.result);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(hits.length).toBe(before);
     }
   });
+
+  it.runIf(BWRAP)(
+    "are said to miss their run's values when the replay command starts them before its run's start",
+    { timeout: 120_000 },
+    async () => {
+      // The command reads its input without runInput(): its run never starts, the programs it
+      // starts are its own (0.1, 0.2), and the values the run's 1 and 2 drew go to none.
+      const input = { api: api.url, q: 'unmarked' };
+      const run = await record({ out: path.join(tmp.dir, 'unmarked'), name: 'unmarked', input, command: COMMAND }, () =>
+        runSyncChildrenAgent(input),
+      );
+      const result = await replayExact(run.dir, path.join(tmp.dir, 'unmarked-replay'), 'bwrap', {
+        SYNC_CHILDREN_INPUT: JSON.stringify(input),
+      });
+      expect(result.divergences).toEqual([]);
+      const replayed = JSON.parse(result.output?.stdout.trim() ?? '{}') as typeof run.result;
+      expect(replayed.node[1]).not.toBe(run.result.node[1]);
+      expect(result.warnings).toContainEqual(
+        expect.stringMatching(/started 2 processes before its run's start: .* processes 1, 2 drew .*call runInput\(\)/),
+      );
+      // Marked (the first test's replays), the same programs are the run's: nothing said.
+    },
+  );
 
   it('name a program whose calls no layer sees (curl), and leave what they could record unnamed', async () => {
     const input = { api: api.url, q: 'curl', curl: true };
