@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type * as z from 'zod';
 import { checkSnapshotName } from '../postgres/snapshot-name.js';
 import { TapedeckError } from '../recording/errors.js';
-import { formatFieldPath } from '../recording/field-path.js';
+import { formatFieldPath, leadingIssue } from '../recording/field-path.js';
 import { ConfigSchema } from './schema.js';
 import type { LoadedConfig, MissPolicy, SimulateConfig, TapedeckConfig } from './types.js';
 
@@ -76,17 +76,20 @@ export function parseConfig(
 ): TapedeckConfig {
   const parsed = ConfigSchema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
-  let issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  let { issue, hint } = leadingIssue(parsed.error);
   // A service that fits neither form: a misspelt key says more than "needs command or image".
   if (issue.code === 'invalid_union') {
     const unknownKey = issue.errors.flat().find((i) => i.code === 'unrecognized_keys');
-    if (unknownKey) issue = { ...unknownKey, path: [...issue.path, ...unknownKey.path] } as z.core.$ZodIssue;
+    if (unknownKey) {
+      issue = { ...unknownKey, path: [...issue.path, ...unknownKey.path] } as z.core.$ZodIssue;
+      hint = undefined;
+    }
   }
   const fieldPath: PropertyKey[] = [...issue.path];
   let problem = issue.message;
   if (issue.code === 'unrecognized_keys') {
     fieldPath.push(issue.keys[0] as string);
-    problem = `unknown field (${issue.keys.map((k) => JSON.stringify(k)).join(', ')}); see docs/replay.md for the fields`;
+    problem = `unknown field (${issue.keys.map((k) => JSON.stringify(k)).join(', ')}); ${hint ?? 'see docs/replay.md for the fields'}`;
   } else if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) {
     problem = `required field is missing (${issue.message})`;
   }

@@ -53,28 +53,6 @@ export function isFailureCode(code: string): code is FailureCode {
 /** Written as a code is (UNSUPPORTED_CLAIM): capitals, digits and underscores, two words or more. */
 export const CODE_LIKE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
 
-/** The code among `codes` nearest to `name` by edit distance, if it is within a few edits (a misspelling). */
-export function nearestCode(name: string, codes: Iterable<string>): string | undefined {
-  let best: { code: string; distance: number } | undefined;
-  for (const code of codes) {
-    // Edit distance, one row at a time.
-    let row = Array.from({ length: code.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= name.length; i++) {
-      const next = [i];
-      for (let j = 1; j <= code.length; j++)
-        next[j] = Math.min(
-          (row[j] as number) + 1,
-          (next[j - 1] as number) + 1,
-          (row[j - 1] as number) + (name[i - 1] === code[j - 1] ? 0 : 1),
-        );
-      row = next;
-    }
-    const distance = row[code.length] as number;
-    if (best === undefined || distance < best.distance) best = { code, distance };
-  }
-  return best !== undefined && best.distance <= Math.max(2, Math.floor(name.length / 5)) ? best.code : undefined;
-}
-
 /**
  * Codes that fail the hard gate (000 §4.1): a missing answer, outputs or fields; fabricated or
  * unsupported evidence; unauthorized, unreal, wrong, duplicate or unconfirmed execution; a state gate miss.

@@ -35,6 +35,20 @@ describe('contracts', () => {
     );
   });
 
+  it('names a misspelt required key as the typo it is, not as the field it left missing', () => {
+    expect(errorOf('task_id: t\nsucess_criteria: {}\n')).toBe(
+      'c.yaml:2:1: sucess_criteria: unknown key sucess_criteria (did you mean success_criteria?)',
+    );
+    expect(errorOf('Task_ID: t\nsuccess_criteria: {}\n')).toMatch(
+      /^c\.yaml:1:1: Task_ID: unknown key Task_ID \(did you mean task_id\?\)/,
+    );
+    expect(errorOf('task_id: t\nsuccess_criteria:\n  execution_result:\n    requird: true\n')).toMatch(
+      /execution_result\.requird: unknown key requird/,
+    );
+    // Nowhere near a missing field: the missing field is the problem.
+    expect(errorOf('notes: x\nsuccess_criteria: {}\n')).toMatch(/unknown key notes|task_id: required field is missing/);
+  });
+
   it('refuses a code in must_not_include that names none (a misspelling would check nothing), naming the nearest', () => {
     const contract = (list: string, rules = '') =>
       `task_id: t\nsuccess_criteria:\n  must_not_include: [${list}]\n${rules}`;

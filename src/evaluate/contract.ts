@@ -5,7 +5,9 @@ import { isMap, isNode, LineCounter, parseDocument } from 'yaml';
 import * as z from 'zod';
 import { ExpectedStateSchema } from '../diff/index.js';
 import { TapedeckError } from '../recording/errors.js';
-import { CODE_LIKE, FAILURE_CODES, nearestCode } from './codes.js';
+import { leadingIssue } from '../recording/field-path.js';
+import { nearestName } from '../recording/nearest-name.js';
+import { CODE_LIKE, FAILURE_CODES } from './codes.js';
 
 const Regex = z.string().refine(
   (s) => {
@@ -178,7 +180,7 @@ export const ContractSchema = z
     for (const { path, items } of lists)
       (items ?? []).forEach((item, i) => {
         if (!CODE_LIKE.test(item) || codes.has(item)) return;
-        const near = nearestCode(item, codes);
+        const near = nearestName(item, codes);
         ctx.addIssue({
           code: 'custom',
           path: [...path, i],
@@ -233,7 +235,7 @@ export function parseContract(text: string, source = '<contract>'): Contract {
   }
   const parsed = ContractSchema.safeParse(doc.toJS());
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
+  const { issue, hint } = leadingIssue(parsed.error);
   const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
   // The node at the issue's path, or its nearest ancestor that exists (a missing key points at its parent).
   let node: unknown;
@@ -244,7 +246,7 @@ export function parseContract(text: string, source = '<contract>'): Contract {
   let message = issue.message;
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
-    message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (check the spelling against docs/scoring.md)`;
+    message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (${hint ?? 'check the spelling against docs/scoring.md'})`;
     const pair = isMap(node)
       ? node.items.find((p) => isNode(p.key) && (p.key as { value?: unknown }).value === key)
       : undefined;

@@ -2,6 +2,7 @@
 // line in a pretty-printed JSON file, for errors that name file, line and field.
 import type * as z from 'zod';
 import { RecordingError } from './errors.js';
+import { nearestName } from './nearest-name.js';
 
 /** `payload.request.headers["x-y"]`-style path of a zod issue. */
 export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
@@ -12,6 +13,29 @@ export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
     else out += `[${JSON.stringify(String(seg))}]`;
   }
   return out === '' ? '(root)' : out;
+}
+
+/**
+ * The issue worth reporting first: a misspelt key (`sucess_criteria`) makes zod report the field it
+ * was meant to be as missing too, and the missing field alone hides the typo. An unknown key beside a
+ * missing field at the same place comes first, with the missing field it most likely meant (`hint`).
+ */
+export function leadingIssue(error: z.ZodError): { issue: z.core.$ZodIssue; hint?: string } {
+  const issues = error.issues as z.core.$ZodIssue[];
+  const first = issues[0] as z.core.$ZodIssue;
+  const samePlace = (a: z.core.$ZodIssue, b: z.core.$ZodIssue) =>
+    a.path.length === b.path.length - 1 && a.path.every((seg, i) => seg === b.path[i]);
+  for (const unknown of issues) {
+    if (unknown.code !== 'unrecognized_keys') continue;
+    const missing = issues.filter(
+      (m) => m.code === 'invalid_type' && / received undefined$/.test(m.message) && samePlace(unknown, m),
+    );
+    if (missing.length === 0) continue;
+    const names = missing.map((m) => String(m.path[m.path.length - 1]));
+    const meant = unknown.keys.map((key) => nearestName(key, names)).find((name) => name !== undefined);
+    return meant ? { issue: unknown, hint: `did you mean ${meant}?` } : { issue: unknown };
+  }
+  return { issue: first };
 }
 
 export function issueField(issue: z.core.$ZodIssue, prefix: ReadonlyArray<PropertyKey> = []): string {
