@@ -74,7 +74,7 @@ export class ToolCallAccount {
   }
 
   warnings(world: AccountedWorld = {}): string[] {
-    return this.silent().map((c) => warning(c, world));
+    return silentWarnings(this.silent(), world);
   }
 }
 
@@ -92,11 +92,30 @@ export interface AccountedWorld {
 
 /** One warning line per silent tool call, saying what to do. */
 export function silentToolCallWarnings(events: readonly RecordingEvent[], world: AccountedWorld = {}): string[] {
-  return silentToolCalls(events).map((c) => warning(c, world));
+  return silentWarnings(silentToolCalls(events), world);
 }
 
-function warning(c: SilentToolCall, world: AccountedWorld): string {
-  const head = `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording`;
+/** One line per tool name: a pure tool the model asks for fifty times is one warning, not fifty. */
+function silentWarnings(calls: readonly SilentToolCall[], world: AccountedWorld): string[] {
+  const byName = new Map<string, SilentToolCall[]>();
+  for (const c of calls) {
+    const group = byName.get(c.name);
+    if (group === undefined) byName.set(c.name, [c]);
+    else group.push(c);
+  }
+  return [...byName.values()].map((group) => warning(group, world));
+}
+
+const SHOWN = 5;
+
+function warning(group: readonly SilentToolCall[], world: AccountedWorld): string {
+  const c = group[0] as SilentToolCall;
+  const more = group.length > SHOWN ? `, … ${group.length - SHOWN} more` : '';
+  const listed = group.slice(0, SHOWN);
+  const head =
+    group.length === 1
+      ? `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording`
+      : `steps ${listed.map((g) => g.step).join(', ')}${more}: the model asked for tool "${c.name}" ${group.length} times (${listed.map((g) => g.toolCallId).join(', ')}${more}) and no call of it shows in the recording`;
   // Database reads are not steps (change capture records writes): with a database captured, a
   // tool that only read it (psql -c 'select …') is answered by the replay's sandbox database.
   if (world.database === true)
