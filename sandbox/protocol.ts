@@ -285,7 +285,7 @@ export const ReplayConfigSchema = z.object({
   privateDirs: z.array(z.string()).optional(),
   /** Host folders bound inside those private folders (the replay's own, the agent's scripts): kept off. */
   hostDirs: z.array(z.string()).optional(),
-  /** Each process writes `${dumpPrefix}.${pid}.json` at exit (ExitDump). */
+  /** Each process (and worker thread) writes `${dumpPrefix}.${pid}[w<thread id>].json` at exit (ExitDump). */
   dumpPrefix: z.string(),
   fastIndex: z.string().optional(),
   timing: TimingSchema,
@@ -372,7 +372,7 @@ export const ReplayNoticeSchema = z.discriminatedUnion('t', [
 ]);
 export type ReplayNotice = z.infer<typeof ReplayNoticeSchema>;
 
-/** What each process's replay preload writes at exit (`${dumpPrefix}.${pid}.json`). */
+/** What each process's (and worker thread's) replay preload writes at exit (`${dumpPrefix}.${pid}[w<thread id>].json`). */
 export const ExitDumpSchema = z.object({
   pid: z.number(),
   /** Notices not yet written to the socket. */

@@ -95,6 +95,15 @@ export function connectReplayIpc(path) {
         buffer.shift();
       }
     },
+    /**
+     * Writes the batched notices now, synchronously when nothing is still queued on the socket
+     * (else behind what is, as flush() does): before a worker thread's message to its parent,
+     * which may end the thread at once (flushBeforePosting in shared-process.mjs).
+     */
+    flushNow() {
+      if (socket.writableLength === 0) this.flushSync();
+      if (buffer.length > 0 && !broken && !socket.connecting) flush();
+    },
     /** @returns {ReplayNotice[]} */
     takeBuffered() {
       if (timer) clearTimeout(timer);

@@ -20,7 +20,14 @@ import { holdPgReplies } from './replay-pg.mjs';
 import { patchFileOps } from './shared-file-ops.mjs';
 import { watchMcpStdio } from './shared-mcp-stdio.mjs';
 import { quietRequestSockets, wrapSuppressed } from './shared-nondeterminism.mjs';
-import { keepGivenEnv, nameChildren, processEnvForRedaction, processName } from './shared-process.mjs';
+import {
+  flushBeforePosting,
+  keepGivenEnv,
+  nameChildren,
+  processEnvForRedaction,
+  processName,
+  threadOrigin,
+} from './shared-process.mjs';
 import { reportUnhookedPython } from './shared-python.mjs';
 import { installUnixOverLoopback } from './shared-unix-sockets.mjs';
 import { chunkBytesOf, encodeBody, HOP_HEADERS, headerObject, monotonicNow, nowMs } from './shared-wire.mjs';
@@ -361,10 +368,14 @@ export function installReplay(config) {
             : {}),
         },
       };
-      realWriteFileSync.call(fs, `${config.dumpPrefix}.${pid}.json`, JSON.stringify(dump));
+      // A worker thread's dump is its own: its process's would overwrite it.
+      realWriteFileSync.call(fs, `${config.dumpPrefix}.${threadOrigin()}.json`, JSON.stringify(dump));
     } catch {}
   };
   process.on('exit', finish);
+  // A worker thread's parent may end it as soon as it hears from it (terminate(), process.exit()),
+  // which runs no exit handler: the notices of the calls it made before are written first.
+  flushBeforePosting(() => quiet(() => ipc.flushNow()));
 
   // Exact mode's fast index, read when a call first looks at it: a Node process that makes no
   // HTTP call (a tool the agent runs as a child process) does not read and parse every recorded

@@ -233,6 +233,40 @@ export function loadInWorkers(preload, withEnv, started = () => {}) {
 }
 
 /**
+ * Calls `flush` before this worker thread posts a message (to its parent or on any port or
+ * channel) and returns what undoes it. What the thread recorded before the message must be
+ * written by then: its parent may answer it with terminate() or process.exit(), which end the
+ * thread without running its exit handlers or its next turn. Does nothing in the main thread.
+ * @param {() => void} flush
+ * @returns {() => void}
+ */
+export function flushBeforePosting(flush) {
+  if (isMainThread) return () => {};
+  /** @type {Array<() => void>} */
+  const undo = [];
+  for (const Port of [workerThreads.MessagePort, workerThreads.BroadcastChannel]) {
+    const proto = Port?.prototype;
+    const real = proto?.postMessage;
+    if (typeof real !== 'function') continue;
+    /** @this {unknown} @param {unknown[]} args */
+    const postMessage = function (...args) {
+      try {
+        flush();
+      } catch {}
+      return Reflect.apply(real, this, args);
+    };
+    Object.defineProperties(postMessage, Object.getOwnPropertyDescriptors(real));
+    proto.postMessage = postMessage;
+    undo.push(() => {
+      if (proto.postMessage === postMessage) proto.postMessage = real;
+    });
+  }
+  return () => {
+    for (const step of undo) step();
+  };
+}
+
+/**
  * What a process's `hello` says of its environment (sandbox/protocol.ts HelloSchema): its variables
  * of 8 characters or more, but tapedeck's own and NODE_OPTIONS. The recorder and the replayer learn
  * the secret-named ones (src/recording/redact-known.ts): a variable the agent set for this process

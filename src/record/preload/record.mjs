@@ -19,6 +19,7 @@ import { reportUnwatchedPrograms, unwatchedProgram } from '../../../sandbox/prel
 import { connectIpc } from '../../../sandbox/preload/shared-ipc.mjs';
 import {
   editChildEnv,
+  flushBeforePosting,
   keepGivenEnv,
   loadInWorkers,
   nameChildren,
@@ -69,7 +70,15 @@ export function installCapture(sink, options = {}) {
     sink.flush?.();
   };
   process.on('exit', onExit);
+  // A worker thread's parent may end it (terminate(), process.exit()) as soon as it hears from
+  // it, before the turn ends: what it recorded before the message is written first. (Its
+  // WebSocket turns stay open: the one in progress goes on after the message.)
+  const undoPosting = flushBeforePosting(() => {
+    layer.flushRun(run);
+    sink.flush?.();
+  });
   return function dispose() {
+    undoPosting();
     process.off('exit', onExit);
     run.quiet?.close();
     layer.dispose();
