@@ -12,7 +12,7 @@ import {
   type RequestView,
   viewOf,
 } from './normalize.js';
-import { conversationDigest, keyDigests, type RecordedCall } from './recorded-calls.js';
+import { conversationDigest, keyDigests, originOf, type RecordedCall } from './recorded-calls.js';
 
 export {
   isFileStep,
@@ -83,6 +83,8 @@ export class CallIndex {
   private readonly ordered: RecordedCall[];
   /** The telemetry calls by method and path. */
   private readonly telemetry = new Map<string, RecordedCall[]>();
+  /** The agent's calls by the thread or process that made them (originOf), where the recording says. */
+  private readonly byOrigin = new Map<string, RecordedCall[]>();
 
   constructor(calls: RecordedCall[]) {
     this.calls = calls;
@@ -93,7 +95,14 @@ export class CallIndex {
         const list = this.telemetry.get(key);
         if (list) list.push(call);
         else this.telemetry.set(key, [call]);
-      } else this.byKind[call.kind].push(call);
+      } else {
+        this.byKind[call.kind].push(call);
+        const origin = originOf(call);
+        if (origin === undefined) continue;
+        const list = this.byOrigin.get(origin);
+        if (list) list.push(call);
+        else this.byOrigin.set(origin, [call]);
+      }
     }
   }
 
@@ -172,6 +181,12 @@ export class CallIndex {
   /** The first call not yet served, optionally of one kind. */
   nextExpected(kind?: 'model' | 'tool'): RecordedCall | undefined {
     return this.firstFree(kind === undefined ? this.ordered : this.byKind[kind]);
+  }
+
+  /** The first call not yet served of those one thread or process made (originOf). */
+  nextExpectedFrom(origin: string): RecordedCall | undefined {
+    const list = this.byOrigin.get(origin);
+    return list === undefined ? undefined : this.firstFree(list);
   }
 
   /**

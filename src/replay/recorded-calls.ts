@@ -308,6 +308,15 @@ export function indexCalls(recording: Recording): { http: RecordedCall[]; inProc
 }
 
 /**
+ * The thread or process that made a recorded call (its process name, "" for the agent's own main
+ * thread), when the recorder said (the exchange's `drawn`); undefined when it did not.
+ */
+export function originOf(call: RecordedCall): string | undefined {
+  const drawn = call.exchange?.drawn;
+  return drawn === undefined ? undefined : (drawn.process ?? '');
+}
+
+/**
  * Steps are numbered by completion, so a call issued before `next` but completed after it (a
  * long-lived stream, such as the MCP server-notification GET) has a later step than its place in
  * request order: requested now, it is in order.

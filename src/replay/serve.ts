@@ -43,7 +43,11 @@ export async function serveRecorded(
   const drawn = call.drawn && session.isPrefix() ? { drawn: call.drawn } : {};
   const next = session.index.nextExpected();
   // A call issued before the next expected one keeps its (later) recorded step and does not move the replay's step on.
-  const early = step === call.step && next !== undefined && next.index !== call.index && issuedEarly(call, next);
+  const early =
+    step === call.step &&
+    next !== undefined &&
+    next.index !== call.index &&
+    (issuedEarly(call, next) || session.ownOrder(call, next));
   if (call.exchange) session.index.markUsed(call);
   else session.parts.tools.markUsed(call);
   const started = Date.now();

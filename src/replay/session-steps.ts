@@ -26,7 +26,7 @@ import type { Answerer } from './answer.js';
 import { ReplayFiles } from './files.js';
 import { type CallIndex, LocalSteps, type RecordedCall, SelfBegunSteps } from './match.js';
 import type { PromptOverride } from './prompt.js';
-import { issuedEarly } from './recorded-calls.js';
+import { issuedEarly, originOf } from './recorded-calls.js';
 import type { ReplayOptions, ReplayProgress, ReplayResult } from './types.js';
 
 /** What a session is made of: the recording, its indexes, the sandbox and the output. */
@@ -232,9 +232,19 @@ export abstract class SessionSteps {
   inOrder(call: RecordedCall): boolean {
     const next = this.index.nextExpected();
     if (!next || next.index === call.index) return true;
-    // Parallel calls requested by the same step may come in any order.
-    if (next.parentStepId !== undefined && next.parentStepId === call.parentStepId) return true;
-    return issuedEarly(call, next);
+    return together(call, next) || this.ownOrder(call, next);
+  }
+
+  /**
+   * Whether `call`, made by another thread or process (a worker thread, a child process) than
+   * `next`, the first recorded call not yet served, keeps the order of its own thread's calls: the
+   * order between threads that run at once is the scheduler's, not the agent's.
+   */
+  ownOrder(call: RecordedCall, next: RecordedCall): boolean {
+    const origin = originOf(call);
+    if (origin === undefined || originOf(next) === undefined || origin === originOf(next)) return false;
+    const own = this.index.nextExpectedFrom(origin);
+    return own === undefined || own.index === call.index || together(call, own);
   }
 
   /** Starts step `step`: the recorded local steps skipped before it are copied, pending changes flushed. */
@@ -370,4 +380,9 @@ export abstract class SessionSteps {
 /** Whether a batch holds values handed to the agent (not only its database replies' marks). */
 function drewValues(nd: NdBatch): boolean {
   return (['clock', 'hrtime', 'random', 'uuid', 'randomBytes'] as const).some((kind) => (nd[kind]?.length ?? 0) > 0);
+}
+
+/** Calls that may come in either order: parallel calls of one step, or one sent while the other was in flight. */
+function together(call: RecordedCall, next: RecordedCall): boolean {
+  return (next.parentStepId !== undefined && next.parentStepId === call.parentStepId) || issuedEarly(call, next);
 }
