@@ -3,11 +3,11 @@
 import {
   canonicalJson,
   type DbSnapshot,
+  endWorld,
   type FsSnapshot,
   fileBytes,
   type Recording,
   type RecordingEvent,
-  type Row,
 } from '../recording/index.js';
 import { diffDb, rowRef } from './db-diff.js';
 import {
@@ -92,44 +92,9 @@ export function changeAttribution(events: readonly RecordingEvent[]): {
   return { files, rows };
 }
 
-/** The post-world: the post snapshot, or (an incomplete recording) the pre snapshot plus the recorded changes. */
+/** The post-world: the post snapshot, or (an incomplete recording) the pre snapshot plus the recorded changes (endWorld). */
 export function postWorld(recording: Recording): { fs?: FsSnapshot; db?: DbSnapshot } {
-  const world: { fs?: FsSnapshot; db?: DbSnapshot } = {};
-  const fs = recording.post.fs ?? (recording.pre.fs ? applyFsEvents(recording.pre.fs, recording.events) : undefined);
-  const db = recording.post.db ?? (recording.pre.db ? applyDbEvents(recording.pre.db, recording.events) : undefined);
-  if (fs) world.fs = fs;
-  if (db) world.db = db;
-  return world;
-}
-
-function applyFsEvents(pre: FsSnapshot, events: readonly RecordingEvent[]): FsSnapshot {
-  const files = { ...pre.files };
-  for (const e of events) {
-    if (e.type !== 'fs.changed') continue;
-    if (e.payload.op === 'delete' || !e.payload.after) delete files[e.payload.path];
-    else files[e.payload.path] = e.payload.after;
-  }
-  return { files };
-}
-
-function applyDbEvents(pre: DbSnapshot, events: readonly RecordingEvent[]): DbSnapshot {
-  // One map per table keyed like rowRef, so replaying n changes over a big table stays linear.
-  const tables = pre.tables.map((t) => {
-    const keyCols = t.primaryKey.length > 0 ? t.primaryKey : t.columns.map((c) => c.name);
-    const rows = new Map<string, Row>();
-    for (const r of t.rows) rows.set(rowRef(t.schema, t.name, Object.fromEntries(keyCols.map((c) => [c, r[c]]))), r);
-    return { table: t, rows };
-  });
-  for (const e of events) {
-    if (e.type !== 'db.changed') continue;
-    const p = e.payload;
-    const slot = tables.find((x) => x.table.schema === p.schema && x.table.name === p.table);
-    if (!slot) continue;
-    const ref = rowRef(p.schema, p.table, p.key);
-    if (p.op === 'delete') slot.rows.delete(ref);
-    else if (p.after) slot.rows.set(ref, p.after);
-  }
-  return { ...pre, tables: tables.map(({ table, rows }) => ({ ...table, rows: [...rows.values()] })) };
+  return endWorld(recording);
 }
 
 function effectSignature(e: HttpEffect): string {

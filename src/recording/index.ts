@@ -93,7 +93,7 @@ export {
   urlAtoms,
 } from './tool-links.js';
 export type * from './types.js';
-export { compareKeyValues, sortRows, worldAt } from './world.js';
+export { compareKeyValues, cutAt, endWorld, sortRows, worldAt } from './world.js';
 export {
   type AppendInput,
   createRecordingWriter,

@@ -147,3 +147,29 @@ export function worldAt(
   for (const path of Object.keys(files).sort()) sortedFiles[path] = files[path] as FsSnapshot['files'][string];
   return db ? { fs: { files: sortedFiles }, db } : { fs: { files: sortedFiles } };
 }
+
+/**
+ * The last step of a recording its writer never closed (its recorder killed, or still running):
+ * what the recording knows of the run stops there, and it has no post snapshot. undefined for a
+ * closed recording, whatever its status (an agent that crashed was recorded to its end).
+ */
+export function cutAt(recording: Pick<Recording, 'manifest' | 'events'>): number | undefined {
+  if (recording.manifest.status !== 'incomplete') return undefined;
+  if (recording.events.some((e) => e.type === 'run.completed')) return undefined;
+  return recording.events.reduce((max, e) => (e.stepId > max ? e.stepId : max), 0);
+}
+
+/**
+ * The recorded end state, for each side the recording captured: its post snapshot, or, for a side
+ * without one (a recording cut by a killed recorder, cutAt), the pre snapshot plus every recorded
+ * change (worldAt its last step): all the recording knows of its end. Files and rows that were
+ * there before the run, or that the run wrote before the cut, are in it.
+ * @example compareWorlds(endWorld(recording), replayPost)
+ */
+export function endWorld(recording: Pick<Recording, 'events' | 'pre' | 'post'>): { fs?: FsSnapshot; db?: DbSnapshot } {
+  const { pre, post } = recording;
+  const known = (!post.fs && pre.fs) || (!post.db && pre.db) ? worldAt(recording, Number.POSITIVE_INFINITY) : undefined;
+  const fs = post.fs ?? (pre.fs ? known?.fs : undefined);
+  const db = post.db ?? (pre.db ? known?.db : undefined);
+  return { ...(fs ? { fs } : {}), ...(db ? { db } : {}) };
+}

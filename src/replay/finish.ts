@@ -10,6 +10,7 @@ import {
   blobRelativePath,
   type DbSnapshot,
   describeStop,
+  endWorld,
   type FsSnapshot,
   type Recording,
   type Stopped,
@@ -31,9 +32,14 @@ export async function finish(
     database: ReplayDatabase;
     /** Why the watchdog or a signal stopped the agent, when one did. */
     stopped: Stopped | undefined;
+    /**
+     * The recording's last step when its recorder never closed it (cutAt): the replay stopped there
+     * (options.until is set to it) and its end state is compared with the world the recording knows.
+     */
+    cut?: number | undefined;
   },
 ): Promise<Omit<ReplayResult, 'warnings' | 'output'>> {
-  const { recording, options, out, exit, stopped } = run;
+  const { recording, options, out, exit, stopped, cut } = run;
   const { db, tracker, seeded } = run.database;
   const w = session.writer;
   const stoppedEarly = session.stopped;
@@ -43,7 +49,10 @@ export async function finish(
     session.flushPending(session.lastStep);
   } else if (
     options.until !== undefined &&
-    (stoppedEarly || (options.mode === 'exact' && session.lastStep <= options.until))
+    (stoppedEarly ||
+      (options.mode === 'exact' &&
+        // A cut recording's agent that ended before the cut made too few calls: they are missing.
+        (cut === undefined ? session.lastStep <= options.until : session.lastStep >= cut)))
   ) {
     // until K, stopped at the question after K or ended before it: the agent's own writes after K's
     // call (the recording's step K+1) ran before that, so they are undone: the world is step K's.
@@ -70,7 +79,8 @@ export async function finish(
   w.writeSnapshot('post', post);
   let worldDir: string | undefined;
   let worldDb: string | undefined;
-  if (stoppedEarly || options.until !== undefined) {
+  // --until K's world is kept for inspection; a cut recording's replay has nothing to show beyond it.
+  if (cut === undefined && (stoppedEarly || options.until !== undefined)) {
     worldDir = path.join(out, 'world');
     const readBlob = (sha: string) => {
       try {
@@ -109,10 +119,21 @@ export async function finish(
   });
   await w.close(status, stopped ? { stopped } : undefined);
   const worldDiff =
-    options.mode === 'exact' && !stoppedEarly && !stopped && options.forkAt === undefined && options.until === undefined
+    options.mode === 'exact' &&
+    !stopped &&
+    options.forkAt === undefined &&
+    (cut !== undefined || (!stoppedEarly && options.until === undefined))
       ? // Seeded from a named snapshot: the recorded end state laid over that snapshot.
         compareWorlds(
-          seeded ? { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) } : recording.post,
+          endWorld(
+            seeded
+              ? {
+                  events: recording.events,
+                  pre: { ...recording.pre, db: seeded.pre },
+                  post: { ...recording.post, ...(seeded.post ? { db: seeded.post } : {}) },
+                }
+              : recording,
+          ),
           post,
         )
       : undefined;
@@ -137,6 +158,7 @@ export async function finish(
       ...(saved.usd !== undefined && saved.calls > 0 ? { usd: saved.usd } : {}),
     },
     blockedConnections: session.blockedConnections,
+    ...(cut !== undefined ? { cutAt: cut } : {}),
     ...(worldDiff
       ? {
           worldMatches: worldDiff.differences.length === 0,

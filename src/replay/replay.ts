@@ -14,6 +14,7 @@ import {
   blobRelativePath,
   createRecordingWriter,
   createRedactor,
+  cutAt,
   isInline,
   type RecordingWriter,
   regionOf,
@@ -170,6 +171,12 @@ async function replayIn(
   if (starting) await launch;
   const recording = await loadRecording(options.recording, manifest);
   checkStepRange(options, recording);
+  // A recording its recorder never closed (killed) knows the run up to its last step only: an exact
+  // replay stops there, as --until would (the agent's next call past it is never asked), and its end
+  // state is compared with the world the recording knows there (finish).
+  const cut = options.mode === 'exact' && options.until === undefined ? cutAt(recording) : undefined;
+  const given = options;
+  if (cut !== undefined) options = { ...options, until: cut };
   const { http: calls, inProcess: toolCalls } = indexCalls(recording);
   // Fail on missing blobs now, before any sandbox is used (inline bodies need no reading).
   for (const c of calls) {
@@ -248,7 +255,7 @@ async function replayIn(
     replay: {
       mode: options.mode,
       ...(options.forkAt !== undefined ? { forkAt: options.forkAt } : {}),
-      ...(options.until !== undefined ? { until: options.until } : {}),
+      ...(given.until !== undefined ? { until: given.until } : {}),
       overrides: {
         ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
         ...(options.promptPatch !== undefined ? { promptPatch: options.promptPatch } : {}),
@@ -471,7 +478,7 @@ async function replayIn(
   for (const channel of sandbox?.sideChannels() ?? []) session.sideChannel(channel);
   const probes = sandbox?.probesNote();
   if (probes !== undefined) warnings.push(probes);
-  const result = await finish(session, { recording, options, out, exit, database, stopped });
+  const result = await finish(session, { recording, options, out, exit, database, stopped, cut });
   await chainSession.end();
   warnings.push(...chainSession.warnings, ...session.answerFailures, ...session.unhooked.warnings('served'));
   warnings.push(...orderWarnings(dumps, { options, recording, result, drew: session.drew }));

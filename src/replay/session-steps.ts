@@ -144,17 +144,18 @@ export abstract class SessionSteps {
 
   /**
    * until K, the agent stopped at its next call: when the recording's step K+1 is a local step (the
-   * agent's own database writes after K's call), the row changes the agent made since K's answer are
-   * that step's, not K's. Taken out of what is pending, for the sandbox to undo: the world of step K
-   * is the recorded one.
+   * agent's own database writes after K's call), or the recording stops at K (its recorder killed
+   * before it wrote what came next), the row changes the agent made since K's answer are not K's.
+   * Taken out of what is pending, for the sandbox to undo: the world of step K is the recorded one.
    */
   async takeRowsPast(until: number): Promise<DbChangedPayload[]> {
     if (this.lastStep !== until) return [];
     await this.collect([]);
     if (this.pending.db.length === 0) return [];
+    const past = this.recording.events.some((e) => e.stepId > until);
     this.localSteps ??= new LocalSteps(this.recording, this.index.calls);
     const next = this.localSteps.between(until, until + 2, { files: false });
-    if (!next.some((e) => e.type === 'step.started' && e.stepId === until + 1)) return [];
+    if (past && !next.some((e) => e.type === 'step.started' && e.stepId === until + 1)) return [];
     const rows = this.pending.db;
     this.pending.db = [];
     return rows;

@@ -172,6 +172,12 @@ export interface ReplayResult {
   savedCost: { calls: number; usage: Usage; usd?: number };
   /** Connections the network guard refused. */
   blockedConnections: string[];
+  /**
+   * The recording's last step when its recorder never closed it (killed): the recording knows the
+   * run up to there only, so the exact replay stopped there, and its end state was compared with the
+   * world the recording knows at that step (the pre snapshot plus the recorded changes).
+   */
+  cutAt?: number;
   /** The replay's post-world compared with the recorded one (exact mode; undefined when stopped early). */
   worldMatches?: boolean;
   worldDiff?: string[];

@@ -70,6 +70,10 @@ function printResult(result: ReplayResult, told: ReadonlySet<string>): void {
     `replay ${result.status}: ${result.dir}`,
     `  answers: ${describeProvenance(result.served) || 'none'}`,
   ];
+  if (result.cutAt !== undefined)
+    lines.push(
+      `  the recording stops at step ${result.cutAt} (its recorder was killed before closing it): replayed up to there, the end state compared with the world the recording knows at that step`,
+    );
   if (result.savedCost.calls > 0) {
     const usd = result.savedCost.usd === undefined ? '' : ` ($${result.savedCost.usd.toFixed(4)})`;
     lines.push(`  model calls served from the recording (cost saved): ${result.savedCost.calls}${usd}`);
