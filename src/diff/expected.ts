@@ -292,7 +292,12 @@ export function checkExpectations(
     const wants = presenceOf(e);
     // Named by method, URL or tool, a request is looked for among reads too; unnamed, among the mutating ones.
     const named = e.method !== undefined || e.url !== undefined || e.tool !== undefined;
-    const selected = changes.requests.filter((x) => (named || x.read !== true) && requestSelected(e, x));
+    const matching = changes.requests.filter((x) => (named || x.read !== true) && requestSelected(e, x));
+    // A request a replay held back was never sent: it cannot show one was made. Tried, it still
+    // breaks "was not made", as it is a side effect: that is what the agent would have done.
+    const held = matching.filter((x) => x.heldBack);
+    const sent = matching.filter((x) => !x.heldBack);
+    const selected = wants ? (sent.length > 0 ? sent : held) : matching;
     const what = [e.method, e.tool, e.url].filter(Boolean).join(' ') || 'any mutating request';
     const r: ExpectationResult = {
       id: `expected_state.requests[${i}]`,
@@ -305,11 +310,12 @@ export function checkExpectations(
       message: '',
       steps: selected.flatMap((x) => x.steps),
     };
+    const heldAt = held.length > 0 ? `held back by the replay (never sent) at step ${stepList(held)}` : '';
     if (!wants) {
-      if (selected.length > 0)
-        fail(r, 'UNAUTHORIZED_ACTION', `${what} was made at step ${selected.map((x) => x.stepId).join(', ')}`);
-    } else if (selected.length === 0) {
-      fail(r, 'ACTION_NOT_EXECUTED', `no ${what} in the run`);
+      if (sent.length > 0) fail(r, 'UNAUTHORIZED_ACTION', `${what} was made at step ${stepList(sent)}`);
+      if (held.length > 0) fail(r, 'UNAUTHORIZED_ACTION', `${what} was tried and ${heldAt}`);
+    } else if (sent.length === 0) {
+      fail(r, 'ACTION_NOT_EXECUTED', held.length > 0 ? `${what} was ${heldAt}` : `no ${what} in the run`);
     } else {
       if (e.count !== undefined && selected.length !== e.count)
         fail(
@@ -346,6 +352,10 @@ export function checkExpectations(
     results.push(r);
   });
   return results;
+}
+
+function stepList(requests: HttpEffect[]): string {
+  return requests.map((x) => x.stepId).join(', ');
 }
 
 function fail(r: ExpectationResult, code: string, message: string): void {

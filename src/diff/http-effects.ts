@@ -2,7 +2,10 @@
 // and, in a replay, the ones held back (divergence.heldBack), each with target, parameters and step.
 import {
   type Body,
+  callServedFrom,
+  exchangesServed,
   type HttpExchangePayload,
+  isHeldBack,
   isReadRequest,
   isRecord,
   isTelemetry,
@@ -91,6 +94,7 @@ export function collectHttpEffects(
   let effectCount = 0;
   let readCount = 0;
   const names = stepNames(events);
+  const servedOf = exchangesServed(events);
   const add = (e: Omit<HttpEffect, 'index' | 'kind' | 'steps'>) => {
     // Named after the agent's tool the step carried out, the capture layer's name kept as route.
     const named = e.stepId === null ? undefined : names.get(e.stepId);
@@ -112,8 +116,10 @@ export function collectHttpEffects(
       const p = e.payload;
       const x = p.exchangeId ? exchanges.get(p.exchangeId) : undefined;
       if (!p.mutating && x !== undefined && isTelemetry(x.request)) continue;
+      // Held back (an HTTP call, an in-process tool, a WebSocket message): never sent, so never executed.
+      const heldBack = isHeldBack(callServedFrom(p, servedOf));
       // A call the replay held back is its divergence's held-back effect, not a second one.
-      if (x?.servedFrom === 'blocked' && heldBackSteps.has(e.stepId)) continue;
+      if (heldBack && heldBackSteps.has(e.stepId)) continue;
       const body = x ? jsonOrText(bodyText(x.request.body, readBlob)) : undefined;
       const result = p.result !== undefined ? p.result : jsonOrText(bodyText(p.resultBody, readBlob));
       const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {
@@ -123,8 +129,8 @@ export function collectHttpEffects(
         target: x?.request.url ?? p.name,
         parameters: effectParameters(x?.request.url, body, p.args),
         args: p.args,
-        executed: x?.servedFrom !== 'blocked' && !(x?.error && !x.response),
-        heldBack: false,
+        executed: !heldBack && !(x?.error && !x.response),
+        heldBack,
         seq: e.seq,
         ...(p.mutating ? {} : { read: true }),
       };
@@ -136,7 +142,8 @@ export function collectHttpEffects(
     } else if (e.type === 'http.exchange' && !claimed.has(e.payload.exchangeId)) {
       const x = e.payload;
       const method = x.request.method.toUpperCase();
-      if (x.servedFrom === 'blocked') continue;
+      // Held back: its divergence's held-back effect stands for it.
+      if (isHeldBack(x.servedFrom)) continue;
       const read = !MUTATING.has(method) || isReadRequest(method, bodyText(x.request.body, readBlob));
       if (read && (!reads || isTelemetry(x.request))) continue;
       const effect: Omit<HttpEffect, 'index' | 'kind' | 'steps'> = {

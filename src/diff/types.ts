@@ -62,10 +62,14 @@ export interface HttpEffect extends Attribution {
   /** The result the agent observed, when known. */
   result?: unknown;
   error?: { code: string; message: string };
-  /** True when the request was made (live or served from the recording); false when held back in a replay. */
+  /** True when the request was made (live or served from the recording); false when held back in a replay, or it got no response. */
   executed: boolean;
   /** The request only reads (never a side effect): listed for request expectations only. */
   read?: boolean;
+  /**
+   * A replay held it back: never sent (provenance `blocked`, src/recording/provenance.ts isHeldBack).
+   * It shows what the agent tried; it satisfies no "it was made" expectation and is no execution.
+   */
   heldBack: boolean;
   /** Sequence number of the event that produced it. */
   seq: number;

@@ -34,10 +34,12 @@ export { isSafeRelativePath, unsafePathReason } from './paths.js';
 export {
   type AnswerProvenance,
   answerProvenance,
+  callServedFrom,
   describeProvenance,
   type ExchangeServed,
   emptyProvenanceCounts,
   exchangesServed,
+  isHeldBack,
   mergeServed,
   PROVENANCE_LABELS,
   PROVENANCE_MARKS,

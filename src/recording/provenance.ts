@@ -76,6 +76,23 @@ export function toolServedFrom(call: ToolCalledPayload): ServedFrom {
 }
 
 /**
+ * Where a replay answered a tool call: its exchange's provenance (HTTP or WebSocket, `servedOf`),
+ * else toolServedFrom's.
+ */
+export function callServedFrom(call: ToolCalledPayload, servedOf: ExchangeServed): ServedFrom {
+  const exchange = call.exchangeId === undefined ? null : servedOf(call.exchangeId);
+  return exchange ?? toolServedFrom(call);
+}
+
+/**
+ * Whether an answer means the call never went out: held back (`blocked`). The one rule for "was
+ * this request sent": eval's executions and request expectations read it through the state diff.
+ */
+export function isHeldBack(from: ServedFrom | null | undefined): boolean {
+  return from === 'blocked';
+}
+
+/**
  * Where a replay's step was served from, given its events: each answer is its exchange's
  * `servedFrom` (a call's exchange found by id through `servedOf`, wherever it was written), a tool
  * call no exchange answered is toolServedFrom's; the step is live if any answer went live (it cost
@@ -95,12 +112,9 @@ export function stepServedFrom(events: Iterable<RecordingEvent>, servedOf: Excha
         hasModel = true;
         if (e.payload.exchangeId !== undefined) from = mergeServed(from, servedOf(e.payload.exchangeId));
         break;
-      case 'tool.called': {
-        const id = e.payload.exchangeId;
-        const exchange = id === undefined ? null : servedOf(id);
-        from = mergeServed(from, exchange ?? toolServedFrom(e.payload));
+      case 'tool.called':
+        from = mergeServed(from, callServedFrom(e.payload, servedOf));
         break;
-      }
       default:
         break;
     }

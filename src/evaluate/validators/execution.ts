@@ -1,6 +1,7 @@
-// Execution Validator (Execution Success): the external action exists in the world (or among the replay's
-// held-back effects), hit the right target with the right parameters, happened once, and was confirmed
-// when high-risk. An execution is a request or an agent tool's in-process world change (./executions.ts).
+// Execution Validator (Execution Success): the external action exists in the world (a replay's held-back
+// effect is one the agent tried: checked, but it never landed), hit the right target with the right
+// parameters, happened once, and was confirmed when high-risk. An execution is a request or an agent
+// tool's in-process world change (./executions.ts).
 import { findKey, findKeyLike, isOrdered, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
 import { factVerdict, inUnitOf, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
@@ -99,16 +100,30 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
         ref: `${describeExecution(c)}${c.heldBack ? ' (held back)' : ''}`,
         ...(c.stepId !== null ? { stepId: c.stepId } : {}),
       });
-    const landed = candidates.filter((c) => !c.error && (c.status === undefined || c.status < 400));
+    // A held-back request was never sent: it shows what the agent tried (target and parameters are
+    // checked on it) but never landed, so it is neither a verified execution nor a duplicate.
+    const held = candidates.filter((c) => c.heldBack);
+    const landed = candidates.filter((c) => !c.heldBack && !c.error && (c.status === undefined || c.status < 400));
     checks++;
-    if (landed.length === 0)
+    if (landed.length === 0) {
+      const failed = candidates.filter((c) => !c.heldBack);
+      const stepId = candidates[0]!.stepId;
       findings.push({
         code: 'STATE_CHANGE_FAILED',
         hard: true,
-        message: `every execution failed: ${candidates.map((c) => `step ${c.stepId} ${describeExecution(c)} -> ${c.status ?? c.error?.code}`).join(', ')}`,
-        ...(candidates[0]!.stepId !== null ? { stepId: candidates[0]!.stepId } : {}),
+        message: [
+          held.length > 0
+            ? `held back by the replay, never sent: ${held.map((c) => `step ${c.stepId} ${describeExecution(c)}`).join(', ')}`
+            : '',
+          failed.length > 0
+            ? `every execution failed: ${failed.map((c) => `step ${c.stepId} ${describeExecution(c)} -> ${c.status ?? c.error?.code}`).join(', ')}`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('; '),
+        ...(stepId !== null ? { stepId } : {}),
       });
-    else ok++;
+    } else ok++;
     // Duplicates: the same action more often than allowed.
     const groups = new Map<string, Execution[]>();
     for (const c of landed) {
@@ -133,7 +148,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     // Target and parameters, looked up in the request, its result, the rows and files it wrote, and the rows
     // they reference; for an in-process change, what it wrote comes first, then what it was asked to do.
     const index = rowsById(ctx);
-    for (const c of landed) {
+    for (const c of [...landed, ...held].sort((a, b) => a.seq - b.seq)) {
       const written = writtenValues(ctx, c);
       const result = parse(c.result);
       const referenced: Row[] = [];
