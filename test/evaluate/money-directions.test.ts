@@ -179,7 +179,7 @@ describe('the new forms stay linear in the text', () => {
     comparatives: '$1 less ',
     'scales after an amount': '$1m ',
   };
-  it('each hostile shape takes time linear in its length', { timeout: 180_000 }, () => {
+  it('each hostile shape takes time linear in its length', { timeout: 600_000 }, () => {
     for (const [name, unit] of Object.entries(SHAPES)) expectLinearIn(name, unit, mentionsIn);
   });
 });
