@@ -12,6 +12,7 @@ import type { DbTracker } from '../postgres/index.js';
 import { carriedToolCalls } from '../providers/index.js';
 import type { ToolRule } from '../record/classify.js';
 import {
+  canonicalJson,
   type DbChangedPayload,
   type DivergencePayload,
   type Recording,
@@ -158,7 +159,26 @@ export abstract class SessionSteps {
     if (past && !next.some((e) => e.type === 'step.started' && e.stepId === until + 1)) return [];
     const rows = this.pending.db;
     this.pending.db = [];
-    return rows;
+    if (past) return rows;
+    // Cut at K: the recorder may have logged some of these rows at step K before it was killed
+    // (the agent wrote them after K's call, ahead of its next one). Those are K's world, as the
+    // recording knows it; only the rest is undone.
+    const known = new Map<string, number>();
+    for (const e of this.recording.events) {
+      if (e.type !== 'db.changed' || e.stepId !== until) continue;
+      const id = rowChangeId(e.payload);
+      known.set(id, (known.get(id) ?? 0) + 1);
+    }
+    const undone: DbChangedPayload[] = [];
+    for (const row of rows) {
+      const id = rowChangeId(row);
+      const left = known.get(id) ?? 0;
+      if (left > 0) {
+        known.set(id, left - 1);
+        this.pending.db.push(row);
+      } else undone.push(row);
+    }
+    return undone;
   }
 
   /** Writes the changes and values collected since the last step as events of `step`. */
@@ -386,4 +406,9 @@ function drewValues(nd: NdBatch): boolean {
 /** Calls that may come in either order: parallel calls of one step, or one sent while the other was in flight. */
 function together(call: RecordedCall, next: RecordedCall): boolean {
   return (next.parentStepId !== undefined && next.parentStepId === call.parentStepId) || issuedEarly(call, next);
+}
+
+/** One row change's identity across a recording and its replay: the row and what was done to it. */
+function rowChangeId(change: DbChangedPayload): string {
+  return canonicalJson([change.schema, change.table, change.op, change.key]);
 }
