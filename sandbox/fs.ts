@@ -26,16 +26,34 @@ export function entryPath(root: string, relative: string): string {
  * @example await materializeFs(worldAt(rec, 5).fs, rec.readBlob, '/tmp/world-5')
  */
 export async function materializeFs(fs: FsSnapshot, readBlob: ReadBlob, dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await writing(dir, undefined, () => mkdir(dir, { recursive: true }));
   const made = new Set<string>();
   for (const [relative, entry] of Object.entries(fs.files)) {
     const abs = entryPath(dir, relative);
     const parent = path.dirname(abs);
     if (!made.has(parent)) {
-      await mkdir(parent, { recursive: true });
+      await writing(dir, relative, () => mkdir(parent, { recursive: true }));
       made.add(parent);
     }
-    await writeFile(abs, fileBytes(entry, readBlob), { mode: entry.mode & 0o777 });
+    const bytes = fileBytes(entry, readBlob);
+    await writing(dir, relative, () => writeFile(abs, bytes, { mode: entry.mode & 0o777 }));
+  }
+}
+
+/**
+ * Runs one write of materializeFs; a file system error (no space, no permission, a path that is
+ * a file and a folder at once) becomes a one-line TapedeckError naming the file and the folder.
+ */
+async function writing(dir: string, relative: string | undefined, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string') throw error;
+    const what =
+      relative === undefined ? 'the world folder' : `the world's file ${JSON.stringify(relative.slice(0, 200))}`;
+    const message = (error as Error).message.replace(/\s+/g, ' ').slice(0, 500);
+    throw new TapedeckError('WORLD_WRITE_FAILED', `cannot write ${what} into ${dir}: ${message}`, { cause: error });
   }
 }
 

@@ -2,6 +2,7 @@
 // paths, and a database description a sandbox can be seeded from.
 import { describeFromDdl } from './db-description.js';
 import { fieldError, schemaError } from './field-path.js';
+import { fileTreeClash } from './file-tree.js';
 import { unsafePathReason } from './paths.js';
 import { PARSE_ONCE, readJsonFile } from './read-files.js';
 import { DbSnapshotSchema, FsSnapshotSchema } from './schema.js';
@@ -80,6 +81,9 @@ export async function readSnapshot(dir: string, which: 'pre' | 'post', warnings:
           `path ${JSON.stringify(path.slice(0, 200))} ${reason}`,
         );
     }
+    // A path that is a file and a folder at once: no disk can hold the world.
+    const clash = fileTreeClash(Object.keys(parsed.data.files));
+    if (clash) throw fieldError(dir, fsFile, fsJson.text, ['files', clash.path], clash.problem);
     out.fs = parsed.data;
   }
   const dbFile = `snapshots/${which}/db.json`;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type * as z from 'zod';
 import { RecordingError, TapedeckError } from './errors.js';
 import { issueField, issueProblem, lineOf, schemaError } from './field-path.js';
+import { type FsChangeAt, fsChangesClash } from './file-tree.js';
 import { isRecord } from './json.js';
 import { unsafePathReason } from './paths.js';
 import { blobReader, inlineFiles, missingBlobs, verifyAllBlobs } from './read-blobs.js';
@@ -223,6 +224,8 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
     );
   }
   // Step numbers bound the engines' loops (every step from 1 to the last): no more steps than events a recording may hold.
+  // A step is started once: the engines key steps by their id (the line of each step's step.started).
+  const started = new Map<number, number>();
   for (const [index, event] of events.entries()) {
     const step = Math.max(event.stepId, event.parentStepId ?? 0);
     if (step > MAX_EVENTS) {
@@ -231,6 +234,17 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
         `step ${step} is past the ${MAX_EVENTS}-step limit`,
         'steps count from 1; a number this large is damage or a hostile edit',
       );
+    }
+    if (event.type === 'step.started') {
+      const first = started.get(event.stepId);
+      if (first !== undefined) {
+        throw new RecordingError(
+          { dir, file, line: index + 1, field: 'stepId' },
+          `step ${event.stepId} is started twice: line ${first} started it already`,
+          'a step has one step.started; the file is damaged or hostile',
+        );
+      }
+      started.set(event.stepId, index + 1);
     }
   }
   if (manifest.status === 'incomplete') warnings.push(incompleteWarning(events.at(-1)));
@@ -245,6 +259,14 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
     pre = await readSnapshot(dir, 'pre', warnings);
     post = await readSnapshot(dir, 'post', warnings);
   }
+  const clash = fsChangesClash(pre.fs?.files, fsChanges(events));
+  if (clash) {
+    throw new RecordingError(
+      { dir, file, line: clash.line, field: 'payload.path' },
+      `after step ${clash.step}, ${clash.problem}`,
+      'a path is a file or a folder, never both: the recording is damaged or hostile',
+    );
+  }
   const blobs = blobReader(dir, inlineFiles(events, [pre.fs, post.fs]));
   if (options.verifyBlobs ?? true) {
     const present = await verifyAllBlobs(dir, blobs);
@@ -255,6 +277,16 @@ export async function readRecording(dir: string, options: ReadOptions = {}): Pro
     warnings.push(...missingBlobs(events, snapshots, present));
   }
   return { dir, manifest, events, pre, post, readBlob: blobs.readBlob, warnings };
+}
+
+/** The fs.changed events, with their lines in events.jsonl. */
+function fsChanges(events: readonly RecordingEvent[]): FsChangeAt[] {
+  const out: FsChangeAt[] = [];
+  for (const [index, event] of events.entries()) {
+    if (event.type === 'fs.changed')
+      out.push({ line: index + 1, seq: event.seq, stepId: event.stepId, payload: event.payload });
+  }
+  return out;
 }
 
 /**

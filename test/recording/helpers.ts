@@ -2,8 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
-import type { RecordingWriter, WriterInit } from '../../src/recording/index.js';
+import { afterAll, expect } from 'vitest';
+import {
+  type RecordingError,
+  type RecordingWriter,
+  readRecording,
+  type WriterInit,
+} from '../../src/recording/index.js';
 
 const made: string[] = [];
 afterAll(() => {
@@ -92,4 +97,15 @@ export function writeTwoSteps(w: RecordingWriter, time = '2026-11-24T12:00:01.00
     },
   });
   w.append({ type: 'step.completed', stepId: 2, parentStepId: 1, time, payload: { status: 'success', latencyMs: 3 } });
+}
+
+/** The RecordingError reading `dir` fails with (the test fails when it reads). */
+export async function readError(dir: string, options?: Parameters<typeof readRecording>[1]): Promise<RecordingError> {
+  try {
+    await readRecording(dir, options);
+  } catch (error) {
+    expect((error as Error).name).toBe('RecordingError');
+    return error as RecordingError;
+  }
+  throw new Error(`reading ${dir} did not fail`);
 }

@@ -11,7 +11,7 @@ import {
   type RecordingError,
   readRecording,
 } from '../../src/recording/index.js';
-import { init, tempDir, writeTwoSteps } from './helpers.js';
+import { init, readError, tempDir, writeTwoSteps } from './helpers.js';
 
 async function goodRecording(status: 'complete' | 'incomplete' = 'complete'): Promise<string> {
   const dir = join(tempDir(), 'rec');
@@ -52,16 +52,6 @@ function dropIntegrity(dir: string): void {
   const manifest = JSON.parse(readFileSync(file, 'utf8'));
   manifest.integrity = { events: manifest.integrity.events };
   writeFileSync(file, JSON.stringify(manifest, null, 2));
-}
-
-async function readError(dir: string, options?: Parameters<typeof readRecording>[1]): Promise<RecordingError> {
-  try {
-    await readRecording(dir, options);
-  } catch (error) {
-    expect((error as Error).name).toBe('RecordingError');
-    return error as RecordingError;
-  }
-  throw new Error(`reading ${dir} did not fail`);
 }
 
 function expectWhere(error: RecordingError, file: string, line: number | undefined, field: string | undefined): void {

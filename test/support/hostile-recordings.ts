@@ -1,7 +1,8 @@
 // A seeded generator of hostile recordings for the hostile-recording suite (issue 21): each case is
 // a copy of a real recording (recordings/examples, recordings/support) with one attack or one
 // kind of damage applied — truncation, byte flips, wrong types, huge and deeply nested values,
-// path traversal, symlinks, FIFOs, recorded SQL and code, recorded command and env — and, where a
+// path traversal, symlinks, FIFOs, recorded SQL and code, recorded command and env, contradictions
+// (a path that is a file and a folder, a step started twice) — and, where a
 // forger would, the integrity hash recomputed so the damage reaches past the hash check.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -847,6 +848,76 @@ const CLASSES: Record<string, Mutation[]> = {
       });
       reseal(ctx.dir);
       return what;
+    },
+  ],
+  contradictions: [
+    (ctx) => {
+      // A path that is a file and a folder at once: in a snapshot, or made so by an fs.changed event.
+      const entry = (text: string): Json => ({
+        mode: 420,
+        size: Buffer.byteLength(text),
+        sha256: createHash('sha256').update(text).digest('hex'),
+        text,
+      });
+      const where = int(ctx.rng, 3);
+      if (where < 2) {
+        const file = where === 0 ? 'snapshots/pre/fs.json' : 'snapshots/post/fs.json';
+        mkdirSync(path.dirname(path.join(ctx.dir, file)), { recursive: true });
+        const fs = (filesOf(ctx.dir).includes(file) ? readJson(path.join(ctx.dir, file)) : { files: {} }) as {
+          files: Record<string, Json>;
+        };
+        const [dir, under] = pick(ctx.rng, [
+          ['a', 'a/b'],
+          ['notes', 'notes/deep/x.txt'],
+        ] as const);
+        fs.files[dir] = entry('file');
+        fs.files[under] = entry('under a file');
+        writeJson(path.join(ctx.dir, file), fs);
+        return `${file}: "${dir}" a file and "${under}" under it`;
+      }
+      const list = lines(ctx.dir);
+      const i = 1 + int(ctx.rng, list.length - 1);
+      const prev = JSON.parse(list[i - 1] as string) as { seq: number; traceId: string; stepId: number; time: string };
+      const change = (p: string) =>
+        JSON.stringify({
+          seq: 0,
+          traceId: prev.traceId,
+          stepId: prev.stepId,
+          time: prev.time,
+          type: 'fs.changed',
+          payload: { path: p, op: 'create', after: entry(p) },
+        });
+      list.splice(i, 0, change('x'), change('x/y'));
+      for (let j = i; j < list.length; j++) {
+        const e = JSON.parse(list[j] as string) as { seq: number };
+        e.seq = prev.seq + 1 + (j - i);
+        list[j] = JSON.stringify(e);
+      }
+      writeLines(ctx.dir, list);
+      reseal(ctx.dir);
+      return `fs.changed: "x" a file and "x/y" under it in step ${prev.stepId}`;
+    },
+    (ctx) => {
+      // Two steps with one id: a later step renumbered as an earlier one, or a step.started repeated.
+      const list = lines(ctx.dir);
+      const events = list.map((l) => JSON.parse(l) as { seq: number; stepId: number; type: string });
+      const steps = [...new Set(events.filter((e) => e.type === 'step.started').map((e) => e.stepId))];
+      if (steps.length < 2) return undefined;
+      const a = int(ctx.rng, steps.length - 1);
+      const from = steps[a + 1 + int(ctx.rng, steps.length - a - 1)] as number;
+      const to = steps[a] as number;
+      if (int(ctx.rng, 2) === 0) {
+        for (const [j, e] of events.entries()) if (e.stepId === from) list[j] = JSON.stringify({ ...e, stepId: to });
+        writeLines(ctx.dir, list);
+        reseal(ctx.dir);
+        return `step ${from}'s events renumbered as step ${to}`;
+      }
+      const started = events.findIndex((e) => e.type === 'step.started' && e.stepId === to);
+      const last = events.at(-1) as { seq: number };
+      list.push(JSON.stringify({ ...events[started], seq: last.seq + 1 }));
+      writeLines(ctx.dir, list);
+      reseal(ctx.dir);
+      return `step ${to}'s step.started repeated at the end`;
     },
   ],
   'unknown-kinds': [
