@@ -3,7 +3,7 @@ import { recordingDay } from '../evaluate/trajectory.js';
 import { EntityIndex, FactIndex, type RunDay } from '../facts/index.js';
 import { type Turn, turnsOf, turnText } from '../providers/index.js';
 import type { Recording, StateType, ToolCall } from '../recording/index.js';
-import { canonicalJson, jsonOrText } from '../recording/index.js';
+import { canonicalJson, jsonOrText, toolActions } from '../recording/index.js';
 import { bodyToText, listSteps, type StepView } from './view.js';
 
 /** One action the agent took (a tool step). */
@@ -11,6 +11,10 @@ export interface BeliefAction {
   step: number;
   stateType: StateType;
   name: string;
+  /** The capture layer's name (`POST /orders`) when `name` is the agent's tool. */
+  route?: string;
+  /** The first step of the agent action it is part of (toolActions): an MCP call and the request its server made for it are one. */
+  action: number;
   args: unknown;
   /** The result the agent observed, as text. */
   result: string;
@@ -61,6 +65,7 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
   const belief: Belief = { step, given: [], task: [], observations: [], claims: [], actions: [], decisions: [] };
   let firstModel = true;
   let lastModelStep = 0;
+  const actions = toolActions(recording.events);
   for (const view of steps) {
     if (view.step > step) break;
     if (view.model) {
@@ -94,6 +99,8 @@ export function beliefAt(recording: Recording, step: number, steps: StepView[] =
         step: view.step,
         stateType: view.stateType,
         name: view.name,
+        ...(view.route !== undefined && { route: view.route }),
+        action: actions.get(view.step)?.first ?? view.step,
         args: jsonOrText(tool.args),
         result,
         mutating: tool.mutating,

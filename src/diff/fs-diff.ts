@@ -1,7 +1,10 @@
 // Filesystem diff: two fs snapshots joined by path (one hash lookup per file), unified text diffs for text files.
 import { formatPatch, structuredPatch } from 'diff';
-import { type FileEntry, type FsSnapshot, fileBytes, fileIdentity } from '../recording/index.js';
+import { type FileEntry, type FsSnapshot, fileIdentity } from '../recording/index.js';
+import { fileText } from './file-text.js';
 import type { FsChange } from './types.js';
+
+export { decodeText } from './file-text.js';
 
 export interface FsDiffOptions {
   /** Reads a blob's bytes by sha256 (inline contents need none); without it, changes carry no text diff. */
@@ -53,8 +56,8 @@ function fileChange(
   if (after) change.after = fileIdentity(after);
   const limit = options.maxPatchBytes ?? 1 << 20;
   if (!options.readBlob || (before && before.size > limit) || (after && after.size > limit)) return change;
-  const oldText = before ? readText(before, options.readBlob) : '';
-  const newText = after ? readText(after, options.readBlob) : '';
+  const oldText = before ? fileText(before, options.readBlob, limit) : '';
+  const newText = after ? fileText(after, options.readBlob, limit) : '';
   if (oldText === undefined || newText === undefined) {
     change.binary = oldText === null || newText === null;
     return change;
@@ -84,28 +87,4 @@ function fileChange(
   change.added = added;
   change.removed = removed;
   return change;
-}
-
-/** The file's text; null when binary; undefined when its content cannot be read. */
-function readText(entry: FileEntry, readBlob: (sha256: string) => Uint8Array): string | null | undefined {
-  let bytes: Uint8Array;
-  try {
-    bytes = fileBytes(entry, readBlob);
-  } catch {
-    return undefined;
-  }
-  return decodeText(bytes);
-}
-
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
-/** utf8 text, or null when the bytes look binary (a NUL byte in the first 8 KiB, or invalid utf8). */
-export function decodeText(bytes: Uint8Array): string | null {
-  const probe = Math.min(bytes.length, 8192);
-  for (let i = 0; i < probe; i++) if (bytes[i] === 0) return null;
-  try {
-    return decoder.decode(bytes);
-  } catch {
-    return null;
-  }
 }

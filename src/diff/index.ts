@@ -11,7 +11,15 @@ export {
   objectId,
   requestSelected,
 } from './expected.js';
-export { decodeText, diffFs } from './fs-diff.js';
+export {
+  type BlobSource,
+  changedTexts,
+  decodeText,
+  fileText,
+  MAX_TEXT_BYTES,
+  type WorldTexts,
+} from './file-text.js';
+export { diffFs } from './fs-diff.js';
 export { bodyText, collectHttpEffects, effectParameters, targetPath } from './http-effects.js';
 export {
   containsToken,

@@ -12,7 +12,8 @@ import {
   type ModelCalledPayload,
   type Recording,
   type StateType,
-  type ToolLink,
+  type ToolAction,
+  toolActions,
   type Usage,
 } from '../recording/index.js';
 
@@ -239,7 +240,7 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
       step.name = link.name;
     }
   }
-  pairCalls(t, resultById, links);
+  pairCalls(t, resultById, toolActions(recording.events));
   const lastModel = t.modelSteps.at(-1);
   const answer =
     finalOutput ?? (lastModel && lastModel.toolCalls.length === 0 ? lastModel.text : undefined) ?? lastText;
@@ -310,13 +311,14 @@ export function idsUsed(args: unknown): string[] {
   return [...new Set(usedValues(args).map((u) => u.value))];
 }
 
-/** Pairs each requested call with the step that carried it out (linkToolSteps: tool-call id, name, shared values). */
-function pairCalls(t: Trajectory, resultById: Map<string, string>, links: Map<number, ToolLink>): void {
+/**
+ * Pairs each requested call with the step that carried it out: the first step of its action
+ * (toolActions, the rule bisect's no-repeat keeps too: linked by tool-call id, name, shared values).
+ */
+function pairCalls(t: Trajectory, resultById: Map<string, string>, actions: Map<number, ToolAction>): void {
   const stepFor = new Map<string, number>();
-  for (const [stepId, link] of links) {
-    const key = `${link.thinkStepId} ${link.callId}`;
-    if (!stepFor.has(key)) stepFor.set(key, stepId);
-  }
+  for (const a of actions.values())
+    if (a.callId !== undefined && a.thinkStepId !== undefined) stepFor.set(`${a.thinkStepId} ${a.callId}`, a.first);
   const toolStep = new Map(t.toolSteps.map((s) => [s.stepId, s]));
   for (const m of t.modelSteps) {
     for (const c of m.toolCalls) {

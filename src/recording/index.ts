@@ -91,7 +91,9 @@ export {
   StepNamer,
   stepFacts,
   stepNames,
+  type ToolAction,
   type ToolLink,
+  toolActions,
   urlAtoms,
 } from './tool-links.js';
 export type * from './types.js';

@@ -372,3 +372,63 @@ export function stepNames(events: readonly RecordingEvent[]): Map<number, StepNa
   namesCache.set(events, names);
   return names;
 }
+
+/** The agent action a step is part of. */
+export interface ToolAction {
+  /** The action's first step: steps with the same `first` are one action. */
+  first: number;
+  /** The decided tool call the action carries out, when one is linked. */
+  callId?: string;
+  thinkStepId?: number;
+}
+
+const actionsCache = new WeakMap<readonly RecordingEvent[], Map<number, ToolAction>>();
+
+/**
+ * The action each tool step is part of. Steps that carry out one decided tool call (its id, linked
+ * as stepNames links it, under the model step that decided it) are one action: an MCP call and
+ * the HTTP request its server made for it, a tool() and its fetch. So is a step nested under a
+ * tool step (its parentStepId), with its parent's. Every other tool step is an action of its own;
+ * model steps have none. One rule for eval (a call and the step that ran it) and bisect (no-repeat).
+ * @example toolActions(events).get(10)?.first // 9: step 10's POST carried out step 9's MCP call
+ */
+export function toolActions(events: readonly RecordingEvent[]): Map<number, ToolAction> {
+  const cached = actionsCache.get(events);
+  if (cached !== undefined) return cached;
+  const names = stepNames(events);
+  const parents = new Map<number, number>();
+  const models = new Set<number>();
+  const steps = new Set<number>();
+  for (const e of events) {
+    if (e.stepId < 1) continue;
+    steps.add(e.stepId);
+    if (e.type === 'model.called') models.add(e.stepId);
+    if (e.parentStepId !== undefined && !parents.has(e.stepId)) parents.set(e.stepId, e.parentStepId);
+  }
+  const actions = new Map<number, ToolAction>();
+  const firstOfCall = new Map<string, number>();
+  const resolve = (step: number, depth: number): ToolAction | undefined => {
+    if (models.has(step) || !steps.has(step)) return undefined;
+    const known = actions.get(step);
+    if (known !== undefined) return known;
+    const parent = parents.get(step);
+    // Nested under a tool step: part of the parent's action (a cycle of parents is left at its depth).
+    const nested = parent === undefined || depth > 64 ? undefined : resolve(parent, depth + 1);
+    let action: ToolAction;
+    if (nested !== undefined) action = nested;
+    else {
+      const name = names.get(step);
+      if (name?.toolCallId !== undefined && name.thinkStepId !== undefined) {
+        const key = `${name.thinkStepId} ${name.toolCallId}`;
+        const first = firstOfCall.get(key) ?? step;
+        firstOfCall.set(key, first);
+        action = { first, callId: name.toolCallId, thinkStepId: name.thinkStepId };
+      } else action = { first: step };
+    }
+    actions.set(step, action);
+    return action;
+  };
+  for (const step of [...steps].sort((a, b) => a - b)) resolve(step, 0);
+  actionsCache.set(events, actions);
+  return actions;
+}

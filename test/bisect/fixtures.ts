@@ -28,6 +28,8 @@ export interface ToolStepSpec {
   status?: number;
   db?: Array<Omit<DbChangedPayload, 'schema'> & { schema?: string }>;
   files?: Array<{ path: string; content?: string }>;
+  /** The tool step it is nested under (its parentStepId), instead of the last THINK step: part of that step's work. */
+  parentStep?: number;
 }
 
 /** A run under construction: model steps and the tool steps they request. */
@@ -90,7 +92,7 @@ export class RunBuilder {
   /** A tool step requested by the last THINK step; its result goes back into the model's context. */
   tool(spec: ToolStepSpec): this {
     const step = ++this.step;
-    const parent = this.lastThink;
+    const parent = spec.parentStep ?? this.lastThink;
     const stateType = spec.stateType ?? 'API_CALL';
     this.push(step, 'step.started', { stateType, name: spec.name }, parent);
     const exchangeId = `x${step}`;
@@ -146,8 +148,9 @@ export class RunBuilder {
         : { status: 'error', latencyMs: 3, errorType: 'http' },
       parent,
     );
-    const toolCallId = `call_${parent}_0`;
-    this.messages.push({ role: 'tool', tool_call_id: toolCallId, content: body });
+    // A nested step's result goes to the step it is part of, not to the model.
+    if (spec.parentStep === undefined)
+      this.messages.push({ role: 'tool', tool_call_id: `call_${parent}_0`, content: body });
     return this;
   }
 

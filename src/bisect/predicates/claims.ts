@@ -1,11 +1,10 @@
 // Built-in predicate "claims": every state change the agent claims in its text exists in the world.
 
+import { changedTexts } from '../../diff/index.js';
 import { FactIndex, idTokens } from '../../facts/index.js';
-import type { DbSnapshot } from '../../recording/index.js';
-import { canonicalJson } from '../../recording/index.js';
 import { factsOfBelief } from '../belief.js';
 import type { PredicateInput, PredicateResult, StepPredicate } from '../predicate.js';
-import { listSteps, type World } from '../view.js';
+import { listSteps } from '../view.js';
 
 /** Past-tense verbs by which an agent claims it changed the world. */
 const CLAIM_VERB =
@@ -35,34 +34,6 @@ export function stateClaims(text: string): StateClaim[] {
   return out;
 }
 
-/** Text of every row and file that differs between two worlds (inserted, updated, deleted). */
-export function changedTexts(before: World, after: World): string[] {
-  const out: string[] = [];
-  const beforeFiles = before.fs.files;
-  const afterFiles = after.fs.files;
-  for (const path of new Set([...Object.keys(beforeFiles), ...Object.keys(afterFiles)])) {
-    if (beforeFiles[path]?.sha256 !== afterFiles[path]?.sha256) out.push(path);
-  }
-  out.push(...changedRows(before.db, after.db));
-  return out;
-}
-
-function changedRows(before: DbSnapshot | undefined, after: DbSnapshot | undefined): string[] {
-  const texts = (db: DbSnapshot | undefined): Map<string, string> => {
-    const m = new Map<string, string>();
-    for (const table of db?.tables ?? []) {
-      for (const row of table.rows) {
-        const text = `${table.schema}.${table.name} ${canonicalJson(row)}`;
-        m.set(text, text);
-      }
-    }
-    return m;
-  };
-  const a = texts(before);
-  const b = texts(after);
-  return [...[...b.keys()].filter((t) => !a.has(t)), ...[...a.keys()].filter((t) => !b.has(t))];
-}
-
 /** The first claim in the prefix that the world at the step it was settled does not bear out. */
 export function checkClaims(input: PredicateInput): PredicateResult {
   const { belief, recording } = input;
@@ -81,7 +52,8 @@ export function checkClaims(input: PredicateInput): PredicateResult {
     if (settle > input.step) continue;
     const claims = stateClaims(claim.text);
     if (claims.length === 0) continue;
-    const changed = changedTexts(pre, input.worldAt(settle));
+    // The changed files' words too, blob-backed ones read through the recording (one home with eval).
+    const changed = changedTexts(pre, input.worldAt(settle), recording);
     const inChanges = new FactIndex();
     for (const text of changed) inChanges.add(text, { pos: 0, label: 'a change' });
     for (const c of claims) {

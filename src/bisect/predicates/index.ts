@@ -6,7 +6,7 @@ import { contradiction } from './contradiction.js';
 import { grounding } from './grounding.js';
 import { noRepeat } from './no-repeat.js';
 
-export { changedTexts, checkClaims, claims, stateClaims } from './claims.js';
+export { checkClaims, claims, stateClaims } from './claims.js';
 export { checkContradiction, contradiction } from './contradiction.js';
 export { checkGrounding, grounding } from './grounding.js';
 export { checkNoRepeat, noRepeat } from './no-repeat.js';
