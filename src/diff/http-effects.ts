@@ -14,6 +14,7 @@ import {
   stepNames,
 } from '../recording/index.js';
 import { decodeText } from './fs-diff.js';
+import { toolCallFailure } from './tool-failure.js';
 import type { HttpEffect } from './types.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -136,7 +137,8 @@ export function collectHttpEffects(
       };
       if (x?.response) effect.status = x.response.status;
       if (result !== undefined) effect.result = result;
-      const error = p.error ?? x?.error;
+      // A call whose transport answered fine can still have failed (an MCP result marked isError).
+      const error = toolCallFailure(p, x, { result, ...(readBlob ? { readBlob } : {}) });
       if (error) effect.error = error;
       add(effect);
     } else if (e.type === 'http.exchange' && !claimed.has(e.payload.exchangeId)) {

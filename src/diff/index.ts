@@ -40,4 +40,5 @@ export {
   type StateDiffOptions,
   stateDiff,
 } from './state-diff.js';
+export { type ToolFailure, toolCallFailure } from './tool-failure.js';
 export * from './types.js';

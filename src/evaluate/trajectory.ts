@@ -1,6 +1,6 @@
 // The trajectory of a run as the validators see it: model calls with their tool calls, tool steps with the
 // results the agent observed, the final answer, what the user said, and the tokens and cost spent.
-import { bodyText } from '../diff/index.js';
+import { bodyText, toolCallFailure } from '../diff/index.js';
 import { EntityIndex, FactIndex, looksMutating, type RunDay, runDayOf, usedValues } from '../facts/index.js';
 import { modelCallCost, recordingPrices } from '../ledger/index.js';
 import { toolsOf, turnsOf } from '../providers/index.js';
@@ -222,7 +222,12 @@ export function trajectoryOf(recording: Recording, userInstruction?: string): Tr
         mutating: p.mutating,
       };
       if (e.parentStepId !== undefined) step.parentStepId = e.parentStepId;
-      const error = p.error ?? x?.error;
+      // An HTTP status alone stays `status`, read with the body that says why; a failure the
+      // transport does not show (an MCP result marked isError) is the step's error.
+      const error =
+        p.error ??
+        x?.error ??
+        (x?.response && x.response.status >= 400 ? undefined : toolCallFailure(p, x, { result }));
       if (error) step.error = error;
       if (x?.response) step.status = x.response.status;
       t.toolSteps.push(step);

@@ -5,7 +5,15 @@
 import { findKey, findKeyLike, isOrdered, looseEqual, requestSelected, targetPath } from '../../diff/index.js';
 import { factVerdict, inUnitOf, sameFact } from '../../facts/index.js';
 import type { Row } from '../../recording/index.js';
-import { describeExecution, type Execution, executionsOf, showsKey, writtenValues } from './executions.js';
+import {
+  describeExecution,
+  type Execution,
+  executionsOf,
+  hasLanded,
+  outcomeOf,
+  showsKey,
+  writtenValues,
+} from './executions.js';
 import { round1 } from './required-field.js';
 import { confirmedBefore, DEFAULT_CONFIRMATION } from './rule-sop.js';
 import type { EvidenceRef, Finding, ValidatorContext, ValidatorOutcome } from './types.js';
@@ -83,6 +91,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
   else candidates = executions;
   let checks = 1;
   let ok = 0;
+  let landed: Execution[] = [];
   if (candidates.length === 0) {
     const claimed = CLAIMS_DONE.test(answer);
     findings.push({
@@ -103,7 +112,9 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     // A held-back request was never sent: it shows what the agent tried (target and parameters are
     // checked on it) but never landed, so it is neither a verified execution nor a duplicate.
     const held = candidates.filter((c) => c.heldBack);
-    const landed = candidates.filter((c) => !c.heldBack && !c.error && (c.status === undefined || c.status < 400));
+    // An execution whose result says it failed (an HTTP error, an MCP result marked isError, a tool()
+    // that threw, a call whose own requests all failed) did not land either.
+    landed = candidates.filter(hasLanded);
     checks++;
     if (landed.length === 0) {
       const failed = candidates.filter((c) => !c.heldBack);
@@ -116,7 +127,7 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
             ? `held back by the replay, never sent: ${held.map((c) => `step ${c.stepId} ${describeExecution(c)}`).join(', ')}`
             : '',
           failed.length > 0
-            ? `every execution failed: ${failed.map((c) => `step ${c.stepId} ${describeExecution(c)} -> ${c.status ?? c.error?.code}`).join(', ')}`
+            ? `every execution failed: ${failed.map((c) => `step ${c.stepId} ${describeExecution(c)} -> ${outcomeOf(c)}`).join(', ')}`
             : '',
         ]
           .filter(Boolean)
@@ -263,7 +274,12 @@ export function executionValidator(ctx: ValidatorContext): ValidatorOutcome {
     evidenceRefs: refs,
     message:
       findings.length === 0
-        ? `${candidates.length} execution(s) verified: ${candidates.map((c) => `step ${c.stepId} ${describeExecution(c)}`).join(', ')}`
+        ? [
+            `${landed.length} execution(s) verified: ${landed.map((c) => `step ${c.stepId} ${describeExecution(c)}`).join(', ')}`,
+            ...candidates
+              .filter((c) => !landed.includes(c))
+              .map((c) => `step ${c.stepId} ${describeExecution(c)} did not land (${outcomeOf(c)})`),
+          ].join('; ')
         : findings.map((f) => f.message).join('; '),
   };
 }

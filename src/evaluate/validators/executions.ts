@@ -1,8 +1,8 @@
 // What the execution validator calls an execution: a mutating request the run made (or a replay held
 // back), or a step that carried out one of the agent's tools and changed the world in-process (rows
 // through the agent's own database client, files it wrote), each with what it sent and what it wrote.
-import { type DbChange, decodeText, type FsChange, findKey, globToRegExp, type HttpEffect } from '../../diff/index.js';
-import { fileBytes, isRecord, jsonOrText, stepNames } from '../../recording/index.js';
+import { type DbChange, type FsChange, fileText, findKey, globToRegExp, type HttpEffect } from '../../diff/index.js';
+import { isRecord, jsonOrText, stepNames } from '../../recording/index.js';
 import type { ValidatorContext } from './types.js';
 
 export interface Execution {
@@ -26,6 +26,18 @@ export interface Execution {
   heldBack: boolean;
   status?: number;
   error?: { code: string; message: string };
+}
+
+/** Whether an execution landed: it was sent, and neither its result nor its status says it failed. */
+export function hasLanded(x: Execution): boolean {
+  return !x.heldBack && x.error === undefined && (x.status === undefined || x.status < 400);
+}
+
+/** What an execution came to, for a failure message: its HTTP status, else its error's code. */
+export function outcomeOf(x: Execution): string {
+  if (x.heldBack) return 'held back';
+  if (x.status !== undefined && x.status >= 400) return String(x.status);
+  return x.error?.code ?? String(x.status ?? 'ok');
 }
 
 /** An execution as people read it: the tool and the request or what it wrote ("save_note (wrote app.notes)"). */
@@ -80,8 +92,12 @@ export function executionsOf(ctx: ValidatorContext, table?: (schema: string, nam
       for (const s of c.steps) changedSteps.add(s);
   const names = stepNames(ctx.recording.events);
   const started = new Map<number, number>();
+  const mcpSteps = new Set<number>();
   for (const e of ctx.recording.events)
-    if (e.type === 'step.started' && !started.has(e.stepId)) started.set(e.stepId, e.seq);
+    if (e.type === 'step.started' && !started.has(e.stepId)) {
+      started.set(e.stepId, e.seq);
+      if (e.payload.stateType === 'MCP_CALL') mcpSteps.add(e.stepId);
+    }
   const toolSteps = new Map(ctx.trajectory.toolSteps.map((s) => [s.stepId, s]));
   // The requests of each tool call: what the same call then wrote through the agent's own client (the
   // recorder's DB_QUERY / file step after the request, named after the same call) is that request's record.
@@ -124,6 +140,30 @@ export function executionsOf(ctx: ValidatorContext, table?: (schema: string, nam
       ...(tool?.error !== undefined ? { error: tool.error } : {}),
     });
   }
+  // A call that carries out the tool through requests of its own (an MCP server's, a tool()'s) landed
+  // only if one of them did or it changed the world itself: a server that swallowed its request's
+  // HTTP 500 answered fine, yet nothing happened.
+  for (const x of out) {
+    if (!hasLanded(x) || x.rows.length > 0 || x.files.length > 0) continue;
+    const isWrapper =
+      x.request === undefined || x.request.method === 'CALL' || (x.stepId !== null && mcpSteps.has(x.stepId));
+    const callId = x.stepId === null ? undefined : names.get(x.stepId)?.toolCallId;
+    if (!isWrapper || callId === undefined) continue;
+    const own = (requestsOfCall.get(callId) ?? []).filter(
+      // Not by seq: a child's events (an MCP server's request) may be written after the call's own.
+      (y) =>
+        y !== x &&
+        y.request !== undefined &&
+        y.request.method !== 'CALL' &&
+        !(y.stepId !== null && mcpSteps.has(y.stepId)),
+    );
+    if (own.length === 0 || own.some(hasLanded)) continue;
+    const first = own[0]!;
+    x.error = {
+      code: first.heldBack ? 'HELD_BACK' : (first.error?.code ?? `HTTP_${first.status}`),
+      message: `its request ${own.map((y) => `step ${y.stepId} ${describeExecution(y)} -> ${outcomeOf(y)}`).join(', ')} did not land`,
+    };
+  }
   return out.sort((a, b) => a.seq - b.seq);
 }
 
@@ -137,13 +177,9 @@ export function writtenValues(ctx: ValidatorContext, x: Execution): unknown[] {
     const fields: Record<string, unknown> = { path: f.path };
     out.push(fields);
     if (f.after === undefined) continue;
-    let text: string | null = null;
-    try {
-      text = decodeText(fileBytes(f.after, (sha) => ctx.recording.readBlob(sha)));
-    } catch {
-      // blob not stored: the path is all we know
-    }
-    if (text === null) continue;
+    // Binary, oversized or its blob not stored: the path is all we know.
+    const text = fileText(f.after, (sha) => ctx.recording.readBlob(sha));
+    if (typeof text !== 'string') continue;
     const parsed = jsonOrText(text);
     if (typeof parsed !== 'string') out.push(parsed);
     else
