@@ -215,6 +215,21 @@ function checkRule(rule: Rule, kind: RuleKind, ctx: ValidatorContext): Violation
   return out;
 }
 
+/**
+ * A value over its budget and the cap, in digits that show it is over: whole numbers as they are, others
+ * to three significant digits, or as many more as it takes to tell them apart.
+ * @example overCap(0.0001056, 0.0001) // ['0.000106', '0.0001']
+ */
+function overCap(value: number, cap: number): [string, string] {
+  if (Number.isInteger(value) && Number.isInteger(cap)) return [String(value), String(cap)];
+  for (let digits = 3; digits <= 17; digits++) {
+    const shown = Number(value.toPrecision(digits));
+    const capShown = Number(cap.toPrecision(digits));
+    if (shown !== capShown) return [String(shown), String(capShown)];
+  }
+  return [String(value), String(cap)];
+}
+
 export function ruleSopValidator(ctx: ValidatorContext): ValidatorOutcome {
   const findings: Finding[] = [];
   const refs: EvidenceRef[] = [];
@@ -250,20 +265,22 @@ export function ruleSopValidator(ctx: ValidatorContext): ValidatorOutcome {
   }
   const b = ctx.contract.budgets;
   const t = ctx.trajectory;
-  const budget = (name: string, value: number, cap: number | undefined, fmt: (n: number) => string = String) => {
+  const budget = (name: string, value: number, cap: number | undefined) => {
     if (cap === undefined) return;
     checks++;
     if (value <= cap) passed++;
-    else
+    else {
+      const [shown, capShown] = overCap(value, cap);
       findings.push({
         code: 'SOP_NOT_FOLLOWED',
         hard: false,
-        message: `budget ${name}: ${fmt(value)} over the cap of ${fmt(cap)}`,
+        message: `budget ${name}: ${shown} over the cap of ${capShown}`,
       });
+    }
   };
   budget('max_steps', t.stepCount, b?.max_steps);
   budget('max_total_tokens', t.totalTokens, b?.max_total_tokens);
-  budget('max_cost', t.cost, b?.max_cost, (n: number) => n.toFixed(4));
+  budget('max_cost', t.cost, b?.max_cost);
   return {
     validatorName: 'rule_sop',
     validatorType: 'rule_sop',

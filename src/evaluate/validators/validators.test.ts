@@ -171,6 +171,30 @@ budgets: { max_steps: 3 }
     expect(e.task.primaryFailureReasonCode).toBe('UNAUTHORIZED_ACTION');
   });
 
+  it('Rule/SOP: a budget broken by a fraction shows digits enough to tell the value from its cap', () => {
+    // gpt-4o-mini: $0.15 per million input tokens.
+    const over = (input: number, output: number, budgets: string) => {
+      const b = new RecordingBuilder();
+      b.model({
+        messages: [{ role: 'user', content: 'hi' }],
+        text: 'Done.',
+        model: 'gpt-4o-mini',
+        usage: { inputUncached: input, output },
+      });
+      const e = evaluateRecording(b.complete('Done.').build(), contract(`budgets: ${budgets}`));
+      return e.validators.find((x) => x.validatorName === 'rule_sop')!.diagnosticMessage;
+    };
+    expect(over(704, 0, '{ max_cost: 0.0001 }')).toContain('budget max_cost: 0.000106 over the cap of 0.0001');
+    expect(over(667, 0, '{ max_cost: 0.0001 }')).toContain('budget max_cost: 0.00010005 over the cap of 0.0001');
+    // One output token over: more digits than the cap has, however the model is priced.
+    expect(over(100_000, 1, '{ max_cost: 0.015 }')).toMatch(
+      /budget max_cost: 0\.0150+[1-9]\d* over the cap of 0\.015$/,
+    );
+    expect(over(100_000, 1, '{ max_total_tokens: 100000 }')).toContain(
+      'budget max_total_tokens: 100001 over the cap of 100000',
+    );
+  });
+
   it('uses the contract weights for the soft score', () => {
     const c = contract(
       'weights: { completeness: 1, evidence_validity: 0, evidence_consistency: 0, methodology: 0, readability: 0 }',
