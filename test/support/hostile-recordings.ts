@@ -90,6 +90,17 @@ export function reseal(dir: string): void {
   writeManifest(dir, m);
 }
 
+/** Lines spliced in at `from`: seq kept increasing (renumbered from there on, after `seq`), written and resealed. */
+function writeRenumbered(dir: string, list: string[], from: number, seq: number): void {
+  for (let j = from; j < list.length; j++) {
+    const e = JSON.parse(list[j] as string) as { seq: number };
+    e.seq = seq + 1 + (j - from);
+    list[j] = JSON.stringify(e);
+  }
+  writeLines(dir, list);
+  reseal(dir);
+}
+
 /** Paths to every leaf (and, optionally, every container) of a JSON value, up to `limit`. */
 function pathsOf(value: Json, withContainers: boolean, limit = 2000): Array<Array<string | number>> {
   const out: Array<Array<string | number>> = [];
@@ -426,14 +437,7 @@ const CLASSES: Record<string, Mutation[]> = {
           payload: { path: evil, op: 'create', after: { mode: 420, size: 1, sha256: 'b'.repeat(64) } },
         }),
       );
-      // seq stays increasing: renumber from i on.
-      for (let j = i; j < list.length; j++) {
-        const e = JSON.parse(list[j] as string) as { seq: number };
-        e.seq = prev.seq + 1 + (j - i);
-        list[j] = JSON.stringify(e);
-      }
-      writeLines(ctx.dir, list);
-      reseal(ctx.dir);
+      writeRenumbered(ctx.dir, list, i, prev.seq);
       return `fs.changed at ${evil}`;
     },
     (ctx) => {
@@ -888,13 +892,7 @@ const CLASSES: Record<string, Mutation[]> = {
           payload: { path: p, op: 'create', after: entry(p) },
         });
       list.splice(i, 0, change('x'), change('x/y'));
-      for (let j = i; j < list.length; j++) {
-        const e = JSON.parse(list[j] as string) as { seq: number };
-        e.seq = prev.seq + 1 + (j - i);
-        list[j] = JSON.stringify(e);
-      }
-      writeLines(ctx.dir, list);
-      reseal(ctx.dir);
+      writeRenumbered(ctx.dir, list, i, prev.seq);
       return `fs.changed: "x" a file and "x/y" under it in step ${prev.stepId}`;
     },
     (ctx) => {
