@@ -246,14 +246,20 @@ export class UnwatchedAccount {
   list(): UnwatchedProgram[] {
     return [...this.seen.values()];
   }
-
-  warnings(): string[] {
-    return this.list().map(unwatchedWarning);
-  }
 }
 
-/** One line: which program's calls are not in the recording, and what to do. */
-export function unwatchedWarning(u: UnwatchedProgram): string {
+/** Postgres's own clients: with the database recorded (--db), what they change is recorded as the database's changes. */
+const POSTGRES_CLIENTS = new Set(['psql', 'pg_dump', 'pg_dumpall', 'pg_restore', 'pgcli']);
+
+/**
+ * One line: which program's calls are not in the recording, and what to do. `database` is how the
+ * run's database was recorded, when it was: a Postgres client's changes to the recorded schemas
+ * are in the recording all the same (snapshot mode sees every session's), and a replay in the OS
+ * sandbox runs it against the sandbox database.
+ */
+export function unwatchedWarning(u: UnwatchedProgram, database?: 'snapshot' | 'observed'): string {
   const times = u.processes > 1 ? ` (${u.processes} processes)` : '';
+  if (database === 'snapshot' && POSTGRES_CLIENTS.has(u.program))
+    return `not recorded: what ${u.program}${times} read from the database, a program the run started that is not Node (without --isolate tapedeck records the calls of Node processes only); the changes it made to the recorded schemas are recorded all the same (--db), and a replay in the OS sandbox runs it against the sandbox database built from the recording`;
   return `not recorded: the calls of ${u.program}${times}, a program the run started that reaches a network service: without --isolate tapedeck records the calls of Node processes only (record with --isolate to record every program's; in a server, run the tool through Node or record it as a tool()); a replay cannot answer them`;
 }

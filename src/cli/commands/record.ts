@@ -130,7 +130,7 @@ interrupted).`,
         ...silentToolCalls,
         ...(result.unrecorded ?? []).map(unrecordedWarning),
         ...(result.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),
-        ...(result.unwatched ?? []).map(unwatchedWarning),
+        ...(result.unwatched ?? []).map((u) => unwatchedWarning(u, opts.db === undefined ? undefined : 'snapshot')),
       ];
       if (outcome.recorded && opts.store !== undefined) {
         const { shipRecording } = await import('../../record/recorder.js');

@@ -54,7 +54,10 @@ function summarize(recording: Recording): Summary {
       ...silentToolCallWarnings(recording.events, { database: recording.manifest.world?.db !== undefined }),
       ...(recording.manifest.unrecorded ?? []).map(unrecordedWarning),
       ...(recording.manifest.unhooked ?? []).map((u) => unhookedWarning(u, 'recorded')),
-      ...(recording.manifest.unwatched ?? []).map(unwatchedWarning),
+      ...(recording.manifest.unwatched ?? []).map((u) => {
+        const db = recording.manifest.world?.db;
+        return unwatchedWarning(u, db === undefined ? undefined : (db.mode ?? 'snapshot'));
+      }),
     ],
   };
 }
