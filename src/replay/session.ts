@@ -34,6 +34,16 @@ import { type SessionParts, SessionSteps } from './session-steps.js';
 import type { HeldBack } from './types.js';
 import type { RecordedTurn } from './websocket.js';
 
+/** A WebSocket push waiting for the recorded calls before it (ReplaySession.reachedStep). */
+interface TurnWaiter {
+  step: number;
+  /** Its calls are served by answers the replayer sent: it goes when the agent next speaks. */
+  armed: boolean;
+  wake(): void;
+  again(): void;
+  arm(): void;
+}
+
 export class ReplaySession extends SessionSteps {
   readonly heldBack: HeldBack[] = [];
   readonly served = emptyProvenanceCounts();
@@ -69,9 +79,10 @@ export class ReplaySession extends SessionSteps {
   /** Questions are answered one at a time, in arrival order, so step numbers are deterministic. */
   answer(message: ReplayQuestion): Promise<ReplayReply> {
     // `cursor` tells the preload which recorded call comes next, for its local fast path.
+    this.agentSpoke();
     return this.enqueue(async () => {
       const reply = await this.handle(message);
-      this.wakeTurns();
+      this.wakeTurns(false);
       const budget = this.untilBudget();
       // Past the prefix or a divergence the recorded steps no longer say what the agent does.
       if (!this.ownFileSteps && (!this.isPrefix() || this.divergences.length > 0)) this.ownFileSteps = true;
@@ -97,13 +108,14 @@ export class ReplaySession extends SessionSteps {
   }
 
   notice(message: ReplayNotice): void {
+    this.agentSpoke();
     if (message.t === 'served') {
       // The preload answered a call itself from the fast index (exact mode): record it as served.
       void this.enqueue(async () => {
         if (this.stopped) return;
         await this.collect(message.fs ?? [], message.nd);
         await serveReported(this, message);
-        this.wakeTurns();
+        this.wakeTurns(true);
         this.flushPending(this.lastStep);
       }).catch((error: unknown) => {
         // Not lost without a word: the call was answered, but its step is not in the replay.
@@ -280,7 +292,7 @@ export class ReplaySession extends SessionSteps {
   }
 
   /** The answerer's pushes waiting for the recorded calls before them (reachedStep). */
-  private readonly turnWaiters = new Set<{ step: number; wake: () => void; again: () => void }>();
+  private readonly turnWaiters = new Set<TurnWaiter>();
 
   /**
    * Resolves once every recorded call before recorded step `step` has been served (or the replay
@@ -290,22 +302,38 @@ export class ReplaySession extends SessionSteps {
    * them): an agent that no longer makes those calls still gets it. The bound is stretched by the
    * machine's load (`loadStretch`): on a starved machine the agent takes longer to make its next
    * call, and the push must not overtake it for that.
+   *
+   * Served is not yet received: the answer the replayer wrote travels to the agent on another
+   * connection than the push, and the agent may read the push first. So a push whose calls were
+   * served by an answer the replayer sent goes when the agent next speaks (it has its answer and
+   * moved on: the recorded order), or after a short grace (`graceMs`, stretched alike) when the
+   * agent waits for the push before it says anything more. An answer the agent's process gave
+   * itself (exact mode's fast path, a `served` notice) is already there: the push goes at once.
    */
-  reachedStep(step: number, baseMs = 2000): Promise<void> {
+  reachedStep(step: number, baseMs = 2000, graceMs = 100): Promise<void> {
     if (this.hasReached(step)) return Promise.resolve();
-    const boundMs = baseMs * loadStretch();
+    const stretch = loadStretch();
+    const boundMs = baseMs * stretch;
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout>;
-      const waiter = {
+      const waiter: TurnWaiter = {
         step,
+        armed: false,
         wake: () => {
           clearTimeout(timer);
           this.turnWaiters.delete(waiter);
           resolve();
         },
         again: () => {
+          if (waiter.armed) return;
           clearTimeout(timer);
           timer = setTimeout(waiter.wake, boundMs);
+        },
+        arm: () => {
+          if (waiter.armed) return;
+          waiter.armed = true;
+          clearTimeout(timer);
+          timer = setTimeout(waiter.wake, graceMs * stretch);
         },
       };
       timer = setTimeout(waiter.wake, boundMs);
@@ -313,16 +341,25 @@ export class ReplaySession extends SessionSteps {
     });
   }
 
+  /** The agent spoke (a question or a notice): pushes whose calls it has been answered go now. */
+  private agentSpoke(): void {
+    for (const waiter of [...this.turnWaiters]) if (waiter.armed) waiter.wake();
+  }
+
   private hasReached(step: number): boolean {
     const next = this.index.nextExpected();
     return this.stopped || next === undefined || next.step > step;
   }
 
-  /** A call was served: pushes waiting for it go, the others' bound starts again. */
-  private wakeTurns(): void {
+  /**
+   * A call was served: pushes waiting for it go (`received`: the answer is in the agent's process
+   * already) or go once the agent has it (reachedStep); the others' bound starts again.
+   */
+  private wakeTurns(received: boolean): void {
     for (const waiter of [...this.turnWaiters]) {
-      if (this.hasReached(waiter.step)) waiter.wake();
-      else waiter.again();
+      if (!this.hasReached(waiter.step)) waiter.again();
+      else if (received) waiter.wake();
+      else waiter.arm();
     }
   }
 
