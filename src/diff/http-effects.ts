@@ -34,6 +34,14 @@ export function bodyText(body: Body | undefined, readBlob?: (sha256: string) => 
   return undefined;
 }
 
+/**
+ * Whether a request the run sent (or an execution eval counts) succeeded: sent, not held back,
+ * answered below 400, with no error (a 503 retried is not one). One rule for state-diff and eval.
+ */
+export function requestSucceeded(x: Pick<HttpEffect, 'heldBack' | 'error' | 'status'>): boolean {
+  return !x.heldBack && x.error === undefined && (x.status === undefined || x.status < 400);
+}
+
 /** The path of an effect's target (a URL, or a path already): what routes and keys name it by. */
 export function targetPath(target: string): string {
   try {

@@ -20,7 +20,7 @@ export {
   type WorldTexts,
 } from './file-text.js';
 export { diffFs } from './fs-diff.js';
-export { bodyText, collectHttpEffects, effectParameters, targetPath } from './http-effects.js';
+export { bodyText, collectHttpEffects, effectParameters, requestSucceeded, targetPath } from './http-effects.js';
 export {
   containsToken,
   findKey,

@@ -68,7 +68,22 @@ export function holdsValue(
   order?: ListOrder,
 ): boolean {
   if (Array.isArray(expected) || isRecord(expected)) return subsetMatch(expected, actual, key, order);
+  const written = typeof expected === 'string' && typeof actual === 'object' ? jsonText(expected) : undefined;
+  // A json/jsonb value written whole as JSON text: the same value, its keys in any order.
+  if (written !== undefined)
+    return subsetMatch(written, actual, key, order) && subsetMatch(actual, written, key, order);
   return looseEqual(expected, actual) || sameFact(expected, actual, { expected: key, actual: actualKey });
+}
+
+/** A string that is JSON text of an object or a list, parsed; else undefined. */
+function jsonText(text: string): unknown[] | Record<string, unknown> | undefined {
+  if (!/^\s*[[{]/.test(text)) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) || isRecord(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -313,9 +313,10 @@ function eitherWay(
 }
 
 export const DATE_PASSES: Pass[] = [
-  // ISO dates and timestamps: 2026-11-20, 2026-11-20T14:05:00Z, 2026-11-20 14:05, …T15:05+01:00.
+  // ISO dates and timestamps: 2026-11-20, 2026-11-20T14:05:00Z, 2026-11-20 14:05, …T15:05+01:00, and
+  // Postgres's timestamptz text with its offset in hours alone: 2026-12-02 10:00:00+01.
   pass(
-    /(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?(?![\w-])/g,
+    /(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?(?![\w-])/g,
     (m) => {
       const time =
         m[4] === undefined
@@ -327,7 +328,7 @@ export const DATE_PASSES: Pass[] = [
           ? undefined
           : z === 'Z'
             ? 0
-            : (z.startsWith('-') ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(-2)));
+            : (z.startsWith('-') ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + (z.length > 3 ? Number(z.slice(-2)) : 0));
       // A stamp in ISO shape that is no date or time (2026-18-01, …T25:00) states nothing true: it
       // keeps its span (its pieces are not read as a year, a count and a time) and grounds nothing.
       return dated(

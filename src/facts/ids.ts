@@ -10,7 +10,7 @@ export interface UsedValue {
 
 const ID_KEY =
   /^(id|ids|uuid|guid|key|ref|reference|pnr|locator|code|number|email)$|(_|-)(id|ids|ref|code|number|key|uuid)$|[a-z](Id|Ids|Ref|Code|Number|Key|Uuid)$/i;
-const DATE_LIKE = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$|^\d{1,2}:\d{2}(:\d{2})?$/;
+const DATE_LIKE = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}(:?\d{2})?)?)?$|^\d{1,2}:\d{2}(:\d{2})?$/;
 /** A token mixing letters and digits, like FL123, bk_7f3a, 3f9c-…: the shape of an identifier. */
 const ID_SHAPE = /^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-.:#/]{2,79}$/;
 

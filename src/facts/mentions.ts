@@ -137,7 +137,9 @@ function ranges(text: string, out: Mention[]): Mention[] {
     const a = out[i]!;
     let b = out[i + 1];
     const join = b === undefined ? null : RANGE_JOIN.exec(text.slice(a.end, b.start));
-    if (b === undefined || join === null) {
+    // `$129.99 and 5 are in stock`: `and` joins a range only after `between`; else the number is its own.
+    const listed = join !== null && join[2] === 'and' && !BETWEEN.test(text.slice(Math.max(0, a.start - 12), a.start));
+    if (b === undefined || join === null || listed) {
       merged.push(a);
       continue;
     }

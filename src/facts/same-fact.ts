@@ -114,17 +114,23 @@ function asNumber(v: string | number): string | number {
 
 const TRUTH_WORDS: Record<string, boolean> = { true: true, yes: true, false: false, no: false };
 
+/** The other ways Postgres writes or reads a boolean, taken as one only against a boolean. */
+const PG_TRUTH: Record<string, boolean> = { t: true, f: false, y: true, n: false, on: true, off: false };
+
 /**
- * Booleans: `true`/`false` and the words true, false, yes, no — and 1 / 0 against one of those —
- * compare by truth; undefined when neither side is a boolean or a truth word.
+ * Booleans: `true`/`false` and the words true, false, yes, no — and 1 / 0 against one of those, and
+ * `t`, `f`, `on`, `off`, `y`, `n` against a boolean — compare by truth; undefined when neither side is a boolean or a truth word.
  */
 function sameTruth(expected: unknown, actual: unknown): boolean | undefined {
   const word = (v: unknown) =>
     typeof v === 'boolean' ? v : typeof v === 'string' ? TRUTH_WORDS[foldText(v.trim())] : undefined;
   const bit = (v: unknown) => (v === 1 || v === '1' ? true : v === 0 || v === '0' ? false : undefined);
+  // Postgres's own text for a boolean (`t`, `f`; `on`, `y` as it reads input) against a boolean.
+  const letter = (v: unknown, other: unknown) =>
+    typeof other === 'boolean' && typeof v === 'string' ? PG_TRUTH[foldText(v.trim())] : undefined;
   if (word(expected) === undefined && word(actual) === undefined) return undefined;
-  const e = word(expected) ?? bit(expected);
-  const a = word(actual) ?? bit(actual);
+  const e = word(expected) ?? bit(expected) ?? letter(expected, actual);
+  const a = word(actual) ?? bit(actual) ?? letter(actual, expected);
   return e !== undefined && e === a;
 }
 

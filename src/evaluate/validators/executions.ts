@@ -1,7 +1,15 @@
 // What the execution validator calls an execution: a mutating request the run made (or a replay held
 // back), or a step that carried out one of the agent's tools and changed the world in-process (rows
 // through the agent's own database client, files it wrote), each with what it sent and what it wrote.
-import { type DbChange, type FsChange, fileText, findKey, globToRegExp, type HttpEffect } from '../../diff/index.js';
+import {
+  type DbChange,
+  type FsChange,
+  fileText,
+  findKey,
+  globToRegExp,
+  type HttpEffect,
+  requestSucceeded,
+} from '../../diff/index.js';
 import { isRecord, jsonOrText, stepNames } from '../../recording/index.js';
 import type { ValidatorContext } from './types.js';
 
@@ -30,7 +38,7 @@ export interface Execution {
 
 /** Whether an execution landed: it was sent, and neither its result nor its status says it failed. */
 export function hasLanded(x: Execution): boolean {
-  return !x.heldBack && x.error === undefined && (x.status === undefined || x.status < 400);
+  return requestSucceeded(x);
 }
 
 /** What an execution came to, for a failure message: its HTTP status, else its error's code. */
