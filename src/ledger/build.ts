@@ -24,7 +24,7 @@ import {
   serverToolCosts,
   ZERO_COST,
 } from './cost.js';
-import { estimateUsage } from './estimate.js';
+import { estimateOutput, estimateUsage } from './estimate.js';
 import {
   callPrices,
   findModelPrice,
@@ -181,6 +181,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
     let isPriced = true;
     let usageKnown = true;
     let usageEstimated = false;
+    let inputKnown = true;
     const servedFrom: ServedFrom | null = served.get(acc.stepId) ?? null;
     let context: ContextTokens | null = null;
     const serverTools: ServerToolCost[] = [];
@@ -198,9 +199,20 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         // No usage on the wire is not 0 tokens: counted locally from the request and the answer.
         usageKnown = false;
         usageEstimated = true;
+        inputKnown = false;
         buckets = estimateUsage(call, acc.compiled, counter);
         warnings.push(
           `step ${acc.stepId}: the model call to ${call.model} reported no usage: its tokens are estimated (o200k count of the request and answer: ~${buckets.uncachedInput} input, ~${buckets.output} output), and so is its cost`,
+        );
+      } else if (call.usage.outputIncomplete) {
+        // The stream was cut before the provider's final output count: its input is the provider's,
+        // its output at least what reached the agent (the reported count is a placeholder).
+        usageKnown = false;
+        usageEstimated = true;
+        const reported = buckets.output;
+        buckets = { ...buckets, output: Math.max(reported, estimateOutput(call, counter)) };
+        warnings.push(
+          `step ${acc.stepId}: the stream of the model call to ${call.model} ended without its final usage (cut short, or a server that sends none): its input tokens are the provider's, its output is estimated (~${buckets.output}: o200k count of what reached the agent; the model may have written more), and so is its cost`,
         );
       }
       addBuckets(tokens, buckets);
@@ -274,6 +286,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
         const buckets = bucketsFromUsage(simulated.usage);
         if (!simulated.usage) {
           usageKnown = false;
+          inputKnown = false;
           warnings.push(
             `step ${acc.stepId}: the simulator's call to ${simulated.model} reported no usage: its tokens and cost are unknown (left out of the totals)`,
           );
@@ -301,6 +314,7 @@ export function buildLedger(recording: Recording, options: LedgerOptions = {}): 
       isPriced: !costsModel || isPriced,
       usageKnown,
       usageEstimated,
+      inputKnown,
       tokens,
       seed,
       llm,

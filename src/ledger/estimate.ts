@@ -16,7 +16,16 @@ export function estimateUsage(
 ): TokenBuckets {
   let input = 0;
   for (const segment of callSegments(call, compiled)) input += counter.count(segment.text);
+  return { ...ZERO_BUCKETS, uncachedInput: input, output: estimateOutput(call, counter) };
+}
+
+/**
+ * The o200k count of what the model wrote (its text and tool calls), as far as it reached the agent:
+ * the output of a call that reported none, or of a stream cut before its final count
+ * (Usage.outputIncomplete), where it is a lower bound.
+ */
+export function estimateOutput(call: ModelCalledPayload, counter: TokenCounter): number {
   let output = counter.count(call.output.text ?? '');
   for (const tool of call.output.toolCalls) output += counter.count(`${tool.name}${tool.arguments}`);
-  return { ...ZERO_BUCKETS, uncachedInput: input, output };
+  return output;
 }

@@ -78,9 +78,18 @@ export function formatLedger(ledger: Ledger, title?: string): string {
             int(s.tokens.reasoning),
             money(s.cost),
           ]
-        : s.usageEstimated
-          ? [`~${int(s.tokens.uncachedInput)}`, '?', '?', `~${int(s.tokens.output)}`, '?', `~${money(s.cost)}`]
-          : ['?', '?', '?', '?', '?', s.cost > 0 ? `${money(s.cost)}+?` : '?']),
+        : s.usageEstimated && s.inputKnown
+          ? [
+              int(s.tokens.uncachedInput),
+              int(s.tokens.cacheRead),
+              int(s.tokens.cacheWrite),
+              `~${int(s.tokens.output)}`,
+              int(s.tokens.reasoning),
+              `~${money(s.cost)}`,
+            ]
+          : s.usageEstimated
+            ? [`~${int(s.tokens.uncachedInput)}`, '?', '?', `~${int(s.tokens.output)}`, '?', `~${money(s.cost)}`]
+            : ['?', '?', '?', '?', '?', s.cost > 0 ? `${money(s.cost)}+?` : '?']),
       s.latencyMs === null ? '' : int(Math.round(s.latencyMs)),
     ];
     if (isReplay) row.push(s.servedFrom ?? '', money(s.recordedCost), money(s.replayCost), money(s.liveCost));
@@ -92,12 +101,16 @@ export function formatLedger(ledger: Ledger, title?: string): string {
   // Totals holding an estimate are one: marked `~` like the estimated steps.
   const estimated = ledger.detail.filter((s) => s.usageEstimated).map((s) => s.stepId);
   const approx = estimated.length > 0 ? '~' : '';
+  // A stream cut before its final usage has its input counted by the provider: only its output is estimated.
+  const inputEstimated = ledger.detail.filter((s) => s.usageEstimated && !s.inputKnown).map((s) => s.stepId);
+  const cut = ledger.detail.filter((s) => s.usageEstimated && s.inputKnown).map((s) => s.stepId);
+  const approxInput = inputEstimated.length > 0 ? '~' : '';
   const total = [
     'total',
     '',
     steps(ledger.steps.length),
     '',
-    `${approx}${int(t.uncachedInput)}`,
+    `${approxInput}${int(t.uncachedInput)}`,
     int(t.cacheRead),
     int(t.cacheWrite),
     `${approx}${int(t.output)}`,
@@ -123,9 +136,13 @@ export function formatLedger(ledger: Ledger, title?: string): string {
     `tokens: ${approx}${int(seed.total_tokens)} total = ${int(seed.input_tokens_total)} input + ${int(seed.output_tokens)} output + ${int(seed.reasoning_tokens)} reasoning`,
     `        input = ${int(seed.input_tokens_uncached)} uncached (incl. ${int(seed.input_tokens_cache_write)} cache-write${t.cacheWrite1h ? `, ${int(t.cacheWrite1h)} of it kept 1 hour` : ''}) + ${int(seed.input_tokens_cached)} cached`,
   );
-  if (estimated.length > 0)
+  if (inputEstimated.length > 0)
     out.push(
-      `        estimated: step${estimated.length === 1 ? '' : 's'} ${estimated.join(', ')} (no usage reported; their tokens and cost are counted locally with o200k, an estimate)`,
+      `        estimated: step${inputEstimated.length === 1 ? '' : 's'} ${inputEstimated.join(', ')} (no usage reported; their tokens and cost are counted locally with o200k, an estimate)`,
+    );
+  if (cut.length > 0)
+    out.push(
+      `        estimated: output of step${cut.length === 1 ? '' : 's'} ${cut.join(', ')} (stream ended without its final usage; what reached the agent, counted with o200k: the model may have written more)`,
     );
   const unknown = ledger.detail.filter((s) => !s.usageKnown && !s.usageEstimated).map((s) => s.stepId);
   if (unknown.length > 0)

@@ -149,6 +149,12 @@ export interface StepLedger extends CostTotals {
    * no usage, counted locally from its request and answer (src/ledger/estimate.ts), never 0.
    */
   usageEstimated: boolean;
+  /**
+   * False when a model call of the step reported no input count (no usage at all). True with
+   * `usageEstimated` when only the output is an estimate: a stream cut before the provider's final
+   * count (Usage.outputIncomplete), whose input, cache reads and writes are the provider's.
+   */
+  inputKnown: boolean;
   latencyMs: number | null;
   status: string | null;
   servedFrom: ServedFrom | null;

@@ -155,6 +155,8 @@ export const anthropicMessages: Provider = {
   assembleStream(events) {
     const out: ModelOutput = { toolCalls: [] };
     let usage: Usage | undefined;
+    // message_start's output_tokens is a placeholder (1): the count comes with message_delta.
+    let finalUsage = false;
     const byIndex = new Map<number, Block>();
     for (const event of events) {
       const data = eventJson(event);
@@ -194,10 +196,12 @@ export const anthropicMessages: Provider = {
           if (isRecord(data.delta) && typeof data.delta.stop_reason === 'string')
             out.stopReason = data.delta.stop_reason;
           usage = anthropicUsage(data.usage, usage);
+          if (isRecord(data.usage)) finalUsage = true;
           break;
       }
     }
-    if (usage) out.usage = usage;
+    // A stream without message_delta's usage (the client cut it short) has its input counted, not its output.
+    if (usage) out.usage = finalUsage ? usage : { ...usage, outputIncomplete: true };
     return outputOf(
       [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, block]) => block),
       out,

@@ -112,10 +112,13 @@ function warning(group: readonly SilentToolCall[], world: AccountedWorld): strin
   const c = group[0] as SilentToolCall;
   const more = group.length > SHOWN ? `, … ${group.length - SHOWN} more` : '';
   const listed = group.slice(0, SHOWN);
+  // Parallel tool calls of one turn are asked for in one step: the step is named once.
+  const stepsListed = [...new Set(listed.map((g) => g.step))];
+  const where = stepsListed.length === 1 && more === '' ? `step ${c.step}` : `steps ${stepsListed.join(', ')}${more}`;
   const head =
     group.length === 1
       ? `step ${c.step}: the model asked for tool "${c.name}" (${c.toolCallId}) and no call of it shows in the recording`
-      : `steps ${listed.map((g) => g.step).join(', ')}${more}: the model asked for tool "${c.name}" ${group.length} times (${listed.map((g) => g.toolCallId).join(', ')}${more}) and no call of it shows in the recording`;
+      : `${where}: the model asked for tool "${c.name}" ${group.length} times (${listed.map((g) => g.toolCallId).join(', ')}${more}) and no call of it shows in the recording`;
   // Database reads are not steps (change capture records writes): with a database captured, a
   // tool that only read it (psql -c 'select …') is answered by the replay's sandbox database.
   if (world.database === true)

@@ -77,6 +77,12 @@ export const UsageSchema = z
     serverTools: z.record(z.string().min(1), z.number().int().nonnegative()).optional(),
     /** The service tier the provider says it served (and bills) the call at, when not its standard one: `flex`, `priority`. */
     serviceTier: z.string().min(1).optional(),
+    /**
+     * The stream ended without the provider's final count of output tokens (the client cut it: an
+     * Anthropic stream without its message_delta's usage): the input buckets are the provider's, `output` is
+     * only what it had reported so far (message_start's placeholder), not what the call made.
+     */
+    outputIncomplete: z.literal(true).optional(),
   })
   .strict();
 
