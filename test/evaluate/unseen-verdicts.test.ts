@@ -46,13 +46,8 @@ function ordersDb(rows: Row[]): DbSnapshot {
   };
 }
 
-/**
- * A run that reads the products, places one order (each attempt answered by `statuses` in turn:
- * the last one lands the row) and answers `answer`.
- */
-function orderRun(answer: string, statuses: number[] = [201]) {
-  const b = new RecordingBuilder();
-  const messages: unknown[] = [{ role: 'user', content: 'Order one SKU-1 and tell me what it cost.' }];
+/** The model asks for the products (SKU-1 at 129.99, 5 in stock) and the GET answers them into `messages`. */
+function readProducts(b: RecordingBuilder, messages: unknown[]): void {
   const read = b.model({ messages: [...messages], toolCalls: [{ id: 'g', name: 'get_products', arguments: {} }] });
   const products = [{ sku: 'SKU-1', price: '129.99', stock: 5 }];
   b.tool(read, {
@@ -62,6 +57,16 @@ function orderRun(answer: string, statuses: number[] = [201]) {
     http: { method: 'GET', url: 'http://127.0.0.1:1/products' },
   });
   messages.push({ role: 'tool', tool_call_id: 'g', content: JSON.stringify(products) });
+}
+
+/**
+ * A run that reads the products, places one order (each attempt answered by `statuses` in turn:
+ * the last one lands the row) and answers `answer`.
+ */
+function orderRun(answer: string, statuses: number[] = [201]) {
+  const b = new RecordingBuilder();
+  const messages: unknown[] = [{ role: 'user', content: 'Order one SKU-1 and tell me what it cost.' }];
+  readProducts(b, messages);
   const act = b.model({
     messages: [...messages],
     toolCalls: [{ id: 'o', name: 'place_order', arguments: { sku: 'SKU-1' } }],
@@ -163,15 +168,7 @@ describe('a run that reads and does not mutate', () => {
   function readOnlyRun() {
     const b = new RecordingBuilder();
     const messages: unknown[] = [{ role: 'user', content: 'What does SKU-1 cost?' }];
-    const read = b.model({ messages: [...messages], toolCalls: [{ id: 'g', name: 'get_products', arguments: {} }] });
-    const products = [{ sku: 'SKU-1', price: '129.99', stock: 5 }];
-    b.tool(read, {
-      name: 'GET /products',
-      args: {},
-      result: products,
-      http: { method: 'GET', url: 'http://127.0.0.1:1/products' },
-    });
-    messages.push({ role: 'tool', tool_call_id: 'g', content: JSON.stringify(products) });
+    readProducts(b, messages);
     const answer = 'SKU-1 costs $129.99.';
     b.model({ messages: [...messages], text: answer });
     b.pre = { db: ordersDb([]) };
